@@ -1,0 +1,139 @@
+/* attention.c — the CPU core of Ultralytics' Attention block (YOLO11's PSA):
+ * per image and head, out = softmax(scale * Q K^T) V, plus V gathered
+ * densely for the positional-encoding convolution.
+ *
+ * Layouts: qkv [N, H, W, heads*(2kd+hd)] (per head: q, k, v channels);
+ * out and v_out [N, H, W, heads*hd].  P = H*W pixels attend to each other.
+ *
+ * Work is split into tasks of ATT_ROWS query rows of one (image, head).  A
+ * task transposes that head's keys to kt[kd][P] so the score row
+ * s[j] = q_i . k_j is accumulated over d with j contiguous (vectorisable
+ * without reassociating a dot product), then takes a max-subtracted softmax
+ * of each row and accumulates out_i = sum_j p_ij v_j with d contiguous.
+ * Every element is computed in the same order for any thread count.
+ */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "ops.h"
+
+/* OpenMP is optional: without it the directives vanish and loops run serially. */
+#ifdef _OPENMP
+#define OMP(directive) _Pragma(#directive)
+#else
+#define OMP(directive)
+#endif
+
+/* Query rows per task: the score block (ATT_ROWS x P) stays in L2. */
+#define ATT_ROWS 32
+
+static inline float madd(float a, float b, float c)
+{
+#ifdef FP_FAST_FMAF
+    return fmaf(a, b, c);
+#else
+    return a * b + c;
+#endif
+}
+
+static int block_rows(int pixels) { return pixels < ATT_ROWS ? pixels : ATT_ROWS; }
+
+/* Per thread: the transposed keys (kd x P) and one block of scores (rows x P). */
+static size_t thread_floats(int pixels, const strix_attn_params *p)
+{
+    return (size_t)(p->key_dim + block_rows(pixels)) * pixels;
+}
+
+size_t strix_cpu_attention_workspace(const strix_view *qkv, const strix_attn_params *p,
+                                     int threads)
+{
+    return (size_t)(threads > 1 ? threads : 1) * thread_floats(qkv->h * qkv->w, p) * sizeof(float);
+}
+
+/* Rows [i0, i0 + rows) of head h of image n. */
+static void attend_block(const strix_view *out, const strix_view *qkv, const strix_attn_params *p,
+                         int n, int h, int i0, int rows, float *kt, float *s)
+{
+    int pixels = qkv->h * qkv->w, kd = p->key_dim, hd = p->head_dim;
+    const float *base = qkv->data + (size_t)n * qkv->batch_stride +
+                        (size_t)h * (2 * kd + hd);
+    size_t ps = qkv->pix_stride;
+    for (int j = 0; j < pixels; j++)
+        for (int d = 0; d < kd; d++) kt[(size_t)d * pixels + j] = base[(size_t)j * ps + kd + d];
+    for (int i = 0; i < rows; i++) {
+        const float *q = base + (size_t)(i0 + i) * ps;
+        float *sr = s + (size_t)i * pixels;
+        for (int j = 0; j < pixels; j++) sr[j] = 0.0f;
+        for (int d = 0; d < kd; d++) {
+            const float *kr = kt + (size_t)d * pixels;
+            float qd = q[d];
+            for (int j = 0; j < pixels; j++) sr[j] = madd(qd, kr[j], sr[j]);
+        }
+        float mx = -INFINITY;
+        for (int j = 0; j < pixels; j++) {
+            sr[j] *= p->scale;
+            mx = sr[j] > mx ? sr[j] : mx;
+        }
+        float sum = 0.0f;
+        for (int j = 0; j < pixels; j++) {
+            sr[j] = expf(sr[j] - mx);
+            sum += sr[j];
+        }
+        float inv = 1.0f / sum;
+        float *o = out->data + (size_t)n * out->batch_stride + (size_t)(i0 + i) * out->pix_stride +
+                   (size_t)h * hd;
+        for (int d = 0; d < hd; d++) o[d] = 0.0f;
+        for (int j = 0; j < pixels; j++) {
+            const float *v = base + (size_t)j * ps + 2 * kd;
+            float pj = sr[j] * inv;
+            for (int d = 0; d < hd; d++) o[d] = madd(pj, v[d], o[d]);
+        }
+    }
+}
+
+void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const strix_view *qkv,
+                         const strix_attn_params *p, void *workspace, int threads)
+{
+    int kd = p->key_dim, hd = p->head_dim, heads = p->heads;
+    assert(qkv->c == heads * (2 * kd + hd));
+    assert(out->c == heads * hd && v_out->c == heads * hd);
+    assert(out->n == qkv->n && out->h == qkv->h && out->w == qkv->w);
+    assert(v_out->n == qkv->n && v_out->h == qkv->h && v_out->w == qkv->w);
+    (void)threads; /* read only by the OpenMP directives */
+    int pixels = qkv->h * qkv->w;
+    if (pixels == 0 || qkv->n == 0) return;
+    int rb = block_rows(pixels);
+    int blocks = (pixels + rb - 1) / rb;
+    int tasks = qkv->n * heads * blocks;
+    size_t per_thread = thread_floats(pixels, p);
+    float *ws = workspace;
+OMP(omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1))
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        float *kt = ws + (size_t)tid * per_thread;
+        float *s = kt + (size_t)kd * pixels;
+OMP(omp for schedule(dynamic))
+        for (int t = 0; t < tasks; t++) {
+            int n = t / (heads * blocks), h = t / blocks % heads, i0 = t % blocks * rb;
+            int rows = pixels - i0 < rb ? pixels - i0 : rb;
+            attend_block(out, qkv, p, n, h, i0, rows, kt, s);
+        }
+        /* v_out[i, h*hd + d] = v of head h at pixel i */
+OMP(omp for schedule(static))
+        for (int r = 0; r < qkv->n * pixels; r++) {
+            int n = r / pixels, i = r % pixels;
+            const float *src = qkv->data + (size_t)n * qkv->batch_stride + (size_t)i * qkv->pix_stride;
+            float *dst = v_out->data + (size_t)n * v_out->batch_stride + (size_t)i * v_out->pix_stride;
+            for (int h = 0; h < heads; h++)
+                memcpy(dst + (size_t)h * hd, src + (size_t)h * (2 * kd + hd) + 2 * kd,
+                       (size_t)hd * sizeof(float));
+        }
+    }
+}

@@ -1,0 +1,94 @@
+/* ops.h — the CPU backend's operators: plain C11, NHWC fp32, the reference for
+ * every other backend.  Each op writes into a caller-provided view (output
+ * first), reads strided views (so Concat slices and C2f chunks cost nothing),
+ * takes a small typed parameter struct and never allocates: scratch memory
+ * comes from the caller, sized by the matching *_workspace() function.
+ * `threads` bounds the OpenMP team (1 = serial; ignored without OpenMP).
+ */
+#ifndef STRIX_CPU_OPS_H
+#define STRIX_CPU_OPS_H
+
+#include <stddef.h>
+#include "../tensor.h"
+
+typedef enum strix_act { STRIX_ACT_NONE = 0, STRIX_ACT_SILU = 1 } strix_act;
+
+typedef struct strix_conv_params {
+    int kh, kw;      /* kernel size */
+    int sh, sw;      /* stride */
+    int ph, pw;      /* zero padding on each side */
+    int dh, dw;      /* dilation */
+    int groups;      /* in.c and out.c are both multiples of groups */
+    strix_act act;
+} strix_conv_params;
+
+/* out = act(conv(in, w) + bias) [+ residual]
+ *   in:       [N, H, W, Cin] view
+ *   w:        [Cout, KH, KW, Cin/groups] dense (OHWI)
+ *   bias:     [Cout] (never NULL: BatchNorm is folded in at load)
+ *   residual: NULL, or a view shaped like out, added after the activation
+ *             (it may alias out only if identical).
+ *   out:      [N, OH, OW, Cout], OH = (H + 2ph - dh(kh-1) - 1)/sh + 1.
+ *   out must not overlap in. */
+size_t strix_cpu_conv2d_workspace(const strix_view *out, const strix_view *in,
+                                  const strix_conv_params *p, int threads);
+void strix_cpu_conv2d(const strix_view *out, const strix_view *in, const float *w,
+                      const float *bias, const strix_view *residual,
+                      const strix_conv_params *p, void *workspace, int threads);
+
+typedef struct strix_pool_params {
+    int k;       /* square window */
+    int stride;
+    int pad;     /* implicit -inf padding on each side (PyTorch MaxPool2d) */
+} strix_pool_params;
+
+/* out[n,y,x,c] = max over the window of in; out is [N, OH, OW, C]. */
+void strix_cpu_maxpool2d(const strix_view *out, const strix_view *in,
+                         const strix_pool_params *p, int threads);
+
+/* Nearest-neighbour upsampling by an integer factor: out is [N, H*s, W*s, C],
+ * out[n,y,x,c] = in[n, y/s, x/s, c]. */
+void strix_cpu_upsample_nearest(const strix_view *out, const strix_view *in, int scale,
+                                int threads);
+
+/* out = in, element by element (shapes equal); used when a tensor must land
+ * in two different Concat buffers. */
+void strix_cpu_copy(const strix_view *out, const strix_view *in, int threads);
+
+/* Ultralytics' Attention core (after the qkv 1x1 convolution).
+ *   qkv: [N, H, W, heads * (2*key_dim + head_dim)]; for head h the channels
+ *        h*(2kd+hd) + [0,kd) are q, + [kd,2kd) are k, + [2kd, 2kd+hd) are v.
+ *   out:   [N, H, W, heads*head_dim]: for each head, pixel i,
+ *          out[i, h*hd + d] = sum_j softmax_j(scale * q_i . k_j) * v[j, d]
+ *   v_out: [N, H, W, heads*head_dim]: v gathered densely (v_out[i, h*hd+d] =
+ *          v[i, d] of head h), the input of Attention.pe.
+ * Softmax is computed with the max subtracted (numerically safe). */
+typedef struct strix_attn_params {
+    int heads, key_dim, head_dim;
+    float scale; /* key_dim^-0.5 */
+} strix_attn_params;
+size_t strix_cpu_attention_workspace(const strix_view *qkv, const strix_attn_params *p,
+                                     int threads);
+void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const strix_view *qkv,
+                         const strix_attn_params *p, void *workspace, int threads);
+
+/* Detect head decode (Ultralytics Detect._inference for the box/score part).
+ *   head: [N, A, 4*reg_max + nc] dense: per anchor 4 groups of reg_max
+ *         distance logits (left, top, right, bottom) then nc class logits.
+ *         Anchors are ordered level by level, row-major within a level.
+ *   out:  [N, A, 4 + nc] dense: cx, cy, w, h in input pixels, then sigmoid
+ *         of each class logit.
+ * For anchor (x, y) of a level with stride s, the anchor point is
+ * (x + 0.5, y + 0.5); each distance d = sum_i i * softmax(logits)_i;
+ * x1 = ax - dl, y1 = ay - dt, x2 = ax + dr, y2 = ay + db (grid units);
+ * cx = (x1 + x2)/2 * s, cy likewise, w = (x2 - x1) * s, h = (y2 - y1) * s. */
+#define STRIX_MAX_LEVELS 8
+typedef struct strix_decode_params {
+    int nc, reg_max, levels;
+    int level_h[STRIX_MAX_LEVELS], level_w[STRIX_MAX_LEVELS];
+    int level_stride[STRIX_MAX_LEVELS];
+} strix_decode_params;
+void strix_cpu_detect_decode(float *out, const float *head, int n, const strix_decode_params *p,
+                             int threads);
+
+#endif

@@ -1,0 +1,13 @@
+/* exec.h — the executor: walks a planned program and dispatches each op to a
+ * backend (the CPU one here; CUDA slots in beside it). */
+#ifndef STRIX_EXEC_H
+#define STRIX_EXEC_H
+
+#include "graph.h"
+
+/* Run every op of p on the CPU.  arena holds pl->arena_floats floats with the
+ * input image already in place; workspace holds pl->workspace_bytes. */
+void strix_cpu_execute(const strix_program *p, const strix_plan *pl, const float *weights,
+                       float *arena, void *workspace);
+
+#endif

@@ -1,0 +1,175 @@
+/* graph.h — the model as Ultralytics sees it (layers with resolved channels,
+ * repeats and arguments) and as strix runs it (a flat list of primitive ops
+ * over channel slices of planned buffers).
+ *
+ *   YAML rows --strix_graph_build--> strix_graph (one strix_layer per row)
+ *            --strix_program_build--> strix_program (ops, values, buffers)
+ *            --strix_plan_build-----> strix_plan (shapes + arena offsets for one (N, H, W))
+ */
+#ifndef STRIX_GRAPH_H
+#define STRIX_GRAPH_H
+
+#include <stddef.h>
+#include "cpu/ops.h"
+#include "model_yaml.h"
+#include "strix.h"
+
+typedef enum strix_module {
+    STRIX_MOD_CONV,
+    STRIX_MOD_DWCONV,
+    STRIX_MOD_BOTTLENECK,
+    STRIX_MOD_C2F,
+    STRIX_MOD_C3,
+    STRIX_MOD_C3K,
+    STRIX_MOD_C3K2,
+    STRIX_MOD_SPPF,
+    STRIX_MOD_C2PSA,
+    STRIX_MOD_UPSAMPLE,
+    STRIX_MOD_CONCAT,
+    STRIX_MOD_DETECT
+} strix_module;
+
+typedef struct strix_layer {
+    int index, line;
+    int from[STRIX_YAML_MAX_FROM]; /* absolute layer indices; -1 means the image */
+    int n_from;
+    char from_text[64];
+    int n;             /* repeats after depth scaling, as printed */
+    int copies;        /* nn.Sequential copies (non-repeat module with n > 1) */
+    strix_module kind;
+    char name[32];
+    int c1, c2;        /* channels in (first input) and out */
+    /* resolved arguments (only those of the module's kind are meaningful) */
+    int k, s, p, g, d, act;      /* Conv / DWConv; p < 0: auto padding */
+    int inner;                   /* repeats inside C2f / C3 / C3k / C3k2 / C2PSA */
+    int shortcut, c3k, ck;       /* ck: C3k bottleneck kernel */
+    double e;
+    int bk0, bk1;                /* Bottleneck kernel sizes */
+    int pool_k, pool_n, pool_act, pool_add; /* SPPF */
+    int up;                      /* Upsample factor */
+    int nc, reg_max, legacy;     /* Detect */
+    char args_text[128];         /* arguments as Ultralytics prints them */
+} strix_layer;
+
+typedef struct strix_graph {
+    char path[512];
+    char scale;
+    double depth, width;
+    int max_channels;
+    int nc, reg_max;
+    strix_layer *layers;
+    int n_layers;
+    int max_stride;
+} strix_graph;
+
+/* Resolve rows into layers exactly as Ultralytics' parse_model does.
+ * scale: 0 = the YAML's `scale:` key or the letter in the file name
+ * (yolov8n.yaml -> n); nc_override 0 = the YAML's nc. */
+strix_status strix_graph_build(strix_graph *g, const strix_yaml_model *y, char scale,
+                               int nc_override, strix_error *err);
+void strix_graph_free(strix_graph *g);
+
+/* ---------------------------------------------------------------- program */
+
+typedef enum strix_op {
+    STRIX_OP_CONV,
+    STRIX_OP_MAXPOOL,
+    STRIX_OP_UPSAMPLE,
+    STRIX_OP_COPY,
+    STRIX_OP_ATTENTION,
+    STRIX_OP_DECODE
+} strix_op;
+
+typedef enum strix_buf_kind {
+    STRIX_BUF_SPATIAL, /* [N, h, w, c] */
+    STRIX_BUF_HEAD,    /* [N, A, 4*reg_max + nc]: raw Detect logits, one region per level */
+    STRIX_BUF_OUT      /* [N, A, 4 + nc]: decoded boxes and scores */
+} strix_buf_kind;
+
+typedef struct strix_buffer {
+    strix_buf_kind kind;
+    int c;              /* channels per pixel (SPATIAL), or per anchor */
+} strix_buffer;
+
+/* A value: channels [c0, c0 + c) of a buffer.  Head values also name the
+ * Detect level whose anchor region they occupy. */
+typedef struct strix_value {
+    int buf, c0, c;
+    int level;          /* HEAD buffer: level index; otherwise -1 */
+} strix_value;
+
+typedef struct strix_node {
+    strix_op op;
+    int layer;          /* YAML layer index (errors, profiling) */
+    int out, out2;      /* value ids (out2: ATTENTION's gathered v) */
+    int in, res;        /* value ids; res: residual added after the activation, or -1 */
+    /* CONV */
+    strix_conv_params conv;
+    int cin, cout;
+    int plain;          /* nn.Conv2d with bias (tensors NAME.weight, NAME.bias) rather than
+                           Ultralytics Conv (NAME.conv.weight + NAME.bn.*) */
+    char wname[96];
+    size_t woff, boff;  /* offsets (floats) of OHWI weights and bias in the weight blob */
+    /* MAXPOOL / UPSAMPLE / ATTENTION */
+    strix_pool_params pool;
+    int scale;
+    strix_attn_params attn;
+} strix_node;
+
+typedef struct strix_program {
+    strix_node *nodes;
+    int n_nodes, cap_nodes;
+    strix_value *values;
+    int n_values, cap_values;
+    strix_buffer *bufs;
+    int n_bufs, cap_bufs;
+    int input;          /* value id of the [N, H, W, 3] image */
+    int *layer_out;     /* per YAML layer: the value id of its output */
+    int head_buf, out_buf;
+    int levels;
+    int level_stride[STRIX_MAX_LEVELS];
+    int nc, reg_max;
+    size_t weight_floats; /* fused weights + biases */
+    char dfl_name[96];  /* "model.22.dfl.conv.weight" */
+} strix_program;
+
+strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_error *err);
+void strix_program_free(strix_program *p);
+
+/* Parameter and FLOP counts, Ultralytics' conventions (see strix.h). */
+void strix_graph_layer_params(const strix_graph *g, const strix_program *p, long long *per_layer);
+
+/* --------------------------------------------------------------- planning */
+
+typedef struct strix_plan {
+    int n, h, w;
+    int *val_h, *val_w;   /* per value */
+    int *buf_h, *buf_w;   /* per buffer (SPATIAL) */
+    size_t *buf_elems;    /* per image, elements */
+    size_t *buf_off;      /* arena offset in floats (for all N images) */
+    size_t arena_floats;
+    size_t workspace_bytes;
+    int threads;
+    size_t anchors;
+    size_t level_anchor0[STRIX_MAX_LEVELS];
+    strix_decode_params decode;
+} strix_plan;
+
+/* Shapes and a liveness-based arena layout for batch n at h x w (multiples
+ * of the model's stride).  threads sizes the per-op workspaces. */
+strix_status strix_plan_build(strix_plan *pl, const strix_program *p, int n, int h, int w,
+                              int threads, strix_error *err);
+void strix_plan_free(strix_plan *pl);
+
+/* The view of value v for the planned shapes over arena base. */
+strix_view strix_plan_view(const strix_plan *pl, const strix_program *p, float *arena, int v);
+
+/* Counts for the planned shapes, the convention of Ultralytics' published
+ * GFLOPs (thop): conv MACs of the fused model (DFL included) plus one op per
+ * nearest-upsampled element, and separately BatchNorm's ops in the unfused
+ * model (4 per element); attention matmuls are not counted.  GFLOPs = 2 x
+ * ops / 1e9.  per_layer_macs may be NULL. */
+void strix_plan_macs(const strix_plan *pl, const strix_program *p, double *conv_macs,
+                     double *bn_ops, double *per_layer_macs);
+
+#endif

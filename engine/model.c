@@ -1,0 +1,382 @@
+/* model.c — the public strix_model API: load (YAML -> graph -> program ->
+ * weights), inspect (layers, parameters, FLOPs, planned memory) and detect
+ * (letterbox -> forward -> NMS -> boxes in source pixels).  All state lives
+ * in the model; memory is (re)allocated only when the batch shape changes. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coco.h"
+#include "exec.h"
+#include "graph.h"
+#include "letterbox.h"
+#include "model_internal.h"
+#include "postprocess.h"
+#include "strix.h"
+#include "util.h"
+#include "weights.h"
+
+
+
+void strix_model_options_init(strix_model_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->device = "cpu";
+}
+
+void strix_detect_options_init(strix_detect_options *o)
+{
+    o->conf = 0.25f;
+    o->iou = 0.7f;
+    o->max_det = 300;
+    o->imgsz = 640;
+    o->rect = 1;
+    o->agnostic = 0;
+}
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 && n < 4096 ? (int)n : 1;
+}
+
+static void free_names(strix_model *m)
+{
+    for (int i = 0; i < m->n_names; i++) free(m->names[i]);
+    free(m->names);
+    m->names = NULL;
+    m->n_names = 0;
+}
+
+/* Grow *buf to at least need bytes, 64-byte aligned. */
+static int reserve(void **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) return 1;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, need ? need : 64)) return 0;
+    free(*buf);
+    *buf = p;
+    *cap = need;
+    return 1;
+}
+
+void strix_model_free(strix_model *m)
+{
+    if (!m) return;
+    strix_plan_free(&m->plan);
+    strix_program_free(&m->prog);
+    strix_graph_free(&m->graph);
+    strix_yaml_model_free(&m->yaml);
+    free_names(m);
+    free(m->weights);
+    free(m->arena);
+    free(m->ws);
+    free(m->scratch);
+    free(m->dets);
+    free(m);
+}
+
+strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err)
+{
+    strix_error_clear(err);
+    *out = NULL;
+    if (!o || !o->yaml_path) return strix_fail(err, STRIX_E_ARG, "no model YAML given");
+    if (o->device && strcmp(o->device, "cpu"))
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "device '%s' is not available in this build (use cpu)",
+                          o->device);
+    if (o->nc < 0 || o->threads < 0) return strix_fail(err, STRIX_E_ARG, "nc and threads must not be negative");
+    strix_model *m = calloc(1, sizeof *m);
+    if (!m) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    strix_status st = strix_yaml_model_load(o->yaml_path, &m->yaml, err);
+    if (!st) st = strix_graph_build(&m->graph, &m->yaml, o->scale, o->nc, err);
+    if (!st) st = strix_program_build(&m->prog, &m->graph, err);
+    m->threads = o->threads ? o->threads : online_cpus();
+    if (!st) {
+        /* strides as Ultralytics derives them: level sizes of a 256x256 pass */
+        strix_plan pl;
+        st = strix_plan_build(&pl, &m->prog, 1, 256, 256, 1, err);
+        if (!st) {
+            for (int l = 0; l < m->prog.levels; l++) {
+                m->prog.level_stride[l] = pl.decode.level_stride[l];
+                if (pl.decode.level_stride[l] > m->graph.max_stride) m->graph.max_stride = pl.decode.level_stride[l];
+            }
+            strix_plan_free(&pl);
+        }
+    }
+    if (!st && o->weights_path) {
+        m->weights = malloc(sizeof(float) * (m->prog.weight_floats ? m->prog.weight_floats : 1));
+        if (!m->weights) st = strix_fail(err, STRIX_E_NOMEM, "out of memory for the weights");
+        else st = strix_weights_load(&m->prog, o->weights_path, m->weights, err);
+    }
+    if (!st && m->yaml.n_names) {
+        if (m->yaml.n_names != m->graph.nc)
+            st = strix_fail(err, STRIX_E_MODEL, "%s: 'names' lists %d classes but nc is %d", o->yaml_path,
+                            m->yaml.n_names, m->graph.nc);
+        else {
+            m->names = calloc((size_t)m->yaml.n_names, sizeof *m->names);
+            if (!m->names) st = strix_fail(err, STRIX_E_NOMEM, "out of memory");
+            for (int i = 0; !st && i < m->yaml.n_names; i++) {
+                m->names[i] = strdup(m->yaml.names[i]);
+                m->n_names = i + 1;
+                if (!m->names[i]) st = strix_fail(err, STRIX_E_NOMEM, "out of memory");
+            }
+        }
+    }
+    if (st) {
+        strix_model_free(m);
+        return st;
+    }
+    *out = m;
+    return STRIX_OK;
+}
+
+int strix_model_class_count(const strix_model *m) { return m->graph.nc; }
+int strix_model_stride(const strix_model *m) { return m->graph.max_stride; }
+
+const char *strix_model_class_name(const strix_model *m, int id)
+{
+    if (id < 0 || id >= m->graph.nc) return NULL;
+    if (m->n_names) return m->names[id];
+    if (m->graph.nc == STRIX_COCO_CLASSES) return strix_coco_names[id];
+    return NULL;
+}
+
+strix_status strix_model_load_names(strix_model *m, const char *path, strix_error *err)
+{
+    strix_error_clear(err);
+    FILE *f = fopen(path, "r");
+    if (!f) return strix_fail(err, STRIX_E_IO, "%s: cannot open names file: %s", path, strerror(errno));
+    char **names = calloc((size_t)m->graph.nc, sizeof *names);
+    char line[512];
+    int n = 0, lineno = 0;
+    strix_status st = names ? STRIX_OK : strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    while (!st && fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t l = strlen(line);
+        if (l == sizeof line - 1 && line[l - 1] != '\n') {
+            st = strix_fail(err, STRIX_E_ARG, "%s:%d: class name is too long", path, lineno);
+            break;
+        }
+        while (l && (line[l - 1] == '\n' || line[l - 1] == '\r')) line[--l] = 0;
+        if (!l) continue;
+        if (n == m->graph.nc) {
+            st = strix_fail(err, STRIX_E_ARG, "%s:%d: more names than the model's %d classes", path, lineno,
+                            m->graph.nc);
+            break;
+        }
+        if (!(names[n++] = strdup(line))) st = strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    }
+    if (!st && ferror(f)) st = strix_fail(err, STRIX_E_IO, "%s: read error", path);
+    if (!st && n != m->graph.nc)
+        st = strix_fail(err, STRIX_E_ARG, "%s: %d names for a model with %d classes", path, n, m->graph.nc);
+    fclose(f);
+    if (st) {
+        for (int i = 0; names && i < n; i++) free(names[i]);
+        free(names);
+        return st;
+    }
+    free_names(m);
+    m->names = names;
+    m->n_names = n;
+    return STRIX_OK;
+}
+
+/* ---------------------------------------------------------------- inspect */
+
+int strix_model_layer_count(const strix_model *m) { return m->graph.n_layers; }
+
+strix_status strix_model_layer_info(const strix_model *m, int i, int height, int width,
+                                    strix_layer_info *out, strix_error *err)
+{
+    strix_error_clear(err);
+    if (i < 0 || i >= m->graph.n_layers) return strix_fail(err, STRIX_E_ARG, "layer %d does not exist", i);
+    const strix_layer *L = &m->graph.layers[i];
+    long long *params = malloc(sizeof *params * (size_t)m->graph.n_layers);
+    if (!params) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    strix_graph_layer_params(&m->graph, &m->prog, params);
+    memset(out, 0, sizeof *out);
+    out->index = i;
+    snprintf(out->from, sizeof out->from, "%s", L->from_text);
+    out->repeats = L->n;
+    out->params = params[i];
+    free(params);
+    snprintf(out->module, sizeof out->module, "%s", L->name);
+    snprintf(out->args, sizeof out->args, "%s", L->args_text);
+    strix_plan pl;
+    strix_status st = strix_plan_build(&pl, &m->prog, 1, height, width, 1, err);
+    if (st) return st;
+    int v = m->prog.layer_out[i];
+    out->out_c = m->prog.values[v].c;
+    if (L->kind == STRIX_MOD_DETECT) {
+        out->out_h = 1;
+        out->out_w = (int)pl.anchors;
+    } else {
+        out->out_h = pl.val_h[v];
+        out->out_w = pl.val_w[v];
+    }
+    strix_plan_free(&pl);
+    return STRIX_OK;
+}
+
+strix_status strix_model_summarize(const strix_model *m, int height, int width,
+                                   strix_model_summary *s, strix_error *err)
+{
+    strix_error_clear(err);
+    memset(s, 0, sizeof *s);
+    const strix_program *p = &m->prog;
+    s->layers = m->graph.n_layers;
+    /* Ultralytics counts leaf torch modules, the SiLU shared by every Conv once */
+    int any_act = 0;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const strix_node *n = &p->nodes[i];
+        if (n->op != STRIX_OP_CONV) continue;
+        int act = n->conv.act != STRIX_ACT_NONE;
+        any_act |= act && !n->plain;
+        s->modules_unfused += n->plain ? 1 : 2 + !act;
+        s->modules_fused += n->plain ? 1 : 1 + !act;
+        long long w = (long long)n->cout * n->conv.kh * n->conv.kw * (n->cin / n->conv.groups);
+        s->params_unfused += w + (n->plain ? n->cout : 2LL * n->cout);
+        s->params_fused += w + n->cout;
+    }
+    for (int i = 0; i < m->graph.n_layers; i++) {
+        const strix_layer *L = &m->graph.layers[i];
+        int extra = L->kind == STRIX_MOD_SPPF ? L->copies /* MaxPool2d */
+                  : L->kind == STRIX_MOD_UPSAMPLE || L->kind == STRIX_MOD_CONCAT ? 1
+                  : L->kind == STRIX_MOD_DETECT ? 1 /* DFL conv */ : 0;
+        s->modules_unfused += extra;
+        s->modules_fused += extra;
+        if (L->kind == STRIX_MOD_DETECT) {
+            s->params_unfused += L->reg_max;
+            s->params_fused += L->reg_max;
+        }
+    }
+    s->modules_unfused += any_act;
+    s->modules_fused += any_act;
+    strix_plan pl;
+    strix_status st = strix_plan_build(&pl, p, 1, height, width, m->threads, err);
+    if (st) return st;
+    double macs, bn;
+    strix_plan_macs(&pl, p, &macs, &bn, NULL);
+    s->gflops_fused = 2.0 * macs / 1e9;
+    s->gflops_unfused = 2.0 * (macs + bn) / 1e9;
+    s->peak_activation_bytes = pl.arena_floats * sizeof(float);
+    s->weight_bytes = p->weight_floats * sizeof(float);
+    strix_plan_free(&pl);
+    return STRIX_OK;
+}
+
+/* ----------------------------------------------------------------- detect */
+
+size_t strix_model_anchor_count(const strix_model *m, int h, int w)
+{
+    size_t a = 0;
+    for (int l = 0; l < m->prog.levels; l++) {
+        int s = m->prog.level_stride[l];
+        a += (size_t)(h / s) * (size_t)(w / s);
+    }
+    return a;
+}
+
+/* Make the plan, arena and workspace fit (n, h, w); allocates only on change. */
+static strix_status prepare(strix_model *m, int n, int h, int w, strix_error *err)
+{
+    if (!m->weights)
+        return strix_fail(err, STRIX_E_ARG, "%s: the model was loaded without weights", m->graph.path);
+    if (m->planned && m->plan.n == n && m->plan.h == h && m->plan.w == w) return STRIX_OK;
+    strix_plan_free(&m->plan);
+    m->planned = 0;
+    strix_status st = strix_plan_build(&m->plan, &m->prog, n, h, w, m->threads, err);
+    if (st) return st;
+    if (!reserve((void **)&m->arena, &m->arena_cap, m->plan.arena_floats * sizeof(float)) ||
+        !reserve(&m->ws, &m->ws_cap, m->plan.workspace_bytes)) {
+        strix_plan_free(&m->plan);
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for a batch of %d at %dx%d (%zu MB)", n, w, h,
+                          m->plan.arena_floats * sizeof(float) >> 20);
+    }
+    m->planned = 1;
+    return STRIX_OK;
+}
+
+static float *input_ptr(strix_model *m)
+{
+    return m->arena + m->plan.buf_off[m->prog.values[m->prog.input].buf];
+}
+
+static const float *head_ptr(const strix_model *m) { return m->arena + m->plan.buf_off[m->prog.out_buf]; }
+
+strix_status strix_model_forward(strix_model *m, const float *input, int n, int h, int w,
+                                 float *head, strix_error *err)
+{
+    strix_error_clear(err);
+    strix_status st = prepare(m, n, h, w, err);
+    if (st) return st;
+    memcpy(input_ptr(m), input, sizeof(float) * (size_t)n * h * w * 3);
+    strix_cpu_execute(&m->prog, &m->plan, m->weights, m->arena, m->ws);
+    memcpy(head, head_ptr(m), sizeof(float) * (size_t)n * m->plan.anchors * (4 + m->graph.nc));
+    return STRIX_OK;
+}
+
+strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
+                                const strix_detect_options *o, strix_detections *out,
+                                strix_error *err)
+{
+    strix_error_clear(err);
+    strix_detect_options def;
+    if (!o) {
+        strix_detect_options_init(&def);
+        o = &def;
+    }
+    if (n < 1 || !im || !out) return strix_fail(err, STRIX_E_ARG, "detect needs at least one image");
+    if (!(o->conf >= 0 && o->conf <= 1) || !(o->iou >= 0 && o->iou <= 1))
+        return strix_fail(err, STRIX_E_ARG, "conf and iou must lie in [0, 1]");
+    if (o->max_det < 1 || o->max_det > 100000) return strix_fail(err, STRIX_E_ARG, "max_det must be in 1..100000");
+    if (o->imgsz < 32 || o->imgsz > 8192) return strix_fail(err, STRIX_E_ARG, "imgsz must be in 32..8192");
+    int same = 1;
+    for (int i = 0; i < n; i++) {
+        if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
+            (im[i].stride && im[i].stride < im[i].width * 3))
+            return strix_fail(err, STRIX_E_ARG, "image %d: no pixels or a row stride below width*3", i);
+        same &= im[i].width == im[0].width && im[i].height == im[0].height;
+    }
+    /* Ultralytics: imgsz rounded up to the stride; minimal padding only when
+     * every image of the batch has the same size */
+    int s = m->graph.max_stride;
+    int sz = (o->imgsz + s - 1) / s * s, th = sz, tw = sz;
+    if (o->rect && same) strix_letterbox_shape(im[0].width, im[0].height, sz, s, 1, &tw, &th);
+    strix_status st = prepare(m, n, th, tw, err);
+    if (st) return st;
+
+    strix_nms_params np = {o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc};
+    size_t nms_ws = strix_nms_workspace(m->plan.anchors, &np);
+    strix_letterbox_info info;
+    size_t lb_ws = 0;
+    for (int i = 0; i < n; i++) {
+        strix_letterbox_geometry(im[i].width, im[i].height, tw, th, &info);
+        size_t b = strix_letterbox_scratch_bytes(&info);
+        if (b > lb_ws) lb_ws = b;
+    }
+    if (!reserve(&m->scratch, &m->scratch_cap, nms_ws > lb_ws ? nms_ws : lb_ws) ||
+        !reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * (size_t)n * o->max_det))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
+
+    float *in = input_ptr(m);
+    for (int i = 0; i < n; i++) {
+        strix_letterbox_geometry(im[i].width, im[i].height, tw, th, &info);
+        strix_letterbox(in + (size_t)i * th * tw * 3, &im[i], &info, m->scratch);
+    }
+    strix_cpu_execute(&m->prog, &m->plan, m->weights, m->arena, m->ws);
+    const float *head = head_ptr(m);
+    size_t per = m->plan.anchors * (4 + (size_t)m->graph.nc);
+    for (int i = 0; i < n; i++) {
+        strix_detection *d = m->dets + (size_t)i * o->max_det;
+        int k = strix_nms(d, head + per * i, m->plan.anchors, &np, m->scratch);
+        strix_letterbox_geometry(im[i].width, im[i].height, tw, th, &info);
+        strix_scale_boxes(d, k, &info);
+        out[i].count = k;
+        out[i].items = d;
+    }
+    return STRIX_OK;
+}

@@ -1,0 +1,161 @@
+/* postprocess.c — Ultralytics' non_max_suppression (detect: best class only,
+ * no class filter) and scale_boxes + clip_boxes, reproducing the float32
+ * arithmetic of ultralytics/utils/nms.py, torchvision.ops.nms (CPU) and
+ * ultralytics/utils/ops.py so the same head gives the same boxes.
+ *
+ * head: [A, 4 + nc] fp32 per image: cx, cy, w, h in tensor pixels, then the
+ * class scores.
+ */
+#include "postprocess.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <math.h>
+
+#define MAX_WH 7680.f    /* Ultralytics' per-class coordinate offset */
+#define DEFAULT_MAX_NMS 30000
+#define ALIGN 64
+
+typedef struct cand {
+    float x1, y1, x2, y2, score;
+    int cls;
+    int anchor;
+} cand;
+
+/* A kept box, offset by its class as the IoU sees it. */
+typedef struct kept {
+    float x1, y1, x2, y2, area;
+} kept;
+
+static size_t align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+
+size_t strix_nms_workspace(size_t anchors, const strix_nms_params *p)
+{
+    size_t keep = p->max_det > 0 ? (size_t)p->max_det : 0;
+    return align_up(anchors * sizeof(cand)) + align_up(keep * sizeof(kept));
+}
+
+/* Score descending, then lower anchor first: torchvision sorts stably. */
+static int by_score(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->score != y->score) return x->score < y->score ? 1 : -1;
+    return (x->anchor > y->anchor) - (x->anchor < y->anchor);
+}
+
+/* torchvision compares the float IoU with the threshold as a double, the
+ * Python float the caller typed (0.3, not 0.3f = 0.30000001).  Recover that
+ * decimal: the shortest one that rounds to the float we were given. */
+static double typed_threshold(float f)
+{
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        if (strtof(buf, NULL) == f) return strtod(buf, NULL);
+    }
+    return f;
+}
+
+/* std::max / std::min as torchvision's kernel uses them (NaN behaviour included). */
+static float mx(float a, float b) { return a < b ? b : a; }
+static float mn(float a, float b) { return b < a ? b : a; }
+
+int strix_nms(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p,
+              void *workspace)
+{
+    int nc = p->nc;
+    if (nc <= 0 || p->max_det <= 0 || anchors == 0) return 0;
+    size_t row = 4 + (size_t)nc;
+    cand *c = workspace;
+    kept *k = (kept *)((unsigned char *)workspace + align_up(anchors * sizeof(cand)));
+
+    /* candidates: best class score > conf (float compare, as torch does
+     * with a Python scalar on a float32 tensor); a NaN score anywhere in the
+     * row makes torch's amax NaN, which fails the test */
+    size_t n = 0;
+    for (size_t a = 0; a < anchors; a++) {
+        const float *r = head + a * row;
+        const float *s = r + 4;
+        float best = s[0];
+        int bi = 0, nan = s[0] != s[0];
+        for (int j = 1; j < nc; j++) {
+            if (s[j] > best) best = s[j], bi = j;
+            nan |= s[j] != s[j];
+        }
+        if (nan || !(best > p->conf)) continue;
+        float hw = r[2] / 2, hh = r[3] / 2;
+        c[n].x1 = r[0] - hw;
+        c[n].y1 = r[1] - hh;
+        c[n].x2 = r[0] + hw;
+        c[n].y2 = r[1] + hh;
+        c[n].score = best;
+        c[n].cls = bi;
+        c[n].anchor = (int)a;
+        n++;
+    }
+    if (n == 0) return 0;
+
+    qsort(c, n, sizeof *c, by_score);
+    size_t max_nms = p->max_nms > 0 ? (size_t)p->max_nms : DEFAULT_MAX_NMS;
+    if (n > max_nms) n = max_nms;
+
+    /* greedy NMS on class-offset boxes: a box is dropped when its IoU with
+     * any earlier kept box exceeds the threshold; later boxes never affect
+     * earlier ones, so stopping at max_det keeps the same first max_det */
+    double thr = typed_threshold(p->iou);
+    int nk = 0;
+    for (size_t i = 0; i < n && nk < p->max_det; i++) {
+        float off = p->agnostic ? 0.f : (float)c[i].cls * MAX_WH;
+        kept b = {c[i].x1 + off, c[i].y1 + off, c[i].x2 + off, c[i].y2 + off, 0.f};
+        b.area = (b.x2 - b.x1) * (b.y2 - b.y1);
+        int suppressed = 0;
+        for (int j = 0; j < nk && !suppressed; j++) {
+            float w = mx(0.f, mn(k[j].x2, b.x2) - mx(k[j].x1, b.x1));
+            float h = mx(0.f, mn(k[j].y2, b.y2) - mx(k[j].y1, b.y1));
+            float inter = w * h;
+            /* no overlap: the IoU is 0 (or NaN), never above a threshold >= 0 */
+            if (!(inter > 0.f) && thr >= 0) continue;
+            float iou = inter / (k[j].area + b.area - inter);
+            suppressed = (double)iou > thr;
+        }
+        if (suppressed) continue;
+        k[nk] = b;
+        out[nk].x1 = c[i].x1;
+        out[nk].y1 = c[i].y1;
+        out[nk].x2 = c[i].x2;
+        out[nk].y2 = c[i].y2;
+        out[nk].score = c[i].score;
+        out[nk].class_id = c[i].cls;
+        nk++;
+    }
+    return nk;
+}
+
+/* torch's clamp_(0, limit): NaN stays NaN. */
+static float clip(float v, float limit) { return v < 0.f ? 0.f : v > limit ? limit : v; }
+
+void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info *info)
+{
+    /* scale_boxes(img1_shape=tensor, boxes, img0_shape=source) recomputes
+     * the geometry from the two shapes (never from the letterbox it
+     * undoes), with per-axis gains and Python rounding; the subtraction and
+     * division then happen in float32 */
+    int w0 = info->src_w, h0 = info->src_h;
+    double gh = (double)info->dst_h / h0, gw = (double)info->dst_w / w0;
+    double gain = gh < gw ? gh : gw;
+    int new_h = (int)nearbyint(h0 * gain), new_w = (int)nearbyint(w0 * gain);
+    if (new_h < 1) new_h = 1;
+    if (new_w < 1) new_w = 1;
+    float gain_x = (float)((double)new_w / w0), gain_y = (float)((double)new_h / h0);
+    float pad_x = (float)nearbyint((info->dst_w - new_w) / 2.0 - 0.1);
+    float pad_y = (float)nearbyint((info->dst_h - new_h) / 2.0 - 0.1);
+    for (int i = 0; i < n; i++) {
+        strix_detection *d = &dets[i];
+        d->x1 = clip((d->x1 - pad_x) / gain_x, (float)w0);
+        d->y1 = clip((d->y1 - pad_y) / gain_y, (float)h0);
+        d->x2 = clip((d->x2 - pad_x) / gain_x, (float)w0);
+        d->y2 = clip((d->y2 - pad_y) / gain_y, (float)h0);
+    }
+}

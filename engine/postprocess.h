@@ -1,0 +1,32 @@
+/* postprocess.h — Ultralytics' non_max_suppression and scale_boxes on one
+ * image's decoded head. */
+#ifndef STRIX_POSTPROCESS_H
+#define STRIX_POSTPROCESS_H
+
+#include <stddef.h>
+#include "strix.h"
+#include "letterbox.h"
+
+typedef struct strix_nms_params {
+    float conf;   /* keep anchors whose best class score is > conf */
+    float iou;    /* suppress when IoU > iou */
+    int max_det;  /* keep at most this many */
+    int max_nms;  /* at most this many candidates enter NMS (Ultralytics: 30000) */
+    int agnostic; /* 1: ignore classes when suppressing */
+    int nc;
+} strix_nms_params;
+
+/* Workspace for strix_nms with A anchors. */
+size_t strix_nms_workspace(size_t anchors, const strix_nms_params *p);
+
+/* head: [A, 4 + nc] (cx, cy, w, h, scores...) of one image.  Writes at most
+ * max_det detections to out in tensor pixels (x1 y1 x2 y2), sorted by
+ * decreasing score, ties broken by lower anchor index; returns the count. */
+int strix_nms(strix_detection *out, const float *head, size_t anchors,
+              const strix_nms_params *p, void *workspace);
+
+/* Map boxes from tensor pixels back to source pixels and clip to the source,
+ * as Ultralytics' scale_boxes(padding=True) + clip_boxes. */
+void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info *info);
+
+#endif

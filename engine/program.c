@@ -1,0 +1,408 @@
+/* program.c — lowers resolved layers into primitive ops (conv, max-pool,
+ * upsample, copy, attention, decode) over channel slices of buffers.
+ *
+ * Concat and chunk/split cost nothing: a layer whose output feeds a Concat is
+ * written straight into its channel slice of the Concat's buffer (only a
+ * second Concat of the same tensor needs a COPY), C2f's cv1 writes the first
+ * 2c channels of the buffer its bottlenecks append to, and Detect's last
+ * convolutions write their level's rows of the [N, A, 4*reg_max + nc] head.
+ * Weight names follow Ultralytics' state_dict: model.<layer>.<submodule...>. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "util.h"
+
+typedef struct lctx {
+    strix_program *p;
+    strix_error *err;
+    const char *path;
+    int layer;
+    int oom;
+} lctx;
+
+static void *grow(void *ptr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap) return ptr;
+    int nc = *cap ? *cap * 2 : 64;
+    while (nc < need) nc *= 2;
+    void *np = realloc(ptr, (size_t)nc * elem);
+    if (np) *cap = nc;
+    return np;
+}
+
+static int new_buf(lctx *c, strix_buf_kind kind, int ch)
+{
+    strix_program *p = c->p;
+    strix_buffer *b = grow(p->bufs, &p->cap_bufs, p->n_bufs + 1, sizeof *b);
+    if (!b) { c->oom = 1; return 0; }
+    p->bufs = b;
+    b[p->n_bufs].kind = kind;
+    b[p->n_bufs].c = ch;
+    return p->n_bufs++;
+}
+
+static int new_value(lctx *c, int buf, int c0, int ch, int level)
+{
+    strix_program *p = c->p;
+    strix_value *v = grow(p->values, &p->cap_values, p->n_values + 1, sizeof *v);
+    if (!v) { c->oom = 1; return 0; }
+    p->values = v;
+    v[p->n_values] = (strix_value){buf, c0, ch, level};
+    return p->n_values++;
+}
+
+/* A fresh [N, h, w, ch] tensor. */
+static int tmp(lctx *c, int ch) { return new_value(c, new_buf(c, STRIX_BUF_SPATIAL, ch), 0, ch, -1); }
+
+/* Channels [c0, c0 + ch) of value v. */
+static int slice(lctx *c, int v, int c0, int ch)
+{
+    strix_value s = c->p->values[v];
+    return new_value(c, s.buf, s.c0 + c0, ch, s.level);
+}
+
+static strix_node *new_node(lctx *c, strix_op op, int in, int out)
+{
+    strix_program *p = c->p;
+    strix_node *n = grow(p->nodes, &p->cap_nodes, p->n_nodes + 1, sizeof *n);
+    if (!n) { c->oom = 1; return NULL; }
+    p->nodes = n;
+    n = &p->nodes[p->n_nodes++];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    n->layer = c->layer;
+    n->in = in;
+    n->out = out;
+    n->out2 = n->res = -1;
+    return n;
+}
+
+/* Conv (conv + BatchNorm + optional SiLU) or, with plain, nn.Conv2d with bias. */
+static void conv(lctx *c, const char *name, int in, int out, int res, int k, int s, int g,
+                 int act, int plain)
+{
+    strix_node *n = new_node(c, STRIX_OP_CONV, in, out);
+    if (!n) return;
+    n->res = res;
+    n->cin = c->p->values[in].c;
+    n->cout = c->p->values[out].c;
+    n->plain = plain;
+    /* autopad with dilation 1: 'same' padding for odd kernels */
+    n->conv = (strix_conv_params){k, k, s, s, k / 2, k / 2, 1, 1, g, act ? STRIX_ACT_SILU : STRIX_ACT_NONE};
+    strix_strlcpy(n->wname, sizeof n->wname, name);
+}
+
+static void name2(char *dst, size_t n, const char *prefix, const char *suffix)
+{
+    strix_strlcpy(dst, n, prefix);
+    strix_strlcat(dst, n, ".");
+    strix_strlcat(dst, n, suffix);
+}
+
+/* Bottleneck(c1, c2, shortcut, g, k=(k0, k1), e): out = [x +] cv2(cv1(x)). */
+static void bottleneck(lctx *c, const char *pre, int x, int out, int shortcut, int g, int k0,
+                       int k1, double e)
+{
+    char nm[96];
+    int c1 = c->p->values[x].c, c2 = c->p->values[out].c;
+    int t = tmp(c, (int)(c2 * e));
+    name2(nm, sizeof nm, pre, "cv1");
+    conv(c, nm, x, t, -1, k0, 1, 1, 1, 0);
+    name2(nm, sizeof nm, pre, "cv2");
+    conv(c, nm, t, out, shortcut && c1 == c2 ? x : -1, k1, 1, g, 1, 0);
+}
+
+/* C3(c1, c2, n, shortcut, g, e) with bottleneck kernels (k0, k1): C3k is C3 with (k, k). */
+static void c3(lctx *c, const char *pre, int x, int out, int n, int shortcut, int g, double e,
+               int k0, int k1)
+{
+    char nm[96];
+    int ch = (int)(c->p->values[out].c * e);
+    int cat = tmp(c, 2 * ch);
+    int y = tmp(c, ch);
+    name2(nm, sizeof nm, pre, "cv1");
+    conv(c, nm, x, y, -1, 1, 1, 1, 1, 0);
+    for (int j = 0; j < n; j++) {
+        int o = j == n - 1 ? slice(c, cat, 0, ch) : tmp(c, ch);
+        snprintf(nm, sizeof nm, "%s.m.%d", pre, j);
+        bottleneck(c, nm, y, o, shortcut, g, k0, k1, 1.0);
+        y = o;
+    }
+    name2(nm, sizeof nm, pre, "cv2");
+    conv(c, nm, x, slice(c, cat, ch, ch), -1, 1, 1, 1, 1, 0);
+    name2(nm, sizeof nm, pre, "cv3");
+    conv(c, nm, cat, out, -1, 1, 1, 1, 1, 0);
+}
+
+/* C2f / C3k2: cv1 into the first 2c channels of one buffer, each inner block
+ * appends c channels, cv2 reads the whole buffer: chunk and concat are free. */
+static void c2f(lctx *c, const strix_layer *L, const char *pre, int x, int out)
+{
+    char nm[96];
+    int ch = (int)(L->c2 * L->e), n = L->inner;
+    int cat = tmp(c, (2 + n) * ch);
+    name2(nm, sizeof nm, pre, "cv1");
+    conv(c, nm, x, slice(c, cat, 0, 2 * ch), -1, 1, 1, 1, 1, 0);
+    for (int j = 0; j < n; j++) {
+        int in = slice(c, cat, (1 + j) * ch, ch), o = slice(c, cat, (2 + j) * ch, ch);
+        snprintf(nm, sizeof nm, "%s.m.%d", pre, j);
+        if (L->kind == STRIX_MOD_C2F) bottleneck(c, nm, in, o, L->shortcut, L->g, 3, 3, 1.0);
+        else if (L->c3k) c3(c, nm, in, o, 2, L->shortcut, L->g, 0.5, 3, 3);
+        else bottleneck(c, nm, in, o, L->shortcut, L->g, 3, 3, 0.5);
+    }
+    name2(nm, sizeof nm, pre, "cv2");
+    conv(c, nm, cat, out, -1, 1, 1, 1, 1, 0);
+}
+
+/* SPPF: cv1, n cascaded k x k max-pools appended channel-wise, cv2. */
+static void sppf(lctx *c, const strix_layer *L, const char *pre, int x, int out)
+{
+    char nm[96];
+    int ch = c->p->values[x].c / 2, n = L->pool_n;
+    int cat = tmp(c, ch * (n + 1));
+    name2(nm, sizeof nm, pre, "cv1");
+    conv(c, nm, x, slice(c, cat, 0, ch), -1, 1, 1, 1, L->pool_act, 0);
+    for (int j = 1; j <= n; j++) {
+        strix_node *nd = new_node(c, STRIX_OP_MAXPOOL, slice(c, cat, (j - 1) * ch, ch), slice(c, cat, j * ch, ch));
+        if (nd) nd->pool = (strix_pool_params){L->pool_k, 1, L->pool_k / 2};
+    }
+    name2(nm, sizeof nm, pre, "cv2");
+    conv(c, nm, cat, out, L->pool_add ? x : -1, 1, 1, 1, 1, 0);
+}
+
+/* PSABlock(c): x + Attention(x), then + ffn; Attention = proj(attn(qkv) + pe(v)). */
+static void psa_block(lctx *c, const char *pre, int x, int out)
+{
+    char nm[96];
+    int ch = c->p->values[x].c;
+    int heads = ch / 64 > 1 ? ch / 64 : 1;
+    int hd = ch / heads, kd = (int)(hd * 0.5);
+    int qkv = tmp(c, ch + 2 * kd * heads);
+    name2(nm, sizeof nm, pre, "attn.qkv");
+    conv(c, nm, x, qkv, -1, 1, 1, 1, 0, 0);
+    int a = tmp(c, ch), v = tmp(c, ch);
+    strix_node *n = new_node(c, STRIX_OP_ATTENTION, qkv, a);
+    if (!n) return;
+    n->out2 = v;
+    n->attn = (strix_attn_params){heads, kd, hd, 0};
+    n->attn.scale = (float)(1.0 / sqrt((double)kd)); /* key_dim ** -0.5, as Python computes it */
+    name2(nm, sizeof nm, pre, "attn.pe");
+    conv(c, nm, v, a, a, 3, 1, ch, 0, 0);
+    int t1 = tmp(c, ch), f = tmp(c, 2 * ch);
+    name2(nm, sizeof nm, pre, "attn.proj");
+    conv(c, nm, a, t1, x, 1, 1, 1, 0, 0);
+    name2(nm, sizeof nm, pre, "ffn.0");
+    conv(c, nm, t1, f, -1, 1, 1, 1, 1, 0);
+    name2(nm, sizeof nm, pre, "ffn.1");
+    conv(c, nm, f, out, t1, 1, 1, 1, 0, 0);
+}
+
+static void c2psa(lctx *c, const strix_layer *L, const char *pre, int x, int out)
+{
+    char nm[96];
+    int ch = (int)(L->c1 * L->e);
+    int cat = tmp(c, 2 * ch);
+    name2(nm, sizeof nm, pre, "cv1");
+    conv(c, nm, x, cat, -1, 1, 1, 1, 1, 0);
+    int y = slice(c, cat, ch, ch);
+    for (int j = 0; j < L->inner; j++) {
+        int o = j == L->inner - 1 ? slice(c, cat, ch, ch) : tmp(c, ch);
+        snprintf(nm, sizeof nm, "%s.m.%d", pre, j);
+        psa_block(c, nm, y, o);
+        y = o;
+    }
+    name2(nm, sizeof nm, pre, "cv2");
+    conv(c, nm, cat, out, -1, 1, 1, 1, 1, 0);
+}
+
+/* Detect: per level a box branch (cv2) and a class branch (cv3) writing their
+ * slices of the head; YOLO11's class branch uses depthwise convs. */
+static void detect(lctx *c, const strix_layer *L, const int *lv, int out)
+{
+    strix_program *p = c->p;
+    char nm[96];
+    int ch0 = p->values[lv[0]].c;
+    int c2 = 16, c3 = ch0;
+    if (ch0 / 4 > c2) c2 = ch0 / 4;
+    if (L->reg_max * 4 > c2) c2 = L->reg_max * 4;
+    if ((L->nc < 100 ? L->nc : 100) > c3) c3 = L->nc < 100 ? L->nc : 100;
+    int nb = 4 * L->reg_max;
+    p->head_buf = new_buf(c, STRIX_BUF_HEAD, nb + L->nc);
+    p->levels = L->n_from;
+    for (int i = 0; i < L->n_from; i++) {
+        int x = lv[i], cx = p->values[x].c;
+        int box = new_value(c, p->head_buf, 0, nb, i), cls = new_value(c, p->head_buf, nb, L->nc, i);
+        int t1 = tmp(c, c2), t2 = tmp(c, c2);
+        snprintf(nm, sizeof nm, "model.%d.cv2.%d.0", L->index, i);
+        conv(c, nm, x, t1, -1, 3, 1, 1, 1, 0);
+        snprintf(nm, sizeof nm, "model.%d.cv2.%d.1", L->index, i);
+        conv(c, nm, t1, t2, -1, 3, 1, 1, 1, 0);
+        snprintf(nm, sizeof nm, "model.%d.cv2.%d.2", L->index, i);
+        conv(c, nm, t2, box, -1, 1, 1, 1, 0, 1);
+        int u1 = tmp(c, c3), u2 = tmp(c, c3);
+        if (L->legacy) {
+            snprintf(nm, sizeof nm, "model.%d.cv3.%d.0", L->index, i);
+            conv(c, nm, x, u1, -1, 3, 1, 1, 1, 0);
+            snprintf(nm, sizeof nm, "model.%d.cv3.%d.1", L->index, i);
+            conv(c, nm, u1, u2, -1, 3, 1, 1, 1, 0);
+        } else {
+            int d1 = tmp(c, cx), d2 = tmp(c, c3);
+            snprintf(nm, sizeof nm, "model.%d.cv3.%d.0.0", L->index, i);
+            conv(c, nm, x, d1, -1, 3, 1, cx, 1, 0);
+            snprintf(nm, sizeof nm, "model.%d.cv3.%d.0.1", L->index, i);
+            conv(c, nm, d1, u1, -1, 1, 1, 1, 1, 0);
+            snprintf(nm, sizeof nm, "model.%d.cv3.%d.1.0", L->index, i);
+            conv(c, nm, u1, d2, -1, 3, 1, c3, 1, 0);
+            snprintf(nm, sizeof nm, "model.%d.cv3.%d.1.1", L->index, i);
+            conv(c, nm, d2, u2, -1, 1, 1, 1, 1, 0);
+        }
+        snprintf(nm, sizeof nm, "model.%d.cv3.%d.2", L->index, i);
+        conv(c, nm, u2, cls, -1, 1, 1, 1, 0, 1);
+    }
+    snprintf(p->dfl_name, sizeof p->dfl_name, "model.%d.dfl.conv.weight", L->index);
+    new_node(c, STRIX_OP_DECODE, new_value(c, p->head_buf, 0, nb + L->nc, -1), out);
+}
+
+static void lower_layer(lctx *c, const strix_layer *L, const int *outv, int x, int out)
+{
+    char pre[64];
+    for (int k = 0; k < L->copies; k++) {
+        /* non-repeat modules repeated n times are nn.Sequential: model.i.k.* */
+        if (L->copies > 1) snprintf(pre, sizeof pre, "model.%d.%d", L->index, k);
+        else snprintf(pre, sizeof pre, "model.%d", L->index);
+        int o = k == L->copies - 1 ? out : tmp(c, L->c2);
+        switch (L->kind) {
+        case STRIX_MOD_CONV:
+        case STRIX_MOD_DWCONV: {
+            strix_node *n = new_node(c, STRIX_OP_CONV, x, o);
+            if (!n) return;
+            int keff = L->d * (L->k - 1) + 1;
+            int pad = L->p >= 0 ? L->p : keff / 2;
+            n->cin = c->p->values[x].c;
+            n->cout = L->c2;
+            n->conv = (strix_conv_params){L->k, L->k, L->s, L->s, pad, pad, L->d, L->d, L->g,
+                                          L->act ? STRIX_ACT_SILU : STRIX_ACT_NONE};
+            snprintf(n->wname, sizeof n->wname, "%s", pre);
+            break;
+        }
+        case STRIX_MOD_BOTTLENECK: bottleneck(c, pre, x, o, L->shortcut, L->g, 3, 3, L->e); break;
+        case STRIX_MOD_C2F:
+        case STRIX_MOD_C3K2: c2f(c, L, pre, x, o); break;
+        case STRIX_MOD_C3: c3(c, pre, x, o, L->inner, L->shortcut, L->g, L->e, 1, 3); break;
+        case STRIX_MOD_C3K: c3(c, pre, x, o, L->inner, L->shortcut, L->g, L->e, L->ck, L->ck); break;
+        case STRIX_MOD_SPPF: sppf(c, L, pre, x, o); break;
+        case STRIX_MOD_C2PSA: c2psa(c, L, pre, x, o); break;
+        case STRIX_MOD_UPSAMPLE: {
+            strix_node *n = new_node(c, STRIX_OP_UPSAMPLE, x, o);
+            if (n) n->scale = L->up;
+            break;
+        }
+        case STRIX_MOD_CONCAT: {
+            /* inputs already written into their slices; copy the rest */
+            int off = 0;
+            for (int i = 0; i < L->n_from; i++) {
+                int src = L->from[i] >= 0 ? outv[L->from[i]] : c->p->input;
+                int w = c->p->values[src].c;
+                const strix_value *sv = &c->p->values[src], *ov = &c->p->values[o];
+                if (!(sv->buf == ov->buf && sv->c0 == ov->c0 + off))
+                    new_node(c, STRIX_OP_COPY, src, slice(c, o, off, w));
+                off += w;
+            }
+            break;
+        }
+        case STRIX_MOD_DETECT: {
+            int lv[STRIX_YAML_MAX_FROM];
+            for (int i = 0; i < L->n_from; i++) lv[i] = outv[L->from[i]];
+            detect(c, L, lv, o);
+            break;
+        }
+        }
+        x = o;
+    }
+}
+
+strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->head_buf = p->out_buf = -1;
+    p->nc = g->nc;
+    p->reg_max = g->reg_max;
+    lctx c = {p, err, g->path, -1, 0};
+    int nl = g->n_layers;
+    int *outv = malloc(sizeof *outv * (size_t)nl);
+    if (!outv) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", g->path);
+    for (int i = 0; i < nl; i++) outv[i] = -1;
+    p->input = tmp(&c, 3);
+    /* Place each layer feeding a Concat straight into the Concat's buffer
+     * (first Concat wins; a second one gets a COPY). */
+    for (int j = 0; j < nl; j++) {
+        const strix_layer *L = &g->layers[j];
+        if (L->kind != STRIX_MOD_CONCAT) continue;
+        int buf = tmp(&c, L->c2), off = 0;
+        outv[j] = buf;
+        for (int i = 0; i < L->n_from; i++) {
+            int f = L->from[i];
+            int w = f >= 0 ? g->layers[f].c2 : 3;
+            int twice = 0;
+            for (int k = 0; k < i; k++) twice |= L->from[k] == f;
+            if (f >= 0 && outv[f] < 0 && !twice && g->layers[f].kind != STRIX_MOD_DETECT)
+                outv[f] = slice(&c, buf, off, w);
+            off += w;
+        }
+    }
+    for (int i = 0; i < nl && !c.oom; i++) {
+        const strix_layer *L = &g->layers[i];
+        c.layer = i;
+        if (L->kind == STRIX_MOD_DETECT) {
+            p->out_buf = new_buf(&c, STRIX_BUF_OUT, 4 + L->nc);
+            outv[i] = new_value(&c, p->out_buf, 0, 4 + L->nc, -1);
+        } else if (outv[i] < 0) {
+            outv[i] = tmp(&c, L->c2);
+        }
+        int x = L->from[0] >= 0 ? outv[L->from[0]] : p->input;
+        lower_layer(&c, L, outv, x, outv[i]);
+    }
+    p->layer_out = outv;
+    if (c.oom) {
+        strix_program_free(p);
+        return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", g->path);
+    }
+    /* weight blob layout: per conv, OHWI weights then bias */
+    size_t off = 0;
+    for (int i = 0; i < p->n_nodes; i++) {
+        strix_node *n = &p->nodes[i];
+        if (n->op != STRIX_OP_CONV) continue;
+        n->woff = off;
+        off += (size_t)n->cout * n->conv.kh * n->conv.kw * (n->cin / n->conv.groups);
+        n->boff = off;
+        off += (size_t)n->cout;
+    }
+    p->weight_floats = off;
+    return STRIX_OK;
+}
+
+void strix_program_free(strix_program *p)
+{
+    free(p->nodes);
+    free(p->layer_out);
+    free(p->values);
+    free(p->bufs);
+    memset(p, 0, sizeof *p);
+}
+
+void strix_graph_layer_params(const strix_graph *g, const strix_program *p, long long *per_layer)
+{
+    for (int i = 0; i < g->n_layers; i++) per_layer[i] = 0;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const strix_node *n = &p->nodes[i];
+        if (n->op != STRIX_OP_CONV) continue;
+        long long w = (long long)n->cout * n->conv.kh * n->conv.kw * (n->cin / n->conv.groups);
+        /* unfused: BatchNorm's weight and bias; plain convs carry a bias */
+        per_layer[n->layer] += w + (n->plain ? n->cout : 2LL * n->cout);
+    }
+    for (int i = 0; i < g->n_layers; i++)
+        if (g->layers[i].kind == STRIX_MOD_DETECT) per_layer[i] += g->layers[i].reg_max; /* DFL conv */
+}

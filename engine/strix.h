@@ -1,0 +1,171 @@
+/* strix.h — the one public header of libstrix, a YOLO inference engine in C.
+ *
+ * Handles are opaque; every fallible call returns a strix_status and, when
+ * given a non-NULL strix_error, fills it with one line naming the file and
+ * the problem.  The library keeps no global mutable state and never exits:
+ * two models in two threads never interfere.
+ *
+ * Typical use:
+ *   strix_model_options o; strix_model_options_init(&o);
+ *   o.yaml_path = "weights/yolov8.yaml"; o.scale = 'n';
+ *   o.weights_path = "weights/yolov8n.safetensors";
+ *   strix_model *m; strix_error e;
+ *   if (strix_model_load(&m, &o, &e) != STRIX_OK) { puts(e.message); ... }
+ *   strix_detect_options d; strix_detect_options_init(&d);
+ *   strix_detections r[1];
+ *   strix_model_detect(m, &img, 1, &d, r, &e);   // r[0].items valid until next call
+ *   strix_model_free(m);
+ */
+#ifndef STRIX_H
+#define STRIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STRIX_VERSION "0.1.0"
+
+/* Status codes.  The CLI tools map each to a documented exit code (README). */
+typedef enum strix_status {
+    STRIX_OK = 0,
+    STRIX_E_ARG,         /* an option or argument has an invalid value */
+    STRIX_E_IO,          /* a file is missing, unreadable or unwritable */
+    STRIX_E_MODEL,       /* the model YAML is malformed or unsupported */
+    STRIX_E_WEIGHTS,     /* the weights file is malformed or does not match the graph */
+    STRIX_E_IMAGE,       /* an image cannot be decoded or exceeds the limits */
+    STRIX_E_NOMEM,       /* an allocation failed */
+    STRIX_E_UNSUPPORTED, /* the request needs something this build lacks */
+    STRIX_E_DEVICE,      /* the compute device failed (may be transient) */
+    STRIX_E_INTERNAL     /* a bug in strix: please report it */
+} strix_status;
+
+typedef struct strix_error {
+    strix_status status;
+    char message[1024];
+} strix_error;
+
+/* Short stable name of a status ("ok", "io", "model", ...). */
+const char *strix_status_name(strix_status s);
+
+/* ------------------------------------------------------------------ model */
+
+typedef struct strix_model strix_model;
+
+typedef struct strix_model_options {
+    const char *yaml_path;    /* Ultralytics model YAML (required) */
+    const char *weights_path; /* safetensors; NULL builds the graph only (inspect) */
+    char scale;               /* 'n','s','m','l','x'; 0 = from the file name (yolov8n.yaml) */
+    int nc;                   /* class count override; 0 = the YAML's nc */
+    int threads;              /* CPU threads; 0 = all available */
+    const char *device;       /* "cpu" (default) */
+} strix_model_options;
+
+void strix_model_options_init(strix_model_options *o);
+strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err);
+void strix_model_free(strix_model *m);
+
+/* Number of classes, and the name of class i (from the YAML's `names`, a
+ * names file, or COCO's 80 by default; "class<i>" past the list). */
+int strix_model_class_count(const strix_model *m);
+const char *strix_model_class_name(const strix_model *m, int class_id);
+/* Replace the class names with the lines of a text file (one name per line). */
+strix_status strix_model_load_names(strix_model *m, const char *path, strix_error *err);
+/* Largest stride of the network (32 for YOLOv8/11). */
+int strix_model_stride(const strix_model *m);
+
+/* Write deterministic synthetic weights for m's graph (tests, benchmarks):
+ * Ultralytics state_dict names and shapes, seeded uniform convolution weights,
+ * non-trivial BatchNorm statistics (unless fused: convolution + bias), class
+ * biases spread so that random inputs give a real number of candidate boxes.
+ * f16 != 0 stores F16.  The same seed gives the same bytes on every machine.
+ * overwrite == 0 refuses an existing path. */
+strix_status strix_model_write_synthetic_weights(const strix_model *m, const char *path,
+                                                 uint64_t seed, int fused, int f16, int overwrite,
+                                                 strix_error *err);
+
+/* ---------------------------------------------------------------- inspect */
+
+typedef struct strix_layer_info {
+    int index;
+    char from[64];       /* as in the YAML: "-1", "[-1, 6]" */
+    int repeats;         /* after depth scaling */
+    long long params;    /* unfused (BatchNorm kept) */
+    char module[32];     /* "Conv", "C2f", ... */
+    char args[128];      /* resolved arguments as Ultralytics prints them */
+    int out_c, out_h, out_w;
+} strix_layer_info;
+
+typedef struct strix_model_summary {
+    int layers;                /* YAML layers */
+    int modules_unfused;       /* torch modules, as Ultralytics counts "layers" */
+    int modules_fused;
+    long long params_unfused;
+    long long params_fused;
+    double gflops_unfused;     /* 2 x MACs (BatchNorm counted as Ultralytics/thop does) */
+    double gflops_fused;       /* 2 x convolution MACs, at the given input size */
+    size_t peak_activation_bytes; /* planned arena for batch 1 at the given size */
+    size_t weight_bytes;       /* fused fp32 weights held by the engine */
+} strix_model_summary;
+
+int strix_model_layer_count(const strix_model *m);
+strix_status strix_model_layer_info(const strix_model *m, int i, int height, int width,
+                                    strix_layer_info *out, strix_error *err);
+strix_status strix_model_summarize(const strix_model *m, int height, int width,
+                                   strix_model_summary *out, strix_error *err);
+
+/* ----------------------------------------------------------------- detect */
+
+typedef enum strix_pixel_format { STRIX_RGB = 0, STRIX_BGR = 1 } strix_pixel_format;
+
+/* A borrowed uint8 HWC image with three channels. */
+typedef struct strix_image {
+    const uint8_t *data;
+    int width, height;
+    int stride;                /* bytes per row; 0 = width * 3 */
+    strix_pixel_format format;
+} strix_image;
+
+typedef struct strix_detect_options {
+    float conf;       /* minimum class score, default 0.25 */
+    float iou;        /* NMS IoU threshold, default 0.7 */
+    int max_det;      /* at most this many boxes per image, default 300 */
+    int imgsz;        /* target long side, default 640 (rounded up to the stride) */
+    int rect;         /* 1 (default): minimal stride-aligned padding when all images
+                         of the batch share one size; 0: always imgsz x imgsz */
+    int agnostic;     /* 1: class-agnostic NMS; default 0 (class-aware) */
+} strix_detect_options;
+
+typedef struct strix_detection {
+    float x1, y1, x2, y2; /* source-image pixels, clipped to the image */
+    float score;
+    int class_id;
+} strix_detection;
+
+typedef struct strix_detections {
+    int count;
+    const strix_detection *items; /* model-owned; valid until the next detect or free */
+} strix_detections;
+
+void strix_detect_options_init(strix_detect_options *o);
+
+/* Detect objects in n images (any sizes).  out[i] receives image i's
+ * detections, sorted by decreasing score. */
+strix_status strix_model_detect(strix_model *m, const strix_image *images, int n,
+                                const strix_detect_options *o, strix_detections *out,
+                                strix_error *err);
+
+/* Lower-level stages, for tools, tests and benchmarks.
+ * Input tensor layout: [n, h, w, 3] fp32 NHWC, RGB, values in [0, 1].
+ * Head layout: [n, A, 4 + nc] fp32: per anchor (cx, cy, w, h) in input pixels
+ * followed by sigmoid class scores; A = sum over levels of (h/s) * (w/s). */
+strix_status strix_model_forward(strix_model *m, const float *input, int n, int h, int w,
+                                 float *head, strix_error *err);
+size_t strix_model_anchor_count(const strix_model *m, int h, int w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

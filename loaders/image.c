@@ -1,0 +1,392 @@
+/* image.c — still images in and out through stb_image / stb_image_write.
+ *
+ * Loading reads the whole file ourselves (so a missing file, a read error
+ * and undecodable bytes get distinct, precise messages), asks stb for the
+ * header's size before decoding (a hostile header can claim gigapixels),
+ * rejects JPEGs that end before their end-of-image marker, decodes to 8-bit
+ * RGB and applies the JPEG's EXIF orientation, as cv2.imread (which
+ * Ultralytics uses) does.  Pixels: dense [height, width, 3] uint8 RGB.
+ *
+ * Writing encodes PNG or JPEG into a temporary file beside the target and
+ * renames it into place, so readers never see a partial file.
+ */
+#include "image.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+#include "util.h"
+
+/* stb_image takes an int length; files past this cannot be decoded anyway. */
+#define MAX_FILE_BYTES ((size_t)0x7fffffff)
+#define DEFAULT_JPEG_QUALITY 95 /* cv2.imwrite's default, which Ultralytics uses */
+
+/* ------------------------------------------------------------------ JPEG */
+
+static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
+
+/* 1 when buf is a JPEG whose marker structure runs off the end of the data
+ * before the end-of-image marker (a truncated download or copy).  stb_image
+ * silently pads such files with grey; we refuse them instead, since the
+ * detections on the padded part would be garbage.  Anything we cannot parse
+ * is left for stb to judge (returns 0). */
+static int jpeg_truncated(const uint8_t *buf, size_t len)
+{
+    size_t pos = 2; /* after SOI */
+    for (;;) {
+        if (pos >= len) return 1;
+        if (buf[pos] != 0xFF) return 0; /* not where a marker must be: let stb judge */
+        while (pos < len && buf[pos] == 0xFF) pos++; /* fill bytes */
+        if (pos >= len) return 1;
+        unsigned m = buf[pos++];
+        if (m == 0xD9) return 0; /* EOI */
+        if (m == 0x01 || (m >= 0xD0 && m <= 0xD8)) continue; /* no length field */
+        if (pos + 2 > len) return 1;
+        size_t seg = be16(buf + pos);
+        if (seg < 2) return 0;
+        pos += seg;
+        if (pos > len) return 1;
+        if (m != 0xDA) continue;
+        /* entropy-coded data after SOS: runs to the next marker that is not
+         * a stuffed zero or a restart marker */
+        for (;;) {
+            if (pos + 1 >= len) return 1;
+            if (buf[pos] != 0xFF) { pos++; continue; }
+            unsigned n = buf[pos + 1];
+            if (n == 0x00 || (n >= 0xD0 && n <= 0xD7)) { pos += 2; continue; }
+            if (n == 0xFF) { pos++; continue; }
+            break;
+        }
+    }
+}
+
+/* The EXIF orientation (1..8) of a JPEG; 1 when absent or unreadable. */
+static int jpeg_exif_orientation(const uint8_t *buf, size_t len)
+{
+    size_t pos = 2;
+    while (pos + 4 <= len && buf[pos] == 0xFF) {
+        unsigned m = buf[pos + 1];
+        if (m == 0xDA || m == 0xD9) break; /* image data: no EXIF after this */
+        size_t seg = be16(buf + pos + 2);
+        if (seg < 2 || pos + 2 + seg > len) break;
+        const uint8_t *p = buf + pos + 4;
+        size_t n = seg - 2;
+        if (m == 0xE1 && n >= 14 && memcmp(p, "Exif\0\0", 6) == 0) {
+            const uint8_t *t = p + 6; /* TIFF header */
+            size_t tn = n - 6;
+            int le = t[0] == 'I' && t[1] == 'I';
+            if (!le && !(t[0] == 'M' && t[1] == 'M')) return 1;
+#define RD16(q) (le ? (unsigned)(q)[0] | (unsigned)(q)[1] << 8 : be16(q))
+#define RD32(q) (le ? (uint32_t)(q)[0] | (uint32_t)(q)[1] << 8 | (uint32_t)(q)[2] << 16 | (uint32_t)(q)[3] << 24 \
+                    : (uint32_t)(q)[0] << 24 | (uint32_t)(q)[1] << 16 | (uint32_t)(q)[2] << 8 | (uint32_t)(q)[3])
+            uint32_t ifd = RD32(t + 4);
+            if (ifd > tn || tn - ifd < 2) return 1;
+            unsigned count = RD16(t + ifd);
+            for (unsigned i = 0; i < count; i++) {
+                size_t e = (size_t)ifd + 2 + (size_t)i * 12;
+                if (e + 12 > tn) return 1;
+                if (RD16(t + e) == 0x0112 && RD16(t + e + 2) == 3) {
+                    unsigned v = RD16(t + e + 8);
+                    return v >= 1 && v <= 8 ? (int)v : 1;
+                }
+            }
+#undef RD16
+#undef RD32
+            return 1;
+        }
+        pos += 2 + seg;
+    }
+    return 1;
+}
+
+/* Apply EXIF orientation o (2..8) to a dense RGB image; returns a new
+ * malloc'd buffer and the new size, or NULL when out of memory. */
+static uint8_t *orient(const uint8_t *src, int w, int h, int o, int *ow, int *oh)
+{
+    int swap = o >= 5;
+    int nw = swap ? h : w, nh = swap ? w : h;
+    uint8_t *dst = malloc((size_t)nw * nh * 3);
+    if (!dst) return NULL;
+    for (int y = 0; y < nh; y++) {
+        for (int x = 0; x < nw; x++) {
+            int sx, sy;
+            switch (o) {
+            case 2: sx = w - 1 - x; sy = y; break;              /* mirror horizontally */
+            case 3: sx = w - 1 - x; sy = h - 1 - y; break;      /* rotate 180 */
+            case 4: sx = x; sy = h - 1 - y; break;              /* mirror vertically */
+            case 5: sx = y; sy = x; break;                      /* transpose */
+            case 6: sx = y; sy = h - 1 - x; break;              /* rotate 90 clockwise */
+            case 7: sx = w - 1 - y; sy = h - 1 - x; break;      /* transverse */
+            default: sx = w - 1 - y; sy = x; break;             /* 8: rotate 90 counter-clockwise */
+            }
+            memcpy(dst + ((size_t)y * nw + x) * 3, src + ((size_t)sy * w + sx) * 3, 3);
+        }
+    }
+    *ow = nw;
+    *oh = nh;
+    return dst;
+}
+
+/* ------------------------------------------------------------------ load */
+
+strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_image *out,
+                              strix_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!max_pixels) max_pixels = STRIX_IMAGE_MAX_PIXELS;
+
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s (check the path and permissions)",
+                          path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        int e = errno;
+        fclose(f);
+        return strix_fail(err, STRIX_E_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fclose(f);
+        return strix_fail(err, STRIX_E_IO, "%s: %s (give an image file)", path,
+                          S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
+    }
+    size_t len = (size_t)st.st_size;
+    if (len == 0) {
+        fclose(f);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: empty file (0 bytes), not an image", path);
+    }
+    if (len > MAX_FILE_BYTES) {
+        fclose(f);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: file is %zu bytes, too large for the image decoder "
+                          "(convert it to a smaller JPEG or PNG)", path, len);
+    }
+    uint8_t *buf = malloc(len);
+    if (!buf) {
+        fclose(f);
+        return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory reading %zu bytes", path, len);
+    }
+    size_t got = fread(buf, 1, len, f);
+    int rerr = ferror(f);
+    fclose(f);
+    if (got != len || rerr) {
+        free(buf);
+        return strix_fail(err, STRIX_E_IO, "%s: read error after %zu of %zu bytes (check the disk or "
+                          "whether the file is being written)", path, got, len);
+    }
+
+    int is_jpeg = len >= 3 && buf[0] == 0xFF && buf[1] == 0xD8 && buf[2] == 0xFF;
+    if (is_jpeg && jpeg_truncated(buf, len)) {
+        free(buf);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (truncated JPEG: the "
+                          "data ends before the end-of-image marker)", path);
+    }
+
+    int w = 0, h = 0, comp = 0;
+    if (!stbi_info_from_memory(buf, (int)len, &w, &h, &comp)) {
+        const char *why = stbi_failure_reason();
+        free(buf);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (%s)", path,
+                          why ? why : "unknown format");
+    }
+    if (w <= 0 || h <= 0) {
+        free(buf);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: image has no pixels (%dx%d)", path, w, h);
+    }
+    if ((size_t)w * (size_t)h > max_pixels) {
+        free(buf);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: image is %dx%d, more than the limit of %zu pixels "
+                          "(downscale it first)", path, w, h, max_pixels);
+    }
+    int orientation = is_jpeg ? jpeg_exif_orientation(buf, len) : 1;
+
+    int dw = 0, dh = 0;
+    uint8_t *px = stbi_load_from_memory(buf, (int)len, &dw, &dh, &comp, 3);
+    free(buf);
+    if (!px) {
+        const char *why = stbi_failure_reason();
+        if (why && strcmp(why, "outofmem") == 0)
+            return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory decoding a %dx%d image", path, w, h);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (%s)", path,
+                          why ? why : "decode failed");
+    }
+    if (dw != w || dh != h) {
+        stbi_image_free(px);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: header says %dx%d but the data decodes to %dx%d "
+                          "(the file is corrupt)", path, w, h, dw, dh);
+    }
+    if (orientation != 1) {
+        uint8_t *o = orient(px, w, h, orientation, &dw, &dh);
+        stbi_image_free(px);
+        if (!o)
+            return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory rotating a %dx%d image", path, w, h);
+        px = o;
+    }
+    out->data = px;
+    out->width = dw;
+    out->height = dh;
+    return STRIX_OK;
+}
+
+/* libstb allocates with the C allocator (it is built without STBI_MALLOC),
+ * so pixels from stb and from orient() are both released with free(). */
+void strix_image_free(strix_owned_image *img)
+{
+    if (!img) return;
+    free(img->data);
+    img->data = NULL;
+    img->width = img->height = 0;
+}
+
+strix_image strix_image_view(const strix_owned_image *img)
+{
+    strix_image v = {img->data, img->width, img->height, img->width * 3, STRIX_RGB};
+    return v;
+}
+
+/* ----------------------------------------------------------------- write */
+
+typedef struct sink {
+    FILE *f;
+    int failed;
+} sink;
+
+static void sink_write(void *ctx, void *data, int size)
+{
+    sink *s = ctx;
+    if (!s->failed && size > 0 && fwrite(data, 1, (size_t)size, s->f) != (size_t)size) s->failed = 1;
+}
+
+/* 1: PNG, 2: JPEG, 0: neither (by the extension, case-insensitive). */
+static int format_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash + 1 : path, '.');
+    if (!dot) return 0;
+    if (strcasecmp(dot, ".png") == 0) return 1;
+    if (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0) return 2;
+    return 0;
+}
+
+/* Create a fresh temporary file beside path ("DIR/.NAME.PID.N.tmp"), with
+ * O_EXCL so concurrent writers never share one; mode 0666 minus the umask,
+ * like any file the user creates. */
+static FILE *open_temp(const char *path, char *tmp, size_t cap, int *errnum)
+{
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    const char *base = slash ? slash + 1 : path;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        int n = snprintf(tmp, cap, "%.*s.%s.%ld.%d.tmp", dirlen, path, base, (long)getpid(), attempt);
+        if (n < 0 || (size_t)n >= cap) {
+            *errnum = ENAMETOOLONG;
+            return NULL;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd >= 0) {
+            FILE *f = fdopen(fd, "wb");
+            if (!f) {
+                *errnum = errno;
+                close(fd);
+                unlink(tmp);
+            }
+            return f;
+        }
+        if (errno != EEXIST) {
+            *errnum = errno;
+            return NULL;
+        }
+    }
+    *errnum = EEXIST;
+    return NULL;
+}
+
+strix_status strix_image_write(const char *path, const uint8_t *rgb, int width, int height,
+                               int stride, int jpeg_quality, int overwrite, strix_error *err)
+{
+    int fmt = format_of(path);
+    if (!fmt)
+        return strix_fail(err, STRIX_E_ARG, "%s: unknown image extension (use .png, .jpg or .jpeg)", path);
+    if (!rgb || width <= 0 || height <= 0)
+        return strix_fail(err, STRIX_E_ARG, "%s: nothing to write (image is %dx%d)", path, width, height);
+    if (stride == 0) stride = width * 3;
+    if (stride < width * 3)
+        return strix_fail(err, STRIX_E_ARG, "%s: row stride %d is smaller than 3 x width %d", path,
+                          stride, width);
+    if (jpeg_quality <= 0) jpeg_quality = DEFAULT_JPEG_QUALITY;
+    if (jpeg_quality > 100) jpeg_quality = 100;
+
+    struct stat st;
+    if (!overwrite && lstat(path, &st) == 0)
+        return strix_fail(err, STRIX_E_IO, "%s: already exists (remove it or allow overwriting)", path);
+
+    /* stb's JPEG writer takes dense rows only */
+    uint8_t *dense = NULL;
+    if (fmt == 2 && stride != width * 3) {
+        dense = malloc((size_t)width * height * 3);
+        if (!dense)
+            return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory preparing a %dx%d image", path,
+                              width, height);
+        for (int y = 0; y < height; y++)
+            memcpy(dense + (size_t)y * width * 3, rgb + (size_t)y * stride, (size_t)width * 3);
+    }
+
+    char tmp[4096];
+    int errnum = 0;
+    FILE *f = open_temp(path, tmp, sizeof tmp, &errnum);
+    if (!f) {
+        free(dense);
+        return strix_fail(err, STRIX_E_IO, "%s: cannot create a file in its directory: %s (check that "
+                          "the directory exists and is writable)", path, strerror(errnum));
+    }
+    sink s = {f, 0};
+    int ok = fmt == 1 ? stbi_write_png_to_func(sink_write, &s, width, height, 3, rgb, stride)
+                      : stbi_write_jpg_to_func(sink_write, &s, width, height, 3, dense ? dense : rgb,
+                                               jpeg_quality);
+    free(dense);
+    errnum = 0;
+    if (s.failed || ferror(f)) errnum = errno ? errno : EIO;
+    if (fclose(f) != 0 && !errnum) errnum = errno;
+    if (!ok || errnum) {
+        unlink(tmp);
+        if (!ok && !errnum)
+            return strix_fail(err, STRIX_E_NOMEM, "%s: the image encoder failed (out of memory?)", path);
+        return strix_fail(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", path,
+                          strerror(errnum));
+    }
+
+    if (overwrite) {
+        if (rename(tmp, path) != 0) {
+            errnum = errno;
+            unlink(tmp);
+            return strix_fail(err, STRIX_E_IO, "%s: cannot move the finished file into place: %s", path,
+                              strerror(errnum));
+        }
+        return STRIX_OK;
+    }
+    /* link() fails when path exists, so a file created meanwhile is never
+     * replaced; filesystems without hard links fall back to rename(). */
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        return STRIX_OK;
+    }
+    errnum = errno;
+    if (errnum == EEXIST) {
+        unlink(tmp);
+        return strix_fail(err, STRIX_E_IO, "%s: already exists (remove it or allow overwriting)", path);
+    }
+    if ((errnum == EPERM || errnum == ENOTSUP || errnum == ENOSYS || errnum == EMLINK) &&
+        lstat(path, &st) != 0 && rename(tmp, path) == 0)
+        return STRIX_OK;
+    unlink(tmp);
+    return strix_fail(err, STRIX_E_IO, "%s: cannot move the finished file into place: %s", path,
+                      strerror(errnum));
+}

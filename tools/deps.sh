@@ -1,0 +1,14 @@
+#!/bin/sh
+# deps.sh — installs the Debian packages strix needs, only those missing
+# (non-interactive, idempotent).  Called by `make deps`, `make test`, `make demo`.
+set -e
+need=""
+for p in make gcc libc6-dev libyaml-dev libstb-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
+done
+[ -z "$need" ] && exit 0
+echo "deps: installing$need"
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need

@@ -1,0 +1,44 @@
+/* exitcodes.h — the exit codes every strix tool uses (documented in README.md),
+ * so a batch scheduler can tell "bad input, don't retry" (2-7) from
+ * "transient, retry" (8, 9) from "bug" (1). */
+#ifndef STRIX_EXITCODES_H
+#define STRIX_EXITCODES_H
+
+#include "strix.h"
+
+enum {
+    EXIT_OK_ = 0,
+    EXIT_INTERNAL = 1, /* a bug in strix */
+    EXIT_USAGE = 2,    /* bad or missing option or value */
+    EXIT_INPUT = 3,    /* an input file is missing or unreadable */
+    EXIT_MODEL = 4,    /* the model YAML is malformed or unsupported */
+    EXIT_WEIGHTS = 5,  /* the weights file is malformed or does not match the model */
+    EXIT_IMAGE = 6,    /* an image could not be decoded or is out of limits */
+    EXIT_OUTPUT = 7,   /* an output cannot be written, or exists without --overwrite */
+    EXIT_NOMEM = 8,    /* out of memory */
+    EXIT_DEVICE = 9    /* the compute device failed, or is not in this build */
+};
+
+static inline int strix_exit_code(strix_status s)
+{
+    switch (s) {
+    case STRIX_OK: return EXIT_OK_;
+    case STRIX_E_ARG: return EXIT_USAGE;
+    case STRIX_E_IO: return EXIT_INPUT;
+    case STRIX_E_MODEL: return EXIT_MODEL;
+    case STRIX_E_WEIGHTS: return EXIT_WEIGHTS;
+    case STRIX_E_IMAGE: return EXIT_IMAGE;
+    case STRIX_E_NOMEM: return EXIT_NOMEM;
+    case STRIX_E_UNSUPPORTED:
+    case STRIX_E_DEVICE: return EXIT_DEVICE;
+    case STRIX_E_INTERNAL: return EXIT_INTERNAL;
+    }
+    return EXIT_INTERNAL;
+}
+
+#define STRIX_EXIT_CODES_HELP                                                              \
+    "exit codes: 0 ok, 1 internal error, 2 usage, 3 input missing/unreadable, 4 bad model YAML,\n" \
+    "            5 bad weights, 6 bad image, 7 output not writable/exists, 8 out of memory,\n"     \
+    "            9 device error/unavailable\n"
+
+#endif

@@ -1,0 +1,100 @@
+/* inspect.c — print a model's layers (index, from, repeats, params, module,
+ * args, output shape at the chosen input size) and its summary: layers,
+ * parameters and GFLOPs, unfused and fused, as Ultralytics reports them, plus
+ * the planned activation memory. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exitcodes.h"
+#include "strix.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: inspect --model YAML [--scale n|s|m|l|x] [--nc N] [--imgsz N | --size HxW]\n"
+            "               [--weights FILE] [--summary]\n"
+            "  --imgsz N     square input size (default 640)\n"
+            "  --size HxW    rectangular input size (multiples of the stride)\n"
+            "  --weights F   also check that the checkpoint loads\n"
+            "  --summary     only the summary lines\n" STRIX_EXIT_CODES_HELP);
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi) return 0;
+    *out = (int)v;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    strix_model_options o;
+    strix_model_options_init(&o);
+    int h = 640, w = 640, summary_only = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--summary")) {
+            summary_only = 1;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "inspect: %s: needs a value (see --help)\n", a);
+            return EXIT_USAGE;
+        }
+        i++;
+        if (!strcmp(a, "--model")) o.yaml_path = v;
+        else if (!strcmp(a, "--weights")) o.weights_path = v;
+        else if (!strcmp(a, "--scale") && strlen(v) == 1) o.scale = v[0];
+        else if (!strcmp(a, "--nc") && parse_int(v, 1, 100000, &o.nc)) {}
+        else if (!strcmp(a, "--imgsz") && parse_int(v, 1, 16384, &h)) w = h;
+        else if (!strcmp(a, "--size") && sscanf(v, "%dx%d", &h, &w) == 2 && h > 0 && w > 0) {}
+        else {
+            fprintf(stderr, "inspect: %s %s: unknown option or bad value (see --help)\n", a, v);
+            return EXIT_USAGE;
+        }
+    }
+    if (!o.yaml_path) {
+        fprintf(stderr, "inspect: --model YAML is required (see --help)\n");
+        return EXIT_USAGE;
+    }
+    strix_model *m;
+    strix_error e;
+    strix_status st = strix_model_load(&m, &o, &e);
+    if (st) {
+        fprintf(stderr, "inspect: %s\n", e.message);
+        return strix_exit_code(st);
+    }
+    strix_model_summary s;
+    if ((st = strix_model_summarize(m, h, w, &s, &e))) {
+        fprintf(stderr, "inspect: %s\n", e.message);
+        strix_model_free(m);
+        return strix_exit_code(st);
+    }
+    if (!summary_only) {
+        printf("%4s %18s %3s %10s  %-12s %-34s %s\n", "", "from", "n", "params", "module", "arguments",
+               "output (C x H x W)");
+        for (int i = 0; i < strix_model_layer_count(m); i++) {
+            strix_layer_info li;
+            if ((st = strix_model_layer_info(m, i, h, w, &li, &e))) {
+                fprintf(stderr, "inspect: %s\n", e.message);
+                strix_model_free(m);
+                return strix_exit_code(st);
+            }
+            printf("%4d %18s %3d %10lld  %-12s %-34s %d x %d x %d\n", li.index, li.from, li.repeats, li.params,
+                   li.module, li.args, li.out_c, li.out_h, li.out_w);
+        }
+    }
+    printf("input %dx%d (HxW), %d classes, stride %d\n", h, w, strix_model_class_count(m), strix_model_stride(m));
+    printf("unfused: %d layers, %lld parameters, %.1f GFLOPs\n", s.modules_unfused, s.params_unfused, s.gflops_unfused);
+    printf("fused: %d layers, %lld parameters, %.1f GFLOPs\n", s.modules_fused, s.params_fused, s.gflops_fused);
+    printf("memory: %.1f MB weights (fp32), %.1f MB planned activations at batch 1\n",
+           s.weight_bytes / 1048576.0, s.peak_activation_bytes / 1048576.0);
+    strix_model_free(m);
+    return 0;
+}
