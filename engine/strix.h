@@ -80,7 +80,9 @@ int strix_model_stride(const strix_model *m);
  * Ultralytics state_dict names and shapes, seeded uniform convolution weights,
  * non-trivial BatchNorm statistics (unless fused: convolution + bias), class
  * biases spread so that random inputs give a real number of candidate boxes.
- * f16 != 0 stores F16.  The same seed gives the same bytes on every machine.
+ * f16 != 0 stores F16.  BatchNorm statistics are calibrated on one forward
+ * pass, so activations stay O(1) as in a trained network; a seed gives the same
+ * raw weights everywhere (calibrated statistics may differ in the last bits).
  * overwrite == 0 refuses an existing path. */
 strix_status strix_model_write_synthetic_weights(const strix_model *m, const char *path,
                                                  uint64_t seed, int fused, int f16, int overwrite,

@@ -13,10 +13,6 @@
 #include "safetensors.h"
 #include "util.h"
 
-/* Ultralytics trains with BatchNorm2d(eps=1e-3) (initialize_weights); the
- * checkpoint does not store eps. */
-#define BN_EPS 1e-3
-
 typedef struct bind {
     strix_st_file *f;
     char *used;               /* per tensor index */
@@ -35,13 +31,6 @@ static void note_missing(bind *b, const char *name)
     }
 }
 
-static size_t index_of(const bind *b, const strix_st_tensor *t)
-{
-    for (size_t i = 0; i < strix_st_count(b->f); i++)
-        if (strix_st_get(b->f, i) == t) return i;
-    return 0;
-}
-
 /* Find name, check its shape against want[0..nd), convert it to fp32 in
  * b->tmp (+ off).  Returns NULL (and records the name) when absent. */
 static const strix_st_tensor *fetch(bind *b, const char *name, int nd, const int64_t *want,
@@ -52,7 +41,7 @@ static const strix_st_tensor *fetch(bind *b, const char *name, int nd, const int
         note_missing(b, name);
         return NULL;
     }
-    b->used[index_of(b, t)] = 1;
+    b->used[strix_st_index_of(b->f, t)] = 1;
     char ws[64] = "", gs[64] = "";
     int ok = t->ndim == nd;
     for (int i = 0; i < nd; i++) {
@@ -124,19 +113,16 @@ static strix_status bind_conv(bind *b, const strix_node *n, float *blob)
             }
             snprintf(nm, sizeof nm, "%s.bn.num_batches_tracked", n->wname);
             const strix_st_tensor *nbt = strix_st_find(b->f, nm);
-            if (nbt) b->used[index_of(b, nbt)] = 1;
+            if (nbt) b->used[strix_st_index_of(b->f, nbt)] = 1;
             if (got < 4 || !have_w) return STRIX_OK;
             const float *g = b->tmp + wn, *beta = g + co, *mean = beta + co, *var = mean + co;
-            for (int o = 0; o < co; o++) {
+            for (int o = 0; o < co; o++)
                 if (!(var[o] >= 0)) {
                     snprintf(nm, sizeof nm, "%s.bn.running_var", n->wname);
                     return strix_fail(b->err, STRIX_E_WEIGHTS, "%s: tensor '%s' has a negative variance at %d",
                                       strix_st_path(b->f), nm, o);
                 }
-                double s = g[o] / sqrt((double)var[o] + BN_EPS);
-                for (size_t i = 0; i < (size_t)cig * kh * kw; i++) w[(size_t)o * cig * kh * kw + i] *= (float)s;
-                bias[o] = (float)(beta[o] - mean[o] * s);
-            }
+            strix_fold_bn(w, bias, g, beta, mean, var, co, (size_t)cig * kh * kw);
         } else {
             snprintf(nm, sizeof nm, "%s.conv.bias", n->wname);
             if (!strix_st_find(b->f, nm)) {
@@ -148,14 +134,30 @@ static strix_status bind_conv(bind *b, const strix_node *n, float *blob)
             if (st || !have_w) return st;
         }
     }
-    /* OIHW -> OHWI */
-    float *dst = blob + n->woff;
-    for (int o = 0; o < co; o++)
+    strix_fold_conv(blob + n->woff, bias, w, bias, co, cig, kh, kw);
+    return STRIX_OK;
+}
+
+void strix_fold_bn(float *w, float *bias, const float *gamma, const float *beta, const float *mean,
+                   const float *var, int cout, size_t per_out)
+{
+    for (int o = 0; o < cout; o++) {
+        double s = gamma[o] / sqrt((double)var[o] + STRIX_BN_EPS);
+        for (size_t i = 0; i < per_out; i++) w[(size_t)o * per_out + i] *= (float)s;
+        bias[o] = (float)(beta[o] - mean[o] * s);
+    }
+}
+
+void strix_fold_conv(float *dst_w, float *dst_bias, const float *w, const float *bias, int cout,
+                     int cig, int kh, int kw)
+{
+    for (int o = 0; o < cout; o++) {
+        dst_bias[o] = bias ? bias[o] : 0.0f;
         for (int i = 0; i < cig; i++)
             for (int y = 0; y < kh; y++)
                 for (int x = 0; x < kw; x++)
-                    dst[(((size_t)o * kh + y) * kw + x) * cig + i] = w[(((size_t)o * cig + i) * kh + y) * kw + x];
-    return STRIX_OK;
+                    dst_w[(((size_t)o * kh + y) * kw + x) * cig + i] = w[(((size_t)o * cig + i) * kh + y) * kw + x];
+    }
 }
 
 strix_status strix_weights_load(const strix_program *p, const char *path, float *blob,

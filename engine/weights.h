@@ -11,4 +11,19 @@
 strix_status strix_weights_load(const strix_program *p, const char *path, float *blob,
                                 strix_error *err);
 
+/* Ultralytics trains with BatchNorm2d(eps=1e-3) (initialize_weights); the
+ * checkpoint does not store eps. */
+#define STRIX_BN_EPS 1e-3
+
+/* Fold BatchNorm into a convolution in place: w ([cout, per_out], any
+ * per-output layout) scaled by gamma / sqrt(var + eps); bias[o] set to
+ * beta - mean * that scale. */
+void strix_fold_bn(float *w, float *bias, const float *gamma, const float *beta, const float *mean,
+                   const float *var, int cout, size_t per_out);
+
+/* PyTorch OIHW weights (+ bias, or zeros when NULL) into the engine's OHWI
+ * layout.  dst_bias may alias bias. */
+void strix_fold_conv(float *dst_w, float *dst_bias, const float *w, const float *bias, int cout,
+                     int cig, int kh, int kw);
+
 #endif

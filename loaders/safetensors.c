@@ -926,6 +926,11 @@ const strix_st_tensor *strix_st_get(const strix_st_file *f, size_t i)
     return i < f->n_tensors ? &f->tensors[i] : NULL;
 }
 
+size_t strix_st_index_of(const strix_st_file *f, const strix_st_tensor *t)
+{
+    return (size_t)(t - f->tensors);
+}
+
 static int st_cmp_find_tensor(const void *key, const void *elem)
 {
     return strcmp(key, (*(const strix_st_tensor *const *)elem)->name);

@@ -91,6 +91,9 @@ size_t strix_st_count(const strix_st_file *f);
 const strix_st_tensor *strix_st_get(const strix_st_file *f, size_t i);
 /* By exact name (binary search, O(log n)); NULL when absent. */
 const strix_st_tensor *strix_st_find(const strix_st_file *f, const char *name);
+/* The i with strix_st_get(f, i) == t, in O(1) (t must belong to f): lets a
+ * caller keep per-tensor flags, e.g. which tensors a model used. */
+size_t strix_st_index_of(const strix_st_file *f, const strix_st_tensor *t);
 
 /* The "__metadata__" entries, in header order; lookup is O(log n). */
 size_t strix_st_metadata_count(const strix_st_file *f);

@@ -385,6 +385,10 @@ static void test_roundtrip_random(void)
                     t->dtype_name, t->ndim, t->numel, (unsigned long long)t->offset);
             goto done;
         }
+        if (strix_st_get(f, strix_st_index_of(f, t)) != t) {
+            tl_fail("index_of tensor %d", i);
+            goto done;
+        }
         expect_off += t->nbytes; /* laid out in the order added */
         if (strix_st_to_f32(out, t, &e) != STRIX_OK) {
             tl_fail("to_f32: %s", e.message);

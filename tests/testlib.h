@@ -1,4 +1,4 @@
-/* testlib.h — the tiny test harness every tests/*.c program uses.
+/* testlib.h — the tiny test harness every C test program in tests/ uses.
  *
  * Each test prints exactly one line: "PASS name", "FAIL name: why (seed=S)"
  * or "SKIP name: why"; tests/run.sh counts those lines across all programs.

@@ -111,7 +111,7 @@ void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const s
     int tasks = qkv->n * heads * blocks;
     size_t per_thread = thread_floats(pixels, p);
     float *ws = workspace;
-OMP(omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1))
+    OMP(omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1))
     {
         int tid = 0;
 #ifdef _OPENMP
@@ -119,18 +119,18 @@ OMP(omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1))
 #endif
         float *kt = ws + (size_t)tid * per_thread;
         float *s = kt + (size_t)kd * pixels;
-OMP(omp for schedule(dynamic))
+        OMP(omp for schedule(dynamic))
         for (int t = 0; t < tasks; t++) {
             int n = t / (heads * blocks), h = t / blocks % heads, i0 = t % blocks * rb;
             int rows = pixels - i0 < rb ? pixels - i0 : rb;
             attend_block(out, qkv, p, n, h, i0, rows, kt, s);
         }
         /* v_out[i, h*hd + d] = v of head h at pixel i */
-OMP(omp for schedule(static))
+        OMP(omp for schedule(static))
         for (int r = 0; r < qkv->n * pixels; r++) {
             int n = r / pixels, i = r % pixels;
-            const float *src = qkv->data + (size_t)n * qkv->batch_stride + (size_t)i * qkv->pix_stride;
-            float *dst = v_out->data + (size_t)n * v_out->batch_stride + (size_t)i * v_out->pix_stride;
+            const float *src = strix_view_at(qkv, n, 0, 0) + (size_t)i * qkv->pix_stride;
+            float *dst = strix_view_at(v_out, n, 0, 0) + (size_t)i * v_out->pix_stride;
             for (int h = 0; h < heads; h++)
                 memcpy(dst + (size_t)h * hd, src + (size_t)h * (2 * kd + hd) + 2 * kd,
                        (size_t)hd * sizeof(float));

@@ -11,7 +11,7 @@
  *   - 1x1 stride-1 unpadded convolutions read A straight from the input view
  *     (row stride = pix_stride): no im2col at all.
  *   - other shapes build A for one block of rows at a time (im2col of a row
- *     block into the workspace, already in micro-panel order).
+ *     block into the workspace, row-major like the 1x1 case).
  *   - depthwise convolutions (Cin/g == Cout/g == 1) are not a GEMM but a
  *     per-pixel multiply-add over channels, handled by their own loop.
  * The GEMM is blocked GotoBLAS-style: B is packed once per group into
@@ -128,59 +128,64 @@ static inline vf v_exp(vf x)
     x = v_select(x < v_splat(-87.0f), v_splat(-87.0f), x);
     x = v_select(x > v_splat(88.0f), v_splat(88.0f), x);
     /* round(x / ln2): adding 1.5 * 2^23 pushes the fraction bits out */
-    vf fn = x * v_splat(1.44269504088896341f) + v_splat(12582912.0f);
-    fn = fn - v_splat(12582912.0f);
-    vf r = x - fn * v_splat(0.693359375f);
-    r = r - fn * v_splat(-2.12194440e-4f);
+    vf fn = v_fma(x, v_splat(1.44269504088896341f), v_splat(12582912.0f)) - v_splat(12582912.0f);
+    vf r = v_fma(fn, v_splat(-0.693359375f), x);
+    r = v_fma(fn, v_splat(2.12194440e-4f), r);
     vf p = v_splat(1.9875691500e-4f);
-    p = p * r + v_splat(1.3981999507e-3f);
-    p = p * r + v_splat(8.3334519073e-3f);
-    p = p * r + v_splat(4.1665795894e-2f);
-    p = p * r + v_splat(1.6666665459e-1f);
-    p = p * r + v_splat(5.0000001201e-1f);
-    p = p * r * r + r + v_splat(1.0f);
+    p = v_fma(p, r, v_splat(1.3981999507e-3f));
+    p = v_fma(p, r, v_splat(8.3334519073e-3f));
+    p = v_fma(p, r, v_splat(4.1665795894e-2f));
+    p = v_fma(p, r, v_splat(1.6666665459e-1f));
+    p = v_fma(p, r, v_splat(5.0000001201e-1f));
+    p = v_fma(p * r, r, r + v_splat(1.0f));
     vu e = ((vu)__builtin_convertvector(fn, vi) + 127u) << 23;
     return p * (vf)e;
 }
 
 /* One vector of the epilogue: act(acc + bias) [+ res]. */
-static inline vf epi_vec(vf acc, vf bias, const vf *res, strix_act act)
+static inline vf epi_vec(vf acc, vf bias, vf res, strix_act act)
 {
     vf v = acc + bias;
     if (act == STRIX_ACT_SILU) v = v / (v_splat(1.0f) + v_exp(-v));
-    if (res) v += *res;
-    return v;
+    return v + res;
 }
 
-/* out[j] = act(acc[j] + bias[j]) (+ res[j]) for j < n; res may equal out.
- * The tail goes through the same vector code on a zero-padded copy, so every
- * element gets bit-identical arithmetic wherever it falls. */
-static void epilogue_row(float *out, const float *acc, const float *bias, const float *res,
-                         int n, strix_act act)
+/* For rows i < rows and channels j < n:
+ *   out[i*ldo + j] = act(acc[i*lda + j] + bias[j]) (+ res[i*ldr + j]);
+ * res may equal out.  A row's tail goes through the same vector code on a
+ * zero-padded copy, so every element gets bit-identical arithmetic wherever
+ * it falls.  Without a residual, 0 is added (changes at most a zero's sign). */
+static void epilogue(float *out, size_t ldo, const float *acc, size_t lda, const float *bias,
+                     const float *res, size_t ldr, int rows, int n, strix_act act)
 {
-    int j = 0;
-    for (; j + VL <= n; j += VL) {
-        vf r = res ? v_load(res + j) : v_splat(0.0f);
-        v_store(out + j, epi_vec(v_load(acc + j), v_load(bias + j), res ? &r : NULL, act));
-    }
-    if (j < n) {
-        size_t bytes = (size_t)(n - j) * sizeof(float);
-        vf a = v_splat(0.0f), b = v_splat(0.0f), r = v_splat(0.0f), o;
-        memcpy(&a, acc + j, bytes);
-        memcpy(&b, bias + j, bytes);
-        if (res) memcpy(&r, res + j, bytes);
-        o = epi_vec(a, b, res ? &r : NULL, act);
-        memcpy(out + j, &o, bytes);
+    int full = n / VL * VL;
+    size_t tail = (size_t)(n - full) * sizeof(float);
+    vf zero = v_splat(0.0f), bt = zero;
+    memcpy(&bt, bias + full, tail);
+    for (int i = 0; i < rows; i++) {
+        float *o = out + i * ldo;
+        const float *a = acc + i * lda, *r = res ? res + i * ldr : NULL;
+        for (int j = 0; j < full; j += VL) {
+            vf rv = r ? v_load(r + j) : zero;
+            v_store(o + j, epi_vec(v_load(a + j), v_load(bias + j), rv, act));
+        }
+        if (tail) {
+            vf at = zero, rt = zero, ot;
+            memcpy(&at, a + full, tail);
+            if (r) memcpy(&rt, r + full, tail);
+            ot = epi_vec(at, bt, rt, act);
+            memcpy(o + full, &ot, tail);
+        }
     }
 }
 
 /* C[MR][NR] (+)= A[MR][kc] * B[kc][NR].
- *   a: element (i, k) at a[i*rs + k*cs] (packed panel: rs 1, cs MR;
- *      straight from a 1x1 conv's input: rs pix_stride, cs 1)
+ *   a: element (i, k) at a[i*lda + k] (a packed im2col block: lda kc;
+ *      straight from a 1x1 conv's input: lda pix_stride)
  *   b: packed panel, element (k, j) at b[k*NR + j]
  *   c: row i at c + i*ldc; overwritten when !accumulate. */
-static void micro_kernel(int kc, const float *a, size_t rs, size_t cs, const float *b, float *c,
-                         size_t ldc, int accumulate)
+static void micro_kernel(int kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
+                         int accumulate)
 {
     vf acc[MR][NV];
 #pragma GCC unroll 8
@@ -191,10 +196,9 @@ static void micro_kernel(int kc, const float *a, size_t rs, size_t cs, const flo
         vf bv[NV];
 #pragma GCC unroll 8
         for (int v = 0; v < NV; v++) bv[v] = v_load(b + (size_t)k * NR + v * VL);
-        const float *ak = a + (size_t)k * cs;
 #pragma GCC unroll 8
         for (int i = 0; i < MR; i++) {
-            vf av = v_splat(ak[i * rs]);
+            vf av = v_splat(a[i * lda + k]);
 #pragma GCC unroll 8
             for (int v = 0; v < NV; v++) acc[i][v] = v_fma(av, bv[v], acc[i][v]);
         }
@@ -224,7 +228,12 @@ typedef struct conv_plan {
     size_t t_floats; /* per-thread output tile */
 } conv_plan;
 
-static size_t round_floats(size_t n) { return STRIX_CEIL_DIV(n, WS_ALIGN / sizeof(float)) * (WS_ALIGN / sizeof(float)); }
+/* n floats rounded up to whole WS_ALIGN-byte lines */
+static size_t round_floats(size_t n)
+{
+    size_t line = WS_ALIGN / sizeof(float);
+    return STRIX_CEIL_DIV(n, line) * line;
+}
 
 static conv_plan make_plan(const strix_view *out, const strix_view *in, const strix_conv_params *p,
                            int threads)
@@ -286,34 +295,59 @@ static void pack_b_panel(float *bp, const float *w, const conv_plan *pl, int g, 
     }
 }
 
-/* im2col of rows [m0, m0 + rows) of image n, depth [k0, k0 + kc), into
- * micro-panels: element (row i, depth kk) at ap[(i/MR)*kc*MR + kk*MR + i%MR].
- * Rows up to the next multiple of MR are zero; so are padding taps. */
+/* dst[0, n) = src[0, n), n >= 1.  Few-channel layers (the RGB stem) copy
+ * many tiny runs: those are done with fixed-size moves (the last one
+ * overlapping) rather than a library call per run. */
+static inline void copy_run(float *dst, const float *src, int n)
+{
+    if (n >= 16) {
+        memcpy(dst, src, (size_t)n * sizeof(float));
+    } else if (n >= 4) {
+        for (int i = 0; i + 4 <= n; i += 4) memcpy(dst + i, src + i, 4 * sizeof(float));
+        memcpy(dst + n - 4, src + n - 4, 4 * sizeof(float));
+    } else {
+        dst[0] = src[0];
+        if (n > 1) dst[1] = src[1];
+        if (n > 2) dst[2] = src[2];
+    }
+}
+
+/* im2col of rows [m0, m0 + rows) of image n, depth [k0, k0 + kc), into a
+ * row-major block: element (row i, depth kk) at ap[i*kc + kk], so every run
+ * of channels is one memcpy.  Rows up to the next multiple of MR are zero;
+ * so are padding taps. */
 static void pack_a(float *ap, const strix_view *in, const strix_conv_params *p,
                    const conv_plan *pl, int ow, int n, int g, int m0, int rows, int k0, int kc)
 {
     int rows_pad = STRIX_CEIL_DIV(rows, MR) * MR;
     const float *img = in->data + (size_t)n * in->batch_stride + (size_t)g * pl->cg;
+    int contiguous = p->dw == 1 && in->pix_stride == (size_t)pl->cg;
     for (int i = 0; i < rows_pad; i++) {
-        float *dst = ap + (size_t)(i / MR) * kc * MR + i % MR;
+        float *dst = ap + (size_t)i * kc;
         if (i >= rows) {
-            for (int kk = 0; kk < kc; kk++) dst[(size_t)kk * MR] = 0.0f;
+            memset(dst, 0, (size_t)kc * sizeof(float));
             continue;
         }
         int m = m0 + i;
         int iy0 = (m / ow) * p->sh - p->ph, ix0 = (m % ow) * p->sw - p->pw;
         int tap = k0 / pl->cg, ci = k0 % pl->cg;
-        for (int kk = 0; kk < kc; tap++, ci = 0) {
-            int iy = iy0 + (tap / p->kw) * p->dh, ix = ix0 + (tap % p->kw) * p->dw;
+        for (int kk = 0; kk < kc; ci = 0) {
+            int kx = tap % p->kw;
+            int iy = iy0 + (tap / p->kw) * p->dh, ix = ix0 + kx * p->dw;
             int run = pl->cg - ci < kc - kk ? pl->cg - ci : kc - kk;
-            float *d = dst + (size_t)kk * MR;
+            int taps = 1;
             if (iy >= 0 && iy < in->h && ix >= 0 && ix < in->w) {
-                const float *src = img + ((size_t)iy * in->w + ix) * in->pix_stride + ci;
-                for (int q = 0; q < run; q++) d[(size_t)q * MR] = src[q];
+                /* dense undilated input: the next taps of this kernel row
+                 * continue the same memory run */
+                if (contiguous)
+                    for (; kx + taps < p->kw && ix + taps < in->w && kk + run < kc; taps++)
+                        run += pl->cg < kc - kk - run ? pl->cg : kc - kk - run;
+                copy_run(dst + kk, img + ((size_t)iy * in->w + ix) * in->pix_stride + ci, run);
             } else {
-                for (int q = 0; q < run; q++) d[(size_t)q * MR] = 0.0f;
+                memset(dst + kk, 0, (size_t)run * sizeof(float));
             }
             kk += run;
+            tap += taps;
         }
     }
 }
@@ -342,24 +376,25 @@ static void gemm_block(const strix_view *out, const strix_view *in, const float 
                 for (int ir = 0; ir < rows; ir += MR) {
                     float *c = t + (size_t)ir * pl->nc;
                     if (ir < full)
-                        micro_kernel(kc, a_in + (size_t)ir * in->pix_stride, in->pix_stride, 1,
-                                     b, c, pl->nc, k0 > 0);
+                        micro_kernel(kc, a_in + (size_t)ir * in->pix_stride, in->pix_stride, b,
+                                     c, pl->nc, k0 > 0);
                     else
-                        micro_kernel(kc, ap + (size_t)(ir - full) * kc, 1, MR, b, c, pl->nc,
+                        micro_kernel(kc, ap + (size_t)(ir - full) * kc, kc, b, c, pl->nc,
                                      k0 > 0);
                 }
             }
         }
         int cols = pl->ng - jc < ncb ? pl->ng - jc : ncb;
         int co = g * pl->ng + jc;
-        for (int i = 0; i < rows; i++) {
-            size_t pix = (size_t)(m0 + i);
-            float *o = out->data + (size_t)n * out->batch_stride + pix * out->pix_stride + co;
-            const float *r = residual ? residual->data + (size_t)n * residual->batch_stride +
-                                            pix * residual->pix_stride + co
-                                      : NULL;
-            epilogue_row(o, tile + (size_t)i * pl->nc, bias + co, r, cols, p->act);
+        float *o = out->data + (size_t)n * out->batch_stride + (size_t)m0 * out->pix_stride + co;
+        const float *r = NULL;
+        size_t ldr = 0;
+        if (residual) {
+            r = residual->data + (size_t)n * residual->batch_stride +
+                (size_t)m0 * residual->pix_stride + co;
+            ldr = residual->pix_stride;
         }
+        epilogue(o, out->pix_stride, tile, pl->nc, bias + co, r, ldr, rows, cols, p->act);
     }
 }
 
@@ -371,7 +406,7 @@ static void conv_gemm(const strix_view *out, const strix_view *in, const float *
     int panels = pl->npad / NR;
     int blocks = STRIX_CEIL_DIV(pl->m, pl->mc);
     int tasks = out->n * blocks;
-OMP(omp parallel num_threads(pl->threads) if (pl->threads > 1))
+    OMP(omp parallel num_threads(pl->threads) if (pl->threads > 1))
     {
         int tid = 0;
 #ifdef _OPENMP
@@ -381,9 +416,9 @@ OMP(omp parallel num_threads(pl->threads) if (pl->threads > 1))
         float *tile = ap + pl->a_floats;
         for (int g = 0; g < p->groups; g++) {
             /* the implicit barriers after each loop keep B stable while used */
-OMP(omp for schedule(static))
+            OMP(omp for schedule(static))
             for (int s = 0; s < panels; s++) pack_b_panel(bp, w, pl, g, s);
-OMP(omp for schedule(dynamic))
+            OMP(omp for schedule(dynamic))
             for (int t = 0; t < tasks; t++) {
                 int n = t / blocks, m0 = (t % blocks) * pl->mc;
                 int rows = pl->m - m0 < pl->mc ? pl->m - m0 : pl->mc;
@@ -405,7 +440,7 @@ static void conv_depthwise(const strix_view *out, const strix_view *in, const fl
     for (int c = 0; c < c_all; c++)
         for (int t = 0; t < taps; t++) wt[(size_t)t * c_all + c] = w[(size_t)c * taps + t];
     int rows = out->n * out->h;
-OMP(omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic))
+    OMP(omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic))
     for (int row = 0; row < rows; row++) {
         int n = row / out->h, oy = row % out->h;
         const float *img = in->data + (size_t)n * in->batch_stride;
@@ -426,7 +461,7 @@ OMP(omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic))
                         for (int c = 0; c < cw; c++) acc[c] = s_fma(src[c], wr[c], acc[c]);
                     }
                 }
-                epilogue_row(o + c0, acc, bias + c0, r ? r + c0 : NULL, cw, p->act);
+                epilogue(o + c0, 0, acc, 0, bias + c0, r ? r + c0 : NULL, 0, 1, cw, p->act);
             }
         }
     }

@@ -47,7 +47,7 @@ void strix_cpu_detect_decode(float *out, const float *head, int n, const strix_d
         anchors += (size_t)p->level_h[l] * p->level_w[l];
     }
     int tasks = n * rows_per_image;
-OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
+    OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
     for (int t = 0; t < tasks; t++) {
         int img = t / rows_per_image, y = t % rows_per_image, l = 0;
         size_t a = (size_t)img * anchors; /* first anchor of the row */

@@ -24,7 +24,7 @@ void strix_cpu_maxpool2d(const strix_view *out, const strix_view *in,
     assert(out->w == (in->w + 2 * p->pad - p->k) / p->stride + 1);
     (void)threads; /* read only by the OpenMP directives */
     int rows = out->n * out->h, c_all = out->c;
-OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
+    OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
     for (int row = 0; row < rows; row++) {
         int n = row / out->h, oy = row % out->h;
         /* the window clipped to the image: padding is -inf, so it never wins */
@@ -56,7 +56,7 @@ void strix_cpu_upsample_nearest(const strix_view *out, const strix_view *in, int
     (void)threads; /* read only by the OpenMP directives */
     int rows = out->n * out->h;
     size_t bytes = (size_t)out->c * sizeof(float);
-OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
+    OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
     for (int row = 0; row < rows; row++) {
         int n = row / out->h, oy = row % out->h;
         for (int ox = 0; ox < out->w; ox++)
@@ -71,7 +71,7 @@ void strix_cpu_copy(const strix_view *out, const strix_view *in, int threads)
     (void)threads; /* read only by the OpenMP directives */
     int rows = out->n * out->h;
     size_t bytes = (size_t)out->c * sizeof(float);
-OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
+    OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
     for (int row = 0; row < rows; row++) {
         int n = row / out->h, y = row % out->h;
         if (out->pix_stride == (size_t)out->c && in->pix_stride == (size_t)in->c) {

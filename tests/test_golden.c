@@ -1,0 +1,298 @@
+/* test_golden.c — strix against Ultralytics itself (tests/golden/, made by
+ * tools/reference/make_goldens.py from the same synthetic weights):
+ *   (a) letterboxed input tensor: max |diff| <= 1/255
+ *   (b) Detect output [A, 4 + nc]: relative L2 error <= 1e-4 on the stored rows
+ *   (c) strix's NMS + box scaling run on Ultralytics' own Detect output gives
+ *       Ultralytics' boxes: same count and order, same class, IoU >= 0.999,
+ *       |score diff| <= 1e-5
+ *   (d) end to end (strix_model_detect on the same pixels): the same boxes.
+ * Run from the repository root (make test does). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "letterbox.h"
+#include "postprocess.h"
+#include "safetensors.h"
+#include "strix.h"
+#include "testlib.h"
+
+#define GOLDEN_DIR "tests/golden"
+
+static strix_st_file *g_inputs;
+static char g_tmpdir[64];
+
+static const char *meta(strix_st_file *f, const char *key)
+{
+    const char *v = strix_st_metadata_get(f, key);
+    return v ? v : "";
+}
+
+static const strix_st_tensor *tensor(strix_st_file *f, const char *fmt, int i)
+{
+    char name[128];
+    snprintf(name, sizeof name, fmt, i);
+    return strix_st_find(f, name);
+}
+
+static float iou(const strix_detection *a, const float *b)
+{
+    float ix = fminf(a->x2, b[2]) - fmaxf(a->x1, b[0]), iy = fminf(a->y2, b[3]) - fmaxf(a->y1, b[1]);
+    if (ix <= 0 || iy <= 0) return 0;
+    float in = ix * iy;
+    return in / ((a->x2 - a->x1) * (a->y2 - a->y1) + (b[2] - b[0]) * (b[3] - b[1]) - in);
+}
+
+static int same_box(const strix_detection *d, const float *r)
+{
+    return d->class_id == (int)r[5] && iou(d, r) >= 0.999f && fabsf(d->score - r[4]) <= 1e-5f;
+}
+
+/* Compare detections with the golden [k, 6] rows, in order (NMS on
+ * Ultralytics' own output must reproduce its order exactly); returns the
+ * matched count and describes the first mismatch in why. */
+static int match_dets(const strix_detection *d, int n, const float *g, int k, char *why, size_t wn)
+{
+    int ok = 0;
+    why[0] = 0;
+    for (int i = 0; i < n && i < k; i++) {
+        const float *r = g + (size_t)i * 6;
+        if (same_box(&d[i], r)) ok++;
+        else if (!why[0])
+            snprintf(why, wn, "box %d: class %d vs %d, IoU %.5f, score %.6f vs %.6f", i, d[i].class_id,
+                     (int)r[5], iou(&d[i], r), d[i].score, r[4]);
+    }
+    if (n != k && !why[0]) snprintf(why, wn, "%d boxes vs Ultralytics' %d", n, k);
+    return ok;
+}
+
+/* End to end our scores differ from Ultralytics' in the 6th digit, which may
+ * swap neighbours of equal score: match each golden box anywhere. */
+static int match_dets_any(const strix_detection *d, int n, const float *g, int k, char *why, size_t wn)
+{
+    int ok = 0;
+    why[0] = 0;
+    for (int j = 0; j < k; j++) {
+        int found = 0;
+        for (int i = 0; i < n && !found; i++) found = same_box(&d[i], g + (size_t)j * 6);
+        ok += found;
+        if (!found && !why[0])
+            snprintf(why, wn, "Ultralytics' box %d (class %d, score %.6f) has no match", j, (int)g[j * 6 + 5],
+                     g[j * 6 + 4]);
+    }
+    return ok;
+}
+
+static void run_case(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, GOLDEN_DIR "/%s.safetensors", name);
+    strix_st_file *g;
+    strix_error e;
+    TL_CHECK(strix_st_open(&g, path, &e) == STRIX_OK, "%s", e.message);
+    int images = atoi(meta(g, "images")), batch = atoi(meta(g, "batch")), imgsz = atoi(meta(g, "imgsz"));
+    int nc = atoi(meta(g, "nc"));
+    float conf = strtof(meta(g, "conf"), NULL), iouth = strtof(meta(g, "iou"), NULL);
+
+    /* the same synthetic weights, from the same generator */
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = meta(g, "yaml");
+    o.scale = meta(g, "scale")[0];
+    strix_model *m = NULL;
+    char wpath[128];
+    snprintf(wpath, sizeof wpath, "%s/%s.safetensors", g_tmpdir, name);
+    strix_status st = strix_model_load(&m, &o, &e);
+    if (!st) st = strix_model_write_synthetic_weights(m, wpath, strtoull(meta(g, "seed"), NULL, 10), 0, 0, 1, &e);
+    strix_model_free(m);
+    m = NULL;
+    if (st) {
+        strix_st_close(g);
+        tl_fail("%s", e.message);
+        return;
+    }
+    strix_st_file *wf;
+    if (strix_st_open(&wf, wpath, &e)) {
+        strix_st_close(g);
+        tl_fail("%s", e.message);
+        return;
+    }
+    int same_gen = !strcmp(meta(wf, "strix_synthetic_version"), meta(g, "synthetic_version"));
+    strix_st_close(wf);
+    if (!same_gen) {
+        strix_st_close(g);
+        tl_fail("golden made with synthetic weights version %s, mkweights is version %s: regenerate the goldens",
+                meta(g, "synthetic_version"), "current");
+        return;
+    }
+    o.weights_path = wpath;
+    o.threads = 2;
+    if ((st = strix_model_load(&m, &o, &e))) {
+        strix_st_close(g);
+        tl_fail("%s", e.message);
+        return;
+    }
+
+    double worst_in = 0, worst_l2 = 0;
+    int nms_ok = 0, nms_total = 0, e2e_ok = 0, e2e_total = 0;
+    char why[256] = "", e2e_why[256] = "";
+    for (int b0 = 0; b0 < images && !tl_g.failed; b0 += batch) {
+        int bn = images - b0 < batch ? images - b0 : batch;
+        int th = 0, tw = 0;
+        char key[64], scratch_why[256];
+        snprintf(key, sizeof key, "img%d.tensor_hw", b0);
+        sscanf(meta(g, key), "%dx%d", &th, &tw);
+        size_t A = strix_model_anchor_count(m, th, tw), row = 4 + (size_t)nc;
+        float *x = malloc(sizeof(float) * (size_t)bn * th * tw * 3);
+        float *head = malloc(sizeof(float) * (size_t)bn * A * row);
+        float *ghead = calloc((size_t)A * row, sizeof(float));
+        strix_image ims[8];
+        const strix_st_tensor *srcs[8];
+        int src_ok = 1;
+        for (int i = 0; i < bn; i++) {
+            int im = b0 + i;
+            snprintf(key, sizeof key, "img%d.input", im);
+            const strix_st_tensor *lb = strix_st_find(g_inputs, meta(g, key));
+            snprintf(key, sizeof key, "img%d.source", im);
+            srcs[i] = strix_st_find(g_inputs, meta(g, key));
+            if (!lb || !srcs[i] || lb->ndim != 3 || lb->shape[0] != th || lb->shape[1] != tw) {
+                src_ok = 0;
+                break;
+            }
+            ims[i] = (strix_image){srcs[i]->data, (int)srcs[i]->shape[1], (int)srcs[i]->shape[0], 0, STRIX_RGB};
+            /* (a) our letterbox of the same pixels vs Ultralytics' tensor */
+            if (batch == 1) {
+                int sw, sh;
+                strix_letterbox_shape(ims[i].width, ims[i].height, imgsz, strix_model_stride(m), 1, &sw, &sh);
+                if (sw != tw || sh != th) tl_fail("%s image %d: rect tensor %dx%d, Ultralytics %dx%d", name, im, sw, sh, tw, th);
+            }
+            strix_letterbox_info info;
+            strix_letterbox_geometry(ims[i].width, ims[i].height, tw, th, &info);
+            void *scratch = malloc(strix_letterbox_scratch_bytes(&info) + 1);
+            float *xi = x + (size_t)i * th * tw * 3;
+            strix_letterbox(xi, &ims[i], &info, scratch);
+            free(scratch);
+            const uint8_t *u = lb->data;
+            for (size_t k = 0; k < (size_t)th * tw * 3; k++) {
+                double dd = fabs(xi[k] - u[k] / 255.0);
+                if (dd > worst_in) worst_in = dd;
+                xi[k] = (float)(u[k] / 255.0); /* the network test uses Ultralytics' exact input */
+            }
+        }
+        if (!src_ok) {
+            tl_fail("%s: golden inputs missing or mis-shaped for batch at %d", name, b0);
+        } else if ((st = strix_model_forward(m, x, bn, th, tw, head, &e))) {
+            tl_fail("%s", e.message);
+        } else {
+            for (int i = 0; i < bn; i++) {
+                int im = b0 + i;
+                const strix_st_tensor *rows = tensor(g, "img%d.head_rows", im), *gh = tensor(g, "img%d.head", im);
+                const strix_st_tensor *gd = tensor(g, "img%d.dets", im);
+                if (!rows || !gh || !gd) {
+                    tl_fail("%s: image %d tensors missing", name, im);
+                    break;
+                }
+                float *ghv = malloc(sizeof(float) * gh->numel), *gdv = malloc(sizeof(float) * (gd->numel + 1));
+                strix_st_to_f32(ghv, gh, NULL);
+                strix_st_to_f32(gdv, gd, NULL);
+                const int32_t *ri = rows->data;
+                /* (b) relative L2 over the stored rows */
+                double num = 0, den = 0;
+                memset(ghead, 0, sizeof(float) * A * row);
+                for (size_t r = 0; r < rows->numel; r++) {
+                    int32_t a;
+                    memcpy(&a, ri + r, sizeof a);
+                    const float *ours = head + ((size_t)i * A + (size_t)a) * row, *theirs = ghv + r * row;
+                    for (size_t c = 0; c < row; c++) {
+                        num += (double)(ours[c] - theirs[c]) * (ours[c] - theirs[c]);
+                        den += (double)theirs[c] * theirs[c];
+                    }
+                    memcpy(ghead + (size_t)a * row, theirs, sizeof(float) * row);
+                }
+                double l2 = sqrt(num / (den + 1e-30));
+                if (l2 > worst_l2) worst_l2 = l2;
+                /* (c) our NMS on Ultralytics' output (absent rows score 0: not candidates) */
+                strix_nms_params np = {conf, iouth, 300, 30000, 0, nc};
+                void *ws = malloc(strix_nms_workspace(A, &np) + 1);
+                strix_detection *d = malloc(sizeof *d * 300);
+                int k = strix_nms(d, ghead, A, &np, ws);
+                strix_letterbox_info info;
+                strix_letterbox_geometry(ims[i].width, ims[i].height, tw, th, &info);
+                strix_scale_boxes(d, k, &info);
+                int gk = (int)(gd->numel / 6);
+                nms_ok += match_dets(d, k, gdv, gk, why[0] ? scratch_why : why, sizeof why);
+                nms_total += gk > k ? gk : k;
+                free(ws);
+                free(d);
+                free(ghv);
+                free(gdv);
+            }
+            /* (d) end to end on the source pixels */
+            strix_detect_options dopt;
+            strix_detect_options_init(&dopt);
+            dopt.conf = conf;
+            dopt.iou = iouth;
+            dopt.imgsz = imgsz;
+            strix_detections res[8];
+            if ((st = strix_model_detect(m, ims, bn, &dopt, res, &e))) {
+                tl_fail("%s", e.message);
+            } else {
+                for (int i = 0; i < bn; i++) {
+                    const strix_st_tensor *gd = tensor(g, "img%d.dets", b0 + i);
+                    float *gdv = malloc(sizeof(float) * (gd->numel + 1));
+                    strix_st_to_f32(gdv, gd, NULL);
+                    int gk = (int)(gd->numel / 6);
+                    e2e_ok += match_dets_any(res[i].items, res[i].count, gdv, gk, e2e_why[0] ? scratch_why : e2e_why,
+                                         sizeof e2e_why);
+                    e2e_total += gk > res[i].count ? gk : res[i].count;
+                    free(gdv);
+                }
+            }
+        }
+        free(x);
+        free(head);
+        free(ghead);
+    }
+    printf("  %s: input max|diff| %.2g (x255: %.2f), head rel L2 %.2g, NMS on Ultralytics' output %d/%d boxes, "
+           "end to end %d/%d boxes\n",
+           name, worst_in, worst_in * 255, worst_l2, nms_ok, nms_total, e2e_ok, e2e_total);
+    if (!tl_g.failed) {
+        if (worst_in > 1.0 / 255 + 1e-7) tl_fail("%s: input tensor differs by %.4f > 1/255", name, worst_in);
+        else if (worst_l2 > 1e-4) tl_fail("%s: Detect output relative L2 error %.3g > 1e-4", name, worst_l2);
+        else if (nms_ok != nms_total) tl_fail("%s: NMS on Ultralytics' output: %s", name, why);
+        else if (nms_total == 0) tl_fail("%s: the golden has no boxes: regenerate it with a lower conf", name);
+        else if (e2e_ok < 0.98 * e2e_total) tl_fail("%s: end to end only %d/%d boxes match: %s", name, e2e_ok, e2e_total, e2e_why);
+    }
+    strix_model_free(m);
+    strix_st_close(g);
+    unlink(wpath);
+}
+
+static void golden_yolov8n_rect(void) { run_case("yolov8n_rect"); }
+static void golden_yolov8s_batch2(void) { run_case("yolov8s_batch2"); }
+static void golden_yolo11n_rect(void) { run_case("yolo11n_rect"); }
+static void golden_yolo11n_batch3_320(void) { run_case("yolo11n_batch3_320"); }
+
+int main(int argc, char **argv)
+{
+    tl_init();
+    strix_error e;
+    if (strix_st_open(&g_inputs, GOLDEN_DIR "/inputs.safetensors", &e)) {
+        printf("FAIL golden_inputs: %s\n", e.message);
+        return 1;
+    }
+    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/strix-golden-XXXXXX");
+    if (!mkdtemp(g_tmpdir)) {
+        printf("FAIL golden_tmpdir: cannot create a temporary directory\n");
+        return 1;
+    }
+    TL_RUN(golden_yolov8n_rect);
+    TL_RUN(golden_yolov8s_batch2);
+    TL_RUN(golden_yolo11n_rect);
+    TL_RUN(golden_yolo11n_batch3_320);
+    rmdir(g_tmpdir);
+    strix_st_close(g_inputs);
+    TL_MAIN_END();
+}

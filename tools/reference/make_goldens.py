@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""make_goldens.py — dev-only: dump Ultralytics' own results on strix's synthetic
+weights, for the C golden tests (tests/test_golden.c).  Never needed to build,
+run or test strix.
+
+For each case it builds the model from strix's YAML with Ultralytics, loads the
+very safetensors file `build/mkweights` writes (same seed), runs
+`YOLO.predict` on ../shared/data images and records, through hooks:
+  (a) the letterboxed input tensor (exactly k/255: stored as uint8 NHWC RGB),
+  (b) the Detect output y = [B, 4 + nc, A] (decoded boxes + sigmoid scores),
+      stored for every anchor that is a detection candidate (best score >
+      conf) plus every 8th anchor (keeps tests/golden/ small; the C test
+      computes the relative L2 error over exactly these rows),
+  (c) the final detections per image (x1 y1 x2 y2 score class, source pixels).
+
+Usage (from the repo root, after `make`):
+  python3 -m venv /opt/strix-ref && /opt/strix-ref/bin/pip install ultralytics safetensors
+  /opt/strix-ref/bin/python tools/reference/make_goldens.py --build build --data ../shared/data
+"""
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import cv2
+import numpy as np
+import torch
+import ultralytics
+from safetensors.numpy import save_file
+from safetensors.torch import load_file
+from ultralytics import YOLO
+
+# name, yaml, scale, seed, images, imgsz, batch, iou.  Random weights score
+# every anchor alike, so conf is chosen per case: the 95th percentile of the
+# first batch's first image's best class scores (about 5% of anchors become candidates).
+CASES = [
+    ("yolov8n_rect", "weights/yolov8.yaml", "n", 7, ["dog", "horses", "person", "eagle"], 640, 1, 0.7),
+    ("yolov8s_batch2", "weights/yolov8.yaml", "s", 8, ["horses", "eagle"], 640, 2, 0.7),
+    ("yolo11n_rect", "weights/yolo11.yaml", "n", 9, ["dog", "horses", "person", "eagle"], 640, 1, 0.7),
+    ("yolo11n_batch3_320", "weights/yolo11.yaml", "n", 9, ["horses", "eagle", "dog"], 320, 3, 0.5),
+]
+SAMPLE_EVERY = 8
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def build_model(yaml_path, scale, weights):
+    import yaml as pyyaml
+
+    with open(yaml_path) as f:
+        d = pyyaml.safe_load(f)
+    d["scale"] = scale
+    d["yaml_file"] = yaml_path
+    from ultralytics.nn.tasks import DetectionModel
+
+    model = DetectionModel(d, verbose=False)
+    sd = load_file(weights)
+    full = model.state_dict()
+    for k, v in full.items():  # buffers the checkpoint does not carry
+        if k.endswith("num_batches_tracked") and k not in sd:
+            sd[k] = v
+    model.load_state_dict(sd, strict=True)
+    model.names = {i: f"class{i}" for i in range(model.yaml["nc"])}
+    y = YOLO("yolov8n.yaml", verbose=False)  # a packaged YAML: no download; the model is replaced
+    y.model = model
+    return y
+
+
+def run_case(args, case, tmp, inputs):
+    name, yaml_path, scale, seed, images, imgsz, batch, iou = case
+    wpath = os.path.join(tmp, f"{name}.safetensors")
+    subprocess.run([os.path.join(args.build, "mkweights"), "--model", yaml_path, "--scale", scale,
+                    "--seed", str(seed), "--out", wpath, "--overwrite"], check=True)
+    yolo = build_model(yaml_path, scale, wpath)
+    inner = yolo.model
+
+    captured = {"inputs": [], "heads": []}
+    imgs = [cv2.imread(os.path.join(args.data, f"{n}.jpg")) for n in images]
+    opts = dict(imgsz=imgsz, iou=iou, max_det=300, verbose=False, device="cpu")
+    yolo.predict(imgs[:batch], batch=batch, conf=0.5, **opts)  # creates (and fuses) the predictor's model
+    pm = yolo.predictor.model.model
+    hooks = [pm.register_forward_pre_hook(lambda m, a: captured["inputs"].append(a[0].detach().clone())),
+             pm.model[-1].register_forward_hook(lambda m, a, o: captured["heads"].append(
+                 (o[0] if isinstance(o, tuple) else o).detach().clone()))]
+    yolo.predict(imgs[:batch], batch=batch, conf=0.5, **opts)
+    best = captured["heads"][-1][0, 4:].amax(0).numpy()
+    conf = round(float(np.quantile(best[best < 0.999], 0.95)), 4)  # saturated anchors aside
+    opts["conf"] = conf
+
+    tensors, metas = {}, {}
+    all_dets = []
+    for start in range(0, len(imgs), batch):
+        chunk = imgs[start:start + batch]
+        captured["inputs"].clear()
+        captured["heads"].clear()
+        results = yolo.predict(chunk, batch=len(chunk), **opts)
+        x = captured["inputs"][-1]  # [B, 3, H, W] float32 RGB /255
+        y = captured["heads"][-1]  # [B, 4 + nc, A]
+        u8 = torch.round(x * 255.0).clamp(0, 255).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
+        assert np.abs(u8.astype(np.float32) / 255.0 - x.permute(0, 2, 3, 1).numpy()).max() < 1e-6
+        for b, r in enumerate(results):
+            i = start + b
+            head = y[b].transpose(0, 1).contiguous().numpy()  # [A, 4 + nc]
+            cand = head[:, 4:].max(axis=1) > conf
+            keep = np.nonzero(cand | (np.arange(head.shape[0]) % SAMPLE_EVERY == 0))[0]
+            key = f"lb.{images[i]}.{u8.shape[1]}x{u8.shape[2]}"
+            if key in inputs:
+                assert np.array_equal(inputs[key], u8[b]), key
+            inputs[key] = u8[b]
+            inputs[f"src.{images[i]}"] = np.ascontiguousarray(imgs[i][:, :, ::-1])
+            metas[f"img{i}.input"] = key
+            metas[f"img{i}.source"] = f"src.{images[i]}"
+            tensors[f"img{i}.head_rows"] = keep.astype(np.int32)
+            tensors[f"img{i}.head"] = head[keep].astype(np.float32)
+            boxes = r.boxes
+            det = np.concatenate([boxes.xyxy.numpy(), boxes.conf.numpy()[:, None],
+                                  boxes.cls.numpy()[:, None]], axis=1).astype(np.float32)
+            tensors[f"img{i}.dets"] = det.reshape(-1, 6)
+            metas[f"img{i}.name"] = f"{images[i]}.jpg"
+            metas[f"img{i}.anchors"] = str(head.shape[0])
+            metas[f"img{i}.candidates"] = str(int(cand.sum()))
+            metas[f"img{i}.tensor_hw"] = f"{u8.shape[1]}x{u8.shape[2]}"
+            metas[f"img{i}.batch_start"] = str(start)
+            all_dets.append(len(det))
+    for h in hooks:
+        h.remove()
+    metas.update({
+        "case": name, "yaml": yaml_path, "scale": scale, "seed": str(seed), "imgsz": str(imgsz),
+        "batch": str(batch), "conf": str(conf), "iou": str(iou), "images": str(len(imgs)),
+        "nc": str(inner.yaml["nc"]), "sample_every": str(SAMPLE_EVERY),
+        "weights_sha256": sha256(wpath),
+        "synthetic_version": json.loads(open(wpath, "rb").read(8 + int.from_bytes(open(wpath, "rb").read(8), "little"))[8:])
+        ["__metadata__"]["strix_synthetic_version"],
+        "ultralytics": ultralytics.__version__, "torch": torch.__version__, "opencv": cv2.__version__,
+        "numpy": np.__version__,
+        "regenerate": "/opt/strix-ref/bin/python tools/reference/make_goldens.py --build build --data ../shared/data",
+    })
+    out = os.path.join(args.out, f"{name}.safetensors")
+    save_file(tensors, out, metadata=metas)
+    print(f"{name}: detections per image {all_dets}, candidates "
+          f"{[metas[f'img{i}.candidates'] for i in range(len(imgs))]}, {os.path.getsize(out) / 1e6:.1f} MB")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--out", default="tests/golden")
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    inputs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in CASES:
+            if args.only and args.only not in case[0]:
+                continue
+            run_case(args, case, tmp, inputs)
+    save_file(inputs, os.path.join(args.out, "inputs.safetensors"),
+              metadata={"ultralytics": ultralytics.__version__, "opencv": cv2.__version__})
+    with open(os.path.join(args.out, "README.md"), "w") as f:
+        f.write(GOLDEN_README.format(ul=ultralytics.__version__, torch=torch.__version__, cv=cv2.__version__,
+                                     cases="\n".join(f"- `{c[0]}.safetensors`: {c[1]} scale {c[2]}, seed {c[3]}, "
+                                                     f"images {', '.join(c[4])}, imgsz {c[5]}, batch {c[6]}, "
+                                                     f"iou {c[7]}" for c in CASES)))
+
+
+GOLDEN_README = """# Goldens from Ultralytics
+
+Made by `tools/reference/make_goldens.py` with ultralytics {ul}, torch {torch},
+opencv-python {cv} on the CPU, from strix's own YAMLs and the synthetic weights
+`build/mkweights` writes (the seed and the weights' SHA-256 are in each file's
+metadata; tests/test_golden.c regenerates the weights and checks the hash first).
+
+`inputs.safetensors` holds each source image as OpenCV decoded it
+(`src.<name>`, uint8 RGB: stb_image's JPEG decoder differs from libjpeg-turbo by
+up to 3 levels, so the C test letterboxes these exact pixels) and each
+letterboxed tensor (`lb.<name>.<H>x<W>`, uint8 NHWC RGB, exactly Ultralytics'
+input x 255).  Each case file holds per image i: `img<i>.head_rows` /
+`img<i>.head` (rows of the Detect output [A, 4 + nc] for every candidate anchor
+and every 8th anchor) and `img<i>.dets` (final detections: x1 y1 x2 y2 score
+class); its metadata names the inputs, conf, iou, imgsz, batch and weights.
+
+{cases}
+
+Regenerate (dev machines only; needs PyPI):
+
+    python3 -m venv /opt/strix-ref && /opt/strix-ref/bin/pip install ultralytics safetensors
+    make && /opt/strix-ref/bin/python tools/reference/make_goldens.py --build build --data ../shared/data
+"""
+
+if __name__ == "__main__":
+    sys.exit(main())
