@@ -1,0 +1,438 @@
+/* test_model.c — the model API end to end without Ultralytics: inspect
+ * figures against Ultralytics' published table, strict YAML errors (file and
+ * line named), checkpoint binding errors, fused/unfused/F16 checkpoints
+ * agreeing, planner memory reuse and batch/shape handling.
+ * Run from the repository root (make test does). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "safetensors.h"
+#include "strix.h"
+#include "testlib.h"
+
+static char tmpdir[64];
+
+static const char *tmp_path(const char *name)
+{
+    static char p[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", tmpdir, name);
+    return p[k];
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static strix_status load(strix_model **m, const char *yaml, char scale, const char *weights, strix_error *e)
+{
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = yaml;
+    o.scale = scale;
+    o.weights_path = weights;
+    o.threads = 2;
+    return strix_model_load(m, &o, e);
+}
+
+/* ------------------------------------------------------------ inspect table */
+
+static void inspect_matches_ultralytics(void)
+{
+    static const struct {
+        const char *yaml;
+        char scale;
+        long long unfused, fused;
+        double gflops;
+    } t[] = {
+        {"weights/yolov8.yaml", 'n', 3157200, 3151904, 8.7},   {"weights/yolov8.yaml", 's', 11166560, 11156544, 28.6},
+        {"weights/yolov8.yaml", 'm', 25902640, 25886080, 78.9}, {"weights/yolov8.yaml", 'l', 43691520, 43668288, 165.2},
+        {"weights/yolov8.yaml", 'x', 68229648, 68200608, 257.8}, {"weights/yolo11.yaml", 'n', 2624080, 2616248, 6.5},
+        {"weights/yolo11.yaml", 's', 9458752, 9443760, 21.5},   {"weights/yolo11.yaml", 'm', 20114688, 20091712, 68.0},
+        {"weights/yolo11.yaml", 'l', 25372160, 25340992, 86.9}, {"weights/yolo11.yaml", 'x', 56966176, 56919424, 194.9},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        strix_model *m;
+        strix_error e;
+        TL_CHECK(load(&m, t[i].yaml, t[i].scale, NULL, &e) == STRIX_OK, "%s", e.message);
+        strix_model_summary s;
+        strix_status st = strix_model_summarize(m, 640, 640, &s, &e);
+        strix_model_free(m);
+        TL_CHECK(st == STRIX_OK, "%s", e.message);
+        TL_CHECK(s.params_unfused == t[i].unfused && s.params_fused == t[i].fused,
+                 "%s %c: params %lld/%lld, Ultralytics %lld/%lld", t[i].yaml, t[i].scale, s.params_unfused,
+                 s.params_fused, t[i].unfused, t[i].fused);
+        TL_CHECK(fabs(round(s.gflops_fused * 10) / 10 - t[i].gflops) < 1e-9, "%s %c: %.4f GFLOPs, Ultralytics %.1f",
+                 t[i].yaml, t[i].scale, s.gflops_fused, t[i].gflops);
+    }
+}
+
+/* Ultralytics prints "YOLOv8n summary: 129 layers" unfused, 72 fused. */
+static void inspect_layer_counts_and_shapes(void)
+{
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', NULL, &e) == STRIX_OK, "%s", e.message);
+    strix_model_summary s;
+    strix_layer_info li;
+    strix_status st = strix_model_summarize(m, 640, 640, &s, &e);
+    if (!st) st = strix_model_layer_info(m, 22, 480, 640, &li, &e);
+    int n = strix_model_layer_count(m);
+    strix_layer_info l9;
+    if (!st) st = strix_model_layer_info(m, 9, 480, 640, &l9, &e);
+    strix_model_free(m);
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    TL_CHECK(n == 23, "%d layers", n);
+    TL_CHECK(s.modules_unfused == 129 && s.modules_fused == 72, "modules %d/%d", s.modules_unfused, s.modules_fused);
+    TL_CHECK(li.out_c == 84 && li.out_w == 80 * 60 + 40 * 30 + 20 * 15, "Detect output %d x %d", li.out_c, li.out_w);
+    TL_CHECK(!strcmp(l9.module, "SPPF") && l9.out_c == 256 && l9.out_h == 15 && l9.out_w == 20 &&
+                 !strcmp(l9.args, "[256, 256, 5]"),
+             "SPPF row: %s %s %dx%dx%d", l9.module, l9.args, l9.out_c, l9.out_h, l9.out_w);
+    TL_CHECK(s.peak_activation_bytes > 0, "no activation memory planned");
+}
+
+/* The planner must reuse memory: the arena is far below the sum of all
+ * intermediate tensors. */
+static void plan_reuses_memory(void)
+{
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(load(&m, "weights/yolo11.yaml", 's', NULL, &e) == STRIX_OK, "%s", e.message);
+    strix_model_summary s;
+    strix_status st = strix_model_summarize(m, 640, 640, &s, &e);
+    double sum = 0;
+    for (int i = 0; !st && i < strix_model_layer_count(m); i++) {
+        strix_layer_info li;
+        st = strix_model_layer_info(m, i, 640, 640, &li, &e);
+        sum += 4.0 * li.out_c * li.out_h * li.out_w;
+    }
+    strix_model_free(m);
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    TL_CHECK(s.peak_activation_bytes < 0.6 * sum, "arena %zu bytes vs %.0f bytes of layer outputs alone",
+             s.peak_activation_bytes, sum);
+}
+
+/* Ultralytics' own YAML style: inline comments, quoted "nearest", scale taken
+ * from the file name, names as a mapping. */
+static void yaml_ultralytics_style_and_scale_from_name(void)
+{
+    const char *p = tmp_path("yolov8s.yaml");
+    write_file(p, "# Ultralytics-style header comment\n"
+                  "nc: 3 # number of classes\n"
+                  "names: {0: cat, 1: 'dog', 2: \"hot dog\"}\n"
+                  "scales: # compound scaling\n"
+                  "  n: [0.33, 0.25, 1024] # comment\n"
+                  "  s: [0.33, 0.50, 1024]\n"
+                  "backbone:\n"
+                  "  - [-1, 1, Conv, [64, 3, 2]] # 0-P1/2\n"
+                  "  - [-1, 1, Conv, [128, 3, 2]]\n"
+                  "  - [-1, 3, C2f, [128, True]]\n"
+                  "  - [-1, 1, Conv, [256, 3, 2]]\n"
+                  "  - [-1, 1, Conv, [512, 3, 2]]\n"
+                  "  - [-1, 1, SPPF, [512, 5]]\n"
+                  "head:\n"
+                  "  - [-1, 1, nn.Upsample, [None, 2, \"nearest\"]]\n"
+                  "  - [[-1, 3], 1, Concat, [1]]\n"
+                  "  - [-1, 1, C2f, [128]]\n"
+                  "  - [[7, 5], 1, Detect, [nc]]\n");
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(load(&m, p, 0, NULL, &e) == STRIX_OK, "%s", e.message);
+    strix_layer_info li;
+    strix_status st = strix_model_layer_info(m, 2, 64, 64, &li, &e);
+    int nc = strix_model_class_count(m);
+    const char *n2 = strix_model_class_name(m, 2);
+    int ok = n2 && !strcmp(n2, "hot dog");
+    strix_model_free(m);
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    /* scale s: width 0.5 -> 64 channels, depth 0.33 -> 1 repeat */
+    TL_CHECK(li.out_c == 64 && li.repeats == 1, "C2f at scale s: %d channels, %d repeats", li.out_c, li.repeats);
+    TL_CHECK(nc == 3 && ok, "names not read");
+}
+
+/* ----------------------------------------------------------- YAML errors */
+
+static void yaml_errors_name_file_and_line(void)
+{
+    static const struct {
+        const char *text, *want;
+        int line;
+        strix_status st;
+    } t[] = {
+        {"", "empty", 0, STRIX_E_MODEL},
+        {"nc: 80\nbackbone: [[-1, 1, Conv, [16, 3, 2]]\n", "malformed YAML", 3, STRIX_E_MODEL},
+        {"nc: 80\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, Frobnicate, [16]]\nhead:\n  - [[1], 1, Detect, [nc]]\n",
+         "Frobnicate is not a module", 4, STRIX_E_MODEL},
+        {"nc: 80\ncolour: blue\nbackbone: []\nhead: []\n", "unknown key 'colour'", 2, STRIX_E_MODEL},
+        {"nc: 80\nbackbone:\n  - [-1, 1, Conv]\nhead:\n  - [[0], 1, Detect, [nc]]\n", "[from, repeats, module, args]", 3,
+         STRIX_E_MODEL},
+        {"nc: 80\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2, 1, 1, 1, True, 9]]\nhead:\n  - [[0], 1, Detect, [nc]]\n",
+         "takes [c2, k, s, p, g, d, act]", 3, STRIX_E_MODEL},
+        {"nc: 80\nbackbone:\n  - [-1, 1, Conv, [16, three, 2]]\nhead:\n  - [[0], 1, Detect, [nc]]\n",
+         "must be an integer, got 'three'", 3, STRIX_E_MODEL},
+        {"nc: 80\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [5, 1, Conv, [16, 3, 2]]\nhead:\n  - [[1], 1, Detect, [nc]]\n",
+         "'from' index 5 does not name an earlier layer", 4, STRIX_E_MODEL},
+        {"backbone:\n  - [-1, 1, Conv, [16, 3, 2]]\nhead:\n  - [[0], 1, Detect, [nc]]\n", "missing 'nc'", 1, STRIX_E_MODEL},
+        {"nc: 80\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\nhead:\n  - [-1, 1, Conv, [16, 3, 2]]\n",
+         "the last layer must be Detect", 4, STRIX_E_MODEL},
+        {"nc: 80\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, C2f, [16, yes_please]]\nhead:\n  - [[1], 1, Detect, [nc]]\n",
+         "must be True or False", 4, STRIX_E_MODEL},
+        {"nc: 80\nnc: 81\nbackbone: []\nhead: []\n", "appears twice", 2, STRIX_E_MODEL},
+        {"nc: 80\nbackbone:\n  - [-1, 1, nn.Upsample, [None, 2, \"bilinear\"]]\nhead:\n  - [[0], 1, Detect, [nc]]\n",
+         "mode 'bilinear' is not supported", 3, STRIX_E_MODEL},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bad%zu.yaml", i);
+        const char *p = tmp_path(name);
+        write_file(p, t[i].text);
+        strix_model *m = NULL;
+        strix_error e;
+        strix_status st = load(&m, p, 'n', NULL, &e);
+        strix_model_free(m);
+        TL_CHECK(st == t[i].st, "case %zu: status %s, want %s (%s)", i, strix_status_name(st),
+                 strix_status_name(t[i].st), e.message);
+        TL_CHECK(m == NULL, "case %zu: a model came back on failure", i);
+        TL_CHECK(strstr(e.message, p) && strstr(e.message, t[i].want), "case %zu: message '%s' lacks '%s' or the path",
+                 i, e.message, t[i].want);
+        char ln[32];
+        snprintf(ln, sizeof ln, "%s:%d:", p, t[i].line);
+        TL_CHECK(!t[i].line || strstr(e.message, ln), "case %zu: message '%s' does not name line %d", i, e.message,
+                 t[i].line);
+        TL_CHECK(!strchr(e.message, '\n'), "case %zu: message spans lines", i);
+    }
+    strix_model *m = NULL;
+    strix_error e;
+    TL_CHECK(load(&m, tmp_path("no-such.yaml"), 'n', NULL, &e) == STRIX_E_IO && strstr(e.message, "no-such.yaml"),
+             "missing file: %s", e.message);
+    TL_CHECK(load(&m, "weights/yolov8.yaml", 'q', NULL, &e) == STRIX_E_ARG && strstr(e.message, "scale 'q'"),
+             "unknown scale: %s", e.message);
+}
+
+/* --------------------------------------------------- checkpoints and errors */
+
+static void make_weights(const char *yaml, char scale, const char *path, uint64_t seed, int fused, int f16)
+{
+    strix_model *m;
+    strix_error e;
+    if (load(&m, yaml, scale, NULL, &e)) {
+        tl_fail("%s", e.message);
+        return;
+    }
+    if (strix_model_write_synthetic_weights(m, path, seed, fused, f16, 1, &e)) tl_fail("%s", e.message);
+    strix_model_free(m);
+}
+
+/* Rewrite src into dst with fn deciding, per tensor, to keep, drop, reshape
+ * or retype it, or to add a copy named model.99.extra.weight. */
+typedef int (*edit_fn)(const strix_st_tensor *t, char *name, int64_t *shape, int *ndim, strix_st_dtype *dt);
+
+static int rewrite(const char *src, const char *dst, edit_fn fn)
+{
+    strix_st_file *f;
+    strix_error e;
+    if (strix_st_open(&f, src, &e)) return 0;
+    strix_st_writer *w;
+    strix_st_writer_create(&w, &e);
+    size_t n = strix_st_count(f);
+    float **bufs = calloc(n, sizeof *bufs);
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        const strix_st_tensor *t = strix_st_get(f, i);
+        char name[256];
+        int64_t shape[8];
+        int nd = t->ndim;
+        strix_st_dtype dt = t->dtype;
+        snprintf(name, sizeof name, "%s", t->name);
+        memcpy(shape, t->shape, sizeof shape);
+        int keep = fn(t, name, shape, &nd, &dt); /* 0 drop, 1 keep (edited), 2 keep + extra copy */
+        if (!keep) continue;
+        size_t numel = 1;
+        for (int k = 0; k < nd; k++) numel *= (size_t)shape[k];
+        bufs[i] = calloc((numel > t->numel ? numel : t->numel) + 1, sizeof(float));
+        strix_st_to_f32(bufs[i], t, NULL);
+        ok = strix_st_writer_add(w, name, dt, nd, shape, bufs[i], &e) == STRIX_OK;
+        if (ok && keep == 2) ok = strix_st_writer_add(w, "model.99.extra.weight", dt, nd, shape, bufs[i], &e) == STRIX_OK;
+    }
+    ok = ok && strix_st_writer_write(w, dst, 1, &e) == STRIX_OK;
+    strix_st_writer_free(w);
+    for (size_t i = 0; i < n; i++) free(bufs[i]);
+    free(bufs);
+    strix_st_close(f);
+    return ok;
+}
+
+static int drop_one(const strix_st_tensor *t, char *name, int64_t *shape, int *nd, strix_st_dtype *dt)
+{
+    return strcmp(t->name, "model.4.m.1.cv2.bn.running_var") != 0;
+}
+static int add_extra(const strix_st_tensor *t, char *name, int64_t *shape, int *nd, strix_st_dtype *dt)
+{
+    return strcmp(t->name, "model.0.bn.bias") ? 1 : 2;
+}
+static int reshape_one(const strix_st_tensor *t, char *name, int64_t *shape, int *nd, strix_st_dtype *dt)
+{
+    if (!strcmp(t->name, "model.2.cv1.conv.weight")) shape[0] = shape[0] / 2;
+    return 1;
+}
+
+static void weights_errors_are_named(void)
+{
+    const char *good = tmp_path("good.safetensors"), *bad = tmp_path("bad.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', good, 3, 0, 0);
+    if (tl_g.failed) return;
+    static const struct {
+        edit_fn fn;
+        const char *want;
+    } t[] = {
+        {drop_one, "model.4.m.1.cv2.bn.running_var"},
+        {add_extra, "model.99.extra.weight"},
+        {reshape_one, "'model.2.cv1.conv.weight' has shape [16, 32, 1, 1] but the model needs [32, 32, 1, 1]"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        TL_CHECK(rewrite(good, bad, t[i].fn), "case %zu: could not write the test file", i);
+        strix_model *m = NULL;
+        strix_error e;
+        strix_status st = load(&m, "weights/yolov8.yaml", 'n', bad, &e);
+        strix_model_free(m);
+        TL_CHECK(st == STRIX_E_WEIGHTS && strstr(e.message, t[i].want) && strstr(e.message, bad),
+                 "case %zu: %s: %s", i, strix_status_name(st), e.message);
+    }
+    /* a checkpoint for another scale */
+    strix_model *m = NULL;
+    strix_error e;
+    strix_status st = load(&m, "weights/yolov8.yaml", 's', good, &e);
+    strix_model_free(m);
+    TL_CHECK(st == STRIX_E_WEIGHTS && strstr(e.message, "another scale"), "wrong scale: %s", e.message);
+    /* truncated file */
+    FILE *f = fopen(good, "rb");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)size);
+    size_t got = fread(buf, 1, (size_t)size, f);
+    fclose(f);
+    f = fopen(bad, "wb");
+    fwrite(buf, 1, got / 2, f);
+    fclose(f);
+    free(buf);
+    st = load(&m, "weights/yolov8.yaml", 'n', bad, &e);
+    strix_model_free(m);
+    TL_CHECK(st == STRIX_E_WEIGHTS && strstr(e.message, bad), "truncated: %s: %s", strix_status_name(st), e.message);
+    write_file(bad, "");
+    st = load(&m, "weights/yolov8.yaml", 'n', bad, &e);
+    strix_model_free(m);
+    TL_CHECK(st == STRIX_E_WEIGHTS && strstr(e.message, "empty"), "empty: %s", e.message);
+    st = load(&m, "weights/yolov8.yaml", 'n', tmp_path("missing.safetensors"), &e);
+    strix_model_free(m);
+    TL_CHECK(st == STRIX_E_IO, "missing: %s", e.message);
+    unlink(good);
+    unlink(bad);
+}
+
+/* Unfused (BatchNorm folded at load), fused and F16 checkpoints of the same
+ * synthetic weights run the same network. */
+static void fused_unfused_f16_agree(void)
+{
+    const char *pu = tmp_path("u.safetensors"), *pf = tmp_path("f.safetensors"), *ph = tmp_path("h.safetensors");
+    make_weights("weights/yolo11.yaml", 'n', pu, 11, 0, 0);
+    make_weights("weights/yolo11.yaml", 'n', pf, 11, 1, 0);
+    make_weights("weights/yolo11.yaml", 'n', ph, 11, 0, 1);
+    if (tl_g.failed) return;
+    int h = 96, w = 128;
+    strix_model *m[3] = {0};
+    strix_error e;
+    const char *paths[3] = {pu, pf, ph};
+    float *x = malloc(sizeof(float) * h * w * 3 * 2);
+    for (int i = 0; i < h * w * 3 * 2; i++) x[i] = tl_uniform(0, 1);
+    float *y[3] = {0};
+    size_t A = 0, n = 0;
+    for (int k = 0; k < 3; k++) {
+        TL_CHECK(load(&m[k], "weights/yolo11.yaml", 'n', paths[k], &e) == STRIX_OK, "%s", e.message);
+        A = strix_model_anchor_count(m[k], h, w);
+        n = 2 * A * (4 + 80);
+        y[k] = malloc(sizeof(float) * n);
+        TL_CHECK(strix_model_forward(m[k], x, 2, h, w, y[k], &e) == STRIX_OK, "%s", e.message);
+    }
+    double d01 = 0, d02 = 0, ref = 0;
+    for (size_t i = 0; i < n; i++) {
+        d01 += (double)(y[0][i] - y[1][i]) * (y[0][i] - y[1][i]);
+        d02 += (double)(y[0][i] - y[2][i]) * (y[0][i] - y[2][i]);
+        ref += (double)y[0][i] * y[0][i];
+    }
+    for (int k = 0; k < 3; k++) {
+        strix_model_free(m[k]);
+        free(y[k]);
+    }
+    free(x);
+    unlink(pu);
+    unlink(pf);
+    unlink(ph);
+    TL_CHECK(A == (size_t)(12 * 16 + 6 * 8 + 3 * 4), "anchors %zu", A);
+    TL_CHECK(sqrt(d01 / ref) < 1e-5, "fused vs unfused relative L2 %.3g", sqrt(d01 / ref));
+    TL_CHECK(sqrt(d02 / ref) < 2e-2 && sqrt(d02 / ref) > 0, "F16 vs F32 relative L2 %.3g", sqrt(d02 / ref));
+}
+
+/* Batch results equal single-image results; bad shapes are refused. */
+static void batch_equals_single_and_bad_shapes(void)
+{
+    const char *p = tmp_path("b.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', p, 5, 0, 0);
+    if (tl_g.failed) return;
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
+    int h = 64, w = 96, B = 3;
+    size_t A = strix_model_anchor_count(m, h, w), row = 84, img = (size_t)h * w * 3;
+    float *x = malloc(sizeof(float) * img * B), *yb = malloc(sizeof(float) * A * row * B), *y1 = malloc(sizeof(float) * A * row);
+    for (size_t i = 0; i < img * B; i++) x[i] = tl_uniform(0, 1);
+    strix_status st = strix_model_forward(m, x, B, h, w, yb, &e);
+    double worst = 0;
+    for (int b = 0; !st && b < B; b++) {
+        st = strix_model_forward(m, x + img * b, 1, h, w, y1, &e);
+        for (size_t i = 0; i < A * row; i++) {
+            double d = fabs(y1[i] - yb[A * row * b + i]) / (fabs(y1[i]) + 1e-3);
+            if (d > worst) worst = d;
+        }
+    }
+    strix_status bad = strix_model_forward(m, x, 1, 50, 64, y1, &e);
+    strix_model_free(m);
+    free(x);
+    free(yb);
+    free(y1);
+    unlink(p);
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    TL_CHECK(worst < 1e-5, "batch of %d differs from single images by %.3g", B, worst);
+    TL_CHECK(bad == STRIX_E_ARG && strstr(e.message, "multiple of the model stride"), "50x64 input: %s", e.message);
+}
+
+int main(int argc, char **argv)
+{
+    tl_init();
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/strix-model-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        printf("FAIL model_tmpdir: cannot create a temporary directory\n");
+        return 1;
+    }
+    TL_RUN(inspect_matches_ultralytics);
+    TL_RUN(inspect_layer_counts_and_shapes);
+    TL_RUN(plan_reuses_memory);
+    TL_RUN(yaml_ultralytics_style_and_scale_from_name);
+    TL_RUN(yaml_errors_name_file_and_line);
+    TL_RUN(weights_errors_are_named);
+    TL_RUN(fused_unfused_f16_agree);
+    TL_RUN(batch_equals_single_and_bad_shapes);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd)) printf("note: could not remove %s\n", tmpdir);
+    TL_MAIN_END();
+}
