@@ -45,9 +45,11 @@ static int by_score(const void *a, const void *b)
     return (x->anchor > y->anchor) - (x->anchor < y->anchor);
 }
 
-/* torchvision compares the float IoU with the threshold as a double, the
- * Python float the caller typed (0.3, not 0.3f = 0.30000001).  Recover that
- * decimal: the shortest one that rounds to the float we were given. */
+/* The predictor imports torchvision, so non_max_suppression runs
+ * torchvision.ops.nms, which compares the float IoU with the threshold as a
+ * double: the Python float the caller typed (0.3, not 0.3f = 0.30000001;
+ * an IoU of exactly 0.3f is suppressed).  Recover that decimal: the
+ * shortest one that rounds to the float we were given. */
 static double typed_threshold(float f)
 {
     char buf[32];

@@ -295,12 +295,12 @@ static void pack_b_panel(float *bp, const float *w, const conv_plan *pl, int g, 
     }
 }
 
-/* dst[0, n) = src[0, n), n >= 1.  Few-channel layers (the RGB stem) copy
- * many tiny runs: those are done with fixed-size moves (the last one
- * overlapping) rather than a library call per run. */
+/* dst[0, n) = src[0, n), n >= 1.  Few-channel layers (the RGB stem, 16-
+ * and 32-channel maps) copy many short runs: those are done with fixed-size
+ * moves (the last one overlapping) rather than a library call per run. */
 static inline void copy_run(float *dst, const float *src, int n)
 {
-    if (n >= 16) {
+    if (n >= 64) {
         memcpy(dst, src, (size_t)n * sizeof(float));
     } else if (n >= 4) {
         for (int i = 0; i + 4 <= n; i += 4) memcpy(dst + i, src + i, 4 * sizeof(float));
