@@ -8,7 +8,8 @@
 #include "strix.h"
 
 typedef struct strix_annotate_style {
-    int line_width;  /* 0 = from the frame size, as Ultralytics: max(round((w+h)/2*0.003), 2) */
+    int line_width;  /* 0 = from the frame size, as Ultralytics: max(round((h+w+3)/2*0.003), 2)
+                        (the sum of the HWC shape, channels included) */
     int show_score;  /* 1 (default): "dog 0.87"; 0: "dog" */
     int show_label;  /* 1 (default) */
 } strix_annotate_style;

@@ -57,6 +57,7 @@ static void place(strix_letterbox_info *info, double r)
     info->new_h = py_round((double)info->src_h * r);
     if (info->new_w < 1) info->new_w = 1;
     if (info->new_h < 1) info->new_h = 1;
+    /* round(w r) never exceeds the tensor; this only guards a 0-sized one */
     if (info->new_w > info->dst_w) info->new_w = info->dst_w;
     if (info->new_h > info->dst_h) info->new_h = info->dst_h;
     info->left = py_round((info->dst_w - info->new_w) / 2.0 - 0.1);

@@ -4,15 +4,15 @@
  * ultralytics/utils/ops.py so the same head gives the same boxes.
  *
  * head: [A, 4 + nc] fp32 per image: cx, cy, w, h in tensor pixels, then the
- * class scores.
+ * class scores.  Checked box for box against Ultralytics 8.4 on random
+ * heads (exact-IoU ties included); the one deliberate difference: torch
+ * orders exactly equal scores arbitrarily, we put the lower anchor first.
  */
 #include "postprocess.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include <math.h>
 
 #define MAX_WH 7680.f    /* Ultralytics' per-class coordinate offset */
 #define DEFAULT_MAX_NMS 30000

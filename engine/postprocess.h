@@ -11,12 +11,12 @@ typedef struct strix_nms_params {
     float conf;   /* keep anchors whose best class score is > conf */
     float iou;    /* suppress when IoU > iou */
     int max_det;  /* keep at most this many */
-    int max_nms;  /* at most this many candidates enter NMS (Ultralytics: 30000) */
+    int max_nms;  /* at most this many candidates enter NMS (Ultralytics: 30000; 0 = 30000) */
     int agnostic; /* 1: ignore classes when suppressing */
     int nc;
 } strix_nms_params;
 
-/* Workspace for strix_nms with A anchors. */
+/* Workspace bytes for strix_nms with A anchors and p->max_det. */
 size_t strix_nms_workspace(size_t anchors, const strix_nms_params *p);
 
 /* head: [A, 4 + nc] (cx, cy, w, h, scores...) of one image.  Writes at most
@@ -26,7 +26,9 @@ int strix_nms(strix_detection *out, const float *head, size_t anchors,
               const strix_nms_params *p, void *workspace);
 
 /* Map boxes from tensor pixels back to source pixels and clip to the source,
- * as Ultralytics' scale_boxes(padding=True) + clip_boxes. */
+ * as Ultralytics' scale_boxes(padding=True) + clip_boxes: only info's source
+ * and tensor sizes are used, the geometry being recomputed from them as
+ * Ultralytics does. */
 void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info *info);
 
 #endif

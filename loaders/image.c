@@ -69,6 +69,18 @@ static int jpeg_truncated(const uint8_t *buf, size_t len)
     }
 }
 
+/* The size in a PNG's IHDR; 0 when buf is not a PNG with one.  stb_image
+ * rejects huge PNGs inside stbi_info with a misleading "unknown image type",
+ * so we read the size ourselves to report the real problem. */
+static int png_size(const uint8_t *buf, size_t len, uint32_t *w, uint32_t *h)
+{
+    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+    if (len < 24 || memcmp(buf, sig, 8) != 0 || memcmp(buf + 12, "IHDR", 4) != 0) return 0;
+    *w = (uint32_t)be16(buf + 16) << 16 | be16(buf + 18);
+    *h = (uint32_t)be16(buf + 20) << 16 | be16(buf + 22);
+    return 1;
+}
+
 /* The EXIF orientation (1..8) of a JPEG; 1 when absent or unreadable. */
 static int jpeg_exif_orientation(const uint8_t *buf, size_t len)
 {
@@ -162,7 +174,7 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
     size_t len = (size_t)st.st_size;
     if (len == 0) {
         fclose(f);
-        return strix_fail(err, STRIX_E_IMAGE, "%s: empty file (0 bytes), not an image", path);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: empty file (0 bytes), not an image (copy it again)", path);
     }
     if (len > MAX_FILE_BYTES) {
         fclose(f);
@@ -187,19 +199,26 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
     if (is_jpeg && jpeg_truncated(buf, len)) {
         free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (truncated JPEG: the "
-                          "data ends before the end-of-image marker)", path);
+                          "data ends before the end-of-image marker; copy the file again)", path);
+    }
+
+    uint32_t pw, ph;
+    if (png_size(buf, len, &pw, &ph) && (uint64_t)pw * ph > max_pixels) {
+        free(buf);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: image is %ux%u, more than the limit of %zu pixels "
+                          "(downscale it first)", path, (unsigned)pw, (unsigned)ph, max_pixels);
     }
 
     int w = 0, h = 0, comp = 0;
     if (!stbi_info_from_memory(buf, (int)len, &w, &h, &comp)) {
         const char *why = stbi_failure_reason();
         free(buf);
-        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (%s)", path,
-                          why ? why : "unknown format");
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (%s; JPEG, PNG, BMP, "
+                          "TGA, GIF, PSD, HDR and PNM are supported)", path, why ? why : "unknown format");
     }
     if (w <= 0 || h <= 0) {
         free(buf);
-        return strix_fail(err, STRIX_E_IMAGE, "%s: image has no pixels (%dx%d)", path, w, h);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: image has no pixels (%dx%d; the file is damaged)", path, w, h);
     }
     if ((size_t)w * (size_t)h > max_pixels) {
         free(buf);
@@ -215,8 +234,8 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
         const char *why = stbi_failure_reason();
         if (why && strcmp(why, "outofmem") == 0)
             return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory decoding a %dx%d image", path, w, h);
-        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (%s)", path,
-                          why ? why : "decode failed");
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (%s; the file is "
+                          "damaged: re-encode or copy it again)", path, why ? why : "decode failed");
     }
     if (dw != w || dh != h) {
         stbi_image_free(px);

@@ -267,8 +267,8 @@ static void test_letterbox_tensor(void)
                     float want = (float)114 / 255.f;
                     if (iy >= 0 && iy < in.new_h && ix >= 0 && ix < in.new_w)
                         want = (float)ref[((size_t)iy * in.new_w + ix) * 3 + c] / 255.f;
-                    if (t[i + c] != want) bad = "RGB value";
-                    if (t2[i + 2 - c] != want) bad = "BGR input not swapped to RGB";
+                    if (t[i + c] != want) bad = "value differs from resize / 255.f or the padding";
+                    else if (t2[i + 2 - c] != want) bad = "BGR input not swapped to RGB";
                 }
         free(px);
         free(t);

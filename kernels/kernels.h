@@ -1,0 +1,101 @@
+/* kernels.h — extern "C" launchers of strix's CUDA kernels (kernels/*.cu).
+ * Conventions: output first, a small typed parameter struct, stream last;
+ * tensors are NHWC strided views (engine/tensor.h layout) in device memory,
+ * fp32 (`float`) or fp16 (`__half`, passed as `void *` so this header stays C);
+ * every tail handled (channels not a multiple of a tile, odd sizes, any batch).
+ * Launchers return cudaError_t of the launch (cudaGetLastError); they never
+ * allocate: scratch comes from the caller. */
+#ifndef STRIX_KERNELS_H
+#define STRIX_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpu/ops.h" /* strix_conv_params, strix_pool_params, strix_attn_params, strix_decode_params */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct CUstream_st *strix_stream; /* cudaStream_t without the CUDA headers */
+typedef int strix_cuda_err;               /* cudaError_t */
+
+/* A device view: element (n, y, x, c) at data[n*batch_stride + (y*w + x)*pix_stride + c]. */
+typedef struct strix_dview {
+    void *data;
+    int n, h, w, c;
+    size_t pix_stride, batch_stride;
+} strix_dview;
+
+typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
+
+/* ---- conv.cu: convolution, out = act(conv(in, w) + bias) [+ res]
+ * w: [Cout, KH, KW, Cin/groups] (OHWI) in the dtype of the tensors; bias fp32.
+ * Chooses implicit-GEMM (fp32 SIMT tiles, or fp16 tensor cores with fp32
+ * accumulation), a depthwise kernel when groups == Cin == Cout, or a
+ * cuBLAS path for 1x1 stride-1 convolutions (handle may be NULL: no cuBLAS).
+ * workspace: strix_cuda_conv2d_workspace() bytes. */
+size_t strix_cuda_conv2d_workspace(const strix_dview *out, const strix_dview *in,
+                                   const strix_conv_params *p, strix_dtype dt);
+strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in, const void *w,
+                                 const float *bias, const strix_dview *res,
+                                 const strix_conv_params *p, strix_dtype dt, void *cublas_handle,
+                                 void *workspace, strix_stream s);
+
+/* ---- pool.cu: max-pool (-inf padding); `cascade` k x k stride-1 pools applied
+ * in a row in one kernel (SPPF): out_i = pool(out_{i-1}), out_0 = pool(in),
+ * writing every intermediate to outs[i] (all views shaped like in). */
+strix_cuda_err strix_cuda_maxpool2d(const strix_dview *out, const strix_dview *in,
+                                    const strix_pool_params *p, strix_dtype dt, strix_stream s);
+strix_cuda_err strix_cuda_maxpool_cascade(const strix_dview *outs, int cascade, const strix_dview *in,
+                                          const strix_pool_params *p, strix_dtype dt, strix_stream s);
+
+/* ---- resize.cu: nearest upsample by an integer factor; element copy. */
+strix_cuda_err strix_cuda_upsample_nearest(const strix_dview *out, const strix_dview *in, int scale,
+                                           strix_dtype dt, strix_stream s);
+strix_cuda_err strix_cuda_copy(const strix_dview *out, const strix_dview *in, strix_dtype dt,
+                               strix_stream s);
+
+/* ---- attention.cu: Ultralytics' Attention core (same semantics as
+ * strix_cpu_attention); scores through cuBLAS strided-batched GEMM, softmax
+ * kernel. workspace: strix_cuda_attention_workspace() bytes. */
+size_t strix_cuda_attention_workspace(const strix_dview *qkv, const strix_attn_params *p, strix_dtype dt);
+strix_cuda_err strix_cuda_attention(const strix_dview *out, const strix_dview *v_out,
+                                    const strix_dview *qkv, const strix_attn_params *p, strix_dtype dt,
+                                    void *cublas_handle, void *workspace, strix_stream s);
+
+/* ---- letterbox.cu: uint8 HWC frame (RGB or BGR, pitched, device memory) to
+ * the normalised [h, w, 3] RGB input tensor, the same fixed-point bilinear
+ * arithmetic as engine/letterbox.c, padding 114. */
+typedef struct strix_lb_params {
+    int src_w, src_h, src_pitch, bgr;
+    int dst_w, dst_h, new_w, new_h, left, top;
+} strix_lb_params;
+strix_cuda_err strix_cuda_letterbox(void *dst, strix_dtype dt, const uint8_t *src,
+                                    const strix_lb_params *p, strix_stream s);
+
+/* ---- decode.cu: Detect decode (as strix_cpu_detect_decode): head
+ * [N, A, 4*reg_max + nc] (dt) into out [N, A, 4 + nc] fp32. */
+strix_cuda_err strix_cuda_detect_decode(float *out, const void *head, strix_dtype dt, int n,
+                                        const strix_decode_params *p, strix_stream s);
+
+/* ---- nms.cu: threshold + compaction of candidates into a fixed-capacity
+ * buffer (a slot reserved only after the test), then class-aware NMS on the
+ * GPU (sorted by score, ties by anchor index, bitmask IoU), exactly the
+ * semantics of strix_nms (engine/postprocess.h), giving at most max_det
+ * detections per image:
+ * dets [N, max_det, 6] (x1 y1 x2 y2 score class, input-tensor pixels) and
+ * counts [N]. workspace: strix_cuda_nms_workspace() bytes. */
+typedef struct strix_nms_gpu_params {
+    int n, anchors, nc;
+    float conf, iou;
+    int max_det, max_nms, agnostic;
+} strix_nms_gpu_params;
+size_t strix_cuda_nms_workspace(const strix_nms_gpu_params *p);
+strix_cuda_err strix_cuda_nms(float *dets, int *counts, const float *decoded,
+                              const strix_nms_gpu_params *p, void *workspace, strix_stream s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
