@@ -1,0 +1,52 @@
+#!/bin/sh
+# cli_tools.sh — end-to-end checks of the inspect and mkweights tools: output,
+# documented exit codes, one-line errors, no partial files.
+#   sh tests/cli_tools.sh BUILD_DIR      (from the repository root)
+B=${1:-build}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+# expect NAME CODE CMD... : exit code CODE and, on failure, one stderr line
+expect() {
+    name=$1 code=$2
+    shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    lines=$(wc -l <"$T/err")
+    if [ $rc -ne "$code" ]; then fail "$name" "exit $rc, want $code: $(head -c 300 "$T/err")"
+    elif [ "$code" -ne 0 ] && [ "$lines" -ne 1 ]; then fail "$name" "want one error line, got $lines"
+    else pass "$name"; fi
+}
+
+expect inspect_ok 0 "$B/inspect" --model weights/yolov8.yaml --scale n
+if grep -q "^fused: 72 layers, 3151904 parameters, 8.7 GFLOPs$" "$T/out" &&
+   grep -q "^unfused: 129 layers, 3157200 parameters, 8.9 GFLOPs$" "$T/out" &&
+   grep -q "^  22 *\[15, 18, 21\] *1 *897664  Detect" "$T/out"; then pass inspect_table
+else fail inspect_table "$(tail -5 "$T/out")"; fi
+expect inspect_yolo11x_summary 0 "$B/inspect" --model weights/yolo11.yaml --scale x --summary
+grep -q "^fused: 190 layers, 56919424 parameters, 194.9 GFLOPs$" "$T/out" && pass inspect_yolo11x_numbers ||
+    fail inspect_yolo11x_numbers "$(cat "$T/out")"
+expect inspect_rect_size 0 "$B/inspect" --model weights/yolo11.yaml --scale n --size 384x640
+grep -q "Detect .* 84 x 1 x 5040$" "$T/out" && pass inspect_rect_anchors || fail inspect_rect_anchors "$(grep Detect "$T/out")"
+expect inspect_no_model 2 "$B/inspect"
+expect inspect_bad_option 2 "$B/inspect" --model weights/yolov8.yaml --frobnicate 3
+expect inspect_missing_yaml 3 "$B/inspect" --model "$T/none.yaml" --scale n
+printf 'nc: 80\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]\n' >"$T/bad.yaml"
+expect inspect_malformed_yaml 4 "$B/inspect" --model "$T/bad.yaml" --scale n
+grep -q "bad.yaml:" "$T/err" && pass inspect_error_names_file || fail inspect_error_names_file "$(cat "$T/err")"
+expect inspect_bad_size 2 "$B/inspect" --model weights/yolov8.yaml --scale n --size 100x100
+
+expect mkweights_ok 0 "$B/mkweights" --model weights/yolov8.yaml --scale n --seed 3 --out "$T/w.safetensors"
+sum=$(cksum <"$T/w.safetensors")
+expect mkweights_refuses_overwrite 7 "$B/mkweights" --model weights/yolov8.yaml --scale n --out "$T/w.safetensors"
+[ "$(cksum <"$T/w.safetensors")" = "$sum" ] && pass mkweights_left_file_alone || fail mkweights_left_file_alone "file changed"
+expect mkweights_overwrite 0 "$B/mkweights" --model weights/yolov8.yaml --scale n --seed 3 --out "$T/w.safetensors" --overwrite
+[ "$(cksum <"$T/w.safetensors")" = "$sum" ] && pass mkweights_deterministic || fail mkweights_deterministic "same seed, different bytes"
+expect mkweights_unwritable 7 "$B/mkweights" --model weights/yolov8.yaml --scale n --out "$T/w.safetensors/sub/x.safetensors"
+expect inspect_with_weights 0 "$B/inspect" --model weights/yolov8.yaml --scale n --weights "$T/w.safetensors" --summary
+expect inspect_wrong_scale_weights 5 "$B/inspect" --model weights/yolov8.yaml --scale s --weights "$T/w.safetensors"
+head -c 1000 "$T/w.safetensors" >"$T/trunc.safetensors"
+expect inspect_truncated_weights 5 "$B/inspect" --model weights/yolov8.yaml --scale n --weights "$T/trunc.safetensors"
+left=$(find "$T" -name '*.tmp*' | wc -l)
+[ "$left" -eq 0 ] && pass no_temp_files_left || fail no_temp_files_left "$left temporary files"
