@@ -344,8 +344,8 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
     /* Ultralytics: imgsz rounded up to the stride; minimal padding only when
      * every image of the batch has the same size */
     int s = m->graph.max_stride;
-    int sz = (o->imgsz + s - 1) / s * s, th = sz, tw = sz;
-    if (o->rect && same) strix_letterbox_shape(im[0].width, im[0].height, sz, s, 1, &tw, &th);
+    int sz = (o->imgsz + s - 1) / s * s, th = sz, tw = sz, rect = o->rect && same;
+    if (rect) strix_letterbox_shape(im[0].width, im[0].height, sz, s, 1, &tw, &th);
     strix_status st = prepare(m, n, th, tw, err);
     if (st) return st;
 
@@ -354,7 +354,7 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
     strix_letterbox_info info;
     size_t lb_ws = 0;
     for (int i = 0; i < n; i++) {
-        strix_letterbox_geometry(im[i].width, im[i].height, tw, th, &info);
+        strix_letterbox_plan(im[i].width, im[i].height, sz, s, rect, &info);
         size_t b = strix_letterbox_scratch_bytes(&info);
         if (b > lb_ws) lb_ws = b;
     }
@@ -364,7 +364,7 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
 
     float *in = input_ptr(m);
     for (int i = 0; i < n; i++) {
-        strix_letterbox_geometry(im[i].width, im[i].height, tw, th, &info);
+        strix_letterbox_plan(im[i].width, im[i].height, sz, s, rect, &info);
         strix_letterbox(in + (size_t)i * th * tw * 3, &im[i], &info, m->scratch);
     }
     strix_cpu_execute(&m->prog, &m->plan, m->weights, m->arena, m->ws);
@@ -373,7 +373,7 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
     for (int i = 0; i < n; i++) {
         strix_detection *d = m->dets + (size_t)i * o->max_det;
         int k = strix_nms(d, head + per * i, m->plan.anchors, &np, m->scratch);
-        strix_letterbox_geometry(im[i].width, im[i].height, tw, th, &info);
+        strix_letterbox_plan(im[i].width, im[i].height, sz, s, rect, &info);
         strix_scale_boxes(d, k, &info);
         out[i].count = k;
         out[i].items = d;

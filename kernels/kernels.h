@@ -1,10 +1,14 @@
-/* kernels.h — extern "C" launchers of strix's CUDA kernels (kernels/*.cu).
+/* kernels.h — extern "C" launchers of strix's CUDA kernels (the kernels/<op>.cu files).
  * Conventions: output first, a small typed parameter struct, stream last;
  * tensors are NHWC strided views (engine/tensor.h layout) in device memory,
  * fp32 (`float`) or fp16 (`__half`, passed as `void *` so this header stays C);
  * every tail handled (channels not a multiple of a tile, odd sizes, any batch).
- * Launchers return cudaError_t of the launch (cudaGetLastError); they never
- * allocate: scratch comes from the caller. */
+ * Launchers return cudaError_t of the launch (cudaGetLastError), or
+ * STRIX_CUDA_ERR_CUBLAS + the cublasStatus_t when a cuBLAS call they cannot
+ * do without fails; they never allocate: scratch comes from the caller.
+ * A cuBLAS handle passed in is rebound to the launcher's stream only when it
+ * is bound to another one (cublasSetStream also drops the handle's
+ * cublasSetWorkspace buffer, which CUDA graph capture relies on). */
 #ifndef STRIX_KERNELS_H
 #define STRIX_KERNELS_H
 
@@ -28,6 +32,9 @@ typedef struct strix_dview {
 } strix_dview;
 
 typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
+
+/* Above every cudaError_t value: a launcher's cuBLAS failure (see above). */
+#define STRIX_CUDA_ERR_CUBLAS 100000
 
 /* ---- conv.cu: convolution, out = act(conv(in, w) + bias) [+ res]
  * w: [Cout, KH, KW, Cin/groups] (OHWI) in the dtype of the tensors; bias fp32.
@@ -55,6 +62,10 @@ strix_cuda_err strix_cuda_upsample_nearest(const strix_dview *out, const strix_d
                                            strix_dtype dt, strix_stream s);
 strix_cuda_err strix_cuda_copy(const strix_dview *out, const strix_dview *in, strix_dtype dt,
                                strix_stream s);
+/* Dense element conversion dst[i] = src[i], i < count (fp32 <-> fp16 with
+ * round-to-nearest-even, or a plain copy when the dtypes agree). */
+strix_cuda_err strix_cuda_convert(void *dst, strix_dtype dst_dt, const void *src, strix_dtype src_dt,
+                                  size_t count, strix_stream s);
 
 /* ---- attention.cu: Ultralytics' Attention core (same semantics as
  * strix_cpu_attention); scores through cuBLAS strided-batched GEMM, softmax

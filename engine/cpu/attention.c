@@ -8,8 +8,9 @@
  * Work is split into tasks of ATT_ROWS query rows of one (image, head).  A
  * task transposes that head's keys to kt[kd][P] so the score row
  * s[j] = q_i . k_j is accumulated over d with j contiguous (vectorisable
- * without reassociating a dot product), then takes a max-subtracted softmax
- * of each row and accumulates out_i = sum_j p_ij v_j with d contiguous.
+ * without reassociating a dot product), then takes the row's max-subtracted
+ * softmax and accumulates out_i = sum_j p_ij v_j with d contiguous.  Only
+ * one score row is live at a time, so a thread needs (kd + 1) * P floats.
  * Every element is computed in the same order for any thread count.
  */
 #include <assert.h>
@@ -28,7 +29,7 @@
 #define OMP(directive)
 #endif
 
-/* Query rows per task: the score block (ATT_ROWS x P) stays in L2. */
+/* Query rows per task: amortises the key transpose over that many rows. */
 #define ATT_ROWS 32
 
 static inline float madd(float a, float b, float c)
@@ -40,12 +41,10 @@ static inline float madd(float a, float b, float c)
 #endif
 }
 
-static int block_rows(int pixels) { return pixels < ATT_ROWS ? pixels : ATT_ROWS; }
-
-/* Per thread: the transposed keys (kd x P) and one block of scores (rows x P). */
+/* Per thread: the transposed keys (kd x P) and one row of scores (P). */
 static size_t thread_floats(int pixels, const strix_attn_params *p)
 {
-    return (size_t)(p->key_dim + block_rows(pixels)) * pixels;
+    return (size_t)(p->key_dim + 1) * pixels;
 }
 
 size_t strix_cpu_attention_workspace(const strix_view *qkv, const strix_attn_params *p,
@@ -54,7 +53,7 @@ size_t strix_cpu_attention_workspace(const strix_view *qkv, const strix_attn_par
     return (size_t)(threads > 1 ? threads : 1) * thread_floats(qkv->h * qkv->w, p) * sizeof(float);
 }
 
-/* Rows [i0, i0 + rows) of head h of image n. */
+/* Query rows [i0, i0 + rows) of head h of image n; kt: kd x P, s: P floats. */
 static void attend_block(const strix_view *out, const strix_view *qkv, const strix_attn_params *p,
                          int n, int h, int i0, int rows, float *kt, float *s)
 {
@@ -66,22 +65,21 @@ static void attend_block(const strix_view *out, const strix_view *qkv, const str
         for (int d = 0; d < kd; d++) kt[(size_t)d * pixels + j] = base[(size_t)j * ps + kd + d];
     for (int i = 0; i < rows; i++) {
         const float *q = base + (size_t)(i0 + i) * ps;
-        float *sr = s + (size_t)i * pixels;
-        for (int j = 0; j < pixels; j++) sr[j] = 0.0f;
+        for (int j = 0; j < pixels; j++) s[j] = 0.0f;
         for (int d = 0; d < kd; d++) {
             const float *kr = kt + (size_t)d * pixels;
             float qd = q[d];
-            for (int j = 0; j < pixels; j++) sr[j] = madd(qd, kr[j], sr[j]);
+            for (int j = 0; j < pixels; j++) s[j] = madd(qd, kr[j], s[j]);
         }
         float mx = -INFINITY;
         for (int j = 0; j < pixels; j++) {
-            sr[j] *= p->scale;
-            mx = sr[j] > mx ? sr[j] : mx;
+            s[j] *= p->scale;
+            mx = s[j] > mx ? s[j] : mx;
         }
         float sum = 0.0f;
         for (int j = 0; j < pixels; j++) {
-            sr[j] = expf(sr[j] - mx);
-            sum += sr[j];
+            s[j] = expf(s[j] - mx);
+            sum += s[j];
         }
         float inv = 1.0f / sum;
         float *o = out->data + (size_t)n * out->batch_stride + (size_t)(i0 + i) * out->pix_stride +
@@ -89,7 +87,7 @@ static void attend_block(const strix_view *out, const strix_view *qkv, const str
         for (int d = 0; d < hd; d++) o[d] = 0.0f;
         for (int j = 0; j < pixels; j++) {
             const float *v = base + (size_t)j * ps + 2 * kd;
-            float pj = sr[j] * inv;
+            float pj = s[j] * inv;
             for (int d = 0; d < hd; d++) o[d] = madd(pj, v[d], o[d]);
         }
     }
@@ -106,8 +104,7 @@ void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const s
     (void)threads; /* read only by the OpenMP directives */
     int pixels = qkv->h * qkv->w;
     if (pixels == 0 || qkv->n == 0) return;
-    int rb = block_rows(pixels);
-    int blocks = (pixels + rb - 1) / rb;
+    int blocks = STRIX_CEIL_DIV(pixels, ATT_ROWS);
     int tasks = qkv->n * heads * blocks;
     size_t per_thread = thread_floats(pixels, p);
     float *ws = workspace;
@@ -121,8 +118,8 @@ void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const s
         float *s = kt + (size_t)kd * pixels;
         OMP(omp for schedule(dynamic))
         for (int t = 0; t < tasks; t++) {
-            int n = t / (heads * blocks), h = t / blocks % heads, i0 = t % blocks * rb;
-            int rows = pixels - i0 < rb ? pixels - i0 : rb;
+            int n = t / (heads * blocks), h = t / blocks % heads, i0 = t % blocks * ATT_ROWS;
+            int rows = pixels - i0 < ATT_ROWS ? pixels - i0 : ATT_ROWS;
             attend_block(out, qkv, p, n, h, i0, rows, kt, s);
         }
         /* v_out[i, h*hd + d] = v of head h at pixel i */
