@@ -95,8 +95,9 @@ strix_cuda_err strix_cuda_detect_decode(float *out, const void *head, strix_dtyp
  * GPU (sorted by score, ties by anchor index, bitmask IoU), exactly the
  * semantics of strix_nms (engine/postprocess.h), giving at most max_det
  * detections per image:
- * dets [N, max_det, 6] (x1 y1 x2 y2 score class, input-tensor pixels) and
- * counts [N]. workspace: strix_cuda_nms_workspace() bytes. */
+ * dets [N, max_det, 6] (x1 y1 x2 y2 score class, input-tensor pixels; rows
+ * past counts[i] zeroed) and counts [N]. workspace: strix_cuda_nms_workspace()
+ * bytes (SIZE_MAX when the runtime cannot size the sort: no usable device). */
 typedef struct strix_nms_gpu_params {
     int n, anchors, nc;
     float conf, iou;

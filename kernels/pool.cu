@@ -145,7 +145,7 @@ extern "C" strix_cuda_err strix_cuda_maxpool2d(const strix_dview *out, const str
                                                const strix_pool_params *p, strix_dtype dt, strix_stream s)
 {
     if (!view_ok(out) || !view_ok(in) || !p || p->k < 1 || p->stride < 1 || p->pad < 0 ||
-        2 * p->pad > p->k || (dt != STRIX_F32 && dt != STRIX_F16) || out->n != in->n ||
+        2 * p->pad > p->k || !dtype_ok(dt) || out->n != in->n ||
         out->c != in->c || out->h != pooled(in->h, p) || out->w != pooled(in->w, p))
         return (strix_cuda_err)cudaErrorInvalidValue;
     return launch_maxpool2d(out, in, p, dt, (cudaStream_t)s);
@@ -156,7 +156,7 @@ extern "C" strix_cuda_err strix_cuda_maxpool_cascade(const strix_dview *outs, in
                                                      strix_dtype dt, strix_stream s)
 {
     if (!outs || !view_ok(in) || !p || cascade < 1 || p->stride != 1 || p->k < 1 ||
-        2 * p->pad != p->k - 1 || (dt != STRIX_F32 && dt != STRIX_F16))
+        2 * p->pad != p->k - 1 || !dtype_ok(dt))
         return (strix_cuda_err)cudaErrorInvalidValue;
     for (int i = 0; i < cascade; i++)
         if (!view_ok(&outs[i]) || outs[i].n != in->n || outs[i].h != in->h || outs[i].w != in->w ||

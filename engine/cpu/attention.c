@@ -16,18 +16,9 @@
 #include <assert.h>
 #include <math.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
+#include "omp.h"
 #include "ops.h"
-
-/* OpenMP is optional: without it the directives vanish and loops run serially. */
-#ifdef _OPENMP
-#define OMP(directive) _Pragma(#directive)
-#else
-#define OMP(directive)
-#endif
 
 /* Query rows per task: amortises the key transpose over that many rows. */
 #define ATT_ROWS 32

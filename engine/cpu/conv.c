@@ -33,18 +33,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
+#include "omp.h"
 #include "ops.h"
-
-/* OpenMP is optional: without it the directives vanish and loops run serially. */
-#ifdef _OPENMP
-#define OMP(directive) _Pragma(#directive)
-#else
-#define OMP(directive)
-#endif
 
 #if !defined(__GNUC__)
 #error "engine/cpu/conv.c uses GCC/Clang vector extensions: build with gcc or clang"

@@ -9,14 +9,8 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "omp.h"
 #include "ops.h"
-
-/* OpenMP is optional: without it the directives vanish and loops run serially. */
-#ifdef _OPENMP
-#define OMP(directive) _Pragma(#directive)
-#else
-#define OMP(directive)
-#endif
 
 /* sum_i i * softmax(l)_i over reg_max bins, max subtracted for safety. */
 static float dfl_distance(const float *l, int bins)

@@ -7,14 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "omp.h"
 #include "ops.h"
-
-/* OpenMP is optional: without it the directives vanish and loops run serially. */
-#ifdef _OPENMP
-#define OMP(directive) _Pragma(#directive)
-#else
-#define OMP(directive)
-#endif
 
 void strix_cpu_maxpool2d(const strix_view *out, const strix_view *in,
                          const strix_pool_params *p, int threads)
