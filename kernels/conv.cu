@@ -34,13 +34,11 @@
 #include <cstdint>
 
 #include <cublas_v2.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
 #include <mma.h>
 
-#include "kernels.h"
+#include "elem.cuh" /* CEIL_DIV, fp32/fp16 element load/store, argument checks */
 
-#define CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+using namespace strix_elem;
 
 /* Path 5 threshold: below this many input or output channels a 1x1 conv is
  * memory-bound and the fused implicit GEMM (one pass, no fp32 staging) is
@@ -73,11 +71,6 @@ struct ConvArgs {
     Epi epi;
 };
 
-__device__ __forceinline__ float load_f(const float *p) { return *p; }
-__device__ __forceinline__ float load_f(const __half *p) { return __half2float(*p); }
-__device__ __forceinline__ void store_f(float *p, float v) { *p = v; }
-__device__ __forceinline__ void store_f(__half *p, float v) { *p = __float2half_rn(v); }
-
 /* out[n, pix, co] = act(acc + bias[co]) (+ res[n, pix, co]), pix = y*OW + x;
  * computed in fp32, rounded once. */
 template <typename T>
@@ -86,9 +79,9 @@ __device__ __forceinline__ void epilogue_store(const Epi &e, int n, int pix, int
     float v = acc + e.bias[co];
     if (e.act == STRIX_ACT_SILU) v = v / (1.0f + expf(-v));
     if (e.res)
-        v += load_f(static_cast<const T *>(e.res) + (size_t)n * e.res_batch +
-                    (size_t)pix * e.res_pix + co);
-    store_f(static_cast<T *>(e.out) + (size_t)n * e.out_batch + (size_t)pix * e.out_pix + co, v);
+        v += load(static_cast<const T *>(e.res) + (size_t)n * e.res_batch +
+                  (size_t)pix * e.res_pix + co);
+    store(static_cast<T *>(e.out) + (size_t)n * e.out_batch + (size_t)pix * e.out_pix + co, v);
 }
 
 /* The receptive-field origin of GEMM row m (output pixel m); ok = false past M. */
@@ -164,10 +157,10 @@ __device__ __forceinline__ long long a_offset(const ConvArgs &a, const RowSrc &r
 #define F32_BN 64
 #define F32_BK 16
 #define F32_THREADS 256
-#define F32_TM (F32_BM / 16)                         /* rows per thread */
-#define F32_TN (F32_BN / 16)                         /* columns per thread */
-#define F32_RUN (F32_BM * F32_BK / F32_THREADS)      /* depth run per thread */
-#define F32_LDS (F32_BK + 1)                         /* padded smem row: no bank conflicts */
+#define F32_TM (F32_BM / 16)                    /* rows per thread */
+#define F32_TN (F32_BN / 16)                    /* columns per thread */
+#define F32_RUN (F32_BM * F32_BK / F32_THREADS) /* depth run per thread */
+#define F32_LDS (F32_BK + 1) /* padded smem row: the inner loop's reads are conflict-free */
 static_assert(F32_BM == F32_BN, "one loader row index serves the A and B slices");
 static_assert(F32_BK % F32_RUN == 0 && F32_THREADS / (F32_BK / F32_RUN) == F32_BM,
               "the loader covers the slices exactly");
@@ -344,9 +337,11 @@ __global__ void __launch_bounds__(F16_THREADS) conv_igemm_f16_wmma_tile64x64(Con
                 wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa[2];
                 wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb[2];
 #pragma unroll
-                for (int i = 0; i < 2; i++) wmma::load_matrix_sync(fa[i], &As[wm + 16 * i][kk], F16_LDS);
+                for (int i = 0; i < 2; i++)
+                    wmma::load_matrix_sync(fa[i], &As[wm + 16 * i][kk], F16_LDS);
 #pragma unroll
-                for (int j = 0; j < 2; j++) wmma::load_matrix_sync(fb[j], &Bs[wn + 16 * j][kk], F16_LDS);
+                for (int j = 0; j < 2; j++)
+                    wmma::load_matrix_sync(fb[j], &Bs[wn + 16 * j][kk], F16_LDS);
 #pragma unroll
                 for (int i = 0; i < 2; i++)
 #pragma unroll
@@ -365,7 +360,8 @@ __global__ void __launch_bounds__(F16_THREADS) conv_igemm_f16_wmma_tile64x64(Con
         for (int e = t; e < F16_BM * F16_BN; e += F16_THREADS) {
             int r = e / F16_BN, c = e % F16_BN, co = n0 + c;
             int2 rw = rows[r];
-            if (rw.x >= 0 && co < a.ng) epilogue_store<__half>(a.epi, rw.x, rw.y, g * a.ng + co, Cs[r][c]);
+            if (rw.x >= 0 && co < a.ng)
+                epilogue_store<__half>(a.epi, rw.x, rw.y, g * a.ng + co, Cs[r][c]);
         }
     }
 }
@@ -395,8 +391,8 @@ __global__ void __launch_bounds__(DW_TX *DW_TY) conv_depthwise_direct(ConvArgs a
             for (int kx = 0; kx < a.kw; kx++) {
                 int ix = ox * a.sw - a.pw + kx * a.dw;
                 if (ix < 0 || ix >= a.w) continue;
-                acc = fmaf(load_f(img + ((size_t)iy * a.w + ix) * a.in_pix + c),
-                           load_f(wt + (size_t)c * taps + ky * a.kw + kx), acc);
+                acc = fmaf(load(img + ((size_t)iy * a.w + ix) * a.in_pix + c),
+                           load(wt + (size_t)c * taps + ky * a.kw + kx), acc);
             }
         }
         epilogue_store<T>(a.epi, n, pix, c, acc);
@@ -418,7 +414,8 @@ __global__ void __launch_bounds__(EPI_TX *EPI_TY)
     if (m >= m_all) return;
     const int n = m / ohw, pix = m - n * ohw;
     const float *src = c + (size_t)n * c_batch + (size_t)pix * c_pix;
-    for (int co = threadIdx.x; co < channels; co += EPI_TX) epilogue_store<T>(e, n, pix, co, src[co]);
+    for (int co = threadIdx.x; co < channels; co += EPI_TX)
+        epilogue_store<T>(e, n, pix, co, src[co]);
 }
 
 /* ---- host side */
@@ -428,22 +425,21 @@ bool conv_args_valid(const strix_dview *out, const strix_dview *in, const void *
                      const float *bias, const strix_dview *res, const strix_conv_params *p,
                      strix_dtype dt)
 {
-    if (!out || !in || !w || !bias || !p || !out->data || !in->data) return false;
-    if (dt != STRIX_F32 && dt != STRIX_F16) return false;
+    if (!view_ok(out) || !view_ok(in) || !w || !bias || !p || !dtype_ok(dt)) return false;
     if (p->kh < 1 || p->kw < 1 || p->sh < 1 || p->sw < 1 || p->dh < 1 || p->dw < 1 ||
         p->ph < 0 || p->pw < 0 || p->groups < 1)
         return false;
     if (p->act != STRIX_ACT_NONE && p->act != STRIX_ACT_SILU) return false;
     if (in->c < 1 || in->c % p->groups || out->c % p->groups || in->n != out->n) return false;
-    if (in->n < 0 || in->h < 0 || in->w < 0 || out->h < 0 || out->w < 0 || out->c < 0) return false;
     if (out->h != (in->h + 2 * p->ph - p->dh * (p->kh - 1) - 1) / p->sh + 1 ||
         out->w != (in->w + 2 * p->pw - p->dw * (p->kw - 1) - 1) / p->sw + 1)
         return false;
-    if (res && (!res->data || res->n != out->n || res->h != out->h || res->w != out->w ||
+    if (res && (!view_ok(res) || res->n != out->n || res->h != out->h || res->w != out->w ||
                 res->c != out->c))
         return false;
-    if ((long long)out->n * out->h * out->w > INT_MAX) return false;
-    if ((long long)p->kh * p->kw * (in->c / p->groups) > INT_MAX) return false;
+    /* row and depth indices up to a tile past M and K stay within int */
+    if ((long long)out->n * out->h * out->w > INT_MAX - 1024) return false;
+    if ((long long)p->kh * p->kw * (in->c / p->groups) > INT_MAX - 1024) return false;
     if (out->c / p->groups > 65535 * 64) return false; /* grid.y of the GEMM paths */
     return true;
 }
@@ -471,8 +467,9 @@ cublasStatus_t gemm_1x1(cublasHandle_t h, const strix_dview *in, const void *w, 
     const cublasComputeType_t ct =
         dt == STRIX_F16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_PEDANTIC;
     const long long hw = (long long)in->h * in->w;
-    const bool merged = in->n == 1 || ((long long)in->batch_stride == hw * (long long)in->pix_stride &&
-                                       (long long)c_batch == hw * (long long)ldc);
+    const bool merged = in->n == 1 ||
+                        ((long long)in->batch_stride == hw * (long long)in->pix_stride &&
+                         (long long)c_batch == hw * (long long)ldc);
     if (merged)
         return cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, cout, (int)(hw * in->n), in->c, &one, w,
                             ab, in->c, in->data, ab, (int)in->pix_stride, &zero, c, CUDA_R_32F,
@@ -537,8 +534,10 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
                                             strix_dtype dt, void *cublas_handle, void *workspace,
                                             strix_stream s)
 {
-    if (!conv_args_valid(out, in, w, bias, res, p, dt)) return (strix_cuda_err)cudaErrorInvalidValue;
-    if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0) return (strix_cuda_err)cudaSuccess;
+    if (!conv_args_valid(out, in, w, bias, res, p, dt))
+        return (strix_cuda_err)cudaErrorInvalidValue;
+    if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0)
+        return (strix_cuda_err)cudaSuccess;
     cudaStream_t st = (cudaStream_t)s;
     ConvArgs a;
     a.in = in->data;
@@ -577,12 +576,12 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
             conv_depthwise_direct<__half><<<grid, block, 0, st>>>(a);
         else
             conv_depthwise_direct<float><<<grid, block, 0, st>>>(a);
-        return (strix_cuda_err)cudaGetLastError();
+        return last_error();
     }
     if (cublas_handle && cublas_shape(out, in, p) &&
         conv1x1_cublas(out, in, w, res, a.epi, dt, static_cast<cublasHandle_t>(cublas_handle),
                        workspace, st))
-        return (strix_cuda_err)cudaGetLastError();
+        return last_error();
     /* groups beyond the grid's z limit are looped inside the kernels */
     const unsigned gz = p->groups < 65535 ? (unsigned)p->groups : 65535u;
     if (dt == STRIX_F16) {
@@ -595,5 +594,5 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
         dim3 grid(CEIL_DIV(a.m, F32_BM), CEIL_DIV(a.ng, F32_BN), gz);
         conv_igemm_f32_tile64x64<<<grid, F32_THREADS, 0, st>>>(a);
     }
-    return (strix_cuda_err)cudaGetLastError();
+    return last_error();
 }
