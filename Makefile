@@ -35,9 +35,13 @@ ifeq ($(OPENMP),1)
 endif
 CFLAGS  ?=
 CFLAGS  += $(CFLAGS_BASE) $(CFLAGS_OPT) $(CFLAGS_OMP)
-LDLIBS  = -lyaml -lstb -lm $(CFLAGS_OMP) $(LDFLAGS_SAN)
+LDLIBS  = -lyaml -lstb -lm -pthread $(CFLAGS_OMP) $(LDFLAGS_SAN)
 
-LIB_SRC  = $(wildcard engine/*.c engine/cpu/*.c loaders/*.c)
+# Video I/O (FFmpeg) is an archive of its own, so libstrix.a never needs
+# FFmpeg; only infer and the video tests (VIDEO_USERS) link it.
+VIDEO_SRC   = $(wildcard loaders/video*.c)
+FFMPEG_PKGS = libavformat libavcodec libavutil libswscale libswresample
+LIB_SRC  = $(filter-out $(VIDEO_SRC),$(wildcard engine/*.c engine/cpu/*.c loaders/*.c))
 TOOL_SRC = $(wildcard tools/*.c)
 TEST_SRC = $(wildcard tests/*.c)
 
@@ -57,6 +61,9 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
 TOOLS    = $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libstrix.a
+VIDEO_OBJ   = $(VIDEO_SRC:%.c=$(BUILD)/obj/%.o)
+VIDEO_LIB   = $(BUILD)/libstrix_video.a
+VIDEO_USERS = $(BUILD)/infer $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_video*.c))
 
 .PHONY: all lib tools tests test deps demo clean
 all: lib tools
@@ -68,6 +75,14 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+$(VIDEO_LIB): $(VIDEO_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(VIDEO_OBJ): CFLAGS += $(shell pkg-config --cflags $(FFMPEG_PKGS))
+$(VIDEO_USERS): $(VIDEO_LIB)
+$(VIDEO_USERS): VIDEO_LINK = $(VIDEO_LIB) $(LIB) $(shell pkg-config --libs $(FFMPEG_PKGS))
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -78,11 +93,24 @@ $(BUILD)/obj/%.o: %.cu
 
 $(BUILD)/%: tools/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $< $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests $< $(LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) -Itests $< $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
+
+# perf/ programs (benchmark, per-kernel harnesses): build/perf/NAME, library only.
+PERF = $(patsubst perf/%.c,$(BUILD)/perf/%,$(wildcard perf/*.c))
+$(BUILD)/perf/%: perf/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+# Dev-time only: strix against ONNX Runtime, OpenCV DNN and Ultralytics on this
+# machine; needs the Python venv of perf/README.md (PyPI).  BENCH_ARGS go to
+# tools/reference/bench_peers.py.
+.PHONY: bench
+bench: all $(PERF)
+	@BUILD=$(BUILD) sh perf/bench.sh $(BENCH_ARGS)
 
 deps:
 	@sh tools/deps.sh
@@ -100,4 +128,4 @@ demo: deps all
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(VIDEO_OBJ:.o=.d)

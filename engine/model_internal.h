@@ -6,15 +6,20 @@
 #include "graph.h"
 #include "model_yaml.h"
 
+struct strix_cuda_backend;
+
 struct strix_model {
     strix_yaml_model yaml;
     strix_graph graph;
     strix_program prog;
     float *weights;          /* fused fp32, OHWI, NULL without a checkpoint */
     int threads;
+    int device;              /* CUDA device index, -1 for the CPU */
+    int half;                /* fp16 on the CUDA device */
+    struct strix_cuda_backend *cuda; /* the CUDA backend (device >= 0 and weights loaded), else NULL */
     char **names;
     int n_names;
-    /* run state for the current (n, h, w) */
+    /* run state for the current (n, h, w); arena and ws serve the CPU only */
     strix_plan plan;
     int planned;
     float *arena;

@@ -60,10 +60,17 @@ typedef struct strix_model_options {
     char scale;               /* 'n','s','m','l','x'; 0 = from the file name (yolov8n.yaml) */
     int nc;                   /* class count override; 0 = the YAML's nc */
     int threads;              /* CPU threads; 0 = all available */
-    const char *device;       /* "cpu" (default) */
+    const char *device;       /* "cpu" (default; NULL or "" too), "cuda" (= "cuda:0") or "cuda:N" */
+    int half;                 /* 1: fp16 activations and weights with fp32 accumulation (CUDA);
+                                 ignored on cpu, as Ultralytics ignores half there */
+    int nvtx;                 /* 1: NVTX ranges per pipeline stage and layer (CUDA), for Nsight Systems */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);
+
+/* CUDA devices this build can use: 0 in a CPU-only build or without a
+ * driver or device (never fails). */
+int strix_device_count(void);
 strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err);
 void strix_model_free(strix_model *m);
 

@@ -253,7 +253,7 @@ cudaError_t make_layout(const strix_nms_gpu_params *p, Layout *L)
     cub::DoubleBuffer<u64> none(nullptr, nullptr);
     L->temp_bytes = 0;
     cudaError_t e = cub::DeviceSegmentedRadixSort::SortKeys(nullptr, L->temp_bytes, none, (int)items, p->n,
-                                                            (const int *)nullptr, (const int *)nullptr, 0, 64);
+                                                            static_cast<int *>(nullptr), static_cast<int *>(nullptr), 0, 64);
     L->total = L->temp + align_up(L->temp_bytes);
     return e;
 }

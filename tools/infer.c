@@ -1,10 +1,14 @@
-/* infer.c — the `infer` command: detect objects in images with a YOLO model,
- * write annotated copies, a JSON report and, optionally, YOLO txt labels.
+/* infer.c — the `infer` command: detect objects in images and videos with a
+ * YOLO model, write annotated copies, a JSON report (JSON Lines for videos)
+ * and, optionally, YOLO txt labels.
  *
  *   infer --model weights/yolov8.yaml --scale n --weights w.safetensors \
  *         [options] INPUT...
- * INPUT: an image file, a directory (its images, sorted by name, not
- * recursive) or a glob pattern (quoted, expanded with glob(3)).
+ * INPUT: an image or video file, a directory (its images and videos, sorted
+ * by name, not recursive), a glob pattern (quoted, expanded with glob(3)),
+ * an image-sequence pattern (frames/%04d.png) or a URL FFmpeg opens.  Files
+ * with an image extension are images (stb); everything else goes to FFmpeg
+ * (loaders/video.h).
  *
  * Outputs (in --out DIR, default runs/infer, created if missing, never
  * emptied; existing files are refused unless --overwrite, checked before
@@ -34,19 +38,41 @@
  * Every output file is written to a temporary file and renamed into place,
  * so an interrupted or failed run leaves no partial file.
  *
+ * Videos (DIR/<stem>.mp4, DIR/<stem>.jsonl, DIR/labels/<stem>_<n>.txt):
+ *   H.264 MP4 (--codec, --crf, --preset), same size, frame count and
+ *   timestamps, rotation and sample aspect kept, +faststart; audio copied
+ *   packet for packet (AAC when MP4 cannot hold the codec; --no-audio drops
+ *   it).  JSON Lines, one object per frame, in order:
+ *   {"frame": 0, "pts": 0.04, "inferred": true,
+ *    "detections": [{"class_id": 0, "class_name": "person", "score": 0.87,
+ *                    "box": [x1, y1, x2, y2]}]}
+ *   frame: 0-based index; pts: presentation time in seconds from the start
+ *   of the input, as in the output video; inferred: false when --vid-stride
+ *   skipped the frame and its detections are those of the last detected
+ *   frame; boxes in display-orientation pixels.  Labels: <n> = frame + 1
+ *   (Ultralytics' numbering).  The video runs through engine/pipeline.h:
+ *   a decode thread, detection batched on this thread, an annotate/encode
+ *   thread, bounded queues, so memory stays flat however long the video.
+ *
  * Exit status (also in --help):
  *   0 ok; 1 internal error; 2 usage error (bad or missing option or value);
  *   3 an input is missing or unreadable; 4 bad model YAML; 5 bad weights;
- *   6 an image could not be decoded (the others are still processed: each
- *   bad one is reported on stderr and listed under "errors"); 7 output not
- *   writable, or an output file exists without --overwrite; 8 out of memory;
- *   9 device error or device not in this build; 130 interrupted (SIGINT or
- *   SIGTERM: the images finished so far are written, JSON included).
- * When several images fail, the status is that of the first failure.
+ *   6 an image or video could not be decoded (not an image, not a video, a
+ *   codec FFmpeg cannot decode, a video without frames; the other inputs
+ *   are still processed: each bad one is reported on stderr and images are
+ *   listed under "errors"); a video with corrupt packets among good ones is
+ *   not a failure: the frames that decode are kept and the skipped packets
+ *   counted on stderr; 7 output not writable (or full), an output would
+ *   replace its input, or an output file exists without --overwrite; 8 out
+ *   of memory; 9 device error or device not in this build; 130 interrupted
+ *   (SIGINT or SIGTERM: the images finished so far are written, JSON
+ *   included; a video in progress is finished at the frames read so far and
+ *   kept, playable, under its final name with its JSON Lines; a second
+ *   signal stops at once and discards the unfinished outputs).
+ * When several inputs fail, the status is that of the first failure.
  *
- * Frames come from a frame_source (one image per file here; video decoding
- * will be another source), processed in batches of --batch frames per
- * strix_model_detect call.
+ * Image frames come from a frame_source (one image per file), processed in
+ * batches of --batch frames per strix_model_detect call.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -59,6 +85,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,18 +93,21 @@
 #include "annotate.h"
 #include "exitcodes.h"
 #include "image.h"
+#include "pipeline.h"
 #include "strix.h"
+#include "video.h"
 
 /* Beyond the shared codes of exitcodes.h: a run stopped by SIGINT/SIGTERM. */
 enum { EXIT_INTERRUPTED = 130 };
 
-/* Set from the signal handler; a flag is all a handler may safely touch. */
+/* Set from the signal handler; a flag is all a handler may safely touch.
+ * Counts signals (capped at 2): 1 finishes cleanly, 2 stops at once. */
 static volatile sig_atomic_t g_stop;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    g_stop = 1;
+    g_stop = g_stop ? 2 : 1;
 }
 
 static double now_ms(void)
@@ -91,10 +121,11 @@ static double now_ms(void)
 
 typedef struct options {
     const char *model, *weights, *names, *device, *out, *json;
+    const char *classes, *codec, *preset;
     char scale;
-    int nc, max_det, imgsz, batch, threads;
+    int nc, max_det, imgsz, batch, threads, vid_stride, crf;
     double conf, iou;
-    int txt, save_conf, save, overwrite, quiet;
+    int txt, save_conf, save, overwrite, quiet, audio, half;
     char **inputs;
     int n_inputs;
 } options;
@@ -103,9 +134,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: infer --model YAML --weights FILE [options] INPUT...\n"
-            "Detect objects in images; write annotated copies and a JSON report.\n"
-            "INPUT: an image file, a directory (its images, sorted, not recursive) or a\n"
-            "quoted glob pattern such as 'photos/*.jpg'.\n"
+            "Detect objects in images and videos; write annotated copies and detections.\n"
+            "INPUT: an image or video file, a directory (its images and videos, sorted, not\n"
+            "recursive), a quoted glob pattern such as 'photos/*.jpg', an image-sequence\n"
+            "pattern such as 'frames/%%04d.png', or a URL FFmpeg opens (rtsp://, http://).\n"
             "\n"
             "  --model YAML      Ultralytics model YAML (required)\n"
             "  --weights FILE    safetensors weights (required)\n"
@@ -116,23 +148,51 @@ static void usage(FILE *f)
             "  --iou X           NMS IoU threshold, 0..1 (default 0.7)\n"
             "  --max-det N       at most N boxes per image (default 300)\n"
             "  --imgsz N         model input size, long side (default 640)\n"
-            "  --batch N         images per forward pass (default 1)\n"
+            "  --batch N         images or frames per forward pass (default 1)\n"
+            "  --classes LIST    keep only these classes: names or ids, comma-separated\n"
+            "                    (e.g. dog,person or 16,0)\n"
             "  --threads N       CPU threads (default 0: all)\n"
-            "  --device NAME     compute device (default cpu)\n"
+            "  --device NAME     compute device: cpu (default), cuda, cuda:N\n"
+            "  --half            FP16 on a CUDA device (ignored on the CPU, as in Ultralytics)\n"
             "  --out DIR         output directory (default runs/infer; created, not emptied)\n"
-            "  --json FILE       JSON report (default OUT/detections.json)\n"
+            "  --json FILE       JSON report (default OUT/detections.json; for a video,\n"
+            "                    JSON Lines, default OUT/NAME.jsonl)\n"
             "  --txt             YOLO labels in OUT/labels/NAME.txt\n"
             "  --save-conf       add the score to each --txt line\n"
-            "  --no-save         do not write annotated images\n"
+            "  --no-save         do not write annotated images or videos\n"
             "  --overwrite       replace existing output files (default: refuse)\n"
             "  --quiet           print errors only\n"
             "  -h, --help        this help\n"
             "  --version         print the version\n"
             "\n"
+            "Videos become OUT/NAME.mp4 (H.264; same size, frame count and timestamps;\n"
+            "rotation and aspect kept; audio copied as it is, or re-encoded to AAC when MP4\n"
+            "cannot hold it; +faststart) and OUT/NAME.jsonl (or --json FILE), one JSON\n"
+            "object per frame: {\"frame\": 0, \"pts\": 0.04 (seconds), \"inferred\": true,\n"
+            "\"detections\": [...]}; --txt writes OUT/labels/NAME_N.txt (N = frame + 1).\n"
+            "  --vid-stride N    detect on every Nth frame; the frames between reuse the\n"
+            "                    last detections (\"inferred\": false), so every frame is\n"
+            "                    still written (default 1)\n"
+            "  --codec NAME      video encoder (default libx264; h264_nvenc falls back to\n"
+            "                    libx264 with a notice when no NVIDIA encoder is usable)\n"
+            "  --crf N           encoder quality 0..51, lower is better (default: the\n"
+            "                    encoder's, 23 for libx264)\n"
+            "  --preset NAME     encoder preset (default: the encoder's, medium for libx264)\n"
+            "  --no-audio        leave the audio out\n"
+            "A video shows a progress bar on a terminal, a line every 5 s otherwise, and a\n"
+            "summary with a per-stage time breakdown.  Corrupt packets are skipped and\n"
+            "counted; the frames that decode are kept (exit 0).\n"
+            "SIGINT/SIGTERM: images finished so far are kept with their JSON; a video is\n"
+            "finished at the frames read so far and kept, complete and playable but shorter,\n"
+            "under its final name with its JSON Lines (exit 130).  A second signal stops at\n"
+            "once and discards the unfinished outputs.\n"
+            "\n"
             "Exit status: 0 ok; 1 internal error; 2 usage error; 3 input missing or\n"
-            "unreadable; 4 bad model YAML; 5 bad weights; 6 an image could not be decoded\n"
-            "(the other images are still processed); 7 output not writable or already\n"
-            "exists; 8 out of memory; 9 device error or unavailable; 130 interrupted.\n");
+            "unreadable; 4 bad model YAML; 5 bad weights; 6 an image or video could not be\n"
+            "decoded: not an image, not a video, a codec FFmpeg cannot decode, no frames\n"
+            "(the other inputs are still processed); 7 output not writable or full, would\n"
+            "replace its input, or already exists; 8 out of memory; 9 device error or\n"
+            "unavailable; 130 interrupted.\n");
 }
 
 #if defined(__GNUC__)
@@ -182,7 +242,10 @@ static int parse_args(int argc, char **argv, options *o)
     o->max_det = 300;
     o->imgsz = 640;
     o->batch = 1;
+    o->vid_stride = 1;
+    o->crf = -1;
     o->save = 1;
+    o->audio = 1;
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
     if (!o->inputs) {
         fprintf(stderr, "infer: out of memory\n");
@@ -209,13 +272,18 @@ static int parse_args(int argc, char **argv, options *o)
         }
         /* flags */
         int *flag = !strcmp(a, "--txt") ? &o->txt : !strcmp(a, "--save-conf") ? &o->save_conf
-                  : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet : NULL;
+                  : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet
+                  : !strcmp(a, "--half") ? &o->half : NULL;
         if (flag) {
             *flag = 1;
             continue;
         }
         if (!strcmp(a, "--no-save")) {
             o->save = 0;
+            continue;
+        }
+        if (!strcmp(a, "--no-audio")) {
+            o->audio = 0;
             continue;
         }
         /* options with a value: "--opt VALUE" or "--opt=VALUE" */
@@ -234,7 +302,8 @@ static int parse_args(int argc, char **argv, options *o)
         }
         static const char *const with_value[] = {"--model", "--weights", "--scale", "--nc", "--names",
                                                  "--conf", "--iou", "--max-det", "--imgsz", "--batch",
-                                                 "--threads", "--device", "--out", "--json"};
+                                                 "--threads", "--device", "--out", "--json", "--classes",
+                                                 "--vid-stride", "--codec", "--crf", "--preset"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
         if (!known) return usage_error("unknown option '%s'", a);
@@ -247,6 +316,11 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(name, "--device")) o->device = val;
         else if (!strcmp(name, "--out")) o->out = val;
         else if (!strcmp(name, "--json")) o->json = val;
+        else if (!strcmp(name, "--classes")) o->classes = val;
+        else if (!strcmp(name, "--codec")) o->codec = val;
+        else if (!strcmp(name, "--preset")) o->preset = val;
+        else if (!strcmp(name, "--vid-stride")) rc = parse_int(name, val, 1, 100000, &o->vid_stride);
+        else if (!strcmp(name, "--crf")) rc = parse_int(name, val, 0, 51, &o->crf);
         else if (!strcmp(name, "--scale")) {
             if (strlen(val) != 1 || !strchr("nsmlx", val[0]))
                 return usage_error("--scale: '%s' is not one of n, s, m, l, x", val);
@@ -298,19 +372,57 @@ static void list_free(strlist *l)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int has_image_ext(const char *name)
+static int has_ext(const char *name, const char *const *ext, size_t n)
 {
-    static const char *const ext[] = {".jpg", ".jpeg", ".png", ".bmp", ".tga", ".gif", ".psd",
-                                      ".hdr", ".pic", ".pnm", ".ppm", ".pgm"};
     const char *dot = strrchr(name, '.');
     if (!dot) return 0;
-    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+    for (size_t i = 0; i < n; i++)
         if (!strcasecmp(dot, ext[i])) return 1;
     return 0;
 }
 
-/* Append the images of a directory, sorted by name; returns an exit code. */
-static int add_dir(strlist *l, const char *dir)
+static int has_image_ext(const char *name)
+{
+    static const char *const ext[] = {".jpg", ".jpeg", ".png", ".bmp", ".tga", ".gif", ".psd",
+                                      ".hdr", ".pic", ".pnm", ".ppm", ".pgm"};
+    return has_ext(name, ext, sizeof ext / sizeof ext[0]);
+}
+
+/* Videos picked up from directories (an explicit file of any other name is
+ * handed to FFmpeg too). */
+static int has_video_ext(const char *name)
+{
+    static const char *const ext[] = {".mp4", ".m4v", ".mov", ".avi", ".mkv", ".webm", ".mpg", ".mpeg",
+                                      ".ts", ".m2ts", ".mts", ".flv", ".wmv", ".3gp", ".ogv", ".y4m"};
+    return has_ext(name, ext, sizeof ext / sizeof ext[0]);
+}
+
+/* A URL ("rtsp://...", "file:x.mp4") or an image-sequence pattern
+ * ("frames/%04d.png"): given to FFmpeg as it is. */
+static int is_ffmpeg_source(const char *s)
+{
+    size_t k = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
+    if (k >= 2 && s[k] == ':') return 1;
+    for (const char *p = strchr(s, '%'); p; p = strchr(p + 1, '%')) {
+        size_t d = strspn(p + 1, "0123456789");
+        if (p[1 + d] == 'd') return 1;
+    }
+    return 0;
+}
+
+/* The inputs, split: images go to stb, videos to FFmpeg, each list in order. */
+typedef struct inputs {
+    strlist images, videos;
+} inputs;
+
+/* Append an existing file to the list its extension picks. */
+static int add_file(inputs *in, const char *p)
+{
+    return list_add(has_image_ext(p) ? &in->images : &in->videos, p) ? 0 : EXIT_NOMEM;
+}
+
+/* Append the images and videos of a directory, sorted by name; returns an exit code. */
+static int add_dir(inputs *l, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -319,7 +431,7 @@ static int add_dir(strlist *l, const char *dir)
     }
     strlist names = {0};
     for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.' || !has_image_ext(e->d_name)) continue;
+        if (e->d_name[0] == '.' || !(has_image_ext(e->d_name) || has_video_ext(e->d_name))) continue;
         if (!list_add(&names, e->d_name)) {
             closedir(d);
             list_free(&names);
@@ -342,7 +454,7 @@ static int add_dir(strlist *l, const char *dir)
         snprintf(p, n, "%s%s%s", dir, slash ? "" : "/", names.v[i]);
         struct stat st;
         if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-            if (!list_add(l, p)) rc = EXIT_NOMEM;
+            rc = add_file(l, p);
             found++;
         }
         free(p);
@@ -353,21 +465,29 @@ static int add_dir(strlist *l, const char *dir)
         return rc;
     }
     if (!found) {
-        fprintf(stderr, "infer: %s: no images in this directory (jpg, png, bmp, ... files expected)\n", dir);
+        fprintf(stderr, "infer: %s: no images or videos in this directory (jpg, png, mp4, avi, ... files "
+                "expected)\n", dir);
         return EXIT_INPUT;
     }
     return 0;
 }
 
-static int expand_inputs(const options *o, strlist *l)
+static int expand_inputs(const options *o, inputs *l)
 {
     for (int i = 0; i < o->n_inputs; i++) {
         const char *in = o->inputs[i];
         struct stat st;
         if (stat(in, &st) == 0) {
-            int rc = S_ISDIR(st.st_mode) ? add_dir(l, in) : list_add(l, in) ? 0 : EXIT_NOMEM;
+            int rc = S_ISDIR(st.st_mode) ? add_dir(l, in) : add_file(l, in);
             if (rc == EXIT_NOMEM) fprintf(stderr, "infer: out of memory\n");
             if (rc) return rc;
+            continue;
+        }
+        if (is_ffmpeg_source(in)) {
+            if (!list_add(&l->videos, in)) {
+                fprintf(stderr, "infer: out of memory\n");
+                return EXIT_NOMEM;
+            }
             continue;
         }
         if (!strpbrk(in, "*?[")) {
@@ -389,7 +509,7 @@ static int expand_inputs(const options *o, strlist *l)
         for (size_t k = 0; k < g.gl_pathc && !rc; k++) {
             const char *p = g.gl_pathv[k];
             if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) rc = add_dir(l, p);
-            else if (!list_add(l, p)) rc = EXIT_NOMEM;
+            else rc = add_file(l, p);
         }
         globfree(&g);
         if (rc == EXIT_NOMEM) fprintf(stderr, "infer: out of memory\n");
@@ -587,17 +707,12 @@ static FILE *open_temp(const char *path, char **tmp)
     return NULL;
 }
 
-/* Close tmp and move it to path (refusing to replace an existing file unless
- * overwrite); the temporary file is gone afterwards either way. */
-static int commit_temp(FILE *f, char *tmp, const char *path, int overwrite)
+/* Move the finished file tmp to path (refusing to replace an existing file
+ * unless overwrite); tmp is gone afterwards either way, and freed. */
+static int commit_file(char *tmp, const char *path, int overwrite)
 {
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
     int rc = 0;
-    if (bad) {
-        fprintf(stderr, "infer: %s: write failed: %s (check free disk space)\n", path, strerror(errno));
-        rc = EXIT_OUTPUT;
-    } else if (overwrite) {
+    if (overwrite) {
         if (rename(tmp, path) != 0) {
             fprintf(stderr, "infer: %s: cannot move into place: %s\n", path, strerror(errno));
             rc = EXIT_OUTPUT;
@@ -615,6 +730,21 @@ static int commit_temp(FILE *f, char *tmp, const char *path, int overwrite)
     unlink(tmp);
     free(tmp);
     return rc;
+}
+
+/* Close tmp and move it to path (refusing to replace an existing file unless
+ * overwrite); the temporary file is gone afterwards either way. */
+static int commit_temp(FILE *f, char *tmp, const char *path, int overwrite)
+{
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad) {
+        fprintf(stderr, "infer: %s: write failed: %s (check free disk space)\n", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return EXIT_OUTPUT;
+    }
+    return commit_file(tmp, path, overwrite);
 }
 
 static void abandon_temp(FILE *f, char *tmp)
@@ -727,6 +857,8 @@ typedef struct run {
     strix_model *model;
     const char *const *names;
     int n_names;
+    const unsigned char *mask; /* --classes: keep class c when mask[c]; NULL keeps all */
+    strix_detection *kept;     /* [batch, max_det]: the detections --classes keeps */
     FILE *json;
     char *json_tmp;
     int first_image;
@@ -736,7 +868,8 @@ typedef struct run {
     double t_decode, t_detect, t_annotate, t_write;
 } run;
 
-static int write_labels(run *r, const frame *f, const strix_detections *d, const char *path)
+/* YOLO txt labels for a w x h image or frame. */
+static int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const char *path)
 {
     char *tmp = NULL;
     FILE *t = open_temp(path, &tmp);
@@ -745,36 +878,35 @@ static int write_labels(run *r, const frame *f, const strix_detections *d, const
                 strerror(errno));
         return EXIT_OUTPUT;
     }
-    float w = (float)f->img.width, h = (float)f->img.height;
-    for (int i = 0; i < d->count; i++) {
-        const strix_detection *b = &d->items[i];
+    float w = (float)w_px, h = (float)h_px;
+    for (int i = 0; i < n; i++) {
+        const strix_detection *b = &d[i];
         /* Ultralytics: xyxy2xywh in float32, then divided by the image size */
         float cx = (b->x1 + b->x2) / 2 / w, cy = (b->y1 + b->y2) / 2 / h;
         float bw = (b->x2 - b->x1) / w, bh = (b->y2 - b->y1) / h;
         fprintf(t, "%d %g %g %g %g", b->class_id, (double)cx, (double)cy, (double)bw, (double)bh);
-        if (r->o->save_conf) fprintf(t, " %g", (double)b->score);
+        if (o->save_conf) fprintf(t, " %g", (double)b->score);
         fputc('\n', t);
     }
-    return commit_temp(t, tmp, path, r->o->overwrite);
+    return commit_temp(t, tmp, path, o->overwrite);
 }
 
-static const char *class_name(const run *r, int id)
+static const char *name_of(const char *const *names, int n_names, int id)
 {
-    return id >= 0 && id < r->n_names ? r->names[id] : "?";
+    return id >= 0 && id < n_names ? names[id] : "?";
 }
 
-static void json_image(run *r, const frame *f, const strix_detections *d)
+static const char *class_name(const run *r, int id) { return name_of(r->names, r->n_names, id); }
+
+/* The detection objects of a JSON "detections" array: `first` before the
+ * first one, `next` before each of the others. */
+static void json_dets(FILE *j, const char *const *names, int n_names, const strix_detection *d, int n,
+                      const char *first, const char *next)
 {
-    FILE *j = r->json;
-    fputs(r->first_image ? "\n    " : ",\n    ", j);
-    r->first_image = 0;
-    fputs("{\"image\": ", j);
-    json_str(j, f->name);
-    fprintf(j, ", \"width\": %d, \"height\": %d, \"detections\": [", f->img.width, f->img.height);
-    for (int i = 0; i < d->count; i++) {
-        const strix_detection *b = &d->items[i];
-        fprintf(j, "%s\n      {\"class_id\": %d, \"class_name\": ", i ? "," : "", b->class_id);
-        json_str(j, class_name(r, b->class_id));
+    for (int i = 0; i < n; i++) {
+        const strix_detection *b = &d[i];
+        fprintf(j, "%s{\"class_id\": %d, \"class_name\": ", i ? next : first, b->class_id);
+        json_str(j, name_of(names, n_names, b->class_id));
         fputs(", \"score\": ", j);
         json_float(j, b->score);
         fputs(", \"box\": [", j);
@@ -787,6 +919,17 @@ static void json_image(run *r, const frame *f, const strix_detections *d)
         json_float(j, b->y2);
         fputs("]}", j);
     }
+}
+
+static void json_image(run *r, const frame *f, const strix_detections *d)
+{
+    FILE *j = r->json;
+    fputs(r->first_image ? "\n    " : ",\n    ", j);
+    r->first_image = 0;
+    fputs("{\"image\": ", j);
+    json_str(j, f->name);
+    fprintf(j, ", \"width\": %d, \"height\": %d, \"detections\": [", f->img.width, f->img.height);
+    json_dets(j, r->names, r->n_names, d->items, d->count, "\n      ", ",\n      ");
     fputs(d->count ? "\n    ]}" : "]}", j);
 }
 
@@ -842,6 +985,16 @@ static int process_batch(run *r, frame *fr, int n, long total, strix_image *im, 
         fprintf(stderr, "infer: %s\n", e.message);
         return strix_exit_code(st);
     }
+    for (int i = 0; i < n && r->mask; i++) { /* --classes */
+        strix_detection *k = r->kept + (size_t)i * o->max_det;
+        int m = 0;
+        for (int j = 0; j < dets[i].count; j++)
+            if (dets[i].items[j].class_id >= 0 && dets[i].items[j].class_id < r->n_names &&
+                r->mask[dets[i].items[j].class_id])
+                k[m++] = dets[i].items[j];
+        dets[i].items = k;
+        dets[i].count = m;
+    }
     for (int i = 0; i < n; i++) {
         const frame *f = &fr[i];
         const plan_entry *p = &r->plan[f->index];
@@ -871,7 +1024,7 @@ static int process_batch(run *r, frame *fr, int n, long total, strix_image *im, 
         }
         double t3 = now_ms();
         if (p->label_out) {
-            int rc = write_labels(r, f, &dets[i], p->label_out);
+            int rc = write_labels(o, f->img.width, f->img.height, dets[i].items, dets[i].count, p->label_out);
             if (rc) return rc;
         }
         json_image(r, f, &dets[i]);
@@ -888,10 +1041,13 @@ static int process_all(run *r, frame_source *src, long total)
     frame *fr = calloc((size_t)b, sizeof *fr);
     strix_image *im = calloc((size_t)b, sizeof *im);
     strix_detections *dets = calloc((size_t)b, sizeof *dets);
-    if (!fr || !im || !dets) {
+    r->kept = r->mask ? calloc((size_t)b * (size_t)r->o->max_det, sizeof *r->kept) : NULL;
+    if (!fr || !im || !dets || (r->mask && !r->kept)) {
         free(fr);
         free(im);
         free(dets);
+        free(r->kept);
+        r->kept = NULL;
         fprintf(stderr, "infer: out of memory\n");
         return EXIT_NOMEM;
     }
@@ -921,6 +1077,8 @@ static int process_all(run *r, frame_source *src, long total)
     free(fr);
     free(im);
     free(dets);
+    free(r->kept);
+    r->kept = NULL;
     return rc;
 }
 
@@ -980,6 +1138,481 @@ static char *dir_of(const char *p)
     return d;
 }
 
+/* ------------------------------------------------------------------ videos */
+
+/* A file-name stem for a video input: the base name without extension;
+ * for a URL the last path component (query dropped); for an image-sequence
+ * pattern the name without its %d conversion, or its directory's name.
+ * Characters other than [A-Za-z0-9._+-] become '_'; "video" when nothing
+ * is left.  malloc'd. */
+static char *video_stem(const char *in)
+{
+    size_t k = strspn(in, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
+    int url = k >= 2 && in[k] == ':';
+    size_t len = url ? strcspn(in, "?#") : strlen(in);
+    char *out = malloc(len + 8);
+    if (!out) return NULL;
+    const char *end = in + len;
+    while (end > in) {
+        while (end > in && (end[-1] == '/' || (url && end[-1] == ':'))) end--;
+        const char *start = end;
+        while (start > in && start[-1] != '/' && !(url && start[-1] == ':')) start--;
+        const char *stop = end;
+        for (const char *q = start + 1; q < end; q++)
+            if (*q == '.') stop = q;
+        size_t n = 0;
+        for (const char *q = start; q < stop; q++) {
+            if (*q == '%') { /* %d, %04d, %% */
+                const char *c = q + 1;
+                while (c < stop && *c >= '0' && *c <= '9') c++;
+                if (c < stop && (*c == 'd' || *c == '%')) {
+                    q = c;
+                    continue;
+                }
+            }
+            int ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+                     *q == '.' || *q == '_' || *q == '+' || *q == '-';
+            out[n++] = ok ? *q : '_';
+        }
+        while (n && strchr("_-.", out[n - 1])) n--;
+        size_t lead = strspn(out, "_-.");
+        if (lead < n) {
+            memmove(out, out + lead, n - lead);
+            out[n - lead] = 0;
+            return out;
+        }
+        end = start;
+    }
+    strcpy(out, "video");
+    return out;
+}
+
+typedef struct video_plan {
+    const char *input;
+    char *video_out;  /* OUT/<stem>.mp4; NULL with --no-save */
+    char *jsonl;      /* --json FILE or OUT/<stem>.jsonl */
+    char *label_base; /* OUT/labels/<stem>: files <base>_<n>.txt; NULL without --txt */
+} video_plan;
+
+static void free_video_plans(video_plan *vp, int n)
+{
+    for (int i = 0; vp && i < n; i++) {
+        free(vp[i].video_out);
+        free(vp[i].jsonl);
+        free(vp[i].label_base);
+    }
+    free(vp);
+}
+
+/* Every video's output paths, refusing clashes, existing files and outputs
+ * that would replace their input before any work starts; an exit code. */
+static int plan_videos(const options *o, const strlist *v, video_plan *vp)
+{
+    for (int i = 0; i < v->n; i++) {
+        char *stem = video_stem(v->v[i]);
+        if (!stem) return EXIT_NOMEM;
+        size_t n = strlen(o->out) + strlen(stem) + 32;
+        vp[i].input = v->v[i];
+        vp[i].video_out = o->save ? malloc(n) : NULL;
+        vp[i].jsonl = o->json ? strdup(o->json) : malloc(n);
+        vp[i].label_base = o->txt ? malloc(n) : NULL;
+        if ((o->save && !vp[i].video_out) || !vp[i].jsonl || (o->txt && !vp[i].label_base)) {
+            free(stem);
+            return EXIT_NOMEM;
+        }
+        if (vp[i].video_out) snprintf(vp[i].video_out, n, "%s/%s.mp4", o->out, stem);
+        if (!o->json) snprintf(vp[i].jsonl, n, "%s/%s.jsonl", o->out, stem);
+        if (vp[i].label_base) snprintf(vp[i].label_base, n, "%s/labels/%s", o->out, stem);
+        free(stem);
+        for (int k = 0; k < i; k++)
+            if (!strcmp(vp[k].jsonl, vp[i].jsonl)) {
+                fprintf(stderr, "infer: %s and %s would both write %s (rename one, or run them separately)\n",
+                        vp[k].input, vp[i].input, vp[i].video_out ? vp[i].video_out : vp[i].jsonl);
+                return EXIT_USAGE;
+            }
+        char first_label[4096] = "";
+        if (vp[i].label_base) snprintf(first_label, sizeof first_label, "%s_1.txt", vp[i].label_base);
+        const char *outs[3] = {vp[i].video_out, vp[i].jsonl, first_label[0] ? first_label : NULL};
+        for (int k = 0; k < 3; k++) {
+            if (!outs[k]) continue;
+            if (same_file(outs[k], vp[i].input)) {
+                fprintf(stderr, "infer: %s: the output would replace its own input (choose another --out)\n",
+                        outs[k]);
+                return EXIT_OUTPUT;
+            }
+            if (!o->overwrite && exists(outs[k])) {
+                fprintf(stderr, "infer: %s: already exists (pass --overwrite to replace it, or choose another "
+                        "--out)\n", outs[k]);
+                return EXIT_OUTPUT;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The state of one video's run, shared by the pipeline callbacks: read on
+ * the decode thread, write on the annotate/encode thread, the rest here. */
+typedef struct vrun {
+    const options *o;
+    const video_plan *p;
+    const char *shown;           /* the input's name in messages */
+    strix_model *model;
+    const char *const *names;
+    int n_names;
+    strix_detect_options dopt;
+    strix_video_reader *rd;
+    strix_video_writer *wr;
+    FILE *jl;
+    char *label_path;            /* room for <label_base>_<n>.txt */
+    long expected;               /* frames, -1 when unknown */
+    double t0, last_progress, annotate_ms, side_ms;
+    int tty, reported;           /* reported: the failure was already printed */
+} vrun;
+
+static int stop_requested(void *ctx)
+{
+    (void)ctx;
+    return g_stop != 0;
+}
+
+static void set_error(strix_error *e, strix_status st, const char *fmt, const char *a, const char *b)
+{
+    e->status = st;
+    snprintf(e->message, sizeof e->message, fmt, a, b);
+}
+
+static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
+{
+    vrun *v = ctx;
+    if (g_stop) return 0;
+    strix_video_frame *vf = f->user;
+    if (!vf && !(vf = f->user = calloc(1, sizeof *vf))) {
+        set_error(err, STRIX_E_NOMEM, "%s: out of memory%s", v->shown, "");
+        return -1;
+    }
+    int r = strix_video_read(v->rd, vf, err);
+    if (r == 1) {
+        f->rgb = vf->rgb;
+        f->width = vf->width;
+        f->height = vf->height;
+        f->stride = vf->stride;
+    }
+    return r;
+}
+
+static strix_status video_detect(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err)
+{
+    vrun *v = ctx;
+    return strix_model_detect(v->model, im, n, &v->dopt, out, err);
+}
+
+static void video_release(void *ctx, void *user)
+{
+    (void)ctx;
+    strix_video_frame_free(user);
+    free(user);
+}
+
+/* "1:02:03" or "2:03" */
+static void fmt_time(char *buf, size_t n, double sec)
+{
+    long t = sec > 0 && sec < 1e8 ? (long)(sec + 0.5) : 0;
+    if (t >= 3600) snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* On a terminal one bar, redrawn at most 5 times a second; otherwise a
+ * line every 5 s.  --quiet: nothing. */
+static void progress(vrun *v, long done, int final)
+{
+    if (v->o->quiet || (final && !v->tty)) return;
+    double now = now_ms();
+    if (!final && now - v->last_progress < (v->tty ? 200 : 5000)) return;
+    v->last_progress = now;
+    double el = (now - v->t0) / 1e3, fps = el > 0 ? done / el : 0;
+    long total = v->expected >= done ? v->expected : -1;
+    char eta[32] = "?", tot[32] = "?";
+    if (total > 0) snprintf(tot, sizeof tot, "%ld", total);
+    if (total > 0 && fps > 0) fmt_time(eta, sizeof eta, (double)(total - done) / fps);
+    if (final) snprintf(eta, sizeof eta, "0:00");
+    if (v->tty) {
+        enum { W = 30 };
+        char bar[W + 1];
+        int fill = total > 0 ? (int)((double)W * (double)done / (double)total) : 0;
+        for (int i = 0; i < W; i++) bar[i] = i < fill ? '#' : '-';
+        bar[W] = 0;
+        fprintf(stderr, "\r%s [%s] %ld/%s frames  %.1f fps  ETA %s\033[K%s", v->shown, total > 0 ? bar : "",
+                done, tot, fps, eta, final ? "\n" : "");
+    } else {
+        fprintf(stderr, "infer: %s: %ld/%s frames, %.1f fps, ETA %s\n", v->shown, done, tot, fps, eta);
+    }
+    fflush(stderr);
+}
+
+static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
+{
+    vrun *v = ctx;
+    const options *o = v->o;
+    strix_video_frame *vf = f->user;
+    if (g_stop > 1) {
+        set_error(err, STRIX_E_INTERNAL, "%s: stopped by a second signal%s", v->shown, "");
+        return -1;
+    }
+    double t0 = now_ms();
+    if (v->wr) {
+        strix_annotate_style style;
+        strix_annotate_style_init(&style);
+        strix_annotate(f->rgb, f->width, f->height, f->stride, f->dets, f->n_dets, v->names, v->n_names, &style);
+    }
+    double t1 = now_ms();
+    v->annotate_ms += t1 - t0;
+    FILE *j = v->jl;
+    fprintf(j, "{\"frame\": %ld, \"pts\": ", f->index);
+    json_double(j, vf->time);
+    fprintf(j, ", \"inferred\": %s, \"detections\": [", f->inferred ? "true" : "false");
+    json_dets(j, v->names, v->n_names, f->dets, f->n_dets, "", ", ");
+    fputs("]}\n", j);
+    if (ferror(j)) {
+        set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->jsonl, strerror(errno));
+        return -1;
+    }
+    if (v->label_path) {
+        snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
+        if (write_labels(o, f->width, f->height, f->dets, f->n_dets, v->label_path)) {
+            v->reported = 1;
+            set_error(err, STRIX_E_IO, "%s: %s", v->label_path, "cannot write labels");
+            return -1;
+        }
+    }
+    v->side_ms += now_ms() - t1;
+    if (v->wr && strix_video_write(v->wr, vf, err)) return -1;
+    progress(v, f->index + 1, 0);
+    return 0;
+}
+
+static void print_notice(void *ctx, const char *line)
+{
+    const vrun *v = ctx;
+    if (!v->o->quiet) fprintf(stderr, "infer: notice: %s\n", line);
+}
+
+static long peak_rss_mb(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_maxrss / 1024 : -1; /* Linux: KiB */
+}
+
+/* Exit code of a failed pipeline. */
+static int pipe_exit_code(strix_pipe_stage stage, strix_status st)
+{
+    if (st == STRIX_E_NOMEM) return EXIT_NOMEM;
+    if (stage == STRIX_PIPE_WRITE) return EXIT_OUTPUT;
+    return strix_exit_code(st);
+}
+
+/* Detect, annotate and encode one video; returns an exit code. */
+static int run_video(const options *o, const video_plan *p, strix_model *model, const char *const *names,
+                     int n_names, const unsigned char *mask)
+{
+    vrun v;
+    memset(&v, 0, sizeof v);
+    v.o = o;
+    v.p = p;
+    v.shown = p->input;
+    v.model = model;
+    v.names = names;
+    v.n_names = n_names;
+    strix_detect_options_init(&v.dopt);
+    v.dopt.conf = (float)o->conf;
+    v.dopt.iou = (float)o->iou;
+    v.dopt.max_det = o->max_det;
+    v.dopt.imgsz = o->imgsz;
+    char *video_tmp = NULL, *jl_tmp = NULL;
+    int rc = 0;
+    strix_error e;
+
+    strix_video_read_options ro;
+    strix_video_read_options_init(&ro);
+    ro.audio = o->save && o->audio;
+    ro.interrupt = stop_requested;
+    strix_status st = strix_video_open(&v.rd, p->input, &ro, &e);
+    if (st) {
+        fprintf(stderr, "infer: %s\n", e.message);
+        return strix_exit_code(st);
+    }
+    v.expected = strix_video_reader_info(v.rd)->frames;
+
+    if (p->label_base && !(v.label_path = malloc(strlen(p->label_base) + 32))) {
+        rc = EXIT_NOMEM;
+        fprintf(stderr, "infer: out of memory\n");
+        goto done;
+    }
+    if (p->video_out) {
+        FILE *t = open_temp(p->video_out, &video_tmp);
+        if (!t) {
+            fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
+                    p->video_out, strerror(errno));
+            rc = EXIT_OUTPUT;
+            goto done;
+        }
+        fclose(t);
+        strix_video_write_options wo;
+        strix_video_write_options_init(&wo);
+        if (o->codec) wo.codec = o->codec;
+        wo.crf = o->crf;
+        wo.preset = o->preset;
+        wo.audio = o->audio;
+        wo.name = p->video_out;
+        wo.notice = print_notice;
+        wo.notice_ctx = &v;
+        st = strix_video_writer_open(&v.wr, video_tmp, v.rd, &wo, &e);
+        if (st) {
+            fprintf(stderr, "infer: %s\n", e.message);
+            rc = st == STRIX_E_ARG ? EXIT_USAGE : st == STRIX_E_IO ? EXIT_OUTPUT : strix_exit_code(st);
+            goto done;
+        }
+    }
+    if (!(v.jl = open_temp(p->jsonl, &jl_tmp))) {
+        fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
+                p->jsonl, strerror(errno));
+        rc = EXIT_OUTPUT;
+        goto done;
+    }
+
+    strix_pipe_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.batch = o->batch;
+    cfg.vid_stride = o->vid_stride;
+    cfg.max_det = o->max_det;
+    cfg.class_mask = mask;
+    cfg.n_classes = n_names;
+    cfg.ctx = &v;
+    cfg.read = video_read;
+    cfg.detect = video_detect;
+    cfg.write = video_write;
+    cfg.release = video_release;
+    cfg.format = STRIX_RGB;
+    v.tty = isatty(STDERR_FILENO);
+    v.t0 = v.last_progress = now_ms();
+    strix_pipe_stats ps;
+    st = strix_pipe_run(&cfg, &ps, &e);
+    strix_video_read_stats rs;
+    strix_video_reader_stats(v.rd, &rs);
+    if (st) {
+        if (g_stop > 1) {
+            fprintf(stderr, "infer: %s: stopped at once by a second signal: unfinished outputs discarded\n",
+                    p->input);
+            rc = EXIT_INTERRUPTED;
+        } else {
+            if (!v.reported) fprintf(stderr, "%sinfer: %s\n", v.tty && !o->quiet ? "\n" : "", e.message);
+            rc = pipe_exit_code(ps.failed, st);
+        }
+        goto done;
+    }
+    if (!ps.frames) {
+        if (g_stop) {
+            fprintf(stderr, "infer: %s: interrupted before the first frame: nothing written\n", p->input);
+            rc = EXIT_INTERRUPTED;
+        } else {
+            fprintf(stderr, "infer: %s: no frames could be decoded (%s)\n", p->input,
+                    rs.problem[0] ? rs.problem : "the video is empty");
+            rc = EXIT_IMAGE;
+        }
+        goto done;
+    }
+    progress(&v, ps.frames, 1);
+    if (v.wr) {
+        strix_video_frame tail;
+        memset(&tail, 0, sizeof tail);
+        strix_video_read_tail(v.rd, &tail);
+        st = strix_video_write(v.wr, &tail, &e);
+        strix_video_frame_free(&tail);
+        if (!st) st = strix_video_writer_finish(v.wr, &e);
+        if (st) {
+            fprintf(stderr, "infer: %s\n", e.message);
+            rc = st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
+            goto done;
+        }
+        rc = commit_file(video_tmp, p->video_out, o->overwrite);
+        video_tmp = NULL;
+        if (rc) goto done;
+    }
+    rc = commit_temp(v.jl, jl_tmp, p->jsonl, o->overwrite);
+    v.jl = NULL;
+    jl_tmp = NULL;
+    if (rc) goto done;
+
+    double wall = (now_ms() - v.t0) / 1e3, enc = v.wr ? strix_video_writer_ms(v.wr) : 0;
+    if (rs.bad_packets)
+        fprintf(stderr, "infer: %s: skipped %ld corrupt or undecodable packet%s (first: %s); the %ld frames "
+                "that decoded are in the output\n", p->input, rs.bad_packets, rs.bad_packets == 1 ? "" : "s",
+                rs.problem, ps.frames);
+    else if (rs.problem[0])
+        fprintf(stderr, "infer: %s: %s; the %ld frames before it are in the output\n", p->input, rs.problem,
+                ps.frames);
+    /* frames the demuxer dropped never reach the decoder: compare with the header */
+    const strix_video_info *info = strix_video_reader_info(v.rd);
+    long missing = info->frames - ps.frames;
+    if (!g_stop && info->frames > 0 &&
+        missing > (info->frames_exact ? 0 : info->frames / 50 > 2 ? info->frames / 50 : 2))
+        fprintf(stderr, "infer: %s: %ld frames decoded where the %s %ld (truncated or damaged?)\n", p->input,
+                ps.frames, info->frames_exact ? "header announces" : "duration suggests about", info->frames);
+    FILE *s = g_stop ? stderr : stdout;
+    if (!o->quiet || g_stop)
+        fprintf(s, "infer: %s: %ld frames (%ld detected), %ld detections in %.2f s, %.1f fps; decode %.2f s, "
+                "preprocess %.2f s, inference %.2f s, postprocess %.2f s, annotate %.2f s, encode %.2f s "
+                "(stages overlap); peak memory %ld MB; %s%s%s%s\n",
+                p->input, ps.frames, ps.inferred, ps.detections, wall, wall > 0 ? (double)ps.frames / wall : 0,
+                rs.decode_ms / 1e3, rs.convert_ms / 1e3, ps.detect_ms / 1e3, (ps.post_ms + v.side_ms) / 1e3,
+                v.annotate_ms / 1e3, enc / 1e3, peak_rss_mb(), g_stop ? "interrupted: kept the frames read "
+                "so far in " : "wrote ", p->video_out ? p->video_out : "", p->video_out ? " and " : "", p->jsonl);
+    if (g_stop) rc = EXIT_INTERRUPTED;
+
+done:
+    strix_video_writer_free(v.wr);
+    strix_video_close(v.rd);
+    if (video_tmp) {
+        unlink(video_tmp);
+        free(video_tmp);
+    }
+    if (v.jl || jl_tmp) abandon_temp(v.jl, jl_tmp);
+    free(v.label_path);
+    return rc;
+}
+
+/* --classes "dog,person" or "16,0": a mask over the model's classes; an exit code. */
+static int parse_classes(const char *list, const char *const *names, int nc, unsigned char **mask)
+{
+    *mask = calloc((size_t)(nc > 0 ? nc : 1), 1);
+    char *copy = strdup(list);
+    if (!*mask || !copy) {
+        free(copy);
+        fprintf(stderr, "infer: out of memory\n");
+        return EXIT_NOMEM;
+    }
+    int rc = 0;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ') t++;
+        for (size_t n = strlen(t); n && t[n - 1] == ' ';) t[--n] = 0;
+        if (!*t) continue;
+        int id = -1;
+        if (strspn(t, "0123456789") == strlen(t)) {
+            id = strlen(t) < 9 ? atoi(t) : nc;
+            if (id >= nc)
+                rc = usage_error("--classes: %s is not a class id of this model (0..%d)", t, nc - 1);
+        } else {
+            for (int i = 0; i < nc && id < 0; i++)
+                if (!strcasecmp(t, names[i])) id = i;
+            if (id < 0)
+                rc = usage_error("--classes: '%s' is not a class of this model (its classes: %s, %s, ...)", t,
+                                 nc > 0 ? names[0] : "?", nc > 1 ? names[1] : "?");
+        }
+        if (!rc) (*mask)[id] = 1;
+    }
+    free(copy);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -990,16 +1623,36 @@ int main(int argc, char **argv)
     }
     double t_start = now_ms();
 
-    strlist inputs = {0}, created = {0};
+    inputs in;
+    memset(&in, 0, sizeof in);
+    strlist created = {0};
     plan_entry *plan = NULL;
+    video_plan *vplan = NULL;
     char *json_path = NULL, *labels_dir = NULL;
     strix_model *model = NULL;
     const char **names = NULL;
+    unsigned char *mask = NULL;
     run r;
     memset(&r, 0, sizeof r);
 
-    rc = expand_inputs(&o, &inputs);
+    rc = expand_inputs(&o, &in);
     if (rc) goto out;
+    int n_img = in.images.n, n_vid = in.videos.n;
+#ifdef _OPENMP
+    /* A video runs decode and encode threads beside the OpenMP team, and
+     * libgomp's default spin-waiting at barriers then burns the cores those
+     * threads (or a neighbour's process) need: measured on 2 cores with one
+     * busy neighbour, 2 fps spinning against 23 fps passive.  libgomp reads
+     * the policy once, when it loads, so only a fresh process image can
+     * change it: re-run ourselves once with OMP_WAIT_POLICY=passive unless
+     * the user chose a policy.  If that fails, carry on as we are. */
+    if (n_vid && !getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
+        execv("/proc/self/exe", argv); /* returns only when it failed */
+#endif
+    if (o.json && n_vid && (n_vid > 1 || n_img)) {
+        rc = usage_error("--json FILE names one file: give a single video, or only images");
+        goto out;
+    }
 
     if (o.json) {
         json_path = strdup(o.json);
@@ -1007,13 +1660,15 @@ int main(int argc, char **argv)
         size_t n = strlen(o.out) + 32;
         if ((json_path = malloc(n))) snprintf(json_path, n, "%s/detections.json", o.out);
     }
-    plan = calloc((size_t)inputs.n, sizeof *plan);
-    if (!json_path || !plan) {
+    plan = calloc((size_t)n_img + 1, sizeof *plan);
+    vplan = calloc((size_t)n_vid + 1, sizeof *vplan);
+    if (!json_path || !plan || !vplan) {
         rc = EXIT_NOMEM;
         fprintf(stderr, "infer: out of memory\n");
         goto out;
     }
-    rc = plan_outputs(&o, &inputs, plan, json_path);
+    if (n_img) rc = plan_outputs(&o, &in.images, plan, json_path);
+    if (!rc && n_vid) rc = plan_videos(&o, &in.videos, vplan);
     if (rc == EXIT_NOMEM) fprintf(stderr, "infer: out of memory\n");
     if (rc) goto out;
     if (o.json) {
@@ -1041,14 +1696,22 @@ int main(int argc, char **argv)
     if (rc == EXIT_NOMEM) fprintf(stderr, "infer: out of memory\n");
     if (rc) goto out;
 
-    /* from here on a signal finishes the current batch and stops cleanly */
+    /* from here on a signal finishes the current batch (images) or the
+     * frames in flight (video) and stops cleanly */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESETHAND; /* a second signal stops at once */
+    /* images: a second signal stops at once; a video counts it and discards */
+    sa.sa_flags = n_vid ? SA_RESTART : SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* a file-size limit (ulimit -f) then fails the write (EFBIG, exit 7)
+     * instead of killing the process with the temporary file left */
+    sa.sa_handler = SIG_IGN;
+    sa.sa_flags = 0;
+    sigaction(SIGXFSZ, &sa, NULL);
+    if (n_vid) strix_video_log_level(0);
 
     strix_model_options mo;
     strix_model_options_init(&mo);
@@ -1058,6 +1721,7 @@ int main(int argc, char **argv)
     mo.nc = o.nc;
     mo.threads = o.threads;
     mo.device = o.device;
+    mo.half = o.half;
     strix_error e;
     strix_status st = strix_model_load(&model, &mo, &e);
     if (!st && o.names) st = strix_model_load_names(model, o.names, &e);
@@ -1074,56 +1738,70 @@ int main(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < nc; i++) names[i] = strix_model_class_name(model, i);
+    if (o.classes && (rc = parse_classes(o.classes, names, nc, &mask))) goto out;
 
     r.o = &o;
     r.plan = plan;
     r.model = model;
     r.names = names;
     r.n_names = nc;
+    r.mask = mask;
     if (g_stop) { /* interrupted while loading: nothing written yet */
-        fprintf(stderr, "infer: interrupted before the first image\n");
+        fprintf(stderr, "infer: interrupted before the first %s\n", n_img ? "image" : "frame");
         rc = EXIT_INTERRUPTED;
         goto out;
     }
-    rc = start_json(&r, json_path);
-    if (rc) goto out;
+    if (n_img) {
+        rc = start_json(&r, json_path);
+        if (rc) goto out;
 
-    image_list il = {&inputs, 0};
-    frame_source src = {image_list_next, &il};
-    rc = process_all(&r, &src, inputs.n);
-    if (!rc) rc = finish_json(&r, json_path);
+        image_list il = {&in.images, 0};
+        frame_source src = {image_list_next, &il};
+        rc = process_all(&r, &src, n_img);
+        if (!rc) rc = finish_json(&r, json_path);
 
-    if (!o.quiet || rc || r.first_fail || g_stop) {
-        FILE *s = rc || r.first_fail || g_stop ? stderr : stdout;
-        fprintf(s, "infer: %ld image%s, %ld detection%s in %.2f s (decode %.0f ms, detect %.0f ms, "
-                "annotate %.0f ms, write %.0f ms)",
-                r.images, r.images == 1 ? "" : "s", r.detections, r.detections == 1 ? "" : "s",
-                (now_ms() - t_start) / 1e3, r.t_decode, r.t_detect, r.t_annotate, r.t_write);
-        int failed = r.err_names.n;
-        if (failed) fprintf(s, "; %d image%s failed", failed, failed == 1 ? "" : "s");
-        if (g_stop) fprintf(s, "; interrupted after %ld of %d", r.images + failed, inputs.n);
-        if (!rc) fprintf(s, "; results in %s", o.save || o.txt ? o.out : json_path);
-        fputc('\n', s);
+        if (!o.quiet || rc || r.first_fail || g_stop) {
+            FILE *s = rc || r.first_fail || g_stop ? stderr : stdout;
+            fprintf(s, "infer: %ld image%s, %ld detection%s in %.2f s (decode %.0f ms, detect %.0f ms, "
+                    "annotate %.0f ms, write %.0f ms)",
+                    r.images, r.images == 1 ? "" : "s", r.detections, r.detections == 1 ? "" : "s",
+                    (now_ms() - t_start) / 1e3, r.t_decode, r.t_detect, r.t_annotate, r.t_write);
+            int failed = r.err_names.n;
+            if (failed) fprintf(s, "; %d image%s failed", failed, failed == 1 ? "" : "s");
+            if (g_stop) fprintf(s, "; interrupted after %ld of %d", r.images + failed, n_img);
+            if (!rc) fprintf(s, "; results in %s", o.save || o.txt ? o.out : json_path);
+            fputc('\n', s);
+        }
+        if (!rc && g_stop) rc = EXIT_INTERRUPTED;
+        if (!rc) rc = r.first_fail;
+        if (rc && rc != EXIT_IMAGE) goto out; /* fatal, or interrupted: the videos wait */
     }
-    if (!rc && g_stop) rc = EXIT_INTERRUPTED;
-    if (!rc) rc = r.first_fail;
+    for (int i = 0; i < n_vid && !g_stop; i++) {
+        int vrc = run_video(&o, &vplan[i], model, names, nc, mask);
+        if (!rc) rc = vrc;
+        if (vrc == EXIT_INTERRUPTED) rc = vrc;
+        if (vrc == EXIT_INTERRUPTED || vrc == EXIT_NOMEM || vrc == EXIT_DEVICE || vrc == EXIT_INTERNAL) break;
+    }
 
 out:
     if (r.json) abandon_temp(r.json, r.json_tmp);
     if (rc) remove_created(&created); /* only the empty ones go */
     if (model) strix_model_free(model);
     free(names);
+    free(mask);
     if (plan)
-        for (int i = 0; i < inputs.n; i++) {
+        for (int i = 0; i < in.images.n; i++) {
             free(plan[i].image_out);
             free(plan[i].label_out);
         }
     free(plan);
+    free_video_plans(vplan, in.videos.n);
     free(json_path);
     free(labels_dir);
     list_free(&r.err_names);
     list_free(&r.err_msgs);
-    list_free(&inputs);
+    list_free(&in.images);
+    list_free(&in.videos);
     list_free(&created);
     free(o.inputs);
     return rc;

@@ -1,7 +1,8 @@
 /* backend.h — strix's CUDA backend, host side: one device, one stream, one
  * cuBLAS handle, weights uploaded once, a device arena laid out by the CPU
  * plan (same buffer offsets, in elements of the compute dtype), the forward
- * pass captured as a CUDA graph per (N, H, W) and replayed, and a detect
+ * pass captured as a CUDA graph per (N, H, W) and replayed (the first run of
+ * a shape is eager, the second captures), and a detect
  * path that keeps frames, the input tensor and the candidates on the GPU
  * (letterbox -> forward -> decode -> NMS): only final detections come back.
  *

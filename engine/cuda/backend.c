@@ -1,0 +1,696 @@
+/* backend.c — the CUDA backend's host side (see backend.h): device memory,
+ * the stream and cuBLAS handle, weight upload, the executor (one switch on
+ * the op, like engine/exec.c, over device views of the planned arena), CUDA
+ * graph capture and replay, and the detect path.
+ *
+ * Device memory, all sized from the plan, grown only when a shape needs more:
+ *   arena    pl->arena_floats elements of the compute dtype (fp32 or fp16),
+ *            every buffer at the CPU plan's offset pl->buf_off[b];
+ *   decoded  [N, A, 4 + nc] fp32: the DECODE op writes here rather than into
+ *            the arena, whose fp16 elements could not hold it;
+ *   ws       the largest workspace any op's launcher asks for;
+ *   input32  fp16 path: the uploaded fp32 input before conversion;
+ *   frames, nms_ws, dets, counts: the detect path.
+ * Host staging is pinned, so every copy is an asynchronous DMA on the stream.
+ * Every CUDA and cuBLAS call is checked; a failure becomes one line naming
+ * this file and line, the op and its YAML layer where there is one, the
+ * CUDA/cuBLAS error and what to do, with status STRIX_E_DEVICE
+ * (STRIX_E_NOMEM when device memory runs out). */
+#include "backend.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernels.h"
+#include "util.h"
+
+#define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's own scratch (its Hopper recommendation) */
+#define WEIGHT_CHUNK_FLOATS ((size_t)8 << 20)     /* fp16 weights converted 32 MiB at a time */
+#define MIN_COMPUTE_CAPABILITY 75                 /* the oldest architecture the kernels are built for */
+#define FUSE_MAX 8                                /* max-pools fused into one cascade launch */
+#define FRAME_ALIGN 256                           /* byte alignment of each uploaded frame */
+
+struct strix_cuda_backend {
+    int device, half, nvtx;
+    int use_graphs, sync_ops;
+    strix_dtype dt;
+    size_t esz;                  /* bytes per activation / weight element */
+    const strix_program *prog;
+    cudaStream_t stream;
+    cublasHandle_t cublas;
+    void *cublas_ws;
+    void *weights;               /* the fused blob in the compute dtype (woff offsets) */
+    float *bias;                 /* fp32 biases: the blob itself (fp32) or a compact copy (fp16) */
+    size_t *bias_off;            /* per node: its bias's offset in `bias` */
+    void *bias_mem;              /* fp16 path: the compact bias allocation */
+
+    const strix_plan *plan;
+    int planned, n, h, w;
+    void *arena;
+    size_t arena_cap;
+    void *ws;
+    size_t ws_cap;
+    float *decoded;
+    size_t decoded_cap;
+    float *input32;
+    size_t input32_cap;
+    void *host;                  /* pinned: forward input and output */
+    size_t host_cap;
+    cudaGraphExec_t graph;       /* the forward of (n, h, w), or NULL */
+    int warm;                    /* the forward ran eagerly once for (n, h, w) */
+
+    uint8_t *frames, *host_frames;
+    size_t frames_cap, host_frames_cap;
+    void *nms_ws;
+    size_t nms_ws_cap;
+    float *dets, *host_dets;
+    size_t dets_cap, host_dets_cap;
+    int *counts, *host_counts;
+    size_t counts_cap, host_counts_cap;
+};
+
+/* ------------------------------------------------------------------ errors */
+
+static const char *error_hint(int code)
+{
+    if (code == cudaErrorMemoryAllocation || code == STRIX_CUDA_ERR_CUBLAS + CUBLAS_STATUS_ALLOC_FAILED)
+        return "free GPU memory, or use a smaller batch or input size";
+    if (code == cudaErrorNoDevice || code == cudaErrorInsufficientDriver || code == cudaErrorInitializationError)
+        return "check the NVIDIA driver with nvidia-smi, or use --device cpu";
+    if (code == cudaErrorNoKernelImageForDevice || code == cudaErrorUnsupportedPtxVersion)
+        return "this GPU or driver is older than the build targets: rebuild with its CUDA_ARCHS or update the driver";
+    return "rerun with STRIX_CUDA_SYNC=1 to attribute it to a layer, and report it if it persists";
+}
+
+/* err <- "FILE:LINE: WHAT: CUDA error NAME (text); HINT". */
+static strix_status device_fail(strix_error *err, const char *file, int line, int code, const char *what)
+{
+    char why[256];
+    if (code >= STRIX_CUDA_ERR_CUBLAS) {
+        cublasStatus_t s = (cublasStatus_t)(code - STRIX_CUDA_ERR_CUBLAS);
+        snprintf(why, sizeof why, "cuBLAS error %s (%s)", cublasGetStatusName(s), cublasGetStatusString(s));
+    } else {
+        snprintf(why, sizeof why, "CUDA error %s (%s)", cudaGetErrorName((cudaError_t)code),
+                 cudaGetErrorString((cudaError_t)code));
+    }
+    strix_status st = code == cudaErrorMemoryAllocation ? STRIX_E_NOMEM : STRIX_E_DEVICE;
+    return strix_fail(err, st, "%s:%d: %s: %s; %s", file, line, what, why, error_hint(code));
+}
+
+/* Check a CUDA runtime call (or a launcher's strix_cuda_err) in a function
+ * returning strix_status, with a fixed description of what was being done. */
+#define CUDA_TRY(call, what)                                                          \
+    do {                                                                              \
+        int code_ = (int)(call);                                                      \
+        if (code_ != 0) return device_fail(err, __FILE__, __LINE__, code_, what);     \
+    } while (0)
+
+static int cublas_code(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? 0 : STRIX_CUDA_ERR_CUBLAS + (int)s; }
+
+/* ------------------------------------------------------------------ memory */
+
+static strix_status dev_reserve(void **ptr, size_t *cap, size_t need, const char *what, strix_error *err)
+{
+    if (need <= *cap && *ptr) return STRIX_OK;
+    if (*ptr) {
+        void *old = *ptr;
+        *ptr = NULL;
+        *cap = 0;
+        CUDA_TRY(cudaFree(old), "cudaFree");
+    }
+    cudaError_t e = cudaMalloc(ptr, need ? need : 1);
+    if (e != cudaSuccess) {
+        *ptr = NULL;
+        char msg[160];
+        snprintf(msg, sizeof msg, "cudaMalloc of %zu MiB for the %s", (need >> 20) + 1, what);
+        return device_fail(err, __FILE__, __LINE__, e, msg);
+    }
+    *cap = need;
+    return STRIX_OK;
+}
+
+static strix_status host_reserve(void **ptr, size_t *cap, size_t need, const char *what, strix_error *err)
+{
+    if (need <= *cap && *ptr) return STRIX_OK;
+    if (*ptr) {
+        void *old = *ptr;
+        *ptr = NULL;
+        *cap = 0;
+        CUDA_TRY(cudaFreeHost(old), "cudaFreeHost");
+    }
+    cudaError_t e = cudaMallocHost(ptr, need ? need : 1);
+    if (e != cudaSuccess) {
+        *ptr = NULL;
+        char msg[160];
+        snprintf(msg, sizeof msg, "cudaMallocHost of %zu MiB of pinned memory for the %s", (need >> 20) + 1, what);
+        return device_fail(err, __FILE__, __LINE__, e, msg);
+    }
+    *cap = need;
+    return STRIX_OK;
+}
+
+/* -------------------------------------------------------------------- NVTX */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void range_push(const strix_cuda_backend *b, const char *fmt, ...)
+{
+    if (!b->nvtx) return;
+    char name[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    nvtxRangePushA(name);
+}
+
+static void range_pop(const strix_cuda_backend *b)
+{
+    if (b->nvtx) nvtxRangePop();
+}
+
+/* ---------------------------------------------------------------- executor */
+
+/* The device view of value v: strix_plan_view's arithmetic over the device
+ * arena, offsets in elements of the compute dtype. */
+static strix_dview dview(const strix_cuda_backend *b, int v)
+{
+    const strix_program *p = b->prog;
+    const strix_plan *pl = b->plan;
+    const strix_value *val = &p->values[v];
+    const strix_buffer *bf = &p->bufs[val->buf];
+    size_t off = pl->buf_off[val->buf] + (size_t)val->c0;
+    strix_dview d;
+    d.n = pl->n;
+    d.c = val->c;
+    d.pix_stride = (size_t)bf->c;
+    if (bf->kind == STRIX_BUF_SPATIAL) {
+        d.h = pl->buf_h[val->buf];
+        d.w = pl->buf_w[val->buf];
+        d.batch_stride = (size_t)d.h * d.w * bf->c;
+    } else if (val->level >= 0) {
+        d.h = pl->decode.level_h[val->level];
+        d.w = pl->decode.level_w[val->level];
+        off += pl->level_anchor0[val->level] * bf->c;
+        d.batch_stride = pl->anchors * bf->c;
+    } else {
+        d.h = 1;
+        d.w = (int)pl->anchors;
+        d.batch_stride = pl->anchors * bf->c;
+    }
+    d.data = (char *)b->arena + off * b->esz;
+    return d;
+}
+
+static const char *op_name(strix_op op)
+{
+    switch (op) {
+    case STRIX_OP_CONV: return "conv";
+    case STRIX_OP_MAXPOOL: return "maxpool";
+    case STRIX_OP_UPSAMPLE: return "upsample";
+    case STRIX_OP_COPY: return "copy";
+    case STRIX_OP_ATTENTION: return "attention";
+    case STRIX_OP_DECODE: return "decode";
+    }
+    return "op";
+}
+
+static strix_status op_fail(strix_error *err, int line, const strix_node *nd, int code)
+{
+    char what[192];
+    if (nd->op == STRIX_OP_CONV)
+        snprintf(what, sizeof what, "conv %s (%dx%d s%d, layer %d)", nd->wname, nd->conv.kh, nd->conv.kw,
+                 nd->conv.sh, nd->layer);
+    else
+        snprintf(what, sizeof what, "%s (layer %d)", op_name(nd->op), nd->layer);
+    return device_fail(err, __FILE__, line, code, what);
+}
+
+static int same_slice(const strix_program *p, int a, int b)
+{
+    const strix_value *x = &p->values[a], *y = &p->values[b];
+    return x->buf == y->buf && x->c0 == y->c0 && x->c == y->c && x->level == y->level;
+}
+
+/* How many max-pools from node i form one SPPF cascade: k x k, stride 1,
+ * 'same' padding, each reading the previous one's output. */
+static int cascade_length(const strix_program *p, int i)
+{
+    const strix_node *a = &p->nodes[i];
+    if (a->pool.stride != 1 || 2 * a->pool.pad != a->pool.k - 1) return 1;
+    int len = 1;
+    while (len < FUSE_MAX && i + len < p->n_nodes) {
+        const strix_node *nx = &p->nodes[i + len], *pv = &p->nodes[i + len - 1];
+        if (nx->op != STRIX_OP_MAXPOOL || nx->layer != a->layer || nx->pool.k != a->pool.k ||
+            nx->pool.stride != 1 || nx->pool.pad != a->pool.pad || !same_slice(p, nx->in, pv->out))
+            break;
+        len++;
+    }
+    return len;
+}
+
+/* Enqueue node i (and, for a fused cascade, the nodes after it); *used: how many. */
+static strix_status run_node(strix_cuda_backend *b, int i, int *used, strix_error *err)
+{
+    const strix_program *p = b->prog;
+    const strix_node *nd = &p->nodes[i];
+    strix_stream s = (strix_stream)b->stream;
+    strix_dview out = dview(b, nd->out), in = dview(b, nd->in);
+    strix_cuda_err rc = 0;
+    *used = 1;
+    switch (nd->op) {
+    case STRIX_OP_CONV: {
+        strix_dview res;
+        if (nd->res >= 0) res = dview(b, nd->res);
+        rc = strix_cuda_conv2d(&out, &in, (const char *)b->weights + nd->woff * b->esz, b->bias + b->bias_off[i],
+                               nd->res >= 0 ? &res : NULL, &nd->conv, b->dt, b->cublas, b->ws, s);
+        break;
+    }
+    case STRIX_OP_MAXPOOL: {
+        int len = cascade_length(p, i);
+        if (len == 1) {
+            rc = strix_cuda_maxpool2d(&out, &in, &nd->pool, b->dt, s);
+            break;
+        }
+        strix_dview outs[FUSE_MAX];
+        for (int k = 0; k < len; k++) outs[k] = dview(b, p->nodes[i + k].out);
+        rc = strix_cuda_maxpool_cascade(outs, len, &in, &nd->pool, b->dt, s);
+        *used = len;
+        break;
+    }
+    case STRIX_OP_UPSAMPLE: rc = strix_cuda_upsample_nearest(&out, &in, nd->scale, b->dt, s); break;
+    case STRIX_OP_COPY: rc = strix_cuda_copy(&out, &in, b->dt, s); break;
+    case STRIX_OP_ATTENTION: {
+        strix_dview v = dview(b, nd->out2);
+        rc = strix_cuda_attention(&out, &v, &in, &nd->attn, b->dt, b->cublas, b->ws, s);
+        break;
+    }
+    case STRIX_OP_DECODE:
+        rc = strix_cuda_detect_decode(b->decoded, in.data, b->dt, b->plan->n, &b->plan->decode, s);
+        break;
+    }
+    if (rc) return op_fail(err, __LINE__, nd, rc);
+    if (b->sync_ops && (rc = (strix_cuda_err)cudaStreamSynchronize(b->stream)))
+        return op_fail(err, __LINE__, nd, rc);
+    return STRIX_OK;
+}
+
+/* Enqueue the whole network, one NVTX range per YAML layer. */
+static strix_status run_nodes(strix_cuda_backend *b, strix_error *err)
+{
+    const strix_program *p = b->prog;
+    strix_status st = STRIX_OK;
+    int layer = -1;
+    for (int i = 0; i < p->n_nodes && !st;) {
+        const strix_node *nd = &p->nodes[i];
+        if (nd->layer != layer) {
+            if (layer >= 0) range_pop(b);
+            layer = nd->layer;
+            range_push(b, "layer %d", layer);
+        }
+        int used = 1;
+        range_push(b, "%s %s", op_name(nd->op), nd->op == STRIX_OP_CONV ? nd->wname : "");
+        st = run_node(b, i, &used, err);
+        range_pop(b);
+        i += used;
+    }
+    if (layer >= 0) range_pop(b);
+    return st;
+}
+
+/* The first forward of a shape runs eagerly (lazily loaded kernels and
+ * cuBLAS's first-call setup happen outside any capture, and a shape used
+ * once costs no capture); the second captures the graph, every later one
+ * replays it. */
+static strix_status enqueue_forward(strix_cuda_backend *b, strix_error *err)
+{
+    if (!b->use_graphs || !b->warm) {
+        b->warm = 1;
+        return run_nodes(b, err);
+    }
+    if (!b->graph) {
+        CUDA_TRY(cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal), "begin the CUDA graph capture");
+        strix_status st = run_nodes(b, err);
+        cudaGraph_t g = NULL;
+        cudaError_t e = cudaStreamEndCapture(b->stream, &g);
+        if (!st && e != cudaSuccess) st = device_fail(err, __FILE__, __LINE__, e, "capture the forward CUDA graph");
+        if (!st && (e = cudaGraphInstantiate(&b->graph, g, 0)) != cudaSuccess) {
+            b->graph = NULL;
+            st = device_fail(err, __FILE__, __LINE__, e, "instantiate the forward CUDA graph");
+        }
+        if (g) cudaGraphDestroy(g);
+        if (st) return st;
+    }
+    CUDA_TRY(cudaGraphLaunch(b->graph, b->stream), "launch the forward CUDA graph");
+    return STRIX_OK;
+}
+
+static strix_status finish(strix_cuda_backend *b, const char *what, strix_error *err)
+{
+    char msg[160];
+    cudaError_t e = cudaStreamSynchronize(b->stream);
+    if (e == cudaSuccess) return STRIX_OK;
+    snprintf(msg, sizeof msg, "the %s failed on the GPU", what);
+    return device_fail(err, __FILE__, __LINE__, e, msg);
+}
+
+/* ------------------------------------------------------------------ public */
+
+int strix_cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError(); /* leave no error behind for later checks */
+        return 0;
+    }
+    return n;
+}
+
+static strix_status upload_weights(strix_cuda_backend *b, const float *weights, strix_error *err)
+{
+    const strix_program *p = b->prog;
+    size_t floats = p->weight_floats ? p->weight_floats : 1;
+    strix_status st = STRIX_OK;
+    b->bias_off = calloc((size_t)(p->n_nodes ? p->n_nodes : 1), sizeof *b->bias_off);
+    if (!b->bias_off) return strix_fail(err, STRIX_E_NOMEM, "out of memory for the CUDA backend");
+    size_t cap = 0;
+    if ((st = dev_reserve(&b->weights, &cap, floats * b->esz, "weights", err))) return st;
+    if (!b->half) {
+        CUDA_TRY(cudaMemcpyAsync(b->weights, weights, p->weight_floats * sizeof(float), cudaMemcpyHostToDevice,
+                                 b->stream),
+                 "upload the weights");
+        b->bias = b->weights;
+        for (int i = 0; i < p->n_nodes; i++) b->bias_off[i] = p->nodes[i].boff;
+        return finish(b, "weight upload", err);
+    }
+    /* fp16 copies of the whole blob (a bias's fp16 copy goes unused), fp32
+     * biases gathered into a compact array */
+    size_t nbias = 0;
+    for (int i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i].op == STRIX_OP_CONV) nbias += (size_t)p->nodes[i].cout;
+    float *hb = malloc((nbias ? nbias : 1) * sizeof(float));
+    if (!hb) return strix_fail(err, STRIX_E_NOMEM, "out of memory for the CUDA backend");
+    for (size_t i = 0, o = 0; i < (size_t)p->n_nodes; i++) {
+        const strix_node *nd = &p->nodes[i];
+        if (nd->op != STRIX_OP_CONV) continue;
+        memcpy(hb + o, weights + nd->boff, (size_t)nd->cout * sizeof(float));
+        b->bias_off[i] = o;
+        o += (size_t)nd->cout;
+    }
+    void *stage = NULL;
+    size_t stage_cap = 0, bias_cap = 0;
+    st = dev_reserve(&b->bias_mem, &bias_cap, (nbias ? nbias : 1) * sizeof(float), "biases", err);
+    if (!st) {
+        b->bias = b->bias_mem;
+        cudaError_t e = cudaMemcpyAsync(b->bias, hb, nbias * sizeof(float), cudaMemcpyHostToDevice, b->stream);
+        if (e != cudaSuccess) st = device_fail(err, __FILE__, __LINE__, e, "upload the biases");
+    }
+    if (!st) st = dev_reserve(&stage, &stage_cap, WEIGHT_CHUNK_FLOATS * sizeof(float), "weight staging", err);
+    for (size_t off = 0; !st && off < p->weight_floats; off += WEIGHT_CHUNK_FLOATS) {
+        size_t cnt = p->weight_floats - off < WEIGHT_CHUNK_FLOATS ? p->weight_floats - off : WEIGHT_CHUNK_FLOATS;
+        int code = cudaMemcpyAsync(stage, weights + off, cnt * sizeof(float), cudaMemcpyHostToDevice, b->stream);
+        if (!code)
+            code = strix_cuda_convert((char *)b->weights + off * sizeof(uint16_t), STRIX_F16, stage, STRIX_F32, cnt,
+                                      (strix_stream)b->stream);
+        if (code) st = device_fail(err, __FILE__, __LINE__, code, "upload the fp16 weights");
+    }
+    if (!st) st = finish(b, "weight upload", err);
+    if (stage) cudaFree(stage);
+    free(hb);
+    return st;
+}
+
+strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int half, int nvtx,
+                                       const strix_program *p, const float *weights, strix_error *err)
+{
+    *out = NULL;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        return strix_fail(err, STRIX_E_DEVICE,
+                          "no usable CUDA device (%s): check the NVIDIA driver with nvidia-smi, or use --device cpu",
+                          e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    }
+    if (device < 0 || device >= count)
+        return strix_fail(err, STRIX_E_DEVICE, "device cuda:%d does not exist: %d CUDA device%s found (cuda:0%s)",
+                          device, count, count == 1 ? "" : "s", count == 1 ? "" : " and up");
+    struct cudaDeviceProp prop;
+    CUDA_TRY(cudaGetDeviceProperties(&prop, device), "query the CUDA device");
+    if (prop.major * 10 + prop.minor < MIN_COMPUTE_CAPABILITY)
+        return strix_fail(err, STRIX_E_DEVICE,
+                          "cuda:%d (%s) has compute capability %d.%d; strix's CUDA kernels need 7.5 or newer (use --device cpu)",
+                          device, prop.name, prop.major, prop.minor);
+    strix_cuda_backend *b = calloc(1, sizeof *b);
+    if (!b) return strix_fail(err, STRIX_E_NOMEM, "out of memory for the CUDA backend");
+    b->device = device;
+    b->half = half != 0;
+    b->nvtx = nvtx != 0;
+    b->dt = b->half ? STRIX_F16 : STRIX_F32;
+    b->esz = b->half ? sizeof(uint16_t) : sizeof(float);
+    b->prog = p;
+    const char *g = getenv("STRIX_CUDA_GRAPHS"), *sy = getenv("STRIX_CUDA_SYNC");
+    b->sync_ops = sy && strcmp(sy, "0") && *sy;
+    b->use_graphs = !(g && !strcmp(g, "0")) && !b->sync_ops; /* a capture cannot synchronise */
+
+    strix_status st = STRIX_OK;
+    size_t ws_cap = 0;
+#define CREATE_TRY(call, what)                                                        \
+    do {                                                                              \
+        int code_ = (int)(call);                                                      \
+        if (!st && code_) st = device_fail(err, __FILE__, __LINE__, code_, what);     \
+    } while (0)
+    CREATE_TRY(cudaSetDevice(device), "select the CUDA device");
+    if (!st) CREATE_TRY(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking), "create a CUDA stream");
+    if (!st) CREATE_TRY(cublas_code(cublasCreate(&b->cublas)), "create the cuBLAS handle");
+    if (!st) CREATE_TRY(cublas_code(cublasSetStream(b->cublas, b->stream)), "bind cuBLAS to the stream");
+    /* a workspace of our own: cuBLAS then allocates nothing during graph capture */
+    if (!st) st = dev_reserve(&b->cublas_ws, &ws_cap, CUBLAS_WORKSPACE_BYTES, "cuBLAS workspace", err);
+    if (!st) CREATE_TRY(cublas_code(cublasSetWorkspace(b->cublas, b->cublas_ws, CUBLAS_WORKSPACE_BYTES)),
+                        "set the cuBLAS workspace");
+    /* fp32: no TF32 anywhere (the CPU agreement is checked to 1e-5) */
+    if (!st) CREATE_TRY(cublas_code(cublasSetMathMode(b->cublas, b->half ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH)),
+                        "set the cuBLAS math mode");
+#undef CREATE_TRY
+    if (!st) st = upload_weights(b, weights, err);
+    if (st) {
+        strix_cuda_backend_free(b);
+        return st;
+    }
+    *out = b;
+    return STRIX_OK;
+}
+
+strix_status strix_cuda_backend_plan(strix_cuda_backend *b, const strix_plan *pl, strix_error *err)
+{
+    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    b->plan = pl;
+    if (b->planned && pl->n == b->n && pl->h == b->h && pl->w == b->w) return STRIX_OK;
+    b->planned = 0;
+    b->warm = 0;
+    if (b->graph) {
+        cudaGraphExec_t g = b->graph;
+        b->graph = NULL;
+        CUDA_TRY(cudaGraphExecDestroy(g), "destroy the previous CUDA graph");
+    }
+    const strix_program *p = b->prog;
+    size_t in_floats = (size_t)pl->n * pl->h * pl->w * 3;
+    size_t out_floats = (size_t)pl->n * pl->anchors * (4 + (size_t)p->nc);
+    size_t host_floats = in_floats > out_floats ? in_floats : out_floats;
+    strix_status st = dev_reserve(&b->arena, &b->arena_cap, pl->arena_floats * b->esz, "activation arena", err);
+    if (!st) st = dev_reserve((void **)&b->decoded, &b->decoded_cap, out_floats * sizeof(float), "decoded head", err);
+    if (!st && b->half)
+        st = dev_reserve((void **)&b->input32, &b->input32_cap, in_floats * sizeof(float), "fp32 input", err);
+    if (!st) st = host_reserve(&b->host, &b->host_cap, host_floats * sizeof(float), "input/output staging", err);
+    if (st) return st;
+    size_t ws = 0;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const strix_node *nd = &p->nodes[i];
+        size_t need = 0;
+        if (nd->op == STRIX_OP_CONV) {
+            strix_dview o = dview(b, nd->out), in = dview(b, nd->in);
+            need = strix_cuda_conv2d_workspace(&o, &in, &nd->conv, b->dt);
+        } else if (nd->op == STRIX_OP_ATTENTION) {
+            strix_dview q = dview(b, nd->in);
+            need = strix_cuda_attention_workspace(&q, &nd->attn, b->dt);
+        }
+        if (need > ws) ws = need;
+    }
+    if ((st = dev_reserve(&b->ws, &b->ws_cap, ws, "op workspace", err))) return st;
+    b->n = pl->n, b->h = pl->h, b->w = pl->w;
+    b->planned = 1;
+    return STRIX_OK;
+}
+
+static void *input_slot(const strix_cuda_backend *b)
+{
+    return (char *)b->arena + b->plan->buf_off[b->prog->values[b->prog->input].buf] * b->esz;
+}
+
+static strix_status upload_input(strix_cuda_backend *b, const float *host_input, size_t floats, strix_error *err)
+{
+    memcpy(b->host, host_input, floats * sizeof(float));
+    void *dst = b->half ? (void *)b->input32 : input_slot(b);
+    CUDA_TRY(cudaMemcpyAsync(dst, b->host, floats * sizeof(float), cudaMemcpyHostToDevice, b->stream),
+             "upload the input tensor");
+    if (b->half)
+        CUDA_TRY(strix_cuda_convert(input_slot(b), STRIX_F16, b->input32, STRIX_F32, floats, (strix_stream)b->stream),
+                 "convert the input tensor to fp16");
+    return STRIX_OK;
+}
+
+static strix_status not_planned(strix_error *err)
+{
+    return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: the CUDA backend was used before being planned");
+}
+
+strix_status strix_cuda_backend_forward(strix_cuda_backend *b, const float *host_input, float *host_decoded,
+                                        strix_error *err)
+{
+    if (!b->planned) return not_planned(err);
+    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    const strix_plan *pl = b->plan;
+    size_t in_floats = (size_t)pl->n * pl->h * pl->w * 3;
+    size_t out_floats = (size_t)pl->n * pl->anchors * (4 + (size_t)b->prog->nc);
+    range_push(b, "upload");
+    strix_status st = upload_input(b, host_input, in_floats, err);
+    range_pop(b);
+    if (st) return st;
+    range_push(b, "forward %dx%dx%d", pl->n, pl->h, pl->w);
+    st = enqueue_forward(b, err);
+    range_pop(b);
+    if (st) return st;
+    range_push(b, "download");
+    cudaError_t e = cudaMemcpyAsync(b->host, b->decoded, out_floats * sizeof(float), cudaMemcpyDeviceToHost, b->stream);
+    if (e != cudaSuccess) st = device_fail(err, __FILE__, __LINE__, e, "download the decoded head");
+    if (!st) st = finish(b, "forward pass", err);
+    if (!st) memcpy(host_decoded, b->host, out_floats * sizeof(float));
+    range_pop(b);
+    return st;
+}
+
+static size_t frame_bytes(const strix_image *im)
+{
+    size_t bytes = (size_t)im->width * 3 * im->height;
+    return (bytes + FRAME_ALIGN - 1) / FRAME_ALIGN * FRAME_ALIGN;
+}
+
+/* Pack the frames densely into pinned memory, one DMA, one letterbox
+ * launch per image into its slot of the input tensor. */
+static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *imgs, int n,
+                                     const strix_letterbox_info *info, strix_error *err)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += frame_bytes(&imgs[i]);
+    strix_status st = host_reserve((void **)&b->host_frames, &b->host_frames_cap, total, "frame staging", err);
+    if (!st) st = dev_reserve((void **)&b->frames, &b->frames_cap, total, "frames", err);
+    if (st) return st;
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        const strix_image *im = &imgs[i];
+        size_t row = (size_t)im->width * 3, stride = im->stride ? (size_t)im->stride : row;
+        for (int y = 0; y < im->height; y++)
+            memcpy(b->host_frames + off + (size_t)y * row, im->data + (size_t)y * stride, row);
+        off += frame_bytes(im);
+    }
+    CUDA_TRY(cudaMemcpyAsync(b->frames, b->host_frames, total, cudaMemcpyHostToDevice, b->stream), "upload the frames");
+    size_t per_image = (size_t)b->h * b->w * 3 * b->esz;
+    off = 0;
+    for (int i = 0; i < n; i++) {
+        const strix_image *im = &imgs[i];
+        const strix_letterbox_info *li = &info[i];
+        strix_lb_params lb = {im->width, im->height, im->width * 3, im->format == STRIX_BGR,
+                              li->dst_w, li->dst_h, li->new_w, li->new_h, li->left, li->top};
+        CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, b->frames + off, &lb,
+                                      (strix_stream)b->stream),
+                 "letterbox a frame");
+        off += frame_bytes(im);
+    }
+    return STRIX_OK;
+}
+
+static strix_status nms_on_device(strix_cuda_backend *b, const strix_nms_params *np, strix_error *err)
+{
+    const strix_plan *pl = b->plan;
+    strix_nms_gpu_params gp = {pl->n, (int)pl->anchors, b->prog->nc, np->conf, np->iou,
+                               np->max_det, np->max_nms, np->agnostic};
+    size_t ws = strix_cuda_nms_workspace(&gp);
+    if (ws == SIZE_MAX)
+        return strix_fail(err, STRIX_E_DEVICE, "%s:%d: cannot size the NMS sort on cuda:%d; check the device with nvidia-smi",
+                          __FILE__, __LINE__, b->device);
+    size_t dets = (size_t)pl->n * np->max_det * 6 * sizeof(float), counts = (size_t)pl->n * sizeof(int);
+    strix_status st = dev_reserve(&b->nms_ws, &b->nms_ws_cap, ws, "NMS workspace", err);
+    if (!st) st = dev_reserve((void **)&b->dets, &b->dets_cap, dets, "detections", err);
+    if (!st) st = dev_reserve((void **)&b->counts, &b->counts_cap, counts, "detection counts", err);
+    if (!st) st = host_reserve((void **)&b->host_dets, &b->host_dets_cap, dets, "detection staging", err);
+    if (!st) st = host_reserve((void **)&b->host_counts, &b->host_counts_cap, counts, "count staging", err);
+    if (st) return st;
+    CUDA_TRY(strix_cuda_nms(b->dets, b->counts, b->decoded, &gp, b->nms_ws, (strix_stream)b->stream), "NMS");
+    CUDA_TRY(cudaMemcpyAsync(b->host_dets, b->dets, dets, cudaMemcpyDeviceToHost, b->stream), "download the detections");
+    CUDA_TRY(cudaMemcpyAsync(b->host_counts, b->counts, counts, cudaMemcpyDeviceToHost, b->stream),
+             "download the detection counts");
+    return STRIX_OK;
+}
+
+strix_status strix_cuda_backend_detect(strix_cuda_backend *b, const strix_image *imgs, int n,
+                                       const strix_letterbox_info *info, const strix_nms_params *np,
+                                       strix_detection *dets, int *counts, strix_error *err)
+{
+    if (!b->planned) return not_planned(err);
+    if (n != b->n || np->max_det < 1)
+        return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: detect on %d images with max_det %d, planned for %d",
+                          n, np->max_det, b->n);
+    for (int i = 0; i < n; i++)
+        if (info[i].dst_w != b->w || info[i].dst_h != b->h)
+            return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: image %d letterboxed to %dx%d, planned %dx%d",
+                              i, info[i].dst_w, info[i].dst_h, b->w, b->h);
+    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    range_push(b, "letterbox %d", n);
+    strix_status st = letterbox_frames(b, imgs, n, info, err);
+    range_pop(b);
+    if (st) return st;
+    range_push(b, "forward %dx%dx%d", b->n, b->h, b->w);
+    st = enqueue_forward(b, err);
+    range_pop(b);
+    if (st) return st;
+    range_push(b, "nms");
+    st = nms_on_device(b, np, err);
+    if (!st) st = finish(b, "detection", err);
+    range_pop(b);
+    if (st) return st;
+    for (int i = 0; i < n; i++) {
+        counts[i] = b->host_counts[i];
+        for (int k = 0; k < counts[i]; k++) {
+            const float *d = b->host_dets + ((size_t)i * np->max_det + k) * 6;
+            dets[(size_t)i * np->max_det + k] = (strix_detection){d[0], d[1], d[2], d[3], d[4], (int)d[5]};
+        }
+    }
+    return STRIX_OK;
+}
+
+void strix_cuda_backend_free(strix_cuda_backend *b)
+{
+    if (!b) return;
+    /* teardown: errors here have nowhere to go and change nothing */
+    cudaSetDevice(b->device);
+    if (b->stream) cudaStreamSynchronize(b->stream);
+    if (b->graph) cudaGraphExecDestroy(b->graph);
+    if (b->cublas) cublasDestroy(b->cublas);
+    void *dev[] = {b->cublas_ws, b->weights, b->bias_mem, b->arena, b->ws, b->decoded, b->input32,
+                   b->frames, b->nms_ws, b->dets, b->counts};
+    for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
+        if (dev[i]) cudaFree(dev[i]);
+    void *host[] = {b->host, b->host_frames, b->host_dets, b->host_counts};
+    for (size_t i = 0; i < sizeof host / sizeof *host; i++)
+        if (host[i]) cudaFreeHost(host[i]);
+    if (b->stream) cudaStreamDestroy(b->stream);
+    cudaGetLastError();
+    free(b->bias_off);
+    free(b);
+}

@@ -1,0 +1,133 @@
+/* video.h — video in and out through FFmpeg (libavformat, libavcodec,
+ * libswscale, libswresample): read any input libavformat opens (a file of
+ * any container and codec, an image-sequence pattern such as
+ * frames/%04d.png, a URL) as RGB frames in display orientation, and write
+ * frames back as MP4 (H.264 by default) with the input's timestamps,
+ * rotation and sample aspect ratio, and its audio copied packet for packet.
+ *
+ * This is the only FFmpeg code in strix; it is built into its own archive
+ * (libstrix_video.a) so libstrix.a never needs FFmpeg.  No type here exposes
+ * FFmpeg's: the callers (tools) include only this header.
+ *
+ * Threads: a reader and a writer may run on two different threads (the
+ * writer copies what it needs from the reader when it is opened); each one
+ * is used by one thread at a time.
+ */
+#ifndef STRIX_VIDEO_H
+#define STRIX_VIDEO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strix.h"
+
+typedef struct strix_video_reader strix_video_reader;
+typedef struct strix_video_writer strix_video_writer;
+struct strix_video_side;
+
+/* One decoded frame.  Buffers are kept between reads (a frame struct is
+ * meant to be reused); free with strix_video_frame_free. */
+typedef struct strix_video_frame {
+    uint8_t *rgb;        /* [height, stride] RGB24, display orientation (rotation applied) */
+    int width, height, stride;
+    long index;          /* 0, 1, 2, ... in presentation order */
+    double time;         /* presentation time, seconds from the start of the input */
+    struct strix_video_side *side; /* for the writer: timestamps and the audio
+                                      packets demuxed since the previous frame */
+    size_t cap;          /* bytes allocated at rgb */
+} strix_video_frame;
+
+void strix_video_frame_free(strix_video_frame *f);
+
+typedef struct strix_video_info {
+    int width, height;             /* frames as delivered (display orientation) */
+    int coded_width, coded_height; /* as stored */
+    int rotation;                  /* degrees clockwise a player turns the stored
+                                      picture: 0, 90, 180 or 270 */
+    int sar_num, sar_den;          /* sample aspect ratio (0/1 when unknown) */
+    double fps;                    /* average frame rate, 0 when unknown */
+    long frames;                   /* expected frame count, -1 when unknown */
+    int frames_exact;              /* 1: `frames` is the container's count, not an estimate */
+    double duration;               /* seconds, 0 when unknown */
+    int audio_streams;
+    char format[32], codec[32];    /* container and video codec names */
+} strix_video_info;
+
+typedef struct strix_video_read_options {
+    int audio;                      /* 1 (default): keep audio packets for a writer */
+    /* Polled during blocking I/O and between packets; nonzero ends the input
+     * early (strix_video_read then returns 0 and stats.stopped is set). */
+    int (*interrupt)(void *ctx);
+    void *interrupt_ctx;
+} strix_video_read_options;
+
+void strix_video_read_options_init(strix_video_read_options *o);
+
+/* Open an input.  Errors: STRIX_E_IO (missing, unreadable, unreachable URL),
+ * STRIX_E_IMAGE (not a video: unknown format, no video stream, a codec this
+ * FFmpeg cannot decode, no frame size), STRIX_E_NOMEM. */
+strix_status strix_video_open(strix_video_reader **out, const char *url, const strix_video_read_options *o,
+                              strix_error *err);
+const strix_video_info *strix_video_reader_info(const strix_video_reader *r);
+
+/* The next frame into f: 1, or 0 at the end of the input, or -1 on a fatal
+ * error (err).  Packets the decoder rejects are skipped and counted, so a
+ * corrupt or truncated stream yields the frames that still decode. */
+int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *err);
+/* After the end: move the audio packets demuxed after the last frame into f
+ * (no picture: f->rgb untouched, f->side carries them) for the writer. */
+void strix_video_read_tail(strix_video_reader *r, strix_video_frame *f);
+
+typedef struct strix_video_read_stats {
+    long frames;          /* frames returned */
+    long bad_packets;     /* video packets or frames the decoder rejected (skipped) */
+    int stopped;          /* the interrupt callback ended the input early */
+    double decode_ms;     /* demux + decode */
+    double convert_ms;    /* pixel format conversion to RGB, rotation */
+    char problem[256];    /* the first decode or read problem, "" if none */
+} strix_video_read_stats;
+
+void strix_video_reader_stats(const strix_video_reader *r, strix_video_read_stats *s);
+void strix_video_close(strix_video_reader *r);
+
+typedef struct strix_video_write_options {
+    const char *codec;   /* encoder name (default "libx264"); "h264_nvenc" falls back
+                            to libx264 with a notice when it cannot be opened */
+    int crf;             /* quality, lower is better; -1 (default): the encoder's own */
+    const char *preset;  /* encoder preset; NULL (default): the encoder's own */
+    int audio;           /* 1 (default): copy audio streams (AAC when MP4 cannot hold
+                            the codec); 0: none */
+    const char *name;    /* the path to name in messages (the final one when writing
+                            to a temporary file); NULL: the path written */
+    /* Called with one line for each change the writer had to make (encoder
+     * fallback, audio re-encoded, 4:4:4 for odd sizes, streams dropped). */
+    void (*notice)(void *ctx, const char *line);
+    void *notice_ctx;
+} strix_video_write_options;
+
+void strix_video_write_options_init(strix_video_write_options *o);
+
+/* Create an MP4 at path for frames read from src (same size, timestamps,
+ * rotation, sample aspect ratio, colour description; src's audio streams).
+ * Nothing of src is used after this call.  Errors: STRIX_E_ARG (unknown
+ * encoder, bad crf or preset), STRIX_E_IO (cannot create or write the
+ * file), STRIX_E_UNSUPPORTED (no usable H.264 encoder), STRIX_E_NOMEM. */
+strix_status strix_video_writer_open(strix_video_writer **out, const char *path, const strix_video_reader *src,
+                                     const strix_video_write_options *o, strix_error *err);
+/* Encode f's picture (when f->rgb is set: display orientation, the reader's
+ * size) and mux the audio packets it carries; they are consumed. */
+strix_status strix_video_write(strix_video_writer *w, strix_video_frame *f, strix_error *err);
+/* Flush the encoders and finish the file (with +faststart: the index moves
+ * to the front).  The file is complete only after this returns STRIX_OK. */
+strix_status strix_video_writer_finish(strix_video_writer *w, strix_error *err);
+/* Encoding time so far: colour conversion, rotation, encoders, muxing. */
+double strix_video_writer_ms(const strix_video_writer *w);
+const char *strix_video_writer_codec(const strix_video_writer *w);
+/* Free the writer; an unfinished file is closed as it is (the caller deletes it). */
+void strix_video_writer_free(strix_video_writer *w);
+
+/* FFmpeg logs through a process-wide callback; tools call this once at
+ * start: 0 silences it (strix reports problems itself), 1 shows warnings. */
+void strix_video_log_level(int verbose);
+
+#endif

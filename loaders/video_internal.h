@@ -1,0 +1,76 @@
+/* video_internal.h — what video_read.c and video_write.c share: the reader
+ * struct (the writer copies stream parameters from it), the per-frame side
+ * data (timestamps and audio packets travelling with a frame), rotation of
+ * RGB pictures, and FFmpeg version shims.  Never installed. */
+#ifndef STRIX_VIDEO_INTERNAL_H
+#define STRIX_VIDEO_INTERNAL_H
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/display.h>
+#include <libswscale/swscale.h>
+
+#include "video.h"
+
+/* FFmpeg 6.0 renamed AVFrame.pkt_duration to duration (lavu 58); 6.1 moved
+ * stream side data into codecpar (lavf 60.15). */
+#if LIBAVUTIL_VERSION_MAJOR >= 58
+#define STRIX_FRAME_DURATION(fr) ((fr)->duration)
+#else
+#define STRIX_FRAME_DURATION(fr) ((fr)->pkt_duration)
+#endif
+#if LIBAVFORMAT_VERSION_INT >= AV_VERSION_INT(60, 15, 100)
+#define STRIX_CODECPAR_SIDE_DATA 1
+#endif
+
+/* Timestamps of a frame and the audio packets demuxed before it, all in
+ * their input stream's time base with the input's start offset removed;
+ * each packet's stream_index is its input stream index. */
+struct strix_video_side {
+    int64_t pts, duration; /* video, input stream time base; duration 0 when unknown */
+    AVPacket **audio;
+    int n_audio, cap_audio;
+};
+
+/* Append pkt (ownership moves) to s; returns 0 or AVERROR(ENOMEM). */
+int strix_video_side_add(struct strix_video_side *s, AVPacket *pkt);
+/* Unref and forget s's packets (buffers kept). */
+void strix_video_side_clear(struct strix_video_side *s);
+
+struct strix_video_reader {
+    AVFormatContext *fmt;
+    AVCodecContext *dec;
+    int vidx;                 /* the video stream */
+    int64_t *offset;          /* per input stream: subtracted from every timestamp */
+    unsigned char *keep;      /* per input stream: 1 for audio packets kept for a writer */
+    strix_video_info info;
+    struct SwsContext *sws;
+    int sws_w, sws_h, sws_fmt, sws_cs, sws_range; /* what sws was set up for */
+    uint8_t *tmp;             /* coded-orientation RGB before rotation */
+    size_t tmp_cap;
+    AVPacket *pkt;
+    AVFrame *frame;
+    struct strix_video_side pending; /* audio packets waiting for the next frame */
+    int flushing, ended;
+    int64_t last_pts, last_dur;
+    strix_video_read_stats stats;
+    strix_video_read_options opt;
+};
+
+/* The rotation a display matrix asks for, as degrees clockwise in
+ * {0, 90, 180, 270} (other angles and mirroring are not applied: 0). */
+int strix_video_rotation(const int32_t *matrix);
+
+/* dst = src turned `deg` degrees clockwise (deg in {90, 180, 270}); src is
+ * w x h RGB, dst is h x w (90, 270) or w x h (180). */
+void strix_video_rotate(uint8_t *dst, int dst_stride, const uint8_t *src, int src_stride, int w, int h, int deg);
+
+/* The display matrix of stream st, or NULL. */
+const int32_t *strix_video_display_matrix(const AVStream *st);
+
+/* "No such file or directory" for an AVERROR code. */
+const char *strix_video_averr(int code, char buf[AV_ERROR_MAX_STRING_SIZE]);
+
+double strix_video_now_ms(void);
+
+#endif

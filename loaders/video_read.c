@@ -1,0 +1,485 @@
+/* video_read.c — the video reader of video.h: demux with libavformat,
+ * decode with libavcodec, convert to RGB24 with libswscale (the input's
+ * colour matrix and range; frames that change size mid-stream are scaled to
+ * the first size, so every frame has one size), turn to display
+ * orientation, and carry the audio packets along with the frames for the
+ * writer.  Also the helpers video_internal.h shares with video_write.c.
+ *
+ * Timestamps: every stream's timestamps have the input's start time
+ * removed when it is positive (as ffmpeg does), so the first frame of most
+ * inputs is at 0 and audio keeps its offset to the video.  Frame times are
+ * made strictly increasing (a repeated or missing pts becomes the previous
+ * one plus one frame), which the encoder needs.
+ */
+#include "video_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libavutil/time.h>
+#include <libavutil/pixdesc.h>
+
+#include "image.h"
+#include "util.h"
+
+double strix_video_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+const char *strix_video_averr(int code, char buf[AV_ERROR_MAX_STRING_SIZE])
+{
+    if (av_strerror(code, buf, AV_ERROR_MAX_STRING_SIZE) < 0)
+        snprintf(buf, AV_ERROR_MAX_STRING_SIZE, "error %d", code);
+    return buf;
+}
+
+int strix_video_side_add(struct strix_video_side *s, AVPacket *pkt)
+{
+    if (s->n_audio == s->cap_audio) {
+        int cap = s->cap_audio ? 2 * s->cap_audio : 16;
+        AVPacket **v = realloc(s->audio, sizeof *v * (size_t)cap);
+        if (!v) return AVERROR(ENOMEM);
+        s->audio = v;
+        s->cap_audio = cap;
+    }
+    s->audio[s->n_audio++] = pkt;
+    return 0;
+}
+
+void strix_video_side_clear(struct strix_video_side *s)
+{
+    for (int i = 0; i < s->n_audio; i++) av_packet_free(&s->audio[i]);
+    s->n_audio = 0;
+}
+
+void strix_video_frame_free(strix_video_frame *f)
+{
+    if (!f) return;
+    if (f->side) {
+        strix_video_side_clear(f->side);
+        free(f->side->audio);
+        free(f->side);
+    }
+    free(f->rgb);
+    memset(f, 0, sizeof *f);
+}
+
+const int32_t *strix_video_display_matrix(const AVStream *st)
+{
+#ifdef STRIX_CODECPAR_SIDE_DATA
+    const AVPacketSideData *sd = av_packet_side_data_get(st->codecpar->coded_side_data,
+                                                         st->codecpar->nb_coded_side_data,
+                                                         AV_PKT_DATA_DISPLAYMATRIX);
+    return sd && sd->size >= 9 * sizeof(int32_t) ? (const int32_t *)sd->data : NULL;
+#else
+    size_t size = 0;
+    const uint8_t *d = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    return d && size >= 9 * sizeof(int32_t) ? (const int32_t *)d : NULL;
+#endif
+}
+
+int strix_video_rotation(const int32_t *m)
+{
+    if (!m) return 0;
+    /* as ffmpeg's autorotate: the matrix rotates counter-clockwise */
+    double theta = -round(av_display_rotation_get(m));
+    if (!isfinite(theta)) return 0;
+    theta -= 360 * floor(theta / 360 + 0.9 / 360);
+    for (int deg = 90; deg <= 270; deg += 90)
+        if (fabs(theta - deg) < 1) return deg;
+    return 0;
+}
+
+void strix_video_rotate(uint8_t *dst, int dst_stride, const uint8_t *src, int src_stride, int w, int h, int deg)
+{
+    for (int y = 0; y < h; y++) {
+        const uint8_t *s = src + (size_t)y * src_stride;
+        for (int x = 0; x < w; x++, s += 3) {
+            int dx, dy; /* where source pixel (x, y) lands */
+            if (deg == 90) dx = h - 1 - y, dy = x;
+            else if (deg == 180) dx = w - 1 - x, dy = h - 1 - y;
+            else dx = y, dy = w - 1 - x;
+            uint8_t *d = dst + (size_t)dy * dst_stride + (size_t)dx * 3;
+            d[0] = s[0];
+            d[1] = s[1];
+            d[2] = s[2];
+        }
+    }
+}
+
+void strix_video_read_options_init(strix_video_read_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->audio = 1;
+}
+
+static int interrupt_cb(void *opaque)
+{
+    strix_video_reader *r = opaque;
+    return r->opt.interrupt(r->opt.interrupt_ctx);
+}
+
+void strix_video_close(strix_video_reader *r)
+{
+    if (!r) return;
+    avcodec_free_context(&r->dec);
+    avformat_close_input(&r->fmt);
+    sws_freeContext(r->sws);
+    av_packet_free(&r->pkt);
+    av_frame_free(&r->frame);
+    strix_video_side_clear(&r->pending);
+    free(r->pending.audio);
+    free(r->offset);
+    free(r->keep);
+    free(r->tmp);
+    free(r);
+}
+
+static int is_io_error(int ret)
+{
+    return ret == AVERROR(ENOENT) || ret == AVERROR(EACCES) || ret == AVERROR(EPERM) || ret == AVERROR(EISDIR) ||
+           ret == AVERROR(EIO) || ret == AVERROR(ENOTDIR) || ret == AVERROR(ECONNREFUSED) ||
+           ret == AVERROR(ETIMEDOUT) || ret == AVERROR(EHOSTUNREACH) || ret == AVERROR(ENETUNREACH) ||
+           ret == AVERROR_PROTOCOL_NOT_FOUND || ret == AVERROR_EXIT || ret == AVERROR(ENAMETOOLONG) ||
+           ret == AVERROR_HTTP_BAD_REQUEST || ret == AVERROR_HTTP_UNAUTHORIZED || ret == AVERROR_HTTP_FORBIDDEN ||
+           ret == AVERROR_HTTP_NOT_FOUND || ret == AVERROR_HTTP_OTHER_4XX || ret == AVERROR_HTTP_SERVER_ERROR;
+}
+
+/* Short container name: "mov,mp4,m4a,..." -> "mov". */
+static void short_name(char *dst, size_t n, const char *s)
+{
+    size_t k = strcspn(s, ",");
+    snprintf(dst, n, "%.*s", (int)(k < n ? k : n - 1), s);
+}
+
+static strix_status open_streams(strix_video_reader *r, const char *url, strix_error *err)
+{
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    AVFormatContext *fmt = r->fmt;
+    int ret = avformat_find_stream_info(fmt, NULL);
+    if (ret == AVERROR_EOF)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: the input ends before its first frame (an empty or truncated "
+                          "video)", url);
+    if (ret < 0)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: cannot read the stream headers (%s): not a video, or damaged",
+                          url, strix_video_averr(ret, eb));
+    int v = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+    if (v < 0 || (fmt->streams[v]->disposition & AV_DISPOSITION_ATTACHED_PIC)) {
+        char fname[32];
+        short_name(fname, sizeof fname, fmt->iformat->name);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: no video stream (%s input %s): give a video file", url, fname,
+                          fmt->nb_streams ? "with audio or data only" : "without streams");
+    }
+    r->vidx = v;
+    AVStream *st = fmt->streams[v];
+    const AVCodecParameters *par = st->codecpar;
+    const char *cname = avcodec_get_name(par->codec_id);
+    const AVCodec *codec = avcodec_find_decoder(par->codec_id);
+    if (!codec)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: the video codec '%s' cannot be decoded by this FFmpeg build "
+                          "(transcode it first, e.g. to H.264)", url, par->codec_id ? cname : "unknown");
+    if (par->width < 1 || par->height < 1)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: the video stream has no frame size (damaged header?)", url);
+    if ((size_t)par->width * (size_t)par->height > STRIX_IMAGE_MAX_PIXELS)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: %dx%d frames exceed the limit of %zu pixels", url, par->width,
+                          par->height, (size_t)STRIX_IMAGE_MAX_PIXELS);
+    if (!(r->dec = avcodec_alloc_context3(codec))) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
+    if ((ret = avcodec_parameters_to_context(r->dec, par)) < 0)
+        return strix_fail(err, STRIX_E_NOMEM, "%s: %s", url, strix_video_averr(ret, eb));
+    r->dec->pkt_timebase = st->time_base;
+    if ((ret = avcodec_open2(r->dec, codec, NULL)) < 0)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: cannot open the %s decoder: %s", url, cname,
+                          strix_video_averr(ret, eb));
+
+    r->offset = calloc(fmt->nb_streams, sizeof *r->offset);
+    r->keep = calloc(fmt->nb_streams, 1);
+    if (!r->offset || !r->keep) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
+    int64_t start = fmt->start_time != AV_NOPTS_VALUE && fmt->start_time > 0 ? fmt->start_time : 0;
+    strix_video_info *in = &r->info;
+    for (unsigned i = 0; i < fmt->nb_streams; i++) {
+        AVStream *s = fmt->streams[i];
+        r->offset[i] = av_rescale_q(start, AV_TIME_BASE_Q, s->time_base);
+        r->keep[i] = r->opt.audio && s->codecpar->codec_type == AVMEDIA_TYPE_AUDIO;
+        in->audio_streams += s->codecpar->codec_type == AVMEDIA_TYPE_AUDIO;
+        if ((int)i != v && !r->keep[i]) s->discard = AVDISCARD_ALL;
+    }
+
+    in->coded_width = par->width;
+    in->coded_height = par->height;
+    in->rotation = strix_video_rotation(strix_video_display_matrix(st));
+    int turned = in->rotation == 90 || in->rotation == 270;
+    in->width = turned ? par->height : par->width;
+    in->height = turned ? par->width : par->height;
+    AVRational sar = av_guess_sample_aspect_ratio(fmt, st, NULL);
+    in->sar_num = sar.num;
+    in->sar_den = sar.num ? sar.den : 1;
+    AVRational fr = st->avg_frame_rate.num && st->avg_frame_rate.den ? st->avg_frame_rate : st->r_frame_rate;
+    in->fps = fr.num && fr.den ? av_q2d(fr) : 0;
+    if (st->duration != AV_NOPTS_VALUE && st->duration > 0) in->duration = (double)st->duration * av_q2d(st->time_base);
+    else if (fmt->duration != AV_NOPTS_VALUE && fmt->duration > 0) in->duration = (double)fmt->duration / AV_TIME_BASE;
+    in->frames_exact = st->nb_frames > 0;
+    in->frames = st->nb_frames > 0 ? (long)st->nb_frames
+                 : in->duration > 0 && in->fps > 0 ? (long)llround(in->duration * in->fps) : -1;
+    short_name(in->format, sizeof in->format, fmt->iformat->name);
+    snprintf(in->codec, sizeof in->codec, "%s", cname);
+    return STRIX_OK;
+}
+
+strix_status strix_video_open(strix_video_reader **out, const char *url, const strix_video_read_options *o,
+                              strix_error *err)
+{
+    strix_error_clear(err);
+    *out = NULL;
+    strix_video_reader *r = calloc(1, sizeof *r);
+    if (!r) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
+    if (o) r->opt = *o;
+    else strix_video_read_options_init(&r->opt);
+    r->last_pts = AV_NOPTS_VALUE;
+    r->sws_fmt = -1;
+    r->fmt = avformat_alloc_context();
+    r->pkt = av_packet_alloc();
+    r->frame = av_frame_alloc();
+    if (!r->fmt || !r->pkt || !r->frame) {
+        strix_video_close(r);
+        return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
+    }
+    if (r->opt.interrupt) {
+        r->fmt->interrupt_callback.callback = interrupt_cb;
+        r->fmt->interrupt_callback.opaque = r;
+    }
+    int ret = avformat_open_input(&r->fmt, url, NULL, NULL); /* frees fmt on failure */
+    if (ret < 0) {
+        char eb[AV_ERROR_MAX_STRING_SIZE];
+        strix_status st = ret == AVERROR(ENOMEM) ? STRIX_E_NOMEM : is_io_error(ret) ? STRIX_E_IO : STRIX_E_IMAGE;
+        if (ret == AVERROR_EOF)
+            strix_fail(err, st, "%s: the input ends before its first frame (an empty or truncated video)", url);
+        else
+            strix_fail(err, st, st == STRIX_E_IO ? "%s: cannot open: %s (check the path or URL)"
+                                                 : "%s: not a video FFmpeg can read, or a damaged one (%s)",
+                       url, strix_video_averr(ret, eb));
+        strix_video_close(r);
+        return st;
+    }
+    strix_status st = open_streams(r, url, err);
+    if (st) {
+        strix_video_close(r);
+        return st;
+    }
+    *out = r;
+    return STRIX_OK;
+}
+
+const strix_video_info *strix_video_reader_info(const strix_video_reader *r) { return &r->info; }
+
+void strix_video_reader_stats(const strix_video_reader *r, strix_video_read_stats *s) { *s = r->stats; }
+
+static void note_problem(strix_video_reader *r, const char *what, int ret)
+{
+    if (r->stats.problem[0]) return;
+    char eb[AV_ERROR_MAX_STRING_SIZE];
+    snprintf(r->stats.problem, sizeof r->stats.problem, "%s near frame %ld: %s", what, r->stats.frames,
+             strix_video_averr(ret, eb));
+}
+
+/* RGB24 in display orientation from r->frame into f. */
+static int convert(strix_video_reader *r, strix_video_frame *f, strix_error *err)
+{
+    const AVFrame *fr = r->frame;
+    const strix_video_info *in = &r->info;
+    int cw = in->coded_width, ch = in->coded_height;
+    int range = fr->color_range == AVCOL_RANGE_JPEG || fr->format == AV_PIX_FMT_YUVJ420P ||
+                fr->format == AV_PIX_FMT_YUVJ422P || fr->format == AV_PIX_FMT_YUVJ444P;
+    int cs = fr->colorspace >= AVCOL_SPC_BT709 && fr->colorspace <= AVCOL_SPC_BT2020_CL ? (int)fr->colorspace
+                                                                                          : SWS_CS_DEFAULT;
+    struct SwsContext *s = sws_getCachedContext(r->sws, fr->width, fr->height, fr->format, cw, ch,
+                                                AV_PIX_FMT_RGB24, SWS_BILINEAR, NULL, NULL, NULL);
+    if (!s) {
+        strix_fail(err, STRIX_E_IMAGE, "cannot convert %s frames of %dx%d to RGB",
+                   av_get_pix_fmt_name(fr->format) ? av_get_pix_fmt_name(fr->format) : "?", fr->width, fr->height);
+        return -1;
+    }
+    if (s != r->sws || r->sws_cs != cs || r->sws_range != range || r->sws_w != fr->width ||
+        r->sws_h != fr->height || r->sws_fmt != fr->format) {
+        sws_setColorspaceDetails(s, sws_getCoefficients(cs), range, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0,
+                                 1 << 16, 1 << 16);
+        r->sws = s;
+        r->sws_cs = cs;
+        r->sws_range = range;
+        r->sws_w = fr->width;
+        r->sws_h = fr->height;
+        r->sws_fmt = fr->format;
+    }
+    /* rows padded to 64 bytes, + 64: swscale may write whole vectors */
+    int stride = (in->width * 3 + 63) & ~63;
+    size_t need = (size_t)stride * (size_t)in->height + 64;
+    if (f->cap < need) {
+        free(f->rgb);
+        f->cap = 0;
+        if (!(f->rgb = malloc(need))) {
+            strix_fail(err, STRIX_E_NOMEM, "out of memory for a %dx%d frame", in->width, in->height);
+            return -1;
+        }
+        f->cap = need;
+    }
+    f->width = in->width;
+    f->height = in->height;
+    f->stride = stride;
+    uint8_t *dst = f->rgb;
+    int dst_stride = stride;
+    if (in->rotation) {
+        dst_stride = (cw * 3 + 63) & ~63;
+        size_t tneed = (size_t)dst_stride * (size_t)ch + 64;
+        if (r->tmp_cap < tneed) {
+            free(r->tmp);
+            r->tmp_cap = 0;
+            if (!(r->tmp = malloc(tneed))) {
+                strix_fail(err, STRIX_E_NOMEM, "out of memory for a %dx%d frame", cw, ch);
+                return -1;
+            }
+            r->tmp_cap = tneed;
+        }
+        dst = r->tmp;
+    }
+    uint8_t *planes[4] = {dst, NULL, NULL, NULL};
+    int strides[4] = {dst_stride, 0, 0, 0};
+    sws_scale(s, (const uint8_t *const *)fr->data, fr->linesize, 0, fr->height, planes, strides);
+    if (in->rotation) strix_video_rotate(f->rgb, stride, r->tmp, dst_stride, cw, ch, in->rotation);
+    return 0;
+}
+
+/* Hand r->frame out as f: timestamps, audio packets, pixels. */
+static int deliver(strix_video_reader *r, strix_video_frame *f, strix_error *err)
+{
+    AVFrame *fr = r->frame;
+    const AVStream *st = r->fmt->streams[r->vidx];
+    if (fr->decode_error_flags || (fr->flags & AV_FRAME_FLAG_CORRUPT)) {
+        r->stats.bad_packets++;
+        if (!r->stats.problem[0])
+            snprintf(r->stats.problem, sizeof r->stats.problem, "damaged frame %ld (decoded with errors)",
+                     r->stats.frames);
+    }
+    int64_t pts = fr->best_effort_timestamp;
+    if (pts == AV_NOPTS_VALUE) pts = r->last_pts == AV_NOPTS_VALUE ? 0 : r->last_pts + (r->last_dur > 0 ? r->last_dur : 1);
+    else pts -= r->offset[r->vidx];
+    if (r->last_pts != AV_NOPTS_VALUE && pts <= r->last_pts) pts = r->last_pts + (r->last_dur > 0 ? r->last_dur : 1);
+    int64_t dur = STRIX_FRAME_DURATION(fr) > 0 ? STRIX_FRAME_DURATION(fr) : 0;
+    r->last_pts = pts;
+    r->last_dur = dur;
+    f->side->pts = pts;
+    f->side->duration = dur;
+    f->time = (double)pts * st->time_base.num / st->time_base.den;
+    f->index = r->stats.frames++;
+    /* the pending audio packets move to the frame: swap the arrays */
+    struct strix_video_side t = r->pending;
+    r->pending.audio = f->side->audio;
+    r->pending.cap_audio = f->side->cap_audio;
+    r->pending.n_audio = 0;
+    f->side->audio = t.audio;
+    f->side->cap_audio = t.cap_audio;
+    f->side->n_audio = t.n_audio;
+    double t0 = strix_video_now_ms();
+    int rc = convert(r, f, err);
+    r->stats.convert_ms += strix_video_now_ms() - t0;
+    av_frame_unref(fr);
+    return rc ? -1 : 1;
+}
+
+static int stop_requested(strix_video_reader *r)
+{
+    return r->opt.interrupt && r->opt.interrupt(r->opt.interrupt_ctx);
+}
+
+int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *err)
+{
+    strix_error_clear(err);
+    if (!f->side && !(f->side = calloc(1, sizeof *f->side))) {
+        strix_fail(err, STRIX_E_NOMEM, "out of memory");
+        return -1;
+    }
+    strix_video_side_clear(f->side);
+    double t0 = strix_video_now_ms();
+    int rc = 0, errors = 0;
+    while (!r->ended) {
+        int ret = avcodec_receive_frame(r->dec, r->frame);
+        if (ret == 0) {
+            r->stats.decode_ms += strix_video_now_ms() - t0;
+            return deliver(r, f, err);
+        }
+        if (ret == AVERROR_EOF || (r->flushing && ret == AVERROR(EAGAIN))) {
+            r->ended = 1;
+            break;
+        }
+        if (ret != AVERROR(EAGAIN)) { /* a broken frame: count it, go on */
+            r->stats.bad_packets++;
+            note_problem(r, "decode error", ret);
+            if (++errors > 1000) { /* a decoder stuck in errors: give up on the rest */
+                r->ended = 1;
+                break;
+            }
+            if (r->flushing) continue;
+        }
+        if (r->flushing) continue;
+        ret = stop_requested(r) ? AVERROR_EXIT : av_read_frame(r->fmt, r->pkt);
+        if (ret == AVERROR(EAGAIN)) {
+            av_usleep(10000);
+            continue;
+        }
+        if (ret < 0) {
+            if (ret == AVERROR_EXIT || stop_requested(r)) r->stats.stopped = 1;
+            else if (ret != AVERROR_EOF) note_problem(r, "read error (input ends here)", ret);
+            avcodec_send_packet(r->dec, NULL);
+            r->flushing = 1;
+            continue;
+        }
+        AVPacket *pkt = r->pkt;
+        if (pkt->stream_index == r->vidx) {
+            ret = avcodec_send_packet(r->dec, pkt);
+            av_packet_unref(pkt);
+            if (ret < 0 && ret != AVERROR(EAGAIN)) {
+                r->stats.bad_packets++;
+                note_problem(r, "corrupt packet", ret);
+            }
+        } else if (pkt->stream_index >= 0 && (unsigned)pkt->stream_index < r->fmt->nb_streams &&
+                   r->keep[pkt->stream_index]) {
+            int64_t off = r->offset[pkt->stream_index];
+            if (pkt->pts != AV_NOPTS_VALUE) pkt->pts -= off;
+            if (pkt->dts != AV_NOPTS_VALUE) pkt->dts -= off;
+            AVPacket *keep = av_packet_alloc();
+            if (!keep || strix_video_side_add(&r->pending, keep)) {
+                av_packet_free(&keep);
+                av_packet_unref(pkt);
+                strix_fail(err, STRIX_E_NOMEM, "out of memory for audio packets");
+                rc = -1;
+                break;
+            }
+            av_packet_move_ref(keep, pkt);
+        } else {
+            av_packet_unref(pkt);
+        }
+    }
+    r->stats.decode_ms += strix_video_now_ms() - t0;
+    return rc;
+}
+
+void strix_video_read_tail(strix_video_reader *r, strix_video_frame *f)
+{
+    if (!f->side && !(f->side = calloc(1, sizeof *f->side))) return;
+    strix_video_side_clear(f->side);
+    struct strix_video_side t = r->pending;
+    r->pending = *f->side;
+    *f->side = t;
+    f->side->pts = AV_NOPTS_VALUE;
+    f->side->duration = 0;
+}
+
+void strix_video_log_level(int verbose)
+{
+    av_log_set_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET);
+}

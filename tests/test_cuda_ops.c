@@ -1,0 +1,1273 @@
+/* test_cuda_ops.c — the CUDA backend against the CPU backend, in the style of
+ * ggml's test-backend-ops: every launcher of kernels/kernels.h on fresh
+ * random inputs and tail shapes (channels 1/3/17/33/65, odd H and W, batch
+ * 3, strided channel slices in and out), then the whole network (yolov8n and
+ * yolo11n on synthetic weights) through the public API on "cpu" and "cuda".
+ *
+ * Every device output lives in a buffer with GUARD sentinel elements before
+ * and after it; the buffer, guards and the channels outside the view under
+ * test are poisoned with a NaN pattern no kernel produces, and must come
+ * back bit-identical; every value inside the view must be finite.
+ * Tolerances, as max |gpu - cpu| / max |cpu| over a tensor: fp32 1e-5 (cuBLAS
+ * with TF32 off), fp16 2e-3 (the CPU reference runs on the fp16-rounded
+ * inputs); data movement, max-pooling, letterbox and NMS must be exact.
+ * Whole network: fp32 within 1e-4 relative L2 of the CPU with the same
+ * detections (same class, IoU >= 0.99, both ways); fp16 >= 98% of the CPU's
+ * boxes matched (same class, IoU >= 0.9), both running F16-stored weights.  Boxes scoring within 1e-3 (fp32)
+ * or 5e-3 (fp16) of the threshold may fall on either side of it and are not
+ * required.
+ *
+ * Without a CUDA build every GPU test prints "SKIP name: built without CUDA",
+ * without a usable device "SKIP name: no CUDA device"; the program exits 0.
+ * device_selection runs everywhere (the device names and their errors).
+ * Run from the repository root (the network tests read the YAMLs in weights/). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "strix.h"
+#include "testlib.h"
+
+/* The tests that need a GPU, in order. */
+#define GPU_TESTS(X)          \
+    X(op_convert)             \
+    X(op_conv2d_f32)          \
+    X(op_conv2d_f16)          \
+    X(op_maxpool2d)           \
+    X(op_maxpool_cascade)     \
+    X(op_upsample_copy)       \
+    X(op_attention_f32)       \
+    X(op_attention_f16)       \
+    X(op_detect_decode)       \
+    X(op_letterbox)           \
+    X(op_nms)                 \
+    X(net_forward_f32)        \
+    X(net_detect_f32)         \
+    X(net_detect_f16)         \
+    X(net_graph_replay)
+
+/* ------------------------------------------------- device names and errors */
+
+static void device_selection(void)
+{
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = "weights/yolov8.yaml";
+    o.scale = 'n';
+    strix_model *m = NULL;
+    strix_error e;
+    static const char *bad[] = {"gpu", "cuda:", "cuda:x", "cuda:-1", "cuda:1x", "CUDA"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        o.device = bad[i];
+        strix_status st = strix_model_load(&m, &o, &e);
+        TL_CHECK(st == STRIX_E_ARG && m == NULL, "device '%s' gave status %d, want STRIX_E_ARG", bad[i], st);
+    }
+    static const char *cpu[] = {"cpu", "", NULL};
+    for (size_t i = 0; i < sizeof cpu / sizeof *cpu; i++) {
+        o.device = cpu[i];
+        TL_CHECK(strix_model_load(&m, &o, &e) == STRIX_OK, "device '%s': %s", cpu[i] ? cpu[i] : "(null)", e.message);
+        strix_model_free(m);
+    }
+    int count = strix_device_count();
+    char name[32];
+    snprintf(name, sizeof name, "cuda:%d", count);
+    o.device = count ? name : "cuda";
+#ifdef STRIX_WITH_CUDA
+    /* a device index past the last one (or any, with none) */
+    TL_CHECK(strix_model_load(&m, &o, &e) == STRIX_E_DEVICE && m == NULL, "device '%s' gave status %d (%s), want STRIX_E_DEVICE",
+             o.device, e.status, e.message);
+    TL_CHECK(strstr(e.message, "cuda") != NULL, "the message does not name the device: %s", e.message);
+    if (count) {
+        o.device = "cuda";
+        o.half = 1;
+        TL_CHECK(strix_model_load(&m, &o, &e) == STRIX_OK, "device 'cuda': %s", e.message);
+        strix_model_free(m);
+    }
+#else
+    TL_CHECK(count == 0, "a CPU-only build reports %d CUDA devices", count);
+    TL_CHECK(strix_model_load(&m, &o, &e) == STRIX_E_UNSUPPORTED && m == NULL, "device 'cuda' gave status %d, want STRIX_E_UNSUPPORTED",
+             e.status);
+    TL_CHECK(strstr(e.message, "CUDA=1") != NULL, "the message does not say how to get CUDA: %s", e.message);
+#endif
+}
+
+#ifndef STRIX_WITH_CUDA
+
+#define SKIP_TEST(name) \
+    static void name(void) { tl_skip("built without CUDA"); }
+GPU_TESTS(SKIP_TEST)
+
+#else /* STRIX_WITH_CUDA */
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "cpu/ops.h"
+#include "kernels/kernels.h"
+#include "letterbox.h"
+#include "postprocess.h"
+
+#define GUARD 256             /* sentinel elements before and after each device buffer */
+#define SENT32 0x7fc5a5a5u    /* fp32 sentinel: a quiet NaN no kernel produces */
+#define SENT16 0x7e5bu        /* fp16 sentinel */
+#define TOL32 1e-5
+#define TOL16 2e-3
+#define MAX_TRACKED 4096
+#define NET_YAMLS 2
+
+/* The device, a stream and a cuBLAS handle (fp32: pedantic, no TF32), and
+ * every allocation of the running test, released after it whatever happens. */
+static struct {
+    int ready;
+    cudaStream_t s;
+    cublasHandle_t blas;
+    void *dev[MAX_TRACKED], *host[MAX_TRACKED];
+    int n_dev, n_host;
+    char tmpdir[64];
+} T;
+
+static void release_all(void)
+{
+    if (T.ready) cudaStreamSynchronize(T.s);
+    for (int i = 0; i < T.n_dev; i++) cudaFree(T.dev[i]);
+    for (int i = 0; i < T.n_host; i++) free(T.host[i]);
+    T.n_dev = T.n_host = 0;
+}
+
+static int need_device(void)
+{
+    if (T.ready) return 1;
+    tl_skip("no CUDA device");
+    return 0;
+}
+
+static void *dmalloc(size_t bytes)
+{
+    void *p = NULL;
+    if (T.n_dev == MAX_TRACKED || cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+        tl_fail("cudaMalloc of %zu bytes failed", bytes);
+        return NULL;
+    }
+    return T.dev[T.n_dev++] = p;
+}
+
+static void *hmalloc(size_t bytes)
+{
+    void *p = T.n_host == MAX_TRACKED ? NULL : calloc(1, bytes ? bytes : 1);
+    if (!p) {
+        tl_fail("out of host memory (%zu bytes)", bytes);
+        return NULL;
+    }
+    return T.host[T.n_host++] = p;
+}
+
+static const char *err_text(int code)
+{
+    if (code >= STRIX_CUDA_ERR_CUBLAS) return cublasGetStatusName((cublasStatus_t)(code - STRIX_CUDA_ERR_CUBLAS));
+    return cudaGetErrorName((cudaError_t)code);
+}
+
+/* A CUDA call or launcher: on error fail the test and return. */
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        int code_ = (int)(call);                                                                   \
+        if (code_) {                                                                               \
+            tl_fail("%s:%d: %s: %s", __FILE__, __LINE__, #call, err_text(code_));                  \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+
+/* The same inside a helper returning 0 on failure. */
+#define CK0(call)                                                                                  \
+    do {                                                                                           \
+        int code_ = (int)(call);                                                                   \
+        if (code_) {                                                                               \
+            tl_fail("%s:%d: %s: %s", __FILE__, __LINE__, #call, err_text(code_));                  \
+            return 0;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* IEEE binary16 -> float, exact. */
+static float half_to_float(uint16_t h)
+{
+    uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0) {
+        float f = ldexpf((float)m, -24);
+        return s ? -f : f;
+    }
+    if (e == 31) return bits_f32(s | 0x7f800000u | (m << 13));
+    return bits_f32(s | ((e + 112) << 23) | (m << 13));
+}
+
+static size_t esz(strix_dtype dt) { return dt == STRIX_F16 ? 2 : 4; }
+
+/* ------------------------------------------------------- guarded buffers */
+
+/* A device tensor buffer of len elements between two guards, and its host
+ * fp32 mirror (inputs: the values as rounded to the dtype). */
+typedef struct tbuf {
+    strix_dtype dt;
+    size_t len;
+    float *h;
+    void *d; /* GUARD + len + GUARD elements */
+} tbuf;
+
+static void *tb_data(const tbuf *b) { return (char *)b->d + GUARD * esz(b->dt); }
+
+/* Fill the whole allocation, guards included, with the sentinel. */
+static int tb_poison(const tbuf *b)
+{
+    size_t all = b->len + 2 * GUARD, bytes = all * esz(b->dt);
+    void *raw = hmalloc(bytes);
+    if (!raw) return 0;
+    for (size_t i = 0; i < all; i++) {
+        if (b->dt == STRIX_F16) ((uint16_t *)raw)[i] = SENT16;
+        else ((uint32_t *)raw)[i] = SENT32;
+    }
+    CK0(cudaMemcpy(b->d, raw, bytes, cudaMemcpyHostToDevice));
+    return 1;
+}
+
+/* Upload b->h (fp32) into the buffer, converting on the device for fp16, and
+ * read the stored values back into b->h. */
+static int tb_upload(tbuf *b)
+{
+    if (b->dt == STRIX_F32) {
+        CK0(cudaMemcpy(tb_data(b), b->h, b->len * 4, cudaMemcpyHostToDevice));
+        return 1;
+    }
+    float *tmp = dmalloc(b->len * 4);
+    uint16_t *raw = hmalloc(b->len * 2);
+    if (!tmp || !raw) return 0;
+    CK0(cudaMemcpy(tmp, b->h, b->len * 4, cudaMemcpyHostToDevice));
+    CK0(strix_cuda_convert(tb_data(b), STRIX_F16, tmp, STRIX_F32, b->len, (strix_stream)T.s));
+    CK0(cudaStreamSynchronize(T.s));
+    CK0(cudaMemcpy(raw, tb_data(b), b->len * 2, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < b->len; i++) b->h[i] = half_to_float(raw[i]);
+    return 1;
+}
+
+/* A buffer of len elements: range > 0 an input uniform in [-range, range);
+ * range == 0 an output, poisoned. */
+static int tb_new(tbuf *b, size_t len, strix_dtype dt, float range)
+{
+    b->dt = dt;
+    b->len = len;
+    b->h = hmalloc(len * sizeof(float));
+    b->d = dmalloc((len + 2 * GUARD) * esz(dt));
+    if (!b->h || !b->d || !tb_poison(b)) return 0;
+    if (range <= 0) return 1;
+    for (size_t i = 0; i < len; i++) b->h[i] = tl_uniform(-range, range);
+    return tb_upload(b);
+}
+
+/* Download the whole allocation; raw receives its bits ((len + 2 GUARD) *
+ * esz bytes), the guards are checked. */
+static int tb_fetch(const tbuf *b, void **raw_out, const char *what)
+{
+    size_t all = b->len + 2 * GUARD, bytes = all * esz(b->dt);
+    void *raw = hmalloc(bytes);
+    if (!raw) return 0;
+    CK0(cudaStreamSynchronize(T.s));
+    CK0(cudaMemcpy(raw, b->d, bytes, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < all; i++) {
+        if (i == GUARD) i = GUARD + b->len;
+        int ok = b->dt == STRIX_F16 ? ((uint16_t *)raw)[i] == SENT16 : ((uint32_t *)raw)[i] == SENT32;
+        if (!ok) {
+            tl_fail("%s: guard element %s the buffer overwritten", what, i < GUARD ? "before" : "after");
+            return 0;
+        }
+    }
+    *raw_out = (char *)raw + GUARD * esz(b->dt);
+    return 1;
+}
+
+static float raw_value(const void *raw, strix_dtype dt, size_t i)
+{
+    return dt == STRIX_F16 ? half_to_float(((const uint16_t *)raw)[i]) : ((const float *)raw)[i];
+}
+
+static int raw_is_sentinel(const void *raw, strix_dtype dt, size_t i)
+{
+    return dt == STRIX_F16 ? ((const uint16_t *)raw)[i] == SENT16 : ((const uint32_t *)raw)[i] == SENT32;
+}
+
+/* ----------------------------------------------------------------- layouts */
+
+/* A view inside a wider buffer: `extra` more channels per pixel (the view
+ * starts at channel c0 <= extra), `batch_extra` more elements per image. */
+typedef struct layout {
+    int n, h, w, c;
+    int extra, c0, batch_extra;
+} layout;
+
+static layout layout_make(int n, int h, int w, int c, int strided)
+{
+    layout l = {n, h, w, c, 0, 0, 0};
+    if (strided) {
+        l.extra = tl_int(1, 9);
+        l.c0 = tl_int(0, l.extra);
+        l.batch_extra = tl_int(0, 5);
+    }
+    return l;
+}
+
+static size_t layout_len(const layout *l)
+{
+    return (size_t)l->n * ((size_t)l->h * l->w * (l->c + l->extra) + l->batch_extra);
+}
+
+static size_t layout_index(const layout *l, int n, int y, int x, int c)
+{
+    size_t ps = (size_t)l->c + l->extra, bs = (size_t)l->h * l->w * ps + l->batch_extra;
+    return (size_t)n * bs + ((size_t)y * l->w + x) * ps + l->c0 + c;
+}
+
+static strix_view host_view(const layout *l, float *base)
+{
+    size_t ps = (size_t)l->c + l->extra;
+    strix_view v = {base + l->c0, l->n, l->h, l->w, l->c, ps, (size_t)l->h * l->w * ps + l->batch_extra};
+    return v;
+}
+
+static strix_dview dev_view(const layout *l, const tbuf *b)
+{
+    size_t ps = (size_t)l->c + l->extra;
+    strix_dview v = {(char *)tb_data(b) + (size_t)l->c0 * esz(b->dt), l->n, l->h, l->w, l->c, ps,
+                     (size_t)l->h * l->w * ps + l->batch_extra};
+    return v;
+}
+
+/* A layout and its guarded buffer. */
+typedef struct tensor {
+    layout l;
+    tbuf b;
+} tensor;
+
+/* An output (range 0: all poisoned) or an input whose view holds uniform
+ * values in [-range, range) and whose other elements hold the NaN
+ * sentinel, so a read outside the view shows up as a NaN in the output. */
+static int tensor_new(tensor *t, layout l, strix_dtype dt, float range)
+{
+    t->l = l;
+    if (!tb_new(&t->b, layout_len(&l), dt, 0)) return 0;
+    if (range <= 0) return 1;
+    for (size_t i = 0; i < t->b.len; i++) t->b.h[i] = bits_f32(SENT32);
+    for (int n = 0; n < l.n; n++)
+        for (int y = 0; y < l.h; y++)
+            for (int x = 0; x < l.w; x++)
+                for (int c = 0; c < l.c; c++) t->b.h[layout_index(&l, n, y, x, c)] = tl_uniform(-range, range);
+    return tb_upload(&t->b);
+}
+
+/* float -> fp16 bits for values fp16 represents exactly (normal or zero). */
+static uint16_t half_exact(float f)
+{
+    uint32_t u = f32_bits(f), s = (u >> 16) & 0x8000u;
+    if (!(u & 0x7fffffffu)) return (uint16_t)s;
+    return (uint16_t)(s | ((((u >> 23) & 0xffu) - 112) << 10) | ((u >> 13) & 0x3ffu));
+}
+
+/* Give the elements of t's view values k/256, |k| <= 256 (exact in fp16,
+ * so no host rounding is needed), the rest of the buffer staying poisoned;
+ * t->b.h receives them. */
+static int tensor_fill_view(tensor *t)
+{
+    size_t bytes = t->b.len * esz(t->b.dt);
+    unsigned char *raw = hmalloc(bytes);
+    if (!raw) return 0;
+    CK0(cudaMemcpy(raw, tb_data(&t->b), bytes, cudaMemcpyDeviceToHost));
+    const layout *l = &t->l;
+    for (int n = 0; n < l->n; n++)
+        for (int y = 0; y < l->h; y++)
+            for (int x = 0; x < l->w; x++)
+                for (int c = 0; c < l->c; c++) {
+                    size_t i = layout_index(l, n, y, x, c);
+                    float v = (float)tl_int(-256, 256) / 256.0f;
+                    t->b.h[i] = v;
+                    if (t->b.dt == STRIX_F16) ((uint16_t *)raw)[i] = half_exact(v);
+                    else memcpy(raw + i * 4, &v, 4);
+                }
+    CK0(cudaMemcpy(tb_data(&t->b), raw, bytes, cudaMemcpyHostToDevice));
+    return 1;
+}
+
+/* Compare the device view of t with the host reference `ref` laid out like
+ * t (only the view's elements are read): guards and everything outside the
+ * view must hold the sentinel, the view finite values with
+ * max|gpu - ref| <= tol * max|ref| (tol 0: bit-exact values). */
+static int tensor_check(const tensor *t, const float *ref, double tol, const char *what)
+{
+    void *raw;
+    if (!tb_fetch(&t->b, &raw, what)) return 0;
+    const layout *l = &t->l;
+    unsigned char *in_view = hmalloc(t->b.len);
+    if (!in_view) return 0;
+    double max_ref = 0, max_diff = 0;
+    size_t worst = 0;
+    for (int n = 0; n < l->n; n++)
+        for (int y = 0; y < l->h; y++)
+            for (int x = 0; x < l->w; x++)
+                for (int c = 0; c < l->c; c++) {
+                    size_t i = layout_index(l, n, y, x, c);
+                    in_view[i] = 1;
+                    float g = raw_value(raw, t->b.dt, i), r = ref[i];
+                    if (!isfinite(g)) {
+                        tl_fail("%s: non-finite output %g at (%d,%d,%d,%d)", what, g, n, y, x, c);
+                        return 0;
+                    }
+                    double d = fabs((double)g - r);
+                    if (fabs(r) > max_ref) max_ref = fabs(r);
+                    if (d > max_diff) max_diff = d, worst = i;
+                }
+    for (size_t i = 0; i < t->b.len; i++)
+        if (!in_view[i] && !raw_is_sentinel(raw, t->b.dt, i)) {
+            tl_fail("%s: element %zu outside the view was written", what, i);
+            return 0;
+        }
+    if (tol == 0 ? max_diff != 0 : max_diff > tol * (max_ref + 1e-6)) {
+        tl_fail("%s: max |gpu - cpu| = %.3g (gpu %.9g, cpu %.9g at element %zu), max |cpu| = %.3g, tolerance %.0e", what,
+                max_diff, raw_value(raw, t->b.dt, worst), ref[worst], worst, max_ref, tol);
+        return 0;
+    }
+    return 1;
+}
+
+/* A dense device array of host floats (fp32 or rounded fp16), in b. */
+static int dense_new(tbuf *b, const float *src, size_t len, strix_dtype dt)
+{
+    if (!tb_new(b, len, dt, 0)) return 0;
+    memcpy(b->h, src, len * sizeof(float));
+    return tb_upload(b);
+}
+
+/* --------------------------------------------------------------- op tests */
+
+static void op_convert(void)
+{
+    if (!need_device()) return;
+    size_t len = 4096 + (size_t)tl_int(0, 99);
+    tbuf src, half, back;
+    if (!tb_new(&src, len, STRIX_F32, 0) || !tb_new(&half, len, STRIX_F16, 0) || !tb_new(&back, len, STRIX_F32, 0))
+        return;
+    /* magnitudes from subnormal fp16 to past its range, both signs, exact ties */
+    for (size_t i = 0; i < len; i++) {
+        float m = ldexpf(tl_uniform(1.0f, 2.0f), tl_int(-26, 17));
+        if (i % 7 == 0) m = ldexpf((float)(2 * tl_int(0, 1023) + 1), tl_int(-25, 4)) / 2048.0f; /* halfway cases */
+        src.h[i] = tl_int(0, 1) ? -m : m;
+    }
+    src.h[0] = 0.0f, src.h[1] = -0.0f, src.h[2] = 65504.0f, src.h[3] = 65520.0f, src.h[4] = INFINITY;
+    CK(cudaMemcpy(tb_data(&src), src.h, len * 4, cudaMemcpyHostToDevice));
+    CK(strix_cuda_convert(tb_data(&half), STRIX_F16, tb_data(&src), STRIX_F32, len, (strix_stream)T.s));
+    CK(strix_cuda_convert(tb_data(&back), STRIX_F32, tb_data(&half), STRIX_F16, len, (strix_stream)T.s));
+    void *hraw, *braw;
+    if (!tb_fetch(&half, &hraw, "fp16") || !tb_fetch(&back, &braw, "fp32 back")) return;
+    for (size_t i = 0; i < len; i++) {
+        uint16_t h = ((uint16_t *)hraw)[i];
+        float x = src.h[i], r = half_to_float(h);
+        TL_CHECK(f32_bits(((float *)braw)[i]) == f32_bits(r), "fp16 %04x back to fp32: %g, exactly %g", h, ((float *)braw)[i], r);
+        if (isinf(x)) {
+            TL_CHECK(isinf(r) && (r > 0) == (x > 0), "%g became %g", x, r);
+            continue;
+        }
+        /* nearest representable, ties to even: no neighbour is closer */
+        uint16_t mag = h & 0x7fffu;
+        double d = fabs((double)r - x);
+        for (int k = -1; k <= 1; k += 2) {
+            if ((mag == 0 && k < 0) || mag >= 0x7c00u) continue;
+            float nb = half_to_float((uint16_t)((h & 0x8000u) | (mag + k)));
+            double dn = fabs((double)nb - x);
+            TL_CHECK(dn > d || (dn == d && (h & 1) == 0), "%.9g rounded to %.9g (%04x); %.9g is nearer or even", x, r, h, nb);
+        }
+    }
+}
+
+/* One random convolution (or a given shape when fixed != NULL). */
+typedef struct conv_case {
+    int n, h, w, cin, cout, k, s, pad, d, groups, act, res, alias, strided, blas;
+} conv_case;
+
+static conv_case conv_random(void)
+{
+    static const int chans[] = {1, 3, 17, 33, 65, 8, 16, 32, 64};
+    conv_case c;
+    c.n = tl_int(1, 3);
+    c.h = 2 * tl_int(0, 9) + 1 + (tl_int(0, 3) == 0);
+    c.w = 2 * tl_int(0, 9) + 1 + (tl_int(0, 3) == 0);
+    int kind = tl_int(0, 2); /* 0 dense, 1 two groups, 2 depthwise */
+    c.cin = chans[tl_int(0, 8)];
+    c.cout = chans[tl_int(0, 8)];
+    c.groups = 1;
+    if (kind == 1) {
+        c.cin = 2 * tl_int(1, 20), c.cout = 2 * tl_int(1, 20), c.groups = 2;
+    } else if (kind == 2) {
+        c.cout = c.cin, c.groups = c.cin;
+    }
+    static const int ks[] = {1, 3, 5};
+    c.k = ks[tl_int(0, 2)];
+    c.s = tl_int(1, 2);
+    c.d = c.k == 3 && tl_int(0, 5) == 0 ? 2 : 1;
+    c.pad = tl_int(0, 3) ? c.d * (c.k - 1) / 2 : 0;
+    while ((c.h + 2 * c.pad - c.d * (c.k - 1) - 1) < 0) c.h++;
+    while ((c.w + 2 * c.pad - c.d * (c.k - 1) - 1) < 0) c.w++;
+    c.act = tl_int(0, 1);
+    c.res = tl_int(0, 1);
+    c.alias = c.res && tl_int(0, 2) == 0;
+    c.strided = tl_int(0, 1);
+    c.blas = tl_int(0, 1);
+    return c;
+}
+
+static void conv_run(const conv_case *c, strix_dtype dt)
+{
+    char what[192];
+    snprintf(what, sizeof what, "conv n%d %dx%d %d->%d k%d s%d p%d d%d g%d act%d res%d alias%d strided%d blas%d %s",
+             c->n, c->h, c->w, c->cin, c->cout, c->k, c->s, c->pad, c->d, c->groups, c->act, c->res, c->alias,
+             c->strided, c->blas, dt == STRIX_F16 ? "f16" : "f32");
+    strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, c->groups,
+                           c->act ? STRIX_ACT_SILU : STRIX_ACT_NONE};
+    int oh = (c->h + 2 * c->pad - c->d * (c->k - 1) - 1) / c->s + 1;
+    int ow = (c->w + 2 * c->pad - c->d * (c->k - 1) - 1) / c->s + 1;
+    tensor in, out, res;
+    tbuf w, bias;
+    size_t wlen = (size_t)c->cout * c->k * c->k * (c->cin / c->groups);
+    if (!tensor_new(&in, layout_make(c->n, c->h, c->w, c->cin, c->strided), dt, 1.0f) ||
+        !tensor_new(&out, layout_make(c->n, oh, ow, c->cout, c->strided), dt, 0) || !tb_new(&w, wlen, dt, 0.5f) ||
+        !tb_new(&bias, (size_t)c->cout, STRIX_F32, 0.5f))
+        return;
+    float *ref = hmalloc(out.b.len * sizeof(float));
+    if (!ref) return;
+    strix_view hin = host_view(&in.l, in.b.h), hout = host_view(&out.l, ref), hres;
+    strix_dview din = dev_view(&in.l, &in.b), dout = dev_view(&out.l, &out.b), dres;
+    if (c->alias) {
+        /* the residual is the output view itself, holding its values */
+        if (!tensor_fill_view(&out)) return;
+        memcpy(ref, out.b.h, out.b.len * sizeof(float));
+        hres = hout;
+        dres = dout;
+    } else if (c->res) {
+        if (!tensor_new(&res, layout_make(c->n, oh, ow, c->cout, c->strided), dt, 1.0f)) return;
+        hres = host_view(&res.l, res.b.h);
+        dres = dev_view(&res.l, &res.b);
+    }
+    size_t cws = strix_cpu_conv2d_workspace(&hout, &hin, &p, 1);
+    void *cpu_ws = hmalloc(cws);
+    size_t gws = strix_cuda_conv2d_workspace(&dout, &din, &p, dt);
+    void *gpu_ws = gws ? dmalloc(gws) : NULL;
+    if (!cpu_ws || (gws && !gpu_ws)) return;
+    strix_cpu_conv2d(&hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, 1);
+    CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, dt,
+                         c->blas ? T.blas : NULL, gpu_ws, (strix_stream)T.s));
+    tensor_check(&out, ref, dt == STRIX_F16 ? TOL16 : TOL32, what);
+}
+
+static void conv_suite(strix_dtype dt)
+{
+    if (!need_device()) return;
+    /* the shapes every path must get right, then random ones */
+    static const conv_case fixed[] = {
+        {3, 7, 9, 33, 65, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1},   /* cuBLAS 1x1, strided, residual */
+        {3, 7, 9, 65, 33, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1},   /* cuBLAS 1x1, residual aliasing out */
+        {1, 13, 11, 3, 17, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0},  /* the stem: 3 channels, stride 2 */
+        {2, 9, 9, 65, 65, 5, 1, 2, 1, 65, 0, 0, 0, 1, 0},  /* depthwise 5x5 */
+        {3, 5, 7, 34, 18, 3, 1, 1, 1, 2, 1, 1, 0, 1, 0},   /* two groups */
+        {1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1},     /* 1x1 image, one channel */
+        {2, 19, 17, 64, 128, 3, 2, 1, 1, 1, 1, 0, 0, 1, 1},/* wide tile tails */
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !tl_g.failed; i++) conv_run(&fixed[i], dt);
+    for (int i = 0; i < 40 && !tl_g.failed; i++) {
+        conv_case c = conv_random();
+        conv_run(&c, dt);
+    }
+}
+
+static void op_conv2d_f32(void) { conv_suite(STRIX_F32); }
+static void op_conv2d_f16(void) { conv_suite(STRIX_F16); }
+
+static void op_maxpool2d(void)
+{
+    if (!need_device()) return;
+    for (int t = 0; t < 30 && !tl_g.failed; t++) {
+        strix_dtype dt = t % 2 ? STRIX_F16 : STRIX_F32;
+        strix_pool_params p = {tl_int(1, 5), tl_int(1, 3), 0};
+        p.pad = tl_int(0, p.k / 2);
+        int n = tl_int(1, 3), h = tl_int(1, 23), w = tl_int(1, 23), c = tl_int(1, 70);
+        while (h + 2 * p.pad < p.k) h++;
+        while (w + 2 * p.pad < p.k) w++;
+        int oh = (h + 2 * p.pad - p.k) / p.stride + 1, ow = (w + 2 * p.pad - p.k) / p.stride + 1;
+        tensor in, out;
+        if (!tensor_new(&in, layout_make(n, h, w, c, tl_int(0, 1)), dt, 2.0f) ||
+            !tensor_new(&out, layout_make(n, oh, ow, c, tl_int(0, 1)), dt, 0))
+            return;
+        float *ref = hmalloc(out.b.len * sizeof(float));
+        if (!ref) return;
+        strix_view hin = host_view(&in.l, in.b.h), hout = host_view(&out.l, ref);
+        strix_dview din = dev_view(&in.l, &in.b), dout = dev_view(&out.l, &out.b);
+        strix_cpu_maxpool2d(&hout, &hin, &p, 1);
+        CK(strix_cuda_maxpool2d(&dout, &din, &p, dt, (strix_stream)T.s));
+        char what[96];
+        snprintf(what, sizeof what, "maxpool k%d s%d p%d n%d %dx%dx%d", p.k, p.stride, p.pad, n, h, w, c);
+        tensor_check(&out, ref, 0, what);
+    }
+}
+
+/* SPPF as the planner lays it out: input and stage outputs are channel
+ * slices of one concat buffer (pix_stride = (cascade + 1 + extra) * c). */
+static void op_maxpool_cascade(void)
+{
+    if (!need_device()) return;
+    static const int sizes[][2] = {{1, 1}, {7, 9}, {20, 20}, {37, 23}, {16, 16}, {17, 33}};
+    static const int chans[] = {1, 3, 17, 33, 65};
+    for (int t = 0; t < 16 && !tl_g.failed; t++) {
+        strix_dtype dt = t % 2 ? STRIX_F16 : STRIX_F32;
+        int k = t < 12 ? 5 : t < 14 ? 3 : 9, cascade = t < 12 ? 3 : t < 14 ? 2 : 3; /* k 9: the unfused fallback */
+        strix_pool_params p = {k, 1, k / 2};
+        int n = tl_int(1, 3), c = chans[tl_int(0, 4)];
+        int h = sizes[t % 6][0], w = sizes[t % 6][1];
+        int extra = tl_int(0, 3);
+        layout whole = {n, h, w, (cascade + 1) * c + extra, 0, 0, tl_int(0, 3)};
+        tensor buf;
+        if (!tensor_new(&buf, whole, dt, 0)) return;
+        /* the input slice holds data, the rest of the buffer the sentinel */
+        layout sl[9];
+        for (int i = 0; i <= cascade; i++) sl[i] = (layout){n, h, w, c, (cascade + 1) * c + extra - c, i * c, whole.batch_extra};
+        float *vals = hmalloc(buf.b.len * sizeof(float));
+        if (!vals) return;
+        for (int i = 0; i < n * h * w * c; i++) {
+            int nn = i / (h * w * c), y = i / (w * c) % h, x = i / c % w, ch = i % c;
+            vals[layout_index(&sl[0], nn, y, x, ch)] = tl_uniform(-3, 3);
+        }
+        tbuf in;
+        size_t in_len = buf.b.len;
+        if (!tb_new(&in, in_len, dt, 0)) return;
+        memcpy(in.h, vals, in_len * sizeof(float));
+        if (!tb_upload(&in)) return;
+        /* copy the input slice (rounded) into the buffer with the device copy */
+        strix_dview src = dev_view(&sl[0], &in), dst = dev_view(&sl[0], &buf.b);
+        CK(strix_cuda_copy(&dst, &src, dt, (strix_stream)T.s));
+        float *ref = hmalloc(buf.b.len * sizeof(float));
+        if (!ref) return;
+        memcpy(ref, in.h, in_len * sizeof(float));
+        strix_dview outs[8];
+        for (int i = 0; i < cascade; i++) {
+            strix_view a = host_view(&sl[i], ref), b = host_view(&sl[i + 1], ref);
+            strix_cpu_maxpool2d(&b, &a, &p, 1);
+            outs[i] = dev_view(&sl[i + 1], &buf.b);
+        }
+        strix_dview din = dev_view(&sl[0], &buf.b);
+        CK(strix_cuda_maxpool_cascade(outs, cascade, &din, &p, dt, (strix_stream)T.s));
+        /* check every stage, and the buffer around all of them */
+        tensor all = buf;
+        all.l = (layout){n, h, w, (cascade + 1) * c, extra, 0, whole.batch_extra};
+        char what[96];
+        snprintf(what, sizeof what, "cascade k%d x%d n%d %dx%dx%d", k, cascade, n, h, w, c);
+        tensor_check(&all, ref, 0, what);
+    }
+}
+
+static void op_upsample_copy(void)
+{
+    if (!need_device()) return;
+    for (int t = 0; t < 20 && !tl_g.failed; t++) {
+        strix_dtype dt = t % 2 ? STRIX_F16 : STRIX_F32;
+        int n = tl_int(1, 3), h = tl_int(1, 13), w = tl_int(1, 13), c = tl_int(1, 70), s = tl_int(1, 3);
+        int up = t < 10;
+        tensor in, out;
+        if (!tensor_new(&in, layout_make(n, h, w, c, tl_int(0, 1)), dt, 4.0f) ||
+            !tensor_new(&out, layout_make(n, up ? h * s : h, up ? w * s : w, c, tl_int(0, 1)), dt, 0))
+            return;
+        float *ref = hmalloc(out.b.len * sizeof(float));
+        if (!ref) return;
+        strix_view hin = host_view(&in.l, in.b.h), hout = host_view(&out.l, ref);
+        strix_dview din = dev_view(&in.l, &in.b), dout = dev_view(&out.l, &out.b);
+        if (up) {
+            strix_cpu_upsample_nearest(&hout, &hin, s, 1);
+            CK(strix_cuda_upsample_nearest(&dout, &din, s, dt, (strix_stream)T.s));
+        } else {
+            strix_cpu_copy(&hout, &hin, 1);
+            CK(strix_cuda_copy(&dout, &din, dt, (strix_stream)T.s));
+        }
+        char what[64];
+        snprintf(what, sizeof what, "%s x%d n%d %dx%dx%d", up ? "upsample" : "copy", s, n, h, w, c);
+        tensor_check(&out, ref, 0, what);
+    }
+}
+
+static void attention_suite(strix_dtype dt)
+{
+    if (!need_device()) return;
+    for (int t = 0; t < 12 && !tl_g.failed; t++) {
+        strix_attn_params p;
+        p.heads = tl_int(1, 3);
+        p.key_dim = t < 4 ? 32 : tl_int(1, 20);
+        p.head_dim = t < 4 ? 64 : tl_int(1, 40);
+        p.scale = 1.0f / sqrtf((float)p.key_dim);
+        int n = tl_int(1, 3), h = tl_int(1, 9), w = tl_int(1, 11);
+        if (t == 0) h = 20, w = 20; /* a 640 input's PSA */
+        int c = p.heads * p.head_dim;
+        tensor qkv, out, vout;
+        if (!tensor_new(&qkv, layout_make(n, h, w, p.heads * (2 * p.key_dim + p.head_dim), t % 2), dt, 1.0f) ||
+            !tensor_new(&out, layout_make(n, h, w, c, tl_int(0, 1)), dt, 0) ||
+            !tensor_new(&vout, layout_make(n, h, w, c, tl_int(0, 1)), dt, 0))
+            return;
+        float *ref = hmalloc(out.b.len * sizeof(float)), *vref = hmalloc(vout.b.len * sizeof(float));
+        if (!ref || !vref) return;
+        strix_view hq = host_view(&qkv.l, qkv.b.h), ho = host_view(&out.l, ref), hv = host_view(&vout.l, vref);
+        void *cws = hmalloc(strix_cpu_attention_workspace(&hq, &p, 1));
+        strix_dview dq = dev_view(&qkv.l, &qkv.b), d_o = dev_view(&out.l, &out.b), dv = dev_view(&vout.l, &vout.b);
+        void *gws = dmalloc(strix_cuda_attention_workspace(&dq, &p, dt));
+        if (!cws || !gws) return;
+        strix_cpu_attention(&ho, &hv, &hq, &p, cws, 1);
+        CK(strix_cuda_attention(&d_o, &dv, &dq, &p, dt, T.blas, gws, (strix_stream)T.s));
+        char what[96];
+        snprintf(what, sizeof what, "attention n%d %dx%d heads %d kd %d hd %d %s", n, h, w, p.heads, p.key_dim,
+                 p.head_dim, dt == STRIX_F16 ? "f16" : "f32");
+        if (!tensor_check(&out, ref, dt == STRIX_F16 ? TOL16 : TOL32, what)) return;
+        tensor_check(&vout, vref, 0, what);
+    }
+}
+
+static void op_attention_f32(void) { attention_suite(STRIX_F32); }
+static void op_attention_f16(void) { attention_suite(STRIX_F16); }
+
+static void op_detect_decode(void)
+{
+    if (!need_device()) return;
+    static const int regs[] = {16, 1, 4}, ncs[] = {80, 1, 3};
+    for (int t = 0; t < 12 && !tl_g.failed; t++) {
+        strix_dtype dt = t % 2 ? STRIX_F16 : STRIX_F32;
+        strix_decode_params p;
+        memset(&p, 0, sizeof p);
+        p.reg_max = regs[t / 2 % 3];
+        p.nc = ncs[t / 4 % 3];
+        p.levels = tl_int(1, 3);
+        size_t anchors = 0;
+        for (int l = 0; l < p.levels; l++) {
+            p.level_h[l] = tl_int(1, 9);
+            p.level_w[l] = tl_int(1, 9);
+            p.level_stride[l] = 8 << l;
+            anchors += (size_t)p.level_h[l] * p.level_w[l];
+        }
+        int n = tl_int(1, 3);
+        size_t in_w = 4 * (size_t)p.reg_max + p.nc, out_w = 4 + (size_t)p.nc;
+        tbuf head, out;
+        if (!tb_new(&head, n * anchors * in_w, dt, 6.0f) || !tb_new(&out, n * anchors * out_w, STRIX_F32, 0)) return;
+        float *ref = hmalloc(out.len * sizeof(float));
+        if (!ref) return;
+        strix_cpu_detect_decode(ref, head.h, n, &p, 1);
+        CK(strix_cuda_detect_decode(tb_data(&out), tb_data(&head), dt, n, &p, (strix_stream)T.s));
+        void *raw;
+        if (!tb_fetch(&out, &raw, "decode")) return;
+        const float *g = raw;
+        double box_ref = 0, box_diff = 0, score_diff = 0;
+        for (size_t i = 0; i < out.len; i++) {
+            TL_CHECK(isfinite(g[i]), "decode: non-finite output at %zu", i);
+            double d = fabs((double)g[i] - ref[i]);
+            if (i % out_w < 4) {
+                box_ref = fabs(ref[i]) > box_ref ? fabs(ref[i]) : box_ref;
+                box_diff = d > box_diff ? d : box_diff;
+            } else {
+                score_diff = d > score_diff ? d : score_diff;
+            }
+        }
+        TL_CHECK(box_diff <= TOL32 * box_ref && score_diff <= TOL32,
+                 "decode reg_max %d nc %d levels %d n %d: box error %.3g of %.3g, score error %.3g", p.reg_max, p.nc,
+                 p.levels, n, box_diff, box_ref, score_diff);
+    }
+}
+
+/* A random uint8 image with a row stride past width*3. */
+static uint8_t *random_image(int w, int h, int stride)
+{
+    uint8_t *im = hmalloc((size_t)stride * h);
+    if (!im) return NULL;
+    for (size_t i = 0; i < (size_t)stride * h; i++) im[i] = (uint8_t)tl_int(0, 255);
+    return im;
+}
+
+static void op_letterbox(void)
+{
+    if (!need_device()) return;
+    for (int t = 0; t < 40 && !tl_g.failed; t++) {
+        strix_dtype dt = t % 2 ? STRIX_F16 : STRIX_F32;
+        int w = tl_int(1, 130), h = tl_int(1, 130), imgsz = tl_int(1, 6) * 32, rect = tl_int(0, 1);
+        if (t == 0) w = 64, h = 48, imgsz = 64;   /* no resize */
+        if (t == 2) w = 128, h = 96, imgsz = 64;  /* exact 2x down */
+        if (t == 4) w = 1, h = 1;                 /* from one pixel */
+        int stride = w * 3 + tl_int(0, 13);
+        strix_image img = {random_image(w, h, stride), w, h, stride, tl_int(0, 1) ? STRIX_BGR : STRIX_RGB};
+        if (!img.data) return;
+        strix_letterbox_info info;
+        strix_letterbox_plan(w, h, imgsz, 32, rect, &info);
+        size_t len = (size_t)info.dst_w * info.dst_h * 3;
+        float *ref = hmalloc(len * sizeof(float));
+        void *scratch = hmalloc(strix_letterbox_scratch_bytes(&info));
+        uint8_t *dsrc = dmalloc((size_t)stride * h);
+        tbuf out, want;
+        if (!ref || !scratch || !dsrc || !tb_new(&out, len, dt, 0)) return;
+        strix_letterbox(ref, &img, &info, scratch);
+        CK(cudaMemcpy(dsrc, img.data, (size_t)stride * h, cudaMemcpyHostToDevice));
+        strix_lb_params lp = {w, h, stride, img.format == STRIX_BGR, info.dst_w, info.dst_h,
+                              info.new_w, info.new_h, info.left, info.top};
+        CK(strix_cuda_letterbox(tb_data(&out), dt, dsrc, &lp, (strix_stream)T.s));
+        void *raw, *want_raw = NULL;
+        if (!tb_fetch(&out, &raw, "letterbox")) return;
+        if (dt == STRIX_F16) { /* the CPU's fp32 values rounded on the device */
+            if (!dense_new(&want, ref, len, STRIX_F16) || !tb_fetch(&want, &want_raw, "letterbox reference")) return;
+        }
+        for (size_t i = 0; i < len; i++) {
+            int same = dt == STRIX_F16 ? ((uint16_t *)raw)[i] == ((uint16_t *)want_raw)[i]
+                                       : f32_bits(((float *)raw)[i]) == f32_bits(ref[i]);
+            TL_CHECK(same, "letterbox %dx%d%s -> %dx%d (new %dx%d at %d,%d) %s: element %zu (pixel %zu) is %.9g, the CPU's %.9g",
+                     w, h, img.format == STRIX_BGR ? " BGR" : "", info.dst_w, info.dst_h, info.new_w, info.new_h,
+                     info.left, info.top, dt == STRIX_F16 ? "f16" : "f32", i, i / 3, raw_value(raw, dt, i), ref[i]);
+        }
+    }
+}
+
+/* A decoded head [A, 4 + nc] with clustered boxes, tied and NaN scores. */
+static void random_decoded(float *head, int anchors, int nc)
+{
+    float cx[6], cy[6];
+    for (int k = 0; k < 6; k++) cx[k] = tl_uniform(0, 640), cy[k] = tl_uniform(0, 480);
+    for (int a = 0; a < anchors; a++) {
+        float *r = head + (size_t)a * (4 + nc);
+        int k = tl_int(0, 5);
+        r[0] = cx[k] + tl_uniform(-30, 30);
+        r[1] = cy[k] + tl_uniform(-30, 30);
+        r[2] = tl_uniform(2, 120);
+        r[3] = tl_uniform(2, 120);
+        for (int c = 0; c < nc; c++) {
+            float s = tl_uniform(0, 1);
+            r[4 + c] = tl_int(0, 3) == 0 ? roundf(s * 8) / 8 : s; /* exact ties */
+        }
+        if (tl_int(0, 60) == 0) r[4 + tl_int(0, nc - 1)] = NAN;
+    }
+}
+
+static void op_nms(void)
+{
+    if (!need_device()) return;
+    for (int t = 0; t < 24 && !tl_g.failed; t++) {
+        strix_nms_gpu_params gp;
+        gp.n = tl_int(1, 3);
+        gp.anchors = t == 0 ? 8400 : tl_int(1, 3000);
+        gp.nc = t % 3 == 0 ? 80 : tl_int(1, 5);
+        gp.conf = t % 4 == 0 ? 0.0f : tl_uniform(0.05f, 0.9f);
+        static const float ious[] = {0.7f, 0.45f, 0.0f, 1.0f, 0.5f};
+        gp.iou = t < 5 ? ious[t] : tl_uniform(0, 1);
+        gp.max_det = t % 5 == 1 ? tl_int(1, 10) : 300;
+        gp.max_nms = t % 6 == 2 ? tl_int(1, 100) : 30000;
+        gp.agnostic = t % 7 == 3;
+        size_t per = (size_t)gp.anchors * (4 + gp.nc);
+        tbuf dec, dets, counts;
+        if (!tb_new(&dec, gp.n * per, STRIX_F32, 0)) return;
+        for (int i = 0; i < gp.n; i++) random_decoded(dec.h + i * per, gp.anchors, gp.nc);
+        if (!tb_upload(&dec) || !tb_new(&dets, (size_t)gp.n * gp.max_det * 6, STRIX_F32, 0) ||
+            !tb_new(&counts, (size_t)gp.n, STRIX_F32, 0))
+            return;
+        size_t wsb = strix_cuda_nms_workspace(&gp);
+        TL_CHECK(wsb != SIZE_MAX, "the NMS workspace cannot be sized");
+        void *ws = dmalloc(wsb);
+        if (!ws) return;
+        CK(strix_cuda_nms(tb_data(&dets), tb_data(&counts), tb_data(&dec), &gp, ws, (strix_stream)T.s));
+        void *draw, *craw;
+        if (!tb_fetch(&dets, &draw, "nms dets") || !tb_fetch(&counts, &craw, "nms counts")) return;
+        strix_nms_params np = {gp.conf, gp.iou, gp.max_det, gp.max_nms, gp.agnostic, gp.nc};
+        void *cws = hmalloc(strix_nms_workspace((size_t)gp.anchors, &np));
+        strix_detection *want = hmalloc(sizeof *want * (size_t)gp.max_det);
+        if (!cws || !want) return;
+        int total = 0;
+        for (int i = 0; i < gp.n; i++) {
+            int k = strix_nms(want, dec.h + i * per, (size_t)gp.anchors, &np, cws);
+            int got = ((int *)craw)[i];
+            total += k;
+            TL_CHECK(got == k, "nms case %d image %d (A %d nc %d conf %g iou %g max_det %d max_nms %d agnostic %d): %d boxes, the CPU %d",
+                     t, i, gp.anchors, gp.nc, gp.conf, gp.iou, gp.max_det, gp.max_nms, gp.agnostic, got, k);
+            const float *g = (const float *)draw + (size_t)i * gp.max_det * 6;
+            for (int j = 0; j < k; j++) {
+                const float *d = g + j * 6;
+                float w6[6] = {want[j].x1, want[j].y1, want[j].x2, want[j].y2, want[j].score, (float)want[j].class_id};
+                for (int f = 0; f < 6; f++)
+                    TL_CHECK(f32_bits(d[f]) == f32_bits(w6[f]), "nms case %d image %d box %d field %d: %.9g, the CPU %.9g", t,
+                             i, j, f, d[f], w6[f]);
+            }
+            for (int j = k * 6; j < gp.max_det * 6; j++)
+                TL_CHECK(f32_bits(g[j]) == 0, "nms case %d image %d: row %d past the count is not zeroed", t, i, j / 6);
+        }
+        TL_CHECK(t != 0 || total > 0, "the 8400-anchor case kept no box: the test checks nothing");
+    }
+}
+
+/* ---------------------------------------------------------- network tests */
+
+static const char *yamls[NET_YAMLS] = {"weights/yolov8.yaml", "weights/yolo11.yaml"};
+/* synthetic-weight seeds whose calibrated networks give tens of boxes on
+ * smooth_image frames at moderate thresholds (others saturate or stay empty) */
+static const uint64_t net_seeds[NET_YAMLS] = {3, 4};
+
+/* Synthetic weights for yamls[i] (scale n), written once per program,
+ * stored as F32 or (f16) F16.  The fp16 comparisons use F16 weights, as
+ * Ultralytics' own checkpoints are: CPU and GPU then hold the same weights
+ * and differ only by the fp16 arithmetic under test. */
+static const char *net_weights(int i, int f16)
+{
+    static char path[NET_YAMLS][2][128];
+    if (path[i][f16][0]) return path[i][f16];
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = yamls[i];
+    o.scale = 'n';
+    strix_model *m;
+    strix_error e;
+    char p[128];
+    snprintf(p, sizeof p, "%s/%d%s.safetensors", T.tmpdir, i, f16 ? "-f16" : "");
+    if (strix_model_load(&m, &o, &e) != STRIX_OK) {
+        tl_fail("%s: %s", yamls[i], e.message);
+        return NULL;
+    }
+    strix_status st = strix_model_write_synthetic_weights(m, p, net_seeds[i], 1, f16, 1, &e);
+    strix_model_free(m);
+    if (st) {
+        tl_fail("%s: %s", yamls[i], e.message);
+        return NULL;
+    }
+    snprintf(path[i][f16], sizeof path[i][f16], "%s", p);
+    return path[i][f16];
+}
+
+/* Model i on `device`, fp16 when half, with F16-stored weights when
+ * f16_weights. */
+static strix_model *net_load(int i, int f16_weights, const char *device, int half)
+{
+    const char *w = net_weights(i, f16_weights);
+    if (!w) return NULL;
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = yamls[i];
+    o.scale = 'n';
+    o.weights_path = w;
+    o.device = device;
+    o.half = half;
+    strix_model *m;
+    strix_error e;
+    if (strix_model_load(&m, &o, &e) != STRIX_OK) {
+        tl_fail("%s on %s: %s", yamls[i], device, e.message);
+        return NULL;
+    }
+    return m;
+}
+
+/* A smooth image-like RGB frame (gradients and waves plus noise). */
+static uint8_t *smooth_image(int w, int h)
+{
+    uint8_t *im = hmalloc((size_t)w * h * 3);
+    if (!im) return NULL;
+    float f[3][4];
+    for (int c = 0; c < 3; c++)
+        for (int k = 0; k < 4; k++) f[c][k] = tl_uniform(0.01f, 0.15f);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < 3; c++) {
+                float v = 128 + 60 * sinf(x * f[c][0] + f[c][1] * 40) + 50 * cosf(y * f[c][2] + f[c][3] * 40) +
+                          tl_uniform(-12, 12);
+                im[((size_t)y * w + x) * 3 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+    return im;
+}
+
+static double rel_l2(const float *a, const float *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+    }
+    return sqrt(num / (den > 0 ? den : 1));
+}
+
+static void net_forward_f32(void)
+{
+    if (!need_device()) return;
+    for (int i = 0; i < NET_YAMLS && !tl_g.failed; i++) {
+        strix_model *cpu = net_load(i, 0, "cpu", 0), *gpu = cpu ? net_load(i, 0, "cuda", 0) : NULL;
+        if (!gpu) {
+            strix_model_free(cpu);
+            return;
+        }
+        int n = 2, h = 160 + 32 * tl_int(0, 2), w = 224 + 32 * tl_int(0, 2);
+        size_t in_len = (size_t)n * h * w * 3, out_len = (size_t)n * strix_model_anchor_count(cpu, h, w) *
+                                                         (4 + strix_model_class_count(cpu));
+        float *in = hmalloc(in_len * sizeof(float)), *a = hmalloc(out_len * sizeof(float)),
+              *b = hmalloc(out_len * sizeof(float));
+        strix_error e;
+        int ok = in && a && b;
+        for (size_t k = 0; ok && k < in_len; k++) in[k] = tl_uniform(0, 1);
+        if (ok && strix_model_forward(cpu, in, n, h, w, a, &e)) ok = 0, tl_fail("cpu forward: %s", e.message);
+        if (ok && strix_model_forward(gpu, in, n, h, w, b, &e)) ok = 0, tl_fail("cuda forward: %s", e.message);
+        for (size_t k = 0; ok && k < out_len; k++)
+            if (!isfinite(b[k])) ok = 0, tl_fail("%s: non-finite cuda output at %zu", yamls[i], k);
+        double r = ok ? rel_l2(b, a, out_len) : 0;
+        if (ok && r > 1e-4) tl_fail("%s %dx%d: cuda fp32 differs from the cpu by %.3g relative L2 (limit 1e-4)", yamls[i], w, h, r);
+        strix_model_free(cpu);
+        strix_model_free(gpu);
+    }
+}
+
+/* The IoU of two boxes; a box clipped to zero width or height (one lying
+ * in the letterbox padding) has none, so such pairs score 1 when every
+ * coordinate agrees within a pixel, else 0. */
+static double box_similarity(const strix_detection *p, const strix_detection *q)
+{
+    double ap = (double)(p->x2 - p->x1) * (p->y2 - p->y1), aq = (double)(q->x2 - q->x1) * (q->y2 - q->y1);
+    if (!(ap > 0) || !(aq > 0))
+        return fabs(p->x1 - q->x1) <= 1 && fabs(p->y1 - q->y1) <= 1 && fabs(p->x2 - q->x2) <= 1 &&
+               fabs(p->y2 - q->y2) <= 1;
+    double iw = fmin(p->x2, q->x2) - fmax(p->x1, q->x1), ih = fmin(p->y2, q->y2) - fmax(p->y1, q->y1);
+    if (iw <= 0 || ih <= 0) return 0;
+    return iw * ih / (ap + aq - iw * ih);
+}
+
+/* Boxes of `want` (per image) scoring >= min_score, matched one to one in
+ * `got`: same class and IoU >= min_iou.  Returns the matched count; *total
+ * the boxes of want considered. */
+static int match_boxes(const strix_detections *want, const strix_detections *got, int n, double min_iou,
+                       double min_score, int *total)
+{
+    int matched = 0;
+    *total = 0;
+    for (int i = 0; i < n; i++) {
+        unsigned char *used = hmalloc((size_t)got[i].count + 1);
+        if (!used) return 0;
+        for (int a = 0; a < want[i].count; a++) {
+            const strix_detection *p = &want[i].items[a];
+            if (p->score < min_score) continue;
+            (*total)++;
+            int best = -1;
+            double best_iou = min_iou;
+            for (int b = 0; b < got[i].count; b++) {
+                const strix_detection *q = &got[i].items[b];
+                if (used[b] || q->class_id != p->class_id) continue;
+                double sim = box_similarity(p, q);
+                if (sim >= best_iou) best_iou = sim, best = b;
+            }
+            if (best >= 0) used[best] = 1, matched++;
+        }
+    }
+    return matched;
+}
+
+/* Detections of a copy: a model's results live only until its next call. */
+static int copy_dets(strix_detections *dst, const strix_detections *src, int n)
+{
+    for (int i = 0; i < n; i++) {
+        strix_detection *d = hmalloc(sizeof *d * (size_t)(src[i].count ? src[i].count : 1));
+        if (!d) return 0;
+        memcpy(d, src[i].items, sizeof *d * (size_t)src[i].count);
+        dst[i].count = src[i].count;
+        dst[i].items = d;
+    }
+    return 1;
+}
+
+/* Synthetic weights give anything from no box to a box per anchor,
+ * depending on the image, so each batch picks its threshold from these
+ * (high to low), never one giving an image over NET_MAX_BOXES CPU boxes
+ * (well under max_det: no list is truncated): the first giving the batch
+ * `target` boxes, or with target 0 the lowest.  Fewer boxes make fewer
+ * near-ties that fp32 rounding could break differently (fp32 compares every
+ * box); more make fp16's 98% meaningful. */
+static const float net_confs[] = {0.9f, 0.75f, 0.6f, 0.45f, 0.3f, 0.2f, 0.12f, 0.06f};
+#define NET_MAX_DET 1000
+#define NET_MAX_BOXES 400
+
+typedef struct net_tally {
+    int total, matched;   /* CPU boxes clear of the threshold, and those found on CUDA */
+    int rtotal, rmatched; /* the same from the CUDA side */
+} net_tally;
+
+/* Both models detect on a rect batch of 3 and a mixed-size batch of 2.
+ * Boxes scoring within `margin` of the threshold are not required on the
+ * other side (a tiny score difference may cross it). */
+static int net_detect_compare(int yaml, int half, int target, double min_iou, double margin, net_tally *t)
+{
+    strix_model *cpu = net_load(yaml, half, "cpu", 0), *gpu = cpu ? net_load(yaml, half, "cuda", half) : NULL;
+    if (!gpu) {
+        strix_model_free(cpu);
+        return 0;
+    }
+    int ok = 1;
+    for (int batch = 0; batch < 2 && ok; batch++) {
+        int n = batch ? 2 : 3;
+        strix_image im[3];
+        for (int k = 0; k < n && ok; k++) {
+            int w = batch ? 150 + 70 * k : 320, h = batch ? 260 - 50 * k : 200;
+            im[k] = (strix_image){smooth_image(w, h), w, h, 0, k % 2 ? STRIX_BGR : STRIX_RGB};
+            ok = im[k].data != NULL;
+        }
+        strix_detect_options d;
+        strix_detect_options_init(&d);
+        d.imgsz = 320;
+        d.max_det = NET_MAX_DET;
+        strix_detections a[3], b[3], want[3];
+        strix_error e;
+        float conf = -1;
+        for (size_t c = 0; ok && c < sizeof net_confs / sizeof *net_confs; c++) {
+            d.conf = net_confs[c];
+            if (strix_model_detect(cpu, im, n, &d, a, &e)) {
+                ok = 0, tl_fail("cpu detect: %s", e.message);
+                break;
+            }
+            int most = 0, all = 0;
+            for (int k = 0; k < n; k++) most = a[k].count > most ? a[k].count : most, all += a[k].count;
+            if (most > NET_MAX_BOXES) break;
+            conf = d.conf;
+            ok = copy_dets(want, a, n);
+            if (target && all >= target) break;
+        }
+        if (!ok || conf < 0) continue; /* saturated at every threshold: nothing comparable */
+        d.conf = conf;
+        if (strix_model_detect(gpu, im, n, &d, b, &e)) {
+            ok = 0, tl_fail("cuda detect: %s", e.message);
+            break;
+        }
+        int tot, rtot;
+        t->matched += match_boxes(want, b, n, min_iou, conf + margin, &tot);
+        t->rmatched += match_boxes(b, want, n, min_iou, conf + margin, &rtot);
+        t->total += tot;
+        t->rtotal += rtot;
+    }
+    strix_model_free(cpu);
+    strix_model_free(gpu);
+    return ok;
+}
+
+static void net_detect_f32(void)
+{
+    if (!need_device()) return;
+    net_tally t = {0, 0, 0, 0};
+    for (int i = 0; i < NET_YAMLS; i++)
+        if (!net_detect_compare(i, 0, 15, 0.99, 1e-3, &t)) return;
+    TL_CHECK(t.total >= 5, "the cpu found only %d boxes: the comparison checks nothing", t.total);
+    TL_CHECK(t.matched == t.total && t.rmatched == t.rtotal,
+             "fp32: %d of the cpu's %d boxes found on cuda, %d of cuda's %d on the cpu (same class, IoU >= 0.99)",
+             t.matched, t.total, t.rmatched, t.rtotal);
+}
+
+static void net_detect_f16(void)
+{
+    if (!need_device()) return;
+    net_tally t = {0, 0, 0, 0};
+    for (int i = 0; i < NET_YAMLS; i++)
+        if (!net_detect_compare(i, 1, 0, 0.9, 5e-3, &t)) return;
+    TL_CHECK(t.total >= 20, "the cpu found only %d boxes: the comparison checks little", t.total);
+    TL_CHECK(t.matched >= 0.98 * t.total, "fp16: %d of the cpu's %d boxes matched (same class, IoU >= 0.9), need 98%%",
+             t.matched, t.total);
+}
+
+/* The eager first run, a replayed graph, a re-capture after a shape change
+ * and the eager path (STRIX_CUDA_GRAPHS=0) all give the same bits. */
+static void net_graph_replay(void)
+{
+    if (!need_device()) return;
+    int i = tl_int(0, NET_YAMLS - 1);
+    strix_model *g = net_load(i, 0, "cuda", 0);
+    if (!g) return;
+    setenv("STRIX_CUDA_GRAPHS", "0", 1);
+    strix_model *eager = net_load(i, 0, "cuda", 0);
+    unsetenv("STRIX_CUDA_GRAPHS");
+    if (!eager) {
+        strix_model_free(g);
+        return;
+    }
+    int n = 1, h = 128, w = 192;
+    size_t in_len = (size_t)3 * 224 * 224 * 3, out_len = (size_t)3 * strix_model_anchor_count(g, 224, 224) *
+                                                         (4 + strix_model_class_count(g));
+    float *in = hmalloc(in_len * sizeof(float)), *r[4];
+    int ok = in != NULL;
+    for (int k = 0; k < 4; k++) ok &= (r[k] = hmalloc(out_len * sizeof(float))) != NULL;
+    for (size_t k = 0; ok && k < in_len; k++) in[k] = tl_uniform(0, 1);
+    strix_error e;
+    size_t len = (size_t)n * strix_model_anchor_count(g, h, w) * (4 + strix_model_class_count(g));
+    /* per shape: an eager warm-up, a capture, then replays */
+    if (ok && (strix_model_forward(g, in, n, h, w, r[0], &e) || strix_model_forward(g, in, n, h, w, r[1], &e) ||
+               strix_model_forward(g, in, n, h, w, r[1], &e) || strix_model_forward(g, in, 3, 224, 224, r[3], &e) ||
+               strix_model_forward(g, in, 3, 224, 224, r[3], &e) || strix_model_forward(g, in, n, h, w, r[2], &e) ||
+               strix_model_forward(g, in, n, h, w, r[2], &e)))
+        ok = 0, tl_fail("cuda forward: %s", e.message);
+    if (ok && memcmp(r[0], r[1], len * sizeof(float))) ok = 0, tl_fail("a replayed graph gave different results");
+    if (ok && memcmp(r[0], r[2], len * sizeof(float))) ok = 0, tl_fail("the graph re-captured after a shape change differs");
+    if (ok && strix_model_forward(eager, in, n, h, w, r[1], &e)) ok = 0, tl_fail("eager forward: %s", e.message);
+    if (ok && memcmp(r[0], r[1], len * sizeof(float))) tl_fail("eager execution and the graph differ");
+    strix_model_free(g);
+    strix_model_free(eager);
+}
+
+static void gpu_setup(void)
+{
+    snprintf(T.tmpdir, sizeof T.tmpdir, "/tmp/strix-cuda-XXXXXX");
+    if (strix_device_count() < 1 || !mkdtemp(T.tmpdir)) return;
+    if (cudaSetDevice(0) != cudaSuccess || cudaStreamCreateWithFlags(&T.s, cudaStreamNonBlocking) != cudaSuccess)
+        return;
+    if (cublasCreate(&T.blas) != CUBLAS_STATUS_SUCCESS) return;
+    if (cublasSetStream(T.blas, T.s) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetMathMode(T.blas, CUBLAS_PEDANTIC_MATH) != CUBLAS_STATUS_SUCCESS) {
+        cublasDestroy(T.blas);
+        return;
+    }
+    T.ready = 1;
+}
+
+static void gpu_teardown(void)
+{
+    release_all();
+    if (!T.ready) return;
+    cublasDestroy(T.blas);
+    cudaStreamDestroy(T.s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", T.tmpdir);
+    if (system(cmd)) printf("note: could not remove %s\n", T.tmpdir);
+}
+
+#endif /* STRIX_WITH_CUDA */
+
+/* Each GPU test, then its device and host allocations released. */
+#ifdef STRIX_WITH_CUDA
+#define RUN_GPU(name) \
+    TL_RUN(name);     \
+    release_all();
+#else
+#define RUN_GPU(name) TL_RUN(name);
+#endif
+
+int main(int argc, char **argv)
+{
+    tl_init();
+#ifdef STRIX_WITH_CUDA
+    gpu_setup();
+#endif
+    TL_RUN(device_selection);
+    GPU_TESTS(RUN_GPU)
+#ifdef STRIX_WITH_CUDA
+    gpu_teardown();
+#endif
+    TL_MAIN_END();
+}

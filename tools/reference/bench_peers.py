@@ -1,0 +1,605 @@
+#!/usr/bin/env python3
+"""bench_peers.py — dev-only: strix against its CPU peers in one run, on the
+same machine, with the same weights, the same inputs and the same thread count,
+then the results directory and the README's performance section (through
+bench_report.py).  `make bench` runs it (perf/bench.sh); strix itself never
+needs Python.
+
+What it measures (model only: input tensor in, decoded head out):
+  strix           build/perf/bench, once per OMP_WAIT_POLICY asked for
+  onnxruntime     the ONNX export (opset 17, static shape), CPU EP,
+                  intra_op_num_threads = N, inter_op = 1
+  opencv          cv2.dnn of the venv's opencv-python on the same ONNX file
+  opencv-debian   cv2.dnn of Debian's python3-opencv (run with /usr/bin/python3),
+                  when it is installed; if it cannot import the export, its
+                  error is logged instead of a time
+  ultralytics     Ultralytics' fused DetectionModel, PyTorch eager fp32,
+                  torch.set_num_threads(N), torch.inference_mode()
+Every peer runs in its own process, warm-up then >= 20 timed runs, inputs
+rotated among 4 batches made of the letterboxed sample images (or seeded
+noise without them), the very same floats for all.  Each peer also saves its
+output on the first batch; the driver reports its relative L2 difference
+from Ultralytics' (the proof that all ran the same network and weights).
+Then the cold start: `build/infer` on one image (process start to the
+detections written) against Ultralytics' import + load + first predict in a
+fresh `python`, alternated, several repetitions.  Finally the per-kernel
+harnesses (build/perf/bench_conv, build/perf/bench_nms) for the raw logs.
+
+Weights: `build/mkweights` (seeded synthetic weights, as the goldens use);
+Ultralytics builds the model from strix's YAML and loads that safetensors
+file (as make_goldens.py does), saves it as an Ultralytics checkpoint (.pt)
+and exports ONNX from it.
+
+Usage (from the repo root, after `make all` and the perf programs):
+  /opt/strix-ref/bin/python tools/reference/bench_peers.py --build build
+      [--configs "yolov8n:1,8 yolo11n:1"] [--threads N] [--runs 20] [--warmup 3]
+      [--omp-policies default,passive,active] [--wait-load 1.0 --wait-max 1200]
+      [--machine NAME] [--out perf/results]
+Venv: python3 -m venv /opt/strix-ref && /opt/strix-ref/bin/pip install \
+      ultralytics safetensors onnx onnxruntime onnxslim opencv-python matplotlib
+"""
+import argparse
+import datetime
+import glob
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+os.environ.setdefault("YOLO_VERBOSE", "False")  # Ultralytics' export chatter off (children inherit it)
+MODELS = {"yolov8n": ("weights/yolov8.yaml", "n"), "yolo11n": ("weights/yolo11.yaml", "n"),
+          "yolov8s": ("weights/yolov8.yaml", "s"), "yolo11s": ("weights/yolo11.yaml", "s")}
+ROTATE = 4  # input batches cycled through, as perf/bench --rotate
+DEBIAN_PY = "/usr/bin/python3"
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# ------------------------------------------------------------------ peers
+# Run in a child process each ("--peer NAME"); they import only what they use,
+# so the Debian OpenCV peer runs under /usr/bin/python3 with Debian's numpy.
+
+def peer_batches(args):
+    import numpy as np
+
+    s, n = args.imgsz, args.batch
+    imgs = np.fromfile(args.inputs, dtype=np.float32).reshape(-1, s, s, 3)
+    out = []
+    for k in range(ROTATE):  # batch k, image i = file image (k*n + i) % count, as perf/bench
+        idx = [(k * n + i) % len(imgs) for i in range(n)]
+        out.append(np.ascontiguousarray(imgs[idx].transpose(0, 3, 1, 2)))  # NCHW
+    return out
+
+
+def peer_main(args):
+    import numpy as np
+
+    xs = peer_batches(args)
+    info = {"tool": args.peer}
+    if args.peer == "onnxruntime":
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = args.threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        sess = ort.InferenceSession(args.onnx, so, providers=["CPUExecutionProvider"])
+        name = sess.get_inputs()[0].name
+        run = lambda x: sess.run(None, {name: x})[0]  # noqa: E731
+        info["version"] = ort.__version__
+        info["detail"] = "CPUExecutionProvider, ORT_ENABLE_ALL, intra_op=%d, inter_op=1" % args.threads
+    elif args.peer in ("opencv", "opencv-debian"):
+        import cv2
+
+        cv2.setNumThreads(args.threads)
+        net = cv2.dnn.readNetFromONNX(args.onnx)
+        net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
+        net.setPreferableTarget(cv2.dnn.DNN_TARGET_CPU)
+
+        def run(x):
+            net.setInput(x)
+            return net.forward()
+        info["version"] = cv2.__version__
+        info["detail"] = "cv2.dnn.readNetFromONNX, DNN_BACKEND_OPENCV, setNumThreads(%d), %s" % (
+            args.threads, "Debian python3-opencv" if args.peer == "opencv-debian" else "PyPI opencv-python")
+    elif args.peer == "ultralytics":
+        import torch
+
+        torch.set_num_threads(args.threads)
+        import ultralytics
+        from ultralytics import YOLO
+
+        model = YOLO(args.pt).model.float().fuse().eval()
+        for p in model.parameters():
+            p.requires_grad_(False)
+
+        def run(x):
+            with torch.inference_mode():
+                y = model(torch.from_numpy(x))
+            return (y[0] if isinstance(y, (list, tuple)) else y).numpy()
+        info["version"] = "ultralytics %s, torch %s" % (ultralytics.__version__, torch.__version__)
+        info["detail"] = "fused DetectionModel, eager fp32, inference_mode, set_num_threads(%d)" % args.threads
+    else:
+        sys.exit(f"bench_peers: unknown peer {args.peer}")
+    info["load_start"] = loadavg()
+    y0 = np.asarray(run(xs[0]), dtype=np.float32)
+    y0.tofile(args.save_out)
+    info["out_shape"] = list(y0.shape)
+    for i in range(args.warmup):
+        run(xs[(i + 1) % ROTATE])
+    times = []
+    for i in range(args.runs):
+        x = xs[i % ROTATE]
+        t0 = time.perf_counter()
+        run(x)
+        times.append((time.perf_counter() - t0) * 1e3)
+    info["load_end"] = loadavg()
+    info["times_ms"] = [round(t, 4) for t in times]
+    print(json.dumps(info))
+
+
+# ----------------------------------------------------------------- driver
+
+def quantiles(times):
+    s = sorted(times)
+    n = len(s)
+    med = s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+    p90 = s[max(0, -(-9 * n // 10) - 1)]  # nearest rank, as perf/bench
+    return med, p90
+
+
+def last_error(stderr, rc):
+    """The line of a child's stderr that says what failed."""
+    lines = [l.strip() for l in stderr.splitlines() if l.strip()]
+    hits = [l for l in lines if "error" in l.lower()]
+    return (hits or lines or [f"exit status {rc}"])[-1]
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw).stdout
+
+
+def first_line(cmd):
+    try:
+        return subprocess.run(cmd, text=True, capture_output=True, timeout=60).stdout.strip().splitlines()[0]
+    except (OSError, IndexError, subprocess.SubprocessError):
+        return "unavailable"
+
+
+def machine_info(args):
+    cpu = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = "unknown"
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal"):
+                mem = "%.1f GiB" % (int(line.split()[1]) / 1048576)
+    flags = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                have = set(line.split(":", 1)[1].split())
+                flags = " ".join(x for x in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile") if x in have)
+                break
+    import numpy
+    import onnx
+    import onnxruntime
+    import torch
+    import ultralytics
+    import cv2
+
+    commit = first_line(["git", "rev-parse", "HEAD"])
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], text=True,
+                           capture_output=True).stdout.strip() != ""
+    with open("engine/strix.h") as f:
+        version = re.search(r'#define STRIX_VERSION "([^"]+)"', f.read()).group(1)
+    cuda = "cudart" in first_line(["sh", "-c", "ldd %s | grep cudart" % os.path.join(args.build, "perf", "bench")])
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)), "cpu_flags": flags,
+        "memory": mem, "kernel": platform.release(), "os": first_line(["sh", "-c", ". /etc/os-release; echo $PRETTY_NAME"]),
+        "compiler": first_line([os.environ.get("CC", "cc"), "--version"]),
+        "strix_version": version, "git_commit": commit, "git_dirty": dirty,
+        "strix_build": "make default flags (-O3 -march=x86-64-v3 -fopenmp)%s" % (", CUDA objects linked" if cuda else ""),
+        "python": platform.python_version(), "numpy": numpy.__version__, "torch": torch.__version__,
+        "ultralytics": ultralytics.__version__, "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__,
+        "opencv_python": cv2.__version__,
+        "opencv_debian": first_line([DEBIAN_PY, "-c", "import cv2; print(cv2.__version__)"])
+        if os.path.exists(DEBIAN_PY) else "unavailable",
+    }
+
+
+def wait_for_quiet(limit, max_s):
+    """Poll the 1-minute load average every minute until it drops below
+    limit or max_s pass; returns (quiet, seconds waited, last reading)."""
+    t0 = time.time()
+    while True:
+        la = loadavg()
+        one = float(la.split()[0]) if la != "unknown" else 0.0
+        if one < limit:
+            return True, time.time() - t0, la
+        if time.time() - t0 >= max_s:
+            return False, time.time() - t0, la
+        log(f"  load average {la}: waiting for the 1-minute figure to drop below {limit}")
+        time.sleep(60)
+
+
+def make_inputs(args, s, path):
+    """4 letterboxed sample images (Ultralytics' LetterBox, RGB, /255) as
+    float32 [4, s, s, 3]; seeded noise when the images are missing."""
+    import numpy as np
+
+    files = sorted(glob.glob(os.path.join(args.data, "*.jpg")))[:ROTATE]
+    if files:
+        import cv2
+        from ultralytics.data.augment import LetterBox
+
+        lb = LetterBox((s, s), auto=False, stride=32)
+        imgs = [lb(image=cv2.imread(f))[:, :, ::-1].astype(np.float32) / 255.0 for f in files]
+        desc = "letterboxed " + ", ".join(os.path.basename(f) for f in files)
+    else:
+        rng = np.random.default_rng(args.seed)
+        imgs = [rng.random((s, s, 3), dtype=np.float32) for _ in range(ROTATE)]
+        desc = "uniform noise, seed %d" % args.seed
+    np.ascontiguousarray(np.stack(imgs), dtype=np.float32).tofile(path)
+    return desc
+
+
+def prepare_model(args, name, work):
+    """mkweights -> safetensors; Ultralytics checkpoint (.pt) from it."""
+    yaml_path, scale = MODELS[name]
+    st = os.path.join(work, f"{name}.safetensors")
+    pt = os.path.join(work, f"{name}.pt")
+    sh([os.path.join(args.build, "mkweights"), "--model", yaml_path, "--scale", scale, "--seed", str(args.seed),
+        "--out", st, "--overwrite"])
+    sys.path.insert(0, HERE)
+    import torch
+    from make_goldens import build_model
+
+    model = build_model(yaml_path, scale, st).model
+    model.args = {"imgsz": args.imgsz, "task": "detect", "data": "coco8.yaml"}
+    model.task = "detect"
+    torch.save({"model": model, "train_args": dict(model.args), "date": None, "version": "strix bench_peers"}, pt)
+    return st, pt
+
+
+def export_onnx(pt, batch, s, dst):
+    from ultralytics import YOLO
+
+    out = YOLO(pt).export(format="onnx", opset=17, imgsz=s, batch=batch, simplify=True, dynamic=False,
+                          device="cpu", verbose=False)
+    shutil.move(out, dst)
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def rel_l2(y, ref):
+    import numpy as np
+
+    y = y.astype(np.float64).ravel()
+    ref = ref.astype(np.float64).ravel()
+    return float(np.linalg.norm(y - ref) / max(np.linalg.norm(ref), 1e-30))
+
+
+def run_peer(args, peer, work, cfg, onnx_path, pt, inputs, raw, runs):
+    import numpy as np
+
+    name, batch = cfg
+    out = os.path.join(work, f"out_{peer}_{name}_b{batch}.f32")
+    py = DEBIAN_PY if peer == "opencv-debian" else sys.executable
+    cmd = [py, os.path.abspath(__file__), "--peer", peer, "--onnx", onnx_path, "--pt", pt, "--inputs", inputs,
+           "--batch", str(batch), "--imgsz", str(args.imgsz), "--threads", str(args.threads), "--runs",
+           str(runs), "--warmup", str(args.warmup), "--save-out", out]
+    r = subprocess.run(cmd, text=True, capture_output=True)
+    row = {"tool": peer, "model": name, "batch": batch, "imgsz": args.imgsz, "threads": args.threads}
+    if r.returncode:
+        row["error"] = last_error(r.stderr, r.returncode)
+        log(f"  {peer:14s} {name} b{batch}: failed: {row['error']}")
+    else:
+        row.update(json.loads(r.stdout.strip().splitlines()[-1]))
+        row["median_ms"], row["p90_ms"] = quantiles(row["times_ms"])
+        row["images_per_s"] = batch / (row["median_ms"] / 1e3)
+        row["_out"] = np.fromfile(out, dtype=np.float32).reshape(row["out_shape"])
+    raw.write(json.dumps({k: v for k, v in row.items() if k != "_out"}) + "\n")
+    raw.flush()
+    return row
+
+
+def merge_rounds(parts):
+    """One row from a tool's rounds: all timed runs together; the roofline
+    probes keep the best rate seen (a peak is the most the machine gave)."""
+    bad = [p for p in parts if "error" in p]
+    if bad:
+        return bad[0]
+    row = dict(parts[0])
+    row["times_ms"] = [t for p in parts for t in p["times_ms"]]
+    row["runs"] = len(row["times_ms"])
+    row["rounds"] = len(parts)
+    row["load_per_round"] = [p.get("loadavg_start", p.get("load_start")) for p in parts]
+    row["median_ms"], row["p90_ms"] = quantiles(row["times_ms"])
+    row["min_ms"] = min(row["times_ms"])
+    row["mean_ms"] = sum(row["times_ms"]) / len(row["times_ms"])
+    row["images_per_s"] = row["batch"] / (row["median_ms"] / 1e3)
+    if row["tool"] == "strix":
+        row["achieved_gflops"] = row["gflops_per_image"] * row["images_per_s"]
+        if "peak_gemm_gflops" in row:
+            row["peak_gemm_gflops"] = max(p["peak_gemm_gflops"] for p in parts)
+            row["copy_gbps"] = max(p["copy_gbps"] for p in parts)
+            row["roofline_gflops"] = min(row["peak_gemm_gflops"], row["flop_per_byte"] * row["copy_gbps"])
+            row["roofline_fraction"] = row["achieved_gflops"] / row["roofline_gflops"]
+    return row
+
+
+def run_strix(args, work, cfg, st, inputs, policy, raw, table, runs):
+    import numpy as np
+
+    name, batch = cfg
+    yaml_path, scale = MODELS[name]
+    head = os.path.join(work, f"out_strix_{name}_b{batch}.f32")
+    jl = os.path.join(work, "strix.jsonl")
+    if os.path.exists(jl):
+        os.remove(jl)
+    env = dict(os.environ)
+    env.pop("OMP_WAIT_POLICY", None)
+    if policy != "default":
+        env["OMP_WAIT_POLICY"] = policy
+    cmd = [os.path.join(args.build, "perf", "bench"), "--model", yaml_path, "--scale", scale, "--weights", st,
+           "--inputs", inputs, "--imgsz", str(args.imgsz), "--batch", str(batch), "--threads", str(args.threads),
+           "--runs", str(runs), "--warmup", str(args.warmup), "--rotate", str(ROTATE), "--json", jl,
+           "--label", f"OMP_WAIT_POLICY={policy}", "--save-head", head]
+    r = subprocess.run(cmd, text=True, capture_output=True, env=env)
+    table.write(f"$ {'OMP_WAIT_POLICY=' + policy + ' ' if policy != 'default' else ''}{' '.join(cmd)}\n")
+    table.write(r.stdout + r.stderr + "\n")
+    table.flush()
+    row = {"tool": "strix", "model": name, "batch": batch, "imgsz": args.imgsz, "threads": args.threads,
+           "omp_wait_policy": policy}
+    if r.returncode:
+        row["error"] = last_error(r.stderr, r.returncode)
+        log(f"  strix {policy:8s} {name} b{batch}: failed: {row['error']}")
+    else:
+        with open(jl) as f:
+            row.update(json.loads(f.readline()))
+        row.update({"tool": "strix", "yaml": row["model"], "model": name})
+        row["_out"] = np.fromfile(head, dtype=np.float32)
+    raw.write(json.dumps({k: v for k, v in row.items() if k != "_out"}) + "\n")
+    raw.flush()
+    return row
+
+
+COLD_ULTRA = r"""
+import json, sys, time
+import torch
+torch.set_num_threads(int(sys.argv[4]))
+from ultralytics import YOLO
+r = YOLO(sys.argv[1]).predict(sys.argv[2], device="cpu", imgsz=640, verbose=False, save=False)[0]
+with open(sys.argv[3], "w") as f:
+    json.dump({"boxes": r.boxes.xyxy.tolist(), "scores": r.boxes.conf.tolist(), "classes": r.boxes.cls.tolist()}, f)
+"""
+
+
+def cold_start(args, work, st, pt, raw):
+    """Process start to detections written: build/infer vs a fresh python
+    running Ultralytics' import + load + predict, alternated."""
+    files = sorted(glob.glob(os.path.join(args.data, "*.jpg")))
+    if not files:
+        log("  cold start: no sample image in --data; skipped")
+        return []
+    img = files[0]
+    yaml_path, scale = MODELS["yolov8n"]
+    cmds = {
+        "strix": [os.path.join(args.build, "infer"), "--model", yaml_path, "--scale", scale, "--weights", st,
+                  "--threads", str(args.threads), "--no-save", "--quiet", "--overwrite",
+                  "--json", os.path.join(work, "cold_strix.json"), img],
+        "ultralytics": [sys.executable, "-c", COLD_ULTRA, pt, img, os.path.join(work, "cold_ultra.json"),
+                        str(args.threads)],
+    }
+    times = {k: [] for k in cmds}
+    for rep in range(args.cold_reps):
+        for tool, cmd in cmds.items():
+            t0 = time.perf_counter()
+            r = subprocess.run(cmd, text=True, capture_output=True)
+            dt = time.perf_counter() - t0
+            if r.returncode:
+                log(f"  cold start {tool}: failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
+                return []
+            times[tool].append(round(dt, 4))
+    rows = []
+    for tool, t in times.items():
+        med, p90 = quantiles(t)
+        row = {"tool": tool, "what": "cold start: process start to detections written, yolov8n, one image "
+               + os.path.basename(img), "command": " ".join(cmds[tool][:2] if tool == "ultralytics" else cmds[tool]),
+               "threads": args.threads, "median_s": med, "min_s": min(t), "max_s": max(t), "times_s": t,
+               "load": loadavg()}
+        rows.append(row)
+        raw.write(json.dumps(row) + "\n")
+        log(f"  cold start {tool:12s} median {med:.3f} s (min {min(t):.3f}, max {max(t):.3f}) over {len(t)}")
+    return rows
+
+
+def harness(args, outdir, name, cmd):
+    with open(os.path.join(outdir, f"{name}.txt"), "w") as f:
+        f.write(f"$ {' '.join(cmd)}\nload average before: {loadavg()}\n")
+        f.flush()
+        r = subprocess.run(cmd, text=True, stdout=f, stderr=subprocess.STDOUT)
+        f.write(f"load average after: {loadavg()}\nexit status {r.returncode}\n")
+    with open(os.path.join(outdir, f"{name}.txt")) as f:
+        last = [l for l in f.read().splitlines() if l.startswith(("ok:", "FAIL:", "all convolutions"))]
+    return {"command": " ".join(cmd), "exit_status": r.returncode, "summary": last}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--out", default="perf/results")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--configs", default="yolov8n:1,8 yolo11n:1",
+                    help="model:batches ... (models: %s)" % ", ".join(MODELS))
+    ap.add_argument("--imgsz", type=int, default=640)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=4,
+                    help="split each tool's runs over this many rounds, tools alternating (load fairness)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--omp-policies", default="default,passive,active")
+    ap.add_argument("--peers", default="onnxruntime,opencv,opencv-debian,ultralytics")
+    ap.add_argument("--cold-reps", type=int, default=5)
+    ap.add_argument("--wait-load", type=float, default=0.0,
+                    help="first wait (polling each minute) for the 1-minute load average to drop below this")
+    ap.add_argument("--wait-max", type=int, default=1200)
+    ap.add_argument("--machine", default="")
+    ap.add_argument("--readme", default="README.md", help="README whose performance section is regenerated ('' none)")
+    ap.add_argument("--no-harness", action="store_true", help="skip bench_conv / bench_nms")
+    # child mode: one peer, one configuration
+    ap.add_argument("--peer")
+    ap.add_argument("--onnx")
+    ap.add_argument("--pt")
+    ap.add_argument("--inputs")
+    ap.add_argument("--batch", type=int)
+    ap.add_argument("--save-out")
+    args = ap.parse_args()
+    if args.peer:
+        return peer_main(args)
+    if args.runs < 20:
+        log(f"bench_peers: note: --runs {args.runs} is below the 20 timed runs published figures need")
+
+    info = machine_info(args)
+    slug = args.machine or re.sub(r"[^a-z0-9]+", "-", re.sub(r"\b\d+-core processor\b", "", info["cpu"].lower())).strip("-")
+    slug = f"{slug}-{info['affinity']}c" if not args.machine else slug
+    date = datetime.datetime.now(datetime.timezone.utc)
+    outdir = os.path.join(args.out, f"{date:%Y-%m-%d}-{slug}")
+    if os.path.exists(outdir):
+        outdir += f"-{date:%H%M}"
+    os.makedirs(outdir)
+    work = os.path.join(args.build, "bench")
+    os.makedirs(work, exist_ok=True)
+    log(f"bench_peers: results in {outdir}; machine {info['cpu']}, {info['affinity']} CPUs; load {loadavg()}")
+
+    waited = None
+    if args.wait_load > 0:
+        quiet, secs, la = wait_for_quiet(args.wait_load, args.wait_max)
+        waited = {"limit": args.wait_load, "quiet": quiet, "waited_s": round(secs), "load": la}
+        log(f"  load wait: {'quiet' if quiet else 'still loaded'} after {secs:.0f} s ({la})")
+
+    configs = []
+    for item in args.configs.split():
+        name, batches = item.split(":")
+        if name not in MODELS:
+            sys.exit(f"bench_peers: unknown model {name} (known: {', '.join(MODELS)})")
+        configs += [(name, int(b)) for b in batches.split(",")]
+    peers = [p for p in args.peers.split(",") if p]
+    if "opencv-debian" in peers and not os.path.exists(DEBIAN_PY):
+        peers.remove("opencv-debian")
+
+    results = {"machine": info, "date": date.isoformat(timespec="seconds"), "load_start": loadavg(),
+               "settings": {"imgsz": args.imgsz, "threads": args.threads, "runs": args.runs, "rounds": args.rounds,
+                            "warmup": args.warmup,
+                            "rotate": ROTATE, "seed": args.seed, "configs": args.configs,
+                            "omp_policies": args.omp_policies, "peers": peers, "load_wait": waited},
+               "models": {}, "rows": [], "cold_start": [], "harness": {}, "notes": []}
+    inputs = os.path.join(work, f"inputs_{args.imgsz}.f32")
+    results["settings"]["inputs"] = make_inputs(args, args.imgsz, inputs)
+
+    raw = open(os.path.join(outdir, "peers.jsonl"), "w")
+    table = open(os.path.join(outdir, "strix_bench.txt"), "w")
+    prepared = {}
+    for name, batch in configs:
+        if name not in prepared:
+            log(f"  preparing {name}: weights, Ultralytics checkpoint")
+            prepared[name] = prepare_model(args, name, work)
+            st, pt = prepared[name]
+            results["models"][name] = {"yaml": MODELS[name][0], "scale": MODELS[name][1], "seed": args.seed,
+                                       "weights_sha256": sha256(st)}
+        st, pt = prepared[name]
+        onnx_path = os.path.join(work, f"{name}_b{batch}_{args.imgsz}.onnx")
+        export_onnx(pt, batch, args.imgsz, onnx_path)
+        # rounds: every tool runs once per round, the order rotating, so a
+        # burst of load from elsewhere falls on all of them alike
+        tools = [("strix", p) for p in args.omp_policies.split(",")] + [(p, None) for p in peers]
+        per_round = -(-args.runs // args.rounds)
+        parts = {t: [] for t in tools}
+        for rnd in range(args.rounds):
+            k = rnd % len(tools)
+            for t in tools[k:] + tools[:k]:
+                if parts[t] and "error" in parts[t][0]:
+                    continue  # failed once (e.g. cannot import the export): no retry
+                if t[0] == "strix":
+                    parts[t].append(run_strix(args, work, (name, batch), st, inputs, t[1], raw, table, per_round))
+                else:
+                    parts[t].append(run_peer(args, peer=t[0], work=work, cfg=(name, batch), onnx_path=onnx_path,
+                                             pt=pt, inputs=inputs, raw=raw, runs=per_round))
+        rows = [merge_rounds(parts[t]) for t in tools]
+        ref = next((r["_out"] for r in rows if r["tool"] == "ultralytics" and "_out" in r), None)
+        for r in rows:
+            y = r.pop("_out", None)
+            if y is not None and ref is not None:
+                if r["tool"] == "strix":  # [n, A, 4 + nc] -> [n, 4 + nc, A], the peers' layout
+                    n, c, a = ref.shape
+                    y = y.reshape(n, a, c).transpose(0, 2, 1)
+                r["rel_l2_vs_ultralytics"] = rel_l2(y, ref)
+            if "error" not in r:
+                label = r["tool"] + (f" ({r['omp_wait_policy']})" if r["tool"] == "strix" else "")
+                log(f"  {label:22s} {name} b{batch}: median {r['median_ms']:8.2f} ms, p90 {r['p90_ms']:8.2f} ms, "
+                    f"{r['images_per_s']:7.2f} images/s, rel L2 vs Ultralytics "
+                    f"{r.get('rel_l2_vs_ultralytics', float('nan')):.1e}")
+            results["rows"].append(r)
+    raw.close()
+    table.close()
+
+    if "yolov8n" not in prepared:
+        prepared["yolov8n"] = prepare_model(args, "yolov8n", work)
+    with open(os.path.join(outdir, "cold_start.jsonl"), "w") as f:
+        results["cold_start"] = cold_start(args, work, *prepared["yolov8n"], f)
+    if not args.no_harness:
+        log("  per-kernel harnesses")
+        results["harness"]["conv"] = harness(args, outdir, "bench_conv", [
+            os.path.join(args.build, "perf", "bench_conv"), "--threads", f"1,{args.threads}" if args.threads > 1
+            else "1", "--imgsz", str(args.imgsz)])
+        results["harness"]["nms"] = harness(args, outdir, "bench_nms", [os.path.join(args.build, "perf", "bench_nms")])
+    results["load_end"] = loadavg()
+    one = float(results["load_start"].split()[0]) if results["load_start"] != "unknown" else 0
+    if one >= 1.0 or (waited and not waited["quiet"]):
+        results["notes"].append(f"the machine was loaded: load average {results['load_start']} at the start, "
+                                f"{results['load_end']} at the end (other work shared its {info['affinity']} CPUs)")
+    for r in results["rows"]:
+        if r["tool"] == "opencv-debian" and "error" in r:
+            results["notes"].append(f"Debian's OpenCV {info['opencv_debian']} cannot import the ONNX export: "
+                                    f"{r['error']}")
+            break
+    with open(os.path.join(outdir, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    log(f"bench_peers: wrote {outdir}/results.json; load average now {results['load_end']}")
+    sys.path.insert(0, HERE)
+    import bench_report
+
+    bench_report.report(outdir, readme=args.readme)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""bench_report.py — dev-only: turn one perf/results/<date>-<machine>/results.json
+(written by bench_peers.py) into
+  table.md   the markdown tables (every row names its machine and raw log)
+  plot.png   images/s per framework and configuration (matplotlib)
+and regenerate the README's performance section between the markers
+<!-- perf:begin --> and <!-- perf:end --> from it.  Nothing here measures.
+
+Usage (from the repo root):
+  /opt/strix-ref/bin/python tools/reference/bench_report.py [perf/results/DIR] [--readme README.md]
+Without DIR: the newest directory under perf/results holding a results.json.
+"""
+import argparse
+import glob
+import json
+import os
+import sys
+
+BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
+ORDER = ["strix", "onnxruntime", "opencv", "opencv-debian", "ultralytics"]
+NAMES = {"strix": "strix (C, this repo)", "onnxruntime": "ONNX Runtime (CPU EP)",
+         "opencv": "OpenCV DNN (PyPI opencv-python)", "opencv-debian": "OpenCV DNN (Debian python3-opencv)",
+         "ultralytics": "Ultralytics / PyTorch eager"}
+
+
+def label(r):
+    if r["tool"] == "strix":
+        return "strix, OMP_WAIT_POLICY=" + r.get("omp_wait_policy", "default")
+    return NAMES.get(r["tool"], r["tool"])
+
+
+def key(r):
+    pol = ["default", "passive", "active"]
+    p = r.get("omp_wait_policy", "default")
+    return (r["model"], r["batch"], ORDER.index(r["tool"]) if r["tool"] in ORDER else 99,
+            pol.index(p) if p in pol else 9)
+
+
+def headline_strix(rows, model, batch):
+    """The strix row users get without setting anything: OMP_WAIT_POLICY unset."""
+    for r in rows:
+        if r["tool"] == "strix" and r["model"] == model and r["batch"] == batch and "error" not in r \
+                and r.get("omp_wait_policy") == "default":
+            return r
+    return None
+
+
+def peer(rows, tool, model, batch):
+    for r in rows:
+        if r["tool"] == tool and r["model"] == model and r["batch"] == batch and "error" not in r:
+            return r
+    return None
+
+
+def fmt_ratio(a, b):
+    return "%.2f" % (a / b) if a and b else "n/a"
+
+
+def tables(res, reldir):
+    m, s = res["machine"], res["settings"]
+    rows = sorted(res["rows"], key=key)
+    out = []
+    out.append(f"Machine: {m['cpu']}, {m['affinity']} CPUs ({m['cpu_flags']}), {m['memory']}, {m['os']}, "
+               f"kernel {m['kernel']}; {m['compiler']}.  Date {res['date']}; load average at the start "
+               f"{res['load_start']}, at the end {res['load_end']}.  strix {m['strix_version']} "
+               f"(commit {m['git_commit'][:12]}{', uncommitted changes' if m['git_dirty'] else ''}), "
+               f"{m['strix_build']}; Ultralytics {m['ultralytics']}, torch {m['torch']}, ONNX Runtime "
+               f"{m['onnxruntime']}, onnx {m['onnx']}, opencv-python {m['opencv_python']}, Debian OpenCV "
+               f"{m['opencv_debian']}, numpy {m['numpy']}, Python {m['python']}.")
+    out.append("")
+    out.append(f"Model only (input tensor in, decoded head out), {s['imgsz']}x{s['imgsz']} fp32, "
+               f"{s['threads']} threads for every framework; {s['runs']} timed runs per row (median and p90) in "
+               f"{s.get('rounds', 1)} rounds — each round starts every framework afresh (warm-up {s['warmup']}, then "
+               f"its share of the runs), the order rotating, so load from elsewhere falls on all alike; inputs rotated among {s['rotate']} batches ({s['inputs']}); "
+               f"synthetic weights (seed {s['seed']}), the same safetensors file for all (ONNX exported from it, "
+               f"opset 17, static shape).  Raw logs: `{reldir}/peers.jsonl`, `{reldir}/strix_bench.txt`.")
+    for n in res.get("notes", []):
+        out.append("")
+        out.append(f"**Note:** {n}.")
+    out.append("")
+    gflop = {r["model"]: r["gflops_per_image"] for r in rows if r["tool"] == "strix" and "gflops_per_image" in r}
+    out.append("| model | batch | framework | median ms | p90 ms | images/s | GFLOP/s | strix ÷ this | "
+               "rel. L2 vs Ultralytics |")
+    out.append("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if "error" in r:
+            out.append(f"| {r['model']} | {r['batch']} | {label(r)} | failed: {r['error'][:90]} | | | | | |")
+            continue
+        h = headline_strix(rows, r["model"], r["batch"])
+        ratio = fmt_ratio(h["images_per_s"], r["images_per_s"]) if h else "n/a"
+        l2 = r.get("rel_l2_vs_ultralytics")
+        gf = "%.1f" % (gflop[r["model"]] * r["images_per_s"]) if r["model"] in gflop else ""
+        out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {r['median_ms']:.1f} | {r['p90_ms']:.1f} | "
+                   f"{r['images_per_s']:.2f} | {gf} | {ratio} | {'%.1e' % l2 if l2 is not None else ''} |")
+    out.append("")
+    out.append("strix against the machine (roofline: peak GEMM rate of strix's own convolution on a 1x1 "
+               "512→512 layer over 80x80, memcpy bandwidth counted as bytes read + written; minimal bytes: every "
+               "planned buffer written once, the weights read once per batch):")
+    out.append("")
+    out.append("| model | batch | OMP_WAIT_POLICY | GFLOP/image | achieved GFLOP/s | peak GEMM GFLOP/s | copy GB/s | "
+               "min MB/image | FLOP/byte | roofline fraction |")
+    out.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        if r["tool"] != "strix" or "error" in r or "peak_gemm_gflops" not in r:
+            continue
+        out.append(f"| {r['model']} | {r['batch']} | {r['omp_wait_policy']} | {r['gflops_per_image']:.2f} | "
+                   f"{r['achieved_gflops']:.1f} | {r['peak_gemm_gflops']:.1f} | {r['copy_gbps']:.1f} | "
+                   f"{r['min_bytes_per_image'] / 1e6:.1f} | {r['flop_per_byte']:.0f} | "
+                   f"{100 * r['roofline_fraction']:.0f}% |")
+    if res.get("cold_start"):
+        out.append("")
+        out.append(f"Cold start (process start to the detections written, yolov8n, one 640-class image, "
+                   f"{s['threads']} threads, page cache warm; raw log `{reldir}/cold_start.jsonl`):")
+        out.append("")
+        out.append("| program | median s | min s | max s | runs |")
+        out.append("|---|---:|---:|---:|---:|")
+        for c in res["cold_start"]:
+            what = "`build/infer` (YAML + safetensors)" if c["tool"] == "strix" else \
+                "Ultralytics: `python -c` import + `YOLO(pt)` + first `predict`"
+            out.append(f"| {what} | {c['median_s']:.3f} | {c['min_s']:.3f} | {c['max_s']:.3f} | {len(c['times_s'])} |")
+    for name, h in res.get("harness", {}).items():
+        out.append("")
+        out.append(f"Per-kernel harness `{name}` (`{reldir}/bench_{name}.txt`, exit status {h['exit_status']}): "
+                   + "; ".join(h["summary"]))
+    return "\n".join(out)
+
+
+def goals(res):
+    """The issue's CPU goals with the measured ratios (yolov8n 640 fp32)."""
+    rows = res["rows"]
+    lines = []
+    for model, batch in sorted({(r["model"], r["batch"]) for r in rows}):
+        h = headline_strix(rows, model, batch)
+        if not h:
+            continue
+        for tool, goal, want in (("onnxruntime", "at least equal to ONNX Runtime (goal: ratio ≥ 1)", 1.0),
+                                 ("opencv", "ahead of OpenCV DNN (goal: ratio > 1)", 1.0),
+                                 ("ultralytics", "ahead of Ultralytics on the CPU (goal: ratio > 1)", 1.0)):
+            p = peer(rows, tool, model, batch)
+            if not p:
+                lines.append(f"- {model} batch {batch}: {goal}: no {tool} figure in this run")
+                continue
+            ratio = h["images_per_s"] / p["images_per_s"]
+            met = ratio >= want if tool == "onnxruntime" else ratio > want
+            lines.append(f"- {model} batch {batch}: throughput {goal}: measured "
+                         f"{h['images_per_s']:.2f} vs {p['images_per_s']:.2f} images/s = **{ratio:.2f}×** "
+                         f"({'met' if met else 'not met'})")
+        pol = [r for r in rows if r["tool"] == "strix" and r["model"] == model and r["batch"] == batch
+               and "error" not in r]
+        if len(pol) > 1:
+            lines.append(f"- {model} batch {batch}: strix by OMP_WAIT_POLICY: " + ", ".join(
+                f"{r['omp_wait_policy']} {r['images_per_s']:.2f}" for r in sorted(pol, key=key)) + " images/s")
+    cs = {c["tool"]: c for c in res.get("cold_start", [])}
+    if "strix" in cs and "ultralytics" in cs:
+        a, b = cs["strix"]["median_s"], cs["ultralytics"]["median_s"]
+        lines.append(f"- cold start to the first detection written (CPU): strix {a:.3f} s vs Ultralytics {b:.3f} s "
+                     f"= **{b / a:.1f}×** faster (the 0.3 s goal is a GPU goal: pending)")
+    return "\n".join(lines)
+
+
+def plot(res, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in sorted(res["rows"], key=key) if "error" not in r]
+    groups = sorted({(r["model"], r["batch"]) for r in rows})
+    labels = []
+    for r in rows:
+        if label(r) not in labels:
+            labels.append(label(r))
+    fig, ax = plt.subplots(figsize=(9, 1.5 + 0.28 * len(groups) * len(labels)))
+    seen = set()
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    h = 0.8 / len(labels)
+    for gi, (model, batch) in enumerate(groups):
+        for li, lab in enumerate(labels):
+            r = next((x for x in rows if x["model"] == model and x["batch"] == batch and label(x) == lab), None)
+            if not r:
+                continue
+            y = gi + li * h
+            ax.barh(y, r["images_per_s"], height=h, color=colors[li % len(colors)],
+                    label=None if lab in seen else lab)
+            seen.add(lab)
+            ax.text(r["images_per_s"], y, " %.1f" % r["images_per_s"], va="center", fontsize=7)
+    ax.set_yticks([gi + 0.4 - h / 2 for gi in range(len(groups))])
+    ax.set_yticklabels([f"{m}\nbatch {b}" for m, b in groups])
+    ax.invert_yaxis()
+    m, s = res["machine"], res["settings"]
+    ax.set_xlabel(f"images/s (median of {s['runs']} runs; higher is better)")
+    ax.set_title(f"{s['imgsz']}x{s['imgsz']} fp32, {s['threads']} threads — {m['cpu']}, {res['date'][:10]}, "
+                 f"load {res['load_start'].split()[0]}", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def readme_section(res, reldir):
+    m, s = res["machine"], res["settings"]
+    rows = res["rows"]
+    lines = [BEGIN, "## Performance", "",
+             "Generated by `make bench` (`tools/reference/bench_report.py`) from "
+             f"[`{reldir}/results.json`]({reldir}/results.json); every figure has its raw log in that directory. "
+             "How to run it and what each column means: [perf/README.md](perf/README.md).", "",
+             f"**CPU** — {m['cpu']}, {m['affinity']} CPUs, {res['date'][:10]}, {s['threads']} threads for every "
+             f"framework, {s['imgsz']}x{s['imgsz']} fp32, model only, same synthetic weights and inputs, "
+             f"median of {s['runs']} runs; load average at the start {res['load_start']}."]
+    for n in res.get("notes", []):
+        lines += ["", f"**Note:** {n}."]
+    lines += ["", "| model | batch | strix images/s | ONNX Runtime | OpenCV DNN | Ultralytics (PyTorch) |",
+              "|---|---:|---:|---:|---:|---:|"]
+    for model, batch in sorted({(r["model"], r["batch"]) for r in rows}):
+        h = headline_strix(rows, model, batch)
+        if not h:
+            continue
+        cells = []
+        for tool in ("onnxruntime", "opencv", "ultralytics"):
+            p = peer(rows, tool, model, batch)
+            cells.append(f"{p['images_per_s']:.2f} (strix {h['images_per_s'] / p['images_per_s']:.2f}×)" if p
+                         else "n/a")
+        lines.append(f"| {model} | {batch} | {h['images_per_s']:.2f} ({h['median_ms']:.1f} ms) | " + " | ".join(cells) + " |")
+    lines += ["", "Goals of the CPU half (issue 6) against the measurement:", "", goals(res), "",
+              f"![images/s per framework]({reldir}/plot.png)", "",
+              "Full tables (p90, roofline fraction, OMP_WAIT_POLICY variants, cold start, per-kernel harnesses): "
+              f"[`{reldir}/table.md`]({reldir}/table.md).", "",
+              "**GPU** — pending: no GPU figure has been measured yet; perf/README.md gives the one command "
+              "that takes them on a GPU machine.", END]
+    return "\n".join(lines)
+
+
+def update_readme(readme, section):
+    with open(readme) as f:
+        text = f.read()
+    if BEGIN in text and END in text:
+        i, j = text.index(BEGIN), text.index(END) + len(END)
+        text = text[:i] + section + text[j:]
+    elif "\n## Licence" in text:
+        i = text.index("\n## Licence")
+        text = text[:i + 1] + section + "\n\n" + text[i + 1:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    with open(readme + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(readme + ".tmp", readme)
+
+
+def report(outdir, readme="README.md"):
+    with open(os.path.join(outdir, "results.json")) as f:
+        res = json.load(f)
+    reldir = os.path.relpath(outdir, os.path.dirname(os.path.abspath(readme)) or ".")
+    body = tables(res, reldir)
+    with open(os.path.join(outdir, "table.md"), "w") as f:
+        f.write(f"# strix benchmark — {res['date']}\n\n{tables(res, '.')}\n\n## Goals (issue 6, CPU half)\n\n"
+                f"{goals(res)}\n\nGPU: pending (no GPU figure measured).\n")
+    plot(res, os.path.join(outdir, "plot.png"))
+    if readme:
+        update_readme(readme, readme_section(res, reldir))
+    print(f"bench_report: wrote {outdir}/table.md, {outdir}/plot.png" + (f" and the section of {readme}" if readme else ""))
+    return body
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", nargs="?")
+    ap.add_argument("--readme", default="README.md", help="'' leaves the README alone")
+    args = ap.parse_args()
+    d = args.dir
+    if not d:
+        found = sorted(glob.glob("perf/results/*/results.json"))
+        if not found:
+            sys.exit("bench_report: no perf/results/*/results.json: run `make bench` first")
+        d = os.path.dirname(found[-1])
+    report(d, args.readme)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
