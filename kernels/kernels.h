@@ -51,7 +51,8 @@ strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in, 
 
 /* ---- pool.cu: max-pool (-inf padding); `cascade` k x k stride-1 pools applied
  * in a row in one kernel (SPPF): out_i = pool(out_{i-1}), out_0 = pool(in),
- * writing every intermediate to outs[i] (all views shaped like in). */
+ * writing every intermediate to outs[i] (all views shaped like in: odd k,
+ * pad k/2). */
 strix_cuda_err strix_cuda_maxpool2d(const strix_dview *out, const strix_dview *in,
                                     const strix_pool_params *p, strix_dtype dt, strix_stream s);
 strix_cuda_err strix_cuda_maxpool_cascade(const strix_dview *outs, int cascade, const strix_dview *in,

@@ -161,7 +161,8 @@ __global__ void __launch_bounds__(NMS_WORD)
         const int rb = t / nb, cb = t % nb;
         if (cb < rb) continue; /* the whole block skips together */
         const int j0 = cb * NMS_WORD, i = rb * NMS_WORD + threadIdx.x;
-        if (j0 + (int)threadIdx.x < m) cols[threadIdx.x] = offset_box(sorted_cand(keys, cand, j0 + threadIdx.x), agnostic);
+        if (j0 + (int)threadIdx.x < m)
+            cols[threadIdx.x] = offset_box(sorted_cand(keys, cand, j0 + threadIdx.x), agnostic);
         __syncthreads();
         if (i < m) {
             const OBox bi = offset_box(sorted_cand(keys, cand, i), agnostic);
@@ -251,9 +252,10 @@ cudaError_t make_layout(const strix_nms_gpu_params *p, Layout *L)
     L->mask = L->cand + align_up(items * sizeof(Cand));
     L->temp = L->mask + align_up((size_t)L->mcap * words * sizeof(u64));
     cub::DoubleBuffer<u64> none(nullptr, nullptr);
+    int *no_offsets = nullptr; /* the same iterator types as the real call */
     L->temp_bytes = 0;
-    cudaError_t e = cub::DeviceSegmentedRadixSort::SortKeys(nullptr, L->temp_bytes, none, (int)items, p->n,
-                                                            static_cast<int *>(nullptr), static_cast<int *>(nullptr), 0, 64);
+    cudaError_t e = cub::DeviceSegmentedRadixSort::SortKeys(nullptr, L->temp_bytes, none, (int)items, p->n, no_offsets,
+                                                            no_offsets, 0, 64);
     L->total = L->temp + align_up(L->temp_bytes);
     return e;
 }

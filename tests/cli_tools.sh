@@ -50,3 +50,9 @@ head -c 1000 "$T/w.safetensors" >"$T/trunc.safetensors"
 expect inspect_truncated_weights 5 "$B/inspect" --model weights/yolov8.yaml --scale n --weights "$T/trunc.safetensors"
 left=$(find "$T" -name '*.tmp*' | wc -l)
 [ "$left" -eq 0 ] && pass no_temp_files_left || fail no_temp_files_left "$left temporary files"
+expect inspect_bad_device 2 "$B/inspect" --model weights/yolov8.yaml --scale n --device tpu
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    echo "SKIP inspect_cuda_without_gpu: this machine has a GPU"
+else
+    expect inspect_cuda_without_gpu 9 "$B/inspect" --model weights/yolov8.yaml --scale n --device cuda
+fi

@@ -1275,10 +1275,16 @@ static int stop_requested(void *ctx)
     return g_stop != 0;
 }
 
-static void set_error(strix_error *e, strix_status st, const char *fmt, const char *a, const char *b)
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void set_error(strix_error *e, strix_status st, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     e->status = st;
-    snprintf(e->message, sizeof e->message, fmt, a, b);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
 }
 
 static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
@@ -1287,7 +1293,7 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
     if (g_stop) return 0;
     strix_video_frame *vf = f->user;
     if (!vf && !(vf = f->user = calloc(1, sizeof *vf))) {
-        set_error(err, STRIX_E_NOMEM, "%s: out of memory%s", v->shown, "");
+        set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
     }
     int r = strix_video_read(v->rd, vf, err);
@@ -1355,7 +1361,7 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
     const options *o = v->o;
     strix_video_frame *vf = f->user;
     if (g_stop > 1) {
-        set_error(err, STRIX_E_INTERNAL, "%s: stopped by a second signal%s", v->shown, "");
+        set_error(err, STRIX_E_INTERNAL, "%s: stopped by a second signal", v->shown);
         return -1;
     }
     double t0 = now_ms();
@@ -1380,7 +1386,7 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
         snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
         if (write_labels(o, f->width, f->height, f->dets, f->n_dets, v->label_path)) {
             v->reported = 1;
-            set_error(err, STRIX_E_IO, "%s: %s", v->label_path, "cannot write labels");
+            set_error(err, STRIX_E_IO, "%s: cannot write labels", v->label_path);
             return -1;
         }
     }

@@ -13,10 +13,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: inspect --model YAML [--scale n|s|m|l|x] [--nc N] [--imgsz N | --size HxW]\n"
-            "               [--weights FILE] [--summary]\n"
+            "               [--weights FILE] [--device cpu|cuda[:N]] [--half] [--summary]\n"
             "  --imgsz N     square input size (default 640)\n"
             "  --size HxW    rectangular input size (multiples of the stride)\n"
             "  --weights F   also check that the checkpoint loads\n"
+            "  --device D    cpu or cuda[:N] (default: cuda when a GPU is present, else cpu)\n"
+            "  --half        plan fp16 activations (CUDA): halves the planned memory\n"
             "  --summary     only the summary lines\n" STRIX_EXIT_CODES_HELP);
 }
 
@@ -33,6 +35,7 @@ int main(int argc, char **argv)
 {
     strix_model_options o;
     strix_model_options_init(&o);
+    o.device = NULL; /* chosen below unless --device is given */
     int h = 640, w = 640, summary_only = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -42,6 +45,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--summary")) {
             summary_only = 1;
             continue;
+        } else if (!strcmp(a, "--half")) {
+            o.half = 1;
+            continue;
         }
         if (!v) {
             fprintf(stderr, "inspect: %s: needs a value (see --help)\n", a);
@@ -50,6 +56,7 @@ int main(int argc, char **argv)
         i++;
         if (!strcmp(a, "--model")) o.yaml_path = v;
         else if (!strcmp(a, "--weights")) o.weights_path = v;
+        else if (!strcmp(a, "--device")) o.device = v;
         else if (!strcmp(a, "--scale") && strlen(v) == 1) o.scale = v[0];
         else if (!strcmp(a, "--nc") && parse_int(v, 1, 100000, &o.nc)) {}
         else if (!strcmp(a, "--imgsz") && parse_int(v, 1, 16384, &h)) w = h;
@@ -62,6 +69,12 @@ int main(int argc, char **argv)
     if (!o.yaml_path) {
         fprintf(stderr, "inspect: --model YAML is required (see --help)\n");
         return EXIT_USAGE;
+    }
+    if (!o.device) {
+        /* Ultralytics' default: the GPU when there is one */
+        o.device = strix_device_count() > 0 ? "cuda" : "cpu";
+        if (o.half && strix_device_count() == 0)
+            fprintf(stderr, "inspect: no CUDA device: planning on the cpu, where --half does not apply\n");
     }
     strix_model *m;
     strix_error e;

@@ -632,7 +632,8 @@ static strix_status nms_on_device(strix_cuda_backend *b, const strix_nms_params 
     if (!st) st = host_reserve((void **)&b->host_counts, &b->host_counts_cap, counts, "count staging", err);
     if (st) return st;
     CUDA_TRY(strix_cuda_nms(b->dets, b->counts, b->decoded, &gp, b->nms_ws, (strix_stream)b->stream), "NMS");
-    CUDA_TRY(cudaMemcpyAsync(b->host_dets, b->dets, dets, cudaMemcpyDeviceToHost, b->stream), "download the detections");
+    CUDA_TRY(cudaMemcpyAsync(b->host_dets, b->dets, dets, cudaMemcpyDeviceToHost, b->stream),
+             "download the detections");
     CUDA_TRY(cudaMemcpyAsync(b->host_counts, b->counts, counts, cudaMemcpyDeviceToHost, b->stream),
              "download the detection counts");
     return STRIX_OK;

@@ -583,10 +583,13 @@ def main():
             else "1", "--imgsz", str(args.imgsz)])
         results["harness"]["nms"] = harness(args, outdir, "bench_nms", [os.path.join(args.build, "perf", "bench_nms")])
     results["load_end"] = loadavg()
-    one = float(results["load_start"].split()[0]) if results["load_start"] != "unknown" else 0
-    if one >= 1.0 or (waited and not waited["quiet"]):
-        results["notes"].append(f"the machine was loaded: load average {results['load_start']} at the start, "
-                                f"{results['load_end']} at the end (other work shared its {info['affinity']} CPUs)")
+    sys.path.insert(0, HERE)
+    import bench_report
+
+    lo, hi = bench_report.load_range(results)
+    if hi >= 1.0 or (waited and not waited["quiet"]):
+        results["notes"].append(f"the machine was loaded: its 1-minute load average ranged over {lo:.2f}–{hi:.2f} "
+                                f"during the measurements (other work shared its {info['affinity']} CPUs)")
     for r in results["rows"]:
         if r["tool"] == "opencv-debian" and "error" in r:
             results["notes"].append(f"Debian's OpenCV {info['opencv_debian']} cannot import the ONNX export: "
@@ -595,9 +598,6 @@ def main():
     with open(os.path.join(outdir, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     log(f"bench_peers: wrote {outdir}/results.json; load average now {results['load_end']}")
-    sys.path.insert(0, HERE)
-    import bench_report
-
     bench_report.report(outdir, readme=args.readme)
 
 

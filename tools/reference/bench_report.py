@@ -52,6 +52,18 @@ def peer(rows, tool, model, batch):
     return None
 
 
+def load_range(res):
+    """Lowest and highest 1-minute load average recorded anywhere in the run
+    (every measurement logs it at its start and end)."""
+    seen = [res.get("load_start"), res.get("load_end")]
+    for r in res["rows"]:
+        seen += [r.get(k) for k in ("loadavg_start", "loadavg_end", "load_start", "load_end")]
+        seen += r.get("load_per_round", [])
+    seen += [c.get("load") for c in res.get("cold_start", [])]
+    one = [float(x.split()[0]) for x in seen if x and x != "unknown"]
+    return (min(one), max(one)) if one else (0.0, 0.0)
+
+
 def fmt_ratio(a, b):
     return "%.2f" % (a / b) if a and b else "n/a"
 
@@ -62,7 +74,8 @@ def tables(res, reldir):
     out = []
     out.append(f"Machine: {m['cpu']}, {m['affinity']} CPUs ({m['cpu_flags']}), {m['memory']}, {m['os']}, "
                f"kernel {m['kernel']}; {m['compiler']}.  Date {res['date']}; load average at the start "
-               f"{res['load_start']}, at the end {res['load_end']}.  strix {m['strix_version']} "
+               f"{res['load_start']}, at the end {res['load_end']}; the 1-minute load average ranged over "
+               "%.2f–%.2f during the measurements.  strix" % load_range(res) + f" {m['strix_version']} "
                f"(commit {m['git_commit'][:12]}{', uncommitted changes' if m['git_dirty'] else ''}), "
                f"{m['strix_build']}; Ultralytics {m['ultralytics']}, torch {m['torch']}, ONNX Runtime "
                f"{m['onnxruntime']}, onnx {m['onnx']}, opencv-python {m['opencv_python']}, Debian OpenCV "
@@ -206,7 +219,8 @@ def readme_section(res, reldir):
              "How to run it and what each column means: [perf/README.md](perf/README.md).", "",
              f"**CPU** — {m['cpu']}, {m['affinity']} CPUs, {res['date'][:10]}, {s['threads']} threads for every "
              f"framework, {s['imgsz']}x{s['imgsz']} fp32, model only, same synthetic weights and inputs, "
-             f"median of {s['runs']} runs; load average at the start {res['load_start']}."]
+             f"median of {s['runs']} runs; 1-minute load average %.2f–%.2f during the measurements "
+             "(a quiet 2-CPU machine reads below 1)." % load_range(res)]
     for n in res.get("notes", []):
         lines += ["", f"**Note:** {n}."]
     lines += ["", "| model | batch | strix images/s | ONNX Runtime | OpenCV DNN | Ultralytics (PyTorch) |",
