@@ -46,7 +46,7 @@ ASAN=0
 grep -q __asan_init "$B/infer" 2>/dev/null && ASAN=1
 # small model input and one thread keep it quick; random weights: the boxes
 # mean nothing but every stage runs
-M="--model $YAML --scale n --weights $W --imgsz 64 --threads 1"
+M="--model $YAML --scale n --weights $W --imgsz 64 --threads 1 --device cpu"
 
 # run NAME WANT_RC ARGS...: infer with stdout/stderr in $T/out, $T/err
 run() {

@@ -152,7 +152,7 @@ static void usage(FILE *f)
             "  --classes LIST    keep only these classes: names or ids, comma-separated\n"
             "                    (e.g. dog,person or 16,0)\n"
             "  --threads N       CPU threads (default 0: all)\n"
-            "  --device NAME     compute device: cpu (default), cuda, cuda:N\n"
+            "  --device NAME     compute device: cpu, cuda, cuda:N (default: cuda when a GPU is present, else cpu)\n"
             "  --half            FP16 on a CUDA device (ignored on the CPU, as in Ultralytics)\n"
             "  --out DIR         output directory (default runs/infer; created, not emptied)\n"
             "  --json FILE       JSON report (default OUT/detections.json; for a video,\n"
@@ -235,7 +235,7 @@ static int parse_unit(const char *opt, const char *s, double *out)
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    o->device = "cpu";
+    o->device = NULL; /* cuda when a GPU is present, else cpu (main) */
     o->out = "runs/infer";
     o->conf = 0.25;
     o->iou = 0.7;
@@ -1727,6 +1727,11 @@ int main(int argc, char **argv)
     mo.nc = o.nc;
     mo.threads = o.threads;
     mo.device = o.device;
+    if (!mo.device) {
+        mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
+        if (!o.quiet && strix_device_count() == 0)
+            fprintf(stderr, "infer: no CUDA device found: running on the cpu (--device cpu silences this)\n");
+    }
     mo.half = o.half;
     strix_error e;
     strix_status st = strix_model_load(&model, &mo, &e);
