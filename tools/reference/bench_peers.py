@@ -584,12 +584,7 @@ def main():
         results["harness"]["nms"] = harness(args, outdir, "bench_nms", [os.path.join(args.build, "perf", "bench_nms")])
     results["load_end"] = loadavg()
     sys.path.insert(0, HERE)
-    import bench_report
-
-    lo, hi = bench_report.load_range(results)
-    if hi >= 1.0 or (waited and not waited["quiet"]):
-        results["notes"].append(f"the machine was loaded: its 1-minute load average ranged over {lo:.2f}–{hi:.2f} "
-                                f"during the measurements (other work shared its {info['affinity']} CPUs)")
+    import bench_report  # also judges, from the recorded load averages, whether the machine was loaded
     for r in results["rows"]:
         if r["tool"] == "opencv-debian" and "error" in r:
             results["notes"].append(f"Debian's OpenCV {info['opencv_debian']} cannot import the ONNX export: "

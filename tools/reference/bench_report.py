@@ -64,6 +64,21 @@ def load_range(res):
     return (min(one), max(one)) if one else (0.0, 0.0)
 
 
+def notes(res):
+    """results.json's notes, plus one when other work loaded the machine: a
+    1-minute load average of 1 or more before the first measurement, or more
+    than a CPU's worth above the benchmark's own threads during them."""
+    out = list(res.get("notes", []))
+    start = float(res["load_start"].split()[0]) if res.get("load_start", "unknown") != "unknown" else 0.0
+    lo, hi = load_range(res)
+    threads = res["settings"]["threads"]
+    if not any(n.startswith("the machine was loaded") for n in out) and (start >= 1.0 or hi > threads + 1):
+        out.insert(0, f"the machine was loaded: 1-minute load average {start:.2f} before the first measurement, "
+                      f"{lo:.2f}–{hi:.2f} during them, of which the benchmark's own threads account for up to "
+                      f"{threads} (other work shared the {res['machine']['affinity']} CPUs)")
+    return out
+
+
 def fmt_ratio(a, b):
     return "%.2f" % (a / b) if a and b else "n/a"
 
@@ -87,7 +102,7 @@ def tables(res, reldir):
                f"its share of the runs), the order rotating, so load from elsewhere falls on all alike; inputs rotated among {s['rotate']} batches ({s['inputs']}); "
                f"synthetic weights (seed {s['seed']}), the same safetensors file for all (ONNX exported from it, "
                f"opset 17, static shape).  Raw logs: `{reldir}/peers.jsonl`, `{reldir}/strix_bench.txt`.")
-    for n in res.get("notes", []):
+    for n in notes(res):
         out.append("")
         out.append(f"**Note:** {n}.")
     out.append("")
@@ -183,7 +198,7 @@ def plot(res, path):
     for r in rows:
         if label(r) not in labels:
             labels.append(label(r))
-    fig, ax = plt.subplots(figsize=(9, 1.5 + 0.28 * len(groups) * len(labels)))
+    fig, ax = plt.subplots(figsize=(11.5, 1.5 + 0.28 * len(groups) * len(labels)))
     seen = set()
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     h = 0.8 / len(labels)
@@ -204,7 +219,7 @@ def plot(res, path):
     ax.set_xlabel(f"images/s (median of {s['runs']} runs; higher is better)")
     ax.set_title(f"{s['imgsz']}x{s['imgsz']} fp32, {s['threads']} threads — {m['cpu']}, {res['date'][:10]}, "
                  f"load {res['load_start'].split()[0]}", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, never on them
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -219,9 +234,9 @@ def readme_section(res, reldir):
              "How to run it and what each column means: [perf/README.md](perf/README.md).", "",
              f"**CPU** — {m['cpu']}, {m['affinity']} CPUs, {res['date'][:10]}, {s['threads']} threads for every "
              f"framework, {s['imgsz']}x{s['imgsz']} fp32, model only, same synthetic weights and inputs, "
-             f"median of {s['runs']} runs; 1-minute load average %.2f–%.2f during the measurements "
-             "(a quiet 2-CPU machine reads below 1)." % load_range(res)]
-    for n in res.get("notes", []):
+             f"median of {s['runs']} runs; 1-minute load average {res['load_start'].split()[0]} before the first "
+             "measurement, %.2f–%.2f during them (the benchmark's own threads count in it)." % load_range(res)]
+    for n in notes(res):
         lines += ["", f"**Note:** {n}."]
     lines += ["", "| model | batch | strix images/s | ONNX Runtime | OpenCV DNN | Ultralytics (PyTorch) |",
               "|---|---:|---:|---:|---:|---:|"]
