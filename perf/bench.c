@@ -38,6 +38,7 @@
 #include "model_internal.h" /* the planned program behind a strix_model (minimal bytes) */
 #include "strix.h"
 #include "tools/exitcodes.h"
+#include "bench_util.h"
 
 /* OpenMP is optional: without it the directive vanishes and the copy runs serially. */
 #ifdef _OPENMP
@@ -69,19 +70,6 @@ typedef struct roofline {
     double gemm_gflops;     /* peak: the library's conv on a large 1x1 layer */
     double copy_gbps;       /* memcpy: (read + written) bytes / s */
 } roofline;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Sorts v; nearest-rank quantile q in [0, 1] (0: the minimum). */
 static double quantile(double *v, int n, double q)

@@ -27,6 +27,7 @@
 #include "model_internal.h" /* the model's program: its convolution nodes */
 #include "strix.h"
 #include "tools/exitcodes.h"
+#include "bench_util.h"
 
 #define MAX_THREADS_LIST 8
 #define CHECK_PIXELS 192 /* output pixels checked per shape (all channels), corners included */
@@ -38,19 +39,6 @@ typedef struct shape {
     int uses;            /* times the network runs this shape per forward */
     int first_layer;
 } shape;
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static uint64_t next_u64(uint64_t *s)
 {

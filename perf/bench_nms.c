@@ -24,24 +24,12 @@
 
 #include "postprocess.h"
 #include "tools/exitcodes.h"
+#include "bench_util.h"
 
 #define MAX_LIST 16
 #define HEADS 4           /* distinct heads cycled through */
 #define CANDS_PER_OBJECT 20
 #define INPUT_SIZE 640.0f /* boxes lie in a 640x640 input */
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static float next_uniform(uint64_t *s)
 {
