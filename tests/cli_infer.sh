@@ -8,19 +8,8 @@
 # sample JPEGs from $STRIX_DATA or ../shared/data (skipped when absent).
 # Images of its own are written with printf (a PPM, a tiny PNG), so no
 # Python or image tools are needed.
-set -u
-B=${1:?usage: sh tests/cli_infer.sh BUILD_DIR}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-DATA=${STRIX_DATA:-$ROOT/../shared/data}
-YAML=$ROOT/weights/yolov8.yaml
-T=$(mktemp -d "${TMPDIR:-/tmp}/strix_cli_infer.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 130' INT TERM
-FAILED=0
-
-pass() { echo "PASS cli_infer_$1"; }
-fail() { echo "FAIL cli_infer_$1: $2"; FAILED=1; }
-skip() { echo "SKIP cli_infer_$1: $2"; }
+NAME=cli_infer
+. "$(dirname "$0")/lib_cli.sh"
 
 # run NAME WANT_RC ARGS...: runs infer (stdout/stderr kept in $T/out, $T/err)
 # and reports a failure when the exit status is not WANT_RC.

@@ -10,19 +10,8 @@
 #   sh tests/cli_video.sh BUILD_DIR
 # Prints one PASS/FAIL/SKIP line per test; exits 1 if any failed.  Needs the
 # ffmpeg and ffprobe programs (tools/deps.sh installs them); SKIPs without.
-set -u
-B=${1:?usage: sh tests/cli_video.sh BUILD_DIR}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-DATA=${STRIX_DATA:-$ROOT/../shared/data}
-YAML=$ROOT/weights/yolov8.yaml
-T=$(mktemp -d "${TMPDIR:-/tmp}/strix_cli_video.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-trap 'exit 130' INT TERM
-FAILED=0
-
-pass() { echo "PASS cli_video_$1"; }
-fail() { echo "FAIL cli_video_$1: $2"; FAILED=1; }
-skip() { echo "SKIP cli_video_$1: $2"; }
+NAME=cli_video
+. "$(dirname "$0")/lib_cli.sh"
 
 ALL="help mp4_h264_aac mkv_vp9_opus avi_mjpeg_pcm odd_size rotated vfr truncated corrupt not_a_video empty_file
 audio_only zero_frames unsupported_codec missing_input unreachable_url same_as_input unwritable_out full_disk
