@@ -174,6 +174,43 @@ strix_status strix_model_forward(strix_model *m, const float *input, int n, int 
                                  float *head, strix_error *err);
 size_t strix_model_anchor_count(const strix_model *m, int h, int w);
 
+/* --------------------------------------------------------------- tracking */
+
+/* A ByteTrack multi-object tracker (Zhang et al., ECCV 2022): a
+ * constant-velocity Kalman filter per track over (cx, cy, w/h, h); each frame
+ * the detections above track_thresh are matched to the tracked and lost
+ * tracks by IoU fused with the score (optimal assignment), the remaining
+ * tracked ones to the detections between low_thresh and track_thresh by IoU,
+ * a new track starts only from a leftover detection of score >=
+ * new_track_thresh, and a lost track is kept for
+ * (int)(frame_rate / 30 * track_buffer) frames.  Class-agnostic, as
+ * ByteTrack is.  Decisions, identities included, equal those of the
+ * reference implementation in Roboflow supervision 0.26 (sv.ByteTrack with
+ * track_activation_threshold = track_thresh) on the test streams
+ * (tests/test_track.c). */
+typedef struct strix_tracker strix_tracker;
+
+typedef struct strix_track_options {
+    float track_thresh;     /* high/low split, default 0.5 */
+    float low_thresh;       /* detections at or below it are ignored, default 0.1 */
+    float new_track_thresh; /* a new track needs this score; default -1: track_thresh + 0.1 */
+    float match_thresh;     /* first association: highest accepted cost 1 - IoU * score, default 0.8 */
+    int track_buffer;       /* frames a lost track is kept at 30 fps, default 30 */
+    double frame_rate;      /* of the updates (fps / vid_stride), default 30 */
+} strix_track_options;
+
+void strix_track_options_init(strix_track_options *o);
+strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err);
+/* Advance by one frame with its detections (any order).  ids[i] receives
+ * the identity of the confirmed track detection i updated, or -1 (a
+ * low-score box no track took, a track's first frame after the first frame
+ * of the stream: confirmation needs a second hit).  Identities start at 1
+ * and are never reused; like ByteTrack's, they are drawn when a track
+ * starts, so a track that never confirms leaves a gap. */
+strix_status strix_tracker_update(strix_tracker *t, const strix_detection *dets, int n, int *ids,
+                                  strix_error *err);
+void strix_tracker_free(strix_tracker *t);
+
 #ifdef __cplusplus
 }
 #endif
