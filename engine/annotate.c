@@ -19,8 +19,10 @@
  */
 #include "annotate.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GLYPH_W 5
@@ -271,11 +273,14 @@ void strix_annotate(uint8_t *rgb, int width, int height, int stride, const strix
 
     for (int i = n - 1; i >= 0; i--) { /* lowest score first: the best ends on top */
         const strix_detection *d = &dets[i];
-        const uint8_t *color = palette[palette_index(d->class_id)];
+        int id = style->track_ids ? style->track_ids[i] : -1;
+        int pi = id >= 0 ? palette_index(id) : palette_index(d->class_id);
+        const uint8_t *color = palette[pi];
         int x1 = to_px(d->x1), y1 = to_px(d->y1), x2 = to_px(d->x2), y2 = to_px(d->y2);
         outline(rgb, width, height, stride, x1, y1, x2, y2, lw, color);
 
-        char label[160];
+        char label[160], tag[16] = "";
+        if (id >= 0) snprintf(tag, sizeof tag, "#%d ", id);
         const char *name = d->class_id >= 0 && d->class_id < n_names && class_names ?
                                class_names[d->class_id] : NULL;
         char fallback[24];
@@ -284,11 +289,13 @@ void strix_annotate(uint8_t *rgb, int width, int height, int stride, const strix
             name = fallback;
         }
         if (style->show_label && style->show_score)
-            snprintf(label, sizeof label, "%s %.2f", name, (double)d->score);
+            snprintf(label, sizeof label, "%s%s %.2f", tag, name, (double)d->score);
         else if (style->show_label)
-            snprintf(label, sizeof label, "%s", name);
+            snprintf(label, sizeof label, "%s%s", tag, name);
         else if (style->show_score)
-            snprintf(label, sizeof label, "%.2f", (double)d->score);
+            snprintf(label, sizeof label, "%s%.2f", tag, (double)d->score);
+        else if (id >= 0)
+            snprintf(label, sizeof label, "#%d", id);
         else
             continue;
 
@@ -296,8 +303,65 @@ void strix_annotate(uint8_t *rgb, int width, int height, int stride, const strix
         int bh = strix_text_height(scale) + 2 * margin;
         int lx = x1, ly = y1 >= bh ? y1 - bh : y1; /* above the box when it fits */
         if (lx > width - bw) lx = width - bw;
-        const uint8_t *fg = dark_text_on[palette_index(d->class_id)] ? dark_text : white_text;
+        const uint8_t *fg = dark_text_on[pi] ? dark_text : white_text;
         fill(rgb, width, height, stride, lx, ly, lx + bw, ly + bh, color);
         strix_draw_text(rgb, width, height, stride, lx + margin, ly + margin, label, scale, fg, NULL);
     }
+}
+
+void strix_track_color(int id, uint8_t rgb[3])
+{
+    memcpy(rgb, palette[palette_index(id)], 3);
+}
+
+/* Blend colour over the square of side `size` centred at (cx, cy). */
+static void blend_square(uint8_t *rgb, int width, int height, int stride, float cx, float cy, int size,
+                         const uint8_t color[3], int a256)
+{
+    int x0 = (int)floorf(cx - size / 2.0f + 0.5f), y0 = (int)floorf(cy - size / 2.0f + 0.5f);
+    int x1 = x0 + size, y1 = y0 + size;
+    if (x0 < 0) x0 = 0;
+    if (y0 < 0) y0 = 0;
+    if (x1 > width) x1 = width;
+    if (y1 > height) y1 = height;
+    for (int y = y0; y < y1; y++)
+        for (int x = x0; x < x1; x++) {
+            uint8_t *p = rgb + (size_t)y * (size_t)stride + (size_t)x * 3;
+            for (int k = 0; k < 3; k++) p[k] = (uint8_t)((p[k] * (256 - a256) + color[k] * a256) >> 8);
+        }
+}
+
+void strix_draw_line(uint8_t *rgb, int width, int height, int stride, float x0, float y0, float x1, float y1,
+                     int thickness, const uint8_t color[3], float alpha)
+{
+    if (!rgb || width <= 0 || height <= 0 || !isfinite(x0) || !isfinite(y0) || !isfinite(x1) || !isfinite(y1))
+        return;
+    if (stride == 0) stride = width * 3;
+    if (thickness < 1) thickness = 1;
+    int a256 = alpha >= 1 ? 256 : alpha <= 0 ? 0 : (int)(alpha * 256);
+    if (!a256) return;
+    /* stamp squares one pixel apart along the line; clip the walk to the frame
+     * (a far-away endpoint must not cost millions of steps) */
+    float len = hypotf(x1 - x0, y1 - y0);
+    int steps = len > 1 ? (int)ceilf(len) : 1;
+    if (steps > 4 * (width + height)) steps = 4 * (width + height);
+    /* a blended stamp must not blend a pixel twice: paint opaque lines in one
+     * go, and translucent ones through a per-pixel guard of the previous stamp */
+    int last_x = INT_MIN / 2, last_y = INT_MIN / 2;
+    for (int i = 0; i <= steps; i++) {
+        float t = (float)i / (float)steps, x = x0 + (x1 - x0) * t, y = y0 + (y1 - y0) * t;
+        int ix = (int)floorf(x + 0.5f), iy = (int)floorf(y + 0.5f);
+        if (a256 < 256 && abs(ix - last_x) < thickness && abs(iy - last_y) < thickness) continue;
+        blend_square(rgb, width, height, stride, (float)ix, (float)iy, thickness, color, a256);
+        last_x = ix;
+        last_y = iy;
+    }
+}
+
+void strix_draw_trail(uint8_t *rgb, int width, int height, int stride, const float *xy, int n, int thickness,
+                      const uint8_t color[3])
+{
+    for (int i = 1; i < n; i++)
+        strix_draw_line(rgb, width, height, stride, xy[2 * i - 2], xy[2 * i - 1], xy[2 * i], xy[2 * i + 1],
+                        thickness, color, 0.25f + 0.75f * (float)i / (float)(n - 1));
 }

@@ -12,6 +12,9 @@ typedef struct strix_annotate_style {
                         (the sum of the HWC shape, channels included) */
     int show_score;  /* 1 (default): "dog 0.87"; 0: "dog" */
     int show_label;  /* 1 (default) */
+    const int *track_ids; /* NULL (default), or per detection its track identity (-1: none):
+                             boxes then take the colour of their identity and labels
+                             read "#7 dog 0.87" */
 } strix_annotate_style;
 
 void strix_annotate_style_init(strix_annotate_style *s);
@@ -25,6 +28,19 @@ void strix_class_color(int class_id, uint8_t rgb[3]);
 void strix_annotate(uint8_t *rgb, int width, int height, int stride,
                     const strix_detection *dets, int n, const char *const *class_names,
                     int n_names, const strix_annotate_style *style);
+
+/* The colour of a track identity (the same palette, cycled by identity). */
+void strix_track_color(int id, uint8_t rgb[3]);
+
+/* A straight line of the given thickness from (x0, y0) to (x1, y1), blended
+ * over the frame with opacity alpha in 0..1; clipped to the frame. */
+void strix_draw_line(uint8_t *rgb, int width, int height, int stride, float x0, float y0, float x1, float y1,
+                     int thickness, const uint8_t color[3], float alpha);
+
+/* A fading trail through n points xy[n][2], oldest first: each segment more
+ * opaque than the one before, the newest fully. */
+void strix_draw_trail(uint8_t *rgb, int width, int height, int stride, const float *xy, int n, int thickness,
+                      const uint8_t color[3]);
 
 /* Draw text with the embedded bitmap font at (x, y) (top-left), scale >= 1
  * pixels per font pixel, in colour fg on an optional background box bg

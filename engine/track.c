@@ -520,7 +520,7 @@ static int associate(strix_tracker *t, scratch *s, const int *ta, int na, const 
 static int unmatched(scratch *s, int rows, int cols, int *u_rows, int *n_rows, int *u_cols, int *n_cols)
 {
     int most = rows > cols ? rows : cols, matched = 0;
-    char *keep = malloc((size_t)most + 1);
+    char *keep = calloc((size_t)most + 1, 1);
     if (!keep) return -1;
     for (int i = 0; i < rows; i++) matched += s->match[i] >= 0;
     int empty = !rows || !cols;
