@@ -149,6 +149,7 @@ void strix_annotate_style_init(strix_annotate_style *s)
     s->line_width = 0;
     s->show_score = 1;
     s->show_label = 1;
+    s->track_ids = NULL;
 }
 
 static int palette_index(int class_id)

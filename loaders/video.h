@@ -3,7 +3,8 @@
  * any container and codec, an image-sequence pattern such as
  * frames/%04d.png, a URL) as RGB frames in display orientation, and write
  * frames back as MP4 (H.264 by default) with the input's timestamps,
- * rotation and sample aspect ratio, and its audio copied packet for packet.
+ * rotation and sample aspect ratio, and its audio copied packet for packet;
+ * cut chosen stretches of a video into one (strix_video_cut, at the end).
  *
  * This is the only FFmpeg code in strix; it is built into its own archive
  * (libstrix_video.a) so libstrix.a never needs FFmpeg.  No type here exposes
@@ -129,5 +130,79 @@ void strix_video_writer_free(strix_video_writer *w);
 /* FFmpeg logs through a process-wide callback; tools call this once at
  * start: 0 silences it (strix reports problems itself), 1 shows warnings. */
 void strix_video_log_level(int verbose);
+
+/* ------------------------------------------------------------------------
+ * Cutting: a highlight reel of chosen stretches of a video (video_cut.c).
+ */
+
+/* A stretch of the input to keep: the frames whose presentation time t (the
+ * reader's strix_video_frame.time timeline, seconds) has start <= t < end.
+ * A time within STRIX_VIDEO_CUT_EPS of a boundary counts as on it (float
+ * rounding of the input's timestamps). */
+typedef struct strix_video_segment {
+    double start, end;
+} strix_video_segment;
+
+#define STRIX_VIDEO_CUT_EPS 1e-6
+
+typedef struct strix_video_cut_options {
+    strix_video_write_options write; /* codec, crf, preset, audio, name, notice: as for
+                                        strix_video_writer_open (audio 0: no audio) */
+    /* Called for every kept frame, in order, before it is encoded; may draw
+     * on f->rgb (display orientation).  f->index and f->time are the input's
+     * frame index and time.  Returns 0, or -1 with err filled to stop the cut
+     * (its status is returned).  NULL: frames unchanged. */
+    int (*draw)(void *ctx, strix_video_frame *f, strix_error *err);
+    void *ctx;
+    /* Polled between frames and during blocking reads; nonzero stops the cut
+     * with STRIX_E_IO ("interrupted"; the caller knows it asked). */
+    int (*interrupt)(void *ctx);
+    void *interrupt_ctx;
+} strix_video_cut_options;
+
+void strix_video_cut_options_init(strix_video_cut_options *o);
+
+typedef struct strix_video_cut_stats {
+    long frames;           /* frames written */
+    double duration;       /* seconds of video written */
+    double audio_duration; /* seconds of audio written (0 without audio) */
+} strix_video_cut_stats;
+
+/* Write to `output` (MP4, H.264 by default, +faststart) the segments of
+ * `input` one after another on one continuous timeline: segment k's frames
+ * keep their spacing and start where segment k-1's video ended.  Video is
+ * decoded in order and re-encoded, so cuts are frame accurate; rotation,
+ * sample aspect ratio and colour description are kept as by the writer.
+ *
+ * Segments: sorted and not overlapping; empty ones (start == end) are
+ * skipped, and so are those in which no frame falls (past the end of the
+ * input: a segment is clamped to the frames there are).  A segment's video
+ * lasts the sum of its frames' durations, a frame lasting until the next
+ * input frame (the final frame of the input: its own duration, else one
+ * frame at the average rate).
+ *
+ * Audio (the first audio stream, when there is one and o->write.audio):
+ * decoded, and for each segment the samples that play with its frames --
+ * from its first frame's time, exactly as long as its video, to the sample
+ * -- are concatenated and encoded to AAC; where the input has no audio
+ * there, silence.  Audio and video stay in sync across every cut: the audio
+ * written up to the end of segment k is the video's duration so far rounded
+ * to a sample, so offsets never add up.  Gaps and overlaps of 20 ms to
+ * 10 s in the input's audio timestamps are filled with silence or dropped
+ * (longer jumps are taken as timestamp discontinuities).
+ * Further audio streams are not kept (with a notice).
+ *
+ * The input is read once, in order, up to the end of the last segment (on
+ * to the end of the file while its audio is behind).  o NULL: defaults.
+ * stats (may be NULL) is filled on STRIX_OK.  The file is complete only on
+ * STRIX_OK; on failure it may exist, incomplete: the caller deletes it.
+ * Errors: STRIX_E_ARG (no segments, a segment with a non-finite time or
+ * start > end, unsorted or overlapping segments, every segment empty, no
+ * frame of the input in any segment; bad encoder options as for
+ * strix_video_writer_open), STRIX_E_IO (input missing or unreadable, output
+ * not writable, interrupted), STRIX_E_IMAGE (not a video), STRIX_E_UNSUPPORTED
+ * (no usable H.264 encoder), STRIX_E_NOMEM, or the draw callback's status. */
+strix_status strix_video_cut(const char *input, const char *output, const strix_video_segment *segs, int n,
+                             const strix_video_cut_options *o, strix_video_cut_stats *stats, strix_error *err);
 
 #endif

@@ -1,7 +1,8 @@
-/* video_internal.h — what video_read.c and video_write.c share: the reader
- * struct (the writer copies stream parameters from it), the per-frame side
- * data (timestamps and audio packets travelling with a frame), rotation of
- * RGB pictures, and FFmpeg version shims.  Never installed. */
+/* video_internal.h — what video_read.c, video_write.c and video_cut.c
+ * share: the reader struct (the writer copies stream parameters from it), the
+ * per-frame side data (timestamps and audio packets travelling with a frame),
+ * rotation of RGB pictures, FFmpeg version shims, and audio re-encoding to
+ * AAC (the writer's, fed by the cutter).  Never installed. */
 #ifndef STRIX_VIDEO_INTERNAL_H
 #define STRIX_VIDEO_INTERNAL_H
 
@@ -72,5 +73,28 @@ const int32_t *strix_video_display_matrix(const AVStream *st);
 const char *strix_video_averr(int code, char buf[AV_ERROR_MAX_STRING_SIZE]);
 
 double strix_video_now_ms(void);
+
+/* ---- audio re-encoding, shared by video_write.c and video_cut.c ---- */
+
+/* *out = a decoder opened for audio stream st, its channel layout made
+ * explicit when the stream leaves it unspecified; on failure *out may be set
+ * (the caller frees it).  Errors (err without a file name): STRIX_E_UNSUPPORTED
+ * (no decoder, or it refuses the stream), STRIX_E_NOMEM. */
+strix_status strix_video_audio_decoder(const AVStream *st, AVCodecContext **out, strix_error *err);
+
+/* As strix_video_writer_open, but src's audio packets are never written:
+ * with dec (the opened decoder of src's audio stream ist) the file gets one
+ * AAC stream instead, its rate and channels chosen from dec's as when the
+ * writer re-encodes audio, which strix_video_writer_pcm feeds; dec NULL (or
+ * no AAC encoder, with a notice): no audio. */
+strix_status strix_video_writer_open_pcm(strix_video_writer **out, const char *path, const strix_video_reader *src,
+                                         const strix_video_write_options *o, const AVStream *ist,
+                                         const AVCodecContext *dec, strix_error *err);
+/* The AAC encoder of such a writer (the sample format, rate and layout
+ * strix_video_writer_pcm takes), or NULL when it has no audio. */
+const AVCodecContext *strix_video_writer_pcm_encoder(const strix_video_writer *w);
+/* Append n samples in the encoder's format (data: one pointer per plane) to
+ * the AAC stream, which starts at time 0 and runs without gaps. */
+strix_status strix_video_writer_pcm(strix_video_writer *w, uint8_t *const *data, int n, strix_error *err);
 
 #endif

@@ -3,7 +3,8 @@
  * matrix and range), encoded (libx264 by default) and muxed into MP4 with
  * +faststart; audio packets from the reader are muxed unchanged when MP4
  * can hold their codec, else decoded, resampled (libswresample) and encoded
- * to AAC.
+ * to AAC.  For video_cut.c a writer can instead carry one AAC stream fed
+ * with decoded samples by its caller (strix_video_writer_open_pcm).
  *
  * Kept from the input: frame size, every frame's pts (the encoder's time
  * base is the input stream's, so no rounding), each frame's duration (the
@@ -271,31 +272,44 @@ static int has_layout(const AVCodec *c, const AVChannelLayout *l)
     return 0;
 }
 
-/* Set up decoding of input stream ist and re-encoding to AAC (the output
- * stream is made by the caller once this worked). */
-static strix_status open_aac(strix_video_writer *w, audio_out *a, const AVStream *ist, strix_error *err)
+strix_status strix_video_audio_decoder(const AVStream *st, AVCodecContext **out, strix_error *err)
+{
+    const AVCodecParameters *par = st->codecpar;
+    const AVCodec *dc = avcodec_find_decoder(par->codec_id);
+    if (!dc)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "no %s decoder in this FFmpeg build",
+                          avcodec_get_name(par->codec_id));
+    AVCodecContext *d = avcodec_alloc_context3(dc);
+    if (!d) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    *out = d;
+    if (avcodec_parameters_to_context(d, par) < 0) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    d->pkt_timebase = st->time_base;
+    if (avcodec_open2(d, dc, NULL) < 0)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "the %s decoder refuses the stream", dc->name);
+    if (d->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC)
+        av_channel_layout_default(&d->ch_layout, d->ch_layout.nb_channels);
+    return STRIX_OK;
+}
+
+/* The AAC encoder for samples at `rate` with `layout` (those of input
+ * stream #index, named in notices), its FIFO and the frame it encodes from. */
+static strix_status open_aac_encoder(strix_video_writer *w, audio_out *a, int rate, const AVChannelLayout *layout,
+                                     int index, strix_error *err)
 {
     char eb[AV_ERROR_MAX_STRING_SIZE];
-    const AVCodecParameters *par = ist->codecpar;
-    const AVCodec *dc = avcodec_find_decoder(par->codec_id), *ec = avcodec_find_encoder(AV_CODEC_ID_AAC);
-    if (!dc || !ec) return STRIX_E_UNSUPPORTED;
-    if (!(a->dec = avcodec_alloc_context3(dc)) || !(a->enc = avcodec_alloc_context3(ec)))
-        return strix_fail(err, STRIX_E_NOMEM, "out of memory");
-    avcodec_parameters_to_context(a->dec, par);
-    a->dec->pkt_timebase = ist->time_base;
-    if (avcodec_open2(a->dec, dc, NULL) < 0) return STRIX_E_UNSUPPORTED;
-    if (a->dec->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC)
-        av_channel_layout_default(&a->dec->ch_layout, a->dec->ch_layout.nb_channels);
+    const AVCodec *ec = avcodec_find_encoder(AV_CODEC_ID_AAC);
+    if (!ec) return STRIX_E_UNSUPPORTED;
+    if (!(a->enc = avcodec_alloc_context3(ec))) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
     AVCodecContext *e = a->enc;
     e->sample_fmt = AV_SAMPLE_FMT_FLTP;
     e->sample_rate = 48000;
     for (const int *r = ec->supported_samplerates; r && *r; r++)
-        if (*r == a->dec->sample_rate) e->sample_rate = *r;
-    if (has_layout(ec, &a->dec->ch_layout)) av_channel_layout_copy(&e->ch_layout, &a->dec->ch_layout);
+        if (*r == rate) e->sample_rate = *r;
+    if (has_layout(ec, layout)) av_channel_layout_copy(&e->ch_layout, layout);
     else {
         av_channel_layout_default(&e->ch_layout, 2);
-        notice(w, "%s: audio stream #%d: %d channels downmixed to stereo for AAC", w->name, ist->index,
-               a->dec->ch_layout.nb_channels);
+        notice(w, "%s: audio stream #%d: %d channels downmixed to stereo for AAC", w->name, index,
+               layout->nb_channels);
     }
     e->bit_rate = 64000L * (e->ch_layout.nb_channels < 5 ? e->ch_layout.nb_channels : 5);
     e->time_base = (AVRational){1, e->sample_rate};
@@ -304,16 +318,27 @@ static strix_status open_aac(strix_video_writer *w, audio_out *a, const AVStream
     if (ret < 0)
         return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: cannot open the AAC encoder: %s", w->name,
                           strix_video_averr(ret, eb));
-    ret = swr_alloc_set_opts2(&a->swr, &e->ch_layout, e->sample_fmt, e->sample_rate, &a->dec->ch_layout,
-                              a->dec->sample_fmt, a->dec->sample_rate, 0, NULL);
-    if (ret < 0 || swr_init(a->swr) < 0) return STRIX_E_UNSUPPORTED;
     a->fifo = av_audio_fifo_alloc(e->sample_fmt, e->ch_layout.nb_channels, e->frame_size * 4);
-    a->dframe = av_frame_alloc();
-    a->cframe = av_frame_alloc();
     a->eframe = av_frame_alloc();
     a->pkt = av_packet_alloc();
-    if (!a->fifo || !a->dframe || !a->cframe || !a->eframe || !a->pkt)
-        return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    if (!a->fifo || !a->eframe || !a->pkt) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    return STRIX_OK;
+}
+
+/* Set up decoding of input stream ist and re-encoding to AAC (the output
+ * stream is made by the caller once this worked). */
+static strix_status open_aac(strix_video_writer *w, audio_out *a, const AVStream *ist, strix_error *err)
+{
+    strix_status st = strix_video_audio_decoder(ist, &a->dec, err);
+    if (!st) st = open_aac_encoder(w, a, a->dec->sample_rate, &a->dec->ch_layout, ist->index, err);
+    if (st) return st;
+    AVCodecContext *e = a->enc;
+    int ret = swr_alloc_set_opts2(&a->swr, &e->ch_layout, e->sample_fmt, e->sample_rate, &a->dec->ch_layout,
+                                  a->dec->sample_fmt, a->dec->sample_rate, 0, NULL);
+    if (ret < 0 || swr_init(a->swr) < 0) return STRIX_E_UNSUPPORTED;
+    a->dframe = av_frame_alloc();
+    a->cframe = av_frame_alloc();
+    if (!a->dframe || !a->cframe) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
     return STRIX_OK;
 }
 
@@ -343,6 +368,7 @@ static strix_status open_audio(strix_video_writer *w, const strix_video_reader *
             if (st) {
                 notice(w, "%s: audio stream #%d (%s) can neither go into MP4 as it is nor be re-encoded: "
                        "dropped", w->name, i, cname);
+                strix_error_clear(err);
                 free_audio(a);
                 memset(a, 0, sizeof *a);
                 continue;
@@ -361,8 +387,35 @@ static strix_status open_audio(strix_video_writer *w, const strix_video_reader *
     return STRIX_OK;
 }
 
-strix_status strix_video_writer_open(strix_video_writer **out, const char *path, const strix_video_reader *src,
-                                     const strix_video_write_options *o, strix_error *err)
+/* The one AAC stream of a writer opened by strix_video_writer_open_pcm;
+ * without an AAC encoder the file has no audio (with a notice). */
+static strix_status open_pcm_audio(strix_video_writer *w, const AVStream *ist, const AVCodecContext *dec,
+                                   strix_error *err)
+{
+    if (!(w->audio = calloc(1, sizeof *w->audio))) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    audio_out *a = &w->audio[0];
+    w->n_audio = 1;
+    strix_status st = open_aac_encoder(w, a, dec->sample_rate, &dec->ch_layout, ist->index, err);
+    if (st == STRIX_E_NOMEM) return st;
+    if (st) {
+        notice(w, "%s: no AAC encoder can be opened: the video has no audio", w->name);
+        strix_error_clear(err);
+        free_audio(a);
+        w->n_audio = 0;
+        return STRIX_OK;
+    }
+    if (!(a->st = avformat_new_stream(w->oc, NULL)) || avcodec_parameters_from_context(a->st->codecpar, a->enc) < 0)
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    a->st->time_base = a->enc->time_base;
+    a->st->disposition = ist->disposition;
+    av_dict_copy(&a->st->metadata, ist->metadata, 0);
+    return STRIX_OK;
+}
+
+/* strix_video_writer_open (pcm 0) or strix_video_writer_open_pcm (pcm 1). */
+static strix_status open_writer(strix_video_writer **out, const char *path, const strix_video_reader *src,
+                                const strix_video_write_options *o, int pcm, const AVStream *ist,
+                                const AVCodecContext *dec, strix_error *err)
 {
     strix_error_clear(err);
     *out = NULL;
@@ -383,7 +436,8 @@ strix_status strix_video_writer_open(strix_video_writer **out, const char *path,
     int ret = avformat_alloc_output_context2(&w->oc, NULL, "mp4", path);
     strix_status st = ret < 0 ? strix_fail(err, STRIX_E_NOMEM, "%s: %s", w->name, strix_video_averr(ret, eb))
                               : open_video(w, src, o, err);
-    if (!st && o->audio) st = open_audio(w, src, err);
+    if (!st && pcm && dec) st = open_pcm_audio(w, ist, dec, err);
+    else if (!st && !pcm && o->audio) st = open_audio(w, src, err);
     if (!st && (ret = avio_open(&w->oc->pb, path, AVIO_FLAG_WRITE)) < 0)
         st = strix_fail(err, STRIX_E_IO, "%s: cannot create the file: %s (check that the directory is writable)",
                         w->name, strix_video_averr(ret, eb));
@@ -403,6 +457,31 @@ strix_status strix_video_writer_open(strix_video_writer **out, const char *path,
     w->opened = 1;
     *out = w;
     return STRIX_OK;
+}
+
+strix_status strix_video_writer_open(strix_video_writer **out, const char *path, const strix_video_reader *src,
+                                     const strix_video_write_options *o, strix_error *err)
+{
+    return open_writer(out, path, src, o, 0, NULL, NULL, err);
+}
+
+strix_status strix_video_writer_open_pcm(strix_video_writer **out, const char *path, const strix_video_reader *src,
+                                         const strix_video_write_options *o, const AVStream *ist,
+                                         const AVCodecContext *dec, strix_error *err)
+{
+    return open_writer(out, path, src, o, 1, ist, dec, err);
+}
+
+/* The audio stream fed with samples: the only one, with an encoder and no decoder. */
+static audio_out *pcm_audio(const strix_video_writer *w)
+{
+    return w->n_audio == 1 && w->audio[0].enc && !w->audio[0].dec ? &w->audio[0] : NULL;
+}
+
+const AVCodecContext *strix_video_writer_pcm_encoder(const strix_video_writer *w)
+{
+    const audio_out *a = pcm_audio(w);
+    return a ? a->enc : NULL;
 }
 
 static strix_status write_failed(strix_video_writer *w, int ret, strix_error *err)
@@ -556,6 +635,19 @@ strix_status strix_video_write(strix_video_writer *w, strix_video_frame *f, stri
     return st;
 }
 
+strix_status strix_video_writer_pcm(strix_video_writer *w, uint8_t *const *data, int n, strix_error *err)
+{
+    audio_out *a = pcm_audio(w);
+    if (!a)
+        return strix_fail(err, STRIX_E_INTERNAL, "%s: samples for a writer without such an audio stream", w->name);
+    double t0 = strix_video_now_ms();
+    strix_status st = av_audio_fifo_write(a->fifo, (void **)data, n) < n
+                          ? strix_fail(err, STRIX_E_NOMEM, "out of memory for audio")
+                          : drain_fifo(w, a, 0, err);
+    w->ms += strix_video_now_ms() - t0;
+    return st;
+}
+
 strix_status strix_video_writer_finish(strix_video_writer *w, strix_error *err)
 {
     strix_error_clear(err);
@@ -564,8 +656,8 @@ strix_status strix_video_writer_finish(strix_video_writer *w, strix_error *err)
     for (int i = 0; i < w->n_audio && !st; i++) {
         audio_out *a = &w->audio[i];
         if (!a->enc) continue;
-        st = transcode_audio(w, a, NULL, err);
-        if (!st) st = convert_audio(w, a, NULL, err);
+        if (a->dec) st = transcode_audio(w, a, NULL, err);
+        if (!st && a->swr) st = convert_audio(w, a, NULL, err);
         if (!st) st = drain_fifo(w, a, 1, err);
         if (!st) {
             avcodec_send_frame(a->enc, NULL);

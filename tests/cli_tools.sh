@@ -1,5 +1,5 @@
 #!/bin/sh
-# cli_tools.sh — end-to-end checks of the inspect and mkweights tools: output,
+# cli_tools.sh — end-to-end checks of the inspect, mkweights and moteval tools: output,
 # documented exit codes, one-line errors, no partial files.
 #   sh tests/cli_tools.sh BUILD_DIR      (from the repository root)
 B=${1:-build}
@@ -56,3 +56,14 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 else
     expect inspect_cuda_without_gpu 9 "$B/inspect" --model weights/yolov8.yaml --scale n --device cuda
 fi
+# moteval: the ground truth scored against itself is perfect; against a
+# stream with one identity swapped half way, one switch per object
+G=tests/golden/track/cross.gt.txt
+expect moteval_self 0 "$B/moteval" "$G" "$G"
+grep -q "^MOTA 1.0000 IDF1 1.0000" "$T/out" 2>/dev/null && pass moteval_self_perfect || fail moteval_self_perfect "$(cat "$T/out" 2>/dev/null)"
+awk -F, '$1 > 45 { $2 = 3 - $2 } { print }' OFS=, "$G" >"$T/swapped.txt"
+expect moteval_swapped 0 "$B/moteval" "$G" "$T/swapped.txt"
+grep -q "idsw 2 " "$T/out" 2>/dev/null && pass moteval_swapped_counts || fail moteval_swapped_counts "$(cat "$T/out" 2>/dev/null)"
+printf '1,1,10,10,5\n' >"$T/short.txt"
+expect moteval_malformed 3 "$B/moteval" "$G" "$T/short.txt"
+expect moteval_usage 2 "$B/moteval" "$G"

@@ -78,6 +78,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -91,8 +92,11 @@
 #include <unistd.h>
 
 #include "annotate.h"
+#include "count.h"
 #include "exitcodes.h"
+#include "highlight.h"
 #include "image.h"
+#include "jsonl.h"
 #include "pipeline.h"
 #include "strix.h"
 #include "video.h"
@@ -122,10 +126,16 @@ static double now_ms(void)
 typedef struct options {
     const char *model, *weights, *names, *device, *out, *json;
     const char *classes, *codec, *preset;
+    const char *detections, *highlights; /* --detections FILE, --highlights LIST */
     char scale;
     int nc, max_det, imgsz, batch, threads, vid_stride, crf;
     double conf, iou;
     int txt, save_conf, save, overwrite, quiet, audio, half;
+    int conf_set;                        /* --conf given (tracking lowers the default) */
+    int track, track_buffer, trail, hl_min_frames, has_line;
+    double track_thresh, match_thresh;   /* ByteTrack */
+    double hl_score, hl_gap, hl_pad, hl_min_len, hl_max_len;
+    float line[4];                       /* --line x1,y1,x2,y2 */
     char **inputs;
     int n_inputs;
 } options;
@@ -179,6 +189,37 @@ static void usage(FILE *f)
             "                    encoder's, 23 for libx264)\n"
             "  --preset NAME     encoder preset (default: the encoder's, medium for libx264)\n"
             "  --no-audio        leave the audio out\n"
+            "\n"
+            "Tracking, counting and highlight reels (videos):\n"
+            "  --track           follow objects across frames (ByteTrack): a \"track_id\" per\n"
+            "                    detection in the JSON Lines, \"#ID\" labels coloured by identity,\n"
+            "                    OUT/NAME.mot.txt (MOTChallenge: frame,id,left,top,width,height,\n"
+            "                    score,-1,-1,-1; frames from 1) and OUT/NAME.tracks.json (each\n"
+            "                    track; unique tracks per class).  Lowers the --conf default to\n"
+            "                    0.1: ByteTrack uses the low-score boxes to keep tracks alive\n"
+            "  --track-thresh X  score splitting high and low detections (default 0.5; a new\n"
+            "                    track needs X + 0.1)\n"
+            "  --match-thresh X  first association: highest 1 - IoU x score (default 0.8)\n"
+            "  --track-buffer N  frames (at 30 fps; scaled by the frame rate) a lost track is\n"
+            "                    kept (default 30)\n"
+            "  --trail N         draw each track's last N centres as a fading trail\n"
+            "  --line X1,Y1,X2,Y2  count tracks crossing this segment (pixels): \"in\" from the\n"
+            "                    left of the direction X1,Y1 -> X2,Y2 to its right (a line drawn\n"
+            "                    left to right: moving down is in), \"out\" the other way\n"
+            "  --detections FILE replay the JSON Lines of an earlier run instead of running the\n"
+            "                    model (no --model/--weights needed): re-track, re-render or\n"
+            "                    re-cut one video without detecting again\n"
+            "  --highlights LIST also write OUT/NAME.highlights.mp4: only the moments where these\n"
+            "                    classes (names or ids) appear, cut frame-accurately with the\n"
+            "                    audio in sync, and the segment list as OUT/NAME.highlights.json\n"
+            "                    and .csv (start/end seconds, what appeared)\n"
+            "  --hl-score X      minimum score of a detection that counts (default 0.25)\n"
+            "  --hl-min-frames N with --track: only tracks seen in at least N frames (default 1)\n"
+            "  --hl-gap S        merge segments less than S seconds apart (default 1)\n"
+            "  --hl-pad S        widen each segment by S seconds both sides (default 0.5)\n"
+            "  --hl-min-len S    drop segments shorter than S seconds (default 0)\n"
+            "  --hl-max-len S    at most S seconds in all: the most active segments (default: no\n"
+            "                    limit)\n"
             "A video shows a progress bar on a terminal, a line every 5 s otherwise, and a\n"
             "summary with a per-stage time breakdown.  Corrupt packets are skipped and\n"
             "counted; the frames that decode are kept (exit 0).\n"
@@ -220,6 +261,35 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
     return 0;
 }
 
+/* Seconds: a finite number >= 0. */
+static int parse_seconds(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0 && v <= 1e7))
+        return usage_error("%s: '%s' is not a number of seconds (0 or more)", opt, s);
+    *out = v;
+    return 0;
+}
+
+/* --line "x1,y1,x2,y2" */
+static int parse_line(const char *s, float *l)
+{
+    const char *p = s;
+    for (int k = 0; k < 4; k++) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (errno || end == p || !(v > -1e7 && v < 1e7) || (k < 3 ? *end != ',' : *end != 0))
+            return usage_error("--line: '%s' is not four numbers x1,y1,x2,y2 (pixels)", s);
+        l[k] = (float)v;
+        p = end + 1;
+    }
+    if (l[0] == l[2] && l[1] == l[3]) return usage_error("--line: '%s' has two equal points", s);
+    return 0;
+}
+
 static int parse_unit(const char *opt, const char *s, double *out)
 {
     char *end;
@@ -246,6 +316,13 @@ static int parse_args(int argc, char **argv, options *o)
     o->crf = -1;
     o->save = 1;
     o->audio = 1;
+    o->track_thresh = 0.5;
+    o->match_thresh = 0.8;
+    o->track_buffer = 30;
+    o->hl_score = 0.25;
+    o->hl_gap = 1;
+    o->hl_pad = 0.5;
+    o->hl_min_frames = 1;
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
     if (!o->inputs) {
         fprintf(stderr, "infer: out of memory\n");
@@ -273,7 +350,7 @@ static int parse_args(int argc, char **argv, options *o)
         /* flags */
         int *flag = !strcmp(a, "--txt") ? &o->txt : !strcmp(a, "--save-conf") ? &o->save_conf
                   : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet
-                  : !strcmp(a, "--half") ? &o->half : NULL;
+                  : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track : NULL;
         if (flag) {
             *flag = 1;
             continue;
@@ -303,7 +380,11 @@ static int parse_args(int argc, char **argv, options *o)
         static const char *const with_value[] = {"--model", "--weights", "--scale", "--nc", "--names",
                                                  "--conf", "--iou", "--max-det", "--imgsz", "--batch",
                                                  "--threads", "--device", "--out", "--json", "--classes",
-                                                 "--vid-stride", "--codec", "--crf", "--preset"};
+                                                 "--vid-stride", "--codec", "--crf", "--preset",
+                                                 "--track-thresh", "--match-thresh", "--track-buffer", "--trail",
+                                                 "--line", "--detections", "--highlights", "--hl-score",
+                                                 "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
+                                                 "--hl-max-len"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
         if (!known) return usage_error("unknown option '%s'", a);
@@ -326,7 +407,25 @@ static int parse_args(int argc, char **argv, options *o)
                 return usage_error("--scale: '%s' is not one of n, s, m, l, x", val);
             o->scale = val[0];
         } else if (!strcmp(name, "--nc")) rc = parse_int(name, val, 1, 100000, &o->nc);
-        else if (!strcmp(name, "--conf")) rc = parse_unit(name, val, &o->conf);
+        else if (!strcmp(name, "--conf")) {
+            rc = parse_unit(name, val, &o->conf);
+            o->conf_set = 1;
+        } else if (!strcmp(name, "--detections")) o->detections = val;
+        else if (!strcmp(name, "--highlights")) o->highlights = val;
+        else if (!strcmp(name, "--track-thresh")) rc = parse_unit(name, val, &o->track_thresh);
+        else if (!strcmp(name, "--match-thresh")) rc = parse_unit(name, val, &o->match_thresh);
+        else if (!strcmp(name, "--track-buffer")) rc = parse_int(name, val, 0, 1000000, &o->track_buffer);
+        else if (!strcmp(name, "--trail")) rc = parse_int(name, val, 0, 10000, &o->trail);
+        else if (!strcmp(name, "--hl-min-frames")) rc = parse_int(name, val, 1, 100000000, &o->hl_min_frames);
+        else if (!strcmp(name, "--hl-score")) rc = parse_unit(name, val, &o->hl_score);
+        else if (!strcmp(name, "--hl-gap")) rc = parse_seconds(name, val, &o->hl_gap);
+        else if (!strcmp(name, "--hl-pad")) rc = parse_seconds(name, val, &o->hl_pad);
+        else if (!strcmp(name, "--hl-min-len")) rc = parse_seconds(name, val, &o->hl_min_len);
+        else if (!strcmp(name, "--hl-max-len")) rc = parse_seconds(name, val, &o->hl_max_len);
+        else if (!strcmp(name, "--line")) {
+            rc = parse_line(val, o->line);
+            o->has_line = 1;
+        }
         else if (!strcmp(name, "--iou")) rc = parse_unit(name, val, &o->iou);
         else if (!strcmp(name, "--max-det")) rc = parse_int(name, val, 1, 100000, &o->max_det);
         else if (!strcmp(name, "--imgsz")) rc = parse_int(name, val, 32, 8192, &o->imgsz);
@@ -335,10 +434,16 @@ static int parse_args(int argc, char **argv, options *o)
         if (rc) return rc;
         if (!*val) return usage_error("%s: empty value", name);
     }
-    if (!o->model) return usage_error("--model YAML is required");
-    if (!o->weights) return usage_error("--weights FILE is required");
+    if (!o->detections && !o->model) return usage_error("--model YAML is required (or --detections FILE)");
+    if (!o->detections && !o->weights) return usage_error("--weights FILE is required (or --detections FILE)");
     if (!o->n_inputs) return usage_error("no INPUT given");
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");
+    if (o->has_line && !o->track) return usage_error("--line counts tracks: add --track");
+    if (o->trail && !o->track) return usage_error("--trail draws tracks: add --track");
+    if (o->hl_min_frames > 1 && !o->track) return usage_error("--hl-min-frames counts track lengths: add --track");
+    for (int i = 1; i < argc && !o->highlights; i++)
+        if (!strncmp(argv[i], "--hl-", 5)) return usage_error("%s needs --highlights LIST", argv[i]);
+    if (o->track && !o->conf_set) o->conf = 0.1; /* as Ultralytics' model.track: low boxes feed ByteTrack */
     return 0;
 }
 
@@ -800,6 +905,10 @@ static void json_float(FILE *f, float v)
         return;
     }
     char buf[32];
+    if (v == (float)(long)v && fabsf(v) < 1e7f) { /* whole numbers as such: 130, not 1.3e+02 */
+        fprintf(f, "%ld", (long)v);
+        return;
+    }
     for (int d = 1; d <= 9; d++) {
         snprintf(buf, sizeof buf, "%.*g", d, (double)v);
         if (strtof(buf, NULL) == v) break;
@@ -810,6 +919,10 @@ static void json_float(FILE *f, float v)
 static void json_double(FILE *f, double v)
 {
     char buf[40];
+    if (fabs(v) < 1e15 && v == (double)(long long)v) { /* whole numbers as such */
+        fprintf(f, "%lld", (long long)v);
+        return;
+    }
     for (int d = 1; d <= 17; d++) {
         snprintf(buf, sizeof buf, "%.*g", d, v);
         if (strtod(buf, NULL) == v) break;
@@ -900,8 +1013,8 @@ static const char *class_name(const run *r, int id) { return name_of(r->names, r
 
 /* The detection objects of a JSON "detections" array: `first` before the
  * first one, `next` before each of the others. */
-static void json_dets(FILE *j, const char *const *names, int n_names, const strix_detection *d, int n,
-                      const char *first, const char *next)
+static void json_dets(FILE *j, const char *const *names, int n_names, const strix_detection *d, const int *ids,
+                      int n, const char *first, const char *next)
 {
     for (int i = 0; i < n; i++) {
         const strix_detection *b = &d[i];
@@ -917,7 +1030,8 @@ static void json_dets(FILE *j, const char *const *names, int n_names, const stri
         json_float(j, b->x2);
         fputs(", ", j);
         json_float(j, b->y2);
-        fputs("]}", j);
+        if (ids && ids[i] >= 0) fprintf(j, "], \"track_id\": %d}", ids[i]);
+        else fputs("]}", j);
     }
 }
 
@@ -929,7 +1043,7 @@ static void json_image(run *r, const frame *f, const strix_detections *d)
     fputs("{\"image\": ", j);
     json_str(j, f->name);
     fprintf(j, ", \"width\": %d, \"height\": %d, \"detections\": [", f->img.width, f->img.height);
-    json_dets(j, r->names, r->n_names, d->items, d->count, "\n      ", ",\n      ");
+    json_dets(j, r->names, r->n_names, d->items, NULL, d->count, "\n      ", ",\n      ");
     fputs(d->count ? "\n    ]}" : "]}", j);
 }
 
@@ -1192,6 +1306,8 @@ typedef struct video_plan {
     char *video_out;  /* OUT/<stem>.mp4; NULL with --no-save */
     char *jsonl;      /* --json FILE or OUT/<stem>.jsonl */
     char *label_base; /* OUT/labels/<stem>: files <base>_<n>.txt; NULL without --txt */
+    char *mot, *tracks; /* --track: OUT/<stem>.mot.txt, OUT/<stem>.tracks.json */
+    char *hl_video, *hl_json, *hl_csv; /* --highlights: OUT/<stem>.highlights.{mp4,json,csv} */
 } video_plan;
 
 static void free_video_plans(video_plan *vp, int n)
@@ -1200,6 +1316,11 @@ static void free_video_plans(video_plan *vp, int n)
         free(vp[i].video_out);
         free(vp[i].jsonl);
         free(vp[i].label_base);
+        free(vp[i].mot);
+        free(vp[i].tracks);
+        free(vp[i].hl_video);
+        free(vp[i].hl_json);
+        free(vp[i].hl_csv);
     }
     free(vp);
 }
@@ -1223,6 +1344,17 @@ static int plan_videos(const options *o, const strlist *v, video_plan *vp)
         if (vp[i].video_out) snprintf(vp[i].video_out, n, "%s/%s.mp4", o->out, stem);
         if (!o->json) snprintf(vp[i].jsonl, n, "%s/%s.jsonl", o->out, stem);
         if (vp[i].label_base) snprintf(vp[i].label_base, n, "%s/labels/%s", o->out, stem);
+        char **extra[] = {&vp[i].mot, &vp[i].tracks, &vp[i].hl_video, &vp[i].hl_json, &vp[i].hl_csv};
+        static const char *const suffix[] = {"mot.txt", "tracks.json", "highlights.mp4", "highlights.json",
+                                             "highlights.csv"};
+        for (int k = 0; k < 5; k++) {
+            if (k < 2 ? !o->track : !o->highlights) continue;
+            if (!(*extra[k] = malloc(n))) {
+                free(stem);
+                return EXIT_NOMEM;
+            }
+            snprintf(*extra[k], n, "%s/%s.%s", o->out, stem, suffix[k]);
+        }
         free(stem);
         for (int k = 0; k < i; k++)
             if (!strcmp(vp[k].jsonl, vp[i].jsonl)) {
@@ -1232,8 +1364,9 @@ static int plan_videos(const options *o, const strlist *v, video_plan *vp)
             }
         char first_label[4096] = "";
         if (vp[i].label_base) snprintf(first_label, sizeof first_label, "%s_1.txt", vp[i].label_base);
-        const char *outs[3] = {vp[i].video_out, vp[i].jsonl, first_label[0] ? first_label : NULL};
-        for (int k = 0; k < 3; k++) {
+        const char *outs[8] = {vp[i].video_out, vp[i].jsonl, first_label[0] ? first_label : NULL, vp[i].mot,
+                               vp[i].tracks, vp[i].hl_video, vp[i].hl_json, vp[i].hl_csv};
+        for (int k = 0; k < 8; k++) {
             if (!outs[k]) continue;
             if (same_file(outs[k], vp[i].input)) {
                 fprintf(stderr, "infer: %s: the output would replace its own input (choose another --out)\n",
@@ -1248,6 +1381,58 @@ static int plan_videos(const options *o, const strlist *v, video_plan *vp)
         }
     }
     return 0;
+}
+
+/* What --highlights needs of each frame: its time, and its detections of
+ * the chosen classes above --hl-score (with their track identities). */
+typedef struct hl_item {
+    int class_id, id;
+} hl_item;
+
+typedef struct hl_log {
+    double *pts;        /* [frames] */
+    long *first;        /* [frames + 1]: frame f's items are items[first[f] .. first[f+1]) */
+    long frames, cap;
+    hl_item *items;
+    long n_items, items_cap;
+} hl_log;
+
+static int hl_log_frame(hl_log *h, double pts)
+{
+    if (h->frames + 2 > h->cap) {
+        long cap = h->cap ? 2 * h->cap : 4096;
+        double *p = realloc(h->pts, sizeof *p * (size_t)cap);
+        if (p) h->pts = p;
+        long *f = realloc(h->first, sizeof *f * (size_t)cap);
+        if (f) h->first = f;
+        if (!p || !f) return -1;
+        h->cap = cap;
+    }
+    if (!h->frames) h->first[0] = 0;
+    h->pts[h->frames++] = pts;
+    h->first[h->frames] = h->n_items;
+    return 0;
+}
+
+static int hl_log_item(hl_log *h, int class_id, int id)
+{
+    if (h->n_items == h->items_cap) {
+        long cap = h->items_cap ? 2 * h->items_cap : 4096;
+        hl_item *v = realloc(h->items, sizeof *v * (size_t)cap);
+        if (!v) return -1;
+        h->items = v;
+        h->items_cap = cap;
+    }
+    h->items[h->n_items++] = (hl_item){class_id, id};
+    h->first[h->frames] = h->n_items;
+    return 0;
+}
+
+static void hl_log_free(hl_log *h)
+{
+    free(h->pts);
+    free(h->first);
+    free(h->items);
 }
 
 /* The state of one video's run, shared by the pipeline callbacks: read on
@@ -1267,6 +1452,23 @@ typedef struct vrun {
     long expected;               /* frames, -1 when unknown */
     double t0, last_progress, annotate_ms, side_ms;
     int tty, reported;           /* reported: the failure was already printed */
+    int fail_rc;                 /* exit code of a failure the writer knows better (bad --detections) */
+    const unsigned char *mask;   /* --classes (applied here to replayed detections) */
+    /* --detections: the records replayed instead of detections, filtered into rdets/rids */
+    strix_jsonl_reader *replay;
+    strix_detection *rdets;
+    int *rids, rcap;
+    /* --track: identities of the current frame's detections (kept for frames
+     * --vid-stride skips: their detections are the last detected ones) */
+    strix_tracker *tracker;
+    strix_counter *counter;
+    int *ids, ids_cap;
+    strix_crossing *cross;
+    FILE *mot;
+    char *mot_tmp;
+    /* --highlights: each frame's time and its qualifying detections */
+    const unsigned char *hl_mask;
+    hl_log hl;
 } vrun;
 
 static int stop_requested(void *ctx)
@@ -1312,6 +1514,13 @@ static strix_status video_detect(void *ctx, const strix_image *im, int n, strix_
     return strix_model_detect(v->model, im, n, &v->dopt, out, err);
 }
 
+/* --detections: nothing to detect; the writer replays the records. */
+static strix_status replay_detect(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err)
+{
+    for (int i = 0; i < n; i++) out[i].count = 0;
+    return STRIX_OK;
+}
+
 static void video_release(void *ctx, void *user)
 {
     (void)ctx;
@@ -1355,6 +1564,99 @@ static void progress(vrun *v, long done, int final)
     fflush(stderr);
 }
 
+/* Trails, boxes, labels and the counting line with its totals: one frame's
+ * drawing, shared by the annotated video and the highlight reel. */
+static void draw_frame(const options *o, strix_counter *counter, const char *const *names, int n_names,
+                       uint8_t *rgb, int w, int h, int stride, long index, const strix_detection *d,
+                       const int *ids, int n)
+{
+    strix_annotate_style style;
+    strix_annotate_style_init(&style);
+    style.track_ids = ids;
+    int lw = (int)((double)(w + h + 3) / 2 * 0.003 + 0.5);
+    if (lw < 2) lw = 2;
+    for (int i = 0; i < n && ids && o->trail; i++) {
+        const float *xy;
+        int k = ids[i] >= 0 ? strix_counter_trail(counter, ids[i], index, &xy) : 0;
+        uint8_t c[3];
+        strix_track_color(ids[i], c);
+        if (k > 1) strix_draw_trail(rgb, w, h, stride, xy, k, lw, c);
+    }
+    strix_annotate(rgb, w, h, stride, d, n, names, n_names, &style);
+    if (o->has_line) {
+        static const uint8_t white[3] = {255, 255, 255}, black[3] = {0, 0, 0};
+        strix_draw_line(rgb, w, h, stride, o->line[0], o->line[1], o->line[2], o->line[3], lw, white, 1);
+        int in, out;
+        strix_counter_line(counter, &in, &out);
+        char text[64];
+        snprintf(text, sizeof text, "in %d  out %d", in, out);
+        int x = (int)(o->line[0] < o->line[2] ? o->line[0] : o->line[2]);
+        int y = (int)(o->line[1] < o->line[3] ? o->line[1] : o->line[3]) - strix_text_height(lw) - 2 * lw;
+        if (x < 0) x = 0;
+        if (y < 0) y = 0;
+        strix_draw_text(rgb, w, h, stride, x, y, text, lw, white, black);
+    }
+}
+
+/* room for n detections in the replay and identity buffers */
+static int grow_frame_buffers(vrun *v, int n)
+{
+    if (n <= v->rcap) return 0;
+    int cap = n > 2 * v->rcap ? n : 2 * v->rcap;
+    strix_detection *d = realloc(v->rdets, sizeof *d * (size_t)cap);
+    if (d) v->rdets = d;
+    int *r = realloc(v->rids, sizeof *r * (size_t)cap);
+    if (r) v->rids = r;
+    int *ids = realloc(v->ids, sizeof *ids * (size_t)cap);
+    if (ids) v->ids = ids;
+    strix_crossing *c = realloc(v->cross, sizeof *c * (size_t)cap);
+    if (c) v->cross = c;
+    if (!d || !r || !ids || !c) return -1;
+    v->rcap = cap;
+    return 0;
+}
+
+/* --detections: this frame's record, checked against the video and
+ * filtered by --classes (and --conf when given); 0 or -1 with err. */
+static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_detection **dets, int *n,
+                        const int **rec_ids, int *inferred, strix_error *err)
+{
+    strix_jsonl_record rec;
+    int r = strix_jsonl_next(v->replay, &rec, err);
+    v->fail_rc = EXIT_INPUT; /* until this record proves good */
+    if (r < 0) return -1;
+    if (r == 0 || rec.frame != f->index) {
+        set_error(err, STRIX_E_ARG, "%s: %s frame %ld of %s (were these detections made from this video?)",
+                  v->o->detections, r ? "the next record is not for" : "has no record for", f->index, v->shown);
+        return -1;
+    }
+    double fps = strix_video_reader_info(v->rd)->fps, tol = fps > 0 ? 0.5 / fps : 0.02;
+    if (fabs(rec.pts - time) > tol) {
+        set_error(err, STRIX_E_ARG, "%s: frame %ld is at %.3f s there but at %.3f s in %s (were these detections "
+                  "made from this video?)", v->o->detections, f->index, rec.pts, time, v->shown);
+        return -1;
+    }
+    v->fail_rc = 0;
+    if (grow_frame_buffers(v, rec.n)) {
+        set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
+        return -1;
+    }
+    int m = 0, any_id = 0;
+    for (int i = 0; i < rec.n; i++) {
+        const strix_detection *d = &rec.dets[i];
+        if (v->o->conf_set && d->score < v->o->conf) continue;
+        if (v->mask && (d->class_id >= v->n_names || !v->mask[d->class_id])) continue;
+        v->rdets[m] = *d;
+        v->rids[m++] = rec.track_ids[i];
+        any_id |= rec.track_ids[i] >= 0;
+    }
+    *dets = v->rdets;
+    *n = m;
+    *rec_ids = any_id ? v->rids : NULL;
+    *inferred = rec.inferred;
+    return 0;
+}
+
 static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
 {
     vrun *v = ctx;
@@ -1365,26 +1667,65 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
         return -1;
     }
     double t0 = now_ms();
-    if (v->wr) {
-        strix_annotate_style style;
-        strix_annotate_style_init(&style);
-        strix_annotate(f->rgb, f->width, f->height, f->stride, f->dets, f->n_dets, v->names, v->n_names, &style);
+    const strix_detection *dets = f->dets;
+    const int *ids = NULL;
+    int n = f->n_dets, inferred = f->inferred;
+    if (v->replay && replay_frame(v, f, vf->time, &dets, &n, &ids, &inferred, err)) return -1;
+    if (grow_frame_buffers(v, n)) {
+        set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
+        return -1;
     }
+    int n_cross = 0;
+    if (v->tracker) {
+        /* a frame --vid-stride skipped repeats the last detections: same identities */
+        if (inferred && strix_tracker_update(v->tracker, dets, n, v->ids, err)) return -1;
+        ids = v->ids;
+    }
+    if (v->counter && ids && strix_counter_add(v->counter, f->index, vf->time, dets, ids, n, v->cross, &n_cross, err))
+        return -1;
+    if (v->wr) draw_frame(o, v->counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index,
+                          dets, ids, n);
     double t1 = now_ms();
     v->annotate_ms += t1 - t0;
     FILE *j = v->jl;
     fprintf(j, "{\"frame\": %ld, \"pts\": ", f->index);
     json_double(j, vf->time);
-    fprintf(j, ", \"inferred\": %s, \"detections\": [", f->inferred ? "true" : "false");
-    json_dets(j, v->names, v->n_names, f->dets, f->n_dets, "", ", ");
-    fputs("]}\n", j);
+    fprintf(j, ", \"inferred\": %s, \"detections\": [", inferred ? "true" : "false");
+    json_dets(j, v->names, v->n_names, dets, ids, n, "", ", ");
+    fputs("]", j);
+    for (int i = 0; i < n_cross; i++)
+        fprintf(j, "%s{\"track_id\": %d, \"direction\": \"%s\"}", i ? ", " : ", \"crossings\": [", v->cross[i].id,
+                v->cross[i].in ? "in" : "out");
+    fputs(n_cross ? "]}\n" : "}\n", j);
     if (ferror(j)) {
         set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->jsonl, strerror(errno));
         return -1;
     }
+    for (int i = 0; v->mot && i < n; i++) /* MOTChallenge: frames from 1, the detector's box */
+        if (ids[i] >= 0)
+            fprintf(v->mot, "%ld,%d,%.2f,%.2f,%.2f,%.2f,%.4f,-1,-1,-1\n", f->index + 1, ids[i], (double)dets[i].x1,
+                    (double)dets[i].y1, (double)(dets[i].x2 - dets[i].x1), (double)(dets[i].y2 - dets[i].y1),
+                    (double)dets[i].score);
+    if (v->mot && ferror(v->mot)) {
+        set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->mot, strerror(errno));
+        return -1;
+    }
+    if (v->hl_mask) {
+        int bad = hl_log_frame(&v->hl, vf->time);
+        for (int i = 0; i < n && !bad; i++) {
+            const strix_detection *d = &dets[i];
+            if (d->class_id < v->n_names && v->hl_mask[d->class_id] && d->score >= o->hl_score &&
+                (!o->track || ids[i] >= 0))
+                bad = hl_log_item(&v->hl, d->class_id, ids ? ids[i] : -1);
+        }
+        if (bad) {
+            set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
+            return -1;
+        }
+    }
     if (v->label_path) {
         snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
-        if (write_labels(o, f->width, f->height, f->dets, f->n_dets, v->label_path)) {
+        if (write_labels(o, f->width, f->height, dets, n, v->label_path)) {
             v->reported = 1;
             set_error(err, STRIX_E_IO, "%s: cannot write labels", v->label_path);
             return -1;
@@ -1416,9 +1757,335 @@ static int pipe_exit_code(strix_pipe_stage stage, strix_status st)
     return strix_exit_code(st);
 }
 
+static const char *class_name_of(const vrun *v, int id) { return name_of(v->names, v->n_names, id); }
+
+/* OUT/NAME.tracks.json: every track, unique tracks per class, line totals. */
+static int write_tracks_json(vrun *v, long frames, double fps)
+{
+    const options *o = v->o;
+    char *tmp = NULL;
+    FILE *j = open_temp(v->p->tracks, &tmp);
+    if (!j) {
+        fprintf(stderr, "infer: %s: cannot create the file: %s\n", v->p->tracks, strerror(errno));
+        return EXIT_OUTPUT;
+    }
+    const strix_track_info *t;
+    int n = strix_counter_tracks(v->counter, &t);
+    if (n < 0) {
+        abandon_temp(j, tmp);
+        fprintf(stderr, "infer: out of memory\n");
+        return EXIT_NOMEM;
+    }
+    fputs("{\n  \"video\": ", j);
+    json_str(j, v->p->input);
+    fprintf(j, ",\n  \"frames\": %ld,\n  \"fps\": ", frames);
+    json_double(j, fps);
+    fputs(",\n  \"tracker\": {\"name\": \"bytetrack\", \"track_thresh\": ", j);
+    json_double(j, o->track_thresh);
+    fputs(", \"match_thresh\": ", j);
+    json_double(j, o->match_thresh);
+    fprintf(j, ", \"track_buffer\": %d, \"conf\": ", o->track_buffer);
+    json_double(j, o->conf);
+    fputs("},\n  \"counts\": {", j);
+    int first = 1;
+    for (int c = 0; c < v->n_names; c++) {
+        int k = strix_counter_class_tracks(v->counter, c);
+        if (!k) continue;
+        fputs(first ? "" : ", ", j);
+        first = 0;
+        json_str(j, class_name_of(v, c));
+        fprintf(j, ": %d", k);
+    }
+    fputs("}", j);
+    if (o->has_line) {
+        int in, out;
+        strix_counter_line(v->counter, &in, &out);
+        fputs(",\n  \"line\": {\"points\": [", j);
+        for (int k = 0; k < 4; k++) {
+            if (k) fputs(", ", j);
+            json_float(j, o->line[k]);
+        }
+        fprintf(j, "], \"in\": %d, \"out\": %d}", in, out);
+    }
+    fputs(",\n  \"tracks\": [", j);
+    for (int i = 0; i < n; i++) {
+        fprintf(j, "%s{\"track_id\": %d, \"class_id\": %d, \"class_name\": ", i ? ",\n    " : "\n    ", t[i].id,
+                t[i].class_id);
+        json_str(j, class_name_of(v, t[i].class_id));
+        fprintf(j, ", \"first_frame\": %ld, \"last_frame\": %ld, \"frames\": %ld, \"start\": ", t[i].first,
+                t[i].last, t[i].frames);
+        json_double(j, t[i].start);
+        fputs(", \"end\": ", j);
+        json_double(j, t[i].end);
+        if (o->has_line) fprintf(j, ", \"in\": %d, \"out\": %d", t[i].line_in, t[i].line_out);
+        fputs("}", j);
+    }
+    fputs(n ? "\n  ]\n}\n" : "]\n}\n", j);
+    return commit_temp(j, tmp, v->p->tracks, o->overwrite);
+}
+
+static int cmp_hl_item(const void *a, const void *b)
+{
+    const hl_item *x = a, *y = b;
+    return x->class_id != y->class_id ? (x->class_id > y->class_id) - (x->class_id < y->class_id)
+                                      : (x->id > y->id) - (x->id < y->id);
+}
+
+/* What appeared in a highlight segment, per class (count[n_names]): with
+ * tracking the unique identities seen, without the most boxes in one frame.
+ * -1 on OOM. */
+static int segment_appeared(const vrun *v, const strix_highlight_segment *sg, int *count)
+{
+    const hl_log *h = &v->hl;
+    memset(count, 0, sizeof *count * (size_t)(v->n_names ? v->n_names : 1));
+    long a = h->first[sg->first], b = h->first[sg->last + 1];
+    if (v->o->track) { /* unique (class, id) pairs */
+        hl_item *tmp = malloc(sizeof *tmp * (size_t)(b - a + 1));
+        if (!tmp) return -1;
+        memcpy(tmp, h->items + a, sizeof *tmp * (size_t)(b - a));
+        qsort(tmp, (size_t)(b - a), sizeof *tmp, cmp_hl_item);
+        for (long i = 0; i < b - a; i++)
+            if (!i || tmp[i].class_id != tmp[i - 1].class_id || tmp[i].id != tmp[i - 1].id) count[tmp[i].class_id]++;
+        free(tmp);
+        return 0;
+    }
+    int *now = calloc((size_t)(v->n_names ? v->n_names : 1), sizeof *now);
+    if (!now) return -1;
+    for (long f = sg->first; f <= sg->last; f++) {
+        for (long i = h->first[f]; i < h->first[f + 1]; i++) now[h->items[i].class_id]++;
+        for (int c = 0; c < v->n_names; c++) {
+            if (now[c] > count[c]) count[c] = now[c];
+            now[c] = 0;
+        }
+    }
+    free(now);
+    return 0;
+}
+
+/* The reel's frames are drawn as the annotated video's: from the JSON Lines
+ * just written, every record fed to a counter of its own for the trails. */
+typedef struct reel {
+    vrun *v;
+    strix_jsonl_reader *rd;
+    strix_counter *counter;
+} reel;
+
+static int reel_draw(void *ctx, strix_video_frame *f, strix_error *err)
+{
+    reel *r = ctx;
+    strix_jsonl_record rec;
+    for (;;) {
+        int got = strix_jsonl_next(r->rd, &rec, err);
+        if (got < 0) return -1;
+        if (!got || rec.frame > f->index) {
+            set_error(err, STRIX_E_INTERNAL, "%s: no record for frame %ld", r->v->p->jsonl, f->index);
+            return -1;
+        }
+        if (strix_counter_add(r->counter, rec.frame, rec.pts, rec.dets, rec.track_ids, rec.n, NULL, NULL, err))
+            return -1;
+        if (rec.frame == f->index) break;
+    }
+    draw_frame(r->v->o, r->counter, r->v->names, r->v->n_names, f->rgb, f->width, f->height, f->stride, f->index,
+               rec.dets, rec.track_ids, rec.n);
+    return 0;
+}
+
+/* --highlights: segments from the logged frames, the reel, the JSON and
+ * CSV segment lists; an exit code. */
+static int write_highlights(vrun *v, double end_time)
+{
+    const options *o = v->o;
+    const video_plan *p = v->p;
+    const hl_log *h = &v->hl;
+    int rc = 0;
+    double *activity = calloc((size_t)(h->frames ? h->frames : 1), sizeof *activity);
+    int *count = calloc((size_t)(v->n_names ? v->n_names : 1), sizeof *count);
+    strix_video_segment *cut = NULL;
+    strix_highlight_segment *sg = NULL;
+    long n_sg = 0;
+    char *tmp_v = NULL, *tmp_j = NULL, *tmp_c = NULL;
+    FILE *j = NULL, *c = NULL;
+    reel rl;
+    memset(&rl, 0, sizeof rl);
+    strix_error e;
+    if (!activity || !count) goto nomem;
+    const strix_track_info *ti = NULL;
+    int n_ti = v->counter ? strix_counter_tracks(v->counter, &ti) : 0;
+    if (n_ti < 0) goto nomem;
+    for (long f = 0; f < h->frames; f++)
+        for (long i = h->first[f]; i < h->first[f + 1]; i++) {
+            if (o->hl_min_frames > 1) { /* tracks of at least N frames (ti is sorted by identity) */
+                int lo = 0, hi = n_ti, id = h->items[i].id;
+                while (lo < hi) {
+                    int mid = (lo + hi) / 2;
+                    if (ti[mid].id < id) lo = mid + 1;
+                    else hi = mid;
+                }
+                if (lo == n_ti || ti[lo].id != id || ti[lo].frames < o->hl_min_frames) continue;
+            }
+            activity[f] += 1;
+        }
+    strix_highlight_options ho;
+    strix_highlight_options_init(&ho);
+    ho.gap = o->hl_gap;
+    ho.pad = o->hl_pad;
+    ho.min_len = o->hl_min_len;
+    ho.max_total = o->hl_max_len;
+    if (strix_highlight_segments(h->pts, activity, h->frames, end_time, &ho, &sg, &n_sg, &e)) {
+        fprintf(stderr, "infer: %s\n", e.message);
+        rc = strix_exit_code(e.status);
+        goto out;
+    }
+    double total = 0;
+    for (long i = 0; i < n_sg; i++) total += sg[i].end - sg[i].start;
+
+    if (n_sg) {
+        if (!(cut = malloc(sizeof *cut * (size_t)n_sg))) goto nomem;
+        for (long i = 0; i < n_sg; i++) {
+            cut[i].start = sg[i].start;
+            cut[i].end = sg[i].end;
+        }
+        FILE *t = open_temp(p->hl_video, &tmp_v);
+        if (!t) {
+            fprintf(stderr, "infer: %s: cannot create the file: %s\n", p->hl_video, strerror(errno));
+            rc = EXIT_OUTPUT;
+            goto out;
+        }
+        fclose(t);
+        if (strix_jsonl_open(&rl.rd, p->jsonl, &e) ||
+            strix_counter_create(&rl.counter, o->has_line ? o->line : NULL, o->trail, &e)) {
+            fprintf(stderr, "infer: %s\n", e.message);
+            rc = strix_exit_code(e.status);
+            goto out;
+        }
+        rl.v = v;
+        strix_video_cut_options co;
+        strix_video_cut_options_init(&co);
+        if (o->codec) co.write.codec = o->codec;
+        co.write.crf = o->crf;
+        co.write.preset = o->preset;
+        co.write.audio = o->audio;
+        co.write.name = p->hl_video;
+        co.write.notice = print_notice;
+        co.write.notice_ctx = v;
+        co.draw = reel_draw;
+        co.ctx = &rl;
+        co.interrupt = stop_requested;
+        strix_video_cut_stats cs;
+        strix_status st = strix_video_cut(p->input, tmp_v, cut, (int)n_sg, &co, &cs, &e);
+        if (st) {
+            fprintf(stderr, "infer: %s\n", g_stop ? "highlight reel interrupted: not written" : e.message);
+            rc = g_stop ? EXIT_INTERRUPTED : st == STRIX_E_NOMEM ? EXIT_NOMEM : st == STRIX_E_IMAGE ? EXIT_IMAGE
+                                                                                                  : EXIT_OUTPUT;
+            goto out;
+        }
+    }
+
+    if (!(j = open_temp(p->hl_json, &tmp_j)) || !(c = open_temp(p->hl_csv, &tmp_c))) {
+        fprintf(stderr, "infer: %s: cannot create the file: %s\n", j ? p->hl_csv : p->hl_json, strerror(errno));
+        rc = EXIT_OUTPUT;
+        goto out;
+    }
+    fputs("{\n  \"video\": ", j);
+    json_str(j, p->input);
+    fputs(",\n  \"reel\": ", j);
+    if (n_sg) json_str(j, p->hl_video);
+    else fputs("null", j);
+    fputs(",\n  \"classes\": [", j);
+    for (int k = 0, first = 1; k < v->n_names; k++)
+        if (v->hl_mask[k]) {
+            fputs(first ? "" : ", ", j);
+            first = 0;
+            json_str(j, class_name_of(v, k));
+        }
+    fputs("],\n  \"options\": {\"score\": ", j);
+    json_double(j, o->hl_score);
+    fprintf(j, ", \"min_frames\": %d, \"gap\": ", o->hl_min_frames);
+    json_double(j, o->hl_gap);
+    fputs(", \"pad\": ", j);
+    json_double(j, o->hl_pad);
+    fputs(", \"min_len\": ", j);
+    json_double(j, o->hl_min_len);
+    fputs(", \"max_len\": ", j);
+    json_double(j, o->hl_max_len);
+    fputs("},\n  \"video_duration\": ", j);
+    json_double(j, end_time - (h->frames ? h->pts[0] : 0));
+    fputs(",\n  \"reel_duration\": ", j);
+    json_double(j, total);
+    fputs(",\n  \"segments\": [", j);
+    fputs("start,end,duration,reel_start,first_frame,last_frame,appeared\n", c);
+    double at = 0;
+    for (long i = 0; i < n_sg; i++) {
+        if (segment_appeared(v, &sg[i], count)) goto nomem;
+        fputs(i ? ",\n    {\"start\": " : "\n    {\"start\": ", j);
+        json_double(j, sg[i].start);
+        fputs(", \"end\": ", j);
+        json_double(j, sg[i].end);
+        fputs(", \"duration\": ", j);
+        json_double(j, sg[i].end - sg[i].start);
+        fputs(", \"reel_start\": ", j);
+        json_double(j, at);
+        fprintf(j, ", \"first_frame\": %ld, \"last_frame\": %ld, \"activity\": ", sg[i].first, sg[i].last);
+        json_double(j, sg[i].activity);
+        fputs(", \"appeared\": {", j);
+        fprintf(c, "%.6f,%.6f,%.6f,%.6f,%ld,%ld,\"", sg[i].start, sg[i].end, sg[i].end - sg[i].start, at, sg[i].first,
+                sg[i].last);
+        for (int k = 0, first = 1; k < v->n_names; k++) {
+            if (!count[k]) continue;
+            fputs(first ? "" : ", ", j);
+            json_str(j, class_name_of(v, k));
+            fprintf(j, ": %d", count[k]);
+            fprintf(c, "%s%d %s", first ? "" : "; ", count[k], class_name_of(v, k));
+            first = 0;
+        }
+        fputs("}}", j);
+        fputs("\"\n", c);
+        at += sg[i].end - sg[i].start;
+    }
+    fputs(n_sg ? "\n  ]\n}\n" : "]\n}\n", j);
+    if (tmp_v) {
+        rc = commit_file(tmp_v, p->hl_video, o->overwrite);
+        tmp_v = NULL;
+    }
+    if (!rc) rc = commit_temp(j, tmp_j, p->hl_json, o->overwrite);
+    else abandon_temp(j, tmp_j);
+    j = NULL;
+    tmp_j = NULL;
+    if (!rc) rc = commit_temp(c, tmp_c, p->hl_csv, o->overwrite);
+    else abandon_temp(c, tmp_c);
+    c = NULL;
+    tmp_c = NULL;
+    if (!rc && !o->quiet) {
+        if (n_sg)
+            printf("infer: %s: highlights: %ld segment%s, %.2f s of %.2f s in %s\n", p->input, n_sg,
+                   n_sg == 1 ? "" : "s", total, end_time - (h->frames ? h->pts[0] : 0), p->hl_video);
+        else
+            printf("infer: %s: highlights: nothing matched, no reel written (segment list in %s)\n", p->input,
+                   p->hl_json);
+    }
+    goto out;
+nomem:
+    fprintf(stderr, "infer: out of memory\n");
+    rc = EXIT_NOMEM;
+out:
+    if (j || tmp_j) abandon_temp(j, tmp_j);
+    if (c || tmp_c) abandon_temp(c, tmp_c);
+    if (tmp_v) {
+        unlink(tmp_v);
+        free(tmp_v);
+    }
+    strix_jsonl_close(rl.rd);
+    strix_counter_free(rl.counter);
+    free(activity);
+    free(count);
+    free(cut);
+    free(sg);
+    return rc;
+}
+
 /* Detect, annotate and encode one video; returns an exit code. */
 static int run_video(const options *o, const video_plan *p, strix_model *model, const char *const *names,
-                     int n_names, const unsigned char *mask)
+                     int n_names, const unsigned char *mask, const unsigned char *hl_mask)
 {
     vrun v;
     memset(&v, 0, sizeof v);
@@ -1433,7 +2100,7 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
     v.dopt.iou = (float)o->iou;
     v.dopt.max_det = o->max_det;
     v.dopt.imgsz = o->imgsz;
-    char *video_tmp = NULL, *jl_tmp = NULL;
+    char *video_tmp = NULL, *jl_tmp = NULL, *mot_tmp = NULL;
     int rc = 0;
     strix_error e;
 
@@ -1484,17 +2151,45 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
         rc = EXIT_OUTPUT;
         goto done;
     }
+    v.mask = mask;
+    v.hl_mask = hl_mask;
+    if (o->detections && (st = strix_jsonl_open(&v.replay, o->detections, &e))) {
+        fprintf(stderr, "infer: %s\n", e.message);
+        rc = strix_exit_code(st);
+        goto done;
+    }
+    if (o->track) {
+        strix_track_options to;
+        strix_track_options_init(&to);
+        to.track_thresh = (float)o->track_thresh;
+        to.match_thresh = (float)o->match_thresh;
+        to.track_buffer = o->track_buffer;
+        double fps = strix_video_reader_info(v.rd)->fps;
+        to.frame_rate = (fps > 0 ? fps : 30) / o->vid_stride;
+        if ((st = strix_tracker_create(&v.tracker, &to, &e)) ||
+            (st = strix_counter_create(&v.counter, o->has_line ? o->line : NULL, o->trail, &e))) {
+            fprintf(stderr, "infer: %s\n", e.message);
+            rc = strix_exit_code(st);
+            goto done;
+        }
+        if (!(v.mot = open_temp(p->mot, &mot_tmp))) {
+            fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
+                    p->mot, strerror(errno));
+            rc = EXIT_OUTPUT;
+            goto done;
+        }
+    }
 
     strix_pipe_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.batch = o->batch;
-    cfg.vid_stride = o->vid_stride;
+    cfg.vid_stride = o->detections ? 1 : o->vid_stride; /* a replay has a record for every frame */
     cfg.max_det = o->max_det;
     cfg.class_mask = mask;
     cfg.n_classes = n_names;
     cfg.ctx = &v;
     cfg.read = video_read;
-    cfg.detect = video_detect;
+    cfg.detect = o->detections ? replay_detect : video_detect;
     cfg.write = video_write;
     cfg.release = video_release;
     cfg.format = STRIX_RGB;
@@ -1511,7 +2206,7 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
             rc = EXIT_INTERRUPTED;
         } else {
             if (!v.reported) fprintf(stderr, "%sinfer: %s\n", v.tty && !o->quiet ? "\n" : "", e.message);
-            rc = pipe_exit_code(ps.failed, st);
+            rc = v.fail_rc ? v.fail_rc : pipe_exit_code(ps.failed, st);
         }
         goto done;
     }
@@ -1547,6 +2242,13 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
     v.jl = NULL;
     jl_tmp = NULL;
     if (rc) goto done;
+    if (v.mot) {
+        rc = commit_temp(v.mot, mot_tmp, p->mot, o->overwrite);
+        v.mot = NULL;
+        mot_tmp = NULL;
+        if (!rc) rc = write_tracks_json(&v, ps.frames, strix_video_reader_info(v.rd)->fps);
+        if (rc) goto done;
+    }
 
     double wall = (now_ms() - v.t0) / 1e3, enc = v.wr ? strix_video_writer_ms(v.wr) : 0;
     if (rs.bad_packets)
@@ -1572,7 +2274,32 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
                 rs.decode_ms / 1e3, rs.convert_ms / 1e3, ps.detect_ms / 1e3, (ps.post_ms + v.side_ms) / 1e3,
                 v.annotate_ms / 1e3, enc / 1e3, peak_rss_mb(), g_stop ? "interrupted: kept the frames read "
                 "so far in " : "wrote ", p->video_out ? p->video_out : "", p->video_out ? " and " : "", p->jsonl);
+    if (v.counter && (!o->quiet || g_stop)) {
+        const strix_track_info *ti;
+        int n_ti = strix_counter_tracks(v.counter, &ti);
+        fprintf(s, "infer: %s: %d track%s", p->input, n_ti, n_ti == 1 ? "" : "s");
+        for (int c = 0, first = 1; c < n_names; c++) {
+            int k = strix_counter_class_tracks(v.counter, c);
+            if (!k) continue;
+            fprintf(s, "%s%d %s", first ? ": " : ", ", k, class_name_of(&v, c));
+            first = 0;
+        }
+        if (o->has_line) {
+            int in, out;
+            strix_counter_line(v.counter, &in, &out);
+            fprintf(s, "; line: %d in, %d out", in, out);
+        }
+        fprintf(s, "; wrote %s and %s\n", p->mot, p->tracks);
+    }
     if (g_stop) rc = EXIT_INTERRUPTED;
+    else if (hl_mask) {
+        /* the end of the last frame: the next frame's time is unknown, so one average frame */
+        double fps = info->fps > 0 ? info->fps : 25, end = v.hl.frames ? v.hl.pts[v.hl.frames - 1] + 1 / fps : 0;
+        if (info->duration > 0 && v.hl.frames && info->duration > v.hl.pts[v.hl.frames - 1] &&
+            info->duration < end)
+            end = info->duration;
+        rc = write_highlights(&v, end);
+    }
 
 done:
     strix_video_writer_free(v.wr);
@@ -1582,7 +2309,16 @@ done:
         free(video_tmp);
     }
     if (v.jl || jl_tmp) abandon_temp(v.jl, jl_tmp);
+    if (v.mot || mot_tmp) abandon_temp(v.mot, mot_tmp);
     free(v.label_path);
+    strix_jsonl_close(v.replay);
+    strix_tracker_free(v.tracker);
+    strix_counter_free(v.counter);
+    free(v.rdets);
+    free(v.rids);
+    free(v.ids);
+    free(v.cross);
+    hl_log_free(&v.hl);
     return rc;
 }
 
@@ -1619,6 +2355,67 @@ static int parse_classes(const char *list, const char *const *names, int nc, uns
     return rc;
 }
 
+/* Load the model of --model/--weights and its class names; an exit code. */
+static int load_model(const options *o, strix_model **model, const char ***names, int *nc)
+{
+    strix_model_options mo;
+    strix_model_options_init(&mo);
+    mo.yaml_path = o->model;
+    mo.weights_path = o->weights;
+    mo.scale = o->scale;
+    mo.nc = o->nc;
+    mo.threads = o->threads;
+    mo.device = o->device;
+    if (!mo.device) {
+        mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
+        if (!o->quiet && strix_device_count() == 0)
+            fprintf(stderr, "infer: no CUDA device found: running on the cpu (--device cpu silences this)\n");
+    }
+    mo.half = o->half;
+    strix_error e;
+    strix_status st = strix_model_load(model, &mo, &e);
+    if (!st && o->names) st = strix_model_load_names(*model, o->names, &e);
+    if (st) {
+        fprintf(stderr, "infer: %s\n", e.message);
+        return strix_exit_code(st);
+    }
+    *nc = strix_model_class_count(*model);
+    if (!(*names = malloc(sizeof **names * (size_t)(*nc > 0 ? *nc : 1)))) {
+        fprintf(stderr, "infer: out of memory\n");
+        return EXIT_NOMEM;
+    }
+    for (int i = 0; i < *nc; i++) (*names)[i] = strix_model_class_name(*model, i);
+    return 0;
+}
+
+/* --detections: the class names met in the file (read once through); an exit code. */
+static int replay_names(const options *o, const char ***names, int *nc)
+{
+    strix_jsonl_reader *rd;
+    strix_error e;
+    strix_status st = strix_jsonl_open(&rd, o->detections, &e);
+    strix_jsonl_record rec;
+    int got = 0;
+    while (!st && (got = strix_jsonl_next(rd, &rec, &e)) > 0) {}
+    if (st || got < 0) { /* missing, unreadable or malformed: a bad input */
+        fprintf(stderr, "infer: %s\n", e.message);
+        strix_jsonl_close(rd);
+        return e.status == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_INPUT;
+    }
+    *nc = strix_jsonl_class_count(rd);
+    *names = calloc((size_t)(*nc > 0 ? *nc : 1), sizeof **names);
+    int rc = *names ? 0 : EXIT_NOMEM;
+    for (int i = 0; i < *nc && !rc; i++) {
+        const char *n = strix_jsonl_class_name(rd, i);
+        char tmp[32];
+        snprintf(tmp, sizeof tmp, "class%d", i);
+        if (!((*names)[i] = strdup(n ? n : tmp))) rc = EXIT_NOMEM;
+    }
+    strix_jsonl_close(rd);
+    if (rc) fprintf(stderr, "infer: out of memory\n");
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -1637,7 +2434,8 @@ int main(int argc, char **argv)
     char *json_path = NULL, *labels_dir = NULL;
     strix_model *model = NULL;
     const char **names = NULL;
-    unsigned char *mask = NULL;
+    unsigned char *mask = NULL, *hl_mask = NULL;
+    int nc = 0;
     run r;
     memset(&r, 0, sizeof r);
 
@@ -1655,6 +2453,18 @@ int main(int argc, char **argv)
     if (n_vid && !getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
         execv("/proc/self/exe", argv); /* returns only when it failed */
 #endif
+    if (o.detections && (n_vid != 1 || n_img)) {
+        rc = usage_error("--detections FILE replays one video: give that video, and only it");
+        goto out;
+    }
+    if (o.detections && o.names) {
+        rc = usage_error("--names: with --detections the class names come from the detections file");
+        goto out;
+    }
+    if ((o.track || o.highlights) && !n_vid) {
+        rc = usage_error("--%s works on videos: no video among the inputs", o.track ? "track" : "highlights");
+        goto out;
+    }
     if (o.json && n_vid && (n_vid > 1 || n_img)) {
         rc = usage_error("--json FILE names one file: give a single video, or only images");
         goto out;
@@ -1675,6 +2485,11 @@ int main(int argc, char **argv)
     }
     if (n_img) rc = plan_outputs(&o, &in.images, plan, json_path);
     if (!rc && n_vid) rc = plan_videos(&o, &in.videos, vplan);
+    if (!rc && o.detections && (same_file(o.detections, vplan[0].jsonl) || !strcmp(o.detections, vplan[0].jsonl))) {
+        fprintf(stderr, "infer: %s: the JSON Lines output would replace the --detections file it replays (choose "
+                "another --out or --json)\n", vplan[0].jsonl);
+        rc = EXIT_OUTPUT;
+    }
     if (rc == EXIT_NOMEM) fprintf(stderr, "infer: out of memory\n");
     if (rc) goto out;
     if (o.json) {
@@ -1719,37 +2534,10 @@ int main(int argc, char **argv)
     sigaction(SIGXFSZ, &sa, NULL);
     if (n_vid) strix_video_log_level(0);
 
-    strix_model_options mo;
-    strix_model_options_init(&mo);
-    mo.yaml_path = o.model;
-    mo.weights_path = o.weights;
-    mo.scale = o.scale;
-    mo.nc = o.nc;
-    mo.threads = o.threads;
-    mo.device = o.device;
-    if (!mo.device) {
-        mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
-        if (!o.quiet && strix_device_count() == 0)
-            fprintf(stderr, "infer: no CUDA device found: running on the cpu (--device cpu silences this)\n");
-    }
-    mo.half = o.half;
-    strix_error e;
-    strix_status st = strix_model_load(&model, &mo, &e);
-    if (!st && o.names) st = strix_model_load_names(model, o.names, &e);
-    if (st) {
-        fprintf(stderr, "infer: %s\n", e.message);
-        rc = strix_exit_code(st);
-        goto out;
-    }
-    int nc = strix_model_class_count(model);
-    names = malloc(sizeof *names * (size_t)(nc > 0 ? nc : 1));
-    if (!names) {
-        rc = EXIT_NOMEM;
-        fprintf(stderr, "infer: out of memory\n");
-        goto out;
-    }
-    for (int i = 0; i < nc; i++) names[i] = strix_model_class_name(model, i);
+    rc = o.detections ? replay_names(&o, &names, &nc) : load_model(&o, &model, &names, &nc);
+    if (rc) goto out;
     if (o.classes && (rc = parse_classes(o.classes, names, nc, &mask))) goto out;
+    if (o.highlights && (rc = parse_classes(o.highlights, names, nc, &hl_mask))) goto out;
 
     r.o = &o;
     r.plan = plan;
@@ -1788,7 +2576,7 @@ int main(int argc, char **argv)
         if (rc && rc != EXIT_IMAGE) goto out; /* fatal, or interrupted: the videos wait */
     }
     for (int i = 0; i < n_vid && !g_stop; i++) {
-        int vrc = run_video(&o, &vplan[i], model, names, nc, mask);
+        int vrc = run_video(&o, &vplan[i], model, names, nc, mask, hl_mask);
         if (!rc) rc = vrc;
         if (vrc == EXIT_INTERRUPTED) rc = vrc;
         if (vrc == EXIT_INTERRUPTED || vrc == EXIT_NOMEM || vrc == EXIT_DEVICE || vrc == EXIT_INTERNAL) break;
@@ -1798,8 +2586,10 @@ out:
     if (r.json) abandon_temp(r.json, r.json_tmp);
     if (rc) remove_created(&created); /* only the empty ones go */
     if (model) strix_model_free(model);
+    for (int i = 0; o.detections && names && i < nc; i++) free((char *)names[i]); /* replay_names' copies */
     free(names);
     free(mask);
+    free(hl_mask);
     if (plan)
         for (int i = 0; i < in.images.n; i++) {
             free(plan[i].image_out);

@@ -1,0 +1,66 @@
+/* jsonl.h — reads back the JSON Lines that `infer` writes for a video (one
+ * object per frame), so a run can be re-tracked, re-rendered or re-cut
+ * without running the model again (`infer --detections FILE`).
+ *
+ * A line:
+ *   {"frame": 0, "pts": 0.04, "inferred": true,
+ *    "detections": [{"class_id": 0, "class_name": "person", "score": 0.87,
+ *                    "box": [x1, y1, x2, y2], "track_id": 3}]}
+ *   frame       required, integer >= 0, strictly increasing from line to line
+ *   pts         required, finite number (seconds)
+ *   inferred    optional true/false (default true)
+ *   detections  required array of objects:
+ *     class_id    required, integer in [0, STRIX_JSONL_MAX_CLASSES)
+ *     class_name  optional string (or null); one class_id must always carry
+ *                 the same name
+ *     score       required, number in [0, 1]
+ *     box         required, array of exactly 4 finite numbers
+ *     track_id    optional integer >= 0 (or null); -1 in the record when absent
+ * Keys may come in any order; unknown keys (any JSON value) are skipped, so
+ * newer writers stay readable; whitespace is free wherever JSON allows it;
+ * CRLF line ends and blank lines are fine.  The JSON itself is checked
+ * strictly (RFC 8259: UTF-8, escapes, number grammar, no trailing commas,
+ * nothing after the object; a key of this schema given twice is an error).
+ * Lines can be any length.  Floats read back bit-exactly what infer printed.
+ *
+ * Errors name the file, the line and, for JSON syntax, the column:
+ *   runs/x.jsonl:12: detection 3: "box" must be an array of 4 numbers
+ *   runs/x.jsonl:7: column 41: expected ',' or '}'
+ * with STRIX_E_IO (the file cannot be opened, read, or used as detections)
+ * or STRIX_E_NOMEM.
+ */
+#ifndef STRIX_JSONL_H
+#define STRIX_JSONL_H
+
+#include "strix.h"
+
+#define STRIX_JSONL_MAX_CLASSES 1000000 /* class_id bound: keeps the name table small */
+
+typedef struct strix_jsonl_reader strix_jsonl_reader;
+
+typedef struct strix_jsonl_record {
+    long frame;             /* 0-based frame index */
+    double pts;             /* presentation time, seconds */
+    int inferred;           /* 0: detections repeated from the last inferred frame */
+    int n;                  /* detections */
+    strix_detection *dets;  /* [n], reader-owned, valid until the next call */
+    int *track_ids;         /* [n], -1 when a detection has none; same lifetime */
+} strix_jsonl_record;
+
+strix_status strix_jsonl_open(strix_jsonl_reader **out, const char *path, strix_error *err);
+
+/* 1 with the next record, 0 at the end of the file, -1 on error (err names
+ * path:line and what is wrong).  After an error every call returns -1. */
+int strix_jsonl_next(strix_jsonl_reader *r, strix_jsonl_record *rec, strix_error *err);
+
+/* Class names met so far: the name of class_id, NULL if none was seen (or
+ * class_id is out of range); valid until close.  Used when no model is
+ * loaded. */
+const char *strix_jsonl_class_name(const strix_jsonl_reader *r, int class_id);
+
+/* 1 + the largest class_id seen so far (0 before any detection). */
+int strix_jsonl_class_count(const strix_jsonl_reader *r);
+
+void strix_jsonl_close(strix_jsonl_reader *r);
+
+#endif

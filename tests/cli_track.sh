@@ -1,0 +1,203 @@
+#!/bin/sh
+# cli_track.sh — end-to-end tests of `infer --track`, `--highlights`,
+# `--line` and `--detections`: a synthetic 12 s clip (lavfi testsrc2 +
+# a 440 Hz tone, H.264 + AAC) and a detections file written here whose
+# objects appear on known frames (there are no pretrained weights, so the
+# replay drives the tests): a dog on frames 50-99 moving right, a person on
+# frames 120-149 moving down across y = 90, a second dog on frames 200-224.
+# ByteTrack confirms a track on its second frame, so the tracked
+# appearances are frames 51-99, 121-149 and 201-224.  Checked: the exact
+# highlight segments (JSON and CSV), the reel's frame count, video and audio
+# durations with ffprobe, the MOT file, the per-class counts, the crossing,
+# replay checks, usage errors and exit codes, no temporary files left.  One
+# run with a (synthetic-weight) model checks the live path.
+#   sh tests/cli_track.sh BUILD_DIR
+NAME=cli_track
+. "$(dirname "$0")/lib_cli.sh"
+
+ALL="help segments_exact reel_durations mot_file counts_and_line pad_gap_defaults min_frames max_len no_match
+rerender_keeps_ids retrack bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
+if [ ! -x "$B/infer" ]; then
+    for t in $ALL; do skip "$t" "$B/infer is not built"; done
+    exit 0
+fi
+if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
+    for t in $ALL; do skip "$t" "ffmpeg/ffprobe not installed (sh tools/deps.sh)"; done
+    exit 0
+fi
+ASAN=0
+grep -q __asan_init "$B/infer" 2>/dev/null && ASAN=1
+
+# run NAME WANT_RC ARGS...: infer with stdout/stderr in $T/out, $T/err
+run() {
+    want=$1
+    shift
+    "$B/infer" "$@" >"$T/out" 2>"$T/err"
+    got=$?
+    [ "$got" -eq "$want" ] && return 0
+    echo "    infer $* -> exit $got (want $want): $(head -c 400 "$T/err")"
+    return 1
+}
+# dur FILE TYPE: a stream's duration in seconds
+dur() { ffprobe -v error -select_streams "$2:0" -show_entries stream=duration -of csv=p=0 "$1"; }
+nframes() {
+    ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1"
+}
+# near A B TOL: |A - B| <= TOL
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+
+ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25:duration=12 \
+    -f lavfi -i sine=frequency=440:sample_rate=48000:duration=12 \
+    -c:v libx264 -preset ultrafast -pix_fmt yuv420p -c:a aac -shortest "$T/clip.mp4" 2>"$T/ffmpeg.err" || {
+    for t in $ALL; do skip "$t" "ffmpeg could not make the test clip: $(head -c 200 "$T/ffmpeg.err")"; done
+    exit 0
+}
+# the detections, in infer's JSON Lines format
+awk 'BEGIN { for (f = 0; f < 300; f++) { d = ""
+    if (f >= 50 && f < 100) { x = 20 + 2 * (f - 50)
+        d = sprintf("{\"class_id\": 16, \"class_name\": \"dog\", \"score\": 0.9, \"box\": [%d, 100, %d, 160]}", x, x + 60) }
+    if (f >= 200 && f < 225) { x = 200 - 2 * (f - 200); if (d != "") d = d ", "
+        d = d sprintf("{\"class_id\": 16, \"class_name\": \"dog\", \"score\": 0.8, \"box\": [%d, 50, %d, 110]}", x, x + 50) }
+    if (f >= 120 && f < 150) { if (d != "") d = d ", "
+        d = d sprintf("{\"class_id\": 0, \"class_name\": \"person\", \"score\": 0.7, \"box\": [100, %d, 140, %d]}", f - 100, f)
+        d = d sprintf(", {\"class_id\": 0, \"class_name\": \"person\", \"score\": 0.2, \"box\": [250, 10, 260, 30]}") }
+    printf("{\"frame\": %d, \"pts\": %g, \"inferred\": true, \"detections\": [%s]}\n", f, f / 25, d) } }' >"$T/dets.jsonl"
+R="--detections $T/dets.jsonl"
+
+# help
+if "$B/infer" --help | grep -q -- "--highlights LIST" && "$B/infer" --help | grep -q -- "--track "; then pass help
+else fail help "--help does not document --track / --highlights"; fi
+
+# segments_exact: no padding, no merging: the tracked appearances exactly
+O=$T/exact
+if run 0 $R --track --line 0,90,320,90 --highlights dog,person --hl-pad 0 --hl-gap 0 --out "$O" "$T/clip.mp4"; then
+    csv=$(tail -n +2 "$O/clip.highlights.csv")
+    want='2.040000,4.000000,1.960000,0.000000,51,99,"1 dog"
+4.840000,6.000000,1.160000,1.960000,121,149,"1 person"
+8.040000,9.000000,0.960000,3.120000,201,224,"1 dog"'
+    if [ "$csv" = "$want" ] && grep -q '"first_frame": 121, "last_frame": 149' "$O/clip.highlights.json" &&
+        grep -q '"reel_duration": 4.08' "$O/clip.highlights.json"; then pass segments_exact
+    else fail segments_exact "segments: $csv"; fi
+else fail segments_exact "infer failed"; fi
+
+# reel_durations: 102 frames (49 + 29 + 24), 4.08 s of video, audio as long within a frame
+if [ -f "$O/clip.highlights.mp4" ]; then
+    n=$(nframes "$O/clip.highlights.mp4")
+    vd=$(dur "$O/clip.highlights.mp4" v)
+    ad=$(dur "$O/clip.highlights.mp4" a)
+    if [ "$n" = 102 ] && near "$vd" 4.08 0.0001 && near "$ad" "$vd" 0.04; then pass reel_durations
+    else fail reel_durations "frames $n, video $vd s, audio $ad s (want 102, 4.08, 4.08 +- 0.04)"; fi
+else fail reel_durations "no reel"; fi
+
+# mot_file: one row per tracked box, frames from 1, 10 columns
+if [ -f "$O/clip.mot.txt" ]; then
+    rows=$(wc -l <"$O/clip.mot.txt")
+    first=$(head -n 1 "$O/clip.mot.txt")
+    cols=$(awk -F, '{ print NF }' "$O/clip.mot.txt" | sort -u)
+    if [ "$rows" = 102 ] && [ "$first" = "52,1,22.00,100.00,60.00,60.00,0.9000,-1,-1,-1" ] && [ "$cols" = 10 ]; then
+        pass mot_file
+    else fail mot_file "$rows rows, first '$first', columns $cols"; fi
+else fail mot_file "no MOT file"; fi
+
+# counts_and_line: 2 dogs, 1 person (the 0.2 box never starts a track); the person crosses y = 90 downwards
+if grep -q '"counts": {"person": 1, "dog": 2}' "$O/clip.tracks.json" 2>/dev/null &&
+    grep -q '"in": 1, "out": 0}' "$O/clip.tracks.json" &&
+    grep -q '"crossings": \[{"track_id": 2, "direction": "in"}\]' "$O/clip.jsonl" &&
+    grep -q "3 tracks: 1 person, 2 dog; line: 1 in, 0 out" "$T/out"; then pass counts_and_line
+else fail counts_and_line "$(grep -o '"counts": [^}]*}' "$O/clip.tracks.json" 2>/dev/null) $(tail -n 1 "$T/out")"; fi
+
+# pad_gap_defaults: pad 0.5 s snapped outward to frames, then merged within 1 s
+O=$T/defaults
+if run 0 $R --track --highlights dog,person --no-save --out "$O" "$T/clip.mp4"; then
+    csv=$(tail -n +2 "$O/clip.highlights.csv" | cut -d, -f1,2,5,6)
+    # dog 1.52-4.52 and person 4.32-6.52 overlap: one segment 1.52-6.52; dog 7.52-9.52
+    want='1.520000,6.520000,38,162
+7.520000,9.520000,188,237'
+    if [ "$csv" = "$want" ] && [ ! -e "$O/clip.mp4" ] && [ -f "$O/clip.highlights.mp4" ]; then pass pad_gap_defaults
+    else fail pad_gap_defaults "segments: $csv"; fi
+else fail pad_gap_defaults "infer failed"; fi
+
+# min_frames: the person track (29 frames) is too short for --hl-min-frames 30
+O=$T/minf
+if run 0 $R --track --highlights person,dog --hl-pad 0 --hl-gap 0 --hl-min-frames 30 --no-save --out "$O" "$T/clip.mp4" &&
+    [ "$(tail -n +2 "$O/clip.highlights.csv" | cut -d, -f5,6 | tr '\n' ' ')" = "51,99 " ]; then pass min_frames
+else fail min_frames "$(cat "$O/clip.highlights.csv" 2>/dev/null)"; fi
+
+# max_len: a 2.5 s cap keeps the most active segment (the first dog: 49 frames)
+O=$T/cap
+if run 0 $R --track --highlights dog --hl-pad 0 --hl-gap 0 --hl-max-len 2.5 --no-save --out "$O" "$T/clip.mp4" &&
+    [ "$(tail -n +2 "$O/clip.highlights.csv" | cut -d, -f5,6 | tr '\n' ' ')" = "51,99 " ]; then pass max_len
+else fail max_len "$(cat "$O/clip.highlights.csv" 2>/dev/null)"; fi
+
+# no_match: nothing of the class: exit 0, an empty segment list, no reel
+O=$T/none
+if run 0 $R --highlights 2 --no-save --out "$O" "$T/clip.mp4" && [ ! -e "$O/clip.highlights.mp4" ] &&
+    grep -q '"segments": \[\]' "$O/clip.highlights.json" && grep -q "nothing matched" "$T/out"; then pass no_match
+else fail no_match "$(cat "$T/out" "$T/err")"; fi
+
+# rerender_keeps_ids: replaying a tracked run's JSON Lines without --track keeps its identities
+O=$T/rerender
+if run 0 --detections "$T/exact/clip.jsonl" --no-save --out "$O" "$T/clip.mp4" &&
+    [ "$(grep -c '"track_id": 3' "$O/clip.jsonl")" = 24 ] && [ ! -e "$O/clip.mot.txt" ]; then pass rerender_keeps_ids
+else fail rerender_keeps_ids "$(grep -c '"track_id"' "$O/clip.jsonl" 2>/dev/null) frames with identities"; fi
+
+# retrack: the same detections tracked again give the same JSON Lines
+O=$T/retrack
+if run 0 --detections "$T/exact/clip.jsonl" --track --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
+    cmp -s "$O/clip.jsonl" "$T/exact/clip.jsonl" && cmp -s "$O/clip.mot.txt" "$T/exact/clip.mot.txt"; then pass retrack
+else fail retrack "re-tracking changed the output"; fi
+
+# bad_detections: malformed or missing file: exit 3, one line naming file:line, nothing written
+printf '{"frame": 0, "pts": 0, "inferred": true, "detections": []}\n{"frame": 1, "pts": 0.04, "detections": [{"box": [1, 2]}]}\n' >"$T/bad.jsonl"
+O=$T/bad
+if run 3 --detections "$T/bad.jsonl" --out "$O" "$T/clip.mp4" && grep -q "bad.jsonl:2" "$T/err" &&
+    [ "$(wc -l <"$T/err")" = 1 ] && [ ! -e "$O/clip.mp4" ] && run 3 --detections "$T/nope.jsonl" --out "$O" "$T/clip.mp4"; then
+    pass bad_detections
+else fail bad_detections "$(cat "$T/err")"; fi
+
+# mismatched_video: the 25 fps clip's detections replayed on a 30 fps clip: the
+# times part by more than half a frame at frame 3: exit 3, the message says
+# which frame, nothing kept
+ffmpeg -v error -y -f lavfi -i testsrc2=size=160x120:rate=30:duration=2 -c:v libx264 -preset ultrafast \
+    -pix_fmt yuv420p "$T/other.mp4"
+O=$T/mismatch
+if run 3 $R --track --out "$O" "$T/other.mp4" && grep -q "frame 3 is at 0.120 s there but at 0.100 s" "$T/err" &&
+    [ ! -e "$O/other.mp4" ] && [ ! -e "$O/other.jsonl" ] && [ ! -e "$O/other.mot.txt" ]; then pass mismatched_video
+else fail mismatched_video "$(cat "$T/err")"; fi
+
+# usage_errors: exit 2, one line each
+ok=1
+for args in "--line 0,0,10,10 $R" "--trail 5 $R" "--hl-gap 1 $R" "--hl-min-frames 3 --highlights dog $R" \
+    "--highlights cat $R" "--line 1,2,1,2 --track $R" "--detections $T/dets.jsonl --names x.txt"; do
+    # shellcheck disable=SC2086
+    if ! run 2 $args --out "$T/usage" "$T/clip.mp4" || [ "$(wc -l <"$T/err")" != 1 ]; then ok=0; echo "    $args"; fi
+done
+if ! run 2 $R --out "$T/usage" "$T/clip.mp4" "$T/other.mp4"; then ok=0; fi
+if ! run 2 --model "$YAML" --weights x --track --out "$T/usage" "$DATA/dog.jpg" 2>/dev/null && [ -f "$DATA/dog.jpg" ]; then ok=0; fi
+[ $ok = 1 ] && pass usage_errors || fail usage_errors "see above"
+
+# refuse_overwrite: an existing reel is refused before any work (exit 7), kept as it was
+O=$T/exist
+mkdir -p "$O" && echo keep >"$O/clip.highlights.mp4"
+if run 7 $R --highlights dog --out "$O" "$T/clip.mp4" && [ "$(cat "$O/clip.highlights.mp4")" = keep ] &&
+    [ ! -e "$O/clip.jsonl" ] && run 0 $R --highlights dog --overwrite --out "$O" "$T/clip.mp4" &&
+    [ "$(nframes "$O/clip.highlights.mp4")" -gt 100 ]; then pass refuse_overwrite
+else fail refuse_overwrite "$(cat "$T/err")"; fi
+
+# live_model: detection by a model (random weights) with tracking and highlights on every class
+if [ -x "$B/mkweights" ] && "$B/mkweights" --model "$YAML" --scale n --seed 7 --out "$T/w.safetensors" >/dev/null 2>&1; then
+    O=$T/live
+    ffmpeg -v error -y -f lavfi -i testsrc2=size=160x120:rate=10:duration=2 -c:v libx264 -preset ultrafast \
+        -pix_fmt yuv420p "$T/live.mp4"
+    all=$(seq -s, 0 79)
+    if run 0 --model "$YAML" --scale n --weights "$T/w.safetensors" --imgsz 64 --threads 1 --device cpu --track \
+        --trail 5 --highlights "$all" --hl-score 0 --conf 0.01 --out "$O" "$T/live.mp4" &&
+        [ "$(wc -l <"$O/live.jsonl")" = 20 ] && [ -f "$O/live.mot.txt" ] && grep -q '"tracks": \[' "$O/live.tracks.json" &&
+        [ -f "$O/live.highlights.json" ]; then pass live_model
+    else fail live_model "$(cat "$T/err")"; fi
+else skip live_model "mkweights is not built or failed"; fi
+
+# temps: no temporary files left anywhere
+left=$(find "$T" -name '*.tmp' | head -n 3)
+[ -z "$left" ] && pass temps || fail temps "left behind: $left"
+exit $FAILED

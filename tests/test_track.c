@@ -1,0 +1,430 @@
+/* test_track.c — the tracker (engine/track.c), its assignment solver
+ * (engine/assign.c) and the per-track counting (engine/count.c).
+ *
+ * Reference: tests/golden/track/NAME.{jsonl,gt.txt,ref.txt}, six synthetic
+ * detection streams with ground truth (objects that move, cross, get
+ * occluded, miss detections, jitter, enter and leave, false positives) and
+ * the identities Roboflow supervision 0.26's ByteTrack gave every detection
+ * (tools/reference/track_goldens.py).  strix must give the same identity to
+ * every detection; supervision's public output may only drop a detection
+ * (its final IoU re-match), never name another identity.  The streams are
+ * also scored with the project's evaluator (engine/moteval.c) against their
+ * ground truth.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assign.h"
+#include "count.h"
+#include "jsonl.h"
+#include "moteval.h"
+#include "strix.h"
+#include "testlib.h"
+
+#define GOLDEN "tests/golden/track/"
+
+/* ------------------------------------------------------------- assignment */
+
+/* brute force: least total cost over all injective maps of the smaller side */
+static double best_cost(const double *c, int rows, int cols)
+{
+    int n = rows < cols ? rows : cols, m = rows < cols ? cols : rows, perm[8], used[8] = {0};
+    double best = INFINITY;
+    /* depth-first over choices of the larger side for each element of the smaller */
+    int depth = 0;
+    perm[0] = -1;
+    while (depth >= 0) {
+        if (depth == n) {
+            double s = 0;
+            for (int k = 0; k < n; k++) s += rows <= cols ? c[k * cols + perm[k]] : c[perm[k] * cols + k];
+            if (s < best) best = s;
+            depth--;
+            if (depth >= 0) used[perm[depth]] = 0;
+            continue;
+        }
+        int next = perm[depth] + 1;
+        while (next < m && used[next]) next++;
+        if (next == m) {
+            perm[depth] = -1;
+            depth--;
+            if (depth >= 0) used[perm[depth]] = 0;
+            continue;
+        }
+        perm[depth] = next;
+        used[next] = 1;
+        depth++;
+        if (depth < n) perm[depth] = -1;
+    }
+    return best;
+}
+
+static void assign_is_optimal(void)
+{
+    for (int trial = 0; trial < 400; trial++) {
+        int rows = tl_int(1, 7), cols = tl_int(1, 7);
+        double c[49];
+        int integer = trial % 3 == 0; /* many ties */
+        for (int i = 0; i < rows * cols; i++) c[i] = integer ? tl_int(0, 3) : tl_uniform(0, 1);
+        int match[7];
+        TL_CHECK(strix_assign(c, rows, cols, match) == 0, "strix_assign failed");
+        double s = 0;
+        int seen[7] = {0}, n = 0;
+        for (int r = 0; r < rows; r++) {
+            if (match[r] < 0) continue;
+            TL_CHECK(match[r] < cols && !seen[match[r]], "trial %d: column %d assigned twice", trial, match[r]);
+            seen[match[r]] = 1;
+            s += c[r * cols + match[r]];
+            n++;
+        }
+        TL_CHECK(n == (rows < cols ? rows : cols), "trial %d (%dx%d): %d pairs", trial, rows, cols, n);
+        double b = best_cost(c, rows, cols);
+        TL_CHECK(fabs(s - b) < 1e-9, "trial %d (%dx%d): cost %.12g, optimum %.12g", trial, rows, cols, s, b);
+    }
+}
+
+static void assign_beats_greedy_at_a_crossing(void)
+{
+    /* greedy by lowest cost takes (0,0) at 0.1 and then must pay 0.9 for (1,1);
+     * the optimum pairs crosswise for 0.2 + 0.2 */
+    double c[4] = {0.1, 0.2, 0.2, 0.9};
+    int m[2];
+    TL_CHECK(strix_assign(c, 2, 2, m) == 0 && m[0] == 1 && m[1] == 0, "got %d %d, want 1 0", m[0], m[1]);
+    double big = 1e300;
+    double d[2] = {big, 1};
+    TL_CHECK(strix_assign(d, 2, 1, m) == 0 && m[0] == -1 && m[1] == 0, "tall matrix: got %d %d", m[0], m[1]);
+    double bad[1] = {NAN};
+    TL_CHECK(strix_assign(bad, 1, 1, m) == -1, "a NaN cost must be refused");
+}
+
+/* --------------------------------------------------------------- goldens */
+
+typedef struct stream {
+    const char *name;
+    double fps;
+    double min_mota, min_idf1; /* strix's scores against the ground truth must reach these */
+} stream;
+
+/* The streams are fixed, so the scores are too (printed by track_scores):
+ * the floors sit just under them, so a change in tracking quality shows.
+ * occlusion and slow_fps lose an identity by design (an object hidden
+ * longer than the lost-track buffer comes back as a new track). */
+static const stream streams[] = {
+    {"cross", 30, 0.99, 0.99},      {"occlusion", 30, 0.75, 0.70}, {"crowd", 30, 0.89, 0.89},
+    {"enter_exit", 25, 0.84, 0.91}, {"slow_fps", 10, 0.78, 0.67},  {"burst", 30, 0.87, 0.92},
+};
+
+/* Run the tracker over a golden stream; hyp receives MOT rows (may be NULL).
+ * Returns detections compared, or -1 (test failed). */
+static long run_stream(const stream *s, strix_mot_box **hyp, long *n_hyp, long *public_dropped)
+{
+    char path[256];
+    snprintf(path, sizeof path, GOLDEN "%s.jsonl", s->name);
+    strix_jsonl_reader *rd = NULL;
+    strix_error e;
+    if (strix_jsonl_open(&rd, path, &e)) {
+        tl_fail("%s", e.message);
+        return -1;
+    }
+    snprintf(path, sizeof path, GOLDEN "%s.ref.txt", s->name);
+    FILE *ref = fopen(path, "r");
+    strix_track_options o;
+    strix_track_options_init(&o);
+    o.frame_rate = s->fps;
+    strix_tracker *t = NULL;
+    long compared = -1, cap = 0, dropped = 0;
+    int *ids = NULL, ids_cap = 0;
+    if (!ref || strix_tracker_create(&t, &o, &e)) {
+        tl_fail("%s: %s", path, ref ? e.message : "cannot open");
+        goto out;
+    }
+    char line[256];
+    if (!fgets(line, sizeof line, ref) || line[0] != '#') { /* the header names the reference */
+        tl_fail("%s: no header", path);
+        goto out;
+    }
+    if (hyp) {
+        *hyp = NULL;
+        *n_hyp = 0;
+    }
+    compared = 0;
+    strix_jsonl_record rec;
+    int got;
+    while ((got = strix_jsonl_next(rd, &rec, &e)) > 0) {
+        if (rec.n > ids_cap) {
+            ids_cap = 2 * rec.n;
+            int *v = realloc(ids, sizeof *v * (size_t)ids_cap);
+            if (!v) {
+                tl_fail("out of memory");
+                compared = -1;
+                goto out;
+            }
+            ids = v;
+        }
+        if (strix_tracker_update(t, rec.dets, rec.n, ids, &e)) {
+            tl_fail("%s frame %ld: %s", s->name, rec.frame, e.message);
+            compared = -1;
+            goto out;
+        }
+        for (int i = 0; i < rec.n; i++) {
+            long fr;
+            int k, direct, pub;
+            if (fscanf(ref, "%ld %d %d %d", &fr, &k, &direct, &pub) != 4 || fr != rec.frame || k != i) {
+                tl_fail("%s: reference out of step at frame %ld detection %d", s->name, rec.frame, i);
+                compared = -1;
+                goto out;
+            }
+            if (ids[i] != direct) {
+                tl_fail("%s frame %ld detection %d (score %.3f): identity %d, supervision %d", s->name, rec.frame,
+                        i, (double)rec.dets[i].score, ids[i], direct);
+                compared = -1;
+                goto out;
+            }
+            if (pub != direct && pub != -1) {
+                tl_fail("%s frame %ld detection %d: supervision's public id %d is neither %d nor dropped", s->name,
+                        rec.frame, i, pub, direct);
+                compared = -1;
+                goto out;
+            }
+            dropped += pub != direct;
+            compared++;
+            if (hyp && ids[i] >= 0) {
+                if (*n_hyp == cap) {
+                    cap = cap ? 2 * cap : 1024;
+                    strix_mot_box *v = realloc(*hyp, sizeof *v * (size_t)cap);
+                    if (!v) {
+                        tl_fail("out of memory");
+                        compared = -1;
+                        goto out;
+                    }
+                    *hyp = v;
+                }
+                const strix_detection *d = &rec.dets[i];
+                (*hyp)[(*n_hyp)++] = (strix_mot_box){(int)rec.frame + 1, ids[i], d->x1, d->y1, d->x2 - d->x1,
+                                                     d->y2 - d->y1, d->score};
+            }
+        }
+    }
+    if (got < 0) {
+        tl_fail("%s", e.message);
+        compared = -1;
+    }
+    if (public_dropped) *public_dropped = dropped;
+out:
+    if (ref) fclose(ref);
+    strix_jsonl_close(rd);
+    strix_tracker_free(t);
+    free(ids);
+    return compared;
+}
+
+static void matches_supervision(void)
+{
+    long total = 0, dropped = 0;
+    for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
+        long d = 0, n = run_stream(&streams[i], NULL, NULL, &d);
+        if (n < 0) return;
+        TL_CHECK(n > 50, "%s: only %ld detections compared", streams[i].name, n);
+        total += n;
+        dropped += d;
+    }
+    printf("  %ld detections, every identity equal to supervision's ByteTrack; its public output drops %ld "
+           "(final IoU re-match), names no other identity\n",
+           total, dropped);
+}
+
+static void track_scores(void)
+{
+    for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
+        const stream *s = &streams[i];
+        strix_mot_box *hyp = NULL, *gt = NULL;
+        long n_hyp = 0, n_gt = 0;
+        if (run_stream(s, &hyp, &n_hyp, NULL) < 0) {
+            free(hyp);
+            return;
+        }
+        char path[256];
+        snprintf(path, sizeof path, GOLDEN "%s.gt.txt", s->name);
+        strix_error e;
+        strix_mot_metrics m;
+        int bad = strix_mot_read(path, &gt, &n_gt, &e) || strix_mot_evaluate(gt, n_gt, hyp, n_hyp, 0.5, &m, &e);
+        free(hyp);
+        free(gt);
+        TL_CHECK(!bad, "%s", e.message);
+        printf("  %-10s MOTA %.3f IDF1 %.3f (gt %ld, fp %ld, fn %ld, idsw %ld)\n", s->name, m.mota, m.idf1, m.gt, m.fp,
+               m.fn, m.idsw);
+        if (!(m.mota >= s->min_mota && m.idf1 >= s->min_idf1))
+            tl_fail("%s: MOTA %.3f IDF1 %.3f under %.2f / %.2f", s->name, m.mota, m.idf1, s->min_mota, s->min_idf1);
+    }
+}
+
+/* ------------------------------------------------------ random streams */
+
+/* K objects on separate horizontal lanes, constant velocity, detected every
+ * frame with a little jitter: one identity each from the first frame,
+ * MOTA = IDF1 = 1 against the truth. */
+static void perfect_detections_keep_identities(void)
+{
+    for (int trial = 0; trial < 20; trial++) {
+        int k = tl_int(1, 12), frames = tl_int(20, 120);
+        float x[12], vx[12], w[12], h[12];
+        for (int i = 0; i < k; i++) {
+            x[i] = tl_uniform(0, 800);
+            vx[i] = tl_uniform(-8, 8);
+            w[i] = tl_uniform(30, 60);
+            h[i] = tl_uniform(40, 50);
+        }
+        strix_track_options o;
+        strix_track_options_init(&o);
+        strix_tracker *t;
+        strix_error e;
+        TL_CHECK(!strix_tracker_create(&t, &o, &e), "%s", e.message);
+        strix_mot_box *gt = malloc(sizeof *gt * (size_t)(k * frames)), *hyp = malloc(sizeof *hyp * (size_t)(k * frames));
+        int first_id[12], ok = gt && hyp;
+        long n = 0;
+        for (int f = 0; f < frames && ok; f++) {
+            strix_detection d[12];
+            int ids[12];
+            for (int i = 0; i < k; i++) {
+                float cx = x[i] + vx[i] * f, cy = 60.0f + 70.0f * i; /* lanes 70 px apart: never overlapping */
+                float jx = tl_uniform(-1, 1), jy = tl_uniform(-1, 1);
+                d[i] = (strix_detection){cx + jx, cy + jy, cx + w[i] + jx, cy + h[i] + jy, tl_uniform(0.7f, 0.95f), 0};
+                gt[n + i] = (strix_mot_box){f + 1, i + 1, cx, cy, w[i], h[i], 1};
+            }
+            if (strix_tracker_update(t, d, k, ids, &e)) {
+                strix_tracker_free(t);
+                free(gt);
+                free(hyp);
+                TL_CHECK(0, "%s", e.message);
+            }
+            for (int i = 0; i < k; i++, n++) {
+                if (f == 0) first_id[i] = ids[i];
+                ok &= ids[i] == first_id[i] && ids[i] == i + 1;
+                hyp[n] = (strix_mot_box){f + 1, ids[i], d[i].x1, d[i].y1, d[i].x2 - d[i].x1, d[i].y2 - d[i].y1, 1};
+            }
+        }
+        strix_tracker_free(t);
+        strix_mot_metrics m;
+        int bad = !ok || strix_mot_evaluate(gt, n, hyp, n, 0.5, &m, &e);
+        free(gt);
+        free(hyp);
+        TL_CHECK(ok, "trial %d: identities changed or not 1..%d in detection order", trial, k);
+        TL_CHECK(!bad, "%s", e.message);
+        TL_CHECK(m.mota == 1 && m.idf1 == 1, "trial %d: MOTA %g IDF1 %g, want 1", trial, m.mota, m.idf1);
+    }
+}
+
+static void lost_track_buffer(void)
+{
+    /* one object hidden for B frames comes back with its identity when B <=
+     * the buffer (+1 frame: the reference drops a lost track a frame late),
+     * with a new one after */
+    for (int gap = 1; gap <= 14; gap++) {
+        strix_track_options o;
+        strix_track_options_init(&o);
+        o.frame_rate = 10; /* buffer int(10 / 30 * 30) = 10 frames */
+        strix_tracker *t;
+        strix_error e;
+        TL_CHECK(!strix_tracker_create(&t, &o, &e), "%s", e.message);
+        int id0 = -2, id1 = -2, ids[1];
+        for (int f = 0; f < 10 + gap + 3; f++) {
+            int hidden = f >= 10 && f < 10 + gap;
+            strix_detection d = {100.0f + f, 100, 150.0f + f, 200, 0.9f, 0};
+            if (strix_tracker_update(t, &d, hidden ? 0 : 1, ids, &e)) break;
+            if (f == 9) id0 = ids[0];
+            if (f == 10 + gap + 2) id1 = ids[0];
+        }
+        strix_tracker_free(t);
+        int same = gap <= 11;
+        TL_CHECK(id0 == 1 && (same ? id1 == 1 : id1 > 1), "gap %d: identity %d then %d (%s)", gap, id0, id1,
+                 same ? "want the same" : "want a new one");
+    }
+}
+
+static void tracker_arguments(void)
+{
+    strix_track_options o;
+    strix_track_options_init(&o);
+    strix_tracker *t = NULL;
+    strix_error e;
+    o.track_thresh = 1.5f;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "0..1"), "track_thresh 1.5");
+    strix_track_options_init(&o);
+    o.frame_rate = 0;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG, "frame rate 0");
+    strix_track_options_init(&o);
+    TL_CHECK(!strix_tracker_create(&t, &o, &e), "%s", e.message);
+    strix_detection d = {10, 10, 5, 20, 0.9f, 0}; /* x2 < x1 */
+    int id;
+    TL_CHECK(strix_tracker_update(t, &d, 1, &id, &e) == STRIX_E_ARG && strstr(e.message, "detection 0"),
+             "an empty box must be refused");
+    d.x2 = 20;
+    d.score = NAN;
+    TL_CHECK(strix_tracker_update(t, &d, 1, &id, &e) == STRIX_E_ARG, "a NaN score must be refused");
+    TL_CHECK(strix_tracker_update(t, NULL, 0, NULL, &e) == STRIX_OK, "an empty frame is fine");
+    strix_tracker_free(t);
+    strix_tracker_free(NULL);
+}
+
+/* ------------------------------------------------------------- counting */
+
+static void counter_line_and_tracks(void)
+{
+    /* a line drawn left to right at y = 100: moving down crosses "in" */
+    float line[4] = {0, 100, 200, 100};
+    strix_counter *c;
+    strix_error e;
+    TL_CHECK(!strix_counter_create(&c, line, 3, &e), "%s", e.message);
+    /* track 1 (dog, class 16) moves down across the line at x ~ 50, then back up;
+     * track 2 (person) moves down at x ~ 300: beside the segment, no crossing;
+     * track 3 touches the line (centre on it) and returns: no crossing */
+    float y1[] = {60, 80, 95, 105, 120, 90, 70}, y3[] = {80, 90, 100, 90, 80, 70, 60};
+    int ins = 0, outs = 0;
+    for (int f = 0; f < 7; f++) {
+        strix_detection d[3] = {{40, y1[f] - 10, 60, y1[f] + 10, 0.9f, f == 2 ? 0 : 16},
+                                {290, y1[f] - 10, 310, y1[f] + 10, 0.8f, 0},
+                                {120, y3[f] - 10, 140, y3[f] + 10, 0.7f, 0}};
+        int ids[3] = {1, 2, 3};
+        strix_crossing cr[3];
+        int n;
+        if (strix_counter_add(c, f, f / 25.0, d, ids, 3, cr, &n, &e)) break;
+        for (int k = 0; k < n; k++) {
+            TL_CHECK(cr[k].id == 1, "frame %d: track %d crossed", f, cr[k].id);
+            ins += cr[k].in;
+            outs += !cr[k].in;
+            TL_CHECK(cr[k].in == (f == 3), "frame %d: direction %s", f, cr[k].in ? "in" : "out");
+        }
+    }
+    int in, out;
+    strix_counter_line(c, &in, &out);
+    TL_CHECK(in == 1 && out == 1 && ins == 1 && outs == 1, "line: in %d out %d", in, out);
+    const strix_track_info *t;
+    int n = strix_counter_tracks(c, &t);
+    TL_CHECK(n == 3 && t[0].id == 1 && t[0].class_id == 16 && t[0].frames == 7 && t[0].first == 0 && t[0].last == 6,
+             "track 1: class %d frames %ld (%ld..%ld)", t[0].class_id, t[0].frames, t[0].first, t[0].last);
+    TL_CHECK(t[0].line_in == 1 && t[0].line_out == 1 && t[1].line_in == 0 && t[2].line_in == 0, "per-track crossings");
+    TL_CHECK(strix_counter_class_tracks(c, 0) == 2 && strix_counter_class_tracks(c, 16) == 1, "class counts");
+    const float *xy;
+    int k = strix_counter_trail(c, 1, 6, &xy);
+    TL_CHECK(k == 3 && xy[1] == 120 && xy[3] == 90 && xy[5] == 70, "trail of 3: %d points", k);
+    TL_CHECK(strix_counter_trail(c, 1, 9, &xy) == 0 && strix_counter_trail(c, 7, 6, &xy) == 0,
+             "stale or unknown tracks have no trail");
+    strix_counter_free(c);
+    float same[4] = {5, 5, 5, 5};
+    TL_CHECK(strix_counter_create(&c, same, 0, &e) == STRIX_E_ARG, "a line with two equal points must be refused");
+}
+
+int main(int argc, char **argv)
+{
+    tl_init();
+    TL_RUN(assign_is_optimal);
+    TL_RUN(assign_beats_greedy_at_a_crossing);
+    TL_RUN(matches_supervision);
+    TL_RUN(track_scores);
+    TL_RUN(perfect_detections_keep_identities);
+    TL_RUN(lost_track_buffer);
+    TL_RUN(tracker_arguments);
+    TL_RUN(counter_line_and_tracks);
+    TL_MAIN_END();
+}
