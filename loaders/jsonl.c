@@ -1,5 +1,6 @@
 /* jsonl.c — reads infer's video JSON Lines (format in jsonl.h) with a small
- * strict JSON parser of its own.
+ * strict JSON parser of its own, and holds the JSON writers infer uses, so
+ * what it writes and what this reads are kept together.
  *
  * Why not libyaml, the one parser among the allowed libraries: it implements
  * YAML 1.1, of which JSON is not a subset.  It rejects the surrogate pairs
@@ -642,4 +643,79 @@ void strix_jsonl_close(strix_jsonl_reader *r)
     free(r->line);
     free(r->path);
     free(r);
+}
+
+/* ------------------------------------------------------------- writing */
+
+/* A JSON string: escapes, and U+FFFD for bytes that are not UTF-8. */
+void strix_json_str(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    while (*p) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc((int)c, f);
+            p++;
+        } else if (c < 0x20) {
+            fprintf(f, "\\u%04x", c);
+            p++;
+        } else if (c < 0x80) {
+            fputc((int)c, f);
+            p++;
+        } else {
+            int len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+            if (c >= 0xF5) len = 0;
+            int ok = len > 0;
+            for (int k = 1; k < len && ok; k++) ok = (p[k] & 0xC0) == 0x80;
+            if (ok && len == 3) ok = !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
+            if (ok && len == 4) ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
+            if (ok) {
+                fwrite(p, 1, (size_t)len, f);
+                p += len;
+            } else {
+                fputs("\\ufffd", f);
+                p++;
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+/* The shortest decimal that reads back as the same float (null if not finite). */
+void strix_json_float(FILE *f, float v)
+{
+    if (!(v == v) || v > 3.4e38f || v < -3.4e38f) {
+        fputs("null", f);
+        return;
+    }
+    char buf[32];
+    if (fabsf(v) < 1e7f && v == (float)(long)v) { /* whole numbers as such: 130, not 1.3e+02 */
+        fprintf(f, "%ld", (long)v);
+        return;
+    }
+    for (int d = 1; d <= 9; d++) {
+        snprintf(buf, sizeof buf, "%.*g", d, (double)v);
+        if (strtof(buf, NULL) == v) break;
+    }
+    fputs(buf, f);
+}
+
+void strix_json_double(FILE *f, double v)
+{
+    char buf[40];
+    if (!isfinite(v)) {
+        fputs("null", f);
+        return;
+    }
+    if (fabs(v) < 1e15 && v == (double)(long long)v) { /* whole numbers as such */
+        fprintf(f, "%lld", (long long)v);
+        return;
+    }
+    for (int d = 1; d <= 17; d++) {
+        snprintf(buf, sizeof buf, "%.*g", d, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    fputs(buf, f);
 }

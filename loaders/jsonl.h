@@ -1,6 +1,7 @@
 /* jsonl.h — reads back the JSON Lines that `infer` writes for a video (one
  * object per frame), so a run can be re-tracked, re-rendered or re-cut
- * without running the model again (`infer --detections FILE`).
+ * without running the model again (`infer --detections FILE`); and the
+ * string and number writers infer writes its JSON with.
  *
  * A line:
  *   {"frame": 0, "pts": 0.04, "inferred": true,
@@ -32,6 +33,8 @@
 #ifndef STRIX_JSONL_H
 #define STRIX_JSONL_H
 
+#include <stdio.h>
+
 #include "strix.h"
 
 #define STRIX_JSONL_MAX_CLASSES 1000000 /* class_id bound: keeps the name table small */
@@ -62,5 +65,13 @@ const char *strix_jsonl_class_name(const strix_jsonl_reader *r, int class_id);
 int strix_jsonl_class_count(const strix_jsonl_reader *r);
 
 void strix_jsonl_close(strix_jsonl_reader *r);
+
+/* Writing, as infer writes its JSON and JSON Lines (so what it writes reads
+ * back exactly): a string with escapes, U+FFFD for bytes that are not
+ * UTF-8; numbers as whole numbers when they are, else the shortest decimal
+ * that reads back as the same float or double; null when not finite. */
+void strix_json_str(FILE *f, const char *s);
+void strix_json_float(FILE *f, float v);
+void strix_json_double(FILE *f, double v);
 
 #endif

@@ -30,63 +30,6 @@ static const char *put_file(const char *name, const char *content, size_t len)
     return fclose(f) == 0 && ok ? g_path : NULL;
 }
 
-/* ---------------------------------------- infer's writers (tools/infer.c) */
-
-static void json_str(FILE *f, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    fputc('"', f);
-    while (*p) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-            p++;
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-            p++;
-        } else if (c < 0x80) {
-            fputc((int)c, f);
-            p++;
-        } else {
-            int len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-            if (c >= 0xF5) len = 0;
-            int ok = len > 0;
-            for (int k = 1; k < len && ok; k++) ok = (p[k] & 0xC0) == 0x80;
-            if (ok && len == 3) ok = !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
-            if (ok && len == 4) ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
-            if (ok) {
-                fwrite(p, 1, (size_t)len, f);
-                p += len;
-            } else {
-                fputs("\\ufffd", f);
-                p++;
-            }
-        }
-    }
-    fputc('"', f);
-}
-
-static void json_float(FILE *f, float v)
-{
-    char buf[32];
-    for (int d = 1; d <= 9; d++) {
-        snprintf(buf, sizeof buf, "%.*g", d, (double)v);
-        if (strtof(buf, NULL) == v) break;
-    }
-    fputs(buf, f);
-}
-
-static void json_double(FILE *f, double v)
-{
-    char buf[40];
-    for (int d = 1; d <= 17; d++) {
-        snprintf(buf, sizeof buf, "%.*g", d, v);
-        if (strtod(buf, NULL) == v) break;
-    }
-    fputs(buf, f);
-}
-
 /* ------------------------------------------------------------ helpers */
 
 static int same_float(float a, float b) { return !memcmp(&a, &b, sizeof a); }
@@ -166,22 +109,22 @@ static void test_infer_format(void)
         }
         /* as video_write does */
         fprintf(f, "{\"frame\": %d, \"pts\": ", i * 2);
-        json_double(f, pts[i]);
+        strix_json_double(f, pts[i]);
         fprintf(f, ", \"inferred\": %s, \"detections\": [", i % 2 ? "false" : "true");
         for (int k = 0; k < nd; k++) {
             const strix_detection *b = &d[i][k];
             fprintf(f, "%s{\"class_id\": %d, \"class_name\": ", k ? ", " : "", b->class_id);
-            json_str(f, names[b->class_id]);
+            strix_json_str(f, names[b->class_id]);
             fputs(", \"score\": ", f);
-            json_float(f, b->score);
+            strix_json_float(f, b->score);
             fputs(", \"box\": [", f);
-            json_float(f, b->x1);
+            strix_json_float(f, b->x1);
             fputs(", ", f);
-            json_float(f, b->y1);
+            strix_json_float(f, b->y1);
             fputs(", ", f);
-            json_float(f, b->x2);
+            strix_json_float(f, b->x2);
             fputs(", ", f);
-            json_float(f, b->y2);
+            strix_json_float(f, b->y2);
             fputs("]}", f);
         }
         fputs("]}\n", f);

@@ -261,16 +261,20 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
     return 0;
 }
 
-/* Seconds: a finite number >= 0. */
-static int parse_seconds(const char *opt, const char *s, double *out)
+/* A number in lo..hi ("what" names the range in the message). */
+static int parse_number(const char *opt, const char *s, double lo, double hi, const char *what, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0 && v <= 1e7))
-        return usage_error("%s: '%s' is not a number of seconds (0 or more)", opt, s);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) return usage_error("%s: '%s' is not %s", opt, s, what);
     *out = v;
     return 0;
+}
+
+static int parse_seconds(const char *opt, const char *s, double *out)
+{
+    return parse_number(opt, s, 0, 1e7, "a number of seconds (0 or more)", out);
 }
 
 /* --line "x1,y1,x2,y2" */
@@ -292,13 +296,7 @@ static int parse_line(const char *s, float *l)
 
 static int parse_unit(const char *opt, const char *s, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0 && v <= 1))
-        return usage_error("%s: '%s' is not a number in 0..1", opt, s);
-    *out = v;
-    return 0;
+    return parse_number(opt, s, 0, 1, "a number in 0..1", out);
 }
 
 /* Returns -1 when the run should stop with status 0 (help, version). */
@@ -861,75 +859,6 @@ static void abandon_temp(FILE *f, char *tmp)
 
 /* -------------------------------------------------------------------- JSON */
 
-/* A JSON string: escapes, and U+FFFD for bytes that are not UTF-8. */
-static void json_str(FILE *f, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    fputc('"', f);
-    while (*p) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-            p++;
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-            p++;
-        } else if (c < 0x80) {
-            fputc((int)c, f);
-            p++;
-        } else {
-            int len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-            if (c >= 0xF5) len = 0;
-            int ok = len > 0;
-            for (int k = 1; k < len && ok; k++) ok = (p[k] & 0xC0) == 0x80;
-            if (ok && len == 3) ok = !(c == 0xE0 && p[1] < 0xA0) && !(c == 0xED && p[1] >= 0xA0);
-            if (ok && len == 4) ok = !(c == 0xF0 && p[1] < 0x90) && !(c == 0xF4 && p[1] >= 0x90);
-            if (ok) {
-                fwrite(p, 1, (size_t)len, f);
-                p += len;
-            } else {
-                fputs("\\ufffd", f);
-                p++;
-            }
-        }
-    }
-    fputc('"', f);
-}
-
-/* The shortest decimal that reads back as the same float (null if not finite). */
-static void json_float(FILE *f, float v)
-{
-    if (!(v == v) || v > 3.4e38f || v < -3.4e38f) {
-        fputs("null", f);
-        return;
-    }
-    char buf[32];
-    if (v == (float)(long)v && fabsf(v) < 1e7f) { /* whole numbers as such: 130, not 1.3e+02 */
-        fprintf(f, "%ld", (long)v);
-        return;
-    }
-    for (int d = 1; d <= 9; d++) {
-        snprintf(buf, sizeof buf, "%.*g", d, (double)v);
-        if (strtof(buf, NULL) == v) break;
-    }
-    fputs(buf, f);
-}
-
-static void json_double(FILE *f, double v)
-{
-    char buf[40];
-    if (fabs(v) < 1e15 && v == (double)(long long)v) { /* whole numbers as such */
-        fprintf(f, "%lld", (long long)v);
-        return;
-    }
-    for (int d = 1; d <= 17; d++) {
-        snprintf(buf, sizeof buf, "%.*g", d, v);
-        if (strtod(buf, NULL) == v) break;
-    }
-    fputs(buf, f);
-}
-
 /* ------------------------------------------------------------ frame source */
 
 /* One decoded frame.  index: position in the source; name: where it came
@@ -1019,17 +948,17 @@ static void json_dets(FILE *j, const char *const *names, int n_names, const stri
     for (int i = 0; i < n; i++) {
         const strix_detection *b = &d[i];
         fprintf(j, "%s{\"class_id\": %d, \"class_name\": ", i ? next : first, b->class_id);
-        json_str(j, name_of(names, n_names, b->class_id));
+        strix_json_str(j, name_of(names, n_names, b->class_id));
         fputs(", \"score\": ", j);
-        json_float(j, b->score);
+        strix_json_float(j, b->score);
         fputs(", \"box\": [", j);
-        json_float(j, b->x1);
+        strix_json_float(j, b->x1);
         fputs(", ", j);
-        json_float(j, b->y1);
+        strix_json_float(j, b->y1);
         fputs(", ", j);
-        json_float(j, b->x2);
+        strix_json_float(j, b->x2);
         fputs(", ", j);
-        json_float(j, b->y2);
+        strix_json_float(j, b->y2);
         if (ids && ids[i] >= 0) fprintf(j, "], \"track_id\": %d}", ids[i]);
         else fputs("]}", j);
     }
@@ -1041,7 +970,7 @@ static void json_image(run *r, const frame *f, const strix_detections *d)
     fputs(r->first_image ? "\n    " : ",\n    ", j);
     r->first_image = 0;
     fputs("{\"image\": ", j);
-    json_str(j, f->name);
+    strix_json_str(j, f->name);
     fprintf(j, ", \"width\": %d, \"height\": %d, \"detections\": [", f->img.width, f->img.height);
     json_dets(j, r->names, r->n_names, d->items, NULL, d->count, "\n      ", ",\n      ");
     fputs(d->count ? "\n    ]}" : "]}", j);
@@ -1202,9 +1131,9 @@ static int finish_json(run *r, const char *path)
     fputs(r->first_image ? "],\n  \"errors\": [" : "\n  ],\n  \"errors\": [", j);
     for (int i = 0; i < r->err_names.n; i++) {
         fputs(i ? ",\n    {\"image\": " : "\n    {\"image\": ", j);
-        json_str(j, r->err_names.v[i]);
+        strix_json_str(j, r->err_names.v[i]);
         fputs(", \"error\": ", j);
-        json_str(j, r->err_msgs.v[i]);
+        strix_json_str(j, r->err_msgs.v[i]);
         fputs("}", j);
     }
     fputs(r->err_names.n ? "\n  ]\n}\n" : "]\n}\n", j);
@@ -1224,15 +1153,15 @@ static int start_json(run *r, const char *path)
     }
     const options *o = r->o;
     fprintf(r->json, "{\n  \"strix_version\": ");
-    json_str(r->json, STRIX_VERSION);
+    strix_json_str(r->json, STRIX_VERSION);
     fputs(",\n  \"model\": ", r->json);
-    json_str(r->json, o->model);
+    strix_json_str(r->json, o->model);
     fputs(",\n  \"weights\": ", r->json);
-    json_str(r->json, o->weights);
+    strix_json_str(r->json, o->weights);
     fprintf(r->json, ",\n  \"imgsz\": %d,\n  \"conf\": ", o->imgsz);
-    json_double(r->json, o->conf);
+    strix_json_double(r->json, o->conf);
     fputs(",\n  \"iou\": ", r->json);
-    json_double(r->json, o->iou);
+    strix_json_double(r->json, o->iou);
     fputs(",\n  \"images\": [", r->json);
     r->first_image = 1;
     return 0;
@@ -1689,7 +1618,7 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
     v->annotate_ms += t1 - t0;
     FILE *j = v->jl;
     fprintf(j, "{\"frame\": %ld, \"pts\": ", f->index);
-    json_double(j, vf->time);
+    strix_json_double(j, vf->time);
     fprintf(j, ", \"inferred\": %s, \"detections\": [", inferred ? "true" : "false");
     json_dets(j, v->names, v->n_names, dets, ids, n, "", ", ");
     fputs("]", j);
@@ -1777,15 +1706,15 @@ static int write_tracks_json(vrun *v, long frames, double fps)
         return EXIT_NOMEM;
     }
     fputs("{\n  \"video\": ", j);
-    json_str(j, v->p->input);
+    strix_json_str(j, v->p->input);
     fprintf(j, ",\n  \"frames\": %ld,\n  \"fps\": ", frames);
-    json_double(j, fps);
+    strix_json_double(j, fps);
     fputs(",\n  \"tracker\": {\"name\": \"bytetrack\", \"track_thresh\": ", j);
-    json_double(j, o->track_thresh);
+    strix_json_double(j, o->track_thresh);
     fputs(", \"match_thresh\": ", j);
-    json_double(j, o->match_thresh);
+    strix_json_double(j, o->match_thresh);
     fprintf(j, ", \"track_buffer\": %d, \"conf\": ", o->track_buffer);
-    json_double(j, o->conf);
+    strix_json_double(j, o->conf);
     fputs("},\n  \"counts\": {", j);
     int first = 1;
     for (int c = 0; c < v->n_names; c++) {
@@ -1793,7 +1722,7 @@ static int write_tracks_json(vrun *v, long frames, double fps)
         if (!k) continue;
         fputs(first ? "" : ", ", j);
         first = 0;
-        json_str(j, class_name_of(v, c));
+        strix_json_str(j, class_name_of(v, c));
         fprintf(j, ": %d", k);
     }
     fputs("}", j);
@@ -1803,7 +1732,7 @@ static int write_tracks_json(vrun *v, long frames, double fps)
         fputs(",\n  \"line\": {\"points\": [", j);
         for (int k = 0; k < 4; k++) {
             if (k) fputs(", ", j);
-            json_float(j, o->line[k]);
+            strix_json_float(j, o->line[k]);
         }
         fprintf(j, "], \"in\": %d, \"out\": %d}", in, out);
     }
@@ -1811,12 +1740,12 @@ static int write_tracks_json(vrun *v, long frames, double fps)
     for (int i = 0; i < n; i++) {
         fprintf(j, "%s{\"track_id\": %d, \"class_id\": %d, \"class_name\": ", i ? ",\n    " : "\n    ", t[i].id,
                 t[i].class_id);
-        json_str(j, class_name_of(v, t[i].class_id));
+        strix_json_str(j, class_name_of(v, t[i].class_id));
         fprintf(j, ", \"first_frame\": %ld, \"last_frame\": %ld, \"frames\": %ld, \"start\": ", t[i].first,
                 t[i].last, t[i].frames);
-        json_double(j, t[i].start);
+        strix_json_double(j, t[i].start);
         fputs(", \"end\": ", j);
-        json_double(j, t[i].end);
+        strix_json_double(j, t[i].end);
         if (o->has_line) fprintf(j, ", \"in\": %d, \"out\": %d", t[i].line_in, t[i].line_out);
         fputs("}", j);
     }
@@ -1987,53 +1916,53 @@ static int write_highlights(vrun *v, double end_time)
         goto out;
     }
     fputs("{\n  \"video\": ", j);
-    json_str(j, p->input);
+    strix_json_str(j, p->input);
     fputs(",\n  \"reel\": ", j);
-    if (n_sg) json_str(j, p->hl_video);
+    if (n_sg) strix_json_str(j, p->hl_video);
     else fputs("null", j);
     fputs(",\n  \"classes\": [", j);
     for (int k = 0, first = 1; k < v->n_names; k++)
         if (v->hl_mask[k]) {
             fputs(first ? "" : ", ", j);
             first = 0;
-            json_str(j, class_name_of(v, k));
+            strix_json_str(j, class_name_of(v, k));
         }
     fputs("],\n  \"options\": {\"score\": ", j);
-    json_double(j, o->hl_score);
+    strix_json_double(j, o->hl_score);
     fprintf(j, ", \"min_frames\": %d, \"gap\": ", o->hl_min_frames);
-    json_double(j, o->hl_gap);
+    strix_json_double(j, o->hl_gap);
     fputs(", \"pad\": ", j);
-    json_double(j, o->hl_pad);
+    strix_json_double(j, o->hl_pad);
     fputs(", \"min_len\": ", j);
-    json_double(j, o->hl_min_len);
+    strix_json_double(j, o->hl_min_len);
     fputs(", \"max_len\": ", j);
-    json_double(j, o->hl_max_len);
+    strix_json_double(j, o->hl_max_len);
     fputs("},\n  \"video_duration\": ", j);
-    json_double(j, end_time - (h->frames ? h->pts[0] : 0));
+    strix_json_double(j, end_time - (h->frames ? h->pts[0] : 0));
     fputs(",\n  \"reel_duration\": ", j);
-    json_double(j, total);
+    strix_json_double(j, total);
     fputs(",\n  \"segments\": [", j);
     fputs("start,end,duration,reel_start,first_frame,last_frame,appeared\n", c);
     double at = 0;
     for (long i = 0; i < n_sg; i++) {
         if (segment_appeared(v, &sg[i], count)) goto nomem;
         fputs(i ? ",\n    {\"start\": " : "\n    {\"start\": ", j);
-        json_double(j, sg[i].start);
+        strix_json_double(j, sg[i].start);
         fputs(", \"end\": ", j);
-        json_double(j, sg[i].end);
+        strix_json_double(j, sg[i].end);
         fputs(", \"duration\": ", j);
-        json_double(j, sg[i].end - sg[i].start);
+        strix_json_double(j, sg[i].end - sg[i].start);
         fputs(", \"reel_start\": ", j);
-        json_double(j, at);
+        strix_json_double(j, at);
         fprintf(j, ", \"first_frame\": %ld, \"last_frame\": %ld, \"activity\": ", sg[i].first, sg[i].last);
-        json_double(j, sg[i].activity);
+        strix_json_double(j, sg[i].activity);
         fputs(", \"appeared\": {", j);
         fprintf(c, "%.6f,%.6f,%.6f,%.6f,%ld,%ld,\"", sg[i].start, sg[i].end, sg[i].end - sg[i].start, at, sg[i].first,
                 sg[i].last);
         for (int k = 0, first = 1; k < v->n_names; k++) {
             if (!count[k]) continue;
             fputs(first ? "" : ", ", j);
-            json_str(j, class_name_of(v, k));
+            strix_json_str(j, class_name_of(v, k));
             fprintf(j, ": %d", count[k]);
             fprintf(c, "%s%d %s", first ? "" : "; ", count[k], class_name_of(v, k));
             first = 0;
