@@ -1382,6 +1382,7 @@ typedef struct vrun {
     double t0, last_progress, annotate_ms, side_ms;
     int tty, reported;           /* reported: the failure was already printed */
     int fail_rc;                 /* exit code of a failure the writer knows better (bad --detections) */
+    long replayed;               /* detections replayed (after the filters) */
     const unsigned char *mask;   /* --classes (applied here to replayed detections) */
     /* --detections: the records replayed instead of detections, filtered into rdets/rids */
     strix_jsonl_reader *replay;
@@ -1581,6 +1582,7 @@ static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_d
     }
     *dets = v->rdets;
     *n = m;
+    v->replayed += m;
     *rec_ids = any_id ? v->rids : NULL;
     *inferred = rec.inferred;
     return 0;
@@ -2196,10 +2198,11 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
                 ps.frames, info->frames_exact ? "header announces" : "duration suggests about", info->frames);
     FILE *s = g_stop ? stderr : stdout;
     if (!o->quiet || g_stop)
-        fprintf(s, "infer: %s: %ld frames (%ld detected), %ld detections in %.2f s, %.1f fps; decode %.2f s, "
+        fprintf(s, "infer: %s: %ld frames (%ld %s), %ld detections in %.2f s, %.1f fps; decode %.2f s, "
                 "preprocess %.2f s, inference %.2f s, postprocess %.2f s, annotate %.2f s, encode %.2f s "
                 "(stages overlap); peak memory %ld MB; %s%s%s%s\n",
-                p->input, ps.frames, ps.inferred, ps.detections, wall, wall > 0 ? (double)ps.frames / wall : 0,
+                p->input, ps.frames, ps.inferred, o->detections ? "replayed" : "detected",
+                o->detections ? v.replayed : ps.detections, wall, wall > 0 ? (double)ps.frames / wall : 0,
                 rs.decode_ms / 1e3, rs.convert_ms / 1e3, ps.detect_ms / 1e3, (ps.post_ms + v.side_ms) / 1e3,
                 v.annotate_ms / 1e3, enc / 1e3, peak_rss_mb(), g_stop ? "interrupted: kept the frames read "
                 "so far in " : "wrote ", p->video_out ? p->video_out : "", p->video_out ? " and " : "", p->jsonl);
