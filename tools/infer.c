@@ -54,6 +54,16 @@
  *   a decode thread, detection batched on this thread, an annotate/encode
  *   thread, bounded queues, so memory stays flat however long the video.
  *
+ * Tracking and highlights (videos; README "Tracking, counting and highlight
+ * reels"): --track runs ByteTrack (engine/track.c) on the writer thread, in
+ * frame order, adding "track_id" to the JSON Lines and writing
+ * OUT/<stem>.mot.txt and OUT/<stem>.tracks.json (engine/count.c totals);
+ * --highlights logs each frame's qualifying detections, then after the
+ * video cuts OUT/<stem>.highlights.mp4 (loaders/video_cut.c, segments from
+ * engine/highlight.c, frames redrawn from the JSON Lines just written) with
+ * its .json and .csv segment lists; --detections FILE replays JSON Lines
+ * (loaders/jsonl.c) in place of the model.
+ *
  * Exit status (also in --help):
  *   0 ok; 1 internal error; 2 usage error (bad or missing option or value);
  *   3 an input is missing or unreadable; 4 bad model YAML; 5 bad weights;
