@@ -99,6 +99,10 @@ $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
+# The golden test decodes the sample JPEGs with libjpeg-turbo, as the
+# reference (OpenCV) did: its inputs are then regenerated, not stored.
+$(BUILD)/tests/test_golden: LDLIBS += -ljpeg
+
 # perf/ programs (benchmark, per-kernel harnesses): build/perf/NAME, library only.
 PERF = $(patsubst perf/%.c,$(BUILD)/perf/%,$(wildcard perf/*.c))
 $(BUILD)/perf/%: perf/%.c $(LIB)

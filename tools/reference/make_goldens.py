@@ -75,6 +75,13 @@ def build_model(yaml_path, scale, weights):
     return y
 
 
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
 def run_case(args, case, tmp, inputs):
     name, yaml_path, scale, seed, images, imgsz, batch, iou = case
     wpath = os.path.join(tmp, f"{name}.safetensors")
@@ -116,7 +123,6 @@ def run_case(args, case, tmp, inputs):
             if key in inputs:
                 assert np.array_equal(inputs[key], u8[b]), key
             inputs[key] = u8[b]
-            inputs[f"src.{images[i]}"] = np.ascontiguousarray(imgs[i][:, :, ::-1])
             metas[f"img{i}.input"] = key
             metas[f"img{i}.source"] = f"src.{images[i]}"
             tensors[f"img{i}.head_rows"] = keep.astype(np.int32)
@@ -164,8 +170,14 @@ def main():
             if args.only and args.only not in case[0]:
                 continue
             run_case(args, case, tmp, inputs)
-    save_file(inputs, os.path.join(args.out, "inputs.safetensors"),
-              metadata={"ultralytics": ultralytics.__version__, "opencv": cv2.__version__})
+    # only hashes of the letterboxed inputs are stored: the C test letterboxes
+    # the same JPEGs (decoded with libjpeg-turbo, as OpenCV does) and compares
+    with open(os.path.join(args.out, "inputs.txt"), "w") as f:
+        f.write("# Ultralytics' letterboxed inputs (uint8 NHWC RGB, input tensor x 255): FNV-1a 64 of the bytes,\n"
+                "# made by tools/reference/make_goldens.py; the sources are ../shared/data/<name>.jpg as "
+                "libjpeg-turbo decodes them\n")
+        for key in sorted(inputs):
+            f.write("%s %016x\n" % (key, fnv1a64(inputs[key].tobytes())))
     with open(os.path.join(args.out, "README.md"), "w") as f:
         f.write(GOLDEN_README.format(ul=ultralytics.__version__, torch=torch.__version__, cv=cv2.__version__,
                                      cases="\n".join(f"- `{c[0]}.safetensors`: {c[1]} scale {c[2]}, seed {c[3]}, "
@@ -180,11 +192,11 @@ opencv-python {cv} on the CPU, from strix's own YAMLs and the synthetic weights
 `build/mkweights` writes (the seed and the weights' SHA-256 are in each file's
 metadata; tests/test_golden.c regenerates the weights and checks the hash first).
 
-`inputs.safetensors` holds each source image as OpenCV decoded it
-(`src.<name>`, uint8 RGB: stb_image's JPEG decoder differs from libjpeg-turbo by
-up to 3 levels, so the C test letterboxes these exact pixels) and each
-letterboxed tensor (`lb.<name>.<H>x<W>`, uint8 NHWC RGB, exactly Ultralytics'
-input x 255).  Each case file holds per image i: `img<i>.head_rows` /
+`inputs.txt` holds, for each letterboxed tensor Ultralytics fed the network
+(`lb.<name>.<H>x<W>`, uint8 NHWC RGB, its input x 255), the FNV-1a 64 hash of
+its bytes.  The C test decodes ../shared/data/<name>.jpg with libjpeg-turbo
+(bit-identical to OpenCV's decode; stb_image differs by up to 3 levels),
+letterboxes it and must hash the same.  Each case file holds per image i: `img<i>.head_rows` /
 `img<i>.head` (rows of the Detect output [A, 4 + nc] for every candidate anchor
 and every 8th anchor) and `img<i>.dets` (final detections: x1 y1 x2 y2 score
 class); its metadata names the inputs, conf, iou, imgsz, batch and weights.
