@@ -11,20 +11,6 @@
 NAME=cli_infer
 . "$(dirname "$0")/lib_cli.sh"
 
-# run NAME WANT_RC ARGS...: runs infer (stdout/stderr kept in $T/out, $T/err)
-# and reports a failure when the exit status is not WANT_RC.
-run() {
-    name=$1
-    want=$2
-    shift 2
-    "$B/infer" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        fail "$name" "exit status $rc, want $want; stderr: $(head -c 300 "$T/err")"
-        return 1
-    fi
-    return 0
-}
 
 count() { # count PATTERN FILE: lines matching
     grep -c -- "$1" "$2" 2>/dev/null || true

@@ -28,8 +28,9 @@ fi
 ASAN=0
 grep -q __asan_init "$B/infer" 2>/dev/null && ASAN=1
 
-# run NAME WANT_RC ARGS...: infer with stdout/stderr in $T/out, $T/err
-run() {
+# infer_rc WANT_RC ARGS...: infer with stdout/stderr in $T/out, $T/err; on
+# another exit status, prints why (the caller reports the test)
+infer_rc() {
     want=$1
     shift
     "$B/infer" "$@" >"$T/out" 2>"$T/err"
@@ -70,7 +71,7 @@ else fail help "--help does not document --track / --highlights"; fi
 
 # segments_exact: no padding, no merging: the tracked appearances exactly
 O=$T/exact
-if run 0 $R --track --line 0,90,320,90 --highlights dog,person --hl-pad 0 --hl-gap 0 --out "$O" "$T/clip.mp4"; then
+if infer_rc 0 $R --track --line 0,90,320,90 --highlights dog,person --hl-pad 0 --hl-gap 0 --out "$O" "$T/clip.mp4"; then
     csv=$(tail -n +2 "$O/clip.highlights.csv")
     want='2.040000,4.000000,1.960000,0.000000,51,99,"1 dog"
 4.840000,6.000000,1.160000,1.960000,121,149,"1 person"
@@ -108,7 +109,7 @@ else fail counts_and_line "$(grep -o '"counts": [^}]*}' "$O/clip.tracks.json" 2>
 
 # pad_gap_defaults: pad 0.5 s snapped outward to frames, then merged within 1 s
 O=$T/defaults
-if run 0 $R --track --highlights dog,person --no-save --out "$O" "$T/clip.mp4"; then
+if infer_rc 0 $R --track --highlights dog,person --no-save --out "$O" "$T/clip.mp4"; then
     csv=$(tail -n +2 "$O/clip.highlights.csv" | cut -d, -f1,2,5,6)
     # dog 1.52-4.52 and person 4.32-6.52 overlap: one segment 1.52-6.52; dog 7.52-9.52
     want='1.520000,6.520000,38,162
@@ -119,39 +120,39 @@ else fail pad_gap_defaults "infer failed"; fi
 
 # min_frames: the person track (29 frames) is too short for --hl-min-frames 30
 O=$T/minf
-if run 0 $R --track --highlights person,dog --hl-pad 0 --hl-gap 0 --hl-min-frames 30 --no-save --out "$O" "$T/clip.mp4" &&
+if infer_rc 0 $R --track --highlights person,dog --hl-pad 0 --hl-gap 0 --hl-min-frames 30 --no-save --out "$O" "$T/clip.mp4" &&
     [ "$(tail -n +2 "$O/clip.highlights.csv" | cut -d, -f5,6 | tr '\n' ' ')" = "51,99 " ]; then pass min_frames
 else fail min_frames "$(cat "$O/clip.highlights.csv" 2>/dev/null)"; fi
 
 # max_len: a 2.5 s cap keeps the most active segment (the first dog: 49 frames)
 O=$T/cap
-if run 0 $R --track --highlights dog --hl-pad 0 --hl-gap 0 --hl-max-len 2.5 --no-save --out "$O" "$T/clip.mp4" &&
+if infer_rc 0 $R --track --highlights dog --hl-pad 0 --hl-gap 0 --hl-max-len 2.5 --no-save --out "$O" "$T/clip.mp4" &&
     [ "$(tail -n +2 "$O/clip.highlights.csv" | cut -d, -f5,6 | tr '\n' ' ')" = "51,99 " ]; then pass max_len
 else fail max_len "$(cat "$O/clip.highlights.csv" 2>/dev/null)"; fi
 
 # no_match: nothing of the class: exit 0, an empty segment list, no reel
 O=$T/none
-if run 0 $R --highlights 2 --no-save --out "$O" "$T/clip.mp4" && [ ! -e "$O/clip.highlights.mp4" ] &&
+if infer_rc 0 $R --highlights 2 --no-save --out "$O" "$T/clip.mp4" && [ ! -e "$O/clip.highlights.mp4" ] &&
     grep -q '"segments": \[\]' "$O/clip.highlights.json" && grep -q "nothing matched" "$T/out"; then pass no_match
 else fail no_match "$(cat "$T/out" "$T/err")"; fi
 
 # rerender_keeps_ids: replaying a tracked run's JSON Lines without --track keeps its identities
 O=$T/rerender
-if run 0 --detections "$T/exact/clip.jsonl" --no-save --out "$O" "$T/clip.mp4" &&
+if infer_rc 0 --detections "$T/exact/clip.jsonl" --no-save --out "$O" "$T/clip.mp4" &&
     [ "$(grep -c '"track_id": 3' "$O/clip.jsonl")" = 24 ] && [ ! -e "$O/clip.mot.txt" ]; then pass rerender_keeps_ids
 else fail rerender_keeps_ids "$(grep -c '"track_id"' "$O/clip.jsonl" 2>/dev/null) frames with identities"; fi
 
 # retrack: the same detections tracked again give the same JSON Lines
 O=$T/retrack
-if run 0 --detections "$T/exact/clip.jsonl" --track --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
+if infer_rc 0 --detections "$T/exact/clip.jsonl" --track --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
     cmp -s "$O/clip.jsonl" "$T/exact/clip.jsonl" && cmp -s "$O/clip.mot.txt" "$T/exact/clip.mot.txt"; then pass retrack
 else fail retrack "re-tracking changed the output"; fi
 
 # bad_detections: malformed or missing file: exit 3, one line naming file:line, nothing written
 printf '{"frame": 0, "pts": 0, "inferred": true, "detections": []}\n{"frame": 1, "pts": 0.04, "detections": [{"box": [1, 2]}]}\n' >"$T/bad.jsonl"
 O=$T/bad
-if run 3 --detections "$T/bad.jsonl" --out "$O" "$T/clip.mp4" && grep -q "bad.jsonl:2" "$T/err" &&
-    [ "$(wc -l <"$T/err")" = 1 ] && [ ! -e "$O/clip.mp4" ] && run 3 --detections "$T/nope.jsonl" --out "$O" "$T/clip.mp4"; then
+if infer_rc 3 --detections "$T/bad.jsonl" --out "$O" "$T/clip.mp4" && grep -q "bad.jsonl:2" "$T/err" &&
+    [ "$(wc -l <"$T/err")" = 1 ] && [ ! -e "$O/clip.mp4" ] && infer_rc 3 --detections "$T/nope.jsonl" --out "$O" "$T/clip.mp4"; then
     pass bad_detections
 else fail bad_detections "$(cat "$T/err")"; fi
 
@@ -161,7 +162,7 @@ else fail bad_detections "$(cat "$T/err")"; fi
 ffmpeg -v error -y -f lavfi -i testsrc2=size=160x120:rate=30:duration=2 -c:v libx264 -preset ultrafast \
     -pix_fmt yuv420p "$T/other.mp4"
 O=$T/mismatch
-if run 3 $R --track --out "$O" "$T/other.mp4" && grep -q "frame 3 is at 0.120 s there but at 0.100 s" "$T/err" &&
+if infer_rc 3 $R --track --out "$O" "$T/other.mp4" && grep -q "frame 3 is at 0.120 s there but at 0.100 s" "$T/err" &&
     [ ! -e "$O/other.mp4" ] && [ ! -e "$O/other.jsonl" ] && [ ! -e "$O/other.mot.txt" ]; then pass mismatched_video
 else fail mismatched_video "$(cat "$T/err")"; fi
 
@@ -170,17 +171,17 @@ ok=1
 for args in "--line 0,0,10,10 $R" "--trail 5 $R" "--hl-gap 1 $R" "--hl-min-frames 3 --highlights dog $R" \
     "--highlights cat $R" "--line 1,2,1,2 --track $R" "--detections $T/dets.jsonl --names x.txt"; do
     # shellcheck disable=SC2086
-    if ! run 2 $args --out "$T/usage" "$T/clip.mp4" || [ "$(wc -l <"$T/err")" != 1 ]; then ok=0; echo "    $args"; fi
+    if ! infer_rc 2 $args --out "$T/usage" "$T/clip.mp4" || [ "$(wc -l <"$T/err")" != 1 ]; then ok=0; echo "    $args"; fi
 done
-if ! run 2 $R --out "$T/usage" "$T/clip.mp4" "$T/other.mp4"; then ok=0; fi
-if ! run 2 --model "$YAML" --weights x --track --out "$T/usage" "$DATA/dog.jpg" 2>/dev/null && [ -f "$DATA/dog.jpg" ]; then ok=0; fi
+if ! infer_rc 2 $R --out "$T/usage" "$T/clip.mp4" "$T/other.mp4"; then ok=0; fi
+if ! infer_rc 2 --model "$YAML" --weights x --track --out "$T/usage" "$DATA/dog.jpg" 2>/dev/null && [ -f "$DATA/dog.jpg" ]; then ok=0; fi
 [ $ok = 1 ] && pass usage_errors || fail usage_errors "see above"
 
 # refuse_overwrite: an existing reel is refused before any work (exit 7), kept as it was
 O=$T/exist
 mkdir -p "$O" && echo keep >"$O/clip.highlights.mp4"
-if run 7 $R --highlights dog --out "$O" "$T/clip.mp4" && [ "$(cat "$O/clip.highlights.mp4")" = keep ] &&
-    [ ! -e "$O/clip.jsonl" ] && run 0 $R --highlights dog --overwrite --out "$O" "$T/clip.mp4" &&
+if infer_rc 7 $R --highlights dog --out "$O" "$T/clip.mp4" && [ "$(cat "$O/clip.highlights.mp4")" = keep ] &&
+    [ ! -e "$O/clip.jsonl" ] && infer_rc 0 $R --highlights dog --overwrite --out "$O" "$T/clip.mp4" &&
     [ "$(nframes "$O/clip.highlights.mp4")" -gt 100 ]; then pass refuse_overwrite
 else fail refuse_overwrite "$(cat "$T/err")"; fi
 
@@ -190,7 +191,7 @@ if [ -x "$B/mkweights" ] && "$B/mkweights" --model "$YAML" --scale n --seed 7 --
     ffmpeg -v error -y -f lavfi -i testsrc2=size=160x120:rate=10:duration=2 -c:v libx264 -preset ultrafast \
         -pix_fmt yuv420p "$T/live.mp4"
     all=$(seq -s, 0 79)
-    if run 0 --model "$YAML" --scale n --weights "$T/w.safetensors" --imgsz 64 --threads 1 --device cpu --track \
+    if infer_rc 0 --model "$YAML" --scale n --weights "$T/w.safetensors" --imgsz 64 --threads 1 --device cpu --track \
         --trail 5 --highlights "$all" --hl-score 0 --conf 0.01 --out "$O" "$T/live.mp4" &&
         [ "$(wc -l <"$O/live.jsonl")" = 20 ] && [ -f "$O/live.mot.txt" ] && grep -q '"tracks": \[' "$O/live.tracks.json" &&
         [ -f "$O/live.highlights.json" ]; then pass live_model

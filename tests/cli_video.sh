@@ -37,19 +37,6 @@ grep -q __asan_init "$B/infer" 2>/dev/null && ASAN=1
 # mean nothing but every stage runs
 M="--model $YAML --scale n --weights $W --imgsz 64 --threads 1 --device cpu"
 
-# run NAME WANT_RC ARGS...: infer with stdout/stderr in $T/out, $T/err
-run() {
-    name=$1
-    want=$2
-    shift 2
-    "$B/infer" "$@" >"$T/out" 2>"$T/err"
-    rc=$?
-    if [ "$rc" -ne "$want" ]; then
-        fail "$name" "exit status $rc, want $want; stderr: $(head -c 400 "$T/err")"
-        return 1
-    fi
-    return 0
-}
 # one_line NAME: exactly one line on stderr
 one_line() {
     [ "$(wc -l <"$T/err")" -eq 1 ] && return 0

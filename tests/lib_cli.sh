@@ -2,7 +2,8 @@
 # tests/run.sh runs only tests/cli_*.sh).  Before sourcing, set NAME (the
 # test-name prefix, e.g. cli_video) and pass the script's arguments; it sets
 # B (build dir), ROOT, DATA (sample media), YAML, a temporary directory T
-# removed on exit, FAILED, and pass/fail/skip printing one line per test.
+# removed on exit, FAILED, pass/fail/skip printing one line per test, and
+# run (below).
 set -u
 B=${1:?usage: sh tests/$NAME.sh BUILD_DIR}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,3 +17,18 @@ FAILED=0
 pass() { echo "PASS ${NAME}_$1"; }
 fail() { echo "FAIL ${NAME}_$1: $2"; FAILED=1; }
 skip() { echo "SKIP ${NAME}_$1: $2"; }
+
+# run NAME WANT_RC ARGS...: infer with stdout/stderr in $T/out, $T/err; a
+# failure of test NAME when the exit status is not WANT_RC.
+run() {
+    name=$1
+    want=$2
+    shift 2
+    "$B/infer" "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    if [ "$rc" -ne "$want" ]; then
+        fail "$name" "exit status $rc, want $want; stderr: $(head -c 400 "$T/err")"
+        return 1
+    fi
+    return 0
+}

@@ -717,6 +717,25 @@ static int exists(const char *p)
     return lstat(p, &st) == 0;
 }
 
+/* Refuse outputs (NULLs skipped) that would replace the input, or that
+ * exist without --overwrite; an exit code. */
+static int check_outputs(const options *o, const char *const *outs, int n, const char *input)
+{
+    for (int k = 0; k < n; k++) {
+        if (!outs[k]) continue;
+        if (same_file(outs[k], input)) {
+            fprintf(stderr, "infer: %s: the output would replace its own input (choose another --out)\n", outs[k]);
+            return EXIT_OUTPUT;
+        }
+        if (!o->overwrite && exists(outs[k])) {
+            fprintf(stderr, "infer: %s: already exists (pass --overwrite to replace it, or choose another --out)\n",
+                    outs[k]);
+            return EXIT_OUTPUT;
+        }
+    }
+    return 0;
+}
+
 /* Work out every output path and refuse clashes and existing files before
  * any work starts; returns an exit code. */
 static int plan_outputs(const options *o, const strlist *in, plan_entry *plan, const char *json)
@@ -729,22 +748,11 @@ static int plan_outputs(const options *o, const strlist *in, plan_entry *plan, c
     int rc = o->save ? check_clashes(plan, in->n, 0) : 0;
     if (!rc && o->txt) rc = check_clashes(plan, in->n, 1);
     if (rc) return rc;
-    for (int i = 0; i < in->n; i++) {
+    for (int i = 0; i < in->n && !rc; i++) {
         const char *outs[2] = {plan[i].image_out, plan[i].label_out};
-        for (int k = 0; k < 2; k++) {
-            if (!outs[k]) continue;
-            if (same_file(outs[k], plan[i].input)) {
-                fprintf(stderr, "infer: %s: the output would replace its own input (choose another --out)\n",
-                        outs[k]);
-                return EXIT_OUTPUT;
-            }
-            if (!o->overwrite && exists(outs[k])) {
-                fprintf(stderr, "infer: %s: already exists (pass --overwrite to replace it, or choose "
-                        "another --out)\n", outs[k]);
-                return EXIT_OUTPUT;
-            }
-        }
+        rc = check_outputs(o, outs, 2, plan[i].input);
     }
+    if (rc) return rc;
     if (!o->overwrite && exists(json)) {
         fprintf(stderr, "infer: %s: already exists (pass --overwrite to replace it, or choose another "
                 "--json)\n", json);
@@ -1305,19 +1313,8 @@ static int plan_videos(const options *o, const strlist *v, video_plan *vp)
         if (vp[i].label_base) snprintf(first_label, sizeof first_label, "%s_1.txt", vp[i].label_base);
         const char *outs[8] = {vp[i].video_out, vp[i].jsonl, first_label[0] ? first_label : NULL, vp[i].mot,
                                vp[i].tracks, vp[i].hl_video, vp[i].hl_json, vp[i].hl_csv};
-        for (int k = 0; k < 8; k++) {
-            if (!outs[k]) continue;
-            if (same_file(outs[k], vp[i].input)) {
-                fprintf(stderr, "infer: %s: the output would replace its own input (choose another --out)\n",
-                        outs[k]);
-                return EXIT_OUTPUT;
-            }
-            if (!o->overwrite && exists(outs[k])) {
-                fprintf(stderr, "infer: %s: already exists (pass --overwrite to replace it, or choose another "
-                        "--out)\n", outs[k]);
-                return EXIT_OUTPUT;
-            }
-        }
+        int rc = check_outputs(o, outs, 8, vp[i].input);
+        if (rc) return rc;
     }
     return 0;
 }
