@@ -17,7 +17,8 @@
  * fp32 GEMMs use CUBLAS_COMPUTE_32F_PEDANTIC (no TF32, whatever the handle's
  * math mode); fp16 GEMMs CUBLAS_COMPUTE_32F (tensor cores, fp32 sums).
  * Workspace: heads*P*P fp32 scores, plus heads*P*P fp16 probabilities on
- * the fp16 path, reused image after image.
+ * the fp16 path, reused image after image (the fp16 path zeroes the scores
+ * once per call: see strix_cuda_attention).
  */
 #include <cublas_v2.h>
 #include <math.h>
@@ -158,6 +159,18 @@ extern "C" strix_cuda_err strix_cuda_attention(const strix_dview *out, const str
     const int rows = heads * pixels;
     const unsigned softmax_grid = rows < 65535 ? (unsigned)rows : 65535u;
     const float zero = 0.0f, one = 1.0f;
+    /* fp16 path: the scores are zeroed once per call.  Every score the
+     * softmax reads is first written by the scores GEMM (beta 0, heads
+     * batches of P x P, ldc P: exactly rows * pixels elements), and the
+     * results match the CPU; yet compute-sanitizer initcheck (CUDA 13.0,
+     * H100) flags the softmax's reads of them on this path alone, where
+     * cuBLAS runs its tensor-core kernels, whose stores it apparently does
+     * not track.  A zeroed buffer keeps initcheck usable on everything else
+     * (4 * heads * P^2 bytes, about 1.3 MB for a 640 input's PSA). */
+    if (f16) {
+        const cudaError_t me = cudaMemsetAsync(scores, 0, (size_t)heads * pp * sizeof(float), st);
+        if (me != cudaSuccess) return (strix_cuda_err)me;
+    }
     for (int n = 0; n < qkv->n; n++) {
         const char *base = static_cast<const char *>(qkv->data) + (size_t)n * qkv->batch_stride * esz;
         const void *q = base, *k = base + (size_t)kd * esz, *v = base + (size_t)2 * kd * esz;
