@@ -69,7 +69,7 @@ VIDEO_USERS = $(BUILD)/infer $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard te
 all: lib tools
 lib: $(LIB)
 tools: $(TOOLS)
-tests: $(TESTS) $(TOOLS)
+tests: $(TESTS) $(TOOLS) $(BUILD)/perf/gpu_bench
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

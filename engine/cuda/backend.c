@@ -72,6 +72,10 @@ struct strix_cuda_backend {
     size_t dets_cap, host_dets_cap;
     int *counts, *host_counts;
     size_t counts_cap, host_counts_cap;
+
+    cudaEvent_t *layer_ev;       /* strix_cuda_backend_layer_times only: start, end per YAML layer */
+    unsigned char *layer_seen;   /* layer l's events were recorded */
+    int n_layer_ev;              /* layers those events cover */
 };
 
 /* ------------------------------------------------------------------ errors */
@@ -301,6 +305,16 @@ static strix_status run_node(strix_cuda_backend *b, int i, int *used, strix_erro
     return STRIX_OK;
 }
 
+/* With layer_ev set (layer timing), record event 2 * layer (start) or
+ * 2 * layer + 1 (end) of a YAML layer. */
+static strix_status layer_mark(strix_cuda_backend *b, int layer, int end, strix_error *err)
+{
+    if (!b->layer_ev || layer < 0 || layer >= b->n_layer_ev) return STRIX_OK;
+    CUDA_TRY(cudaEventRecord(b->layer_ev[2 * layer + end], b->stream), "record a layer-timing event");
+    b->layer_seen[layer] = 1;
+    return STRIX_OK;
+}
+
 /* Enqueue the whole network, one NVTX range per YAML layer. */
 static strix_status run_nodes(strix_cuda_backend *b, strix_error *err)
 {
@@ -311,6 +325,7 @@ static strix_status run_nodes(strix_cuda_backend *b, strix_error *err)
         const strix_node *nd = &p->nodes[i];
         if (nd->layer != layer) {
             if (layer >= 0) range_pop(b);
+            if ((st = layer_mark(b, layer, 1, err)) || (st = layer_mark(b, nd->layer, 0, err))) break;
             layer = nd->layer;
             range_push(b, "layer %d", layer);
         }
@@ -321,6 +336,7 @@ static strix_status run_nodes(strix_cuda_backend *b, strix_error *err)
         i += used;
     }
     if (layer >= 0) range_pop(b);
+    if (!st) st = layer_mark(b, layer, 1, err);
     return st;
 }
 
@@ -673,6 +689,47 @@ strix_status strix_cuda_backend_detect(strix_cuda_backend *b, const strix_image 
         }
     }
     return STRIX_OK;
+}
+
+/* ------------------------------------------------- perf/gpu_bench hooks */
+
+strix_status strix_cuda_backend_run_resident(strix_cuda_backend *b, strix_error *err)
+{
+    if (!b->planned) return not_planned(err);
+    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    strix_status st = enqueue_forward(b, err);
+    return st ? st : finish(b, "forward pass", err);
+}
+
+strix_status strix_cuda_backend_layer_times(strix_cuda_backend *b, double *ms, int n_layers, strix_error *err)
+{
+    if (!b->planned) return not_planned(err);
+    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    cudaEvent_t *ev = calloc(2 * (size_t)n_layers, sizeof *ev);
+    unsigned char *seen = calloc((size_t)n_layers, 1);
+    strix_status st = STRIX_OK;
+    if (!ev || !seen) st = strix_fail(err, STRIX_E_NOMEM, "out of memory for layer-timing events");
+    int made = 0;
+    for (; !st && made < 2 * n_layers; made++) {
+        cudaError_t e = cudaEventCreate(&ev[made]);
+        if (e != cudaSuccess) st = device_fail(err, __FILE__, __LINE__, e, "create a layer-timing event");
+    }
+    if (!st) {
+        b->layer_ev = ev, b->layer_seen = seen, b->n_layer_ev = n_layers;
+        st = run_nodes(b, err); /* eager: events cannot time the nodes of a replayed graph */
+        b->layer_ev = NULL, b->layer_seen = NULL, b->n_layer_ev = 0;
+        if (!st) st = finish(b, "timed forward pass", err);
+    }
+    for (int l = 0; l < n_layers && !st; l++) {
+        float t = 0; /* a layer with no op of its own (a Concat the planner aliased) records nothing */
+        cudaError_t e = seen[l] ? cudaEventElapsedTime(&t, ev[2 * l], ev[2 * l + 1]) : cudaSuccess;
+        if (e != cudaSuccess) st = device_fail(err, __FILE__, __LINE__, e, "read a layer-timing event");
+        ms[l] = t;
+    }
+    for (int k = 0; k < made; k++) cudaEventDestroy(ev[k]);
+    free(ev);
+    free(seen);
+    return st;
 }
 
 void strix_cuda_backend_free(strix_cuda_backend *b)

@@ -56,4 +56,15 @@ strix_status strix_cuda_backend_detect(strix_cuda_backend *b, const strix_image 
 
 void strix_cuda_backend_free(strix_cuda_backend *b);
 
+/* Internal hooks for perf/gpu_bench only (not the public API; the public
+ * strix_model_forward times host to host).  Both need a planned shape, and
+ * run_resident a forward of it done before (its input slot holds that input).
+ * run_resident: the forward on the device-resident input, the decoded head
+ * left on the device (graph replay as usual), synchronised.
+ * layer_times: one eager forward with a CUDA event pair around each YAML
+ * layer; ms[l] = layer l's GPU time (0 for a layer with no op of its own),
+ * for l < n_layers. */
+strix_status strix_cuda_backend_run_resident(strix_cuda_backend *b, strix_error *err);
+strix_status strix_cuda_backend_layer_times(strix_cuda_backend *b, double *ms, int n_layers, strix_error *err);
+
 #endif
