@@ -1,0 +1,165 @@
+#!/bin/sh
+# gpu_report.sh — the report of one tools/gpu-check.sh run, from its raw rows:
+#   perf/gpu_report.sh DIR
+# reads DIR/rows.jsonl (one flat JSON object per line: perf/gpu_bench's rows
+# and tools/reference/gpu_peers.py's, schema of perf/bench.c: tool, model,
+# device, dtype, batch, mode, median_ms, images_per_s, ...), DIR/machine.json
+# (one object: GPU, driver, CUDA, commit, date) and DIR/summary.txt (the check
+# steps), and writes
+#   DIR/results.json  {"machine", "rows", "notes"}: the rows as they are;
+#   DIR/table.md      forward with the input on the device and the detect
+#                     path, strix and each peer side by side with strix ÷ peer
+#                     (images/s), the per-layer table, cold start, the steps;
+#   DIR/plot.svg      images/s against batch size (fp16), one line per model,
+#                     tool and path.
+# Plain POSIX sh + awk: no Python, so the report is made on the GPU machine.
+# Exit 2 on a usage error, 3 when DIR/rows.jsonl is missing or empty.
+set -eu
+[ $# -eq 1 ] || { echo "usage: perf/gpu_report.sh DIR (holding rows.jsonl, machine.json, summary.txt)" >&2; exit 2; }
+dir=$1
+rows=$dir/rows.jsonl
+[ -s "$rows" ] || { echo "gpu_report: $rows is missing or empty: run tools/gpu-check.sh first" >&2; exit 3; }
+machine=$dir/machine.json
+[ -s "$machine" ] || echo '{}' >"$machine"
+tmp=$dir/.report.$$
+trap 'rm -f "$tmp".*' EXIT
+
+# results.json: machine, rows verbatim, notes (the steps that failed or were skipped)
+{
+    printf '{\n "machine": '
+    tr -d '\n' <"$machine"
+    printf ',\n "rows": [\n'
+    awk 'NF { printf "%s  %s", (n++ ? ",\n" : ""), $0 } END { printf "\n" }' "$rows"
+    printf ' ],\n "notes": ['
+    if [ -s "$dir/summary.txt" ]; then
+        grep -E '^(FAIL|SKIP)' "$dir/summary.txt" | awk '{ gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); printf "%s\n  \"%s\"", (n++ ? "," : ""), $0 }'
+    fi
+    printf '\n ]\n}\n'
+} >"$tmp.json"
+mv "$tmp.json" "$dir/results.json"
+
+# One awk program for the table and the plot: fields by name from flat rows.
+awk -v table="$tmp.md" -v plot="$tmp.svg" -v machine_file="$machine" -v summary="$dir/summary.txt" '
+function str(line, key,    m) {
+    if (match(line, "\"" key "\": *\"[^\"]*\"")) { m = substr(line, RSTART, RLENGTH); sub(/^"[^"]*": *"/, "", m); sub(/"$/, "", m); return m }
+    return ""
+}
+function num(line, key,    m) {
+    if (match(line, "\"" key "\": *-?[0-9.eE+-]+")) { m = substr(line, RSTART, RLENGTH); sub(/^"[^"]*": */, "", m); return m + 0 }
+    return ""
+}
+function fmt(x) { return x == "" ? "" : (x >= 100 ? sprintf("%.0f", x) : sprintf("%.2f", x)) }
+function add_tool(t) { if (!(t in tool_seen)) { tool_seen[t] = 1; tools[++n_tools] = t } }
+function add_key(k) { if (!(k in key_seen)) { key_seen[k] = 1; keys[++n_keys] = k } }
+{
+    line = $0
+    tool = str(line, "tool"); mode = str(line, "mode")
+    if (tool == "" || mode == "") next
+    model = str(line, "model"); dtype = str(line, "dtype"); batch = num(line, "batch")
+    if (mode == "layer") {
+        nl++; lay_line[nl] = sprintf("| %s | %s | %d | %s | %.3f | %.1f |", model, dtype, num(line, "layer"), str(line, "module"), num(line, "median_ms"), num(line, "percent"))
+        lay_total[model " " dtype " b" batch] = num(line, "forward_ms")
+        next
+    }
+    if (mode == "cold-start") {
+        nc++; cold_line[nc] = sprintf("| %s | %s | %s | %.2f | %s | %s |", tool, model, dtype, num(line, "process_to_detection_s"),
+            num(line, "max_rss_mb") == "" ? "" : sprintf("%.0f", num(line, "max_rss_mb")), str(line, "error"))
+        next
+    }
+    add_tool(tool)
+    k = (mode == "forward-device" ? 1 : 2) SUBSEP mode SUBSEP model SUBSEP dtype SUBSEP sprintf("%06d", batch) # forward first
+    add_key(k)
+    ips[k, tool] = num(line, "images_per_s"); med[k, tool] = num(line, "median_ms")
+    if (str(line, "error") != "") err[k, tool] = str(line, "error")
+}
+END {
+    getline mline < machine_file
+    gpu = str(mline, "gpu"); if (gpu == "") gpu = "unknown GPU"
+    print "# strix on the GPU: " gpu > table
+    print "" > table
+    printf "GPU %s, driver %s, CUDA %s; commit %s; %s.  Synthetic weights (build/mkweights seed 1), the same file for every framework; 640 input.  Raw rows: `rows.jsonl`; logs beside it.\n\n", gpu, str(mline, "driver"), str(mline, "cuda"), str(mline, "commit"), str(mline, "date") > table
+    # sort the keys: path (forward first), model, dtype, batch; split gives f[3] path .. f[5] batch
+    for (i = 2; i <= n_keys; i++) { v = keys[i]; for (j = i - 1; j >= 1 && keys[j] > v; j--) keys[j + 1] = keys[j]; keys[j + 1] = v }
+    head = "| model | dtype | batch | strix ms | strix img/s"
+    sep = "|---|---|---:|---:|---:"
+    for (t = 1; t <= n_tools; t++) if (tools[t] != "strix") { head = head " | " tools[t] " img/s | strix ÷ " tools[t]; sep = sep "|---:|---:" }
+    last_mode = ""
+    for (i = 1; i <= n_keys; i++) {
+        split(keys[i], f, SUBSEP)
+        if (f[2] != last_mode) {
+            title = f[2] == "forward-device" ? "Forward, input already on the device, head left there (graph replay; peers: Ultralytics DetectionModel)" : \
+                    "Detect path " substr(f[2], 8) ": uint8 frames in host memory to boxes in host memory (strix_model_detect; peer: Ultralytics predict)"
+            printf "\n## %s\n\n%s |\n%s|\n", title, head, sep > table
+            last_mode = f[2]
+        }
+        k = keys[i]
+        row = sprintf("| %s | %s | %d | %s | %s", f[3], f[4], f[5] + 0, fmt(med[k, "strix"]), fmt(ips[k, "strix"]))
+        for (t = 1; t <= n_tools; t++) {
+            p = tools[t]; if (p == "strix") continue
+            r = ((k, p) in ips && ips[k, p] > 0 && ips[k, "strix"] > 0) ? sprintf("%.2f", ips[k, "strix"] / ips[k, p]) : ""
+            row = row " | " (((k, p) in err) ? "failed" : fmt(ips[k, p])) " | " r
+        }
+        print row " |" > table
+    }
+    if (nl) {
+        printf "\n## GPU time per YAML layer (CUDA events around each layer of an eager forward, median), sorted\n\n" > table
+        for (k in lay_total) printf "Sum over layers, %s: %.3f ms.\n", k, lay_total[k] > table
+        printf "\n| model | dtype | layer | module | ms | %% of the forward |\n|---|---|---:|---|---:|---:|\n" > table
+        for (i = 1; i <= nl; i++) print lay_line[i] > table
+    }
+    if (nc) {
+        printf "\n## Cold start: process start to the first detection written (one 1280x720 frame)\n\n| tool | model | dtype | seconds | max RSS MB | error |\n|---|---|---|---:|---:|---|\n" > table
+        for (i = 1; i <= nc; i++) print cold_line[i] > table
+    }
+    if ((getline s < summary) > 0) {
+        printf "\n## Steps\n\n```\n" > table
+        do { if (s ~ /^(PASS|FAIL|SKIP)/) print s > table } while ((getline s < summary) > 0)
+        printf "```\n" > table
+    }
+
+    # plot.svg: fp16 images/s against batch (log2 spacing), forward and the 1280x720 detect path
+    W = 900; H = 520; L = 80; R = 300; T = 40; B = 60
+    ymax = 0; bmax = 1
+    for (i = 1; i <= n_keys; i++) {
+        split(keys[i], f, SUBSEP)
+        if (f[4] != "fp16" || (f[2] != "forward-device" && f[2] != "detect-1280x720")) continue
+        for (t = 1; t <= n_tools; t++) if ((keys[i], tools[t]) in ips && ips[keys[i], tools[t]] > ymax) ymax = ips[keys[i], tools[t]]
+        if (f[5] + 0 > bmax) bmax = f[5] + 0
+    }
+    if (ymax <= 0) ymax = 1
+    lb = log(bmax) / log(2); if (lb < 1) lb = 1
+    printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H > plot
+    printf "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n<text x=\"%d\" y=\"24\" font-size=\"15\">images/s, fp16, 640 input: %s</text>\n", W, H, L, gpu > plot
+    printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", L, H - B, W - R, H - B, L, T, L, H - B > plot
+    for (g = 0; g <= 4; g++) {
+        y = H - B - g * (H - B - T) / 4
+        printf "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n", L, y, W - R, y, L - 6, y + 4, ymax * g / 4 > plot
+    }
+    for (b = 1; b <= bmax; b *= 2) {
+        x = L + (log(b) / log(2)) / lb * (W - R - L)
+        printf "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", x, H - B + 18, b > plot
+    }
+    printf "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">batch</text>\n", (L + W - R) / 2, H - 16 > plot
+    split("#d62728 #1f77b4 #2ca02c #9467bd #ff7f0e #8c564b #e377c2 #7f7f7f #bcbd22 #17becf", col, " ")
+    ns = 0
+    for (i = 1; i <= n_keys; i++) {
+        split(keys[i], f, SUBSEP)
+        if (f[4] != "fp16" || (f[2] != "forward-device" && f[2] != "detect-1280x720")) continue
+        for (t = 1; t <= n_tools; t++) {
+            if (!((keys[i], tools[t]) in ips) || ips[keys[i], tools[t]] <= 0) continue
+            s = tools[t] " " f[3] " " (f[2] == "forward-device" ? "forward" : "detect 720p")
+            if (!(s in series)) { series[s] = ++ns; sname[ns] = s; sdash[ns] = f[2] == "forward-device" ? "" : " stroke-dasharray=\"6 4\"" }
+            x = L + (log(f[5] + 0) / log(2)) / lb * (W - R - L); y = H - B - ips[keys[i], tools[t]] / ymax * (H - B - T)
+            pts[series[s]] = pts[series[s]] sprintf("%.1f,%.1f ", x, y)
+        }
+    }
+    for (i = 1; i <= ns; i++) {
+        c = col[(i - 1) % 10 + 1]
+        printf "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", c, sdash[i], pts[i] > plot
+        printf "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/><text x=\"%d\" y=\"%d\">%s</text>\n", W - R + 16, T + 18 * i, W - R + 40, T + 18 * i, c, sdash[i], W - R + 46, T + 18 * i + 4, sname[i] > plot
+    }
+    print "</svg>" > plot
+}' "$rows"
+mv "$tmp.md" "$dir/table.md"
+mv "$tmp.svg" "$dir/plot.svg"
+echo "gpu_report: $dir/results.json, $dir/table.md, $dir/plot.svg"
