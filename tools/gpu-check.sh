@@ -1,72 +1,99 @@
 #!/bin/sh
-# gpu-check.sh — the whole GPU check in one command, for a machine with an
-# NVIDIA GPU, the CUDA toolkit (nvcc, compute-sanitizer) and nvidia-smi:
+# gpu-check.sh — all GPU evidence in one command, on a machine with an NVIDIA
+# GPU, its driver and the CUDA toolkit (nvcc to build here, compute-sanitizer),
+# from the repository or from the bundle `make gpu-bundle` packs (then nothing
+# is built and no -dev package or network is needed):
 #
-#   1. builds the CUDA test program (make CUDA=1 build/tests/test_cuda_ops),
-#   2. runs it: every CUDA op against the CPU backend, then yolov8n / yolo11n
-#      end to end in fp32 and fp16 (tests/test_cuda_ops.c),
-#   3. runs it again under compute-sanitizer's memcheck (leak check on),
-#      racecheck, initcheck and synccheck,
-# and writes one log per step, each opening with a header (date, GPU, driver,
-# CUDA, git commit, seed, command), plus summary.txt, to
-# perf/results/<YYYY-MM-DD>-<gpu>/.  Exits 0 only when every step passed
-# (a SKIP line means the program found no device: that fails the check).
+#   1. build      make CUDA=1 CUDA_ARCHS=<this GPU's> the three programs below
+#                 (skipped in a bundle: the file BUNDLE is at its root);
+#   2. ops        build/tests/test_cuda_ops --seeds N op_: every CUDA op
+#                 against the CPU on N seeds (default 20);
+#   3. network    the same program's net_ tests: yolov8n / yolo11n end to end,
+#                 fp32 and fp16, CUDA-graph replay;
+#   4. memcheck, racecheck, initcheck, synccheck: compute-sanitizer over
+#                 test_cuda_ops --quick (op_ tests; memcheck the net_ tests
+#                 too); 0 errors required;
+#   5. weights    build/mkweights, seed 1, for yolov8n, yolov8s, yolo11n;
+#   6. bench      build/perf/gpu_bench, fp16 and fp32, batch 1 8 64 256 (or
+#                 --batch): forward with the input on the device; the public
+#                 detect path from uint8 frames (1280x720 and 640x640) to host
+#                 boxes; per-layer GPU time at batch 64 (fp16); cold start of
+#                 yolov8n (5 fresh processes each dtype);
+#   7. peers      only with --python PATH (a Python with torch on CUDA and
+#                 ultralytics): tools/reference/gpu_peers.py on the same
+#                 weights and frames; else one SKIP line saying why;
+#   8. report     perf/gpu_report.sh: results.json, table.md, plot.svg.
 #
-# Usage (from anywhere; it works in the repository root):
-#   tools/gpu-check.sh [--bin PROGRAM] [--out DIR] [--filter F] [--sanitize-filter F]
-#     --bin PROGRAM        run a prebuilt test_cuda_ops instead of building one
-#                          (e.g. one packed by ../shared/tools/device-bundle:
-#                          the lib/ beside its bin/ joins LD_LIBRARY_PATH)
-#     --out DIR            where the logs go (default perf/results/<date>-<gpu>)
-#     --filter F           run only tests whose name contains F (all steps)
-#     --sanitize-filter F  the same for the four sanitizer runs only, e.g.
-#                          "op_" when time is short (racecheck over the whole
-#                          network takes much longer than the plain run)
-# Environment: STRIX_TEST_SEED (default: derived from the date and time; the
-# same seed is used by every step, so all runs see the same shapes),
-# SANITIZER_TIMEOUT seconds per sanitizer run (default 1800).
+# Every step writes its log to the output directory (default
+# perf/results/<YYYY-MM-DD>-<gpu>/), opening with a header (date, GPU, driver,
+# CUDA, commit, seed, command), and a line PASS/FAIL/SKIP <step> to
+# summary.txt and the terminal.  A failed step does not stop the later ones
+# (a failed build does); the last line names every failed step.
+#
+# Usage: tools/gpu-check.sh [--out DIR] [--python PATH] [--seeds N]
+#                           [--batch LIST] [--models LIST] [--sanitizer-timeout S]
+# Environment: STRIX_TEST_SEED (default: from the date and time).
+# Exit codes: 0 every step passed; 1 a step failed (named on the last line);
+#   2 usage; 9 no usable GPU here (no nvidia-smi, no GPU listed, or no
+#   compute-sanitizer): one line on stderr, nothing written.
 set -u
 
-die() { echo "gpu-check: $*" >&2; exit 2; }
+usage() { echo "gpu-check: $* (see tools/gpu-check.sh --help)" >&2; exit 2; }
+nogpu() { echo "gpu-check: $* — run this on a machine with an NVIDIA GPU, its driver and the CUDA toolkit" >&2; exit 9; }
 
-cd "$(dirname "$0")/.." || die "cannot enter the repository root"
-bin="" out="" filter="" sfilter=""
+cd "$(dirname "$0")/.." || usage "cannot enter the repository root"
+root=$(pwd)
+out="" py="" seeds=20 batches="1,8,64,256" models="yolov8n,yolov8s,yolo11n" stimeout=600
+# shellcheck disable=SC2015 # "test && test || usage": usage exits
 while [ $# -gt 0 ]; do
     case "$1" in
-    --bin) [ $# -ge 2 ] || die "--bin needs a path"; bin=$2; shift 2 ;;
-    --out) [ $# -ge 2 ] || die "--out needs a directory"; out=$2; shift 2 ;;
-    --filter) [ $# -ge 2 ] || die "--filter needs a substring"; filter=$2; shift 2 ;;
-    --sanitize-filter) [ $# -ge 2 ] || die "--sanitize-filter needs a substring"; sfilter=$2; shift 2 ;;
-    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
-    *) die "unknown argument '$1' (see --help)" ;;
+    --out) [ $# -ge 2 ] || usage "--out needs a directory"; out=$2; shift 2 ;;
+    --python) [ $# -ge 2 ] || usage "--python needs a path"; py=$2; shift 2 ;;
+    --seeds) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || usage "--seeds needs a count >= 1"; seeds=$2; shift 2 ;;
+    --batch) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[0-9]+(,[0-9]+)*$' || usage "--batch needs a list like 1,8,64"; batches=$2; shift 2 ;;
+    --models) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^(yolov8[nslmx]|yolo11[nslmx])(,(yolov8[nslmx]|yolo11[nslmx]))*$' ||
+        usage "--models needs a list of yolov8n..x / yolo11n..x"; models=$2; shift 2 ;;
+    --sanitizer-timeout) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || usage "--sanitizer-timeout needs seconds"; stimeout=$2; shift 2 ;;
+    -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
+    *) usage "unknown argument '$1'" ;;
     esac
 done
-[ -n "$sfilter" ] || sfilter=$filter
+[ -z "$py" ] || [ -x "$py" ] || usage "--python $py is not an executable"
 
-command -v nvidia-smi >/dev/null 2>&1 || die "nvidia-smi not found: this needs a machine with an NVIDIA GPU and driver"
+command -v nvidia-smi >/dev/null 2>&1 || nogpu "no GPU: nvidia-smi not found"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+[ -n "$gpu" ] || nogpu "no GPU: nvidia-smi lists none"
+command -v compute-sanitizer >/dev/null 2>&1 || nogpu "compute-sanitizer not found (it ships with the CUDA toolkit: add its bin/ to PATH)"
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
-[ -n "$gpu" ] || die "nvidia-smi lists no GPU"
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '.')
 slug=$(printf '%s' "$gpu" | tr '[:upper:]' '[:lower:]' | tr -cs 'a-z0-9' '-' | sed 's/^-*//; s/-*$//')
-day=$(date -u +%Y-%m-%d)
-[ -n "$out" ] || out="perf/results/$day-$slug"
-mkdir -p "$out" || die "cannot create $out"
-commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit (with uncommitted changes)"
+[ -n "$out" ] || out="perf/results/$(date -u +%Y-%m-%d)-$slug"
+mkdir -p "$out" || usage "cannot create $out"
+out=$(cd "$out" && pwd)
+if [ -f BUNDLE ]; then
+    commit=$(sed -n 's/^commit: //p' BUNDLE)
+    export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+else
+    commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+    [ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit (with uncommitted changes)"
+fi
 cuda=$(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p')
+[ -n "$cuda" ] || cuda=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1 (driver)/p' | head -n 1)
 seed=${STRIX_TEST_SEED:-$(date -u +%Y%m%d%H%M%S)}
 export STRIX_TEST_SEED="$seed"
-timeout_s=${SANITIZER_TIMEOUT:-1800}
+work=${TMPDIR:-/tmp}/strix-gpu-check.$$
+mkdir -p "$work" || usage "cannot create $work"
+trap 'rm -rf "$work"' EXIT
+t_start=$(date +%s)
 
-# header LOG COMMAND...: the log's first lines
-header() {
+header() { # LOG WHAT...: a log's first lines
     log=$1
     shift
     {
         echo "# strix gpu-check: $*"
         echo "# date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-        echo "# gpu:     $gpu (driver $driver)"
-        echo "# cuda:    ${cuda:-unknown (nvcc not on PATH)}"
+        echo "# gpu:     $gpu (driver $driver, compute capability $cc)"
+        echo "# cuda:    ${cuda:-unknown}"
         echo "# commit:  $commit"
         echo "# seed:    STRIX_TEST_SEED=$seed"
         echo "# host:    $(uname -srm)"
@@ -74,52 +101,120 @@ header() {
     } >"$log"
 }
 
-summary="$out/summary.txt"
-header "$summary" "summary"
-failed=0
-# step NAME LOG COMMAND...: runs a step, appends its status to the summary
+summary=$out/summary.txt
+header "$summary" summary
+printf '{"gpu": "%s", "driver": "%s", "cuda": "%s", "compute_capability": "%s", "commit": "%s", "date": "%s", "seed": "%s", "host": "%s"}\n' \
+    "$gpu" "$driver" "$cuda" "$cc" "$commit" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$seed" "$(uname -srm)" >"$out/machine.json"
+rows=$out/rows.jsonl
+: >"$rows"
+failed=""
+note() { echo "$*" | tee -a "$summary"; }
+# step NAME LOG COMMAND...: run, log, PASS/FAIL line (a FAIL or SKIP line in
+# the log fails a test step; a sanitizer needs its "0 errors" summary)
 step() {
     name=$1 log=$2
     shift 2
     header "$log" "$*"
-    start=$(date +%s)
+    t0=$(date +%s)
     "$@" >>"$log" 2>&1
     rc=$?
-    secs=$(($(date +%s) - start))
     verdict=PASS
-    if [ $rc -ne 0 ] || grep -q '^FAIL' "$log" || grep -q '^SKIP' "$log"; then verdict=FAIL; failed=1; fi
-    line="$verdict $name (exit $rc, ${secs}s): $log"
-    echo "$line" | tee -a "$summary"
+    [ $rc -eq 0 ] || verdict=FAIL
+    case $name in
+    ops | network | memcheck* | racecheck | initcheck | synccheck) grep -Eq '^(FAIL|SKIP)' "$log" && verdict=FAIL ;;
+    esac
+    case $name in
+    memcheck* | racecheck | initcheck | synccheck) grep -q 'ERROR SUMMARY: 0 errors' "$log" || verdict=FAIL ;;
+    esac
+    [ $verdict = PASS ] || failed="$failed $name"
+    note "$verdict $name (exit $rc, $(($(date +%s) - t0))s): $log"
     grep -E '^(PASS|FAIL|SKIP)' "$log" | sed 's/^/    /' >>"$summary"
 }
 
-if [ -z "$bin" ]; then
-    bin=build/tests/test_cuda_ops
-    header "$out/build.log" "make CUDA=1 $bin"
-    if ! make CUDA=1 "$bin" >>"$out/build.log" 2>&1; then
-        echo "FAIL build: $out/build.log" | tee -a "$summary"
-        tail -n 20 "$out/build.log" >&2
-        exit 1
-    fi
-    echo "PASS build: $out/build.log" | tee -a "$summary"
+tests=build/tests/test_cuda_ops bench=build/perf/gpu_bench mkw=build/mkweights
+if [ -f BUNDLE ]; then
+    note "SKIP build: a bundle ($(sed -n 's/^built: //p' BUNDLE))"
 else
-    [ -x "$bin" ] || die "$bin is not an executable"
-    lib="$(dirname "$bin")/../lib" # device-bundle's layout: bin/ and lib/ side by side
-    if [ -d "$lib" ]; then
-        lib=$(cd "$lib" && pwd)
-        export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    step build "$out/build.log" make -j"$(nproc 2>/dev/null || echo 4)" CUDA=1 ${cc:+CUDA_ARCHS=$cc} "$tests" "$bench" "$mkw"
+    case $failed in *build*) echo "gpu-check: FAIL build: see $out/build.log" >&2; exit 1 ;; esac
+fi
+
+step ops "$out/ops.log" "$tests" --seeds "$seeds" op_
+step network "$out/network.log" "$tests" net_,device_selection
+for tool in memcheck racecheck initcheck synccheck; do
+    extra=""
+    [ $tool = memcheck ] && extra="--leak-check full"
+    # shellcheck disable=SC2086 # $extra: zero or two words
+    step $tool "$out/$tool.log" timeout "$stimeout" compute-sanitizer --tool $tool $extra --error-exitcode 99 \
+        "$tests" --quick op_
+done
+step memcheck-network "$out/memcheck-network.log" timeout "$stimeout" compute-sanitizer --tool memcheck \
+    --leak-check full --error-exitcode 99 "$tests" net_detect
+
+# weights: the same synthetic file for strix and the peers
+yaml_of() { case $1 in yolov8*) echo weights/yolov8.yaml ;; *) echo weights/yolo11.yaml ;; esac; }
+scale_of() { printf '%s' "$1" | tail -c 1; }
+wlog=$out/weights.log
+header "$wlog" "$mkw (seed 1)"
+ok=1
+for m in $(echo "$models" | tr ',' ' '); do
+    "$mkw" --model "$(yaml_of "$m")" --scale "$(scale_of "$m")" --seed 1 --out "$work/$m.safetensors" >>"$wlog" 2>&1 || ok=0
+done
+if [ $ok = 1 ]; then note "PASS weights: $wlog"; else failed="$failed weights"; note "FAIL weights: $wlog"; fi
+
+if [ $ok = 1 ]; then
+    blog=$out/bench.log
+    header "$blog" "$bench (forward, detect, layers, cold)"
+    t0=$(date +%s) bad=""
+    run_bench() { # WHAT ARGS...: one gpu_bench call, rows appended
+        what=$1
+        shift
+        echo "## $what: $bench $*" >>"$blog"
+        "$bench" --json "$rows" "$@" >>"$blog" 2>&1 || bad="$bad $what"
+    }
+    for m in $(echo "$models" | tr ',' ' '); do
+        common="--model $(yaml_of "$m") --scale $(scale_of "$m") --weights $work/$m.safetensors --name $m"
+        for half in "" --half; do
+            d=${half:+fp16}
+            d=${d:-fp32}
+            # shellcheck disable=SC2086 # $common, $half: words
+            run_bench "forward $m $d" --mode forward $common $half --batch "$batches"
+            for frame in 1280x720 640x640; do
+                # shellcheck disable=SC2086
+                run_bench "detect $m $d $frame" --mode detect $common $half --batch "$batches" --frame "$frame"
+            done
+        done
+        # shellcheck disable=SC2086
+        run_bench "layers $m fp16" --mode layers $common --half --batch 64 --runs 5 --warmup 1
+    done
+    first=$(echo "$models" | cut -d, -f1)
+    for half in "" --half; do
+        for k in 1 2 3 4 5; do
+            # shellcheck disable=SC2086
+            run_bench "cold $first ${half:-fp32} $k" --mode cold --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" \
+                --weights "$work/$first.safetensors" --name "$first" $half --out "$work/cold.jsonl"
+        done
+    done
+    if [ -z "$bad" ]; then
+        note "PASS bench (exit 0, $(($(date +%s) - t0))s): $blog"
+    else
+        failed="$failed bench"
+        note "FAIL bench ($(($(date +%s) - t0))s, failed:$bad): $blog"
+    fi
+
+    if [ -z "$py" ]; then
+        note "SKIP peers: no --python PATH given (a Python with torch on CUDA and ultralytics; the GPU machine may have no network, so it is never installed here)"
+    else
+        step peers "$out/peers.log" "$py" tools/reference/gpu_peers.py --weights-dir "$work" --models "$models" \
+            --batch "$batches" --rows "$rows" --cold-out "$work/cold_peer.txt"
     fi
 fi
 
-step test "$out/test.log" "$bin" ${filter:+"$filter"}
-command -v compute-sanitizer >/dev/null 2>&1 || die "compute-sanitizer not found (it ships with the CUDA toolkit)"
-for tool in memcheck racecheck initcheck synccheck; do
-    extra=""
-    [ "$tool" = memcheck ] && extra="--leak-check full"
-    # shellcheck disable=SC2086 # $extra: zero or two words
-    step "$tool" "$out/$tool.log" timeout "$timeout_s" compute-sanitizer --tool "$tool" $extra --error-exitcode 99 \
-        "$bin" ${sfilter:+"$sfilter"}
-done
-
-echo "logs in $out"
-exit $failed
+step report "$out/report.log" sh perf/gpu_report.sh "$out"
+note "total $(($(date +%s) - t_start))s; results in $out"
+if [ -n "$failed" ]; then
+    note "gpu-check: FAILED steps:$failed"
+    exit 1
+fi
+note "gpu-check: every step passed"
+exit 0
