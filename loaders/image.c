@@ -150,12 +150,21 @@ static uint8_t *orient(const uint8_t *src, int w, int h, int o, int *ow, int *oh
 
 /* ------------------------------------------------------------------ load */
 
+/* STRIX_E_IMAGE when len bytes cannot be an image stb decodes, else STRIX_OK. */
+static strix_status check_size(const char *path, size_t len, strix_error *err)
+{
+    if (len == 0)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: empty file (0 bytes), not an image (copy it again)", path);
+    if (len > MAX_FILE_BYTES)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: file is %zu bytes, too large for the image decoder "
+                          "(convert it to a smaller JPEG or PNG)", path, len);
+    return STRIX_OK;
+}
+
 strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_image *out,
                               strix_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (!max_pixels) max_pixels = STRIX_IMAGE_MAX_PIXELS;
-
     FILE *f = fopen(path, "rb");
     if (!f)
         return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s (check the path and permissions)",
@@ -172,14 +181,10 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
                           S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
     }
     size_t len = (size_t)st.st_size;
-    if (len == 0) {
+    strix_status s = check_size(path, len, err);
+    if (s) {
         fclose(f);
-        return strix_fail(err, STRIX_E_IMAGE, "%s: empty file (0 bytes), not an image (copy it again)", path);
-    }
-    if (len > MAX_FILE_BYTES) {
-        fclose(f);
-        return strix_fail(err, STRIX_E_IMAGE, "%s: file is %zu bytes, too large for the image decoder "
-                          "(convert it to a smaller JPEG or PNG)", path, len);
+        return s;
     }
     uint8_t *buf = malloc(len);
     if (!buf) {
@@ -194,17 +199,27 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
         return strix_fail(err, STRIX_E_IO, "%s: read error after %zu of %zu bytes (check the disk or "
                           "whether the file is being written)", path, got, len);
     }
+    s = strix_image_decode(path, buf, len, max_pixels, out, err);
+    free(buf);
+    return s;
+}
+
+strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len, size_t max_pixels,
+                                strix_owned_image *out, strix_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!max_pixels) max_pixels = STRIX_IMAGE_MAX_PIXELS;
+    strix_status s = check_size(path, len, err);
+    if (s) return s;
 
     int is_jpeg = len >= 3 && buf[0] == 0xFF && buf[1] == 0xD8 && buf[2] == 0xFF;
     if (is_jpeg && jpeg_truncated(buf, len)) {
-        free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (truncated JPEG: the "
                           "data ends before the end-of-image marker; copy the file again)", path);
     }
 
     uint32_t pw, ph;
     if (png_size(buf, len, &pw, &ph) && (uint64_t)pw * ph > max_pixels) {
-        free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: image is %ux%u, more than the limit of %zu pixels "
                           "(downscale it first)", path, (unsigned)pw, (unsigned)ph, max_pixels);
     }
@@ -212,16 +227,13 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
     int w = 0, h = 0, comp = 0;
     if (!stbi_info_from_memory(buf, (int)len, &w, &h, &comp)) {
         const char *why = stbi_failure_reason();
-        free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (%s; JPEG, PNG, BMP, "
                           "TGA, GIF, PSD, HDR and PNM are supported)", path, why ? why : "unknown format");
     }
     if (w <= 0 || h <= 0) {
-        free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: image has no pixels (%dx%d; the file is damaged)", path, w, h);
     }
     if ((size_t)w * (size_t)h > max_pixels) {
-        free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: image is %dx%d, more than the limit of %zu pixels "
                           "(downscale it first)", path, w, h, max_pixels);
     }
@@ -229,7 +241,6 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
 
     int dw = 0, dh = 0;
     uint8_t *px = stbi_load_from_memory(buf, (int)len, &dw, &dh, &comp, 3);
-    free(buf);
     if (!px) {
         const char *why = stbi_failure_reason();
         if (why && strcmp(why, "outofmem") == 0)
