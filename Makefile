@@ -166,4 +166,4 @@ demo: deps all
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(VIDEO_OBJ:.o=.d) $(STB_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(VIDEO_OBJ:.o=.d) $(STB_OBJ:.o=.d) $(FUZZERS:=.d)
