@@ -5,6 +5,8 @@
 #                   (plain and AddressSanitizer+UBSan builds)
 #   make deps       installs missing Debian packages (apt-get, idempotent)
 #   make demo       the README's main job
+#   make fuzz       builds the libFuzzer targets (tests/fuzz/, clang, ASan +
+#                   UBSan, build/fuzz) and runs each for FUZZ_SECONDS (60)
 #
 # Knobs: CUDA=0/1 (default: 1 when nvcc is on PATH), OPENMP=0/1 (default 1),
 #        CC, NVCC, CUDA_ARCHS, BUILD (output directory).
@@ -27,6 +29,11 @@ ifeq ($(SAN),1)
   CFLAGS_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined
   LDFLAGS_SAN = -fsanitize=address,undefined
+else ifeq ($(SAN),fuzz)
+  # libFuzzer's coverage hooks in the library; only the targets link -fsanitize=fuzzer
+  CFLAGS_OPT = -O1 -g -fno-omit-frame-pointer -Wno-unknown-warning-option \
+               -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+  LDFLAGS_SAN = -fsanitize=fuzzer,address,undefined
 else
   CFLAGS_OPT = -O3 -g $(ARCH_FLAGS)
 endif
@@ -65,7 +72,7 @@ VIDEO_OBJ   = $(VIDEO_SRC:%.c=$(BUILD)/obj/%.o)
 VIDEO_LIB   = $(BUILD)/libstrix_video.a
 VIDEO_USERS = $(BUILD)/infer $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_video*.c))
 
-.PHONY: all lib tools tests test deps demo clean
+.PHONY: all lib tools tests test deps demo clean fuzz fuzz-build fuzzers
 all: lib tools
 lib: $(LIB)
 tools: $(TOOLS)
@@ -119,11 +126,38 @@ bench: all $(PERF)
 deps:
 	@sh tools/deps.sh
 
+# libFuzzer targets (tests/fuzz/fuzz_*.c): clang, the library without video
+# or CUDA, and stb_image compiled in (stb_impl.c) so its decoders are
+# instrumented too.  fuzz-build makes them in FUZZ_BUILD/bin.
+FUZZ_CC      ?= clang
+FUZZ_BUILD   ?= $(BUILD)/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS  = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/bin/%)
+STB_OBJ  = $(BUILD)/obj/tests/fuzz/stb_impl.o
+
+fuzz-build:
+	@why=$$(sh tests/fuzz/check.sh $(FUZZ_CC)) || { echo "fuzz-build: $$why" >&2; exit 1; }
+	$(MAKE) fuzzers BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) SAN=fuzz CUDA=0 OPENMP=0
+
+fuzzers: $(FUZZERS)
+
+$(STB_OBJ): CFLAGS += -w # third-party code: its warnings are not ours to fix
+
+$(BUILD)/bin/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(STB_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/fuzz $< $(STB_OBJ) $(LIB) -lyaml -lm -pthread $(LDFLAGS_SAN) -o $@
+
+fuzz: deps fuzz-build
+	@sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 # The suite: the optimised build (CUDA included when nvcc exists) and a
-# CPU-only AddressSanitizer + UndefinedBehaviorSanitizer build, both run.
+# CPU-only AddressSanitizer + UndefinedBehaviorSanitizer build, both run,
+# then a short smoke run of each fuzz target (skipped without clang).
 test: deps
 	$(MAKE) tests
 	$(MAKE) tests BUILD=build/asan SAN=1 CUDA=0
+	@if sh tests/fuzz/check.sh $(FUZZ_CC) >/dev/null; then $(MAKE) fuzz-build FUZZ_BUILD=build/fuzz; fi
 	@sh tests/run.sh build build/asan
 
 demo: deps all
@@ -132,4 +166,4 @@ demo: deps all
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(VIDEO_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(VIDEO_OBJ:.o=.d) $(STB_OBJ:.o=.d) $(FUZZERS:=.d)

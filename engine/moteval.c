@@ -69,9 +69,10 @@ static strix_status seq_init(seq *s, const strix_mot_box *b, long n, const char 
         return strix_fail(err, STRIX_E_ARG, "moteval: %s: %ld boxes (want 0..%d, and an array)", what, n, INT_MAX);
     if (n == 0) return STRIX_OK;
     for (long i = 0; i < n; i++)
-        if (!isfinite(b[i].x) || !isfinite(b[i].y) || !isfinite(b[i].w) || !isfinite(b[i].h))
-            return strix_fail(err, STRIX_E_ARG, "moteval: %s frame %d id %d: the box is not finite", what,
-                              b[i].frame, b[i].id);
+        if (!isfinite(b[i].x) || !isfinite(b[i].y) || !isfinite(b[i].w) || !isfinite(b[i].h) ||
+            b[i].w < 0 || b[i].h < 0)
+            return strix_fail(err, STRIX_E_ARG, "moteval: %s frame %d id %d: the box is not finite or has a "
+                              "negative width or height", what, b[i].frame, b[i].id);
     key2 *k = malloc(sizeof *k * (size_t)n);
     long *last = NULL; /* per dense id: position in order of its latest box */
     s->order = malloc(sizeof *s->order * (size_t)n);
@@ -456,10 +457,34 @@ out:
 
 /* ---- MOTChallenge text files ---- */
 
-/* Parse the first fields of one line into v[0..7); *nv = fields parsed
- * (0 for a blank line).  Returns NULL or what is wrong. */
-static const char *parse_line(const char *s, double v[7], int *nv, char *why, size_t why_n)
+/* A field as text for an error line: at most 24 bytes, printable ASCII as
+ * is and any other byte as \xNN, so a binary file echoes no raw bytes. */
+static void quote_field(char *dst, size_t cap, const char *t, size_t n)
 {
+    size_t o = 0;
+    for (size_t i = 0; i < n && i < 24 && o + 5 < cap; i++) {
+        unsigned char c = (unsigned char)t[i];
+        if (c >= 0x20 && c < 0x7f) dst[o++] = (char)c;
+        else o += (size_t)snprintf(dst + o, cap - o, "\\x%02x", c);
+    }
+    dst[o] = 0;
+}
+
+/* Parse the first fields of one line (len bytes, NUL-terminated) into
+ * v[0..7); *nv = fields parsed (0 for a blank line).  Returns NULL or what
+ * is wrong. */
+static const char *parse_line(const char *s, size_t len, double v[7], int *nv, char *why, size_t why_n)
+{
+    /* A control byte (NUL included) is no MOTChallenge text: name it, and
+     * echo none of what follows. */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 && !isspace(c)) || c == 0x7f) {
+            snprintf(why, why_n, "byte 0x%02x at column %zu is not text (is this a binary file? want "
+                     "MOTChallenge text lines)", c, i + 1);
+            return why;
+        }
+    }
     int k = 0;
     while (isspace((unsigned char)*s)) s++;
     while (*s && k < 7) {
@@ -472,7 +497,9 @@ static const char *parse_line(const char *s, double v[7], int *nv, char *why, si
         char *end;
         v[k] = strtod(t, &end);
         if (end != s || !isfinite(v[k])) {
-            snprintf(why, why_n, "field %d '%.*s' is not a finite number", k + 1, (int)(s - t < 24 ? s - t : 24), t);
+            char q[128];
+            quote_field(q, sizeof q, t, (size_t)(s - t));
+            snprintf(why, why_n, "field %d '%s' is not a finite number", k + 1, q);
             return why;
         }
         k++;
@@ -493,6 +520,12 @@ static const char *parse_line(const char *s, double v[7], int *nv, char *why, si
             snprintf(why, why_n, "%s %g is not an integer", i ? "id" : "frame", v[i]);
             return why;
         }
+    for (int i = 4; i < 6 && k; i++)
+        if (v[i] < 0) {
+            snprintf(why, why_n, "%s %g is negative (a box is bb_left,bb_top,bb_width,bb_height)",
+                     i == 4 ? "bb_width" : "bb_height", v[i]);
+            return why;
+        }
     return NULL;
 }
 
@@ -509,13 +542,9 @@ static int cmp_dup(const void *x, const void *y)
     return (p->line > q->line) - (p->line < q->line);
 }
 
-strix_status strix_mot_read(const char *path, strix_mot_box **out, long *n, strix_error *err)
+/* Read the boxes of stream f; path names it in messages.  Closes f. */
+static strix_status read_stream(FILE *f, const char *path, strix_mot_box **out, long *n, strix_error *err)
 {
-    if (!path || !out || !n) return strix_fail(err, STRIX_E_ARG, "moteval: path, out and n are required");
-    *out = NULL;
-    *n = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s", path, strerror(errno));
     strix_status st = STRIX_OK;
     char *line = NULL, why[160];
     size_t line_cap = 0;
@@ -523,11 +552,12 @@ strix_status strix_mot_read(const char *path, strix_mot_box **out, long *n, stri
     long *lines = NULL; /* line number of each box */
     dup_key *dk = NULL;
     long nb = 0, cap = 0, ln = 0;
-    while (getline(&line, &line_cap, f) != -1) {
+    ssize_t len;
+    while ((len = getline(&line, &line_cap, f)) != -1) {
         double v[7];
         int nv;
         ln++;
-        if (parse_line(line, v, &nv, why, sizeof why)) {
+        if (parse_line(line, (size_t)len, v, &nv, why, sizeof why)) {
             st = strix_fail(err, STRIX_E_IO, "%s:%ld: %s", path, ln, why);
             goto out;
         }
@@ -578,4 +608,28 @@ out:
     free(dk);
     free(b);
     return st;
+}
+
+strix_status strix_mot_read(const char *path, strix_mot_box **out, long *n, strix_error *err)
+{
+    if (!path || !out || !n) return strix_fail(err, STRIX_E_ARG, "moteval: path, out and n are required");
+    *out = NULL;
+    *n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    return read_stream(f, path, out, n, err);
+}
+
+strix_status strix_mot_parse(const char *name, const void *data, size_t size, strix_mot_box **out, long *n,
+                             strix_error *err)
+{
+    if (!name || !out || !n || (size && !data))
+        return strix_fail(err, STRIX_E_ARG, "moteval: name, out, n and data are required");
+    *out = NULL;
+    *n = 0;
+    if (!size) return STRIX_OK;
+    /* fmemopen only reads through the cast: mode "r" never writes to data */
+    FILE *f = fmemopen((void *)(uintptr_t)data, size, "r");
+    if (!f) return strix_fail(err, STRIX_E_NOMEM, "%s: cannot open %zu bytes as a stream: %s", name, size, strerror(errno));
+    return read_stream(f, name, out, n, err);
 }

@@ -57,7 +57,8 @@ typedef struct strix_mot_metrics {
 
 /* Evaluate hyp against gt (rows in any order; grouped by frame internally,
  * keeping input order within a frame).  iou_thresh in (0, 1].  A (frame, id)
- * present twice in gt or in hyp, or a non-finite box, is STRIX_E_ARG naming
+ * present twice in gt or in hyp, a non-finite box or one with a negative
+ * width or height, is STRIX_E_ARG naming
  * it.  Time O(n log n + per-frame gt x hyp + identity matching of the
  * trajectories that overlap each other); memory O(n + overlapping pairs). */
 strix_status strix_mot_evaluate(const strix_mot_box *gt, long n_gt, const strix_mot_box *hyp, long n_hyp,
@@ -67,9 +68,15 @@ strix_status strix_mot_evaluate(const strix_mot_box *gt, long n_gt, const strix_
  * "frame,id,bb_left,bb_top,bb_width,bb_height[,conf[,x,y,z...]]", fields
  * separated by a comma and/or whitespace; columns after conf are ignored,
  * conf defaults to 1, blank lines are skipped.  frame and id must be integers
- * (1 and 1.0 both read), the box finite.  On success *out is a malloc'd array
+ * (1 and 1.0 both read), the box finite with bb_width, bb_height >= 0; a
+ * control byte (a binary file) is an error that echoes none of the bytes.  On success *out is a malloc'd array
  * of *n boxes (NULL when *n == 0) for the caller to free().  Errors
  * (STRIX_E_IO) name file:line, including a (frame, id) given twice. */
 strix_status strix_mot_read(const char *path, strix_mot_box **out, long *n, strix_error *err);
+
+/* The same from size bytes in memory (the file's contents); name stands for
+ * the file in messages.  data is only read. */
+strix_status strix_mot_parse(const char *name, const void *data, size_t size, strix_mot_box **out, long *n,
+                             strix_error *err);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,32 +35,51 @@
 
 static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 
-/* 1 when buf is a JPEG whose marker structure runs off the end of the data
- * before the end-of-image marker (a truncated download or copy).  stb_image
- * silently pads such files with grey; we refuse them instead, since the
- * detections on the padded part would be garbage.  Anything we cannot parse
- * is left for stb to judge (returns 0). */
-static int jpeg_truncated(const uint8_t *buf, size_t len)
+enum { JPEG_OK, JPEG_TRUNCATED, JPEG_BAD_HUFFMAN };
+
+/* Walks a JPEG's markers (anything stb_image takes for one) as stb does (bytes where a marker should be
+ * are skipped, as stb skips them) and returns:
+ *  JPEG_TRUNCATED when the data ends before the end-of-image marker (a
+ *    truncated download or copy).  stb_image silently pads such files with
+ *    grey; we refuse them instead, since the detections on the padded part
+ *    would be garbage.
+ *  JPEG_BAD_HUFFMAN when a DHT segment declares more than 256 codes in one
+ *    table: Debian's stb_image (2.27) then writes past its code tables
+ *    (found by tests/fuzz/fuzz_image).
+ * Anything else is left for stb to judge (JPEG_OK). */
+static int jpeg_check(const uint8_t *buf, size_t len)
 {
-    size_t pos = 2; /* after SOI */
+    /* stb takes fill bytes before the start-of-image marker too */
+    size_t pos = 0;
+    while (pos < len && buf[pos] == 0xFF) pos++;
+    if (pos == 0 || pos >= len || buf[pos] != 0xD8) return JPEG_OK; /* not a JPEG to stb */
+    pos++;
     for (;;) {
-        if (pos >= len) return 1;
-        if (buf[pos] != 0xFF) return 0; /* not where a marker must be: let stb judge */
+        while (pos < len && buf[pos] != 0xFF) pos++; /* not a marker: stb skips it too */
         while (pos < len && buf[pos] == 0xFF) pos++; /* fill bytes */
-        if (pos >= len) return 1;
+        if (pos >= len) return JPEG_TRUNCATED;
         unsigned m = buf[pos++];
-        if (m == 0xD9) return 0; /* EOI */
-        if (m == 0x01 || (m >= 0xD0 && m <= 0xD8)) continue; /* no length field */
-        if (pos + 2 > len) return 1;
+        if (m == 0xD9) return JPEG_OK; /* EOI */
+        if (m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD8)) continue; /* no length field */
+        if (pos + 2 > len) return JPEG_TRUNCATED;
         size_t seg = be16(buf + pos);
-        if (seg < 2) return 0;
+        if (seg < 2) return JPEG_OK;
+        /* DHT: tables of (class and id, 16 code counts, the values); stb
+         * reads a table that starts in the segment even when it runs past
+         * the end (bytes past the data read as 0) */
+        for (size_t t = pos + 2; m == 0xC4 && t < pos + seg;) {
+            size_t n = 0;
+            for (size_t i = t + 1; i <= t + 16 && i < len; i++) n += buf[i];
+            if (n > 256) return JPEG_BAD_HUFFMAN;
+            t += 17 + n;
+        }
         pos += seg;
-        if (pos > len) return 1;
+        if (pos > len) return JPEG_TRUNCATED;
         if (m != 0xDA) continue;
         /* entropy-coded data after SOS: runs to the next marker that is not
          * a stuffed zero or a restart marker */
         for (;;) {
-            if (pos + 1 >= len) return 1;
+            if (pos + 1 >= len) return JPEG_TRUNCATED;
             if (buf[pos] != 0xFF) { pos++; continue; }
             unsigned n = buf[pos + 1];
             if (n == 0x00 || (n >= 0xD0 && n <= 0xD7)) { pos += 2; continue; }
@@ -79,6 +99,54 @@ static int png_size(const uint8_t *buf, size_t len, uint32_t *w, uint32_t *h)
     *w = (uint32_t)be16(buf + 16) << 16 | be16(buf + 18);
     *h = (uint32_t)be16(buf + 20) << 16 | be16(buf + 22);
     return 1;
+}
+
+/* For a PNG: the first chunk before IEND whose length runs past the end of
+ * the data (*claim, *left: its length and the bytes left for it); 0 when
+ * there is none or buf is no PNG.  stb_image allocates an IDAT's claimed
+ * length before reading it, so a 100-byte file could ask for 4 GB. */
+static int png_overlong_chunk(const uint8_t *buf, size_t len, char type[5], uint32_t *claim, size_t *left)
+{
+    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+    if (len < 8 || memcmp(buf, sig, 8) != 0) return 0;
+    for (size_t pos = 8; pos + 8 <= len;) {
+        uint32_t n = (uint32_t)be16(buf + pos) << 16 | be16(buf + pos + 2);
+        if (!memcmp(buf + pos + 4, "IEND", 4)) return 0;
+        if (n > len - pos - 8) {
+            for (int i = 0; i < 4; i++) {
+                uint8_t c = buf[pos + 4 + i];
+                type[i] = (char)((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ? c : '?');
+            }
+            type[4] = 0;
+            *claim = n;
+            *left = len - pos - 8;
+            return 1;
+        }
+        pos += 12 + (size_t)n; /* length, type, data, CRC */
+    }
+    return 0;
+}
+
+/* 1 when buf is a binary PNM (P5/P6, what stb_image reads) whose header
+ * holds a number above INT_MAX: stb_image's header parser overflows a
+ * signed int on it (undefined behaviour; found by tests/fuzz/fuzz_image).
+ * Walks the header as stb does: whitespace and '#' comments between
+ * width, height and maximum value. */
+static int pnm_header_overflows(const uint8_t *buf, size_t len)
+{
+    if (len < 2 || buf[0] != 'P' || (buf[1] != '5' && buf[1] != '6')) return 0;
+    size_t pos = 2;
+    for (int field = 0; field < 3; field++) {
+        for (;;) {
+            while (pos < len && strchr(" \t\n\v\f\r", buf[pos]) && buf[pos]) pos++;
+            if (pos >= len || buf[pos] != '#') break;
+            while (pos < len && buf[pos] != '\n' && buf[pos] != '\r') pos++;
+        }
+        uint64_t v = 0;
+        for (; pos < len && buf[pos] >= '0' && buf[pos] <= '9'; pos++)
+            if ((v = v * 10 + (uint64_t)(buf[pos] - '0')) > INT_MAX) return 1;
+    }
+    return 0;
 }
 
 /* The EXIF orientation (1..8) of a JPEG; 1 when absent or unreadable. */
@@ -150,12 +218,21 @@ static uint8_t *orient(const uint8_t *src, int w, int h, int o, int *ow, int *oh
 
 /* ------------------------------------------------------------------ load */
 
+/* STRIX_E_IMAGE when len bytes cannot be an image stb decodes, else STRIX_OK. */
+static strix_status check_size(const char *path, size_t len, strix_error *err)
+{
+    if (len == 0)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: empty file (0 bytes), not an image (copy it again)", path);
+    if (len > MAX_FILE_BYTES)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: file is %zu bytes, too large for the image decoder "
+                          "(convert it to a smaller JPEG or PNG)", path, len);
+    return STRIX_OK;
+}
+
 strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_image *out,
                               strix_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (!max_pixels) max_pixels = STRIX_IMAGE_MAX_PIXELS;
-
     FILE *f = fopen(path, "rb");
     if (!f)
         return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s (check the path and permissions)",
@@ -172,14 +249,10 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
                           S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
     }
     size_t len = (size_t)st.st_size;
-    if (len == 0) {
+    strix_status s = check_size(path, len, err);
+    if (s) {
         fclose(f);
-        return strix_fail(err, STRIX_E_IMAGE, "%s: empty file (0 bytes), not an image (copy it again)", path);
-    }
-    if (len > MAX_FILE_BYTES) {
-        fclose(f);
-        return strix_fail(err, STRIX_E_IMAGE, "%s: file is %zu bytes, too large for the image decoder "
-                          "(convert it to a smaller JPEG or PNG)", path, len);
+        return s;
     }
     uint8_t *buf = malloc(len);
     if (!buf) {
@@ -194,34 +267,53 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
         return strix_fail(err, STRIX_E_IO, "%s: read error after %zu of %zu bytes (check the disk or "
                           "whether the file is being written)", path, got, len);
     }
+    s = strix_image_decode(path, buf, len, max_pixels, out, err);
+    free(buf);
+    return s;
+}
+
+strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len, size_t max_pixels,
+                                strix_owned_image *out, strix_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!max_pixels) max_pixels = STRIX_IMAGE_MAX_PIXELS;
+    strix_status s = check_size(path, len, err);
+    if (s) return s;
 
     int is_jpeg = len >= 3 && buf[0] == 0xFF && buf[1] == 0xD8 && buf[2] == 0xFF;
-    if (is_jpeg && jpeg_truncated(buf, len)) {
-        free(buf);
+    int jpeg = jpeg_check(buf, len);
+    if (jpeg == JPEG_TRUNCATED)
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (truncated JPEG: the "
                           "data ends before the end-of-image marker; copy the file again)", path);
-    }
+    if (jpeg == JPEG_BAD_HUFFMAN)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt JPEG: a "
+                          "Huffman table with more than 256 codes; re-encode or copy it again)", path);
 
     uint32_t pw, ph;
     if (png_size(buf, len, &pw, &ph) && (uint64_t)pw * ph > max_pixels) {
-        free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: image is %ux%u, more than the limit of %zu pixels "
                           "(downscale it first)", path, (unsigned)pw, (unsigned)ph, max_pixels);
     }
+    char type[5];
+    size_t left;
+    if (png_overlong_chunk(buf, len, type, &pw, &left))
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNG: a '%s' "
+                          "chunk of %u bytes, with %zu bytes left in the file; copy it again)",
+                          path, type, (unsigned)pw, left);
+    if (pnm_header_overflows(buf, len))
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNM header: "
+                          "a size or maximum value above %d)", path, INT_MAX);
 
     int w = 0, h = 0, comp = 0;
     if (!stbi_info_from_memory(buf, (int)len, &w, &h, &comp)) {
         const char *why = stbi_failure_reason();
-        free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (%s; JPEG, PNG, BMP, "
                           "TGA, GIF, PSD, HDR and PNM are supported)", path, why ? why : "unknown format");
     }
     if (w <= 0 || h <= 0) {
-        free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: image has no pixels (%dx%d; the file is damaged)", path, w, h);
     }
     if ((size_t)w * (size_t)h > max_pixels) {
-        free(buf);
         return strix_fail(err, STRIX_E_IMAGE, "%s: image is %dx%d, more than the limit of %zu pixels "
                           "(downscale it first)", path, w, h, max_pixels);
     }
@@ -229,7 +321,6 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
 
     int dw = 0, dh = 0;
     uint8_t *px = stbi_load_from_memory(buf, (int)len, &dw, &dh, &comp, 3);
-    free(buf);
     if (!px) {
         const char *why = stbi_failure_reason();
         if (why && strcmp(why, "outofmem") == 0)

@@ -21,6 +21,10 @@ typedef struct strix_owned_image {
  * STRIX_E_IMAGE (empty, corrupt, 0x0, over max_pixels).  0 = the default limit. */
 strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_image *out,
                               strix_error *err);
+/* The same from len bytes in memory (what strix_image_load read); name
+ * stands for the file in messages.  buf is only read. */
+strix_status strix_image_decode(const char *name, const uint8_t *buf, size_t len, size_t max_pixels,
+                                strix_owned_image *out, strix_error *err);
 void strix_image_free(strix_owned_image *img);
 
 /* A borrowed view of an owned image. */

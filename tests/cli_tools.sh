@@ -67,3 +67,19 @@ grep -q "idsw 2 " "$T/out" 2>/dev/null && pass moteval_swapped_counts || fail mo
 printf '1,1,10,10,5\n' >"$T/short.txt"
 expect moteval_malformed 3 "$B/moteval" "$G" "$T/short.txt"
 expect moteval_usage 2 "$B/moteval" "$G"
+# a binary file (here a PNG header) and a negative width: one line naming
+# file:line, exit 3 (input), and no raw bytes echoed from the file
+printf '\211PNG\r\n\032\n\000\000\000\rIHDR\377\376' >"$T/binary.txt"
+expect moteval_binary_file 3 "$B/moteval" "$G" "$T/binary.txt"
+if grep -qF "binary.txt:1: field 1 '\x89PNG' is not a finite number" "$T/err" &&
+   ! LC_ALL=C grep -q '[^ -~]' "$T/err"; then
+    pass moteval_binary_message
+else fail moteval_binary_message "$(od -c "$T/err" | head -5)"; fi
+printf '1,1,10,10,5,5\n\032\001\n' >"$T/control.txt"
+expect moteval_control_bytes 3 "$B/moteval" "$T/control.txt" "$G"
+grep -q "control.txt:2: byte 0x1a at column 1 is not text (is this a binary file?" "$T/err" &&
+    pass moteval_control_message || fail moteval_control_message "$(cat -v "$T/err")"
+printf '1,1,10,10,5,5\n2,1,10,10,-5,5\n' >"$T/negative.txt"
+expect moteval_negative_width 3 "$B/moteval" "$T/negative.txt" "$G"
+grep -q "negative.txt:2: bb_width -5 is negative" "$T/err" && pass moteval_negative_message ||
+    fail moteval_negative_message "$(cat "$T/err")"

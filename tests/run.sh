@@ -6,7 +6,8 @@
 # BUILD's tools.  SAN_BUILD (AddressSanitizer + UBSan): the C test programs
 # again, and the CLI scripts against its tools.  Each test prints one line
 # PASS/FAIL/SKIP; a program that dies without printing its lines counts as a
-# failure.  Exits 1 if anything failed.
+# failure.  Then the fuzz targets' smoke run (tests/fuzz/run.sh).  Exits 1
+# if anything failed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 log=$(mktemp)
@@ -42,6 +43,10 @@ for build in "$@"; do
         ASAN_OPTIONS=detect_leaks=1 run "$(basename "$s" .sh)$san" sh "$s" "$build"
     done
 done
+
+# The fuzz targets (built by `make fuzz-build` into BUILD/fuzz): each replays
+# its corpus and fuzzes briefly, once (SKIP without clang).
+run fuzz sh tests/fuzz/run.sh "$1/fuzz" "${FUZZ_SMOKE_SECONDS:-8}" smoke
 
 pass=$(grep -c '^\[[^]]*\] PASS' "$log")
 fail=$(grep -c '^\[[^]]*\] FAIL' "$log")

@@ -688,6 +688,37 @@ static void test_image_load_errors(void)
     }
 }
 
+/* Inputs the image fuzz target (tests/fuzz/fuzz_image.c) found crashing,
+ * overflowing or exhausting memory in Debian's stb_image, kept in its
+ * corpus: each is refused with a line naming the problem, before stb sees
+ * it (the packaged stb is not instrumented, so these check the refusal;
+ * `make fuzz` replays them with an instrumented stb). */
+static void test_image_fuzz_regressions(void)
+{
+    static const struct {
+        const char *file, *want;
+    } cases[] = {
+        {"crash-dht-codes.jpg", "Huffman table with more than 256 codes"},
+        {"crash-dht-codes-exif.jpg", "Huffman table with more than 256 codes"},
+        {"crash-dht-fill-bytes.jpg", "Huffman table with more than 256 codes"}, /* FF fill before SOI */
+        {"crash-pnm-overflow.ppm", "corrupt PNM header"},
+        {"oom-png-idat.png", "corrupt PNG: a 'IDAT' chunk of 1073741864 bytes, with 62 bytes left"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "tests/fuzz/corpus/image/%s", cases[i].file);
+        size_t n = 0;
+        unsigned char *buf = read_file(path, &n);
+        TL_CHECK(buf, "%s: cannot read (run from the repository root)", path);
+        strix_owned_image im;
+        strix_error e;
+        strix_status st = strix_image_decode(path, buf, n, 0, &im, &e);
+        free(buf);
+        TL_CHECK(st == STRIX_E_IMAGE && strstr(e.message, cases[i].want) && !im.data, "%s: status %d '%s' (want '%s')",
+                 path, st, st ? e.message : "", cases[i].want);
+    }
+}
+
 static void test_image_load_sample(void)
 {
     char path[512];
@@ -838,6 +869,7 @@ int main(int argc, char **argv)
     TL_RUN(test_annotate_draws);
     TL_RUN(test_text_and_colors);
     TL_RUN(test_image_load_errors);
+    TL_RUN(test_image_fuzz_regressions);
     TL_RUN(test_image_load_sample);
     TL_RUN(test_exif_orientation);
     TL_RUN(test_image_write);

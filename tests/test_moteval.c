@@ -339,6 +339,10 @@ static void bad_arguments(void)
              "duplicate gt: status %d '%s'", st, e.message);
     st = strix_mot_evaluate(ok, 2, inf, 1, 0.5, &m, &e);
     TL_CHECK(st == STRIX_E_ARG && strstr(e.message, "not finite"), "infinite box: status %d '%s'", st, e.message);
+    strix_mot_box neg[] = {B(1, 1, 0, 0, 10, -2)};
+    st = strix_mot_evaluate(neg, 1, ok, 2, 0.5, &m, &e);
+    TL_CHECK(st == STRIX_E_ARG && strstr(e.message, "gt frame 1 id 1") && strstr(e.message, "negative"),
+             "negative height: status %d '%s'", st, e.message);
     const double bad_thr[] = {0, -0.5, 1.5, NAN};
     for (int i = 0; i < 4; i++) {
         st = strix_mot_evaluate(ok, 2, ok, 2, bad_thr[i], &m, &e);
@@ -708,6 +712,43 @@ static void read_malformed_file(void)
              st, e.message);
 }
 
+/* A binary file gets one line naming file:line and the offending byte, and
+ * echoes none of its bytes; a negative width or height is refused. */
+static void read_binary_and_negative(void)
+{
+    static const char bin[] = "1,1,0,0,10,10\n2,1,\x89PNG\x1a\x01\xff,0,10,10\n";
+    static const char high[] = "1,1,0,0,10,10\n\n3,1,\xff\xfe\x80,0,10,10\n";
+    static const char nul[] = "1,1,0,0,10,10\n1,2\0,0,0,10,10\n";
+    struct {
+        const char *data;
+        size_t size;
+        const char *want;
+    } cases[] = {
+        {bin, sizeof bin - 1, "t.txt:2: byte 0x1a at column 9 is not text (is this a binary file?"},
+        {high, sizeof high - 1, "t.txt:3: field 3 '\\xff\\xfe\\x80' is not a finite number"},
+        {nul, sizeof nul - 1, "t.txt:2: byte 0x00 at column 4 is not text"},
+        {"1,1,0,0,-3,10\n", 14, "t.txt:1: bb_width -3 is negative"},
+        {"1,1,0,0,10,10\n1,2,0,0,10,-0.5\n", 30, "t.txt:2: bb_height -0.5 is negative"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        strix_mot_box *b = (strix_mot_box *)&b;
+        long n = -1;
+        strix_error e;
+        strix_status st = strix_mot_parse("t.txt", cases[i].data, cases[i].size, &b, &n, &e);
+        int printable = 1;
+        for (const char *c = e.message; st && *c; c++) printable &= *c >= 0x20 && *c < 0x7f;
+        TL_CHECK(st == STRIX_E_IO && strstr(e.message, cases[i].want) && printable && !b && !n,
+                 "case %zu: status %d '%s' (want '%s')", i, st, st ? e.message : "", cases[i].want);
+    }
+    /* a zero-sized box is allowed; the file reader refuses the same line */
+    strix_mot_box *b = NULL;
+    long n = 0;
+    strix_error e;
+    TL_CHECK(strix_mot_parse("t.txt", "1,1,0,0,0,0\n", 12, &b, &n, &e) == STRIX_OK && n == 1, "zero box: %s", e.message);
+    free(b);
+    read_fails("1,1,0,0,10,10\n7,1,5,5,10,-1\n", 2, "bb_height -1 is negative");
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -732,5 +773,6 @@ int main(int argc, char **argv)
     TL_RUN(golden_case4);
     TL_RUN(read_good_file);
     TL_RUN(read_malformed_file);
+    TL_RUN(read_binary_and_negative);
     TL_MAIN_END();
 }

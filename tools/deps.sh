@@ -4,10 +4,11 @@
 # The core library needs a C compiler, libyaml and stb; `infer` reads and
 # writes video through FFmpeg's libraries (found with pkg-config); the ffmpeg
 # and ffprobe programs make and check the test clips and run the benchmark;
-# the golden test decodes the sample JPEGs with libjpeg-turbo (libjpeg-dev).
+# the golden test decodes the sample JPEGs with libjpeg-turbo (libjpeg-dev);
+# clang and its libFuzzer runtime (libclang-rt-dev) build the fuzz targets.
 set -e
 need=""
-for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg-dev pkg-config \
+for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg-dev pkg-config clang libclang-rt-dev \
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
