@@ -1718,6 +1718,7 @@ static int write_tracks_json(vrun *v, long frames, double fps)
     strix_json_str(j, v->p->input);
     fprintf(j, ",\n  \"frames\": %ld,\n  \"fps\": ", frames);
     strix_json_double(j, fps);
+    fprintf(j, ",\n  \"degenerate_boxes\": %ld", strix_tracker_degenerate(v->tracker));
     fputs(",\n  \"tracker\": {\"name\": \"bytetrack\", \"track_thresh\": ", j);
     strix_json_double(j, o->track_thresh);
     fputs(", \"match_thresh\": ", j);
@@ -2230,6 +2231,10 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
         }
         fprintf(s, "; wrote %s and %s\n", p->mot, p->tracks);
     }
+    long degen = v.tracker ? strix_tracker_degenerate(v.tracker) : 0;
+    if (degen)
+        fprintf(stderr, "infer: %s: %ld detection%s with an empty or non-finite box (no area) not tracked\n", p->input,
+                degen, degen == 1 ? "" : "s");
     if (g_stop) rc = EXIT_INTERRUPTED;
     else if (hl_mask) {
         /* the end of the last frame: the next frame's time is unknown, so one average frame */
