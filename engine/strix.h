@@ -206,9 +206,14 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
  * low-score box no track took, a track's first frame after the first frame
  * of the stream: confirmation needs a second hit).  Identities start at 1
  * and are never reused; like ByteTrack's, they are drawn when a track
- * starts, so a track that never confirms leaves a gap. */
+ * starts, so a track that never confirms leaves a gap.  A detection whose
+ * box has no area (x2 <= x1 or y2 <= y1: clipped inside the letterbox
+ * padding, say) or a non-finite corner is ignored (id -1) and counted; a
+ * score outside 0..1 is an error. */
 strix_status strix_tracker_update(strix_tracker *t, const strix_detection *dets, int n, int *ids,
                                   strix_error *err);
+/* Detections ignored so far for a degenerate box (see strix_tracker_update). */
+long strix_tracker_degenerate(const strix_tracker *t);
 void strix_tracker_free(strix_tracker *t);
 
 #ifdef __cplusplus

@@ -67,6 +67,7 @@ struct strix_tracker {
     int n_pool;
     list tracked, lost, removed; /* removed: last frame's removals, as the reference keeps them */
     int broken;                  /* an update ran out of memory half way */
+    long degenerate;             /* detections ignored for an empty or non-finite box */
 };
 
 void strix_track_options_init(strix_track_options *o)
@@ -538,6 +539,14 @@ static int unmatched(scratch *s, int rows, int cols, int *u_rows, int *n_rows, i
     return *n_rows < 0 || *n_cols < 0 ? -1 : 0;
 }
 
+/* A box with no area (x2 <= x1 or y2 <= y1, e.g. clipped inside the
+ * letterbox padding) or a non-finite corner: nothing to match or predict. */
+static int degenerate(const strix_detection *x)
+{
+    return !isfinite(x->x1) || !isfinite(x->y1) || !isfinite(x->x2) || !isfinite(x->y2) || !(x->x2 > x->x1) ||
+           !(x->y2 > x->y1);
+}
+
 /* One frame; 0, or -1 when memory ran out (the tracker is then unusable). */
 static int update(strix_tracker *t, const strix_detection *dets, int n, int *ids, scratch *s)
 {
@@ -562,6 +571,10 @@ static int update(strix_tracker *t, const strix_detection *dets, int n, int *ids
         d->score = x->score;
         d->index = i;
         ids[i] = -1;
+        if (degenerate(x)) { /* never matched, never starts a track */
+            t->degenerate++;
+            continue;
+        }
         if (d->score > th) s->high[n_high++] = i;
         else if (d->score > tl && d->score < th) s->low[n_low++] = i;
     }
@@ -703,10 +716,8 @@ strix_status strix_tracker_update(strix_tracker *t, const strix_detection *dets,
     if (n < 0 || (n && (!dets || !ids))) return strix_fail(err, STRIX_E_ARG, "tracker: bad detection array");
     for (int i = 0; i < n; i++) {
         const strix_detection *x = &dets[i];
-        if (!isfinite(x->x1) || !isfinite(x->y1) || !isfinite(x->x2) || !isfinite(x->y2) || !(x->x2 > x->x1) ||
-            !(x->y2 > x->y1) || !(x->score >= 0 && x->score <= 1))
-            return strix_fail(err, STRIX_E_ARG,
-                              "tracker: detection %d has an empty or non-finite box or a score outside 0..1", i);
+        if (!(x->score >= 0 && x->score <= 1))
+            return strix_fail(err, STRIX_E_ARG, "tracker: detection %d has a score outside 0..1", i);
     }
     if (t->broken) return strix_fail(err, STRIX_E_NOMEM, "tracker: unusable after running out of memory");
     scratch s;
@@ -719,3 +730,5 @@ strix_status strix_tracker_update(strix_tracker *t, const strix_detection *dets,
     }
     return STRIX_OK;
 }
+
+long strix_tracker_degenerate(const strix_tracker *t) { return t->degenerate; }

@@ -16,7 +16,7 @@ NAME=cli_track
 . "$(dirname "$0")/lib_cli.sh"
 
 ALL="help segments_exact reel_durations mot_file counts_and_line pad_gap_defaults min_frames max_len no_match
-rerender_keeps_ids retrack bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
+rerender_keeps_ids retrack degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
 if [ ! -x "$B/infer" ]; then
     for t in $ALL; do skip "$t" "$B/infer is not built"; done
     exit 0
@@ -147,6 +147,19 @@ O=$T/retrack
 if infer_rc 0 --detections "$T/exact/clip.jsonl" --track --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
     cmp -s "$O/clip.jsonl" "$T/exact/clip.jsonl" && cmp -s "$O/clip.mot.txt" "$T/exact/clip.mot.txt"; then pass retrack
 else fail retrack "re-tracking changed the output"; fi
+
+# degenerate_boxes: a box clipped to zero width and an inverted box (replayed) are not tracked, counted,
+# and change nothing else: the same MOT rows as the clean replay
+awk '/"frame": 60,/ { sub(/"detections": \[/, "\"detections\": [{\"class_id\": 16, \"score\": 0.9, \"box\": [0, 100, 0, 160]}, ") }
+    /"frame": 61,/ { sub(/"detections": \[/, "\"detections\": [{\"class_id\": 0, \"score\": 0.8, \"box\": [50, 60, 40, 90]}, ") }
+    { print }' "$T/dets.jsonl" >"$T/degen.jsonl"
+O=$T/degen
+if infer_rc 0 --detections "$T/degen.jsonl" --track --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
+    grep -q "2 detections with an empty or non-finite box (no area) not tracked" "$T/err" &&
+    grep -q '"degenerate_boxes": 2,' "$O/clip.tracks.json" && cmp -s "$O/clip.mot.txt" "$T/exact/clip.mot.txt" &&
+    infer_rc 0 --detections "$O/clip.jsonl" --track --no-save --out "$O/again" "$T/clip.mp4" &&
+    cmp -s "$O/again/clip.mot.txt" "$T/exact/clip.mot.txt"; then pass degenerate_boxes
+else fail degenerate_boxes "$(cat "$T/err")"; fi
 
 # bad_detections: malformed or missing file: exit 3, one line naming file:line, nothing written
 printf '{"frame": 0, "pts": 0, "inferred": true, "detections": []}\n{"frame": 1, "pts": 0.04, "detections": [{"box": [1, 2]}]}\n' >"$T/bad.jsonl"

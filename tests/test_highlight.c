@@ -3,13 +3,16 @@
  * binary fractions, so every comparison is exact), option and input
  * validation, random inputs checked against a brute-force reference that
  * applies the rules frame by frame (no binary search, no in-place merging)
- * plus the invariants, and two million frames at 30 fps. */
+ * plus the invariants, and two million frames at 30 fps; the frame log that
+ * --highlights keeps (engine/framelog.h): contents and a flat heap. */
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "framelog.h"
 #include "highlight.h"
 #include "testlib.h"
 
@@ -528,6 +531,63 @@ static void test_large(void)
     TL_CHECK(secs < 30, "took %.1f s (quadratic?)", secs);
 }
 
+/* ---------------------------------------------------------- frame log */
+
+/* glibc's count of heap bytes in use; -1 where malloc is not glibc's (ASan) */
+static long heap_in_use(void)
+{
+    struct mallinfo2 a = mallinfo2();
+    void *probe = malloc(1 << 16);
+    struct mallinfo2 b = mallinfo2();
+    free(probe);
+    long before = (long)(a.uordblks + a.hblkhd), after = (long)(b.uordblks + b.hblkhd);
+    return probe && after - before >= (1 << 16) ? before : -1;
+}
+
+/* 300k frames of 0..40 items each: read back exactly (twice), and the heap
+ * does not grow with the frames (the log lives in a temporary file). */
+static void test_frame_log(void)
+{
+    strix_frame_log *l;
+    strix_error e;
+    TL_CHECK(!strix_frame_log_open(&l, &e), "%s", e.message);
+    enum { FRAMES = 300000, WARM = 1000 };
+    strix_frame_item items[40];
+    long heap_warm = -1, heap_end = -1;
+    for (long f = 0; f < FRAMES; f++) {
+        int n = (int)(f * 7 % 41);
+        for (int i = 0; i < n; i++) items[i] = (strix_frame_item){(int)(f + i) % 80, (int)(f / 3 + i)};
+        if (strix_frame_log_add(l, f / 30.0, items, n, &e)) break;
+        if (f == WARM) heap_warm = heap_in_use();
+    }
+    heap_end = heap_in_use();
+    TL_CHECK(strix_frame_log_frames(l) == FRAMES, "%ld frames logged: %s", strix_frame_log_frames(l), e.message);
+    TL_CHECK(strix_frame_log_first_pts(l) == 0 && strix_frame_log_last_pts(l) == (FRAMES - 1) / 30.0, "first/last");
+    for (int pass = 0; pass < 2; pass++) {
+        TL_CHECK(!strix_frame_log_rewind(l, &e), "%s", e.message);
+        long f = 0;
+        double pts;
+        const strix_frame_item *it;
+        int n, got;
+        while ((got = strix_frame_log_next(l, &pts, &it, &n, &e)) == 1) {
+            int want = (int)(f * 7 % 41), ok = n == want && pts == f / 30.0;
+            for (int i = 0; ok && i < n; i++) ok = it[i].class_id == (int)(f + i) % 80 && it[i].id == (int)(f / 3 + i);
+            TL_CHECK(ok, "pass %d frame %ld: %d items at %g, want %d at %g", pass, f, n, pts, want, f / 30.0);
+            f++;
+        }
+        TL_CHECK(got == 0 && f == FRAMES, "pass %d: read %ld frames (%s)", pass, f, got ? e.message : "end");
+    }
+    TL_CHECK(strix_frame_log_add(l, 1e9, items, 1, &e) == STRIX_E_ARG, "an add after rewind must be refused");
+    strix_frame_log_free(l);
+    strix_frame_log_free(NULL);
+    if (heap_warm < 0) {
+        tl_skip("heap not measurable here (malloc is not glibc's, e.g. under ASan); contents checked");
+        return;
+    }
+    TL_CHECK(heap_end - heap_warm < 64 * 1024, "heap grew %ld bytes over %d frames", heap_end - heap_warm,
+             FRAMES - WARM);
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -542,5 +602,6 @@ int main(int argc, char **argv)
     TL_RUN(test_random_reference);
     TL_RUN(test_random_invariants);
     TL_RUN(test_large);
+    TL_RUN(test_frame_log);
     TL_MAIN_END();
 }

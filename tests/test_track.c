@@ -355,16 +355,46 @@ static void tracker_arguments(void)
     TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG, "frame rate 0");
     strix_track_options_init(&o);
     TL_CHECK(!strix_tracker_create(&t, &o, &e), "%s", e.message);
-    strix_detection d = {10, 10, 5, 20, 0.9f, 0}; /* x2 < x1 */
+    strix_detection d = {10, 10, 20, 20, NAN, 0};
     int id;
     TL_CHECK(strix_tracker_update(t, &d, 1, &id, &e) == STRIX_E_ARG && strstr(e.message, "detection 0"),
-             "an empty box must be refused");
-    d.x2 = 20;
-    d.score = NAN;
-    TL_CHECK(strix_tracker_update(t, &d, 1, &id, &e) == STRIX_E_ARG, "a NaN score must be refused");
+             "a NaN score must be refused");
     TL_CHECK(strix_tracker_update(t, NULL, 0, NULL, &e) == STRIX_OK, "an empty frame is fine");
     strix_tracker_free(t);
     strix_tracker_free(NULL);
+}
+
+/* Boxes with no area (inverted, zero width, clipped into the padding) or a
+ * non-finite corner are ignored and counted, never fail the frame; the
+ * other detections are tracked as they would be without them. */
+static void degenerate_boxes_ignored(void)
+{
+    strix_track_options o;
+    strix_track_options_init(&o);
+    strix_tracker *t = NULL, *ref = NULL;
+    strix_error e;
+    TL_CHECK(!strix_tracker_create(&t, &o, &e) && !strix_tracker_create(&ref, &o, &e), "%s", e.message);
+    if (!t || !ref) return;
+    for (int f = 0; f < 5; f++) {
+        float x = 10 + 3 * (float)f;
+        strix_detection d[5] = {{10, 10, 5, 20, 0.9f, 0}, /* x2 < x1 */
+                                {x, 40, x + 30, 80, 0.9f, 0}, /* the real object */
+                                {0, 50, 0, 60, 0.8f, 0}, /* zero width */
+                                {30, 70, 40, 70, 0.7f, 0}, /* zero height */
+                                {INFINITY, 1, 2, NAN, 0.9f, 0}}; /* non-finite corners */
+        int ids[5] = {7, 7, 7, 7, 7}, rid = 7;
+        strix_status st = strix_tracker_update(t, d, 5, ids, &e);
+        TL_CHECK(st == STRIX_OK, "frame %d: %s", f, st ? e.message : "");
+        TL_CHECK(!strix_tracker_update(ref, &d[1], 1, &rid, &e), "reference frame %d", f);
+        TL_CHECK(ids[0] == -1 && ids[2] == -1 && ids[3] == -1 && ids[4] == -1,
+                 "frame %d: degenerate boxes got ids %d %d %d %d", f, ids[0], ids[2], ids[3], ids[4]);
+        TL_CHECK(ids[1] == rid && ids[1] == 1, "frame %d: the object's id %d, %d without the degenerate boxes", f,
+                 ids[1], rid);
+    }
+    TL_CHECK(strix_tracker_degenerate(t) == 20 && strix_tracker_degenerate(ref) == 0,
+             "counted %ld and %ld (want 20, 0)", strix_tracker_degenerate(t), strix_tracker_degenerate(ref));
+    strix_tracker_free(t);
+    strix_tracker_free(ref);
 }
 
 /* ------------------------------------------------------------- counting */
@@ -425,6 +455,7 @@ int main(int argc, char **argv)
     TL_RUN(perfect_detections_keep_identities);
     TL_RUN(lost_track_buffer);
     TL_RUN(tracker_arguments);
+    TL_RUN(degenerate_boxes_ignored);
     TL_RUN(counter_line_and_tracks);
     TL_MAIN_END();
 }

@@ -104,6 +104,7 @@
 #include "annotate.h"
 #include "count.h"
 #include "exitcodes.h"
+#include "framelog.h"
 #include "highlight.h"
 #include "image.h"
 #include "jsonl.h"
@@ -1319,58 +1320,6 @@ static int plan_videos(const options *o, const strlist *v, video_plan *vp)
     return 0;
 }
 
-/* What --highlights needs of each frame: its time, and its detections of
- * the chosen classes above --hl-score (with their track identities). */
-typedef struct hl_item {
-    int class_id, id;
-} hl_item;
-
-typedef struct hl_log {
-    double *pts;        /* [frames] */
-    long *first;        /* [frames + 1]: frame f's items are items[first[f] .. first[f+1]) */
-    long frames, cap;
-    hl_item *items;
-    long n_items, items_cap;
-} hl_log;
-
-static int hl_log_frame(hl_log *h, double pts)
-{
-    if (h->frames + 2 > h->cap) {
-        long cap = h->cap ? 2 * h->cap : 4096;
-        double *p = realloc(h->pts, sizeof *p * (size_t)cap);
-        if (p) h->pts = p;
-        long *f = realloc(h->first, sizeof *f * (size_t)cap);
-        if (f) h->first = f;
-        if (!p || !f) return -1;
-        h->cap = cap;
-    }
-    if (!h->frames) h->first[0] = 0;
-    h->pts[h->frames++] = pts;
-    h->first[h->frames] = h->n_items;
-    return 0;
-}
-
-static int hl_log_item(hl_log *h, int class_id, int id)
-{
-    if (h->n_items == h->items_cap) {
-        long cap = h->items_cap ? 2 * h->items_cap : 4096;
-        hl_item *v = realloc(h->items, sizeof *v * (size_t)cap);
-        if (!v) return -1;
-        h->items = v;
-        h->items_cap = cap;
-    }
-    h->items[h->n_items++] = (hl_item){class_id, id};
-    h->first[h->frames] = h->n_items;
-    return 0;
-}
-
-static void hl_log_free(hl_log *h)
-{
-    free(h->pts);
-    free(h->first);
-    free(h->items);
-}
-
 /* The state of one video's run, shared by the pipeline callbacks: read on
  * the decode thread, write on the annotate/encode thread, the rest here. */
 typedef struct vrun {
@@ -1403,9 +1352,11 @@ typedef struct vrun {
     strix_crossing *cross;
     FILE *mot;
     char *mot_tmp;
-    /* --highlights: each frame's time and its qualifying detections */
+    /* --highlights: each frame's time and its detections of the chosen classes
+     * above --hl-score (with their identities), kept in a file until the end */
     const unsigned char *hl_mask;
-    hl_log hl;
+    strix_frame_log *hl;
+    strix_frame_item *hl_items; /* [rcap]: this frame's */
 } vrun;
 
 static int stop_requested(void *ctx)
@@ -1535,7 +1486,7 @@ static void draw_frame(const options *o, strix_counter *counter, const char *con
     }
 }
 
-/* room for n detections in the replay and identity buffers */
+/* room for n detections in the replay, identity and highlight buffers */
 static int grow_frame_buffers(vrun *v, int n)
 {
     if (n <= v->rcap) return 0;
@@ -1548,7 +1499,9 @@ static int grow_frame_buffers(vrun *v, int n)
     if (ids) v->ids = ids;
     strix_crossing *c = realloc(v->cross, sizeof *c * (size_t)cap);
     if (c) v->cross = c;
-    if (!d || !r || !ids || !c) return -1;
+    strix_frame_item *hi = realloc(v->hl_items, sizeof *hi * (size_t)cap);
+    if (hi) v->hl_items = hi;
+    if (!d || !r || !ids || !c || !hi) return -1;
     v->rcap = cap;
     return 0;
 }
@@ -1648,18 +1601,15 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
         set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->mot, strerror(errno));
         return -1;
     }
-    if (v->hl_mask) {
-        int bad = hl_log_frame(&v->hl, vf->time);
-        for (int i = 0; i < n && !bad; i++) {
+    if (v->hl) {
+        int k = 0;
+        for (int i = 0; i < n; i++) {
             const strix_detection *d = &dets[i];
             if (d->class_id < v->n_names && v->hl_mask[d->class_id] && d->score >= o->hl_score &&
                 (!o->track || ids[i] >= 0))
-                bad = hl_log_item(&v->hl, d->class_id, ids ? ids[i] : -1);
+                v->hl_items[k++] = (strix_frame_item){d->class_id, ids ? ids[i] : -1};
         }
-        if (bad) {
-            set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
-            return -1;
-        }
+        if (strix_frame_log_add(v->hl, vf->time, v->hl_items, k, err)) return -1;
     }
     if (v->label_path) {
         snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
@@ -1718,6 +1668,7 @@ static int write_tracks_json(vrun *v, long frames, double fps)
     strix_json_str(j, v->p->input);
     fprintf(j, ",\n  \"frames\": %ld,\n  \"fps\": ", frames);
     strix_json_double(j, fps);
+    fprintf(j, ",\n  \"degenerate_boxes\": %ld", strix_tracker_degenerate(v->tracker));
     fputs(",\n  \"tracker\": {\"name\": \"bytetrack\", \"track_thresh\": ", j);
     strix_json_double(j, o->track_thresh);
     fputs(", \"match_thresh\": ", j);
@@ -1764,40 +1715,63 @@ static int write_tracks_json(vrun *v, long frames, double fps)
 
 static int cmp_hl_item(const void *a, const void *b)
 {
-    const hl_item *x = a, *y = b;
+    const strix_frame_item *x = a, *y = b;
     return x->class_id != y->class_id ? (x->class_id > y->class_id) - (x->class_id < y->class_id)
                                       : (x->id > y->id) - (x->id < y->id);
 }
 
 /* What appeared in a highlight segment, per class (count[n_names]): with
  * tracking the unique identities seen, without the most boxes in one frame.
- * -1 on OOM. */
-static int segment_appeared(const vrun *v, const strix_highlight_segment *sg, int *count)
+ * Reads the frame log on from frame *at (segments come in frame order). */
+static strix_status segment_appeared(const vrun *v, const strix_highlight_segment *sg, long *at, int *count,
+                                     strix_error *err)
 {
-    const hl_log *h = &v->hl;
     memset(count, 0, sizeof *count * (size_t)(v->n_names ? v->n_names : 1));
-    long a = h->first[sg->first], b = h->first[sg->last + 1];
-    if (v->o->track) { /* unique (class, id) pairs */
-        hl_item *tmp = malloc(sizeof *tmp * (size_t)(b - a + 1));
-        if (!tmp) return -1;
-        memcpy(tmp, h->items + a, sizeof *tmp * (size_t)(b - a));
-        qsort(tmp, (size_t)(b - a), sizeof *tmp, cmp_hl_item);
-        for (long i = 0; i < b - a; i++)
-            if (!i || tmp[i].class_id != tmp[i - 1].class_id || tmp[i].id != tmp[i - 1].id) count[tmp[i].class_id]++;
-        free(tmp);
-        return 0;
-    }
     int *now = calloc((size_t)(v->n_names ? v->n_names : 1), sizeof *now);
-    if (!now) return -1;
-    for (long f = sg->first; f <= sg->last; f++) {
-        for (long i = h->first[f]; i < h->first[f + 1]; i++) now[h->items[i].class_id]++;
+    strix_frame_item *seen = NULL; /* with tracking: the segment's items */
+    long n_seen = 0, cap = 0;
+    strix_status st = STRIX_OK;
+    if (!now) set_error(err, st = STRIX_E_NOMEM, "out of memory");
+    for (; !st && *at <= sg->last; ++*at) {
+        double pts;
+        const strix_frame_item *it;
+        int n, got = strix_frame_log_next(v->hl, &pts, &it, &n, err);
+        if (got <= 0) {
+            if (got) st = err->status;
+            else set_error(err, st = STRIX_E_INTERNAL, "highlights: frame %ld missing from the frame log", *at);
+            break;
+        }
+        if (*at < sg->first) continue;
+        if (v->o->track) {
+            if (n_seen + n > cap) {
+                long c = n_seen + n > 2 * cap ? n_seen + n : 2 * cap;
+                strix_frame_item *s = realloc(seen, sizeof *s * (size_t)c);
+                if (!s) {
+                    set_error(err, st = STRIX_E_NOMEM, "out of memory");
+                    break;
+                }
+                seen = s;
+                cap = c;
+            }
+            memcpy(seen + n_seen, it, sizeof *it * (size_t)n);
+            n_seen += n;
+            continue;
+        }
+        for (int i = 0; i < n; i++) now[it[i].class_id]++;
         for (int c = 0; c < v->n_names; c++) {
             if (now[c] > count[c]) count[c] = now[c];
             now[c] = 0;
         }
     }
+    if (!st && v->o->track) { /* unique (class, id) pairs */
+        if (n_seen) qsort(seen, (size_t)n_seen, sizeof *seen, cmp_hl_item);
+        for (long i = 0; i < n_seen; i++)
+            if (!i || seen[i].class_id != seen[i - 1].class_id || seen[i].id != seen[i - 1].id)
+                count[seen[i].class_id]++;
+    }
+    free(seen);
     free(now);
-    return 0;
+    return st;
 }
 
 /* The reel's frames are drawn as the annotated video's: from the JSON Lines
@@ -1834,9 +1808,12 @@ static int write_highlights(vrun *v, double end_time)
 {
     const options *o = v->o;
     const video_plan *p = v->p;
-    const hl_log *h = &v->hl;
+    long frames = strix_frame_log_frames(v->hl), next = 0; /* the frame log's next frame */
+    double first_pts = strix_frame_log_first_pts(v->hl);
     int rc = 0;
-    double *activity = calloc((size_t)(h->frames ? h->frames : 1), sizeof *activity);
+    /* the segmenter takes whole arrays: 16 bytes a frame, only while it runs */
+    double *pts = malloc(sizeof *pts * (size_t)(frames ? frames : 1));
+    double *activity = calloc((size_t)(frames ? frames : 1), sizeof *activity);
     int *count = calloc((size_t)(v->n_names ? v->n_names : 1), sizeof *count);
     strix_video_segment *cut = NULL;
     strix_highlight_segment *sg = NULL;
@@ -1846,14 +1823,22 @@ static int write_highlights(vrun *v, double end_time)
     reel rl;
     memset(&rl, 0, sizeof rl);
     strix_error e;
-    if (!activity || !count) goto nomem;
+    if (!pts || !activity || !count) goto nomem;
     const strix_track_info *ti = NULL;
     int n_ti = v->counter ? strix_counter_tracks(v->counter, &ti) : 0;
     if (n_ti < 0) goto nomem;
-    for (long f = 0; f < h->frames; f++)
-        for (long i = h->first[f]; i < h->first[f + 1]; i++) {
+    if (strix_frame_log_rewind(v->hl, &e)) goto failed;
+    for (long f = 0; f < frames; f++) {
+        const strix_frame_item *it;
+        int n, got = strix_frame_log_next(v->hl, &pts[f], &it, &n, &e);
+        if (got < 0) goto failed;
+        if (!got) {
+            set_error(&e, STRIX_E_INTERNAL, "highlights: frame %ld missing from the frame log", f);
+            goto failed;
+        }
+        for (int i = 0; i < n; i++) {
             if (o->hl_min_frames > 1) { /* tracks of at least N frames (ti is sorted by identity) */
-                int lo = 0, hi = n_ti, id = h->items[i].id;
+                int lo = 0, hi = n_ti, id = it[i].id;
                 while (lo < hi) {
                     int mid = (lo + hi) / 2;
                     if (ti[mid].id < id) lo = mid + 1;
@@ -1863,17 +1848,22 @@ static int write_highlights(vrun *v, double end_time)
             }
             activity[f] += 1;
         }
+    }
     strix_highlight_options ho;
     strix_highlight_options_init(&ho);
     ho.gap = o->hl_gap;
     ho.pad = o->hl_pad;
     ho.min_len = o->hl_min_len;
     ho.max_total = o->hl_max_len;
-    if (strix_highlight_segments(h->pts, activity, h->frames, end_time, &ho, &sg, &n_sg, &e)) {
+    if (strix_highlight_segments(pts, activity, frames, end_time, &ho, &sg, &n_sg, &e)) {
         fprintf(stderr, "infer: %s\n", e.message);
         rc = strix_exit_code(e.status);
         goto out;
     }
+    free(pts);
+    free(activity);
+    pts = activity = NULL;
+    if (strix_frame_log_rewind(v->hl, &e)) goto failed;
     double total = 0;
     for (long i = 0; i < n_sg; i++) total += sg[i].end - sg[i].start;
 
@@ -1947,14 +1937,14 @@ static int write_highlights(vrun *v, double end_time)
     fputs(", \"max_len\": ", j);
     strix_json_double(j, o->hl_max_len);
     fputs("},\n  \"video_duration\": ", j);
-    strix_json_double(j, end_time - (h->frames ? h->pts[0] : 0));
+    strix_json_double(j, end_time - first_pts);
     fputs(",\n  \"reel_duration\": ", j);
     strix_json_double(j, total);
     fputs(",\n  \"segments\": [", j);
     fputs("start,end,duration,reel_start,first_frame,last_frame,appeared\n", c);
     double at = 0;
     for (long i = 0; i < n_sg; i++) {
-        if (segment_appeared(v, &sg[i], count)) goto nomem;
+        if (segment_appeared(v, &sg[i], &next, count, &e)) goto failed;
         fputs(i ? ",\n    {\"start\": " : "\n    {\"start\": ", j);
         strix_json_double(j, sg[i].start);
         fputs(", \"end\": ", j);
@@ -1996,7 +1986,7 @@ static int write_highlights(vrun *v, double end_time)
     if (!rc && !o->quiet) {
         if (n_sg)
             printf("infer: %s: highlights: %ld segment%s, %.2f s of %.2f s in %s\n", p->input, n_sg,
-                   n_sg == 1 ? "" : "s", total, end_time - (h->frames ? h->pts[0] : 0), p->hl_video);
+                   n_sg == 1 ? "" : "s", total, end_time - first_pts, p->hl_video);
         else
             printf("infer: %s: highlights: nothing matched, no reel written (segment list in %s)\n", p->input,
                    p->hl_json);
@@ -2005,6 +1995,10 @@ static int write_highlights(vrun *v, double end_time)
 nomem:
     fprintf(stderr, "infer: out of memory\n");
     rc = EXIT_NOMEM;
+    goto out;
+failed: /* the frame log: its temporary file or memory */
+    fprintf(stderr, "infer: %s\n", e.message);
+    rc = e.status == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
 out:
     if (j || tmp_j) abandon_temp(j, tmp_j);
     if (c || tmp_c) abandon_temp(c, tmp_c);
@@ -2014,6 +2008,7 @@ out:
     }
     strix_jsonl_close(rl.rd);
     strix_counter_free(rl.counter);
+    free(pts);
     free(activity);
     free(count);
     free(cut);
@@ -2091,6 +2086,11 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
     }
     v.mask = mask;
     v.hl_mask = hl_mask;
+    if (hl_mask && (st = strix_frame_log_open(&v.hl, &e))) {
+        fprintf(stderr, "infer: %s\n", e.message);
+        rc = st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
+        goto done;
+    }
     if (o->detections && (st = strix_jsonl_open(&v.replay, o->detections, &e))) {
         fprintf(stderr, "infer: %s\n", e.message);
         rc = strix_exit_code(st);
@@ -2230,11 +2230,17 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
         }
         fprintf(s, "; wrote %s and %s\n", p->mot, p->tracks);
     }
+    long degen = v.tracker ? strix_tracker_degenerate(v.tracker) : 0;
+    if (degen)
+        fprintf(stderr, "infer: %s: %ld detection%s with an empty or non-finite box (no area) not tracked\n", p->input,
+                degen, degen == 1 ? "" : "s");
     if (g_stop) rc = EXIT_INTERRUPTED;
     else if (hl_mask) {
         /* the end of the last frame: the next frame's time is unknown, so one average frame */
-        double fps = info->fps > 0 ? info->fps : 25, end = v.hl.frames ? v.hl.pts[v.hl.frames - 1] + 1 / fps : 0;
-        if (info->duration > 0 && v.hl.frames && info->duration > v.hl.pts[v.hl.frames - 1] &&
+        double fps = info->fps > 0 ? info->fps : 25, last = strix_frame_log_last_pts(v.hl);
+        long logged = strix_frame_log_frames(v.hl);
+        double end = logged ? last + 1 / fps : 0;
+        if (info->duration > 0 && logged && info->duration > last &&
             info->duration < end)
             end = info->duration;
         rc = write_highlights(&v, end);
@@ -2257,7 +2263,8 @@ done:
     free(v.rids);
     free(v.ids);
     free(v.cross);
-    hl_log_free(&v.hl);
+    strix_frame_log_free(v.hl);
+    free(v.hl_items);
     return rc;
 }
 

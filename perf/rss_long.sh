@@ -1,0 +1,77 @@
+#!/bin/sh
+# rss_long.sh — resident memory of `infer` over a long synthetic video with
+# tracking, a counting line, trails and highlights on: whatever a run keeps
+# per frame shows as steady growth.  Samples VmRSS from /proc every
+# INTERVAL seconds into a raw log; prints the spread after warm-up.  A
+# measurement, not a test: it asserts nothing (the verdict line says
+# whether the spread after warm-up is within LIMIT_KB).
+#
+#   sh perf/rss_long.sh [BUILD] > log
+#
+# Environment:
+#   FRAMES=100000     frames of lavfi testsrc2 (30 fps), made here with libx264
+#   SIZE=96x64        clip size;  IMGSZ=32  model input size
+#   SAVE=1            also write the annotated video (0: --no-save)
+#   INTERVAL=2        seconds between samples
+#   WARMUP=0.1        share of the frames counted as warm-up
+#   LIMIT_KB=2048     the spread after warm-up the verdict compares with
+#   NOTE="..."        a line for the log header
+# The model has synthetic weights (scale n, seed 7) and runs on one CPU
+# thread, niced; conf 0.01 and --hl-score 0 make it report boxes on most
+# frames, so the tracker, the counter and the highlight log all see traffic.
+set -eu
+cd "$(dirname "$0")/.."
+B=${1:-build}
+FRAMES=${FRAMES:-100000}
+SIZE=${SIZE:-96x64}
+IMGSZ=${IMGSZ:-32}
+SAVE=${SAVE:-1}
+INTERVAL=${INTERVAL:-2}
+WARMUP=${WARMUP:-0.1}
+LIMIT_KB=${LIMIT_KB:-2048}
+T=$(mktemp -d "${TMPDIR:-/tmp}/strix_rss_long.XXXXXX")
+PID=
+cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=$SIZE:rate=30" -frames:v "$FRAMES" -c:v libx264 \
+    -preset ultrafast -pix_fmt yuv420p "$T/long.mp4"
+"$B/mkweights" --model weights/yolov8.yaml --scale n --seed 7 --out "$T/w.safetensors" >/dev/null
+save=
+[ "$SAVE" = 1 ] || save=--no-save
+all=$(seq -s, 0 79)
+
+echo "# rss_long: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
+echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (modified)')"
+echo "# clip: testsrc2 $SIZE 30 fps, $FRAMES frames, H.264; imgsz $IMGSZ, cpu, 1 thread; save=$SAVE"
+echo "# infer --track --trail 5 --line --highlights (80 classes) --hl-score 0 --conf 0.01"
+[ -n "${NOTE:-}" ] && echo "# $NOTE"
+echo "# columns: seconds since start, VmRSS kB, frames done (from infer's last progress line)"
+# shellcheck disable=SC2086 # $save is one flag or nothing
+nice -n 10 "$B/infer" --model weights/yolov8.yaml --scale n --weights "$T/w.safetensors" --imgsz "$IMGSZ" \
+    --device cpu --threads 1 --conf 0.01 --track --trail 5 --line 0,32,96,32 --highlights "$all" --hl-score 0 \
+    $save --out "$T/out" "$T/long.mp4" >"$T/out.txt" 2>"$T/err.txt" &
+PID=$!
+start=$(date +%s.%N)
+while [ -r "/proc/$PID/status" ]; do
+    rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$PID/status" 2>/dev/null || true)
+    done_=$(grep -o '[0-9]*/[0-9?]* frames' "$T/err.txt" 2>/dev/null | tail -n 1 | cut -d/ -f1)
+    [ -n "$rss" ] && echo "$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.1f", a - b }') $rss ${done_:-0}"
+    sleep "$INTERVAL"
+done >"$T/samples.txt"
+wait "$PID" && rc=0 || rc=$?
+PID=
+cat "$T/samples.txt"
+echo "# infer exit $rc"
+sed 's/^/# stdout: /' "$T/out.txt"
+grep -v ' frames, .* fps, ETA ' "$T/err.txt" | sed 's/^/# stderr: /' || true
+awk -v frames="$FRAMES" -v warm="$WARMUP" -v lim="$LIMIT_KB" '
+    $3 >= frames * warm && $3 < frames { n++; if (!min || $2 < min) min = $2; if ($2 > max) max = $2
+        if (n == 1) { f0 = $3; r0 = $2 } f1 = $3; r1 = $2 }
+    END { if (!n) { print "# no samples after warm-up"; exit }
+        printf "# after warm-up (%d samples, frames %d..%d): VmRSS %d..%d kB, spread %d kB, end - start %+d kB (%.4f kB/frame): %s\n",
+            n, f0, f1, min, max, max - min, r1 - r0, f1 > f0 ? (r1 - r0) / (f1 - f0) : 0,
+            max - min <= lim ? "flat (within " lim " kB)" : "NOT flat (limit " lim " kB)" }' "$T/samples.txt"
