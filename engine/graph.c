@@ -327,7 +327,7 @@ static strix_status resolve(bctx *c, const strix_yaml_row *r, strix_layer *L, co
         if ((st = want_args(c, r, 1, 1, "[nc]"))) return st;
         const strix_yaml_arg *a = &r->args[0];
         if (a->type == STRIX_ARG_STR && !strcmp(a->str, "nc")) L->nc = g->nc;
-        else if ((st = arg_int(c, r, 0, "nc", 1, 100000, &L->nc))) return st;
+        else if ((st = arg_int(c, r, 0, "nc", 1, STRIX_MAX_CLASSES, &L->nc))) return st;
         if (L->nc != g->nc)
             return row_fail(c, r, "class count %d differs from the model's nc %d", L->nc, g->nc);
         if (n > 1) return row_fail(c, r, "cannot be repeated");

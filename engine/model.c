@@ -129,6 +129,21 @@ void strix_model_free(strix_model *m)
     free(m);
 }
 
+/* "class0", "class1", ...: names for a model that brings none (Ultralytics'
+ * AutoBackend default_class_names), so every class id has a printable name. */
+static strix_status numbered_names(strix_model *m, strix_error *err)
+{
+    if (!(m->names = calloc((size_t)m->graph.nc, sizeof *m->names)))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    for (int i = 0; i < m->graph.nc; i++) {
+        char name[24];
+        snprintf(name, sizeof name, "class%d", i);
+        if (!(m->names[i] = strdup(name))) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
+        m->n_names = i + 1;
+    }
+    return STRIX_OK;
+}
+
 strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err)
 {
     strix_error_clear(err);
@@ -142,6 +157,9 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         if (dst) return dst;
     }
     if (o->nc < 0 || o->threads < 0) return strix_fail(err, STRIX_E_ARG, "nc and threads must not be negative");
+    if (o->nc > STRIX_MAX_CLASSES)
+        return strix_fail(err, STRIX_E_ARG, "a class count of %d is out of range: strix supports 1 to %d classes",
+                          o->nc, STRIX_MAX_CLASSES);
     strix_model *m = calloc(1, sizeof *m);
     if (!m) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
     m->device = device;
@@ -185,6 +203,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
             }
         }
     }
+    if (!st && !m->n_names && m->graph.nc != STRIX_COCO_CLASSES) st = numbered_names(m, err);
     if (st) {
         strix_model_free(m);
         return st;
@@ -199,9 +218,7 @@ int strix_model_stride(const strix_model *m) { return m->graph.max_stride; }
 const char *strix_model_class_name(const strix_model *m, int id)
 {
     if (id < 0 || id >= m->graph.nc) return NULL;
-    if (m->n_names) return m->names[id];
-    if (m->graph.nc == STRIX_COCO_CLASSES) return strix_coco_names[id];
-    return NULL;
+    return m->n_names ? m->names[id] : strix_coco_names[id]; /* no names: nc is 80 (load) */
 }
 
 strix_status strix_model_load_names(strix_model *m, const char *path, strix_error *err)

@@ -28,6 +28,12 @@ extern "C" {
 
 #define STRIX_VERSION "0.1.0"
 
+/* The most classes (nc) a model may have.  Every public detection vocabulary
+ * fits (LVIS, the largest, has 1203); past a few thousand the head's class
+ * branches dominate memory (nc = 100000 plans 6.4 GB of activations for one
+ * 640x640 image, nc = 4096 about 265 MB). */
+#define STRIX_MAX_CLASSES 4096
+
 /* Status codes.  The CLI tools map each to a documented exit code (README). */
 typedef enum strix_status {
     STRIX_OK = 0,
@@ -74,8 +80,10 @@ int strix_device_count(void);
 strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err);
 void strix_model_free(strix_model *m);
 
-/* Number of classes, and the name of class i (from the YAML's `names`, a
- * names file, or COCO's 80 by default; "class<i>" past the list). */
+/* Number of classes, and the name of class i: from the YAML's `names` or a
+ * names file; without names, COCO's for an 80-class model and "class<i>"
+ * ("class0", "class1", ...: Ultralytics' AutoBackend default) otherwise.
+ * NULL only for an id outside 0..nc-1. */
 int strix_model_class_count(const strix_model *m);
 const char *strix_model_class_name(const strix_model *m, int class_id);
 /* Replace the class names with the lines of a text file (one name per line). */

@@ -283,7 +283,11 @@ static strix_status read_top(ctx *c, yaml_node_t *root, strix_yaml_model *m)
         }
         if (!strcmp(key, "nc")) {
             if ((st = read_int(c, v, "nc", &iv))) return st;
-            if (iv < 1 || iv > 100000) return bad(c, v, "nc must be between 1 and 100000");
+            if (iv < 1 || iv > STRIX_MAX_CLASSES) {
+                snprintf(msg, sizeof msg, "nc %lld is out of range: strix supports 1 to %d classes",
+                         (long long)iv, STRIX_MAX_CLASSES);
+                return bad(c, v, msg);
+            }
             m->nc = (int)iv;
             m->nc_line = line_of(k);
         } else if (!strcmp(key, "scales")) {

@@ -163,7 +163,7 @@ static void usage(FILE *f)
             "  --model YAML      Ultralytics model YAML (required)\n"
             "  --weights FILE    safetensors weights (required)\n"
             "  --scale n|s|m|l|x model scale (default: from the YAML file name)\n"
-            "  --nc N            class count override\n"
+            "  --nc N            class count override (1..%d)\n"
             "  --names FILE      class names, one per line\n"
             "  --conf X          minimum class score, 0..1 (default 0.25)\n"
             "  --iou X           NMS IoU threshold, 0..1 (default 0.7)\n"
@@ -244,7 +244,7 @@ static void usage(FILE *f)
             "decoded: not an image, not a video, a codec FFmpeg cannot decode, no frames\n"
             "(the other inputs are still processed); 7 output not writable or full, would\n"
             "replace its input, or already exists; 8 out of memory; 9 device error or\n"
-            "unavailable; 130 interrupted.\n");
+            "unavailable; 130 interrupted.\n", STRIX_MAX_CLASSES);
 }
 
 #if defined(__GNUC__)
@@ -415,7 +415,7 @@ static int parse_args(int argc, char **argv, options *o)
             if (strlen(val) != 1 || !strchr("nsmlx", val[0]))
                 return usage_error("--scale: '%s' is not one of n, s, m, l, x", val);
             o->scale = val[0];
-        } else if (!strcmp(name, "--nc")) rc = parse_int(name, val, 1, 100000, &o->nc);
+        } else if (!strcmp(name, "--nc")) rc = parse_int(name, val, 1, STRIX_MAX_CLASSES, &o->nc);
         else if (!strcmp(name, "--conf")) {
             rc = parse_unit(name, val, &o->conf);
             o->conf_set = 1;
@@ -2268,8 +2268,9 @@ done:
     return rc;
 }
 
-/* --classes "dog,person" or "16,0": a mask over the model's classes; an exit code. */
-static int parse_classes(const char *list, const char *const *names, int nc, unsigned char **mask)
+/* --classes or --highlights (opt) "dog,person" or "16,0": a mask over the
+ * model's classes; an exit code. */
+static int parse_classes(const char *opt, const char *list, const char *const *names, int nc, unsigned char **mask)
 {
     *mask = calloc((size_t)(nc > 0 ? nc : 1), 1);
     char *copy = strdup(list);
@@ -2286,14 +2287,14 @@ static int parse_classes(const char *list, const char *const *names, int nc, uns
         int id = -1;
         if (strspn(t, "0123456789") == strlen(t)) {
             id = strlen(t) < 9 ? atoi(t) : nc;
-            if (id >= nc)
-                rc = usage_error("--classes: %s is not a class id of this model (0..%d)", t, nc - 1);
+            if (id >= nc) rc = usage_error("%s: %s is not a class id of this model (0..%d)", opt, t, nc - 1);
         } else {
             for (int i = 0; i < nc && id < 0; i++)
                 if (!strcasecmp(t, names[i])) id = i;
             if (id < 0)
-                rc = usage_error("--classes: '%s' is not a class of this model (its classes: %s, %s, ...)", t,
-                                 nc > 0 ? names[0] : "?", nc > 1 ? names[1] : "?");
+                rc = usage_error("%s: '%s' is not a class of this model (its classes: %s%s%s%s)", opt, t,
+                                 nc > 0 ? names[0] : "none", nc > 1 ? ", " : "", nc > 1 ? names[1] : "",
+                                 nc > 2 ? ", ..." : "");
         }
         if (!rc) (*mask)[id] = 1;
     }
@@ -2482,8 +2483,8 @@ int main(int argc, char **argv)
 
     rc = o.detections ? replay_names(&o, &names, &nc) : load_model(&o, &model, &names, &nc);
     if (rc) goto out;
-    if (o.classes && (rc = parse_classes(o.classes, names, nc, &mask))) goto out;
-    if (o.highlights && (rc = parse_classes(o.highlights, names, nc, &hl_mask))) goto out;
+    if (o.classes && (rc = parse_classes("--classes", o.classes, names, nc, &mask))) goto out;
+    if (o.highlights && (rc = parse_classes("--highlights", o.highlights, names, nc, &hl_mask))) goto out;
 
     r.o = &o;
     r.plan = plan;

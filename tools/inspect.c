@@ -58,7 +58,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--weights")) o.weights_path = v;
         else if (!strcmp(a, "--device")) o.device = v;
         else if (!strcmp(a, "--scale") && strlen(v) == 1) o.scale = v[0];
-        else if (!strcmp(a, "--nc") && parse_int(v, 1, 100000, &o.nc)) {}
+        else if (!strcmp(a, "--nc") && parse_int(v, 1, 1 << 30, &o.nc)) {} /* the model load checks the range */
         else if (!strcmp(a, "--imgsz") && parse_int(v, 1, 16384, &h)) w = h;
         else if (!strcmp(a, "--size") && sscanf(v, "%dx%d", &h, &w) == 2 && h > 0 && w > 0) {}
         else {
