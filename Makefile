@@ -7,6 +7,7 @@
 #   make demo       the README's main job
 #   make fuzz       builds the libFuzzer targets (tests/fuzz/, clang, ASan +
 #                   UBSan, build/fuzz) and runs each for FUZZ_SECONDS (60)
+#   make gpu-bundle the GPU check packed for a GPU machine (perf/README.md)
 #
 # Knobs: CUDA=0/1 (default: 1 when nvcc is on PATH), OPENMP=0/1 (default 1),
 #        CC, NVCC, CUDA_ARCHS, BUILD (output directory).
@@ -122,6 +123,12 @@ $(BUILD)/perf/%: perf/%.c $(LIB)
 .PHONY: bench
 bench: all $(PERF)
 	@BUILD=$(BUILD) sh perf/bench.sh $(BENCH_ARGS)
+
+# A tarball of the GPU check for a machine with only the NVIDIA driver and the
+# CUDA toolkit: BUILD/strix-gpu-bundle.tar.gz (tools/gpu-bundle.sh, perf/README.md).
+.PHONY: gpu-bundle
+gpu-bundle:
+	@sh tools/gpu-bundle.sh $(BUILD)
 
 deps:
 	@sh tools/deps.sh

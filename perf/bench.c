@@ -105,16 +105,6 @@ static float next_uniform(uint64_t *s)
     return (float)((*s * 0x2545F4914F6CDD1DULL) >> 40) / 16777216.0f;
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) return 0;
-    *out = (int)v;
-    return 1;
-}
-
 /* "1,8,32" -> list; 0 on a bad or too long list. */
 static int parse_list(const char *s, int lo, int hi, int *out, int *n)
 {

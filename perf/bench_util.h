@@ -2,6 +2,8 @@
 #ifndef STRIX_BENCH_UTIL_H
 #define STRIX_BENCH_UTIL_H
 
+#include <errno.h>
+#include <stdlib.h>
 #include <time.h>
 
 /* Monotonic wall clock in seconds. */
@@ -17,6 +19,17 @@ static inline int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* A whole decimal string in [lo, hi] -> *out; 0 (and *out untouched) otherwise. */
+static inline int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi) return 0;
+    *out = (int)v;
+    return 1;
 }
 
 #endif

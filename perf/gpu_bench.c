@@ -63,16 +63,6 @@ static void usage(FILE *f)
                "                 [--frame WxH] [--runs N] [--warmup N] [--out FILE] [--json FILE]\n" STRIX_EXIT_CODES_HELP);
 }
 
-static int parse_int(const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) return 0;
-    *out = (int)v;
-    return 1;
-}
-
 static int parse_list(const char *s, int *out, int *n)
 {
     char buf[256], *save = NULL;

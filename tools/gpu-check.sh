@@ -60,6 +60,8 @@ while [ $# -gt 0 ]; do
 done
 [ -z "$py" ] || [ -x "$py" ] || usage "--python $py is not an executable"
 
+# the toolkit's usual place, when it is not on PATH (compute-sanitizer, nvcc)
+[ -d /usr/local/cuda/bin ] && PATH="$PATH:/usr/local/cuda/bin"
 command -v nvidia-smi >/dev/null 2>&1 || nogpu "no GPU: nvidia-smi not found"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 [ -n "$gpu" ] || nogpu "no GPU: nvidia-smi lists none"
@@ -72,7 +74,9 @@ mkdir -p "$out" || usage "cannot create $out"
 out=$(cd "$out" && pwd)
 if [ -f BUNDLE ]; then
     commit=$(sed -n 's/^commit: //p' BUNDLE)
-    export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # the bundle's libraries first, the toolkit's (libcudart, libcublas) after whatever is set
+    cudaroot=$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || command -v compute-sanitizer)")")
+    export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}:$cudaroot/lib64:$cudaroot/lib"
 else
     commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
     [ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit (with uncommitted changes)"
