@@ -149,7 +149,12 @@ fuzz-build:
 
 fuzzers: $(FUZZERS)
 
-$(STB_OBJ): CFLAGS += -w # third-party code: its warnings are not ours to fix
+# Third-party code: its warnings are not ours to fix.  Its JPEG bit reader
+# (Debian's stb_image 2.27) shifts by 32 on some corrupt entropy-coded data:
+# undefined behaviour that on x86 only garbles pixels, and that no check
+# before stb can see (tests/fuzz/RESULTS.md); the fuzz build lets it pass so
+# the run can find the rest.
+$(STB_OBJ): CFLAGS += -w -fno-sanitize=shift-exponent
 
 $(BUILD)/bin/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(STB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)

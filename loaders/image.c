@@ -127,26 +127,31 @@ static int png_overlong_chunk(const uint8_t *buf, size_t len, char type[5], uint
     return 0;
 }
 
-/* 1 when buf is a binary PNM (P5/P6, what stb_image reads) whose header
- * holds a number above INT_MAX: stb_image's header parser overflows a
- * signed int on it (undefined behaviour; found by tests/fuzz/fuzz_image).
- * Walks the header as stb does: whitespace and '#' comments between
- * width, height and maximum value. */
-static int pnm_header_overflows(const uint8_t *buf, size_t len)
+enum { PNM_OK, PNM_OVERFLOW, PNM_GREY16 };
+
+/* For a binary PNM (P5/P6, what stb_image reads), walking the header as stb
+ * does (whitespace and '#' comments between width, height and maximum
+ * value), the problems Debian's stb_image (2.27) mishandles (both found by
+ * tests/fuzz/fuzz_image):
+ *  PNM_OVERFLOW: a number above INT_MAX, which overflows stb's signed
+ *    parser (undefined behaviour);
+ *  PNM_GREY16: a 16-bit greyscale PGM (maximum value above 255), which stb
+ *    converts to RGB as if it were 8-bit, reading past its buffer. */
+static int pnm_header_problem(const uint8_t *buf, size_t len)
 {
-    if (len < 2 || buf[0] != 'P' || (buf[1] != '5' && buf[1] != '6')) return 0;
+    if (len < 2 || buf[0] != 'P' || (buf[1] != '5' && buf[1] != '6')) return PNM_OK;
     size_t pos = 2;
+    uint64_t v = 0;
     for (int field = 0; field < 3; field++) {
         for (;;) {
-            while (pos < len && strchr(" \t\n\v\f\r", buf[pos]) && buf[pos]) pos++;
+            while (pos < len && buf[pos] && strchr(" \t\n\v\f\r", buf[pos])) pos++;
             if (pos >= len || buf[pos] != '#') break;
             while (pos < len && buf[pos] != '\n' && buf[pos] != '\r') pos++;
         }
-        uint64_t v = 0;
-        for (; pos < len && buf[pos] >= '0' && buf[pos] <= '9'; pos++)
-            if ((v = v * 10 + (uint64_t)(buf[pos] - '0')) > INT_MAX) return 1;
+        for (v = 0; pos < len && buf[pos] >= '0' && buf[pos] <= '9'; pos++)
+            if ((v = v * 10 + (uint64_t)(buf[pos] - '0')) > INT_MAX) return PNM_OVERFLOW;
     }
-    return 0;
+    return buf[1] == '5' && v > 255 ? PNM_GREY16 : PNM_OK;
 }
 
 /* The EXIF orientation (1..8) of a JPEG; 1 when absent or unreadable. */
@@ -300,9 +305,13 @@ strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNG: a '%s' "
                           "chunk of %u bytes, with %zu bytes left in the file; copy it again)",
                           path, type, (unsigned)pw, left);
-    if (pnm_header_overflows(buf, len))
+    int pnm = pnm_header_problem(buf, len);
+    if (pnm == PNM_OVERFLOW)
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNM header: "
                           "a size or maximum value above %d)", path, INT_MAX);
+    if (pnm == PNM_GREY16)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: 16-bit greyscale PGM is not supported (convert it to "
+                          "8 bits, or to PNG)", path);
 
     int w = 0, h = 0, comp = 0;
     if (!stbi_info_from_memory(buf, (int)len, &w, &h, &comp)) {

@@ -702,6 +702,8 @@ static void test_image_fuzz_regressions(void)
         {"crash-dht-codes-exif.jpg", "Huffman table with more than 256 codes"},
         {"crash-dht-fill-bytes.jpg", "Huffman table with more than 256 codes"}, /* FF fill before SOI */
         {"crash-pnm-overflow.ppm", "corrupt PNM header"},
+        {"crash-pgm16-grey.pgm", "16-bit greyscale PGM is not supported"},
+        {"crash-pgm16-grey-2.pgm", "16-bit greyscale PGM is not supported"},
         {"oom-png-idat.png", "corrupt PNG: a 'IDAT' chunk of 1073741864 bytes, with 62 bytes left"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
