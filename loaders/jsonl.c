@@ -37,6 +37,7 @@ struct strix_jsonl_reader {
     size_t line_cap;
     long lineno;
     long prev_frame, prev_line; /* the last record's frame and line; prev_line 0 before any */
+    int had_header;
     int failed;
     strix_detection *dets;
     int *track_ids;
@@ -506,7 +507,7 @@ static int detections(parser *P)
     return n + 1;
 }
 
-enum { K_FRAME = 1, K_PTS = 2, K_INFERRED = 4, K_DETS = 8 };
+enum { K_FRAME = 1, K_PTS = 2, K_INFERRED = 4, K_DETS = 8, K_HEADER = 16 };
 
 typedef struct rec_ctx {
     int seen; /* K_FRAME ... flags */
@@ -538,13 +539,19 @@ static int rec_member(parser *P, const char *key, size_t len, void *vctx)
     } else if (key_is(key, len, "detections")) {
         if (twice(P, &c->seen, K_DETS, "detections") || (n = detections(P)) < 0) return -1;
         c->rec->n = n;
+    } else if (key_is(key, len, "header")) { /* the run's header line: checked, not read */
+        if (twice(P, &c->seen, K_HEADER, "header")) return -1;
+        ws(P);
+        if (*P->p != '{') return FAIL(P, "\"header\" must be an object");
+        return skip_value(P, 1);
     } else {
         return skip_value(P, 1);
     }
     return 0;
 }
 
-/* One non-blank line (NUL-terminated, no NUL inside) into rec. */
+/* One non-blank line (NUL-terminated, no NUL inside) into rec; 1 for the
+ * header line (nothing in rec). */
 static int parse_line(strix_jsonl_reader *r, char *line, strix_jsonl_record *rec, strix_error *err)
 {
     parser P = {r, line, line, -1, err};
@@ -556,6 +563,12 @@ static int parse_line(strix_jsonl_reader *r, char *line, strix_jsonl_record *rec
     if (object(&P, rec_member, &c)) return -1;
     ws(&P);
     if (*P.p) return syntax(&P, "unexpected text after the object (one object per line)");
+    if (c.seen & K_HEADER) {
+        if (c.seen != K_HEADER) return FAIL(&P, "a \"header\" line holds no frame keys");
+        if (r->prev_line || r->had_header) return FAIL(&P, "a \"header\" line must come first");
+        r->had_header = 1;
+        return 1;
+    }
     const char *missing = !(c.seen & K_FRAME) ? "frame" : !(c.seen & K_PTS) ? "pts"
                         : !(c.seen & K_DETS)  ? "detections"
                                               : NULL;
@@ -616,11 +629,12 @@ int strix_jsonl_next(strix_jsonl_reader *r, strix_jsonl_record *rec, strix_error
             return -1;
         }
         if (!s[strspn(s, " \t\r\n")]) continue; /* blank line */
-        if (parse_line(r, s, rec, err)) {
+        int got = parse_line(r, s, rec, err);
+        if (got < 0) {
             r->failed = 1;
             return -1;
         }
-        return 1;
+        if (got == 0) return 1;
     }
 }
 

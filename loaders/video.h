@@ -82,6 +82,10 @@ void strix_video_read_tail(strix_video_reader *r, strix_video_frame *f);
 typedef struct strix_video_read_stats {
     long frames;          /* frames returned */
     long bad_packets;     /* video packets or frames the decoder rejected (skipped) */
+    long concealed;       /* frames delivered that the decoder marked damaged (it filled in what was lost) */
+    long tainted;         /* other frames delivered after damage, before the next keyframe: they decode
+                           * from damaged or missing references */
+    long corrupt_packets; /* video packets the demuxer flagged corrupt (e.g. MPEG-TS continuity errors) */
     int stopped;          /* the interrupt callback ended the input early */
     double decode_ms;     /* demux + decode */
     double convert_ms;    /* pixel format conversion to RGB, rotation */

@@ -53,6 +53,7 @@ struct strix_video_reader {
     AVFrame *frame;
     struct strix_video_side pending; /* audio packets waiting for the next frame */
     int flushing, ended;
+    int tainted;                  /* damage seen since the last keyframe: frames now decode from it */
     int64_t last_pts, last_dur;
     strix_video_read_stats stats;
     strix_video_read_options opt;

@@ -359,11 +359,21 @@ static int deliver(strix_video_reader *r, strix_video_frame *f, strix_error *err
 {
     AVFrame *fr = r->frame;
     const AVStream *st = r->fmt->streams[r->vidx];
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 7, 100)
+    int key = (fr->flags & AV_FRAME_FLAG_KEY) != 0;
+#else
+    int key = fr->key_frame;
+#endif
     if (fr->decode_error_flags || (fr->flags & AV_FRAME_FLAG_CORRUPT)) {
-        r->stats.bad_packets++;
+        r->stats.concealed++;
+        r->tainted = 1;
         if (!r->stats.problem[0])
-            snprintf(r->stats.problem, sizeof r->stats.problem, "damaged frame %ld (decoded with errors)",
+            snprintf(r->stats.problem, sizeof r->stats.problem, "damaged frame %ld (concealed by the decoder)",
                      r->stats.frames);
+    } else if (key) {
+        r->tainted = 0;
+    } else if (r->tainted) {
+        r->stats.tainted++;
     }
     int64_t pts = fr->best_effort_timestamp;
     if (pts == AV_NOPTS_VALUE) pts = r->last_pts == AV_NOPTS_VALUE ? 0 : r->last_pts + (r->last_dur > 0 ? r->last_dur : 1);
@@ -418,6 +428,7 @@ int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *e
         }
         if (ret != AVERROR(EAGAIN)) { /* a broken frame: count it, go on */
             r->stats.bad_packets++;
+            r->tainted = 1;
             note_problem(r, "decode error", ret);
             if (++errors > 1000) { /* a decoder stuck in errors: give up on the rest */
                 r->ended = 1;
@@ -440,10 +451,15 @@ int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *e
         }
         AVPacket *pkt = r->pkt;
         if (pkt->stream_index == r->vidx) {
+            if (pkt->flags & AV_PKT_FLAG_CORRUPT) {
+                r->stats.corrupt_packets++;
+                r->tainted = 1;
+            }
             ret = avcodec_send_packet(r->dec, pkt);
             av_packet_unref(pkt);
             if (ret < 0 && ret != AVERROR(EAGAIN)) {
                 r->stats.bad_packets++;
+                r->tainted = 1;
                 note_problem(r, "corrupt packet", ret);
             }
         } else if (pkt->stream_index >= 0 && (unsigned)pkt->stream_index < r->fmt->nb_streams &&

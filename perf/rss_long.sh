@@ -47,13 +47,13 @@ all=$(seq -s, 0 79)
 echo "# rss_long: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
 echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (modified)')"
 echo "# clip: testsrc2 $SIZE 30 fps, $FRAMES frames, H.264; imgsz $IMGSZ, cpu, 1 thread; save=$SAVE"
-echo "# infer --track --trail 5 --line --highlights (80 classes) --hl-score 0 --conf 0.01"
+echo "# infer --track --track-thresh 0.01 --trail 5 --line --highlights (80 classes) --hl-score 0 --conf 0.01"
 [ -n "${NOTE:-}" ] && echo "# $NOTE"
 echo "# columns: seconds since start, VmRSS kB, frames done (from infer's last progress line)"
 # shellcheck disable=SC2086 # $save is one flag or nothing
 nice -n 10 "$B/infer" --model weights/yolov8.yaml --scale n --weights "$T/w.safetensors" --imgsz "$IMGSZ" \
-    --device cpu --threads 1 --conf 0.01 --track --trail 5 --line 0,32,96,32 --highlights "$all" --hl-score 0 \
-    $save --out "$T/out" "$T/long.mp4" >"$T/out.txt" 2>"$T/err.txt" &
+    --device cpu --threads 1 --conf 0.01 --track --track-thresh 0.01 --trail 5 --line 0,32,96,32 \
+    --highlights "$all" --hl-score 0 $save --out "$T/out" "$T/long.mp4" >"$T/out.txt" 2>"$T/err.txt" &
 PID=$!
 start=$(date +%s.%N)
 while [ -r "/proc/$PID/status" ]; do
@@ -72,6 +72,6 @@ awk -v frames="$FRAMES" -v warm="$WARMUP" -v lim="$LIMIT_KB" '
     $3 >= frames * warm && $3 < frames { n++; if (!min || $2 < min) min = $2; if ($2 > max) max = $2
         if (n == 1) { f0 = $3; r0 = $2 } f1 = $3; r1 = $2 }
     END { if (!n) { print "# no samples after warm-up"; exit }
+        verdict = max - min <= lim ? "flat (within " lim " kB)" : "NOT flat (limit " lim " kB)"
         printf "# after warm-up (%d samples, frames %d..%d): VmRSS %d..%d kB, spread %d kB, end - start %+d kB (%.4f kB/frame): %s\n",
-            n, f0, f1, min, max, max - min, r1 - r0, f1 > f0 ? (r1 - r0) / (f1 - f0) : 0,
-            max - min <= lim ? "flat (within " lim " kB)" : "NOT flat (limit " lim " kB)" }' "$T/samples.txt"
+            n, f0, f1, min, max, max - min, r1 - r0, f1 > f0 ? (r1 - r0) / (f1 - f0) : 0, verdict }' "$T/samples.txt"

@@ -206,7 +206,7 @@ if [ -x "$B/mkweights" ] && "$B/mkweights" --model "$YAML" --scale n --seed 7 --
     all=$(seq -s, 0 79)
     if infer_rc 0 --model "$YAML" --scale n --weights "$T/w.safetensors" --imgsz 64 --threads 1 --device cpu --track \
         --trail 5 --highlights "$all" --hl-score 0 --conf 0.01 --out "$O" "$T/live.mp4" &&
-        [ "$(wc -l <"$O/live.jsonl")" = 20 ] && [ -f "$O/live.mot.txt" ] && grep -q '"tracks": \[' "$O/live.tracks.json" &&
+        [ "$(wc -l <"$O/live.jsonl")" = 21 ] && [ -f "$O/live.mot.txt" ] && grep -q '"tracks": \[' "$O/live.tracks.json" &&
         [ -f "$O/live.highlights.json" ]; then pass live_model
     else fail live_model "$(cat "$T/err")"; fi
 else skip live_model "mkweights is not built or failed"; fi

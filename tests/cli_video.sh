@@ -2,21 +2,23 @@
 # cli_video.sh — end-to-end tests of `infer` on videos: synthetic clips made
 # here with FFmpeg's lavfi (testsrc2 + a sine tone) in several containers and
 # codecs (MP4 H.264+AAC, MKV VP9+Opus, AVI MJPEG+PCM, an odd size, a rotated
-# clip, a variable-frame-rate clip, truncated and corrupted streams, an image
-# sequence), checked with ffprobe: frame counts, durations, timestamps,
-# rotation, audio packets byte for byte (framemd5), JSON Lines count and
-# schema, exit codes, one-line errors, no temporary files left, memory flat
-# over a long clip, SIGINT; ../shared/data/vtest.avi end to end when present.
+# clip, a variable-frame-rate clip, truncated and corrupted streams, a
+# Cinepak AVI whose header miscounts its frames, H.264 with a damaged NAL
+# unit, an image sequence),
+# checked with ffprobe: frame counts, durations, timestamps, rotation,
+# audio packets byte for byte (framemd5), JSON Lines count and schema, exit
+# codes, one-line errors, no temporary files left, memory flat over a long
+# clip, SIGINT; ../shared/data/vtest.avi end to end when present.
 #   sh tests/cli_video.sh BUILD_DIR
 # Prints one PASS/FAIL/SKIP line per test; exits 1 if any failed.  Needs the
 # ffmpeg and ffprobe programs (tools/deps.sh installs them); SKIPs without.
 NAME=cli_video
 . "$(dirname "$0")/lib_cli.sh"
 
-ALL="help mp4_h264_aac mkv_vp9_opus avi_mjpeg_pcm odd_size rotated vfr truncated corrupt not_a_video empty_file
-audio_only zero_frames unsupported_codec missing_input unreachable_url same_as_input unwritable_out full_disk
-refuse_overwrite no_audio classes classes_images vid_stride batch txt sequence file_url codec_fallback bad_encoder_options
-json_option mixed_inputs sigint memory_flat vtest temps"
+ALL="help mp4_h264_aac mkv_vp9_opus avi_mjpeg_pcm odd_size rotated vfr truncated corrupt avi_wrong_count damaged_h264
+not_a_video empty_file audio_only zero_frames unsupported_codec missing_input unreachable_url same_as_input unwritable_out
+full_disk refuse_overwrite no_audio classes classes_images vid_stride batch txt sequence file_url codec_fallback
+bad_encoder_options json_option mixed_inputs sigint memory_flat vtest temps"
 if [ ! -x "$B/infer" ] || [ ! -x "$B/mkweights" ]; then
     for t in $ALL; do skip "$t" "$B/infer or $B/mkweights is not built"; done
     exit 0
@@ -65,15 +67,25 @@ no_temps() {
     return 0
 }
 
-# jsonl_ok FILE N: N lines, frames 0..N-1 in order, increasing pts, and
-# nothing but the documented keys (each detection object is removed by a
-# pattern of its exact shape; what remains must be the frame skeleton)
+# jsonl_ok FILE N: the header line (saying N frames), then N lines, frames
+# 0..N-1 in order, increasing pts, and nothing but the documented keys (each
+# detection object is removed by a pattern of its exact shape; what remains
+# must be the frame skeleton)
 jsonl_ok() {
     [ -f "$1" ] || { echo "no $1"; return 1; }
     n=$(wc -l <"$1")
-    [ "$n" -eq "$2" ] || { echo "$n lines, want $2"; return 1; }
-    awk '
+    [ "$n" -eq $(($2 + 1)) ] || { echo "$n lines, want a header and $2"; return 1; }
+    awk -v want="$2" '
     BEGIN { num = "-?[0-9]+(\\.[0-9]+)?(e[-+]?[0-9]+)?" }
+    NR == 1 {
+        c = "\"[a-z_]+\": [0-9]+ *"
+        h = "^\\{\"header\": \\{\"video\": \"[^\"]*\", \"frames\": " want " *, \"damage\": \\{"
+        h = h c ", " c ", " c ", " c "\\}, \"degenerate_boxes\": ([0-9]+|null) *\\}\\}$"
+        if ($0 !~ h) {
+            print "line 1 is not the header: " substr($0, 1, 160); exit 1
+        }
+        next
+    }
     {
         line = $0
         det = "\\{\"class_id\": [0-9]+, \"class_name\": \"[^\"]*\", \"score\": " num ", \"box\": \\[" num ", " num ", " num ", " num "\\]\\}"
@@ -83,8 +95,8 @@ jsonl_ok() {
             print "line " NR " does not match the schema: " substr($0, 1, 160); exit 1
         }
         split($0, a, /[:,] */)
-        if (a[2] != NR - 1) { print "line " NR " has frame " a[2]; exit 1 }
-        if (NR > 1 && a[4] + 0 <= last) { print "pts not increasing at line " NR; exit 1 }
+        if (a[2] != NR - 2) { print "line " NR " has frame " a[2]; exit 1 }
+        if (NR > 2 && a[4] + 0 <= last) { print "pts not increasing at line " NR; exit 1 }
         last = a[4] + 0
     }' "$1"
 }
@@ -216,9 +228,63 @@ for t in truncated:cut.ts corrupt:bad.ts; do
     n=$(frames "$o")
     if [ -z "$n" ] || [ "$n" -lt 1 ] || [ "$n" -ge 50 ]; then fail "$name" "$n frames in the output"
     elif ! why=$(jsonl_ok "$T/o_$name/${f%.ts}.jsonl" "$n"); then fail "$name" "JSON Lines: $why"
-    elif ! grep -q "corrupt\|truncated" "$T/err"; then fail "$name" "no warning on stderr"
+    elif ! grep -q "damaged input\|corrupt\|truncated" "$T/err"; then fail "$name" "no warning on stderr"
     else pass "$name"; fi
 done
+
+# avi_wrong_count: a complete Cinepak AVI whose headers (avih total frames,
+# the stream header's length) say 90 frames where it holds 30: every frame
+# decodes, no "truncated" or "corrupt" warning, at most a neutral notice
+ff -f lavfi -i "testsrc2=size=160x120:rate=10" -frames:v 30 -c:v cinepak "$T/cinepak.avi"
+if [ ! -s "$T/cinepak.avi" ]; then skip avi_wrong_count "ffmpeg has no cinepak encoder"
+else
+    avih=$(grep -obUa avih "$T/cinepak.avi" | head -n 1 | cut -d: -f1)
+    strh=$(grep -obUa strh "$T/cinepak.avi" | head -n 1 | cut -d: -f1)
+    # little-endian 90 at avih + 8 + 16 (dwTotalFrames) and strh + 8 + 32 (dwLength)
+    printf 'Z\000\000\000' | dd of="$T/cinepak.avi" bs=1 seek=$((avih + 24)) conv=notrunc 2>/dev/null
+    printf 'Z\000\000\000' | dd of="$T/cinepak.avi" bs=1 seek=$((strh + 40)) conv=notrunc 2>/dev/null
+    said=$(probe -select_streams v:0 -show_entries stream=nb_frames -of csv=p=0 "$T/cinepak.avi")
+    # shellcheck disable=SC2086
+    if run avi_wrong_count 0 $M --no-save --out "$T/o_avi" "$T/cinepak.avi"; then
+        if [ "$said" != 90 ]; then fail avi_wrong_count "the patched header says $said frames, want 90"
+        elif ! why=$(jsonl_ok "$T/o_avi/cinepak.jsonl" 30); then fail avi_wrong_count "JSON Lines: $why"
+        elif grep -qi "truncat\|corrupt\|damage" "$T/err"; then fail avi_wrong_count "warned: $(cat "$T/err")"
+        elif ! grep -q "header counts 90 frames; 30 decoded" "$T/err"; then fail avi_wrong_count "no notice: $(cat "$T/err")"
+        else pass avi_wrong_count; fi
+    fi
+fi
+
+# damaged_h264: an H.264 stream (lavfi testsrc2 -> libx264, keyframes every
+# 50 frames) with 32 bytes overwritten in the middle of its 30th NAL unit:
+# the decoder conceals the damage, and the frames after it until the next
+# keyframe decode from a damaged reference.  Both are counted, on stderr and
+# in the JSON Lines header; the clean stream reports nothing
+ff -f lavfi -i "testsrc2=size=320x240:rate=25" -frames:v 100 -c:v libx264 -preset ultrafast -g 50 -f h264 \
+    "$T/clean.h264"
+grep -obUaP '\x00\x00\x01' "$T/clean.h264" | cut -d: -f1 >"$T/nals.txt"
+a=$(sed -n 30p "$T/nals.txt") b=$(sed -n 31p "$T/nals.txt")
+if [ -z "$b" ]; then skip damaged_h264 "the test stream has fewer than 31 NAL units"
+else
+    cp "$T/clean.h264" "$T/damaged.h264"
+    awk 'BEGIN { for (i = 0; i < 32; i++) printf "\377" }' |
+        dd of="$T/damaged.h264" bs=1 seek=$(((a + b) / 2)) conv=notrunc 2>/dev/null
+    # header_count FILE KEY: a count in the JSON Lines header
+    header_count() { head -n 1 "$1" | grep -o "\"$2\": [0-9]*" | grep -o '[0-9]*$'; }
+    # shellcheck disable=SC2086
+    if run damaged_h264 0 $M --no-save --out "$T/o_dmg" "$T/damaged.h264" "$T/clean.h264"; then
+        J=$T/o_dmg/damaged.jsonl
+        hit=$(($(header_count "$J" concealed_frames) + $(header_count "$J" skipped_packets)))
+        tainted=$(header_count "$J" tainted_frames)
+        if ! why=$(jsonl_ok "$J" 100); then fail damaged_h264 "JSON Lines: $why"
+        elif [ "$hit" -lt 1 ] || [ "$tainted" -lt 1 ] || [ "$tainted" -gt 49 ]; then
+            fail damaged_h264 "header: $(head -n 1 "$J")"
+        elif ! grep -q "damaged.h264: damaged input: .*$tainted more frames decoded from damaged references" "$T/err"
+        then fail damaged_h264 "stderr: $(cat "$T/err")"
+        elif grep -q "clean.h264" "$T/err" || [ "$(header_count "$T/o_dmg/clean.jsonl" tainted_frames)" != 0 ]; then
+            fail damaged_h264 "the clean stream reported damage: $(cat "$T/err")"
+        else pass damaged_h264; fi
+    fi
+fi
 
 # bad inputs: one clear line, the documented status, nothing left behind
 for t in not_a_video:6:notvideo.mp4 empty_file:6:empty.mp4 audio_only:6:audio.m4a zero_frames:6:zero.y4m \
@@ -302,7 +368,7 @@ fi
 
 # shellcheck disable=SC2086
 if run vid_stride 0 $M --conf 0.05 --out "$T/o9" --vid-stride 3 --batch 2 "$T/a.mp4"; then
-    bad=$(awk '{ i = NR - 1; d = $0; sub(/.*"detections": /, "", d)
+    bad=$(awk 'NR == 1 { next } { i = NR - 2; d = $0; sub(/.*"detections": /, "", d)
                  if (i % 3 == 0) { if ($0 !~ /"inferred": true/) { print "frame " i " not inferred"; exit } src = d }
                  else if ($0 !~ /"inferred": false/ || d != src) { print "frame " i " does not reuse frame " i - i % 3; exit } }' \
         "$T/o9/a.jsonl")
@@ -380,7 +446,7 @@ ff -i "$T/long.mp4" -t 4 -c copy "$T/short.mp4"
 "$B/infer" $M --out "$T/o18" --preset ultrafast "$T/long.mp4" >"$T/out" 2>"$T/err" &
 pid=$!
 i=0
-while [ $i -lt 600 ] && ! cat "$T"/o18/.long.jsonl.*.tmp 2>/dev/null | grep -q frame; do
+while [ $i -lt 600 ] && ! cat "$T"/o18/.long.jsonl.*.tmp 2>/dev/null | grep -q '"frame":'; do
     sleep 0.1
     i=$((i + 1))
 done

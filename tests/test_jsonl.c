@@ -266,6 +266,36 @@ static void test_empty_and_line_ends(void)
     TL_CHECK(rc == 0, "empty file: rc %d", rc);
 }
 
+/* infer's header line (first, one "header" object) is checked and skipped;
+ * anywhere else, or mixed with frame keys, it is an error naming the line */
+static void test_header_line(void)
+{
+    const char *text = "{\"header\": {\"video\": \"a.mp4\", \"frames\": 2           , \"damage\": "
+                       "{\"concealed_frames\": 1  }, \"degenerate_boxes\": null   }}\n"
+                       "{\"frame\": 0, \"pts\": 0, \"detections\": []}\n"
+                       "{\"frame\": 1, \"pts\": 0.04, \"detections\": []}\n";
+    got g[2];
+    strix_error e = {STRIX_OK, ""};
+    int rc = read_n(text, g, 2, NULL, &e);
+    TL_CHECK(rc == 0 && g[0].frame == 0 && g[1].frame == 1, "with a header: rc %d: %s", rc, e.message);
+    const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"{\"frame\": 0, \"pts\": 0, \"detections\": []}\n{\"header\": {}}\n",
+         "t.jsonl:2: a \"header\" line must come first"},
+        {"{\"header\": {}}\n{\"header\": {}}\n", "t.jsonl:2: a \"header\" line must come first"},
+        {"{\"header\": {}, \"frame\": 0}\n", "t.jsonl:1: a \"header\" line holds no frame keys"},
+        {"{\"header\": 3}\n", "t.jsonl:1: \"header\" must be an object"},
+        {"{\"header\": {\"frames\": 01}}\n", "t.jsonl:1: column"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        e.message[0] = 0;
+        rc = read_n(bad[i].text, g, 2, NULL, &e);
+        TL_CHECK(rc != 0 && strstr(e.message, bad[i].want), "case %zu: rc %d, message '%s', want '%s'", i, rc,
+                 e.message, bad[i].want);
+    }
+}
+
 static void test_long_line(void)
 {
     enum { N = 5000 };
@@ -754,6 +784,7 @@ int main(int argc, char **argv)
     TL_RUN(test_unknown_keys_and_order);
     TL_RUN(test_track_ids);
     TL_RUN(test_empty_and_line_ends);
+    TL_RUN(test_header_line);
     TL_RUN(test_long_line);
     TL_RUN(test_errors);
     TL_RUN(test_open_and_nul);

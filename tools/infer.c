@@ -42,7 +42,9 @@
  *   H.264 MP4 (--codec, --crf, --preset), same size, frame count and
  *   timestamps, rotation and sample aspect kept, +faststart; audio copied
  *   packet for packet (AAC when MP4 cannot hold the codec; --no-audio drops
- *   it).  JSON Lines, one object per frame, in order:
+ *   it).  JSON Lines: a header line (the input's frame count, damage and
+ *   degenerate-box counts, rewritten in place at the end: see jsonl_header),
+ *   then one object per frame, in order:
  *   {"frame": 0, "pts": 0.04, "inferred": true,
  *    "detections": [{"class_id": 0, "class_name": "person", "score": 0.87,
  *                    "box": [x1, y1, x2, y2]}]}
@@ -52,7 +54,8 @@
  *   frame; boxes in display-orientation pixels.  Labels: <n> = frame + 1
  *   (Ultralytics' numbering).  The video runs through engine/pipeline.h:
  *   a decode thread, detection batched on this thread, an annotate/encode
- *   thread, bounded queues, so memory stays flat however long the video.
+ *   thread, bounded queues, so memory stays flat however long the video
+ *   (what --highlights needs of every frame waits in a file: framelog.h).
  *
  * Tracking and highlights (videos; README "Tracking, counting and highlight
  * reels"): --track runs ByteTrack (engine/track.c) on the writer thread, in
@@ -233,7 +236,8 @@ static void usage(FILE *f)
             "                    limit)\n"
             "A video shows a progress bar on a terminal, a line every 5 s otherwise, and a\n"
             "summary with a per-stage time breakdown.  Corrupt packets are skipped and\n"
-            "counted; the frames that decode are kept (exit 0).\n"
+            "counted, as are frames the decoder concealed damage in; the frames that decode\n"
+            "are kept (exit 0).\n"
             "SIGINT/SIGTERM: images finished so far are kept with their JSON; a video is\n"
             "finished at the frames read so far and kept, complete and playable but shorter,\n"
             "under its final name with its JSON Lines (exit 130).  A second signal stops at\n"
@@ -2016,6 +2020,47 @@ out:
     return rc;
 }
 
+/* The JSON Lines' first line: what the run found in the whole input, e.g.
+ *   {"header": {"video": "clip.mp4", "frames": 300, "damage": {"skipped_packets": 0,
+ *    "corrupt_packets": 0, "concealed_frames": 2, "tainted_frames": 47}, "degenerate_boxes": 0}}
+ * (degenerate_boxes: null without --track).  The counts are known only at
+ * the end, so it is written first with zeros and rewritten in place: every
+ * number takes a fixed width, padded with spaces (JSON allows them), so the
+ * line keeps its length. */
+static void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_stats *rs)
+{
+    char degen[24] = "null";
+    if (v->tracker) snprintf(degen, sizeof degen, "%ld", strix_tracker_degenerate(v->tracker));
+    fputs("{\"header\": {\"video\": ", j);
+    strix_json_str(j, v->p->input);
+    fprintf(j, ", \"frames\": %-12ld, \"damage\": {\"skipped_packets\": %-12ld, \"corrupt_packets\": %-12ld, "
+            "\"concealed_frames\": %-12ld, \"tainted_frames\": %-12ld}, \"degenerate_boxes\": %-12s}}\n", frames,
+            rs->bad_packets, rs->corrupt_packets, rs->concealed, rs->tainted, degen);
+}
+
+/* What the decoder met in a damaged input, e.g. "2 corrupt packets skipped,
+ * 1 frame concealed by the decoder, 28 more frames decoded from damaged
+ * references before the next keyframe"; "" for a clean input. */
+static void describe_damage(const strix_video_read_stats *rs, char *buf, size_t n)
+{
+    const struct {
+        long k;
+        const char *one, *many;
+    } part[] = {
+        {rs->bad_packets, "corrupt packet skipped", "corrupt packets skipped"},
+        {rs->corrupt_packets, "packet flagged corrupt by the demuxer", "packets flagged corrupt by the demuxer"},
+        {rs->concealed, "frame concealed by the decoder", "frames concealed by the decoder"},
+        {rs->tainted, "more frame decoded from damaged references before the next keyframe",
+         "more frames decoded from damaged references before the next keyframe"},
+    };
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
+        if (part[i].k && at < n)
+            at += (size_t)snprintf(buf + at, n - at, "%s%ld %s", at ? ", " : "", part[i].k,
+                                   part[i].k == 1 ? part[i].one : part[i].many);
+}
+
 /* Detect, annotate and encode one video; returns an exit code. */
 static int run_video(const options *o, const video_plan *p, strix_model *model, const char *const *names,
                      int n_names, const unsigned char *mask, const unsigned char *hl_mask)
@@ -2084,6 +2129,9 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
         rc = EXIT_OUTPUT;
         goto done;
     }
+    strix_video_read_stats none;
+    memset(&none, 0, sizeof none);
+    jsonl_header(v.jl, &v, 0, &none);
     v.mask = mask;
     v.hl_mask = hl_mask;
     if (hl_mask && (st = strix_frame_log_open(&v.hl, &e))) {
@@ -2176,6 +2224,17 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
         video_tmp = NULL;
         if (rc) goto done;
     }
+    /* the header's counts, now known (same length: see jsonl_header) */
+    int unwritten = fflush(v.jl) || fseek(v.jl, 0, SEEK_SET);
+    if (!unwritten) {
+        jsonl_header(v.jl, &v, ps.frames, &rs);
+        unwritten = fflush(v.jl) || fseek(v.jl, 0, SEEK_END);
+    }
+    if (unwritten) {
+        fprintf(stderr, "infer: %s: write failed: %s (check free disk space)\n", p->jsonl, strerror(errno));
+        rc = EXIT_OUTPUT;
+        goto done;
+    }
     rc = commit_temp(v.jl, jl_tmp, p->jsonl, o->overwrite);
     v.jl = NULL;
     jl_tmp = NULL;
@@ -2189,20 +2248,25 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
     }
 
     double wall = (now_ms() - v.t0) / 1e3, enc = v.wr ? strix_video_writer_ms(v.wr) : 0;
-    if (rs.bad_packets)
-        fprintf(stderr, "infer: %s: skipped %ld corrupt or undecodable packet%s (first: %s); the %ld frames "
-                "that decoded are in the output\n", p->input, rs.bad_packets, rs.bad_packets == 1 ? "" : "s",
-                rs.problem, ps.frames);
+    char damage[320];
+    describe_damage(&rs, damage, sizeof damage);
+    if (damage[0])
+        fprintf(stderr, "infer: %s: damaged input: %s%s%s%s; the %ld frames that decoded are in the output\n",
+                p->input, damage, rs.problem[0] ? " (first: " : "", rs.problem, rs.problem[0] ? ")" : "", ps.frames);
     else if (rs.problem[0])
         fprintf(stderr, "infer: %s: %s; the %ld frames before it are in the output\n", p->input, rs.problem,
                 ps.frames);
-    /* frames the demuxer dropped never reach the decoder: compare with the header */
+    /* the container's frame count (or the duration's estimate) against what
+     * decoded: damage and early ends were reported above from what failed to
+     * read or decode; with none, the count in the header is what is off
+     * (an AVI's stream header, say): trust the frames, note it neutrally */
     const strix_video_info *info = strix_video_reader_info(v.rd);
     long missing = info->frames - ps.frames;
-    if (!g_stop && info->frames > 0 &&
+    if (!g_stop && !o->quiet && !damage[0] && !rs.problem[0] && info->frames > 0 &&
         missing > (info->frames_exact ? 0 : info->frames / 50 > 2 ? info->frames / 50 : 2))
-        fprintf(stderr, "infer: %s: %ld frames decoded where the %s %ld (truncated or damaged?)\n", p->input,
-                ps.frames, info->frames_exact ? "header announces" : "duration suggests about", info->frames);
+        fprintf(stderr, "infer: notice: %s: the %s %ld frames; %ld decoded, with no read or decode error\n",
+                p->input, info->frames_exact ? "container's header counts" : "duration suggests about", info->frames,
+                ps.frames);
     FILE *s = g_stop ? stderr : stdout;
     if (!o->quiet || g_stop)
         fprintf(s, "infer: %s: %ld frames (%ld %s), %ld detections in %.2f s, %.1f fps; decode %.2f s, "
