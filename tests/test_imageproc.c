@@ -668,6 +668,14 @@ static void test_image_load_errors(void)
     TL_CHECK(load(tmp_path("huge.png"), 0, &im, &e) == STRIX_E_IMAGE && strstr(e.message, "100000x100000"),
              "huge PNG: %s", e.message);
 
+    /* a PNG header of 0 x 0: stb says only "unknown image type" */
+    static const unsigned char zero_png[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13,
+                                             'I', 'H', 'D', 'R', 0, 0, 0, 0, 0, 0, 0, 0, 8, 2, 0, 0, 0,
+                                             0, 0, 0, 0, 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    TL_CHECK(write_file(tmp_path("zero.png"), zero_png, sizeof zero_png), "setup");
+    TL_CHECK(load(tmp_path("zero.png"), 0, &im, &e) == STRIX_E_IMAGE && strstr(e.message, "size of 0x0"),
+             "0x0 PNG: %s", e.message);
+
     /* stb reports a PPM header of 0 x 0 as a valid image */
     TL_CHECK(write_file(tmp_path("zero.ppm"), "P6\n0 0\n255\n", 11), "setup");
     TL_CHECK(load(tmp_path("zero.ppm"), 0, &im, &e) == STRIX_E_IMAGE, "0x0: %s", e.message);
