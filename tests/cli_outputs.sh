@@ -81,7 +81,7 @@ if command -v ffmpeg >/dev/null 2>&1 &&
     VIDEO=$T/clip.mp4
 fi
 if [ -z "$VIDEO" ]; then
-    for t in seq_frame two_outputs detections_over_tracks tracker_code sigkill_temps; do
+    for t in seq_frame two_outputs frame_label detections_over_tracks tracker_code sigkill_temps; do
         skip $t "ffmpeg is not installed or cannot make the test clip"
     done
 else
@@ -94,6 +94,15 @@ else
     if run two_outputs 7 $M --out "$T/o" --json "$T/o/clip.mp4" "$VIDEO" &&
         says two_outputs "two outputs of this run would write it" && [ ! -e "$T/o/clip.mp4" ]; then
         pass two_outputs
+    fi
+
+    # --names where --txt writes the labels of frame 3
+    mkdir -p "$T/l/labels"
+    cp "$T/m/names.txt" "$T/l/labels/clip_3.txt"
+    # shellcheck disable=SC2086
+    if run frame_label 7 $M --names "$T/l/labels/clip_3.txt" --txt --overwrite --no-save --out "$T/l" "$VIDEO" &&
+        says frame_label "--txt would write over" && intact frame_label "$T/l/labels/clip_3.txt" "$N"; then
+        pass frame_label
     fi
 
     # a replayed detections file where --track writes its tracks.json

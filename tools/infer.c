@@ -1334,6 +1334,25 @@ static int add_sequence_files(const char *pattern, strlist *l)
     return rc;
 }
 
+/* Whether path is one of a video's per-frame labels <label_base>_<n>.txt
+ * (the directories compared by device and inode), which the checks before
+ * the run cannot list one by one. */
+static int is_frame_label(const char *label_base, const char *path)
+{
+    const char *lb = base_name(label_base), *pb = base_name(path);
+    size_t n = strlen(lb);
+    if (strncmp(pb, lb, n) || pb[n] != '_') return 0;
+    const char *num = pb + n + 1;
+    size_t d = strspn(num, "0123456789");
+    if (!d || strcmp(num + d, ".txt")) return 0;
+    char *a = dir_of(label_base), *b = dir_of(path);
+    struct stat x, y;
+    int same = a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    free(a);
+    free(b);
+    return same;
+}
+
 /* Before any work: no output writes over a file this run reads (model,
  * weights, names, inputs, the replayed detections), two outputs are never
  * one file (tools/outguard.h), and none exists without --overwrite; an
@@ -1365,6 +1384,13 @@ static int check_outputs(const options *o, const inputs *in, const plan_entry *p
     if (!rc)
         rc = guard_outputs("infer", outs, n, (const char *const *)reads.v, reads.n,
                            "choose another --out or --json");
+    for (int i = 0; i < n_vid && !rc; i++)
+        for (int k = 0; vp[i].label_base && k < reads.n && !rc; k++)
+            if (is_frame_label(vp[i].label_base, reads.v[k])) {
+                fprintf(stderr, "infer: %s: --txt would write over %s, which this run reads (choose another "
+                        "--out)\n", vp[i].input, reads.v[k]);
+                rc = EXIT_OUTPUT;
+            }
     if (!rc) rc = check_existing(o, outs, n);
     free(outs);
     list_free(&reads);
