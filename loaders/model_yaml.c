@@ -352,10 +352,10 @@ strix_status strix_yaml_model_load(const char *path, strix_yaml_model *m, strix_
     if (!f)
         return strix_fail(err, STRIX_E_IO, "%s: cannot open model file: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) { /* libyaml would say only "input error" */
         fclose(f);
-        return strix_fail(err, STRIX_E_IO, "%s: %s, not a model file; give the path of a model YAML file", path,
-                          S_ISDIR(sb.st_mode) ? "is a directory" : "is not a regular file");
+        return strix_fail(err, STRIX_E_IO, "%s: is a directory, not a model file; give the path of a model YAML "
+                          "file", path);
     }
     yaml_parser_t parser;
     yaml_document_t doc;

@@ -1356,7 +1356,7 @@ static int is_frame_label(const char *label_base, const char *path)
 /* Before any work: no output writes over a file this run reads (model,
  * weights, names, inputs, the replayed detections), two outputs are never
  * one file (tools/outguard.h), and none exists without --overwrite; an
- * exit code. */
+ * exit code (EXIT_NOMEM not printed). */
 static int check_outputs(const options *o, const inputs *in, const plan_entry *plan, const video_plan *vp,
                          const char *json)
 {
@@ -1380,7 +1380,6 @@ static int check_outputs(const options *o, const inputs *in, const plan_entry *p
         if (!list_add(&reads, in->videos.v[i])) rc = EXIT_NOMEM;
         else if (is_ffmpeg_source(in->videos.v[i])) rc = add_sequence_files(in->videos.v[i], &reads);
     }
-    if (rc == EXIT_NOMEM) fprintf(stderr, "infer: out of memory\n");
     if (!rc)
         rc = guard_outputs("infer", outs, n, (const char *const *)reads.v, reads.n,
                            "choose another --out or --json");

@@ -56,6 +56,7 @@ int main(int argc, char **argv)
     }
     const char *reads[] = {o.yaml_path}, *outs[] = {out};
     int rc = guard_outputs("mkweights", outs, 1, reads, 1, "choose another --out");
+    if (rc == EXIT_NOMEM) fprintf(stderr, "mkweights: out of memory\n");
     if (rc) return rc;
     if (!overwrite && access(out, F_OK) == 0) {
         fprintf(stderr, "mkweights: %s: already exists (pass --overwrite to replace it)\n", out);

@@ -67,15 +67,13 @@ static inline int guard_cmp(const void *x, const void *y)
 /* Refuse, with one line on stderr ("TOOL: ..."), an output (outs, NULLs
  * skipped) that is one of the files the run reads (ins, NULLs skipped;
  * missing ones cannot be written over) or the same file as another output.
- * hint says what to change.  Returns 0, EXIT_OUTPUT or EXIT_NOMEM. */
+ * hint says what to change.  Returns 0, EXIT_OUTPUT or EXIT_NOMEM (not
+ * printed: the caller says it). */
 static inline int guard_outputs(const char *tool, const char *const *outs, int n_out, const char *const *ins, int n_in,
                          const char *hint)
 {
     guard_key *k = malloc(sizeof *k * (size_t)(n_out > 0 ? n_out : 1));
-    if (!k) {
-        fprintf(stderr, "%s: out of memory\n", tool);
-        return EXIT_NOMEM;
-    }
+    if (!k) return EXIT_NOMEM;
     int n = 0, rc = 0;
     for (int i = 0; i < n_out; i++)
         if (outs[i] && guard_key_of(outs[i], &k[n])) n++;
