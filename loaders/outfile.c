@@ -74,7 +74,7 @@ int strix_temp_publish(const char *tmp, const char *path, int overwrite)
         else if (rename(tmp, path) != 0) rc = -1, e = errno;
     }
     unlink(tmp); /* after a rename: nothing there (ENOENT, harmless) */
-    errno = e;
+    if (rc) errno = e;
     return rc;
 }
 
