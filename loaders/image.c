@@ -25,6 +25,7 @@
 #include <stb_image.h>
 #include <stb_image_write.h>
 
+#include "outfile.h"
 #include "util.h"
 
 /* stb_image takes an int length; files past this cannot be decoded anyway. */
@@ -90,8 +91,8 @@ static int jpeg_check(const uint8_t *buf, size_t len)
 }
 
 /* The size in a PNG's IHDR; 0 when buf is not a PNG with one.  stb_image
- * rejects huge PNGs inside stbi_info with a misleading "unknown image type",
- * so we read the size ourselves to report the real problem. */
+ * rejects huge and 0x0 PNGs inside stbi_info with a misleading "unknown image
+ * type", so we read the size ourselves to report the real problem. */
 static int png_size(const uint8_t *buf, size_t len, uint32_t *w, uint32_t *h)
 {
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
@@ -295,7 +296,11 @@ strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len
                           "Huffman table with more than 256 codes; re-encode or copy it again)", path);
 
     uint32_t pw, ph;
-    if (png_size(buf, len, &pw, &ph) && (uint64_t)pw * ph > max_pixels) {
+    int is_png = png_size(buf, len, &pw, &ph);
+    if (is_png && (!pw || !ph)) /* stb calls this "unknown image type" too */
+        return strix_fail(err, STRIX_E_IMAGE, "%s: PNG header gives a size of %ux%u: an image needs at least "
+                          "1x1 pixel (the file is damaged; export it again)", path, (unsigned)pw, (unsigned)ph);
+    if (is_png && (uint64_t)pw * ph > max_pixels) {
         return strix_fail(err, STRIX_E_IMAGE, "%s: image is %ux%u, more than the limit of %zu pixels "
                           "(downscale it first)", path, (unsigned)pw, (unsigned)ph, max_pixels);
     }
@@ -395,39 +400,6 @@ static int format_of(const char *path)
     return 0;
 }
 
-/* Create a fresh temporary file beside path ("DIR/.NAME.PID.N.tmp"), with
- * O_EXCL so concurrent writers never share one; mode 0666 minus the umask,
- * like any file the user creates. */
-static FILE *open_temp(const char *path, char *tmp, size_t cap, int *errnum)
-{
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path + 1) : 0;
-    const char *base = slash ? slash + 1 : path;
-    for (int attempt = 0; attempt < 1000; attempt++) {
-        int n = snprintf(tmp, cap, "%.*s.%s.%ld.%d.tmp", dirlen, path, base, (long)getpid(), attempt);
-        if (n < 0 || (size_t)n >= cap) {
-            *errnum = ENAMETOOLONG;
-            return NULL;
-        }
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd >= 0) {
-            FILE *f = fdopen(fd, "wb");
-            if (!f) {
-                *errnum = errno;
-                close(fd);
-                unlink(tmp);
-            }
-            return f;
-        }
-        if (errno != EEXIST) {
-            *errnum = errno;
-            return NULL;
-        }
-    }
-    *errnum = EEXIST;
-    return NULL;
-}
-
 strix_status strix_image_write(const char *path, const uint8_t *rgb, int width, int height,
                                int stride, int jpeg_quality, int overwrite, strix_error *err)
 {
@@ -458,10 +430,10 @@ strix_status strix_image_write(const char *path, const uint8_t *rgb, int width, 
             memcpy(dense + (size_t)y * width * 3, rgb + (size_t)y * stride, (size_t)width * 3);
     }
 
-    char tmp[4096];
-    int errnum = 0;
-    FILE *f = open_temp(path, tmp, sizeof tmp, &errnum);
+    char *tmp = NULL;
+    FILE *f = strix_temp_open(path, &tmp);
     if (!f) {
+        int errnum = errno;
         free(dense);
         return strix_fail(err, STRIX_E_IO, "%s: cannot create a file in its directory: %s (check that "
                           "the directory exists and is writable)", path, strerror(errnum));
@@ -471,41 +443,23 @@ strix_status strix_image_write(const char *path, const uint8_t *rgb, int width, 
                       : stbi_write_jpg_to_func(sink_write, &s, width, height, 3, dense ? dense : rgb,
                                                jpeg_quality);
     free(dense);
-    errnum = 0;
+    int errnum = 0;
     if (s.failed || ferror(f)) errnum = errno ? errno : EIO;
     if (fclose(f) != 0 && !errnum) errnum = errno;
     if (!ok || errnum) {
         unlink(tmp);
+        free(tmp);
         if (!ok && !errnum)
             return strix_fail(err, STRIX_E_NOMEM, "%s: the image encoder failed (out of memory?)", path);
         return strix_fail(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", path,
                           strerror(errnum));
     }
-
-    if (overwrite) {
-        if (rename(tmp, path) != 0) {
-            errnum = errno;
-            unlink(tmp);
-            return strix_fail(err, STRIX_E_IO, "%s: cannot move the finished file into place: %s", path,
-                              strerror(errnum));
-        }
-        return STRIX_OK;
-    }
-    /* link() fails when path exists, so a file created meanwhile is never
-     * replaced; filesystems without hard links fall back to rename(). */
-    if (link(tmp, path) == 0) {
-        unlink(tmp);
-        return STRIX_OK;
-    }
-    errnum = errno;
-    if (errnum == EEXIST) {
-        unlink(tmp);
+    errnum = strix_temp_publish(tmp, path, overwrite) ? errno : 0;
+    free(tmp);
+    if (errnum == EEXIST)
         return strix_fail(err, STRIX_E_IO, "%s: already exists (remove it or allow overwriting)", path);
-    }
-    if ((errnum == EPERM || errnum == ENOTSUP || errnum == ENOSYS || errnum == EMLINK) &&
-        lstat(path, &st) != 0 && rename(tmp, path) == 0)
-        return STRIX_OK;
-    unlink(tmp);
-    return strix_fail(err, STRIX_E_IO, "%s: cannot move the finished file into place: %s", path,
-                      strerror(errnum));
+    if (errnum)
+        return strix_fail(err, STRIX_E_IO, "%s: cannot move the finished file into place: %s", path,
+                          strerror(errnum));
+    return STRIX_OK;
 }

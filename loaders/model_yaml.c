@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "util.h"
@@ -350,6 +351,12 @@ strix_status strix_yaml_model_load(const char *path, strix_yaml_model *m, strix_
     FILE *f = fopen(path, "rb");
     if (!f)
         return strix_fail(err, STRIX_E_IO, "%s: cannot open model file: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) { /* libyaml would say only "input error" */
+        fclose(f);
+        return strix_fail(err, STRIX_E_IO, "%s: is a directory, not a model file; give the path of a model YAML "
+                          "file", path);
+    }
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser)) {
@@ -359,10 +366,12 @@ strix_status strix_yaml_model_load(const char *path, strix_yaml_model *m, strix_
     yaml_parser_set_input_file(&parser, f);
     strix_status st = STRIX_OK;
     if (!yaml_parser_load(&parser, &doc)) {
-        st = strix_fail(err, STRIX_E_MODEL, "%s:%d: malformed YAML: %s%s%s", path,
-                        (int)parser.problem_mark.line + 1,
-                        parser.problem ? parser.problem : "syntax error",
-                        parser.context ? " " : "", parser.context ? parser.context : "");
+        if (parser.error == YAML_READER_ERROR && ferror(f))
+            st = strix_fail(err, STRIX_E_IO, "%s: cannot read the model file: %s", path, strerror(errno));
+        else
+            st = strix_fail(err, STRIX_E_MODEL, "%s:%d: malformed YAML: %s%s%s", path,
+                            (int)parser.problem_mark.line + 1, parser.problem ? parser.problem : "syntax error",
+                            parser.context ? " " : "", parser.context ? parser.context : "");
     } else {
         yaml_node_t *root = yaml_document_get_root_node(&doc);
         if (!root) {

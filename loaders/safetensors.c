@@ -16,6 +16,7 @@
  * loader), which is why the data are validated against the size at open.
  */
 #include "safetensors.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1342,27 +1343,6 @@ static int st_write_data(FILE *fp, const st_wtensor *t)
     return 0;
 }
 
-/* Without overwrite, link() publishes the finished file atomically and fails
- * if the destination appeared meanwhile; filesystems without hard links fall
- * back to a checked rename. */
-static int st_publish(const char *tmp, const char *path, int overwrite)
-{
-    if (overwrite)
-        return rename(tmp, path);
-    if (link(tmp, path) == 0) {
-        unlink(tmp);
-        return 0;
-    }
-    if (errno != EPERM && errno != ENOSYS && errno != EOPNOTSUPP && errno != EMLINK)
-        return -1;
-    struct stat sb;
-    if (lstat(path, &sb) == 0) {
-        errno = EEXIST;
-        return -1;
-    }
-    return rename(tmp, path);
-}
-
 strix_status strix_st_writer_write(strix_st_writer *w, const char *path, int overwrite,
                                    strix_error *err)
 {
@@ -1381,31 +1361,14 @@ strix_status strix_st_writer_write(strix_st_writer *w, const char *path, int ove
         return s;
     }
 
-    size_t tn = strlen(path) + 48;
-    char *tmp = malloc(tn);
-    if (!tmp) {
-        free(h.s);
-        return st_fail(err, STRIX_E_NOMEM, "%s: out of memory", path);
-    }
-    int fd = -1;
-    for (int attempt = 0; attempt < 1000 && fd < 0; attempt++) {
-        snprintf(tmp, tn, "%s.%ld-%d.tmp", path, (long)getpid(), attempt);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd < 0) {
-        st_strerror(errno, es, sizeof es);
-        free(h.s);
-        free(tmp);
-        return st_fail(err, STRIX_E_IO, "%s: cannot create a temporary file beside it: %s", path,
-                       es);
-    }
-    FILE *fp = fdopen(fd, "wb");
+    char *tmp = NULL;
+    FILE *fp = strix_temp_open(path, &tmp);
     if (!fp) {
-        s = st_fail(err, STRIX_E_NOMEM, "%s: out of memory opening a stream", path);
-        close(fd);
-        goto fail;
+        int oe = errno;
+        st_strerror(oe, es, sizeof es);
+        free(h.s);
+        return st_fail(err, oe == ENOMEM ? STRIX_E_NOMEM : STRIX_E_IO,
+                       "%s: cannot create a temporary file beside it: %s", path, es);
     }
     unsigned char n8[8];
     for (int i = 0; i < 8; i++)
@@ -1424,7 +1387,7 @@ strix_status strix_st_writer_write(strix_st_writer *w, const char *path, int ove
         s = st_fail(err, STRIX_E_IO, "%s: cannot write: %s", path, es);
         goto fail;
     }
-    if (st_publish(tmp, path, overwrite) != 0) {
+    if (strix_temp_publish(tmp, path, overwrite) != 0) {
         e = errno;
         st_strerror(e, es, sizeof es);
         s = e == EEXIST ? st_fail(err, STRIX_E_IO, "%s: already exists; not overwriting it "

@@ -660,13 +660,18 @@ static void test_image_load_errors(void)
 
     /* a PNG header claiming 100000 x 100000 (IHDR CRC left wrong: stb does
      * not check it); the limit must trigger before any allocation, which
-     * under AddressSanitizer would abort */
-    static const unsigned char big[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13,
-                                        'I', 'H', 'D', 'R', 0, 1, 0x86, 0xA0, 0, 1, 0x86, 0xA0, 8, 2, 0, 0, 0,
-                                        0, 0, 0, 0, 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
-    TL_CHECK(write_file(tmp_path("huge.png"), big, sizeof big), "setup");
+     * under AddressSanitizer would abort.  Then one of 0 x 0, which stb
+     * calls only "unknown image type". */
+    unsigned char png[] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13,
+                           'I', 'H', 'D', 'R', 0, 1, 0x86, 0xA0, 0, 1, 0x86, 0xA0, 8, 2, 0, 0, 0,
+                           0, 0, 0, 0, 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    TL_CHECK(write_file(tmp_path("huge.png"), png, sizeof png), "setup");
     TL_CHECK(load(tmp_path("huge.png"), 0, &im, &e) == STRIX_E_IMAGE && strstr(e.message, "100000x100000"),
              "huge PNG: %s", e.message);
+    memset(png + 16, 0, 8); /* IHDR width and height */
+    TL_CHECK(write_file(tmp_path("zero.png"), png, sizeof png), "setup");
+    TL_CHECK(load(tmp_path("zero.png"), 0, &im, &e) == STRIX_E_IMAGE && strstr(e.message, "size of 0x0"),
+             "0x0 PNG: %s", e.message);
 
     /* stb reports a PPM header of 0 x 0 as a valid image */
     TL_CHECK(write_file(tmp_path("zero.ppm"), "P6\n0 0\n255\n", 11), "setup");

@@ -14,7 +14,8 @@ enum {
     EXIT_MODEL = 4,    /* the model YAML is malformed or unsupported */
     EXIT_WEIGHTS = 5,  /* the weights file is malformed or does not match the model */
     EXIT_IMAGE = 6,    /* an image could not be decoded or is out of limits */
-    EXIT_OUTPUT = 7,   /* an output cannot be written, or exists without --overwrite */
+    EXIT_OUTPUT = 7,   /* an output cannot be written, would write over a file the run reads
+                          or another output, or exists without --overwrite */
     EXIT_NOMEM = 8,    /* out of memory */
     EXIT_DEVICE = 9    /* the compute device failed, or is not in this build */
 };
@@ -38,7 +39,7 @@ static inline int strix_exit_code(strix_status s)
 
 #define STRIX_EXIT_CODES_HELP                                                              \
     "exit codes: 0 ok, 1 internal error, 2 usage, 3 input missing/unreadable, 4 bad model YAML,\n" \
-    "            5 bad weights, 6 bad image, 7 output not writable/exists, 8 out of memory,\n"     \
+    "            5 bad weights, 6 bad image, 7 output not writable/exists/an input, 8 out of memory,\n" \
     "            9 device error/unavailable\n"
 
 #endif

@@ -35,8 +35,11 @@
  *   }
  *   Numbers are the shortest decimals that read back to the same float;
  *   strings are JSON-escaped (bytes that are not UTF-8 become U+FFFD).
- * Every output file is written to a temporary file and renamed into place,
- * so an interrupted or failed run leaves no partial file.
+ * Every output file is written to a temporary file and renamed into place
+ * (loaders/outfile.h), so an interrupted or failed run leaves no partial
+ * file; the temporary files a killed run left in the output directories are
+ * removed at the start of the next run.  No output may write over a file
+ * the run reads, or over another output (tools/outguard.h).
  *
  * Videos (DIR/<stem>.mp4, DIR/<stem>.jsonl, DIR/labels/<stem>_<n>.txt):
  *   H.264 MP4 (--codec, --crf, --preset), same size, frame count and
@@ -76,7 +79,8 @@
  *   listed under "errors"); a video with corrupt packets among good ones is
  *   not a failure: the frames that decode are kept and the skipped packets
  *   counted on stderr; 7 output not writable (or full), an output would
- *   replace its input, or an output file exists without --overwrite; 8 out
+ *   write over a file the run reads or over another output, or an output
+ *   file exists without --overwrite; 8 out
  *   of memory; 9 device error or device not in this build; 130 interrupted
  *   (SIGINT or SIGTERM: the images finished so far are written, JSON
  *   included; a video in progress is finished at the frames read so far and
@@ -111,6 +115,8 @@
 #include "highlight.h"
 #include "image.h"
 #include "jsonl.h"
+#include "outfile.h"
+#include "outguard.h"
 #include "pipeline.h"
 #include "strix.h"
 #include "video.h"
@@ -247,8 +253,8 @@ static void usage(FILE *f)
             "unreadable; 4 bad model YAML; 5 bad weights; 6 an image or video could not be\n"
             "decoded: not an image, not a video, a codec FFmpeg cannot decode, no frames\n"
             "(the other inputs are still processed); 7 output not writable or full, would\n"
-            "replace its input, or already exists; 8 out of memory; 9 device error or\n"
-            "unavailable; 130 interrupted.\n", STRIX_MAX_CLASSES);
+            "write over a file the run reads or another output, or already exists; 8 out\n"
+            "of memory; 9 device error or unavailable; 130 interrupted.\n", STRIX_MAX_CLASSES);
 }
 
 #if defined(__GNUC__)
@@ -710,29 +716,24 @@ static int check_clashes(plan_entry *plan, int n, int labels)
     return rc;
 }
 
-static int same_file(const char *a, const char *b)
-{
-    struct stat x, y;
-    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-}
-
 static int exists(const char *p)
 {
     struct stat st;
     return lstat(p, &st) == 0;
 }
 
-/* Refuse outputs (NULLs skipped) that would replace the input, or that
- * exist without --overwrite; an exit code. */
-static int check_outputs(const options *o, const char *const *outs, int n, const char *input)
+/* Refuse outputs (NULLs skipped) that are directories, or that exist
+ * without --overwrite; an exit code. */
+static int check_existing(const options *o, const char *const *outs, int n)
 {
     for (int k = 0; k < n; k++) {
-        if (!outs[k]) continue;
-        if (same_file(outs[k], input)) {
-            fprintf(stderr, "infer: %s: the output would replace its own input (choose another --out)\n", outs[k]);
+        struct stat st;
+        if (outs[k] && stat(outs[k], &st) == 0 && S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "infer: %s: is a directory, where this output file would go (choose another --out "
+                    "or --json)\n", outs[k]);
             return EXIT_OUTPUT;
         }
-        if (!o->overwrite && exists(outs[k])) {
+        if (outs[k] && !o->overwrite && exists(outs[k])) {
             fprintf(stderr, "infer: %s: already exists (pass --overwrite to replace it, or choose another --out)\n",
                     outs[k]);
             return EXIT_OUTPUT;
@@ -741,9 +742,9 @@ static int check_outputs(const options *o, const char *const *outs, int n, const
     return 0;
 }
 
-/* Work out every output path and refuse clashes and existing files before
- * any work starts; returns an exit code. */
-static int plan_outputs(const options *o, const strlist *in, plan_entry *plan, const char *json)
+/* Work out every image's output paths and refuse two inputs writing one
+ * file; returns an exit code. */
+static int plan_outputs(const options *o, const strlist *in, plan_entry *plan)
 {
     for (int i = 0; i < in->n; i++) {
         plan[i].input = in->v[i];
@@ -752,18 +753,7 @@ static int plan_outputs(const options *o, const strlist *in, plan_entry *plan, c
     }
     int rc = o->save ? check_clashes(plan, in->n, 0) : 0;
     if (!rc && o->txt) rc = check_clashes(plan, in->n, 1);
-    if (rc) return rc;
-    for (int i = 0; i < in->n && !rc; i++) {
-        const char *outs[2] = {plan[i].image_out, plan[i].label_out};
-        rc = check_outputs(o, outs, 2, plan[i].input);
-    }
-    if (rc) return rc;
-    if (!o->overwrite && exists(json)) {
-        fprintf(stderr, "infer: %s: already exists (pass --overwrite to replace it, or choose another "
-                "--json)\n", json);
-        return EXIT_OUTPUT;
-    }
-    return 0;
+    return rc;
 }
 
 /* mkdir -p; records in *created the directories it made (so a run that fails
@@ -801,59 +791,42 @@ static int make_dirs(const char *path, strlist *created)
     return rc;
 }
 
+/* Remove the temporary files that killed runs left in the output
+ * directories (NULLs skipped); one line on stderr when there were any. */
+static void sweep_stale(const options *o, const char *const *dirs, int n)
+{
+    int removed = 0, n_dirs = 0;
+    const char *where = NULL;
+    for (int i = 0; i < n; i++) {
+        int k = dirs[i] && (!i || !dirs[i - 1] || strcmp(dirs[i], dirs[i - 1])) ? strix_temp_sweep(dirs[i]) : 0;
+        if (k && !n_dirs++) where = dirs[i];
+        removed += k;
+    }
+    if (removed && !o->quiet)
+        fprintf(stderr, "infer: removed %d stale temporary file%s of killed runs from %s%s\n", removed,
+                removed == 1 ? "" : "s", where, n_dirs > 1 ? " and other output directories" : "");
+}
+
 /* Remove the directories make_dirs created, deepest first, if still empty. */
 static void remove_created(strlist *created)
 {
     for (int i = created->n - 1; i >= 0; i--) rmdir(created->v[i]);
 }
 
-/* A fresh temporary file beside path; *tmp receives its malloc'd name. */
-static FILE *open_temp(const char *path, char **tmp)
-{
-    size_t n = strlen(path) + 48;
-    char *t = malloc(n);
-    if (!t) return NULL;
-    const char *b = base_name(path);
-    for (int attempt = 0; attempt < 1000; attempt++) {
-        snprintf(t, n, "%.*s.%s.%ld.%d.tmp", (int)(b - path), path, b, (long)getpid(), attempt);
-        int fd = open(t, O_WRONLY | O_CREAT | O_EXCL, 0666);
-        if (fd < 0 && errno == EEXIST) continue;
-        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (f) {
-            *tmp = t;
-            return f;
-        }
-        if (fd >= 0) {
-            close(fd);
-            unlink(t);
-        }
-        break;
-    }
-    free(t);
-    return NULL;
-}
+/* A fresh temporary file beside path (loaders/outfile.h); *tmp receives its
+ * malloc'd name. */
+static FILE *open_temp(const char *path, char **tmp) { return strix_temp_open(path, tmp); }
 
 /* Move the finished file tmp to path (refusing to replace an existing file
  * unless overwrite); tmp is gone afterwards either way, and freed. */
 static int commit_file(char *tmp, const char *path, int overwrite)
 {
     int rc = 0;
-    if (overwrite) {
-        if (rename(tmp, path) != 0) {
-            fprintf(stderr, "infer: %s: cannot move into place: %s\n", path, strerror(errno));
-            rc = EXIT_OUTPUT;
-        }
-    } else if (link(tmp, path) != 0) {
-        int e = errno;
-        if (e == EEXIST) {
-            fprintf(stderr, "infer: %s: already exists (pass --overwrite to replace it)\n", path);
-            rc = EXIT_OUTPUT;
-        } else if (exists(path) || rename(tmp, path) != 0) {
-            fprintf(stderr, "infer: %s: cannot move into place: %s\n", path, strerror(e));
-            rc = EXIT_OUTPUT;
-        }
+    if (strix_temp_publish(tmp, path, overwrite) != 0) {
+        if (errno == EEXIST) fprintf(stderr, "infer: %s: already exists (pass --overwrite to replace it)\n", path);
+        else fprintf(stderr, "infer: %s: cannot move into place: %s\n", path, strerror(errno));
+        rc = EXIT_OUTPUT;
     }
-    unlink(tmp);
     free(tmp);
     return rc;
 }
@@ -1258,6 +1231,7 @@ typedef struct video_plan {
     char *video_out;  /* OUT/<stem>.mp4; NULL with --no-save */
     char *jsonl;      /* --json FILE or OUT/<stem>.jsonl */
     char *label_base; /* OUT/labels/<stem>: files <base>_<n>.txt; NULL without --txt */
+    char *first_label; /* <label_base>_1.txt: stands for them in the checks before the run */
     char *mot, *tracks; /* --track: OUT/<stem>.mot.txt, OUT/<stem>.tracks.json */
     char *hl_video, *hl_json, *hl_csv; /* --highlights: OUT/<stem>.highlights.{mp4,json,csv} */
 } video_plan;
@@ -1268,6 +1242,7 @@ static void free_video_plans(video_plan *vp, int n)
         free(vp[i].video_out);
         free(vp[i].jsonl);
         free(vp[i].label_base);
+        free(vp[i].first_label);
         free(vp[i].mot);
         free(vp[i].tracks);
         free(vp[i].hl_video);
@@ -1277,8 +1252,8 @@ static void free_video_plans(video_plan *vp, int n)
     free(vp);
 }
 
-/* Every video's output paths, refusing clashes, existing files and outputs
- * that would replace their input before any work starts; an exit code. */
+/* Every video's output paths, refusing two videos writing one file; an
+ * exit code. */
 static int plan_videos(const options *o, const strlist *v, video_plan *vp)
 {
     for (int i = 0; i < v->n; i++) {
@@ -1314,14 +1289,116 @@ static int plan_videos(const options *o, const strlist *v, video_plan *vp)
                         vp[k].input, vp[i].input, vp[i].video_out ? vp[i].video_out : vp[i].jsonl);
                 return EXIT_USAGE;
             }
-        char first_label[4096] = "";
-        if (vp[i].label_base) snprintf(first_label, sizeof first_label, "%s_1.txt", vp[i].label_base);
-        const char *outs[8] = {vp[i].video_out, vp[i].jsonl, first_label[0] ? first_label : NULL, vp[i].mot,
-                               vp[i].tracks, vp[i].hl_video, vp[i].hl_json, vp[i].hl_csv};
-        int rc = check_outputs(o, outs, 8, vp[i].input);
-        if (rc) return rc;
+        if (vp[i].label_base && !(vp[i].first_label = malloc(strlen(vp[i].label_base) + 8))) return EXIT_NOMEM;
+        if (vp[i].label_base) sprintf(vp[i].first_label, "%s_1.txt", vp[i].label_base);
     }
     return 0;
+}
+
+/* Files an image-sequence pattern ("frames/%04d.png") names, as FFmpeg's
+ * image2 reads them: from the first of numbers 0..4 that exists, up to the
+ * first gap; added to l.  Patterns with other conversions add nothing. */
+static int add_sequence_files(const char *pattern, strlist *l)
+{
+    size_t cap = strlen(pattern) + 32;
+    char *p = malloc(cap);
+    if (!p) return EXIT_NOMEM;
+    int rc = 0;
+    for (long i = 0, found = 0; !rc && (found || i < 5); i++) {
+        size_t n = 0; /* expand %d, %0Nd, %Nd and %% with i (no printf of a user's string) */
+        int ok = 1;
+        for (const char *c = pattern; *c && ok; c++) {
+            if (*c != '%') {
+                p[n++] = *c;
+                continue;
+            }
+            if (c[1] == '%') {
+                p[n++] = '%';
+                c++;
+                continue;
+            }
+            const char *d = c + 1;
+            int zero = *d == '0', width = 0;
+            while (*d >= '0' && *d <= '9' && width < 16) width = 10 * width + (*d++ - '0');
+            if (*d != 'd' || n + 24 + width > cap) {
+                ok = 0;
+                break;
+            }
+            n += (size_t)snprintf(p + n, cap - n, zero ? "%0*ld" : "%*ld", width, i);
+            c = d;
+        }
+        p[n] = 0;
+        if (!ok) break;
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+            found = 1;
+            if (!list_add(l, p)) rc = EXIT_NOMEM;
+        } else if (found) break;
+    }
+    free(p);
+    return rc;
+}
+
+/* Whether path is one of a video's per-frame labels <label_base>_<n>.txt
+ * (the directories compared by device and inode), which the checks before
+ * the run cannot list one by one. */
+static int is_frame_label(const char *label_base, const char *path)
+{
+    const char *lb = base_name(label_base), *pb = base_name(path);
+    size_t n = strlen(lb);
+    if (strncmp(pb, lb, n) || pb[n] != '_') return 0;
+    const char *num = pb + n + 1;
+    size_t d = strspn(num, "0123456789");
+    if (!d || strcmp(num + d, ".txt")) return 0;
+    char *a = dir_of(label_base), *b = dir_of(path);
+    struct stat x, y;
+    int same = a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+    free(a);
+    free(b);
+    return same;
+}
+
+/* Before any work: no output writes over a file this run reads (model,
+ * weights, names, inputs, the replayed detections), two outputs are never
+ * one file (tools/outguard.h), and none exists without --overwrite; an
+ * exit code (EXIT_NOMEM not printed). */
+static int check_outputs(const options *o, const inputs *in, const plan_entry *plan, const video_plan *vp,
+                         const char *json)
+{
+    int n_img = in->images.n, n_vid = in->videos.n;
+    const char **outs = malloc(sizeof *outs * (size_t)(2 * n_img + 8 * n_vid + 1));
+    strlist reads = {0};
+    int rc = outs ? 0 : EXIT_NOMEM, n = 0;
+    const char *given[] = {o->model, o->weights, o->names, o->detections};
+    for (int i = 0; i < 4 && !rc; i++)
+        if (given[i] && !list_add(&reads, given[i])) rc = EXIT_NOMEM;
+    for (int i = 0; i < n_img && !rc; i++) {
+        outs[n++] = plan[i].image_out;
+        outs[n++] = plan[i].label_out;
+        if (!list_add(&reads, in->images.v[i])) rc = EXIT_NOMEM;
+    }
+    if (n_img && outs) outs[n++] = json;
+    for (int i = 0; i < n_vid && !rc; i++) {
+        const char *v[8] = {vp[i].video_out, vp[i].jsonl, vp[i].first_label, vp[i].mot,
+                            vp[i].tracks, vp[i].hl_video, vp[i].hl_json, vp[i].hl_csv};
+        for (int k = 0; k < 8; k++) outs[n++] = v[k];
+        if (!list_add(&reads, in->videos.v[i])) rc = EXIT_NOMEM;
+        else if (is_ffmpeg_source(in->videos.v[i])) rc = add_sequence_files(in->videos.v[i], &reads);
+    }
+    if (!rc)
+        rc = guard_outputs("infer", outs, n, (const char *const *)reads.v, reads.n,
+                           "choose another --out or --json");
+    for (int i = 0; i < n_vid && !rc; i++)
+        for (int k = 0; vp[i].label_base && k < reads.n && !rc; k++)
+            if (is_frame_label(vp[i].label_base, reads.v[k])) {
+                fprintf(stderr, "infer: %s: --txt would write over %s, which this run reads (choose another "
+                        "--out)\n", vp[i].input, reads.v[k]);
+                rc = EXIT_OUTPUT;
+            }
+    if (!rc) rc = check_existing(o, outs, n);
+    free(outs);
+    list_free(&reads);
+    return rc;
 }
 
 /* The state of one video's run, shared by the pipeline callbacks: read on
@@ -1552,6 +1629,15 @@ static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_d
     return 0;
 }
 
+/* The exit code of a tracker or counter failure, by its cause: out of
+ * memory, or detections it refuses (from a replayed file: a bad input;
+ * from the model: a bug). */
+static int track_exit_code(const vrun *v, strix_status st)
+{
+    if (st == STRIX_E_NOMEM) return EXIT_NOMEM;
+    return v->replay ? EXIT_INPUT : EXIT_INTERNAL;
+}
+
 static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
 {
     vrun *v = ctx;
@@ -1573,11 +1659,19 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
     int n_cross = 0;
     if (v->tracker) {
         /* a frame --vid-stride skipped repeats the last detections: same identities */
-        if (inferred && strix_tracker_update(v->tracker, dets, n, v->ids, err)) return -1;
+        strix_status tst = inferred ? strix_tracker_update(v->tracker, dets, n, v->ids, err) : STRIX_OK;
+        if (tst) {
+            v->fail_rc = track_exit_code(v, tst);
+            return -1;
+        }
         ids = v->ids;
     }
-    if (v->counter && ids && strix_counter_add(v->counter, f->index, vf->time, dets, ids, n, v->cross, &n_cross, err))
+    strix_status cst = v->counter && ids ? strix_counter_add(v->counter, f->index, vf->time, dets, ids, n, v->cross,
+                                                             &n_cross, err) : STRIX_OK;
+    if (cst) {
+        v->fail_rc = track_exit_code(v, cst);
         return -1;
+    }
     if (v->wr) draw_frame(o, v->counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index,
                           dets, ids, n);
     double t1 = now_ms();
@@ -2494,18 +2588,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "infer: out of memory\n");
         goto out;
     }
-    if (n_img) rc = plan_outputs(&o, &in.images, plan, json_path);
+    if (n_img) rc = plan_outputs(&o, &in.images, plan);
     if (!rc && n_vid) rc = plan_videos(&o, &in.videos, vplan);
-    if (!rc && o.detections && (same_file(o.detections, vplan[0].jsonl) || !strcmp(o.detections, vplan[0].jsonl))) {
-        fprintf(stderr, "infer: %s: the JSON Lines output would replace the --detections file it replays (choose "
-                "another --out or --json)\n", vplan[0].jsonl);
-        rc = EXIT_OUTPUT;
-    }
     if (rc == EXIT_NOMEM) fprintf(stderr, "infer: out of memory\n");
     if (rc) goto out;
     if (o.json) {
-        char *d = dir_of(o.json);
         struct stat st;
+        if (stat(o.json, &st) == 0 && S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "infer: --json %s: is a directory; --json names a file (such as %s/%s)\n", o.json,
+                    o.json, n_vid ? "detections.jsonl" : "detections.json");
+            rc = EXIT_OUTPUT;
+            goto out;
+        }
+        char *d = dir_of(o.json);
         int ok = d && stat(d, &st) == 0 && S_ISDIR(st.st_mode);
         if (!ok) fprintf(stderr, "infer: %s: the directory %s does not exist (create it first)\n", o.json, d ? d : "?");
         free(d);
@@ -2524,6 +2619,13 @@ int main(int argc, char **argv)
             snprintf(labels_dir, n, "%s/labels", o.out);
             rc = make_dirs(labels_dir, &created);
         }
+    }
+    if (!rc) rc = check_outputs(&o, &in, plan, vplan, json_path);
+    if (!rc) {
+        char *json_dir = o.json ? dir_of(o.json) : NULL;
+        const char *dirs[3] = {o.save || o.txt || !o.json ? o.out : NULL, labels_dir, json_dir};
+        sweep_stale(&o, dirs, 3);
+        free(json_dir);
     }
     if (rc == EXIT_NOMEM) fprintf(stderr, "infer: out of memory\n");
     if (rc) goto out;

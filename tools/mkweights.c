@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "exitcodes.h"
+#include "outfile.h"
+#include "outguard.h"
 #include "strix.h"
 
 static void usage(FILE *f)
@@ -52,6 +54,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "mkweights: --model YAML and --out FILE are required (see --help)\n");
         return EXIT_USAGE;
     }
+    const char *reads[] = {o.yaml_path}, *outs[] = {out};
+    int rc = guard_outputs("mkweights", outs, 1, reads, 1, "choose another --out");
+    if (rc == EXIT_NOMEM) fprintf(stderr, "mkweights: out of memory\n");
+    if (rc) return rc;
     if (!overwrite && access(out, F_OK) == 0) {
         fprintf(stderr, "mkweights: %s: already exists (pass --overwrite to replace it)\n", out);
         return EXIT_OUTPUT;
@@ -63,6 +69,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "mkweights: %s\n", e.message);
         return strix_exit_code(st);
     }
+    /* temporary files of killed runs beside the output */
+    const char *slash = strrchr(out, '/');
+    char *dir = slash ? strndup(out, slash == out ? 1 : (size_t)(slash - out)) : strdup(".");
+    int stale = dir ? strix_temp_sweep(dir) : 0;
+    if (stale)
+        fprintf(stderr, "mkweights: removed %d stale temporary file%s of killed runs from %s\n", stale,
+                stale == 1 ? "" : "s", dir);
+    free(dir);
     st = strix_model_write_synthetic_weights(m, out, seed, fused, f16, overwrite, &e);
     strix_model_free(m);
     if (st) {
