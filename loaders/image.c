@@ -36,18 +36,25 @@
 
 static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 
-enum { JPEG_OK, JPEG_TRUNCATED, JPEG_BAD_HUFFMAN };
+enum { JPEG_OK, JPEG_TRUNCATED, JPEG_BAD_HUFFMAN, JPEG_NO_HUFFMAN };
 
-/* Walks a JPEG's markers (anything stb_image takes for one) as stb does (bytes where a marker should be
- * are skipped, as stb skips them) and returns:
+/* buf[i], or 0 past the end (what stb_image reads there). */
+static unsigned byte_at(const uint8_t *buf, size_t len, size_t i) { return i < len ? buf[i] : 0; }
+
+/* Walks a JPEG's markers (anything stb_image takes for one) as stb does
+ * (bytes where a marker should be are skipped, as stb skips them) and
+ * returns:
  *  JPEG_TRUNCATED when the data ends before the end-of-image marker (a
  *    truncated download or copy).  stb_image silently pads such files with
  *    grey; we refuse them instead, since the detections on the padded part
  *    would be garbage.
  *  JPEG_BAD_HUFFMAN when a DHT segment declares more than 256 codes in one
- *    table: Debian's stb_image (2.27) then writes past its code tables
- *    (found by tests/fuzz/fuzz_image).
- * Anything else is left for stb to judge (JPEG_OK). */
+ *    table: Debian's stb_image (2.27) then writes past its code tables.
+ *  JPEG_NO_HUFFMAN when a scan decodes with a Huffman table that no DHT
+ *    segment before it defined: stb then decodes with uninitialised memory
+ *    and reads past its tables.
+ * (Both found by tests/fuzz/fuzz_image.)  Anything else is left for stb to
+ * judge (JPEG_OK). */
 static int jpeg_check(const uint8_t *buf, size_t len)
 {
     /* stb takes fill bytes before the start-of-image marker too */
@@ -55,6 +62,8 @@ static int jpeg_check(const uint8_t *buf, size_t len)
     while (pos < len && buf[pos] == 0xFF) pos++;
     if (pos == 0 || pos >= len || buf[pos] != 0xD8) return JPEG_OK; /* not a JPEG to stb */
     pos++;
+    int defined[2][4] = {{0}}; /* [DC, AC][table id]: set by a DHT so far */
+    int progressive = 0;
     for (;;) {
         while (pos < len && buf[pos] != 0xFF) pos++; /* not a marker: stb skips it too */
         while (pos < len && buf[pos] == 0xFF) pos++; /* fill bytes */
@@ -65,14 +74,32 @@ static int jpeg_check(const uint8_t *buf, size_t len)
         if (pos + 2 > len) return JPEG_TRUNCATED;
         size_t seg = be16(buf + pos);
         if (seg < 2) return JPEG_OK;
-        /* DHT: tables of (class and id, 16 code counts, the values); stb
+        if (m == 0xC0 || m == 0xC1 || m == 0xC2) progressive = m == 0xC2; /* the SOFs stb decodes */
+        /* DHT: tables of (class << 4 | id, 16 code counts, the values); stb
          * reads a table that starts in the segment even when it runs past
-         * the end (bytes past the data read as 0) */
+         * the end */
         for (size_t t = pos + 2; m == 0xC4 && t < pos + seg;) {
+            unsigned q = byte_at(buf, len, t);
             size_t n = 0;
-            for (size_t i = t + 1; i <= t + 16 && i < len; i++) n += buf[i];
+            for (size_t i = t + 1; i <= t + 16; i++) n += byte_at(buf, len, i);
             if (n > 256) return JPEG_BAD_HUFFMAN;
+            if (q >> 4 > 1 || (q & 15) > 3) return JPEG_OK; /* stb refuses the file */
+            defined[q >> 4][q & 15] = 1;
             t += 17 + n;
+        }
+        /* SOS: components (id, DC table << 4 | AC table), then spectral
+         * start and end, successive approximation; the tables stb decodes
+         * this scan with must exist */
+        if (m == 0xDA) {
+            unsigned ns = byte_at(buf, len, pos + 2);
+            size_t after = pos + 3 + 2 * (size_t)ns;
+            unsigned ss = byte_at(buf, len, after), ah = byte_at(buf, len, after + 2) >> 4;
+            int need_dc = !progressive || (ss == 0 && ah == 0), need_ac = !progressive || ss > 0;
+            for (unsigned c = 0; c < ns; c++) {
+                unsigned q = byte_at(buf, len, pos + 4 + 2 * (size_t)c);
+                if (q >> 4 > 3 || (q & 15) > 3) return JPEG_OK; /* stb refuses the file */
+                if ((need_dc && !defined[0][q >> 4]) || (need_ac && !defined[1][q & 15])) return JPEG_NO_HUFFMAN;
+            }
         }
         pos += seg;
         if (pos > len) return JPEG_TRUNCATED;
@@ -294,6 +321,10 @@ strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len
     if (jpeg == JPEG_BAD_HUFFMAN)
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt JPEG: a "
                           "Huffman table with more than 256 codes; re-encode or copy it again)", path);
+    if (jpeg == JPEG_NO_HUFFMAN)
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt JPEG: a scan "
+                          "uses a Huffman table no DHT segment defines, as in a Motion-JPEG frame; "
+                          "re-encode it)", path);
 
     uint32_t pw, ph;
     int is_png = png_size(buf, len, &pw, &ph);

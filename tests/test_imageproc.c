@@ -706,6 +706,7 @@ static void test_image_fuzz_regressions(void)
         {"crash-dht-codes.jpg", "Huffman table with more than 256 codes"},
         {"crash-dht-codes-exif.jpg", "Huffman table with more than 256 codes"},
         {"crash-dht-fill-bytes.jpg", "Huffman table with more than 256 codes"}, /* FF fill before SOI */
+        {"crash-undefined-huffman.jpg", "a scan uses a Huffman table no DHT segment defines"},
         {"crash-pnm-overflow.ppm", "corrupt PNM header"},
         {"crash-pgm16-grey.pgm", "16-bit greyscale PGM is not supported"},
         {"crash-pgm16-grey-2.pgm", "16-bit greyscale PGM is not supported"},
