@@ -18,10 +18,14 @@
 #   INTERVAL=2        seconds between samples
 #   WARMUP=0.1        share of the frames counted as warm-up
 #   LIMIT_KB=2048     the spread after warm-up the verdict compares with
+#   REPLAY=0          1: replay synthetic detections (--detections) instead of the
+#                     model: tracks come and go all the time (the model's random
+#                     weights start few), so the counter and highlights see churn
 #   NOTE="..."        a line for the log header
-# The model has synthetic weights (scale n, seed 7) and runs on one CPU
-# thread, niced; conf 0.01 and --hl-score 0 make it report boxes on most
-# frames, so the tracker, the counter and the highlight log all see traffic.
+# infer runs niced.  The model has synthetic weights (scale n, seed 7) on
+# one CPU thread; conf 0.01 makes it report boxes on every frame, but its
+# random scores start few tracks: REPLAY=1 is the run that loads tracking,
+# counting and highlights (every detection tracked and logged).
 # With SAVE=1 RSS grows by about 0.1 kB a frame: FFmpeg's MP4 muxer keeps an
 # index entry per frame until the file is finished (the index goes in the
 # moov box, written at the end and moved to the front for +faststart); a
@@ -34,6 +38,7 @@ SIZE=${SIZE:-96x64}
 IMGSZ=${IMGSZ:-32}
 SAVE=${SAVE:-0}
 STRIDE=${STRIDE:-10}
+REPLAY=${REPLAY:-0}
 INTERVAL=${INTERVAL:-2}
 WARMUP=${WARMUP:-0.1}
 LIMIT_KB=${LIMIT_KB:-2048}
@@ -47,21 +52,38 @@ trap cleanup EXIT INT TERM
 
 ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=$SIZE:rate=30" -frames:v "$FRAMES" -c:v libx264 \
     -preset ultrafast -pix_fmt yuv420p "$T/long.mp4"
-"$B/mkweights" --model weights/yolov8.yaml --scale n --seed 7 --out "$T/w.safetensors" >/dev/null
 save=
 [ "$SAVE" = 1 ] || save=--no-save
-all=$(seq -s, 0 79)
+if [ "$REPLAY" = 1 ]; then
+    # objects (person, dog alternately) appear every 40 frames, live 120 frames,
+    # drift right and down: about 3 at a time, 2500 tracks per 100k frames
+    awk -v n="$FRAMES" 'BEGIN { for (f = 0; f < n; f++) { d = ""
+        for (k = int(f / 40) - 2; k <= int(f / 40); k++) { age = f - 40 * k
+            if (k < 0 || age >= 120) continue
+            x = (k * 17) % 60 + age / 4; y = (k * 11) % 40 + age / 8
+            d = d (d == "" ? "" : ", ") sprintf("{\"class_id\": %d, \"class_name\": \"%s\", \"score\": 0.9, " \
+                "\"box\": [%.2f, %.2f, %.2f, %.2f]}", k % 2 ? 16 : 0, k % 2 ? "dog" : "person", x, y, x + 12, y + 12) }
+        printf("{\"frame\": %d, \"pts\": %.6f, \"inferred\": true, \"detections\": [%s]}\n", f, f / 30, d) } }' \
+        >"$T/dets.jsonl"
+    set -- --detections "$T/dets.jsonl" --highlights 0,16
+    what="replayed detections (3 objects at a time, a new one every 40 frames)"
+else
+    "$B/mkweights" --model weights/yolov8.yaml --scale n --seed 7 --out "$T/w.safetensors" >/dev/null
+    set -- --model weights/yolov8.yaml --scale n --weights "$T/w.safetensors" --imgsz "$IMGSZ" --device cpu \
+        --threads 1 --conf 0.01 --vid-stride "$STRIDE" --track-thresh 0.01 --highlights "$(seq -s, 0 79)"
+    what="model (synthetic weights, imgsz $IMGSZ, cpu, 1 thread, vid-stride $STRIDE, conf 0.01, track-thresh 0.01)"
+fi
 
 echo "# rss_long: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
 echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (modified)')"
-echo "# clip: testsrc2 $SIZE 30 fps, $FRAMES frames, H.264; imgsz $IMGSZ, cpu, 1 thread; save=$SAVE, vid-stride $STRIDE"
-echo "# infer --vid-stride $STRIDE --track --track-thresh 0.01 --trail 5 --line --highlights (80 classes) --hl-score 0 --conf 0.01"
+echo "# clip: testsrc2 $SIZE 30 fps, $FRAMES frames, H.264; save=$SAVE"
+echo "# detections: $what"
+echo "# infer $* --track --trail 5 --line 0,32,96,32 --hl-score 0 $save" | sed "s|$T/||g"
 [ -n "${NOTE:-}" ] && echo "# $NOTE"
 echo "# columns: seconds since start, VmRSS kB, frames done (from infer's last progress line)"
 # shellcheck disable=SC2086 # $save is one flag or nothing
-nice -n 10 "$B/infer" --model weights/yolov8.yaml --scale n --weights "$T/w.safetensors" --imgsz "$IMGSZ" \
-    --device cpu --threads 1 --conf 0.01 --vid-stride "$STRIDE" --track --track-thresh 0.01 --trail 5 \
-    --line 0,32,96,32 --highlights "$all" --hl-score 0 $save --out "$T/out" "$T/long.mp4" >"$T/out.txt" 2>"$T/err.txt" &
+nice -n 10 "$B/infer" "$@" --track --trail 5 --line 0,32,96,32 --hl-score 0 $save --out "$T/out" "$T/long.mp4" \
+    >"$T/out.txt" 2>"$T/err.txt" &
 PID=$!
 start=$(date +%s.%N)
 while [ -r "/proc/$PID/status" ]; do
