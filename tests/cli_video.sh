@@ -268,8 +268,11 @@ else
     cp "$T/clean.h264" "$T/damaged.h264"
     awk 'BEGIN { for (i = 0; i < 32; i++) printf "\377" }' |
         dd of="$T/damaged.h264" bs=1 seek=$(((a + b) / 2)) conv=notrunc 2>/dev/null
-    # header_count FILE KEY: a count in the JSON Lines header
-    header_count() { head -n 1 "$1" | grep -o "\"$2\": [0-9]*" | grep -o '[0-9]*$'; }
+    # header_count FILE KEY: a count in the JSON Lines header, -1 when there is none
+    header_count() {
+        c=$(head -n 1 "$1" 2>/dev/null | grep -o "\"$2\": [0-9]*" | grep -o '[0-9]*$')
+        echo "${c:--1}"
+    }
     # shellcheck disable=SC2086
     if run damaged_h264 0 $M --no-save --out "$T/o_dmg" "$T/damaged.h264" "$T/clean.h264"; then
         J=$T/o_dmg/damaged.jsonl
