@@ -79,6 +79,18 @@ lib: $(LIB)
 tools: $(TOOLS)
 tests: $(TESTS) $(TOOLS) $(BUILD)/perf/gpu_bench
 
+# Every object depends on the build's configuration (compilers, flags, CUDA,
+# SAN, OPENMP): switching one of them in the same BUILD directory rebuilds
+# instead of mixing objects of two configurations.  The stamp is rewritten
+# only when the configuration changed, so make's timestamps do the rest.
+CONFIG_STAMP = $(BUILD)/config.stamp
+CONFIG_LINE  = $(CC) $(CFLAGS) | $(NVCC) $(NVCCFLAGS) | $(LDLIBS)
+.PHONY: FORCE
+$(CONFIG_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CONFIG_LINE)' | cmp -s - $@ || echo '$(CONFIG_LINE)' > $@
+$(LIB_OBJ) $(VIDEO_OBJ): $(CONFIG_STAMP)
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
