@@ -30,6 +30,7 @@ void strix_model_options_init(strix_model_options *o)
 {
     memset(o, 0, sizeof *o);
     o->device = "cpu";
+    o->cuda_graphs = 1;
 }
 
 void strix_detect_options_init(strix_detect_options *o)
@@ -187,7 +188,8 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     }
 #ifdef STRIX_WITH_CUDA
     if (!st && m->weights && device >= 0)
-        st = strix_cuda_backend_create(&m->cuda, device, m->half, o->nvtx, &m->prog, m->weights, err);
+        st = strix_cuda_backend_create(&m->cuda, device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, &m->prog,
+                                       m->weights, err);
 #endif
     if (!st && m->yaml.n_names) {
         if (m->yaml.n_names != m->graph.nc)

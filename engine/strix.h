@@ -70,6 +70,10 @@ typedef struct strix_model_options {
     int half;                 /* 1: fp16 activations and weights with fp32 accumulation (CUDA);
                                  ignored on cpu, as Ultralytics ignores half there */
     int nvtx;                 /* 1: NVTX ranges per pipeline stage and layer (CUDA), for Nsight Systems */
+    int cuda_graphs;          /* CUDA: 1 (default) captures the forward once per input shape as a
+                                 CUDA graph and replays it; 0 launches every kernel eagerly */
+    int cuda_sync;            /* CUDA: 1 synchronises after every op, so that a device error names
+                                 its layer (slow; no graphs then: a capture cannot synchronise) */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);

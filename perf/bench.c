@@ -144,8 +144,8 @@ static void usage(FILE *f)
             "  --device NAME  cpu (default), cuda or cuda:N (a CPU-only build refuses cuda, exit 9);\n"
             "                 on a device the roofline probes (CPU ones) are skipped\n"
             "  --half         fp16 on the CUDA device (the cpu computes in fp32 only)\n"
-            "  --cuda-graphs 0|1  replay the forward as a CUDA graph (default 1); 0 sets\n"
-            "                 STRIX_CUDA_GRAPHS=0 for this process, which the CUDA backend reads\n" STRIX_EXIT_CODES_HELP);
+            "  --cuda-graphs 0|1  replay the forward as a CUDA graph (default 1; the model\n"
+            "                 option cuda_graphs)\n" STRIX_EXIT_CODES_HELP);
 }
 
 /* 0: go on; otherwise the exit status (help printed: -1 -> exit 0). */
@@ -209,17 +209,11 @@ static int parse_args(int argc, char **argv, bench_opts *b)
         fprintf(stderr, "bench: --half: fp16 runs on a CUDA device only (the cpu computes in fp32)\n");
         return EXIT_USAGE;
     }
-    if (!b->cuda_graphs) {
-        if (b->on_cpu) {
-            fprintf(stderr, "bench: --cuda-graphs: applies to a CUDA device only\n");
-            return EXIT_USAGE;
-        }
-        /* the CUDA backend's switch; this process only */
-        if (setenv("STRIX_CUDA_GRAPHS", "0", 1)) {
-            fprintf(stderr, "bench: cannot set STRIX_CUDA_GRAPHS: %s\n", strerror(errno));
-            return EXIT_INTERNAL;
-        }
+    if (!b->cuda_graphs && b->on_cpu) {
+        fprintf(stderr, "bench: --cuda-graphs: applies to a CUDA device only\n");
+        return EXIT_USAGE;
     }
+    b->model.cuda_graphs = b->cuda_graphs;
     if (!b->on_cpu) b->roofline = 0;
     if (b->inputs && b->n_sizes != 1) {
         fprintf(stderr, "bench: --inputs holds images of one size: give a single --imgsz\n");

@@ -40,6 +40,7 @@
 #include "bench_util.h"
 #include "model_internal.h" /* the model's CUDA backend and YAML layers (internal hooks) */
 #include "strix.h"
+#include "tools/cudaenv.h"
 #include "tools/exitcodes.h"
 #ifdef STRIX_WITH_CUDA
 #include "cuda/backend.h"
@@ -60,7 +61,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: gpu_bench --mode forward|detect|layers|cold --model YAML --scale n|s|m|l|x --weights FILE\n"
                "                 [--name NAME] [--half] [--device cuda[:N]] [--batch 1,8,64,256]\n"
-               "                 [--frame WxH] [--runs N] [--warmup N] [--out FILE] [--json FILE]\n" STRIX_EXIT_CODES_HELP);
+               "                 [--frame WxH] [--runs N] [--warmup N] [--out FILE] [--json FILE]\n"
+               STRIX_CUDA_ENV_HELP STRIX_EXIT_CODES_HELP);
 }
 
 static int parse_list(const char *s, int *out, int *n)
@@ -181,6 +183,7 @@ static int load(const opts *o, strix_model **m)
     mo.scale = o->scale;
     mo.device = o->device;
     mo.half = o->half;
+    strix_cuda_env_apply(&mo);
     strix_error e;
     strix_status st = strix_model_load(m, &mo, &e);
     return st ? fail(o->yaml, &e, st) : 0;

@@ -998,7 +998,8 @@ static const char *net_weights(int i, int f16)
 
 /* Model i on `device`, fp16 when half, with F16-stored weights when
  * f16_weights. */
-static strix_model *net_load(int i, int f16_weights, const char *device, int half)
+/* graphs: the cuda_graphs model option (1 as by default, 0 eager). */
+static strix_model *net_load_graphs(int i, int f16_weights, const char *device, int half, int graphs)
 {
     const char *w = net_weights(i, f16_weights);
     if (!w) return NULL;
@@ -1009,6 +1010,7 @@ static strix_model *net_load(int i, int f16_weights, const char *device, int hal
     o.weights_path = w;
     o.device = device;
     o.half = half;
+    o.cuda_graphs = graphs;
     strix_model *m;
     strix_error e;
     if (strix_model_load(&m, &o, &e) != STRIX_OK) {
@@ -1016,6 +1018,11 @@ static strix_model *net_load(int i, int f16_weights, const char *device, int hal
         return NULL;
     }
     return m;
+}
+
+static strix_model *net_load(int i, int f16_weights, const char *device, int half)
+{
+    return net_load_graphs(i, f16_weights, device, half, 1);
 }
 
 /* A smooth image-like RGB frame (gradients and waves plus noise). */
@@ -1227,16 +1234,14 @@ static void net_detect_f16(void)
 }
 
 /* The eager first run, a replayed graph, a re-capture after a shape change
- * and the eager path (STRIX_CUDA_GRAPHS=0) all give the same bits. */
+ * and the eager path (model option cuda_graphs 0) all give the same bits. */
 static void net_graph_replay(void)
 {
     if (!need_device()) return;
     int i = tl_int(0, NET_YAMLS - 1);
     strix_model *g = net_load(i, 0, "cuda", 0);
     if (!g) return;
-    setenv("STRIX_CUDA_GRAPHS", "0", 1);
-    strix_model *eager = net_load(i, 0, "cuda", 0);
-    unsetenv("STRIX_CUDA_GRAPHS");
+    strix_model *eager = net_load_graphs(i, 0, "cuda", 0, 0);
     if (!eager) {
         strix_model_free(g);
         return;

@@ -110,6 +110,7 @@
 
 #include "annotate.h"
 #include "count.h"
+#include "cudaenv.h"
 #include "exitcodes.h"
 #include "framelog.h"
 #include "highlight.h"
@@ -248,6 +249,7 @@ static void usage(FILE *f)
             "finished at the frames read so far and kept, complete and playable but shorter,\n"
             "under its final name with its JSON Lines (exit 130).  A second signal stops at\n"
             "once and discards the unfinished outputs.\n"
+            STRIX_CUDA_ENV_HELP
             "\n"
             "Exit status: 0 ok; 1 internal error; 2 usage error; 3 input missing or\n"
             "unreadable; 4 bad model YAML; 5 bad weights; 6 an image or video could not be\n"
@@ -2471,6 +2473,7 @@ static int load_model(const options *o, strix_model **model, const char ***names
     mo.nc = o->nc;
     mo.threads = o->threads;
     mo.device = o->device;
+    strix_cuda_env_apply(&mo);
     if (!mo.device) {
         mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
         if (!o->quiet && strix_device_count() == 0)

@@ -88,7 +88,8 @@ static const char *error_hint(int code)
         return "check the NVIDIA driver with nvidia-smi, or use --device cpu";
     if (code == cudaErrorNoKernelImageForDevice || code == cudaErrorUnsupportedPtxVersion)
         return "this GPU or driver is older than the build targets: rebuild with its CUDA_ARCHS or update the driver";
-    return "rerun with STRIX_CUDA_SYNC=1 to attribute it to a layer, and report it if it persists";
+    return "rerun with synchronous ops (model option cuda_sync; STRIX_CUDA_SYNC=1 for the strix tools) to attribute "
+           "it to a layer, and report it if it persists";
 }
 
 /* err <- "FILE:LINE: WHAT: CUDA error NAME (text); HINT". */
@@ -442,8 +443,8 @@ static strix_status upload_weights(strix_cuda_backend *b, const float *weights, 
     return st;
 }
 
-strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int half, int nvtx,
-                                       const strix_program *p, const float *weights, strix_error *err)
+strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int half, int nvtx, int graphs,
+                                       int sync, const strix_program *p, const float *weights, strix_error *err)
 {
     *out = NULL;
     int count = 0;
@@ -471,9 +472,8 @@ strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int
     b->dt = b->half ? STRIX_F16 : STRIX_F32;
     b->esz = b->half ? sizeof(uint16_t) : sizeof(float);
     b->prog = p;
-    const char *g = getenv("STRIX_CUDA_GRAPHS"), *sy = getenv("STRIX_CUDA_SYNC");
-    b->sync_ops = sy && strcmp(sy, "0") && *sy;
-    b->use_graphs = !(g && !strcmp(g, "0")) && !b->sync_ops; /* a capture cannot synchronise */
+    b->sync_ops = sync != 0;
+    b->use_graphs = graphs && !b->sync_ops; /* a capture cannot synchronise */
 
     strix_status st = STRIX_OK;
     size_t ws_cap = 0;

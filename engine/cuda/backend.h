@@ -7,10 +7,11 @@
  * (letterbox -> forward -> decode -> NMS): only final detections come back.
  *
  * Compiled only when the build has CUDA (STRIX_WITH_CUDA, make CUDA=1).
- * Environment, read at creation (debugging aids):
- *   STRIX_CUDA_GRAPHS=0  run the forward op by op instead of replaying a graph
- *   STRIX_CUDA_SYNC=1    op by op, synchronising after each op so that an
- *                        asynchronous fault is reported with its op and layer
+ * Switches, from the model options at creation (debugging aids; the tools
+ * set them from STRIX_CUDA_GRAPHS / STRIX_CUDA_SYNC, tools/cudaenv.h):
+ *   graphs 0  run the forward op by op instead of replaying a graph
+ *   sync 1    op by op, synchronising after each op so that an
+ *             asynchronous fault is reported with its op and layer
  */
 #ifndef STRIX_CUDA_BACKEND_H
 #define STRIX_CUDA_BACKEND_H
@@ -30,10 +31,11 @@ int strix_cuda_device_count(void);
  * blob (p->weight_floats floats, host memory), uploaded once (half != 0:
  * fp16 copies, biases kept fp32).  nvtx != 0: NVTX ranges per pipeline stage
  * and per layer (layers are recorded at graph capture: use Nsight Systems'
- * --cuda-graph-trace=node, or STRIX_CUDA_GRAPHS=0).  p must outlive the
- * backend. */
-strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int half, int nvtx,
-                                       const strix_program *p, const float *weights, strix_error *err);
+ * --cuda-graph-trace=node, or graphs off).  graphs != 0: the forward is
+ * captured once per shape and replayed; sync != 0: a synchronisation after
+ * every op (implies no graphs).  p must outlive the backend. */
+strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int half, int nvtx, int graphs,
+                                       int sync, const strix_program *p, const float *weights, strix_error *err);
 
 /* Make the device arena, workspace and staging fit pl (a plan of the
  * backend's program); (re)allocates, and re-captures the graph, only when

@@ -1,0 +1,26 @@
+/* cudaenv.h — the strix tools' environment override of the CUDA model
+ * options (the library itself reads no environment): STRIX_CUDA_GRAPHS=0
+ * launches eagerly, STRIX_CUDA_SYNC=1 synchronises after every op.  Each
+ * tool applies it after its defaults and lists it in --help. */
+#ifndef STRIX_CUDAENV_H
+#define STRIX_CUDAENV_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "strix.h"
+
+#define STRIX_CUDA_ENV_HELP                                                                  \
+    "Environment (CUDA devices):\n"                                                          \
+    "  STRIX_CUDA_GRAPHS=0  launch every kernel eagerly instead of replaying a CUDA graph\n" \
+    "  STRIX_CUDA_SYNC=1    synchronise after every op, so that a device error names its\n" \
+    "                       layer (slow; no graphs)\n"
+
+static inline void strix_cuda_env_apply(strix_model_options *o)
+{
+    const char *g = getenv("STRIX_CUDA_GRAPHS"), *s = getenv("STRIX_CUDA_SYNC");
+    if (g && *g) o->cuda_graphs = strcmp(g, "0") != 0;
+    if (s && *s) o->cuda_sync = strcmp(s, "0") != 0;
+}
+
+#endif
