@@ -283,7 +283,8 @@ else
             fail damaged_h264 "header: $(head -n 1 "$J")"
         elif ! grep -q "damaged.h264: damaged input: .*$tainted more frames decoded from damaged references" "$T/err"
         then fail damaged_h264 "stderr: $(cat "$T/err")"
-        elif grep -q "clean.h264" "$T/err" || [ "$(header_count "$T/o_dmg/clean.jsonl" tainted_frames)" != 0 ]; then
+        elif grep -q "clean.h264: damaged" "$T/err" ||
+            [ "$(header_count "$T/o_dmg/clean.jsonl" tainted_frames)" != 0 ]; then
             fail damaged_h264 "the clean stream reported damage: $(cat "$T/err")"
         else pass damaged_h264; fi
     fi

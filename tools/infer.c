@@ -1853,7 +1853,7 @@ static strix_status segment_appeared(const vrun *v, const strix_highlight_segmen
                 seen = s;
                 cap = c;
             }
-            memcpy(seen + n_seen, it, sizeof *it * (size_t)n);
+            if (n) memcpy(seen + n_seen, it, sizeof *it * (size_t)n);
             n_seen += n;
             continue;
         }
