@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <stb_image_write.h>
@@ -439,18 +438,11 @@ static void test_nms_edges(void)
     TL_CHECK(strix_nms(d, h, 8, &p, ws) == 0, "max_det 0");
 }
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void test_nms_speed(void)
+static void test_nms_many_candidates(void)
 {
     /* 8400 anchors x 80 classes with mostly low scores, then 5000 strong
-     * candidates (worst case: O(candidates x max_det) IoUs); generous bounds
-     * that catch quadratic blow-ups, not a benchmark */
+     * candidates of small boxes that barely suppress each other: max_det
+     * must cut the result.  Its speed is perf/bench_nms's (not timed here). */
     enum { A = 8400, NC = 80 };
     float *head = random_head(A, NC, 0);
     for (int a = 0; a < A; a++)
@@ -459,9 +451,7 @@ static void test_nms_speed(void)
     strix_nms_params p = {0.25f, 0.7f, 1000, 30000, 0, NC};
     void *ws = malloc(strix_nms_workspace(A, &p));
     p.max_det = 300;
-    double t0 = seconds();
-    strix_nms(d, head, A, &p, ws);
-    double t1 = seconds();
+    int weak = strix_nms(d, head, A, &p, ws);
     for (int a = 0; a < 5000; a++) {
         float *r = head + (size_t)a * (4 + NC);
         r[2] = r[3] = 4.f; /* small boxes: few suppress each other */
@@ -469,13 +459,14 @@ static void test_nms_speed(void)
     }
     p.max_det = 1000;
     int n = strix_nms(d, head, A, &p, ws);
-    double t2 = seconds();
+    int sorted = 1;
+    for (int i = 1; i < n; i++) sorted &= d[i - 1].score >= d[i].score;
     free(head);
     free(d);
     free(ws);
+    TL_CHECK(weak >= 0 && weak <= 300, "max_det 300: got %d boxes", weak);
     TL_CHECK(n == 1000, "expected max_det boxes, got %d", n);
-    TL_CHECK(t1 - t0 < 0.5 && t2 - t1 < 2.0, "too slow: %.3f s for 8400x80, %.3f s for 5000 candidates",
-             t1 - t0, t2 - t1);
+    TL_CHECK(sorted, "boxes not in descending score order");
 }
 
 /* -------------------------------------------------------------- scale_boxes */
@@ -871,7 +862,7 @@ int main(int argc, char **argv)
     TL_RUN(test_letterbox_tensor);
     TL_RUN(test_nms_vs_naive);
     TL_RUN(test_nms_edges);
-    TL_RUN(test_nms_speed);
+    TL_RUN(test_nms_many_candidates);
     TL_RUN(test_scale_boxes);
     TL_RUN(test_annotate_bounds);
     TL_RUN(test_annotate_draws);
