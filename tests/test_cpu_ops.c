@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cpu/ops.h"
+#include "oplayout.h"
 #include "testlib.h"
 
 #define GUARD 64             /* sentinel floats before and after each buffer */
@@ -34,19 +35,7 @@ typedef struct gbuf {
     uint32_t guard; /* the guards' bit pattern */
 } gbuf;
 
-static float nan_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static int has_bits(float f, uint32_t bits)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u == bits;
-}
+static int has_bits(float f, uint32_t bits) { return f32_bits(f) == bits; }
 
 static int is_sentinel(float f) { return has_bits(f, SENTINEL); }
 
@@ -63,7 +52,7 @@ static gbuf gbuf_new(size_t len, float range)
     }
     b.data = b.mem + GUARD;
     b.guard = range > 0 ? IN_GUARD : SENTINEL;
-    for (size_t i = 0; i < len + 2 * GUARD; i++) b.mem[i] = nan_bits(b.guard);
+    for (size_t i = 0; i < len + 2 * GUARD; i++) b.mem[i] = bits_f32(b.guard);
     if (range > 0)
         for (size_t i = 0; i < len; i++) b.data[i] = tl_uniform(-range, range);
     return b;
@@ -80,39 +69,6 @@ static void gbuf_free(gbuf *b)
 {
     free(b->mem);
     b->mem = b->data = NULL;
-}
-
-/* The layout of a view inside a wider buffer: `extra` more channels per
- * pixel (the view starts at channel c0 <= extra) and `batch_extra` more
- * floats per image. */
-typedef struct layout {
-    int n, h, w, c;
-    int extra, c0, batch_extra;
-} layout;
-
-static layout layout_random(int n, int h, int w, int c, int strided)
-{
-    layout l = {n, h, w, c, 0, 0, 0};
-    if (strided) {
-        l.extra = tl_int(1, 9);
-        l.c0 = tl_int(0, l.extra);
-        l.batch_extra = tl_int(0, 5);
-    }
-    return l;
-}
-
-static size_t layout_floats(const layout *l)
-{
-    size_t ps = (size_t)l->c + l->extra;
-    return (size_t)l->n * ((size_t)l->h * l->w * ps + l->batch_extra);
-}
-
-static strix_view layout_view(const layout *l, float *buf)
-{
-    size_t ps = (size_t)l->c + l->extra;
-    strix_view v = {buf + l->c0, l->n, l->h, l->w, l->c, ps,
-                    (size_t)l->h * l->w * ps + l->batch_extra};
-    return v;
 }
 
 /* index of element (n, y, x, c) of a view into the dense [n, h, w, c] ref */
@@ -283,18 +239,18 @@ static int conv_run_case(const conv_case *cc, const char *name)
     int oh = conv_oh(cc), ow = conv_ow(cc);
     const strix_conv_params *p = &cc->p;
     size_t wlen = (size_t)cc->cout * p->kh * p->kw * (cc->cin / p->groups);
-    layout li = layout_random(cc->n, cc->h, cc->w, cc->cin, cc->strided_in);
-    layout lo = layout_random(cc->n, oh, ow, cc->cout, cc->strided_out);
-    layout lr = layout_random(cc->n, oh, ow, cc->cout, tl_int(0, 1));
-    gbuf in = gbuf_new(layout_floats(&li), 1.0f);
+    layout li = layout_make(cc->n, cc->h, cc->w, cc->cin, cc->strided_in);
+    layout lo = layout_make(cc->n, oh, ow, cc->cout, cc->strided_out);
+    layout lr = layout_make(cc->n, oh, ow, cc->cout, tl_int(0, 1));
+    gbuf in = gbuf_new(layout_len(&li), 1.0f);
     gbuf w = gbuf_new(wlen, 1.0f);
     gbuf bias = gbuf_new((size_t)cc->cout, cc->bias_range > 0 ? cc->bias_range : 1.0f);
-    gbuf res = gbuf_new(cc->res == 1 ? layout_floats(&lr) : 1, 1.0f);
+    gbuf res = gbuf_new(cc->res == 1 ? layout_len(&lr) : 1, 1.0f);
     gbuf out[2];
-    strix_view vin = layout_view(&li, in.data), vo[2], vres = layout_view(&lr, res.data);
+    strix_view vin = host_view(&li, in.data), vo[2], vres = host_view(&lr, res.data);
     /* for residual == out, the residual's values are those out starts with */
-    gbuf alias_src = gbuf_new(cc->res == 2 ? layout_floats(&lo) : 1, 1.0f);
-    strix_view valias = layout_view(&lo, alias_src.data);
+    gbuf alias_src = gbuf_new(cc->res == 2 ? layout_len(&lo) : 1, 1.0f);
+    strix_view valias = host_view(&lo, alias_src.data);
     const strix_view *rview = cc->res == 1 ? &vres : cc->res == 2 ? &valias : NULL;
     size_t outs = (size_t)cc->n * oh * ow * cc->cout;
     double *ref = malloc(outs * sizeof(double)), *slack = malloc(outs * sizeof(double));
@@ -304,8 +260,8 @@ static int conv_run_case(const conv_case *cc, const char *name)
     int ok = 1;
     for (int t = 0; t < 2; t++) {
         int threads = t + 1;
-        out[t] = gbuf_new(layout_floats(&lo), 0.0f);
-        vo[t] = layout_view(&lo, out[t].data);
+        out[t] = gbuf_new(layout_len(&lo), 0.0f);
+        vo[t] = host_view(&lo, out[t].data);
         if (cc->res == 2)
             for (int n = 0; n < cc->n; n++)
                 for (int y = 0; y < oh; y++)
@@ -536,11 +492,11 @@ static void test_maxpool(void)
         int h = tl_int(p.k > 2 * p.pad ? p.k - 2 * p.pad : 1, 13);
         int w = tl_int(p.k > 2 * p.pad ? p.k - 2 * p.pad : 1, 13);
         int oh = (h + 2 * p.pad - p.k) / p.stride + 1, ow = (w + 2 * p.pad - p.k) / p.stride + 1;
-        layout li = layout_random(n, h, w, c, tl_int(0, 1));
-        layout lo = layout_random(n, oh, ow, c, tl_int(0, 1));
+        layout li = layout_make(n, h, w, c, tl_int(0, 1));
+        layout lo = layout_make(n, oh, ow, c, tl_int(0, 1));
         /* negative values everywhere: -inf padding must not turn into 0 */
-        gbuf in = gbuf_new(layout_floats(&li), 1.0f);
-        strix_view vi = layout_view(&li, in.data);
+        gbuf in = gbuf_new(layout_len(&li), 1.0f);
+        strix_view vi = host_view(&li, in.data);
         for (size_t i = 0; i < in.len; i++) in.data[i] = in.data[i] - (it % 2 ? 2.0f : 0.0f);
         double *ref = malloc((size_t)n * oh * ow * c * sizeof(double));
         if (!ref) exit(2);
@@ -562,8 +518,8 @@ static void test_maxpool(void)
         strix_view vo[2];
         int ok = 1;
         for (int t = 0; t < 2; t++) {
-            out[t] = gbuf_new(layout_floats(&lo), 0.0f);
-            vo[t] = layout_view(&lo, out[t].data);
+            out[t] = gbuf_new(layout_len(&lo), 0.0f);
+            vo[t] = host_view(&lo, out[t].data);
             strix_cpu_maxpool2d(&vo[t], &vi, &p, t + 1);
             if (ok) ok = check_output("maxpool", &out[t], &vo[t], ref, NULL, 0.0);
         }
@@ -586,10 +542,10 @@ static void test_upsample(void)
     for (int it = 0; it < 12; it++) {
         int s = tl_int(1, 3), n = tl_int(1, 3), h = tl_int(1, 9), w = tl_int(1, 9);
         int c = pick((const int[]){1, 3, 17, 33, tl_int(1, 70)}, 5);
-        layout li = layout_random(n, h, w, c, tl_int(0, 1));
-        layout lo = layout_random(n, h * s, w * s, c, tl_int(0, 1));
-        gbuf in = gbuf_new(layout_floats(&li), 1.0f);
-        strix_view vi = layout_view(&li, in.data);
+        layout li = layout_make(n, h, w, c, tl_int(0, 1));
+        layout lo = layout_make(n, h * s, w * s, c, tl_int(0, 1));
+        gbuf in = gbuf_new(layout_len(&li), 1.0f);
+        strix_view vi = host_view(&li, in.data);
         double *ref = malloc((size_t)n * h * s * w * s * c * sizeof(double));
         if (!ref) exit(2);
         for (int b = 0; b < n; b++)
@@ -600,8 +556,8 @@ static void test_upsample(void)
                             view_get(&vi, b, y / s, x / s, ch);
         int ok = 1;
         for (int t = 1; t <= 2 && ok; t++) {
-            gbuf out = gbuf_new(layout_floats(&lo), 0.0f);
-            strix_view vo = layout_view(&lo, out.data);
+            gbuf out = gbuf_new(layout_len(&lo), 0.0f);
+            strix_view vo = host_view(&lo, out.data);
             strix_cpu_upsample_nearest(&vo, &vi, s, t);
             ok = check_output("upsample", &out, &vo, ref, NULL, 0.0);
             gbuf_free(&out);
@@ -618,10 +574,10 @@ static void test_copy(void)
         int n = tl_int(1, 3), h = tl_int(1, 9), w = tl_int(1, 9);
         int c = pick((const int[]){1, 3, 17, 33, tl_int(1, 70)}, 5);
         /* it 0: both dense (the whole-row path) */
-        layout li = layout_random(n, h, w, c, it > 0 && tl_int(0, 1));
-        layout lo = layout_random(n, h, w, c, it > 0 && tl_int(0, 1));
-        gbuf in = gbuf_new(layout_floats(&li), 1.0f);
-        strix_view vi = layout_view(&li, in.data);
+        layout li = layout_make(n, h, w, c, it > 0 && tl_int(0, 1));
+        layout lo = layout_make(n, h, w, c, it > 0 && tl_int(0, 1));
+        gbuf in = gbuf_new(layout_len(&li), 1.0f);
+        strix_view vi = host_view(&li, in.data);
         double *ref = malloc((size_t)n * h * w * c * sizeof(double));
         if (!ref) exit(2);
         for (int b = 0; b < n; b++)
@@ -631,8 +587,8 @@ static void test_copy(void)
                         ref[(((size_t)b * h + y) * w + x) * c + ch] = view_get(&vi, b, y, x, ch);
         int ok = 1;
         for (int t = 1; t <= 2 && ok; t++) {
-            gbuf out = gbuf_new(layout_floats(&lo), 0.0f);
-            strix_view vo = layout_view(&lo, out.data);
+            gbuf out = gbuf_new(layout_len(&lo), 0.0f);
+            strix_view vo = host_view(&lo, out.data);
             strix_cpu_copy(&vo, &vi, t);
             ok = check_output("copy", &out, &vo, ref, NULL, 0.0);
             gbuf_free(&out);
@@ -699,11 +655,11 @@ static void test_attention(void)
          * kd * eps * |q||k| * scale, absolute) into the same relative error
          * of its weight: large logits are ill-conditioned in any fp32 code */
         double tol = TOL + 4.0 * p.key_dim * FLT_EPSILON * range * range * p.scale;
-        layout lq = layout_random(n, h, w, c, tl_int(0, 1));
-        layout lo = layout_random(n, h, w, oc, tl_int(0, 1));
-        layout lv = layout_random(n, h, w, oc, tl_int(0, 1));
-        gbuf qkv = gbuf_new(layout_floats(&lq), range);
-        strix_view vq = layout_view(&lq, qkv.data);
+        layout lq = layout_make(n, h, w, c, tl_int(0, 1));
+        layout lo = layout_make(n, h, w, oc, tl_int(0, 1));
+        layout lv = layout_make(n, h, w, oc, tl_int(0, 1));
+        gbuf qkv = gbuf_new(layout_len(&lq), range);
+        strix_view vq = host_view(&lq, qkv.data);
         double *ref = malloc((size_t)n * h * w * oc * sizeof(double));
         double *vref = malloc((size_t)n * h * w * oc * sizeof(double));
         if (!ref || !vref) exit(2);
@@ -712,10 +668,10 @@ static void test_attention(void)
         strix_view vo[2], vv[2];
         int ok = 1;
         for (int t = 0; t < 2; t++) {
-            out[t] = gbuf_new(layout_floats(&lo), 0.0f);
-            vout[t] = gbuf_new(layout_floats(&lv), 0.0f);
-            vo[t] = layout_view(&lo, out[t].data);
-            vv[t] = layout_view(&lv, vout[t].data);
+            out[t] = gbuf_new(layout_len(&lo), 0.0f);
+            vout[t] = gbuf_new(layout_len(&lv), 0.0f);
+            vo[t] = host_view(&lo, out[t].data);
+            vv[t] = host_view(&lv, vout[t].data);
             wsbuf ws = ws_new(strix_cpu_attention_workspace(&vq, &p, t + 1), 0);
             strix_cpu_attention(&vo[t], &vv[t], &vq, &p, ws.ptr, t + 1);
             if (ok && !ws_guard_ok(&ws)) {

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "strix.h"
+#include "oplayout.h"
 #include "testlib.h"
 
 /* The tests that need a GPU, in order. */
@@ -212,20 +213,6 @@ static int copy_sync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKi
 static int h2d(void *dst, const void *src, size_t bytes) { return copy_sync(dst, src, bytes, cudaMemcpyHostToDevice); }
 static int d2h(void *dst, const void *src, size_t bytes) { return copy_sync(dst, src, bytes, cudaMemcpyDeviceToHost); }
 
-static float bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
 /* IEEE binary16 -> float, exact. */
 static float half_to_float(uint16_t h)
 {
@@ -337,42 +324,6 @@ static int raw_is_sentinel(const void *raw, strix_dtype dt, size_t i)
 }
 
 /* ----------------------------------------------------------------- layouts */
-
-/* A view inside a wider buffer: `extra` more channels per pixel (the view
- * starts at channel c0 <= extra), `batch_extra` more elements per image. */
-typedef struct layout {
-    int n, h, w, c;
-    int extra, c0, batch_extra;
-} layout;
-
-static layout layout_make(int n, int h, int w, int c, int strided)
-{
-    layout l = {n, h, w, c, 0, 0, 0};
-    if (strided) {
-        l.extra = tl_int(1, 9);
-        l.c0 = tl_int(0, l.extra);
-        l.batch_extra = tl_int(0, 5);
-    }
-    return l;
-}
-
-static size_t layout_len(const layout *l)
-{
-    return (size_t)l->n * ((size_t)l->h * l->w * (l->c + l->extra) + l->batch_extra);
-}
-
-static size_t layout_index(const layout *l, int n, int y, int x, int c)
-{
-    size_t ps = (size_t)l->c + l->extra, bs = (size_t)l->h * l->w * ps + l->batch_extra;
-    return (size_t)n * bs + ((size_t)y * l->w + x) * ps + l->c0 + c;
-}
-
-static strix_view host_view(const layout *l, float *base)
-{
-    size_t ps = (size_t)l->c + l->extra;
-    strix_view v = {base + l->c0, l->n, l->h, l->w, l->c, ps, (size_t)l->h * l->w * ps + l->batch_extra};
-    return v;
-}
 
 static strix_dview dev_view(const layout *l, const tbuf *b)
 {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "safetensors.h"
+#include "oplayout.h"
 #include "testlib.h"
 
 static char g_dir[64]; /* this run's temporary directory */
@@ -106,20 +107,6 @@ static void bad_case(const char *name, const char *header, size_t data_len, cons
 }
 
 /* ------------------------------------------------------------ references */
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* Value of a finite half from the definition: (1024 + m) * 2^(e - 25). */
 static double ref_f16_value(uint16_t h)
