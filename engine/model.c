@@ -462,7 +462,7 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
     strix_status st = prepare(m, n, th, tw, err);
     if (st) return st;
 
-    strix_nms_params np = {o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc};
+    strix_nms_params np = {o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
 #ifdef STRIX_WITH_CUDA
     if (m->cuda) return detect_cuda(m, im, n, &np, sz, rect, out, err);
 #endif

@@ -155,18 +155,12 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-static int keep_class(const strix_pipe_config *c, int id)
-{
-    return !c->class_mask || (id >= 0 && id < c->n_classes && c->class_mask[id]);
-}
-
-/* Copy dets into f (filtered), capped at max_det. */
+/* Copy dets into f, capped at max_det. */
 static void copy_dets(const strix_pipe_config *c, strix_pipe_frame *f, const strix_detection *d, int n)
 {
-    int k = 0;
-    for (int i = 0; i < n && k < c->max_det; i++)
-        if (keep_class(c, d[i].class_id)) f->dets[k++] = d[i];
-    f->n_dets = k;
+    int k = n < c->max_det ? n : c->max_det;
+    memcpy(f->dets, d, sizeof *d * (size_t)(k > 0 ? k : 0));
+    f->n_dets = k > 0 ? k : 0;
 }
 
 /* Detect the pending frames that need it, fill every pending frame's
@@ -258,8 +252,7 @@ strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats,
 {
     strix_error_clear(err);
     memset(stats, 0, sizeof *stats);
-    if (!c || !c->read || !c->detect || !c->write || c->batch < 1 || c->vid_stride < 1 || c->max_det < 1 ||
-        (c->class_mask && c->n_classes < 0))
+    if (!c || !c->read || !c->detect || !c->write || c->batch < 1 || c->vid_stride < 1 || c->max_det < 1)
         return strix_fail(err, STRIX_E_ARG, "pipeline: missing callback, or batch, vid_stride or max_det below 1");
     double t_start = now_ms();
     long span = (long)(c->batch - 1) * c->vid_stride + 1;

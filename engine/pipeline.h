@@ -47,10 +47,6 @@ typedef struct strix_pipe_config {
     int vid_stride;  /* detect on frames 0, s, 2s, ...; the others reuse the
                         detections of the last detected frame; >= 1 */
     int max_det;     /* most detections per frame (the detect options' max_det) */
-    /* optional: keep only detections whose class_id c has c < n_classes and
-     * class_mask[c] != 0 (NULL keeps all) */
-    const unsigned char *class_mask;
-    int n_classes;
     void *ctx;       /* passed to every callback */
     /* reader thread: fill f (pixels, size) and return 1, or 0 at the end of
      * the stream, or -1 with err filled to stop the run */

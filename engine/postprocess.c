@@ -86,7 +86,7 @@ int strix_nms(strix_detection *out, const float *head, size_t anchors, const str
             if (s[j] > best) best = s[j], bi = j;
             nan |= s[j] != s[j];
         }
-        if (nan || !(best > p->conf)) continue;
+        if (nan || !(best > p->conf) || (p->classes && !p->classes[bi])) continue;
         float hw = r[2] / 2, hh = r[3] / 2;
         c[n].x1 = r[0] - hw;
         c[n].y1 = r[1] - hh;

@@ -14,6 +14,8 @@ typedef struct strix_nms_params {
     int max_nms;  /* at most this many candidates enter NMS (Ultralytics: 30000; 0 = 30000) */
     int agnostic; /* 1: ignore classes when suppressing */
     int nc;
+    const unsigned char *classes; /* NULL keeps all; else nc flags: drop an anchor whose best
+                                     class c has classes[c] == 0 (before NMS, as Ultralytics) */
 } strix_nms_params;
 
 /* Workspace bytes for strix_nms with A anchors and p->max_det. */

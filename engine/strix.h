@@ -157,6 +157,9 @@ typedef struct strix_detect_options {
     int rect;         /* 1 (default): minimal stride-aligned padding when all images
                          of the batch share one size; 0: always imgsz x imgsz */
     int agnostic;     /* 1: class-agnostic NMS; default 0 (class-aware) */
+    const unsigned char *classes; /* NULL (default) keeps every class; otherwise nc flags: an
+                                     anchor whose best class c has classes[c] == 0 is dropped
+                                     before NMS and max_det, as Ultralytics' classes= */
 } strix_detect_options;
 
 typedef struct strix_detection {

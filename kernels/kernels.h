@@ -103,7 +103,10 @@ typedef struct strix_nms_gpu_params {
     int n, anchors, nc;
     float conf, iou;
     int max_det, max_nms, agnostic;
+    const unsigned char *classes; /* host memory; NULL keeps all, else nc <= STRIX_NMS_MAX_CLASSES
+                                     flags: drop an anchor whose best class is not flagged */
 } strix_nms_gpu_params;
+#define STRIX_NMS_MAX_CLASSES 4096 /* = STRIX_MAX_CLASSES: the class filter's bitset size */
 size_t strix_cuda_nms_workspace(const strix_nms_gpu_params *p);
 strix_cuda_err strix_cuda_nms(float *dets, int *counts, const float *decoded,
                               const strix_nms_gpu_params *p, void *workspace, strix_stream s);

@@ -2,7 +2,8 @@
  * semantics of strix_nms (engine/postprocess.c), so the same decoded head
  * gives the same detections bit for bit:
  *   candidates: best class score > conf (the first maximum wins; a NaN score
- *   anywhere in the row rejects the anchor); order: score descending, then
+ *   anywhere in the row rejects the anchor), and with a class filter that
+ *   best class among the kept ones (Ultralytics' classes=, before NMS); order: score descending, then
  *   anchor ascending; at most max_nms (0 = 30000) enter the greedy pass;
  *   boxes offset by class * 7680 unless agnostic; a box is dropped when its
  *   IoU with an earlier kept box is > iou (compared in double with the
@@ -37,6 +38,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "elem.cuh"
 
@@ -118,9 +120,16 @@ __global__ void nms_segments_init(int *begin, int *end, int n, int anchors)
         begin[i] = end[i] = i * anchors;
 }
 
+/* The class filter as a kernel argument (512 bytes of bits: no device
+ * buffer to allocate or upload); on == 0 keeps every class. */
+struct ClassBits {
+    unsigned w[STRIX_NMS_MAX_CLASSES / 32];
+    int on;
+};
+
 __global__ void __launch_bounds__(NMS_COMPACT_THREADS)
     nms_threshold_compact(u64 *keys, Cand *cand, int *end, const float *decoded, int n, int anchors, int nc,
-                          float conf)
+                          float conf, ClassBits keep)
 {
     const size_t total = (size_t)n * anchors;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
@@ -133,7 +142,7 @@ __global__ void __launch_bounds__(NMS_COMPACT_THREADS)
             if (v > best) best = v, bi = j;
             nan |= v != v;
         }
-        if (nan || !(best > conf)) continue;
+        if (nan || !(best > conf) || (keep.on && !(keep.w[bi >> 5] >> (bi & 31) & 1u))) continue;
         const float hw = __fdiv_rn(r[2], 2.f), hh = __fdiv_rn(r[3], 2.f);
         Cand c;
         c.x1 = __fsub_rn(r[0], hw);
@@ -263,7 +272,8 @@ cudaError_t make_layout(const strix_nms_gpu_params *p, Layout *L)
 bool params_ok(const strix_nms_gpu_params *p)
 {
     return p && p->n >= 0 && p->anchors >= 0 && p->nc >= 0 && p->max_det >= 0 && p->max_nms >= 0 &&
-           (long long)p->n * p->anchors <= INT_MAX && (long long)p->max_det * 6 * p->n <= INT_MAX;
+           (long long)p->n * p->anchors <= INT_MAX && (long long)p->max_det * 6 * p->n <= INT_MAX &&
+           (!p->classes || p->nc <= STRIX_NMS_MAX_CLASSES);
 }
 
 /* torchvision compares the float IoU with the threshold as the Python float
@@ -313,9 +323,14 @@ extern "C" strix_cuda_err strix_cuda_nms(float *dets, int *counts, const float *
     u64 *mask = reinterpret_cast<u64 *>(ws + L.mask);
     const size_t items = (size_t)p->n * p->anchors;
 
+    ClassBits keep;
+    memset(&keep, 0, sizeof keep);
+    keep.on = p->classes != nullptr;
+    for (int c = 0; keep.on && c < p->nc; c++)
+        if (p->classes[c]) keep.w[c >> 5] |= 1u << (c & 31);
     nms_segments_init<<<grid_for((size_t)p->n, 128), 128, 0, st>>>(begin, end, p->n, p->anchors);
     nms_threshold_compact<<<grid_for(items, NMS_COMPACT_THREADS), NMS_COMPACT_THREADS, 0, st>>>(
-        keys0, cand, end, decoded, p->n, p->anchors, p->nc, p->conf);
+        keys0, cand, end, decoded, p->n, p->anchors, p->nc, p->conf, keep);
     if ((e = cudaGetLastError()) != cudaSuccess) return (strix_cuda_err)e;
     cub::DoubleBuffer<u64> keys(keys0, keys1);
     e = cub::DeviceSegmentedRadixSort::SortKeys(ws + L.temp, L.temp_bytes, keys, (int)items, p->n, begin, end, 0,

@@ -870,6 +870,9 @@ static void op_nms(void)
         gp.max_det = t % 5 == 1 ? tl_int(1, 10) : 300;
         gp.max_nms = t % 6 == 2 ? tl_int(1, 100) : 30000;
         gp.agnostic = t % 7 == 3;
+        unsigned char keep[80]; /* a class filter in every fourth case */
+        for (int c = 0; c < gp.nc; c++) keep[c] = tl_int(0, 1);
+        gp.classes = t % 4 == 1 ? keep : NULL;
         size_t per = (size_t)gp.anchors * (4 + gp.nc);
         tbuf dec, dets, counts;
         if (!tb_new(&dec, gp.n * per, STRIX_F32, 0)) return;
@@ -884,7 +887,7 @@ static void op_nms(void)
         CK(strix_cuda_nms(tb_data(&dets), tb_data(&counts), tb_data(&dec), &gp, ws, (strix_stream)T.s));
         void *draw, *craw;
         if (!tb_fetch(&dets, &draw, "nms dets") || !tb_fetch(&counts, &craw, "nms counts")) return;
-        strix_nms_params np = {gp.conf, gp.iou, gp.max_det, gp.max_nms, gp.agnostic, gp.nc};
+        strix_nms_params np = {gp.conf, gp.iou, gp.max_det, gp.max_nms, gp.agnostic, gp.nc, gp.classes};
         void *cws = hmalloc(strix_nms_workspace((size_t)gp.anchors, &np));
         strix_detection *want = hmalloc(sizeof *want * (size_t)gp.max_det);
         if (!cws || !want) return;

@@ -291,8 +291,11 @@ static int ref_cmp(const void *a, const void *b)
 }
 
 /* torchvision-style NMS: sort, then every kept box suppresses every later one. */
+/* classes: NULL, or nc flags applied to each anchor's best class as
+ * Ultralytics' non_max_suppression(classes=) does: after the class max,
+ * before sorting, NMS and max_det. */
 static int naive_nms(strix_detection *out, const float *head, int A, int nc, float conf, double iou,
-                     int max_det, int agnostic)
+                     int max_det, int agnostic, const unsigned char *classes)
 {
     ref_box *b = malloc(sizeof *b * (size_t)A);
     int n = 0;
@@ -301,7 +304,7 @@ static int naive_nms(strix_detection *out, const float *head, int A, int nc, flo
         int bc = 0;
         for (int c = 1; c < nc; c++)
             if (r[4 + c] > r[4 + bc]) bc = c;
-        if (!(r[4 + bc] > conf)) continue;
+        if (!(r[4 + bc] > conf) || (classes && !classes[bc])) continue;
         b[n] = (ref_box){r[0] - r[2] / 2, r[1] - r[3] / 2, r[0] + r[2] / 2, r[1] + r[3] / 2, r[4 + bc], bc, a};
         n++;
     }
@@ -361,10 +364,13 @@ static void test_nms_vs_naive(void)
         double iou = ious[it % 4];
         float *head = random_head(A, nc, coarse);
         strix_detection *got = malloc(sizeof *got * (size_t)max_det), *want = malloc(sizeof *want * (size_t)max_det);
-        strix_nms_params p = {conf, (float)iou, max_det, 30000, agnostic, nc};
+        unsigned char keep[12];
+        for (int c = 0; c < nc; c++) keep[c] = tl_int(0, 1);
+        const unsigned char *classes = it % 3 == 1 ? keep : NULL;
+        strix_nms_params p = {conf, (float)iou, max_det, 30000, agnostic, nc, classes};
         void *ws = malloc(strix_nms_workspace((size_t)A, &p));
         int n = strix_nms(got, head, (size_t)A, &p, ws);
-        int m = naive_nms(want, head, A, nc, conf, iou, max_det, agnostic);
+        int m = naive_nms(want, head, A, nc, conf, iou, max_det, agnostic, classes);
         int same = n == m;
         for (int i = 0; i < n && same; i++)
             same = memcmp(&got[i], &want[i], sizeof got[i]) == 0;
@@ -372,8 +378,8 @@ static void test_nms_vs_naive(void)
         free(got);
         free(want);
         free(ws);
-        TL_CHECK(same, "A=%d nc=%d coarse=%d agnostic=%d iou=%g max_det=%d: %d boxes, naive %d or "
-                 "different boxes", A, nc, coarse, agnostic, iou, max_det, n, m);
+        TL_CHECK(same, "A=%d nc=%d coarse=%d agnostic=%d iou=%g max_det=%d classes=%s: %d boxes, naive %d or "
+                 "different boxes", A, nc, coarse, agnostic, iou, max_det, classes ? "some" : "all", n, m);
     }
 }
 
@@ -394,7 +400,7 @@ static void test_nms_edges(void)
     enum { NC = 3 };
     float h[8 * (4 + NC)];
     strix_detection d[8];
-    strix_nms_params p = {0.25f, 0.7f, 300, 30000, 0, NC};
+    strix_nms_params p = {0.25f, 0.7f, 300, 30000, 0, NC, NULL};
     char ws[16384];
     TL_CHECK(strix_nms_workspace(8, &p) <= sizeof ws, "workspace");
 
@@ -438,6 +444,36 @@ static void test_nms_edges(void)
     TL_CHECK(strix_nms(d, h, 8, &p, ws) == 0, "max_det 0");
 }
 
+/* The class filter works inside NMS, before max_det (Ultralytics'
+ * classes=): six strong class-0 boxes and three weaker class-1 boxes, all
+ * apart, max_det 3, keep class 1: the three class-1 boxes, where filtering
+ * the output of an unfiltered NMS would leave none. */
+static void test_nms_classes_before_max_det(void)
+{
+    enum { A = 9, NC = 2 };
+    float head[A * (4 + NC)];
+    for (int a = 0; a < A; a++) {
+        float *r = head + a * (4 + NC);
+        r[0] = 20.f + 40.f * (float)a, r[1] = 20.f, r[2] = r[3] = 10.f;
+        r[4] = a < 6 ? 0.9f - 0.01f * (float)a : 0.1f;
+        r[5] = a < 6 ? 0.05f : 0.6f - 0.1f * (float)(a - 6);
+    }
+    const unsigned char keep[NC] = {0, 1};
+    strix_nms_params p = {0.25f, 0.7f, 3, 30000, 0, NC, keep};
+    strix_detection d[3];
+    void *ws = malloc(strix_nms_workspace(A, &p));
+    int n = strix_nms(d, head, A, &p, ws);
+    TL_CHECK(n == 3, "3 class-1 boxes expected, got %d", n);
+    for (int i = 0; i < n; i++)
+        TL_CHECK(d[i].class_id == 1 && fabsf(d[i].score - (0.6f - 0.1f * (float)i)) < 1e-6f &&
+                     fabsf(d[i].x1 - (15.f + 40.f * (float)(6 + i))) < 1e-4f,
+                 "box %d: class %d score %g x1 %g", i, d[i].class_id, (double)d[i].score, (double)d[i].x1);
+    p.classes = NULL;
+    n = strix_nms(d, head, A, &p, ws);
+    TL_CHECK(n == 3 && d[0].class_id == 0 && d[2].class_id == 0, "unfiltered: the three best class-0 boxes");
+    free(ws);
+}
+
 static void test_nms_many_candidates(void)
 {
     /* 8400 anchors x 80 classes with mostly low scores, then 5000 strong
@@ -448,7 +484,7 @@ static void test_nms_many_candidates(void)
     for (int a = 0; a < A; a++)
         for (int c = 0; c < NC; c++) head[(size_t)a * (4 + NC) + 4 + c] *= 0.3f;
     strix_detection *d = malloc(sizeof *d * 1000);
-    strix_nms_params p = {0.25f, 0.7f, 1000, 30000, 0, NC};
+    strix_nms_params p = {0.25f, 0.7f, 1000, 30000, 0, NC, NULL};
     void *ws = malloc(strix_nms_workspace(A, &p));
     p.max_det = 300;
     int weak = strix_nms(d, head, A, &p, ws);
@@ -862,6 +898,7 @@ int main(int argc, char **argv)
     TL_RUN(test_letterbox_tensor);
     TL_RUN(test_nms_vs_naive);
     TL_RUN(test_nms_edges);
+    TL_RUN(test_nms_classes_before_max_det);
     TL_RUN(test_nms_many_candidates);
     TL_RUN(test_scale_boxes);
     TL_RUN(test_annotate_bounds);

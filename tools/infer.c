@@ -898,7 +898,6 @@ typedef struct run {
     const char *const *names;
     int n_names;
     const unsigned char *mask; /* --classes: keep class c when mask[c]; NULL keeps all */
-    strix_detection *kept;     /* [batch, max_det]: the detections --classes keeps */
     FILE *json;
     char *json_tmp;
     int first_image;
@@ -1006,17 +1005,25 @@ static int record_failure(run *r, const char *name, const strix_error *e)
     return 0;
 }
 
+/* The detect options of the command line; mask: --classes (NULL keeps
+ * all), applied inside NMS as Ultralytics does. */
+static void detect_options(const options *o, const unsigned char *mask, strix_detect_options *d)
+{
+    strix_detect_options_init(d);
+    d->conf = (float)o->conf;
+    d->iou = (float)o->iou;
+    d->max_det = o->max_det;
+    d->imgsz = o->imgsz;
+    d->classes = mask;
+}
+
 /* Detect, annotate and write one batch; returns 0 or a fatal exit code. */
 static int process_batch(run *r, frame *fr, int n, long total, strix_image *im, strix_detections *dets)
 {
     const options *o = r->o;
     for (int i = 0; i < n; i++) im[i] = strix_image_view(&fr[i].img);
     strix_detect_options dopt;
-    strix_detect_options_init(&dopt);
-    dopt.conf = (float)o->conf;
-    dopt.iou = (float)o->iou;
-    dopt.max_det = o->max_det;
-    dopt.imgsz = o->imgsz;
+    detect_options(o, r->mask, &dopt);
     strix_error e;
     double t0 = now_ms();
     strix_status st = strix_model_detect(r->model, im, n, &dopt, dets, &e);
@@ -1025,16 +1032,6 @@ static int process_batch(run *r, frame *fr, int n, long total, strix_image *im, 
     if (st) {
         fprintf(stderr, "infer: %s\n", e.message);
         return strix_exit_code(st);
-    }
-    for (int i = 0; i < n && r->mask; i++) { /* --classes */
-        strix_detection *k = r->kept + (size_t)i * o->max_det;
-        int m = 0;
-        for (int j = 0; j < dets[i].count; j++)
-            if (dets[i].items[j].class_id >= 0 && dets[i].items[j].class_id < r->n_names &&
-                r->mask[dets[i].items[j].class_id])
-                k[m++] = dets[i].items[j];
-        dets[i].items = k;
-        dets[i].count = m;
     }
     for (int i = 0; i < n; i++) {
         const frame *f = &fr[i];
@@ -1082,13 +1079,10 @@ static int process_all(run *r, frame_source *src, long total)
     frame *fr = calloc((size_t)b, sizeof *fr);
     strix_image *im = calloc((size_t)b, sizeof *im);
     strix_detections *dets = calloc((size_t)b, sizeof *dets);
-    r->kept = r->mask ? calloc((size_t)b * (size_t)r->o->max_det, sizeof *r->kept) : NULL;
-    if (!fr || !im || !dets || (r->mask && !r->kept)) {
+    if (!fr || !im || !dets) {
         free(fr);
         free(im);
         free(dets);
-        free(r->kept);
-        r->kept = NULL;
         fprintf(stderr, "infer: out of memory\n");
         return EXIT_NOMEM;
     }
@@ -1118,8 +1112,6 @@ static int process_all(run *r, frame_source *src, long total)
     free(fr);
     free(im);
     free(dets);
-    free(r->kept);
-    r->kept = NULL;
     return rc;
 }
 
@@ -2169,11 +2161,7 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
     v.model = model;
     v.names = names;
     v.n_names = n_names;
-    strix_detect_options_init(&v.dopt);
-    v.dopt.conf = (float)o->conf;
-    v.dopt.iou = (float)o->iou;
-    v.dopt.max_det = o->max_det;
-    v.dopt.imgsz = o->imgsz;
+    detect_options(o, mask, &v.dopt);
     char *video_tmp = NULL, *jl_tmp = NULL, *mot_tmp = NULL;
     int rc = 0;
     strix_error e;
@@ -2267,8 +2255,6 @@ static int run_video(const options *o, const video_plan *p, strix_model *model, 
     cfg.batch = o->batch;
     cfg.vid_stride = o->detections ? 1 : o->vid_stride; /* a replay has a record for every frame */
     cfg.max_det = o->max_det;
-    cfg.class_mask = mask;
-    cfg.n_classes = n_names;
     cfg.ctx = &v;
     cfg.read = video_read;
     cfg.detect = o->detections ? replay_detect : video_detect;

@@ -29,6 +29,8 @@
 #include "kernels/kernels.h"
 #include "util.h"
 
+_Static_assert(STRIX_NMS_MAX_CLASSES >= STRIX_MAX_CLASSES, "the GPU class filter must hold every class");
+
 #define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's own scratch (its Hopper recommendation) */
 #define WEIGHT_CHUNK_FLOATS ((size_t)8 << 20)     /* fp16 weights converted 32 MiB at a time */
 #define MIN_COMPUTE_CAPABILITY 75                 /* the oldest architecture the kernels are built for */
@@ -635,7 +637,7 @@ static strix_status nms_on_device(strix_cuda_backend *b, const strix_nms_params 
 {
     const strix_plan *pl = b->plan;
     strix_nms_gpu_params gp = {pl->n, (int)pl->anchors, b->prog->nc, np->conf, np->iou,
-                               np->max_det, np->max_nms, np->agnostic};
+                               np->max_det, np->max_nms, np->agnostic, np->classes};
     size_t ws = strix_cuda_nms_workspace(&gp);
     if (ws == SIZE_MAX)
         return strix_fail(err, STRIX_E_DEVICE, "%s:%d: cannot size the NMS sort on cuda:%d; check the device with nvidia-smi",
