@@ -695,18 +695,21 @@ static void test_image_load_errors(void)
 
 /* Inputs the image fuzz target (tests/fuzz/fuzz_image.c) found crashing,
  * overflowing or exhausting memory in Debian's stb_image, kept in its
- * corpus: each is refused with a line naming the problem, before stb sees
- * it (the packaged stb is not instrumented, so these check the refusal;
- * `make fuzz` replays them with an instrumented stb). */
+ * corpus: each is refused with a line naming the problem.  The JPEGs now go
+ * to libjpeg, never to stb, and libjpeg refuses them itself; the others are
+ * refused before stb sees them (the packaged stb is not instrumented, so
+ * these check the refusal; `make fuzz` replays them with an instrumented
+ * stb). */
 static void test_image_fuzz_regressions(void)
 {
     static const struct {
         const char *file, *want;
     } cases[] = {
-        {"crash-dht-codes.jpg", "Huffman table with more than 256 codes"},
-        {"crash-dht-codes-exif.jpg", "Huffman table with more than 256 codes"},
-        {"crash-dht-fill-bytes.jpg", "Huffman table with more than 256 codes"}, /* FF fill before SOI */
-        {"crash-undefined-huffman.jpg", "a scan uses a Huffman table no DHT segment defines"},
+        {"crash-dht-codes.jpg", "corrupt JPEG (libjpeg: Bogus Huffman table definition;"},
+        {"crash-dht-codes-exif.jpg", "corrupt JPEG (libjpeg: Bogus Huffman table definition;"},
+        {"crash-dht-fill-bytes.jpg", "corrupt JPEG (libjpeg: Not a JPEG file: starts with 0xff 0xff;"},
+        {"crash-undefined-huffman.jpg", "corrupt JPEG (libjpeg: Didn't expect more than one scan;"},
+        {"stb-jpeg-shift32.jpg", "corrupt JPEG (libjpeg: Quantization table 0x00 was not defined;"},
         {"crash-pnm-overflow.ppm", "corrupt PNM header"},
         {"crash-pgm16-grey.pgm", "16-bit greyscale PGM is not supported"},
         {"crash-pgm16-grey-2.pgm", "16-bit greyscale PGM is not supported"},
