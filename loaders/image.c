@@ -165,6 +165,22 @@ static int png_size(const uint8_t *buf, size_t len, uint32_t *w, uint32_t *h)
     return 1;
 }
 
+/* 1 when buf is a PNG whose first IDAT chunk is empty: Debian's stb_image
+ * (2.27) then copies its 0 bytes to NULL + 0, undefined behaviour (found by
+ * tests/fuzz/fuzz_image; no encoder writes such a file). */
+static int png_empty_first_idat(const uint8_t *buf, size_t len)
+{
+    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+    if (len < 8 || memcmp(buf, sig, 8) != 0) return 0;
+    for (size_t pos = 8; pos + 8 <= len;) {
+        uint32_t n = (uint32_t)be16(buf + pos) << 16 | be16(buf + pos + 2);
+        if (!memcmp(buf + pos + 4, "IDAT", 4)) return n == 0;
+        if (!memcmp(buf + pos + 4, "IEND", 4) || n > len - pos - 8) return 0;
+        pos += 12 + (size_t)n; /* length, type, data, CRC */
+    }
+    return 0;
+}
+
 /* For a PNG: the first chunk before IEND whose length runs past the end of
  * the data (*claim, *left: its length and the bytes left for it); 0 when
  * there is none or buf is no PNG.  stb_image allocates an IDAT's claimed
@@ -380,6 +396,9 @@ strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNG: a '%s' "
                           "chunk of %u bytes, with %zu bytes left in the file; copy it again)",
                           path, type, (unsigned)pw, left);
+    if (png_empty_first_idat(buf, len))
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNG: the first "
+                          "'IDAT' chunk is empty; export it again)", path);
     int pnm = pnm_header_problem(buf, len);
     if (pnm == PNM_OVERFLOW)
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNM header: "

@@ -714,6 +714,7 @@ static void test_image_fuzz_regressions(void)
         {"crash-pgm16-grey.pgm", "16-bit greyscale PGM is not supported"},
         {"crash-pgm16-grey-2.pgm", "16-bit greyscale PGM is not supported"},
         {"oom-png-idat.png", "corrupt PNG: a 'IDAT' chunk of 1073741864 bytes, with 62 bytes left"},
+        {"crash-png-empty-idat.png", "corrupt PNG: the first 'IDAT' chunk is empty"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[256];
