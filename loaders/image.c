@@ -98,6 +98,7 @@ static strix_status jpeg_decode(const char *path, const uint8_t *buf, size_t len
     struct jpeg_decompress_struct d;
     jpeg_guard g;
     uint8_t *volatile px = NULL; /* assigned after setjmp, freed after a longjmp */
+    memset(&d, 0, sizeof d); /* jpeg_destroy_decompress is safe even if creating it failed */
     d.err = jpeg_std_error(&g.mgr);
     g.mgr.error_exit = jpeg_on_error;
     g.mgr.emit_message = jpeg_on_message;
