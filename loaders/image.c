@@ -1,11 +1,15 @@
-/* image.c — still images in and out through stb_image / stb_image_write.
+/* image.c — still images in and out: JPEG through libjpeg-turbo, set up as
+ * OpenCV's imread (which Ultralytics uses) sets it up, so a JPEG gives
+ * Ultralytics' exact pixels; the other formats (PNG, BMP, GIF, TGA, PSD,
+ * HDR, PNM) through stb_image; writing through stb_image_write.
  *
  * Loading reads the whole file ourselves (so a missing file, a read error
- * and undecodable bytes get distinct, precise messages), asks stb for the
- * header's size before decoding (a hostile header can claim gigapixels),
- * rejects JPEGs that end before their end-of-image marker, decodes to 8-bit
- * RGB and applies the JPEG's EXIF orientation, as cv2.imread (which
- * Ultralytics uses) does.  Pixels: dense [height, width, 3] uint8 RGB.
+ * and undecodable bytes get distinct, precise messages), checks the size the
+ * header claims before decoding (a hostile header can claim gigapixels),
+ * refuses JPEGs that end before their end-of-image marker or whose data
+ * libjpeg would have to conceal, decodes to 8-bit RGB and applies the
+ * JPEG's EXIF orientation, as cv2.imread does.  Pixels: dense
+ * [height, width, 3] uint8 RGB.
  *
  * Writing encodes PNG or JPEG into a temporary file beside the target and
  * renames it into place, so readers never see a partial file.
@@ -15,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +27,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jpeglib.h> /* after stdio.h: it uses FILE and size_t without including them */
+#include <jerror.h>
 #include <stb_image.h>
 #include <stb_image_write.h>
 
 #include "outfile.h"
 #include "util.h"
 
-/* stb_image takes an int length; files past this cannot be decoded anyway. */
+/* stb_image takes an int length; files past this cannot be decoded anyway
+ * (libjpeg takes an unsigned long). */
 #define MAX_FILE_BYTES ((size_t)0x7fffffff)
 #define DEFAULT_JPEG_QUALITY 95 /* cv2.imwrite's default, which Ultralytics uses */
 
@@ -36,85 +44,114 @@
 
 static unsigned be16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 
-enum { JPEG_OK, JPEG_TRUNCATED, JPEG_BAD_HUFFMAN, JPEG_NO_HUFFMAN };
-
-/* buf[i], or 0 past the end (what stb_image reads there). */
-static unsigned byte_at(const uint8_t *buf, size_t len, size_t i) { return i < len ? buf[i] : 0; }
-
-/* Walks a JPEG's markers (anything stb_image takes for one) as stb does
- * (bytes where a marker should be are skipped, as stb skips them) and
- * returns:
- *  JPEG_TRUNCATED when the data ends before the end-of-image marker (a
- *    truncated download or copy).  stb_image silently pads such files with
- *    grey; we refuse them instead, since the detections on the padded part
- *    would be garbage.
- *  JPEG_BAD_HUFFMAN when a DHT segment declares more than 256 codes in one
- *    table: Debian's stb_image (2.27) then writes past its code tables.
- *  JPEG_NO_HUFFMAN when a scan decodes with a Huffman table that no DHT
- *    segment before it defined: stb then decodes with uninitialised memory
- *    and reads past its tables.
- * (Both found by tests/fuzz/fuzz_image.)  Anything else is left for stb to
- * judge (JPEG_OK). */
-static int jpeg_check(const uint8_t *buf, size_t len)
+/* What stb_image takes for a JPEG: 0xFF, any more fill bytes, then SOI
+ * (0xD8).  All of these go to libjpeg, never to stb, so Debian's stb JPEG
+ * decoder (which tests/fuzz found writing past its Huffman tables and
+ * shifting by 32 on corrupt data) never runs; libjpeg refuses the ones with
+ * fill bytes before SOI, as OpenCV does. */
+static int stb_would_take_as_jpeg(const uint8_t *buf, size_t len)
 {
-    /* stb takes fill bytes before the start-of-image marker too */
     size_t pos = 0;
     while (pos < len && buf[pos] == 0xFF) pos++;
-    if (pos == 0 || pos >= len || buf[pos] != 0xD8) return JPEG_OK; /* not a JPEG to stb */
-    pos++;
-    int defined[2][4] = {{0}}; /* [DC, AC][table id]: set by a DHT so far */
-    int progressive = 0;
-    for (;;) {
-        while (pos < len && buf[pos] != 0xFF) pos++; /* not a marker: stb skips it too */
-        while (pos < len && buf[pos] == 0xFF) pos++; /* fill bytes */
-        if (pos >= len) return JPEG_TRUNCATED;
-        unsigned m = buf[pos++];
-        if (m == 0xD9) return JPEG_OK; /* EOI */
-        if (m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD8)) continue; /* no length field */
-        if (pos + 2 > len) return JPEG_TRUNCATED;
-        size_t seg = be16(buf + pos);
-        if (seg < 2) return JPEG_OK;
-        if (m == 0xC0 || m == 0xC1 || m == 0xC2) progressive = m == 0xC2; /* the SOFs stb decodes */
-        /* DHT: tables of (class << 4 | id, 16 code counts, the values); stb
-         * reads a table that starts in the segment even when it runs past
-         * the end */
-        for (size_t t = pos + 2; m == 0xC4 && t < pos + seg;) {
-            unsigned q = byte_at(buf, len, t);
-            size_t n = 0;
-            for (size_t i = t + 1; i <= t + 16; i++) n += byte_at(buf, len, i);
-            if (n > 256) return JPEG_BAD_HUFFMAN;
-            if (q >> 4 > 1 || (q & 15) > 3) return JPEG_OK; /* stb refuses the file */
-            defined[q >> 4][q & 15] = 1;
-            t += 17 + n;
-        }
-        /* SOS: components (id, DC table << 4 | AC table), then spectral
-         * start and end, successive approximation; the tables stb decodes
-         * this scan with must exist */
-        if (m == 0xDA) {
-            unsigned ns = byte_at(buf, len, pos + 2);
-            size_t after = pos + 3 + 2 * (size_t)ns;
-            unsigned ss = byte_at(buf, len, after), ah = byte_at(buf, len, after + 2) >> 4;
-            int need_dc = !progressive || (ss == 0 && ah == 0), need_ac = !progressive || ss > 0;
-            for (unsigned c = 0; c < ns; c++) {
-                unsigned q = byte_at(buf, len, pos + 4 + 2 * (size_t)c);
-                if (q >> 4 > 3 || (q & 15) > 3) return JPEG_OK; /* stb refuses the file */
-                if ((need_dc && !defined[0][q >> 4]) || (need_ac && !defined[1][q & 15])) return JPEG_NO_HUFFMAN;
-            }
-        }
-        pos += seg;
-        if (pos > len) return JPEG_TRUNCATED;
-        if (m != 0xDA) continue;
-        /* entropy-coded data after SOS: runs to the next marker that is not
-         * a stuffed zero or a restart marker */
-        for (;;) {
-            if (pos + 1 >= len) return JPEG_TRUNCATED;
-            if (buf[pos] != 0xFF) { pos++; continue; }
-            unsigned n = buf[pos + 1];
-            if (n == 0x00 || (n >= 0xD0 && n <= 0xD7)) { pos += 2; continue; }
-            if (n == 0xFF) { pos++; continue; }
-            break;
+    return pos > 0 && pos < len && buf[pos] == 0xD8;
+}
+
+/* libjpeg's error manager, made to return instead of exit(): errors and the
+ * warnings below longjmp back to jpeg_decode with libjpeg's message code. */
+typedef struct jpeg_guard {
+    struct jpeg_error_mgr mgr; /* first: libjpeg hands back &mgr as cinfo->err */
+    jmp_buf jump;
+} jpeg_guard;
+
+static void jpeg_on_error(j_common_ptr c) { longjmp(((jpeg_guard *)(void *)c->err)->jump, 1); }
+
+/* Warnings (level -1; higher levels are traces, never printed here) that
+ * mean libjpeg concealed missing or corrupt entropy-coded data (grey or
+ * repeated blocks instead of the file's pixels) end the decode as errors:
+ * detections on concealed pixels would be garbage, as strix already decided
+ * for truncated files, which are the commonest case (JWRN_JPEG_EOF).  The
+ * other warnings (extraneous bytes between segments, unknown JFIF revision
+ * or Adobe transform code, a bad ICC marker, odd SOS parameters in a
+ * sequential file) leave every pixel as the file codes it: they are
+ * ignored, as OpenCV does (it only prints them). */
+static void jpeg_on_message(j_common_ptr c, int level)
+{
+    if (level >= 0) return;
+    int code = c->err->msg_code;
+    if (code == JWRN_JPEG_EOF || code == JWRN_HIT_MARKER || code == JWRN_HUFF_BAD_CODE ||
+        code == JWRN_ARITH_BAD_CODE || code == JWRN_MUST_RESYNC || code == JWRN_BOGUS_PROGRESSION)
+        longjmp(((jpeg_guard *)(void *)c->err)->jump, 1);
+}
+
+/* Decodes a JPEG to dense RGB with libjpeg-turbo set up as OpenCV's imread
+ * (which Ultralytics uses) sets it up, so the pixels are Ultralytics' bit for
+ * bit: libjpeg's defaults (accurate integer IDCT, fancy upsampling), RGB out
+ * for 1 and 3 components (grey replicated), CMYK out for 4 (YCCK converted
+ * by libjpeg) turned into RGB with OpenCV's formula (icvCvt_CMYK2BGR_8u_C4C3R:
+ * R = K - (255 - C) * K / 256, as Adobe's inverted CMYK stores it).  Motion-
+ * JPEG frames without Huffman tables get the standard ones from libjpeg-turbo
+ * itself, as OpenCV gives them.  The size is checked against max_pixels from
+ * the header, before anything the size of the image is allocated. */
+static strix_status jpeg_decode(const char *path, const uint8_t *buf, size_t len, size_t max_pixels,
+                                strix_owned_image *out, strix_error *err)
+{
+    struct jpeg_decompress_struct d;
+    jpeg_guard g;
+    uint8_t *volatile px = NULL; /* assigned after setjmp, freed after a longjmp */
+    memset(&d, 0, sizeof d); /* jpeg_destroy_decompress is safe even if creating it failed */
+    d.err = jpeg_std_error(&g.mgr);
+    g.mgr.error_exit = jpeg_on_error;
+    g.mgr.emit_message = jpeg_on_message;
+    if (setjmp(g.jump)) {
+        char msg[JMSG_LENGTH_MAX];
+        g.mgr.format_message((j_common_ptr)&d, msg);
+        int code = g.mgr.msg_code;
+        jpeg_destroy_decompress(&d);
+        free(px);
+        if (code == JWRN_JPEG_EOF)
+            return strix_fail(err, STRIX_E_IMAGE, "%s: truncated JPEG (the data ends before the end-of-image "
+                              "marker; copy the file again)", path);
+        if (code == JERR_OUT_OF_MEMORY)
+            return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory decoding the JPEG (libjpeg: %s)", path, msg);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: corrupt JPEG (libjpeg: %s; re-encode it or copy it again)",
+                          path, msg);
+    }
+    jpeg_create_decompress(&d);
+    jpeg_mem_src(&d, buf, (unsigned long)len);
+    jpeg_read_header(&d, TRUE);
+    size_t w = d.image_width, h = d.image_height;
+    if (w * h > max_pixels) {
+        jpeg_destroy_decompress(&d);
+        return strix_fail(err, STRIX_E_IMAGE, "%s: image is %zux%zu, more than the limit of %zu pixels "
+                          "(downscale it first)", path, w, h, max_pixels);
+    }
+    int cmyk = d.num_components == 4;
+    d.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+    jpeg_start_decompress(&d);
+    px = malloc(w * h * 3);
+    if (!px) {
+        jpeg_destroy_decompress(&d);
+        return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory decoding a %zux%zu image", path, w, h);
+    }
+    /* freed with the decoder, after a longjmp too */
+    JSAMPARRAY row4 = cmyk ? d.mem->alloc_sarray((j_common_ptr)&d, JPOOL_IMAGE, (JDIMENSION)w * 4, 1) : NULL;
+    /* a memory source never suspends: each call returns one row */
+    while (d.output_scanline < h) {
+        uint8_t *dst = px + (size_t)d.output_scanline * w * 3;
+        JSAMPROW row = cmyk ? row4[0] : dst;
+        jpeg_read_scanlines(&d, &row, 1);
+        for (size_t x = 0; cmyk && x < w; x++) {
+            const uint8_t *s = row4[0] + x * 4;
+            int k = s[3];
+            for (int c = 0; c < 3; c++) dst[x * 3 + c] = (uint8_t)(k - ((255 - s[c]) * k >> 8));
         }
     }
+    jpeg_finish_decompress(&d); /* reads on to the end-of-image marker: a file cut there is truncated too */
+    jpeg_destroy_decompress(&d);
+    out->data = px;
+    out->width = (int)w;
+    out->height = (int)h;
+    return STRIX_OK;
 }
 
 /* The size in a PNG's IHDR; 0 when buf is not a PNG with one.  stb_image
@@ -127,6 +164,22 @@ static int png_size(const uint8_t *buf, size_t len, uint32_t *w, uint32_t *h)
     *w = (uint32_t)be16(buf + 16) << 16 | be16(buf + 18);
     *h = (uint32_t)be16(buf + 20) << 16 | be16(buf + 22);
     return 1;
+}
+
+/* 1 when buf is a PNG whose first IDAT chunk is empty: Debian's stb_image
+ * (2.27) then copies its 0 bytes to NULL + 0, undefined behaviour (found by
+ * tests/fuzz/fuzz_image; no encoder writes such a file). */
+static int png_empty_first_idat(const uint8_t *buf, size_t len)
+{
+    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', 0x0D, 0x0A, 0x1A, 0x0A};
+    if (len < 8 || memcmp(buf, sig, 8) != 0) return 0;
+    for (size_t pos = 8; pos + 8 <= len;) {
+        uint32_t n = (uint32_t)be16(buf + pos) << 16 | be16(buf + pos + 2);
+        if (!memcmp(buf + pos + 4, "IDAT", 4)) return n == 0;
+        if (!memcmp(buf + pos + 4, "IEND", 4) || n > len - pos - 8) return 0;
+        pos += 12 + (size_t)n; /* length, type, data, CRC */
+    }
+    return 0;
 }
 
 /* For a PNG: the first chunk before IEND whose length runs past the end of
@@ -313,18 +366,21 @@ strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len
     strix_status s = check_size(path, len, err);
     if (s) return s;
 
-    int is_jpeg = len >= 3 && buf[0] == 0xFF && buf[1] == 0xD8 && buf[2] == 0xFF;
-    int jpeg = jpeg_check(buf, len);
-    if (jpeg == JPEG_TRUNCATED)
-        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (truncated JPEG: the "
-                          "data ends before the end-of-image marker; copy the file again)", path);
-    if (jpeg == JPEG_BAD_HUFFMAN)
-        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt JPEG: a "
-                          "Huffman table with more than 256 codes; re-encode or copy it again)", path);
-    if (jpeg == JPEG_NO_HUFFMAN)
-        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt JPEG: a scan "
-                          "uses a Huffman table no DHT segment defines, as in a Motion-JPEG frame; "
-                          "re-encode it)", path);
+    if (stb_would_take_as_jpeg(buf, len)) {
+        s = jpeg_decode(path, buf, len, max_pixels, out, err);
+        int orientation = s ? 1 : jpeg_exif_orientation(buf, len);
+        if (orientation != 1) {
+            int w = out->width, h = out->height;
+            uint8_t *o = orient(out->data, w, h, orientation, &out->width, &out->height);
+            free(out->data);
+            out->data = o;
+            if (!o) {
+                out->width = out->height = 0;
+                return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory rotating a %dx%d image", path, w, h);
+            }
+        }
+        return s;
+    }
 
     uint32_t pw, ph;
     int is_png = png_size(buf, len, &pw, &ph);
@@ -341,6 +397,9 @@ strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNG: a '%s' "
                           "chunk of %u bytes, with %zu bytes left in the file; copy it again)",
                           path, type, (unsigned)pw, left);
+    if (png_empty_first_idat(buf, len))
+        return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNG: the first "
+                          "'IDAT' chunk is empty; export it again)", path);
     int pnm = pnm_header_problem(buf, len);
     if (pnm == PNM_OVERFLOW)
         return strix_fail(err, STRIX_E_IMAGE, "%s: not an image stb_image can read (corrupt PNM header: "
@@ -362,8 +421,6 @@ strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len
         return strix_fail(err, STRIX_E_IMAGE, "%s: image is %dx%d, more than the limit of %zu pixels "
                           "(downscale it first)", path, w, h, max_pixels);
     }
-    int orientation = is_jpeg ? jpeg_exif_orientation(buf, len) : 1;
-
     int dw = 0, dh = 0;
     uint8_t *px = stbi_load_from_memory(buf, (int)len, &dw, &dh, &comp, 3);
     if (!px) {
@@ -378,13 +435,6 @@ strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len
         return strix_fail(err, STRIX_E_IMAGE, "%s: header says %dx%d but the data decodes to %dx%d "
                           "(the file is corrupt)", path, w, h, dw, dh);
     }
-    if (orientation != 1) {
-        uint8_t *o = orient(px, w, h, orientation, &dw, &dh);
-        stbi_image_free(px);
-        if (!o)
-            return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory rotating a %dx%d image", path, w, h);
-        px = o;
-    }
     out->data = px;
     out->width = dw;
     out->height = dh;
@@ -392,7 +442,7 @@ strix_status strix_image_decode(const char *path, const uint8_t *buf, size_t len
 }
 
 /* libstb allocates with the C allocator (it is built without STBI_MALLOC),
- * so pixels from stb and from orient() are both released with free(). */
+ * so pixels from stb, jpeg_decode and orient() are all released with free(). */
 void strix_image_free(strix_owned_image *img)
 {
     if (!img) return;

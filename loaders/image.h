@@ -1,5 +1,6 @@
-/* image.h — still images in and out (stb_image / stb_image_write), with the
- * limits and error lines a batch job needs. */
+/* image.h — still images in and out (JPEG: libjpeg-turbo, decoded as OpenCV
+ * decodes it; other formats: stb_image / stb_image_write), with the limits
+ * and error lines a batch job needs. */
 #ifndef STRIX_IMAGE_H
 #define STRIX_IMAGE_H
 
@@ -16,9 +17,11 @@ typedef struct strix_owned_image {
     int width, height;
 } strix_owned_image;
 
-/* Load any format stb_image reads (JPEG, PNG, BMP, TGA, GIF's first frame,
- * PSD, HDR/PNM) as 8-bit RGB.  Errors: STRIX_E_IO (missing/unreadable),
- * STRIX_E_IMAGE (empty, corrupt, 0x0, over max_pixels).  0 = the default limit. */
+/* Load a JPEG (libjpeg-turbo: grey, YCbCr, CMYK and YCCK, EXIF orientation
+ * applied; the pixels cv2.imread gives) or any other format stb_image reads
+ * (PNG, BMP, TGA, GIF's first frame, PSD, HDR/PNM) as 8-bit RGB.  Errors:
+ * STRIX_E_IO (missing/unreadable), STRIX_E_IMAGE (empty, corrupt, truncated,
+ * 0x0, over max_pixels).  0 = the default limit. */
 strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_image *out,
                               strix_error *err);
 /* The same from len bytes in memory (what strix_image_load read); name

@@ -2,8 +2,8 @@
  * tools/reference/make_goldens.py from the same synthetic weights):
  *   (a) letterboxed input tensor: byte-identical to Ultralytics' (its FNV-1a
  *       64 hash in tests/golden/inputs.txt; the sources are the sample JPEGs
- *       of ../shared/data, or $STRIX_DATA, decoded with libjpeg-turbo as
- *       OpenCV decodes them: stb_image differs by up to 3 levels)
+ *       of ../shared/data, or $STRIX_DATA, loaded by strix_image_load, which
+ *       decodes them with libjpeg-turbo as OpenCV does)
  *   (b) Detect output [A, 4 + nc]: relative L2 error <= 1e-4 on the stored rows
  *   (c) strix's NMS + box scaling run on Ultralytics' own Detect output gives
  *       Ultralytics' boxes: same count and order, same class, IoU >= 0.999,
@@ -15,14 +15,12 @@
  * Run from the repository root (make test does); SKIPs without the sample
  * images. */
 #include <math.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <jpeglib.h> /* after stdio.h: it uses FILE and size_t without including them */
-
+#include "image.h"
 #include "letterbox.h"
 #include "postprocess.h"
 #include "safetensors.h"
@@ -33,68 +31,32 @@
 
 static char g_tmpdir[64];
 
-/* A sample image as libjpeg-turbo decodes it (RGB); NULL if missing or bad. */
+/* A sample image as strix_image_load decodes it (RGB); not loaded if
+ * missing or bad. */
 typedef struct source {
     char name[32];
-    uint8_t *rgb;
-    int w, h;
+    strix_owned_image img;
 } source;
 static source g_src[8];
 static int g_n_src;
 
-typedef struct jpeg_fail {
-    struct jpeg_error_mgr mgr;
-    jmp_buf jump;
-} jpeg_fail;
-
-static void on_jpeg_error(j_common_ptr c) { longjmp(((jpeg_fail *)c->err)->jump, 1); }
-
-/* RGB pixels of a JPEG (malloc'd), NULL if missing or bad. */
-static uint8_t *decode_jpeg(const char *path, int *w, int *h)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    struct jpeg_decompress_struct d;
-    jpeg_fail err;
-    d.err = jpeg_std_error(&err.mgr);
-    err.mgr.error_exit = on_jpeg_error;
-    uint8_t *volatile rgb = NULL;
-    if (setjmp(err.jump)) {
-        jpeg_destroy_decompress(&d);
-        fclose(f);
-        free(rgb);
-        return NULL;
-    }
-    jpeg_create_decompress(&d);
-    jpeg_stdio_src(&d, f);
-    jpeg_read_header(&d, TRUE);
-    d.out_color_space = JCS_RGB; /* OpenCV's defaults otherwise: islow DCT, fancy upsampling */
-    jpeg_start_decompress(&d);
-    rgb = malloc((size_t)d.output_width * d.output_height * 3);
-    while (rgb && d.output_scanline < d.output_height) {
-        JSAMPROW row = rgb + (size_t)d.output_scanline * d.output_width * 3;
-        jpeg_read_scanlines(&d, &row, 1);
-    }
-    *w = (int)d.output_width;
-    *h = (int)d.output_height;
-    if (rgb) jpeg_finish_decompress(&d);
-    jpeg_destroy_decompress(&d);
-    fclose(f);
-    return rgb;
-}
-
 static const source *load_source(const char *name)
 {
     for (int i = 0; i < g_n_src; i++)
-        if (!strcmp(g_src[i].name, name)) return g_src[i].rgb ? &g_src[i] : NULL;
+        if (!strcmp(g_src[i].name, name)) return g_src[i].img.data ? &g_src[i] : NULL;
     if (g_n_src == 8) return NULL;
     source *s = &g_src[g_n_src++];
     snprintf(s->name, sizeof s->name, "%s", name);
     const char *dir = getenv("STRIX_DATA") ? getenv("STRIX_DATA") : "../shared/data";
     char path[512];
+    strix_error e;
     snprintf(path, sizeof path, "%s/%s.jpg", dir, name);
-    s->rgb = decode_jpeg(path, &s->w, &s->h);
-    return s->rgb ? s : NULL;
+    if (access(path, R_OK) != 0) return NULL; /* the caller skips */
+    if (strix_image_load(path, 0, &s->img, &e)) {
+        tl_fail("%s", e.message);
+        return NULL;
+    }
+    return s;
 }
 
 /* Ultralytics' letterboxed input `key` ("lb.dog.480x640"): its hash from
@@ -256,7 +218,7 @@ static void run_case(const char *name)
                 src_ok = 0;
                 break;
             }
-            ims[i] = (strix_image){srcs[i]->rgb, srcs[i]->w, srcs[i]->h, 0, STRIX_RGB};
+            ims[i] = strix_image_view(&srcs[i]->img);
             /* (a) our letterbox of the same pixels vs Ultralytics' tensor */
             if (batch == 1) {
                 int sw, sh;
@@ -388,6 +350,6 @@ int main(int argc, char **argv)
     TL_RUN(golden_yolo11n_rect);
     TL_RUN(golden_yolo11n_batch3_320);
     rmdir(g_tmpdir);
-    for (int i = 0; i < g_n_src; i++) free(g_src[i].rgb);
+    for (int i = 0; i < g_n_src; i++) strix_image_free(&g_src[i].img);
     TL_MAIN_END();
 }

@@ -13,6 +13,8 @@
  *   (guard bytes, row padding) and does draw where a box is;
  *   image loading errors (missing, directory, empty, truncated and corrupt
  *   JPEG, a PNG header claiming 100000x100000, 0x0, over a custom limit),
+ *   the sample JPEGs decoded to libjpeg-turbo's (OpenCV's) exact pixels,
+ *   grey, CMYK and YCCK JPEGs (made here with libjpeg) to OpenCV's RGB,
  *   EXIF orientation, the writer (round trip, refusing to overwrite, no
  *   temporary files left behind).
  * Run from the repository root; sample JPEGs are read from $STRIX_DATA or
@@ -25,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jpeglib.h> /* after stdio.h: it uses FILE and size_t without including them */
 #include <stb_image_write.h>
 
 #include "annotate.h"
@@ -682,8 +685,19 @@ static void test_image_load_errors(void)
     TL_CHECK(load(tmp_path("whole.jpg"), 0, &im, &e) == STRIX_OK && im.width == 48 && im.height == 32,
              "valid JPEG: %s", e.message);
     strix_image_free(&im);
-    TL_CHECK(load(tmp_path("half.jpg"), 0, &im, &e) == STRIX_E_IMAGE, "truncated JPEG: %s", e.message);
+    TL_CHECK(load(tmp_path("half.jpg"), 0, &im, &e) == STRIX_E_IMAGE && strstr(e.message, ": truncated JPEG ("),
+             "truncated JPEG: %s", e.message);
     TL_CHECK(!im.data && !im.width, "output not cleared on failure");
+    /* corrupt JPEG: an end-of-image marker in the middle of the scan, where
+     * libjpeg would conceal the rest; refused with libjpeg's message */
+    j = make_jpeg(px, 48, 32);
+    j.p[j.n / 2] = 0xFF;
+    j.p[j.n / 2 + 1] = 0xD9;
+    TL_CHECK(write_file(tmp_path("bad.jpg"), j.p, j.n), "setup");
+    free(j.p);
+    TL_CHECK(load(tmp_path("bad.jpg"), 0, &im, &e) == STRIX_E_IMAGE &&
+                 strstr(e.message, ": corrupt JPEG (libjpeg: Corrupt JPEG data: premature end of data segment;"),
+             "corrupt JPEG: %s", e.message);
 
     /* a PNG header claiming 100000 x 100000 (IHDR CRC left wrong: stb does
      * not check it); the limit must trigger before any allocation, which
@@ -722,22 +736,26 @@ static void test_image_load_errors(void)
 
 /* Inputs the image fuzz target (tests/fuzz/fuzz_image.c) found crashing,
  * overflowing or exhausting memory in Debian's stb_image, kept in its
- * corpus: each is refused with a line naming the problem, before stb sees
- * it (the packaged stb is not instrumented, so these check the refusal;
- * `make fuzz` replays them with an instrumented stb). */
+ * corpus: each is refused with a line naming the problem.  The JPEGs now go
+ * to libjpeg, never to stb, and libjpeg refuses them itself; the others are
+ * refused before stb sees them (the packaged stb is not instrumented, so
+ * these check the refusal; `make fuzz` replays them with an instrumented
+ * stb). */
 static void test_image_fuzz_regressions(void)
 {
     static const struct {
         const char *file, *want;
     } cases[] = {
-        {"crash-dht-codes.jpg", "Huffman table with more than 256 codes"},
-        {"crash-dht-codes-exif.jpg", "Huffman table with more than 256 codes"},
-        {"crash-dht-fill-bytes.jpg", "Huffman table with more than 256 codes"}, /* FF fill before SOI */
-        {"crash-undefined-huffman.jpg", "a scan uses a Huffman table no DHT segment defines"},
+        {"crash-dht-codes.jpg", "corrupt JPEG (libjpeg: Bogus Huffman table definition;"},
+        {"crash-dht-codes-exif.jpg", "corrupt JPEG (libjpeg: Bogus Huffman table definition;"},
+        {"crash-dht-fill-bytes.jpg", "corrupt JPEG (libjpeg: Not a JPEG file: starts with 0xff 0xff;"},
+        {"crash-undefined-huffman.jpg", "corrupt JPEG (libjpeg: Didn't expect more than one scan;"},
+        {"stb-jpeg-shift32.jpg", "corrupt JPEG (libjpeg: Quantization table 0x00 was not defined;"},
         {"crash-pnm-overflow.ppm", "corrupt PNM header"},
         {"crash-pgm16-grey.pgm", "16-bit greyscale PGM is not supported"},
         {"crash-pgm16-grey-2.pgm", "16-bit greyscale PGM is not supported"},
         {"oom-png-idat.png", "corrupt PNG: a 'IDAT' chunk of 1073741864 bytes, with 62 bytes left"},
+        {"crash-png-empty-idat.png", "corrupt PNG: the first 'IDAT' chunk is empty"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[256];
@@ -770,6 +788,119 @@ static void test_image_load_sample(void)
     int view_ok = v.data == im.data && v.stride == w * 3 && v.format == STRIX_RGB;
     strix_image_free(&im);
     TL_CHECK(w == 768 && h == 576 && view_ok, "dog.jpg is %dx%d", w, h);
+}
+
+/* FNV-1a 64 of the pixels of the sample JPEGs as libjpeg-turbo 2.1.5
+ * decodes them with OpenCV's settings (RGB out, otherwise libjpeg's defaults),
+ * the pixels cv2.imread gives Ultralytics: test_golden checks the same
+ * pixels letterboxed against Ultralytics' own input tensors. */
+static void test_jpeg_samples_opencv_pixels(void)
+{
+    static const struct {
+        const char *name;
+        int w, h;
+        uint64_t fnv;
+    } cases[] = {
+        {"dog", 768, 576, 0x1f3251457142c378ull},
+        {"eagle", 773, 512, 0x585c0d8c2f28c467ull},
+        {"horses", 773, 512, 0x01ae6943d0cb3a6eull},
+        {"person", 640, 424, 0x4aca51beea5554aeull},
+    };
+    int found = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s.jpg", data_dir(), cases[i].name);
+        if (access(path, R_OK) != 0) continue;
+        found++;
+        strix_owned_image im;
+        strix_error e;
+        TL_CHECK(strix_image_load(path, 0, &im, &e) == STRIX_OK, "%s", e.message);
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (size_t k = 0; k < (size_t)im.width * im.height * 3; k++) h = (h ^ im.data[k]) * 0x100000001b3ull;
+        int w = im.width, ht = im.height;
+        strix_image_free(&im);
+        TL_CHECK(w == cases[i].w && ht == cases[i].h && h == cases[i].fnv,
+                 "%s: %dx%d, pixel hash %016llx, want %dx%d %016llx", path, w, ht, (unsigned long long)h,
+                 cases[i].w, cases[i].h, (unsigned long long)cases[i].fnv);
+    }
+    if (!found) tl_skip("no sample JPEGs in %s (set STRIX_DATA)", data_dir());
+}
+
+/* A 16 x 16 JPEG in memory from libjpeg's encoder, quality 100 without
+ * chroma subsampling, in colour space cs (JCS_GRAYSCALE, JCS_CMYK or
+ * JCS_YCCK) from ncomp-byte pixels; four flat 8 x 8 quadrants q[4], so
+ * every block is flat and codes (almost) exactly. */
+static membuf make_libjpeg(J_COLOR_SPACE in, J_COLOR_SPACE cs, int ncomp, const uint8_t q[4][4])
+{
+    enum { S = 16 };
+    uint8_t px[S * S * 4];
+    for (int y = 0; y < S; y++)
+        for (int x = 0; x < S; x++) memcpy(px + (y * S + x) * ncomp, q[(y >= S / 2) * 2 + (x >= S / 2)], (size_t)ncomp);
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr jerr;
+    c.err = jpeg_std_error(&jerr); /* the encoder cannot fail on these inputs */
+    jpeg_create_compress(&c);
+    unsigned char *out = NULL;
+    unsigned long n = 0;
+    jpeg_mem_dest(&c, &out, &n);
+    c.image_width = c.image_height = S;
+    c.input_components = ncomp;
+    c.in_color_space = in;
+    jpeg_set_defaults(&c);
+    jpeg_set_colorspace(&c, cs);
+    jpeg_set_quality(&c, 100, TRUE);
+    for (int i = 0; i < c.num_components; i++) c.comp_info[i].h_samp_factor = c.comp_info[i].v_samp_factor = 1;
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < S) {
+        JSAMPROW row = px + c.next_scanline * S * ncomp;
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    membuf m = {out, n, n};
+    return m;
+}
+
+/* Decodes a 16 x 16 quadrant JPEG through strix_image_load and checks each
+ * quadrant's centre pixel against want[4] (RGB) within tol levels. */
+static void check_quadrants(const char *what, membuf j, const uint8_t want[4][3], int tol)
+{
+    const char *path = tmp_path("q.jpg");
+    int ok = write_file(path, j.p, j.n);
+    free(j.p);
+    TL_CHECK(ok, "setup");
+    strix_owned_image im;
+    strix_error e;
+    TL_CHECK(strix_image_load(path, 0, &im, &e) == STRIX_OK, "%s: %s", what, e.message);
+    TL_CHECK(im.width == 16 && im.height == 16, "%s: %dx%d", what, im.width, im.height);
+    for (int k = 0; k < 4 && !tl_g.failed; k++) {
+        const uint8_t *p = im.data + ((size_t)(k / 2 * 8 + 4) * 16 + k % 2 * 8 + 4) * 3;
+        int good = 1;
+        for (int c = 0; c < 3; c++) good &= abs(p[c] - want[k][c]) <= tol;
+        if (!good)
+            tl_fail("%s quadrant %d: RGB %d %d %d, want %d %d %d (+-%d)", what, k, p[0], p[1], p[2], want[k][0],
+                    want[k][1], want[k][2], tol);
+    }
+    strix_image_free(&im);
+}
+
+static void test_jpeg_grey_cmyk(void)
+{
+    /* grey: replicated into R, G and B */
+    static const uint8_t g[4][4] = {{0}, {77}, {200}, {255}};
+    static const uint8_t g_rgb[4][3] = {{0, 0, 0}, {77, 77, 77}, {200, 200, 200}, {255, 255, 255}};
+    check_quadrants("grey JPEG", make_libjpeg(JCS_GRAYSCALE, JCS_GRAYSCALE, 1, g), g_rgb, 1);
+    /* CMYK as stored (libjpeg writes an Adobe marker; values as Adobe's
+     * inverted CMYK stores them) to RGB by OpenCV's formula
+     * R = K - (255 - C) * K >> 8 (icvCvt_CMYK2BGR_8u_C4C3R): the last
+     * quadrant gives 101 51 158, where a plain (255 - C)(255 - K) / 255
+     * would give 27 12 43 */
+    static const uint8_t k[4][4] = {{255, 255, 255, 255}, {0, 255, 255, 255}, {255, 255, 255, 0}, {128, 64, 200, 200}};
+    static const uint8_t k_rgb[4][3] = {{255, 255, 255}, {1, 255, 255}, {0, 0, 0}, {101, 51, 158}};
+    check_quadrants("CMYK JPEG", make_libjpeg(JCS_CMYK, JCS_CMYK, 4, k), k_rgb, 1);
+    /* the same coded as YCCK (Adobe transform 2): libjpeg turns it back
+     * into CMYK, with the YCbCr rounding */
+    check_quadrants("YCCK JPEG", make_libjpeg(JCS_CMYK, JCS_YCCK, 4, k), k_rgb, 2);
 }
 
 /* Insert an EXIF APP1 segment with the given orientation after the SOI. */
@@ -907,6 +1038,8 @@ int main(int argc, char **argv)
     TL_RUN(test_image_load_errors);
     TL_RUN(test_image_fuzz_regressions);
     TL_RUN(test_image_load_sample);
+    TL_RUN(test_jpeg_samples_opencv_pixels);
+    TL_RUN(test_jpeg_grey_cmyk);
     TL_RUN(test_exif_orientation);
     TL_RUN(test_image_write);
     cleanup();

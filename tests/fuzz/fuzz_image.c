@@ -1,6 +1,8 @@
 /* fuzz_image.c — libFuzzer target: image bytes through strix_image_decode
- * (loaders/image.c: JPEG truncation and EXIF parsing, then stb_image's
- * decoders, built from source with the same sanitizers by stb_impl.c). */
+ * (loaders/image.c: JPEGs through libjpeg-turbo, Debian's uninstrumented
+ * shared library, and our EXIF parsing; the other formats through our
+ * pre-checks and stb_image's decoders, built from source with the same
+ * sanitizers by stb_impl.c). */
 #include <stdlib.h>
 
 #include "image.h"
