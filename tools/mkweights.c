@@ -1,6 +1,7 @@
 /* mkweights.c — deterministic synthetic weights for any model YAML, written
  * as an Ultralytics-named safetensors file (for tests and benchmarks: there
  * are no pretrained weights on CI machines). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,15 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--model")) o.yaml_path = v;
         else if (!strcmp(a, "--out")) out = v;
         else if (!strcmp(a, "--scale") && strlen(v) == 1) o.scale = v[0];
-        else if (!strcmp(a, "--nc") && (o.nc = (int)strtol(v, &end, 10)) > 0 && !*end) {}
+        else if (!strcmp(a, "--nc")) {
+            errno = 0;
+            long nc = strtol(v, &end, 10);
+            if (errno || !*v || *end || nc < 1 || nc > STRIX_MAX_CLASSES) {
+                fprintf(stderr, "mkweights: --nc %s: not a class count in 1..%d\n", v, STRIX_MAX_CLASSES);
+                return EXIT_USAGE;
+            }
+            o.nc = (int)nc;
+        }
         else if (!strcmp(a, "--seed") && (seed = strtoull(v, &end, 0), *v && !*end)) {}
         else {
             fprintf(stderr, "mkweights: %s %s: unknown option or bad value (see --help)\n", a, v);
