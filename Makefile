@@ -25,7 +25,7 @@ ARCH_FLAGS ?= $(if $(filter x86_64,$(shell uname -m)),-march=x86-64-v3,)
 # purpose (bounded names and messages); gcc's heuristic flags them all.
 CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow \
               -Wno-unused-parameter -Wno-format-truncation \
-              -Iengine -Iloaders -I. -I/usr/include/stb -MMD -MP
+              -Iengine -Iengine/analytics -Iengine/eval -Iloaders -I. -I/usr/include/stb -MMD -MP
 ifeq ($(SAN),1)
   CFLAGS_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined
@@ -49,7 +49,7 @@ LDLIBS  = -lyaml -ljpeg -lstb -lm -pthread $(CFLAGS_OMP) $(LDFLAGS_SAN)
 # FFmpeg; only infer and the video tests (VIDEO_USERS) link it.
 VIDEO_SRC   = $(wildcard loaders/video*.c)
 FFMPEG_PKGS = libavformat libavcodec libavutil libswscale libswresample
-LIB_SRC  = $(filter-out $(VIDEO_SRC),$(wildcard engine/*.c engine/cpu/*.c loaders/*.c))
+LIB_SRC  = $(filter-out $(VIDEO_SRC),$(wildcard engine/*.c engine/cpu/*.c engine/analytics/*.c engine/eval/*.c loaders/*.c))
 TOOL_SRC = $(wildcard tools/*.c)
 TEST_SRC = $(wildcard tests/*.c)
 

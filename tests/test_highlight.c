@@ -1,4 +1,4 @@
-/* test_highlight.c — highlight segments (engine/highlight.h): each rule on
+/* test_highlight.c — highlight segments (engine/analytics/highlight.h): each rule on
  * hand-made inputs with exact expected frames, times and activity (times are
  * binary fractions, so every comparison is exact), option and input
  * validation, random inputs checked against a brute-force reference that

@@ -1,4 +1,4 @@
-/* test_moteval.c — the MOT evaluator (engine/moteval.h): small hand-worked
+/* test_moteval.c — the MOT evaluator (engine/eval/moteval.h): small hand-worked
  * cases (each derivation in its comment), random properties (perfect
  * tracking, relabelling, dropped and added boxes, a 100k-box stream),
  * py-motmetrics goldens (tests/golden/moteval/, made by

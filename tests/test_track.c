@@ -1,5 +1,5 @@
-/* test_track.c — the tracker (engine/track.c), its assignment solver
- * (engine/assign.c) and the per-track counting (engine/count.c).
+/* test_track.c — the tracker (engine/analytics/track.c), its assignment solver
+ * (engine/analytics/assign.c) and the per-track counting (engine/analytics/count.c).
  *
  * Reference: tests/golden/track/NAME.{jsonl,gt.txt,ref.txt}, six synthetic
  * detection streams with ground truth (objects that move, cross, get
@@ -8,7 +8,7 @@
  * (tools/reference/track_goldens.py).  strix must give the same identity to
  * every detection; supervision's public output may only drop a detection
  * (its final IoU re-match), never name another identity.  The streams are
- * also scored with the project's evaluator (engine/moteval.c) against their
+ * also scored with the project's evaluator (engine/eval/moteval.c) against their
  * ground truth.
  */
 #include <math.h>

@@ -61,12 +61,12 @@
  *   (what --highlights needs of every frame waits in a file: framelog.h).
  *
  * Tracking and highlights (videos; README "Tracking, counting and highlight
- * reels"): --track runs ByteTrack (engine/track.c) on the writer thread, in
+ * reels"): --track runs ByteTrack (engine/analytics/track.c) on the writer thread, in
  * frame order, adding "track_id" to the JSON Lines and writing
- * OUT/<stem>.mot.txt and OUT/<stem>.tracks.json (engine/count.c totals);
+ * OUT/<stem>.mot.txt and OUT/<stem>.tracks.json (engine/analytics/count.c totals);
  * --highlights logs each frame's qualifying detections, then after the
  * video cuts OUT/<stem>.highlights.mp4 (loaders/video_cut.c, segments from
- * engine/highlight.c, frames redrawn from the JSON Lines just written) with
+ * engine/analytics/highlight.c, frames redrawn from the JSON Lines just written) with
  * its .json and .csv segment lists; --detections FILE replays JSON Lines
  * (loaders/jsonl.c) in place of the model.
  *

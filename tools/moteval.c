@@ -1,6 +1,6 @@
 /* moteval.c — score a tracker's MOTChallenge output against ground truth:
  * CLEAR MOT (MOTA, MOTP) and identity (IDF1) metrics with py-motmetrics'
- * conventions (engine/moteval.h), printed on one line, or one metric per
+ * conventions (engine/eval/moteval.h), printed on one line, or one metric per
  * line with --raw. */
 #include <stdio.h>
 #include <stdlib.h>

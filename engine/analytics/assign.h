@@ -1,6 +1,6 @@
 /* assign.h — optimal linear assignment (minimum total cost) of a rectangular
- * cost matrix, used by the tracker (engine/track.c) and the MOT evaluator
- * (engine/moteval.c).  Optimal, not greedy: greedy matching by best IoU
+ * cost matrix, used by the tracker (engine/analytics/track.c) and the MOT evaluator
+ * (engine/eval/moteval.c).  Optimal, not greedy: greedy matching by best IoU
  * first swaps identities when two objects cross. */
 #ifndef STRIX_ASSIGN_H
 #define STRIX_ASSIGN_H
