@@ -2,6 +2,7 @@
 # run.sh — runs the whole suite and prints one closing line
 # "N passed, N failed, N skipped".
 #   sh tests/run.sh BUILD [SAN_BUILD]
+# First the source checks (tools/check-layout.sh: the include rule).
 # BUILD: every C test program in BUILD/tests and every tests/cli_*.sh against
 # BUILD's tools.  SAN_BUILD (AddressSanitizer + UBSan): the C test programs
 # again, and the CLI scripts against its tools.  Each test prints one line
@@ -28,6 +29,9 @@ run() { # label command...
     echo "[$label] ($(($(date +%s) - start)) s)"
     rm -f "$out"
 }
+
+# source checks, once: the include rule of docs/ARCHITECTURE.md
+run layout sh tools/check-layout.sh
 
 for build in "$@"; do
     san=""
