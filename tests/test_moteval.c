@@ -710,6 +710,8 @@ static void read_malformed_file(void)
     strix_status st = strix_mot_read("/nonexistent/strix/gt.txt", &b, &n, &e);
     TL_CHECK(st == STRIX_E_IO && strstr(e.message, "/nonexistent/strix/gt.txt: cannot open"), "missing file: %d '%s'",
              st, e.message);
+    st = strix_mot_read("/tmp", &b, &n, &e);
+    TL_CHECK(st == STRIX_E_IO && strstr(e.message, "/tmp: is a directory"), "a directory: %d '%s'", st, e.message);
 }
 
 /* A binary file gets one line naming file:line and the offending byte, and

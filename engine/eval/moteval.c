@@ -25,7 +25,10 @@
 #include <string.h>
 
 #include "assign.h"
+#include "fileread.h"
 #include "util.h"
+
+#define MOT_MAX_BYTES ((size_t)1 << 30) /* 1 GiB of text: some 20M boxes, past any benchmark */
 
 /* One input (gt or hyp) ready for the frame loop. */
 typedef struct seq {
@@ -615,9 +618,13 @@ strix_status strix_mot_read(const char *path, strix_mot_box **out, long *n, stri
     if (!path || !out || !n) return strix_fail(err, STRIX_E_ARG, "moteval: path, out and n are required");
     *out = NULL;
     *n = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    return read_stream(f, path, out, n, err);
+    char *data;
+    size_t len;
+    strix_status st = strix_file_read(path, MOT_MAX_BYTES, &data, &len, err);
+    if (st) return st;
+    st = strix_mot_parse(path, data, len, out, n, err);
+    free(data);
+    return st;
 }
 
 strix_status strix_mot_parse(const char *name, const void *data, size_t size, strix_mot_box **out, long *n,

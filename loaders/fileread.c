@@ -1,0 +1,49 @@
+/* fileread.c — strix_file_read: open, check it is a regular file of a
+ * bounded size, read it whole. */
+#include "fileread.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+strix_status strix_file_read(const char *path, size_t max_bytes, char **out, size_t *len, strix_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        int dir = S_ISDIR(st.st_mode);
+        fclose(f);
+        return strix_fail(err, STRIX_E_IO, "%s: %s; give the path of a file", path,
+                          dir ? "is a directory" : "is not a regular file");
+    }
+    if ((unsigned long long)st.st_size > max_bytes) {
+        fclose(f);
+        return strix_fail(err, STRIX_E_IO, "%s: %lld bytes, more than the %zu this reader takes", path,
+                          (long long)st.st_size, max_bytes);
+    }
+    size_t n = (size_t)st.st_size;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        fclose(f);
+        return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory reading %zu bytes", path, n);
+    }
+    size_t got = fread(buf, 1, n, f);
+    int bad = ferror(f) || got != n;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return strix_fail(err, STRIX_E_IO, "%s: read error after %zu of %zu bytes (check the disk, or whether "
+                          "the file is being written)", path, got, n);
+    }
+    buf[n] = 0;
+    *out = buf;
+    *len = n;
+    return STRIX_OK;
+}
