@@ -159,8 +159,9 @@ static void *writer_main(void *arg)
 static void copy_dets(const strix_pipe_config *c, strix_pipe_frame *f, const strix_detection *d, int n)
 {
     int k = n < c->max_det ? n : c->max_det;
-    memcpy(f->dets, d, sizeof *d * (size_t)(k > 0 ? k : 0));
-    f->n_dets = k > 0 ? k : 0;
+    if (k < 0) k = 0;
+    if (k) memcpy(f->dets, d, sizeof *d * (size_t)k); /* d may be NULL when n is 0 */
+    f->n_dets = k;
 }
 
 /* Detect the pending frames that need it, fill every pending frame's
