@@ -1,6 +1,8 @@
 /* exec.c — one dispatch: the planned node list in order, a switch on the op. */
 #include "exec.h"
 
+#include "cpu/ops.h"
+
 void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
                             float *arena, void *workspace, int i)
 {

@@ -10,7 +10,8 @@
 #define STRIX_GRAPH_H
 
 #include <stddef.h>
-#include "cpu/ops.h"
+#include "ops.h"
+#include "tensor.h"
 #include "model_yaml.h"
 #include "strix.h"
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/ops.h"
 #include "graph.h"
 #include "util.h"
 

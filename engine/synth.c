@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/ops.h"
 #include "exec.h"
 #include "model_internal.h"
 #include "safetensors.h"
