@@ -162,7 +162,13 @@ strix_status strix_plan_build(strix_plan *pl, const strix_program *p, int n, int
                               int threads, strix_error *err);
 void strix_plan_free(strix_plan *pl);
 
-/* The view of value v for the planned shapes over arena base. */
+/* Where value v lies in the arena for the planned shapes: its strided shape
+ * (data NULL) and, in *offset, the element offset of its first element from
+ * the arena base.  The one place that turns a value into a view: every
+ * backend builds its views from it (in elements of its own dtype). */
+strix_view strix_plan_layout(const strix_plan *pl, const strix_program *p, int v, size_t *offset);
+
+/* The view of value v for the planned shapes over an fp32 arena base. */
 strix_view strix_plan_view(const strix_plan *pl, const strix_program *p, float *arena, int v);
 
 /* Counts for the planned shapes, the convention of Ultralytics' published

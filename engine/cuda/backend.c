@@ -184,34 +184,13 @@ static void range_pop(const strix_cuda_backend *b)
 
 /* ---------------------------------------------------------------- executor */
 
-/* The device view of value v: strix_plan_view's arithmetic over the device
- * arena, offsets in elements of the compute dtype. */
+/* The device view of value v: the plan's layout (strix_plan_layout) over
+ * the device arena, offsets in elements of the compute dtype. */
 static strix_dview dview(const strix_cuda_backend *b, int v)
 {
-    const strix_program *p = b->prog;
-    const strix_plan *pl = b->plan;
-    const strix_value *val = &p->values[v];
-    const strix_buffer *bf = &p->bufs[val->buf];
-    size_t off = pl->buf_off[val->buf] + (size_t)val->c0;
-    strix_dview d;
-    d.n = pl->n;
-    d.c = val->c;
-    d.pix_stride = (size_t)bf->c;
-    if (bf->kind == STRIX_BUF_SPATIAL) {
-        d.h = pl->buf_h[val->buf];
-        d.w = pl->buf_w[val->buf];
-        d.batch_stride = (size_t)d.h * d.w * bf->c;
-    } else if (val->level >= 0) {
-        d.h = pl->decode.level_h[val->level];
-        d.w = pl->decode.level_w[val->level];
-        off += pl->level_anchor0[val->level] * bf->c;
-        d.batch_stride = pl->anchors * bf->c;
-    } else {
-        d.h = 1;
-        d.w = (int)pl->anchors;
-        d.batch_stride = pl->anchors * bf->c;
-    }
-    d.data = (char *)b->arena + off * b->esz;
+    size_t off;
+    strix_view g = strix_plan_layout(b->plan, b->prog, v, &off);
+    strix_dview d = {(char *)b->arena + off * b->esz, g.n, g.h, g.w, g.c, g.pix_stride, g.batch_stride};
     return d;
 }
 
