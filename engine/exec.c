@@ -8,6 +8,7 @@ void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const 
 {
     int th = pl->threads;
     const strix_node *nd = &p->nodes[i];
+    if (nd->fused) return; /* ran with the node that heads its fusion */
     strix_view out = strix_plan_view(pl, p, arena, nd->out);
     strix_view in = strix_plan_view(pl, p, arena, nd->in);
     switch (nd->op) {
@@ -18,7 +19,14 @@ void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const 
                          nd->res >= 0 ? &res : NULL, &nd->conv, workspace, th);
         break;
     }
-    case STRIX_OP_MAXPOOL: strix_cpu_maxpool2d(&out, &in, &nd->pool, th); break;
+    case STRIX_OP_MAXPOOL:
+        strix_cpu_maxpool2d(&out, &in, &nd->pool, th);
+        for (int k = 1; k < nd->cascade; k++) { /* the rest of a fused cascade, in order */
+            const strix_node *nx = &p->nodes[i + k];
+            strix_view o = strix_plan_view(pl, p, arena, nx->out), x = strix_plan_view(pl, p, arena, nx->in);
+            strix_cpu_maxpool2d(&o, &x, &nx->pool, th);
+        }
+        break;
     case STRIX_OP_UPSAMPLE: strix_cpu_upsample_nearest(&out, &in, nd->scale, th); break;
     case STRIX_OP_COPY: strix_cpu_copy(&out, &in, th); break;
     case STRIX_OP_ATTENTION: {

@@ -10,7 +10,8 @@
 void strix_cpu_execute(const strix_program *p, const strix_plan *pl, const float *weights,
                        float *arena, void *workspace);
 
-/* Run op i alone (calibration, per-op tests and profiling). */
+/* Run op i alone (calibration, per-op tests and profiling); a node fused
+ * into an earlier one (strix_node.fused) ran with that one and does nothing. */
 void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
                             float *arena, void *workspace, int i);
 

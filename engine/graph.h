@@ -115,7 +115,16 @@ typedef struct strix_node {
     strix_pool_params pool;
     int scale;
     strix_attn_params attn;
+    /* Fusions, decided by strix_program_build so that every backend and
+     * inspect see the same ones.  cascade > 1 (MAXPOOL): this node and the
+     * cascade - 1 max-pools after it form one SPPF cascade (k x k, stride 1,
+     * 'same' padding, each reading the previous one's output), run as one
+     * op; those later nodes have fused = 1 and the executor skips them. */
+    int cascade;
+    int fused;
 } strix_node;
+
+#define STRIX_CASCADE_MAX 8 /* max-pools fused into one cascade */
 
 typedef struct strix_program {
     strix_node *nodes;

@@ -97,6 +97,8 @@ static void inspect_layer_counts_and_shapes(void)
     TL_CHECK(!strcmp(l9.module, "SPPF") && l9.out_c == 256 && l9.out_h == 15 && l9.out_w == 20 &&
                  !strcmp(l9.args, "[256, 256, 5]"),
              "SPPF row: %s %s %dx%dx%d", l9.module, l9.args, l9.out_c, l9.out_h, l9.out_w);
+    TL_CHECK(l9.cascade == 3 && li.cascade == 0, "fused max-pools: SPPF %d (3 expected), Detect %d", l9.cascade,
+             li.cascade);
     TL_CHECK(s.peak_activation_bytes > 0, "no activation memory planned");
 }
 

@@ -34,7 +34,6 @@ _Static_assert(STRIX_NMS_MAX_CLASSES >= STRIX_MAX_CLASSES, "the GPU class filter
 #define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's own scratch (its Hopper recommendation) */
 #define WEIGHT_CHUNK_FLOATS ((size_t)8 << 20)     /* fp16 weights converted 32 MiB at a time */
 #define MIN_COMPUTE_CAPABILITY 75                 /* the oldest architecture the kernels are built for */
-#define FUSE_MAX 8                                /* max-pools fused into one cascade launch */
 #define FRAME_ALIGN 256                           /* byte alignment of each uploaded frame */
 
 struct strix_cuda_backend {
@@ -218,29 +217,6 @@ static strix_status op_fail(strix_error *err, int line, const strix_node *nd, in
     return device_fail(err, __FILE__, line, code, what);
 }
 
-static int same_slice(const strix_program *p, int a, int b)
-{
-    const strix_value *x = &p->values[a], *y = &p->values[b];
-    return x->buf == y->buf && x->c0 == y->c0 && x->c == y->c && x->level == y->level;
-}
-
-/* How many max-pools from node i form one SPPF cascade: k x k, stride 1,
- * 'same' padding, each reading the previous one's output. */
-static int cascade_length(const strix_program *p, int i)
-{
-    const strix_node *a = &p->nodes[i];
-    if (a->pool.stride != 1 || 2 * a->pool.pad != a->pool.k - 1) return 1;
-    int len = 1;
-    while (len < FUSE_MAX && i + len < p->n_nodes) {
-        const strix_node *nx = &p->nodes[i + len], *pv = &p->nodes[i + len - 1];
-        if (nx->op != STRIX_OP_MAXPOOL || nx->layer != a->layer || nx->pool.k != a->pool.k ||
-            nx->pool.stride != 1 || nx->pool.pad != a->pool.pad || !same_slice(p, nx->in, pv->out))
-            break;
-        len++;
-    }
-    return len;
-}
-
 /* Enqueue node i (and, for a fused cascade, the nodes after it); *used: how many. */
 static strix_status run_node(strix_cuda_backend *b, int i, int *used, strix_error *err)
 {
@@ -259,12 +235,12 @@ static strix_status run_node(strix_cuda_backend *b, int i, int *used, strix_erro
         break;
     }
     case STRIX_OP_MAXPOOL: {
-        int len = cascade_length(p, i);
-        if (len == 1) {
+        int len = nd->cascade; /* decided by the program (strix_node.cascade) */
+        if (len < 2) {
             rc = strix_cuda_maxpool2d(&out, &in, &nd->pool, b->dt, s);
             break;
         }
-        strix_dview outs[FUSE_MAX];
+        strix_dview outs[STRIX_CASCADE_MAX];
         for (int k = 0; k < len; k++) outs[k] = dview(b, p->nodes[i + k].out);
         rc = strix_cuda_maxpool_cascade(outs, len, &in, &nd->pool, b->dt, s);
         *used = len;
