@@ -35,6 +35,7 @@ void strix_model_options_init(strix_model_options *o)
 
 void strix_detect_options_init(strix_detect_options *o)
 {
+    memset(o, 0, sizeof *o); /* every field added later (classes) starts at its documented default */
     o->conf = 0.25f;
     o->iou = 0.7f;
     o->max_det = 300;
@@ -284,6 +285,8 @@ strix_status strix_model_layer_info(const strix_model *m, int i, int height, int
     free(params);
     snprintf(out->module, sizeof out->module, "%s", L->name);
     snprintf(out->args, sizeof out->args, "%s", L->args_text);
+    for (int k = 0; k < m->prog.n_nodes; k++)
+        if (m->prog.nodes[k].layer == i && m->prog.nodes[k].cascade > 1) out->cascade = m->prog.nodes[k].cascade;
     strix_plan pl;
     strix_status st = strix_plan_build(&pl, &m->prog, 1, height, width, 1, err);
     if (st) return st;
