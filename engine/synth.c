@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "cpu/ops.h"
-#include "exec.h"
+#include "cpu/backend.h"
 #include "model_internal.h"
 #include "safetensors.h"
 #include "util.h"
