@@ -1,37 +1,25 @@
-/* exec.c — one dispatch: the planned node list in order, a switch on the op. */
+/* exec.c — the executor (exec.h): the planned node list in order, one
+ * backend call per node; fusions were decided by the program. */
 #include "exec.h"
 
-void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
-                            float *arena, void *workspace, int i)
+strix_status strix_execute(strix_backend *b, const strix_program *p, strix_error *err)
 {
-    int th = pl->threads;
-    const strix_node *nd = &p->nodes[i];
-    strix_view out = strix_plan_view(pl, p, arena, nd->out);
-    strix_view in = strix_plan_view(pl, p, arena, nd->in);
-    switch (nd->op) {
-    case STRIX_OP_CONV: {
-        strix_view res;
-        if (nd->res >= 0) res = strix_plan_view(pl, p, arena, nd->res);
-        strix_cpu_conv2d(&out, &in, weights + nd->woff, weights + nd->boff,
-                         nd->res >= 0 ? &res : NULL, &nd->conv, workspace, th);
-        break;
+    const strix_backend_ops *o = b->ops;
+    strix_status st = STRIX_OK;
+    int layer = -1;
+    for (int i = 0; i < p->n_nodes && !st; i++) {
+        const strix_node *nd = &p->nodes[i];
+        if (nd->fused) continue; /* ran with the node that heads its fusion */
+        if (nd->layer != layer) {
+            if (layer >= 0 && o->layer_leave) o->layer_leave(b, layer);
+            if (o->layer_mark && ((st = o->layer_mark(b, layer, 1, err)) || (st = o->layer_mark(b, nd->layer, 0, err))))
+                break;
+            layer = nd->layer;
+            if (o->layer_enter) o->layer_enter(b, layer);
+        }
+        st = o->run_op(b, i, err);
     }
-    case STRIX_OP_MAXPOOL: strix_cpu_maxpool2d(&out, &in, &nd->pool, th); break;
-    case STRIX_OP_UPSAMPLE: strix_cpu_upsample_nearest(&out, &in, nd->scale, th); break;
-    case STRIX_OP_COPY: strix_cpu_copy(&out, &in, th); break;
-    case STRIX_OP_ATTENTION: {
-        strix_view v = strix_plan_view(pl, p, arena, nd->out2);
-        strix_cpu_attention(&out, &v, &in, &nd->attn, workspace, th);
-        break;
-    }
-    case STRIX_OP_DECODE:
-        strix_cpu_detect_decode(out.data, in.data, pl->n, &pl->decode, th);
-        break;
-    }
-}
-
-void strix_cpu_execute(const strix_program *p, const strix_plan *pl, const float *weights,
-                       float *arena, void *workspace)
-{
-    for (int i = 0; i < p->n_nodes; i++) strix_cpu_execute_node(p, pl, weights, arena, workspace, i);
+    if (layer >= 0 && o->layer_leave) o->layer_leave(b, layer);
+    if (!st && o->layer_mark) st = o->layer_mark(b, layer, 1, err);
+    return st;
 }

@@ -1,17 +1,14 @@
-/* exec.h — the executor: walks a planned program and dispatches each op to a
- * backend (the CPU one here; CUDA slots in beside it). */
+/* exec.h — the executor: one walk over a planned program, calling the
+ * backend (backend.h) once per node. */
 #ifndef STRIX_EXEC_H
 #define STRIX_EXEC_H
 
-#include "graph.h"
+#include "backend.h"
 
-/* Run every op of p on the CPU.  arena holds pl->arena_floats floats with the
- * input image already in place; workspace holds pl->workspace_bytes. */
-void strix_cpu_execute(const strix_program *p, const strix_plan *pl, const float *weights,
-                       float *arena, void *workspace);
-
-/* Run op i alone (calibration, per-op tests and profiling). */
-void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
-                            float *arena, void *workspace, int i);
+/* Run program p (the backend's, planned by it) on b: the nodes in program
+ * order, those fused into an earlier node (strix_node.fused) skipped, each
+ * YAML layer's nodes bracketed by the backend's layer hooks.  Stops at the
+ * first failing op. */
+strix_status strix_execute(strix_backend *b, const strix_program *p, strix_error *err);
 
 #endif

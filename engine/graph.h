@@ -10,7 +10,8 @@
 #define STRIX_GRAPH_H
 
 #include <stddef.h>
-#include "cpu/ops.h"
+#include "ops.h"
+#include "tensor.h"
 #include "model_yaml.h"
 #include "strix.h"
 
@@ -114,7 +115,16 @@ typedef struct strix_node {
     strix_pool_params pool;
     int scale;
     strix_attn_params attn;
+    /* Fusions, decided by strix_program_build so that every backend and
+     * inspect see the same ones.  cascade > 1 (MAXPOOL): this node and the
+     * cascade - 1 max-pools after it form one SPPF cascade (k x k, stride 1,
+     * 'same' padding, each reading the previous one's output), run as one
+     * op; those later nodes have fused = 1 and the executor skips them. */
+    int cascade;
+    int fused;
 } strix_node;
+
+#define STRIX_CASCADE_MAX 8 /* max-pools fused into one cascade */
 
 typedef struct strix_program {
     strix_node *nodes;
@@ -161,7 +171,13 @@ strix_status strix_plan_build(strix_plan *pl, const strix_program *p, int n, int
                               int threads, strix_error *err);
 void strix_plan_free(strix_plan *pl);
 
-/* The view of value v for the planned shapes over arena base. */
+/* Where value v lies in the arena for the planned shapes: its strided shape
+ * (data NULL) and, in *offset, the element offset of its first element from
+ * the arena base.  The one place that turns a value into a view: every
+ * backend builds its views from it (in elements of its own dtype). */
+strix_view strix_plan_layout(const strix_plan *pl, const strix_program *p, int v, size_t *offset);
+
+/* The view of value v for the planned shapes over an fp32 arena base. */
 strix_view strix_plan_view(const strix_plan *pl, const strix_program *p, float *arena, int v);
 
 /* Counts for the planned shapes, the convention of Ultralytics' published

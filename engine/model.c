@@ -2,8 +2,8 @@
  * weights), inspect (layers, parameters, FLOPs, planned memory) and detect
  * (letterbox -> forward -> NMS -> boxes in source pixels).  All state lives
  * in the model; memory is (re)allocated only when the batch shape changes.
- * With a CUDA device (a CUDA=1 build), forward and detect run on the CUDA
- * backend (engine/cuda/backend.h) instead of the CPU executor. */
+ * Forward and detect run on the model's backend (engine/backend.h: the CPU,
+ * or a CUDA device in a CUDA=1 build). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "coco.h"
-#include "exec.h"
 #include "graph.h"
 #include "letterbox.h"
 #include "model_internal.h"
@@ -20,11 +20,6 @@
 #include "strix.h"
 #include "util.h"
 #include "weights.h"
-#ifdef STRIX_WITH_CUDA
-#include "cuda/backend.h"
-#endif
-
-
 
 void strix_model_options_init(strix_model_options *o)
 {
@@ -44,14 +39,7 @@ void strix_detect_options_init(strix_detect_options *o)
     o->agnostic = 0;
 }
 
-int strix_device_count(void)
-{
-#ifdef STRIX_WITH_CUDA
-    return strix_cuda_device_count();
-#else
-    return 0;
-#endif
-}
+int strix_device_count(void) { return strix_backend_device_count(); }
 
 /* The CUDA device index named by `device`: -1 for the CPU ("cpu", NULL or
  * ""), 0 for "cuda", N for "cuda:N"; -2 when the name is not a device. */
@@ -64,26 +52,6 @@ static int parse_device(const char *device)
     errno = 0;
     long n = strtol(device + 5, &end, 10);
     return *end || errno || n > 1024 ? -2 : (int)n;
-}
-
-/* Whether device index d (>= 0) can be used by this build and machine. */
-static strix_status check_device(const char *name, int d, strix_error *err)
-{
-#ifdef STRIX_WITH_CUDA
-    int count = strix_cuda_device_count();
-    if (count == 0)
-        return strix_fail(err, STRIX_E_DEVICE,
-                          "device '%s': no usable CUDA device (check the NVIDIA driver with nvidia-smi, or use --device cpu)",
-                          name);
-    if (d >= count)
-        return strix_fail(err, STRIX_E_DEVICE, "device '%s' does not exist: %d CUDA device%s found", name, count,
-                          count == 1 ? "" : "s");
-    return STRIX_OK;
-#else
-    (void)d;
-    return strix_fail(err, STRIX_E_UNSUPPORTED, "device '%s': this build has no CUDA backend (rebuild with CUDA=1)",
-                      name);
-#endif
 }
 
 static int online_cpus(void)
@@ -115,17 +83,13 @@ static int reserve(void **buf, size_t *cap, size_t need)
 void strix_model_free(strix_model *m)
 {
     if (!m) return;
-#ifdef STRIX_WITH_CUDA
-    strix_cuda_backend_free(m->cuda);
-#endif
+    if (m->backend) m->backend->ops->free(m->backend);
     strix_plan_free(&m->plan);
     strix_program_free(&m->prog);
     strix_graph_free(&m->graph);
     strix_yaml_model_free(&m->yaml);
     free_names(m);
     free(m->weights);
-    free(m->arena);
-    free(m->ws);
     free(m->scratch);
     free(m->dets);
     free(m);
@@ -155,7 +119,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     if (device == -2)
         return strix_fail(err, STRIX_E_ARG, "unknown device '%s' (use cpu, cuda or cuda:N)", o->device);
     if (device >= 0) {
-        strix_status dst = check_device(o->device, device, err);
+        strix_status dst = strix_backend_check_device(o->device, device, err);
         if (dst) return dst;
     }
     if (o->nc < 0 || o->threads < 0) return strix_fail(err, STRIX_E_ARG, "nc and threads must not be negative");
@@ -187,11 +151,10 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         if (!m->weights) st = strix_fail(err, STRIX_E_NOMEM, "out of memory for the weights");
         else st = strix_weights_load(&m->prog, o->weights_path, m->weights, err);
     }
-#ifdef STRIX_WITH_CUDA
-    if (!st && m->weights && device >= 0)
-        st = strix_cuda_backend_create(&m->cuda, device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, &m->prog,
-                                       m->weights, err);
-#endif
+    if (!st && m->weights) {
+        strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync};
+        st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
+    }
     if (!st && m->yaml.n_names) {
         if (m->yaml.n_names != m->graph.nc)
             st = strix_fail(err, STRIX_E_MODEL, "%s: 'names' lists %d classes but nc is %d", o->yaml_path,
@@ -285,6 +248,8 @@ strix_status strix_model_layer_info(const strix_model *m, int i, int height, int
     free(params);
     snprintf(out->module, sizeof out->module, "%s", L->name);
     snprintf(out->args, sizeof out->args, "%s", L->args_text);
+    for (int k = 0; k < m->prog.n_nodes; k++)
+        if (m->prog.nodes[k].layer == i && m->prog.nodes[k].cascade > 1) out->cascade = m->prog.nodes[k].cascade;
     strix_plan pl;
     strix_status st = strix_plan_build(&pl, &m->prog, 1, height, width, 1, err);
     if (st) return st;
@@ -360,8 +325,8 @@ size_t strix_model_anchor_count(const strix_model *m, int h, int w)
     return a;
 }
 
-/* Make the plan, arena and workspace (the CPU's, or the CUDA backend's) fit
- * (n, h, w); allocates only on change. */
+/* Make the plan and the backend's memory fit (n, h, w); allocates only on
+ * change. */
 static strix_status prepare(strix_model *m, int n, int h, int w, strix_error *err)
 {
     if (!m->weights)
@@ -371,26 +336,10 @@ static strix_status prepare(strix_model *m, int n, int h, int w, strix_error *er
         m->planned = 0;
         strix_status st = strix_plan_build(&m->plan, &m->prog, n, h, w, m->threads, err);
         if (st) return st;
-        if (!m->cuda && (!reserve((void **)&m->arena, &m->arena_cap, m->plan.arena_floats * sizeof(float)) ||
-                         !reserve(&m->ws, &m->ws_cap, m->plan.workspace_bytes))) {
-            strix_plan_free(&m->plan);
-            return strix_fail(err, STRIX_E_NOMEM, "out of memory for a batch of %d at %dx%d (%zu MB)", n, w, h,
-                              m->plan.arena_floats * sizeof(float) >> 20);
-        }
         m->planned = 1;
     }
-#ifdef STRIX_WITH_CUDA
-    if (m->cuda) return strix_cuda_backend_plan(m->cuda, &m->plan, err);
-#endif
-    return STRIX_OK;
+    return m->backend->ops->plan(m->backend, &m->plan, err);
 }
-
-static float *input_ptr(strix_model *m)
-{
-    return m->arena + m->plan.buf_off[m->prog.values[m->prog.input].buf];
-}
-
-static const float *head_ptr(const strix_model *m) { return m->arena + m->plan.buf_off[m->prog.out_buf]; }
 
 strix_status strix_model_forward(strix_model *m, const float *input, int n, int h, int w,
                                  float *head, strix_error *err)
@@ -398,40 +347,8 @@ strix_status strix_model_forward(strix_model *m, const float *input, int n, int 
     strix_error_clear(err);
     strix_status st = prepare(m, n, h, w, err);
     if (st) return st;
-#ifdef STRIX_WITH_CUDA
-    if (m->cuda) return strix_cuda_backend_forward(m->cuda, input, head, err);
-#endif
-    memcpy(input_ptr(m), input, sizeof(float) * (size_t)n * h * w * 3);
-    strix_cpu_execute(&m->prog, &m->plan, m->weights, m->arena, m->ws);
-    memcpy(head, head_ptr(m), sizeof(float) * (size_t)n * m->plan.anchors * (4 + m->graph.nc));
-    return STRIX_OK;
+    return m->backend->ops->forward(m->backend, input, head, err);
 }
-
-#ifdef STRIX_WITH_CUDA
-/* detect's CUDA path: letterbox, forward, decode and NMS on the device, the
- * boxes mapped back to source pixels here. */
-static strix_status detect_cuda(strix_model *m, const strix_image *im, int n, const strix_nms_params *np, int sz,
-                                int rect, strix_detections *out, strix_error *err)
-{
-    size_t info_bytes = sizeof(strix_letterbox_info) * (size_t)n;
-    if (!reserve(&m->scratch, &m->scratch_cap, info_bytes + sizeof(int) * (size_t)n) ||
-        !reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * (size_t)n * np->max_det))
-        return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
-    strix_letterbox_info *info = m->scratch;
-    int *counts = (int *)((char *)m->scratch + info_bytes);
-    for (int i = 0; i < n; i++)
-        strix_letterbox_plan(im[i].width, im[i].height, sz, m->graph.max_stride, rect, &info[i]);
-    strix_status st = strix_cuda_backend_detect(m->cuda, im, n, info, np, m->dets, counts, err);
-    if (st) return st;
-    for (int i = 0; i < n; i++) {
-        strix_detection *d = m->dets + (size_t)i * np->max_det;
-        strix_scale_boxes(d, counts[i], &info[i]);
-        out[i].count = counts[i];
-        out[i].items = d;
-    }
-    return STRIX_OK;
-}
-#endif
 
 strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
                                 const strix_detect_options *o, strix_detections *out,
@@ -464,35 +381,19 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
     if (st) return st;
 
     strix_nms_params np = {o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
-#ifdef STRIX_WITH_CUDA
-    if (m->cuda) return detect_cuda(m, im, n, &np, sz, rect, out, err);
-#endif
-    size_t nms_ws = strix_nms_workspace(m->plan.anchors, &np);
-    strix_letterbox_info info;
-    size_t lb_ws = 0;
-    for (int i = 0; i < n; i++) {
-        strix_letterbox_plan(im[i].width, im[i].height, sz, s, rect, &info);
-        size_t b = strix_letterbox_scratch_bytes(&info);
-        if (b > lb_ws) lb_ws = b;
-    }
-    if (!reserve(&m->scratch, &m->scratch_cap, nms_ws > lb_ws ? nms_ws : lb_ws) ||
+    size_t info_bytes = sizeof(strix_letterbox_info) * (size_t)n;
+    if (!reserve(&m->scratch, &m->scratch_cap, info_bytes + sizeof(int) * (size_t)n) ||
         !reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * (size_t)n * o->max_det))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
-
-    float *in = input_ptr(m);
-    for (int i = 0; i < n; i++) {
-        strix_letterbox_plan(im[i].width, im[i].height, sz, s, rect, &info);
-        strix_letterbox(in + (size_t)i * th * tw * 3, &im[i], &info, m->scratch);
-    }
-    strix_cpu_execute(&m->prog, &m->plan, m->weights, m->arena, m->ws);
-    const float *head = head_ptr(m);
-    size_t per = m->plan.anchors * (4 + (size_t)m->graph.nc);
+    strix_letterbox_info *info = m->scratch;
+    int *counts = (int *)((char *)m->scratch + info_bytes);
+    for (int i = 0; i < n; i++) strix_letterbox_plan(im[i].width, im[i].height, sz, s, rect, &info[i]);
+    st = m->backend->ops->detect(m->backend, im, n, info, &np, m->dets, counts, err);
+    if (st) return st;
     for (int i = 0; i < n; i++) {
         strix_detection *d = m->dets + (size_t)i * o->max_det;
-        int k = strix_nms(d, head + per * i, m->plan.anchors, &np, m->scratch);
-        strix_letterbox_plan(im[i].width, im[i].height, sz, s, rect, &info);
-        strix_scale_boxes(d, k, &info);
-        out[i].count = k;
+        strix_scale_boxes(d, counts[i], &info[i]);
+        out[i].count = counts[i];
         out[i].items = d;
     }
     return STRIX_OK;

@@ -3,10 +3,9 @@
 #ifndef STRIX_MODEL_INTERNAL_H
 #define STRIX_MODEL_INTERNAL_H
 
+#include "backend.h"
 #include "graph.h"
 #include "model_yaml.h"
-
-struct strix_cuda_backend;
 
 struct strix_model {
     strix_yaml_model yaml;
@@ -16,17 +15,13 @@ struct strix_model {
     int threads;
     int device;              /* CUDA device index, -1 for the CPU */
     int half;                /* fp16 on the CUDA device */
-    struct strix_cuda_backend *cuda; /* the CUDA backend (device >= 0 and weights loaded), else NULL */
+    strix_backend *backend;  /* CPU or CUDA (per device); NULL without weights */
     char **names;
     int n_names;
-    /* run state for the current (n, h, w); arena and ws serve the CPU only */
+    /* run state for the current (n, h, w); the backend holds the memory */
     strix_plan plan;
     int planned;
-    float *arena;
-    size_t arena_cap;
-    void *ws;
-    size_t ws_cap;
-    void *scratch;           /* letterbox and NMS scratch */
+    void *scratch;           /* detect: letterbox plans and counts */
     size_t scratch_cap;
     strix_detection *dets;
     size_t dets_cap;

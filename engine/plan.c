@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/ops.h"
 #include "graph.h"
 #include "util.h"
 
@@ -24,24 +25,32 @@ void strix_plan_free(strix_plan *pl)
     memset(pl, 0, sizeof *pl);
 }
 
-strix_view strix_plan_view(const strix_plan *pl, const strix_program *p, float *arena, int v)
+strix_view strix_plan_layout(const strix_plan *pl, const strix_program *p, int v, size_t *offset)
 {
     const strix_value *val = &p->values[v];
     const strix_buffer *b = &p->bufs[val->buf];
-    float *base = arena + pl->buf_off[val->buf];
+    size_t off = pl->buf_off[val->buf] + (size_t)val->c0;
     strix_view view;
     if (b->kind == STRIX_BUF_SPATIAL) {
         int h = pl->buf_h[val->buf], w = pl->buf_w[val->buf];
-        view = (strix_view){base + val->c0, pl->n, h, w, val->c, (size_t)b->c, (size_t)h * w * b->c};
+        view = (strix_view){NULL, pl->n, h, w, val->c, (size_t)b->c, (size_t)h * w * b->c};
     } else if (val->level >= 0) {
         int l = val->level;
-        view = (strix_view){base + pl->level_anchor0[l] * b->c + val->c0, pl->n,
-                            pl->decode.level_h[l], pl->decode.level_w[l], val->c, (size_t)b->c,
+        off += pl->level_anchor0[l] * b->c;
+        view = (strix_view){NULL, pl->n, pl->decode.level_h[l], pl->decode.level_w[l], val->c, (size_t)b->c,
                             pl->anchors * b->c};
     } else {
-        view = (strix_view){base + val->c0, pl->n, 1, (int)pl->anchors, val->c, (size_t)b->c,
-                            pl->anchors * b->c};
+        view = (strix_view){NULL, pl->n, 1, (int)pl->anchors, val->c, (size_t)b->c, pl->anchors * b->c};
     }
+    *offset = off;
+    return view;
+}
+
+strix_view strix_plan_view(const strix_plan *pl, const strix_program *p, float *arena, int v)
+{
+    size_t off;
+    strix_view view = strix_plan_layout(pl, p, v, &off);
+    view.data = arena + off;
     return view;
 }
 
@@ -220,10 +229,12 @@ strix_status strix_plan_build(strix_plan *pl, const strix_program *p, int n, int
         const strix_node *nd = &p->nodes[i];
         size_t ws = 0;
         if (nd->op == STRIX_OP_CONV) {
-            strix_view o = strix_plan_view(pl, p, NULL, nd->out), in = strix_plan_view(pl, p, NULL, nd->in);
+            size_t off;
+            strix_view o = strix_plan_layout(pl, p, nd->out, &off), in = strix_plan_layout(pl, p, nd->in, &off);
             ws = strix_cpu_conv2d_workspace(&o, &in, &nd->conv, pl->threads);
         } else if (nd->op == STRIX_OP_ATTENTION) {
-            strix_view q = strix_plan_view(pl, p, NULL, nd->in);
+            size_t off;
+            strix_view q = strix_plan_layout(pl, p, nd->in, &off);
             ws = strix_cpu_attention_workspace(&q, &nd->attn, pl->threads);
         }
         if (ws > pl->workspace_bytes) pl->workspace_bytes = ws;

@@ -324,6 +324,42 @@ static void lower_layer(lctx *c, const strix_layer *L, const int *outv, int x, i
     }
 }
 
+static int same_slice(const strix_program *p, int a, int b)
+{
+    const strix_value *x = &p->values[a], *y = &p->values[b];
+    return x->buf == y->buf && x->c0 == y->c0 && x->c == y->c && x->level == y->level;
+}
+
+/* How many max-pools from node i form one SPPF cascade: k x k, stride 1,
+ * 'same' padding, each reading the previous one's output, within one layer. */
+static int cascade_length(const strix_program *p, int i)
+{
+    const strix_node *a = &p->nodes[i];
+    if (a->pool.stride != 1 || 2 * a->pool.pad != a->pool.k - 1) return 1;
+    int len = 1;
+    while (len < STRIX_CASCADE_MAX && i + len < p->n_nodes) {
+        const strix_node *nx = &p->nodes[i + len], *pv = &p->nodes[i + len - 1];
+        if (nx->op != STRIX_OP_MAXPOOL || nx->layer != a->layer || nx->pool.k != a->pool.k ||
+            nx->pool.stride != 1 || nx->pool.pad != a->pool.pad || !same_slice(p, nx->in, pv->out))
+            break;
+        len++;
+    }
+    return len;
+}
+
+/* Mark the fusions (see strix_node): each run of cascaded max-pools. */
+static void fuse(strix_program *p)
+{
+    for (int i = 0; i < p->n_nodes; i++) {
+        if (p->nodes[i].op != STRIX_OP_MAXPOOL) continue;
+        int len = cascade_length(p, i);
+        if (len < 2) continue;
+        p->nodes[i].cascade = len;
+        for (int k = 1; k < len; k++) p->nodes[i + k].fused = 1;
+        i += len - 1;
+    }
+}
+
 strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_error *err)
 {
     memset(p, 0, sizeof *p);
@@ -381,6 +417,7 @@ strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_e
         off += (size_t)n->cout;
     }
     p->weight_floats = off;
+    fuse(p);
     return STRIX_OK;
 }
 

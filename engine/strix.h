@@ -117,6 +117,7 @@ typedef struct strix_layer_info {
     char module[32];     /* "Conv", "C2f", ... */
     char args[128];      /* resolved arguments as Ultralytics prints them */
     int out_c, out_h, out_w;
+    int cascade;         /* max-pools the program runs as one fused cascade op (SPPF), 0 if none */
 } strix_layer_info;
 
 typedef struct strix_model_summary {

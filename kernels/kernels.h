@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpu/ops.h" /* strix_conv_params, strix_pool_params, strix_attn_params, strix_decode_params */
+#include "ops.h" /* engine/ops.h: strix_conv_params, strix_pool_params, strix_attn_params, strix_decode_params */
 
 #ifdef __cplusplus
 extern "C" {

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu/ops.h"
 #include "model_internal.h" /* the planned program behind a strix_model (minimal bytes) */
 #include "strix.h"
 #include "tools/exitcodes.h"

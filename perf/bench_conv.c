@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cpu/ops.h"
 #include "model_internal.h" /* the model's program: its convolution nodes */
 #include "strix.h"
 #include "tools/exitcodes.h"

@@ -221,10 +221,11 @@ static int mode_forward(const opts *o, strix_model *m, FILE *f)
         for (size_t i = 0; !st && i < in_len; i++) in[i] = (float)(i % 251) / 250.0f;
         /* plan the shape and put the input on the device: an eager run, then the graph capture */
         for (int k = 0; !st && k < 2; k++) st = strix_model_forward(m, in, n, 640, 640, head, &e);
-        for (int k = 0; !st && k < o->warmup; k++) st = strix_cuda_backend_run_resident(m->cuda, &e);
+        strix_cuda_backend *cb = strix_cuda_backend_of(m->backend);
+        for (int k = 0; !st && k < o->warmup; k++) st = strix_cuda_backend_run_resident(cb, &e);
         for (int k = 0; !st && k < o->runs; k++) {
             double t0 = now_s();
-            st = strix_cuda_backend_run_resident(m->cuda, &e);
+            st = strix_cuda_backend_run_resident(cb, &e);
             ms[k] = (now_s() - t0) * 1e3;
         }
         if (!st) {
@@ -308,7 +309,7 @@ static int mode_layers(const opts *o, strix_model *m, FILE *f)
     if (st) snprintf(e.message, sizeof e.message, "out of host memory");
     if (!st) st = strix_model_forward(m, in, n, 640, 640, head, &e);
     for (int k = 0; !st && k < o->warmup + o->runs; k++) {
-        st = strix_cuda_backend_layer_times(m->cuda, one, layers, &e);
+        st = strix_cuda_backend_layer_times(strix_cuda_backend_of(m->backend), one, layers, &e);
         if (k >= o->warmup) memcpy(all + (size_t)(k - o->warmup) * layers, one, sizeof *one * (size_t)layers);
     }
     double total = 0;

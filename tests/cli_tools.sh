@@ -24,6 +24,9 @@ if grep -q "^fused: 72 layers, 3151904 parameters, 8.7 GFLOPs$" "$T/out" &&
    grep -q "^unfused: 129 layers, 3157200 parameters, 8.9 GFLOPs$" "$T/out" &&
    grep -q "^  22 *\[15, 18, 21\] *1 *897664  Detect" "$T/out"; then pass inspect_table
 else fail inspect_table "$(tail -5 "$T/out")"; fi
+# the program's fusions are shown where they happen: SPPF's three max-pools run as one cascade
+grep -q "^   9 .* SPPF .* 256 x 20 x 20  (3 max-pools fused)$" "$T/out" && pass inspect_fusions ||
+    fail inspect_fusions "$(grep SPPF "$T/out")"
 expect inspect_yolo11x_summary 0 "$B/inspect" --model weights/yolo11.yaml --scale x --summary
 grep -q "^fused: 190 layers, 56919424 parameters, 194.9 GFLOPs$" "$T/out" && pass inspect_yolo11x_numbers ||
     fail inspect_yolo11x_numbers "$(cat "$T/out")"

@@ -1,7 +1,8 @@
 /* test_model.c — the model API end to end without Ultralytics: inspect
  * figures against Ultralytics' published table, strict YAML errors (file and
  * line named), checkpoint binding errors, fused/unfused/F16 checkpoints
- * agreeing, planner memory reuse and batch/shape handling.
+ * agreeing, planner memory reuse, batch/shape handling, and the program's
+ * fusions computing what the unfused ops compute.
  * Run from the repository root (make test does). */
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu/backend.h"
+#include "model_internal.h" /* the program behind the model (its fusions) */
 #include "safetensors.h"
 #include "strix.h"
 #include "testlib.h"
@@ -97,6 +100,8 @@ static void inspect_layer_counts_and_shapes(void)
     TL_CHECK(!strcmp(l9.module, "SPPF") && l9.out_c == 256 && l9.out_h == 15 && l9.out_w == 20 &&
                  !strcmp(l9.args, "[256, 256, 5]"),
              "SPPF row: %s %s %dx%dx%d", l9.module, l9.args, l9.out_c, l9.out_h, l9.out_w);
+    TL_CHECK(l9.cascade == 3 && li.cascade == 0, "fused max-pools: SPPF %d (3 expected), Detect %d", l9.cascade,
+             li.cascade);
     TL_CHECK(s.peak_activation_bytes > 0, "no activation memory planned");
 }
 
@@ -415,6 +420,51 @@ static void batch_equals_single_and_bad_shapes(void)
     TL_CHECK(bad == STRIX_E_ARG && strstr(e.message, "multiple of the model stride"), "50x64 input: %s", e.message);
 }
 
+/* The CPU executing the program's fused nodes (SPPF's max-pool cascade)
+ * writes exactly what it writes with every fusion undone, node by node. */
+static void fusions_match_unfused_ops(void)
+{
+    const char *p = tmp_path("c.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', p, 7, 0, 0);
+    if (tl_g.failed) return;
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
+    unlink(p);
+    strix_program unfused = m->prog;
+    strix_plan pl;
+    strix_status st = strix_plan_build(&pl, &m->prog, 2, 96, 64, 1, &e);
+    size_t floats = st ? 1 : pl.arena_floats;
+    unfused.nodes = malloc(sizeof *unfused.nodes * (size_t)m->prog.n_nodes);
+    float *a = calloc(floats, sizeof(float)), *b = calloc(floats, sizeof(float));
+    void *ws = malloc(st ? 1 : pl.workspace_bytes + 64);
+    int fused = 0;
+    if (!st && unfused.nodes && a && b && ws) {
+        memcpy(unfused.nodes, m->prog.nodes, sizeof *unfused.nodes * (size_t)m->prog.n_nodes);
+        for (int i = 0; i < unfused.n_nodes; i++) {
+            fused += unfused.nodes[i].fused;
+            unfused.nodes[i].cascade = unfused.nodes[i].fused = 0;
+        }
+        strix_view in = strix_plan_view(&pl, &m->prog, a, m->prog.input);
+        for (size_t i = 0; i < (size_t)in.n * in.batch_stride; i++) in.data[i] = tl_uniform(0, 1);
+        memcpy(b, a, floats * sizeof(float));
+        for (int i = 0; i < m->prog.n_nodes; i++) {
+            strix_cpu_execute_node(&m->prog, &pl, m->weights, a, ws, i);
+            strix_cpu_execute_node(&unfused, &pl, m->weights, b, ws, i);
+        }
+    }
+    int same = !st && a && b && !memcmp(a, b, floats * sizeof(float));
+    if (!st) strix_plan_free(&pl);
+    free(unfused.nodes);
+    free(a);
+    free(b);
+    free(ws);
+    strix_model_free(m);
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    TL_CHECK(fused == 2, "%d nodes fused into another (SPPF's 2nd and 3rd max-pool expected)", fused);
+    TL_CHECK(same, "the fused program's arena differs from the unfused one's");
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -431,6 +481,7 @@ int main(int argc, char **argv)
     TL_RUN(weights_errors_are_named);
     TL_RUN(fused_unfused_f16_agree);
     TL_RUN(batch_equals_single_and_bad_shapes);
+    TL_RUN(fusions_match_unfused_ops);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) printf("note: could not remove %s\n", tmpdir);

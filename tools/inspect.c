@@ -99,8 +99,10 @@ int main(int argc, char **argv)
                 strix_model_free(m);
                 return strix_exit_code(st);
             }
-            printf("%4d %18s %3d %10lld  %-12s %-34s %d x %d x %d\n", li.index, li.from, li.repeats, li.params,
+            printf("%4d %18s %3d %10lld  %-12s %-34s %d x %d x %d", li.index, li.from, li.repeats, li.params,
                    li.module, li.args, li.out_c, li.out_h, li.out_w);
+            if (li.cascade) printf("  (%d max-pools fused)", li.cascade);
+            printf("\n");
         }
     }
     printf("input %dx%d (HxW), %d classes, stride %d\n", h, w, strix_model_class_count(m), strix_model_stride(m));

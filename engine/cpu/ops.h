@@ -9,18 +9,8 @@
 #define STRIX_CPU_OPS_H
 
 #include <stddef.h>
+#include "../ops.h"
 #include "../tensor.h"
-
-typedef enum strix_act { STRIX_ACT_NONE = 0, STRIX_ACT_SILU = 1 } strix_act;
-
-typedef struct strix_conv_params {
-    int kh, kw;      /* kernel size */
-    int sh, sw;      /* stride */
-    int ph, pw;      /* zero padding on each side */
-    int dh, dw;      /* dilation */
-    int groups;      /* in.c and out.c are both multiples of groups */
-    strix_act act;
-} strix_conv_params;
 
 /* out = act(conv(in, w) + bias) [+ residual]
  *   in:       [N, H, W, Cin] view
@@ -35,12 +25,6 @@ size_t strix_cpu_conv2d_workspace(const strix_view *out, const strix_view *in,
 void strix_cpu_conv2d(const strix_view *out, const strix_view *in, const float *w,
                       const float *bias, const strix_view *residual,
                       const strix_conv_params *p, void *workspace, int threads);
-
-typedef struct strix_pool_params {
-    int k;       /* square window */
-    int stride;
-    int pad;     /* implicit -inf padding on each side (PyTorch MaxPool2d) */
-} strix_pool_params;
 
 /* out[n,y,x,c] = max over the window of in; out is [N, OH, OW, C]. */
 void strix_cpu_maxpool2d(const strix_view *out, const strix_view *in,
@@ -63,10 +47,6 @@ void strix_cpu_copy(const strix_view *out, const strix_view *in, int threads);
  *   v_out: [N, H, W, heads*head_dim]: v gathered densely (v_out[i, h*hd+d] =
  *          v[i, d] of head h), the input of Attention.pe.
  * Softmax is computed with the max subtracted (numerically safe). */
-typedef struct strix_attn_params {
-    int heads, key_dim, head_dim;
-    float scale; /* key_dim^-0.5 */
-} strix_attn_params;
 size_t strix_cpu_attention_workspace(const strix_view *qkv, const strix_attn_params *p,
                                      int threads);
 void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const strix_view *qkv,
@@ -82,12 +62,6 @@ void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const s
  * (x + 0.5, y + 0.5); each distance d = sum_i i * softmax(logits)_i;
  * x1 = ax - dl, y1 = ay - dt, x2 = ax + dr, y2 = ay + db (grid units);
  * cx = (x1 + x2)/2 * s, cy likewise, w = (x2 - x1) * s, h = (y2 - y1) * s. */
-#define STRIX_MAX_LEVELS 8
-typedef struct strix_decode_params {
-    int nc, reg_max, levels;
-    int level_h[STRIX_MAX_LEVELS], level_w[STRIX_MAX_LEVELS];
-    int level_stride[STRIX_MAX_LEVELS];
-} strix_decode_params;
 void strix_cpu_detect_decode(float *out, const float *head, int n, const strix_decode_params *p,
                              int threads);
 

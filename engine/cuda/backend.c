@@ -1,7 +1,7 @@
 /* backend.c — the CUDA backend's host side (see backend.h): device memory,
- * the stream and cuBLAS handle, weight upload, the executor (one switch on
- * the op, like engine/exec.c, over device views of the planned arena), CUDA
- * graph capture and replay, and the detect path.
+ * the stream and cuBLAS handle, weight upload, the per-op entry of the
+ * executor (engine/exec.c walks; here one switch on the op over device views
+ * of the planned arena), CUDA graph capture and replay, and the detect path.
  *
  * Device memory, all sized from the plan, grown only when a shape needs more:
  *   arena    pl->arena_floats elements of the compute dtype (fp32 or fp16),
@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec.h"
 #include "kernels/kernels.h"
 #include "util.h"
 
@@ -34,10 +35,10 @@ _Static_assert(STRIX_NMS_MAX_CLASSES >= STRIX_MAX_CLASSES, "the GPU class filter
 #define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's own scratch (its Hopper recommendation) */
 #define WEIGHT_CHUNK_FLOATS ((size_t)8 << 20)     /* fp16 weights converted 32 MiB at a time */
 #define MIN_COMPUTE_CAPABILITY 75                 /* the oldest architecture the kernels are built for */
-#define FUSE_MAX 8                                /* max-pools fused into one cascade launch */
 #define FRAME_ALIGN 256                           /* byte alignment of each uploaded frame */
 
 struct strix_cuda_backend {
+    strix_backend base;          /* first: the interface (engine/backend.h) */
     int device, half, nvtx;
     int use_graphs, sync_ops;
     strix_dtype dt;
@@ -184,34 +185,13 @@ static void range_pop(const strix_cuda_backend *b)
 
 /* ---------------------------------------------------------------- executor */
 
-/* The device view of value v: strix_plan_view's arithmetic over the device
- * arena, offsets in elements of the compute dtype. */
+/* The device view of value v: the plan's layout (strix_plan_layout) over
+ * the device arena, offsets in elements of the compute dtype. */
 static strix_dview dview(const strix_cuda_backend *b, int v)
 {
-    const strix_program *p = b->prog;
-    const strix_plan *pl = b->plan;
-    const strix_value *val = &p->values[v];
-    const strix_buffer *bf = &p->bufs[val->buf];
-    size_t off = pl->buf_off[val->buf] + (size_t)val->c0;
-    strix_dview d;
-    d.n = pl->n;
-    d.c = val->c;
-    d.pix_stride = (size_t)bf->c;
-    if (bf->kind == STRIX_BUF_SPATIAL) {
-        d.h = pl->buf_h[val->buf];
-        d.w = pl->buf_w[val->buf];
-        d.batch_stride = (size_t)d.h * d.w * bf->c;
-    } else if (val->level >= 0) {
-        d.h = pl->decode.level_h[val->level];
-        d.w = pl->decode.level_w[val->level];
-        off += pl->level_anchor0[val->level] * bf->c;
-        d.batch_stride = pl->anchors * bf->c;
-    } else {
-        d.h = 1;
-        d.w = (int)pl->anchors;
-        d.batch_stride = pl->anchors * bf->c;
-    }
-    d.data = (char *)b->arena + off * b->esz;
+    size_t off;
+    strix_view g = strix_plan_layout(b->plan, b->prog, v, &off);
+    strix_dview d = {(char *)b->arena + off * b->esz, g.n, g.h, g.w, g.c, g.pix_stride, g.batch_stride};
     return d;
 }
 
@@ -239,38 +219,14 @@ static strix_status op_fail(strix_error *err, int line, const strix_node *nd, in
     return device_fail(err, __FILE__, line, code, what);
 }
 
-static int same_slice(const strix_program *p, int a, int b)
-{
-    const strix_value *x = &p->values[a], *y = &p->values[b];
-    return x->buf == y->buf && x->c0 == y->c0 && x->c == y->c && x->level == y->level;
-}
-
-/* How many max-pools from node i form one SPPF cascade: k x k, stride 1,
- * 'same' padding, each reading the previous one's output. */
-static int cascade_length(const strix_program *p, int i)
-{
-    const strix_node *a = &p->nodes[i];
-    if (a->pool.stride != 1 || 2 * a->pool.pad != a->pool.k - 1) return 1;
-    int len = 1;
-    while (len < FUSE_MAX && i + len < p->n_nodes) {
-        const strix_node *nx = &p->nodes[i + len], *pv = &p->nodes[i + len - 1];
-        if (nx->op != STRIX_OP_MAXPOOL || nx->layer != a->layer || nx->pool.k != a->pool.k ||
-            nx->pool.stride != 1 || nx->pool.pad != a->pool.pad || !same_slice(p, nx->in, pv->out))
-            break;
-        len++;
-    }
-    return len;
-}
-
-/* Enqueue node i (and, for a fused cascade, the nodes after it); *used: how many. */
-static strix_status run_node(strix_cuda_backend *b, int i, int *used, strix_error *err)
+/* Enqueue node i (and, for a fused cascade, the nodes it covers). */
+static strix_status run_node(strix_cuda_backend *b, int i, strix_error *err)
 {
     const strix_program *p = b->prog;
     const strix_node *nd = &p->nodes[i];
     strix_stream s = (strix_stream)b->stream;
     strix_dview out = dview(b, nd->out), in = dview(b, nd->in);
     strix_cuda_err rc = 0;
-    *used = 1;
     switch (nd->op) {
     case STRIX_OP_CONV: {
         strix_dview res;
@@ -280,15 +236,14 @@ static strix_status run_node(strix_cuda_backend *b, int i, int *used, strix_erro
         break;
     }
     case STRIX_OP_MAXPOOL: {
-        int len = cascade_length(p, i);
-        if (len == 1) {
+        int len = nd->cascade; /* decided by the program (strix_node.cascade) */
+        if (len < 2) {
             rc = strix_cuda_maxpool2d(&out, &in, &nd->pool, b->dt, s);
             break;
         }
-        strix_dview outs[FUSE_MAX];
+        strix_dview outs[STRIX_CASCADE_MAX];
         for (int k = 0; k < len; k++) outs[k] = dview(b, p->nodes[i + k].out);
         rc = strix_cuda_maxpool_cascade(outs, len, &in, &nd->pool, b->dt, s);
-        *used = len;
         break;
     }
     case STRIX_OP_UPSAMPLE: rc = strix_cuda_upsample_nearest(&out, &in, nd->scale, b->dt, s); break;
@@ -308,40 +263,38 @@ static strix_status run_node(strix_cuda_backend *b, int i, int *used, strix_erro
     return STRIX_OK;
 }
 
+/* The executor's per-node entry: node i in an NVTX range of its own. */
+static strix_status cuda_run_op(strix_backend *base, int i, strix_error *err)
+{
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
+    const strix_node *nd = &b->prog->nodes[i];
+    range_push(b, "%s %s", op_name(nd->op), nd->op == STRIX_OP_CONV ? nd->wname : "");
+    strix_status st = run_node(b, i, err);
+    range_pop(b);
+    return st;
+}
+
+/* One NVTX range per YAML layer. */
+static void cuda_layer_enter(strix_backend *base, int layer)
+{
+    range_push((strix_cuda_backend *)base, "layer %d", layer);
+}
+
+static void cuda_layer_leave(strix_backend *base, int layer) { range_pop((strix_cuda_backend *)base); }
+
 /* With layer_ev set (layer timing), record event 2 * layer (start) or
  * 2 * layer + 1 (end) of a YAML layer. */
-static strix_status layer_mark(strix_cuda_backend *b, int layer, int end, strix_error *err)
+static strix_status cuda_layer_mark(strix_backend *base, int layer, int end, strix_error *err)
 {
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
     if (!b->layer_ev || layer < 0 || layer >= b->n_layer_ev) return STRIX_OK;
     CUDA_TRY(cudaEventRecord(b->layer_ev[2 * layer + end], b->stream), "record a layer-timing event");
     b->layer_seen[layer] = 1;
     return STRIX_OK;
 }
 
-/* Enqueue the whole network, one NVTX range per YAML layer. */
-static strix_status run_nodes(strix_cuda_backend *b, strix_error *err)
-{
-    const strix_program *p = b->prog;
-    strix_status st = STRIX_OK;
-    int layer = -1;
-    for (int i = 0; i < p->n_nodes && !st;) {
-        const strix_node *nd = &p->nodes[i];
-        if (nd->layer != layer) {
-            if (layer >= 0) range_pop(b);
-            if ((st = layer_mark(b, layer, 1, err)) || (st = layer_mark(b, nd->layer, 0, err))) break;
-            layer = nd->layer;
-            range_push(b, "layer %d", layer);
-        }
-        int used = 1;
-        range_push(b, "%s %s", op_name(nd->op), nd->op == STRIX_OP_CONV ? nd->wname : "");
-        st = run_node(b, i, &used, err);
-        range_pop(b);
-        i += used;
-    }
-    if (layer >= 0) range_pop(b);
-    if (!st) st = layer_mark(b, layer, 1, err);
-    return st;
-}
+/* Enqueue the whole network: the executor's walk over this backend. */
+static strix_status run_nodes(strix_cuda_backend *b, strix_error *err) { return strix_execute(&b->base, b->prog, err); }
 
 /* The first forward of a shape runs eagerly (lazily loaded kernels and
  * cuBLAS's first-call setup happen outside any capture, and a shape used
@@ -445,10 +398,14 @@ static strix_status upload_weights(strix_cuda_backend *b, const float *weights, 
     return st;
 }
 
-strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int half, int nvtx, int graphs,
-                                       int sync, const strix_program *p, const float *weights, strix_error *err)
+static void cuda_free(strix_backend *base);
+static const strix_backend_ops cuda_ops;
+
+strix_status strix_cuda_backend_create(strix_backend **out, const strix_program *p, const float *weights,
+                                       const strix_backend_config *c, strix_error *err)
 {
     *out = NULL;
+    int device = c->device, half = c->half, nvtx = c->nvtx, graphs = c->graphs, sync = c->sync;
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
@@ -468,6 +425,7 @@ strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int
                           device, prop.name, prop.major, prop.minor);
     strix_cuda_backend *b = calloc(1, sizeof *b);
     if (!b) return strix_fail(err, STRIX_E_NOMEM, "out of memory for the CUDA backend");
+    b->base.ops = &cuda_ops;
     b->device = device;
     b->half = half != 0;
     b->nvtx = nvtx != 0;
@@ -498,15 +456,16 @@ strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int
 #undef CREATE_TRY
     if (!st) st = upload_weights(b, weights, err);
     if (st) {
-        strix_cuda_backend_free(b);
+        cuda_free(&b->base);
         return st;
     }
-    *out = b;
+    *out = &b->base;
     return STRIX_OK;
 }
 
-strix_status strix_cuda_backend_plan(strix_cuda_backend *b, const strix_plan *pl, strix_error *err)
+static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_error *err)
 {
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
     CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
     b->plan = pl;
     if (b->planned && pl->n == b->n && pl->h == b->h && pl->w == b->w) return STRIX_OK;
@@ -568,9 +527,10 @@ static strix_status not_planned(strix_error *err)
     return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: the CUDA backend was used before being planned");
 }
 
-strix_status strix_cuda_backend_forward(strix_cuda_backend *b, const float *host_input, float *host_decoded,
-                                        strix_error *err)
+static strix_status cuda_forward(strix_backend *base, const float *host_input, float *host_decoded,
+                                 strix_error *err)
 {
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
     if (!b->planned) return not_planned(err);
     CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
     const strix_plan *pl = b->plan;
@@ -657,10 +617,11 @@ static strix_status nms_on_device(strix_cuda_backend *b, const strix_nms_params 
     return STRIX_OK;
 }
 
-strix_status strix_cuda_backend_detect(strix_cuda_backend *b, const strix_image *imgs, int n,
-                                       const strix_letterbox_info *info, const strix_nms_params *np,
-                                       strix_detection *dets, int *counts, strix_error *err)
+static strix_status cuda_detect(strix_backend *base, const strix_image *imgs, int n,
+                                const strix_letterbox_info *info, const strix_nms_params *np,
+                                strix_detection *dets, int *counts, strix_error *err)
 {
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
     if (!b->planned) return not_planned(err);
     if (n != b->n || np->max_det < 1)
         return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: detect on %d images with max_det %d, planned for %d",
@@ -734,8 +695,9 @@ strix_status strix_cuda_backend_layer_times(strix_cuda_backend *b, double *ms, i
     return st;
 }
 
-void strix_cuda_backend_free(strix_cuda_backend *b)
+static void cuda_free(strix_backend *base)
 {
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
     if (!b) return;
     /* teardown: errors here have nowhere to go and change nothing */
     cudaSetDevice(b->device);
@@ -753,4 +715,20 @@ void strix_cuda_backend_free(strix_cuda_backend *b)
     cudaGetLastError();
     free(b->bias_off);
     free(b);
+}
+
+static const strix_backend_ops cuda_ops = {
+    .plan = cuda_plan,
+    .forward = cuda_forward,
+    .detect = cuda_detect,
+    .free = cuda_free,
+    .run_op = cuda_run_op,
+    .layer_enter = cuda_layer_enter,
+    .layer_leave = cuda_layer_leave,
+    .layer_mark = cuda_layer_mark,
+};
+
+strix_cuda_backend *strix_cuda_backend_of(strix_backend *b)
+{
+    return b && b->ops == &cuda_ops ? (strix_cuda_backend *)b : NULL;
 }

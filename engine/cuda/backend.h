@@ -16,10 +16,7 @@
 #ifndef STRIX_CUDA_BACKEND_H
 #define STRIX_CUDA_BACKEND_H
 
-#include "graph.h"
-#include "letterbox.h"
-#include "postprocess.h"
-#include "strix.h"
+#include "../backend.h"
 
 typedef struct strix_cuda_backend strix_cuda_backend;
 
@@ -27,36 +24,24 @@ typedef struct strix_cuda_backend strix_cuda_backend;
  * (never fails loudly). */
 int strix_cuda_device_count(void);
 
-/* A backend on device `device` for program p.  weights: the fused fp32 OHWI
- * blob (p->weight_floats floats, host memory), uploaded once (half != 0:
- * fp16 copies, biases kept fp32).  nvtx != 0: NVTX ranges per pipeline stage
- * and per layer (layers are recorded at graph capture: use Nsight Systems'
- * --cuda-graph-trace=node, or graphs off).  graphs != 0: the forward is
- * captured once per shape and replayed; sync != 0: a synchronisation after
- * every op (implies no graphs).  p must outlive the backend. */
-strix_status strix_cuda_backend_create(strix_cuda_backend **out, int device, int half, int nvtx, int graphs,
-                                       int sync, const strix_program *p, const float *weights, strix_error *err);
+/* A backend (engine/backend.h's interface) on device c->device for program
+ * p.  weights: the fused fp32 OHWI blob (p->weight_floats floats, host
+ * memory), uploaded once (c->half: fp16 copies, biases kept fp32).  c->nvtx:
+ * NVTX ranges per pipeline stage and per layer (layers are recorded at graph
+ * capture: use Nsight Systems' --cuda-graph-trace=node, or graphs off).
+ * c->graphs: the forward is captured once per shape and replayed; c->sync: a
+ * synchronisation after every op (implies no graphs).  p must outlive the
+ * backend.
+ * Its plan (re)allocates the device arena, workspace and staging, and
+ * re-captures the graph, only when (N, H, W) changes; forward uploads the
+ * input and downloads the decoded head; detect letterboxes on the GPU
+ * (info[i]'s dst size must be the plan's), and runs forward, decode and NMS
+ * there: only the final detections come back. */
+strix_status strix_cuda_backend_create(strix_backend **out, const strix_program *p, const float *weights,
+                                       const strix_backend_config *c, strix_error *err);
 
-/* Make the device arena, workspace and staging fit pl (a plan of the
- * backend's program); (re)allocates, and re-captures the graph, only when
- * (N, H, W) changes.  pl must stay valid until the next call. */
-strix_status strix_cuda_backend_plan(strix_cuda_backend *b, const strix_plan *pl, strix_error *err);
-
-/* host_input [N, H, W, 3] fp32 (RGB, [0, 1]) -> host_decoded [N, A, 4 + nc]
- * fp32 (cx, cy, w, h in input pixels, sigmoid scores), for the planned shape. */
-strix_status strix_cuda_backend_forward(strix_cuda_backend *b, const float *host_input, float *host_decoded,
-                                        strix_error *err);
-
-/* n images (n == the planned N), each letterboxed on the GPU into the
- * planned H x W with info[i] (its dst size must be the plan's), forward,
- * decode and NMS with np.  dets[i * np->max_det + k], k < counts[i]: image
- * i's detections in tensor pixels, by decreasing score (the caller maps them
- * back with strix_scale_boxes). */
-strix_status strix_cuda_backend_detect(strix_cuda_backend *b, const strix_image *imgs, int n,
-                                       const strix_letterbox_info *info, const strix_nms_params *np,
-                                       strix_detection *dets, int *counts, strix_error *err);
-
-void strix_cuda_backend_free(strix_cuda_backend *b);
+/* b as a CUDA backend, or NULL when it is another backend. */
+strix_cuda_backend *strix_cuda_backend_of(strix_backend *b);
 
 /* Internal hooks for perf/gpu_bench only (not the public API; the public
  * strix_model_forward times host to host).  Both need a planned shape, and

@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec.h"
+#include "cpu/ops.h"
+#include "cpu/backend.h"
 #include "model_internal.h"
 #include "safetensors.h"
 #include "util.h"

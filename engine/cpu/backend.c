@@ -1,0 +1,178 @@
+/* backend.c — the CPU backend (see backend.h): one switch on the op over
+ * views of the host arena, and the forward and detect paths around it.
+ *
+ * Host memory, sized from the plan, grown only when a shape needs more:
+ *   arena    pl->arena_floats floats, every buffer at pl->buf_off[b];
+ *   ws       pl->workspace_bytes, the largest workspace any op asks for;
+ *   scratch  detect's letterbox and NMS scratch. */
+#include "backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "ops.h"
+#include "util.h"
+
+typedef struct strix_cpu_backend {
+    strix_backend base; /* first: the interface (engine/backend.h) */
+    const strix_program *prog;
+    const float *weights;
+    const strix_plan *plan;
+    float *arena;
+    size_t arena_cap;
+    void *ws;
+    size_t ws_cap;
+    void *scratch;
+    size_t scratch_cap;
+} strix_cpu_backend;
+
+void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
+                            float *arena, void *workspace, int i)
+{
+    int th = pl->threads;
+    const strix_node *nd = &p->nodes[i];
+    if (nd->fused) return; /* ran with the node that heads its fusion */
+    strix_view out = strix_plan_view(pl, p, arena, nd->out);
+    strix_view in = strix_plan_view(pl, p, arena, nd->in);
+    switch (nd->op) {
+    case STRIX_OP_CONV: {
+        strix_view res;
+        if (nd->res >= 0) res = strix_plan_view(pl, p, arena, nd->res);
+        strix_cpu_conv2d(&out, &in, weights + nd->woff, weights + nd->boff,
+                         nd->res >= 0 ? &res : NULL, &nd->conv, workspace, th);
+        break;
+    }
+    case STRIX_OP_MAXPOOL:
+        strix_cpu_maxpool2d(&out, &in, &nd->pool, th);
+        for (int k = 1; k < nd->cascade; k++) { /* the rest of a fused cascade, in order */
+            const strix_node *nx = &p->nodes[i + k];
+            strix_view o = strix_plan_view(pl, p, arena, nx->out), x = strix_plan_view(pl, p, arena, nx->in);
+            strix_cpu_maxpool2d(&o, &x, &nx->pool, th);
+        }
+        break;
+    case STRIX_OP_UPSAMPLE: strix_cpu_upsample_nearest(&out, &in, nd->scale, th); break;
+    case STRIX_OP_COPY: strix_cpu_copy(&out, &in, th); break;
+    case STRIX_OP_ATTENTION: {
+        strix_view v = strix_plan_view(pl, p, arena, nd->out2);
+        strix_cpu_attention(&out, &v, &in, &nd->attn, workspace, th);
+        break;
+    }
+    case STRIX_OP_DECODE:
+        strix_cpu_detect_decode(out.data, in.data, pl->n, &pl->decode, th);
+        break;
+    }
+}
+
+/* Grow *buf to at least need bytes, 64-byte aligned. */
+static int reserve(void **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) return 1;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, need ? need : 64)) return 0;
+    free(*buf);
+    *buf = p;
+    *cap = need;
+    return 1;
+}
+
+static strix_status cpu_plan(strix_backend *base, const strix_plan *pl, strix_error *err)
+{
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    b->plan = NULL;
+    if (!reserve((void **)&b->arena, &b->arena_cap, pl->arena_floats * sizeof(float)) ||
+        !reserve(&b->ws, &b->ws_cap, pl->workspace_bytes))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for a batch of %d at %dx%d (%zu MB)", pl->n, pl->w,
+                          pl->h, pl->arena_floats * sizeof(float) >> 20);
+    b->plan = pl;
+    return STRIX_OK;
+}
+
+static strix_status cpu_run_op(strix_backend *base, int i, strix_error *err)
+{
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    strix_cpu_execute_node(b->prog, b->plan, b->weights, b->arena, b->ws, i);
+    return STRIX_OK;
+}
+
+static float *input_ptr(const strix_cpu_backend *b)
+{
+    return b->arena + b->plan->buf_off[b->prog->values[b->prog->input].buf];
+}
+
+static const float *head_ptr(const strix_cpu_backend *b) { return b->arena + b->plan->buf_off[b->prog->out_buf]; }
+
+static strix_status not_planned(strix_error *err)
+{
+    return strix_fail(err, STRIX_E_INTERNAL, "engine/cpu/backend.c: the CPU backend was used before being planned");
+}
+
+static strix_status cpu_forward(strix_backend *base, const float *input, float *decoded, strix_error *err)
+{
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    const strix_plan *pl = b->plan;
+    if (!pl) return not_planned(err);
+    memcpy(input_ptr(b), input, sizeof(float) * (size_t)pl->n * pl->h * pl->w * 3);
+    strix_status st = strix_execute(base, b->prog, err);
+    if (st) return st;
+    memcpy(decoded, head_ptr(b), sizeof(float) * (size_t)pl->n * pl->anchors * (4 + b->prog->nc));
+    return STRIX_OK;
+}
+
+static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int n, const strix_letterbox_info *info,
+                               const strix_nms_params *np, strix_detection *dets, int *counts, strix_error *err)
+{
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    const strix_plan *pl = b->plan;
+    if (!pl) return not_planned(err);
+    if (n != pl->n)
+        return strix_fail(err, STRIX_E_INTERNAL, "engine/cpu/backend.c: detect on %d images, planned for %d", n,
+                          pl->n);
+    size_t need = strix_nms_workspace(pl->anchors, np);
+    for (int i = 0; i < n; i++) {
+        size_t lb = strix_letterbox_scratch_bytes(&info[i]);
+        if (lb > need) need = lb;
+    }
+    if (!reserve(&b->scratch, &b->scratch_cap, need))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
+    float *in = input_ptr(b);
+    for (int i = 0; i < n; i++) strix_letterbox(in + (size_t)i * pl->h * pl->w * 3, &imgs[i], &info[i], b->scratch);
+    strix_status st = strix_execute(base, b->prog, err);
+    if (st) return st;
+    const float *head = head_ptr(b);
+    size_t per = pl->anchors * (4 + (size_t)b->prog->nc);
+    for (int i = 0; i < n; i++)
+        counts[i] = strix_nms(dets + (size_t)i * np->max_det, head + per * i, pl->anchors, np, b->scratch);
+    return STRIX_OK;
+}
+
+static void cpu_free(strix_backend *base)
+{
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    if (!b) return;
+    free(b->arena);
+    free(b->ws);
+    free(b->scratch);
+    free(b);
+}
+
+static const strix_backend_ops cpu_ops = {
+    .plan = cpu_plan,
+    .forward = cpu_forward,
+    .detect = cpu_detect,
+    .free = cpu_free,
+    .run_op = cpu_run_op,
+};
+
+strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *p, const float *weights,
+                                      const strix_backend_config *c, strix_error *err)
+{
+    *out = NULL;
+    strix_cpu_backend *b = calloc(1, sizeof *b);
+    if (!b) return strix_fail(err, STRIX_E_NOMEM, "out of memory for the CPU backend");
+    b->base.ops = &cpu_ops;
+    b->prog = p;
+    b->weights = weights;
+    *out = &b->base;
+    return STRIX_OK;
+}

@@ -1,0 +1,22 @@
+/* backend.h — the CPU backend (engine/backend.h's interface): the planned
+ * arena and op workspace in host memory, every op from engine/cpu/ops.h,
+ * letterbox and NMS on the host.  Plain C11, the reference for every other
+ * backend. */
+#ifndef STRIX_CPU_BACKEND_H
+#define STRIX_CPU_BACKEND_H
+
+#include "../backend.h"
+
+/* A CPU backend for program p with its fused fp32 OHWI weights (both must
+ * outlive it); each plan's threads bound the ops' OpenMP teams. */
+strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *p, const float *weights,
+                                      const strix_backend_config *c, strix_error *err);
+
+/* Run node i of p alone over an arena and workspace of the caller's, laid
+ * out by pl (calibration, per-op tests; the CPU backend's run_op).  A node
+ * fused into an earlier one (strix_node.fused) ran with that one and does
+ * nothing here. */
+void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
+                            float *arena, void *workspace, int i);
+
+#endif
