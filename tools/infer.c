@@ -58,7 +58,7 @@
  *   (Ultralytics' numbering).  The video runs through engine/pipeline.h:
  *   a decode thread, detection batched on this thread, an annotate/encode
  *   thread, bounded queues, so memory stays flat however long the video
- *   (what --highlights needs of every frame waits in a file: framelog.h).
+ *   (what --highlights needs of every frame waits in a file: infer/framelog.h).
  *
  * Tracking and highlights (videos; README "Tracking, counting and highlight
  * reels"): --track runs ByteTrack (engine/track.c) on the writer thread, in
@@ -112,7 +112,7 @@
 #include "count.h"
 #include "cudaenv.h"
 #include "exitcodes.h"
-#include "framelog.h"
+#include "infer/framelog.h"
 #include "highlight.h"
 #include "image.h"
 #include "jsonl.h"
