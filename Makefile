@@ -110,8 +110,6 @@ $(JOB_LIB): $(JOB_OBJ)
 	$(AR) rcs $@ $^
 
 $(VIDEO_OBJ): CFLAGS += $(shell pkg-config --cflags $(FFMPEG_PKGS))
-# loaders/video.h includes no FFmpeg header: the job's objects need no FFmpeg flags
-$(JOB_OBJ): CFLAGS += -Itools
 $(JOB_USERS): $(JOB_LIB)
 $(JOB_USERS): JOB_LINK = $(JOB_LIB)
 $(VIDEO_USERS): $(VIDEO_LIB)
