@@ -51,6 +51,9 @@ VIDEO_SRC   = $(wildcard loaders/video*.c)
 FFMPEG_PKGS = libavformat libavcodec libavutil libswscale libswresample
 LIB_SRC  = $(filter-out $(VIDEO_SRC),$(wildcard engine/*.c engine/cpu/*.c engine/analytics/*.c engine/eval/*.c loaders/*.c))
 TOOL_SRC = $(wildcard tools/*.c)
+# The infer job (tools/infer/: inputs, stages, writers) is an archive linked
+# into build/infer only, and into the tests of its parts (JOB_USERS).
+JOB_SRC  = $(wildcard tools/infer/*.c)
 TEST_SRC = $(wildcard tests/*.c)
 
 ifeq ($(CUDA),1)
@@ -72,6 +75,9 @@ LIB      = $(BUILD)/libstrix.a
 VIDEO_OBJ   = $(VIDEO_SRC:%.c=$(BUILD)/obj/%.o)
 VIDEO_LIB   = $(BUILD)/libstrix_video.a
 VIDEO_USERS = $(BUILD)/infer $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_video*.c))
+JOB_OBJ     = $(JOB_SRC:%.c=$(BUILD)/obj/%.o)
+JOB_LIB     = $(BUILD)/libstrix_infer.a
+JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight
 
 .PHONY: all lib tools tests test deps demo clean fuzz fuzz-build fuzzers
 all: lib tools
@@ -89,7 +95,7 @@ CONFIG_LINE  = $(CC) $(CFLAGS) | $(NVCC) $(NVCCFLAGS) | $(LDLIBS)
 $(CONFIG_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(CONFIG_LINE)' | cmp -s - $@ || echo '$(CONFIG_LINE)' > $@
-$(LIB_OBJ) $(VIDEO_OBJ): $(CONFIG_STAMP)
+$(LIB_OBJ) $(VIDEO_OBJ) $(JOB_OBJ): $(CONFIG_STAMP)
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -99,7 +105,13 @@ $(VIDEO_LIB): $(VIDEO_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+$(JOB_LIB): $(JOB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
 $(VIDEO_OBJ): CFLAGS += $(shell pkg-config --cflags $(FFMPEG_PKGS))
+$(JOB_USERS): $(JOB_LIB)
+$(JOB_USERS): JOB_LINK = $(JOB_LIB)
 $(VIDEO_USERS): $(VIDEO_LIB)
 $(VIDEO_USERS): VIDEO_LINK = $(VIDEO_LIB) $(LIB) $(shell pkg-config --libs $(FFMPEG_PKGS))
 
@@ -113,11 +125,11 @@ $(BUILD)/obj/%.o: %.cu
 
 $(BUILD)/%: tools/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $< $(JOB_LINK) $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests $< $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) -Itests $< $(JOB_LINK) $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
 # perf/ programs (benchmark, per-kernel harnesses): build/perf/NAME, library only.
 PERF = $(patsubst perf/%.c,$(BUILD)/perf/%,$(wildcard perf/*.c))
@@ -187,4 +199,4 @@ demo: deps all
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(VIDEO_OBJ:.o=.d) $(STB_OBJ:.o=.d) $(FUZZERS:=.d)
+-include $(LIB_OBJ:.o=.d) $(VIDEO_OBJ:.o=.d) $(JOB_OBJ:.o=.d) $(TOOLS:=.d) $(TESTS:=.d) $(STB_OBJ:.o=.d) $(FUZZERS:=.d)

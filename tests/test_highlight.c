@@ -4,7 +4,7 @@
  * validation, random inputs checked against a brute-force reference that
  * applies the rules frame by frame (no binary search, no in-place merging)
  * plus the invariants, and two million frames at 30 fps; the frame log that
- * --highlights keeps (engine/framelog.h): contents and a flat heap. */
+ * --highlights keeps (tools/infer/framelog.h): contents and a flat heap. */
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "framelog.h"
+#include "tools/infer/framelog.h"
 #include "highlight.h"
 #include "testlib.h"
 

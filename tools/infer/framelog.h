@@ -5,6 +5,7 @@
  * a video (each frame's time and its qualifying detections), so memory
  * stays flat however long the video or stream: the file grows by
  * 12 + 8 * items bytes a frame, the heap by nothing after the first frames.
+ * It is the infer job's, not the engine's: the engine does no file I/O.
  *
  * Use: strix_frame_log_open, strix_frame_log_add per frame, then
  * strix_frame_log_rewind and strix_frame_log_next until it returns 0

@@ -1,0 +1,196 @@
+/* job.h — what the parts of the infer job share (tools/infer/, internal to
+ * the `infer` tool): the parsed options, the input lists, the planned output
+ * paths, the state of the image run and of one video's run, and the
+ * functions each part offers the others.  tools/infer.c parses the options
+ * and wires the parts: inputs.c expands INPUTs, outputs.c plans and checks
+ * the output paths and publishes files, images.c runs the images,
+ * video.c one video (engine/pipeline.h), writers.c writes the JSON, JSON
+ * Lines, MOT, labels, tracks and highlights files; framelog.c keeps what
+ * --highlights needs of every frame. */
+#ifndef STRIX_INFER_JOB_H
+#define STRIX_INFER_JOB_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "count.h"
+#include "framelog.h"
+#include "image.h"
+#include "jsonl.h"
+#include "strix.h"
+#include "tools/exitcodes.h"
+#include "video.h"
+
+/* Beyond the shared codes of exitcodes.h: a run stopped by SIGINT/SIGTERM. */
+enum { EXIT_INTERRUPTED = 130 };
+
+static inline double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+typedef struct options {
+    const char *model, *weights, *names, *device, *out, *json;
+    const char *classes, *codec, *preset;
+    const char *detections, *highlights; /* --detections FILE, --highlights LIST */
+    char scale;
+    int nc, max_det, imgsz, batch, threads, vid_stride, crf;
+    double conf, iou;
+    int txt, save_conf, save, overwrite, quiet, audio, half;
+    int conf_set;                        /* --conf given (tracking lowers the default) */
+    int track, track_buffer, trail, hl_min_frames, has_line;
+    double track_thresh, match_thresh;   /* ByteTrack */
+    double hl_score, hl_gap, hl_pad, hl_min_len, hl_max_len;
+    float line[4];                       /* --line x1,y1,x2,y2 */
+    char **inputs;
+    int n_inputs;
+} options;
+
+typedef struct strlist {
+    char **v;
+    int n, cap;
+} strlist;
+
+/* The inputs, split: images go to stb, videos to FFmpeg, each list in order. */
+typedef struct inputs {
+    strlist images, videos;
+} inputs;
+
+typedef struct plan_entry {
+    const char *input;
+    char *image_out; /* NULL with --no-save */
+    char *label_out; /* NULL without --txt */
+} plan_entry;
+
+/* One decoded frame.  index: position in the source; name: where it came
+ * from (a path now, "video#frame" later). */
+typedef struct frame {
+    long index;
+    const char *name;
+    strix_owned_image img;
+} frame;
+
+typedef struct run {
+    const options *o;
+    const plan_entry *plan;
+    strix_model *model;
+    const char *const *names;
+    int n_names;
+    const unsigned char *mask; /* --classes: keep class c when mask[c]; NULL keeps all */
+    FILE *json;
+    char *json_tmp;
+    int first_image;
+    strlist err_names, err_msgs; /* the frames that failed, and why */
+    int first_fail;           /* exit code of the first per-image failure */
+    long images, detections;
+    double t_decode, t_detect, t_annotate, t_write;
+} run;
+
+typedef struct video_plan {
+    const char *input;
+    char *video_out;  /* OUT/<stem>.mp4; NULL with --no-save */
+    char *jsonl;      /* --json FILE or OUT/<stem>.jsonl */
+    char *label_base; /* OUT/labels/<stem>: files <base>_<n>.txt; NULL without --txt */
+    char *first_label; /* <label_base>_1.txt: stands for them in the checks before the run */
+    char *mot, *tracks; /* --track: OUT/<stem>.mot.txt, OUT/<stem>.tracks.json */
+    char *hl_video, *hl_json, *hl_csv; /* --highlights: OUT/<stem>.highlights.{mp4,json,csv} */
+} video_plan;
+
+/* The state of one video's run, shared by the pipeline callbacks: read on
+ * the decode thread, write on the annotate/encode thread, the rest here. */
+typedef struct vrun {
+    const options *o;
+    const video_plan *p;
+    const char *shown;           /* the input's name in messages */
+    strix_model *model;
+    const char *const *names;
+    int n_names;
+    strix_detect_options dopt;
+    strix_video_reader *rd;
+    strix_video_writer *wr;
+    FILE *jl;
+    char *label_path;            /* room for <label_base>_<n>.txt */
+    long expected;               /* frames, -1 when unknown */
+    double t0, last_progress, annotate_ms, side_ms;
+    int tty, reported;           /* reported: the failure was already printed */
+    int fail_rc;                 /* exit code of a failure the writer knows better (bad --detections) */
+    long replayed;               /* detections replayed (after the filters) */
+    const unsigned char *mask;   /* --classes (applied here to replayed detections) */
+    /* --detections: the records replayed instead of detections, filtered into rdets/rids */
+    strix_jsonl_reader *replay;
+    strix_detection *rdets;
+    int *rids, rcap;
+    /* --track: identities of the current frame's detections (kept for frames
+     * --vid-stride skips: their detections are the last detected ones) */
+    strix_tracker *tracker;
+    strix_counter *counter;
+    int *ids, ids_cap;
+    strix_crossing *cross;
+    FILE *mot;
+    char *mot_tmp;
+    /* --highlights: each frame's time and its detections of the chosen classes
+     * above --hl-score (with their identities), kept in a file until the end */
+    const unsigned char *hl_mask;
+    strix_frame_log *hl;
+    strix_frame_item *hl_items; /* [rcap]: this frame's */
+} vrun;
+
+/* Set from the signal handler (tools/infer.c); a flag is all a handler may
+ * safely touch.  Counts signals (capped at 2): 1 finishes cleanly, 2 stops
+ * at once. */
+extern volatile sig_atomic_t g_stop;
+
+/* inputs.c */
+int list_add(strlist *l, const char *s);
+void list_free(strlist *l);
+int is_ffmpeg_source(const char *s);
+int expand_inputs(const options *o, inputs *l);
+int add_sequence_files(const char *pattern, strlist *l);
+
+/* outputs.c */
+int plan_run_outputs(const options *o, const inputs *in, char **json_path_out, plan_entry **plan_out,
+                     video_plan **vplan_out, char **labels_dir_out, strlist *created);
+void remove_created(strlist *created);
+int commit_file(char *tmp, const char *path, int overwrite);
+int commit_temp(FILE *f, char *tmp, const char *path, int overwrite);
+void abandon_temp(FILE *f, char *tmp);
+void free_video_plans(video_plan *vp, int n);
+
+/* images.c */
+int run_images(const options *o, const strlist *images, const plan_entry *plan, strix_model *model,
+               const char *const *names, int n_names, const unsigned char *mask, const char *json_path,
+               double t_start);
+void detect_options(const options *o, const unsigned char *mask, strix_detect_options *d);
+
+/* video.c */
+int stop_requested(void *ctx);
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void set_error(strix_error *e, strix_status st, const char *fmt, ...);
+void draw_frame(const options *o, strix_counter *counter, const char *const *names, int n_names,
+                uint8_t *rgb, int w, int h, int stride, long index, const strix_detection *d,
+                const int *ids, int n);
+void print_notice(void *ctx, const char *line);
+int run_video(const options *o, const video_plan *p, strix_model *model, const char *const *names,
+              int n_names, const unsigned char *mask, const unsigned char *hl_mask);
+
+/* writers.c */
+int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const char *path);
+const char *name_of(const char *const *names, int n_names, int id);
+void json_image(run *r, const frame *f, const strix_detections *d);
+int finish_json(run *r, const char *path);
+int start_json(run *r, const char *path);
+const char *class_name_of(const vrun *v, int id);
+void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets, const int *ids,
+                 int n, int n_cross);
+void mot_frame(FILE *mot, long index, const strix_detection *dets, const int *ids, int n);
+int write_tracks_json(vrun *v, long frames, double fps);
+int write_highlights(vrun *v, double end_time);
+void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_stats *rs);
+
+#endif

@@ -1,0 +1,597 @@
+/* video.c — the infer job's video run: one video through engine/pipeline.h
+ * (a decode thread, detection batched on the calling thread, an
+ * annotate/encode thread), with the --detections replay, ByteTrack and the
+ * line counter on the writer thread in frame order, the JSON Lines, MOT and
+ * labels written per frame, what --highlights needs of each frame logged
+ * (framelog.h), the progress line and the summary. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "annotate.h"
+#include "job.h"
+#include "outfile.h"
+#include "pipeline.h"
+
+int stop_requested(void *ctx)
+{
+    (void)ctx;
+    return g_stop != 0;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void set_error(strix_error *e, strix_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    e->status = st;
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+}
+
+static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
+{
+    vrun *v = ctx;
+    if (g_stop) return 0;
+    strix_video_frame *vf = f->user;
+    if (!vf && !(vf = f->user = calloc(1, sizeof *vf))) {
+        set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
+        return -1;
+    }
+    int r = strix_video_read(v->rd, vf, err);
+    if (r == 1) {
+        f->rgb = vf->rgb;
+        f->width = vf->width;
+        f->height = vf->height;
+        f->stride = vf->stride;
+    }
+    return r;
+}
+
+static strix_status video_detect(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err)
+{
+    vrun *v = ctx;
+    return strix_model_detect(v->model, im, n, &v->dopt, out, err);
+}
+
+/* --detections: nothing to detect; the writer replays the records. */
+static strix_status replay_detect(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err)
+{
+    for (int i = 0; i < n; i++) out[i].count = 0;
+    return STRIX_OK;
+}
+
+static void video_release(void *ctx, void *user)
+{
+    (void)ctx;
+    strix_video_frame_free(user);
+    free(user);
+}
+
+/* "1:02:03" or "2:03" */
+static void fmt_time(char *buf, size_t n, double sec)
+{
+    long t = sec > 0 && sec < 1e8 ? (long)(sec + 0.5) : 0;
+    if (t >= 3600) snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* On a terminal one bar, redrawn at most 5 times a second; otherwise a
+ * line every 5 s.  --quiet: nothing. */
+static void progress(vrun *v, long done, int final)
+{
+    if (v->o->quiet || (final && !v->tty)) return;
+    double now = now_ms();
+    if (!final && now - v->last_progress < (v->tty ? 200 : 5000)) return;
+    v->last_progress = now;
+    double el = (now - v->t0) / 1e3, fps = el > 0 ? done / el : 0;
+    long total = v->expected >= done ? v->expected : -1;
+    char eta[32] = "?", tot[32] = "?";
+    if (total > 0) snprintf(tot, sizeof tot, "%ld", total);
+    if (total > 0 && fps > 0) fmt_time(eta, sizeof eta, (double)(total - done) / fps);
+    if (final) snprintf(eta, sizeof eta, "0:00");
+    if (v->tty) {
+        enum { W = 30 };
+        char bar[W + 1];
+        int fill = total > 0 ? (int)((double)W * (double)done / (double)total) : 0;
+        for (int i = 0; i < W; i++) bar[i] = i < fill ? '#' : '-';
+        bar[W] = 0;
+        fprintf(stderr, "\r%s [%s] %ld/%s frames  %.1f fps  ETA %s\033[K%s", v->shown, total > 0 ? bar : "",
+                done, tot, fps, eta, final ? "\n" : "");
+    } else {
+        fprintf(stderr, "infer: %s: %ld/%s frames, %.1f fps, ETA %s\n", v->shown, done, tot, fps, eta);
+    }
+    fflush(stderr);
+}
+
+/* Trails, boxes, labels and the counting line with its totals: one frame's
+ * drawing, shared by the annotated video and the highlight reel. */
+void draw_frame(const options *o, strix_counter *counter, const char *const *names, int n_names,
+                uint8_t *rgb, int w, int h, int stride, long index, const strix_detection *d,
+                const int *ids, int n)
+{
+    strix_annotate_style style;
+    strix_annotate_style_init(&style);
+    style.track_ids = ids;
+    int lw = (int)((double)(w + h + 3) / 2 * 0.003 + 0.5);
+    if (lw < 2) lw = 2;
+    for (int i = 0; i < n && ids && o->trail; i++) {
+        const float *xy;
+        int k = ids[i] >= 0 ? strix_counter_trail(counter, ids[i], index, &xy) : 0;
+        uint8_t c[3];
+        strix_track_color(ids[i], c);
+        if (k > 1) strix_draw_trail(rgb, w, h, stride, xy, k, lw, c);
+    }
+    strix_annotate(rgb, w, h, stride, d, n, names, n_names, &style);
+    if (o->has_line) {
+        static const uint8_t white[3] = {255, 255, 255}, black[3] = {0, 0, 0};
+        strix_draw_line(rgb, w, h, stride, o->line[0], o->line[1], o->line[2], o->line[3], lw, white, 1);
+        int in, out;
+        strix_counter_line(counter, &in, &out);
+        char text[64];
+        snprintf(text, sizeof text, "in %d  out %d", in, out);
+        int x = (int)(o->line[0] < o->line[2] ? o->line[0] : o->line[2]);
+        int y = (int)(o->line[1] < o->line[3] ? o->line[1] : o->line[3]) - strix_text_height(lw) - 2 * lw;
+        if (x < 0) x = 0;
+        if (y < 0) y = 0;
+        strix_draw_text(rgb, w, h, stride, x, y, text, lw, white, black);
+    }
+}
+
+/* room for n detections in the replay, identity and highlight buffers */
+static int grow_frame_buffers(vrun *v, int n)
+{
+    if (n <= v->rcap) return 0;
+    int cap = n > 2 * v->rcap ? n : 2 * v->rcap;
+    strix_detection *d = realloc(v->rdets, sizeof *d * (size_t)cap);
+    if (d) v->rdets = d;
+    int *r = realloc(v->rids, sizeof *r * (size_t)cap);
+    if (r) v->rids = r;
+    int *ids = realloc(v->ids, sizeof *ids * (size_t)cap);
+    if (ids) v->ids = ids;
+    strix_crossing *c = realloc(v->cross, sizeof *c * (size_t)cap);
+    if (c) v->cross = c;
+    strix_frame_item *hi = realloc(v->hl_items, sizeof *hi * (size_t)cap);
+    if (hi) v->hl_items = hi;
+    if (!d || !r || !ids || !c || !hi) return -1;
+    v->rcap = cap;
+    return 0;
+}
+
+/* --detections: this frame's record, checked against the video and
+ * filtered by --classes (and --conf when given); 0 or -1 with err. */
+static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_detection **dets, int *n,
+                        const int **rec_ids, int *inferred, strix_error *err)
+{
+    strix_jsonl_record rec;
+    int r = strix_jsonl_next(v->replay, &rec, err);
+    v->fail_rc = EXIT_INPUT; /* until this record proves good */
+    if (r < 0) return -1;
+    if (r == 0 || rec.frame != f->index) {
+        set_error(err, STRIX_E_ARG, "%s: %s frame %ld of %s (were these detections made from this video?)",
+                  v->o->detections, r ? "the next record is not for" : "has no record for", f->index, v->shown);
+        return -1;
+    }
+    double fps = strix_video_reader_info(v->rd)->fps, tol = fps > 0 ? 0.5 / fps : 0.02;
+    if (fabs(rec.pts - time) > tol) {
+        set_error(err, STRIX_E_ARG, "%s: frame %ld is at %.3f s there but at %.3f s in %s (were these detections "
+                  "made from this video?)", v->o->detections, f->index, rec.pts, time, v->shown);
+        return -1;
+    }
+    v->fail_rc = 0;
+    if (grow_frame_buffers(v, rec.n)) {
+        set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
+        return -1;
+    }
+    int m = 0, any_id = 0;
+    for (int i = 0; i < rec.n; i++) {
+        const strix_detection *d = &rec.dets[i];
+        if (v->o->conf_set && d->score < v->o->conf) continue;
+        if (v->mask && (d->class_id >= v->n_names || !v->mask[d->class_id])) continue;
+        v->rdets[m] = *d;
+        v->rids[m++] = rec.track_ids[i];
+        any_id |= rec.track_ids[i] >= 0;
+    }
+    *dets = v->rdets;
+    *n = m;
+    v->replayed += m;
+    *rec_ids = any_id ? v->rids : NULL;
+    *inferred = rec.inferred;
+    return 0;
+}
+
+/* The exit code of a tracker or counter failure, by its cause: out of
+ * memory, or detections it refuses (from a replayed file: a bad input;
+ * from the model: a bug). */
+static int track_exit_code(const vrun *v, strix_status st)
+{
+    if (st == STRIX_E_NOMEM) return EXIT_NOMEM;
+    return v->replay ? EXIT_INPUT : EXIT_INTERNAL;
+}
+
+static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
+{
+    vrun *v = ctx;
+    const options *o = v->o;
+    strix_video_frame *vf = f->user;
+    if (g_stop > 1) {
+        set_error(err, STRIX_E_INTERNAL, "%s: stopped by a second signal", v->shown);
+        return -1;
+    }
+    double t0 = now_ms();
+    const strix_detection *dets = f->dets;
+    const int *ids = NULL;
+    int n = f->n_dets, inferred = f->inferred;
+    if (v->replay && replay_frame(v, f, vf->time, &dets, &n, &ids, &inferred, err)) return -1;
+    if (grow_frame_buffers(v, n)) {
+        set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
+        return -1;
+    }
+    int n_cross = 0;
+    if (v->tracker) {
+        /* a frame --vid-stride skipped repeats the last detections: same identities */
+        strix_status tst = inferred ? strix_tracker_update(v->tracker, dets, n, v->ids, err) : STRIX_OK;
+        if (tst) {
+            v->fail_rc = track_exit_code(v, tst);
+            return -1;
+        }
+        ids = v->ids;
+    }
+    strix_status cst = v->counter && ids ? strix_counter_add(v->counter, f->index, vf->time, dets, ids, n, v->cross,
+                                                             &n_cross, err) : STRIX_OK;
+    if (cst) {
+        v->fail_rc = track_exit_code(v, cst);
+        return -1;
+    }
+    if (v->wr) draw_frame(o, v->counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index,
+                          dets, ids, n);
+    double t1 = now_ms();
+    v->annotate_ms += t1 - t0;
+    jsonl_frame(v, f->index, vf->time, inferred, dets, ids, n, n_cross);
+    if (ferror(v->jl)) {
+        set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->jsonl, strerror(errno));
+        return -1;
+    }
+    if (v->mot) mot_frame(v->mot, f->index, dets, ids, n);
+    if (v->mot && ferror(v->mot)) {
+        set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->mot, strerror(errno));
+        return -1;
+    }
+    if (v->hl) {
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            const strix_detection *d = &dets[i];
+            if (d->class_id < v->n_names && v->hl_mask[d->class_id] && d->score >= o->hl_score &&
+                (!o->track || ids[i] >= 0))
+                v->hl_items[k++] = (strix_frame_item){d->class_id, ids ? ids[i] : -1};
+        }
+        if (strix_frame_log_add(v->hl, vf->time, v->hl_items, k, err)) return -1;
+    }
+    if (v->label_path) {
+        snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
+        if (write_labels(o, f->width, f->height, dets, n, v->label_path)) {
+            v->reported = 1;
+            set_error(err, STRIX_E_IO, "%s: cannot write labels", v->label_path);
+            return -1;
+        }
+    }
+    v->side_ms += now_ms() - t1;
+    if (v->wr && strix_video_write(v->wr, vf, err)) return -1;
+    progress(v, f->index + 1, 0);
+    return 0;
+}
+
+void print_notice(void *ctx, const char *line)
+{
+    const vrun *v = ctx;
+    if (!v->o->quiet) fprintf(stderr, "infer: notice: %s\n", line);
+}
+
+static long peak_rss_mb(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_maxrss / 1024 : -1; /* Linux: KiB */
+}
+
+/* Exit code of a failed pipeline. */
+static int pipe_exit_code(strix_pipe_stage stage, strix_status st)
+{
+    if (st == STRIX_E_NOMEM) return EXIT_NOMEM;
+    if (stage == STRIX_PIPE_WRITE) return EXIT_OUTPUT;
+    return strix_exit_code(st);
+}
+
+/* What the decoder met in a damaged input, e.g. "2 corrupt packets skipped,
+ * 1 frame concealed by the decoder, 28 more frames decoded from damaged
+ * references before the next keyframe"; "" for a clean input. */
+static void describe_damage(const strix_video_read_stats *rs, char *buf, size_t n)
+{
+    const struct {
+        long k;
+        const char *one, *many;
+    } part[] = {
+        {rs->bad_packets, "corrupt packet skipped", "corrupt packets skipped"},
+        {rs->corrupt_packets, "packet flagged corrupt by the demuxer", "packets flagged corrupt by the demuxer"},
+        {rs->concealed, "frame concealed by the decoder", "frames concealed by the decoder"},
+        {rs->tainted, "more frame decoded from damaged references before the next keyframe",
+         "more frames decoded from damaged references before the next keyframe"},
+    };
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
+        if (part[i].k && at < n)
+            at += (size_t)snprintf(buf + at, n - at, "%s%ld %s", at ? ", " : "", part[i].k,
+                                   part[i].k == 1 ? part[i].one : part[i].many);
+}
+
+/* Detect, annotate and encode one video; returns an exit code. */
+int run_video(const options *o, const video_plan *p, strix_model *model, const char *const *names,
+              int n_names, const unsigned char *mask, const unsigned char *hl_mask)
+{
+    vrun v;
+    memset(&v, 0, sizeof v);
+    v.o = o;
+    v.p = p;
+    v.shown = p->input;
+    v.model = model;
+    v.names = names;
+    v.n_names = n_names;
+    detect_options(o, mask, &v.dopt);
+    char *video_tmp = NULL, *jl_tmp = NULL, *mot_tmp = NULL;
+    int rc = 0;
+    strix_error e;
+
+    strix_video_read_options ro;
+    strix_video_read_options_init(&ro);
+    ro.audio = o->save && o->audio;
+    ro.interrupt = stop_requested;
+    strix_status st = strix_video_open(&v.rd, p->input, &ro, &e);
+    if (st) {
+        fprintf(stderr, "infer: %s\n", e.message);
+        return strix_exit_code(st);
+    }
+    v.expected = strix_video_reader_info(v.rd)->frames;
+
+    if (p->label_base && !(v.label_path = malloc(strlen(p->label_base) + 32))) {
+        rc = EXIT_NOMEM;
+        fprintf(stderr, "infer: out of memory\n");
+        goto done;
+    }
+    if (p->video_out) {
+        FILE *t = strix_temp_open(p->video_out, &video_tmp);
+        if (!t) {
+            fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
+                    p->video_out, strerror(errno));
+            rc = EXIT_OUTPUT;
+            goto done;
+        }
+        fclose(t);
+        strix_video_write_options wo;
+        strix_video_write_options_init(&wo);
+        if (o->codec) wo.codec = o->codec;
+        wo.crf = o->crf;
+        wo.preset = o->preset;
+        wo.audio = o->audio;
+        wo.name = p->video_out;
+        wo.notice = print_notice;
+        wo.notice_ctx = &v;
+        st = strix_video_writer_open(&v.wr, video_tmp, v.rd, &wo, &e);
+        if (st) {
+            fprintf(stderr, "infer: %s\n", e.message);
+            rc = st == STRIX_E_ARG ? EXIT_USAGE : st == STRIX_E_IO ? EXIT_OUTPUT : strix_exit_code(st);
+            goto done;
+        }
+    }
+    if (!(v.jl = strix_temp_open(p->jsonl, &jl_tmp))) {
+        fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
+                p->jsonl, strerror(errno));
+        rc = EXIT_OUTPUT;
+        goto done;
+    }
+    strix_video_read_stats none;
+    memset(&none, 0, sizeof none);
+    jsonl_header(v.jl, &v, 0, &none);
+    v.mask = mask;
+    v.hl_mask = hl_mask;
+    if (hl_mask && (st = strix_frame_log_open(&v.hl, &e))) {
+        fprintf(stderr, "infer: %s\n", e.message);
+        rc = st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
+        goto done;
+    }
+    if (o->detections && (st = strix_jsonl_open(&v.replay, o->detections, &e))) {
+        fprintf(stderr, "infer: %s\n", e.message);
+        rc = strix_exit_code(st);
+        goto done;
+    }
+    if (o->track) {
+        strix_track_options to;
+        strix_track_options_init(&to);
+        to.track_thresh = (float)o->track_thresh;
+        to.match_thresh = (float)o->match_thresh;
+        to.track_buffer = o->track_buffer;
+        double fps = strix_video_reader_info(v.rd)->fps;
+        to.frame_rate = (fps > 0 ? fps : 30) / o->vid_stride;
+        if ((st = strix_tracker_create(&v.tracker, &to, &e)) ||
+            (st = strix_counter_create(&v.counter, o->has_line ? o->line : NULL, o->trail, &e))) {
+            fprintf(stderr, "infer: %s\n", e.message);
+            rc = strix_exit_code(st);
+            goto done;
+        }
+        if (!(v.mot = strix_temp_open(p->mot, &mot_tmp))) {
+            fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
+                    p->mot, strerror(errno));
+            rc = EXIT_OUTPUT;
+            goto done;
+        }
+    }
+
+    strix_pipe_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.batch = o->batch;
+    cfg.vid_stride = o->detections ? 1 : o->vid_stride; /* a replay has a record for every frame */
+    cfg.max_det = o->max_det;
+    cfg.ctx = &v;
+    cfg.read = video_read;
+    cfg.detect = o->detections ? replay_detect : video_detect;
+    cfg.write = video_write;
+    cfg.release = video_release;
+    cfg.format = STRIX_RGB;
+    v.tty = isatty(STDERR_FILENO);
+    v.t0 = v.last_progress = now_ms();
+    strix_pipe_stats ps;
+    st = strix_pipe_run(&cfg, &ps, &e);
+    strix_video_read_stats rs;
+    strix_video_reader_stats(v.rd, &rs);
+    if (st) {
+        if (g_stop > 1) {
+            fprintf(stderr, "infer: %s: stopped at once by a second signal: unfinished outputs discarded\n",
+                    p->input);
+            rc = EXIT_INTERRUPTED;
+        } else {
+            if (!v.reported) fprintf(stderr, "%sinfer: %s\n", v.tty && !o->quiet ? "\n" : "", e.message);
+            rc = v.fail_rc ? v.fail_rc : pipe_exit_code(ps.failed, st);
+        }
+        goto done;
+    }
+    if (!ps.frames) {
+        if (g_stop) {
+            fprintf(stderr, "infer: %s: interrupted before the first frame: nothing written\n", p->input);
+            rc = EXIT_INTERRUPTED;
+        } else {
+            fprintf(stderr, "infer: %s: no frames could be decoded (%s)\n", p->input,
+                    rs.problem[0] ? rs.problem : "the video is empty");
+            rc = EXIT_IMAGE;
+        }
+        goto done;
+    }
+    progress(&v, ps.frames, 1);
+    if (v.wr) {
+        strix_video_frame tail;
+        memset(&tail, 0, sizeof tail);
+        strix_video_read_tail(v.rd, &tail);
+        st = strix_video_write(v.wr, &tail, &e);
+        strix_video_frame_free(&tail);
+        if (!st) st = strix_video_writer_finish(v.wr, &e);
+        if (st) {
+            fprintf(stderr, "infer: %s\n", e.message);
+            rc = st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
+            goto done;
+        }
+        rc = commit_file(video_tmp, p->video_out, o->overwrite);
+        video_tmp = NULL;
+        if (rc) goto done;
+    }
+    /* the header's counts, now known (same length: see jsonl_header) */
+    int unwritten = fflush(v.jl) || fseek(v.jl, 0, SEEK_SET);
+    if (!unwritten) {
+        jsonl_header(v.jl, &v, ps.frames, &rs);
+        unwritten = fflush(v.jl) || fseek(v.jl, 0, SEEK_END);
+    }
+    if (unwritten) {
+        fprintf(stderr, "infer: %s: write failed: %s (check free disk space)\n", p->jsonl, strerror(errno));
+        rc = EXIT_OUTPUT;
+        goto done;
+    }
+    rc = commit_temp(v.jl, jl_tmp, p->jsonl, o->overwrite);
+    v.jl = NULL;
+    jl_tmp = NULL;
+    if (rc) goto done;
+    if (v.mot) {
+        rc = commit_temp(v.mot, mot_tmp, p->mot, o->overwrite);
+        v.mot = NULL;
+        mot_tmp = NULL;
+        if (!rc) rc = write_tracks_json(&v, ps.frames, strix_video_reader_info(v.rd)->fps);
+        if (rc) goto done;
+    }
+
+    double wall = (now_ms() - v.t0) / 1e3, enc = v.wr ? strix_video_writer_ms(v.wr) : 0;
+    char damage[320];
+    describe_damage(&rs, damage, sizeof damage);
+    if (damage[0])
+        fprintf(stderr, "infer: %s: damaged input: %s%s%s%s; the %ld frames that decoded are in the output\n",
+                p->input, damage, rs.problem[0] ? " (first: " : "", rs.problem, rs.problem[0] ? ")" : "", ps.frames);
+    else if (rs.problem[0])
+        fprintf(stderr, "infer: %s: %s; the %ld frames before it are in the output\n", p->input, rs.problem,
+                ps.frames);
+    /* the container's frame count (or the duration's estimate) against what
+     * decoded: damage and early ends were reported above from what failed to
+     * read or decode; with none, the count in the header is what is off
+     * (an AVI's stream header, say): trust the frames, note it neutrally */
+    const strix_video_info *info = strix_video_reader_info(v.rd);
+    long missing = info->frames - ps.frames;
+    if (!g_stop && !o->quiet && !damage[0] && !rs.problem[0] && info->frames > 0 &&
+        missing > (info->frames_exact ? 0 : info->frames / 50 > 2 ? info->frames / 50 : 2))
+        fprintf(stderr, "infer: notice: %s: the %s %ld frames; %ld decoded, with no read or decode error\n",
+                p->input, info->frames_exact ? "container's header counts" : "duration suggests about", info->frames,
+                ps.frames);
+    FILE *s = g_stop ? stderr : stdout;
+    if (!o->quiet || g_stop)
+        fprintf(s, "infer: %s: %ld frames (%ld %s), %ld detections in %.2f s, %.1f fps; decode %.2f s, "
+                "preprocess %.2f s, inference %.2f s, postprocess %.2f s, annotate %.2f s, encode %.2f s "
+                "(stages overlap); peak memory %ld MB; %s%s%s%s\n",
+                p->input, ps.frames, ps.inferred, o->detections ? "replayed" : "detected",
+                o->detections ? v.replayed : ps.detections, wall, wall > 0 ? (double)ps.frames / wall : 0,
+                rs.decode_ms / 1e3, rs.convert_ms / 1e3, ps.detect_ms / 1e3, (ps.post_ms + v.side_ms) / 1e3,
+                v.annotate_ms / 1e3, enc / 1e3, peak_rss_mb(), g_stop ? "interrupted: kept the frames read "
+                "so far in " : "wrote ", p->video_out ? p->video_out : "", p->video_out ? " and " : "", p->jsonl);
+    if (v.counter && (!o->quiet || g_stop)) {
+        const strix_track_info *ti;
+        int n_ti = strix_counter_tracks(v.counter, &ti);
+        fprintf(s, "infer: %s: %d track%s", p->input, n_ti, n_ti == 1 ? "" : "s");
+        for (int c = 0, first = 1; c < n_names; c++) {
+            int k = strix_counter_class_tracks(v.counter, c);
+            if (!k) continue;
+            fprintf(s, "%s%d %s", first ? ": " : ", ", k, class_name_of(&v, c));
+            first = 0;
+        }
+        if (o->has_line) {
+            int in, out;
+            strix_counter_line(v.counter, &in, &out);
+            fprintf(s, "; line: %d in, %d out", in, out);
+        }
+        fprintf(s, "; wrote %s and %s\n", p->mot, p->tracks);
+    }
+    long degen = v.tracker ? strix_tracker_degenerate(v.tracker) : 0;
+    if (degen)
+        fprintf(stderr, "infer: %s: %ld detection%s with an empty or non-finite box (no area) not tracked\n", p->input,
+                degen, degen == 1 ? "" : "s");
+    if (g_stop) rc = EXIT_INTERRUPTED;
+    else if (hl_mask) {
+        /* the end of the last frame: the next frame's time is unknown, so one average frame */
+        double fps = info->fps > 0 ? info->fps : 25, last = strix_frame_log_last_pts(v.hl);
+        long logged = strix_frame_log_frames(v.hl);
+        double end = logged ? last + 1 / fps : 0;
+        if (info->duration > 0 && logged && info->duration > last &&
+            info->duration < end)
+            end = info->duration;
+        rc = write_highlights(&v, end);
+    }
+
+done:
+    strix_video_writer_free(v.wr);
+    strix_video_close(v.rd);
+    if (video_tmp) {
+        unlink(video_tmp);
+        free(video_tmp);
+    }
+    if (v.jl || jl_tmp) abandon_temp(v.jl, jl_tmp);
+    if (v.mot || mot_tmp) abandon_temp(v.mot, mot_tmp);
+    free(v.label_path);
+    strix_jsonl_close(v.replay);
+    strix_tracker_free(v.tracker);
+    strix_counter_free(v.counter);
+    free(v.rdets);
+    free(v.rids);
+    free(v.ids);
+    free(v.cross);
+    strix_frame_log_free(v.hl);
+    free(v.hl_items);
+    return rc;
+}
