@@ -41,14 +41,6 @@ void strix_json_init(strix_json *j, const char *s, size_t n, char *dst, const ch
     snprintf(j->end_found, sizeof j->end_found, "the end of the %s", end_name);
 }
 
-int strix_json_peek(strix_json *j)
-{
-    while (j->pos < j->n && (j->s[j->pos] == ' ' || j->s[j->pos] == '\t' || j->s[j->pos] == '\n' ||
-                             j->s[j->pos] == '\r'))
-        j->pos++;
-    return j->pos < j->n ? j->s[j->pos] : -1;
-}
-
 const char *strix_json_found(strix_json *j)
 {
     switch (strix_json_peek(j)) {

@@ -45,8 +45,15 @@ typedef struct strix_json {
 void strix_json_init(strix_json *j, const char *s, size_t n, char *dst, const char *end_name);
 
 /* The next byte after whitespace (the cursor moves past the whitespace), or
- * -1 at the end of the text. */
-int strix_json_peek(strix_json *j);
+ * -1 at the end of the text.  Inline: the readers call it between every two
+ * tokens. */
+static inline int strix_json_peek(strix_json *j)
+{
+    while (j->pos < j->n && (j->s[j->pos] == ' ' || j->s[j->pos] == '\t' || j->s[j->pos] == '\n' ||
+                             j->s[j->pos] == '\r'))
+        j->pos++;
+    return j->pos < j->n ? j->s[j->pos] : -1;
+}
 
 /* What the value at the cursor looks like, for "found X" messages: "a
  * string", "an object", ..., "the end of the header". */
