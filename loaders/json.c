@@ -66,30 +66,6 @@ int strix_json_syntax(strix_json *j, const char *what)
     return fail(j, j->pos, "expected %s, found byte 0x%02x", what, (unsigned)c);
 }
 
-int strix_json_expect(strix_json *j, char c, const char *what)
-{
-    if (strix_json_peek(j) != (unsigned char)c)
-        return strix_json_syntax(j, what);
-    j->pos++;
-    return 0;
-}
-
-int strix_json_more(strix_json *j, char close, int *count)
-{
-    int c = strix_json_peek(j);
-    if (c == (unsigned char)close) {
-        j->pos++;
-        return 0;
-    }
-    if (*count > 0) {
-        if (c != ',')
-            return strix_json_syntax(j, close == '}' ? "',' or '}'" : "',' or ']'");
-        j->pos++;
-    }
-    ++*count;
-    return 1;
-}
-
 size_t strix_utf8_len(const unsigned char *s, size_t avail)
 {
     unsigned c = s[0];
@@ -167,6 +143,16 @@ int strix_json_string(strix_json *j, const char **out, size_t *len)
     size_t n = j->n, p = j->pos;
     char *start = j->dst + p, *o = start;
     for (;;) {
+        /* the common case, a run of printable ASCII: copied, or only
+         * skipped when decoding in place with no escape before it */
+        if (o == (const char *)s + p) {
+            while (p < n && s[p] >= 0x20 && s[p] < 0x80 && s[p] != '"' && s[p] != '\\')
+                p++;
+            o = (char *)j->dst + p;
+        } else {
+            while (p < n && s[p] >= 0x20 && s[p] < 0x80 && s[p] != '"' && s[p] != '\\')
+                *o++ = (char)s[p++];
+        }
         if (p >= n || (s[p] == '\\' && p + 1 >= n))
             return fail(j, n, "unterminated string (not terminated before the end of the %s)",
                         j->end_name);
@@ -183,11 +169,6 @@ int strix_json_string(strix_json *j, const char **out, size_t *len)
             memmove(o, s + p, l);
             o += l;
             p += l;
-            continue;
-        }
-        if (c != '\\') {
-            *o++ = (char)c;
-            p++;
             continue;
         }
         unsigned e = s[p + 1], cp, lo;
@@ -241,6 +222,8 @@ int strix_json_number(strix_json *j, const char **tok, size_t *len, int *integra
     } else if (digit(j, p)) {
         while (digit(j, p))
             p++;
+    } else if (p > start) {
+        return fail(j, start, "expected a number (digits must follow '-')");
     } else {
         return strix_json_syntax(j, "a number");
     }

@@ -44,6 +44,9 @@ typedef struct strix_json {
 
 void strix_json_init(strix_json *j, const char *s, size_t n, char *dst, const char *end_name);
 
+/* Records "expected WHAT, found ..." at the cursor; returns -1. */
+int strix_json_syntax(strix_json *j, const char *what);
+
 /* The next byte after whitespace (the cursor moves past the whitespace), or
  * -1 at the end of the text.  Inline: the readers call it between every two
  * tokens. */
@@ -59,17 +62,35 @@ static inline int strix_json_peek(strix_json *j)
  * string", "an object", ..., "the end of the header". */
 const char *strix_json_found(strix_json *j);
 
-/* Records "expected WHAT, found ..." at the cursor; returns -1. */
-int strix_json_syntax(strix_json *j, const char *what);
 
 /* Consumes c after whitespace, else strix_json_syntax(what). 0 or -1. */
-int strix_json_expect(strix_json *j, char c, const char *what);
+static inline int strix_json_expect(strix_json *j, char c, const char *what)
+{
+    if (strix_json_peek(j) != (unsigned char)c)
+        return strix_json_syntax(j, what);
+    j->pos++;
+    return 0;
+}
 
 /* Inside an object or array whose opening bracket was consumed: 1 when a
  * member or item follows (the ',' before it consumed), 0 when the closing
  * bracket `close` came (consumed), -1 on anything else ("expected ',' or
  * '}'").  *count, 0 before the first call, counts the members seen. */
-int strix_json_more(strix_json *j, char close, int *count);
+static inline int strix_json_more(strix_json *j, char close, int *count)
+{
+    int c = strix_json_peek(j);
+    if (c == (unsigned char)close) {
+        j->pos++;
+        return 0;
+    }
+    if (*count > 0) {
+        if (c != ',')
+            return strix_json_syntax(j, close == '}' ? "',' or '}'" : "',' or ']'");
+        j->pos++;
+    }
+    ++*count;
+    return 1;
+}
 
 /* The string at the cursor, decoded: *out NUL-terminated (in dst), *len
  * bytes (a \u0000 inside counts, so strlen(*out) < *len shows one).

@@ -166,7 +166,7 @@ static const char *st_quote(char buf[ST_QUOTE_MAX], const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t k = 0, n = strlen(s);
     for (size_t i = 0; i < n;) {
-        size_t l = strix_utf8_len(p + i, n - i);
+        size_t l = p[i] < 0x80 ? 1 : strix_utf8_len(p + i, n - i);
         int esc = l == 0 || p[i] < 0x20 || p[i] == 0x7f;
         size_t need = esc ? 4 : l;
         if (k + need + 4 > ST_QUOTE_MAX) {
@@ -193,7 +193,7 @@ static int st_valid_utf8(const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
-        size_t l = strix_utf8_len(p + i, n - i);
+        size_t l = p[i] < 0x80 ? 1 : strix_utf8_len(p + i, n - i);
         if (l == 0)
             return 0;
         i += l;
