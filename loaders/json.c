@@ -9,11 +9,14 @@
  * and keeps the last of duplicate keys unless told to refuse them all (the
  * replay skips unknown keys, duplicates inside them included, and refuses a
  * schema key given twice); json-c keeps the last silently (duplicate tensor
- * names must be refused); cJSON keeps its last error in a global.  All three allocate a node per value, per line of a
- * 100k-line replay, and word errors their own way where the readers name
- * the byte of the file or the column of the line and what to fix.  This
- * reader is fuzzed through both readers' targets (tests/fuzz/fuzz_safetensors.c,
- * fuzz_jsonl.c).
+ * names must be refused); cJSON keeps its last error in a global.  All
+ * three allocate a node per value, per line of a 100k-line replay, and word
+ * errors their own way where the readers name the byte of the file or the
+ * column of the line and what to fix.  And libyaml, linked for the model
+ * YAML, is no JSON parser: it refuses JSON's surrogate pairs
+ * ("\ud83d\ude00"), accepts what is not JSON ({a: 1}, trailing commas) and
+ * keeps the last of duplicate keys silently.  This reader is fuzzed through
+ * both readers' targets (tests/fuzz/fuzz_safetensors.c, fuzz_jsonl.c).
  */
 #include "json.h"
 

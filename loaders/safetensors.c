@@ -6,9 +6,9 @@
  * non-integers and overflowing values are refused exactly (sizes and
  * offsets are read as uint64 from the number's text).  Strings decode into
  * a pool as long as the header, which the names point into.  Only the
- * subset safetensors uses is accepted: the top-level
- * object, tensor entries {dtype: string, shape: [int], data_offsets: [int, int]}
- * and "__metadata__": {string: string}; anything else is an error.
+ * subset safetensors uses is accepted: the top-level object, tensor entries
+ * {dtype: string, shape: [int], data_offsets: [int, int]} and
+ * "__metadata__": {string: string}; anything else is an error.
  *
  * The mapping is read-only and private; a file truncated by another process
  * while mapped would fault on access (an mmap property, as in every mmap
