@@ -145,6 +145,7 @@ int strix_json_string(strix_json *j, const char **out, size_t *len)
     if (strix_json_peek(j) != '"')
         return strix_json_syntax(j, "a string");
     j->tok = j->pos++;
+    j->nul = 0;
     const unsigned char *s = j->s;
     size_t n = j->n, p = j->pos;
     char *start = j->dst + p, *o = start;
@@ -200,12 +201,14 @@ int strix_json_string(strix_json *j, const char **out, size_t *len)
             p += 6;
         }
         p += 6;
+        j->nul |= cp == 0;
         o = put_utf8(o, cp);
     }
     j->pos = p + 1;
     *o = 0;
     *out = start;
-    *len = (size_t)(o - start);
+    if (len)
+        *len = (size_t)(o - start);
     return 0;
 }
 

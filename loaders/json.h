@@ -38,6 +38,7 @@ typedef struct strix_json {
     const char *end_name;   /* what the text is, for messages: "header", "line" */
     char end_found[40];     /* "the end of the header" */
     size_t tok;             /* start of the last string or number read */
+    int nul;                /* whether the last string read held a \u0000 */
     size_t err_pos;         /* after a failed call: where the error is, */
     char err[192];          /* and what it is (one line, no position) */
 } strix_json;
@@ -93,8 +94,8 @@ static inline int strix_json_more(strix_json *j, char close, int *count)
 }
 
 /* The string at the cursor, decoded: *out NUL-terminated (in dst), *len
- * bytes (a \u0000 inside counts, so strlen(*out) < *len shows one).
- * 0 or -1. */
+ * bytes unless len is NULL (a \u0000 inside counts; j->nul says whether
+ * there was one).  0 or -1. */
 int strix_json_string(strix_json *j, const char **out, size_t *len);
 
 /* The number at the cursor, its grammar checked: *tok its text, *len

@@ -164,9 +164,8 @@ static int det_member(parser *P, const char *key, size_t len, void *vctx)
         if (strix_json_null(&P->j)) return 0;
         if (peek(P) != '"') return FAIL(P, "\"class_name\" must be a string or null");
         const char *s;
-        size_t slen;
-        if (strix_json_string(&P->j, &s, &slen)) return syntax(P);
-        if (strlen(s) != slen) return FAIL(P, "\"class_name\" contains a NUL character (\\u0000)");
+        if (strix_json_string(&P->j, &s, NULL)) return syntax(P);
+        if (P->j.nul) return FAIL(P, "\"class_name\" contains a NUL character (\\u0000)");
         c->name = s;
     } else if (key_is(key, len, "score")) {
         if (twice(P, &c->seen, K_SCORE, "score") || num_value(P, "score", &tok, &n)) return -1;

@@ -249,10 +249,9 @@ static strix_status st_syntax(st_parser *p)
 /* A string at the cursor; names and values are C strings, so no \u0000. */
 static strix_status st_string(st_parser *p, const char **out)
 {
-    size_t len;
-    if (strix_json_string(&p->j, out, &len))
+    if (strix_json_string(&p->j, out, NULL))
         return st_syntax(p);
-    if (strlen(*out) != len)
+    if (p->j.nul)
         return st_bad(p, "the string at byte %zu contains \\u0000, which a name or metadata value "
                       "cannot hold", 8 + p->j.tok);
     return STRIX_OK;
