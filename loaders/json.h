@@ -63,7 +63,6 @@ static inline int strix_json_peek(strix_json *j)
  * string", "an object", ..., "the end of the header". */
 const char *strix_json_found(strix_json *j);
 
-
 /* Consumes c after whitespace, else strix_json_syntax(what). 0 or -1. */
 static inline int strix_json_expect(strix_json *j, char c, const char *what)
 {
@@ -99,8 +98,8 @@ static inline int strix_json_more(strix_json *j, char close, int *count)
 int strix_json_string(strix_json *j, const char **out, size_t *len);
 
 /* The number at the cursor, its grammar checked: *tok its text, *len
- * bytes, *integral whether it has neither fraction nor exponent (strtod and
- * strtoll stop at its end).  0 or -1. */
+ * bytes, *integral whether it has neither fraction nor exponent (in a
+ * NUL-terminated text, strtod and strtoll stop at its end).  0 or -1. */
 int strix_json_number(strix_json *j, const char **tok, size_t *len, int *integral);
 
 /* 1 when the value at the cursor is `true` or `false` (consumed, *v set),
