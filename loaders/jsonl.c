@@ -1,19 +1,12 @@
-/* jsonl.c — reads infer's video JSON Lines (format in jsonl.h) with a small
- * strict JSON parser of its own, and holds the JSON writers infer uses, so
- * what it writes and what this reads are kept together.
+/* jsonl.c — reads infer's video JSON Lines (format in jsonl.h) with strix's
+ * JSON reader (json.h, shared with the safetensors header reader), and
+ * holds the JSON writers infer uses, so what it writes and what this reads
+ * are kept together.
  *
- * Why not libyaml, the one parser among the allowed libraries: it implements
- * YAML 1.1, of which JSON is not a subset.  It rejects the surrogate pairs
- * JSON uses for characters outside the BMP ("\ud83d\ude00": "found invalid
- * Unicode character escape code") and accepts what is not JSON ({a: 1},
- * trailing commas), so some valid files would fail and broken ones pass
- * unnoticed; and it builds a node tree per line, most of the work for
- * thousands of detections.  The JSON subset needed here is small: objects,
- * arrays, strings (every escape, UTF-8 checked), numbers (JSON grammar
- * checked, then strtod/strtof: the C locale, as everywhere in strix),
- * true/false/null.  Strings are decoded in place in the line buffer (an
- * escape never decodes to more bytes than it takes), read with getline(3)
- * at any length, so a record allocates nothing once the buffers have grown.
+ * Lines are read with getline(3) at any length; strings decode in place in
+ * the line buffer and numbers convert from their text (strtof/strtod/strtoll,
+ * the C locale as everywhere in strix, so floats read back bit-exactly), so
+ * a record allocates nothing once the buffers have grown.
  */
 #include "jsonl.h"
 
@@ -26,9 +19,8 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "json.h"
 #include "util.h"
-
-#define MAX_DEPTH 128 /* nesting of skipped values: bounds the recursion */
 
 struct strix_jsonl_reader {
     FILE *fp;
@@ -51,7 +43,7 @@ struct strix_jsonl_reader {
 /* The line being parsed. */
 typedef struct parser {
     strix_jsonl_reader *r;
-    char *line, *p; /* start of the line, cursor */
+    strix_json j;   /* over the line, decoding strings in place */
     int det;        /* index of the detection being read, -1 outside */
     strix_error *err;
 } parser;
@@ -74,227 +66,14 @@ static int failv(parser *P, strix_status st, const char *fmt, ...)
 }
 #define FAIL(P, ...) failv(P, STRIX_E_IO, __VA_ARGS__)
 
-/* A JSON syntax error, with the 1-based byte column of the cursor. */
-static int syntax(parser *P, const char *what)
+/* The JSON reader's error, with the 1-based byte column where it is. */
+static int syntax(parser *P)
 {
-    return FAIL(P, "column %ld: %s", (long)(P->p - P->line) + 1, what);
+    return FAIL(P, "column %ld: %s", (long)P->j.err_pos + 1, P->j.err);
 }
 
-static void ws(parser *P)
-{
-    while (*P->p == ' ' || *P->p == '\t' || *P->p == '\r' || *P->p == '\n') P->p++;
-}
-
-static int expect(parser *P, char c, const char *what)
-{
-    ws(P);
-    if (*P->p != c) return syntax(P, what);
-    P->p++;
-    return 0;
-}
-
-static int hex4(const char *s, unsigned *v)
-{
-    *v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = s[i];
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-                   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                   : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
-                                          : 16u;
-        if (d == 16) return -1;
-        *v = *v * 16 + d;
-    }
-    return 0;
-}
-
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid (overlong
- * forms, surrogates and code points past U+10FFFF are invalid). */
-static int utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    int len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    for (int k = 1; k < len; k++)
-        if ((s[k] & 0xC0) != 0x80) return 0;
-    if (len == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0))) return 0;
-    if (len == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))) return 0;
-    return len;
-}
-
-static char *put_utf8(char *o, unsigned cp)
-{
-    if (cp < 0x80) {
-        *o++ = (char)cp;
-    } else if (cp < 0x800) {
-        *o++ = (char)(0xC0 | cp >> 6);
-        *o++ = (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        *o++ = (char)(0xE0 | cp >> 12);
-        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *o++ = (char)(0x80 | (cp & 0x3F));
-    } else {
-        *o++ = (char)(0xF0 | cp >> 18);
-        *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *o++ = (char)(0x80 | (cp & 0x3F));
-    }
-    return o;
-}
-
-/* A string at the cursor (after whitespace), decoded in place: *s points to
- * its bytes, NUL-terminated, *len of them (a \u0000 inside counts). */
-static int string(parser *P, char **s, size_t *len)
-{
-    ws(P);
-    if (*P->p != '"') return syntax(P, "expected a string");
-    char *o = ++P->p;
-    *s = o;
-    for (;;) {
-        unsigned char c = (unsigned char)*P->p;
-        if (c == '"') break;
-        if (c == 0 || c == '\n' || (c == '\r' && (P->p[1] == '\n' || !P->p[1])))
-            return syntax(P, "unterminated string");
-        if (c < 0x20) return syntax(P, "control character in a string (write it as a \\u escape)");
-        if (c >= 0x80) {
-            int n = utf8_len((const unsigned char *)P->p);
-            if (!n) return syntax(P, "invalid UTF-8 in a string");
-            memmove(o, P->p, (size_t)n);
-            o += n;
-            P->p += n;
-            continue;
-        }
-        if (c != '\\') {
-            *o++ = *P->p++;
-            continue;
-        }
-        char e = P->p[1];
-        const char *simple = strchr("\"\\/bfnrt", e);
-        if (e && simple) {
-            *o++ = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
-            P->p += 2;
-            continue;
-        }
-        unsigned cp, lo;
-        if (e != 'u') return syntax(P, "invalid escape in a string");
-        if (hex4(P->p + 2, &cp)) return syntax(P, "\\u must be followed by 4 hex digits");
-        if (cp >= 0xDC00 && cp <= 0xDFFF) return syntax(P, "unpaired surrogate \\u escape (low half first)");
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (P->p[6] != '\\' || P->p[7] != 'u' || hex4(P->p + 8, &lo) || lo < 0xDC00 || lo > 0xDFFF)
-                return syntax(P, "unpaired surrogate \\u escape (a high half needs a low half next)");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            P->p += 6;
-        }
-        P->p += 6;
-        o = put_utf8(o, cp);
-    }
-    P->p++;
-    *len = (size_t)(o - *s);
-    *o = 0;
-    return 0;
-}
-
-/* A number at the cursor, JSON grammar checked; *tok is its first byte,
- * *integral whether it has neither fraction nor exponent.  strtod & co
- * accept a superset of this grammar and stop at the same byte. */
-static int number(parser *P, const char **tok, int *integral)
-{
-    ws(P);
-    char *q = P->p;
-    *tok = q;
-    *integral = 1;
-    if (*q == '-') q++;
-    if (*q == '0') {
-        q++;
-    } else if (*q >= '1' && *q <= '9') {
-        while (*q >= '0' && *q <= '9') q++;
-    } else {
-        return syntax(P, "expected a number");
-    }
-    if (*q == '.') {
-        *integral = 0;
-        if (!(*++q >= '0' && *q <= '9')) return syntax(P, "invalid number (digits must follow '.')");
-        while (*q >= '0' && *q <= '9') q++;
-    }
-    if (*q == 'e' || *q == 'E') {
-        *integral = 0;
-        q++;
-        if (*q == '+' || *q == '-') q++;
-        if (!(*q >= '0' && *q <= '9')) return syntax(P, "invalid number (digits must follow the exponent)");
-        while (*q >= '0' && *q <= '9') q++;
-    }
-    if ((*q >= '0' && *q <= '9') || *q == '.' || *q == '+' || *q == '-' || (*q >= 'a' && *q <= 'z') ||
-        (*q >= 'A' && *q <= 'Z'))
-        return syntax(P, "invalid number");
-    P->p = q;
-    return 0;
-}
-
-static int literal(parser *P, const char *word)
-{
-    size_t n = strlen(word);
-    if (strncmp(P->p, word, n)) return syntax(P, "expected a JSON value");
-    P->p += n;
-    return 0;
-}
-
-/* Whether the value at the cursor is null (then consumed). */
-static int is_null(parser *P)
-{
-    ws(P);
-    if (strncmp(P->p, "null", 4)) return 0;
-    P->p += 4;
-    return 1;
-}
-
-/* Any JSON value, checked and skipped (unknown keys). */
-static int skip_value(parser *P, int depth)
-{
-    if (depth > MAX_DEPTH) return syntax(P, "values nested too deeply");
-    ws(P);
-    char *s;
-    size_t len;
-    const char *tok;
-    int integral;
-    switch (*P->p) {
-    case '"': return string(P, &s, &len);
-    case 't': return literal(P, "true");
-    case 'f': return literal(P, "false");
-    case 'n': return literal(P, "null");
-    case '[':
-        P->p++;
-        ws(P);
-        if (*P->p == ']') {
-            P->p++;
-            return 0;
-        }
-        for (;;) {
-            if (skip_value(P, depth + 1)) return -1;
-            ws(P);
-            if (*P->p == ']') break;
-            if (expect(P, ',', "expected ',' or ']'")) return -1;
-        }
-        P->p++;
-        return 0;
-    case '{':
-        P->p++;
-        ws(P);
-        if (*P->p == '}') {
-            P->p++;
-            return 0;
-        }
-        for (;;) {
-            if (string(P, &s, &len) || expect(P, ':', "expected ':'") || skip_value(P, depth + 1)) return -1;
-            ws(P);
-            if (*P->p == '}') break;
-            if (expect(P, ',', "expected ',' or '}'")) return -1;
-        }
-        P->p++;
-        return 0;
-    default:
-        if (*P->p != '-' && !(*P->p >= '0' && *P->p <= '9')) return syntax(P, "expected a JSON value");
-        return number(P, &tok, &integral);
-    }
-}
+/* The next byte after whitespace, -1 at the end of the line. */
+static int peek(parser *P) { return strix_json_peek(&P->j); }
 
 /* Walks an object's members: calls member(P, key, keylen, ctx) with the
  * cursor on each value. */
@@ -302,23 +81,18 @@ typedef int (*member_fn)(parser *P, const char *key, size_t len, void *ctx);
 
 static int object(parser *P, member_fn member, void *ctx)
 {
-    if (expect(P, '{', "expected '{'")) return -1;
-    ws(P);
-    if (*P->p == '}') {
-        P->p++;
-        return 0;
-    }
-    for (;;) {
-        char *key;
+    if (strix_json_expect(&P->j, '{', "'{'")) return syntax(P);
+    int count = 0, more;
+    while ((more = strix_json_more(&P->j, '}', &count)) > 0) {
+        const char *key;
         size_t len;
-        if (string(P, &key, &len) || expect(P, ':', "expected ':'") || member(P, key, len, ctx)) return -1;
-        ws(P);
-        if (*P->p == '}') break;
-        if (expect(P, ',', "expected ',' or '}'")) return -1;
+        if (strix_json_string(&P->j, &key, &len) || strix_json_expect(&P->j, ':', "':'")) return syntax(P);
+        if (member(P, key, len, ctx)) return -1;
     }
-    P->p++;
-    return 0;
+    return more < 0 ? syntax(P) : 0;
 }
+
+static int skip_value(parser *P) { return strix_json_skip(&P->j) ? syntax(P) : 0; }
 
 static int key_is(const char *key, size_t len, const char *name)
 {
@@ -328,21 +102,21 @@ static int key_is(const char *key, size_t len, const char *name)
 /* An integer value in [lo, hi]; `null_ok` lets null through as *v = -1. */
 static int integer(parser *P, const char *name, long long lo, long long hi, int null_ok, long long *v)
 {
-    if (null_ok && is_null(P)) {
+    if (null_ok && strix_json_null(&P->j)) {
         *v = -1;
         return 0;
     }
     const char *tok;
-    int integral;
-    ws(P);
-    if (*P->p != '-' && !(*P->p >= '0' && *P->p <= '9'))
+    size_t len;
+    int integral, c = peek(P);
+    if (c != '-' && !(c >= '0' && c <= '9'))
         return FAIL(P, "\"%s\" must be an integer%s", name, null_ok ? " or null" : "");
-    if (number(P, &tok, &integral)) return -1;
-    if (!integral) return FAIL(P, "\"%s\" must be an integer (got %.*s)", name, (int)(P->p - tok), tok);
+    if (strix_json_number(&P->j, &tok, &len, &integral)) return syntax(P);
+    if (!integral) return FAIL(P, "\"%s\" must be an integer (got %.*s)", name, (int)len, tok);
     errno = 0;
-    long long x = strtoll(tok, NULL, 10);
+    long long x = strtoll(tok, NULL, 10); /* stops at the number's end (the line is NUL-terminated) */
     if (errno == ERANGE || x < lo || x > hi)
-        return FAIL(P, "\"%s\" %.*s is out of range (%lld..%lld)", name, (int)(P->p - tok), tok, lo, hi);
+        return FAIL(P, "\"%s\" %.*s is out of range (%lld..%lld)", name, (int)len, tok, lo, hi);
     *v = x;
     return 0;
 }
@@ -350,11 +124,11 @@ static int integer(parser *P, const char *name, long long lo, long long hi, int 
 /* A number value (not null); *tok and *len give its text for messages. */
 static int num_value(parser *P, const char *name, const char **tok, int *len)
 {
-    int integral;
-    ws(P);
-    if (*P->p != '-' && !(*P->p >= '0' && *P->p <= '9')) return FAIL(P, "\"%s\" must be a number", name);
-    if (number(P, tok, &integral)) return -1;
-    *len = (int)(P->p - *tok);
+    int integral, c = peek(P);
+    size_t n;
+    if (c != '-' && !(c >= '0' && c <= '9')) return FAIL(P, "\"%s\" must be a number", name);
+    if (strix_json_number(&P->j, tok, &n, &integral)) return syntax(P);
+    *len = (int)n;
     return 0;
 }
 
@@ -387,13 +161,11 @@ static int det_member(parser *P, const char *key, size_t len, void *vctx)
         c->d.class_id = (int)v;
     } else if (key_is(key, len, "class_name")) {
         if (twice(P, &c->seen, K_NAME, "class_name")) return -1;
-        if (is_null(P)) return 0;
-        ws(P);
-        if (*P->p != '"') return FAIL(P, "\"class_name\" must be a string or null");
-        char *s;
-        size_t slen;
-        if (string(P, &s, &slen)) return -1;
-        if (strlen(s) != slen) return FAIL(P, "\"class_name\" contains a NUL character (\\u0000)");
+        if (strix_json_null(&P->j)) return 0;
+        if (peek(P) != '"') return FAIL(P, "\"class_name\" must be a string or null");
+        const char *s;
+        if (strix_json_string(&P->j, &s, NULL)) return syntax(P);
+        if (P->j.nul) return FAIL(P, "\"class_name\" contains a NUL character (\\u0000)");
         c->name = s;
     } else if (key_is(key, len, "score")) {
         if (twice(P, &c->seen, K_SCORE, "score") || num_value(P, "score", &tok, &n)) return -1;
@@ -402,25 +174,22 @@ static int det_member(parser *P, const char *key, size_t len, void *vctx)
     } else if (key_is(key, len, "box")) {
         if (twice(P, &c->seen, K_BOX, "box")) return -1;
         float b[4];
-        ws(P);
-        if (*P->p != '[') return FAIL(P, "\"box\" must be an array of 4 numbers");
-        P->p++;
+        if (peek(P) != '[') return FAIL(P, "\"box\" must be an array of 4 numbers");
+        P->j.pos++;
         for (int i = 0; i < 4; i++) {
-            ws(P);
             if (i) { /* a comma between numbers */
-                if (*P->p != ',') return FAIL(P, "\"box\" must be an array of 4 numbers");
-                P->p++;
-                ws(P);
+                if (peek(P) != ',') return FAIL(P, "\"box\" must be an array of 4 numbers");
+                P->j.pos++;
             }
-            if (*P->p != '-' && !(*P->p >= '0' && *P->p <= '9'))
+            int ch = peek(P);
+            if (ch != '-' && !(ch >= '0' && ch <= '9'))
                 return FAIL(P, "\"box\" must be an array of 4 numbers");
             if (num_value(P, "box", &tok, &n)) return -1;
             b[i] = strtof(tok, NULL);
             if (!isfinite(b[i])) return FAIL(P, "\"box\" number %.*s is not finite", n, tok);
         }
-        ws(P);
-        if (*P->p != ']') return FAIL(P, "\"box\" must be an array of 4 numbers");
-        P->p++;
+        if (peek(P) != ']') return FAIL(P, "\"box\" must be an array of 4 numbers");
+        P->j.pos++;
         c->d.x1 = b[0];
         c->d.y1 = b[1];
         c->d.x2 = b[2];
@@ -429,7 +198,7 @@ static int det_member(parser *P, const char *key, size_t len, void *vctx)
         if (twice(P, &c->seen, K_TRACK, "track_id") || integer(P, "track_id", 0, INT_MAX, 1, &v)) return -1;
         c->track = (int)v;
     } else {
-        return skip_value(P, 1);
+        return skip_value(P);
     }
     return 0;
 }
@@ -466,17 +235,11 @@ static int class_seen(parser *P, int id, const char *name)
 static int detections(parser *P)
 {
     strix_jsonl_reader *r = P->r;
-    ws(P);
-    if (*P->p != '[') return FAIL(P, "\"detections\" must be an array");
-    P->p++;
-    ws(P);
-    int n = 0;
-    if (*P->p == ']') {
-        P->p++;
-        return 0;
-    }
-    for (;; n++) {
-        if (n == r->det_cap) {
+    if (peek(P) != '[') return FAIL(P, "\"detections\" must be an array");
+    P->j.pos++;
+    int n = 0, more;
+    while ((more = strix_json_more(&P->j, ']', &n)) > 0) {
+        if (n > r->det_cap) {
             if (r->det_cap > INT_MAX / 2) return failv(P, STRIX_E_NOMEM, "too many detections");
             int cap = r->det_cap ? r->det_cap * 2 : 64;
             strix_detection *d = realloc(r->dets, (size_t)cap * sizeof *d);
@@ -486,25 +249,20 @@ static int detections(parser *P)
             r->track_ids = t;
             r->det_cap = cap;
         }
-        P->det = n;
+        P->det = n - 1;
         det_ctx c = {0, {0, 0, 0, 0, 0, 0}, -1, NULL};
-        ws(P);
-        if (*P->p != '{') return FAIL(P, "must be an object");
+        if (peek(P) != '{') return FAIL(P, "must be an object");
         if (object(P, det_member, &c)) return -1;
         const char *missing = !(c.seen & K_CLASS) ? "class_id" : !(c.seen & K_SCORE) ? "score"
                             : !(c.seen & K_BOX)   ? "box"
                                                   : NULL;
         if (missing) return FAIL(P, "\"%s\" is missing", missing);
         if (class_seen(P, c.d.class_id, c.name)) return -1;
-        r->dets[n] = c.d;
-        r->track_ids[n] = c.track;
+        r->dets[n - 1] = c.d;
+        r->track_ids[n - 1] = c.track;
         P->det = -1;
-        ws(P);
-        if (*P->p == ']') break;
-        if (expect(P, ',', "expected ',' or ']'")) return -1;
     }
-    P->p++;
-    return n + 1;
+    return more < 0 ? syntax(P) : n;
 }
 
 enum { K_FRAME = 1, K_PTS = 2, K_INFERRED = 4, K_DETS = 8, K_HEADER = 16 };
@@ -529,40 +287,37 @@ static int rec_member(parser *P, const char *key, size_t len, void *vctx)
         if (!isfinite(c->rec->pts)) return FAIL(P, "\"pts\" %.*s is not finite", n, tok);
     } else if (key_is(key, len, "inferred")) {
         if (twice(P, &c->seen, K_INFERRED, "inferred")) return -1;
-        ws(P);
-        if (!strncmp(P->p, "true", 4) || !strncmp(P->p, "false", 5)) {
-            c->rec->inferred = *P->p == 't';
-            P->p += c->rec->inferred ? 4 : 5;
-        } else {
-            return FAIL(P, "\"inferred\" must be true or false");
-        }
+        if (!strix_json_bool(&P->j, &c->rec->inferred)) return FAIL(P, "\"inferred\" must be true or false");
     } else if (key_is(key, len, "detections")) {
         if (twice(P, &c->seen, K_DETS, "detections") || (n = detections(P)) < 0) return -1;
         c->rec->n = n;
     } else if (key_is(key, len, "header")) { /* the run's header line: checked, not read */
         if (twice(P, &c->seen, K_HEADER, "header")) return -1;
-        ws(P);
-        if (*P->p != '{') return FAIL(P, "\"header\" must be an object");
-        return skip_value(P, 1);
+        if (peek(P) != '{') return FAIL(P, "\"header\" must be an object");
+        return skip_value(P);
     } else {
-        return skip_value(P, 1);
+        return skip_value(P);
     }
     return 0;
 }
 
-/* One non-blank line (NUL-terminated, no NUL inside) into rec; 1 for the
- * header line (nothing in rec). */
-static int parse_line(strix_jsonl_reader *r, char *line, strix_jsonl_record *rec, strix_error *err)
+/* One non-blank line of len bytes (NUL-terminated, no NUL inside) into
+ * rec; 1 for the header line (nothing in rec).  The line end ("\n", "\r\n",
+ * a last "\r") is not part of the JSON: a string open there is
+ * unterminated. */
+static int parse_line(strix_jsonl_reader *r, char *line, size_t len, strix_jsonl_record *rec, strix_error *err)
 {
-    parser P = {r, line, line, -1, err};
+    if (len && line[len - 1] == '\n') len--;
+    if (len && line[len - 1] == '\r') len--;
+    parser P = {.r = r, .det = -1, .err = err};
+    strix_json_init(&P.j, line, len, line, "line");
     rec_ctx c = {0, rec};
     rec->inferred = 1;
     rec->n = 0;
-    ws(&P);
-    if (*P.p != '{') return FAIL(&P, "a line must hold one JSON object (one per frame)");
+    if (peek(&P) != '{') return FAIL(&P, "a line must hold one JSON object (one per frame)");
     if (object(&P, rec_member, &c)) return -1;
-    ws(&P);
-    if (*P.p) return syntax(&P, "unexpected text after the object (one object per line)");
+    if (peek(&P) >= 0)
+        return FAIL(&P, "column %ld: unexpected text after the object (one object per line)", (long)P.j.pos + 1);
     if (c.seen & K_HEADER) {
         if (c.seen != K_HEADER) return FAIL(&P, "a \"header\" line holds no frame keys");
         if (r->prev_line || r->had_header) return FAIL(&P, "a \"header\" line must come first");
@@ -629,7 +384,7 @@ int strix_jsonl_next(strix_jsonl_reader *r, strix_jsonl_record *rec, strix_error
             return -1;
         }
         if (!s[strspn(s, " \t\r\n")]) continue; /* blank line */
-        int got = parse_line(r, s, rec, err);
+        int got = parse_line(r, s, (size_t)len, rec, err);
         if (got < 0) {
             r->failed = 1;
             return -1;

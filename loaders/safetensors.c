@@ -1,21 +1,21 @@
 /* safetensors.c — the safetensors reader (mmap + strict validation) and writer.
  *
- * The header is parsed by a small hand-written JSON parser that knows the
- * safetensors schema rather than by libyaml: YAML accepts inputs JSON does not
- * (comments, single quotes, bare words), libyaml keeps the last of duplicate
- * keys silently and turns numbers into text whose integer range we would have
- * to re-check, and its marks are line/column in a one-line header.  Parsing
- * the schema directly lets every error name the byte offset, the tensor and
- * the field, and reject duplicates, non-integers and overflowing values
- * exactly.  Only the subset safetensors uses is accepted: the top-level
- * object, tensor entries {dtype: string, shape: [int], data_offsets: [int, int]}
- * and "__metadata__": {string: string}; anything else is an error.
+ * The header is walked with strix's JSON reader (json.h, shared with the
+ * detections reader) by code that knows the safetensors schema, so every
+ * error names the byte offset, the tensor and the field, and duplicates,
+ * non-integers and overflowing values are refused exactly (sizes and
+ * offsets are read as uint64 from the number's text).  Strings decode into
+ * a pool as long as the header, which the names point into.  Only the
+ * subset safetensors uses is accepted: the top-level object, tensor entries
+ * {dtype: string, shape: [int], data_offsets: [int, int]} and
+ * "__metadata__": {string: string}; anything else is an error.
  *
  * The mapping is read-only and private; a file truncated by another process
  * while mapped would fault on access (an mmap property, as in every mmap
  * loader), which is why the data are validated against the size at open.
  */
 #include "safetensors.h"
+#include "json.h"
 #include "outfile.h"
 
 #include <errno.h>
@@ -157,36 +157,6 @@ static void st_strerror(int e, char *buf, size_t n)
         snprintf(buf, n, "error %d", e);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), 0 when invalid: no
- * overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t st_utf8_len(const unsigned char *s, size_t avail)
-{
-    unsigned c = s[0];
-    unsigned lo = 0x80, hi = 0xbf;
-    size_t len;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0) lo = 0xa0;
-        if (c == 0xed) hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0) lo = 0x90;
-        if (c == 0xf4) hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (avail < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xc0u) != 0x80u)
-            return 0;
-    return len;
-}
-
 /* A name as it can appear in a one-line message: control bytes and bytes
  * that are not valid UTF-8 as \xNN, long names cut (between characters)
  * with "...". */
@@ -196,7 +166,7 @@ static const char *st_quote(char buf[ST_QUOTE_MAX], const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t k = 0, n = strlen(s);
     for (size_t i = 0; i < n;) {
-        size_t l = st_utf8_len(p + i, n - i);
+        size_t l = p[i] < 0x80 ? 1 : strix_utf8_len(p + i, n - i);
         int esc = l == 0 || p[i] < 0x20 || p[i] == 0x7f;
         size_t need = esc ? 4 : l;
         if (k + need + 4 > ST_QUOTE_MAX) {
@@ -223,7 +193,7 @@ static int st_valid_utf8(const char *s)
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
-        size_t l = st_utf8_len(p + i, n - i);
+        size_t l = p[i] < 0x80 ? 1 : strix_utf8_len(p + i, n - i);
         if (l == 0)
             return 0;
         i += l;
@@ -248,10 +218,7 @@ struct strix_st_file {
 
 typedef struct st_parser {
     const char *path;
-    const unsigned char *s; /* the header JSON, n bytes */
-    size_t n, pos;
-    char *pool;             /* a string decodes to at most its quoted length, */
-    size_t pool_used;       /* so n + 1 bytes hold every decoded string */
+    strix_json j;           /* the header JSON; strings decode into the pool */
     const unsigned char *data;
     uint64_t data_size;
     strix_st_tensor *t;
@@ -272,169 +239,21 @@ static ST_PRINTF(2, 3) strix_status st_bad(st_parser *p, const char *fmt, ...)
     return st_fail(p->err, STRIX_E_WEIGHTS, "%s: %s; " ST_HINT, p->path, msg);
 }
 
-static void st_ws(st_parser *p)
+/* The JSON reader's error, at its offset in the file (8 + header offset). */
+static strix_status st_syntax(st_parser *p)
 {
-    while (p->pos < p->n && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' ||
-                             p->s[p->pos] == '\n' || p->s[p->pos] == '\r'))
-        p->pos++;
+    return st_bad(p, "invalid JSON in the header at byte %zu of the file: %s", 8 + p->j.err_pos,
+                  p->j.err);
 }
 
-/* Prefix of syntax errors; the argument is the offset in the file (8 + header offset). */
-#define ST_AT "invalid JSON in the header at byte %zu of the file: "
-
-/* What the value at the cursor is, for "expected X, found Y" messages. */
-static const char *st_found(const st_parser *p)
-{
-    if (p->pos >= p->n)
-        return "the end of the header";
-    switch (p->s[p->pos]) {
-    case '"': return "a string";
-    case '{': return "an object";
-    case '[': return "an array";
-    case 't': case 'f': return "a boolean";
-    case 'n': return "null";
-    case '-': case '0': case '1': case '2': case '3': case '4':
-    case '5': case '6': case '7': case '8': case '9': return "a number";
-    default: return "an unexpected character";
-    }
-}
-
-static strix_status st_syntax(st_parser *p, const char *expected)
-{
-    if (p->pos < p->n && p->s[p->pos] >= 0x20 && p->s[p->pos] < 0x7f)
-        return st_bad(p, ST_AT "expected %s, found '%c'", 8 + p->pos, expected, p->s[p->pos]);
-    if (p->pos < p->n)
-        return st_bad(p, ST_AT "expected %s, found byte 0x%02x", 8 + p->pos, expected,
-                      p->s[p->pos]);
-    return st_bad(p, ST_AT "expected %s, found the end of the header", 8 + p->pos, expected);
-}
-
-static strix_status st_expect(st_parser *p, char c, const char *what)
-{
-    st_ws(p);
-    if (p->pos >= p->n || p->s[p->pos] != (unsigned char)c)
-        return st_syntax(p, what);
-    p->pos++;
-    return STRIX_OK;
-}
-
-static int st_hex4(const unsigned char *s, unsigned *out)
-{
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        unsigned c = s[i], d;
-        if (c >= '0' && c <= '9') d = c - '0';
-        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-        else return 0;
-        v = v * 16 + d;
-    }
-    *out = v;
-    return 1;
-}
-
-static size_t st_put_utf8(char *d, unsigned cp)
-{
-    if (cp < 0x80) {
-        d[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        d[0] = (char)(0xc0 | (cp >> 6));
-        d[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        d[0] = (char)(0xe0 | (cp >> 12));
-        d[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        d[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    d[0] = (char)(0xf0 | (cp >> 18));
-    d[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    d[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    d[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
-/* Decode the JSON string at the cursor into the pool (escapes, surrogate
- * pairs -> UTF-8; raw bytes must be valid UTF-8; \u0000 is refused because
- * names and values are C strings). */
+/* A string at the cursor; names and values are C strings, so no \u0000. */
 static strix_status st_string(st_parser *p, const char **out)
 {
-    st_ws(p);
-    if (p->pos >= p->n || p->s[p->pos] != '"')
-        return st_syntax(p, "a string");
-    size_t start = p->pos++;
-    char *d = p->pool + p->pool_used;
-    size_t k = 0;
-    for (;;) {
-        if (p->pos >= p->n)
-            return st_bad(p, "invalid JSON in the header: the string at byte %zu is not "
-                          "terminated", 8 + start);
-        unsigned c = p->s[p->pos];
-        if (c == '"') {
-            p->pos++;
-            break;
-        }
-        if (c < 0x20)
-            return st_bad(p, ST_AT "control byte 0x%02x inside a string must be escaped",
-                          8 + p->pos, c);
-        if (c >= 0x80) {
-            size_t l = st_utf8_len(p->s + p->pos, p->n - p->pos);
-            if (l == 0)
-                return st_bad(p, "invalid UTF-8 in the header at byte %zu of the file", 8 + p->pos);
-            memcpy(d + k, p->s + p->pos, l);
-            k += l;
-            p->pos += l;
-            continue;
-        }
-        if (c != '\\') {
-            d[k++] = (char)c;
-            p->pos++;
-            continue;
-        }
-        size_t esc = p->pos;
-        if (p->pos + 1 >= p->n)
-            return st_bad(p, "invalid JSON in the header: the string at byte %zu is not "
-                          "terminated", 8 + start);
-        unsigned e = p->s[p->pos + 1];
-        p->pos += 2;
-        switch (e) {
-        case '"': case '\\': case '/': d[k++] = (char)e; break;
-        case 'b': d[k++] = '\b'; break;
-        case 'f': d[k++] = '\f'; break;
-        case 'n': d[k++] = '\n'; break;
-        case 'r': d[k++] = '\r'; break;
-        case 't': d[k++] = '\t'; break;
-        case 'u': {
-            unsigned cp, lo;
-            if (p->pos + 4 > p->n || !st_hex4(p->s + p->pos, &cp))
-                return st_bad(p, ST_AT "\\u needs four hex digits", 8 + esc);
-            p->pos += 4;
-            if (cp >= 0xdc00 && cp <= 0xdfff)
-                return st_bad(p, ST_AT "unpaired low surrogate \\u%04x", 8 + esc, cp);
-            if (cp >= 0xd800 && cp <= 0xdbff) {
-                if (p->pos + 6 > p->n || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u' ||
-                    !st_hex4(p->s + p->pos + 2, &lo) || lo < 0xdc00 || lo > 0xdfff)
-                    return st_bad(p, ST_AT "unpaired high surrogate \\u%04x", 8 + esc, cp);
-                p->pos += 6;
-                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-            }
-            if (cp == 0)
-                return st_bad(p, "the string at byte %zu contains \\u0000, which a name or "
-                              "metadata value cannot hold", 8 + start);
-            k += st_put_utf8(d + k, cp);
-            break;
-        }
-        default:
-            p->pos = esc;
-            return st_syntax(p, "a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
-        }
-    }
-    d[k] = 0;
-    p->pool_used += k + 1;
-    *out = d;
+    if (strix_json_string(&p->j, out, NULL))
+        return st_syntax(p);
+    if (p->j.nul)
+        return st_bad(p, "the string at byte %zu contains \\u0000, which a name or metadata value "
+                      "cannot hold", 8 + p->j.tok);
     return STRIX_OK;
 }
 
@@ -442,72 +261,48 @@ static strix_status st_string(st_parser *p, const char **out)
  * ctx names the tensor and field for messages. */
 static strix_status st_uint_array(st_parser *p, const char *ctx, uint64_t *v, int max, int *count)
 {
-    st_ws(p);
-    if (p->pos >= p->n || p->s[p->pos] != '[')
-        return st_bad(p, "%s must be an array of integers, found %s", ctx, st_found(p));
-    p->pos++;
-    int n = 0;
-    st_ws(p);
-    if (p->pos < p->n && p->s[p->pos] == ']') {
-        p->pos++;
-        *count = 0;
-        return STRIX_OK;
-    }
-    for (;;) {
-        st_ws(p);
-        if (p->pos >= p->n || (p->s[p->pos] != '-' && (p->s[p->pos] < '0' || p->s[p->pos] > '9')))
-            return st_bad(p, "%s must be an array of integers, found %s in it", ctx, st_found(p));
-        size_t start = p->pos;
-        int neg = p->s[p->pos] == '-';
-        if (neg)
-            p->pos++;
-        if (p->pos >= p->n || p->s[p->pos] < '0' || p->s[p->pos] > '9')
-            return st_syntax(p, "a digit");
+    strix_json *j = &p->j;
+    if (strix_json_peek(j) != '[')
+        return st_bad(p, "%s must be an array of integers, found %s", ctx, strix_json_found(j));
+    j->pos++;
+    int n = 0, seen = 0, more;
+    while ((more = strix_json_more(j, ']', &seen)) > 0) {
+        int c = strix_json_peek(j);
+        if (c != '-' && !(c >= '0' && c <= '9'))
+            return st_bad(p, "%s must be an array of integers, found %s in it", ctx,
+                          strix_json_found(j));
+        const char *tok;
+        size_t len;
+        int integral;
+        if (strix_json_number(j, &tok, &len, &integral))
+            return st_syntax(p);
+        int shown = (int)(len < 40 ? len : 40);
+        if (!integral)
+            return st_bad(p, "%s must hold integers, found %.*s", ctx, shown, tok);
+        /* exactly, in 64 bits: safetensors sizes and offsets are uint64 */
+        int neg = tok[0] == '-', overflow = 0;
         uint64_t x = 0;
-        int overflow = 0;
-        if (p->s[p->pos] == '0') {
-            p->pos++;
-            if (p->pos < p->n && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
-                return st_bad(p, ST_AT "a number with a leading zero", 8 + start);
-        } else {
-            while (p->pos < p->n && p->s[p->pos] >= '0' && p->s[p->pos] <= '9') {
-                unsigned dgt = p->s[p->pos++] - '0';
-                if (x > (UINT64_MAX - dgt) / 10)
-                    overflow = 1;
-                else
-                    x = x * 10 + dgt;
-            }
+        for (size_t i = (size_t)neg; i < len; i++) {
+            unsigned dgt = (unsigned)(tok[i] - '0');
+            if (x > (UINT64_MAX - dgt) / 10)
+                overflow = 1;
+            else
+                x = x * 10 + dgt;
         }
-        size_t end = p->pos;
-        while (end < p->n && p->s[end] && strchr("0123456789.eE+-", p->s[end]))
-            end++;
-        int len = (int)(end - start < 40 ? end - start : 40);
-        if (end != p->pos)
-            return st_bad(p, "%s must hold integers, found %.*s", ctx, len,
-                          (const char *)p->s + start);
         if (neg && (x != 0 || overflow))
-            return st_bad(p, "%s holds a negative value %.*s", ctx, len,
-                          (const char *)p->s + start);
+            return st_bad(p, "%s holds a negative value %.*s", ctx, shown, tok);
         if (overflow)
-            return st_bad(p, "%s holds %.*s, too large for 64 bits", ctx, len,
-                          (const char *)p->s + start);
+            return st_bad(p, "%s holds %.*s, too large for 64 bits", ctx, shown, tok);
         if (n == max)
             return st_bad(p, "%s has more than %d entries", ctx, max);
         v[n++] = x;
-        st_ws(p);
-        if (p->pos < p->n && p->s[p->pos] == ',') {
-            p->pos++;
-            continue;
-        }
-        if (p->pos < p->n && p->s[p->pos] == ']') {
-            p->pos++;
-            break;
-        }
-        return st_syntax(p, "',' or ']'");
     }
+    if (more < 0)
+        return st_syntax(p);
     *count = n;
     return STRIX_OK;
 }
+
 
 /* "F32 [16, 3, 3, 3]" for messages. */
 static void st_describe(char *buf, size_t n, const char *dtype, int ndim, const uint64_t *shape)
@@ -523,73 +318,64 @@ static strix_status st_tensor_entry(st_parser *p, const char *name)
 {
     char q[ST_QUOTE_MAX], ctx[ST_QUOTE_MAX + 40], fq[ST_QUOTE_MAX];
     snprintf(ctx, sizeof ctx, "tensor '%s'", st_quote(q, name));
-    st_ws(p);
-    if (p->pos >= p->n || p->s[p->pos] != '{')
+    strix_json *j = &p->j;
+    if (strix_json_peek(j) != '{')
         return st_bad(p, "%s must be an object {dtype, shape, data_offsets}, found %s", ctx,
-                      st_found(p));
-    p->pos++;
+                      strix_json_found(j));
+    j->pos++;
 
     const char *dtype_s = NULL;
     strix_st_dtype dtype = STRIX_ST_F32;
     uint64_t shape[STRIX_ST_MAX_DIMS], off[2];
-    int ndim = -1, noff = -1;
+    int ndim = -1, noff = -1, seen = 0, more;
     char fctx[sizeof ctx + 20];
     strix_status s;
 
-    st_ws(p);
-    if (p->pos < p->n && p->s[p->pos] == '}') {
-        p->pos++;
-    } else {
-        for (;;) {
-            const char *key;
-            if ((s = st_string(p, &key)) || (s = st_expect(p, ':', "':'")))
+    while ((more = strix_json_more(j, '}', &seen)) > 0) {
+        const char *key;
+        if ((s = st_string(p, &key)))
+            return s;
+        if (strix_json_expect(j, ':', "':'"))
+            return st_syntax(p);
+        if (strcmp(key, "dtype") == 0) {
+            if (dtype_s)
+                return st_bad(p, "%s has a duplicate field \"dtype\"", ctx);
+            if (strix_json_peek(j) != '"')
+                return st_bad(p, "%s: \"dtype\" must be a string, found %s", ctx,
+                              strix_json_found(j));
+            if ((s = st_string(p, &dtype_s)))
                 return s;
-            if (strcmp(key, "dtype") == 0) {
-                if (dtype_s)
-                    return st_bad(p, "%s has a duplicate field \"dtype\"", ctx);
-                st_ws(p);
-                if (p->pos >= p->n || p->s[p->pos] != '"')
-                    return st_bad(p, "%s: \"dtype\" must be a string, found %s", ctx, st_found(p));
-                if ((s = st_string(p, &dtype_s)))
-                    return s;
-                if (!strix_st_dtype_from_name(dtype_s, &dtype)) {
-                    if (!strcmp(dtype_s, "F4") || !strcmp(dtype_s, "F6_E2M3") ||
-                        !strcmp(dtype_s, "F6_E3M2"))
-                        return st_bad(p, "%s has the sub-byte dtype %s, which strix does not read",
-                                      ctx, dtype_s);
-                    return st_bad(p, "%s has an unknown dtype '%s' (expected F32, F16, BF16, F64, "
-                                  "I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2, "
-                                  "F8_E8M0 or C64)", ctx, st_quote(fq, dtype_s));
-                }
-            } else if (strcmp(key, "shape") == 0) {
-                if (ndim >= 0)
-                    return st_bad(p, "%s has a duplicate field \"shape\"", ctx);
-                snprintf(fctx, sizeof fctx, "%s: \"shape\"", ctx);
-                if ((s = st_uint_array(p, fctx, shape, STRIX_ST_MAX_DIMS, &ndim)))
-                    return s;
-            } else if (strcmp(key, "data_offsets") == 0) {
-                if (noff >= 0)
-                    return st_bad(p, "%s has a duplicate field \"data_offsets\"", ctx);
-                snprintf(fctx, sizeof fctx, "%s: \"data_offsets\"", ctx);
-                if ((s = st_uint_array(p, fctx, off, 2, &noff)))
-                    return s;
-                if (noff != 2)
-                    return st_bad(p, "%s: \"data_offsets\" must be [begin, end], found %d entr%s",
-                                  ctx, noff, noff == 1 ? "y" : "ies");
-            } else {
-                return st_bad(p, "%s has an unknown field \"%s\" (expected dtype, shape, "
-                              "data_offsets)", ctx, st_quote(fq, key));
+            if (!strix_st_dtype_from_name(dtype_s, &dtype)) {
+                if (!strcmp(dtype_s, "F4") || !strcmp(dtype_s, "F6_E2M3") ||
+                    !strcmp(dtype_s, "F6_E3M2"))
+                    return st_bad(p, "%s has the sub-byte dtype %s, which strix does not read",
+                                  ctx, dtype_s);
+                return st_bad(p, "%s has an unknown dtype '%s' (expected F32, F16, BF16, F64, "
+                              "I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2, "
+                              "F8_E8M0 or C64)", ctx, st_quote(fq, dtype_s));
             }
-            st_ws(p);
-            if (p->pos < p->n && p->s[p->pos] == ',') {
-                p->pos++;
-                continue;
-            }
-            if ((s = st_expect(p, '}', "',' or '}'")))
+        } else if (strcmp(key, "shape") == 0) {
+            if (ndim >= 0)
+                return st_bad(p, "%s has a duplicate field \"shape\"", ctx);
+            snprintf(fctx, sizeof fctx, "%s: \"shape\"", ctx);
+            if ((s = st_uint_array(p, fctx, shape, STRIX_ST_MAX_DIMS, &ndim)))
                 return s;
-            break;
+        } else if (strcmp(key, "data_offsets") == 0) {
+            if (noff >= 0)
+                return st_bad(p, "%s has a duplicate field \"data_offsets\"", ctx);
+            snprintf(fctx, sizeof fctx, "%s: \"data_offsets\"", ctx);
+            if ((s = st_uint_array(p, fctx, off, 2, &noff)))
+                return s;
+            if (noff != 2)
+                return st_bad(p, "%s: \"data_offsets\" must be [begin, end], found %d entr%s",
+                              ctx, noff, noff == 1 ? "y" : "ies");
+        } else {
+            return st_bad(p, "%s has an unknown field \"%s\" (expected dtype, shape, "
+                          "data_offsets)", ctx, st_quote(fq, key));
         }
     }
+    if (more < 0)
+        return st_syntax(p);
     if (!dtype_s)
         return st_bad(p, "%s has no \"dtype\"", ctx);
     if (ndim < 0)
@@ -656,28 +442,26 @@ static strix_status st_tensor_entry(st_parser *p, const char *name)
 
 static strix_status st_metadata(st_parser *p)
 {
+    strix_json *j = &p->j;
     if (p->seen_metadata)
         return st_bad(p, "duplicate key \"__metadata__\" in the header");
     p->seen_metadata = 1;
-    st_ws(p);
-    if (p->pos >= p->n || p->s[p->pos] != '{')
-        return st_bad(p, "\"__metadata__\" must be an object of strings, found %s", st_found(p));
-    p->pos++;
-    st_ws(p);
-    if (p->pos < p->n && p->s[p->pos] == '}') {
-        p->pos++;
-        return STRIX_OK;
-    }
-    for (;;) {
+    if (strix_json_peek(j) != '{')
+        return st_bad(p, "\"__metadata__\" must be an object of strings, found %s",
+                      strix_json_found(j));
+    j->pos++;
+    int seen = 0, more;
+    while ((more = strix_json_more(j, '}', &seen)) > 0) {
         const char *key, *value;
         char q[ST_QUOTE_MAX];
         strix_status s;
-        if ((s = st_string(p, &key)) || (s = st_expect(p, ':', "':'")))
+        if ((s = st_string(p, &key)))
             return s;
-        st_ws(p);
-        if (p->pos >= p->n || p->s[p->pos] != '"')
+        if (strix_json_expect(j, ':', "':'"))
+            return st_syntax(p);
+        if (strix_json_peek(j) != '"')
             return st_bad(p, "metadata '%s' must be a string, found %s", st_quote(q, key),
-                          st_found(p));
+                          strix_json_found(j));
         if ((s = st_string(p, &value)))
             return s;
         if (p->nkv == p->capkv) {
@@ -692,44 +476,33 @@ static strix_status st_metadata(st_parser *p)
         p->kv[p->nkv].key = key;
         p->kv[p->nkv].value = value;
         p->nkv++;
-        st_ws(p);
-        if (p->pos < p->n && p->s[p->pos] == ',') {
-            p->pos++;
-            continue;
-        }
-        return st_expect(p, '}', "',' or '}'");
     }
+    return more < 0 ? st_syntax(p) : STRIX_OK;
 }
 
 static strix_status st_header(st_parser *p)
 {
-    strix_status s;
-    if ((s = st_expect(p, '{', "'{' (the header must be a JSON object)")))
-        return s;
-    st_ws(p);
-    if (p->pos < p->n && p->s[p->pos] == '}') {
-        p->pos++;
-    } else {
-        for (;;) {
-            const char *key;
-            if ((s = st_string(p, &key)) || (s = st_expect(p, ':', "':'")))
-                return s;
-            s = strcmp(key, "__metadata__") == 0 ? st_metadata(p) : st_tensor_entry(p, key);
-            if (s)
-                return s;
-            st_ws(p);
-            if (p->pos < p->n && p->s[p->pos] == ',') {
-                p->pos++;
-                continue;
-            }
-            if ((s = st_expect(p, '}', "',' or '}'")))
-                return s;
-            break;
-        }
+    strix_json *j = &p->j;
+    if (strix_json_expect(j, '{', "'{' (the header must be a JSON object)"))
+        return st_syntax(p);
+    int seen = 0, more;
+    while ((more = strix_json_more(j, '}', &seen)) > 0) {
+        const char *key;
+        strix_status s;
+        if ((s = st_string(p, &key)))
+            return s;
+        if (strix_json_expect(j, ':', "':'"))
+            return st_syntax(p);
+        s = strcmp(key, "__metadata__") == 0 ? st_metadata(p) : st_tensor_entry(p, key);
+        if (s)
+            return s;
     }
-    st_ws(p);
-    if (p->pos != p->n)
-        return st_syntax(p, "only spaces after the header object");
+    if (more < 0)
+        return st_syntax(p);
+    if (strix_json_peek(j) >= 0) {
+        strix_json_syntax(j, "only spaces after the header object");
+        return st_syntax(p);
+    }
     return STRIX_OK;
 }
 
@@ -897,9 +670,7 @@ strix_status strix_st_open(strix_st_file **out, const char *path, strix_error *e
 
     st_parser p = {0};
     p.path = path;
-    p.s = b + 8;
-    p.n = (size_t)hn;
-    p.pool = f->pool;
+    strix_json_init(&p.j, (const char *)b + 8, (size_t)hn, f->pool, "header");
     p.data = b + 8 + hn;
     p.data_size = size - 8 - hn;
     p.err = err;

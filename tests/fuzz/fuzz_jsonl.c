@@ -1,6 +1,6 @@
 /* fuzz_jsonl.c — libFuzzer target: a JSON Lines detections file (what
- * `infer --detections` replays) through loaders/jsonl.c, every record and
- * the class names it met. */
+ * `infer --detections` replays) through loaders/jsonl.c (and the JSON
+ * reader, loaders/json.c), every record and the class names it met. */
 #define _GNU_SOURCE /* memfd_create */
 #include "fuzz.h"
 #include "jsonl.h"

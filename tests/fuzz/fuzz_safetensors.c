@@ -1,6 +1,7 @@
 /* fuzz_safetensors.c — libFuzzer target: a safetensors file through
- * loaders/safetensors.c (open validates everything), then every accessor
- * and, for small tensors, the conversion to fp32. */
+ * loaders/safetensors.c (open validates everything, its header through the
+ * JSON reader, loaders/json.c), then every accessor and, for small tensors,
+ * the conversion to fp32. */
 #define _GNU_SOURCE /* memfd_create */
 #include <string.h>
 
