@@ -1,4 +1,4 @@
-/* test_pipeline.c — the three-thread frame pipeline (engine/pipeline.h)
+/* test_pipeline.c — the three-thread frame pipeline (tools/infer/pipeline.h)
  * with fake reader, detector and writer: every frame reaches the writer
  * once, in order; batches never exceed --batch; with a stride only every
  * s-th frame is detected and the others carry its detections; the class
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pipeline.h"
+#include "tools/infer/pipeline.h"
 #include "testlib.h"
 
 enum { MAX_PER_FRAME = 4, N_CLASSES = 7 };

@@ -14,13 +14,13 @@ cd "$(dirname "$0")/.." || exit 1
 # A folder without a line of its own takes its parent's rule.
 rules='
 engine: engine engine/cpu engine/cuda kernels/kernels.h loaders/model_yaml.h loaders/safetensors.h
-engine/cpu: engine/cpu engine/ops.h engine/tensor.h engine/util.h
+engine/cpu: engine/cpu engine
 engine/cuda: engine/cuda engine kernels/kernels.h
 kernels: kernels engine/ops.h engine/tensor.h
 loaders: loaders engine/strix.h engine/util.h engine/tensor.h
 engine/analytics: engine/analytics engine/strix.h engine/util.h engine/tensor.h
-engine/eval: engine/eval engine engine/analytics loaders/safetensors.h loaders/fileread.h
-tools: tools tools/infer engine/strix.h engine/analytics engine/eval loaders
+engine/eval: engine/eval engine engine/cpu engine/analytics loaders/safetensors.h loaders/fileread.h
+tools: tools tools/infer engine/strix.h engine/util.h engine/analytics engine/eval loaders
 tests: tests tests/fuzz engine engine/cpu engine/cuda engine/analytics engine/eval kernels loaders tools tools/infer
 perf: perf engine engine/cpu engine/cuda engine/analytics engine/eval kernels loaders tools
 '

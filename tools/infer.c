@@ -56,7 +56,7 @@
  *   of the input, as in the output video; inferred: false when --vid-stride
  *   skipped the frame and its detections are those of the last detected
  *   frame; boxes in display-orientation pixels.  Labels: <n> = frame + 1
- *   (Ultralytics' numbering).  The video runs through engine/pipeline.h:
+ *   (Ultralytics' numbering).  The video runs through tools/infer/pipeline.h:
  *   a decode thread, detection batched on this thread, an annotate/encode
  *   thread, bounded queues, so memory stays flat however long the video
  *   (what --highlights needs of every frame waits in a file: infer/framelog.h).

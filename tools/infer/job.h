@@ -4,7 +4,7 @@
  * functions each part offers the others.  tools/infer.c parses the options
  * and wires the parts: inputs.c expands INPUTs, outputs.c plans and checks
  * the output paths and publishes files, images.c runs the images,
- * video.c one video (engine/pipeline.h), writers.c writes the JSON, JSON
+ * video.c one video (tools/infer/pipeline.h), writers.c writes the JSON, JSON
  * Lines, MOT, labels, tracks and highlights files; framelog.c keeps what
  * --highlights needs of every frame. */
 #ifndef STRIX_INFER_JOB_H

@@ -1,4 +1,4 @@
-/* video.c — the infer job's video run: one video through engine/pipeline.h
+/* video.c — the infer job's video run: one video through tools/infer/pipeline.h
  * (a decode thread, detection batched on the calling thread, an
  * annotate/encode thread), with the --detections replay, ByteTrack and the
  * line counter on the writer thread in frame order, the JSON Lines, MOT and
