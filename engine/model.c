@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "coco.h"
+#include "fileread.h"
 #include "graph.h"
 #include "letterbox.h"
 #include "model_internal.h"
@@ -20,6 +21,9 @@
 #include "strix.h"
 #include "util.h"
 #include "weights.h"
+
+#define NAMES_MAX_BYTES ((size_t)4 << 20) /* a names file: thousands of names, not megabytes */
+#define NAME_MAX_BYTES 510                /* one class name */
 
 void strix_model_options_init(strix_model_options *o)
 {
@@ -190,32 +194,33 @@ const char *strix_model_class_name(const strix_model *m, int id)
 strix_status strix_model_load_names(strix_model *m, const char *path, strix_error *err)
 {
     strix_error_clear(err);
-    FILE *f = fopen(path, "r");
-    if (!f) return strix_fail(err, STRIX_E_IO, "%s: cannot open names file: %s", path, strerror(errno));
+    char *text;
+    size_t len;
+    strix_status st = strix_file_read(path, NAMES_MAX_BYTES, &text, &len, err);
+    if (st) return st;
     char **names = calloc((size_t)m->graph.nc, sizeof *names);
-    char line[512];
     int n = 0, lineno = 0;
-    strix_status st = names ? STRIX_OK : strix_fail(err, STRIX_E_NOMEM, "out of memory");
-    while (!st && fgets(line, sizeof line, f)) {
-        lineno++;
-        size_t l = strlen(line);
-        if (l == sizeof line - 1 && line[l - 1] != '\n') {
-            st = strix_fail(err, STRIX_E_ARG, "%s:%d: class name is too long", path, lineno);
-            break;
-        }
-        while (l && (line[l - 1] == '\n' || line[l - 1] == '\r')) line[--l] = 0;
-        if (!l) continue;
-        if (n == m->graph.nc) {
-            st = strix_fail(err, STRIX_E_ARG, "%s:%d: more names than the model's %d classes", path, lineno,
+    if (!names) st = strix_fail(err, STRIX_E_NOMEM, "out of memory");
+    /* one name per line; blank lines skipped; \r\n line ends accepted */
+    for (char *line = text; !st && line < text + len; lineno++) {
+        char *end = memchr(line, '\n', (size_t)(text + len - line));
+        char *next = end ? end + 1 : text + len;
+        size_t l = (size_t)((end ? end : text + len) - line);
+        while (l && line[l - 1] == '\r') l--;
+        if (l > NAME_MAX_BYTES) {
+            st = strix_fail(err, STRIX_E_ARG, "%s:%d: class name is too long (more than %d bytes)", path,
+                            lineno + 1, NAME_MAX_BYTES);
+        } else if (l && n == m->graph.nc) {
+            st = strix_fail(err, STRIX_E_ARG, "%s:%d: more names than the model's %d classes", path, lineno + 1,
                             m->graph.nc);
-            break;
+        } else if (l && !(names[n++] = strndup(line, l))) {
+            st = strix_fail(err, STRIX_E_NOMEM, "out of memory");
         }
-        if (!(names[n++] = strdup(line))) st = strix_fail(err, STRIX_E_NOMEM, "out of memory");
+        line = next;
     }
-    if (!st && ferror(f)) st = strix_fail(err, STRIX_E_IO, "%s: read error", path);
+    free(text);
     if (!st && n != m->graph.nc)
         st = strix_fail(err, STRIX_E_ARG, "%s: %d names for a model with %d classes", path, n, m->graph.nc);
-    fclose(f);
     if (st) {
         for (int i = 0; names && i < n; i++) free(names[i]);
         free(names);

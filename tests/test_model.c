@@ -164,6 +164,52 @@ static void yaml_ultralytics_style_and_scale_from_name(void)
     TL_CHECK(nc == 3 && ok, "names not read");
 }
 
+/* A names file replaces the model's names: one per line, blank lines and
+ * \r\n ends allowed; the wrong count, a directory or an overlong name is
+ * one clear line naming the file. */
+static void names_file(void)
+{
+    strix_model *m;
+    strix_error e;
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = "weights/yolov8.yaml";
+    o.scale = 'n';
+    o.nc = 3;
+    if (strix_model_load(&m, &o, &e) != STRIX_OK) {
+        tl_fail("%s", e.message);
+        return;
+    }
+    const char *p = tmp_path("names.txt");
+    write_file(p, "cat\r\n\nhot dog\nbird");
+    strix_status st = strix_model_load_names(m, p, &e);
+    const char *n1 = strix_model_class_name(m, 1), *n2 = strix_model_class_name(m, 2);
+    TL_CHECK(st == STRIX_OK && !strcmp(strix_model_class_name(m, 0), "cat") && n1 && !strcmp(n1, "hot dog") && n2 &&
+                 !strcmp(n2, "bird"),
+             "names: %s", st ? e.message : "wrong names");
+    static const struct {
+        const char *text, *want;
+    } bad[] = {{"a\nb\n", "2 names for a model with 3 classes"},
+               {"a\nb\nc\nd\n", ":4: more names than the model's 3 classes"}};
+    for (int i = 0; i < 2; i++) {
+        write_file(p, bad[i].text);
+        st = strix_model_load_names(m, p, &e);
+        TL_CHECK(st == STRIX_E_ARG && strstr(e.message, bad[i].want), "case %d: %d '%s'", i, st, e.message);
+    }
+    char longname[700];
+    memset(longname, 'x', sizeof longname - 2);
+    longname[sizeof longname - 2] = '\n';
+    longname[sizeof longname - 1] = 0;
+    write_file(p, longname);
+    st = strix_model_load_names(m, p, &e);
+    TL_CHECK(st == STRIX_E_ARG && strstr(e.message, ":1: class name is too long"), "long name: '%s'", e.message);
+    st = strix_model_load_names(m, tmpdir, &e);
+    TL_CHECK(st == STRIX_E_IO && strstr(e.message, "is a directory"), "directory: '%s'", e.message);
+    n1 = strix_model_class_name(m, 1);
+    TL_CHECK(n1 && !strcmp(n1, "hot dog"), "a failed load must keep the names");
+    strix_model_free(m);
+}
+
 /* ----------------------------------------------------------- YAML errors */
 
 static void yaml_errors_name_file_and_line(void)
@@ -477,6 +523,7 @@ int main(int argc, char **argv)
     TL_RUN(inspect_layer_counts_and_shapes);
     TL_RUN(plan_reuses_memory);
     TL_RUN(yaml_ultralytics_style_and_scale_from_name);
+    TL_RUN(names_file);
     TL_RUN(yaml_errors_name_file_and_line);
     TL_RUN(weights_errors_are_named);
     TL_RUN(fused_unfused_f16_agree);
