@@ -1,5 +1,6 @@
 /* outfile.c — temporary files beside their destination, published by
- * rename or link, and the sweep of those killed runs left (outfile.h). */
+ * fsync then rename or link (and an fsync of the directory), and the sweep
+ * of those killed runs left (outfile.h). */
 #include "outfile.h"
 
 #include <dirent.h>
@@ -58,9 +59,37 @@ FILE *strix_temp_open(const char *path, char **tmp)
     return NULL;
 }
 
+/* fsync the file (or directory) at path; 0, or -1 with errno.  Filesystems
+ * that cannot sync a directory (EINVAL) count as synced. */
+static int sync_path(const char *path, int dir)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+    if (fd < 0) return -1;
+    int rc = fsync(fd) != 0 && !(dir && errno == EINVAL) ? -1 : 0, e = errno;
+    close(fd);
+    if (rc) errno = e;
+    return rc;
+}
+
+/* The directory part of path ("." without one); malloc'd, NULL when out of memory. */
+static char *dir_part(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return strdup(".");
+    return strndup(path, slash == path ? 1 : (size_t)(slash - path));
+}
+
 int strix_temp_publish(const char *tmp, const char *path, int overwrite)
 {
     int rc = 0, e = 0;
+    /* the data reaches the disk before the name does: after a power loss the
+     * final name holds the whole file or is absent, never a torn one */
+    if (sync_path(tmp, 0) != 0) {
+        e = errno;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
     if (overwrite) {
         if (rename(tmp, path) != 0) rc = -1, e = errno;
     } else if (link(tmp, path) != 0) {
@@ -74,6 +103,12 @@ int strix_temp_publish(const char *tmp, const char *path, int overwrite)
         else if (rename(tmp, path) != 0) rc = -1, e = errno;
     }
     unlink(tmp); /* after a rename: nothing there (ENOENT, harmless) */
+    if (!rc) { /* the new name made durable too; best effort: the file is in
+                * place already, so a failure here is no failure to publish */
+        char *d = dir_part(path);
+        if (d) (void)sync_path(d, 1);
+        free(d);
+    }
     if (rc) errno = e;
     return rc;
 }

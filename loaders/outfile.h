@@ -17,7 +17,8 @@
  * NULL with errno set on failure (*tmp untouched). */
 FILE *strix_temp_open(const char *path, char **tmp);
 
-/* Move the finished temporary file tmp to path.  overwrite == 0 refuses an
+/* Move the finished (closed) temporary file tmp to path, its data synced to
+ * the disk first and the directory entry after.  overwrite == 0 refuses an
  * existing path, even one created meanwhile (link(), with a checked rename
  * on filesystems without hard links): -1 with errno EEXIST.  0 on success,
  * else -1 with errno; tmp is removed either way (not freed). */
