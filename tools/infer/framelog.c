@@ -5,11 +5,12 @@
 #include "framelog.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 struct strix_frame_log {
     FILE *f;
@@ -20,32 +21,15 @@ struct strix_frame_log {
     int cap, largest;
 };
 
-/* Fill err and return st: engine/util.h's strix_fail, which the tools may
- * not include (docs/ARCHITECTURE.md). */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static strix_status fail(strix_error *err, strix_status st, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-        err->status = st;
-    }
-    return st;
-}
-
 strix_status strix_frame_log_open(strix_frame_log **out, strix_error *err)
 {
     *out = NULL;
     strix_frame_log *l = calloc(1, sizeof *l);
-    if (!l) return fail(err, STRIX_E_NOMEM, "frame log: out of memory");
+    if (!l) return strix_fail(err, STRIX_E_NOMEM, "frame log: out of memory");
     if (!(l->f = tmpfile())) {
         int e = errno;
         free(l);
-        return fail(err, STRIX_E_IO, "frame log: cannot create a temporary file in /tmp: %s (check that it is "
+        return strix_fail(err, STRIX_E_IO, "frame log: cannot create a temporary file in /tmp: %s (check that it is "
                     "writable and has free space)", strerror(e));
     }
     *out = l;
@@ -54,15 +38,15 @@ strix_status strix_frame_log_open(strix_frame_log **out, strix_error *err)
 
 static strix_status io_fail(strix_error *err, const char *what)
 {
-    return fail(err, STRIX_E_IO, "frame log: temporary file %s failed%s%s (check free space in /tmp)", what,
+    return strix_fail(err, STRIX_E_IO, "frame log: temporary file %s failed%s%s (check free space in /tmp)", what,
                 errno ? ": " : "", errno ? strerror(errno) : "");
 }
 
 strix_status strix_frame_log_add(strix_frame_log *l, double pts, const strix_frame_item *items, int n,
                                  strix_error *err)
 {
-    if (!l || n < 0 || (n && !items)) return fail(err, STRIX_E_ARG, "frame log: bad arguments");
-    if (l->reading) return fail(err, STRIX_E_ARG, "frame log: add after rewind");
+    if (!l || n < 0 || (n && !items)) return strix_fail(err, STRIX_E_ARG, "frame log: bad arguments");
+    if (l->reading) return strix_fail(err, STRIX_E_ARG, "frame log: add after rewind");
     int32_t k = n;
     errno = 0;
     if (fwrite(&pts, sizeof pts, 1, l->f) != 1 || fwrite(&k, sizeof k, 1, l->f) != 1) return io_fail(err, "write");
@@ -89,7 +73,7 @@ strix_status strix_frame_log_rewind(strix_frame_log *l, strix_error *err)
     l->read = 0;
     if (l->largest > l->cap) {
         strix_frame_item *b = realloc(l->buf, sizeof *b * (size_t)l->largest);
-        if (!b) return fail(err, STRIX_E_NOMEM, "frame log: out of memory");
+        if (!b) return strix_fail(err, STRIX_E_NOMEM, "frame log: out of memory");
         l->buf = b;
         l->cap = l->largest;
     }
@@ -99,7 +83,7 @@ strix_status strix_frame_log_rewind(strix_frame_log *l, strix_error *err)
 int strix_frame_log_next(strix_frame_log *l, double *pts, const strix_frame_item **items, int *n, strix_error *err)
 {
     if (!l->reading) {
-        fail(err, STRIX_E_ARG, "frame log: read before rewind");
+        strix_fail(err, STRIX_E_ARG, "frame log: read before rewind");
         return -1;
     }
     if (l->read == l->frames) return 0;
