@@ -72,18 +72,6 @@ static void free_names(strix_model *m)
     m->n_names = 0;
 }
 
-/* Grow *buf to at least need bytes, 64-byte aligned. */
-static int reserve(void **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap) return 1;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, need ? need : 64)) return 0;
-    free(*buf);
-    *buf = p;
-    *cap = need;
-    return 1;
-}
-
 void strix_model_free(strix_model *m)
 {
     if (!m) return;
@@ -387,8 +375,8 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
 
     strix_nms_params np = {o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
     size_t info_bytes = sizeof(strix_letterbox_info) * (size_t)n;
-    if (!reserve(&m->scratch, &m->scratch_cap, info_bytes + sizeof(int) * (size_t)n) ||
-        !reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * (size_t)n * o->max_det))
+    if (!strix_reserve(&m->scratch, &m->scratch_cap, info_bytes + sizeof(int) * (size_t)n) ||
+        !strix_reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * (size_t)n * o->max_det))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
     strix_letterbox_info *info = m->scratch;
     int *counts = (int *)((char *)m->scratch + info_bytes);

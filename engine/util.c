@@ -1,8 +1,9 @@
-/* util.c — error reporting shared by the library, and status names. */
+/* util.c — error reporting shared by the library, status names, aligned scratch buffers. */
 #include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 strix_status strix_fail(strix_error *err, strix_status st, const char *fmt, ...)
 {
@@ -39,4 +40,15 @@ const char *strix_status_name(strix_status s)
     case STRIX_E_INTERNAL: return "internal error";
     }
     return "unknown status";
+}
+
+int strix_reserve(void **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) return 1;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, need ? need : 64)) return 0;
+    free(*buf);
+    *buf = p;
+    *cap = need;
+    return 1;
 }

@@ -1,4 +1,4 @@
-/* util.h — small internal helpers shared by the library: error reporting. */
+/* util.h — small internal helpers shared by the library: error reporting, aligned scratch buffers. */
 #ifndef STRIX_UTIL_H
 #define STRIX_UTIL_H
 
@@ -15,6 +15,10 @@ strix_status strix_fail(strix_error *err, strix_status st, const char *fmt, ...)
 
 /* Mark err as success (status OK, empty message). */
 void strix_error_clear(strix_error *err);
+
+/* Grow *buf (freed, contents not kept) to at least need bytes, 64-byte
+ * aligned; *cap tracks its size.  0 when out of memory (*buf unchanged). */
+int strix_reserve(void **buf, size_t *cap, size_t need);
 
 /* Bounded string copy and append: always NUL-terminate, truncate silently
  * (used for names whose length the caller already bounds). */

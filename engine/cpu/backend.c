@@ -64,24 +64,12 @@ void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const 
     }
 }
 
-/* Grow *buf to at least need bytes, 64-byte aligned. */
-static int reserve(void **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap) return 1;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, need ? need : 64)) return 0;
-    free(*buf);
-    *buf = p;
-    *cap = need;
-    return 1;
-}
-
 static strix_status cpu_plan(strix_backend *base, const strix_plan *pl, strix_error *err)
 {
     strix_cpu_backend *b = (strix_cpu_backend *)base;
     b->plan = NULL;
-    if (!reserve((void **)&b->arena, &b->arena_cap, pl->arena_floats * sizeof(float)) ||
-        !reserve(&b->ws, &b->ws_cap, pl->workspace_bytes))
+    if (!strix_reserve((void **)&b->arena, &b->arena_cap, pl->arena_floats * sizeof(float)) ||
+        !strix_reserve(&b->ws, &b->ws_cap, pl->workspace_bytes))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for a batch of %d at %dx%d (%zu MB)", pl->n, pl->w,
                           pl->h, pl->arena_floats * sizeof(float) >> 20);
     b->plan = pl;
@@ -133,7 +121,7 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
         size_t lb = strix_letterbox_scratch_bytes(&info[i]);
         if (lb > need) need = lb;
     }
-    if (!reserve(&b->scratch, &b->scratch_cap, need))
+    if (!strix_reserve(&b->scratch, &b->scratch_cap, need))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
     float *in = input_ptr(b);
     for (int i = 0; i < n; i++) strix_letterbox(in + (size_t)i * pl->h * pl->w * 3, &imgs[i], &info[i], b->scratch);
