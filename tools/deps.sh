@@ -1,7 +1,9 @@
 #!/bin/sh
 # deps.sh — installs the Debian packages strix needs, only those missing
 # (non-interactive, idempotent), then fetches Debian's FFmpeg source package
-# once for `make dist` (tools/ffmpeg.sh fetch).  Called by `make deps`,
+# once for `make dist` (tools/ffmpeg.sh fetch) and the Debian packages its
+# tests unpack (tools/debroot.sh fetch: libc6 for the bare root, arm64
+# archives for the aarch64 build).  Called by `make deps`,
 # `make test`, `make demo`; the only step that uses the network.
 # The core library needs a C compiler, libyaml, libjpeg-turbo and stb; `infer` reads and
 # writes video through FFmpeg's libraries (found with pkg-config); the ffmpeg
@@ -32,3 +34,4 @@ if [ -n "$need" ]; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need
 fi
 sh tools/ffmpeg.sh fetch
+sh tools/debroot.sh fetch
