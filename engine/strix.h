@@ -61,8 +61,10 @@ const char *strix_status_name(strix_status s);
 typedef struct strix_model strix_model;
 
 typedef struct strix_model_options {
-    const char *yaml_path;    /* Ultralytics model YAML (required) */
-    const char *weights_path; /* safetensors; NULL builds the graph only (inspect) */
+    const char *yaml_path;    /* Ultralytics model YAML; NULL: the one a .pt weights file embeds */
+    const char *weights_path; /* .safetensors, Ultralytics .pt (read without running any of its
+                                 pickle) or Ultralytics ONNX export (.onnx, needs yaml_path);
+                                 NULL builds the graph only (inspect) */
     char scale;               /* 'n','s','m','l','x'; 0 = from the file name (yolov8n.yaml) */
     int nc;                   /* class count override; 0 = the YAML's nc */
     int threads;              /* CPU threads; 0 = all available */
