@@ -146,7 +146,7 @@ kernel-lab: $(KERNEL_LAB)
 	@$(if $(KERNEL_LAB),true,echo "kernel-lab: needs a CUDA build (nvcc on PATH, CUDA=1)" >&2; exit 9)
 $(BUILD)/perf/cuda/%: perf/cuda/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Iperf $< $(LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
 # Dev-time only: strix against ONNX Runtime, OpenCV DNN and Ultralytics on this
 # machine; needs the Python venv of perf/README.md (PyPI).  BENCH_ARGS go to

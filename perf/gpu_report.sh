@@ -56,7 +56,7 @@ function add_key(k) { if (!(k in key_seen)) { key_seen[k] = 1; keys[++n_keys] = 
     tool = str(line, "tool"); mode = str(line, "mode")
     if (tool == "" || mode == "") next
     model = str(line, "model"); dtype = str(line, "dtype"); batch = num(line, "batch")
-    # strix's second kernel set (gpu_bench --kernels 2) gets rows of its own,
+    # the second kernel set of strix (gpu_bench --kernels 2) gets rows of its own,
     # "MODEL k2", compared with the same peers as MODEL
     if (tool == "strix" && num(line, "kernels") == 2) model = model " k2"
     if (mode == "layer") {
@@ -97,7 +97,7 @@ END {
         }
         k = keys[i]
         base = f[3]; sub(/ k2$/, "", base)
-        pk = f[1] SUBSEP f[2] SUBSEP base SUBSEP f[4] SUBSEP f[5] # the peers' key
+        pk = f[1] SUBSEP f[2] SUBSEP base SUBSEP f[4] SUBSEP f[5] # the key the peers use
         row = sprintf("| %s | %s | %d | %s | %s", f[3], f[4], f[5] + 0, fmt(med[k, "strix"]), fmt(ips[k, "strix"]))
         for (t = 1; t <= n_tools; t++) {
             p = tools[t]; if (p == "strix") continue

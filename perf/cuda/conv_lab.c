@@ -39,8 +39,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench_util.h"
-#include "conv_shapes.h"
+#include "../bench_util.h"
+#include "../conv_shapes.h"
 #include "cpu/ops.h"
 #include "kernels/kernels.h"
 #include "strix.h"
