@@ -31,6 +31,7 @@ void strix_model_options_init(strix_model_options *o)
     memset(o, 0, sizeof *o);
     o->device = "cpu";
     o->cuda_graphs = 1;
+    o->cuda_kernels = 1;
 }
 
 void strix_detect_options_init(strix_detect_options *o)
@@ -165,7 +166,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         else st = strix_weights_bind(&m->prog, ck.tensors, m->weights, err);
     }
     if (!st && m->weights) {
-        strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync};
+        strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_kernels};
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }
     /* class names: the YAML's, else the checkpoint's (.pt model.names, ONNX metadata) */

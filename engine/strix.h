@@ -76,6 +76,9 @@ typedef struct strix_model_options {
                                  CUDA graph and replays it; 0 launches every kernel eagerly */
     int cuda_sync;            /* CUDA: 1 synchronises after every op, so that a device error names
                                  its layer (slow; no graphs then: a capture cannot synchronise) */
+    int cuda_kernels;         /* CUDA: 1 (default) the kernel set verified on an H100; 2 the
+                                 tensor-core set (mma.sync implicit-GEMM convolutions with fused
+                                 epilogues, direct stem, vectorised upsample; fp16 layers) */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);
