@@ -61,8 +61,10 @@ const char *strix_status_name(strix_status s);
 typedef struct strix_model strix_model;
 
 typedef struct strix_model_options {
-    const char *yaml_path;    /* Ultralytics model YAML (required) */
-    const char *weights_path; /* safetensors; NULL builds the graph only (inspect) */
+    const char *yaml_path;    /* Ultralytics model YAML; NULL: the one a .pt weights file embeds */
+    const char *weights_path; /* .safetensors, Ultralytics .pt (read without running any of its
+                                 pickle) or Ultralytics ONNX export (.onnx, needs yaml_path);
+                                 NULL builds the graph only (inspect) */
     char scale;               /* 'n','s','m','l','x'; 0 = from the file name (yolov8n.yaml) */
     int nc;                   /* class count override; 0 = the YAML's nc */
     int threads;              /* CPU threads; 0 = all available */
@@ -74,6 +76,9 @@ typedef struct strix_model_options {
                                  CUDA graph and replays it; 0 launches every kernel eagerly */
     int cuda_sync;            /* CUDA: 1 synchronises after every op, so that a device error names
                                  its layer (slow; no graphs then: a capture cannot synchronise) */
+    int cuda_kernels;         /* CUDA: 1 (default) the kernel set verified on an H100; 2 the
+                                 tensor-core set (mma.sync implicit-GEMM convolutions with fused
+                                 epilogues, direct stem, vectorised upsample; fp16 layers) */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);

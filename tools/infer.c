@@ -124,8 +124,9 @@ static void usage(FILE *f)
             "recursive), a quoted glob pattern such as 'photos/*.jpg', an image-sequence\n"
             "pattern such as 'frames/%%04d.png', or a URL FFmpeg opens (rtsp://, http://).\n"
             "\n"
-            "  --model YAML      Ultralytics model YAML (required)\n"
-            "  --weights FILE    safetensors weights (required)\n"
+            "  --model YAML      Ultralytics model YAML (default: the one a .pt checkpoint embeds)\n"
+            "  --weights FILE    weights (required): .safetensors, Ultralytics .pt (read without\n"
+            "                    running its pickle) or Ultralytics ONNX export (.onnx, with --model)\n"
             "  --scale n|s|m|l|x model scale (default: from the YAML file name)\n"
             "  --nc N            class count override (1..%d)\n"
             "  --names FILE      class names, one per line\n"
@@ -442,7 +443,8 @@ static int parse_args(int argc, char **argv, options *o)
         if (rc) return rc;
         if (!*val) return usage_error("%s: empty value", name);
     }
-    if (!o->detections && !o->model) return usage_error("--model YAML is required (or --detections FILE)");
+    if (!o->detections && !o->model && !o->weights)
+        return usage_error("--model YAML is required (or --weights FILE.pt, which embeds it, or --detections FILE)");
     if (!o->detections && !o->weights) return usage_error("--weights FILE is required (or --detections FILE)");
     if (!o->n_inputs) return usage_error("no INPUT given");
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");

@@ -107,7 +107,8 @@ int start_json(run *r, const char *path)
     fprintf(r->json, "{\n  \"strix_version\": ");
     strix_json_str(r->json, STRIX_VERSION);
     fputs(",\n  \"model\": ", r->json);
-    strix_json_str(r->json, o->model);
+    if (o->model) strix_json_str(r->json, o->model);
+    else fputs("null", r->json); /* the graph a .pt embeds */
     fputs(",\n  \"weights\": ", r->json);
     strix_json_str(r->json, o->weights);
     fprintf(r->json, ",\n  \"imgsz\": %d,\n  \"conf\": ", o->imgsz);
