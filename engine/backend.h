@@ -24,6 +24,7 @@ typedef struct strix_backend_config {
     int nvtx;    /* CUDA: NVTX ranges per pipeline stage and per layer */
     int graphs;  /* CUDA: capture the forward once per shape and replay it */
     int sync;    /* CUDA: synchronise after every op (implies no graphs) */
+    int kernels; /* CUDA: kernel set, 1 or 2 (strix_model_options.cuda_kernels) */
 } strix_backend_config;
 
 typedef struct strix_backend_ops {
