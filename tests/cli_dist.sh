@@ -133,4 +133,56 @@ else
     done
 fi
 
+# --- aarch64 (cross-built, run under qemu-user-static) -------------------------
+A=$T/root-arm64
+if [ "${STRIX_DIST_ARM:-1}" = 0 ]; then
+    skip aarch64 "STRIX_DIST_ARM=0"
+elif ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v qemu-aarch64-static >/dev/null 2>&1; then
+    skip aarch64 "no aarch64-linux-gnu-gcc or qemu-aarch64-static (sh tools/deps.sh installs them)"
+else
+    make_dist dist_aarch64 CC=aarch64-linux-gnu-gcc DIST_TARGETS=tests
+    if [ -n "$tarball" ] && sh "$ROOT/tools/debroot.sh" bare aarch64 "$A" 2>"$T/err"; then
+        top=$(tar tzf "$tarball" | head -n 1 | cut -d/ -f1)
+        tar xzf "$tarball" -C "$T"
+        AB=$ROOT/build/dist-aarch64
+        Q="qemu-aarch64-static -L $A"
+        # the CPU test programs of the same build, from the repository (they
+        # read weights/ and tests/golden/ there); test_cuda_ops is CUDA-only
+        for t in "$AB"/tests/test_*; do
+            case "$t" in *.d | */test_cuda_ops) continue ;; esac
+            tn=$(basename "$t")
+            (cd "$ROOT" && $Q "$t") >"$T/out" 2>&1
+            rc=$?
+            np=$(grep -c '^PASS' "$T/out")
+            if [ $rc -ne 0 ] || grep -q '^FAIL' "$T/out"; then
+                fail "qemu_$tn" "exit $rc: $(grep '^FAIL' "$T/out" | head -n 3 | tr '\n' ' ')$(tail -n 2 "$T/out" | tr '\n' ' ')"
+            else
+                pass "qemu_$tn ($np passed, $(grep -c '^SKIP' "$T/out") skipped)"
+            fi
+        done
+        D=$T/$top
+        cp "$DATA/vtest.avi" "$T/vtest.avi"
+        if ! $Q "$D/bin/mkweights" --model "$D/weights/yolov8.yaml" --scale n --seed 7 --out "$T/wa.safetensors" \
+            >"$T/out" 2>"$T/err"; then
+            fail qemu_infer "mkweights: $(head -c 300 "$T/err")"
+        elif ! (cd "$T" && $Q "$D/bin/infer" --device cpu --model "$D/weights/yolov8.yaml" --scale n \
+            --weights wa.safetensors --conf 0.1 --imgsz 320 --vid-stride 40 --preset ultrafast --out arm vtest.avi) \
+            >"$T/out" 2>"$T/err"; then
+            fail qemu_infer "infer: $(head -c 400 "$T/err")"
+        elif ! (cd "$T" && "$B/infer" --device cpu --model "$D/weights/yolov8.yaml" --scale n \
+            --weights wa.safetensors --conf 0.1 --imgsz 320 --vid-stride 40 --preset ultrafast --out x86 vtest.avi) \
+            >"$T/out" 2>"$T/err"; then
+            fail qemu_infer "BUILD's infer: $(head -c 400 "$T/err")"
+        elif [ "$(streams "$T/arm/vtest.mp4")" != "$(streams "$T/x86/vtest.mp4")" ]; then
+            fail qemu_infer "MP4 streams: $(streams "$T/arm/vtest.mp4")vs $(streams "$T/x86/vtest.mp4")"
+        elif ! cmp -s "$T/arm/vtest.jsonl" "$T/x86/vtest.jsonl"; then
+            fail qemu_infer "the JSON Lines differ from BUILD's infer on x86_64 ($(diff "$T/arm/vtest.jsonl" "$T/x86/vtest.jsonl" | head -c 300))"
+        else
+            pass "qemu_infer (JSON Lines identical to x86_64's; $(streams "$T/arm/vtest.mp4"))"
+        fi
+    elif [ -n "$tarball" ]; then
+        fail aarch64 "$(cat "$T/err")"
+    fi
+fi
+
 exit $FAILED
