@@ -8,6 +8,7 @@
 #   make fuzz       builds the libFuzzer targets (tests/fuzz/, clang, ASan +
 #                   UBSan, build/fuzz) and runs each for FUZZ_SECONDS (60)
 #   make gpu-bundle the GPU check packed for a GPU machine (perf/README.md)
+#   make kernel-lab the CUDA kernel lab, perf/cuda/ (CUDA builds)
 #
 # Knobs: CUDA=0/1 (default: 1 when nvcc is on PATH), OPENMP=0/1 (default 1),
 #        CC, NVCC, CUDA_ARCHS, BUILD (output directory).
@@ -83,7 +84,7 @@ JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_p
 all: lib tools
 lib: $(LIB)
 tools: $(TOOLS)
-tests: $(TESTS) $(TOOLS) $(BUILD)/perf/gpu_bench
+tests: $(TESTS) $(TOOLS) $(BUILD)/perf/gpu_bench $(KERNEL_LAB)
 
 # Every object depends on the build's configuration (compilers, flags, CUDA,
 # SAN, OPENMP): switching one of them in the same BUILD directory rebuilds
@@ -134,6 +135,16 @@ $(BUILD)/tests/%: tests/%.c $(LIB)
 # perf/ programs (benchmark, per-kernel harnesses): build/perf/NAME, library only.
 PERF = $(patsubst perf/%.c,$(BUILD)/perf/%,$(wildcard perf/*.c))
 $(BUILD)/perf/%: perf/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+# The CUDA kernel lab (perf/cuda/*.c, perf/README.md): CUDA builds only;
+# `make tests` builds it too, so CI compiles it on every change.
+KERNEL_LAB = $(if $(filter 1,$(CUDA)),$(patsubst perf/cuda/%.c,$(BUILD)/perf/cuda/%,$(wildcard perf/cuda/*.c)),)
+.PHONY: kernel-lab
+kernel-lab: $(KERNEL_LAB)
+	@$(if $(KERNEL_LAB),true,echo "kernel-lab: needs a CUDA build (nvcc on PATH, CUDA=1)" >&2; exit 9)
+$(BUILD)/perf/cuda/%: perf/cuda/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 

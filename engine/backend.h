@@ -25,6 +25,7 @@ typedef struct strix_backend_config {
     int graphs;  /* CUDA: capture the forward once per shape and replay it */
     int sync;    /* CUDA: synchronise after every op (implies no graphs) */
     int async;   /* CUDA: set up detect_submit's lanes (a copy stream, events, per-lane staging) */
+    int kernels; /* CUDA: kernel set, 1 or 2 (strix_model_options.cuda_kernels) */
 } strix_backend_config;
 
 typedef struct strix_backend_ops {

@@ -30,6 +30,7 @@ void strix_model_options_init(strix_model_options *o)
     memset(o, 0, sizeof *o);
     o->device = "cpu";
     o->cuda_graphs = 1;
+    o->cuda_kernels = 1;
 }
 
 void strix_detect_options_init(strix_detect_options *o)
@@ -153,7 +154,8 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         else st = strix_weights_load(&m->prog, o->weights_path, m->weights, err);
     }
     if (!st && m->weights) {
-        strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async};
+        strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,
+                                  o->cuda_kernels};
         m->async = device >= 0 && o->cuda_async;
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }

@@ -24,6 +24,11 @@
  *      Cin, Cout >= CUBLAS_MIN_CHANNELS: one cublasGemmEx (or strided-batched
  *      when images are not contiguous) reading the input view in place
  *      (ldb = pix_stride), then conv1x1_cublas_epilogue<T>.
+ * With STRIX_CUDA_KERNELS_V2 (conv_mma.cu) two paths come before 4 and 5:
+ *   6. conv_stem_direct<T>: Cin <= STEM_MAX_CIN, one group (the stem);
+ *   7. conv_mma_f16<...>: fp16, one group, Cin % 8 == 0, aligned: mma.sync
+ *      implicit GEMM with cp.async pipelining and the epilogue in registers,
+ *      1x1 convolutions included (path 5 is then not used).
  * Every path ends in epilogue_store: act(acc + bias) (+ residual) in fp32,
  * rounded once to the output dtype, written into the strided output view.
  * The residual is read and the output written by the same thread for the same
@@ -36,9 +41,11 @@
 #include <cublas_v2.h>
 #include <mma.h>
 
+#include "conv.cuh" /* ConvArgs, Epi, epilogue_store; the v2 kernels (conv_mma.cu) */
 #include "elem.cuh" /* CEIL_DIV, fp32/fp16 element load/store, argument checks */
 
 using namespace strix_elem;
+using namespace strix_conv;
 
 /* Path 5 threshold: below this many input or output channels a 1x1 conv is
  * memory-bound and the fused implicit GEMM (one pass, no fp32 staging) is
@@ -46,43 +53,6 @@ using namespace strix_elem;
 #define CUBLAS_MIN_CHANNELS 32
 
 namespace {
-
-/* The fused epilogue's view of the output and residual. */
-struct Epi {
-    void *out;        /* [N, OH, OW, Cout] view, T */
-    size_t out_pix, out_batch;
-    const void *res;  /* NULL or shaped like out, T */
-    size_t res_pix, res_batch;
-    const float *bias; /* [Cout] */
-    int act;           /* strix_act */
-};
-
-/* Everything a convolution kernel needs, passed by value. */
-struct ConvArgs {
-    const void *in;   /* [N, H, W, Cin] view, T; group g's channels start at g*cg */
-    size_t in_pix, in_batch;
-    int h, w;
-    const void *wt;   /* [Cout, KH, KW, cg] OHWI, T */
-    int cg, ng, groups;
-    int kh, kw, sh, sw, ph, pw, dh, dw;
-    int ow, ohw;      /* output width, OH*OW */
-    int m;            /* GEMM rows: N*OH*OW */
-    int k;            /* GEMM depth: KH*KW*cg */
-    Epi epi;
-};
-
-/* out[n, pix, co] = act(acc + bias[co]) (+ res[n, pix, co]), pix = y*OW + x;
- * computed in fp32, rounded once. */
-template <typename T>
-__device__ __forceinline__ void epilogue_store(const Epi &e, int n, int pix, int co, float acc)
-{
-    float v = acc + e.bias[co];
-    if (e.act == STRIX_ACT_SILU) v = v / (1.0f + expf(-v));
-    if (e.res)
-        v += load(static_cast<const T *>(e.res) + (size_t)n * e.res_batch +
-                  (size_t)pix * e.res_pix + co);
-    store(static_cast<T *>(e.out) + (size_t)n * e.out_batch + (size_t)pix * e.out_pix + co, v);
-}
 
 /* The receptive-field origin of GEMM row m (output pixel m); ok = false past M. */
 struct RowSrc {
@@ -521,20 +491,24 @@ bool f16_vec_ok(const strix_dview *in, const void *w, int cg)
 } /* namespace */
 
 extern "C" size_t strix_cuda_conv2d_workspace(const strix_dview *out, const strix_dview *in,
-                                              const strix_conv_params *p, strix_dtype dt)
+                                              const strix_conv_params *p, strix_dtype dt, int kernels)
 {
-    (void)dt; /* fp32 needs it too, when the residual aliases the output */
+    /* fp32 needs it too, when the residual aliases the output; the v2 set
+     * does fp16 1x1 convolutions in its implicit GEMM (no staging), and falls
+     * back to path 2 when the alignment it checks at launch is missing */
     if (!cublas_shape(out, in, p)) return 0;
+    if (kernels == STRIX_CUDA_KERNELS_V2 && dt == STRIX_F16 && in->c % 8 == 0) return 0;
     return (size_t)out->n * out->h * out->w * out->c * sizeof(float);
 }
 
 extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in,
                                             const void *w, const float *bias,
                                             const strix_dview *res, const strix_conv_params *p,
-                                            strix_dtype dt, void *cublas_handle, void *workspace,
-                                            strix_stream s)
+                                            strix_dtype dt, int kernels, void *cublas_handle,
+                                            void *workspace, strix_stream s)
 {
-    if (!conv_args_valid(out, in, w, bias, res, p, dt))
+    if (!conv_args_valid(out, in, w, bias, res, p, dt) ||
+        (kernels != STRIX_CUDA_KERNELS_V1 && kernels != STRIX_CUDA_KERNELS_V2))
         return (strix_cuda_err)cudaErrorInvalidValue;
     if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0)
         return (strix_cuda_err)cudaSuccess;
@@ -577,6 +551,10 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
         else
             conv_depthwise_direct<float><<<grid, block, 0, st>>>(a);
         return last_error();
+    }
+    if (kernels == STRIX_CUDA_KERNELS_V2) {
+        if (stem_ok(a)) return stem_launch(a, dt, st);
+        if (mma_ok(a, in, w, dt)) return mma_launch(a, st);
     }
     if (cublas_handle && cublas_shape(out, in, p) &&
         conv1x1_cublas(out, in, w, res, a.epi, dt, static_cast<cublasHandle_t>(cublas_handle),

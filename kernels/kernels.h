@@ -36,18 +36,27 @@ typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
 /* Above every cudaError_t value: a launcher's cuBLAS failure (see above). */
 #define STRIX_CUDA_ERR_CUBLAS 100000
 
+/* Kernel sets (model option cuda_kernels): V1 the set verified on an H100
+ * on 2026-11-24 (WMMA implicit GEMM, cuBLAS + epilogue for 1x1, elementwise
+ * upsample); V2 the tensor-core set of conv_mma.cu and the vectorised
+ * upsample.  Launchers that take `kernels` refuse any other value. */
+#define STRIX_CUDA_KERNELS_V1 1
+#define STRIX_CUDA_KERNELS_V2 2
+
 /* ---- conv.cu: convolution, out = act(conv(in, w) + bias) [+ res]
  * w: [Cout, KH, KW, Cin/groups] (OHWI) in the dtype of the tensors; bias fp32.
  * Chooses implicit-GEMM (fp32 SIMT tiles, or fp16 tensor cores with fp32
  * accumulation), a depthwise kernel when groups == Cin == Cout, or a
- * cuBLAS path for 1x1 stride-1 convolutions (handle may be NULL: no cuBLAS).
- * workspace: strix_cuda_conv2d_workspace() bytes. */
+ * cuBLAS path for 1x1 stride-1 convolutions (handle may be NULL: no cuBLAS);
+ * with kernels = V2 (conv_mma.cu) a direct stem kernel for Cin <= 4 and an
+ * mma.sync implicit GEMM for fp16 Cin % 8 == 0 (1x1 included) come first.
+ * workspace: strix_cuda_conv2d_workspace() bytes (same kernels). */
 size_t strix_cuda_conv2d_workspace(const strix_dview *out, const strix_dview *in,
-                                   const strix_conv_params *p, strix_dtype dt);
+                                   const strix_conv_params *p, strix_dtype dt, int kernels);
 strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in, const void *w,
                                  const float *bias, const strix_dview *res,
-                                 const strix_conv_params *p, strix_dtype dt, void *cublas_handle,
-                                 void *workspace, strix_stream s);
+                                 const strix_conv_params *p, strix_dtype dt, int kernels,
+                                 void *cublas_handle, void *workspace, strix_stream s);
 
 /* ---- pool.cu: max-pool (-inf padding); `cascade` k x k stride-1 pools applied
  * in a row in one kernel (SPPF): out_i = pool(out_{i-1}), out_0 = pool(in),
@@ -58,9 +67,10 @@ strix_cuda_err strix_cuda_maxpool2d(const strix_dview *out, const strix_dview *i
 strix_cuda_err strix_cuda_maxpool_cascade(const strix_dview *outs, int cascade, const strix_dview *in,
                                           const strix_pool_params *p, strix_dtype dt, strix_stream s);
 
-/* ---- resize.cu: nearest upsample by an integer factor; element copy. */
+/* ---- resize.cu: nearest upsample by an integer factor (V2: 16-byte
+ * vectors when channels and strides allow); element copy. */
 strix_cuda_err strix_cuda_upsample_nearest(const strix_dview *out, const strix_dview *in, int scale,
-                                           strix_dtype dt, strix_stream s);
+                                           strix_dtype dt, int kernels, strix_stream s);
 strix_cuda_err strix_cuda_copy(const strix_dview *out, const strix_dview *in, strix_dtype dt,
                                strix_stream s);
 /* Dense element conversion dst[i] = src[i], i < count (fp32 <-> fp16 with

@@ -29,17 +29,10 @@
 #include "strix.h"
 #include "tools/exitcodes.h"
 #include "bench_util.h"
+#include "conv_shapes.h"
 
 #define MAX_THREADS_LIST 8
 #define CHECK_PIXELS 192 /* output pixels checked per shape (all channels), corners included */
-
-typedef struct shape {
-    int h, w, cin, oh, ow, cout;
-    strix_conv_params p;
-    int residual;        /* the network adds a shortcut after the activation */
-    int uses;            /* times the network runs this shape per forward */
-    int first_layer;
-} shape;
 
 static uint64_t next_u64(uint64_t *s)
 {
@@ -51,43 +44,6 @@ static uint64_t next_u64(uint64_t *s)
 
 /* uniform in [-1, 1) */
 static float next_sym(uint64_t *s) { return (float)(next_u64(s) >> 40) / 8388608.0f - 1.0f; }
-
-static int same_shape(const shape *a, const shape *b)
-{
-    return a->h == b->h && a->w == b->w && a->cin == b->cin && a->cout == b->cout && a->residual == b->residual &&
-           !memcmp(&a->p, &b->p, sizeof a->p);
-}
-
-/* The distinct convolution shapes of m's program at batch 1, s x s. */
-static int collect_shapes(const strix_model *m, int s, shape **out, int *n_out)
-{
-    strix_plan pl;
-    strix_error e;
-    if (strix_plan_build(&pl, &m->prog, 1, s, s, 1, &e)) {
-        fprintf(stderr, "bench_conv: %s\n", e.message);
-        return EXIT_USAGE;
-    }
-    shape *v = calloc((size_t)m->prog.n_nodes, sizeof *v);
-    int n = 0;
-    for (int i = 0; v && i < m->prog.n_nodes; i++) {
-        const strix_node *nd = &m->prog.nodes[i];
-        if (nd->op != STRIX_OP_CONV) continue;
-        shape x = {pl.val_h[nd->in], pl.val_w[nd->in], nd->cin, pl.val_h[nd->out], pl.val_w[nd->out], nd->cout,
-                   nd->conv, nd->res >= 0, 1, nd->layer};
-        int j = 0;
-        while (j < n && !same_shape(&v[j], &x)) j++;
-        if (j < n) v[j].uses++;
-        else v[n++] = x;
-    }
-    strix_plan_free(&pl);
-    if (!v) {
-        fprintf(stderr, "bench_conv: out of memory\n");
-        return EXIT_NOMEM;
-    }
-    *out = v;
-    *n_out = n;
-    return 0;
-}
 
 /* Output pixel (oy, ox), channel co, computed naively in double:
  * *ref = act(sum + bias) + residual, *mag = sum of |terms| (the error scale). */
@@ -204,7 +160,7 @@ int main(int argc, char **argv)
     }
     if (!threads[0]) threads[0] = m->threads; /* the library's default: all online CPUs */
     shape *shapes = NULL;
-    int n_shapes = 0, rc = collect_shapes(m, imgsz, &shapes, &n_shapes);
+    int n_shapes = 0, rc = collect_shapes(m, imgsz, "bench_conv", &shapes, &n_shapes);
     if (rc) {
         strix_model_free(m);
         return rc;

@@ -53,6 +53,7 @@ typedef struct opts {
     const char *mode, *yaml, *weights, *name, *device, *out, *json;
     char scale;
     int half, runs, warmup;
+    int kernels; /* model option cuda_kernels: --kernels, else STRIX_CUDA_KERNELS, else the default */
     int batches[MAX_LIST], n_batches;
     int fw, fh;
 } opts;
@@ -62,6 +63,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: gpu_bench --mode forward|detect|layers|cold --model YAML --scale n|s|m|l|x --weights FILE\n"
                "                 [--name NAME] [--half] [--device cuda[:N]] [--batch 1,8,64,256]\n"
                "                 [--frame WxH] [--runs N] [--warmup N] [--out FILE] [--json FILE]\n"
+               "                 [--kernels 1|2]   (the CUDA kernel set; over STRIX_CUDA_KERNELS)\n"
                STRIX_CUDA_ENV_HELP STRIX_EXIT_CODES_HELP);
 }
 
@@ -110,6 +112,7 @@ static int parse_args(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--batch")) ok = parse_list(v, o->batches, &o->n_batches);
         else if (!strcmp(a, "--runs")) ok = parse_int(v, 1, MAX_RUNS, &o->runs);
         else if (!strcmp(a, "--warmup")) ok = parse_int(v, 0, MAX_RUNS, &o->warmup);
+        else if (!strcmp(a, "--kernels")) ok = parse_int(v, 1, 2, &o->kernels);
         else if (!strcmp(a, "--frame")) ok = sscanf(v, "%dx%d", &o->fw, &o->fh) == 2 && o->fw > 0 && o->fh > 0 &&
                                                 o->fw <= 8192 && o->fh <= 8192;
         else {
@@ -133,6 +136,12 @@ static int parse_args(int argc, char **argv, opts *o)
         return 0;
     }
     if (!o->name) o->name = o->yaml;
+    if (!o->kernels) { /* the set a model gets without the option: its default, or the environment's */
+        strix_model_options mo;
+        strix_model_options_init(&mo);
+        strix_cuda_env_apply(&mo);
+        o->kernels = mo.cuda_kernels;
+    }
     return 1;
 }
 
@@ -150,8 +159,8 @@ static FILE *json_open(const opts *o)
 static void row_head(FILE *f, const opts *o, const char *mode, int batch)
 {
     fprintf(f, "{\"tool\": \"strix\", \"model\": \"%s\", \"yaml\": \"%s\", \"scale\": \"%c\", \"device\": \"%s\", "
-               "\"dtype\": \"%s\", \"batch\": %d, \"imgsz\": 640, \"mode\": \"%s\"",
-            o->name, o->yaml, o->scale, o->device, o->half ? "fp16" : "fp32", batch, mode);
+               "\"dtype\": \"%s\", \"batch\": %d, \"imgsz\": 640, \"mode\": \"%s\", \"kernels\": %d",
+            o->name, o->yaml, o->scale, o->device, o->half ? "fp16" : "fp32", batch, mode, o->kernels);
 }
 
 /* Timing fields from n run times in ms (sorted in place). */
@@ -184,6 +193,7 @@ static int load(const opts *o, strix_model **m)
     mo.device = o->device;
     mo.half = o->half;
     strix_cuda_env_apply(&mo);
+    mo.cuda_kernels = o->kernels;
     strix_error e;
     strix_status st = strix_model_load(m, &mo, &e);
     return st ? fail(o->yaml, &e, st) : 0;

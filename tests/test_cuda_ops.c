@@ -41,6 +41,8 @@
     X(op_convert)             \
     X(op_conv2d_f32)          \
     X(op_conv2d_f16)          \
+    X(op_conv2d_f32_v2)       \
+    X(op_conv2d_f16_v2)       \
     X(op_maxpool2d)           \
     X(op_maxpool_cascade)     \
     X(op_maxpool_cascade_stress) \
@@ -53,7 +55,9 @@
     X(net_forward_f32)        \
     X(net_detect_f32)         \
     X(net_detect_f16)         \
-    X(net_graph_replay)
+    X(net_graph_replay)       \
+    X(net_detect_f16_v2)      \
+    X(net_graph_replay_v2)
 
 /* ------------------------------------------------- device names and errors */
 
@@ -130,6 +134,7 @@ GPU_TESTS(SKIP_TEST)
 static struct {
     int ready;
     int quick; /* --quick: fewer and smaller cases, for the sanitizer runs */
+    int kernels; /* the kernel set the net_ tests load models with (model option cuda_kernels) */
     cudaStream_t s;
     cublasHandle_t blas;
     void *dev[MAX_TRACKED], *host[MAX_TRACKED];
@@ -504,12 +509,12 @@ static conv_case conv_random(void)
     return c;
 }
 
-static void conv_run(const conv_case *c, strix_dtype dt)
+static void conv_run(const conv_case *c, strix_dtype dt, int kernels)
 {
-    char what[192];
-    snprintf(what, sizeof what, "conv n%d %dx%d %d->%d k%d s%d p%d d%d g%d act%d res%d alias%d strided%d blas%d %s",
+    char what[200];
+    snprintf(what, sizeof what, "conv n%d %dx%d %d->%d k%d s%d p%d d%d g%d act%d res%d alias%d strided%d blas%d %s v%d",
              c->n, c->h, c->w, c->cin, c->cout, c->k, c->s, c->pad, c->d, c->groups, c->act, c->res, c->alias,
-             c->strided, c->blas, dt == STRIX_F16 ? "f16" : "f32");
+             c->strided, c->blas, dt == STRIX_F16 ? "f16" : "f32", kernels);
     strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, c->groups,
                            c->act ? STRIX_ACT_SILU : STRIX_ACT_NONE};
     int oh = (c->h + 2 * c->pad - c->d * (c->k - 1) - 1) / c->s + 1;
@@ -538,16 +543,16 @@ static void conv_run(const conv_case *c, strix_dtype dt)
     }
     size_t cws = strix_cpu_conv2d_workspace(&hout, &hin, &p, 1);
     void *cpu_ws = hmalloc(cws);
-    size_t gws = strix_cuda_conv2d_workspace(&dout, &din, &p, dt);
+    size_t gws = strix_cuda_conv2d_workspace(&dout, &din, &p, dt, kernels);
     void *gpu_ws = gws ? dmalloc(gws) : NULL;
     if (!cpu_ws || (gws && !gpu_ws)) return;
     strix_cpu_conv2d(&hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, 1);
-    CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, dt,
+    CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, dt, kernels,
                          c->blas ? T.blas : NULL, gpu_ws, (strix_stream)T.s));
     tensor_check(&out, ref, dt == STRIX_F16 ? TOL16 : TOL32, what);
 }
 
-static void conv_suite(strix_dtype dt)
+static void conv_suite(strix_dtype dt, int kernels)
 {
     if (!need_device()) return;
     /* the shapes every path must get right, then random ones */
@@ -560,15 +565,51 @@ static void conv_suite(strix_dtype dt)
         {1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1},     /* 1x1 image, one channel */
         {2, 19, 17, 64, 128, 3, 2, 1, 1, 1, 1, 0, 0, 1, 1},/* wide tile tails */
     };
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !tl_g.failed; i++) conv_run(&fixed[i], dt);
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !tl_g.failed; i++) conv_run(&fixed[i], dt, kernels);
     for (int i = 0; i < CASES(40, 6) && !tl_g.failed; i++) {
         conv_case c = conv_random();
-        conv_run(&c, dt);
+        conv_run(&c, dt, kernels);
     }
 }
 
-static void op_conv2d_f32(void) { conv_suite(STRIX_F32); }
-static void op_conv2d_f16(void) { conv_suite(STRIX_F16); }
+/* The v2 set's own shapes: every tile width (Cout up to 16, 32, 64, 128 and
+ * past it), both tile heights (images large enough for 128-row tiles on any
+ * GPU up to 160 SMs, and small ones), Cin % 8 == 0 with 1x1 and 3x3 s1/s2,
+ * K tails (Cin 8, 24: K not a multiple of the 32-deep slice), odd Cout, and
+ * stems of 1 to 4 channels; then random shapes that qualify. */
+static void conv_suite_v2(strix_dtype dt)
+{
+    if (!need_device()) return;
+    static const conv_case fixed[] = {
+        {2, 130, 130, 32, 16, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0},  /* 128 x 16 tiles, residual */
+        {2, 130, 130, 16, 32, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0},  /* 128 x 32, stride 2 (M = 2*65*65) */
+        {1, 200, 180, 64, 64, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1},  /* 128 x 64, 1x1, residual aliasing out */
+        {1, 190, 190, 24, 200, 3, 1, 1, 1, 1, 1, 0, 0, 1, 0}, /* 128 x 128, K = 216 (a tail slice) */
+        {3, 7, 9, 8, 9, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0},        /* 64-row tiles, Cin 8, odd Cout */
+        {2, 19, 17, 64, 128, 3, 2, 1, 1, 1, 1, 0, 0, 1, 1},   /* 64 x 128 */
+        {1, 11, 13, 256, 255, 1, 1, 0, 1, 1, 0, 0, 0, 1, 1},  /* the detect head's 1x1 shape */
+        {2, 21, 23, 3, 16, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0},     /* the stem */
+        {1, 64, 48, 3, 40, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0},     /* stem, 3 chunks of 16 channels, residual */
+        {2, 9, 8, 1, 5, 5, 1, 2, 1, 1, 0, 0, 0, 0, 0},        /* stem, 1 channel, 5x5 */
+        {1, 10, 10, 4, 8, 7, 2, 3, 1, 1, 1, 0, 0, 1, 0},      /* stem, 4 channels, 7x7 */
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !tl_g.failed; i++)
+        if (!T.quick || (long long)fixed[i].n * fixed[i].h * fixed[i].w < 20000) conv_run(&fixed[i], dt, STRIX_CUDA_KERNELS_V2);
+    for (int i = 0; i < CASES(40, 6) && !tl_g.failed; i++) {
+        conv_case c = conv_random();
+        if (tl_int(0, 3)) { /* mostly shapes the mma path takes */
+            c.groups = 1;
+            c.cin = 8 * tl_int(1, 12);
+            c.cout = tl_int(1, 140);
+        }
+        conv_run(&c, dt, STRIX_CUDA_KERNELS_V2);
+    }
+}
+
+static void op_conv2d_f32(void) { conv_suite(STRIX_F32, STRIX_CUDA_KERNELS_V1); }
+static void op_conv2d_f16(void) { conv_suite(STRIX_F16, STRIX_CUDA_KERNELS_V1); }
+static void op_conv2d_f32_v2(void) { conv_suite_v2(STRIX_F32); }
+static void op_conv2d_f16_v2(void) { conv_suite_v2(STRIX_F16); }
 
 static void op_maxpool2d(void)
 {
@@ -681,7 +722,9 @@ static void op_upsample_copy(void)
     if (!need_device()) return;
     for (int t = 0; t < CASES(20, 6) && !tl_g.failed; t++) {
         strix_dtype dt = t % 2 ? STRIX_F16 : STRIX_F32;
-        int n = tl_int(1, 3), h = tl_int(1, 13), w = tl_int(1, 13), c = tl_int(1, 70), s = tl_int(1, 3);
+        /* channels often a multiple of 8: the v2 set's 16-byte path */
+        int n = tl_int(1, 3), h = tl_int(1, 13), w = tl_int(1, 13), c = tl_int(0, 1) ? 8 * tl_int(1, 9) : tl_int(1, 70);
+        int s = tl_int(1, 3), kernels = tl_int(STRIX_CUDA_KERNELS_V1, STRIX_CUDA_KERNELS_V2);
         int up = t < CASES(20, 6) / 2;
         tensor in, out;
         if (!tensor_new(&in, layout_make(n, h, w, c, tl_int(0, 1)), dt, 4.0f) ||
@@ -693,13 +736,13 @@ static void op_upsample_copy(void)
         strix_dview din = dev_view(&in.l, &in.b), dout = dev_view(&out.l, &out.b);
         if (up) {
             strix_cpu_upsample_nearest(&hout, &hin, s, 1);
-            CK(strix_cuda_upsample_nearest(&dout, &din, s, dt, (strix_stream)T.s));
+            CK(strix_cuda_upsample_nearest(&dout, &din, s, dt, kernels, (strix_stream)T.s));
         } else {
             strix_cpu_copy(&hout, &hin, 1);
             CK(strix_cuda_copy(&dout, &din, dt, (strix_stream)T.s));
         }
         char what[64];
-        snprintf(what, sizeof what, "%s x%d n%d %dx%dx%d", up ? "upsample" : "copy", s, n, h, w, c);
+        snprintf(what, sizeof what, "%s x%d n%d %dx%dx%d v%d", up ? "upsample" : "copy", s, n, h, w, c, kernels);
         tensor_check(&out, ref, 0, what);
     }
 }
@@ -965,6 +1008,7 @@ static strix_model *net_load_graphs(int i, int f16_weights, const char *device, 
     o.device = device;
     o.half = half;
     o.cuda_graphs = graphs;
+    o.cuda_kernels = T.kernels;
     strix_model *m;
     strix_error e;
     if (strix_model_load(&m, &o, &e) != STRIX_OK) {
@@ -1189,13 +1233,13 @@ static void net_detect_f16(void)
 
 /* The eager first run, a replayed graph, a re-capture after a shape change
  * and the eager path (model option cuda_graphs 0) all give the same bits. */
-static void net_graph_replay(void)
+static void net_graph_replay_run(int half)
 {
     if (!need_device()) return;
     int i = tl_int(0, NET_YAMLS - 1);
-    strix_model *g = net_load(i, 0, "cuda", 0);
+    strix_model *g = net_load(i, half, "cuda", half);
     if (!g) return;
-    strix_model *eager = net_load_graphs(i, 0, "cuda", 0, 0);
+    strix_model *eager = net_load_graphs(i, half, "cuda", half, 0);
     if (!eager) {
         strix_model_free(g);
         return;
@@ -1223,8 +1267,27 @@ static void net_graph_replay(void)
     strix_model_free(eager);
 }
 
+static void net_graph_replay(void) { net_graph_replay_run(0); }
+
+/* The same checks with the v2 kernel set (what a run with model option
+ * cuda_kernels 2 executes); the replay in fp16, where v2 differs most. */
+static void net_detect_f16_v2(void)
+{
+    T.kernels = STRIX_CUDA_KERNELS_V2;
+    net_detect_f16();
+    T.kernels = STRIX_CUDA_KERNELS_V1;
+}
+
+static void net_graph_replay_v2(void)
+{
+    T.kernels = STRIX_CUDA_KERNELS_V2;
+    net_graph_replay_run(1);
+    T.kernels = STRIX_CUDA_KERNELS_V1;
+}
+
 static void gpu_setup(void)
 {
+    T.kernels = STRIX_CUDA_KERNELS_V1;
     snprintf(T.tmpdir, sizeof T.tmpdir, "/tmp/strix-cuda-XXXXXX");
     if (strix_device_count() < 1 || !mkdtemp(T.tmpdir)) return;
     if (cudaSetDevice(0) != cudaSuccess || cudaStreamCreateWithFlags(&T.s, cudaStreamNonBlocking) != cudaSuccess)

@@ -9,7 +9,8 @@
 #   strix-gpu/perf/gpu_report.sh      its report (sh + awk)
 #   strix-gpu/tools/reference/gpu_peers.py, make_goldens.py   the optional peers
 #   strix-gpu/weights/*.yaml          the model YAMLs the programs read
-#   strix-gpu/build/tests/test_cuda_ops, build/perf/gpu_bench, build/mkweights
+#   strix-gpu/build/tests/test_cuda_ops, build/perf/gpu_bench, build/perf/cuda/conv_lab,
+#                                     build/mkweights
 #   strix-gpu/lib/                    the shared libraries they need that such a
 #                                     machine may lack (libyaml, libstb, libgomp,
 #                                     libstdc++, ...); not glibc's, not the
@@ -26,7 +27,7 @@ build=${1:-build}
 command -v nvcc >/dev/null 2>&1 || { echo "gpu-bundle: nvcc not found: building the bundle needs the CUDA toolkit on this machine" >&2; exit 9; }
 obj=$build/gpu-bundle
 mkdir -p "$build"
-progs="$obj/tests/test_cuda_ops $obj/perf/gpu_bench $obj/mkweights"
+progs="$obj/tests/test_cuda_ops $obj/perf/gpu_bench $obj/perf/cuda/conv_lab $obj/mkweights"
 archs=${CUDA_ARCHS:-}
 # shellcheck disable=SC2086 # $progs: words
 make -j"$(nproc 2>/dev/null || echo 2)" CUDA=1 BUILD="$obj" ${archs:+CUDA_ARCHS="$archs"} $progs >"$build/gpu-bundle.log" 2>&1 ||
@@ -35,13 +36,14 @@ make -j"$(nproc 2>/dev/null || echo 2)" CUDA=1 BUILD="$obj" ${archs:+CUDA_ARCHS=
 stage=$build/gpu-bundle-stage
 rm -rf "$stage"
 dst=$stage/strix-gpu
-mkdir -p "$dst/tools/reference" "$dst/perf" "$dst/weights" "$dst/build/tests" "$dst/build/perf" "$dst/lib"
+mkdir -p "$dst/tools/reference" "$dst/perf" "$dst/weights" "$dst/build/tests" "$dst/build/perf/cuda" "$dst/lib"
 cp -p tools/gpu-check.sh "$dst/tools/"
 cp -p perf/gpu_report.sh "$dst/perf/"
 cp -p tools/reference/gpu_peers.py tools/reference/make_goldens.py "$dst/tools/reference/"
 cp -p weights/*.yaml "$dst/weights/"
 cp -p "$obj/tests/test_cuda_ops" "$dst/build/tests/"
 cp -p "$obj/perf/gpu_bench" "$dst/build/perf/"
+cp -p "$obj/perf/cuda/conv_lab" "$dst/build/perf/cuda/"
 cp -p "$obj/mkweights" "$dst/build/"
 skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libutil\.|libresolv\.|libcuda\.|libnvidia-|libcudart|libcublas|libcublasLt)'
 for p in $progs; do

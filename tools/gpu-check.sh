@@ -14,15 +14,19 @@
 #                 test_cuda_ops --quick (op_ tests; memcheck the net_ tests
 #                 too); 0 errors required;
 #   5. weights    build/mkweights, seed 1, for yolov8n, yolov8s, yolo11n;
-#   6. bench      build/perf/gpu_bench, fp16 and fp32, batch 1 8 64 256 (or
-#                 --batch): forward with the input on the device; the public
+#   6. lab        build/perf/cuda/conv_lab: every convolution version (v1
+#                 WMMA, v1 + cuBLAS, v2 mma.sync) on every conv shape of the
+#                 first model, checked against the CPU, timed at batch 64;
+#   7. bench      build/perf/gpu_bench, fp16 and fp32, batch 1 8 64 256 (or
+#                 --batch), with each kernel set of --kernels (default 1,2):
+#                 forward with the input on the device; the public
 #                 detect path from uint8 frames (1280x720 and 640x640) to host
 #                 boxes; per-layer GPU time at batch 64 (fp16); cold start of
-#                 yolov8n (5 fresh processes each dtype);
-#   7. peers      only with --python PATH (a Python with torch on CUDA and
+#                 yolov8n (5 fresh processes each dtype, default kernel set);
+#   8. peers      only with --python PATH (a Python with torch on CUDA and
 #                 ultralytics): tools/reference/gpu_peers.py on the same
 #                 weights and frames; else one SKIP line saying why;
-#   8. report     perf/gpu_report.sh: results.json, table.md, plot.svg.
+#   9. report     perf/gpu_report.sh: results.json, table.md, plot.svg.
 #
 # Every step writes its log to the output directory (default
 # perf/results/<YYYY-MM-DD>-<gpu>/), opening with a header (date, GPU, driver,
@@ -31,7 +35,8 @@
 # (a failed build does); the last line names every failed step.
 #
 # Usage: tools/gpu-check.sh [--out DIR] [--python PATH] [--seeds N]
-#                           [--batch LIST] [--models LIST] [--sanitizer-timeout S]
+#                           [--batch LIST] [--models LIST] [--kernels LIST]
+#                           [--sanitizer-timeout S] [--no-sanitizers]
 # Environment: STRIX_TEST_SEED (default: from the date and time).
 # Exit codes: 0 every step passed; 1 a step failed (named on the last line);
 #   2 usage; 9 no usable GPU here (no nvidia-smi, no GPU listed, or no
@@ -43,7 +48,7 @@ nogpu() { echo "gpu-check: $* — run this on a machine with an NVIDIA GPU, its 
 
 cd "$(dirname "$0")/.." || usage "cannot enter the repository root"
 root=$(pwd)
-out="" py="" seeds=20 batches="1,8,64,256" models="yolov8n,yolov8s,yolo11n" stimeout=600
+out="" py="" seeds=20 batches="1,8,64,256" models="yolov8n,yolov8s,yolo11n" stimeout=600 kernel_sets="1,2" sanitize=1
 # shellcheck disable=SC2015 # "test && test || usage": usage exits
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -53,8 +58,10 @@ while [ $# -gt 0 ]; do
     --batch) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[0-9]+(,[0-9]+)*$' || usage "--batch needs a list like 1,8,64"; batches=$2; shift 2 ;;
     --models) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^(yolov8[nslmx]|yolo11[nslmx])(,(yolov8[nslmx]|yolo11[nslmx]))*$' ||
         usage "--models needs a list of yolov8n..x / yolo11n..x"; models=$2; shift 2 ;;
+    --kernels) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[12](,[12])*$' || usage "--kernels needs a list of kernel sets (1, 2)"; kernel_sets=$2; shift 2 ;;
+    --no-sanitizers) sanitize=0; shift ;;
     --sanitizer-timeout) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || usage "--sanitizer-timeout needs seconds"; stimeout=$2; shift 2 ;;
-    -h | --help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,42p' "$0"; exit 0 ;;
     *) usage "unknown argument '$1'" ;;
     esac
 done
@@ -135,25 +142,27 @@ step() {
     grep -E '^(PASS|FAIL|SKIP)' "$log" | sed 's/^/    /' >>"$summary"
 }
 
-tests=build/tests/test_cuda_ops bench=build/perf/gpu_bench mkw=build/mkweights
+tests=build/tests/test_cuda_ops bench=build/perf/gpu_bench mkw=build/mkweights lab=build/perf/cuda/conv_lab
 if [ -f BUNDLE ]; then
     note "SKIP build: a bundle ($(sed -n 's/^built: //p' BUNDLE))"
 else
-    step build "$out/build.log" make -j"$(nproc 2>/dev/null || echo 4)" CUDA=1 ${cc:+CUDA_ARCHS=$cc} "$tests" "$bench" "$mkw"
+    step build "$out/build.log" make -j"$(nproc 2>/dev/null || echo 4)" CUDA=1 ${cc:+CUDA_ARCHS=$cc} "$tests" "$bench" "$mkw" "$lab"
     case $failed in *build*) echo "gpu-check: FAIL build: see $out/build.log" >&2; exit 1 ;; esac
 fi
 
 step ops "$out/ops.log" "$tests" --seeds "$seeds" op_
 step network "$out/network.log" "$tests" net_,device_selection
-for tool in memcheck racecheck initcheck synccheck; do
+[ $sanitize = 1 ] || note "SKIP sanitizers: --no-sanitizers given"
+[ $sanitize = 1 ] && for tool in memcheck racecheck initcheck synccheck; do
     extra=""
     [ $tool = memcheck ] && extra="--leak-check full"
     # shellcheck disable=SC2086 # $extra: zero or two words
     step $tool "$out/$tool.log" timeout "$stimeout" compute-sanitizer --tool $tool $extra --error-exitcode 99 \
         "$tests" --quick op_
 done
-step memcheck-network "$out/memcheck-network.log" timeout "$stimeout" compute-sanitizer --tool memcheck \
+[ $sanitize = 1 ] && step memcheck-network "$out/memcheck-network.log" timeout "$stimeout" compute-sanitizer --tool memcheck \
     --leak-check full --error-exitcode 99 "$tests" net_detect
+first=$(echo "$models" | cut -d, -f1)
 
 # weights: the same synthetic file for strix and the peers
 yaml_of() { case $1 in yolov8*) echo weights/yolov8.yaml ;; *) echo weights/yolo11.yaml ;; esac; }
@@ -165,6 +174,8 @@ for m in $(echo "$models" | tr ',' ' '); do
     "$mkw" --model "$(yaml_of "$m")" --scale "$(scale_of "$m")" --seed 1 --out "$work/$m.safetensors" >>"$wlog" 2>&1 || ok=0
 done
 if [ $ok = 1 ]; then note "PASS weights: $wlog"; else failed="$failed weights"; note "FAIL weights: $wlog"; fi
+
+step lab "$out/lab.log" "$lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" --batch 64 --runs 20
 
 if [ $ok = 1 ]; then
     blog=$out/bench.log
@@ -178,20 +189,21 @@ if [ $ok = 1 ]; then
     }
     for m in $(echo "$models" | tr ',' ' '); do
         common="--model $(yaml_of "$m") --scale $(scale_of "$m") --weights $work/$m.safetensors --name $m"
-        for half in "" --half; do
-            d=${half:+fp16}
-            d=${d:-fp32}
-            # shellcheck disable=SC2086 # $common, $half: words
-            run_bench "forward $m $d" --mode forward $common $half --batch "$batches"
-            for frame in 1280x720 640x640; do
-                # shellcheck disable=SC2086
-                run_bench "detect $m $d $frame" --mode detect $common $half --batch "$batches" --frame "$frame"
+        for ks in $(echo "$kernel_sets" | tr ',' ' '); do
+            for half in "" --half; do
+                d=${half:+fp16}
+                d=${d:-fp32}
+                # shellcheck disable=SC2086 # $common, $half: words
+                run_bench "forward $m $d k$ks" --mode forward $common $half --kernels "$ks" --batch "$batches"
+                for frame in 1280x720 640x640; do
+                    # shellcheck disable=SC2086
+                    run_bench "detect $m $d $frame k$ks" --mode detect $common $half --kernels "$ks" --batch "$batches" --frame "$frame"
+                done
             done
+            # shellcheck disable=SC2086
+            run_bench "layers $m fp16 k$ks" --mode layers $common --half --kernels "$ks" --batch 64 --runs 5 --warmup 1
         done
-        # shellcheck disable=SC2086
-        run_bench "layers $m fp16" --mode layers $common --half --batch 64 --runs 5 --warmup 1
     done
-    first=$(echo "$models" | cut -d, -f1)
     for half in "" --half; do
         for k in 1 2 3 4 5; do
             # shellcheck disable=SC2086

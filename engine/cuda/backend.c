@@ -77,6 +77,7 @@ struct strix_cuda_backend {
     strix_backend base;          /* first: the interface (engine/backend.h) */
     int device, half, nvtx;
     int use_graphs, sync_ops;
+    int kernels;                 /* STRIX_CUDA_KERNELS_V1 / V2 (model option cuda_kernels) */
     strix_dtype dt;
     size_t esz;                  /* bytes per activation / weight element */
     const strix_program *prog;
@@ -267,7 +268,7 @@ static strix_status run_node(strix_cuda_backend *b, int i, strix_error *err)
         strix_dview res;
         if (nd->res >= 0) res = dview(b, nd->res);
         rc = strix_cuda_conv2d(&out, &in, (const char *)b->weights + nd->woff * b->esz, b->bias + b->bias_off[i],
-                               nd->res >= 0 ? &res : NULL, &nd->conv, b->dt, b->cublas, b->ws, s);
+                               nd->res >= 0 ? &res : NULL, &nd->conv, b->dt, b->kernels, b->cublas, b->ws, s);
         break;
     }
     case STRIX_OP_MAXPOOL: {
@@ -281,7 +282,7 @@ static strix_status run_node(strix_cuda_backend *b, int i, strix_error *err)
         rc = strix_cuda_maxpool_cascade(outs, len, &in, &nd->pool, b->dt, s);
         break;
     }
-    case STRIX_OP_UPSAMPLE: rc = strix_cuda_upsample_nearest(&out, &in, nd->scale, b->dt, s); break;
+    case STRIX_OP_UPSAMPLE: rc = strix_cuda_upsample_nearest(&out, &in, nd->scale, b->dt, b->kernels, s); break;
     case STRIX_OP_COPY: rc = strix_cuda_copy(&out, &in, b->dt, s); break;
     case STRIX_OP_ATTENTION: {
         strix_dview v = dview(b, nd->out2);
@@ -441,6 +442,9 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
 {
     *out = NULL;
     int device = c->device, half = c->half, nvtx = c->nvtx, graphs = c->graphs, sync = c->sync, async = c->async;
+    if (c->kernels != STRIX_CUDA_KERNELS_V1 && c->kernels != STRIX_CUDA_KERNELS_V2)
+        return strix_fail(err, STRIX_E_ARG, "cuda_kernels is %d: use 1 (the verified set) or 2 (the tensor-core set)",
+                          c->kernels);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
@@ -469,6 +473,7 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     b->prog = p;
     b->sync_ops = sync != 0;
     b->use_graphs = graphs && !b->sync_ops; /* a capture cannot synchronise */
+    b->kernels = c->kernels;
 
     strix_status st = STRIX_OK;
     size_t ws_cap = 0;
@@ -535,7 +540,7 @@ static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_e
         size_t need = 0;
         if (nd->op == STRIX_OP_CONV) {
             strix_dview o = dview(b, nd->out), in = dview(b, nd->in);
-            need = strix_cuda_conv2d_workspace(&o, &in, &nd->conv, b->dt);
+            need = strix_cuda_conv2d_workspace(&o, &in, &nd->conv, b->dt, b->kernels);
         } else if (nd->op == STRIX_OP_ATTENTION) {
             strix_dview q = dview(b, nd->in);
             need = strix_cuda_attention_workspace(&q, &nd->attn, b->dt);

@@ -1,0 +1,350 @@
+/* conv_lab.c — the kernel lab of the convolution family (llm.c dev/cuda
+ * style): every kept version of strix_cuda_conv2d on every distinct
+ * convolution shape of a model, checked against the CPU op, then timed.
+ *
+ * Versions (the kernels live in the library, kernels/conv.cu and
+ * kernels/conv_mma.cu; this file selects them):
+ *   1  v1 without cuBLAS: conv_igemm_f16_wmma_tile64x64 (WMMA 16x16x16) for
+ *      every dense layer, the stem included (its 3 channels take the
+ *      element-wise loader);
+ *   2  v1 as a model runs it (cuda_kernels 1): 1x1 layers through cuBLAS +
+ *      conv1x1_cublas_epilogue, the rest as version 1;
+ *   3  v2 (cuda_kernels 2): conv_mma_f16<BM,BN,...> (mma.sync m16n8k16,
+ *      ldmatrix, 3-stage cp.async, epilogue in registers) for every layer
+ *      with Cin % 8 == 0, conv_stem_direct for the stem.
+ *
+ * Build and run (a CUDA build, on a machine with an NVIDIA GPU):
+ *   make kernel-lab                        # builds build/perf/cuda/conv_lab
+ *   build/perf/cuda/conv_lab               # yolov8n 640, batch 64, versions 1,2,3
+ *   build/perf/cuda/conv_lab --model weights/yolo11.yaml --batch 256 --versions 2,3
+ *
+ * Tensors are dense NHWC fp16: in [N, H, W, Cin], w [Cout, KH, KW, Cin]
+ * (OHWI), bias [Cout] fp32, residual and out [N, OH, OW, Cout].  The check
+ * runs batch --check-batch (default 2) of random inputs through each version
+ * and through strix_cpu_conv2d (fp32 on the same fp16-rounded inputs and
+ * weights) and bounds the relative L2 error (2e-3, the op tests' fp16
+ * bound) and requires every output written (outputs poisoned with NaN
+ * first).  The timing runs batch --batch: warm-up, then the median of --runs
+ * launches timed with CUDA events.  TFLOP/s = 2 x MACs / time, as % of the
+ * H100 SXM's dense fp16 tensor rate (989 TFLOP/s); GB/s counts the fewest
+ * bytes (input, weights, output and residual once), as % of 3350 GB/s.  The
+ * last lines add up a forward pass (each shape times its uses).
+ * Exit status: 0, 1 a check failed, 2 usage, 9 no CUDA device. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../bench_util.h"
+#include "../conv_shapes.h"
+#include "cpu/ops.h"
+#include "kernels/kernels.h"
+#include "strix.h"
+
+#define N_VERSIONS 3
+#define PEAK_TFLOPS 989.0 /* H100 SXM dense fp16 with fp32 accumulation, datasheet */
+#define PEAK_GBS 3350.0   /* H100 SXM HBM3, datasheet */
+#define CHECK_TOL 2e-3
+
+static const char *version_name[N_VERSIONS + 1] = {"", "v1 wmma", "v1 wmma+cublas", "v2 mma"};
+
+#define CU(call)                                                                                \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "conv_lab: %s: %s (line %d)\n", #call, cudaGetErrorString(e_), __LINE__); \
+            exit(EXIT_DEVICE);                                                                  \
+        }                                                                                       \
+    } while (0)
+
+static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static float uniform(float lo, float hi)
+{
+    rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
+    return lo + (hi - lo) * (float)((rng * 0x2545F4914F6CDD1DULL) >> 40) / 16777216.0f;
+}
+
+/* fp32 -> fp16 bits (round to nearest even), and back: the host side of the
+ * fp16 tensors, so the CPU reference sees exactly the device's inputs. */
+static uint16_t to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, ex = (x >> 23) & 0xffu, man = x & 0x7fffffu;
+    if (ex == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
+    int e = (int)ex - 127 + 15;
+    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
+    if (e <= 0) {
+        if (e < -10) return (uint16_t)sign;
+        man |= 0x800000u;
+        int shift = 14 - e;
+        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+
+static float from_half(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, ex = (h >> 10) & 0x1fu, man = h & 0x3ffu, x;
+    if (ex == 0) {
+        float v = ldexpf((float)man, -24);
+        return sign ? -v : v;
+    }
+    x = ex == 31 ? sign | 0x7f800000u | (man << 13) : sign | ((ex - 15 + 127) << 23) | (man << 13);
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+/* n random values rounded to fp16: host fp32 copy in *h, device fp16 in *d */
+static void make_tensor(size_t n, float range, float **h, void **d)
+{
+    uint16_t *bits = malloc(n * 2);
+    *h = malloc(n * sizeof(float));
+    if (!bits || !*h) {
+        fprintf(stderr, "conv_lab: out of memory\n");
+        exit(EXIT_NOMEM);
+    }
+    for (size_t i = 0; i < n; i++) {
+        bits[i] = to_half(uniform(-range, range));
+        (*h)[i] = from_half(bits[i]);
+    }
+    CU(cudaMalloc(d, n * 2));
+    CU(cudaMemcpy(*d, bits, n * 2, cudaMemcpyHostToDevice));
+    free(bits);
+}
+
+static strix_dview dense_view(void *d, int n, int h, int w, int c)
+{
+    strix_dview v = {d, n, h, w, c, (size_t)c, (size_t)h * w * c};
+    return v;
+}
+
+typedef struct layer_bufs {
+    int n;
+    float *hin, *hw, *hbias, *hres;
+    void *din, *dw, *dres, *dout, *ws;
+    float *dbias;
+    size_t out_len, ws_cap;
+} layer_bufs;
+
+static void bufs_make(layer_bufs *b, const shape *s, int n)
+{
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    size_t in_len = (size_t)n * s->h * s->w * s->cin, w_len = (size_t)s->cout * s->p.kh * s->p.kw * (s->cin / s->p.groups);
+    b->out_len = (size_t)n * s->oh * s->ow * s->cout;
+    make_tensor(in_len, 1.0f, &b->hin, &b->din);
+    make_tensor(w_len, 1.0f / sqrtf((float)(w_len / s->cout)), &b->hw, &b->dw);
+    if (s->residual) make_tensor(b->out_len, 1.0f, &b->hres, &b->dres);
+    b->hbias = malloc(s->cout * sizeof(float));
+    if (!b->hbias) exit(EXIT_NOMEM);
+    for (int i = 0; i < s->cout; i++) b->hbias[i] = uniform(-0.5f, 0.5f);
+    CU(cudaMalloc((void **)&b->dbias, s->cout * sizeof(float)));
+    CU(cudaMemcpy(b->dbias, b->hbias, s->cout * sizeof(float), cudaMemcpyHostToDevice));
+    CU(cudaMalloc(&b->dout, b->out_len * 2));
+}
+
+static void bufs_free(layer_bufs *b)
+{
+    free(b->hin), free(b->hw), free(b->hbias), free(b->hres);
+    cudaFree(b->din), cudaFree(b->dw), cudaFree(b->dres), cudaFree(b->dout), cudaFree(b->dbias), cudaFree(b->ws);
+}
+
+/* Enqueue version v of the shape on b; returns the launcher's error. */
+static int run_version(int v, const shape *s, layer_bufs *b, cublasHandle_t blas, cudaStream_t st)
+{
+    strix_dview in = dense_view(b->din, b->n, s->h, s->w, s->cin), out = dense_view(b->dout, b->n, s->oh, s->ow, s->cout);
+    strix_dview res = dense_view(b->dres, b->n, s->oh, s->ow, s->cout);
+    int kernels = v == 3 ? STRIX_CUDA_KERNELS_V2 : STRIX_CUDA_KERNELS_V1;
+    size_t need = strix_cuda_conv2d_workspace(&out, &in, &s->p, STRIX_F16, kernels);
+    if (need > b->ws_cap) {
+        cudaFree(b->ws);
+        CU(cudaMalloc(&b->ws, need));
+        b->ws_cap = need;
+    }
+    return strix_cuda_conv2d(&out, &in, b->dw, b->dbias, s->residual ? &res : NULL, &s->p, STRIX_F16, kernels,
+                             v == 1 ? NULL : blas, b->ws, (strix_stream)st);
+}
+
+/* Relative L2 error of version v against the CPU on batch b->n; -1 when an
+ * output was left unwritten (NaN poison) or is not finite. */
+static double check_version(int v, const shape *s, layer_bufs *b, const float *ref, cublasHandle_t blas,
+                            cudaStream_t st)
+{
+    CU(cudaMemsetAsync(b->dout, 0xff, b->out_len * 2, st)); /* 0xffff: an fp16 NaN */
+    if (run_version(v, s, b, blas, st)) return -2;
+    uint16_t *got = malloc(b->out_len * 2);
+    if (!got) exit(EXIT_NOMEM);
+    CU(cudaMemcpyAsync(got, b->dout, b->out_len * 2, cudaMemcpyDeviceToHost, st));
+    CU(cudaStreamSynchronize(st));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < b->out_len; i++) {
+        float g = from_half(got[i]);
+        if (!isfinite(g)) {
+            free(got);
+            return -1;
+        }
+        num += ((double)g - ref[i]) * ((double)g - ref[i]);
+        den += (double)ref[i] * ref[i];
+    }
+    free(got);
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static double time_version(int v, const shape *s, layer_bufs *b, cublasHandle_t blas, cudaStream_t st, int runs)
+{
+    cudaEvent_t e0, e1;
+    CU(cudaEventCreate(&e0));
+    CU(cudaEventCreate(&e1));
+    for (int i = 0; i < 3; i++)
+        if (run_version(v, s, b, blas, st)) return -1;
+    double *t = malloc(runs * sizeof *t);
+    if (!t) exit(EXIT_NOMEM);
+    for (int r = 0; r < runs; r++) {
+        CU(cudaEventRecord(e0, st));
+        if (run_version(v, s, b, blas, st)) return -1;
+        CU(cudaEventRecord(e1, st));
+        CU(cudaEventSynchronize(e1));
+        float ms;
+        CU(cudaEventElapsedTime(&ms, e0, e1));
+        t[r] = ms;
+    }
+    qsort(t, runs, sizeof *t, cmp_double);
+    double med = t[runs / 2];
+    free(t);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return med;
+}
+
+static int parse_versions(const char *s, int *on)
+{
+    memset(on, 0, (N_VERSIONS + 1) * sizeof *on);
+    for (const char *p = s; *p;) {
+        if (*p < '1' || *p > '0' + N_VERSIONS) return 0;
+        on[*p - '0'] = 1;
+        p++;
+        if (*p == ',') p++;
+        else if (*p) return 0;
+    }
+    return 1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: conv_lab [--model YAML] [--scale n|s|m|l|x] [--imgsz N] [--batch N]\n"
+                    "                [--check-batch N] [--runs N] [--versions 1,2,3]\n");
+    exit(EXIT_USAGE);
+}
+
+int main(int argc, char **argv)
+{
+    const char *yaml = "weights/yolov8.yaml";
+    char scale = 'n';
+    int imgsz = 640, batch = 64, check_batch = 2, runs = 20, on[N_VERSIONS + 1];
+    parse_versions("1,2,3", on);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) usage();
+        if (!strcmp(a, "--model")) yaml = v;
+        else if (!strcmp(a, "--scale") && strlen(v) == 1 && strchr("nslmx", *v)) scale = *v;
+        else if (!strcmp(a, "--imgsz") && parse_int(v, 32, 4096, &imgsz) && imgsz % 32 == 0) {
+        } else if (!strcmp(a, "--batch") && parse_int(v, 1, 1024, &batch)) {
+        } else if (!strcmp(a, "--check-batch") && parse_int(v, 1, 16, &check_batch)) {
+        } else if (!strcmp(a, "--runs") && parse_int(v, 1, 10000, &runs)) {
+        } else if (!strcmp(a, "--versions") && parse_versions(v, on)) {
+        } else usage();
+        i++;
+    }
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+        fprintf(stderr, "conv_lab: no CUDA device: run it on a machine with an NVIDIA GPU\n");
+        return EXIT_DEVICE;
+    }
+    struct cudaDeviceProp prop;
+    CU(cudaGetDeviceProperties(&prop, 0));
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = yaml;
+    o.scale = scale;
+    strix_model *m;
+    strix_error e;
+    if (strix_model_load(&m, &o, &e)) {
+        fprintf(stderr, "conv_lab: %s\n", e.message);
+        return EXIT_USAGE;
+    }
+    shape *shapes;
+    int n_shapes, rc = collect_shapes(m, imgsz, "conv_lab", &shapes, &n_shapes);
+    strix_model_free(m);
+    if (rc) return rc;
+    cudaStream_t st;
+    cublasHandle_t blas;
+    CU(cudaStreamCreate(&st));
+    if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(blas, st) != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "conv_lab: cuBLAS could not be initialised\n");
+        return EXIT_DEVICE;
+    }
+    printf("# conv_lab: %s scale %c at %dx%d on %s (%d SMs); check batch %d, timing batch %d, median of %d\n", yaml,
+           scale, imgsz, imgsz, prop.name, prop.multiProcessorCount, check_batch, batch, runs);
+    printf("%-5s %-4s %-24s %-6s %-15s %9s %9s %7s %9s %7s %9s\n", "layer", "uses", "shape (HxW Cin->Cout)", "k/s",
+           "version", "rel err", "ms", "TFLOP/s", "%peak", "GB/s", "%HBM");
+    double total[N_VERSIONS + 1] = {0};
+    int failed = 0;
+    for (int si = 0; si < n_shapes; si++) {
+        const shape *s = &shapes[si];
+        /* the CPU reference on the check batch */
+        layer_bufs cb;
+        bufs_make(&cb, s, check_batch);
+        float *ref = malloc(cb.out_len * sizeof(float));
+        strix_view hin = {cb.hin, check_batch, s->h, s->w, s->cin, (size_t)s->cin, (size_t)s->h * s->w * s->cin};
+        strix_view hout = {ref, check_batch, s->oh, s->ow, s->cout, (size_t)s->cout, (size_t)s->oh * s->ow * s->cout};
+        strix_view hres = {cb.hres, check_batch, s->oh, s->ow, s->cout, (size_t)s->cout, (size_t)s->oh * s->ow * s->cout};
+        int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+        threads = threads < 1 ? 1 : threads;
+        void *cws = malloc(strix_cpu_conv2d_workspace(&hout, &hin, &s->p, threads) + 1);
+        if (!ref || !cws) return EXIT_NOMEM;
+        strix_cpu_conv2d(&hout, &hin, cb.hw, cb.hbias, s->residual ? &hres : NULL, &s->p, cws, threads);
+        free(cws);
+        layer_bufs tb;
+        bufs_make(&tb, s, batch);
+        double macs = (double)batch * s->oh * s->ow * s->cout * s->p.kh * s->p.kw * (s->cin / s->p.groups);
+        double bytes = 2.0 * ((double)batch * s->h * s->w * s->cin + (double)s->cout * s->p.kh * s->p.kw * s->cin +
+                              (double)(1 + s->residual) * batch * s->oh * s->ow * s->cout);
+        char desc[64], ks[16];
+        snprintf(desc, sizeof desc, "%dx%d %d->%d%s", s->h, s->w, s->cin, s->cout, s->residual ? " +res" : "");
+        snprintf(ks, sizeof ks, "%d/%d", s->p.kh, s->p.sh);
+        for (int v = 1; v <= N_VERSIONS; v++) {
+            if (!on[v]) continue;
+            double err = check_version(v, s, &cb, ref, blas, st);
+            double ms = time_version(v, s, &tb, blas, st, runs);
+            int bad = err < 0 || err > CHECK_TOL || ms < 0;
+            failed += bad;
+            total[v] += ms * s->uses;
+            printf("%-5d %-4d %-24s %-6s %-15s %9.2e %9.4f %7.1f %8.1f%% %7.0f %8.1f%%%s\n", s->first_layer, s->uses,
+                   desc, ks, version_name[v], err, ms, 2 * macs / (ms * 1e9), 100 * 2 * macs / (ms * 1e9) / PEAK_TFLOPS,
+                   bytes / (ms * 1e6), 100 * bytes / (ms * 1e6) / PEAK_GBS,
+                   bad ? (err == -1 ? "  FAIL unwritten/non-finite" : err == -2 ? "  FAIL launch" : "  FAIL") : "");
+        }
+        free(ref);
+        bufs_free(&cb);
+        bufs_free(&tb);
+    }
+    printf("\n# forward pass (all convolution layers, batch %d): ms per batch, images/s from the convolutions alone\n",
+           batch);
+    for (int v = 1; v <= N_VERSIONS; v++)
+        if (on[v]) printf("%-15s %9.3f ms  %9.0f images/s\n", version_name[v], total[v], batch / (total[v] / 1e3));
+    printf("%s: %d failed checks\n", failed ? "FAIL" : "ok", failed);
+    cublasDestroy(blas);
+    cudaStreamDestroy(st);
+    free(shapes);
+    return failed ? 1 : 0;
+}
