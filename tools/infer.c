@@ -461,7 +461,7 @@ static int parse_classes(const char *opt, const char *list, const char *const *n
 }
 
 /* Load the model of --model/--weights and its class names; an exit code. */
-static int load_model(const options *o, strix_model **model, const char ***names, int *nc)
+static int load_model(options *o, strix_model **model, const char ***names, int *nc)
 {
     strix_model_options mo;
     strix_model_options_init(&mo);
@@ -472,6 +472,7 @@ static int load_model(const options *o, strix_model **model, const char ***names
     mo.threads = o->threads;
     mo.device = o->device;
     strix_cuda_env_apply(&mo);
+    o->nvtx = mo.nvtx; /* the job's stage ranges with the library's layer ranges */
     if (!mo.device) {
         mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
         if (!o->quiet && strix_device_count() == 0)

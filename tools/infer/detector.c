@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "trace.h"
 
 /* --classes (mask) is applied inside NMS, as Ultralytics does. */
 void detector_init(detector *d, const options *o, strix_model *model, const char *const *names, int n_names,
@@ -15,6 +16,7 @@ void detector_init(detector *d, const options *o, strix_model *model, const char
     d->names = names;
     d->n_names = n_names;
     d->mask = mask;
+    d->nvtx = o->nvtx;
     strix_detect_options_init(&d->dopt);
     d->dopt.conf = (float)o->conf;
     d->dopt.iou = (float)o->iou;
@@ -26,5 +28,8 @@ void detector_init(detector *d, const options *o, strix_model *model, const char
 strix_status detector_run(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err)
 {
     const detector *d = ctx;
-    return strix_model_detect(d->model, im, n, &d->dopt, out, err);
+    stage_push(d->nvtx, "inference");
+    strix_status st = strix_model_detect(d->model, im, n, &d->dopt, out, err);
+    stage_pop(d->nvtx);
+    return st;
 }

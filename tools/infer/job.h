@@ -40,6 +40,7 @@ typedef struct options {
     char scale;
     int nc, max_det, imgsz, batch, threads, vid_stride, crf;
     int jobs;                            /* --jobs: videos decoded and detected at once */
+    int nvtx;                            /* STRIX_CUDA_NVTX=1: NVTX ranges per stage (infer/trace.h) */
     double conf, iou;
     int txt, save_conf, save, overwrite, quiet, audio, half;
     int conf_set;                        /* --conf given (tracking lowers the default) */
@@ -105,7 +106,8 @@ typedef struct video_plan {
  * only.  Its typed config is the options' conf, iou, max_det, imgsz and
  * --classes (mask). */
 typedef struct detector {
-    strix_model *model;          /* NULL with --detections (nothing to detect) */
+    strix_model *model;
+    int nvtx;                    /* an NVTX range around each call (infer/trace.h) */          /* NULL with --detections (nothing to detect) */
     strix_detect_options dopt;
     const char *const *names;
     int n_names;

@@ -17,6 +17,7 @@
 #include "job.h"
 #include "outfile.h"
 #include "pipeline.h"
+#include "trace.h"
 
 int stop_requested(void *ctx)
 {
@@ -45,7 +46,9 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
     }
+    stage_push(v->o->nvtx, "decode");
     int r = strix_video_read(v->rd, vf, err);
+    stage_pop(v->o->nvtx);
     if (r == 1) {
         f->rgb = vf->rgb;
         f->width = vf->width;
@@ -210,9 +213,21 @@ static int track_exit_code(const vrun *v, strix_status st)
     return v->replay ? EXIT_INPUT : EXIT_INTERNAL;
 }
 
+static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err);
+
+/* The writer thread's stage (an NVTX range "postprocess" around it, with
+ * tracking, annotate and encode nested in it). */
 static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
 {
     vrun *v = ctx;
+    stage_push(v->o->nvtx, "postprocess");
+    int r = write_frame(v, f, err);
+    stage_pop(v->o->nvtx);
+    return r;
+}
+
+static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
+{
     const options *o = v->o;
     strix_video_frame *vf = f->user;
     if (g_stop > 1) {
@@ -231,7 +246,9 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
     int n_cross = 0;
     if (v->tracker) {
         /* a frame --vid-stride skipped repeats the last detections: same identities */
+        stage_push(o->nvtx, "tracking");
         strix_status tst = inferred ? strix_tracker_update(v->tracker, dets, n, v->ids, err) : STRIX_OK;
+        stage_pop(o->nvtx);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
@@ -246,8 +263,12 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
     }
     double t_track = now_ms();
     v->track_ms += t_track - t0;
-    if (v->wr) draw_frame(o, v->counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index,
-                          dets, ids, n);
+    if (v->wr) {
+        stage_push(o->nvtx, "annotate");
+        draw_frame(o, v->counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index, dets, ids,
+                   n);
+        stage_pop(o->nvtx);
+    }
     double t1 = now_ms();
     v->annotate_ms += t1 - t_track;
     jsonl_frame(v, f->index, vf->time, inferred, dets, ids, n, n_cross);
@@ -279,7 +300,10 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
         }
     }
     v->side_ms += now_ms() - t1;
-    if (v->wr && strix_video_write(v->wr, vf, err)) return -1;
+    stage_push(o->nvtx, "encode");
+    int bad = v->wr && strix_video_write(v->wr, vf, err);
+    stage_pop(o->nvtx);
+    if (bad) return -1;
     progress(v, f->index + 1, 0);
     return 0;
 }
