@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "checkpoint.h"
 #include "coco.h"
 #include "fileread.h"
 #include "graph.h"
@@ -112,11 +113,29 @@ static strix_status numbered_names(strix_model *m, strix_error *err)
     return STRIX_OK;
 }
 
+/* The graph: the YAML file given, else the one a .pt checkpoint embeds. */
+static strix_status load_yaml(strix_model *m, const strix_model_options *o, const strix_checkpoint *ck,
+                              strix_error *err)
+{
+    if (o->yaml_path) return strix_yaml_model_load(o->yaml_path, &m->yaml, err);
+    if (ck->yaml) {
+        char label[600];
+        snprintf(label, sizeof label, "%s (its model YAML)", o->weights_path);
+        return strix_yaml_model_parse(ck->yaml, strlen(ck->yaml), label, &m->yaml, err);
+    }
+    if (ck->description)
+        return strix_fail(err, STRIX_E_ARG, "%s: an ONNX file holds no model YAML (its description: '%s'): give the "
+                          "YAML it was exported from with --model (and --scale)", o->weights_path, ck->description);
+    return strix_fail(err, STRIX_E_ARG, "%s: a %s file holds no model YAML: give it with --model", o->weights_path,
+                      ck->format);
+}
+
 strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err)
 {
     strix_error_clear(err);
     *out = NULL;
-    if (!o || !o->yaml_path) return strix_fail(err, STRIX_E_ARG, "no model YAML given");
+    if (!o || (!o->yaml_path && !o->weights_path))
+        return strix_fail(err, STRIX_E_ARG, "no model given: a model YAML, or a .pt checkpoint (which embeds it)");
     int device = parse_device(o->device);
     if (device == -2)
         return strix_fail(err, STRIX_E_ARG, "unknown device '%s' (use cpu, cuda or cuda:N)", o->device);
@@ -132,7 +151,9 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     if (!m) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
     m->device = device;
     m->half = device >= 0 && o->half;
-    strix_status st = strix_yaml_model_load(o->yaml_path, &m->yaml, err);
+    strix_checkpoint ck = {0};
+    strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
+    if (!st) st = load_yaml(m, o, &ck, err);
     if (!st) st = strix_graph_build(&m->graph, &m->yaml, o->scale, o->nc, err);
     if (!st) st = strix_program_build(&m->prog, &m->graph, err);
     m->threads = o->threads ? o->threads : online_cpus();
@@ -151,7 +172,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     if (!st && o->weights_path) {
         m->weights = malloc(sizeof(float) * (m->prog.weight_floats ? m->prog.weight_floats : 1));
         if (!m->weights) st = strix_fail(err, STRIX_E_NOMEM, "out of memory for the weights");
-        else st = strix_weights_load(&m->prog, o->weights_path, m->weights, err);
+        else st = strix_weights_bind(&m->prog, ck.tensors, m->weights, err);
     }
     if (!st && m->weights) {
         strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,
@@ -159,20 +180,25 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         m->async = device >= 0 && o->cuda_async;
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }
-    if (!st && m->yaml.n_names) {
-        if (m->yaml.n_names != m->graph.nc)
-            st = strix_fail(err, STRIX_E_MODEL, "%s: 'names' lists %d classes but nc is %d", o->yaml_path,
-                            m->yaml.n_names, m->graph.nc);
+    /* class names: the YAML's, else the checkpoint's (.pt model.names, ONNX metadata) */
+    char **names = m->yaml.n_names ? m->yaml.names : ck.names;
+    int n_names = m->yaml.n_names ? m->yaml.n_names : ck.n_names;
+    const char *names_from = m->yaml.n_names ? m->yaml.path : o->weights_path;
+    if (!st && n_names) {
+        if (n_names != m->graph.nc)
+            st = strix_fail(err, m->yaml.n_names ? STRIX_E_MODEL : STRIX_E_WEIGHTS,
+                            "%s: 'names' lists %d classes but nc is %d", names_from, n_names, m->graph.nc);
         else {
-            m->names = calloc((size_t)m->yaml.n_names, sizeof *m->names);
+            m->names = calloc((size_t)n_names, sizeof *m->names);
             if (!m->names) st = strix_fail(err, STRIX_E_NOMEM, "out of memory");
-            for (int i = 0; !st && i < m->yaml.n_names; i++) {
-                m->names[i] = strdup(m->yaml.names[i]);
+            for (int i = 0; !st && i < n_names; i++) {
+                m->names[i] = strdup(names[i]);
                 m->n_names = i + 1;
                 if (!m->names[i]) st = strix_fail(err, STRIX_E_NOMEM, "out of memory");
             }
         }
     }
+    strix_checkpoint_close(&ck);
     if (!st && !m->n_names && m->graph.nc != STRIX_COCO_CLASSES) st = numbered_names(m, err);
     if (st) {
         strix_model_free(m);

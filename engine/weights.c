@@ -1,4 +1,5 @@
-/* weights.c — binds a safetensors checkpoint to a lowered program: every
+/* weights.c — binds a checkpoint's tensors (safetensors, .pt or ONNX, all
+ * read by loaders/checkpoint.c as one tensor set) to a lowered program: every
  * tensor the graph needs is found by its Ultralytics state_dict name, checked
  * for dtype and shape, converted to fp32, BatchNorm folded into the
  * convolution (unfused checkpoints), and stored OHWI in the weight blob.
@@ -160,19 +161,16 @@ void strix_fold_conv(float *dst_w, float *dst_bias, const float *w, const float 
     }
 }
 
-strix_status strix_weights_load(const strix_program *p, const char *path, float *blob,
-                                strix_error *err)
+strix_status strix_weights_bind(const strix_program *p, strix_st_file *f, float *blob, strix_error *err)
 {
     bind b = {0};
     b.err = err;
-    strix_status st = strix_st_open(&b.f, path, err);
-    if (st) return st;
+    b.f = f;
+    const char *path = strix_st_path(f);
+    strix_status st = STRIX_OK;
     size_t nt = strix_st_count(b.f);
     b.used = calloc(nt + 1, 1);
-    if (!b.used) {
-        strix_st_close(b.f);
-        return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", path);
-    }
+    if (!b.used) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", path);
     for (int i = 0; i < p->n_nodes && !st; i++)
         if (p->nodes[i].op == STRIX_OP_CONV) st = bind_conv(&b, &p->nodes[i], blob);
     if (!st && p->dfl_name[0]) {
@@ -214,6 +212,5 @@ strix_status strix_weights_load(const strix_program *p, const char *path, float 
     }
     free(b.tmp);
     free(b.used);
-    strix_st_close(b.f);
     return st;
 }

@@ -1,15 +1,15 @@
-/* weights.h — binding a safetensors checkpoint to a lowered program. */
+/* weights.h — binding a checkpoint's tensors to a lowered program. */
 #ifndef STRIX_WEIGHTS_H
 #define STRIX_WEIGHTS_H
 
 #include "graph.h"
+#include "safetensors.h"
 
-/* Fill blob (p->weight_floats floats) from the checkpoint at path: fused or
- * unfused (BatchNorm folded here), F32/F16/BF16.  Errors: STRIX_E_IO,
- * STRIX_E_WEIGHTS (malformed file, wrong shape or dtype, missing or
+/* Fill blob (p->weight_floats floats) from the tensor set f (an open
+ * checkpoint, loaders/checkpoint.h): fused or unfused (BatchNorm folded here),
+ * F32/F16/BF16.  Errors: STRIX_E_WEIGHTS (wrong shape or dtype, missing or
  * unexpected tensors, all named), STRIX_E_NOMEM. */
-strix_status strix_weights_load(const strix_program *p, const char *path, float *blob,
-                                strix_error *err);
+strix_status strix_weights_bind(const strix_program *p, strix_st_file *f, float *blob, strix_error *err);
 
 /* Ultralytics trains with BatchNorm2d(eps=1e-3) (initialize_weights); the
  * checkpoint does not store eps. */

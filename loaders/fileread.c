@@ -1,12 +1,15 @@
 /* fileread.c — strix_file_read: open, check it is a regular file of a
- * bounded size, read it whole. */
+ * bounded size, read it whole; strix_file_map: the same checks, mapped. */
 #include "fileread.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -46,4 +49,40 @@ strix_status strix_file_read(const char *path, size_t max_bytes, char **out, siz
     *out = buf;
     *len = n;
     return STRIX_OK;
+}
+
+strix_status strix_file_map(const char *path, size_t max_bytes, const uint8_t **out, size_t *len, strix_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int dir = S_ISDIR(st.st_mode);
+        close(fd);
+        return strix_fail(err, STRIX_E_IO, "%s: %s; give the path of a file", path,
+                          dir ? "is a directory" : "is not a regular file");
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return strix_fail(err, STRIX_E_WEIGHTS, "%s: the file is empty", path);
+    }
+    if ((unsigned long long)st.st_size > max_bytes) {
+        close(fd);
+        return strix_fail(err, STRIX_E_IO, "%s: %lld bytes, more than the %zu this reader takes", path,
+                          (long long)st.st_size, max_bytes);
+    }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (m == MAP_FAILED) return strix_fail(err, STRIX_E_IO, "%s: cannot map the file: %s", path, strerror(e));
+    *out = m;
+    *len = (size_t)st.st_size;
+    return STRIX_OK;
+}
+
+void strix_file_unmap(const uint8_t *map, size_t len)
+{
+    if (map) munmap((void *)map, len);
 }

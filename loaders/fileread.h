@@ -5,6 +5,7 @@
 #define STRIX_FILEREAD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "strix.h"
 
@@ -13,5 +14,11 @@
  * cannot open: REASON"), a directory or other non-regular file, a file larger
  * than max_bytes, a read error; STRIX_E_NOMEM when out of memory. */
 strix_status strix_file_read(const char *path, size_t max_bytes, char **out, size_t *len, strix_error *err);
+
+/* Map a whole regular file read-only (the .pt and ONNX readers point their
+ * tensors into it).  Errors as strix_file_read, plus STRIX_E_WEIGHTS for an
+ * empty file; unmap with strix_file_unmap(*out, *len). */
+strix_status strix_file_map(const char *path, size_t max_bytes, const uint8_t **out, size_t *len, strix_error *err);
+void strix_file_unmap(const uint8_t *map, size_t len);
 
 #endif

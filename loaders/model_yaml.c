@@ -342,36 +342,18 @@ static strix_status read_top(ctx *c, yaml_node_t *root, strix_yaml_model *m)
     return STRIX_OK;
 }
 
-strix_status strix_yaml_model_load(const char *path, strix_yaml_model *m, strix_error *err)
+/* Parse with a set-up parser; f (may be NULL) is the file, for read errors. */
+static strix_status parse(yaml_parser_t *parser, FILE *f, const char *path, strix_yaml_model *m, strix_error *err)
 {
-    memset(m, 0, sizeof *m);
-    m->depth_multiple = m->width_multiple = 1.0;
-    m->reg_max = 16;
-    snprintf(m->path, sizeof m->path, "%s", path);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return strix_fail(err, STRIX_E_IO, "%s: cannot open model file: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) { /* libyaml would say only "input error" */
-        fclose(f);
-        return strix_fail(err, STRIX_E_IO, "%s: is a directory, not a model file; give the path of a model YAML "
-                          "file", path);
-    }
-    yaml_parser_t parser;
     yaml_document_t doc;
-    if (!yaml_parser_initialize(&parser)) {
-        fclose(f);
-        return strix_fail(err, STRIX_E_NOMEM, "%s: cannot initialise the YAML parser", path);
-    }
-    yaml_parser_set_input_file(&parser, f);
     strix_status st = STRIX_OK;
-    if (!yaml_parser_load(&parser, &doc)) {
-        if (parser.error == YAML_READER_ERROR && ferror(f))
+    if (!yaml_parser_load(parser, &doc)) {
+        if (f && parser->error == YAML_READER_ERROR && ferror(f))
             st = strix_fail(err, STRIX_E_IO, "%s: cannot read the model file: %s", path, strerror(errno));
         else
             st = strix_fail(err, STRIX_E_MODEL, "%s:%d: malformed YAML: %s%s%s", path,
-                            (int)parser.problem_mark.line + 1, parser.problem ? parser.problem : "syntax error",
-                            parser.context ? " " : "", parser.context ? parser.context : "");
+                            (int)parser->problem_mark.line + 1, parser->problem ? parser->problem : "syntax error",
+                            parser->context ? " " : "", parser->context ? parser->context : "");
     } else {
         yaml_node_t *root = yaml_document_get_root_node(&doc);
         if (!root) {
@@ -382,10 +364,54 @@ strix_status strix_yaml_model_load(const char *path, strix_yaml_model *m, strix_
         }
         yaml_document_delete(&doc);
     }
+    return st;
+}
+
+static void init_model(strix_yaml_model *m, const char *path)
+{
+    memset(m, 0, sizeof *m);
+    m->depth_multiple = m->width_multiple = 1.0;
+    m->reg_max = 16;
+    snprintf(m->path, sizeof m->path, "%s", path);
+}
+
+strix_status strix_yaml_model_load(const char *path, strix_yaml_model *m, strix_error *err)
+{
+    init_model(m, path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return strix_fail(err, STRIX_E_IO, "%s: cannot open model file: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) { /* libyaml would say only "input error" */
+        fclose(f);
+        return strix_fail(err, STRIX_E_IO, "%s: is a directory, not a model file; give the path of a model YAML "
+                          "file", path);
+    }
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        fclose(f);
+        return strix_fail(err, STRIX_E_NOMEM, "%s: cannot initialise the YAML parser", path);
+    }
+    yaml_parser_set_input_file(&parser, f);
+    strix_status st = parse(&parser, f, path, m, err);
     if (!st && ferror(f))
         st = strix_fail(err, STRIX_E_IO, "%s: read error", path);
     yaml_parser_delete(&parser);
     fclose(f);
+    if (st) strix_yaml_model_free(m);
+    return st;
+}
+
+strix_status strix_yaml_model_parse(const char *text, size_t len, const char *label, strix_yaml_model *m,
+                                    strix_error *err)
+{
+    init_model(m, label);
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return strix_fail(err, STRIX_E_NOMEM, "%s: cannot initialise the YAML parser", label);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    strix_status st = parse(&parser, NULL, label, m, err);
+    yaml_parser_delete(&parser);
     if (st) strix_yaml_model_free(m);
     return st;
 }

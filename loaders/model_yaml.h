@@ -62,6 +62,10 @@ typedef struct strix_yaml_model {
 /* Parse path.  Errors name the file and line: STRIX_E_IO when the file cannot
  * be read, STRIX_E_MODEL for anything malformed or unknown. */
 strix_status strix_yaml_model_load(const char *path, strix_yaml_model *out, strix_error *err);
+/* The same from text in memory (a .pt checkpoint's embedded YAML); label
+ * stands for the path in messages. */
+strix_status strix_yaml_model_parse(const char *text, size_t len, const char *label, strix_yaml_model *m,
+                                    strix_error *err);
 void strix_yaml_model_free(strix_yaml_model *m);
 
 #endif

@@ -214,6 +214,8 @@ struct strix_st_file {
     strix_st_kv *meta;              /* header order */
     size_t n_meta;
     const strix_st_kv **meta_by_key;
+    void (*release)(void *);        /* in-memory sets: frees owner */
+    void *owner;
 };
 
 typedef struct st_parser {
@@ -588,6 +590,8 @@ void strix_st_close(strix_st_file *f)
         return;
     if (f->map)
         munmap(f->map, f->map_size);
+    if (f->release)
+        f->release(f->owner);
     free(f->path);
     free(f->pool);
     free(f->tensors);
@@ -688,6 +692,78 @@ strix_status strix_st_open(strix_st_file **out, const char *path, strix_error *e
 fail:
     strix_st_close(f);
     return s;
+}
+
+strix_status strix_st_from_memory(strix_st_file **out, const char *path, const strix_st_source *src, size_t n,
+                                  void (*release)(void *), void *owner, strix_error *err)
+{
+    char q[ST_QUOTE_MAX];
+    *out = NULL;
+    strix_st_file *f = calloc(1, sizeof *f);
+    if (!f) {
+        if (release)
+            release(owner);
+        return st_fail(err, STRIX_E_NOMEM, "%s: out of memory", path);
+    }
+    f->release = release;
+    f->owner = owner;
+    size_t pool = strlen(path) + 1;
+    for (size_t i = 0; i < n; i++)
+        pool += strlen(src[i].name) + 1 + (src[i].origin ? strlen(src[i].origin) + 1 : 0);
+    f->path = malloc(strlen(path) + 1);
+    f->pool = malloc(pool);
+    f->tensors = calloc(n ? n : 1, sizeof *f->tensors);
+    f->by_name = malloc((n ? n : 1) * sizeof *f->by_name);
+    f->meta_by_key = malloc(sizeof *f->meta_by_key);
+    strix_status s = STRIX_OK;
+    if (!f->path || !f->pool || !f->tensors || !f->by_name || !f->meta_by_key) {
+        s = st_fail(err, STRIX_E_NOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    strcpy(f->path, path);
+    char *w = f->pool;
+    for (size_t i = 0; i < n; i++) {
+        strix_st_tensor *t = &f->tensors[i];
+        if ((unsigned)src[i].dtype >= STRIX_ST_DTYPE_COUNT || src[i].ndim < 0 || src[i].ndim > STRIX_ST_MAX_DIMS) {
+            s = st_fail(err, STRIX_E_WEIGHTS, "%s: tensor '%s' has a bad dtype or rank", path,
+                        st_quote(q, src[i].name));
+            goto done;
+        }
+        t->name = strcpy(w, src[i].name);
+        w += strlen(w) + 1;
+        if (src[i].origin) {
+            t->origin = strcpy(w, src[i].origin);
+            w += strlen(w) + 1;
+        }
+        t->dtype = src[i].dtype;
+        t->dtype_name = strix_st_dtype_name(t->dtype);
+        t->ndim = src[i].ndim;
+        t->numel = 1;
+        for (int d = 0; d < t->ndim; d++) {
+            t->shape[d] = src[i].shape[d];
+            t->numel *= (size_t)t->shape[d];
+        }
+        t->nbytes = t->numel * strix_st_dtype_size(t->dtype);
+        t->offset = i;
+        t->data = src[i].data;
+        t->file = f;
+        f->by_name[i] = t;
+    }
+    f->n_tensors = n;
+    if (n > 1)
+        qsort(f->by_name, n, sizeof *f->by_name, st_cmp_tensor_name);
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(f->by_name[i - 1]->name, f->by_name[i]->name) == 0) {
+            s = st_fail(err, STRIX_E_WEIGHTS, "%s: two tensors are named '%s'", path, st_quote(q, f->by_name[i]->name));
+            goto done;
+        }
+done:
+    if (s) {
+        strix_st_close(f);
+        return s;
+    }
+    *out = f;
+    return STRIX_OK;
 }
 
 const char *strix_st_path(const strix_st_file *f) { return f->path; }

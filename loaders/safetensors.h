@@ -71,6 +71,8 @@ typedef struct strix_st_tensor {
     uint64_t offset;          /* begin of data_offsets, within the data section */
     const void *data;         /* into the mapping; not aligned in general */
     const strix_st_file *file; /* the owner, for error messages */
+    const char *origin;       /* where the bytes came from (a .pt storage, an ONNX initializer);
+                                 NULL for a safetensors file (data_offsets say it) */
 } strix_st_tensor;
 
 typedef struct strix_st_kv {
@@ -109,6 +111,26 @@ strix_status strix_st_to_f32(float *dst, const strix_st_tensor *t, strix_error *
 float strix_st_f16_to_f32(uint16_t h);
 float strix_st_bf16_to_f32(uint16_t b);
 uint16_t strix_st_f32_to_f16(float f);
+
+/* ------------------------------------------------------- in-memory sets
+ *
+ * The .pt and ONNX readers hand their tensors over as a set with the same
+ * accessors, so the weight binder reads all three formats alike. */
+typedef struct strix_st_source {
+    const char *name;         /* copied */
+    strix_st_dtype dtype;
+    int ndim;
+    int64_t shape[STRIX_ST_MAX_DIMS];
+    const void *data;         /* numel * dtype size bytes, owned by `owner` (below) */
+    const char *origin;       /* copied; may be NULL */
+} strix_st_source;
+
+/* A tensor set over t[0..n) named path.  owner (may be NULL) keeps the data
+ * alive: release(owner) runs at strix_st_close, or before this returns on a
+ * failure.  Errors: STRIX_E_WEIGHTS (a duplicate name, a bad dtype or rank),
+ * STRIX_E_NOMEM. */
+strix_status strix_st_from_memory(strix_st_file **out, const char *path, const strix_st_source *t, size_t n,
+                                  void (*release)(void *), void *owner, strix_error *err);
 
 /* ----------------------------------------------------------------- writer
  *

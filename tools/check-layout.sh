@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.." || exit 1
 # FOLDER: what its files may include (a folder: the headers directly in it).
 # A folder without a line of its own takes its parent's rule.
 rules='
-engine: engine engine/cpu engine/cuda kernels/kernels.h loaders/model_yaml.h loaders/safetensors.h loaders/fileread.h
+engine: engine engine/cpu engine/cuda kernels/kernels.h loaders/model_yaml.h loaders/safetensors.h loaders/fileread.h loaders/checkpoint.h
 engine/cpu: engine/cpu engine
 engine/cuda: engine/cuda engine kernels/kernels.h
 kernels: kernels engine/ops.h engine/tensor.h

@@ -103,6 +103,7 @@
 
 #include "cudaenv.h"
 #include "infer/job.h"
+#include "tracker_yaml.h"
 
 /* Set from the signal handler; a flag is all a handler may safely touch.
  * Counts signals (capped at 2): 1 finishes cleanly, 2 stops at once. */
@@ -123,8 +124,9 @@ static void usage(FILE *f)
             "recursive), a quoted glob pattern such as 'photos/*.jpg', an image-sequence\n"
             "pattern such as 'frames/%%04d.png', or a URL FFmpeg opens (rtsp://, http://).\n"
             "\n"
-            "  --model YAML      Ultralytics model YAML (required)\n"
-            "  --weights FILE    safetensors weights (required)\n"
+            "  --model YAML      Ultralytics model YAML (default: the one a .pt checkpoint embeds)\n"
+            "  --weights FILE    weights (required): .safetensors, Ultralytics .pt (read without\n"
+            "                    running its pickle) or Ultralytics ONNX export (.onnx, with --model)\n"
             "  --scale n|s|m|l|x model scale (default: from the YAML file name)\n"
             "  --nc N            class count override (1..%d)\n"
             "  --names FILE      class names, one per line\n"
@@ -168,17 +170,22 @@ static void usage(FILE *f)
             "  --no-audio        leave the audio out\n"
             "\n"
             "Tracking, counting and highlight reels (videos):\n"
-            "  --track           follow objects across frames (ByteTrack): a \"track_id\" per\n"
+            "  --track           follow objects across frames (BoT-SORT by default, as\n"
+            "                    Ultralytics' yolo track): a \"track_id\" per\n"
             "                    detection in the JSON Lines, \"#ID\" labels coloured by identity,\n"
             "                    OUT/NAME.mot.txt (MOTChallenge: frame,id,left,top,width,height,\n"
             "                    score,-1,-1,-1; frames from 1) and OUT/NAME.tracks.json (each\n"
             "                    track; unique tracks per class).  Lowers the --conf default to\n"
-            "                    0.1: ByteTrack uses the low-score boxes to keep tracks alive\n"
-            "  --track-thresh X  score splitting high and low detections (default 0.5; a new\n"
-            "                    track needs X + 0.1)\n"
-            "  --match-thresh X  first association: highest 1 - IoU x score (default 0.8)\n"
-            "  --track-buffer N  frames (at 30 fps; scaled by the frame rate) a lost track is\n"
-            "                    kept (default 30)\n"
+            "                    0.1: the trackers use the low-score boxes to keep tracks alive\n"
+            "  --tracker T       botsort (default: BoT-SORT with camera-motion compensation,\n"
+            "                    gmc_method sparseOptFlow), bytetrack, or an Ultralytics\n"
+            "                    tracker YAML (botsort.yaml/bytetrack.yaml keys; orb/sift/ecc\n"
+            "                    GMC and with_reid: True are not supported).  Defaults are\n"
+            "                    Ultralytics': track_high_thresh 0.25, track_low_thresh 0.1,\n"
+            "                    new_track_thresh 0.25, track_buffer 30, match_thresh 0.8\n"
+            "  --track-thresh X  override track_high_thresh (high/low score split)\n"
+            "  --match-thresh X  override match_thresh (highest 1 - IoU x score matched)\n"
+            "  --track-buffer N  override track_buffer (updates a lost track is kept)\n"
             "  --trail N         draw each track's last N centres as a fading trail\n"
             "  --line X1,Y1,X2,Y2  count tracks crossing this segment (pixels): \"in\" from the\n"
             "                    left of the direction X1,Y1 -> X2,Y2 to its right (a line drawn\n"
@@ -279,6 +286,32 @@ static int parse_unit(const char *opt, const char *s, double *out)
 }
 
 /* Returns -1 when the run should stop with status 0 (help, version). */
+/* --tracker NAME or FILE.yaml (Ultralytics' tracker YAMLs), then the
+ * --track-thresh, --match-thresh and --track-buffer given over it; an exit code. */
+static int tracker_options(options *o)
+{
+    strix_track_options *t = &o->track_opts;
+    if (!strcmp(o->tracker, "botsort") || !strcmp(o->tracker, "botsort.yaml"))
+        strix_track_options_init(t, STRIX_TRACKER_BOTSORT);
+    else if (!strcmp(o->tracker, "bytetrack") || !strcmp(o->tracker, "bytetrack.yaml"))
+        strix_track_options_init(t, STRIX_TRACKER_BYTETRACK);
+    else {
+        size_t n = strlen(o->tracker);
+        if (n < 5 || (strcmp(o->tracker + n - 5, ".yaml") && (n < 4 || strcmp(o->tracker + n - 4, ".yml"))))
+            return usage_error("--tracker: '%s' is neither botsort, bytetrack nor a tracker .yaml file", o->tracker);
+        strix_error e;
+        strix_status st = strix_tracker_yaml_read(o->tracker, t, &e);
+        if (st) {
+            fprintf(stderr, "infer: %s\n", e.message);
+            return st == STRIX_E_IO ? EXIT_INPUT : EXIT_USAGE;
+        }
+    }
+    if (o->track_thresh >= 0) t->track_high_thresh = (float)o->track_thresh;
+    if (o->match_thresh >= 0) t->match_thresh = (float)o->match_thresh;
+    if (o->track_buffer >= 0) t->track_buffer = o->track_buffer;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -294,9 +327,10 @@ static int parse_args(int argc, char **argv, options *o)
     o->crf = -1;
     o->save = 1;
     o->audio = 1;
-    o->track_thresh = 0.5;
-    o->match_thresh = 0.8;
-    o->track_buffer = 30;
+    o->track_thresh = -1;
+    o->match_thresh = -1;
+    o->track_buffer = -1;
+    o->tracker = "botsort";
     o->hl_score = 0.25;
     o->hl_gap = 1;
     o->hl_pad = 0.5;
@@ -359,7 +393,7 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--conf", "--iou", "--max-det", "--imgsz", "--batch",
                                                  "--jobs", "--threads", "--device", "--out", "--json", "--classes",
                                                  "--vid-stride", "--codec", "--crf", "--preset",
-                                                 "--track-thresh", "--match-thresh", "--track-buffer", "--trail",
+                                                 "--tracker", "--track-thresh", "--match-thresh", "--track-buffer", "--trail",
                                                  "--line", "--detections", "--highlights", "--hl-score",
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len"};
@@ -390,6 +424,7 @@ static int parse_args(int argc, char **argv, options *o)
             o->conf_set = 1;
         } else if (!strcmp(name, "--detections")) o->detections = val;
         else if (!strcmp(name, "--highlights")) o->highlights = val;
+        else if (!strcmp(name, "--tracker")) o->tracker = val;
         else if (!strcmp(name, "--track-thresh")) rc = parse_unit(name, val, &o->track_thresh);
         else if (!strcmp(name, "--match-thresh")) rc = parse_unit(name, val, &o->match_thresh);
         else if (!strcmp(name, "--track-buffer")) rc = parse_int(name, val, 0, 1000000, &o->track_buffer);
@@ -413,7 +448,8 @@ static int parse_args(int argc, char **argv, options *o)
         if (rc) return rc;
         if (!*val) return usage_error("%s: empty value", name);
     }
-    if (!o->detections && !o->model) return usage_error("--model YAML is required (or --detections FILE)");
+    if (!o->detections && !o->model && !o->weights)
+        return usage_error("--model YAML is required (or --weights FILE.pt, which embeds it, or --detections FILE)");
     if (!o->detections && !o->weights) return usage_error("--weights FILE is required (or --detections FILE)");
     if (!o->n_inputs) return usage_error("no INPUT given");
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");
@@ -422,8 +458,8 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->hl_min_frames > 1 && !o->track) return usage_error("--hl-min-frames counts track lengths: add --track");
     for (int i = 1; i < argc && !o->highlights; i++)
         if (!strncmp(argv[i], "--hl-", 5)) return usage_error("%s needs --highlights LIST", argv[i]);
-    if (o->track && !o->conf_set) o->conf = 0.1; /* as Ultralytics' model.track: low boxes feed ByteTrack */
-    return 0;
+    if (o->track && !o->conf_set) o->conf = 0.1; /* as Ultralytics' model.track: low boxes feed the tracker */
+    return o->track ? tracker_options(o) : 0;
 }
 
 /* --classes or --highlights (opt) "dog,person" or "16,0": a mask over the

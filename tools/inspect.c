@@ -1,11 +1,13 @@
 /* inspect.c — print a model's layers (index, from, repeats, params, module,
  * args, output shape at the chosen input size) and its summary: layers,
  * parameters and GFLOPs, unfused and fused, as Ultralytics reports them, plus
- * the planned activation memory. */
+ * the planned activation memory; --tensors lists the weights file's tensors
+ * and where each came from (a .pt storage, an ONNX initializer and node). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "exitcodes.h"
 #include "strix.h"
 
@@ -13,10 +15,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: inspect --model YAML [--scale n|s|m|l|x] [--nc N] [--imgsz N | --size HxW]\n"
-            "               [--weights FILE] [--device cpu|cuda[:N]] [--half] [--summary]\n"
+            "               [--weights FILE] [--device cpu|cuda[:N]] [--half] [--summary] [--tensors]\n"
+            "       inspect --weights FILE.pt ...   (the graph embedded in an Ultralytics checkpoint)\n"
             "  --imgsz N     square input size (default 640)\n"
             "  --size HxW    rectangular input size (multiples of the stride)\n"
-            "  --weights F   also check that the checkpoint loads\n"
+            "  --weights F   also check that the checkpoint loads (.safetensors, .pt, .onnx)\n"
+            "  --tensors     list the checkpoint's tensors: name, dtype, shape, where each came from\n"
             "  --device D    cpu or cuda[:N] (default: cuda when a GPU is present, else cpu)\n"
             "  --half        plan fp16 activations (CUDA): halves the planned memory\n"
             "  --summary     only the summary lines\n" STRIX_EXIT_CODES_HELP);
@@ -31,12 +35,34 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 1;
 }
 
+/* Every tensor of the weights file: name, dtype, shape, origin. */
+static strix_status print_tensors(const char *path, strix_error *e)
+{
+    strix_checkpoint c;
+    strix_status st = strix_checkpoint_open(&c, path, e);
+    if (st) return st;
+    printf("%s: %zu tensors (%s)\n", path, strix_st_count(c.tensors), c.format);
+    for (size_t i = 0; i < strix_st_count(c.tensors); i++) {
+        const strix_st_tensor *t = strix_st_get(c.tensors, i);
+        char shape[96] = "";
+        for (int d = 0; d < t->ndim; d++) {
+            size_t l = strlen(shape);
+            snprintf(shape + l, sizeof shape - l, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+        }
+        if (t->origin) printf("  %-40s %-4s [%s]  from %s\n", t->name, t->dtype_name, shape, t->origin);
+        else printf("  %-40s %-4s [%s]  from data_offsets [%llu, %llu)\n", t->name, t->dtype_name, shape,
+                    (unsigned long long)t->offset, (unsigned long long)(t->offset + t->nbytes));
+    }
+    strix_checkpoint_close(&c);
+    return STRIX_OK;
+}
+
 int main(int argc, char **argv)
 {
     strix_model_options o;
     strix_model_options_init(&o);
     o.device = NULL; /* chosen below unless --device is given */
-    int h = 640, w = 640, summary_only = 0;
+    int h = 640, w = 640, summary_only = 0, tensors = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -44,6 +70,9 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--summary")) {
             summary_only = 1;
+            continue;
+        } else if (!strcmp(a, "--tensors")) {
+            tensors = 1;
             continue;
         } else if (!strcmp(a, "--half")) {
             o.half = 1;
@@ -66,8 +95,12 @@ int main(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    if (!o.yaml_path) {
-        fprintf(stderr, "inspect: --model YAML is required (see --help)\n");
+    if (!o.yaml_path && !o.weights_path) {
+        fprintf(stderr, "inspect: --model YAML (or --weights with a .pt checkpoint) is required (see --help)\n");
+        return EXIT_USAGE;
+    }
+    if (tensors && !o.weights_path) {
+        fprintf(stderr, "inspect: --tensors needs --weights (see --help)\n");
         return EXIT_USAGE;
     }
     if (!o.device) {
@@ -104,6 +137,11 @@ int main(int argc, char **argv)
             if (li.cascade) printf("  (%d max-pools fused)", li.cascade);
             printf("\n");
         }
+    }
+    if (tensors && (st = print_tensors(o.weights_path, &e))) {
+        fprintf(stderr, "inspect: %s\n", e.message);
+        strix_model_free(m);
+        return strix_exit_code(st);
     }
     printf("input %dx%d (HxW), %d classes, stride %d\n", h, w, strix_model_class_count(m), strix_model_stride(m));
     printf("unfused: %d layers, %lld parameters, %.1f GFLOPs\n", s.modules_unfused, s.params_unfused, s.gflops_unfused);

@@ -246,8 +246,9 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     int n_cross = 0;
     if (v->tracker) {
         /* a frame --vid-stride skipped repeats the last detections: same identities */
+        strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB}; /* for BoT-SORT's GMC */
         stage_push(o->nvtx, "tracking");
-        strix_status tst = inferred ? strix_tracker_update(v->tracker, dets, n, v->ids, err) : STRIX_OK;
+        strix_status tst = inferred ? strix_tracker_update(v->tracker, &img, dets, n, v->ids, err) : STRIX_OK;
         stage_pop(o->nvtx);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
@@ -422,14 +423,7 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
         return strix_exit_code(st);
     }
     if (o->track) {
-        strix_track_options to;
-        strix_track_options_init(&to);
-        to.track_thresh = (float)o->track_thresh;
-        to.match_thresh = (float)o->match_thresh;
-        to.track_buffer = o->track_buffer;
-        double fps = strix_video_reader_info(v->rd)->fps;
-        to.frame_rate = (fps > 0 ? fps : 30) / o->vid_stride;
-        if ((st = strix_tracker_create(&v->tracker, &to, &e)) ||
+        if ((st = strix_tracker_create(&v->tracker, &o->track_opts, &e)) ||
             (st = strix_counter_create(&v->counter, o->has_line ? o->line : NULL, o->trail, &e))) {
             fprintf(stderr, "infer: %s\n", e.message);
             return strix_exit_code(st);

@@ -107,7 +107,8 @@ int start_json(run *r, const char *path)
     fprintf(r->json, "{\n  \"strix_version\": ");
     strix_json_str(r->json, STRIX_VERSION);
     fputs(",\n  \"model\": ", r->json);
-    strix_json_str(r->json, o->model);
+    if (o->model) strix_json_str(r->json, o->model);
+    else fputs("null", r->json); /* the graph a .pt embeds */
     fputs(",\n  \"weights\": ", r->json);
     strix_json_str(r->json, o->weights);
     fprintf(r->json, ",\n  \"imgsz\": %d,\n  \"conf\": ", o->imgsz);
@@ -171,11 +172,20 @@ int write_tracks_json(vrun *v, long frames, double fps)
     fprintf(j, ",\n  \"frames\": %ld,\n  \"fps\": ", frames);
     strix_json_double(j, fps);
     fprintf(j, ",\n  \"degenerate_boxes\": %ld", strix_tracker_degenerate(v->tracker));
-    fputs(",\n  \"tracker\": {\"name\": \"bytetrack\", \"track_thresh\": ", j);
-    strix_json_double(j, o->track_thresh);
+    const strix_track_options *to = &o->track_opts;
+    fprintf(j, ",\n  \"tracker\": {\"name\": \"%s\", \"track_high_thresh\": ",
+            strix_tracker_type_name(to->tracker_type));
+    strix_json_double(j, to->track_high_thresh);
+    fputs(", \"track_low_thresh\": ", j);
+    strix_json_double(j, to->track_low_thresh);
+    fputs(", \"new_track_thresh\": ", j);
+    strix_json_double(j, to->new_track_thresh);
     fputs(", \"match_thresh\": ", j);
-    strix_json_double(j, o->match_thresh);
-    fprintf(j, ", \"track_buffer\": %d, \"conf\": ", o->track_buffer);
+    strix_json_double(j, to->match_thresh);
+    fprintf(j, ", \"track_buffer\": %d, \"fuse_score\": %s", to->track_buffer, to->fuse_score ? "true" : "false");
+    if (to->tracker_type == STRIX_TRACKER_BOTSORT)
+        fprintf(j, ", \"gmc_method\": \"%s\"", to->gmc_method == STRIX_GMC_NONE ? "none" : "sparseOptFlow");
+    fputs(", \"conf\": ", j);
     strix_json_double(j, o->conf);
     fputs("},\n  \"counts\": {", j);
     int first = 1;

@@ -1,0 +1,52 @@
+#!/bin/sh
+# cli_loaders.sh — the weights formats from the command line: infer and
+# inspect on an Ultralytics .pt without --model (the graph it embeds), an ONNX
+# export with --model, inspect --tensors, and the refusals (a pickle that
+# calls os.system, an ONNX file without its YAML): documented exit codes, one
+# error line, no output left behind.
+#   sh tests/cli_loaders.sh BUILD_DIR      (from the repository root)
+NAME=cli_loaders
+. "$(dirname "$0")/lib_cli.sh"
+L=$ROOT/tests/loaders
+
+# expect NAME CODE CMD...: exit code CODE and, on failure, one stderr line
+expect() {
+    name=$1 code=$2
+    shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    rc=$?
+    lines=$(wc -l <"$T/err")
+    if [ $rc -ne "$code" ]; then fail "$name" "exit $rc, want $code: $(head -c 300 "$T/err")"
+    elif [ "$code" -ne 0 ] && [ "$lines" -ne 1 ]; then fail "$name" "want one error line, got $lines"
+    else pass "$name"; fi
+}
+
+# Ultralytics prints "tiny-11 summary (fused): 100 layers, 328,823 parameters" for this file
+expect inspect_pt 0 "$B/inspect" --weights "$L/11_f32_fused.pt" --summary --imgsz 160
+grep -q "^fused: 100 layers, 328823 parameters" "$T/out" && pass inspect_pt_params || fail inspect_pt_params "$(cat "$T/out")"
+expect inspect_tensors 0 "$B/inspect" --weights "$L/v8_f16.pt" --summary --tensors
+grep -q "^  model.0.conv.weight  *F16  \[8, 3, 3, 3\]  from v8_f16/data/0 at element 0" "$T/out" &&
+    grep -q "v8_f16.pt: 355 tensors (pt)$" "$T/out" &&
+    pass inspect_tensors_origin || fail inspect_tensors_origin "$(head -3 "$T/out")"
+expect inspect_onnx_tensors 0 "$B/inspect" --model "$L/tiny-v8.yaml" --scale n --weights "$L/v8_op17_dyn.onnx" --summary --tensors
+grep -q "model.22.cv3.2.2.bias .* from initializer '.*' of node /model.22/cv3.2/cv3.2.2/Conv$" "$T/out" &&
+    pass inspect_onnx_origin || fail inspect_onnx_origin "$(grep cv3.2.2 "$T/out")"
+expect inspect_evil_pt 5 "$B/inspect" --weights "$L/evil.pt"
+grep -q "posix.system" "$T/err" && pass evil_pt_names_global || fail evil_pt_names_global "$(cat "$T/err")"
+expect inspect_onnx_no_yaml 2 "$B/inspect" --weights "$L/v8_op12.onnx"
+
+if [ ! -f "$DATA/dog.jpg" ]; then
+    skip infer_pt "no sample image $DATA/dog.jpg"
+else
+    if run infer_pt 0 --weights "$L/v8_f16.pt" --imgsz 160 --conf 0.5 --device cpu --out "$T/pt" "$DATA/dog.jpg"; then
+        grep -q '"model": null' "$T/pt/detections.json" && grep -q '"class_name": "blue car"' "$T/pt/detections.json" &&
+            pass infer_pt || fail infer_pt "no detections with the checkpoint's class names: $(head -c 300 "$T/pt/detections.json")"
+    fi
+    if run infer_onnx 0 --model "$L/tiny-v8.yaml" --scale n --weights "$L/v8_op12.onnx" --imgsz 160 --conf 0.5 \
+        --device cpu --out "$T/onnx" "$DATA/dog.jpg"; then
+        pass infer_onnx
+    fi
+    run infer_evil_pt 5 --weights "$L/evil.pt" --device cpu --out "$T/evil" "$DATA/dog.jpg" &&
+        { [ ! -e "$T/evil/dog.jpg" ] && pass infer_evil_pt || fail infer_evil_pt "an output was written"; }
+fi
+exit $FAILED

@@ -1,0 +1,270 @@
+/* test_loaders.c — Ultralytics .pt checkpoints and ONNX exports read
+ * directly (loaders/pt.c, zip.c, pickle.c, onnx.c), against the detections
+ * Ultralytics (.pt) and ONNX Runtime (.onnx) give on the same files
+ * (tests/loaders/NAME.dets, made by tools/reference/make_loader_fixtures.py):
+ *   - every fixture loads (a .pt without a YAML: the graph it embeds), and
+ *     strix_model_detect on the synthetic picture gives the golden boxes: same
+ *     count and order, same class, IoU >= 0.999, |score difference| <= 1e-4
+ *   - the tensors of the same weights agree across formats (fp16 .pt vs its
+ *     bf16 copy within bf16 rounding; an ONNX export's fused weights)
+ *   - hostile or broken files are refused with one line: a pickle calling
+ *     os.system, a compressed entry, every truncation of a .pt and of an
+ *     ONNX file, a .pt or ONNX file with a byte flipped
+ * Run from the repository root (make test does). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "fileread.h"
+#include "strix.h"
+#include "testlib.h"
+
+#define DIR "tests/loaders/"
+
+/* The synthetic picture of make_loader_fixtures.py: RGB, 200 x 150. */
+static uint8_t g_pic[150 * 200 * 3];
+
+static void make_picture(void)
+{
+    for (int y = 0; y < 150; y++)
+        for (int x = 0; x < 200; x++)
+            for (int c = 0; c < 3; c++)
+                g_pic[(y * 200 + x) * 3 + c] = (uint8_t)((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255);
+}
+
+typedef struct golden {
+    float conf, iou;
+    int imgsz, rect, n;
+    float box[64][6];
+} golden;
+
+static int read_golden(const char *path, golden *g)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[256];
+    int ok = 0;
+    g->n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#') continue;
+        if (!ok) {
+            ok = sscanf(line, "conf %f iou %f imgsz %d rect %d", &g->conf, &g->iou, &g->imgsz, &g->rect) == 4;
+            if (!ok) break;
+            continue;
+        }
+        float *b = g->box[g->n];
+        if (g->n < 64 && sscanf(line, "%f %f %f %f %f %f", b, b + 1, b + 2, b + 3, b + 4, b + 5) == 6) g->n++;
+    }
+    fclose(f);
+    return ok;
+}
+
+static float iou(const float *a, const strix_detection *b)
+{
+    float ix = fminf(a[2], b->x2) - fmaxf(a[0], b->x1), iy = fminf(a[3], b->y2) - fmaxf(a[1], b->y1);
+    float inter = ix > 0 && iy > 0 ? ix * iy : 0;
+    float u = (a[2] - a[0]) * (a[3] - a[1]) + (b->x2 - b->x1) * (b->y2 - b->y1) - inter;
+    return u > 0 ? inter / u : 0;
+}
+
+/* Load path (with yaml, or the graph it embeds) and compare with its .dets. */
+static void check_fixture(const char *file, const char *yaml)
+{
+    char path[256], gpath[256];
+    snprintf(path, sizeof path, DIR "%s", file);
+    snprintf(gpath, sizeof gpath, DIR "%s.dets", file);
+    golden g;
+    TL_CHECK(read_golden(gpath, &g), "%s: missing or malformed", gpath);
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.weights_path = path;
+    o.yaml_path = yaml;
+    o.scale = yaml ? 'n' : 0;
+    o.threads = 2;
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(!strix_model_load(&m, &o, &e), "%s", e.message);
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    d.conf = g.conf;
+    d.iou = g.iou;
+    d.imgsz = g.imgsz;
+    d.rect = g.rect;
+    strix_image img = {g_pic, 200, 150, 0, STRIX_RGB};
+    strix_detections r;
+    strix_status st = strix_model_detect(m, &img, 1, &d, &r, &e);
+    if (st) {
+        strix_model_free(m);
+        TL_CHECK(0, "%s", e.message);
+    }
+    float worst_iou = 1, worst_ds = 0;
+    int bad = -1;
+    for (int i = 0; i < g.n && i < r.count; i++) {
+        float u = iou(g.box[i], &r.items[i]), ds = fabsf(g.box[i][4] - r.items[i].score);
+        if (u < worst_iou) worst_iou = u;
+        if (ds > worst_ds) worst_ds = ds;
+        if (bad < 0 && ((int)g.box[i][5] != r.items[i].class_id || u < 0.999f || ds > 1e-4f)) bad = i;
+    }
+    int names_ok = strix_model_class_count(m) == 3 && !strcmp(strix_model_class_name(m, 2), "blue car");
+    strix_model_free(m);
+    TL_CHECK(r.count == g.n, "%s: %d boxes, the golden has %d", file, r.count, g.n);
+    TL_CHECK(bad < 0, "%s: box %d differs (worst IoU %.6f, worst score difference %.2g)", file, bad, worst_iou,
+             worst_ds);
+    TL_CHECK(names_ok, "%s: the class names did not come from the file", file);
+    printf("    %s: %d boxes match (worst IoU %.6f, worst |score difference| %.2g)\n", file, g.n, worst_iou, worst_ds);
+}
+
+static void test_pt_f16_unfused(void) { check_fixture("v8_f16.pt", NULL); }
+static void test_pt_bf16(void) { check_fixture("v8_bf16.pt", NULL); }
+static void test_pt_f32_fused_yolo11(void) { check_fixture("11_f32_fused.pt", NULL); }
+static void test_onnx_op12_static(void) { check_fixture("v8_op12.onnx", DIR "tiny-v8.yaml"); }
+static void test_onnx_op17_dynamic_simplified(void) { check_fixture("v8_op17_dyn.onnx", DIR "tiny-v8.yaml"); }
+static void test_onnx_op17_yolo11(void) { check_fixture("11_op17.onnx", DIR "tiny-11.yaml"); }
+
+/* The .pt's graph with an explicit YAML too (the same file's rows). */
+static void test_pt_with_yaml(void) { check_fixture("v8_f16.pt", DIR "tiny-v8.yaml"); }
+
+static void test_pt_tensors_and_origin(void)
+{
+    strix_checkpoint a, b;
+    strix_error e;
+    TL_CHECK(!strix_checkpoint_open(&a, DIR "v8_f16.pt", &e), "%s", e.message);
+    if (strix_checkpoint_open(&b, DIR "v8_bf16.pt", &e)) {
+        strix_checkpoint_close(&a);
+        TL_CHECK(0, "%s", e.message);
+    }
+    const strix_st_tensor *w = strix_st_find(a.tensors, "model.0.conv.weight");
+    const strix_st_tensor *wb = strix_st_find(b.tensors, "model.0.conv.weight");
+    int ok = w && wb && w->dtype == STRIX_ST_F16 && wb->dtype == STRIX_ST_BF16 && w->numel == 8 * 3 * 3 * 3 &&
+             w->origin && strstr(w->origin, "v8_f16/data/") && !strcmp(a.format, "pt") && a.yaml &&
+             strstr(a.yaml, "C2f") && a.n_names == 3;
+    float fa[216], fb[216];
+    float worst = 0;
+    if (ok && !strix_st_to_f32(fa, w, &e) && !strix_st_to_f32(fb, wb, &e))
+        for (int i = 0; i < 216; i++) worst = fmaxf(worst, fabsf(fa[i] - fb[i]) / fmaxf(fabsf(fa[i]), 1e-3f));
+    size_t na = strix_st_count(a.tensors), nb = strix_st_count(b.tensors);
+    strix_checkpoint_close(&a);
+    strix_checkpoint_close(&b);
+    TL_CHECK(ok, "model.0.conv.weight: wrong dtype, size, origin, or no YAML / names");
+    TL_CHECK(na == nb && na == 355, "%zu and %zu tensors, expected 355 (Ultralytics' state_dict)", na, nb);
+    TL_CHECK(worst <= 1.0f / 128, "fp16 and bf16 copies differ by %g relative (bf16 keeps 8 bits)", worst);
+}
+
+static void test_onnx_tensors_and_origin(void)
+{
+    strix_checkpoint c;
+    strix_error e;
+    TL_CHECK(!strix_checkpoint_open(&c, DIR "v8_op17_dyn.onnx", &e), "%s", e.message);
+    /* onnxslim shares one zero bias between the three class branches; each
+     * still gets its own name from its node */
+    const strix_st_tensor *b0 = strix_st_find(c.tensors, "model.22.cv3.0.2.bias");
+    const strix_st_tensor *b2 = strix_st_find(c.tensors, "model.22.cv3.2.2.bias");
+    const strix_st_tensor *dfl = strix_st_find(c.tensors, "model.22.dfl.conv.weight");
+    int ok = b0 && b2 && dfl && b2->origin && strstr(b2->origin, "/model.22/cv3.2/cv3.2.2/Conv") &&
+             !strix_st_find(c.tensors, "model.0.bn.weight") && c.n_names == 3 && c.description && !c.yaml;
+    strix_checkpoint_close(&c);
+    TL_CHECK(ok, "ONNX tensors not mapped to their modules, or metadata missing");
+}
+
+static void expect_refused(const char *path, const char *yaml, strix_status want, const char *needle)
+{
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.weights_path = path;
+    o.yaml_path = yaml;
+    o.scale = yaml ? 'n' : 0;
+    strix_model *m;
+    strix_error e;
+    strix_status st = strix_model_load(&m, &o, &e);
+    if (!st) strix_model_free(m);
+    TL_CHECK(st == want, "%s: status %s, expected %s", path, strix_status_name(st), strix_status_name(want));
+    TL_CHECK(strstr(e.message, needle) && !strchr(e.message, '\n'), "%s: message '%s' lacks '%s'", path, e.message,
+             needle);
+}
+
+static void test_refuses_os_system(void)
+{
+    expect_refused(DIR "evil.pt", NULL, STRIX_E_WEIGHTS, "'posix.system', which an Ultralytics");
+}
+
+static void test_refuses_compressed(void)
+{
+    expect_refused(DIR "compressed.pt", NULL, STRIX_E_WEIGHTS, "is compressed");
+}
+
+static void test_onnx_needs_yaml(void)
+{
+    expect_refused(DIR "v8_op12.onnx", NULL, STRIX_E_ARG, "holds no model YAML");
+}
+
+static void test_onnx_wrong_yaml(void)
+{
+    expect_refused(DIR "11_op17.onnx", DIR "tiny-v8.yaml", STRIX_E_WEIGHTS, "tensor");
+}
+
+/* Every prefix of a file (a stride of them for speed), and the file with
+ * bytes flipped at random places: refused or loaded, never a crash (the
+ * ASan build runs this too). */
+static void mangle(const char *file, int onnx)
+{
+    const uint8_t *map;
+    size_t len;
+    strix_error e;
+    TL_CHECK(!strix_file_map(file, (size_t)1 << 30, &map, &len, &e), "%s", e.message);
+    uint8_t *buf = malloc(len);
+    TL_CHECK(buf, "out of memory");
+    int refused = 0, loaded = 0;
+    size_t step = len / 300 + 1;
+    for (size_t n = 0; n < len; n += step) {
+        memcpy(buf, map, n);
+        strix_checkpoint c;
+        strix_status st = onnx ? strix_onnx_read(&c, "t", buf, n, 0, &e) : strix_pt_read(&c, "t", buf, n, 0, &e);
+        if (st) refused++;
+        else loaded++, strix_checkpoint_close(&c);
+        if (n < 2048) n = n + 1 - step; /* the first 2 KB (headers) byte by byte */
+    }
+    for (int k = 0; k < 200; k++) {
+        memcpy(buf, map, len);
+        for (int f = 0; f < 4; f++) buf[tl_u64() % len] ^= (uint8_t)(1u << tl_int(0, 7));
+        strix_checkpoint c;
+        strix_status st = onnx ? strix_onnx_read(&c, "t", buf, len, 0, &e) : strix_pt_read(&c, "t", buf, len, 0, &e);
+        if (st) refused++;
+        else loaded++, strix_checkpoint_close(&c);
+    }
+    free(buf);
+    strix_file_unmap(map, len);
+    TL_CHECK(refused > 0, "%s: no mangled copy was refused", file);
+    printf("    %s: %d mangled copies refused, %d still readable\n", file, refused, loaded);
+}
+
+static void test_pt_truncated_and_flipped(void) { mangle(DIR "v8_f16.pt", 0); }
+static void test_onnx_truncated_and_flipped(void) { mangle(DIR "v8_op17_dyn.onnx", 1); }
+
+int main(int argc, char **argv)
+{
+    tl_init();
+    make_picture();
+    if (access(DIR "v8_f16.pt", R_OK)) {
+        printf("SKIP loaders: run from the repository root (tests/loaders/ not found)\n");
+        return 0;
+    }
+    TL_RUN(test_pt_f16_unfused);
+    TL_RUN(test_pt_bf16);
+    TL_RUN(test_pt_f32_fused_yolo11);
+    TL_RUN(test_pt_with_yaml);
+    TL_RUN(test_onnx_op12_static);
+    TL_RUN(test_onnx_op17_dynamic_simplified);
+    TL_RUN(test_onnx_op17_yolo11);
+    TL_RUN(test_pt_tensors_and_origin);
+    TL_RUN(test_onnx_tensors_and_origin);
+    TL_RUN(test_refuses_os_system);
+    TL_RUN(test_refuses_compressed);
+    TL_RUN(test_onnx_needs_yaml);
+    TL_RUN(test_onnx_wrong_yaml);
+    TL_RUN(test_pt_truncated_and_flipped);
+    TL_RUN(test_onnx_truncated_and_flipped);
+    TL_MAIN_END();
+}

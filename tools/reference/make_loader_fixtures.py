@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""make_loader_fixtures.py — dev-only: tiny Ultralytics checkpoints (.pt) and
+ONNX exports for the C loader tests (tests/test_loaders.c), each with the
+detections Ultralytics (for a .pt) or ONNX Runtime through Ultralytics'
+AutoBackend (for a .onnx) finds on one synthetic picture.  Never needed to
+build, run or test strix.
+
+The models are nc = 3 at width 1/16 (tests/loaders/tiny-*.yaml, a few hundred
+KB each).  Their weights are PyTorch's default initialisation (seeded) with
+BatchNorm statistics calibrated by a few forward passes in training mode, so
+activations stay O(1) as in a trained network; the head's last convolutions are
+scaled by 0.2 and the class biases zeroed so
+the synthetic picture gives a real number of candidate boxes (conf is the 97th
+percentile of the best class scores of the family's first .pt, stored with the goldens).
+
+The picture is computed, not stored: pixel (x, y) channel c (RGB) is
+(x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255, 200 wide and 150 high
+(tests/test_loaders.c builds the same bytes).
+
+Outputs (tests/loaders/):
+  tiny-v8.yaml, tiny-11.yaml             the graphs
+  v8_f16.pt       Model.save (half, unfused) then strip_optimizer: what a trained best.pt holds
+  11_f32_fused.pt torch.save({"model": fused fp32 model}): a fused checkpoint
+  v8_bf16.pt      torch.save({"model": bf16 model, ...})
+  v8_op12.onnx    opset 12, static 160x160, not simplified
+  v8_op17_dyn.onnx opset 17, dynamic batch/size, simplified (onnxslim)
+  11_op17.onnx    opset 17, static 160x160, simplified
+  evil.pt         a torch.save zip whose pickle calls os.system (never run by strix: refused)
+  compressed.pt   a ZIP with a deflated data.pkl (torch never writes one: refused)
+  NAME.dets       per fixture: a header (conf, iou, imgsz, rect) and one line per box:
+                  x1 y1 x2 y2 score class, in source pixels
+
+Usage (the venv of perf/setup.sh, with ultralytics==8.4.190):
+  /opt/strix-ref/bin/python tools/reference/make_loader_fixtures.py
+"""
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import ultralytics
+from ultralytics import YOLO
+from ultralytics.nn.tasks import DetectionModel
+from ultralytics.utils.torch_utils import strip_optimizer
+
+OUT = "tests/loaders"
+IMGSZ = 160
+IOU = 0.7
+V8 = """# tiny YOLOv8 for the loader tests: nc 3, width 1/16 (tools/reference/make_loader_fixtures.py)
+nc: 3
+scales:
+  n: [0.33, 0.0625, 1024]
+backbone:
+  - [-1, 1, Conv, [64, 3, 2]]
+  - [-1, 1, Conv, [128, 3, 2]]
+  - [-1, 3, C2f, [128, True]]
+  - [-1, 1, Conv, [256, 3, 2]]
+  - [-1, 6, C2f, [256, True]]
+  - [-1, 1, Conv, [512, 3, 2]]
+  - [-1, 6, C2f, [512, True]]
+  - [-1, 1, Conv, [1024, 3, 2]]
+  - [-1, 3, C2f, [1024, True]]
+  - [-1, 1, SPPF, [1024, 5]]
+head:
+  - [-1, 1, nn.Upsample, [None, 2, "nearest"]]
+  - [[-1, 6], 1, Concat, [1]]
+  - [-1, 3, C2f, [512]]
+  - [-1, 1, nn.Upsample, [None, 2, "nearest"]]
+  - [[-1, 4], 1, Concat, [1]]
+  - [-1, 3, C2f, [256]]
+  - [-1, 1, Conv, [256, 3, 2]]
+  - [[-1, 12], 1, Concat, [1]]
+  - [-1, 3, C2f, [512]]
+  - [-1, 1, Conv, [512, 3, 2]]
+  - [[-1, 9], 1, Concat, [1]]
+  - [-1, 3, C2f, [1024]]
+  - [[15, 18, 21], 1, Detect, [nc]]
+"""
+Y11 = """# tiny YOLO11 for the loader tests: nc 3, width 1/16 (tools/reference/make_loader_fixtures.py)
+nc: 3
+scales:
+  n: [0.50, 0.0625, 1024]
+backbone:
+  - [-1, 1, Conv, [64, 3, 2]]
+  - [-1, 1, Conv, [128, 3, 2]]
+  - [-1, 2, C3k2, [256, False, 0.25]]
+  - [-1, 1, Conv, [256, 3, 2]]
+  - [-1, 2, C3k2, [512, False, 0.25]]
+  - [-1, 1, Conv, [512, 3, 2]]
+  - [-1, 2, C3k2, [512, True]]
+  - [-1, 1, Conv, [1024, 3, 2]]
+  - [-1, 2, C3k2, [1024, True]]
+  - [-1, 1, SPPF, [1024, 5]]
+  - [-1, 2, C2PSA, [1024]]
+head:
+  - [-1, 1, nn.Upsample, [None, 2, "nearest"]]
+  - [[-1, 6], 1, Concat, [1]]
+  - [-1, 2, C3k2, [512, False]]
+  - [-1, 1, nn.Upsample, [None, 2, "nearest"]]
+  - [[-1, 4], 1, Concat, [1]]
+  - [-1, 2, C3k2, [256, False]]
+  - [-1, 1, Conv, [256, 3, 2]]
+  - [[-1, 13], 1, Concat, [1]]
+  - [-1, 2, C3k2, [512, False]]
+  - [-1, 1, Conv, [512, 3, 2]]
+  - [[-1, 10], 1, Concat, [1]]
+  - [-1, 2, C3k2, [1024, True]]
+  - [[16, 19, 22], 1, Detect, [nc]]
+"""
+
+
+def picture():
+    """RGB uint8 [150, 200, 3], the formula in the docstring."""
+    y, x = np.mgrid[0:150, 0:200]
+    c = np.arange(3)[None, None, :]
+    return ((x[..., None] * 7 + y[..., None] * 13 + c * 50 + (x[..., None] * y[..., None]) % 31) & 255).astype(np.uint8)
+
+
+def make_model(yaml_path, seed):
+    torch.manual_seed(seed)
+    m = DetectionModel(yaml_path, verbose=False)
+    m.names = {0: "red", 1: "green", 2: "blue car"}
+    for mod in m.modules():  # BatchNorm statistics from data: O(1) activations
+        if isinstance(mod, torch.nn.BatchNorm2d):
+            mod.momentum = None
+    m.train()
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _ in range(4):
+            m(torch.rand(2, 3, IMGSZ, IMGSZ, generator=g))
+        det = m.model[-1]
+        for seq in list(det.cv2) + list(det.cv3):  # box and class logits of a few units, not saturated
+            seq[-1].weight.mul_(0.2)
+        for seq in det.cv3:
+            seq[-1].bias.zero_()
+    m.eval()
+    return m
+
+
+def detections(model_path, conf, rect):
+    y = YOLO(model_path, task="detect", verbose=False)
+    bgr = np.ascontiguousarray(picture()[..., ::-1])
+    r = y.predict(bgr, imgsz=IMGSZ, conf=conf, iou=IOU, max_det=300, verbose=False, device="cpu", rect=rect)[0]
+    b = r.boxes
+    return np.concatenate([b.xyxy.numpy(), b.conf.numpy()[:, None], b.cls.numpy()[:, None]], axis=1)
+
+
+def pick_conf(model_path):
+    """The 97th percentile of the best class scores over the anchors."""
+    y = YOLO(model_path, task="detect", verbose=False)
+    bgr = np.ascontiguousarray(picture()[..., ::-1])
+    heads = []
+    y.predict(bgr, imgsz=IMGSZ, conf=0.5, verbose=False, device="cpu")
+    h = y.predictor.model.model.model[-1].register_forward_hook(
+        lambda m, a, o: heads.append((o[0] if isinstance(o, tuple) else o).detach()))
+    y.predict(bgr, imgsz=IMGSZ, conf=0.5, verbose=False, device="cpu")
+    h.remove()
+    best = heads[-1][0, 4:].amax(0).numpy()
+    return round(float(np.quantile(best, 0.97)), 4)
+
+
+def write_dets(name, dets, conf, rect, source):
+    with open(os.path.join(OUT, name + ".dets"), "w") as f:
+        f.write(f"# {source}; ultralytics {ultralytics.__version__}, torch {torch.__version__}\n")
+        f.write(f"conf {conf} iou {IOU} imgsz {IMGSZ} rect {int(rect)}\n")
+        for d in dets:
+            f.write("%.6f %.6f %.6f %.6f %.7f %d\n" % (d[0], d[1], d[2], d[3], d[4], int(d[5])))
+    print(f"{name}: {len(dets)} boxes at conf {conf}, {os.path.getsize(os.path.join(OUT, name)) / 1e3:.0f} KB")
+
+
+class Evil:
+    """What a hostile checkpoint holds: unpickling it would run a command."""
+
+    def __reduce__(self):
+        return (os.system, ("echo strix must never run this",))
+
+
+def hostile():
+    import zipfile
+    torch.save({"model": Evil()}, os.path.join(OUT, "evil.pt"))
+    with zipfile.ZipFile(os.path.join(OUT, "compressed.pt"), "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("compressed/data.pkl", b"\x80\x02}q\x00." * 8)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    hostile()
+    torch.set_num_threads(2)
+    for fname, text in (("tiny-v8.yaml", V8), ("tiny-11.yaml", Y11)):
+        with open(os.path.join(OUT, fname), "w") as f:
+            f.write(text)
+    tmp = tempfile.mkdtemp()
+    try:
+        v8 = make_model(os.path.join(OUT, "tiny-v8.yaml"), 1)
+        y11 = make_model(os.path.join(OUT, "tiny-11.yaml"), 2)
+        yo = YOLO("yolov8n.yaml", verbose=False)  # a packaged YAML: no download; the model is replaced
+
+        # a trained best.pt: Model.save (half, unfused), then Ultralytics' own strip_optimizer
+        yo.model = v8
+        p = os.path.join(OUT, "v8_f16.pt")
+        yo.save(p)
+        strip_optimizer(p)
+        ckpt = {"date": "2026-01-01", "version": ultralytics.__version__, "epoch": -1}
+        import copy
+        m = copy.deepcopy(y11).float().fuse()
+        torch.save({**ckpt, "model": m, "ema": None}, os.path.join(OUT, "11_f32_fused.pt"))
+        torch.save({**ckpt, "model": copy.deepcopy(v8).bfloat16(), "ema": None}, os.path.join(OUT, "v8_bf16.pt"))
+
+        for name, model, kw in (("v8_op12.onnx", v8, dict(opset=12, simplify=False, dynamic=False)),
+                                ("v8_op17_dyn.onnx", v8, dict(opset=17, simplify=True, dynamic=True)),
+                                ("11_op17.onnx", y11, dict(opset=17, simplify=True, dynamic=False))):
+            src = os.path.join(tmp, name.replace(".onnx", ".pt"))
+            yo.model = copy.deepcopy(model)
+            yo.save(src)
+            f = YOLO(src, verbose=False).export(format="onnx", imgsz=IMGSZ, batch=1, device="cpu", **kw)
+            shutil.move(f, os.path.join(OUT, name))
+
+        confs = {}
+        for name in ("v8_f16.pt", "11_f32_fused.pt", "v8_bf16.pt", "v8_op12.onnx", "v8_op17_dyn.onnx", "11_op17.onnx"):
+            path = os.path.join(OUT, name)
+            family = name.split("_")[0]
+            if family not in confs:  # an ONNX file takes the conf of its family's first .pt (same weights)
+                confs[family] = pick_conf(path)
+            conf = confs[family]
+            rect = name.endswith(".pt") or "dyn" in name  # a static ONNX takes only imgsz x imgsz
+            src = "Ultralytics YOLO.predict" if name.endswith(".pt") else "ONNX Runtime (Ultralytics AutoBackend)"
+            write_dets(name, detections(path, conf, rect), conf, rect, src)
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
