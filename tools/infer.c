@@ -509,6 +509,7 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     mo.device = o->device;
     strix_cuda_env_apply(&mo);
     o->nvtx = mo.nvtx; /* the job's stage ranges with the library's layer ranges */
+    o->async = mo.cuda_async; /* the videos' detection submits a batch before collecting the last */
     if (!mo.device) {
         mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
         if (!o->quiet && strix_device_count() == 0)

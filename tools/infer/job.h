@@ -41,6 +41,7 @@ typedef struct options {
     int nc, max_det, imgsz, batch, threads, vid_stride, crf;
     int jobs;                            /* --jobs: videos decoded and detected at once */
     int nvtx;                            /* STRIX_CUDA_NVTX=1: NVTX ranges per stage (infer/trace.h) */
+    int async;                           /* STRIX_CUDA_ASYNC=1: two batches in flight */
     double conf, iou;
     int txt, save_conf, save, overwrite, quiet, audio, half;
     int conf_set;                        /* --conf given (tracking lowers the default) */
@@ -109,7 +110,8 @@ typedef struct video_plan {
  * --classes (mask). */
 typedef struct detector {
     strix_model *model;
-    int nvtx;                    /* an NVTX range around each call (infer/trace.h) */          /* NULL with --detections (nothing to detect) */
+    int nvtx;                    /* an NVTX range around each call (infer/trace.h) */
+    int async;                   /* the pipeline uses submit/collect (two batches in flight) */          /* NULL with --detections (nothing to detect) */
     strix_detect_options dopt;
     const char *const *names;
     int n_names;
@@ -199,8 +201,12 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
 /* detector.c */
 void detector_init(detector *d, const options *o, strix_model *model, const char *const *names, int n_names,
                    const unsigned char *mask);
-/* pipeline detect callback (ctx: a detector) */
+/* pipeline detect callbacks (ctx: a detector): one call, or submit, collect
+ * and finish (strix_model_submit, strix_batch_collect, strix_batch_release) */
 strix_status detector_run(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err);
+strix_status detector_submit(void *ctx, const strix_image *im, int n, void **ticket, strix_error *err);
+strix_status detector_collect(void *ctx, void *ticket, strix_detections *out, strix_error *err);
+void detector_finish(void *ctx, void *ticket);
 
 /* writers.c */
 int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const char *path);

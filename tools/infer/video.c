@@ -626,6 +626,7 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
                 stop = fold_exit(&rc, vrc);
                 continue;
             }
+            /* a replay has a record for every frame: no stride */
             streams[open] = (strix_pipe_stream){o->detections ? 1 : o->vid_stride, &vs[open], video_read,
                                                 video_write, video_release};
             open++;
@@ -641,7 +642,12 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
         cfg.streams = streams;
         cfg.n_streams = open;
         cfg.ctx = (void *)det;
-        cfg.detect = o->detections ? replay_detect : detector_run; /* a replay has a record for every frame */
+        cfg.detect = o->detections ? replay_detect : det->async ? NULL : detector_run; /* a replay: no model */
+        if (!cfg.detect) {
+            cfg.submit = detector_submit;
+            cfg.collect = detector_collect;
+            cfg.finish = detector_finish;
+        }
         cfg.format = STRIX_RGB;
         int tty = open == 1 && isatty(STDERR_FILENO); /* one bar; several inputs print lines */
         double t0 = now_ms();
