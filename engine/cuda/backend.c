@@ -125,6 +125,8 @@ static const char *error_hint(int code)
         return "free GPU memory, or use a smaller batch or input size";
     if (code == cudaErrorNoDevice || code == cudaErrorInsufficientDriver || code == cudaErrorInitializationError)
         return "check the NVIDIA driver with nvidia-smi, or use --device cpu";
+    if (code == STRIX_CUDA_ERR_CUBLAS + CUBLAS_STATUS_NOT_INITIALIZED)
+        return "check that the CUDA toolkit's cuBLAS of the build's major version is installed, or use --device cpu";
     if (code == cudaErrorNoKernelImageForDevice || code == cudaErrorUnsupportedPtxVersion)
         return "this GPU or driver is older than the build targets: rebuild with its CUDA_ARCHS or update the driver";
     return "rerun with synchronous ops (model option cuda_sync; STRIX_CUDA_SYNC=1 for the strix tools) to attribute "
