@@ -118,6 +118,22 @@ typedef struct detector {
     const unsigned char *mask;   /* --classes: keep class c when mask[c]; NULL keeps all */
 } detector;
 
+/* The tracking stage (tracking.c): one per video, on its writer thread. */
+typedef struct tracking_config {
+    const strix_track_options *track; /* --tracker and the overrides */
+    const float *line;                /* --line x1,y1,x2,y2; NULL: no line */
+    int trail;                        /* --trail N: centres kept per track */
+    int nvtx;                         /* an NVTX range around each update */
+} tracking_config;
+
+typedef struct tracking {
+    strix_tracker *tracker;           /* NULL: no --track */
+    strix_counter *counter;           /* totals, trails, --line crossings */
+    int *ids;                         /* [cap]: the identities of the last frame's detections */
+    strix_crossing *cross;            /* [cap]: its line crossings */
+    int cap, nvtx;
+} tracking;
+
 /* The state of one video's run, shared by the pipeline callbacks: read on
  * its decode thread, write on its annotate/encode thread, the rest on the
  * calling thread. */
@@ -143,12 +159,7 @@ typedef struct vrun {
     strix_jsonl_reader *replay;
     strix_detection *rdets;
     int *rids, rcap;
-    /* --track: identities of the current frame's detections (kept for frames
-     * --vid-stride skips: their detections are the last detected ones) */
-    strix_tracker *tracker;
-    strix_counter *counter;
-    int *ids, ids_cap;
-    strix_crossing *cross;
+    tracking trk;                /* --track */
     FILE *mot;
     char *mot_tmp;
     /* --highlights: each frame's time and its detections of the chosen classes
@@ -197,6 +208,16 @@ void print_notice(void *ctx, const char *line);
  * several inputs batched into one detect call); an exit code (the first
  * failure's; 130 when interrupted). */
 int run_videos(const options *o, const video_plan *vp, int n, const detector *det, const unsigned char *hl_mask);
+
+/* tracking.c */
+strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *err);
+/* One frame, in order: the identities of its n detections into t->ids (a
+ * frame --vid-stride skipped, inferred 0, keeps the last ones), then the
+ * counter, its crossings in t->cross[0..*n_cross).  img: the frame (for
+ * BoT-SORT's camera-motion compensation). */
+strix_status tracking_frame(tracking *t, const strix_image *img, long index, double time, int inferred,
+                            const strix_detection *d, int n, int *n_cross, strix_error *err);
+void tracking_close(tracking *t);
 
 /* detector.c */
 void detector_init(detector *d, const options *o, strix_model *model, const char *const *names, int n_names,

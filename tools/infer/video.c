@@ -142,7 +142,7 @@ void draw_frame(const options *o, strix_counter *counter, const char *const *nam
     }
 }
 
-/* room for n detections in the replay, identity and highlight buffers */
+/* room for n detections in the replay and highlight buffers */
 static int grow_frame_buffers(vrun *v, int n)
 {
     if (n <= v->rcap) return 0;
@@ -151,13 +151,9 @@ static int grow_frame_buffers(vrun *v, int n)
     if (d) v->rdets = d;
     int *r = realloc(v->rids, sizeof *r * (size_t)cap);
     if (r) v->rids = r;
-    int *ids = realloc(v->ids, sizeof *ids * (size_t)cap);
-    if (ids) v->ids = ids;
-    strix_crossing *c = realloc(v->cross, sizeof *c * (size_t)cap);
-    if (c) v->cross = c;
     strix_frame_item *hi = realloc(v->hl_items, sizeof *hi * (size_t)cap);
     if (hi) v->hl_items = hi;
-    if (!d || !r || !ids || !c || !hi) return -1;
+    if (!d || !r || !hi) return -1;
     v->rcap = cap;
     return 0;
 }
@@ -244,29 +240,20 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         return -1;
     }
     int n_cross = 0;
-    if (v->tracker) {
-        /* a frame --vid-stride skipped repeats the last detections: same identities */
-        strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB}; /* for BoT-SORT's GMC */
-        stage_push(o->nvtx, "tracking");
-        strix_status tst = inferred ? strix_tracker_update(v->tracker, &img, dets, n, v->ids, err) : STRIX_OK;
-        stage_pop(o->nvtx);
+    if (v->trk.tracker) {
+        strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB};
+        strix_status tst = tracking_frame(&v->trk, &img, f->index, vf->time, inferred, dets, n, &n_cross, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
         }
-        ids = v->ids;
-    }
-    strix_status cst = v->counter && ids ? strix_counter_add(v->counter, f->index, vf->time, dets, ids, n, v->cross,
-                                                             &n_cross, err) : STRIX_OK;
-    if (cst) {
-        v->fail_rc = track_exit_code(v, cst);
-        return -1;
+        ids = v->trk.ids;
     }
     double t_track = now_ms();
     v->track_ms += t_track - t0;
     if (v->wr) {
         stage_push(o->nvtx, "annotate");
-        draw_frame(o, v->counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index, dets, ids,
+        draw_frame(o, v->trk.counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index, dets, ids,
                    n);
         stage_pop(o->nvtx);
     }
@@ -423,8 +410,8 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
         return strix_exit_code(st);
     }
     if (o->track) {
-        if ((st = strix_tracker_create(&v->tracker, &o->track_opts, &e)) ||
-            (st = strix_counter_create(&v->counter, o->has_line ? o->line : NULL, o->trail, &e))) {
+        tracking_config tc = {&o->track_opts, o->has_line ? o->line : NULL, o->trail, o->nvtx};
+        if ((st = tracking_open(&v->trk, &tc, &e))) {
             fprintf(stderr, "infer: %s\n", e.message);
             return strix_exit_code(st);
         }
@@ -450,12 +437,9 @@ static void video_close(vrun *v)
     if (v->mot || v->mot_tmp) abandon_temp(v->mot, v->mot_tmp);
     free(v->label_path);
     strix_jsonl_close(v->replay);
-    strix_tracker_free(v->tracker);
-    strix_counter_free(v->counter);
+    tracking_close(&v->trk);
     free(v->rdets);
     free(v->rids);
-    free(v->ids);
-    free(v->cross);
     strix_frame_log_free(v->hl);
     free(v->hl_items);
     memset(v, 0, sizeof *v);
@@ -560,24 +544,24 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
                 v->concurrent > 1 ? "; inference shared with the inputs beside it" : "", peak_rss_mb(),
                 g_stop ? "interrupted: kept the frames read so far in " : "wrote ", p->video_out ? p->video_out : "",
                 p->video_out ? " and " : "", p->jsonl);
-    if (v->counter && (!o->quiet || g_stop)) {
+    if (v->trk.counter && (!o->quiet || g_stop)) {
         const strix_track_info *ti;
-        int n_ti = strix_counter_tracks(v->counter, &ti);
+        int n_ti = strix_counter_tracks(v->trk.counter, &ti);
         fprintf(s, "infer: %s: %d track%s", p->input, n_ti, n_ti == 1 ? "" : "s");
         for (int c = 0, first = 1; c < v->n_names; c++) {
-            int k = strix_counter_class_tracks(v->counter, c);
+            int k = strix_counter_class_tracks(v->trk.counter, c);
             if (!k) continue;
             fprintf(s, "%s%d %s", first ? ": " : ", ", k, class_name_of(v, c));
             first = 0;
         }
         if (o->has_line) {
             int in, out;
-            strix_counter_line(v->counter, &in, &out);
+            strix_counter_line(v->trk.counter, &in, &out);
             fprintf(s, "; line: %d in, %d out", in, out);
         }
         fprintf(s, "; wrote %s and %s\n", p->mot, p->tracks);
     }
-    long degen = v->tracker ? strix_tracker_degenerate(v->tracker) : 0;
+    long degen = v->trk.tracker ? strix_tracker_degenerate(v->trk.tracker) : 0;
     if (degen)
         fprintf(stderr, "infer: %s: %ld detection%s with an empty or non-finite box (no area) not tracked\n", p->input,
                 degen, degen == 1 ? "" : "s");
