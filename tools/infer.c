@@ -134,7 +134,10 @@ static void usage(FILE *f)
             "  --iou X           NMS IoU threshold, 0..1 (default 0.7)\n"
             "  --max-det N       at most N boxes per image (default 300)\n"
             "  --imgsz N         model input size, long side (default 640)\n"
-            "  --batch N         images or frames per forward pass (default 1)\n"
+            "  --batch N         images or frames per forward pass (default 1); with several\n"
+            "                    videos the frames of all of them fill one batch\n"
+            "  --jobs N          videos decoded, detected and written at once (default 4);\n"
+            "                    each one's outputs are those of a run on it alone\n"
             "  --classes LIST    keep only these classes: names or ids, comma-separated\n"
             "                    (e.g. dog,person or 16,0)\n"
             "  --threads N       CPU threads (default 0: all)\n"
@@ -319,6 +322,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->max_det = 300;
     o->imgsz = 640;
     o->batch = 1;
+    o->jobs = 4;
     o->vid_stride = 1;
     o->crf = -1;
     o->save = 1;
@@ -387,7 +391,7 @@ static int parse_args(int argc, char **argv, options *o)
         }
         static const char *const with_value[] = {"--model", "--weights", "--scale", "--nc", "--names",
                                                  "--conf", "--iou", "--max-det", "--imgsz", "--batch",
-                                                 "--threads", "--device", "--out", "--json", "--classes",
+                                                 "--jobs", "--threads", "--device", "--out", "--json", "--classes",
                                                  "--vid-stride", "--codec", "--crf", "--preset",
                                                  "--tracker", "--track-thresh", "--match-thresh", "--track-buffer", "--trail",
                                                  "--line", "--detections", "--highlights", "--hl-score",
@@ -439,6 +443,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(name, "--max-det")) rc = parse_int(name, val, 1, 100000, &o->max_det);
         else if (!strcmp(name, "--imgsz")) rc = parse_int(name, val, 32, 8192, &o->imgsz);
         else if (!strcmp(name, "--batch")) rc = parse_int(name, val, 1, 1024, &o->batch);
+        else if (!strcmp(name, "--jobs")) rc = parse_int(name, val, 1, 64, &o->jobs);
         else if (!strcmp(name, "--threads")) rc = parse_int(name, val, 0, 4096, &o->threads);
         if (rc) return rc;
         if (!*val) return usage_error("%s: empty value", name);
@@ -492,7 +497,7 @@ static int parse_classes(const char *opt, const char *list, const char *const *n
 }
 
 /* Load the model of --model/--weights and its class names; an exit code. */
-static int load_model(const options *o, strix_model **model, const char ***names, int *nc)
+static int load_model(options *o, strix_model **model, const char ***names, int *nc)
 {
     strix_model_options mo;
     strix_model_options_init(&mo);
@@ -503,6 +508,7 @@ static int load_model(const options *o, strix_model **model, const char ***names
     mo.threads = o->threads;
     mo.device = o->device;
     strix_cuda_env_apply(&mo);
+    o->nvtx = mo.nvtx; /* the job's stage ranges with the library's layer ranges */
     if (!mo.device) {
         mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
         if (!o->quiet && strix_device_count() == 0)
@@ -635,15 +641,15 @@ int main(int argc, char **argv)
         rc = EXIT_INTERRUPTED;
         goto out;
     }
+    detector det;
+    detector_init(&det, &o, model, names, nc, mask);
     if (n_img) {
-        rc = run_images(&o, &in.images, plan, model, names, nc, mask, json_path, t_start);
+        rc = run_images(&o, &in.images, plan, &det, json_path, t_start);
         if (rc && rc != EXIT_IMAGE) goto out; /* fatal, or interrupted: the videos wait */
     }
-    for (int i = 0; i < n_vid && !g_stop; i++) {
-        int vrc = run_video(&o, &vplan[i], model, names, nc, mask, hl_mask);
-        if (!rc) rc = vrc;
-        if (vrc == EXIT_INTERRUPTED) rc = vrc;
-        if (vrc == EXIT_INTERRUPTED || vrc == EXIT_NOMEM || vrc == EXIT_DEVICE || vrc == EXIT_INTERNAL) break;
+    if (n_vid && !g_stop) {
+        int vrc = run_videos(&o, vplan, n_vid, &det, hl_mask);
+        if (!rc || vrc == EXIT_INTERRUPTED) rc = vrc ? vrc : rc;
     }
 
 out:

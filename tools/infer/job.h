@@ -39,6 +39,8 @@ typedef struct options {
     const char *detections, *highlights; /* --detections FILE, --highlights LIST */
     char scale;
     int nc, max_det, imgsz, batch, threads, vid_stride, crf;
+    int jobs;                            /* --jobs: videos decoded and detected at once */
+    int nvtx;                            /* STRIX_CUDA_NVTX=1: NVTX ranges per stage (infer/trace.h) */
     double conf, iou;
     int txt, save_conf, save, overwrite, quiet, audio, half;
     int conf_set;                        /* --conf given (tracking lowers the default) */
@@ -79,10 +81,9 @@ typedef struct frame {
 typedef struct run {
     const options *o;
     const plan_entry *plan;
-    strix_model *model;
+    const struct detector *det;
     const char *const *names;
     int n_names;
-    const unsigned char *mask; /* --classes: keep class c when mask[c]; NULL keeps all */
     FILE *json;
     char *json_tmp;
     int first_image;
@@ -102,23 +103,37 @@ typedef struct video_plan {
     char *hl_video, *hl_json, *hl_csv; /* --highlights: OUT/<stem>.highlights.{mp4,json,csv} */
 } video_plan;
 
+/* The detector stage (detector.c): the model with the run's detect
+ * options, shared by every input; called on the pipeline's calling thread
+ * only.  Its typed config is the options' conf, iou, max_det, imgsz and
+ * --classes (mask). */
+typedef struct detector {
+    strix_model *model;
+    int nvtx;                    /* an NVTX range around each call (infer/trace.h) */          /* NULL with --detections (nothing to detect) */
+    strix_detect_options dopt;
+    const char *const *names;
+    int n_names;
+    const unsigned char *mask;   /* --classes: keep class c when mask[c]; NULL keeps all */
+} detector;
+
 /* The state of one video's run, shared by the pipeline callbacks: read on
- * the decode thread, write on the annotate/encode thread, the rest here. */
+ * its decode thread, write on its annotate/encode thread, the rest on the
+ * calling thread. */
 typedef struct vrun {
     const options *o;
     const video_plan *p;
     const char *shown;           /* the input's name in messages */
-    strix_model *model;
     const char *const *names;
     int n_names;
-    strix_detect_options dopt;
     strix_video_reader *rd;
     strix_video_writer *wr;
     FILE *jl;
+    char *video_tmp, *jl_tmp;    /* the outputs' temporary files until published */
     char *label_path;            /* room for <label_base>_<n>.txt */
     long expected;               /* frames, -1 when unknown */
-    double t0, last_progress, annotate_ms, side_ms;
+    double t0, last_progress, track_ms, annotate_ms, side_ms;
     int tty, reported;           /* reported: the failure was already printed */
+    int concurrent;              /* inputs in the same pipeline run (1: alone) */
     int fail_rc;                 /* exit code of a failure the writer knows better (bad --detections) */
     long replayed;               /* detections replayed (after the filters) */
     const unsigned char *mask;   /* --classes (applied here to replayed detections) */
@@ -163,10 +178,8 @@ void abandon_temp(FILE *f, char *tmp);
 void free_video_plans(video_plan *vp, int n);
 
 /* images.c */
-int run_images(const options *o, const strlist *images, const plan_entry *plan, strix_model *model,
-               const char *const *names, int n_names, const unsigned char *mask, const char *json_path,
-               double t_start);
-void detect_options(const options *o, const unsigned char *mask, strix_detect_options *d);
+int run_images(const options *o, const strlist *images, const plan_entry *plan, const struct detector *det,
+               const char *json_path, double t_start);
 
 /* video.c */
 int stop_requested(void *ctx);
@@ -178,8 +191,16 @@ void draw_frame(const options *o, strix_counter *counter, const char *const *nam
                 uint8_t *rgb, int w, int h, int stride, long index, const strix_detection *d,
                 const int *ids, int n);
 void print_notice(void *ctx, const char *line);
-int run_video(const options *o, const video_plan *p, strix_model *model, const char *const *names,
-              int n_names, const unsigned char *mask, const unsigned char *hl_mask);
+/* The videos, up to o->jobs at a time through one pipeline (frames of
+ * several inputs batched into one detect call); an exit code (the first
+ * failure's; 130 when interrupted). */
+int run_videos(const options *o, const video_plan *vp, int n, const detector *det, const unsigned char *hl_mask);
+
+/* detector.c */
+void detector_init(detector *d, const options *o, strix_model *model, const char *const *names, int n_names,
+                   const unsigned char *mask);
+/* pipeline detect callback (ctx: a detector) */
+strix_status detector_run(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err);
 
 /* writers.c */
 int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const char *path);
