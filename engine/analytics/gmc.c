@@ -170,20 +170,54 @@ typedef struct cand {
     int at; /* y * w + x */
 } cand;
 
+/* OpenCV's order: larger response first; on a tie the later pixel first. */
+static int cand_before(const cand *a, const cand *b) { return a->v > b->v || (a->v == b->v && a->at > b->at); }
+
 static int cand_cmp(const void *pa, const void *pb)
 {
     const cand *a = pa, *b = pb;
-    if (a->v != b->v) return a->v > b->v ? -1 : 1;
-    return a->at > b->at ? -1 : a->at < b->at; /* OpenCV: the later pixel first */
+    return cand_before(a, b) ? -1 : cand_before(b, a);
 }
 
-/* goodFeaturesToTrack on img [h][w]: up to MAX_CORNERS (x, y) into pts.
- * Returns the count, or -1 on OOM. */
+/* Move the k first candidates in OpenCV's order to the front (quickselect). */
+static void select_first(cand *c, int n, int k)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        cand piv = c[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (cand_before(&c[i], &piv)) i++;
+            while (cand_before(&piv, &c[j])) j--;
+            if (i <= j) {
+                cand t = c[i];
+                c[i++] = c[j];
+                c[j--] = t;
+            }
+        }
+        if (k - 1 <= j) hi = j;
+        else if (k - 1 >= i) lo = i;
+        else break;
+    }
+}
+
+/* Sum of three neighbours along a row with reflected ends: o[x] = r[x-1] + r[x] + r[x+1]. */
+static void sum3(const float *r, float *o, int w)
+{
+    o[0] = r[1] + r[0] + r[1];
+    for (int x = 1; x < w - 1; x++) o[x] = r[x - 1] + r[x] + r[x + 1];
+    o[w - 1] = r[w - 2] + r[w - 1] + r[w - 2];
+}
+
+/* goodFeaturesToTrack on img [h][w] (w, h >= 3): up to MAX_CORNERS (x, y)
+ * into pts.  Planar scratch: the structure tensor's three products, summed
+ * along rows, then down columns into the minimum eigenvalue.  Returns the
+ * count, or -1 on OOM. */
 static int corners(strix_gmc *g, const uint8_t *img, int w, int h, float *pts)
 {
     size_t n = (size_t)w * (size_t)h;
     if (n > g->eig_cap) {
-        float *e = realloc(g->eig, sizeof *e * n * 3), *b = realloc(g->box, sizeof *b * n * 3);
+        float *e = realloc(g->eig, sizeof *e * n), *b = realloc(g->box, sizeof *b * n * 3);
         if (e) g->eig = e;
         if (b) g->box = b;
         int *c = realloc(g->cand, sizeof(cand) * n);
@@ -191,66 +225,72 @@ static int corners(strix_gmc *g, const uint8_t *img, int w, int h, float *pts)
         if (!e || !b || !c) return -1;
         g->eig_cap = n;
     }
-    float *cov = g->eig, *sum = g->box; /* [h][w][3]: dx^2, dx dy, dy^2 */
+    float *sa = g->box, *sb = sa + n, *sc = sb + n, *eig = g->eig; /* row sums of dx^2, dx dy, dy^2 */
     const float scale = (float)(1.0 / (4 * 3 * 255.0)); /* OpenCV: 1 / (2^(ksize-1) blockSize 255) */
+    float *pa = malloc(sizeof *pa * 3 * (size_t)w);
+    if (!pa) return -1;
+    float *pb = pa + w, *pc = pb + w;
     for (int y = 0; y < h; y++) {
         const uint8_t *r0 = img + (size_t)reflect(y - 1, h) * (size_t)w, *r1 = img + (size_t)y * (size_t)w,
                       *r2 = img + (size_t)reflect(y + 1, h) * (size_t)w;
-        for (int x = 0; x < w; x++) {
-            int xl = x ? x - 1 : reflect(-1, w), xr = x + 1 < w ? x + 1 : reflect(x + 1, w);
+        /* interior columns without border logic (vectorised), then the two edges */
+        for (int x = 1; x < w - 1; x++) {
+            int dx = (r0[x + 1] - r0[x - 1]) + 2 * (r1[x + 1] - r1[x - 1]) + (r2[x + 1] - r2[x - 1]);
+            int dy = (r2[x - 1] + 2 * r2[x] + r2[x + 1]) - (r0[x - 1] + 2 * r0[x] + r0[x + 1]);
+            float fx = (float)dx * scale, fy = (float)dy * scale;
+            pa[x] = fx * fx;
+            pb[x] = fx * fy;
+            pc[x] = fy * fy;
+        }
+        for (int x = 0; x < w; x += w - 1) {
+            int xl = x ? x - 1 : 1, xr = x + 1 < w ? x + 1 : w - 2;
             int dx = (r0[xr] - r0[xl]) + 2 * (r1[xr] - r1[xl]) + (r2[xr] - r2[xl]);
             int dy = (r2[xl] + 2 * r2[x] + r2[xr]) - (r0[xl] + 2 * r0[x] + r0[xr]);
             float fx = (float)dx * scale, fy = (float)dy * scale;
-            float *c = cov + 3 * ((size_t)y * (size_t)w + (size_t)x);
-            c[0] = fx * fx;
-            c[1] = fx * fy;
-            c[2] = fy * fy;
+            pa[x] = fx * fx;
+            pb[x] = fx * fy;
+            pc[x] = fy * fy;
         }
+        size_t o = (size_t)y * (size_t)w;
+        sum3(pa, sa + o, w);
+        sum3(pb, sb + o, w);
+        sum3(pc, sc + o, w);
     }
-    /* 3x3 box sums (unnormalised), reflected borders: rows, then columns */
+    free(pa);
+    float maxv = 0;
     for (int y = 0; y < h; y++) {
-        const float *r = cov + 3 * (size_t)y * (size_t)w;
-        float *o = sum + 3 * (size_t)y * (size_t)w;
+        size_t o0 = (size_t)reflect(y - 1, h) * (size_t)w, o1 = (size_t)y * (size_t)w,
+               o2 = (size_t)reflect(y + 1, h) * (size_t)w;
+        float *e = eig + o1;
         for (int x = 0; x < w; x++) {
-            int xl = reflect(x - 1, w), xr = reflect(x + 1, w);
-            for (int k = 0; k < 3; k++) o[3 * x + k] = r[3 * xl + k] + r[3 * x + k] + r[3 * xr + k];
+            float a = (sa[o0 + x] + sa[o1 + x] + sa[o2 + x]) * 0.5f;
+            float b = sb[o0 + x] + sb[o1 + x] + sb[o2 + x];
+            float c = (sc[o0 + x] + sc[o1 + x] + sc[o2 + x]) * 0.5f;
+            e[x] = (a + c) - sqrtf((a - c) * (a - c) + b * b);
         }
+        for (int x = 0; x < w; x++) maxv = e[x] > maxv ? e[x] : maxv;
     }
-    float *eig = cov, maxv = 0; /* reuses cov's first third */
-    for (int y = 0; y < h; y++) {
-        const float *r0 = sum + 3 * (size_t)reflect(y - 1, h) * (size_t)w, *r1 = sum + 3 * (size_t)y * (size_t)w,
-                    *r2 = sum + 3 * (size_t)reflect(y + 1, h) * (size_t)w;
-        for (int x = 0; x < w; x++) {
-            float a = (r0[3 * x] + r1[3 * x] + r2[3 * x]) * 0.5f;
-            float b = r0[3 * x + 1] + r1[3 * x + 1] + r2[3 * x + 1];
-            float c = (r0[3 * x + 2] + r1[3 * x + 2] + r2[3 * x + 2]) * 0.5f;
-            float l = (a + c) - sqrtf((a - c) * (a - c) + b * b);
-            eig[(size_t)y * (size_t)w + x] = l;
-            if (l > maxv) maxv = l;
-        }
-    }
+    /* kept: above 1% of the maximum and no neighbour above it (OpenCV:
+     * threshold to zero, 3x3 dilate, equal), image border excluded */
     float thresh = maxv * QUALITY;
-    for (size_t i = 0; i < n; i++)
-        if (!(eig[i] > thresh)) eig[i] = 0;
-    /* local maxima of the 3x3 neighbourhood, image border excluded (as OpenCV) */
     cand *cd = (cand *)g->cand;
     int nc = 0;
-    for (int y = 1; y < h - 1; y++)
+    for (int y = 1; y < h - 1; y++) {
+        const float *p = eig + (size_t)y * (size_t)w, *u = p - w, *d = p + w;
         for (int x = 1; x < w - 1; x++) {
-            const float *p = eig + (size_t)y * (size_t)w + x;
-            float v = *p;
-            if (v == 0) continue;
-            int peak = 1;
-            for (int dy = -1; dy <= 1 && peak; dy++)
-                for (int dx = -1; dx <= 1; dx++)
-                    if (p[dy * w + dx] > v) {
-                        peak = 0;
-                        break;
-                    }
-            if (peak) cd[nc++] = (cand){v, y * w + x};
+            float v = p[x];
+            if (!(v > thresh)) continue;
+            if (p[x - 1] > v || p[x + 1] > v || u[x - 1] > v || u[x] > v || u[x + 1] > v || d[x - 1] > v || d[x] > v ||
+                d[x + 1] > v)
+                continue;
+            cd[nc++] = (cand){v, y * w + x};
         }
+    }
+    if (nc > MAX_CORNERS) {
+        select_first(cd, nc, MAX_CORNERS);
+        nc = MAX_CORNERS;
+    }
     qsort(cd, (size_t)nc, sizeof *cd, cand_cmp);
-    if (nc > MAX_CORNERS) nc = MAX_CORNERS;
     for (int i = 0; i < nc; i++) {
         pts[2 * i] = (float)(cd[i].at % w);
         pts[2 * i + 1] = (float)(cd[i].at / w);
@@ -277,20 +317,22 @@ static int level_alloc(level *l, int w, int h)
     return l->img && l->dx && l->dy ? 0 : -1;
 }
 
-/* pyrDown: 5x5 Gaussian [1 4 6 4 1]^2 / 256, reflected borders, rounded. */
+/* pyrDown: 5x5 Gaussian [1 4 6 4 1]^2 / 256, reflected borders, rounded
+ * (w, h >= 3).  row: [w] scratch. */
 static void pyr_down(const uint8_t *src, int w, int h, uint8_t *dst, int ow, int oh, int *row)
 {
-    static const int k[5] = {1, 4, 6, 4, 1};
     for (int y = 0; y < oh; y++) {
-        for (int x = 0; x < w; x++) {
-            int s = 0;
-            for (int i = 0; i < 5; i++) s += k[i] * src[(size_t)reflect(2 * y + i - 2, h) * (size_t)w + x];
-            row[x] = s;
-        }
+        const uint8_t *r[5];
+        for (int i = 0; i < 5; i++) r[i] = src + (size_t)reflect(2 * y + i - 2, h) * (size_t)w;
+        for (int x = 0; x < w; x++) row[x] = r[0][x] + 4 * r[1][x] + 6 * r[2][x] + 4 * r[3][x] + r[4][x];
+        uint8_t *o = dst + (size_t)y * (size_t)ow;
         for (int x = 0; x < ow; x++) {
-            int s = 0;
-            for (int i = 0; i < 5; i++) s += k[i] * row[reflect(2 * x + i - 2, w)];
-            dst[(size_t)y * (size_t)ow + x] = (uint8_t)((s + 128) >> 8);
+            int c = 2 * x, s;
+            if (c >= 2 && c + 2 < w) s = row[c - 2] + 4 * row[c - 1] + 6 * row[c] + 4 * row[c + 1] + row[c + 2];
+            else
+                s = row[reflect(c - 2, w)] + 4 * row[reflect(c - 1, w)] + 6 * row[c] + 4 * row[reflect(c + 1, w)] +
+                    row[reflect(c + 2, w)];
+            o[x] = (uint8_t)((s + 128) >> 8);
         }
     }
 }
@@ -301,17 +343,33 @@ static void pyr_down(const uint8_t *src, int w, int h, uint8_t *dst, int ow, int
 static void level_fill(level *l, const uint8_t *img)
 {
     int w = l->w, h = l->h, pw = l->pw;
-    for (int y = -PAD; y < h + PAD; y++) {
-        const uint8_t *r = img + (size_t)reflect(y, h) * (size_t)w;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *r = img + (size_t)y * (size_t)w;
         float *o = l->img + (size_t)(y + PAD) * (size_t)pw + PAD;
-        for (int x = -PAD; x < w + PAD; x++) o[x] = (float)(r[reflect(x, w)] * 32);
+        for (int x = 0; x < w; x++) o[x] = (float)(r[x] * 32);
+        for (int x = 1; x <= PAD; x++) {
+            o[-x] = o[reflect(-x, w)];
+            o[w - 1 + x] = o[reflect(w - 1 + x, w)];
+        }
+    }
+    for (int y = 1; y <= PAD; y++) {
+        memcpy(l->img + (size_t)(PAD - y) * (size_t)pw, l->img + (size_t)(PAD + reflect(-y, h)) * (size_t)pw,
+               sizeof(float) * (size_t)pw);
+        memcpy(l->img + (size_t)(PAD + h - 1 + y) * (size_t)pw,
+               l->img + (size_t)(PAD + reflect(h - 1 + y, h)) * (size_t)pw, sizeof(float) * (size_t)pw);
     }
     for (int y = 0; y < h; y++) {
         const uint8_t *r0 = img + (size_t)reflect(y - 1, h) * (size_t)w, *r1 = img + (size_t)y * (size_t)w,
                       *r2 = img + (size_t)reflect(y + 1, h) * (size_t)w;
         short *ox = l->dx + (size_t)(y + PAD) * (size_t)pw + PAD, *oy = l->dy + (size_t)(y + PAD) * (size_t)pw + PAD;
-        for (int x = 0; x < w; x++) {
-            int xl = reflect(x - 1, w), xr = reflect(x + 1, w);
+        for (int x = 1; x < w - 1; x++) { /* interior (vectorised), then the two edges */
+            int t0l = (r0[x - 1] + r2[x - 1]) * 3 + r1[x - 1] * 10, t0r = (r0[x + 1] + r2[x + 1]) * 3 + r1[x + 1] * 10;
+            int t1l = r2[x - 1] - r0[x - 1], t1c = r2[x] - r0[x], t1r = r2[x + 1] - r0[x + 1];
+            ox[x] = (short)(t0r - t0l);
+            oy[x] = (short)((t1r + t1l) * 3 + t1c * 10);
+        }
+        for (int x = 0; x < w; x += w - 1) {
+            int xl = x ? x - 1 : 1, xr = x + 1 < w ? x + 1 : w - 2;
             int t0l = (r0[xl] + r2[xl]) * 3 + r1[xl] * 10, t0r = (r0[xr] + r2[xr]) * 3 + r1[xr] * 10;
             int t1l = r2[xl] - r0[xl], t1c = r2[x] - r0[x], t1r = r2[xr] - r0[xr];
             ox[x] = (short)(t0r - t0l);
@@ -374,6 +432,7 @@ static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n,
             int pw = L->pw;
             double a11 = 0, a12 = 0, a22 = 0;
             for (int y = 0; y < WIN; y++) {
+                float s11 = 0, s12 = 0, s22 = 0;
                 size_t o = (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
                 const float *r0 = L->img + o, *r1 = r0 + pw;
                 const short *dx0 = L->dx + o, *dx1 = dx0 + pw, *dy0 = L->dy + o, *dy1 = dy0 + pw;
@@ -384,10 +443,13 @@ static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n,
                     iwin[y * WIN + x] = v;
                     ixw[y * WIN + x] = gx;
                     iyw[y * WIN + x] = gy;
-                    a11 += gx * gx;
-                    a12 += gx * gy;
-                    a22 += gy * gy;
+                    s11 += gx * gx;
+                    s12 += gx * gy;
+                    s22 += gy * gy;
                 }
+                a11 += s11;
+                a12 += s12;
+                a22 += s22;
             }
             float A11 = (float)a11 * fscale, A12 = (float)a12 * fscale, A22 = (float)a22 * fscale;
             float D = A11 * A22 - A12 * A12;
@@ -544,7 +606,7 @@ int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int
     static const double eye[6] = {1, 0, 0, 0, 1, 0};
     memcpy(H, eye, sizeof eye);
     int w = width / 2, h = height / 2;
-    if (w < 2 || h < 2) return 0;
+    if (w < 3 || h < 3) return 0;
     if (width != g->fw || height != g->fh) g->have_prev = 0;
     size_t n = (size_t)w * (size_t)h;
     if (n > g->grey_cap) {
