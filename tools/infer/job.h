@@ -118,6 +118,37 @@ typedef struct detector {
     const unsigned char *mask;   /* --classes: keep class c when mask[c]; NULL keeps all */
 } detector;
 
+/* The source stage (media.c): one video's demux and decode, on its reader thread. */
+typedef struct source_config {
+    const char *url;
+    int audio;                        /* keep the audio packets for the video sink */
+    int (*interrupt)(void *ctx);      /* polled during blocking I/O: nonzero ends the input */
+    int nvtx;                         /* an NVTX range around each frame's decode */
+} source_config;
+
+typedef struct source {
+    strix_video_reader *rd;
+    int nvtx;
+} source;
+
+/* The annotated-video sink (media.c): encode and mux on the writer thread
+ * into a temporary file, published under `path` at the end. */
+typedef struct video_sink_config {
+    const char *path;
+    const char *codec, *preset;       /* NULL: libx264 / the encoder's default */
+    int crf, audio;                   /* crf -1: the encoder's default */
+    void (*notice)(void *ctx, const char *line); /* an encoder fallback, say */
+    void *notice_ctx;
+    int nvtx;                         /* an NVTX range around each frame's encode */
+} video_sink_config;
+
+typedef struct video_sink {
+    strix_video_writer *wr;           /* NULL: no annotated video (--no-save) */
+    char *tmp;                        /* the temporary file until published */
+    const char *path;
+    int nvtx;
+} video_sink;
+
 /* The tracking stage (tracking.c): one per video, on its writer thread. */
 typedef struct tracking_config {
     const strix_track_options *track; /* --tracker and the overrides */
@@ -143,10 +174,10 @@ typedef struct vrun {
     const char *shown;           /* the input's name in messages */
     const char *const *names;
     int n_names;
-    strix_video_reader *rd;
-    strix_video_writer *wr;
+    source src;
+    video_sink vs;               /* --no-save: none (vs.wr NULL) */
     FILE *jl;
-    char *video_tmp, *jl_tmp;    /* the outputs' temporary files until published */
+    char *jl_tmp;                /* the JSON Lines' temporary file until published */
     char *label_path;            /* room for <label_base>_<n>.txt */
     long expected;               /* frames, -1 when unknown */
     double t0, last_progress, track_ms, annotate_ms, side_ms;
@@ -208,6 +239,16 @@ void print_notice(void *ctx, const char *line);
  * several inputs batched into one detect call); an exit code (the first
  * failure's; 130 when interrupted). */
 int run_videos(const options *o, const video_plan *vp, int n, const detector *det, const unsigned char *hl_mask);
+
+/* media.c: each open prints its failure and returns an exit code */
+int source_open(source *s, const source_config *c);
+int source_read(source *s, strix_video_frame *vf, strix_error *err); /* 1, 0 at the end, -1 */
+void source_close(source *s);
+int video_sink_open(video_sink *s, const video_sink_config *c, const source *src);
+strix_status video_sink_frame(video_sink *s, strix_video_frame *vf, strix_error *err);
+/* the audio after the last frame, the trailer, then publish: an exit code */
+int video_sink_finish(video_sink *s, const source *src, int overwrite);
+void video_sink_close(video_sink *s);
 
 /* tracking.c */
 strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *err);
