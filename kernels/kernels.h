@@ -58,6 +58,15 @@ strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in, 
                                  const strix_conv_params *p, strix_dtype dt, int kernels,
                                  void *cublas_handle, void *workspace, strix_stream s);
 
+/* The kernel lab's handle on the v2 implicit GEMM (perf/cuda/conv_lab.c):
+ * strix_cuda_conv2d's fp16 convolution with tile configuration `variant`
+ * (1 .. strix_cuda_conv2d_mma_variants()) instead of the one the shape gets;
+ * cudaErrorNotSupported where that path does not apply (conv_mma.cu). */
+int strix_cuda_conv2d_mma_variants(void);
+strix_cuda_err strix_cuda_conv2d_mma_variant(const strix_dview *out, const strix_dview *in, const void *w,
+                                             const float *bias, const strix_dview *res,
+                                             const strix_conv_params *p, int variant, strix_stream s);
+
 /* ---- pool.cu: max-pool (-inf padding); `cascade` k x k stride-1 pools applied
  * in a row in one kernel (SPPF): out_i = pool(out_{i-1}), out_0 = pool(in),
  * writing every intermediate to outs[i] (all views shaped like in: odd k,

@@ -43,6 +43,7 @@
     X(op_conv2d_f16)          \
     X(op_conv2d_f32_v2)       \
     X(op_conv2d_f16_v2)       \
+    X(op_conv2d_f16_tiles)    \
     X(op_maxpool2d)           \
     X(op_maxpool_cascade)     \
     X(op_maxpool_cascade_stress) \
@@ -509,12 +510,14 @@ static conv_case conv_random(void)
     return c;
 }
 
-static void conv_run(const conv_case *c, strix_dtype dt, int kernels)
+/* variant > 0: the v2 implicit GEMM with that tile configuration (fp16,
+ * shapes it takes), instead of strix_cuda_conv2d with `kernels`. */
+static void conv_run_variant(const conv_case *c, strix_dtype dt, int kernels, int variant)
 {
     char what[200];
-    snprintf(what, sizeof what, "conv n%d %dx%d %d->%d k%d s%d p%d d%d g%d act%d res%d alias%d strided%d blas%d %s v%d",
+    snprintf(what, sizeof what, "conv n%d %dx%d %d->%d k%d s%d p%d d%d g%d act%d res%d alias%d strided%d blas%d %s v%d tile%d",
              c->n, c->h, c->w, c->cin, c->cout, c->k, c->s, c->pad, c->d, c->groups, c->act, c->res, c->alias,
-             c->strided, c->blas, dt == STRIX_F16 ? "f16" : "f32", kernels);
+             c->strided, c->blas, dt == STRIX_F16 ? "f16" : "f32", kernels, variant);
     strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, c->groups,
                            c->act ? STRIX_ACT_SILU : STRIX_ACT_NONE};
     int oh = (c->h + 2 * c->pad - c->d * (c->k - 1) - 1) / c->s + 1;
@@ -547,10 +550,16 @@ static void conv_run(const conv_case *c, strix_dtype dt, int kernels)
     void *gpu_ws = gws ? dmalloc(gws) : NULL;
     if (!cpu_ws || (gws && !gpu_ws)) return;
     strix_cpu_conv2d(&hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, 1);
-    CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, dt, kernels,
-                         c->blas ? T.blas : NULL, gpu_ws, (strix_stream)T.s));
+    if (variant)
+        CK(strix_cuda_conv2d_mma_variant(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, variant,
+                                         (strix_stream)T.s));
+    else
+        CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, dt, kernels,
+                             c->blas ? T.blas : NULL, gpu_ws, (strix_stream)T.s));
     tensor_check(&out, ref, dt == STRIX_F16 ? TOL16 : TOL32, what);
 }
+
+static void conv_run(const conv_case *c, strix_dtype dt, int kernels) { conv_run_variant(c, dt, kernels, 0); }
 
 static void conv_suite(strix_dtype dt, int kernels)
 {
@@ -604,6 +613,27 @@ static void conv_suite_v2(strix_dtype dt)
         }
         conv_run(&c, dt, STRIX_CUDA_KERNELS_V2);
     }
+}
+
+/* Every tile configuration of the v2 table on random shapes it takes (the
+ * model runs only those its shapes pick; the kernel lab times them all). */
+static void op_conv2d_f16_tiles(void)
+{
+    if (!need_device()) return;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess || major < 8) {
+        tl_skip("the v2 implicit GEMM needs compute capability 8.0 (this GPU keeps the v1 path)");
+        return;
+    }
+    for (int v = 1; v <= strix_cuda_conv2d_mma_variants() && !tl_g.failed; v++)
+        for (int i = 0; i < CASES(3, 1) && !tl_g.failed; i++) {
+            conv_case c = conv_random();
+            c.groups = 1;
+            c.cin = 8 * tl_int(1, 12);
+            c.cout = tl_int(1, 140);
+            c.n = tl_int(1, 2), c.h = tl_int(6, 40), c.w = tl_int(6, 40);
+            conv_run_variant(&c, STRIX_F16, STRIX_CUDA_KERNELS_V2, v);
+        }
 }
 
 static void op_conv2d_f32(void) { conv_suite(STRIX_F32, STRIX_CUDA_KERNELS_V1); }
