@@ -312,29 +312,19 @@ const MmaConfig mma_configs[] = {
 };
 const int n_mma_configs = (int)(sizeof mma_configs / sizeof *mma_configs);
 
-/* The tile for a layer, in one place: BN the narrowest of 16/32/48/64/80/128
- * that covers Cout (no tensor-core work on padding columns), BM 128 unless
- * that leaves fewer than two blocks per SM, then 64 (small spatial sizes,
- * batch 1). */
+/* The tile for a layer, in one place, from `conv_lab --variants` on an H100
+ * (perf/results/2026-11-25-h100-dev/run2: every yolov8n shape at batch 1, 64
+ * and 256).  Grids of at least two blocks per SM: the narrowest tile that
+ * covers Cout (no tensor-core work on padding columns), 256 rows tall up to
+ * 64 wide, 128x80, then 128x128 with 64-deep slices (fastest on 42 of 44
+ * shapes at batch 256 within 5%).  Smaller grids (batch 1, small images):
+ * 128x16, whose extra blocks beat every wider tile on 37 of 44 shapes. */
 int mma_pick(const ConvArgs &a, int sms)
 {
-    static const int bns[] = {16, 32, 48, 64, 80, 128};
-    int bn = 128;
-    for (int b : bns)
-        if (a.ng <= b) {
-            bn = b;
-            break;
-        }
-    const long long blocks128 = (long long)CEIL_DIV(a.m, 128) * CEIL_DIV(a.ng, bn);
-    const bool big = blocks128 >= 2LL * sms;
-    switch (bn) {
-    case 16: return big ? 1 : 7;
-    case 32: return big ? 2 : 8;
-    case 48: return big ? 3 : 9;
-    case 64: return big ? 4 : 9;
-    case 80: return big ? 5 : 16;
-    default: return big ? 6 : 10;
-    }
+    const int big = a.ng <= 16 ? 17 : a.ng <= 32 ? 13 : a.ng <= 48 ? 3 : a.ng <= 64 ? 14 : a.ng <= 80 ? 5 : 12;
+    const MmaConfig &c = mma_configs[big];
+    const long long blocks = (long long)CEIL_DIV(a.m, c.bm) * CEIL_DIV(a.ng, c.bn);
+    return blocks >= 2LL * sms ? big : 1;
 }
 
 strix_cuda_err mma_run(const ConvArgs &a, int variant, cudaStream_t s)

@@ -36,10 +36,10 @@ typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
 /* Above every cudaError_t value: a launcher's cuBLAS failure (see above). */
 #define STRIX_CUDA_ERR_CUBLAS 100000
 
-/* Kernel sets (model option cuda_kernels): V1 the set verified on an H100
- * on 2026-11-24 (WMMA implicit GEMM, cuBLAS + epilogue for 1x1, elementwise
- * upsample); V2 the tensor-core set of conv_mma.cu and the vectorised
- * upsample.  Launchers that take `kernels` refuse any other value. */
+/* Kernel sets (model option cuda_kernels): V1 the first set (WMMA implicit
+ * GEMM, cuBLAS + epilogue for 1x1, element-wise upsample); V2 (the default)
+ * the tensor-core set of conv_mma.cu and the vectorised upsample.
+ * Launchers that take `kernels` refuse any other value. */
 #define STRIX_CUDA_KERNELS_V1 1
 #define STRIX_CUDA_KERNELS_V2 2
 

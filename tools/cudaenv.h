@@ -16,7 +16,8 @@
     "  STRIX_CUDA_GRAPHS=0  launch every kernel eagerly instead of replaying a CUDA graph\n" \
     "  STRIX_CUDA_SYNC=1    synchronise after every op, so that a device error names its\n" \
     "                       layer (slow; no graphs)\n"                              \
-    "  STRIX_CUDA_KERNELS=2 the tensor-core kernel set (default 1: the verified set)\n"
+    "  STRIX_CUDA_KERNELS=1 the first kernel set (WMMA, cuBLAS 1x1) instead of the\n"      \
+    "                       tensor-core set 2 (the default)\n"
 
 static inline void strix_cuda_env_apply(strix_model_options *o)
 {

@@ -408,7 +408,7 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     *out = NULL;
     int device = c->device, half = c->half, nvtx = c->nvtx, graphs = c->graphs, sync = c->sync;
     if (c->kernels != STRIX_CUDA_KERNELS_V1 && c->kernels != STRIX_CUDA_KERNELS_V2)
-        return strix_fail(err, STRIX_E_ARG, "cuda_kernels is %d: use 1 (the verified set) or 2 (the tensor-core set)",
+        return strix_fail(err, STRIX_E_ARG, "cuda_kernels is %d: use 2 (the tensor-core set, the default) or 1 (the first set)",
                           c->kernels);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -564,8 +564,14 @@ static size_t frame_bytes(const strix_image *im)
     return (bytes + FRAME_ALIGN - 1) / FRAME_ALIGN * FRAME_ALIGN;
 }
 
-/* Pack the frames densely into pinned memory, one DMA, one letterbox
- * launch per image into its slot of the input tensor. */
+/* Pack the frames densely into pinned memory and letterbox each into its
+ * slot of the input tensor, UPLOAD_CHUNK frames at a time: the CPU's threads
+ * pack chunk c + 1 (rows spread over the threads: one thread's memcpy
+ * cannot keep up with the DMA) while the copy engine uploads chunk c and
+ * the GPU letterboxes it.  Each chunk has its own part of the staging
+ * buffer, and the stream is idle when a batch starts (the previous one
+ * ended with a synchronising download), so nothing written is still read. */
+#define UPLOAD_CHUNK 8
 static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *imgs, int n,
                                      const strix_letterbox_info *info, strix_error *err)
 {
@@ -574,26 +580,37 @@ static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *i
     strix_status st = host_reserve((void **)&b->host_frames, &b->host_frames_cap, total, "frame staging", err);
     if (!st) st = dev_reserve((void **)&b->frames, &b->frames_cap, total, "frames", err);
     if (st) return st;
+    const size_t per_image = (size_t)b->h * b->w * 3 * b->esz;
     size_t off = 0;
-    for (int i = 0; i < n; i++) {
-        const strix_image *im = &imgs[i];
-        size_t row = (size_t)im->width * 3, stride = im->stride ? (size_t)im->stride : row;
-        for (int y = 0; y < im->height; y++)
-            memcpy(b->host_frames + off + (size_t)y * row, im->data + (size_t)y * stride, row);
-        off += frame_bytes(im);
-    }
-    CUDA_TRY(cudaMemcpyAsync(b->frames, b->host_frames, total, cudaMemcpyHostToDevice, b->stream), "upload the frames");
-    size_t per_image = (size_t)b->h * b->w * 3 * b->esz;
-    off = 0;
-    for (int i = 0; i < n; i++) {
-        const strix_image *im = &imgs[i];
-        const strix_letterbox_info *li = &info[i];
-        strix_lb_params lb = {im->width, im->height, im->width * 3, im->format == STRIX_BGR,
-                              li->dst_w, li->dst_h, li->new_w, li->new_h, li->left, li->top};
-        CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, b->frames + off, &lb,
-                                      (strix_stream)b->stream),
-                 "letterbox a frame");
-        off += frame_bytes(im);
+    for (int c0 = 0; c0 < n; c0 += UPLOAD_CHUNK) {
+        const int c1 = n - c0 < UPLOAD_CHUNK ? n : c0 + UPLOAD_CHUNK;
+        size_t frame_off[UPLOAD_CHUNK], end = off;
+        int rows = 0;
+        for (int i = c0; i < c1; i++) {
+            frame_off[i - c0] = end;
+            end += frame_bytes(&imgs[i]);
+            rows += imgs[i].height;
+        }
+#pragma omp parallel for schedule(static)
+        for (int r = 0; r < rows; r++) {
+            int i = c0, y = r;
+            while (y >= imgs[i].height) y -= imgs[i++].height;
+            const strix_image *im = &imgs[i];
+            size_t row = (size_t)im->width * 3, stride = im->stride ? (size_t)im->stride : row;
+            memcpy(b->host_frames + frame_off[i - c0] + (size_t)y * row, im->data + (size_t)y * stride, row);
+        }
+        CUDA_TRY(cudaMemcpyAsync(b->frames + off, b->host_frames + off, end - off, cudaMemcpyHostToDevice, b->stream),
+                 "upload the frames");
+        for (int i = c0; i < c1; i++) {
+            const strix_image *im = &imgs[i];
+            const strix_letterbox_info *li = &info[i];
+            strix_lb_params lb = {im->width, im->height, im->width * 3, im->format == STRIX_BGR,
+                                  li->dst_w, li->dst_h, li->new_w, li->new_h, li->left, li->top};
+            CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, b->frames + frame_off[i - c0],
+                                          &lb, (strix_stream)b->stream),
+                     "letterbox a frame");
+        }
+        off = end;
     }
     return STRIX_OK;
 }
