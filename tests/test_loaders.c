@@ -2,7 +2,9 @@
  * directly (loaders/pt.c, zip.c, pickle.c, onnx.c), against the detections
  * Ultralytics (.pt) and ONNX Runtime (.onnx) give on the same files
  * (tests/loaders/NAME.dets, made by tools/reference/make_loader_fixtures.py):
- *   - every fixture loads (a .pt without a YAML: the graph it embeds), and
+ *   - every fixture loads (a .pt without a YAML: the graph it embeds; YOLOv8,
+ *     YOLO11 and, from Ultralytics' own YAMLs, yolov8-p2, yolov5u,
+ *     yolov5u-p6 and yolov3u), and
  *     strix_model_detect on the synthetic picture gives the golden boxes: same
  *     count and order, same class, IoU >= 0.999, |score difference| <= 1e-4
  *   - the tensors of the same weights agree across formats (fp16 .pt vs its
@@ -123,6 +125,12 @@ static void test_pt_f32_fused_yolo11(void) { check_fixture("11_f32_fused.pt", NU
 static void test_onnx_op12_static(void) { check_fixture("v8_op12.onnx", DIR "tiny-v8.yaml"); }
 static void test_onnx_op17_dynamic_simplified(void) { check_fixture("v8_op17_dyn.onnx", DIR "tiny-v8.yaml"); }
 static void test_onnx_op17_yolo11(void) { check_fixture("11_op17.onnx", DIR "tiny-11.yaml"); }
+
+/* More families, from Ultralytics' own YAMLs (nc 3, width 1/16). */
+static void test_family_yolov8_p2(void) { check_fixture("f-v8-p2.pt", NULL); }
+static void test_family_yolov5u(void) { check_fixture("f-v5.pt", NULL); }
+static void test_family_yolov5u_p6(void) { check_fixture("f-v5-p6.pt", NULL); }
+static void test_family_yolov3u(void) { check_fixture("f-v3.pt", NULL); }
 
 /* The .pt's graph with an explicit YAML too (the same file's rows). */
 static void test_pt_with_yaml(void) { check_fixture("v8_f16.pt", DIR "tiny-v8.yaml"); }
@@ -255,6 +263,10 @@ int main(int argc, char **argv)
     TL_RUN(test_pt_bf16);
     TL_RUN(test_pt_f32_fused_yolo11);
     TL_RUN(test_pt_with_yaml);
+    TL_RUN(test_family_yolov8_p2);
+    TL_RUN(test_family_yolov5u);
+    TL_RUN(test_family_yolov5u_p6);
+    TL_RUN(test_family_yolov3u);
     TL_RUN(test_onnx_op12_static);
     TL_RUN(test_onnx_op17_dynamic_simplified);
     TL_RUN(test_onnx_op17_yolo11);
