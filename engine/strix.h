@@ -76,6 +76,11 @@ typedef struct strix_model_options {
                                  CUDA graph and replays it; 0 launches every kernel eagerly */
     int cuda_sync;            /* CUDA: 1 synchronises after every op, so that a device error names
                                  its layer (slow; no graphs then: a capture cannot synchronise) */
+    int nms_free;             /* a model with two heads (YOLO26, `end2end: true`): 1 runs the
+                                 one-to-one head, top-k selection without NMS, as Ultralytics'
+                                 predict(nms=False); 0 (default) the one-to-many head with NMS,
+                                 as Ultralytics' default.  A checkpoint holding one head only (an
+                                 ONNX export, a fused model) runs that one. */
     int cuda_kernels;         /* CUDA: 1 (default) the kernel set verified on an H100; 2 the
                                  tensor-core set (mma.sync implicit-GEMM convolutions with fused
                                  epilogues, direct stem, vectorised upsample; fp16 layers) */

@@ -40,7 +40,7 @@ typedef struct options {
     char scale;
     int nc, max_det, imgsz, batch, threads, vid_stride, crf;
     double conf, iou;
-    int txt, save_conf, save, overwrite, quiet, audio, half;
+    int txt, save_conf, save, overwrite, quiet, audio, half, nms_free;
     int conf_set;                        /* --conf given (tracking lowers the default) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* ByteTrack */

@@ -24,6 +24,9 @@ Outputs (tests/loaders/):
   v8_bf16.pt      torch.save({"model": bf16 model, ...})
   f-v8-p2.pt, f-v5.pt, f-v5-p6.pt, f-v3.pt: Ultralytics' own YAMLs of those
                   families at nc 3, width 1/16, max 256 channels (Model.save: fp16, unfused)
+  tiny-26.yaml, f-26.pt, f-26.onnx, f-26-e2e.onnx  YOLO26 the same way, its ONNX exports
+                  (default and nms=False) and goldens of both heads (see yolo26(); `--only 26`
+                  makes these alone)
   v8_op12.onnx    opset 12, static 160x160, not simplified
   v8_op17_dyn.onnx opset 17, dynamic batch/size, simplified (onnxslim)
   11_op17.onnx    opset 17, static 160x160, simplified
@@ -133,18 +136,20 @@ def make_model(cfg, seed):
         for _ in range(4):
             m(torch.rand(2, 3, 128, 128, generator=g))  # a multiple of every stride (P6: 64)
         det = m.model[-1]
-        for seq in list(det.cv2) + list(det.cv3):  # box and class logits of a few units, not saturated
-            seq[-1].weight.mul_(0.2)
-        for seq in det.cv3:
-            seq[-1].bias.zero_()
+        for branch in ("cv2", "cv3", "one2one_cv2", "one2one_cv3"):  # logits of a few units, not saturated
+            for seq in getattr(det, branch, None) or []:
+                seq[-1].weight.mul_(0.2)
+                if branch.endswith("cv3"):
+                    seq[-1].bias.zero_()
     m.eval()
     return m
 
 
-def detections(model_path, conf, rect):
+def detections(model_path, conf, rect, nms=None):
     y = YOLO(model_path, task="detect", verbose=False)
     bgr = np.ascontiguousarray(picture()[..., ::-1])
-    r = y.predict(bgr, imgsz=IMGSZ, conf=conf, iou=IOU, max_det=300, verbose=False, device="cpu", rect=rect)[0]
+    r = y.predict(bgr, imgsz=IMGSZ, conf=conf, iou=IOU, max_det=300, verbose=False, device="cpu", rect=rect,
+                  nms=nms)[0]
     b = r.boxes
     return np.concatenate([b.xyxy.numpy(), b.conf.numpy()[:, None], b.cls.numpy()[:, None]], axis=1)
 
@@ -163,13 +168,13 @@ def pick_conf(model_path):
     return round(float(np.quantile(best, 0.97)), 4)
 
 
-def write_dets(name, dets, conf, rect, source):
+def write_dets(name, dets, conf, rect, source, model=None):
     with open(os.path.join(OUT, name + ".dets"), "w") as f:
         f.write(f"# {source}; ultralytics {ultralytics.__version__}, torch {torch.__version__}\n")
         f.write(f"conf {conf} iou {IOU} imgsz {IMGSZ} rect {int(rect)}\n")
         for d in dets:
             f.write("%.6f %.6f %.6f %.6f %.7f %d\n" % (d[0], d[1], d[2], d[3], d[4], int(d[5])))
-    print(f"{name}: {len(dets)} boxes at conf {conf}, {os.path.getsize(os.path.join(OUT, name)) / 1e3:.0f} KB")
+    print(f"{name}: {len(dets)} boxes at conf {conf}, {os.path.getsize(os.path.join(OUT, model or name)) / 1e3:.0f} KB")
 
 
 class Evil:
@@ -202,6 +207,46 @@ def family_model(rel, seed):
         d["depth_multiple"], d["width_multiple"] = 0.33, 0.0625
     d["yaml_file"] = os.path.basename(rel)
     return make_model(d, seed)
+
+
+def yolo26(yo):
+    """YOLO26 (two heads, reg_max 1, C3k2 with attention).  Ultralytics' predict
+    runs the one-to-many head with NMS by default and the one-to-one head with
+    top-k selection when nms=False; its ONNX export likewise (nms=False: the
+    NMS-free graph).  f-26.pt (fp16, unfused: both heads) with f-26.pt.dets
+    (default) and f-26.pt.e2e.dets (nms=False); f-26.onnx (default export) and
+    f-26-e2e.onnx (nms=False), opset 17, static, simplified, each with its
+    .dets; tiny-26.yaml is the graph the ONNX files need (--model).  conf keeps
+    the best 20 or so boxes of the default predict."""
+    import copy
+    import yaml as pyyaml
+    m = family_model("26/yolo26.yaml", 26)
+    with open(os.path.join(OUT, "tiny-26.yaml"), "w") as f:  # the graph the ONNX file needs (--model)
+        f.write("# tiny YOLO26 for the loader tests: nc 3, width 1/16 (tools/reference/make_loader_fixtures.py)\n")
+        pyyaml.safe_dump({k: v for k, v in m.yaml.items() if k != "yaml_file"}, f, sort_keys=False,
+                         default_flow_style=None)
+    yo.model = m
+    pt = os.path.join(OUT, "f-26.pt")
+    yo.save(pt)
+    tmp = tempfile.mkdtemp()
+    try:
+        for name, nms in (("f-26.onnx", None), ("f-26-e2e.onnx", False)):
+            src = os.path.join(tmp, "f26.pt")
+            yo.model = copy.deepcopy(m)
+            yo.save(src)
+            f = YOLO(src, verbose=False).export(format="onnx", imgsz=IMGSZ, batch=1, device="cpu", opset=17,
+                                                 simplify=True, dynamic=False, nms=nms)
+            shutil.move(f, os.path.join(OUT, name))
+    finally:
+        shutil.rmtree(tmp)
+    scores = detections(pt, 0.001, True)[:, 4]
+    conf = round(float(scores[min(19, len(scores) - 1)]), 4)
+    write_dets("f-26.pt", detections(pt, conf, True), conf, True, "Ultralytics YOLO.predict (one-to-many head, NMS)")
+    write_dets("f-26.pt.e2e", detections(pt, conf, True, nms=False), conf, True,
+               "Ultralytics YOLO.predict(nms=False) (one-to-one head, top-k)", model="f-26.pt")
+    for name in ("f-26.onnx", "f-26-e2e.onnx"):
+        write_dets(name, detections(os.path.join(OUT, name), conf, False), conf, False,
+                   "ONNX Runtime (Ultralytics AutoBackend)")
 
 
 def seeds():
@@ -253,6 +298,8 @@ def seeds():
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if sys.argv[1:] == ["--only", "26"]:  # one family, without rewriting the other fixtures
+        return yolo26(YOLO("yolov8n.yaml", verbose=False))
     hostile()
     seeds()
     torch.set_num_threads(2)
@@ -301,6 +348,7 @@ def main():
             rect = name.endswith(".pt") or "dyn" in name  # a static ONNX takes only imgsz x imgsz
             src = "Ultralytics YOLO.predict" if name.endswith(".pt") else "ONNX Runtime (Ultralytics AutoBackend)"
             write_dets(name, detections(path, conf, rect), conf, rect, src)
+        yolo26(yo)
     finally:
         shutil.rmtree(tmp)
 
