@@ -8,10 +8,13 @@
 #   make fuzz       builds the libFuzzer targets (tests/fuzz/, clang, ASan +
 #                   UBSan, build/fuzz) and runs each for FUZZ_SECONDS (60)
 #   make gpu-bundle the GPU check packed for a GPU machine (perf/README.md)
+#   make dist       dist/strix-VERSION-linux-ARCH[-cudaN].tar.gz: the tools
+#                   linked against a minimal static FFmpeg (tools/dist.sh)
 #   make kernel-lab the CUDA kernel lab, perf/cuda/ (CUDA builds)
 #
 # Knobs: CUDA=0/1 (default: 1 when nvcc is on PATH), OPENMP=0/1 (default 1),
-#        CC, NVCC, CUDA_ARCHS, BUILD (output directory).
+#        CC, NVCC, CUDA_ARCHS, BUILD (output directory), DIST=1 (what
+#        tools/dist.sh sets: everything but glibc linked in, see below).
 
 CC      ?= cc
 BUILD   ?= build
@@ -19,8 +22,11 @@ OPENMP  ?= 1
 NVCC    ?= $(shell command -v nvcc 2>/dev/null)
 CUDA    ?= $(if $(NVCC),1,0)
 SAN     ?= 0
+DIST    ?= 0
+# The target's architecture, from the compiler (CC=aarch64-linux-gnu-gcc cross-builds).
+ARCH    ?= $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
 # AVX2+FMA: every x86 cloud host of the last decade has it; other arches use the default.
-ARCH_FLAGS ?= $(if $(filter x86_64,$(shell uname -m)),-march=x86-64-v3,)
+ARCH_FLAGS ?= $(if $(filter x86_64,$(ARCH)),-march=x86-64-v3,)
 
 # -Wno-format-truncation: every snprintf into a fixed buffer here truncates on
 # purpose (bounded names and messages); gcc's heuristic flags them all.
@@ -44,12 +50,33 @@ ifeq ($(OPENMP),1)
 endif
 CFLAGS  ?=
 CFLAGS  += $(CFLAGS_BASE) $(CFLAGS_OPT) $(CFLAGS_OMP)
-LDLIBS  = -lyaml -ljpeg -lstb -lm -pthread $(CFLAGS_OMP) $(LDFLAGS_SAN)
+ifeq ($(DIST),1)
+  # Everything but glibc linked in (libyaml, libjpeg-turbo, stb, libgomp,
+  # libgcc; libstdc++ and the CUDA runtime below): the binaries run on any
+  # glibc >= the build machine's.  --as-needed drops the libgomp.so that
+  # gcc's -fopenmp still names after libgomp.a has resolved everything.
+  LDLIBS = -Wl,--as-needed -static-libgcc -Wl,-Bstatic -lyaml -ljpeg -lstb $(if $(CFLAGS_OMP),-lgomp) \
+           -Wl,-Bdynamic -lm -pthread $(LDFLAGS_SAN)
+else
+  LDLIBS = -lyaml -ljpeg -lstb -lm -pthread $(CFLAGS_OMP) $(LDFLAGS_SAN)
+endif
 
 # Video I/O (FFmpeg) is an archive of its own, so libstrix.a never needs
-# FFmpeg; only infer and the video tests (VIDEO_USERS) link it.
+# FFmpeg; only infer and the video tests (VIDEO_USERS) link it.  Normally
+# Debian's shared FFmpeg (pkg-config); with DIST=1 the minimal static one of
+# tools/ffmpeg.sh (built once per configuration under build/ffmpeg/), with
+# libx264, mbedTLS and zlib from Debian's static archives.
 VIDEO_SRC   = $(wildcard loaders/video*.c)
 FFMPEG_PKGS = libavformat libavcodec libavutil libswscale libswresample
+ifeq ($(DIST),1)
+  FFMPEG_PREFIX := $(shell sh tools/ffmpeg.sh prefix $(ARCH))
+  FFMPEG_CFLAGS  = -I$(FFMPEG_PREFIX)/include
+  FFMPEG_LIBS    = $(foreach l,avformat avcodec swscale swresample avutil,$(FFMPEG_PREFIX)/lib/lib$(l).a) \
+                   -Wl,-Bstatic -lx264 -lmbedtls -lmbedx509 -lmbedcrypto -lz -Wl,-Bdynamic -ldl
+else
+  FFMPEG_CFLAGS  = $(shell pkg-config --cflags $(FFMPEG_PKGS))
+  FFMPEG_LIBS    = $(shell pkg-config --libs $(FFMPEG_PKGS))
+endif
 LIB_SRC  = $(filter-out $(VIDEO_SRC),$(wildcard engine/*.c engine/cpu/*.c engine/analytics/*.c engine/eval/*.c loaders/*.c))
 TOOL_SRC = $(wildcard tools/*.c)
 # The infer job (tools/infer/: inputs, stages, writers) is an archive linked
@@ -66,7 +93,16 @@ ifeq ($(CUDA),1)
   CU_SRC      = $(wildcard kernels/*.cu)
   LIB_SRC    += $(wildcard engine/cuda/*.c)
   CFLAGS     += -DSTRIX_WITH_CUDA=1 -I$(CUDA_HOME)/include
-  LDLIBS     += -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++ -ldl -lpthread -lrt
+  ifeq ($(DIST),1)
+    # the CUDA runtime and libstdc++ linked in; cuBLAS opened at run time
+    # (tools/dist/cublas_dl.c: the CPU path works without it, one clear error
+    # on a GPU without it); libcuda is the driver's, dlopen()ed by cudart.
+    CUBLAS_DL   = $(BUILD)/obj/tools/dist/cublas_dl.o
+    LDLIBS     += $(CUBLAS_DL) -L$(CUDA_HOME)/lib64 -lcudart_static -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic \
+                  -ldl -lpthread -lrt
+  else
+    LDLIBS     += -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++ -ldl -lpthread -lrt
+  endif
 endif
 
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
@@ -96,7 +132,7 @@ CONFIG_LINE  = $(CC) $(CFLAGS) | $(NVCC) $(NVCCFLAGS) | $(LDLIBS)
 $(CONFIG_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(CONFIG_LINE)' | cmp -s - $@ || echo '$(CONFIG_LINE)' > $@
-$(LIB_OBJ) $(VIDEO_OBJ) $(JOB_OBJ): $(CONFIG_STAMP)
+$(LIB_OBJ) $(VIDEO_OBJ) $(JOB_OBJ) $(CUBLAS_DL): $(CONFIG_STAMP)
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -110,11 +146,16 @@ $(JOB_LIB): $(JOB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(VIDEO_OBJ): CFLAGS += $(shell pkg-config --cflags $(FFMPEG_PKGS))
+$(VIDEO_OBJ): CFLAGS += $(FFMPEG_CFLAGS)
 $(JOB_USERS): $(JOB_LIB)
 $(JOB_USERS): JOB_LINK = $(JOB_LIB)
 $(VIDEO_USERS): $(VIDEO_LIB)
-$(VIDEO_USERS): VIDEO_LINK = $(VIDEO_LIB) $(LIB) $(shell pkg-config --libs $(FFMPEG_PKGS))
+$(VIDEO_USERS): VIDEO_LINK = $(VIDEO_LIB) $(LIB) $(FFMPEG_LIBS)
+ifeq ($(DIST),1)
+$(VIDEO_OBJ): $(FFMPEG_PREFIX)/.complete
+$(FFMPEG_PREFIX)/.complete:
+	@sh tools/ffmpeg.sh build $(ARCH)
+endif
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -124,17 +165,17 @@ $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(BUILD)/%: tools/%.c $(LIB)
+$(BUILD)/%: tools/%.c $(LIB) $(CUBLAS_DL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(JOB_LINK) $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c $(LIB)
+$(BUILD)/tests/%: tests/%.c $(LIB) $(CUBLAS_DL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< $(JOB_LINK) $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
 # perf/ programs (benchmark, per-kernel harnesses): build/perf/NAME, library only.
 PERF = $(patsubst perf/%.c,$(BUILD)/perf/%,$(wildcard perf/*.c))
-$(BUILD)/perf/%: perf/%.c $(LIB)
+$(BUILD)/perf/%: perf/%.c $(LIB) $(CUBLAS_DL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
@@ -144,7 +185,7 @@ KERNEL_LAB = $(if $(filter 1,$(CUDA)),$(patsubst perf/cuda/%.c,$(BUILD)/perf/cud
 .PHONY: kernel-lab
 kernel-lab: $(KERNEL_LAB)
 	@$(if $(KERNEL_LAB),true,echo "kernel-lab: needs a CUDA build (nvcc on PATH, CUDA=1)" >&2; exit 9)
-$(BUILD)/perf/cuda/%: perf/cuda/%.c $(LIB)
+$(BUILD)/perf/cuda/%: perf/cuda/%.c $(LIB) $(CUBLAS_DL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
@@ -160,6 +201,14 @@ bench: all $(PERF)
 .PHONY: gpu-bundle
 gpu-bundle:
 	@sh tools/gpu-bundle.sh $(BUILD)
+
+# The self-contained tarball (tools/dist.sh, README "Run anywhere"): CUDA and
+# CC as for the other targets (CC=aarch64-linux-gnu-gcc for an aarch64 one).
+.PHONY: dist print-cuda-archs
+dist:
+	@CC=$(CC) CUDA=$(CUDA) OPENMP=$(OPENMP) sh tools/dist.sh
+print-cuda-archs:
+	@echo $(CUDA_ARCHS)
 
 deps:
 	@sh tools/deps.sh

@@ -74,9 +74,18 @@ static void free_names(strix_model *m)
     m->n_names = 0;
 }
 
+static strix_status wait_all(strix_model *m);
+
 void strix_model_free(strix_model *m)
 {
     if (!m) return;
+    wait_all(m); /* their failures have no one left to go to */
+    for (int i = 0; i < STRIX_MAX_IN_FLIGHT; i++) {
+        free(m->batches[i].info);
+        free(m->batches[i].dets);
+        free(m->batches[i].counts);
+        free(m->batches[i].res);
+    }
     if (m->backend) m->backend->ops->free(m->backend);
     strix_plan_free(&m->plan);
     strix_program_free(&m->prog);
@@ -202,7 +211,9 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         else st = strix_weights_bind(&m->prog, ck.tensors, m->weights, err);
     }
     if (!st && m->weights) {
-        strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_kernels};
+        strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,
+                                  o->cuda_kernels};
+        m->async = device >= 0 && o->cuda_async;
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }
     /* class names: the YAML's, else the checkpoint's (.pt model.names, ONNX metadata) */
@@ -414,9 +425,65 @@ strix_status strix_model_forward(strix_model *m, const float *input, int n, int 
                                  float *head, strix_error *err)
 {
     strix_error_clear(err);
+    wait_all(m); /* the submitted batches keep their own failures */
     strix_status st = prepare(m, n, h, w, err);
     if (st) return st;
     return m->backend->ops->forward(m->backend, input, head, err);
+}
+
+/* A detect call's checks and its batch shape (Ultralytics: imgsz rounded up
+ * to the stride; minimal padding only when every image of the batch has
+ * the same size). */
+typedef struct detect_call {
+    int sz, th, tw, rect;
+    strix_nms_params np;
+} detect_call;
+
+static strix_status detect_check(const strix_model *m, const strix_image *im, int n, const strix_detect_options *o,
+                                 detect_call *c, strix_error *err)
+{
+    if (n < 1 || !im) return strix_fail(err, STRIX_E_ARG, "detect needs at least one image");
+    if (!(o->conf >= 0 && o->conf <= 1) || !(o->iou >= 0 && o->iou <= 1))
+        return strix_fail(err, STRIX_E_ARG, "conf and iou must lie in [0, 1]");
+    if (o->max_det < 1 || o->max_det > 100000) return strix_fail(err, STRIX_E_ARG, "max_det must be in 1..100000");
+    if (o->imgsz < 32 || o->imgsz > 8192) return strix_fail(err, STRIX_E_ARG, "imgsz must be in 32..8192");
+    int same = 1;
+    for (int i = 0; i < n; i++) {
+        if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
+            (im[i].stride && im[i].stride < im[i].width * 3))
+            return strix_fail(err, STRIX_E_ARG, "image %d: no pixels or a row stride below width*3", i);
+        same &= im[i].width == im[0].width && im[i].height == im[0].height;
+    }
+    int s = m->graph.max_stride;
+    c->sz = (o->imgsz + s - 1) / s * s;
+    c->th = c->tw = c->sz;
+    c->rect = o->rect && same;
+    if (c->rect) strix_letterbox_shape(im[0].width, im[0].height, c->sz, s, 1, &c->tw, &c->th);
+    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
+    return STRIX_OK;
+}
+
+/* Wait for a submitted batch's backend work; its boxes to source pixels. */
+static void batch_wait(strix_batch *b)
+{
+    strix_model *m = b->m;
+    b->queued = 0;
+    b->status = m->backend->ops->detect_wait(m->backend, b->lane, b->dets, b->counts, &b->err);
+    for (int i = 0; i < b->n && !b->status; i++)
+        strix_scale_boxes(b->dets + (size_t)i * b->max_det, b->counts[i], &b->info[i]);
+}
+
+/* Every batch still on the backend waited for (before a new plan); the
+ * first failure met, which each batch also keeps for its collect. */
+static strix_status wait_all(strix_model *m)
+{
+    strix_status st = STRIX_OK;
+    for (int i = 0; i < STRIX_MAX_IN_FLIGHT; i++)
+        if (m->batches[i].queued) {
+            batch_wait(&m->batches[i]);
+            if (!st) st = m->batches[i].status;
+        }
+    return st;
 }
 
 strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
@@ -429,35 +496,22 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
         strix_detect_options_init(&def);
         o = &def;
     }
-    if (n < 1 || !im || !out) return strix_fail(err, STRIX_E_ARG, "detect needs at least one image");
-    if (!(o->conf >= 0 && o->conf <= 1) || !(o->iou >= 0 && o->iou <= 1))
-        return strix_fail(err, STRIX_E_ARG, "conf and iou must lie in [0, 1]");
-    if (o->max_det < 1 || o->max_det > 100000) return strix_fail(err, STRIX_E_ARG, "max_det must be in 1..100000");
-    if (o->imgsz < 32 || o->imgsz > 8192) return strix_fail(err, STRIX_E_ARG, "imgsz must be in 32..8192");
-    int same = 1;
-    for (int i = 0; i < n; i++) {
-        if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
-            (im[i].stride && im[i].stride < im[i].width * 3))
-            return strix_fail(err, STRIX_E_ARG, "image %d: no pixels or a row stride below width*3", i);
-        same &= im[i].width == im[0].width && im[i].height == im[0].height;
-    }
-    /* Ultralytics: imgsz rounded up to the stride; minimal padding only when
-     * every image of the batch has the same size */
-    int s = m->graph.max_stride;
-    int sz = (o->imgsz + s - 1) / s * s, th = sz, tw = sz, rect = o->rect && same;
-    if (rect) strix_letterbox_shape(im[0].width, im[0].height, sz, s, 1, &tw, &th);
-    strix_status st = prepare(m, n, th, tw, err);
+    if (!out) return strix_fail(err, STRIX_E_ARG, "detect needs room for the results");
+    detect_call c;
+    strix_status st = detect_check(m, im, n, o, &c, err);
+    if (st) return st;
+    wait_all(m); /* the submitted batches keep their own failures */
+    st = prepare(m, n, c.th, c.tw, err);
     if (st) return st;
 
-    strix_nms_params np = {o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
     size_t info_bytes = sizeof(strix_letterbox_info) * (size_t)n;
     if (!strix_reserve(&m->scratch, &m->scratch_cap, info_bytes + sizeof(int) * (size_t)n) ||
         !strix_reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * (size_t)n * o->max_det))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
     strix_letterbox_info *info = m->scratch;
     int *counts = (int *)((char *)m->scratch + info_bytes);
-    for (int i = 0; i < n; i++) strix_letterbox_plan(im[i].width, im[i].height, sz, s, rect, &info[i]);
-    st = m->backend->ops->detect(m->backend, im, n, info, &np, m->dets, counts, err);
+    for (int i = 0; i < n; i++) strix_letterbox_plan(im[i].width, im[i].height, c.sz, m->graph.max_stride, c.rect, &info[i]);
+    st = m->backend->ops->detect(m->backend, im, n, info, &c.np, m->dets, counts, err);
     if (st) return st;
     for (int i = 0; i < n; i++) {
         strix_detection *d = m->dets + (size_t)i * o->max_det;
@@ -466,4 +520,79 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
         out[i].items = d;
     }
     return STRIX_OK;
+}
+
+strix_status strix_model_submit(strix_model *m, const strix_image *im, int n, const strix_detect_options *o,
+                                strix_batch **out, strix_error *err)
+{
+    strix_error_clear(err);
+    strix_detect_options def;
+    if (!o) {
+        strix_detect_options_init(&def);
+        o = &def;
+    }
+    if (!out) return strix_fail(err, STRIX_E_ARG, "submit needs somewhere to put the batch handle");
+    *out = NULL;
+    detect_call c;
+    strix_status st = detect_check(m, im, n, o, &c, err);
+    if (st) return st;
+    strix_batch *b = NULL;
+    for (int i = 0; i < STRIX_MAX_IN_FLIGHT && !b; i++)
+        if (!m->batches[i].out) b = &m->batches[i];
+    if (!b)
+        return strix_fail(err, STRIX_E_ARG, "%d batches are already submitted and not released: release one first",
+                          STRIX_MAX_IN_FLIGHT);
+    if (!m->planned || m->plan.n != n || m->plan.h != c.th || m->plan.w != c.tw) wait_all(m);
+    st = prepare(m, n, c.th, c.tw, err);
+    if (st) return st;
+    if (!strix_reserve((void **)&b->info, &b->info_cap, sizeof *b->info * (size_t)n) ||
+        !strix_reserve((void **)&b->counts, &b->counts_cap, sizeof *b->counts * (size_t)n) ||
+        !strix_reserve((void **)&b->res, &b->res_cap, sizeof *b->res * (size_t)n) ||
+        !strix_reserve((void **)&b->dets, &b->dets_cap, sizeof *b->dets * (size_t)n * o->max_det))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for a batch's detections");
+    b->m = m;
+    b->lane = (int)(b - m->batches);
+    b->n = n;
+    b->max_det = o->max_det;
+    for (int i = 0; i < n; i++) strix_letterbox_plan(im[i].width, im[i].height, c.sz, m->graph.max_stride, c.rect, &b->info[i]);
+    strix_error_clear(&b->err);
+    const strix_backend_ops *ops = m->backend->ops;
+    if (m->async && ops->detect_submit) {
+        st = ops->detect_submit(m->backend, b->lane, im, n, b->info, &c.np, err);
+        b->queued = !st;
+        b->status = STRIX_OK;
+    } else { /* the verified synchronous path: the batch completes here */
+        st = ops->detect(m->backend, im, n, b->info, &c.np, b->dets, b->counts, err);
+        for (int i = 0; i < n && !st; i++)
+            strix_scale_boxes(b->dets + (size_t)i * b->max_det, b->counts[i], &b->info[i]);
+        b->status = STRIX_OK;
+    }
+    if (st) return st;
+    b->out = 1;
+    *out = b;
+    return STRIX_OK;
+}
+
+strix_status strix_batch_collect(strix_batch *b, strix_detections *out, strix_error *err)
+{
+    strix_error_clear(err);
+    if (!b || !b->out || !out) return strix_fail(err, STRIX_E_ARG, "collect needs a submitted, unreleased batch");
+    if (b->queued) batch_wait(b);
+    if (b->status) {
+        if (err) *err = b->err;
+        return b->status;
+    }
+    for (int i = 0; i < b->n; i++) {
+        b->res[i].count = b->counts[i];
+        b->res[i].items = b->dets + (size_t)i * b->max_det;
+        out[i] = b->res[i];
+    }
+    return STRIX_OK;
+}
+
+void strix_batch_release(strix_batch *b)
+{
+    if (!b || !b->out) return;
+    if (b->queued) batch_wait(b); /* its staging may be reused only when its work is done */
+    b->out = 0;
 }

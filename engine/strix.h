@@ -76,6 +76,11 @@ typedef struct strix_model_options {
                                  CUDA graph and replays it; 0 launches every kernel eagerly */
     int cuda_sync;            /* CUDA: 1 synchronises after every op, so that a device error names
                                  its layer (slow; no graphs then: a capture cannot synchronise) */
+    int cuda_async;           /* CUDA: 1 runs submitted batches (strix_model_submit) without
+                                 waiting: each in-flight batch has its own pinned staging and
+                                 detection buffers, its upload runs on a copy stream overlapping
+                                 the previous batch's network, events order the two; 0 (default,
+                                 the verified path) completes each batch inside submit */
     int nms_free;             /* a model with two heads (YOLO26, `end2end: true`): 1 runs the
                                  one-to-one head, top-k selection without NMS, as Ultralytics'
                                  predict(nms=False); 0 (default) the one-to-many head with NMS,
@@ -192,6 +197,37 @@ strix_status strix_model_detect(strix_model *m, const strix_image *images, int n
                                 const strix_detect_options *o, strix_detections *out,
                                 strix_error *err);
 
+/* Asynchronous detection: submit a batch now, collect its detections later,
+ * with up to STRIX_MAX_IN_FLIGHT batches submitted and not yet released.
+ * The images may be reused as soon as submit returns (their pixels are
+ * staged).  Results equal strix_model_detect's on the same images.  On the
+ * CPU, and on CUDA without cuda_async, the batch completes inside submit;
+ * with cuda_async its copies and kernels run while the caller goes on.
+ * A batch handle is the model's: collect it (as often as wanted), then
+ * release it; releasing an uncollected batch waits for it and drops its
+ * results.  A detect or a submit of another shape waits for the batches
+ * in flight first.  Like every model call, not for two threads at once.
+ *
+ *   strix_batch *a, *b;
+ *   strix_model_submit(m, frames0, n, &d, &a, &e);   // queued
+ *   strix_model_submit(m, frames1, n, &d, &b, &e);   // queued behind it
+ *   strix_batch_collect(a, r, &e);                   // waits for a only
+ *   ...use r[0..n-1]...
+ *   strix_batch_release(a);
+ */
+#define STRIX_MAX_IN_FLIGHT 2
+typedef struct strix_batch strix_batch;
+
+/* STRIX_E_ARG when STRIX_MAX_IN_FLIGHT batches are already out (release one
+ * first), or for the arguments strix_model_detect refuses. */
+strix_status strix_model_submit(strix_model *m, const strix_image *images, int n,
+                                const strix_detect_options *o, strix_batch **out, strix_error *err);
+/* Wait for the batch; out[i] (n of them) receives image i's detections,
+ * valid until the batch is released.  The batch's status: a failure while
+ * it ran is reported here. */
+strix_status strix_batch_collect(strix_batch *b, strix_detections *out, strix_error *err);
+void strix_batch_release(strix_batch *b);
+
 /* Lower-level stages, for tools, tests and benchmarks.
  * Input tensor layout: [n, h, w, 3] fp32 NHWC, RGB, values in [0, 1].
  * Head layout: [n, A, 4 + nc] fp32: per anchor (cx, cy, w, h) in input pixels
@@ -202,42 +238,62 @@ size_t strix_model_anchor_count(const strix_model *m, int h, int w);
 
 /* --------------------------------------------------------------- tracking */
 
-/* A ByteTrack multi-object tracker (Zhang et al., ECCV 2022): a
- * constant-velocity Kalman filter per track over (cx, cy, w/h, h); each frame
- * the detections above track_thresh are matched to the tracked and lost
- * tracks by IoU fused with the score (optimal assignment), the remaining
- * tracked ones to the detections between low_thresh and track_thresh by IoU,
- * a new track starts only from a leftover detection of score >=
- * new_track_thresh, and a lost track is kept for
- * (int)(frame_rate / 30 * track_buffer) frames.  Class-agnostic, as
- * ByteTrack is.  Decisions, identities included, equal those of the
- * reference implementation in Roboflow supervision 0.26 (sv.ByteTrack with
- * track_activation_threshold = track_thresh) on the test streams
- * (tests/test_track.c). */
+/* Multi-object trackers as Ultralytics defines them (`yolo track`,
+ * ultralytics/trackers 8.4.190): BYTETracker (Zhang et al., ECCV 2022) and
+ * BOTSORT (Aharon et al., 2022), which is BYTETracker with a Kalman state
+ * over (cx, cy, w, h) instead of (cx, cy, w/h, h) and global motion
+ * compensation (GMC): the frame-to-frame camera motion, a similarity
+ * transform estimated from sparse optical flow on a half-size grey frame,
+ * warps every track's prediction before matching.  Each frame the
+ * detections scoring >= track_high_thresh are matched to the tracked and
+ * lost tracks by 1 - IoU (times the score when fuse_score), the remaining
+ * tracked ones to the detections between track_low_thresh and
+ * track_high_thresh by 1 - IoU, a new track starts from a leftover
+ * detection scoring >= new_track_thresh, and a lost track is kept for
+ * track_buffer updates.  Class-agnostic, as Ultralytics' are.  Identities
+ * equal Ultralytics' on the test streams (tests/test_track.c). */
 typedef struct strix_tracker strix_tracker;
 
+typedef enum strix_tracker_type { STRIX_TRACKER_BOTSORT = 0, STRIX_TRACKER_BYTETRACK = 1 } strix_tracker_type;
+/* BoT-SORT's camera-motion compensation: none, or Ultralytics' sparseOptFlow
+ * (its orb, sift and ecc are not implemented). */
+typedef enum strix_gmc_method { STRIX_GMC_SPARSE_OPTFLOW = 0, STRIX_GMC_NONE = 1 } strix_gmc_method;
+
+/* The keys of Ultralytics' botsort.yaml / bytetrack.yaml, same names, same
+ * defaults (strix_track_options_init).  BoT-SORT's ReID branch (with_reid)
+ * is not implemented; without it, as in Ultralytics, proximity_thresh and
+ * appearance_thresh are accepted and change nothing. */
 typedef struct strix_track_options {
-    float track_thresh;     /* high/low split, default 0.5 */
-    float low_thresh;       /* detections at or below it are ignored, default 0.1 */
-    float new_track_thresh; /* a new track needs this score; default -1: track_thresh + 0.1 */
-    float match_thresh;     /* first association: highest accepted cost 1 - IoU * score, default 0.8 */
-    int track_buffer;       /* frames a lost track is kept at 30 fps, default 30 */
-    double frame_rate;      /* of the updates (fps / vid_stride), default 30 */
+    strix_tracker_type tracker_type; /* default botsort */
+    float track_high_thresh;         /* first association, default 0.25 */
+    float track_low_thresh;          /* second association takes scores above it, default 0.1 */
+    float new_track_thresh;          /* a new track needs this score, default 0.25 */
+    int track_buffer;                /* updates a lost track is kept, default 30 */
+    float match_thresh;              /* first association: highest accepted cost, default 0.8 */
+    int fuse_score;                  /* 1 (default): cost 1 - IoU * score; 0: 1 - IoU */
+    strix_gmc_method gmc_method;     /* BoT-SORT only, default sparseOptFlow */
+    float proximity_thresh;          /* BoT-SORT ReID gate, default 0.5 */
+    float appearance_thresh;         /* BoT-SORT ReID gate, default 0.8 */
 } strix_track_options;
 
-void strix_track_options_init(strix_track_options *o);
+/* Ultralytics' defaults for the given tracker (botsort.yaml, bytetrack.yaml). */
+void strix_track_options_init(strix_track_options *o, strix_tracker_type type);
 strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err);
-/* Advance by one frame with its detections (any order).  ids[i] receives
- * the identity of the confirmed track detection i updated, or -1 (a
- * low-score box no track took, a track's first frame after the first frame
- * of the stream: confirmation needs a second hit).  Identities start at 1
- * and are never reused; like ByteTrack's, they are drawn when a track
+/* Advance by one frame with its detections (any order).  frame: the decoded
+ * frame the detections came from, for BoT-SORT's motion compensation (NULL:
+ * no camera motion this frame; ignored by ByteTrack and gmc none).  ids[i]
+ * receives the identity of the confirmed track detection i updated, or -1
+ * (a low-score box no track took, a track's first frame after the first
+ * frame of the stream: confirmation needs a second hit).  Identities start
+ * at 1 and are never reused; as Ultralytics', they are drawn when a track
  * starts, so a track that never confirms leaves a gap.  A detection whose
  * box has no area (x2 <= x1 or y2 <= y1: clipped inside the letterbox
  * padding, say) or a non-finite corner is ignored (id -1) and counted; a
  * score outside 0..1 is an error. */
-strix_status strix_tracker_update(strix_tracker *t, const strix_detection *dets, int n, int *ids,
-                                  strix_error *err);
+strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, const strix_detection *dets, int n,
+                                  int *ids, strix_error *err);
+/* Short name of a tracker type ("botsort", "bytetrack"). */
+const char *strix_tracker_type_name(strix_tracker_type t);
 /* Detections ignored so far for a degenerate box (see strix_tracker_update). */
 long strix_tracker_degenerate(const strix_tracker *t);
 void strix_tracker_free(strix_tracker *t);

@@ -9,14 +9,16 @@
 # appearances are frames 51-99, 121-149 and 201-224.  Checked: the exact
 # highlight segments (JSON and CSV), the reel's frame count, video and audio
 # durations with ffprobe, the MOT file, the per-class counts, the crossing,
-# replay checks, usage errors and exit codes, no temporary files left.  One
+# replay checks, --tracker (names, a tracker YAML with every key of
+# Ultralytics' botsort.yaml, and its errors), usage errors and exit codes,
+# no temporary files left.  One
 # run with a (synthetic-weight) model checks the live path.
 #   sh tests/cli_track.sh BUILD_DIR
 NAME=cli_track
 . "$(dirname "$0")/lib_cli.sh"
 
 ALL="help segments_exact reel_durations mot_file counts_and_line pad_gap_defaults min_frames max_len no_match
-rerender_keeps_ids retrack degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
+rerender_keeps_ids retrack tracker_choice degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
 if [ ! -x "$B/infer" ]; then
     for t in $ALL; do skip "$t" "$B/infer is not built"; done
     exit 0
@@ -147,6 +149,47 @@ O=$T/retrack
 if infer_rc 0 --detections "$T/exact/clip.jsonl" --track --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
     cmp -s "$O/clip.jsonl" "$T/exact/clip.jsonl" && cmp -s "$O/clip.mot.txt" "$T/exact/clip.mot.txt"; then pass retrack
 else fail retrack "re-tracking changed the output"; fi
+
+# tracker_choice: --tracker bytetrack and a tracker YAML (the keys and values of Ultralytics' botsort.yaml,
+# gmc none) name themselves in tracks.json; an unknown key, ReID, an unsupported GMC method or tracker and a
+# bad name: exit 2 with one line naming file:line; a missing file: exit 3
+O=$T/choice
+cat >"$T/mybot.yaml" <<'YAML'
+tracker_type: botsort # comment
+track_high_thresh: 0.25
+track_low_thresh: 0.1
+new_track_thresh: 0.25
+track_buffer: 30
+match_thresh: 0.8
+fuse_score: True
+gmc_method: none
+proximity_thresh: 0.5
+appearance_thresh: 0.8
+with_reid: False
+model: auto
+YAML
+ok=1
+infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker bytetrack --no-save --out "$O/b" "$T/clip.mp4" &&
+    grep -q '"name": "bytetrack", "track_high_thresh": 0.25, "track_low_thresh": 0.1' "$O/b/clip.tracks.json" || ok=0
+infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$T/mybot.yaml" --track-buffer 12 --no-save \
+    --out "$O/y" "$T/clip.mp4" && grep -q '"track_buffer": 12, "fuse_score": true, "gmc_method": "none"' \
+    "$O/y/clip.tracks.json" || ok=0
+for bad in "unknown key 'lost_thresh'@lost_thresh: 0.3" "with_reid: True is not supported@with_reid: True" \
+    "gmc_method orb is not implemented@gmc_method: orb" "match_thresh must be a number in 0..1@match_thresh: 1.5"; do
+    sed "s/^tracker_type: botsort.*/&\n${bad#*@}/" "$T/mybot.yaml" | awk '!seen[$1]++' >"$T/bad.yaml"
+    if ! infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/bad.yaml" --no-save --out "$O/x" \
+        "$T/clip.mp4" || ! grep -q "bad.yaml:2: ${bad%@*}" "$T/err" || [ "$(wc -l <"$T/err")" != 1 ]; then
+        ok=0
+        echo "    ${bad#*@}: $(cat "$T/err")"
+    fi
+done
+printf 'tracker_type: ocsort\n' >"$T/oc.yaml"
+infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc.yaml" --out "$O/x" "$T/clip.mp4" &&
+    grep -q "oc.yaml:1: tracker_type ocsort is not implemented" "$T/err" || ok=0
+infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker deepsort --out "$O/x" "$T/clip.mp4" || ok=0
+infer_rc 3 --detections "$T/exact/clip.jsonl" --track --tracker "$T/none.yaml" --out "$O/x" "$T/clip.mp4" || ok=0
+[ ! -e "$O/x" ] || { ok=0; echo "    a refused run left $O/x"; }
+[ $ok = 1 ] && pass tracker_choice || fail tracker_choice "see above"
 
 # degenerate_boxes: a box clipped to zero width and an inverted box (replayed) are not tracked, counted,
 # and change nothing else: the same MOT rows as the clean replay

@@ -1,21 +1,37 @@
 #!/bin/sh
 # deps.sh — installs the Debian packages strix needs, only those missing
-# (non-interactive, idempotent).  Called by `make deps`, `make test`, `make demo`.
+# (non-interactive, idempotent), then fetches Debian's FFmpeg source package
+# once for `make dist` (tools/ffmpeg.sh fetch) and the Debian packages its
+# tests unpack (tools/debroot.sh fetch: libc6 for the bare root, arm64
+# archives for the aarch64 build).  Called by `make deps`,
+# `make test`, `make demo`; the only step that uses the network.
 # The core library needs a C compiler, libyaml, libjpeg-turbo and stb; `infer` reads and
 # writes video through FFmpeg's libraries (found with pkg-config); the ffmpeg
 # and ffprobe programs make and check the test clips and run the benchmark;
 # JPEGs are decoded with libjpeg-turbo (libjpeg62-turbo-dev, which OpenCV uses);
 # clang and its libFuzzer runtime (libclang-rt-dev) build the fuzz targets.
+# `make dist` (tools/dist.sh) links static archives: libx264-dev, libmbedtls-dev
+# and zlib1g-dev for the minimal FFmpeg, nasm for its x86 assembly,
+# libffmpeg-nvenc-dev for its NVDEC/NVENC headers, dpkg-dev to unpack the
+# source package; its tests (tests/cli_dist.sh) cross-build for aarch64
+# (gcc-aarch64-linux-gnu, with the arm64 libraries below) and run that build
+# under qemu-user-static.
 set -e
+cd "$(dirname "$0")/.."
 need=""
 for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg62-turbo-dev pkg-config clang libclang-rt-dev \
-    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg; do
+    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg \
+    libx264-dev libmbedtls-dev zlib1g-dev nasm libffmpeg-nvenc-dev dpkg-dev \
+    gcc-aarch64-linux-gnu qemu-user-static; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
-[ -z "$need" ] && exit 0
-echo "deps: installing$need"
-SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-# shellcheck disable=SC2086 # $need is a list of package names
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need
+if [ -n "$need" ]; then
+    echo "deps: installing$need"
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    # shellcheck disable=SC2086 # $need is a list of package names
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need
+fi
+sh tools/ffmpeg.sh fetch
+sh tools/debroot.sh fetch

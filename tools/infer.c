@@ -103,6 +103,7 @@
 
 #include "cudaenv.h"
 #include "infer/job.h"
+#include "tracker_yaml.h"
 
 /* Set from the signal handler; a flag is all a handler may safely touch.
  * Counts signals (capped at 2): 1 finishes cleanly, 2 stops at once. */
@@ -133,7 +134,10 @@ static void usage(FILE *f)
             "  --iou X           NMS IoU threshold, 0..1 (default 0.7)\n"
             "  --max-det N       at most N boxes per image (default 300)\n"
             "  --imgsz N         model input size, long side (default 640)\n"
-            "  --batch N         images or frames per forward pass (default 1)\n"
+            "  --batch N         images or frames per forward pass (default 1); with several\n"
+            "                    videos the frames of all of them fill one batch\n"
+            "  --jobs N          videos decoded, detected and written at once (default 4);\n"
+            "                    each one's outputs are those of a run on it alone\n"
             "  --classes LIST    keep only these classes: names or ids, comma-separated\n"
             "                    (e.g. dog,person or 16,0)\n"
             "  --threads N       CPU threads (default 0: all)\n"
@@ -167,17 +171,22 @@ static void usage(FILE *f)
             "  --no-audio        leave the audio out\n"
             "\n"
             "Tracking, counting and highlight reels (videos):\n"
-            "  --track           follow objects across frames (ByteTrack): a \"track_id\" per\n"
+            "  --track           follow objects across frames (BoT-SORT by default, as\n"
+            "                    Ultralytics' yolo track): a \"track_id\" per\n"
             "                    detection in the JSON Lines, \"#ID\" labels coloured by identity,\n"
             "                    OUT/NAME.mot.txt (MOTChallenge: frame,id,left,top,width,height,\n"
             "                    score,-1,-1,-1; frames from 1) and OUT/NAME.tracks.json (each\n"
             "                    track; unique tracks per class).  Lowers the --conf default to\n"
-            "                    0.1: ByteTrack uses the low-score boxes to keep tracks alive\n"
-            "  --track-thresh X  score splitting high and low detections (default 0.5; a new\n"
-            "                    track needs X + 0.1)\n"
-            "  --match-thresh X  first association: highest 1 - IoU x score (default 0.8)\n"
-            "  --track-buffer N  frames (at 30 fps; scaled by the frame rate) a lost track is\n"
-            "                    kept (default 30)\n"
+            "                    0.1: the trackers use the low-score boxes to keep tracks alive\n"
+            "  --tracker T       botsort (default: BoT-SORT with camera-motion compensation,\n"
+            "                    gmc_method sparseOptFlow), bytetrack, or an Ultralytics\n"
+            "                    tracker YAML (botsort.yaml/bytetrack.yaml keys; orb/sift/ecc\n"
+            "                    GMC and with_reid: True are not supported).  Defaults are\n"
+            "                    Ultralytics': track_high_thresh 0.25, track_low_thresh 0.1,\n"
+            "                    new_track_thresh 0.25, track_buffer 30, match_thresh 0.8\n"
+            "  --track-thresh X  override track_high_thresh (high/low score split)\n"
+            "  --match-thresh X  override match_thresh (highest 1 - IoU x score matched)\n"
+            "  --track-buffer N  override track_buffer (updates a lost track is kept)\n"
             "  --trail N         draw each track's last N centres as a fading trail\n"
             "  --line X1,Y1,X2,Y2  count tracks crossing this segment (pixels): \"in\" from the\n"
             "                    left of the direction X1,Y1 -> X2,Y2 to its right (a line drawn\n"
@@ -278,6 +287,32 @@ static int parse_unit(const char *opt, const char *s, double *out)
 }
 
 /* Returns -1 when the run should stop with status 0 (help, version). */
+/* --tracker NAME or FILE.yaml (Ultralytics' tracker YAMLs), then the
+ * --track-thresh, --match-thresh and --track-buffer given over it; an exit code. */
+static int tracker_options(options *o)
+{
+    strix_track_options *t = &o->track_opts;
+    if (!strcmp(o->tracker, "botsort") || !strcmp(o->tracker, "botsort.yaml"))
+        strix_track_options_init(t, STRIX_TRACKER_BOTSORT);
+    else if (!strcmp(o->tracker, "bytetrack") || !strcmp(o->tracker, "bytetrack.yaml"))
+        strix_track_options_init(t, STRIX_TRACKER_BYTETRACK);
+    else {
+        size_t n = strlen(o->tracker);
+        if (n < 5 || (strcmp(o->tracker + n - 5, ".yaml") && (n < 4 || strcmp(o->tracker + n - 4, ".yml"))))
+            return usage_error("--tracker: '%s' is neither botsort, bytetrack nor a tracker .yaml file", o->tracker);
+        strix_error e;
+        strix_status st = strix_tracker_yaml_read(o->tracker, t, &e);
+        if (st) {
+            fprintf(stderr, "infer: %s\n", e.message);
+            return st == STRIX_E_IO ? EXIT_INPUT : EXIT_USAGE;
+        }
+    }
+    if (o->track_thresh >= 0) t->track_high_thresh = (float)o->track_thresh;
+    if (o->match_thresh >= 0) t->match_thresh = (float)o->match_thresh;
+    if (o->track_buffer >= 0) t->track_buffer = o->track_buffer;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -288,13 +323,15 @@ static int parse_args(int argc, char **argv, options *o)
     o->max_det = 300;
     o->imgsz = 640;
     o->batch = 1;
+    o->jobs = 4;
     o->vid_stride = 1;
     o->crf = -1;
     o->save = 1;
     o->audio = 1;
-    o->track_thresh = 0.5;
-    o->match_thresh = 0.8;
-    o->track_buffer = 30;
+    o->track_thresh = -1;
+    o->match_thresh = -1;
+    o->track_buffer = -1;
+    o->tracker = "botsort";
     o->hl_score = 0.25;
     o->hl_gap = 1;
     o->hl_pad = 0.5;
@@ -356,9 +393,9 @@ static int parse_args(int argc, char **argv, options *o)
         }
         static const char *const with_value[] = {"--model", "--weights", "--scale", "--nc", "--names",
                                                  "--conf", "--iou", "--max-det", "--imgsz", "--batch",
-                                                 "--threads", "--device", "--out", "--json", "--classes",
+                                                 "--jobs", "--threads", "--device", "--out", "--json", "--classes",
                                                  "--vid-stride", "--codec", "--crf", "--preset",
-                                                 "--track-thresh", "--match-thresh", "--track-buffer", "--trail",
+                                                 "--tracker", "--track-thresh", "--match-thresh", "--track-buffer", "--trail",
                                                  "--line", "--detections", "--highlights", "--hl-score",
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len"};
@@ -389,6 +426,7 @@ static int parse_args(int argc, char **argv, options *o)
             o->conf_set = 1;
         } else if (!strcmp(name, "--detections")) o->detections = val;
         else if (!strcmp(name, "--highlights")) o->highlights = val;
+        else if (!strcmp(name, "--tracker")) o->tracker = val;
         else if (!strcmp(name, "--track-thresh")) rc = parse_unit(name, val, &o->track_thresh);
         else if (!strcmp(name, "--match-thresh")) rc = parse_unit(name, val, &o->match_thresh);
         else if (!strcmp(name, "--track-buffer")) rc = parse_int(name, val, 0, 1000000, &o->track_buffer);
@@ -407,6 +445,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(name, "--max-det")) rc = parse_int(name, val, 1, 100000, &o->max_det);
         else if (!strcmp(name, "--imgsz")) rc = parse_int(name, val, 32, 8192, &o->imgsz);
         else if (!strcmp(name, "--batch")) rc = parse_int(name, val, 1, 1024, &o->batch);
+        else if (!strcmp(name, "--jobs")) rc = parse_int(name, val, 1, 64, &o->jobs);
         else if (!strcmp(name, "--threads")) rc = parse_int(name, val, 0, 4096, &o->threads);
         if (rc) return rc;
         if (!*val) return usage_error("%s: empty value", name);
@@ -421,8 +460,8 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->hl_min_frames > 1 && !o->track) return usage_error("--hl-min-frames counts track lengths: add --track");
     for (int i = 1; i < argc && !o->highlights; i++)
         if (!strncmp(argv[i], "--hl-", 5)) return usage_error("%s needs --highlights LIST", argv[i]);
-    if (o->track && !o->conf_set) o->conf = 0.1; /* as Ultralytics' model.track: low boxes feed ByteTrack */
-    return 0;
+    if (o->track && !o->conf_set) o->conf = 0.1; /* as Ultralytics' model.track: low boxes feed the tracker */
+    return o->track ? tracker_options(o) : 0;
 }
 
 /* --classes or --highlights (opt) "dog,person" or "16,0": a mask over the
@@ -460,7 +499,7 @@ static int parse_classes(const char *opt, const char *list, const char *const *n
 }
 
 /* Load the model of --model/--weights and its class names; an exit code. */
-static int load_model(const options *o, strix_model **model, const char ***names, int *nc)
+static int load_model(options *o, strix_model **model, const char ***names, int *nc)
 {
     strix_model_options mo;
     strix_model_options_init(&mo);
@@ -471,6 +510,8 @@ static int load_model(const options *o, strix_model **model, const char ***names
     mo.threads = o->threads;
     mo.device = o->device;
     strix_cuda_env_apply(&mo);
+    o->nvtx = mo.nvtx; /* the job's stage ranges with the library's layer ranges */
+    o->async = mo.cuda_async; /* the videos' detection submits a batch before collecting the last */
     if (!mo.device) {
         mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
         if (!o->quiet && strix_device_count() == 0)
@@ -604,15 +645,15 @@ int main(int argc, char **argv)
         rc = EXIT_INTERRUPTED;
         goto out;
     }
+    detector det;
+    detector_init(&det, &o, model, names, nc, mask);
     if (n_img) {
-        rc = run_images(&o, &in.images, plan, model, names, nc, mask, json_path, t_start);
+        rc = run_images(&o, &in.images, plan, &det, json_path, t_start);
         if (rc && rc != EXIT_IMAGE) goto out; /* fatal, or interrupted: the videos wait */
     }
-    for (int i = 0; i < n_vid && !g_stop; i++) {
-        int vrc = run_video(&o, &vplan[i], model, names, nc, mask, hl_mask);
-        if (!rc) rc = vrc;
-        if (vrc == EXIT_INTERRUPTED) rc = vrc;
-        if (vrc == EXIT_INTERRUPTED || vrc == EXIT_NOMEM || vrc == EXIT_DEVICE || vrc == EXIT_INTERNAL) break;
+    if (n_vid && !g_stop) {
+        int vrc = run_videos(&o, vplan, n_vid, &det, hl_mask);
+        if (!rc || vrc == EXIT_INTERRUPTED) rc = vrc ? vrc : rc;
     }
 
 out:

@@ -1,56 +1,62 @@
-/* track.c — the ByteTrack tracker of strix.h, step for step as the reference
- * implementation in Roboflow supervision 0.26 (itself a port of the authors'
- * code), so identities match it exactly (tests/test_track.c checks them
+/* track.c — the trackers of strix.h, step for step as Ultralytics 8.4.190
+ * defines them (ultralytics/trackers: byte_tracker.py BYTETracker,
+ * bot_sort.py BOTSORT without ReID, utils/kalman_filter.py, utils/matching.py,
+ * utils/stracks.py), so identities match it (tests/test_track.c checks them
  * against goldens made by tools/reference/track_goldens.py).
  *
  * Kalman state per track, doubles: mean[8] = (cx, cy, a, h, vcx, vcy, va, vh)
- * with a = w / h; cov[8][8].  Measurements are (cx, cy, a, h).
+ * with a = w / h for ByteTrack (measurements (cx, cy, a, h)), (cx, cy, w, h,
+ * vcx, vcy, vw, vh) for BoT-SORT (measurements (cx, cy, w, h)); cov[8][8].
  *
  * The reference's number types are kept where they change results: a
- * detection box is held as float32 (x1, y1, w, h) and its corner and aspect
- * derived in float32, its area in float32; a freshly started track's mean is
- * float32 until its first predict or update, and the noise scales derived
- * from it are then float32 too.  Everything else is double.
+ * detection box is float32 (x1, y1, w, h), derived from (cx, cy, w, h)
+ * float32 as Ultralytics' Boxes.xywh; its measurement is derived in float32;
+ * IoU, the score fusion and the duplicate test run in float32 on float32
+ * boxes; the Kalman filter, the camera-motion warp and the assignment in
+ * double.
  *
- * Reference quirks kept on purpose (they decide identities): the height
- * velocity of a lost track is zeroed before each predict; unconfirmed
- * tracks are not predicted; a lost track dropped for age stays matchable for
- * one more frame (it leaves the lost list a frame late); when a tracked and
- * a lost track overlap (IoU > 0.85) the younger one goes, the tracked one on
- * a tie.
+ * Reference behaviours kept on purpose (they decide identities): unconfirmed
+ * tracks are not predicted (but are warped); a lost track's size velocities
+ * (ByteTrack: the height's; BoT-SORT: width's and height's) are zeroed
+ * before each predict; a lost track dropped for age stays in the lost list,
+ * matchable, for one more frame; the identities of the last 1000 removed
+ * tracks are kept, and a lost track with one of them leaves the lost list;
+ * when a tracked and a lost track overlap (IoU > 0.85) the younger one goes,
+ * the tracked one on a tie.  Unmatched tracks and detections are visited in
+ * ascending order (lap.lapjv's np.where).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "assign.h"
+#include "gmc.h"
 #include "strix.h"
 #include "util.h"
 
 enum { NEW, TRACKED, LOST, REMOVED };
 
-/* Association thresholds fixed by ByteTrack: the second (low-score) and the
- * unconfirmed-track associations. */
+/* Association thresholds fixed by Ultralytics: the second (low-score) and
+ * the unconfirmed-track associations, the duplicate test, the removed-track
+ * memory. */
 #define SECOND_MATCH_THRESH 0.5
 #define UNCONFIRMED_MATCH_THRESH 0.7
-#define DUPLICATE_IOU_DIST 0.15
+#define DUPLICATE_IOU_DIST 0.15f
+#define REMOVED_KEEP 1000
 
 typedef struct track {
     double mean[8], cov[64];
-    int mean_f32;      /* mean still holds the float32 values it started from */
     int state, activated;
-    long frame_id, start_frame, tracklet_len;
-    long internal_id, id;
-    double score;
-    int det;           /* the detection that updated it this frame, -1 if none */
-    int in_use;
+    long frame_id, start_frame, tracklet_len, id;
+    float score;
+    int idx; /* the detection of its last update (index in the caller's array) */
 } track;
 
 /* A detection as the reference holds it. */
 typedef struct det {
-    float tlwh[4];     /* x1, y1, w, h, float32 */
-    double score;
-    int index;         /* in the caller's array */
+    float tlwh[4]; /* x1, y1, w, h, float32 */
+    float score;
+    int index;     /* in the caller's array */
 } det;
 
 /* A list of track slots (indices into the pool). */
@@ -61,23 +67,35 @@ typedef struct list {
 
 struct strix_tracker {
     strix_track_options o;
-    double det_thresh;
-    long max_time_lost, frame_id, next_internal, next_id;
+    int xywh;                    /* BoT-SORT's Kalman state */
+    long frame_id, next_id;
     track *pool;
     int n_pool;
-    list tracked, lost, removed; /* removed: last frame's removals, as the reference keeps them */
+    list tracked, lost;
+    long *removed;               /* identities of the last REMOVED_KEEP removed tracks, oldest first */
+    int n_removed;
+    strix_gmc *gmc;              /* BoT-SORT with sparseOptFlow */
     int broken;                  /* an update ran out of memory half way */
     long degenerate;             /* detections ignored for an empty or non-finite box */
 };
 
-void strix_track_options_init(strix_track_options *o)
+void strix_track_options_init(strix_track_options *o, strix_tracker_type type)
 {
-    o->track_thresh = 0.5f;
-    o->low_thresh = 0.1f;
-    o->new_track_thresh = -1;
-    o->match_thresh = 0.8f;
+    o->tracker_type = type;
+    o->track_high_thresh = 0.25f;
+    o->track_low_thresh = 0.1f;
+    o->new_track_thresh = 0.25f;
     o->track_buffer = 30;
-    o->frame_rate = 30;
+    o->match_thresh = 0.8f;
+    o->fuse_score = 1;
+    o->gmc_method = STRIX_GMC_SPARSE_OPTFLOW;
+    o->proximity_thresh = 0.5f;
+    o->appearance_thresh = 0.8f;
+}
+
+const char *strix_tracker_type_name(strix_tracker_type t)
+{
+    return t == STRIX_TRACKER_BYTETRACK ? "bytetrack" : "botsort";
 }
 
 static int in_unit(float v) { return v >= 0 && v <= 1; }
@@ -85,22 +103,30 @@ static int in_unit(float v) { return v >= 0 && v <= 1; }
 strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err)
 {
     *out = NULL;
-    if (!in_unit(o->track_thresh) || !in_unit(o->low_thresh) || !in_unit(o->match_thresh))
-        return strix_fail(err, STRIX_E_ARG, "tracker: thresholds must be in 0..1 (track %g, low %g, match %g)",
-                          (double)o->track_thresh, (double)o->low_thresh, (double)o->match_thresh);
-    if (o->new_track_thresh > 1 || (o->new_track_thresh < 0 && o->new_track_thresh != -1))
-        return strix_fail(err, STRIX_E_ARG, "tracker: new-track threshold %g is not in 0..1 (or -1: track + 0.1)",
-                          (double)o->new_track_thresh);
-    if (o->track_buffer < 0 || !(o->frame_rate > 0 && o->frame_rate < 1e6))
-        return strix_fail(err, STRIX_E_ARG, "tracker: track buffer %d and frame rate %g must be >= 0 and > 0",
-                          o->track_buffer, o->frame_rate);
+    if (o->tracker_type != STRIX_TRACKER_BOTSORT && o->tracker_type != STRIX_TRACKER_BYTETRACK)
+        return strix_fail(err, STRIX_E_ARG, "tracker: unknown tracker type %d", (int)o->tracker_type);
+    if (o->gmc_method != STRIX_GMC_SPARSE_OPTFLOW && o->gmc_method != STRIX_GMC_NONE)
+        return strix_fail(err, STRIX_E_ARG, "tracker: unknown GMC method %d", (int)o->gmc_method);
+    const float th[] = {o->track_high_thresh, o->track_low_thresh, o->new_track_thresh, o->match_thresh,
+                        o->proximity_thresh, o->appearance_thresh};
+    const char *names[] = {"track_high_thresh", "track_low_thresh", "new_track_thresh", "match_thresh",
+                           "proximity_thresh", "appearance_thresh"};
+    for (int i = 0; i < 6; i++)
+        if (!in_unit(th[i]))
+            return strix_fail(err, STRIX_E_ARG, "tracker: %s %g is not in 0..1", names[i], (double)th[i]);
+    if (o->track_buffer < 0)
+        return strix_fail(err, STRIX_E_ARG, "tracker: track_buffer %d must be >= 0", o->track_buffer);
+    if (o->fuse_score != 0 && o->fuse_score != 1)
+        return strix_fail(err, STRIX_E_ARG, "tracker: fuse_score %d must be 0 or 1", o->fuse_score);
     strix_tracker *t = calloc(1, sizeof *t);
     if (!t) return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     t->o = *o;
-    /* the reference adds 0.1 to the threshold in double */
-    t->det_thresh = o->new_track_thresh < 0 ? (double)o->track_thresh + 0.1 : (double)o->new_track_thresh;
-    t->max_time_lost = (long)(o->frame_rate / 30.0 * o->track_buffer);
+    t->xywh = o->tracker_type == STRIX_TRACKER_BOTSORT;
     t->next_id = 1;
+    if (t->xywh && o->gmc_method == STRIX_GMC_SPARSE_OPTFLOW && !(t->gmc = strix_gmc_create())) {
+        free(t);
+        return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
+    }
     *out = t;
     return STRIX_OK;
 }
@@ -108,10 +134,11 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
 void strix_tracker_free(strix_tracker *t)
 {
     if (!t) return;
+    strix_gmc_free(t->gmc);
     free(t->pool);
     free(t->tracked.v);
     free(t->lost.v);
-    free(t->removed.v);
+    free(t->removed);
     free(t);
 }
 
@@ -130,27 +157,31 @@ static int list_push(list *l, int x)
     return 0;
 }
 
-static int list_has(const list *l, const track *pool, long internal_id)
+static int list_has(const list *l, const track *pool, long id)
 {
     for (int i = 0; i < l->n; i++)
-        if (pool[l->v[i]].internal_id == internal_id) return 1;
+        if (pool[l->v[i]].id == id) return 1;
     return 0;
 }
 
-/* a := a followed by the tracks of b not already in a (by identity) */
+/* a := a followed by the tracks of b not already in a (by identity): joint_stracks */
 static int list_join(list *a, const list *b, const track *pool)
 {
-    for (int i = 0; i < b->n; i++)
-        if (!list_has(a, pool, pool[b->v[i]].internal_id) && list_push(a, b->v[i])) return -1;
+    int n = a->n;
+    for (int i = 0; i < b->n; i++) {
+        int dup = 0;
+        for (int j = 0; j < n && !dup; j++) dup = pool[a->v[j]].id == pool[b->v[i]].id;
+        if (!dup && list_push(a, b->v[i])) return -1;
+    }
     return 0;
 }
 
-/* a := a without the tracks of b */
+/* a := a without the tracks of b: sub_stracks */
 static void list_sub(list *a, const list *b, const track *pool)
 {
     int m = 0;
     for (int i = 0; i < a->n; i++)
-        if (!list_has(b, pool, pool[a->v[i]].internal_id)) a->v[m++] = a->v[i];
+        if (!list_has(b, pool, pool[a->v[i]].id)) a->v[m++] = a->v[i];
     a->n = m;
 }
 
@@ -159,56 +190,46 @@ static void list_sub(list *a, const list *b, const track *pool)
 #define STD_POS (1.0 / 20)
 #define STD_VEL (1.0 / 160)
 
-/* A track's (x1, y1, x2, y2) from its mean, as the reference's tlbr. */
-static void track_tlbr(const track *k, double b[4])
-{
-    double w = k->mean[2] * k->mean[3], h = k->mean[3];
-    b[0] = k->mean[0] - w / 2;
-    b[1] = k->mean[1] - h / 2;
-    b[2] = w + b[0];
-    b[3] = h + b[1];
-}
-
-/* (cx, cy, a, h) of a detection, in float32 as the reference computes it */
-static void det_xyah(const det *d, float m[4])
+/* The measurement of a detection, float32 as the reference's convert_coords:
+ * (cx, cy, w, h) for BoT-SORT, (cx, cy, w / h, h) for ByteTrack. */
+static void det_measure(const det *d, int xywh, float m[4])
 {
     m[0] = d->tlwh[0] + d->tlwh[2] / 2;
     m[1] = d->tlwh[1] + d->tlwh[3] / 2;
-    m[2] = d->tlwh[2] / d->tlwh[3];
+    m[2] = xywh ? d->tlwh[2] : d->tlwh[2] / d->tlwh[3];
     m[3] = d->tlwh[3];
 }
 
-static void kalman_initiate(track *k, const float m[4])
+/* Position and velocity noise scales of a mean: xywh follows width and height, xyah height only. */
+static void noise(const double *mean, int xywh, double wp, double wv, double std[8])
+{
+    double w = mean[2], h = mean[3];
+    if (xywh) {
+        double s[8] = {wp * w, wp * h, wp * w, wp * h, wv * w, wv * h, wv * w, wv * h};
+        memcpy(std, s, sizeof s);
+    } else {
+        double s[8] = {wp * h, wp * h, 1e-2, wp * h, wv * h, wv * h, 1e-5, wv * h};
+        memcpy(std, s, sizeof s);
+    }
+}
+
+static void kalman_initiate(track *k, int xywh, const float m[4])
 {
     for (int i = 0; i < 4; i++) {
         k->mean[i] = m[i];
         k->mean[4 + i] = 0;
     }
-    /* float32 products (the reference multiplies a float32 height by Python floats) */
-    float h = m[3];
-    double sp = (double)(0.1f * h), sv = (double)(0.0625f * h);
-    double std[8] = {sp, sp, 1e-2, sp, sv, sv, 1e-5, sv};
+    double std[8];
+    noise(k->mean, xywh, 2 * STD_POS, 10 * STD_VEL, std);
     memset(k->cov, 0, sizeof k->cov);
     for (int i = 0; i < 8; i++) k->cov[i * 9] = std[i] * std[i];
-    k->mean_f32 = 1;
 }
 
-/* x' = F x, P' = F P F^T + Q with F = [[I, I], [0, I]].  f32: the noise
- * scales are float32 (the reference stacks float32 means when every track
- * it predicts is fresh). */
-static void kalman_predict(track *k, int f32)
+/* x' = F x, P' = F P F^T + Q with F = [[I, I], [0, I]] */
+static void kalman_predict(track *k, int xywh)
 {
-    double h = k->mean[3], sp, sv, sa = 1e-2, sva = 1e-5;
-    if (f32) {
-        sp = (double)((float)STD_POS * (float)h);
-        sv = (double)((float)STD_VEL * (float)h);
-        sa = (double)1e-2f;
-        sva = (double)1e-5f;
-    } else {
-        sp = STD_POS * h;
-        sv = STD_VEL * h;
-    }
-    double q[8] = {sp, sp, sa, sp, sv, sv, sva, sv};
+    double q[8];
+    noise(k->mean, xywh, STD_POS, STD_VEL, q);
     for (int i = 0; i < 4; i++) k->mean[i] += k->mean[4 + i];
     double left[64], *p = k->cov;
     for (int i = 0; i < 8; i++)
@@ -217,43 +238,46 @@ static void kalman_predict(track *k, int f32)
         for (int j = 0; j < 8; j++)
             p[i * 8 + j] = j < 4 ? left[i * 8 + j] + left[i * 8 + j + 4] : left[i * 8 + j];
     for (int i = 0; i < 8; i++) p[i * 9] += q[i] * q[i];
-    k->mean_f32 = 0;
 }
 
-/* Correct with measurement m (cx, cy, a, h): S = H P H^T + R, K = P H^T S^-1
- * (Cholesky), x += K (m - H x), P -= K S K^T. */
-static void kalman_update(track *k, const float m[4])
+/* Correct with measurement m: S = H P H^T + R, K^T = S^-1 H P (Gaussian
+ * elimination with partial pivoting, as numpy.linalg.solve), x += K (m - H x),
+ * P -= K (S K^T). */
+static void kalman_update(track *k, int xywh, const float m[4])
 {
-    double h = k->mean[3], sp = k->mean_f32 ? (double)((float)STD_POS * (float)h) : STD_POS * h;
-    double r[4] = {sp, sp, 1e-1, sp};
-    double s[16], l[16] = {0}, *p = k->cov;
+    double r[8], *p = k->cov;
+    noise(k->mean, xywh, STD_POS, STD_VEL, r);
+    if (!xywh) r[2] = 1e-1;
+    double s[16], a[4][12];
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) s[i * 4 + j] = p[i * 8 + j] + (i == j ? r[i] * r[i] : 0);
-    for (int j = 0; j < 4; j++) { /* S = L L^T */
-        double d = s[j * 4 + j];
-        for (int c = 0; c < j; c++) d -= l[j * 4 + c] * l[j * 4 + c];
-        l[j * 4 + j] = sqrt(d);
-        for (int i = j + 1; i < 4; i++) {
-            double v = s[i * 4 + j];
-            for (int c = 0; c < j; c++) v -= l[i * 4 + c] * l[j * 4 + c];
-            l[i * 4 + j] = v / l[j * 4 + j];
+    /* [S | H P] reduced to [I | K^T] */
+    for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < 4; j++) a[i][j] = s[i * 4 + j];
+        for (int c = 0; c < 8; c++) a[i][4 + c] = p[i * 8 + c];
+    }
+    for (int c = 0; c < 4; c++) {
+        int piv = c;
+        for (int i = c + 1; i < 4; i++)
+            if (fabs(a[i][c]) > fabs(a[piv][c])) piv = i;
+        if (piv != c)
+            for (int j = 0; j < 12; j++) {
+                double tmp = a[c][j];
+                a[c][j] = a[piv][j];
+                a[piv][j] = tmp;
+            }
+        for (int i = c + 1; i < 4; i++) {
+            double f = a[i][c] / a[c][c];
+            for (int j = c; j < 12; j++) a[i][j] -= f * a[c][j];
         }
     }
-    /* K^T = S^-1 (P H^T)^T: solve L L^T X = B for B = H P (4 x 8) */
-    double kt[32];
-    for (int c = 0; c < 8; c++) {
-        double y[4];
-        for (int i = 0; i < 4; i++) {
-            double v = p[i * 8 + c];
-            for (int q = 0; q < i; q++) v -= l[i * 4 + q] * y[q];
-            y[i] = v / l[i * 4 + i];
-        }
+    double kt[32]; /* K^T, 4 x 8 */
+    for (int c = 0; c < 8; c++)
         for (int i = 3; i >= 0; i--) {
-            double v = y[i];
-            for (int q = i + 1; q < 4; q++) v -= l[q * 4 + i] * kt[q * 8 + c];
-            kt[i * 8 + c] = v / l[i * 4 + i];
+            double v = a[i][4 + c];
+            for (int q = i + 1; q < 4; q++) v -= a[i][q] * kt[q * 8 + c];
+            kt[i * 8 + c] = v / a[i][i];
         }
-    }
     double innov[4];
     for (int i = 0; i < 4; i++) innov[i] = (double)m[i] - k->mean[i];
     for (int c = 0; c < 8; c++) {
@@ -261,142 +285,97 @@ static void kalman_update(track *k, const float m[4])
         for (int i = 0; i < 4; i++) v += innov[i] * kt[i * 8 + c];
         k->mean[c] += v;
     }
-    double ks[32]; /* K S, 8 x 4 */
-    for (int a = 0; a < 8; a++)
-        for (int j = 0; j < 4; j++) {
+    double skt[32]; /* S K^T, 4 x 8 */
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < 8; c++) {
             double v = 0;
-            for (int i = 0; i < 4; i++) v += kt[i * 8 + a] * s[i * 4 + j];
-            ks[a * 4 + j] = v;
+            for (int j = 0; j < 4; j++) v += s[i * 4 + j] * kt[j * 8 + c];
+            skt[i * 8 + c] = v;
         }
-    for (int a = 0; a < 8; a++)
+    for (int a8 = 0; a8 < 8; a8++)
         for (int b = 0; b < 8; b++) {
             double v = 0;
-            for (int j = 0; j < 4; j++) v += ks[a * 4 + j] * kt[j * 8 + b];
-            p[a * 8 + b] -= v;
+            for (int j = 0; j < 4; j++) v += kt[j * 8 + a8] * skt[j * 8 + b];
+            p[a8 * 8 + b] -= v;
         }
-    k->mean_f32 = 0;
+}
+
+/* The camera-motion warp of stracks.py's multi_gmc: centre and its velocity
+ * rotate with R and shift by t, sizes and their velocities scale by |R|:
+ * x := R8 x + (t, 0...), P := R8 P R8^T. */
+static void warp(track *k, const double H[6])
+{
+    double r8[64] = {0};
+    double R[4] = {H[0], H[1], H[3], H[4]}, A[4] = {fabs(H[0]), fabs(H[1]), fabs(H[3]), fabs(H[4])};
+    for (int b = 0; b < 4; b++) {
+        const double *m = b & 1 ? A : R;
+        int o = 2 * b;
+        r8[o * 8 + o] = m[0];
+        r8[o * 8 + o + 1] = m[1];
+        r8[(o + 1) * 8 + o] = m[2];
+        r8[(o + 1) * 8 + o + 1] = m[3];
+    }
+    double mean[8], t[64];
+    for (int i = 0; i < 8; i++) {
+        double v = 0;
+        for (int j = 0; j < 8; j++) v += r8[i * 8 + j] * k->mean[j];
+        mean[i] = v;
+    }
+    mean[0] += H[2];
+    mean[1] += H[5];
+    memcpy(k->mean, mean, sizeof mean);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) {
+            double v = 0;
+            for (int q = 0; q < 8; q++) v += r8[i * 8 + q] * k->cov[q * 8 + j];
+            t[i * 8 + j] = v;
+        }
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) {
+            double v = 0;
+            for (int q = 0; q < 8; q++) v += t[i * 8 + q] * r8[j * 8 + q];
+            k->cov[i * 8 + j] = v;
+        }
 }
 
 /* -------------------------------------------------------------------- IoU */
 
-/* 1 - IoU between tracks (double boxes) and detections (float32 boxes with a
- * float32 area), as the reference's iou_distance; [na, nb] row-major. */
-static void iou_dist_dets(const track *pool, const int *ta, int na, const det *d, const int *db, int nb,
-                          double *cost)
+/* A track's (x1, y1, x2, y2) from its mean, as the reference's xyxy, in float32. */
+static void track_xyxy(const track *k, int xywh, float b[4])
 {
-    for (int i = 0; i < na; i++) {
-        double a[4];
-        track_tlbr(&pool[ta[i]], a);
-        double area_a = (a[2] - a[0]) * (a[3] - a[1]);
-        for (int j = 0; j < nb; j++) {
-            const float *t = d[db[j]].tlwh;
-            float b[4] = {t[0], t[1], t[0] + t[2], t[1] + t[3]};
-            float area_b = (b[2] - b[0]) * (b[3] - b[1]);
-            double iw = fmin(a[2], (double)b[2]) - fmax(a[0], (double)b[0]);
-            double ih = fmin(a[3], (double)b[3]) - fmax(a[1], (double)b[1]);
-            double inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
-            double uni = area_a + (double)area_b - inter;
-            double iou = uni != 0 ? inter / uni : 0;
-            cost[i * nb + j] = 1 - (isfinite(iou) ? iou : 0);
-        }
-    }
+    double w = xywh ? k->mean[2] : k->mean[2] * k->mean[3], h = k->mean[3];
+    double x1 = k->mean[0] - w / 2, y1 = k->mean[1] - h / 2;
+    b[0] = (float)x1;
+    b[1] = (float)y1;
+    b[2] = (float)(w + x1);
+    b[3] = (float)(h + y1);
 }
 
-/* The reference's fuse_score: cost := 1 - (1 - cost) * score */
-static void fuse_score(double *cost, int na, const det *d, const int *db, int nb)
+static void det_xyxy(const det *d, float b[4])
 {
-    for (int i = 0; i < na; i++)
-        for (int j = 0; j < nb; j++) cost[i * nb + j] = 1 - (1 - cost[i * nb + j]) * d[db[j]].score;
+    b[0] = d->tlwh[0];
+    b[1] = d->tlwh[1];
+    b[2] = d->tlwh[0] + d->tlwh[2];
+    b[3] = d->tlwh[1] + d->tlwh[3];
 }
 
-/* The reference's linear_assignment: costs above thresh are clamped to
- * thresh + 1e-4, the optimum is taken, and pairs above thresh dropped.
- * match[i] = column of row i or -1.  Returns -1 on OOM. */
-static int assign(double *cost, int na, int nb, double thresh, int *match)
+/* 1 - IoU in float32, as metrics.bbox_ioa(iou=True) with its eps. */
+static float iou_dist(const float a[4], const float b[4])
 {
-    for (int i = 0; i < na; i++) match[i] = -1;
-    if (!na || !nb) return 0;
-    for (int i = 0; i < na * nb; i++)
-        if (cost[i] > thresh) cost[i] = thresh + 1e-4;
-    if (strix_assign(cost, na, nb, match)) return -1;
-    for (int i = 0; i < na; i++)
-        if (match[i] >= 0 && !(cost[i * nb + match[i]] <= thresh)) match[i] = -1;
-    return 0;
+    float iw = fminf(a[2], b[2]) - fmaxf(a[0], b[0]), ih = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
+    float inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
+    float area_b = (b[2] - b[0]) * (b[3] - b[1]), area_a = (a[2] - a[0]) * (a[3] - a[1]);
+    float uni = area_b + area_a - inter;
+    return 1 - inter / (uni + 1e-7f);
 }
 
-/* ------------------------------------------------- the reference's order */
-
-/* The reference lists the unmatched rows and columns of an assignment as
- * tuple(set(range(n)) - set(matched)), so their order is CPython's set
- * table order, not ascending; and that order decides which new track gets
- * which identity.  This reproduces it for small non-negative ints (hash =
- * value) with CPython's set algorithm (Objects/setobject.c, 3.8 to 3.13):
- * when len(range) >> 2 > len(matched) the result is a copy of the range's
- * table (ascending); otherwise a fresh set filled in ascending order:
- * 8 slots, linear probing of 9 then perturbation, grown to the smallest
- * power of two above 4 * used when 5 * fill >= 3 * mask.
- * keep[i]: value i is in the result.  out: the values in iteration order;
- * returns how many, or -1 on OOM. */
-static void pyset_insert(long *table, size_t mask, long v)
-{
-    size_t i = (size_t)v & mask, perturb = (size_t)v;
-    for (;;) {
-        if (table[i] < 0) break;
-        int found = 0;
-        if (i + 9 <= mask)
-            for (int j = 0; j < 9 && !found; j++)
-                if (table[++i] < 0) found = 1;
-        if (found) break;
-        perturb >>= 5;
-        i = (i * 5 + 1 + perturb) & mask;
-    }
-    table[i] = v;
-}
-
-static int pyset_order(const char *keep, int n, int n_matched, int *out)
-{
-    int k = 0;
-    if ((n >> 2) > n_matched) {
-        for (int i = 0; i < n; i++)
-            if (keep[i]) out[k++] = i;
-        return k;
-    }
-    size_t size = 8, fill = 0;
-    long *table = malloc(sizeof *table * size);
-    if (!table) return -1;
-    for (size_t i = 0; i < size; i++) table[i] = -1;
-    for (int v = 0; v < n; v++) {
-        if (!keep[v]) continue;
-        pyset_insert(table, size - 1, v);
-        fill++;
-        if (fill * 5 < (size - 1) * 3) continue;
-        size_t grown = 8;
-        while (grown <= fill * 4) grown <<= 1;
-        long *t2 = malloc(sizeof *t2 * grown);
-        if (!t2) {
-            free(table);
-            return -1;
-        }
-        for (size_t i = 0; i < grown; i++) t2[i] = -1;
-        for (size_t i = 0; i < size; i++)
-            if (table[i] >= 0) pyset_insert(t2, grown - 1, table[i]);
-        free(table);
-        table = t2;
-        size = grown;
-    }
-    for (size_t i = 0; i < size; i++)
-        if (table[i] >= 0) out[k++] = (int)table[i];
-    free(table);
-    return k;
-}
-
-/* ----------------------------------------------------------------- update */
+/* ------------------------------------------------------------------ update */
 
 /* A free slot of the pool (growing it); -1 on OOM. */
 static int new_slot(strix_tracker *t)
 {
     for (int i = 0; i < t->n_pool; i++)
-        if (!t->pool[i].in_use) return i;
+        if (t->pool[i].state == NEW) return i;
     int n = t->n_pool ? 2 * t->n_pool : 32;
     track *p = realloc(t->pool, sizeof *p * (size_t)n);
     if (!p) return -1;
@@ -407,32 +386,125 @@ static int new_slot(strix_tracker *t)
     return slot;
 }
 
-static void track_update(track *k, const det *d, int di, long frame_id)
+static void track_update(strix_tracker *t, track *k, const det *d)
 {
     float m[4];
-    det_xyah(d, m);
-    k->frame_id = frame_id;
+    det_measure(d, t->xywh, m);
+    k->frame_id = t->frame_id;
     k->tracklet_len++;
-    kalman_update(k, m);
+    kalman_update(k, t->xywh, m);
     k->state = TRACKED;
-    if (k->tracklet_len == 1) k->activated = 1; /* minimum_consecutive_frames = 1 */
+    k->activated = 1;
     k->score = d->score;
-    k->det = di;
+    k->idx = d->index;
 }
 
-static void track_reactivate(track *k, const det *d, int di, long frame_id)
+static void track_reactivate(strix_tracker *t, track *k, const det *d)
 {
     float m[4];
-    det_xyah(d, m);
-    kalman_update(k, m);
+    det_measure(d, t->xywh, m);
+    kalman_update(k, t->xywh, m);
     k->tracklet_len = 0;
     k->state = TRACKED;
-    k->frame_id = frame_id;
+    k->activated = 1;
+    k->frame_id = t->frame_id;
     k->score = d->score;
-    k->det = di;
+    k->idx = d->index;
 }
 
-/* The reference's remove_duplicate_tracks over tracked x lost. */
+/* Scratch of one update, freed together. */
+typedef struct scratch {
+    det *d;
+    int *high, *low, *left, *match, *u_rows, *u_cols, *u_track;
+    double *cost;
+    size_t cost_cap;
+    list unconfirmed, pool, activated, refind, lost_now, removed_now, r_tracked;
+} scratch;
+
+static void scratch_free(scratch *s)
+{
+    free(s->d);
+    free(s->high);
+    free(s->low);
+    free(s->left);
+    free(s->match);
+    free(s->u_rows);
+    free(s->u_cols);
+    free(s->u_track);
+    free(s->cost);
+    list *l[] = {&s->unconfirmed, &s->pool, &s->activated, &s->refind, &s->lost_now, &s->removed_now,
+                 &s->r_tracked};
+    for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) free(l[i]->v);
+}
+
+/* The reference's get_dists (fuse: with the score fusion) or plain
+ * iou_distance of tracks ta [na] against detections db [nb], then
+ * linear_assignment with thresh: lap.lapjv with cost_limit, whose optimum
+ * (pairs cheaper than thresh, least total of cost - thresh) is the
+ * rectangular optimum of the costs clamped at thresh.  s->match[i] = the
+ * column of row i, or -1.  Returns -1 on OOM. */
+static int associate(strix_tracker *t, scratch *s, const int *ta, int na, const int *db, int nb, int fuse,
+                     double thresh)
+{
+    for (int i = 0; i < na; i++) s->match[i] = -1;
+    if (!na || !nb) return 0;
+    size_t need = (size_t)na * (size_t)nb;
+    if (need > s->cost_cap) {
+        double *c = realloc(s->cost, sizeof *c * need);
+        if (!c) return -1;
+        s->cost = c;
+        s->cost_cap = need;
+    }
+    for (int i = 0; i < na; i++) {
+        float a[4];
+        track_xyxy(&t->pool[ta[i]], t->xywh, a);
+        for (int j = 0; j < nb; j++) {
+            const det *d = &s->d[db[j]];
+            float b[4];
+            det_xyxy(d, b);
+            float c = iou_dist(a, b);
+            if (fuse) c = 1 - (1 - c) * d->score;
+            s->cost[i * nb + j] = isfinite(c) ? (double)c : 1;
+        }
+    }
+    for (size_t i = 0; i < need; i++)
+        if (s->cost[i] > thresh) s->cost[i] = thresh;
+    if (strix_assign(s->cost, na, nb, s->match)) return -1;
+    for (int i = 0; i < na; i++)
+        if (s->match[i] >= 0 && !(s->cost[i * nb + s->match[i]] < thresh)) s->match[i] = -1;
+    return 0;
+}
+
+/* After associate(): the unmatched rows and columns, ascending (np.where). */
+static void unmatched(const scratch *s, int rows, int cols, int *u_rows, int *n_rows, int *u_cols, int *n_cols,
+                      char *taken)
+{
+    *n_rows = 0;
+    for (int i = 0; i < rows; i++)
+        if (s->match[i] < 0) u_rows[(*n_rows)++] = i;
+    memset(taken, 0, (size_t)cols + 1);
+    for (int i = 0; i < rows; i++)
+        if (s->match[i] >= 0) taken[s->match[i]] = 1;
+    *n_cols = 0;
+    for (int j = 0; j < cols; j++)
+        if (!taken[j]) u_cols[(*n_cols)++] = j;
+}
+
+/* A box with no area or a non-finite corner: nothing to match or predict. */
+static int degenerate(const strix_detection *x, const det *d)
+{
+    return !isfinite(x->x1) || !isfinite(x->y1) || !isfinite(x->x2) || !isfinite(x->y2) || !(d->tlwh[2] > 0) ||
+           !(d->tlwh[3] > 0);
+}
+
+static int removed_has(const strix_tracker *t, long id)
+{
+    for (int i = 0; i < t->n_removed; i++)
+        if (t->removed[i] == id) return 1;
+    return 0;
+}
+
+/* The reference's remove_duplicate_stracks over tracked x lost. */
 static int remove_duplicates(strix_tracker *t)
 {
     list *a = &t->tracked, *b = &t->lost;
@@ -445,18 +517,13 @@ static int remove_duplicates(strix_tracker *t)
     }
     for (int i = 0; i < a->n; i++) {
         const track *x = &t->pool[a->v[i]];
-        double p[4];
-        track_tlbr(x, p);
-        double area_p = (p[2] - p[0]) * (p[3] - p[1]);
+        float p[4];
+        track_xyxy(x, t->xywh, p);
         for (int j = 0; j < b->n; j++) {
             const track *y = &t->pool[b->v[j]];
-            double q[4];
-            track_tlbr(y, q);
-            double area_q = (q[2] - q[0]) * (q[3] - q[1]);
-            double iw = fmin(p[2], q[2]) - fmax(p[0], q[0]), ih = fmin(p[3], q[3]) - fmax(p[1], q[1]);
-            double inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0), uni = area_p + area_q - inter;
-            double iou = uni != 0 ? inter / uni : 0;
-            if (!(1 - (isfinite(iou) ? iou : 0) < DUPLICATE_IOU_DIST)) continue;
+            float q[4];
+            track_xyxy(y, t->xywh, q);
+            if (!(iou_dist(p, q) < DUPLICATE_IOU_DIST)) continue;
             if (x->frame_id - x->start_frame > y->frame_id - y->start_frame) drop_b[j] = 1;
             else drop_a[i] = 1;
         }
@@ -474,81 +541,9 @@ static int remove_duplicates(strix_tracker *t)
     return 0;
 }
 
-/* Scratch of one update, freed together. */
-typedef struct scratch {
-    det *d;
-    int *high, *low, *left, *match, *u_rows, *u_cols;
-    double *cost;
-    size_t cost_cap;
-    list unconfirmed, pool, activated, refind, lost_now, removed_now, r_tracked;
-} scratch;
-
-static void scratch_free(scratch *s)
-{
-    free(s->d);
-    free(s->high);
-    free(s->low);
-    free(s->left);
-    free(s->match);
-    free(s->u_rows);
-    free(s->u_cols);
-    free(s->cost);
-    list *l[] = {&s->unconfirmed, &s->pool, &s->activated, &s->refind, &s->lost_now, &s->removed_now,
-                 &s->r_tracked};
-    for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) free(l[i]->v);
-}
-
-/* The [na, nb] cost matrix of tracks ta against detections db (1 - IoU,
- * fused with the scores when fuse), clamped and assigned with thresh:
- * s->match[i] = the column of row i, or -1.  Returns -1 on OOM. */
-static int associate(strix_tracker *t, scratch *s, const int *ta, int na, const int *db, int nb, int fuse,
-                     double thresh)
-{
-    size_t need = (size_t)na * (size_t)nb + 1;
-    if (need > s->cost_cap) {
-        double *c = realloc(s->cost, sizeof *c * need);
-        if (!c) return -1;
-        s->cost = c;
-        s->cost_cap = need;
-    }
-    iou_dist_dets(t->pool, ta, na, s->d, db, nb, s->cost);
-    if (fuse) fuse_score(s->cost, na, s->d, db, nb);
-    return assign(s->cost, na, nb, thresh, s->match);
-}
-
-/* After associate(): the unmatched rows and columns in the reference's
- * order (ascending ranges when the matrix was empty).  Returns -1 on OOM. */
-static int unmatched(scratch *s, int rows, int cols, int *u_rows, int *n_rows, int *u_cols, int *n_cols)
-{
-    int most = rows > cols ? rows : cols, matched = 0;
-    char *keep = calloc((size_t)most + 1, 1);
-    if (!keep) return -1;
-    for (int i = 0; i < rows; i++) matched += s->match[i] >= 0;
-    int empty = !rows || !cols;
-    for (int i = 0; i < rows; i++) keep[i] = s->match[i] < 0;
-    *n_rows = empty ? 0 : pyset_order(keep, rows, matched, u_rows);
-    if (empty)
-        for (int i = 0; i < rows; i++) u_rows[(*n_rows)++] = i;
-    memset(keep, 1, (size_t)most + 1);
-    for (int i = 0; i < rows; i++)
-        if (s->match[i] >= 0) keep[s->match[i]] = 0;
-    *n_cols = empty ? 0 : pyset_order(keep, cols, matched, u_cols);
-    if (empty)
-        for (int j = 0; j < cols; j++) u_cols[(*n_cols)++] = j;
-    free(keep);
-    return *n_rows < 0 || *n_cols < 0 ? -1 : 0;
-}
-
-/* A box with no area (x2 <= x1 or y2 <= y1, e.g. clipped inside the
- * letterbox padding) or a non-finite corner: nothing to match or predict. */
-static int degenerate(const strix_detection *x)
-{
-    return !isfinite(x->x1) || !isfinite(x->y1) || !isfinite(x->x2) || !isfinite(x->y2) || !(x->x2 > x->x1) ||
-           !(x->y2 > x->y1);
-}
-
 /* One frame; 0, or -1 when memory ran out (the tracker is then unusable). */
-static int update(strix_tracker *t, const strix_detection *dets, int n, int *ids, scratch *s)
+static int update(strix_tracker *t, const strix_image *frame, const strix_detection *dets, int n, int *ids,
+                  scratch *s)
 {
     t->frame_id++;
     size_t nn = (size_t)(n > 0 ? n : 1);
@@ -559,159 +554,179 @@ static int update(strix_tracker *t, const strix_detection *dets, int n, int *ids
     s->u_cols = malloc(sizeof *s->u_cols * nn);
     if (!s->d || !s->high || !s->low || !s->left || !s->u_cols) return -1;
     int n_high = 0, n_low = 0;
-    double th = t->o.track_thresh, tl = t->o.low_thresh;
+    float th = t->o.track_high_thresh, tl = t->o.track_low_thresh;
     for (int i = 0; i < n; i++) {
         const strix_detection *x = &dets[i];
         det *d = &s->d[i];
-        /* the reference: tlwh = float32(tlbr[2:] - tlbr[:2]) computed in double */
-        d->tlwh[0] = x->x1;
-        d->tlwh[1] = x->y1;
-        d->tlwh[2] = (float)((double)x->x2 - (double)x->x1);
-        d->tlwh[3] = (float)((double)x->y2 - (double)x->y1);
+        /* Boxes.xywh in float32, then x1 = cx - w / 2 in double, stored as float32 */
+        float cx = (x->x1 + x->x2) / 2, cy = (x->y1 + x->y2) / 2, w = x->x2 - x->x1, h = x->y2 - x->y1;
+        d->tlwh[0] = (float)((double)cx - (double)w / 2);
+        d->tlwh[1] = (float)((double)cy - (double)h / 2);
+        d->tlwh[2] = w;
+        d->tlwh[3] = h;
         d->score = x->score;
         d->index = i;
         ids[i] = -1;
-        if (degenerate(x)) { /* never matched, never starts a track */
+        if (degenerate(x, d)) { /* never matched, never starts a track */
             t->degenerate++;
             continue;
         }
-        if (d->score > th) s->high[n_high++] = i;
-        else if (d->score > tl && d->score < th) s->low[n_low++] = i;
+        if (d->score >= th) s->high[n_high++] = i;
+        else if (d->score > tl) s->low[n_low++] = i;
     }
-    for (int i = 0; i < t->n_pool; i++) t->pool[i].det = -1;
 
     /* tracked tracks split into confirmed (with the lost ones: the pool) and unconfirmed */
     for (int i = 0; i < t->tracked.n; i++)
         if (list_push(t->pool[t->tracked.v[i]].activated ? &s->pool : &s->unconfirmed, t->tracked.v[i])) return -1;
     if (list_join(&s->pool, &t->lost, t->pool)) return -1;
-    int all_f32 = 1;
-    for (int i = 0; i < s->pool.n; i++) all_f32 &= t->pool[s->pool.v[i]].mean_f32;
     for (int i = 0; i < s->pool.n; i++) {
         track *k = &t->pool[s->pool.v[i]];
-        if (k->state != TRACKED) k->mean[7] = 0;
-        kalman_predict(k, all_f32);
+        if (k->state != TRACKED) {
+            k->mean[7] = 0;
+            if (t->xywh) k->mean[6] = 0;
+        }
+        kalman_predict(k, t->xywh);
+    }
+    if (t->gmc && frame) {
+        double H[6];
+        if (strix_gmc_apply(t->gmc, frame->data, frame->width, frame->height,
+                            frame->stride ? frame->stride : 3 * frame->width, frame->format == STRIX_BGR, H))
+            return -1;
+        for (int i = 0; i < s->pool.n; i++) warp(&t->pool[s->pool.v[i]], H);
+        for (int i = 0; i < s->unconfirmed.n; i++) warp(&t->pool[s->unconfirmed.v[i]], H);
     }
     int most = s->pool.n > s->unconfirmed.n ? s->pool.n : s->unconfirmed.n;
     s->match = malloc(sizeof *s->match * (size_t)(most + 1));
     s->u_rows = malloc(sizeof *s->u_rows * (size_t)(most + 1));
-    if (!s->match || !s->u_rows) return -1;
+    s->u_track = malloc(sizeof *s->u_track * (size_t)(most + 1));
+    char *taken = malloc(nn + 1);
+    if (!s->match || !s->u_rows || !s->u_track || !taken) {
+        free(taken);
+        return -1;
+    }
+    int rc = -1;
 
-    /* first association: high-score detections with the pool, IoU fused with score */
-    if (associate(t, s, s->pool.v, s->pool.n, s->high, n_high, 1, t->o.match_thresh)) return -1;
+    /* first association: high-score detections with the pool */
+    if (associate(t, s, s->pool.v, s->pool.n, s->high, n_high, t->o.fuse_score, t->o.match_thresh)) goto out;
     for (int i = 0; i < s->pool.n; i++) {
         int j = s->match[i];
         if (j < 0) continue;
         track *k = &t->pool[s->pool.v[i]];
         const det *d = &s->d[s->high[j]];
         if (k->state == TRACKED) {
-            track_update(k, d, d->index, t->frame_id);
-            if (list_push(&s->activated, s->pool.v[i])) return -1;
+            track_update(t, k, d);
+            if (list_push(&s->activated, s->pool.v[i])) goto out;
         } else {
-            track_reactivate(k, d, d->index, t->frame_id);
-            if (list_push(&s->refind, s->pool.v[i])) return -1;
+            track_reactivate(t, k, d);
+            if (list_push(&s->refind, s->pool.v[i])) goto out;
         }
     }
     int n_ut, n_left;
-    if (unmatched(s, s->pool.n, n_high, s->u_rows, &n_ut, s->u_cols, &n_left)) return -1;
+    unmatched(s, s->pool.n, n_high, s->u_track, &n_ut, s->u_cols, &n_left, taken);
     for (int j = 0; j < n_left; j++) s->left[j] = s->high[s->u_cols[j]];
-    /* second association candidates: the unmatched that are still tracked */
+    /* second association: the unmatched pool tracks still tracked, with the low-score detections, plain IoU */
     for (int i = 0; i < n_ut; i++)
-        if (t->pool[s->pool.v[s->u_rows[i]]].state == TRACKED && list_push(&s->r_tracked, s->pool.v[s->u_rows[i]]))
-            return -1;
-
-    /* second association: those tracks with the low-score detections, plain IoU */
-    if (associate(t, s, s->r_tracked.v, s->r_tracked.n, s->low, n_low, 0, SECOND_MATCH_THRESH)) return -1;
+        if (t->pool[s->pool.v[s->u_track[i]]].state == TRACKED && list_push(&s->r_tracked, s->pool.v[s->u_track[i]]))
+            goto out;
+    if (associate(t, s, s->r_tracked.v, s->r_tracked.n, s->low, n_low, 0, SECOND_MATCH_THRESH)) goto out;
     for (int i = 0; i < s->r_tracked.n; i++) {
         if (s->match[i] < 0) continue;
         const det *d = &s->d[s->low[s->match[i]]];
-        track_update(&t->pool[s->r_tracked.v[i]], d, d->index, t->frame_id);
-        if (list_push(&s->activated, s->r_tracked.v[i])) return -1;
+        track *k = &t->pool[s->r_tracked.v[i]];
+        track_update(t, k, d); /* every r_tracked track is tracked */
+        if (list_push(&s->activated, s->r_tracked.v[i])) goto out;
     }
-    int n_u2, n_c2;
-    if (unmatched(s, s->r_tracked.n, n_low, s->u_rows, &n_u2, s->u_cols, &n_c2)) return -1;
-    for (int i = 0; i < n_u2; i++) {
-        track *k = &t->pool[s->r_tracked.v[s->u_rows[i]]];
-        if (k->state == LOST) continue;
-        k->state = LOST;
-        if (list_push(&s->lost_now, s->r_tracked.v[s->u_rows[i]])) return -1;
+    for (int i = 0; i < s->r_tracked.n; i++) {
+        if (s->match[i] >= 0) continue;
+        t->pool[s->r_tracked.v[i]].state = LOST;
+        if (list_push(&s->lost_now, s->r_tracked.v[i])) goto out;
     }
 
     /* unconfirmed tracks (one frame old) with the leftover high detections */
-    if (associate(t, s, s->unconfirmed.v, s->unconfirmed.n, s->left, n_left, 1, UNCONFIRMED_MATCH_THRESH))
-        return -1;
+    if (associate(t, s, s->unconfirmed.v, s->unconfirmed.n, s->left, n_left, t->o.fuse_score,
+                  UNCONFIRMED_MATCH_THRESH))
+        goto out;
     for (int i = 0; i < s->unconfirmed.n; i++) {
         if (s->match[i] < 0) continue;
-        const det *d = &s->d[s->left[s->match[i]]];
-        track_update(&t->pool[s->unconfirmed.v[i]], d, d->index, t->frame_id);
-        if (list_push(&s->activated, s->unconfirmed.v[i])) return -1;
+        track_update(t, &t->pool[s->unconfirmed.v[i]], &s->d[s->left[s->match[i]]]);
+        if (list_push(&s->activated, s->unconfirmed.v[i])) goto out;
     }
     int n_u3, n_new;
-    if (unmatched(s, s->unconfirmed.n, n_left, s->u_rows, &n_u3, s->u_cols, &n_new)) return -1;
+    unmatched(s, s->unconfirmed.n, n_left, s->u_rows, &n_u3, s->u_cols, &n_new, taken);
     for (int i = 0; i < n_u3; i++) {
         t->pool[s->unconfirmed.v[s->u_rows[i]]].state = REMOVED;
-        if (list_push(&s->removed_now, s->unconfirmed.v[s->u_rows[i]])) return -1;
+        if (list_push(&s->removed_now, s->unconfirmed.v[s->u_rows[i]])) goto out;
     }
 
     /* new tracks from the leftovers that clear the start threshold */
     for (int j = 0; j < n_new; j++) {
         const det *d = &s->d[s->left[s->u_cols[j]]];
-        if (d->score < t->det_thresh) continue;
+        if (d->score < t->o.new_track_thresh) continue;
         int slot = new_slot(t);
-        if (slot < 0 || list_push(&s->activated, slot)) return -1;
+        if (slot < 0 || list_push(&s->activated, slot)) goto out;
         track *k = &t->pool[slot];
         memset(k, 0, sizeof *k);
-        k->in_use = 1;
         float m[4];
-        det_xyah(d, m);
-        kalman_initiate(k, m);
-        k->internal_id = t->next_internal++;
+        det_measure(d, t->xywh, m);
+        kalman_initiate(k, t->xywh, m);
         k->id = t->next_id++;
         k->state = TRACKED;
         k->activated = t->frame_id == 1;
         k->frame_id = k->start_frame = t->frame_id;
         k->score = d->score;
-        k->det = d->index;
+        k->idx = d->index;
     }
 
     /* lost tracks past the buffer */
     for (int i = 0; i < t->lost.n; i++) {
         track *k = &t->pool[t->lost.v[i]];
-        if (t->frame_id - k->frame_id > t->max_time_lost) {
+        if (t->frame_id - k->frame_id > t->o.track_buffer) {
             k->state = REMOVED;
-            if (list_push(&s->removed_now, t->lost.v[i])) return -1;
+            if (list_push(&s->removed_now, t->lost.v[i])) goto out;
         }
     }
 
-    /* the lists, in the reference's order */
+    /* merge_track_pools: the lists, in the reference's order */
     int m = 0;
     for (int i = 0; i < t->tracked.n; i++)
         if (t->pool[t->tracked.v[i]].state == TRACKED) t->tracked.v[m++] = t->tracked.v[i];
     t->tracked.n = m;
-    if (list_join(&t->tracked, &s->activated, t->pool) || list_join(&t->tracked, &s->refind, t->pool)) return -1;
+    if (list_join(&t->tracked, &s->activated, t->pool) || list_join(&t->tracked, &s->refind, t->pool)) goto out;
     list_sub(&t->lost, &t->tracked, t->pool);
     for (int i = 0; i < s->lost_now.n; i++)
-        if (list_push(&t->lost, s->lost_now.v[i])) return -1;
-    list_sub(&t->lost, &t->removed, t->pool);
-    t->removed.n = 0;
-    for (int i = 0; i < s->removed_now.n; i++)
-        if (list_push(&t->removed, s->removed_now.v[i])) return -1;
-    if (remove_duplicates(t)) return -1;
+        if (list_push(&t->lost, s->lost_now.v[i])) goto out;
+    m = 0;
+    for (int i = 0; i < t->lost.n; i++)
+        if (!removed_has(t, t->pool[t->lost.v[i]].id)) t->lost.v[m++] = t->lost.v[i];
+    t->lost.n = m;
+    if (remove_duplicates(t)) goto out;
+    for (int i = 0; i < s->removed_now.n; i++) {
+        if (t->n_removed == REMOVED_KEEP) {
+            memmove(t->removed, t->removed + 1, sizeof *t->removed * (REMOVED_KEEP - 1));
+            t->n_removed--;
+        }
+        if (!t->removed && !(t->removed = malloc(sizeof *t->removed * REMOVED_KEEP))) goto out;
+        t->removed[t->n_removed++] = t->pool[s->removed_now.v[i]].id;
+    }
 
     /* identities for the detections of confirmed, tracked tracks */
     for (int i = 0; i < t->tracked.n; i++) {
         const track *k = &t->pool[t->tracked.v[i]];
-        if (k->activated && k->det >= 0) ids[k->det] = (int)k->id;
+        if (k->activated) ids[k->idx] = (int)k->id;
     }
-    /* slots no list holds any more are free */
-    for (int i = 0; i < t->n_pool; i++) t->pool[i].in_use = 0;
-    const list *keep[] = {&t->tracked, &t->lost, &t->removed};
-    for (int l = 0; l < 3; l++)
-        for (int i = 0; i < keep[l]->n; i++) t->pool[keep[l]->v[i]].in_use = 1;
-    return 0;
+    /* slots no list holds any more are free (state NEW) */
+    for (int i = 0; i < t->n_pool; i++)
+        if (t->pool[i].state != NEW && !list_has(&t->tracked, t->pool, t->pool[i].id) &&
+            !list_has(&t->lost, t->pool, t->pool[i].id))
+            t->pool[i].state = NEW;
+    rc = 0;
+out:
+    free(taken);
+    return rc;
 }
 
-strix_status strix_tracker_update(strix_tracker *t, const strix_detection *dets, int n, int *ids,
-                                  strix_error *err)
+strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, const strix_detection *dets, int n,
+                                  int *ids, strix_error *err)
 {
     if (n < 0 || (n && (!dets || !ids))) return strix_fail(err, STRIX_E_ARG, "tracker: bad detection array");
     for (int i = 0; i < n; i++) {
@@ -719,10 +734,14 @@ strix_status strix_tracker_update(strix_tracker *t, const strix_detection *dets,
         if (!(x->score >= 0 && x->score <= 1))
             return strix_fail(err, STRIX_E_ARG, "tracker: detection %d has a score outside 0..1", i);
     }
+    if (frame && (!frame->data || frame->width < 1 || frame->height < 1 ||
+                  (frame->stride && frame->stride < 3 * frame->width)))
+        return strix_fail(err, STRIX_E_ARG, "tracker: bad frame (%dx%d, stride %d)", frame->width, frame->height,
+                          frame->stride);
     if (t->broken) return strix_fail(err, STRIX_E_NOMEM, "tracker: unusable after running out of memory");
     scratch s;
     memset(&s, 0, sizeof s);
-    int rc = update(t, dets, n, ids, &s);
+    int rc = update(t, frame, dets, n, ids, &s);
     scratch_free(&s);
     if (rc) {
         t->broken = 1;

@@ -1,40 +1,98 @@
 #!/usr/bin/env python3
 """track_goldens.py — dev-time only: the tracker goldens of tests/golden/track/.
 
-Makes deterministic synthetic detection streams with known ground truth
-(objects that move, cross, get occluded, miss detections, jitter, enter and
-leave, plus false positives), runs them through the reference ByteTrack of
-Roboflow supervision 0.26 (sv.ByteTrack, the last supervision release that
-ships it; later ones moved trackers to another package with a different
-algorithm), and writes for each stream NAME:
+Runs deterministic synthetic streams with known ground truth through
+Ultralytics' own trackers (ultralytics/trackers 8.4.190: BYTETracker and
+BOTSORT, configured from its bytetrack.yaml and botsort.yaml) and writes for
+each stream NAME:
 
   NAME.jsonl    the detections, in infer's video JSON Lines format (what
                 `infer --detections` replays): frame (0-based), pts,
                 detections sorted by decreasing score, boxes as float32
   NAME.gt.txt   the ground truth, MOTChallenge rows (frame from 1)
-  NAME.ref.txt  per detection: "frame index direct public", frame 0-based,
-                index in the frame's JSON array; direct = the identity of
-                the confirmed track the detection updated inside ByteTrack
-                (-1: none), public = what sv.ByteTrack.update_with_detections
-                returns for it (-1: dropped).  The two differ only where
-                supervision's final step (re-matching its tracks' filtered
-                boxes to the detections with IoU > 0.5) drops a detection.
+  NAME.ref.txt  per detection: "frame index bytetrack botsort botsort_nogmc",
+                frame 0-based, index in the frame's JSON array, then the
+                identity each Ultralytics tracker returned for it (the idx
+                column of tracker.update's rows; -1: not returned)
 
-strix's tracker reports the direct association; tests/test_track.c compares
-it with `direct` exactly and checks that every public id equals the direct
-one or is -1.
+Two kinds of stream:
+- detection streams (cross, occlusion, crowd, enter_exit, slow_fps, burst):
+  objects that move, cross, get occluded, miss detections, jitter, enter and
+  leave, plus false positives; no frames (BOTSORT gets img=None: no GMC);
+- camera clips (pan, shake): frames drawn from NAME.scene.txt (below), a
+  textured world seen by a panning / shaking camera with flat-coloured
+  objects walking in it; detections from the ground truth with noise;
+  BOTSORT runs its sparseOptFlow GMC on the frames.
 
-Run:  /opt/strix-ref/bin/pip install --target /opt/sv026 --no-deps supervision==0.26.1
-      PYTHONPATH=/opt/sv026 /opt/strix-ref/bin/python tools/reference/track_goldens.py tests/golden/track
+NAME.scene.txt, one line per frame: "frame cam_x cam_y k" then k objects
+"x1 y1 x2 y2 r g b" (integer image pixels, x2/y2 exclusive, drawn in order).
+The frame (W x H from the header line) is pixel (x, y) = texture(cam_x + x,
+cam_y + y) then the objects; texture(X, Y) is the hash below of the 8x8 cell
+(X // 8, Y // 8), all in unsigned 32-bit arithmetic, so tests/test_track.c
+draws the same bytes without Python.
+
+Ultralytics is imported without PyTorch (its trackers do not use it; a stub
+module stands in), so only numpy, opencv-python, lap and scipy are needed:
+  python3 -m venv /tmp/ulref && /tmp/ulref/bin/pip install --no-deps ultralytics==8.4.190 &&
+  /tmp/ulref/bin/pip install numpy opencv-python-headless lap scipy pyyaml pillow psutil requests \
+      matplotlib polars typing_extensions
+  /tmp/ulref/bin/python tools/reference/track_goldens.py tests/golden/track
 """
+import importlib.abc
+import importlib.machinery
+import importlib.metadata
 import json
 import os
 import sys
+import types
+from unittest import mock
 
 import numpy as np
-import supervision as sv
-from supervision.tracker.byte_tracker import core as bt_core
-from supervision.tracker.byte_tracker.single_object_track import STrack
+
+
+def stub_torch():
+    """Ultralytics' package imports torch at load time; the trackers never call it."""
+
+    class Fake(types.ModuleType):
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            if name[:1].isupper():
+                m = type(name, (), {"__init__": lambda s, *a, **k: None, "__getattr__": lambda s, n: mock.MagicMock()})
+            else:
+                m = mock.MagicMock(name=self.__name__ + "." + name)
+            setattr(self, name, m)
+            return m
+
+    class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path, target=None):
+            if name.split(".")[0] in ("torch", "torchvision"):
+                return importlib.machinery.ModuleSpec(name, self, is_package=True)
+            return None
+
+        def create_module(self, spec):
+            m = Fake(spec.name)
+            m.__path__ = []
+            return m
+
+        def exec_module(self, m):
+            if m.__name__ == "torch":
+                m.__version__ = "2.5.0"
+                m.jit = types.SimpleNamespace(TracerWarning=type("TracerWarning", (Warning,), {}))
+            if m.__name__ == "torchvision":
+                m.__version__ = "0.20.0"
+
+    sys.meta_path.insert(0, Finder())
+    version = importlib.metadata.version
+    importlib.metadata.version = lambda n: {"torch": "2.5.0", "torchvision": "0.20.0"}.get(n) or version(n)
+
+
+stub_torch()
+import cv2  # noqa: E402
+import ultralytics  # noqa: E402
+from ultralytics.trackers.bot_sort import BOTSORT  # noqa: E402
+from ultralytics.trackers.byte_tracker import BYTETracker  # noqa: E402
+from ultralytics.utils import YAML, IterableSimpleNamespace  # noqa: E402
 
 W, H = 1280, 720
 NAMES = {0: "person", 2: "car", 16: "dog"}
@@ -168,60 +226,137 @@ def simulate(name, seed):
     return frames, gt, fps
 
 
-def run_reference(frames, fps):
-    """direct and public identities per detection, from sv.ByteTrack"""
-    tracker = sv.ByteTrack(track_activation_threshold=0.5, lost_track_buffer=30, minimum_matching_threshold=0.8,
-                           frame_rate=int(fps), minimum_consecutive_frames=1)
-    created, hits = [], {}
+class Boxes:
+    """What the trackers read of ultralytics.engine.results.Boxes after .cpu().numpy():
+    float32 xyxy, conf, cls, and xywh as ops.xyxy2xywh computes it in float32."""
 
-    orig_init, orig_update, orig_react, orig_act = STrack.__init__, STrack.update, STrack.re_activate, STrack.activate
+    def __init__(self, xyxy, conf, cls):
+        self.xyxy = np.asarray(xyxy, dtype=np.float32).reshape(-1, 4)
+        self.conf = np.asarray(conf, dtype=np.float32)
+        self.cls = np.asarray(cls, dtype=np.float32)
+        x = self.xyxy
+        self.xywh = np.stack([(x[:, 0] + x[:, 2]) / np.float32(2), (x[:, 1] + x[:, 3]) / np.float32(2),
+                              x[:, 2] - x[:, 0], x[:, 3] - x[:, 1]], axis=1).astype(np.float32)
 
-    def init(self, *a, **k):
-        orig_init(self, *a, **k)
-        self._order = len(created)
-        created.append(self)
+    def __len__(self):
+        return len(self.conf)
 
-    def update(self, new_track, frame_id):
-        orig_update(self, new_track, frame_id)
-        hits[id(self)] = new_track._order
+    def __getitem__(self, m):
+        return Boxes(self.xyxy[m], self.conf[m], self.cls[m])
 
-    def react(self, new_track, frame_id):
-        orig_react(self, new_track, frame_id)
-        hits[id(self)] = new_track._order
 
-    def act(self, kf, frame_id):
-        orig_act(self, kf, frame_id)
-        hits[id(self)] = self._order
+def cfg(name, **over):
+    path = os.path.join(os.path.dirname(ultralytics.__file__), "cfg", "trackers", name + ".yaml")
+    d = YAML.load(path)
+    d.update(over)
+    return IterableSimpleNamespace(**d)
 
-    STrack.__init__, STrack.update, STrack.re_activate, STrack.activate = init, update, react, act
+
+def run_tracker(tracker, frames, images=None):
+    """identity per detection (-1: not returned) for each frame"""
     out = []
-    try:
-        for dets in frames:
-            created.clear()
-            hits.clear()
-            n = len(dets)
-            xyxy = np.array([[float(v) for v in b] for b, _, _ in dets], dtype=np.float64).reshape(n, 4)
-            conf = np.array([float(s) for _, s, _ in dets], dtype=np.float64)
-            th = tracker.track_activation_threshold
-            order = list(np.where(conf > th)[0]) + list(np.where((conf > 0.1) & (conf < th))[0])
-            d = sv.Detections(xyxy=xyxy, confidence=conf, class_id=np.array([c for _, _, c in dets], dtype=int),
-                              data={"idx": np.arange(n)})
-            # what update_with_detections computes, with the tracks kept to read the direct hits
-            res = tracker.update_with_detections(d)
-            direct = [-1] * n
-            for t in tracker.tracked_tracks:
-                if t.is_activated and id(t) in hits and t.frame_id == tracker.frame_id:
-                    direct[int(order[hits[id(t)]])] = int(t.external_track_id)
-            public = [-1] * n
-            for i, tid in zip(res.data.get("idx", []), res.tracker_id):
-                public[int(i)] = int(tid)
-            out.append((direct, public))
-    finally:
-        STrack.__init__, STrack.update, STrack.re_activate, STrack.activate = orig_init, orig_update, orig_react, orig_act
+    for f, dets in enumerate(frames):
+        n = len(dets)
+        b = Boxes([[float(v) for v in bx] for bx, _, _ in dets], [float(s) for _, s, _ in dets],
+                  [c for _, _, c in dets])
+        img = images(f) if images else None
+        rows = tracker.update(b, img)
+        ids = [-1] * n
+        for r in rows:
+            ids[int(r[-1])] = int(r[4])
+        out.append(ids)
     return out
 
 
-def write(outdir, name, frames, gt, fps, ref):
+def references(frames, images=None):
+    """(bytetrack, botsort, botsort without GMC) identities"""
+    return (run_tracker(BYTETracker(cfg("bytetrack")), frames, images),
+            run_tracker(BOTSORT(cfg("botsort")), frames, images),
+            run_tracker(BOTSORT(cfg("botsort", gmc_method="none")), frames, images))
+
+
+# ----------------------------------------------------------------- camera clips
+
+CW, CH = 640, 360
+
+
+def texture_rows(cam_x, cam_y):
+    """BGR texture seen by a camera at (cam_x, cam_y): 8x8 cells of hashed colour"""
+    X = (np.arange(CW, dtype=np.int64) + cam_x) // 8
+    Y = (np.arange(CH, dtype=np.int64) + cam_y) // 8
+    h = ((X[None, :] * 73856093) ^ (Y[:, None] * 19349663)) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0x5BD1E995) & 0xFFFFFFFF
+    h ^= h >> 15
+    img = np.empty((CH, CW, 3), np.uint8)
+    img[..., 2] = h & 255  # R
+    img[..., 1] = (h >> 8) & 255  # G
+    img[..., 0] = (h >> 16) & 255  # B
+    return img
+
+
+def draw(scene_line):
+    f, cx, cy, objs = scene_line
+    img = texture_rows(cx, cy)
+    for x1, y1, x2, y2, r, g, b in objs:
+        img[y1:y2, x1:x2] = (b, g, r)
+    return img
+
+
+def camera_clip(name, rng):
+    """scene lines, detections per frame, ground truth"""
+    n = 150
+    if name == "pan":
+        # steady pan right with a slow vertical sway; people walking both ways
+        cam = [(1000 + 9 * f, 1000 + int(round(12 * np.sin(f / 15.0)))) for f in range(n)]
+        objs = [(i + 1, 1000 + 60 + 110 * i + rng.uniform(0, 30), 1000 + rng.uniform(60, 220), rng.uniform(30, 50),
+                 rng.uniform(70, 110), rng.uniform(2, 10) * (1 if i % 2 else -1) + 9, rng.uniform(-0.5, 0.5))
+                for i in range(10)]
+    else:
+        # handheld: slow pan plus jumps of up to 20 px every frame; small objects
+        cam, x, y = [], 1000, 1000
+        for f in range(n):
+            cam.append((x + int(rng.integers(-20, 21)), y + int(rng.integers(-14, 15))))
+            x += 2
+        objs = [(i + 1, 1000 + 40 + 75 * i + rng.uniform(0, 20), 1000 + rng.uniform(40, 260), rng.uniform(22, 32),
+                 rng.uniform(45, 70), rng.uniform(-1.5, 1.5) + 2, rng.uniform(-0.5, 0.5)) for i in range(8)]
+    colours = {o[0]: (int(rng.integers(0, 256)), int(rng.integers(0, 256)), int(rng.integers(0, 256))) for o in objs}
+    scene, frames, gt = [], [], []
+    for f in range(n):
+        cx, cy = cam[f]
+        drawn, dets = [], []
+        for oid, wx, wy, w, h, vx, vy in objs:
+            x1 = int(round(wx + vx * f)) - cx
+            y1 = int(round(wy + vy * f)) - cy
+            x2, y2 = x1 + int(round(w)), y1 + int(round(h))
+            x1c, y1c, x2c, y2c = max(x1, 0), max(y1, 0), min(x2, CW), min(y2, CH)
+            if x2c - x1c < 6 or y2c - y1c < 6:
+                continue
+            drawn.append((x1c, y1c, x2c, y2c) + colours[oid])
+            gt.append((f + 1, oid, x1c, y1c, x2c - x1c, y2c - y1c))
+            if rng.random() < 0.05:
+                continue  # missed
+            j = rng.normal(0, 1.0, 4)
+            bx = [x1c + j[0], y1c + j[1], x2c + j[2], y2c + j[3]]
+            bx = [min(max(bx[0], 0), CW - 2), min(max(bx[1], 0), CH - 2), min(max(bx[2], 1), CW),
+                  min(max(bx[3], 1), CH)]
+            low = rng.random() < 0.05
+            score = rng.uniform(0.15, 0.45) if low else rng.uniform(0.55, 0.95)
+            dets.append((bx, score, 0))
+        if rng.random() < 0.2:  # a false positive
+            w, h = rng.uniform(20, 60), rng.uniform(30, 90)
+            x, y = rng.uniform(0, CW - w), rng.uniform(0, CH - h)
+            dets.append(([x, y, x + w, y + h], rng.uniform(0.12, 0.5), 0))
+        dets = [([f32(v) for v in b], f32(s), c) for b, s, c in dets]
+        dets.sort(key=lambda d: -float(d[1]))
+        frames.append(dets)
+        scene.append((f, cx, cy, drawn))
+    return scene, frames, gt
+
+
+# ------------------------------------------------------------------------ files
+
+def write(outdir, name, frames, gt, fps, refs, note):
     with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
         for i, dets in enumerate(frames):
             items = []
@@ -234,26 +369,34 @@ def write(outdir, name, frames, gt, fps, ref):
         for fr, oid, x, y, w, h in gt:
             f.write("%d,%d,%.3f,%.3f,%.3f,%.3f,1,-1,-1,-1\n" % (fr, oid, x, y, w, h))
     with open(os.path.join(outdir, name + ".ref.txt"), "w") as f:
-        f.write("# frame index direct public  (supervision %s, sv.ByteTrack(track_activation_threshold=0.5, "
-                "lost_track_buffer=30, minimum_matching_threshold=0.8, frame_rate=%d))\n" % (sv.__version__, int(fps)))
-        for i, (direct, public) in enumerate(ref):
-            for k, (a, b) in enumerate(zip(direct, public)):
-                f.write("%d %d %d %d\n" % (i, k, a, b))
+        f.write("# frame index bytetrack botsort botsort_nogmc  (ultralytics %s, numpy %s, opencv %s, lap %s; "
+                "bytetrack.yaml and botsort.yaml defaults%s)\n"
+                % (ultralytics.__version__, np.__version__, cv2.__version__, __import__("lap").__version__, note))
+        for i in range(len(frames)):
+            for k in range(len(frames[i])):
+                f.write("%d %d %d %d %d\n" % (i, k, refs[0][i][k], refs[1][i][k], refs[2][i][k]))
 
 
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/golden/track"
     os.makedirs(outdir, exist_ok=True)
-    assert sv.__version__.startswith("0.26"), "needs supervision 0.26 (see the header)"
+    assert ultralytics.__version__ == "8.4.190", "made with ultralytics 8.4.190 (see the header)"
     for seed, name in enumerate(["cross", "occlusion", "crowd", "enter_exit", "slow_fps", "burst"]):
         frames, gt, fps = simulate(name, 1000 + seed)
-        ref = run_reference(frames, fps)
-        write(outdir, name, frames, gt, fps, ref)
-        ndet = sum(len(d) for d in frames)
-        ids = {i for dr, _ in ref for i in dr if i >= 0}
-        diff = sum(1 for dr, pb in ref for a, b in zip(dr, pb) if a != b)
-        print("%-10s %4d frames %5d detections %3d identities; public differs from direct on %d"
-              % (name, len(frames), ndet, len(ids), diff))
+        refs = references(frames)
+        write(outdir, name, frames, gt, fps, refs, "; no frames: no GMC")
+        ids = {i for fr in refs[0] for i in fr if i >= 0}
+        print("%-10s %4d frames %5d detections %3d bytetrack identities" % (name, len(frames),
+                                                                            sum(len(d) for d in frames), len(ids)))
+    for seed, name in enumerate(["pan", "shake"]):
+        scene, frames, gt = camera_clip(name, np.random.default_rng(2000 + seed))
+        refs = references(frames, lambda f: draw(scene[f]))
+        write(outdir, name, frames, gt, 30.0, refs, "; botsort with gmc_method sparseOptFlow on the drawn frames")
+        with open(os.path.join(outdir, name + ".scene.txt"), "w") as f:
+            f.write("# %d x %d\n" % (CW, CH))
+            for fr, cx, cy, objs in scene:
+                f.write("%d %d %d %d%s\n" % (fr, cx, cy, len(objs), "".join(" %d %d %d %d %d %d %d" % o for o in objs)))
+        print("%-10s %4d frames %5d detections" % (name, len(frames), sum(len(d) for d in frames)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,26 @@
+/* gmc.h — global motion compensation for BoT-SORT (engine/analytics/track.c):
+ * the camera's frame-to-frame motion as a 2x3 similarity transform, as
+ * Ultralytics' GMC(method="sparseOptFlow") estimates it
+ * (ultralytics/trackers/utils/gmc.py): grey frame downscaled by 2, up to
+ * 400 Shi-Tomasi corners, pyramidal Lucas-Kanade from the previous frame's
+ * corners, RANSAC similarity fit, translation scaled back to full size. */
+#ifndef STRIX_GMC_H
+#define STRIX_GMC_H
+
+#include <stdint.h>
+
+typedef struct strix_gmc strix_gmc;
+
+/* NULL when memory runs out. */
+strix_gmc *strix_gmc_create(void);
+void strix_gmc_free(strix_gmc *g);
+
+/* One frame, uint8 HWC with 3 channels (bgr: 1 when B comes first), rows
+ * stride bytes apart.  H (row-major [2][3]) receives the motion from the
+ * previous frame given to this one: x' = H[0] x + H[1] y + H[2], y' = H[3] x
+ * + H[4] y + H[5]; the identity on the first frame, when too few corners
+ * were followed, or when the frame size changed.  Returns 0, or -1 when
+ * memory runs out. */
+int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int stride, int bgr, double H[6]);
+
+#endif

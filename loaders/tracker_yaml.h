@@ -1,0 +1,16 @@
+/* tracker_yaml.h — Ultralytics' tracker YAMLs (botsort.yaml, bytetrack.yaml,
+ * or a user's copy of one) read into strix_track_options. */
+#ifndef STRIX_TRACKER_YAML_H
+#define STRIX_TRACKER_YAML_H
+
+#include "strix.h"
+
+/* Every key Ultralytics' botsort.yaml and bytetrack.yaml define is read;
+ * tracker_type is required and picks the defaults of the keys the file
+ * leaves out.  An unknown key, a value of the wrong type, a tracker or GMC
+ * method strix lacks (ocsort, orb, ...) or with_reid: true is an error
+ * naming the file and line: STRIX_E_ARG (STRIX_E_UNSUPPORTED for what strix
+ * lacks), STRIX_E_IO when the file cannot be read. */
+strix_status strix_tracker_yaml_read(const char *path, strix_track_options *o, strix_error *err);
+
+#endif

@@ -1,0 +1,136 @@
+#!/bin/sh
+# cli_dist.sh — `make dist` and its tarball where nothing else is installed.
+#   sh tests/cli_dist.sh BUILD
+# Builds the tarball with the same CUDA setting as BUILD (tools/dist.sh
+# checks its packed size against the README's limits and that the programs
+# need only glibc), then unpacks it into a root file system holding nothing
+# but Debian's libc6 (tools/debroot.sh bare), enters it with unshare -r
+# chroot (plain chroot as root when user namespaces are off) and runs infer
+# there on ../shared/data/vtest.avi and on two clips with audio (AAC in MP4:
+# copied; PCM in AVI: re-encoded to AAC).  Each run's JSON Lines must equal
+# BUILD's infer's byte for byte, and its MP4 must hold the same streams.
+# Then the aarch64 tarball (CC=aarch64-linux-gnu-gcc, CPU-only) and its
+# checks under qemu-user-static: the CPU test programs and one infer run.
+#
+# The first run builds FFmpeg twice (x86_64 and aarch64; about 2.5 and 4
+# minutes on 2 cores, cached under build/ffmpeg/ afterwards).  STRIX_DIST=0
+# skips the whole script, STRIX_DIST_ARM=0 the aarch64 part (README
+# "Run anywhere"); both run by default, CI included.
+NAME=cli_dist
+. "$(dirname "$0")/lib_cli.sh"
+
+if [ "${STRIX_DIST:-1}" = 0 ]; then
+    skip all "STRIX_DIST=0"
+    exit 0
+fi
+if grep -q __asan_init "$B/infer" 2>/dev/null; then
+    skip all "the tarball is checked once, against the plain build (this is the sanitizer build)"
+    exit 0
+fi
+
+B=$(cd "$B" && pwd)
+cuda=0
+grep -q STRIX_WITH_CUDA "$B/config.stamp" 2>/dev/null && cuda=1
+enter=""
+if unshare -r chroot / true 2>/dev/null; then
+    enter="unshare -r chroot"
+elif [ "$(id -u)" -eq 0 ] && chroot / true 2>/dev/null; then
+    enter="chroot"
+fi
+
+# make_dist LABEL MAKEARGS...: sets $tarball, or fails LABEL
+make_dist() {
+    label=$1
+    shift
+    tarball=""
+    if (cd "$ROOT" && make -s dist "$@") >"$T/dist.out" 2>&1; then
+        tarball=$ROOT/$(tail -n 1 "$T/dist.out")
+        pass "$label ($(grep 'MB packed' "$T/dist.out" | sed 's/^dist: [^:]*: //'))"
+    else
+        fail "$label" "make dist $* failed: $(tail -n 5 "$T/dist.out" | tr '\n' ' ')"
+    fi
+}
+
+# --- x86_64 (this machine) --------------------------------------------------
+make_dist dist_x86_64 CUDA=$cuda
+if [ -n "$tarball" ]; then
+    top=$(tar tzf "$tarball" | head -n 1 | cut -d/ -f1)
+    missing=""
+    for f in bin/infer bin/inspect bin/mkweights bin/moteval bin/bench weights/yolov8.yaml README LICENSE BUILD \
+        licences/README licences/GPL-3 licences/x264.copyright licences/ffmpeg-LICENSE.md; do
+        tar tzf "$tarball" "$top/$f" >/dev/null 2>&1 || missing="$missing $f"
+    done
+    [ $cuda = 1 ] && for f in bin/gpu_bench bin/test_cuda_ops licences/CUDA-runtime.txt; do
+        tar tzf "$tarball" "$top/$f" >/dev/null 2>&1 || missing="$missing $f"
+    done
+    if [ -n "$missing" ]; then
+        fail contents "$tarball lacks$missing"
+    elif ! tar xzf "$tarball" -O "$top/README" | grep -q "GPL version 3"; then
+        fail contents "$top/README does not say the binaries are under the GPL"
+    else
+        pass contents
+    fi
+fi
+
+R=$T/root
+streams() { ffprobe -v error -show_entries stream=codec_type,codec_name,nb_frames -of csv=p=0 "$1" | tr '\n' ' '; }
+if [ -z "$tarball" ]; then
+    skip bare_root "no tarball"
+elif [ -z "$enter" ]; then
+    skip bare_root "neither user namespaces (unshare -r) nor root for chroot here"
+elif [ ! -f "$DATA/vtest.avi" ]; then
+    skip bare_root "no $DATA/vtest.avi"
+elif ! sh "$ROOT/tools/debroot.sh" bare x86_64 "$R" 2>"$T/err"; then
+    fail bare_root "$(cat "$T/err")"
+else
+    tar xzf "$tarball" -C "$R"
+    D=/$top
+    mkdir -p "$R/work"
+    cp "$DATA/vtest.avi" "$R/work/"
+    ffmpeg -v error -nostdin -f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi -i sine=frequency=440:sample_rate=44100 \
+        -t 3 -c:v libx264 -preset ultrafast -c:a aac -shortest "$R/work/aac.mp4" &&
+    ffmpeg -v error -nostdin -f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi -i sine=frequency=660:sample_rate=48000 \
+        -t 3 -c:v mpeg4 -c:a pcm_s16le -shortest "$R/work/pcm.avi" || fail clips "ffmpeg could not make the clips"
+    cp "$B/infer" "$R/work/infer-normal"
+    # the root holds glibc and nothing else: the normal build cannot start there
+    if $enter "$R" /work/infer-normal --version >/dev/null 2>&1; then
+        fail bare_root_is_bare "BUILD's infer (shared FFmpeg) started inside the root"
+    else
+        pass bare_root_is_bare
+    fi
+    if $enter "$R" "$D/bin/mkweights" --model "$D/weights/yolov8.yaml" --scale n --seed 7 \
+        --out /work/w.safetensors >"$T/out" 2>"$T/err"; then
+        pass bare_mkweights
+    else
+        fail bare_mkweights "$(head -c 300 "$T/err")"
+    fi
+    # Same relative paths inside (cwd /) and outside (cwd $R): the JSON Lines
+    # headers name the input as given.
+    for clip in vtest.avi aac.mp4 pcm.avi; do
+        stem=${clip%.*}
+        args="--model work/yolov8.yaml --scale n --weights work/w.safetensors --conf 0.1 --imgsz 320 --preset ultrafast"
+        [ $clip = vtest.avi ] && args="$args --vid-stride 10"
+        cp "$ROOT/weights/yolov8.yaml" "$R/work/"
+        # shellcheck disable=SC2086 # $args: words
+        if ! $enter "$R" "$D/bin/infer" --device cpu $args --out work/dist "work/$clip" >"$T/out" 2>"$T/err"; then
+            fail "bare_infer_$stem" "in the bare root: $(head -c 400 "$T/err")"
+            continue
+        fi
+        # shellcheck disable=SC2086
+        if ! (cd "$R" && "$B/infer" --device cpu $args --out work/normal "work/$clip") >"$T/out" 2>"$T/err"; then
+            fail "bare_infer_$stem" "BUILD's infer: $(head -c 400 "$T/err")"
+            continue
+        fi
+        if ! cmp -s "$R/work/dist/$stem.jsonl" "$R/work/normal/$stem.jsonl"; then
+            fail "bare_infer_$stem" "JSON Lines differ from BUILD's infer ($R/work/{dist,normal}/$stem.jsonl)"
+        elif [ "$(streams "$R/work/dist/$stem.mp4")" != "$(streams "$R/work/normal/$stem.mp4")" ]; then
+            fail "bare_infer_$stem" "MP4 streams differ: $(streams "$R/work/dist/$stem.mp4")vs $(streams "$R/work/normal/$stem.mp4")"
+        elif [ $clip != vtest.avi ] && ! streams "$R/work/dist/$stem.mp4" | grep -q 'aac,audio'; then
+            fail "bare_infer_$stem" "no AAC audio in the MP4: $(streams "$R/work/dist/$stem.mp4")"
+        else
+            pass "bare_infer_$stem ($(streams "$R/work/dist/$stem.mp4"))"
+        fi
+    done
+fi
+
+exit $FAILED

@@ -1,0 +1,102 @@
+#!/bin/sh
+# dist.sh — what `make dist` runs: the tools built with everything but glibc
+# linked in (Makefile DIST=1: minimal static FFmpeg of tools/ffmpeg.sh,
+# static libyaml/libjpeg/stb/libgomp, static CUDA runtime, cuBLAS opened at
+# run time) and packed into
+#
+#   dist/strix-VERSION-linux-ARCH[-cudaMAJOR].tar.gz
+#     bin/infer inspect mkweights moteval   the tools
+#     bin/bench                             the model benchmark (perf/bench.c)
+#     bin/gpu_bench test_cuda_ops           GPU timings and the GPU op tests (CUDA builds)
+#     weights/*.yaml                        the model YAMLs
+#     README  LICENSE  licences/            how to run it; MIT + what is linked in (GPL-3 as a whole)
+#     BUILD                                 commit, compiler, CUDA, FFmpeg configuration, sizes
+#
+# Environment: CC (CC=aarch64-linux-gnu-gcc for an aarch64 tarball), CUDA=0/1
+# (default: 1 when nvcc is found and CC targets this machine), OPENMP.
+# The packed size is checked here: at most 25 MB with CUDA, 10 MB without
+# (exit 1 above it, so a test of `make dist` catches growth).  Prints the
+# tarball's path on its last line.
+set -eu
+cd "$(dirname "$0")/.."
+cc=${CC:-cc}
+arch=$($cc -dumpmachine | cut -d- -f1)
+native=0
+[ "$arch" = "$(uname -m)" ] && native=1
+if [ -z "${CUDA:-}" ]; then
+    CUDA=0
+    [ $native = 1 ] && command -v nvcc >/dev/null 2>&1 && CUDA=1
+fi
+cross=""
+[ $native = 1 ] || cross="$arch-linux-gnu-"
+version=$(sed -n 's/^#define STRIX_VERSION "\(.*\)"/\1/p' engine/strix.h)
+name=strix-$version-linux-$arch
+limit_mb=10
+if [ "$CUDA" = 1 ]; then
+    major=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+    name=$name-cuda$major
+    limit_mb=25
+fi
+build=build/dist-${name#strix-"$version"-linux-}
+progs="$build/infer $build/inspect $build/mkweights $build/moteval $build/perf/bench"
+[ "$CUDA" = 1 ] && progs="$progs $build/perf/gpu_bench $build/tests/test_cuda_ops"
+
+sh tools/ffmpeg.sh build "$arch"
+echo "dist: building $name in $build (log $build.log)"
+# shellcheck disable=SC2086 # $progs: words
+if ! make -j"$(nproc 2>/dev/null || echo 2)" DIST=1 CC="$cc" CUDA="$CUDA" ${OPENMP:+OPENMP=$OPENMP} \
+        BUILD="$build" $progs >"$build.log" 2>&1; then
+    tail -n 20 "$build.log" >&2
+    echo "dist: the build failed: see $build.log" >&2
+    exit 1
+fi
+
+# Nothing but glibc (and the driver, opened at run time) may be needed.
+for p in $progs; do
+    extra=$(${cross}readelf -d "$p" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+        grep -Ev '^(libc|libm|libdl|libpthread|librt|ld-linux[-a-z0-9_]*)\.so' || true)
+    [ -z "$extra" ] || { echo "dist: $p needs $(echo $extra): it must link only glibc dynamically" >&2; exit 1; }
+done
+
+stage=$build/stage
+rm -rf "$stage"
+dst=$stage/$name
+mkdir -p "$dst/bin" "$dst/weights" "$dst/licences"
+for p in $progs; do ${cross}strip -o "$dst/bin/$(basename "$p")" "$p"; done
+cp -p weights/*.yaml "$dst/weights/"
+cp -p LICENSE "$dst/"
+cp -p licences/* "$dst/licences/"
+ffprefix=$(sh tools/ffmpeg.sh prefix "$arch")
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit (with uncommitted changes)"
+{
+    echo "$name"
+    echo "commit: $commit"
+    echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm) with $($cc --version | head -n 1)"
+    echo "glibc: $(ldd --version 2>/dev/null | head -n 1 | sed 's/.* //') or newer needed"
+    if [ "$CUDA" = 1 ]; then
+        archs=$(make -s --no-print-directory CUDA=1 print-cuda-archs | sed 's/ /, sm_/g')
+        echo "CUDA: $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), kernels for sm_$archs;" \
+             "needs an NVIDIA driver for CUDA $major and libcublas.so.$major (CUDA $major.x toolkit) at run time"
+    fi
+    echo "FFmpeg: $(ls build/ffmpeg/dl/*.dsc | sed 's|.*/ffmpeg_\(.*\)\.dsc|\1|'), configured with:"
+    sh tools/ffmpeg.sh flags "$arch" | sed 's/^/  /'
+    echo "FFmpeg first build: $(cat "$ffprefix/build-seconds" 2>/dev/null || echo '?') s on $(nproc) cores"
+} >"$dst/BUILD"
+sed "s/@NAME@/$name/g; s/@ARCH@/$arch/g" tools/dist/README.in >"$dst/README"
+
+mkdir -p dist
+out=dist/$name.tar.gz
+tar cf - -C "$stage" --owner=0 --group=0 --sort=name "$name" | gzip -9n >"$out.tmp"
+mv "$out.tmp" "$out"
+rm -rf "$stage"
+bytes=$(wc -c <"$out")
+unpacked=$(tar xzf "$out" -O | wc -c)
+mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
+echo "dist: $out: $mb MB packed (limit $limit_mb MB), $(awk -v b="$unpacked" 'BEGIN { printf "%.1f", b / 1e6 }') MB unpacked"
+tar tzvf "$out" | awk '$3 > 100000 { printf "  %10d  %s\n", $3, $6 }'
+if [ "$bytes" -gt $((limit_mb * 1000000)) ]; then
+    echo "dist: $out is $mb MB, over the $limit_mb MB limit (README \"Run anywhere\")" >&2
+    exit 1
+fi
+echo "$out"
