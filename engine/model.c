@@ -31,7 +31,7 @@ void strix_model_options_init(strix_model_options *o)
     memset(o, 0, sizeof *o);
     o->device = "cpu";
     o->cuda_graphs = 1;
-    o->cuda_kernels = 1;
+    o->cuda_kernels = 2;
 }
 
 void strix_detect_options_init(strix_detect_options *o)
