@@ -143,6 +143,7 @@ static void usage(FILE *f)
             "  --threads N       CPU threads (default 0: all)\n"
             "  --device NAME     compute device: cpu, cuda, cuda:N (default: cuda when a GPU is present, else cpu)\n"
             "  --half            FP16 on a CUDA device (ignored on the CPU, as in Ultralytics)\n"
+            "  --nms-free        YOLO26: the one-to-one head, top-k without NMS (Ultralytics' nms=False)\n"
             "  --out DIR         output directory (default runs/infer; created, not emptied)\n"
             "  --json FILE       JSON report (default OUT/detections.json; for a video,\n"
             "                    JSON Lines, default OUT/NAME.jsonl)\n"
@@ -362,7 +363,8 @@ static int parse_args(int argc, char **argv, options *o)
         /* flags */
         int *flag = !strcmp(a, "--txt") ? &o->txt : !strcmp(a, "--save-conf") ? &o->save_conf
                   : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet
-                  : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track : NULL;
+                  : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track
+                  : !strcmp(a, "--nms-free") ? &o->nms_free : NULL;
         if (flag) {
             *flag = 1;
             continue;
@@ -516,6 +518,7 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
             fprintf(stderr, "infer: no CUDA device found: running on the cpu (--device cpu silences this)\n");
     }
     mo.half = o->half;
+    mo.nms_free = o->nms_free;
     strix_error e;
     strix_status st = strix_model_load(model, &mo, &e);
     if (!st && o->names) st = strix_model_load_names(*model, o->names, &e);

@@ -40,7 +40,7 @@ typedef struct options {
     int nvtx;                            /* STRIX_CUDA_NVTX=1: NVTX ranges per stage (infer/trace.h) */
     int async;                           /* STRIX_CUDA_ASYNC=1: two batches in flight */
     double conf, iou;
-    int txt, save_conf, save, overwrite, quiet, audio, half;
+    int txt, save_conf, save, overwrite, quiet, audio, half, nms_free;
     int conf_set;                        /* --conf given (tracking lowers the default) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* --track-thresh etc.: -1 unless given */
