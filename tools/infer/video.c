@@ -20,6 +20,7 @@
 #include "outfile.h"
 #include "pipeline.h"
 #include "trace.h"
+#include "worker.h"
 
 int stop_requested(void *ctx)
 {
@@ -290,6 +291,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     v->side_ms += now_ms() - t1;
     if (v->vs.wr && video_sink_frame(&v->vs, vf, err)) return -1;
     progress(v, f->index + 1, 0);
+    metrics_frames(o->metrics, 1);
     return 0;
 }
 
@@ -467,6 +469,9 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     }
 
     double wall = (now_ms() - v->t0) / 1e3, enc = v->vs.wr ? strix_video_writer_ms(v->vs.wr) : 0;
+    double stage_ms[STAGE_COUNT] = {rs.decode_ms + rs.convert_ms, ps->detect_ms, ps->post_ms + v->side_ms,
+                                    v->track_ms, v->annotate_ms, enc};
+    for (int k = 0; k < STAGE_COUNT; k++) metrics_stage(o->metrics, k, stage_ms[k]);
     char damage[320];
     describe_damage(&rs, damage, sizeof damage);
     if (damage[0])
