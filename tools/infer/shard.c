@@ -45,7 +45,7 @@ int shard_resolve(const char *opt, long shards, env_lookup env, shard *s, char *
         if ((val = env(vars[i])) && *val) var = vars[i];
         else val = NULL;
     if (!var) {
-        if (shards) {
+        if (shards > 1) {
             snprintf(err, errn, "--shards %ld: no array index in the environment (SLURM_ARRAY_TASK_ID, "
                      "JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX): pass --shard I/N", shards);
             return EXIT_USAGE;
