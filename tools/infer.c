@@ -86,7 +86,10 @@
  *   (SIGINT or SIGTERM: the images finished so far are written, JSON
  *   included; a video in progress is finished at the frames read so far and
  *   kept, playable, under its final name with its JSON Lines; a second
- *   signal stops at once and discards the unfinished outputs).
+ *   signal stops at once and discards the unfinished outputs; with
+ *   --manifest the first signal already discards the item in progress);
+ *   10/11 some --manifest items failed (11: some inputs were missing or
+ *   unreachable): OUT/failures-I-of-N.jsonl names them (infer/worker.c).
  * When several inputs fail, the status is that of the first failure.
  *
  * This file parses the options and wires the job's parts (infer/job.h):

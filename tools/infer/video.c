@@ -228,7 +228,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     const options *o = v->o;
     strix_video_frame *vf = f->user;
     if (g_stop > 1) {
-        set_error(err, STRIX_E_INTERNAL, "%s: stopped by a second signal", v->shown);
+        set_error(err, STRIX_E_INTERNAL, "%s: stopped at once (a second signal, or one with --manifest)", v->shown);
         return -1;
     }
     double t0 = now_ms();
@@ -427,7 +427,8 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     strix_video_reader_stats(v->src.rd, &rs);
     if (st) {
         if (g_stop > 1) {
-            fprintf(stderr, "infer: %s: stopped at once by a second signal: unfinished outputs discarded\n",
+            fprintf(stderr, "infer: %s: stopped at once (a second signal, or one with --manifest): unfinished outputs "
+                    "discarded\n",
                     p->input);
             return EXIT_INTERRUPTED;
         }
