@@ -4,8 +4,9 @@
 # Prometheus on localhost with a generated configuration scraping the
 # worker's --metrics-port every second, runs a worker over a clip, and reads
 # strix_frames_done_total back through Prometheus' HTTP query API (a value
-# in 1..the clip's frames); the --metrics-file written beside it ends with
-# every frame and item counted.  SKIPs, with the reason, where Prometheus
+# in 1..the stream's frames; the item is a live MPEG-TS stream in a FIFO, so
+# the worker runs for the stream's 6 s however fast the machine); the
+# --metrics-file written beside it ends with every frame and item counted.  SKIPs, with the reason, where Prometheus
 # or curl is not installed or Prometheus cannot start here.
 #   sh tests/cli_prometheus.sh BUILD_DIR
 NAME=cli_prometheus
@@ -16,6 +17,7 @@ PD=$T/prom
 cleanup() {
     [ -n "${prom:-}" ] && kill "$prom" 2>/dev/null && wait "$prom" 2>/dev/null
     [ -n "${wpid:-}" ] && kill "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
+    [ -n "${ffpid:-}" ] && kill "$ffpid" 2>/dev/null
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -26,10 +28,12 @@ done
 [ -x "$B/infer" ] && [ -x "$B/mkweights" ] || { skip $t "$B/infer or $B/mkweights is not built"; exit 0; }
 W=$T/w.safetensors
 "$B/mkweights" --model "$YAML" --scale n --seed 7 --out "$W" >/dev/null 2>&1 || { skip $t "mkweights failed"; exit 0; }
-FRAMES=2000
-ffmpeg -v error -nostdin -y -f lavfi -i "testsrc2=size=128x96:rate=25" -frames:v $FRAMES -c:v libx264 \
-    -preset ultrafast "$T/clip.mp4" || { skip $t "ffmpeg could not make the clip"; exit 0; }
-echo "$T/clip.mp4" >"$T/m.txt"
+# the item is a live stream: MPEG-TS written in real time (-re) into a FIFO,
+# so the worker runs for its 6 s whatever the machine's speed
+command -v mkfifo >/dev/null 2>&1 || { skip $t "mkfifo not installed"; exit 0; }
+FRAMES=30
+mkfifo "$T/live.ts" || { skip $t "cannot make a FIFO in $T"; exit 0; }
+echo "$T/live.ts" >"$T/m.txt"
 
 # Prometheus first, scraping the port the worker will take (random ports: another run may hold some)
 mkdir -p "$PD"
@@ -67,6 +71,9 @@ if [ $ready = 0 ]; then
     exit 0
 fi
 
+ffmpeg -v error -nostdin -y -re -f lavfi -i "testsrc2=size=128x96:rate=5" -frames:v $FRAMES -c:v libx264 \
+    -preset ultrafast -tune zerolatency -f mpegts "$T/live.ts" 2>"$T/fferr" &
+ffpid=$!
 "$B/infer" --model "$YAML" --scale n --weights "$W" --imgsz 64 --threads 1 --device cpu --preset ultrafast \
     --manifest "$T/m.txt" --out "$T/out" --metrics-port $mport --metrics-file "$T/out/strix.prom" \
     >"$T/out.txt" 2>"$T/err" &
@@ -84,6 +91,7 @@ done
 wait $wpid
 rc=$?
 wpid=""
+wait $ffpid
 if [ $rc -ne 0 ]; then fail $t "the worker exited with $rc: $(head -c 300 "$T/err")"
 elif [ -z "$got" ] || [ "$got" -lt 1 ] || [ "$got" -gt $FRAMES ]; then
     fail $t "Prometheus' query API gave strix_frames_done_total '$got' (want 1..$FRAMES; the worker ended first?)"

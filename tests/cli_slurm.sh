@@ -17,6 +17,11 @@ t=array_requeue
 SD=$T/slurm
 B=$(cd "$B" 2>/dev/null && pwd) || B=/nonexistent # the jobs run in $T
 cleanup() {
+    if [ -n "${job:-}" ]; then # no job step may outlive the daemons
+        scancel --full "$job" 2>/dev/null
+        n=0
+        while [ $n -lt 50 ] && [ -n "$(squeue -h -j "$job" 2>/dev/null)" ]; do sleep 0.2; n=$((n + 1)); done
+    fi
     for p in "$SD/slurmd.pid" "$SD/slurmctld.pid"; do
         [ -s "$p" ] && kill "$(cat "$p")" 2>/dev/null
     done
@@ -40,7 +45,7 @@ mkdir -p "$T/in"
 for i in 0 1 2 3 4 5 6 7; do # item 5 (task 1's second) is the long one
     d=1
     [ $i = 5 ] && d=12
-    ffmpeg -v error -nostdin -y -f lavfi -i "testsrc2=size=128x96:rate=25" -t $d -vf "hue=h=$((i * 45))" \
+    ffmpeg -v error -nostdin -y -f lavfi -i "testsrc2=size=128x96:rate=10" -t $d -vf "hue=h=$((i * 45))" \
         -c:v libx264 -preset ultrafast "$T/in/c$i.mp4" || { skip $t "ffmpeg could not make the clips"; exit 0; }
     echo "$T/in/c$i.mp4" >>"$T/m.txt"
 done

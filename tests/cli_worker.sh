@@ -32,7 +32,7 @@ M="--model $YAML --scale n --weights $W --imgsz 64 --threads 1 --device cpu --co
 ff() { ffmpeg -v error -nostdin -y "$@"; }
 mkdir -p "$T/in"
 for i in 1 2 3 4 5; do
-    ff -f lavfi -i "testsrc2=size=96x64:rate=10" -t 1 -vf "hue=h=$((i * 60))" -c:v libx264 -preset ultrafast \
+    ff -f lavfi -i "testsrc2=size=96x64:rate=5" -t 1 -vf "hue=h=$((i * 60))" -c:v libx264 -preset ultrafast \
         "$T/in/clip$i.mp4"
 done
 cp "$DATA/dog.jpg" "$T/in/dog.jpg" 2>/dev/null ||
