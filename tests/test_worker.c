@@ -269,12 +269,12 @@ static void metrics_text_http_file(void)
     }
     metrics_item(m, ITEM_DONE);
     metrics_item(m, ITEM_FAILED);
-    metrics_frames(m, 42);
+    metrics_frames(m, 42, 2);
     metrics_stage(m, STAGE_DETECT, 1500);
     char *t = metrics_render(m);
     const char *why = NULL;
     static const char *const want[] = {"strix_items_done_total 1\n", "strix_items_failed_total 1\n",
-                                       "strix_items_queued 3\n", "strix_frames_done_total 42\n",
+                                       "strix_items_queued 3\n", "strix_frames_done_total 42\n", "strix_frames_failed_total 2\n",
                                        "strix_stage_seconds_total{stage=\"detect\"} 1.500\n", "strix_shard_index 1\n",
                                        "# TYPE strix_gpu_nvml_available gauge\n"};
     for (size_t i = 0; t && i < sizeof want / sizeof want[0] && !why; i++)
@@ -300,7 +300,7 @@ static void metrics_text_http_file(void)
     if (!why && (strncmp(resp, "HTTP/1.0 200 OK\r\n", 17) || !strstr(resp, "\r\n\r\n# HELP") ||
                  !strstr(resp, "strix_frames_done_total 42\n")))
         why = "the HTTP answer lacks the status line or the metrics";
-    metrics_frames(m, 1);
+    metrics_frames(m, 1, 0);
     metrics_close(m); /* writes the file a last time */
     char *file = NULL;
     FILE *f = fopen(path, "rb");

@@ -199,7 +199,7 @@ int run_images(const options *o, const strlist *images, const plan_entry *plan, 
         if (!rc) fprintf(s, "; results in %s", o->save || o->txt ? o->out : json_path);
         fputc('\n', s);
     }
-    metrics_frames(o->metrics, r.images);
+    metrics_frames(o->metrics, r.images, r.err_names.n);
     metrics_stage(o->metrics, STAGE_DECODE, r.t_decode);
     metrics_stage(o->metrics, STAGE_DETECT, r.t_detect);
     metrics_stage(o->metrics, STAGE_ANNOTATE, r.t_annotate);

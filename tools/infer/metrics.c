@@ -54,7 +54,7 @@ struct metrics {
     int listen_fd, port;
     const char *file;
     shard sh;
-    long items, outcome[3], frames;
+    long items, outcome[3], frames, frames_failed;
     double stage_ms[STAGE_COUNT], t0;
     nvml gpu;
 };
@@ -118,9 +118,11 @@ char *metrics_render(metrics *m)
             m->items - m->outcome[0] - m->outcome[1] - m->outcome[2]);
     fprintf(f, "# HELP strix_frames_done_total Frames and images detected and written.\n"
                "# TYPE strix_frames_done_total counter\nstrix_frames_done_total %ld\n"
+               "# HELP strix_frames_failed_total Images that could not be decoded (their item goes on).\n"
+               "# TYPE strix_frames_failed_total counter\nstrix_frames_failed_total %ld\n"
                "# HELP strix_frames_per_second Frames done per second since the worker started.\n"
                "# TYPE strix_frames_per_second gauge\nstrix_frames_per_second %.3f\n",
-            m->frames, secs > 0 ? (double)m->frames / secs : 0.0);
+            m->frames, m->frames_failed, secs > 0 ? (double)m->frames / secs : 0.0);
     fprintf(f, "# HELP strix_stage_seconds_total Time spent in each stage (stages overlap across threads).\n"
                "# TYPE strix_stage_seconds_total counter\n");
     for (int s = 0; s < STAGE_COUNT; s++)
@@ -270,11 +272,12 @@ void metrics_item(metrics *m, int outcome)
     pthread_mutex_unlock(&m->mu);
 }
 
-void metrics_frames(metrics *m, long n)
+void metrics_frames(metrics *m, long done, long failed)
 {
     if (!m) return;
     pthread_mutex_lock(&m->mu);
-    m->frames += n;
+    m->frames += done;
+    m->frames_failed += failed;
     pthread_mutex_unlock(&m->mu);
 }
 

@@ -291,7 +291,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     v->side_ms += now_ms() - t1;
     if (v->vs.wr && video_sink_frame(&v->vs, vf, err)) return -1;
     progress(v, f->index + 1, 0);
-    metrics_frames(o->metrics, 1);
+    metrics_frames(o->metrics, 1, 0);
     return 0;
 }
 

@@ -89,7 +89,7 @@ enum { ITEM_DONE, ITEM_SKIPPED, ITEM_FAILED };
 metrics *metrics_open(int port, const char *file, int gpu, const shard *s, long items, char *err, size_t errn);
 int metrics_port(const metrics *m); /* the bound port, -1 none */
 void metrics_item(metrics *m, int outcome);
-void metrics_frames(metrics *m, long n);
+void metrics_frames(metrics *m, long done, long failed);
 void metrics_stage(metrics *m, int stage, double ms);
 /* Renders the exposition text (malloc'd, NUL-terminated). */
 char *metrics_render(metrics *m);
