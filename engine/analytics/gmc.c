@@ -436,6 +436,22 @@ static int pyramid_build(pyramid *p, const uint8_t *img, int w, int h, uint8_t *
 
 /* -------------------------------------------------------- Lucas-Kanade */
 
+/* A window's top-left corner (px, py) on level L: its whole pixel (ix, iy)
+ * and bilinear weights w (top-left, top-right, bottom-left, bottom-right);
+ * 0 when it lies too far outside the level (OpenCV's test). */
+static int window_at(const level *L, float px, float py, int *ix, int *iy, float w[4])
+{
+    *ix = (int)floorf(px);
+    *iy = (int)floorf(py);
+    if (*ix < -WIN || *ix >= L->w || *iy < -WIN || *iy >= L->h) return 0;
+    float a = px - (float)*ix, b = py - (float)*iy;
+    w[0] = (1 - a) * (1 - b);
+    w[1] = a * (1 - b);
+    w[2] = (1 - a) * b;
+    w[3] = a * b;
+    return 1;
+}
+
 /* Track prev's points pts [n][2] into cur: next [n][2], status[n]. */
 static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n, float *next, unsigned char *status)
 {
@@ -457,13 +473,13 @@ static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n,
             next[2 * i + 1] = ny;
             px -= HALF_WIN;
             py -= HALF_WIN;
-            int ix = (int)floorf(px), iy = (int)floorf(py);
-            if (ix < -WIN || ix >= L->w || iy < -WIN || iy >= L->h) {
+            int ix, iy;
+            float wt[4];
+            if (!window_at(L, px, py, &ix, &iy, wt)) {
                 if (lv == 0) status[i] = 0;
                 continue;
             }
-            float a = px - ix, b = py - iy;
-            float w00 = (1 - a) * (1 - b), w01 = a * (1 - b), w10 = (1 - a) * b, w11 = a * b;
+            float w00 = wt[0], w01 = wt[1], w10 = wt[2], w11 = wt[3];
             int pw = L->pw;
             /* per-column sums over the rows, added up at the end (stays in vector registers) */
             float s11[WINP] = {0}, s12[WINP] = {0}, s22[WINP] = {0};
@@ -501,13 +517,12 @@ static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n,
             ny -= HALF_WIN;
             float pdx = 0, pdy = 0;
             for (int it = 0; it < LK_ITERS; it++) {
-                int jx = (int)floorf(nx), jy = (int)floorf(ny);
-                if (jx < -WIN || jx >= J->w || jy < -WIN || jy >= J->h) {
+                int jx, jy;
+                if (!window_at(J, nx, ny, &jx, &jy, wt)) {
                     if (lv == 0) status[i] = 0;
                     break;
                 }
-                float ja = nx - jx, jb = ny - jy;
-                float v00 = (1 - ja) * (1 - jb), v01 = ja * (1 - jb), v10 = (1 - ja) * jb, v11 = ja * jb;
+                float v00 = wt[0], v01 = wt[1], v10 = wt[2], v11 = wt[3];
                 float s1[WINP] = {0}, s2[WINP] = {0};
                 int jw = J->pw;
                 for (int y = 0; y < WIN; y++) {
