@@ -248,7 +248,8 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         /* a frame --vid-stride skipped repeats the last detections: same identities */
         strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB}; /* for BoT-SORT's GMC */
         stage_push(o->nvtx, "tracking");
-        strix_status tst = inferred ? strix_tracker_update(v->tracker, &img, dets, n, v->ids, err) : STRIX_OK;
+        strix_status tst =
+            inferred ? strix_tracker_update(v->tracker, f->rgb ? &img : NULL, dets, n, v->ids, err) : STRIX_OK;
         stage_pop(o->nvtx);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
