@@ -3,7 +3,9 @@
 # (--jobs; tools/infer/pipeline.h batches the frames of all of them into one
 # detect call): each input's MP4 and JSON Lines (and with --track its MOT
 # file) are byte for byte those of a run on it alone, whatever --jobs and
-# --batch, inputs of two frame sizes mixed; an input that is not a video
+# --batch, inputs of two frame sizes mixed, and with the detection stage in
+# two halves (STRIX_CUDA_ASYNC=1: submit the next batch, then collect the
+# last; on the CPU a batch completes inside submit); an input that is not a video
 # among good ones fails alone (exit 6, one line) and leaves the others
 # whole; SIGINT mid-run leaves each output complete or absent, and no
 # temporary file; --jobs refuses bad values.  Synthetic clips made here with
@@ -13,7 +15,7 @@
 NAME=cli_multi
 . "$(dirname "$0")/lib_cli.sh"
 
-ALL="same_as_alone jobs_batch track_stride one_bad sigint bad_jobs"
+ALL="same_as_alone jobs_batch track_stride async_path one_bad sigint bad_jobs"
 if [ ! -x "$B/infer" ] || [ ! -x "$B/mkweights" ]; then
     for t in $ALL; do skip "$t" "$B/infer or $B/mkweights is not built"; done
     exit 0
@@ -76,6 +78,9 @@ if [ $ok -eq 1 ]; then
     # shellcheck disable=SC2086
     run track_stride 0 $M --track --vid-stride 2 --batch 4 --no-save --out "$T/o3" "$T/a.mp4" "$T/b.mp4" "$T/c.avi" &&
         same track_stride "$T/alone_track" "$T/o3" jsonl mot.txt tracks.json && pass track_stride
+    # shellcheck disable=SC2086
+    STRIX_CUDA_ASYNC=1 run async_path 0 $M --batch 2 --out "$T/o6" "$T/a.mp4" "$T/b.mp4" "$T/c.avi" &&
+        same async_path "$T/alone" "$T/o6" jsonl mp4 && pass async_path
 
     # shellcheck disable=SC2086
     if run one_bad 6 $M --batch 2 --out "$T/o4" "$T/a.mp4" "$T/bad.mp4" "$T/b.mp4" "$T/c.avi"; then
@@ -84,7 +89,7 @@ if [ $ok -eq 1 ]; then
         elif same one_bad "$T/alone" "$T/o4" jsonl mp4 && no_temps one_bad; then pass one_bad; fi
     fi
 else
-    for t in same_as_alone jobs_batch track_stride one_bad; do fail "$t" "a run on one input failed"; done
+    for t in same_as_alone jobs_batch track_stride async_path one_bad; do fail "$t" "a run on one input failed"; done
 fi
 
 # SIGINT while two long inputs run: exit 130, each output either complete

@@ -1,5 +1,6 @@
 /* test_pipeline.c — the frame pipeline (tools/infer/pipeline.h) with fake
- * readers, detector and writers over one or several streams: every frame
+ * readers, detector (one call, or submit/collect with two batches in
+ * flight) and writers over one or several streams: every frame
  * reaches its stream's writer once, in order; batches never exceed
  * --batch and never mix frame sizes, and do mix streams; with a stride only
  * every s-th frame is detected and the others carry its detections; a
@@ -51,6 +52,8 @@ typedef struct fdet {
     long fail_detect_at; /* of stream 0; -1: never */
     strix_detection out[64 * MAX_PER_FRAME];
     long max_batch, calls, mixed_calls;
+    int async;          /* submit/collect/finish instead of detect */
+    int tickets_out, max_tickets, ticket_bad;
     int detect_bad;     /* first inconsistency seen by detect, as a code */
     char why[256];
     uint64_t rng_d;
@@ -153,6 +156,48 @@ static strix_status fake_detect(void *ctx, const strix_image *im, int n, strix_d
     return STRIX_OK;
 }
 
+/* submit/collect/finish over fake_detect: a ticket keeps its own copy. */
+typedef struct ticket {
+    int n, collected;
+    strix_detection dets[64 * MAX_PER_FRAME];
+    int counts[64];
+} ticket;
+
+static strix_status fake_submit(void *ctx, const strix_image *im, int n, void **out, strix_error *err)
+{
+    fdet *d = ctx;
+    strix_detections r[64];
+    strix_status st = fake_detect(ctx, im, n, r, err);
+    if (st) return st;
+    ticket *t = calloc(1, sizeof *t);
+    if (!t) return STRIX_E_NOMEM;
+    t->n = n;
+    for (int j = 0; j < n; j++) {
+        t->counts[j] = r[j].count;
+        memcpy(t->dets + j * MAX_PER_FRAME, r[j].items, sizeof *r[j].items * (size_t)r[j].count);
+    }
+    memset(d->out, 0xff, sizeof d->out); /* a result read from detect's buffer instead of the ticket shows */
+    if (++d->tickets_out > d->max_tickets) d->max_tickets = d->tickets_out;
+    *out = t;
+    return STRIX_OK;
+}
+
+static strix_status fake_collect(void *ctx, void *tk, strix_detections *out, strix_error *err)
+{
+    fdet *d = ctx;
+    ticket *t = tk;
+    if (t->collected++) d->ticket_bad = 1;
+    for (int j = 0; j < t->n; j++) out[j] = (strix_detections){t->counts[j], t->dets + j * MAX_PER_FRAME};
+    return STRIX_OK;
+}
+
+static void fake_finish(void *ctx, void *tk)
+{
+    fdet *d = ctx;
+    d->tickets_out--;
+    free(tk);
+}
+
 static int fake_write(void *ctx, strix_pipe_frame *fr, strix_error *err)
 {
     fake *f = ctx;
@@ -231,7 +276,13 @@ static strix_pipe_config config(fdet *d, strix_pipe_stream *ps)
     c.streams = ps;
     c.n_streams = d->n_streams;
     c.ctx = d;
-    c.detect = fake_detect;
+    if (d->async) {
+        c.submit = fake_submit;
+        c.collect = fake_collect;
+        c.finish = fake_finish;
+    } else {
+        c.detect = fake_detect;
+    }
     return c;
 }
 
@@ -250,6 +301,7 @@ static void test_pipe_order_batch_stride(void)
         }
         fdet_init(&d, f, S, tl_int(1, 6));
         d.jitter = jitter;
+        d.async = rep % 4 >= 2;
         strix_pipe_stream ps[MAX_STREAMS];
         strix_pipe_config c = config(&d, ps);
         strix_pipe_stats st[MAX_STREAMS];
@@ -260,8 +312,12 @@ static void test_pipe_order_batch_stride(void)
                  d.detect_bad == 1 ? "a batch above --batch" : d.detect_bad == 2 ? "frames out of order or skipped"
                  : "two frame sizes in one call", d.why);
         TL_CHECK(d.max_batch <= d.batch, "a batch of %ld with --batch %d", d.max_batch, d.batch);
+        TL_CHECK(d.tickets_out == 0 && d.max_tickets <= 2 && !d.ticket_bad,
+                 "submit/collect: %d tickets left, %d out at once, collected twice: %d", d.tickets_out,
+                 d.max_tickets, d.ticket_bad);
         for (int k = 0; k < S; k++) {
-            TL_CHECK(!f[k].why[0], "%d streams, batch=%d, stride=%d: %s", S, d.batch, f[k].stride, f[k].why);
+            TL_CHECK(!f[k].why[0], "%d streams, batch=%d, stride=%d%s: %s", S, d.batch, f[k].stride,
+                     d.async ? ", submit/collect" : "", f[k].why);
             long want_inf = (f[k].n + f[k].stride - 1) / f[k].stride;
             TL_CHECK(st[k].frames == f[k].n && atomic_load(&f[k].next_written) == f[k].n,
                      "stream %d: %ld frames written of %ld", k, st[k].frames, f[k].n);
@@ -292,6 +348,16 @@ static void test_pipe_full_batches(void)
     TL_CHECK(strix_pipe_run(&c, st, &e) == STRIX_OK, "%s", e.message);
     TL_CHECK(st[0].batches == 30 && d.max_batch == b, "%ld detect calls for 30 batches of %d (largest %ld)",
              st[0].batches, b, d.max_batch);
+
+    /* submit/collect: the same batches, two of them in flight */
+    fake_init(&f[0], 0, 30L * b, 1);
+    fdet_init(&d, f, 1, b);
+    d.async = 1;
+    c = config(&d, ps);
+    TL_CHECK(strix_pipe_run(&c, st, &e) == STRIX_OK, "%s", e.message);
+    TL_CHECK(st[0].batches == 30 && d.max_tickets == 2 && d.tickets_out == 0 && !f[0].why[0],
+             "submit/collect: %ld calls for 30 batches, %d tickets out at most, %d left: %s", st[0].batches,
+             d.max_tickets, d.tickets_out, f[0].why);
 
     for (int k = 0; k < 2; k++) {
         fake_init(&f[k], k, 10L * b, 1);
@@ -372,6 +438,7 @@ static void test_pipe_failures(void)
             }
             fdet_init(&d, f, S, tl_int(1, 5));
             d.jitter = rep % 2;
+            d.async = rep % 4 >= 2;
             long at = tl_int(0, (int)f[0].n - 1);
             if (stage == STRIX_PIPE_READ) f[0].fail_read_at = at;
             if (stage == STRIX_PIPE_DETECT) d.fail_detect_at = at;
@@ -387,6 +454,7 @@ static void test_pipe_failures(void)
             TL_CHECK(strstr(e.message, "failed at") != NULL && !strcmp(e.message, st[0].error.message),
                      "message '%s'", e.message);
             TL_CHECK(st[0].frames <= at, "%ld frames written after a failure at %ld", st[0].frames, at);
+            TL_CHECK(d.tickets_out == 0, "%d tickets not given back after a failure", d.tickets_out);
             for (int k = 0; k < S; k++) {
                 TL_CHECK(!f[k].why[0], "%s", f[k].why);
                 TL_CHECK(f[k].releases == f[k].allocs, "stream %d: %d of %d slot states released", k,

@@ -63,6 +63,8 @@ typedef struct stream {
     long next_index;
     strix_pipe_frame **pend; /* detection's pending list, [pending_cap] */
     int n_pend, n_inf, pending_cap;
+    strix_pipe_frame **prev; /* with submit/collect: the flush in flight, [pending_cap] */
+    int n_prev;
     strix_pipe_frame *last;  /* the detections of its last detected frame */
     strix_pipe_stats *st;    /* read_ms: reader only; write_ms, frames, detections: writer only */
     pthread_t reader, writer;
@@ -189,62 +191,109 @@ static void copy_dets(const strix_pipe_config *c, strix_pipe_frame *f, const str
     f->n_dets = k;
 }
 
-/* Detect the pending frames that need it (one call per frame size), fill
- * every pending frame's detections in its stream's order, hand them to the
- * writers.  call, im, out: [batch] scratch; per: [n_streams] scratch.
- * Returns 0, or -1 after a detection failure (every stream aborted). */
-static int flush_pending(pipe *p, strix_pipe_frame **call, strix_image *im, strix_detections *out, int *per)
+/* The detection stage's scratch, and with submit/collect the flush
+ * submitted last and not yet collected ("prev"). */
+typedef struct dstage {
+    strix_pipe_frame **call;  /* [batch]: the frames of the current call */
+    strix_image *im;          /* [batch] */
+    strix_detections *out;    /* [batch] */
+    int *per;                 /* [n_streams]: frames of each stream in the current call */
+    int prev_active;          /* the streams' prev lists hold a submitted flush */
+    void *prev_ticket;        /* its one call (NULL: nothing in it to detect) */
+    strix_pipe_frame **prev_call; /* [batch] */
+    int prev_n;
+    int *prev_per;            /* [n_streams] */
+} dstage;
+
+/* Mark every pending frame undetected; the count of pending frames. */
+static int mark_pending(pipe *p)
+{
+    int total = 0;
+    for (int k = 0; k < p->c->n_streams; k++)
+        for (int i = 0; i < p->ss[k].n_pend; i++) {
+            p->ss[k].pend[i]->n_dets = -1;
+            total++;
+        }
+    return total;
+}
+
+/* The next frame size with pending frames to detect, and all of them, into
+ * d->call/im/per; how many (0: none left). */
+static int next_group(pipe *p, dstage *d)
+{
+    const strix_pipe_config *c = p->c;
+    int n = 0, w = 0, h = 0;
+    memset(d->per, 0, sizeof *d->per * (size_t)c->n_streams);
+    for (int k = 0; k < c->n_streams; k++)
+        for (int i = 0; i < p->ss[k].n_pend; i++) {
+            strix_pipe_frame *f = p->ss[k].pend[i];
+            if (!f->inferred || f->n_dets != -1) continue;
+            if (!n) {
+                w = f->width;
+                h = f->height;
+            }
+            if (f->width != w || f->height != h) continue;
+            d->call[n] = f;
+            d->im[n++] = (strix_image){f->rgb, f->width, f->height, f->stride, c->format};
+            d->per[k]++;
+        }
+    return n;
+}
+
+static void account(pipe *p, const int *per, int n, double ms, int calls)
+{
+    for (int k = 0; k < p->c->n_streams; k++) {
+        if (!per[k]) continue;
+        p->ss[k].st->detect_ms += ms * per[k] / n;
+        p->ss[k].st->inferred += calls ? per[k] : 0;
+        p->ss[k].st->batches += calls;
+    }
+}
+
+/* A detection failure stops every stream; -1. */
+static int detect_failed(pipe *p, strix_error *e, strix_status st)
+{
+    if (!e->status) e->status = st;
+    pthread_mutex_lock(&p->mu);
+    for (int k = 0; k < p->c->n_streams; k++) fail_locked(&p->ss[k], STRIX_PIPE_DETECT, e);
+    pthread_mutex_unlock(&p->mu);
+    return -1;
+}
+
+/* One call over d's n frames, waited for: detect, or submit + collect.
+ * 0, or -1 after a failure. */
+static int run_call(pipe *p, dstage *d, int n)
+{
+    const strix_pipe_config *c = p->c;
+    strix_error e;
+    strix_error_clear(&e);
+    void *ticket = NULL;
+    double t0 = now_ms();
+    strix_status st = c->detect ? c->detect(c->ctx, d->im, n, d->out, &e)
+                                : c->submit(c->ctx, d->im, n, &ticket, &e);
+    if (!st && !c->detect) st = c->collect(c->ctx, ticket, d->out, &e);
+    account(p, d->per, n, now_ms() - t0, 1);
+    if (!st)
+        for (int i = 0; i < n; i++) copy_dets(c, d->call[i], d->out[i].items, d->out[i].count);
+    if (ticket) c->finish(c->ctx, ticket);
+    return st ? detect_failed(p, &e, st) : 0;
+}
+
+/* Give every frame of the streams' lists (pend, or prev) its detections in
+ * its stream's order (a frame --vid-stride skips carries the last detected
+ * one's), hand them to the writers, empty the lists. */
+static void fill_and_hand_over(pipe *p, int prev)
 {
     const strix_pipe_config *c = p->c;
     int total = 0;
-    for (int k = 0; k < c->n_streams; k++)
-        for (int i = 0; i < p->ss[k].n_pend; i++) {
-            p->ss[k].pend[i]->n_dets = -1; /* not yet detected */
-            total++;
-        }
-    for (;;) {
-        /* the next size with frames to detect, and all its frames */
-        int n = 0, w = 0, h = 0;
-        memset(per, 0, sizeof *per * (size_t)c->n_streams);
-        for (int k = 0; k < c->n_streams; k++)
-            for (int i = 0; i < p->ss[k].n_pend; i++) {
-                strix_pipe_frame *f = p->ss[k].pend[i];
-                if (!f->inferred || f->n_dets >= 0) continue;
-                if (!n) {
-                    w = f->width;
-                    h = f->height;
-                }
-                if (f->width != w || f->height != h) continue;
-                call[n] = f;
-                im[n++] = (strix_image){f->rgb, f->width, f->height, f->stride, c->format};
-                per[k]++;
-            }
-        if (!n) break;
-        strix_error e;
-        strix_error_clear(&e);
-        double t0 = now_ms();
-        strix_status st = c->detect(c->ctx, im, n, out, &e);
-        double ms = now_ms() - t0;
-        for (int k = 0; k < c->n_streams; k++) {
-            if (!per[k]) continue;
-            p->ss[k].st->detect_ms += ms * per[k] / n;
-            p->ss[k].st->inferred += per[k];
-            p->ss[k].st->batches++;
-        }
-        if (st) {
-            if (!e.status) e.status = st;
-            pthread_mutex_lock(&p->mu);
-            for (int k = 0; k < c->n_streams; k++) fail_locked(&p->ss[k], STRIX_PIPE_DETECT, &e);
-            pthread_mutex_unlock(&p->mu);
-            return -1;
-        }
-        for (int i = 0; i < n; i++) copy_dets(c, call[i], out[i].items, out[i].count);
-    }
+    for (int k = 0; k < c->n_streams; k++) total += prev ? p->ss[k].n_prev : p->ss[k].n_pend;
     double t0 = now_ms();
     for (int k = 0; k < c->n_streams; k++) {
         stream *s = &p->ss[k];
-        for (int i = 0; i < s->n_pend; i++) {
-            strix_pipe_frame *f = s->pend[i];
+        strix_pipe_frame **list = prev ? s->prev : s->pend;
+        int n = prev ? s->n_prev : s->n_pend;
+        for (int i = 0; i < n; i++) {
+            strix_pipe_frame *f = list[i];
             if (f->inferred) {
                 memcpy(s->last->dets, f->dets, sizeof *f->dets * (size_t)f->n_dets);
                 s->last->n_dets = f->n_dets;
@@ -258,21 +307,101 @@ static int flush_pending(pipe *p, strix_pipe_frame **call, strix_image *im, stri
     pthread_mutex_lock(&p->mu);
     for (int k = 0; k < c->n_streams; k++) {
         stream *s = &p->ss[k];
-        s->st->post_ms += total ? ms * s->n_pend / total : 0;
-        for (int i = 0; i < s->n_pend; i++) ring_push(&s->done_q, s->pend[i]);
-        if (s->n_pend) pthread_cond_signal(&s->cv_done);
-        s->n_pend = s->n_inf = 0;
+        strix_pipe_frame **list = prev ? s->prev : s->pend;
+        int n = prev ? s->n_prev : s->n_pend;
+        s->st->post_ms += total ? ms * n / total : 0;
+        for (int i = 0; i < n; i++) ring_push(&s->done_q, list[i]);
+        if (n) pthread_cond_signal(&s->cv_done);
+        if (prev) s->n_prev = 0;
+        else s->n_pend = s->n_inf = 0;
     }
     pthread_mutex_unlock(&p->mu);
+}
+
+/* Detect the pending frames that need it (one call per frame size), fill
+ * every pending frame's detections, hand them to the writers.  Returns 0,
+ * or -1 after a detection failure (every stream aborted). */
+static int flush_sync(pipe *p, dstage *d)
+{
+    mark_pending(p);
+    for (int n; (n = next_group(p, d));)
+        if (run_call(p, d, n)) return -1;
+    fill_and_hand_over(p, 0);
+    return 0;
+}
+
+/* With submit/collect: collect the previous flush and hand it over. */
+static int complete_prev(pipe *p, dstage *d)
+{
+    const strix_pipe_config *c = p->c;
+    if (!d->prev_active) return 0;
+    d->prev_active = 0;
+    if (d->prev_ticket) {
+        strix_error e;
+        strix_error_clear(&e);
+        double t0 = now_ms();
+        strix_status st = c->collect(c->ctx, d->prev_ticket, d->out, &e);
+        account(p, d->prev_per, d->prev_n, now_ms() - t0, 0);
+        for (int i = 0; i < d->prev_n && !st; i++)
+            copy_dets(c, d->prev_call[i], d->out[i].items, d->out[i].count);
+        c->finish(c->ctx, d->prev_ticket);
+        d->prev_ticket = NULL;
+        if (st) return detect_failed(p, &e, st);
+    }
+    fill_and_hand_over(p, 1);
+    return 0;
+}
+
+/* With submit/collect: submit this flush (one frame size: one call), then
+ * collect the previous one, so the two overlap; a flush of several frame
+ * sizes runs its calls one after the other, after the previous flush. */
+static int flush_async(pipe *p, dstage *d)
+{
+    const strix_pipe_config *c = p->c;
+    mark_pending(p);
+    int n = next_group(p, d);
+    for (int i = 0; i < n; i++) d->call[i]->n_dets = -2; /* claimed: is there a second size? */
+    int second = 0;
+    for (int k = 0; k < c->n_streams && !second; k++)
+        for (int i = 0; i < p->ss[k].n_pend; i++)
+            second |= p->ss[k].pend[i]->inferred && p->ss[k].pend[i]->n_dets == -1;
+    if (second) {
+        if (complete_prev(p, d)) return -1;
+        return flush_sync(p, d);
+    }
+    void *ticket = NULL;
+    if (n) {
+        strix_error e;
+        strix_error_clear(&e);
+        double t0 = now_ms();
+        strix_status st = c->submit(c->ctx, d->im, n, &ticket, &e);
+        account(p, d->per, n, now_ms() - t0, 1);
+        if (st) return detect_failed(p, &e, st);
+    }
+    if (complete_prev(p, d)) {
+        if (ticket) c->finish(c->ctx, ticket);
+        return -1;
+    }
+    for (int k = 0; k < c->n_streams; k++) { /* this flush becomes the previous one */
+        stream *s = &p->ss[k];
+        memcpy(s->prev, s->pend, sizeof *s->pend * (size_t)s->n_pend);
+        s->n_prev = s->n_pend;
+        s->n_pend = s->n_inf = 0;
+    }
+    memcpy(d->prev_call, d->call, sizeof *d->call * (size_t)n);
+    memcpy(d->prev_per, d->per, sizeof *d->per * (size_t)c->n_streams);
+    d->prev_n = n;
+    d->prev_ticket = ticket;
+    d->prev_active = 1;
     return 0;
 }
 
 /* The detection stage, on the calling thread: takes the streams' frames in
  * turn (one from each stream that has one), so a batch mixes the streams. */
-static void detect_loop(pipe *p, strix_pipe_frame **call, strix_image *im, strix_detections *out, int *per)
+static void detect_loop(pipe *p, dstage *d)
 {
     const strix_pipe_config *c = p->c;
-    int next = 0; /* the stream to take from first */
+    int next = 0, failed = 0; /* next: the stream to take from first */
     for (;;) {
         pthread_mutex_lock(&p->mu);
         strix_pipe_frame *f = NULL;
@@ -314,10 +443,15 @@ static void detect_loop(pipe *p, strix_pipe_frame **call, strix_image *im, strix
             n += p->ss[k].n_pend;
             n_inf += p->ss[k].n_inf;
         }
-        if (n && (n_inf == c->batch || (from && from->n_pend == from->pending_cap) || !more))
-            if (flush_pending(p, call, im, out, per)) break;
+        if (n && (n_inf == c->batch || (from && from->n_pend == from->pending_cap) || !more) &&
+            (c->detect ? flush_sync(p, d) : flush_async(p, d))) {
+            failed = 1;
+            break;
+        }
         if (!f && !more) break;
     }
+    if (!failed) complete_prev(p, d);
+    else if (d->prev_active && d->prev_ticket) c->finish(c->ctx, d->prev_ticket); /* dropped */
     pthread_mutex_lock(&p->mu);
     p->detect_done = 1;
     for (int k = 0; k < c->n_streams; k++) {
@@ -330,7 +464,8 @@ static void detect_loop(pipe *p, strix_pipe_frame **call, strix_image *im, strix
 strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats, strix_error *err)
 {
     strix_error_clear(err);
-    int ok = c && c->detect && c->batch >= 1 && c->max_det >= 1 && c->n_streams >= 1 && c->streams;
+    int async = c && !c->detect && c->submit && c->collect && c->finish;
+    int ok = c && (c->detect || async) && c->batch >= 1 && c->max_det >= 1 && c->n_streams >= 1 && c->streams;
     for (int k = 0; ok && k < c->n_streams; k++)
         ok = c->streams[k].read && c->streams[k].write && c->streams[k].vid_stride >= 1;
     if (!ok)
@@ -348,28 +483,33 @@ strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats,
         stream *s = &p.ss[k];
         long span = (long)(c->batch - 1) * c->streams[k].vid_stride + 1;
         s->pending_cap = span < 4L * c->batch ? (int)span : 4 * c->batch;
-        stats[k].slots = s->pending_cap + 2 * c->batch + 1;
+        /* submit/collect: one more flush in flight */
+        stats[k].slots = s->pending_cap * (async ? 2 : 1) + 2 * c->batch + 1;
         slots += (size_t)stats[k].slots + 1; /* + 1: `last` */
-        ring_slots += (size_t)stats[k].slots * 3 + (size_t)s->pending_cap;
+        ring_slots += (size_t)stats[k].slots * 3 + (size_t)s->pending_cap * 2;
     }
     strix_pipe_frame *pool = calloc(slots, sizeof *pool);
     strix_pipe_frame **rings = calloc(ring_slots, sizeof *rings);
     strix_detection *dets = calloc(slots * (size_t)c->max_det, sizeof *dets);
-    strix_pipe_frame **call = calloc((size_t)c->batch, sizeof *call);
-    strix_image *im = calloc((size_t)c->batch, sizeof *im);
-    strix_detections *out = calloc((size_t)c->batch, sizeof *out);
-    int *per = calloc((size_t)S, sizeof *per);
-    if (!p.ss || !pool || !rings || !dets || !call || !im || !out || !per) {
+    dstage d;
+    memset(&d, 0, sizeof d);
+    d.call = calloc((size_t)c->batch * 2, sizeof *d.call); /* call, prev_call */
+    d.im = calloc((size_t)c->batch, sizeof *d.im);
+    d.out = calloc((size_t)c->batch, sizeof *d.out);
+    d.per = calloc((size_t)S * 2, sizeof *d.per); /* per, prev_per */
+    if (!p.ss || !pool || !rings || !dets || !d.call || !d.im || !d.out || !d.per) {
         free(p.ss);
         free(pool);
         free(rings);
         free(dets);
-        free(call);
-        free(im);
-        free(out);
-        free(per);
+        free(d.call);
+        free(d.im);
+        free(d.out);
+        free(d.per);
         return strix_fail(err, STRIX_E_NOMEM, "pipeline: out of memory for %zu frame slots", slots);
     }
+    d.prev_call = d.call + c->batch;
+    d.prev_per = d.per + S;
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.cv_read, NULL);
     strix_pipe_frame *fr = pool;
@@ -385,7 +525,8 @@ strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats,
         ring *rs[3] = {&s->free_q, &s->read_q, &s->done_q};
         for (int i = 0; i < 3; i++, rg += n) *rs[i] = (ring){rg, n, 0, 0};
         s->pend = rg;
-        rg += s->pending_cap;
+        s->prev = rg + s->pending_cap;
+        rg += 2 * s->pending_cap;
         for (int i = 0; i <= n; i++, dt += c->max_det) fr[i].dets = dt;
         for (int i = 0; i < n; i++) ring_push(&s->free_q, &fr[i]);
         s->last = &fr[n];
@@ -415,7 +556,7 @@ strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats,
         p.detect_done = 1;
         pthread_mutex_unlock(&p.mu);
     } else {
-        detect_loop(&p, call, im, out, per);
+        detect_loop(&p, &d);
     }
     for (int k = 0; k < S; k++) {
         if (p.ss[k].have_writer) pthread_join(p.ss[k].writer, NULL);
@@ -444,9 +585,9 @@ strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats,
     free(pool);
     free(rings);
     free(dets);
-    free(call);
-    free(im);
-    free(out);
-    free(per);
+    free(d.call);
+    free(d.im);
+    free(d.out);
+    free(d.per);
     return st;
 }

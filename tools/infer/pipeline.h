@@ -72,11 +72,21 @@ typedef struct strix_pipe_config {
     int max_det;     /* most detections per frame (the detect options' max_det) */
     const strix_pipe_stream *streams;
     int n_streams;   /* >= 1 */
-    void *ctx;       /* passed to detect */
+    void *ctx;       /* passed to detect, submit, collect, finish */
     /* calling thread: detect objects in n <= batch frames of one size;
      * out[i].items stay valid until the next call */
     strix_status (*detect)(void *ctx, const strix_image *im, int n, strix_detections *out,
                            strix_error *err);
+    /* Or, with detect NULL, detection in two halves (strix_model_submit and
+     * strix_batch_collect), so that the next batch is queued before the
+     * previous one is awaited: submit queues n <= batch frames of one size
+     * (their pixels may be reused once it returns) and gives a ticket;
+     * collect waits for a ticket's detections (out valid until finish);
+     * finish gives a ticket back, collected or not.  At most two tickets
+     * are out at once; each stream's pool then holds one batch more. */
+    strix_status (*submit)(void *ctx, const strix_image *im, int n, void **ticket, strix_error *err);
+    strix_status (*collect)(void *ctx, void *ticket, strix_detections *out, strix_error *err);
+    void (*finish)(void *ctx, void *ticket);
     strix_pixel_format format; /* of the pixels read() delivers */
 } strix_pipe_config;
 

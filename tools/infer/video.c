@@ -1,9 +1,11 @@
-/* video.c — the infer job's video run: one video through tools/infer/pipeline.h
- * (a decode thread, detection batched on the calling thread, an
- * annotate/encode thread), with the --detections replay, ByteTrack and the
- * line counter on the writer thread in frame order, the JSON Lines, MOT and
- * labels written per frame, what --highlights needs of each frame logged
- * (framelog.h), the progress line and the summary. */
+/* video.c — the infer job's video run: up to --jobs videos at once through
+ * tools/infer/pipeline.h (per video a decode thread and an annotate/encode
+ * thread, detection batched across the videos on the calling thread), each
+ * video wired from its stages: the source and the annotated-video sink
+ * (media.c), the detector (detector.c), tracking (tracking.c), the
+ * --detections replay, the JSON Lines, MOT and labels written per frame
+ * (writers.c), what --highlights needs of each frame logged (framelog.h);
+ * the progress line and the summary. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -18,6 +20,7 @@
 #include "outfile.h"
 #include "pipeline.h"
 #include "trace.h"
+#include "worker.h"
 
 int stop_requested(void *ctx)
 {
@@ -46,9 +49,7 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
     }
-    stage_push(v->o->nvtx, "decode");
-    int r = strix_video_read(v->rd, vf, err);
-    stage_pop(v->o->nvtx);
+    int r = source_read(&v->src, vf, err);
     if (r == 1) {
         f->rgb = vf->rgb;
         f->width = vf->width;
@@ -142,7 +143,7 @@ void draw_frame(const options *o, strix_counter *counter, const char *const *nam
     }
 }
 
-/* room for n detections in the replay, identity and highlight buffers */
+/* room for n detections in the replay and highlight buffers */
 static int grow_frame_buffers(vrun *v, int n)
 {
     if (n <= v->rcap) return 0;
@@ -151,13 +152,9 @@ static int grow_frame_buffers(vrun *v, int n)
     if (d) v->rdets = d;
     int *r = realloc(v->rids, sizeof *r * (size_t)cap);
     if (r) v->rids = r;
-    int *ids = realloc(v->ids, sizeof *ids * (size_t)cap);
-    if (ids) v->ids = ids;
-    strix_crossing *c = realloc(v->cross, sizeof *c * (size_t)cap);
-    if (c) v->cross = c;
     strix_frame_item *hi = realloc(v->hl_items, sizeof *hi * (size_t)cap);
     if (hi) v->hl_items = hi;
-    if (!d || !r || !ids || !c || !hi) return -1;
+    if (!d || !r || !hi) return -1;
     v->rcap = cap;
     return 0;
 }
@@ -176,7 +173,7 @@ static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_d
                   v->o->detections, r ? "the next record is not for" : "has no record for", f->index, v->shown);
         return -1;
     }
-    double fps = strix_video_reader_info(v->rd)->fps, tol = fps > 0 ? 0.5 / fps : 0.02;
+    double fps = strix_video_reader_info(v->src.rd)->fps, tol = fps > 0 ? 0.5 / fps : 0.02;
     if (fabs(rec.pts - time) > tol) {
         set_error(err, STRIX_E_ARG, "%s: frame %ld is at %.3f s there but at %.3f s in %s (were these detections "
                   "made from this video?)", v->o->detections, f->index, rec.pts, time, v->shown);
@@ -244,30 +241,21 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         return -1;
     }
     int n_cross = 0;
-    if (v->tracker) {
-        /* a frame --vid-stride skipped repeats the last detections: same identities */
+    if (v->trk.tracker) {
         strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB}; /* for BoT-SORT's GMC */
-        stage_push(o->nvtx, "tracking");
-        strix_status tst =
-            inferred ? strix_tracker_update(v->tracker, f->rgb ? &img : NULL, dets, n, v->ids, err) : STRIX_OK;
-        stage_pop(o->nvtx);
+        strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, f->index, vf->time, inferred, dets, n,
+                                          &n_cross, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
         }
-        ids = v->ids;
-    }
-    strix_status cst = v->counter && ids ? strix_counter_add(v->counter, f->index, vf->time, dets, ids, n, v->cross,
-                                                             &n_cross, err) : STRIX_OK;
-    if (cst) {
-        v->fail_rc = track_exit_code(v, cst);
-        return -1;
+        ids = v->trk.ids;
     }
     double t_track = now_ms();
     v->track_ms += t_track - t0;
-    if (v->wr) {
+    if (v->vs.wr) {
         stage_push(o->nvtx, "annotate");
-        draw_frame(o, v->counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index, dets, ids,
+        draw_frame(o, v->trk.counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index, dets, ids,
                    n);
         stage_pop(o->nvtx);
     }
@@ -302,11 +290,9 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         }
     }
     v->side_ms += now_ms() - t1;
-    stage_push(o->nvtx, "encode");
-    int bad = v->wr && strix_video_write(v->wr, vf, err);
-    stage_pop(o->nvtx);
-    if (bad) return -1;
+    if (v->vs.wr && video_sink_frame(&v->vs, vf, err)) return -1;
     progress(v, f->index + 1, 0);
+    metrics_frames(o->metrics, 1);
     return 0;
 }
 
@@ -369,44 +355,20 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     v->hl_mask = hl_mask;
     strix_error e;
 
-    strix_video_read_options ro;
-    strix_video_read_options_init(&ro);
-    ro.audio = o->save && o->audio;
-    ro.interrupt = stop_requested;
-    strix_status st = strix_video_open(&v->rd, p->input, &ro, &e);
-    if (st) {
-        fprintf(stderr, "infer: %s\n", e.message);
-        return strix_exit_code(st);
-    }
-    v->expected = strix_video_reader_info(v->rd)->frames;
+    source_config sc = {p->input, o->save && o->audio, stop_requested, o->nvtx};
+    int rc = source_open(&v->src, &sc);
+    if (rc) return rc;
+    v->expected = strix_video_reader_info(v->src.rd)->frames;
 
     if (p->label_base && !(v->label_path = malloc(strlen(p->label_base) + 32))) {
         fprintf(stderr, "infer: out of memory\n");
         return EXIT_NOMEM;
     }
     if (p->video_out) {
-        FILE *t = strix_temp_open(p->video_out, &v->video_tmp);
-        if (!t) {
-            fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
-                    p->video_out, strerror(errno));
-            return EXIT_OUTPUT;
-        }
-        fclose(t);
-        strix_video_write_options wo;
-        strix_video_write_options_init(&wo);
-        if (o->codec) wo.codec = o->codec;
-        wo.crf = o->crf;
-        wo.preset = o->preset;
-        wo.audio = o->audio;
-        wo.name = p->video_out;
-        wo.notice = print_notice;
-        wo.notice_ctx = v;
-        st = strix_video_writer_open(&v->wr, v->video_tmp, v->rd, &wo, &e);
-        if (st) {
-            fprintf(stderr, "infer: %s\n", e.message);
-            return st == STRIX_E_ARG ? EXIT_USAGE : st == STRIX_E_IO ? EXIT_OUTPUT : strix_exit_code(st);
-        }
+        video_sink_config vc = {p->video_out, o->codec, o->preset, o->crf, o->audio, print_notice, v, o->nvtx};
+        if ((rc = video_sink_open(&v->vs, &vc, &v->src))) return rc;
     }
+    strix_status st;
     if (!(v->jl = strix_temp_open(p->jsonl, &v->jl_tmp))) {
         fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
                 p->jsonl, strerror(errno));
@@ -424,8 +386,8 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
         return strix_exit_code(st);
     }
     if (o->track) {
-        if ((st = strix_tracker_create(&v->tracker, &o->track_opts, &e)) ||
-            (st = strix_counter_create(&v->counter, o->has_line ? o->line : NULL, o->trail, &e))) {
+        tracking_config tc = {&o->track_opts, o->has_line ? o->line : NULL, o->trail, o->nvtx};
+        if ((st = tracking_open(&v->trk, &tc, &e))) {
             fprintf(stderr, "infer: %s\n", e.message);
             return strix_exit_code(st);
         }
@@ -441,22 +403,15 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
 /* Free what video_open opened; the temporary files of unpublished outputs go. */
 static void video_close(vrun *v)
 {
-    strix_video_writer_free(v->wr);
-    strix_video_close(v->rd);
-    if (v->video_tmp) {
-        unlink(v->video_tmp);
-        free(v->video_tmp);
-    }
+    video_sink_close(&v->vs);
+    source_close(&v->src);
     if (v->jl || v->jl_tmp) abandon_temp(v->jl, v->jl_tmp);
     if (v->mot || v->mot_tmp) abandon_temp(v->mot, v->mot_tmp);
     free(v->label_path);
     strix_jsonl_close(v->replay);
-    strix_tracker_free(v->tracker);
-    strix_counter_free(v->counter);
+    tracking_close(&v->trk);
     free(v->rdets);
     free(v->rids);
-    free(v->ids);
-    free(v->cross);
     strix_frame_log_free(v->hl);
     free(v->hl_items);
     memset(v, 0, sizeof *v);
@@ -468,10 +423,9 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
 {
     const options *o = v->o;
     const video_plan *p = v->p;
-    strix_error e;
     strix_status st = ps->failed ? ps->error.status : STRIX_OK;
     strix_video_read_stats rs;
-    strix_video_reader_stats(v->rd, &rs);
+    strix_video_reader_stats(v->src.rd, &rs);
     if (st) {
         if (g_stop > 1) {
             fprintf(stderr, "infer: %s: stopped at once by a second signal: unfinished outputs discarded\n",
@@ -491,22 +445,8 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
         return EXIT_IMAGE;
     }
     progress(v, ps->frames, 1);
-    int rc;
-    if (v->wr) {
-        strix_video_frame tail;
-        memset(&tail, 0, sizeof tail);
-        strix_video_read_tail(v->rd, &tail);
-        st = strix_video_write(v->wr, &tail, &e);
-        strix_video_frame_free(&tail);
-        if (!st) st = strix_video_writer_finish(v->wr, &e);
-        if (st) {
-            fprintf(stderr, "infer: %s\n", e.message);
-            return st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
-        }
-        rc = commit_file(v->video_tmp, p->video_out, o->overwrite);
-        v->video_tmp = NULL;
-        if (rc) return rc;
-    }
+    int rc = v->vs.wr ? video_sink_finish(&v->vs, &v->src, o->overwrite) : 0;
+    if (rc) return rc;
     /* the header's counts, now known (same length: see jsonl_header) */
     int unwritten = fflush(v->jl) || fseek(v->jl, 0, SEEK_SET);
     if (!unwritten) {
@@ -525,11 +465,14 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
         rc = commit_temp(v->mot, v->mot_tmp, p->mot, o->overwrite);
         v->mot = NULL;
         v->mot_tmp = NULL;
-        if (!rc) rc = write_tracks_json(v, ps->frames, strix_video_reader_info(v->rd)->fps);
+        if (!rc) rc = write_tracks_json(v, ps->frames, strix_video_reader_info(v->src.rd)->fps);
         if (rc) return rc;
     }
 
-    double wall = (now_ms() - v->t0) / 1e3, enc = v->wr ? strix_video_writer_ms(v->wr) : 0;
+    double wall = (now_ms() - v->t0) / 1e3, enc = v->vs.wr ? strix_video_writer_ms(v->vs.wr) : 0;
+    double stage_ms[STAGE_COUNT] = {rs.decode_ms + rs.convert_ms, ps->detect_ms, ps->post_ms + v->side_ms,
+                                    v->track_ms, v->annotate_ms, enc};
+    for (int k = 0; k < STAGE_COUNT; k++) metrics_stage(o->metrics, k, stage_ms[k]);
     char damage[320];
     describe_damage(&rs, damage, sizeof damage);
     if (damage[0])
@@ -542,7 +485,7 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
      * decoded: damage and early ends were reported above from what failed to
      * read or decode; with none, the count in the header is what is off
      * (an AVI's stream header, say): trust the frames, note it neutrally */
-    const strix_video_info *info = strix_video_reader_info(v->rd);
+    const strix_video_info *info = strix_video_reader_info(v->src.rd);
     long missing = info->frames - ps->frames;
     if (!g_stop && !o->quiet && !damage[0] && !rs.problem[0] && info->frames > 0 &&
         missing > (info->frames_exact ? 0 : info->frames / 50 > 2 ? info->frames / 50 : 2))
@@ -561,24 +504,24 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
                 v->concurrent > 1 ? "; inference shared with the inputs beside it" : "", peak_rss_mb(),
                 g_stop ? "interrupted: kept the frames read so far in " : "wrote ", p->video_out ? p->video_out : "",
                 p->video_out ? " and " : "", p->jsonl);
-    if (v->counter && (!o->quiet || g_stop)) {
+    if (v->trk.counter && (!o->quiet || g_stop)) {
         const strix_track_info *ti;
-        int n_ti = strix_counter_tracks(v->counter, &ti);
+        int n_ti = strix_counter_tracks(v->trk.counter, &ti);
         fprintf(s, "infer: %s: %d track%s", p->input, n_ti, n_ti == 1 ? "" : "s");
         for (int c = 0, first = 1; c < v->n_names; c++) {
-            int k = strix_counter_class_tracks(v->counter, c);
+            int k = strix_counter_class_tracks(v->trk.counter, c);
             if (!k) continue;
             fprintf(s, "%s%d %s", first ? ": " : ", ", k, class_name_of(v, c));
             first = 0;
         }
         if (o->has_line) {
             int in, out;
-            strix_counter_line(v->counter, &in, &out);
+            strix_counter_line(v->trk.counter, &in, &out);
             fprintf(s, "; line: %d in, %d out", in, out);
         }
         fprintf(s, "; wrote %s and %s\n", p->mot, p->tracks);
     }
-    long degen = v->tracker ? strix_tracker_degenerate(v->tracker) : 0;
+    long degen = v->trk.tracker ? strix_tracker_degenerate(v->trk.tracker) : 0;
     if (degen)
         fprintf(stderr, "infer: %s: %ld detection%s with an empty or non-finite box (no area) not tracked\n", p->input,
                 degen, degen == 1 ? "" : "s");
@@ -627,6 +570,7 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
                 stop = fold_exit(&rc, vrc);
                 continue;
             }
+            /* a replay has a record for every frame: no stride */
             streams[open] = (strix_pipe_stream){o->detections ? 1 : o->vid_stride, &vs[open], video_read,
                                                 video_write, video_release};
             open++;
@@ -642,7 +586,12 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
         cfg.streams = streams;
         cfg.n_streams = open;
         cfg.ctx = (void *)det;
-        cfg.detect = o->detections ? replay_detect : detector_run; /* a replay has a record for every frame */
+        cfg.detect = o->detections ? replay_detect : det->async ? NULL : detector_run; /* a replay: no model */
+        if (!cfg.detect) {
+            cfg.submit = detector_submit;
+            cfg.collect = detector_collect;
+            cfg.finish = detector_finish;
+        }
         cfg.format = STRIX_RGB;
         int tty = open == 1 && isatty(STDERR_FILENO); /* one bar; several inputs print lines */
         double t0 = now_ms();
