@@ -304,7 +304,6 @@ static int parse_unit(const char *opt, const char *s, double *out)
     return parse_number(opt, s, 0, 1, "a number in 0..1", out);
 }
 
-/* Returns -1 when the run should stop with status 0 (help, version). */
 /* --tracker NAME or FILE.yaml (Ultralytics' tracker YAMLs), then the
  * --track-thresh, --match-thresh and --track-buffer given over it; an exit code. */
 static int tracker_options(options *o)
@@ -331,6 +330,7 @@ static int tracker_options(options *o)
     return 0;
 }
 
+/* Returns -1 when the run should stop with status 0 (help, version). */
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -414,8 +414,8 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--conf", "--iou", "--max-det", "--imgsz", "--batch",
                                                  "--jobs", "--threads", "--device", "--out", "--json", "--classes",
                                                  "--vid-stride", "--codec", "--crf", "--preset",
-                                                 "--tracker", "--track-thresh", "--match-thresh", "--track-buffer", "--trail",
-                                                 "--line", "--detections", "--highlights", "--hl-score",
+                                                 "--tracker", "--track-thresh", "--match-thresh", "--track-buffer",
+                                                 "--trail", "--line", "--detections", "--highlights", "--hl-score",
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len", "--manifest", "--shard", "--shards",
                                                  "--metrics-port", "--metrics-file"};

@@ -242,8 +242,9 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     int n_cross = 0;
     if (v->trk.tracker) {
-        strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB};
-        strix_status tst = tracking_frame(&v->trk, &img, f->index, vf->time, inferred, dets, n, &n_cross, err);
+        strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB}; /* for BoT-SORT's GMC */
+        strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, f->index, vf->time, inferred, dets, n,
+                                          &n_cross, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
