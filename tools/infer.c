@@ -309,9 +309,11 @@ static int parse_unit(const char *opt, const char *s, double *out)
 static int tracker_options(options *o)
 {
     strix_track_options *t = &o->track_opts;
-    if (!strcmp(o->tracker, "botsort") || !strcmp(o->tracker, "botsort.yaml"))
+    /* as Ultralytics' check_yaml: a file of that name here first, else its own botsort.yaml / bytetrack.yaml */
+    int here = access(o->tracker, F_OK) == 0;
+    if (!strcmp(o->tracker, "botsort") || (!here && !strcmp(o->tracker, "botsort.yaml")))
         strix_track_options_init(t, STRIX_TRACKER_BOTSORT);
-    else if (!strcmp(o->tracker, "bytetrack") || !strcmp(o->tracker, "bytetrack.yaml"))
+    else if (!strcmp(o->tracker, "bytetrack") || (!here && !strcmp(o->tracker, "bytetrack.yaml")))
         strix_track_options_init(t, STRIX_TRACKER_BYTETRACK);
     else {
         size_t n = strlen(o->tracker);
