@@ -187,9 +187,10 @@ static void serve(metrics *m, int fd)
     size_t n = body ? strlen(body) : 0;
     int h = snprintf(head, sizeof head, "HTTP/1.0 %s\r\nContent-Type: text/plain; version=0.0.4\r\n"
                      "Content-Length: %zu\r\nConnection: close\r\n\r\n", body ? "200 OK" : "500 Out of memory", n);
-    if (write(fd, head, (size_t)h) == h && n) {
+    /* MSG_NOSIGNAL: a scraper that hangs up early must not SIGPIPE the worker */
+    if (send(fd, head, (size_t)h, MSG_NOSIGNAL) == h && n) {
         for (size_t off = 0; off < n;) {
-            ssize_t w = write(fd, body + off, n - off);
+            ssize_t w = send(fd, body + off, n - off, MSG_NOSIGNAL);
             if (w <= 0) break;
             off += (size_t)w;
         }
@@ -243,7 +244,7 @@ metrics *metrics_open(int port, const char *file, int gpu, const shard *s, long 
         a.sin_addr.s_addr = htonl(INADDR_ANY);
         socklen_t al = sizeof a;
         int one = 1;
-        m->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        m->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, MSG_NOSIGNAL);
         if (m->listen_fd < 0 || setsockopt(m->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
             bind(m->listen_fd, (struct sockaddr *)&a, sizeof a) || listen(m->listen_fd, 16) ||
             getsockname(m->listen_fd, (struct sockaddr *)&a, &al)) {
