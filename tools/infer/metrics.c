@@ -244,7 +244,7 @@ metrics *metrics_open(int port, const char *file, int gpu, const shard *s, long 
         a.sin_addr.s_addr = htonl(INADDR_ANY);
         socklen_t al = sizeof a;
         int one = 1;
-        m->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, MSG_NOSIGNAL);
+        m->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (m->listen_fd < 0 || setsockopt(m->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
             bind(m->listen_fd, (struct sockaddr *)&a, sizeof a) || listen(m->listen_fd, 16) ||
             getsockname(m->listen_fd, (struct sockaddr *)&a, &al)) {
