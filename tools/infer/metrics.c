@@ -187,9 +187,10 @@ static void serve(metrics *m, int fd)
     size_t n = body ? strlen(body) : 0;
     int h = snprintf(head, sizeof head, "HTTP/1.0 %s\r\nContent-Type: text/plain; version=0.0.4\r\n"
                      "Content-Length: %zu\r\nConnection: close\r\n\r\n", body ? "200 OK" : "500 Out of memory", n);
-    if (write(fd, head, (size_t)h) == h && n) {
+    /* MSG_NOSIGNAL: a scraper that hangs up early must not SIGPIPE the worker */
+    if (send(fd, head, (size_t)h, MSG_NOSIGNAL) == h && n) {
         for (size_t off = 0; off < n;) {
-            ssize_t w = write(fd, body + off, n - off);
+            ssize_t w = send(fd, body + off, n - off, MSG_NOSIGNAL);
             if (w <= 0) break;
             off += (size_t)w;
         }
