@@ -31,7 +31,7 @@ void strix_model_options_init(strix_model_options *o)
     memset(o, 0, sizeof *o);
     o->device = "cpu";
     o->cuda_graphs = 1;
-    o->cuda_kernels = 1;
+    o->cuda_kernels = 2;
 }
 
 void strix_detect_options_init(strix_detect_options *o)
@@ -130,6 +130,41 @@ static strix_status load_yaml(strix_model *m, const strix_model_options *o, cons
                       ck->format);
 }
 
+static int has_prefix(const strix_st_file *f, const char *prefix)
+{
+    size_t l = strlen(prefix);
+    for (size_t i = 0; i < strix_st_count(f); i++)
+        if (!strncmp(strix_st_get(f, i)->name, prefix, l)) return 1;
+    return 0;
+}
+
+/* Which head of a two-head Detect (YOLO26) runs: the one-to-one head with
+ * nms_free, else the one-to-many head, unless the checkpoint holds only the
+ * one-to-one head (fused; an ONNX export with nms=False), as Ultralytics
+ * falls back to it. */
+static strix_status choose_head(strix_model *m, const strix_model_options *o, const strix_st_file *f,
+                                strix_error *err)
+{
+    strix_layer *L = &m->graph.layers[m->graph.n_layers - 1];
+    if (!L->end2end) {
+        if (o->nms_free)
+            return strix_fail(err, STRIX_E_ARG, "%s: this model has no one-to-one head (end2end): drop --nms-free",
+                              m->yaml.path);
+        return STRIX_OK;
+    }
+    L->one2one = o->nms_free;
+    if (!f) return STRIX_OK;
+    char o2o[64], o2m[64];
+    snprintf(o2o, sizeof o2o, "model.%d.one2one_cv2.", L->index);
+    snprintf(o2m, sizeof o2m, "model.%d.cv2.", L->index);
+    int has_o2o = has_prefix(f, o2o), has_o2m = has_prefix(f, o2m);
+    if (o->nms_free && !has_o2o)
+        return strix_fail(err, STRIX_E_WEIGHTS, "%s: holds the one-to-many head only (an ONNX export without "
+                          "nms=False?): drop --nms-free", strix_st_path(f));
+    if (!has_o2m && has_o2o) L->one2one = 1;
+    return STRIX_OK;
+}
+
 strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err)
 {
     strix_error_clear(err);
@@ -155,6 +190,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
     if (!st) st = load_yaml(m, o, &ck, err);
     if (!st) st = strix_graph_build(&m->graph, &m->yaml, o->scale, o->nc, err);
+    if (!st) st = choose_head(m, o, ck.tensors, err);
     if (!st) st = strix_program_build(&m->prog, &m->graph, err);
     m->threads = o->threads ? o->threads : online_cpus();
     if (!st) {
@@ -316,6 +352,11 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
         long long w = (long long)n->cout * n->conv.kh * n->conv.kw * (n->cin / n->conv.groups);
         s->params_unfused += w + (n->plain ? n->cout : 2LL * n->cout);
         s->params_fused += w + n->cout;
+        if (p->two_heads && m->graph.layers[n->layer].kind == STRIX_MOD_DETECT) {
+            /* the other head's copy of this conv: in the unfused model, dropped by fuse() */
+            s->modules_unfused += n->plain ? 1 : 2 + !act;
+            s->params_unfused += w + (n->plain ? n->cout : 2LL * n->cout);
+        }
     }
     for (int i = 0; i < m->graph.n_layers; i++) {
         const strix_layer *L = &m->graph.layers[i];
@@ -324,7 +365,7 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
                   : L->kind == STRIX_MOD_DETECT ? 1 /* DFL conv */ : 0;
         s->modules_unfused += extra;
         s->modules_fused += extra;
-        if (L->kind == STRIX_MOD_DETECT) {
+        if (L->kind == STRIX_MOD_DETECT && L->reg_max > 1) { /* reg_max 1: nn.Identity, no weights */
             s->params_unfused += L->reg_max;
             s->params_fused += L->reg_max;
         }
@@ -338,6 +379,14 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
     strix_plan_macs(&pl, p, &macs, &bn, NULL);
     s->gflops_fused = 2.0 * macs / 1e9;
     s->gflops_unfused = 2.0 * (macs + bn) / 1e9;
+    for (int i = 0; p->two_heads && i < p->n_nodes; i++) {
+        /* the unfused two-head model runs both heads (Detect.forward) */
+        const strix_node *n = &p->nodes[i];
+        if (n->op != STRIX_OP_CONV || m->graph.layers[n->layer].kind != STRIX_MOD_DETECT) continue;
+        double out = (double)pl.val_h[n->out] * pl.val_w[n->out] * n->cout;
+        double mac = out * (n->cin / n->conv.groups) * n->conv.kh * n->conv.kw;
+        s->gflops_unfused += 2.0 * (mac + (n->plain ? 0 : 4.0 * out)) / 1e9;
+    }
     s->peak_activation_bytes = pl.arena_floats * (m->half ? 2 : sizeof(float));
     s->weight_bytes = p->weight_floats * sizeof(float);
     strix_plan_free(&pl);

@@ -81,9 +81,15 @@ typedef struct strix_model_options {
                                  detection buffers, its upload runs on a copy stream overlapping
                                  the previous batch's network, events order the two; 0 (default,
                                  the verified path) completes each batch inside submit */
-    int cuda_kernels;         /* CUDA: 1 (default) the kernel set verified on an H100; 2 the
-                                 tensor-core set (mma.sync implicit-GEMM convolutions with fused
-                                 epilogues, direct stem, vectorised upsample; fp16 layers) */
+    int nms_free;             /* a model with two heads (YOLO26, `end2end: true`): 1 runs the
+                                 one-to-one head, top-k selection without NMS, as Ultralytics'
+                                 predict(nms=False); 0 (default) the one-to-many head with NMS,
+                                 as Ultralytics' default.  A checkpoint holding one head only (an
+                                 ONNX export, a fused model) runs that one. */
+    int cuda_kernels;         /* CUDA: 2 (default) the tensor-core set (mma.sync implicit-GEMM
+                                 convolutions with fused epilogues on sm_80+, direct stem,
+                                 vectorised upsample); 1 the first set (WMMA implicit GEMM,
+                                 cuBLAS for 1x1). Both verified on an H100 */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);

@@ -18,7 +18,8 @@
     "  STRIX_CUDA_GRAPHS=0  launch every kernel eagerly instead of replaying a CUDA graph\n" \
     "  STRIX_CUDA_SYNC=1    synchronise after every op, so that a device error names its\n" \
     "                       layer (slow; no graphs)\n"                              \
-    "  STRIX_CUDA_KERNELS=2 the tensor-core kernel set (default 1: the verified set)\n" \
+    "  STRIX_CUDA_KERNELS=1 the first kernel set (WMMA, cuBLAS 1x1) instead of the\n"      \
+    "                       tensor-core set 2 (the default)\n"                       \
     "  STRIX_CUDA_NVTX=1    NVTX ranges per layer and per stage, for Nsight Systems\n" \
     "  STRIX_CUDA_ASYNC=1   two batches in flight: the next one's upload overlaps this\n" \
     "                       one's network (not yet run on a GPU; default 0)\n"

@@ -445,7 +445,7 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     *out = NULL;
     int device = c->device, half = c->half, nvtx = c->nvtx, graphs = c->graphs, sync = c->sync, async = c->async;
     if (c->kernels != STRIX_CUDA_KERNELS_V1 && c->kernels != STRIX_CUDA_KERNELS_V2)
-        return strix_fail(err, STRIX_E_ARG, "cuda_kernels is %d: use 1 (the verified set) or 2 (the tensor-core set)",
+        return strix_fail(err, STRIX_E_ARG, "cuda_kernels is %d: use 2 (the tensor-core set, the default) or 1 (the first set)",
                           c->kernels);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -609,8 +609,14 @@ static size_t frame_bytes(const strix_image *im)
     return (bytes + FRAME_ALIGN - 1) / FRAME_ALIGN * FRAME_ALIGN;
 }
 
-/* Pack the frames densely into fb's pinned memory and queue one DMA of
- * them to its device buffer on stream `up`. */
+/* Pack the frames densely into fb's pinned memory and queue their DMA to its
+ * device buffer on stream `up`, UPLOAD_CHUNK frames at a time: the CPU's
+ * threads pack chunk c + 1 (rows spread over the threads: one thread's
+ * memcpy cannot keep up with the DMA) while the copy engine uploads chunk c.
+ * Each chunk has its own part of the staging buffer, and nothing still
+ * reads fb's staging when a batch starts (the synchronous path ended with a
+ * synchronising download; a lane waits for its previous upload). */
+#define UPLOAD_CHUNK 8
 static strix_status stage_frames(strix_cuda_backend *b, const strix_image *imgs, int n, frame_bufs *fb,
                                  cudaStream_t up, strix_error *err)
 {
@@ -620,14 +626,27 @@ static strix_status stage_frames(strix_cuda_backend *b, const strix_image *imgs,
     if (!st) st = dev_reserve((void **)&fb->frames, &fb->frames_cap, total, "frames", err);
     if (st) return st;
     size_t off = 0;
-    for (int i = 0; i < n; i++) {
-        const strix_image *im = &imgs[i];
-        size_t row = (size_t)im->width * 3, stride = im->stride ? (size_t)im->stride : row;
-        for (int y = 0; y < im->height; y++)
-            memcpy(fb->host_frames + off + (size_t)y * row, im->data + (size_t)y * stride, row);
-        off += frame_bytes(im);
+    for (int c0 = 0; c0 < n; c0 += UPLOAD_CHUNK) {
+        const int c1 = n - c0 < UPLOAD_CHUNK ? n : c0 + UPLOAD_CHUNK;
+        size_t frame_off[UPLOAD_CHUNK], end = off;
+        int rows = 0;
+        for (int i = c0; i < c1; i++) {
+            frame_off[i - c0] = end;
+            end += frame_bytes(&imgs[i]);
+            rows += imgs[i].height;
+        }
+#pragma omp parallel for schedule(static)
+        for (int r = 0; r < rows; r++) {
+            int i = c0, y = r;
+            while (y >= imgs[i].height) y -= imgs[i++].height;
+            const strix_image *im = &imgs[i];
+            size_t row = (size_t)im->width * 3, stride = im->stride ? (size_t)im->stride : row;
+            memcpy(fb->host_frames + frame_off[i - c0] + (size_t)y * row, im->data + (size_t)y * stride, row);
+        }
+        CUDA_TRY(cudaMemcpyAsync(fb->frames + off, fb->host_frames + off, end - off, cudaMemcpyHostToDevice, up),
+                 "upload the frames");
+        off = end;
     }
-    CUDA_TRY(cudaMemcpyAsync(fb->frames, fb->host_frames, total, cudaMemcpyHostToDevice, up), "upload the frames");
     return STRIX_OK;
 }
 

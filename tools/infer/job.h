@@ -23,9 +23,6 @@
 #include "tools/exitcodes.h"
 #include "video.h"
 
-/* Beyond the shared codes of exitcodes.h: a run stopped by SIGINT/SIGTERM. */
-enum { EXIT_INTERRUPTED = 130 };
-
 static inline double now_ms(void)
 {
     struct timespec t;
@@ -43,7 +40,7 @@ typedef struct options {
     int nvtx;                            /* STRIX_CUDA_NVTX=1: NVTX ranges per stage (infer/trace.h) */
     int async;                           /* STRIX_CUDA_ASYNC=1: two batches in flight */
     double conf, iou;
-    int txt, save_conf, save, overwrite, quiet, audio, half;
+    int txt, save_conf, save, overwrite, quiet, audio, half, nms_free;
     int conf_set;                        /* --conf given (tracking lowers the default) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* --track-thresh etc.: -1 unless given */
@@ -53,6 +50,11 @@ typedef struct options {
     float line[4];                       /* --line x1,y1,x2,y2 */
     char **inputs;
     int n_inputs;
+    /* --manifest FILE, --shard I/N, --shards N, --metrics-port, --metrics-file (infer/worker.h) */
+    const char *manifest, *shard, *metrics_file;
+    long shards;
+    int metrics_port;                    /* -1: none */
+    struct metrics *metrics;             /* NULL: no metrics to update */
 } options;
 
 typedef struct strlist {
