@@ -123,7 +123,7 @@ VIDEO_LIB   = $(BUILD)/libstrix_video.a
 VIDEO_USERS = $(BUILD)/infer $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_video*.c))
 JOB_OBJ     = $(JOB_SRC:%.c=$(BUILD)/obj/%.o)
 JOB_LIB     = $(BUILD)/libstrix_infer.a
-JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_pipeline
+JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_pipeline $(BUILD)/tests/test_worker
 
 .PHONY: all lib tools tests test deps demo clean fuzz fuzz-build fuzzers
 all: lib tools

@@ -40,6 +40,9 @@ strix_status strix_backend_create(strix_backend **out, const strix_program *p, c
                                   const strix_backend_config *c, strix_error *err)
 {
 #ifdef STRIX_WITH_CUDA
+    if (c->device >= 0 && p->end2end) /* its top-k selection has no device kernel yet */
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "the one-to-one (NMS-free) head of YOLO26 runs on the cpu backend "
+                          "only so far: use --device cpu, or its default one-to-many head (without --nms-free)");
     if (c->device >= 0) return strix_cuda_backend_create(out, p, weights, c, err);
 #endif
     return strix_cpu_backend_create(out, p, weights, c, err);

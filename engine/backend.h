@@ -24,6 +24,7 @@ typedef struct strix_backend_config {
     int nvtx;    /* CUDA: NVTX ranges per pipeline stage and per layer */
     int graphs;  /* CUDA: capture the forward once per shape and replay it */
     int sync;    /* CUDA: synchronise after every op (implies no graphs) */
+    int async;   /* CUDA: set up detect_submit's lanes (a copy stream, events, per-lane staging) */
     int kernels; /* CUDA: kernel set, 1 or 2 (strix_model_options.cuda_kernels) */
 } strix_backend_config;
 
@@ -39,6 +40,16 @@ typedef struct strix_backend_ops {
      * counts[i], image i's detections in tensor pixels by decreasing score. */
     strix_status (*detect)(strix_backend *b, const strix_image *imgs, int n, const strix_letterbox_info *info,
                            const strix_nms_params *np, strix_detection *dets, int *counts, strix_error *err);
+    /* Optional (NULL: the model completes every batch with detect): detect
+     * split in two.  detect_submit queues what detect does for one batch on
+     * lane `lane` (0..STRIX_MAX_IN_FLIGHT-1: that batch's staging and
+     * detection buffers) and returns; detect_wait waits for the lane's batch
+     * and fills dets/counts as detect does.  A lane is waited for before it
+     * is submitted again; lanes run in submission order over the one plan,
+     * so the model waits for every lane before it plans another shape. */
+    strix_status (*detect_submit)(strix_backend *b, int lane, const strix_image *imgs, int n,
+                                  const strix_letterbox_info *info, const strix_nms_params *np, strix_error *err);
+    strix_status (*detect_wait)(strix_backend *b, int lane, strix_detection *dets, int *counts, strix_error *err);
     void (*free)(strix_backend *b);
     /* The executor's entries (exec.h).  run_op: node i of the program (the
      * head of a fusion runs the nodes it covers); the others may be NULL:

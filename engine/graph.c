@@ -247,7 +247,7 @@ static strix_status resolve(bctx *c, const strix_yaml_row *r, strix_layer *L, co
         if (r->n_args > 3 && (st = arg_bool(c, r, 3, "attn", &attn))) return st;
         if (r->n_args > 4 && (st = arg_int(c, r, 4, "groups", 1, 1 << 20, &L->g))) return st;
         if (r->n_args > 5 && (st = arg_bool(c, r, 5, "shortcut", &L->shortcut))) return st;
-        if (attn) return row_fail(c, r, "with attn=True (YOLO26) is not supported yet");
+        L->attn = attn;
         int force = g->scale == 'm' || g->scale == 'l' || g->scale == 'x';
         if (force) L->c3k = 1;
         *legacy = 0;
@@ -335,6 +335,7 @@ static strix_status resolve(bctx *c, const strix_yaml_row *r, strix_layer *L, co
         for (int i = 0; i < L->n_from; i++)
             if (L->from[i] < 0) return row_fail(c, r, "cannot take the input image as a level");
         L->reg_max = g->reg_max;
+        L->end2end = g->end2end;
         L->legacy = *legacy;
         L->c1 = ch[L->from[0]];
         L->c2 = 4 * L->reg_max + L->nc;
@@ -373,6 +374,7 @@ strix_status strix_graph_build(strix_graph *g, const strix_yaml_model *y, char s
     snprintf(g->path, sizeof g->path, "%s", y->path);
     g->nc = nc_override > 0 ? nc_override : y->nc;
     g->reg_max = y->reg_max;
+    g->end2end = y->end2end;
     g->depth = y->depth_multiple;
     g->width = y->width_multiple;
     g->max_channels = 1 << 30;

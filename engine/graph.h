@@ -48,7 +48,11 @@ typedef struct strix_layer {
     int bk0, bk1;                /* Bottleneck kernel sizes */
     int pool_k, pool_n, pool_act, pool_add; /* SPPF */
     int up;                      /* Upsample factor */
+    int attn;                    /* C3k2: Bottleneck + PSABlock blocks (YOLO26) */
     int nc, reg_max, legacy;     /* Detect */
+    int end2end;                 /* Detect: a second, one-to-one head (one2one_cv2/cv3: YOLO26) */
+    int one2one;                 /* Detect with end2end: run the one-to-one head (top-k, no NMS);
+                                    0: the one-to-many head with NMS (model.c chooses) */
     char args_text[128];         /* arguments as Ultralytics prints them */
 } strix_layer;
 
@@ -57,7 +61,7 @@ typedef struct strix_graph {
     char scale;
     double depth, width;
     int max_channels;
-    int nc, reg_max;
+    int nc, reg_max, end2end;
     strix_layer *layers;
     int n_layers;
     int max_stride;
@@ -140,7 +144,11 @@ typedef struct strix_program {
     int level_stride[STRIX_MAX_LEVELS];
     int nc, reg_max;
     size_t weight_floats; /* fused weights + biases */
-    char dfl_name[96];  /* "model.22.dfl.conv.weight" */
+    char dfl_name[96];  /* "model.22.dfl.conv.weight"; empty when reg_max is 1 (no DFL) */
+    int two_heads;      /* Detect has one-to-many and one-to-one heads (YOLO26's end2end) */
+    int end2end;        /* the one-to-one head runs: top-k selection, no NMS */
+    char unused_prefix[2][48]; /* two heads: the other head's tensors ("model.23.cv2."),
+                                  accepted in a checkpoint but not run */
 } strix_program;
 
 strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_error *err);

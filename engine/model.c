@@ -31,7 +31,7 @@ void strix_model_options_init(strix_model_options *o)
     memset(o, 0, sizeof *o);
     o->device = "cpu";
     o->cuda_graphs = 1;
-    o->cuda_kernels = 1;
+    o->cuda_kernels = 2;
 }
 
 void strix_detect_options_init(strix_detect_options *o)
@@ -74,9 +74,18 @@ static void free_names(strix_model *m)
     m->n_names = 0;
 }
 
+static strix_status wait_all(strix_model *m);
+
 void strix_model_free(strix_model *m)
 {
     if (!m) return;
+    wait_all(m); /* their failures have no one left to go to */
+    for (int i = 0; i < STRIX_MAX_IN_FLIGHT; i++) {
+        free(m->batches[i].info);
+        free(m->batches[i].dets);
+        free(m->batches[i].counts);
+        free(m->batches[i].res);
+    }
     if (m->backend) m->backend->ops->free(m->backend);
     strix_plan_free(&m->plan);
     strix_program_free(&m->prog);
@@ -121,6 +130,41 @@ static strix_status load_yaml(strix_model *m, const strix_model_options *o, cons
                       ck->format);
 }
 
+static int has_prefix(const strix_st_file *f, const char *prefix)
+{
+    size_t l = strlen(prefix);
+    for (size_t i = 0; i < strix_st_count(f); i++)
+        if (!strncmp(strix_st_get(f, i)->name, prefix, l)) return 1;
+    return 0;
+}
+
+/* Which head of a two-head Detect (YOLO26) runs: the one-to-one head with
+ * nms_free, else the one-to-many head, unless the checkpoint holds only the
+ * one-to-one head (fused; an ONNX export with nms=False), as Ultralytics
+ * falls back to it. */
+static strix_status choose_head(strix_model *m, const strix_model_options *o, const strix_st_file *f,
+                                strix_error *err)
+{
+    strix_layer *L = &m->graph.layers[m->graph.n_layers - 1];
+    if (!L->end2end) {
+        if (o->nms_free)
+            return strix_fail(err, STRIX_E_ARG, "%s: this model has no one-to-one head (end2end): drop --nms-free",
+                              m->yaml.path);
+        return STRIX_OK;
+    }
+    L->one2one = o->nms_free;
+    if (!f) return STRIX_OK;
+    char o2o[64], o2m[64];
+    snprintf(o2o, sizeof o2o, "model.%d.one2one_cv2.", L->index);
+    snprintf(o2m, sizeof o2m, "model.%d.cv2.", L->index);
+    int has_o2o = has_prefix(f, o2o), has_o2m = has_prefix(f, o2m);
+    if (o->nms_free && !has_o2o)
+        return strix_fail(err, STRIX_E_WEIGHTS, "%s: holds the one-to-many head only (an ONNX export without "
+                          "nms=False?): drop --nms-free", strix_st_path(f));
+    if (!has_o2m && has_o2o) L->one2one = 1;
+    return STRIX_OK;
+}
+
 strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err)
 {
     strix_error_clear(err);
@@ -146,6 +190,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
     if (!st) st = load_yaml(m, o, &ck, err);
     if (!st) st = strix_graph_build(&m->graph, &m->yaml, o->scale, o->nc, err);
+    if (!st) st = choose_head(m, o, ck.tensors, err);
     if (!st) st = strix_program_build(&m->prog, &m->graph, err);
     m->threads = o->threads ? o->threads : online_cpus();
     if (!st) {
@@ -166,7 +211,9 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         else st = strix_weights_bind(&m->prog, ck.tensors, m->weights, err);
     }
     if (!st && m->weights) {
-        strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_kernels};
+        strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,
+                                  o->cuda_kernels};
+        m->async = device >= 0 && o->cuda_async;
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }
     /* class names: the YAML's, else the checkpoint's (.pt model.names, ONNX metadata) */
@@ -305,6 +352,11 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
         long long w = (long long)n->cout * n->conv.kh * n->conv.kw * (n->cin / n->conv.groups);
         s->params_unfused += w + (n->plain ? n->cout : 2LL * n->cout);
         s->params_fused += w + n->cout;
+        if (p->two_heads && m->graph.layers[n->layer].kind == STRIX_MOD_DETECT) {
+            /* the other head's copy of this conv: in the unfused model, dropped by fuse() */
+            s->modules_unfused += n->plain ? 1 : 2 + !act;
+            s->params_unfused += w + (n->plain ? n->cout : 2LL * n->cout);
+        }
     }
     for (int i = 0; i < m->graph.n_layers; i++) {
         const strix_layer *L = &m->graph.layers[i];
@@ -313,7 +365,7 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
                   : L->kind == STRIX_MOD_DETECT ? 1 /* DFL conv */ : 0;
         s->modules_unfused += extra;
         s->modules_fused += extra;
-        if (L->kind == STRIX_MOD_DETECT) {
+        if (L->kind == STRIX_MOD_DETECT && L->reg_max > 1) { /* reg_max 1: nn.Identity, no weights */
             s->params_unfused += L->reg_max;
             s->params_fused += L->reg_max;
         }
@@ -327,6 +379,14 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
     strix_plan_macs(&pl, p, &macs, &bn, NULL);
     s->gflops_fused = 2.0 * macs / 1e9;
     s->gflops_unfused = 2.0 * (macs + bn) / 1e9;
+    for (int i = 0; p->two_heads && i < p->n_nodes; i++) {
+        /* the unfused two-head model runs both heads (Detect.forward) */
+        const strix_node *n = &p->nodes[i];
+        if (n->op != STRIX_OP_CONV || m->graph.layers[n->layer].kind != STRIX_MOD_DETECT) continue;
+        double out = (double)pl.val_h[n->out] * pl.val_w[n->out] * n->cout;
+        double mac = out * (n->cin / n->conv.groups) * n->conv.kh * n->conv.kw;
+        s->gflops_unfused += 2.0 * (mac + (n->plain ? 0 : 4.0 * out)) / 1e9;
+    }
     s->peak_activation_bytes = pl.arena_floats * (m->half ? 2 : sizeof(float));
     s->weight_bytes = p->weight_floats * sizeof(float);
     strix_plan_free(&pl);
@@ -365,9 +425,65 @@ strix_status strix_model_forward(strix_model *m, const float *input, int n, int 
                                  float *head, strix_error *err)
 {
     strix_error_clear(err);
+    wait_all(m); /* the submitted batches keep their own failures */
     strix_status st = prepare(m, n, h, w, err);
     if (st) return st;
     return m->backend->ops->forward(m->backend, input, head, err);
+}
+
+/* A detect call's checks and its batch shape (Ultralytics: imgsz rounded up
+ * to the stride; minimal padding only when every image of the batch has
+ * the same size). */
+typedef struct detect_call {
+    int sz, th, tw, rect;
+    strix_nms_params np;
+} detect_call;
+
+static strix_status detect_check(const strix_model *m, const strix_image *im, int n, const strix_detect_options *o,
+                                 detect_call *c, strix_error *err)
+{
+    if (n < 1 || !im) return strix_fail(err, STRIX_E_ARG, "detect needs at least one image");
+    if (!(o->conf >= 0 && o->conf <= 1) || !(o->iou >= 0 && o->iou <= 1))
+        return strix_fail(err, STRIX_E_ARG, "conf and iou must lie in [0, 1]");
+    if (o->max_det < 1 || o->max_det > 100000) return strix_fail(err, STRIX_E_ARG, "max_det must be in 1..100000");
+    if (o->imgsz < 32 || o->imgsz > 8192) return strix_fail(err, STRIX_E_ARG, "imgsz must be in 32..8192");
+    int same = 1;
+    for (int i = 0; i < n; i++) {
+        if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
+            (im[i].stride && im[i].stride < im[i].width * 3))
+            return strix_fail(err, STRIX_E_ARG, "image %d: no pixels or a row stride below width*3", i);
+        same &= im[i].width == im[0].width && im[i].height == im[0].height;
+    }
+    int s = m->graph.max_stride;
+    c->sz = (o->imgsz + s - 1) / s * s;
+    c->th = c->tw = c->sz;
+    c->rect = o->rect && same;
+    if (c->rect) strix_letterbox_shape(im[0].width, im[0].height, c->sz, s, 1, &c->tw, &c->th);
+    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
+    return STRIX_OK;
+}
+
+/* Wait for a submitted batch's backend work; its boxes to source pixels. */
+static void batch_wait(strix_batch *b)
+{
+    strix_model *m = b->m;
+    b->queued = 0;
+    b->status = m->backend->ops->detect_wait(m->backend, b->lane, b->dets, b->counts, &b->err);
+    for (int i = 0; i < b->n && !b->status; i++)
+        strix_scale_boxes(b->dets + (size_t)i * b->max_det, b->counts[i], &b->info[i]);
+}
+
+/* Every batch still on the backend waited for (before a new plan); the
+ * first failure met, which each batch also keeps for its collect. */
+static strix_status wait_all(strix_model *m)
+{
+    strix_status st = STRIX_OK;
+    for (int i = 0; i < STRIX_MAX_IN_FLIGHT; i++)
+        if (m->batches[i].queued) {
+            batch_wait(&m->batches[i]);
+            if (!st) st = m->batches[i].status;
+        }
+    return st;
 }
 
 strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
@@ -380,35 +496,22 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
         strix_detect_options_init(&def);
         o = &def;
     }
-    if (n < 1 || !im || !out) return strix_fail(err, STRIX_E_ARG, "detect needs at least one image");
-    if (!(o->conf >= 0 && o->conf <= 1) || !(o->iou >= 0 && o->iou <= 1))
-        return strix_fail(err, STRIX_E_ARG, "conf and iou must lie in [0, 1]");
-    if (o->max_det < 1 || o->max_det > 100000) return strix_fail(err, STRIX_E_ARG, "max_det must be in 1..100000");
-    if (o->imgsz < 32 || o->imgsz > 8192) return strix_fail(err, STRIX_E_ARG, "imgsz must be in 32..8192");
-    int same = 1;
-    for (int i = 0; i < n; i++) {
-        if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
-            (im[i].stride && im[i].stride < im[i].width * 3))
-            return strix_fail(err, STRIX_E_ARG, "image %d: no pixels or a row stride below width*3", i);
-        same &= im[i].width == im[0].width && im[i].height == im[0].height;
-    }
-    /* Ultralytics: imgsz rounded up to the stride; minimal padding only when
-     * every image of the batch has the same size */
-    int s = m->graph.max_stride;
-    int sz = (o->imgsz + s - 1) / s * s, th = sz, tw = sz, rect = o->rect && same;
-    if (rect) strix_letterbox_shape(im[0].width, im[0].height, sz, s, 1, &tw, &th);
-    strix_status st = prepare(m, n, th, tw, err);
+    if (!out) return strix_fail(err, STRIX_E_ARG, "detect needs room for the results");
+    detect_call c;
+    strix_status st = detect_check(m, im, n, o, &c, err);
+    if (st) return st;
+    wait_all(m); /* the submitted batches keep their own failures */
+    st = prepare(m, n, c.th, c.tw, err);
     if (st) return st;
 
-    strix_nms_params np = {o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
     size_t info_bytes = sizeof(strix_letterbox_info) * (size_t)n;
     if (!strix_reserve(&m->scratch, &m->scratch_cap, info_bytes + sizeof(int) * (size_t)n) ||
         !strix_reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * (size_t)n * o->max_det))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
     strix_letterbox_info *info = m->scratch;
     int *counts = (int *)((char *)m->scratch + info_bytes);
-    for (int i = 0; i < n; i++) strix_letterbox_plan(im[i].width, im[i].height, sz, s, rect, &info[i]);
-    st = m->backend->ops->detect(m->backend, im, n, info, &np, m->dets, counts, err);
+    for (int i = 0; i < n; i++) strix_letterbox_plan(im[i].width, im[i].height, c.sz, m->graph.max_stride, c.rect, &info[i]);
+    st = m->backend->ops->detect(m->backend, im, n, info, &c.np, m->dets, counts, err);
     if (st) return st;
     for (int i = 0; i < n; i++) {
         strix_detection *d = m->dets + (size_t)i * o->max_det;
@@ -417,4 +520,79 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
         out[i].items = d;
     }
     return STRIX_OK;
+}
+
+strix_status strix_model_submit(strix_model *m, const strix_image *im, int n, const strix_detect_options *o,
+                                strix_batch **out, strix_error *err)
+{
+    strix_error_clear(err);
+    strix_detect_options def;
+    if (!o) {
+        strix_detect_options_init(&def);
+        o = &def;
+    }
+    if (!out) return strix_fail(err, STRIX_E_ARG, "submit needs somewhere to put the batch handle");
+    *out = NULL;
+    detect_call c;
+    strix_status st = detect_check(m, im, n, o, &c, err);
+    if (st) return st;
+    strix_batch *b = NULL;
+    for (int i = 0; i < STRIX_MAX_IN_FLIGHT && !b; i++)
+        if (!m->batches[i].out) b = &m->batches[i];
+    if (!b)
+        return strix_fail(err, STRIX_E_ARG, "%d batches are already submitted and not released: release one first",
+                          STRIX_MAX_IN_FLIGHT);
+    if (!m->planned || m->plan.n != n || m->plan.h != c.th || m->plan.w != c.tw) wait_all(m);
+    st = prepare(m, n, c.th, c.tw, err);
+    if (st) return st;
+    if (!strix_reserve((void **)&b->info, &b->info_cap, sizeof *b->info * (size_t)n) ||
+        !strix_reserve((void **)&b->counts, &b->counts_cap, sizeof *b->counts * (size_t)n) ||
+        !strix_reserve((void **)&b->res, &b->res_cap, sizeof *b->res * (size_t)n) ||
+        !strix_reserve((void **)&b->dets, &b->dets_cap, sizeof *b->dets * (size_t)n * o->max_det))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for a batch's detections");
+    b->m = m;
+    b->lane = (int)(b - m->batches);
+    b->n = n;
+    b->max_det = o->max_det;
+    for (int i = 0; i < n; i++) strix_letterbox_plan(im[i].width, im[i].height, c.sz, m->graph.max_stride, c.rect, &b->info[i]);
+    strix_error_clear(&b->err);
+    const strix_backend_ops *ops = m->backend->ops;
+    if (m->async && ops->detect_submit) {
+        st = ops->detect_submit(m->backend, b->lane, im, n, b->info, &c.np, err);
+        b->queued = !st;
+        b->status = STRIX_OK;
+    } else { /* the verified synchronous path: the batch completes here */
+        st = ops->detect(m->backend, im, n, b->info, &c.np, b->dets, b->counts, err);
+        for (int i = 0; i < n && !st; i++)
+            strix_scale_boxes(b->dets + (size_t)i * b->max_det, b->counts[i], &b->info[i]);
+        b->status = STRIX_OK;
+    }
+    if (st) return st;
+    b->out = 1;
+    *out = b;
+    return STRIX_OK;
+}
+
+strix_status strix_batch_collect(strix_batch *b, strix_detections *out, strix_error *err)
+{
+    strix_error_clear(err);
+    if (!b || !b->out || !out) return strix_fail(err, STRIX_E_ARG, "collect needs a submitted, unreleased batch");
+    if (b->queued) batch_wait(b);
+    if (b->status) {
+        if (err) *err = b->err;
+        return b->status;
+    }
+    for (int i = 0; i < b->n; i++) {
+        b->res[i].count = b->counts[i];
+        b->res[i].items = b->dets + (size_t)i * b->max_det;
+        out[i] = b->res[i];
+    }
+    return STRIX_OK;
+}
+
+void strix_batch_release(strix_batch *b)
+{
+    if (!b || !b->out) return;
+    if (b->queued) batch_wait(b); /* its staging may be reused only when its work is done */
+    b->out = 0;
 }

@@ -7,6 +7,22 @@
 #include "graph.h"
 #include "model_yaml.h"
 
+/* One submitted batch (strix_model_submit): its own letterbox plans and
+ * detections, so several can be out at once; lane: its backend lane. */
+struct strix_batch {
+    strix_model *m;
+    int lane, n, max_det;
+    int out;                 /* handed to the caller, not yet released */
+    int queued;              /* on the backend (cuda_async), not yet waited for */
+    strix_letterbox_info *info;
+    strix_detection *dets;   /* [n, max_det] */
+    int *counts;
+    strix_detections *res;
+    size_t info_cap, dets_cap, counts_cap, res_cap;
+    strix_status status;     /* of its backend work */
+    strix_error err;
+};
+
 struct strix_model {
     strix_yaml_model yaml;
     strix_graph graph;
@@ -25,6 +41,8 @@ struct strix_model {
     size_t scratch_cap;
     strix_detection *dets;
     size_t dets_cap;
+    int async;               /* cuda_async: batches run on the backend's lanes */
+    strix_batch batches[STRIX_MAX_IN_FLIGHT];
 };
 
 #endif

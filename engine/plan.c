@@ -263,7 +263,8 @@ void strix_plan_macs(const strix_plan *pl, const strix_program *p, double *conv_
              * upsampled element; without it yolov8l reads 165.1, not 165.2 */
             m = (double)pl->val_h[nd->out] * pl->val_w[nd->out] * p->values[nd->out].c;
         } else if (nd->op == STRIX_OP_DECODE) {
-            m = (double)pl->anchors * 4 * p->reg_max; /* DFL: a 1x1 conv of reg_max bins to 1 */
+            /* DFL: a 1x1 conv of reg_max bins to 1; none when reg_max is 1 */
+            m = p->reg_max > 1 ? (double)pl->anchors * 4 * p->reg_max : 0;
         }
         macs += m;
         if (per_layer_macs) per_layer_macs[nd->layer] += m;

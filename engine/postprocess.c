@@ -31,6 +31,78 @@ typedef struct kept {
 
 static size_t align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
 
+/* ------------------------------------------------ end-to-end: top-k, no NMS */
+
+typedef struct scored {
+    float score;
+    int idx;
+} scored;
+
+/* Score descending, then lower index first (torch.topk's order of ties is
+ * unspecified; this is the deterministic choice). */
+static int by_scored(const void *a, const void *b)
+{
+    const scored *x = a, *y = b;
+    if (x->score != y->score) return x->score < y->score ? 1 : -1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static size_t topk_k(size_t anchors, const strix_nms_params *p)
+{
+    size_t k = p->max_det > 300 ? (size_t)p->max_det : 300; /* the predictor's max(max_det, 300) */
+    return k < anchors ? k : anchors;
+}
+
+size_t strix_topk_workspace(size_t anchors, const strix_nms_params *p)
+{
+    size_t k = topk_k(anchors, p);
+    return align_up(anchors * sizeof(scored)) + align_up(k * (size_t)p->nc * sizeof(scored));
+}
+
+int strix_topk(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p, void *ws)
+{
+    if (p->nc <= 0 || p->max_det <= 0 || anchors == 0) return 0;
+    size_t w = 4 + (size_t)p->nc, k = topk_k(anchors, p);
+    scored *best = ws, *pairs = (scored *)((char *)ws + align_up(anchors * sizeof(scored)));
+    for (size_t a = 0; a < anchors; a++) {
+        const float *s = head + a * w + 4;
+        int c = 0;
+        for (int j = 1; j < p->nc; j++)
+            if (s[j] > s[c]) c = j;
+        best[a] = (scored){s[c], (int)a};
+    }
+    qsort(best, anchors, sizeof *best, by_scored);
+    size_t np = 0;
+    if (p->agnostic) {
+        for (size_t i = 0; i < k; i++) pairs[np++] = (scored){best[i].score, best[i].idx * p->nc};
+    } else {
+        for (size_t i = 0; i < k; i++) /* the flattened [k, nc] scores, index i * nc + class */
+            for (int c = 0; c < p->nc; c++)
+                pairs[np++] = (scored){head[(size_t)best[i].idx * w + 4 + c], (int)(i * (size_t)p->nc) + c};
+        qsort(pairs, np, sizeof *pairs, by_scored);
+        if (np > k) np = k;
+    }
+    int n = 0;
+    for (size_t i = 0; i < np && n < p->max_det; i++) {
+        int anchor, cls;
+        if (p->agnostic) {
+            anchor = pairs[i].idx / p->nc;
+            const float *s = head + (size_t)anchor * w + 4;
+            cls = 0;
+            for (int j = 1; j < p->nc; j++)
+                if (s[j] > s[cls]) cls = j;
+        } else {
+            anchor = best[pairs[i].idx / p->nc].idx;
+            cls = pairs[i].idx % p->nc;
+        }
+        if (!(pairs[i].score > p->conf) || (p->classes && !p->classes[cls])) continue;
+        const float *h = head + (size_t)anchor * w;
+        out[n++] = (strix_detection){h[0] - h[2] / 2, h[1] - h[3] / 2, h[0] + h[2] / 2, h[1] + h[3] / 2,
+                                     pairs[i].score, cls};
+    }
+    return n;
+}
+
 size_t strix_nms_workspace(size_t anchors, const strix_nms_params *p)
 {
     size_t keep = p->max_det > 0 ? (size_t)p->max_det : 0;

@@ -27,6 +27,16 @@ size_t strix_nms_workspace(size_t anchors, const strix_nms_params *p);
 int strix_nms(strix_detection *out, const float *head, size_t anchors,
               const strix_nms_params *p, void *workspace);
 
+/* A one-to-one head's selection instead of NMS (YOLO26 with nms_free:
+ * Ultralytics' Detect.postprocess, then the end2end branch of
+ * non_max_suppression; p->iou unused): the k = min(max(max_det, 300), A)
+ * anchors of highest best-class score, then the k highest (anchor, class)
+ * scores among those (a box may come back once per class; agnostic: each
+ * anchor's best class only), then those above conf (and in classes), at most
+ * max_det, by decreasing score. */
+size_t strix_topk_workspace(size_t anchors, const strix_nms_params *p);
+int strix_topk(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p, void *workspace);
+
 /* Map boxes from tensor pixels back to source pixels and clip to the source,
  * as Ultralytics' scale_boxes(padding=True) + clip_boxes: only info's source
  * and tensor sizes are used, the geometry being recomputed from them as

@@ -139,6 +139,10 @@ static void c3(lctx *c, const char *pre, int x, int out, int n, int shortcut, in
 
 /* C2f / C3k2: cv1 into the first 2c channels of one buffer, each inner block
  * appends c channels, cv2 reads the whole buffer: chunk and concat are free. */
+static void psa_block(lctx *c, const char *pre, int x, int out);
+
+/* C2f, and C3k2 (its blocks: Bottleneck, C3k, or YOLO26's Bottleneck then
+ * PSABlock, in that order of precedence as Ultralytics builds them). */
 static void c2f(lctx *c, const strix_layer *L, const char *pre, int x, int out)
 {
     char nm[96];
@@ -149,8 +153,16 @@ static void c2f(lctx *c, const strix_layer *L, const char *pre, int x, int out)
     for (int j = 0; j < n; j++) {
         int in = slice(c, cat, (1 + j) * ch, ch), o = slice(c, cat, (2 + j) * ch, ch);
         snprintf(nm, sizeof nm, "%s.m.%d", pre, j);
-        if (L->kind == STRIX_MOD_C2F) bottleneck(c, nm, in, o, L->shortcut, L->g, 3, 3, 1.0);
-        else if (L->c3k) c3(c, nm, in, o, 2, L->shortcut, L->g, 0.5, 3, 3);
+        if (L->kind == STRIX_MOD_C2F) {
+            bottleneck(c, nm, in, o, L->shortcut, L->g, 3, 3, 1.0);
+        } else if (L->attn) { /* nn.Sequential(Bottleneck, PSABlock): m.j.0, m.j.1 */
+            char sub[96];
+            int t = tmp(c, ch);
+            snprintf(sub, sizeof sub, "%s.0", nm);
+            bottleneck(c, sub, in, t, L->shortcut, L->g, 3, 3, 0.5);
+            snprintf(sub, sizeof sub, "%s.1", nm);
+            psa_block(c, sub, t, o);
+        } else if (L->c3k) c3(c, nm, in, o, 2, L->shortcut, L->g, 0.5, 3, 3);
         else bottleneck(c, nm, in, o, L->shortcut, L->g, 3, 3, 0.5);
     }
     name2(nm, sizeof nm, pre, "cv2");
@@ -219,7 +231,10 @@ static void c2psa(lctx *c, const strix_layer *L, const char *pre, int x, int out
 }
 
 /* Detect: per level a box branch (cv2) and a class branch (cv3) writing their
- * slices of the head; YOLO11's class branch uses depthwise convs. */
+ * slices of the head; YOLO11's class branch uses depthwise convs.  YOLO26's
+ * end2end Detect has a second, one-to-one copy (one2one_cv2, one2one_cv3):
+ * one of the two runs (L->one2one), the other is counted by inspect (the
+ * unfused model holds both) but not run. */
 static void detect(lctx *c, const strix_layer *L, const int *lv, int out)
 {
     strix_program *p = c->p;
@@ -230,39 +245,48 @@ static void detect(lctx *c, const strix_layer *L, const int *lv, int out)
     if (L->reg_max * 4 > c2) c2 = L->reg_max * 4;
     if ((L->nc < 100 ? L->nc : 100) > c3) c3 = L->nc < 100 ? L->nc : 100;
     int nb = 4 * L->reg_max;
+    int o2o = L->end2end && L->one2one;
+    const char *bx = o2o ? "one2one_cv2" : "cv2", *cl = o2o ? "one2one_cv3" : "cv3";
+    p->two_heads = L->end2end;
+    p->end2end = o2o;
+    if (L->end2end) { /* the other head's tensors: in the checkpoint, not run */
+        snprintf(p->unused_prefix[0], sizeof p->unused_prefix[0], "model.%d.%s.", L->index, o2o ? "cv2" : "one2one_cv2");
+        snprintf(p->unused_prefix[1], sizeof p->unused_prefix[1], "model.%d.%s.", L->index, o2o ? "cv3" : "one2one_cv3");
+    }
     p->head_buf = new_buf(c, STRIX_BUF_HEAD, nb + L->nc);
     p->levels = L->n_from;
     for (int i = 0; i < L->n_from; i++) {
         int x = lv[i], cx = p->values[x].c;
         int box = new_value(c, p->head_buf, 0, nb, i), cls = new_value(c, p->head_buf, nb, L->nc, i);
         int t1 = tmp(c, c2), t2 = tmp(c, c2);
-        snprintf(nm, sizeof nm, "model.%d.cv2.%d.0", L->index, i);
+        snprintf(nm, sizeof nm, "model.%d.%s.%d.0", L->index, bx, i);
         conv(c, nm, x, t1, -1, 3, 1, 1, 1, 0);
-        snprintf(nm, sizeof nm, "model.%d.cv2.%d.1", L->index, i);
+        snprintf(nm, sizeof nm, "model.%d.%s.%d.1", L->index, bx, i);
         conv(c, nm, t1, t2, -1, 3, 1, 1, 1, 0);
-        snprintf(nm, sizeof nm, "model.%d.cv2.%d.2", L->index, i);
+        snprintf(nm, sizeof nm, "model.%d.%s.%d.2", L->index, bx, i);
         conv(c, nm, t2, box, -1, 1, 1, 1, 0, 1);
         int u1 = tmp(c, c3), u2 = tmp(c, c3);
         if (L->legacy) {
-            snprintf(nm, sizeof nm, "model.%d.cv3.%d.0", L->index, i);
+            snprintf(nm, sizeof nm, "model.%d.%s.%d.0", L->index, cl, i);
             conv(c, nm, x, u1, -1, 3, 1, 1, 1, 0);
-            snprintf(nm, sizeof nm, "model.%d.cv3.%d.1", L->index, i);
+            snprintf(nm, sizeof nm, "model.%d.%s.%d.1", L->index, cl, i);
             conv(c, nm, u1, u2, -1, 3, 1, 1, 1, 0);
         } else {
             int d1 = tmp(c, cx), d2 = tmp(c, c3);
-            snprintf(nm, sizeof nm, "model.%d.cv3.%d.0.0", L->index, i);
+            snprintf(nm, sizeof nm, "model.%d.%s.%d.0.0", L->index, cl, i);
             conv(c, nm, x, d1, -1, 3, 1, cx, 1, 0);
-            snprintf(nm, sizeof nm, "model.%d.cv3.%d.0.1", L->index, i);
+            snprintf(nm, sizeof nm, "model.%d.%s.%d.0.1", L->index, cl, i);
             conv(c, nm, d1, u1, -1, 1, 1, 1, 1, 0);
-            snprintf(nm, sizeof nm, "model.%d.cv3.%d.1.0", L->index, i);
+            snprintf(nm, sizeof nm, "model.%d.%s.%d.1.0", L->index, cl, i);
             conv(c, nm, u1, d2, -1, 3, 1, c3, 1, 0);
-            snprintf(nm, sizeof nm, "model.%d.cv3.%d.1.1", L->index, i);
+            snprintf(nm, sizeof nm, "model.%d.%s.%d.1.1", L->index, cl, i);
             conv(c, nm, d2, u2, -1, 1, 1, 1, 1, 0);
         }
-        snprintf(nm, sizeof nm, "model.%d.cv3.%d.2", L->index, i);
+        snprintf(nm, sizeof nm, "model.%d.%s.%d.2", L->index, cl, i);
         conv(c, nm, u2, cls, -1, 1, 1, 1, 0, 1);
     }
-    snprintf(p->dfl_name, sizeof p->dfl_name, "model.%d.dfl.conv.weight", L->index);
+    if (L->reg_max > 1) /* reg_max 1 (YOLO26): the box outputs are the distances, no DFL */
+        snprintf(p->dfl_name, sizeof p->dfl_name, "model.%d.dfl.conv.weight", L->index);
     new_node(c, STRIX_OP_DECODE, new_value(c, p->head_buf, 0, nb + L->nc, -1), out);
 }
 
@@ -441,5 +465,8 @@ void strix_graph_layer_params(const strix_graph *g, const strix_program *p, long
         per_layer[n->layer] += w + (n->plain ? n->cout : 2LL * n->cout);
     }
     for (int i = 0; i < g->n_layers; i++)
-        if (g->layers[i].kind == STRIX_MOD_DETECT) per_layer[i] += g->layers[i].reg_max; /* DFL conv */
+        if (g->layers[i].kind == STRIX_MOD_DETECT) {
+            if (g->layers[i].end2end) per_layer[i] *= 2; /* the one-to-many copy, unfused */
+            if (g->layers[i].reg_max > 1) per_layer[i] += g->layers[i].reg_max; /* DFL conv */
+        }
 }

@@ -76,9 +76,20 @@ typedef struct strix_model_options {
                                  CUDA graph and replays it; 0 launches every kernel eagerly */
     int cuda_sync;            /* CUDA: 1 synchronises after every op, so that a device error names
                                  its layer (slow; no graphs then: a capture cannot synchronise) */
-    int cuda_kernels;         /* CUDA: 1 (default) the kernel set verified on an H100; 2 the
-                                 tensor-core set (mma.sync implicit-GEMM convolutions with fused
-                                 epilogues, direct stem, vectorised upsample; fp16 layers) */
+    int cuda_async;           /* CUDA: 1 runs submitted batches (strix_model_submit) without
+                                 waiting: each in-flight batch has its own pinned staging and
+                                 detection buffers, its upload runs on a copy stream overlapping
+                                 the previous batch's network, events order the two; 0 (default,
+                                 the verified path) completes each batch inside submit */
+    int nms_free;             /* a model with two heads (YOLO26, `end2end: true`): 1 runs the
+                                 one-to-one head, top-k selection without NMS, as Ultralytics'
+                                 predict(nms=False); 0 (default) the one-to-many head with NMS,
+                                 as Ultralytics' default.  A checkpoint holding one head only (an
+                                 ONNX export, a fused model) runs that one. */
+    int cuda_kernels;         /* CUDA: 2 (default) the tensor-core set (mma.sync implicit-GEMM
+                                 convolutions with fused epilogues on sm_80+, direct stem,
+                                 vectorised upsample); 1 the first set (WMMA implicit GEMM,
+                                 cuBLAS for 1x1). Both verified on an H100 */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);
@@ -186,6 +197,37 @@ void strix_detect_options_init(strix_detect_options *o);
 strix_status strix_model_detect(strix_model *m, const strix_image *images, int n,
                                 const strix_detect_options *o, strix_detections *out,
                                 strix_error *err);
+
+/* Asynchronous detection: submit a batch now, collect its detections later,
+ * with up to STRIX_MAX_IN_FLIGHT batches submitted and not yet released.
+ * The images may be reused as soon as submit returns (their pixels are
+ * staged).  Results equal strix_model_detect's on the same images.  On the
+ * CPU, and on CUDA without cuda_async, the batch completes inside submit;
+ * with cuda_async its copies and kernels run while the caller goes on.
+ * A batch handle is the model's: collect it (as often as wanted), then
+ * release it; releasing an uncollected batch waits for it and drops its
+ * results.  A detect or a submit of another shape waits for the batches
+ * in flight first.  Like every model call, not for two threads at once.
+ *
+ *   strix_batch *a, *b;
+ *   strix_model_submit(m, frames0, n, &d, &a, &e);   // queued
+ *   strix_model_submit(m, frames1, n, &d, &b, &e);   // queued behind it
+ *   strix_batch_collect(a, r, &e);                   // waits for a only
+ *   ...use r[0..n-1]...
+ *   strix_batch_release(a);
+ */
+#define STRIX_MAX_IN_FLIGHT 2
+typedef struct strix_batch strix_batch;
+
+/* STRIX_E_ARG when STRIX_MAX_IN_FLIGHT batches are already out (release one
+ * first), or for the arguments strix_model_detect refuses. */
+strix_status strix_model_submit(strix_model *m, const strix_image *images, int n,
+                                const strix_detect_options *o, strix_batch **out, strix_error *err);
+/* Wait for the batch; out[i] (n of them) receives image i's detections,
+ * valid until the batch is released.  The batch's status: a failure while
+ * it ran is reported here. */
+strix_status strix_batch_collect(strix_batch *b, strix_detections *out, strix_error *err);
+void strix_batch_release(strix_batch *b);
 
 /* Lower-level stages, for tools, tests and benchmarks.
  * Input tensor layout: [n, h, w, 3] fp32 NHWC, RGB, values in [0, 1].

@@ -198,6 +198,10 @@ strix_status strix_weights_bind(const strix_program *p, strix_st_file *f, float 
         char extra[600] = "";
         int n_extra = 0;
         for (size_t i = 0; i < nt; i++) {
+            const char *tn = strix_st_get(b.f, i)->name;
+            for (int k = 0; k < 2; k++) /* an end-to-end head's one-to-many branch: trained, never run */
+                if (p->unused_prefix[k][0] && !strncmp(tn, p->unused_prefix[k], strlen(p->unused_prefix[k])))
+                    b.used[i] = 1;
             if (b.used[i]) continue;
             const char *nm = strix_st_get(b.f, i)->name;
             if (n_extra++ < 6) {

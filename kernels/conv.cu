@@ -488,31 +488,10 @@ bool f16_vec_ok(const strix_dview *in, const void *w, int cg)
            (uintptr_t)in->data % 16 == 0 && (uintptr_t)w % 16 == 0;
 }
 
-} /* namespace */
-
-extern "C" size_t strix_cuda_conv2d_workspace(const strix_dview *out, const strix_dview *in,
-                                              const strix_conv_params *p, strix_dtype dt, int kernels)
+/* The argument block of a convolution the launchers have validated. */
+ConvArgs conv_args(const strix_dview *out, const strix_dview *in, const void *w, const float *bias,
+                   const strix_dview *res, const strix_conv_params *p)
 {
-    /* fp32 needs it too, when the residual aliases the output; the v2 set
-     * does fp16 1x1 convolutions in its implicit GEMM (no staging), and falls
-     * back to path 2 when the alignment it checks at launch is missing */
-    if (!cublas_shape(out, in, p)) return 0;
-    if (kernels == STRIX_CUDA_KERNELS_V2 && dt == STRIX_F16 && in->c % 8 == 0) return 0;
-    return (size_t)out->n * out->h * out->w * out->c * sizeof(float);
-}
-
-extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in,
-                                            const void *w, const float *bias,
-                                            const strix_dview *res, const strix_conv_params *p,
-                                            strix_dtype dt, int kernels, void *cublas_handle,
-                                            void *workspace, strix_stream s)
-{
-    if (!conv_args_valid(out, in, w, bias, res, p, dt) ||
-        (kernels != STRIX_CUDA_KERNELS_V1 && kernels != STRIX_CUDA_KERNELS_V2))
-        return (strix_cuda_err)cudaErrorInvalidValue;
-    if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0)
-        return (strix_cuda_err)cudaSuccess;
-    cudaStream_t st = (cudaStream_t)s;
     ConvArgs a;
     a.in = in->data;
     a.in_pix = in->pix_stride;
@@ -543,6 +522,35 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
     a.epi.res_batch = res ? res->batch_stride : 0;
     a.epi.bias = bias;
     a.epi.act = p->act;
+    return a;
+}
+
+} /* namespace */
+
+extern "C" size_t strix_cuda_conv2d_workspace(const strix_dview *out, const strix_dview *in,
+                                              const strix_conv_params *p, strix_dtype dt, int kernels)
+{
+    /* fp32 needs it too, when the residual aliases the output; the v2 set
+     * does fp16 1x1 convolutions in its implicit GEMM (no staging), and falls
+     * back to path 2 when the alignment it checks at launch is missing */
+    if (!cublas_shape(out, in, p)) return 0;
+    if (kernels == STRIX_CUDA_KERNELS_V2 && dt == STRIX_F16 && in->c % 8 == 0) return 0;
+    return (size_t)out->n * out->h * out->w * out->c * sizeof(float);
+}
+
+extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in,
+                                            const void *w, const float *bias,
+                                            const strix_dview *res, const strix_conv_params *p,
+                                            strix_dtype dt, int kernels, void *cublas_handle,
+                                            void *workspace, strix_stream s)
+{
+    if (!conv_args_valid(out, in, w, bias, res, p, dt) ||
+        (kernels != STRIX_CUDA_KERNELS_V1 && kernels != STRIX_CUDA_KERNELS_V2))
+        return (strix_cuda_err)cudaErrorInvalidValue;
+    if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0)
+        return (strix_cuda_err)cudaSuccess;
+    cudaStream_t st = (cudaStream_t)s;
+    const ConvArgs a = conv_args(out, in, w, bias, res, p);
 
     if (a.cg == 1 && a.ng == 1) {
         dim3 block(DW_TX, DW_TY), grid(CEIL_DIV(a.m, DW_TY));
@@ -554,7 +562,7 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
     }
     if (kernels == STRIX_CUDA_KERNELS_V2) {
         if (stem_ok(a)) return stem_launch(a, dt, st);
-        if (mma_ok(a, in, w, dt)) return mma_launch(a, st);
+        if (mma_ok(a, in, w, dt)) return mma_launch(a, 0, st);
     }
     if (cublas_handle && cublas_shape(out, in, p) &&
         conv1x1_cublas(out, in, w, res, a.epi, dt, static_cast<cublasHandle_t>(cublas_handle),
@@ -573,4 +581,21 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
         conv_igemm_f32_tile64x64<<<grid, F32_THREADS, 0, st>>>(a);
     }
     return last_error();
+}
+
+extern "C" int strix_cuda_conv2d_mma_variants(void) { return mma_variants(); }
+
+extern "C" strix_cuda_err strix_cuda_conv2d_mma_variant(const strix_dview *out, const strix_dview *in,
+                                                        const void *w, const float *bias,
+                                                        const strix_dview *res,
+                                                        const strix_conv_params *p, int variant,
+                                                        strix_stream s)
+{
+    if (!conv_args_valid(out, in, w, bias, res, p, STRIX_F16) || variant < 1 || variant > mma_variants())
+        return (strix_cuda_err)cudaErrorInvalidValue;
+    if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0)
+        return (strix_cuda_err)cudaSuccess;
+    const ConvArgs a = conv_args(out, in, w, bias, res, p);
+    if (!mma_ok(a, in, w, STRIX_F16)) return (strix_cuda_err)cudaErrorNotSupported;
+    return mma_launch(a, variant, (cudaStream_t)s);
 }

@@ -54,10 +54,13 @@ __device__ __forceinline__ void epilogue_store(const Epi &e, int n, int pix, int
  * STRIX_CUDA_KERNELS_V2 and the shape qualifies; each *_ok says whether it
  * does (the launcher then enqueues and returns the launch's error). */
 
-/* fp16, one group, Cin % 8 == 0 and 16-byte aligned input and weights:
- * mma.sync implicit GEMM, every kernel size (1x1 included). */
+/* fp16, one group, Cin % 8 == 0, 16-byte aligned input and weights, a GPU
+ * of compute capability 8.0 or newer: mma.sync implicit GEMM, every kernel
+ * size (1x1 included).  variant 0: the tile the layer's shape gets; 1 ..
+ * mma_variants(): one tile configuration of the table (the kernel lab). */
 bool mma_ok(const ConvArgs &a, const strix_dview *in, const void *w, strix_dtype dt);
-strix_cuda_err mma_launch(const ConvArgs &a, cudaStream_t s);
+strix_cuda_err mma_launch(const ConvArgs &a, int variant, cudaStream_t s);
+int mma_variants();
 
 /* One group with at most STEM_MAX_CIN input channels (the stem reading the
  * letterboxed RGB image): direct convolution, fp32 or fp16. */

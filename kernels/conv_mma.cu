@@ -6,24 +6,29 @@
  *   C[M][Cout] = A[M][K] * B[K][Cout], M = N*OH*OW, K = KH*KW*Cin, row m of A
  *   the receptive field of output pixel m in (ky, kx, ci) order.
  *
- * conv_mma_f16<BM, BN, WARPS_M, WARPS_N>: a block computes a BM x BN tile of
- * C with WARPS_M x WARPS_N warps, each a (BM/WARPS_M) x (BN/WARPS_N) block of
- * m16n8k16 accumulators (fp32).  K advances MMA_BK = 32 at a time through an
- * MMA_STAGES-deep ring of shared-memory slices filled by cp.async (16 bytes,
- * zero-filled for padding taps and every tail), so the loads of slice k+2
- * overlap the tensor-core work on slice k.  Each 16-byte chunk of an A row is
- * 8 consecutive channels of one tap (Cin % 8 == 0), so a chunk is one aligned
- * global load and the im2col is only address arithmetic.  Shared rows are
- * MMA_LDS = 40 halves (80 bytes): the 8 row addresses of an ldmatrix phase
- * then fall in 8 distinct 16-byte bank groups (conflict-free).  The epilogue
- * (bias, SiLU, residual, one rounding) runs on the accumulators in registers
- * and writes half2 pairs straight into the strided output view, so a 1x1
- * convolution needs no cuBLAS call, no fp32 staging and no second kernel.
- * Tile shape per layer: conv_mma_pick (one place).
+ * conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES>: a block computes a
+ * BM x BN tile of C with WARPS_M x WARPS_N warps, each a (BM/WARPS_M) x
+ * (BN/WARPS_N) block of m16n8k16 accumulators (fp32).  K advances BK at a
+ * time through a STAGES-deep ring of shared-memory slices filled by cp.async
+ * (16 bytes, zero-filled for padding taps and every tail), so the loads of
+ * slice k+STAGES-1 overlap the tensor-core work on slice k.  Each 16-byte
+ * chunk of an A row is 8 consecutive channels of one tap (Cin % 8 == 0), so a
+ * chunk is one aligned global load and the im2col is only address
+ * arithmetic.  Shared rows are BK + 8 halves (80 or 144 bytes): the 8 row
+ * addresses of an ldmatrix phase then fall in 8 distinct 16-byte bank groups
+ * (conflict-free).  The epilogue computes act(acc + bias) in fp32, stages the
+ * tile in shared memory (fp32, [BM][BN + 4]) and writes 16-byte vectors of 8
+ * channels (adding the residual in fp32, one rounding) straight into the
+ * strided output view: a 1x1 convolution needs no cuBLAS call, no fp32
+ * staging in global memory and no second kernel.  mma.sync m16n8k16 and
+ * cp.async need sm_80: on sm_75 the kernel body is empty and mma_ok says no,
+ * so those GPUs keep the WMMA path of conv.cu.
+ * Tile shapes: mma_configs (one table); which one a layer gets: mma_pick.
  *
  * conv_stem_direct<T>: one thread per output pixel and STEM_CO output
  * channels; the chunk's weights (fp32) in shared memory; fp32 FMAs over
- * (ky, kx, ci).  The implicit GEMM wastes most of a tile on K = 27. */
+ * (ky, kx, ci); the 16 results written as two 16-byte vectors when the view
+ * allows.  The implicit GEMM would waste most of a tile on K = 27. */
 #include <climits>
 #include <cstdint>
 
@@ -33,11 +38,13 @@ namespace strix_conv {
 
 namespace {
 
-#define MMA_BK 32
-#define MMA_STAGES 3
-#define MMA_LDS (MMA_BK + 8) /* halves per shared row: see the header */
-#define MMA_CHUNKS (MMA_BK / 8) /* 16-byte chunks per row of a slice */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define MMA_DEVICE 0 /* no mma.sync m16n8k16 / cp.async: bodies compiled out */
+#else
+#define MMA_DEVICE 1
+#endif
 
+#if MMA_DEVICE
 __device__ __forceinline__ unsigned smem_addr(const void *p)
 {
     return (unsigned)__cvta_generic_to_shared(p);
@@ -66,8 +73,9 @@ __device__ __forceinline__ void mma_16816(float d[4], const unsigned a[4], unsig
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+#endif
 
-/* bias, SiLU, residual for one value, as epilogue_store computes it. */
+/* act(acc + bias[co]) in fp32, as epilogue_store computes it before the residual. */
 __device__ __forceinline__ float epi_value(const Epi &e, int co, float acc)
 {
     float v = acc + e.bias[co];
@@ -75,22 +83,63 @@ __device__ __forceinline__ float epi_value(const Epi &e, int co, float acc)
     return v;
 }
 
-template <int BM, int BN, int WARPS_M, int WARPS_N>
+/* Whether 8-channel runs of a view (data, pixel and image strides) are aligned 16-byte vectors. */
+__host__ __device__ __forceinline__ bool vec8_ok(const void *p, size_t pix, size_t batch)
+{
+    return (uintptr_t)p % 16 == 0 && pix % 8 == 0 && batch % 8 == 0;
+}
+
+/* 8 fp32 values (+ 8 fp16 residuals) rounded once into one 16-byte vector. */
+__device__ __forceinline__ uint4 pack8(const float *v, const __half *res)
+{
+    float r[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) r[i] = v[i];
+    if (res) {
+        uint4 rv = *reinterpret_cast<const uint4 *>(res);
+        const __half2 *h = reinterpret_cast<const __half2 *>(&rv);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            float2 f = __half22float2(h[i]);
+            r[2 * i] += f.x, r[2 * i + 1] += f.y;
+        }
+    }
+    uint4 out;
+    __half2 *o = reinterpret_cast<__half2 *>(&out);
+#pragma unroll
+    for (int i = 0; i < 4; i++) o[i] = __floats2half2_rn(r[2 * i], r[2 * i + 1]);
+    return out;
+}
+
+template <int BM, int BN, int BK, int STAGES>
+struct MmaSmem {
+    static constexpr int LDS = BK + 8;  /* halves per pipeline row */
+    static constexpr int LDC = BN + 4;  /* floats per row of the staged C tile */
+    static constexpr size_t PIPE = (size_t)STAGES * (BM + BN) * LDS * sizeof(__half);
+    static constexpr size_t C = (size_t)BM * LDC * sizeof(float);
+    static constexpr size_t BYTES = PIPE > C ? PIPE : C;
+};
+
+template <int BM, int BN, int WARPS_M, int WARPS_N, int BK, int STAGES>
 __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a)
 {
+#if MMA_DEVICE
     constexpr int THREADS = WARPS_M * WARPS_N * 32;
     constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; /* a warp's block of C */
     constexpr int MI = WM / 16, NI = WN / 8;            /* its m16 x n8 accumulators */
+    constexpr int CHUNKS = BK / 8;                      /* 16-byte chunks per slice row */
+    using S = MmaSmem<BM, BN, BK, STAGES>;
+    constexpr int LDS = S::LDS, LDC = S::LDC;
     static_assert(WM % 16 == 0 && WN % 16 == 0, "ldmatrix.x4 loads B two n8 tiles at a time");
-    static_assert(THREADS % MMA_CHUNKS == 0, "a thread keeps one chunk column");
-    constexpr int A_PER_T = BM * MMA_CHUNKS / THREADS; /* A chunks a thread loads per slice */
-    static_assert(A_PER_T * THREADS == BM * MMA_CHUNKS, "the A loader covers the slice exactly");
-    constexpr int B_PER_T = CEIL_DIV(BN * MMA_CHUNKS, THREADS);
+    static_assert(BK % 16 == 0 && THREADS % CHUNKS == 0, "a thread keeps one chunk column");
+    constexpr int A_PER_T = BM * CHUNKS / THREADS; /* A chunks a thread loads per slice */
+    static_assert(A_PER_T * THREADS == BM * CHUNKS, "the A loader covers the slice exactly");
+    constexpr int B_PER_T = CEIL_DIV(BN * CHUNKS, THREADS);
 
     extern __shared__ __align__(128) unsigned char smem[];
-    __half(*As)[BM][MMA_LDS] = reinterpret_cast<__half(*)[BM][MMA_LDS]>(smem);
-    __half(*Bs)[BN][MMA_LDS] =
-        reinterpret_cast<__half(*)[BN][MMA_LDS]>(smem + MMA_STAGES * BM * MMA_LDS * sizeof(__half));
+    __half(*As)[BM][LDS] = reinterpret_cast<__half(*)[BM][LDS]>(smem);
+    __half(*Bs)[BN][LDS] = reinterpret_cast<__half(*)[BN][LDS]>(smem + STAGES * BM * LDS * sizeof(__half));
+    float(*Cs)[LDC] = reinterpret_cast<float(*)[LDC]>(smem); /* after the K loop */
 
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
     const int wm = warp / WARPS_N * WM, wn = warp % WARPS_N * WN;
@@ -98,13 +147,13 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a
     const __half *in = static_cast<const __half *>(a.in);
     const __half *wt = static_cast<const __half *>(a.wt);
 
-    /* the loader: chunk column kc of rows t/4 + i*THREADS/4 */
-    const int kc = t % MMA_CHUNKS;
+    /* the loader: chunk column kc of rows t/CHUNKS + i*THREADS/CHUNKS */
+    const int kc = t % CHUNKS;
     size_t a_base[A_PER_T];
     int a_iy[A_PER_T], a_ix[A_PER_T];
 #pragma unroll
     for (int i = 0; i < A_PER_T; i++) {
-        int m = m0 + t / MMA_CHUNKS + i * (THREADS / MMA_CHUNKS);
+        int m = m0 + t / CHUNKS + i * (THREADS / CHUNKS);
         if (m < a.m) {
             int n = m / a.ohw, pix = m - n * a.ohw, oy = pix / a.ow, ox = pix - oy * a.ow;
             a_base[i] = (size_t)n * a.in_batch;
@@ -126,16 +175,16 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a
             int iy = a_iy[i] + ky * a.dh, ix = a_ix[i] + kx * a.dw;
             bool ok = kin && iy >= 0 && iy < a.h && ix >= 0 && ix < a.w;
             const __half *src = ok ? in + a_base[i] + ((size_t)iy * a.w + ix) * a.in_pix + ci : in;
-            cp_async16(&As[stage][t / MMA_CHUNKS + i * (THREADS / MMA_CHUNKS)][kc * 8], src, ok ? 16 : 0);
+            cp_async16(&As[stage][t / CHUNKS + i * (THREADS / CHUNKS)][kc * 8], src, ok ? 16 : 0);
         }
 #pragma unroll
         for (int i = 0; i < B_PER_T; i++) {
             int c = t + i * THREADS;
-            if (c < BN * MMA_CHUNKS) {
-                int row = c / MMA_CHUNKS, kb = k0 + c % MMA_CHUNKS * 8, co = n0 + row;
+            if (c < BN * CHUNKS) {
+                int row = c / CHUNKS, kb = k0 + c % CHUNKS * 8, co = n0 + row;
                 bool ok = co < a.ng && kb < a.k;
                 const __half *src = ok ? wt + (size_t)co * a.k + kb : wt;
-                cp_async16(&Bs[stage][row][c % MMA_CHUNKS * 8], src, ok ? 16 : 0);
+                cp_async16(&Bs[stage][row][c % CHUNKS * 8], src, ok ? 16 : 0);
             }
         }
     };
@@ -148,21 +197,21 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a
 #pragma unroll
             for (int r = 0; r < 4; r++) acc[i][j][r] = 0.0f;
 
-    const int kt_count = CEIL_DIV(a.k, MMA_BK);
+    const int kt_count = CEIL_DIV(a.k, BK);
 #pragma unroll
-    for (int s = 0; s < MMA_STAGES - 1; s++) {
-        if (s < kt_count) load_slice(s, s * MMA_BK);
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < kt_count) load_slice(s, s * BK);
         cp_async_commit(); /* one group per slice, empty past K: the wait count stays fixed */
     }
     for (int kt = 0; kt < kt_count; kt++) {
-        cp_async_wait<MMA_STAGES - 2>(); /* slice kt has landed (this thread's part) */
-        __syncthreads();                 /* ... every thread's, and slice kt-1 is consumed */
-        const int next = kt + MMA_STAGES - 1;
-        if (next < kt_count) load_slice(next % MMA_STAGES, next * MMA_BK);
+        cp_async_wait<STAGES - 2>(); /* slice kt has landed (this thread's part) */
+        __syncthreads();             /* ... every thread's, and slice kt-1 is consumed */
+        const int next = kt + STAGES - 1;
+        if (next < kt_count) load_slice(next % STAGES, next * BK);
         cp_async_commit();
-        const int st = kt % MMA_STAGES;
+        const int st = kt % STAGES;
 #pragma unroll
-        for (int kk = 0; kk < MMA_BK; kk += 16) {
+        for (int kk = 0; kk < BK; kk += 16) {
             unsigned af[MI][4], bf[NI][2];
 #pragma unroll
             for (int i = 0; i < MI; i++)
@@ -179,63 +228,116 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a
                 for (int j = 0; j < NI; j++) mma_16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
         }
     }
-    cp_async_wait<0>(); /* nothing in flight when the block exits */
+    cp_async_wait<0>();
+    __syncthreads(); /* every warp is done with the slices, which Cs overwrites */
 
     /* accumulator (i, j, r): row wm + 16i + lane/4 (+8 for r >= 2), column
-     * wn + 8j + 2*(lane%4) (+1 for odd r) */
+     * wn + 8j + 2*(lane%4) (+1 for odd r); act(acc + bias) staged in fp32 */
     const Epi &e = a.epi;
+#pragma unroll
+    for (int j = 0; j < NI; j++) {
+        const int c = wn + j * 8 + 2 * (lane % 4), co = n0 + c;
+        const float b0 = co < a.ng ? e.bias[co] : 0.0f, b1 = co + 1 < a.ng ? e.bias[co + 1] : 0.0f;
+#pragma unroll
+        for (int i = 0; i < MI; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float v0 = acc[i][j][2 * h] + b0, v1 = acc[i][j][2 * h + 1] + b1;
+                if (e.act == STRIX_ACT_SILU) v0 = v0 / (1.0f + expf(-v0)), v1 = v1 / (1.0f + expf(-v1));
+                *reinterpret_cast<float2 *>(&Cs[wm + i * 16 + lane / 4 + h * 8][c]) = make_float2(v0, v1);
+            }
+    }
+    __syncthreads();
+
+    /* 8-channel vectors: consecutive threads take consecutive vectors of a row */
     __half *out = static_cast<__half *>(e.out);
     const __half *res = static_cast<const __half *>(e.res);
-    const bool pairs = ((uintptr_t)out % 4 == 0) && e.out_pix % 2 == 0 && e.out_batch % 2 == 0 &&
-                       (!res || ((uintptr_t)res % 4 == 0 && e.res_pix % 2 == 0 && e.res_batch % 2 == 0));
-#pragma unroll
-    for (int i = 0; i < MI; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int m = m0 + wm + i * 16 + lane / 4 + h * 8;
-            if (m >= a.m) continue;
-            const int n = m / a.ohw, pix = m - n * a.ohw;
-            __half *orow = out + (size_t)n * e.out_batch + (size_t)pix * e.out_pix;
-            const __half *rrow = res ? res + (size_t)n * e.res_batch + (size_t)pix * e.res_pix : nullptr;
-#pragma unroll
-            for (int j = 0; j < NI; j++) {
-                const int co = n0 + wn + j * 8 + 2 * (lane % 4);
-                if (co >= a.ng) continue;
-                float v0 = epi_value(e, co, acc[i][j][2 * h]);
-                if (pairs && co + 1 < a.ng) {
-                    float v1 = epi_value(e, co + 1, acc[i][j][2 * h + 1]);
-                    if (rrow) {
-                        float2 r = __half22float2(*reinterpret_cast<const __half2 *>(rrow + co));
-                        v0 += r.x, v1 += r.y;
-                    }
-                    *reinterpret_cast<__half2 *>(orow + co) = __floats2half2_rn(v0, v1);
-                } else {
-                    if (rrow) v0 += __half2float(rrow[co]);
-                    orow[co] = __float2half_rn(v0);
-                    if (co + 1 < a.ng) {
-                        float v1 = epi_value(e, co + 1, acc[i][j][2 * h + 1]);
-                        if (rrow) v1 += __half2float(rrow[co + 1]);
-                        orow[co + 1] = __float2half_rn(v1);
-                    }
-                }
+    const bool vec = vec8_ok(out, e.out_pix, e.out_batch) && (!res || vec8_ok(res, e.res_pix, e.res_batch));
+    constexpr int VPR = BN / 8; /* vectors per tile row */
+    for (int idx = t; idx < BM * VPR; idx += THREADS) {
+        const int r = idx / VPR, c = idx % VPR * 8, m = m0 + r, co = n0 + c;
+        if (m >= a.m || co >= a.ng) continue;
+        const int n = m / a.ohw, pix = m - n * a.ohw;
+        __half *orow = out + (size_t)n * e.out_batch + (size_t)pix * e.out_pix + co;
+        const __half *rrow = res ? res + (size_t)n * e.res_batch + (size_t)pix * e.res_pix + co : nullptr;
+        if (vec && co + 8 <= a.ng) {
+            *reinterpret_cast<uint4 *>(orow) = pack8(&Cs[r][c], rrow);
+        } else {
+            for (int q = 0; q < 8 && co + q < a.ng; q++) {
+                float v = Cs[r][c + q];
+                if (rrow) v += __half2float(rrow[q]);
+                orow[q] = __float2half_rn(v);
             }
         }
+    }
+#endif
 }
 
-template <int BM, int BN, int WARPS_M, int WARPS_N>
-strix_cuda_err mma_run(const ConvArgs &a, cudaStream_t s)
+/* ---- the tile table */
+struct MmaConfig {
+    int bm, bn, bk, stages;
+    void (*kernel)(ConvArgs);
+    int threads;
+    size_t smem;
+};
+
+template <int BM, int BN, int WARPS_M, int WARPS_N, int BK, int STAGES>
+constexpr MmaConfig cfg()
 {
-    constexpr int threads = WARPS_M * WARPS_N * 32;
-    constexpr size_t bytes = (size_t)MMA_STAGES * (BM + BN) * MMA_LDS * sizeof(__half);
-    auto kern = conv_mma_f16<BM, BN, WARPS_M, WARPS_N>;
+    return MmaConfig{BM, BN, BK, STAGES, conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES>, WARPS_M * WARPS_N * 32,
+                     MmaSmem<BM, BN, BK, STAGES>::BYTES};
+}
+
+/* Index 0 is unused (variant 0 = mma_pick's choice).  Kernel lab variants
+ * are these indices (conv_lab --variants). */
+const MmaConfig mma_configs[] = {
+    {0, 0, 0, 0, nullptr, 0, 0},
+    cfg<128, 16, 4, 1, 32, 3>(),  /* 1 */
+    cfg<128, 32, 4, 1, 32, 3>(),  /* 2 */
+    cfg<128, 48, 4, 1, 32, 3>(),  /* 3 */
+    cfg<128, 64, 2, 2, 32, 3>(),  /* 4 */
+    cfg<128, 80, 4, 1, 32, 3>(),  /* 5 */
+    cfg<128, 128, 2, 4, 32, 3>(), /* 6 */
+    cfg<64, 16, 2, 1, 32, 3>(),   /* 7 */
+    cfg<64, 32, 2, 1, 32, 3>(),   /* 8 */
+    cfg<64, 64, 2, 2, 32, 3>(),   /* 9 */
+    cfg<64, 128, 2, 2, 32, 3>(),  /* 10 */
+    cfg<128, 64, 2, 2, 64, 3>(),  /* 11 */
+    cfg<128, 128, 2, 4, 64, 3>(), /* 12 */
+    cfg<256, 32, 8, 1, 32, 3>(),  /* 13 */
+    cfg<256, 64, 4, 2, 32, 3>(),  /* 14 */
+    cfg<128, 64, 2, 2, 32, 4>(),  /* 15 */
+    cfg<64, 80, 2, 1, 32, 3>(),   /* 16 */
+    cfg<256, 16, 8, 1, 32, 3>(),  /* 17 */
+};
+const int n_mma_configs = (int)(sizeof mma_configs / sizeof *mma_configs);
+
+/* The tile for a layer, in one place, from `conv_lab --variants` on an H100
+ * (perf/results/2026-11-25-h100-dev/run2: every yolov8n shape at batch 1, 64
+ * and 256).  Grids of at least two blocks per SM: the narrowest tile that
+ * covers Cout (no tensor-core work on padding columns), 256 rows tall up to
+ * 64 wide, 128x80, then 128x128 with 64-deep slices (fastest on 42 of 44
+ * shapes at batch 256 within 5%).  Smaller grids (batch 1, small images):
+ * 128x16, whose extra blocks beat every wider tile on 37 of 44 shapes. */
+int mma_pick(const ConvArgs &a, int sms)
+{
+    const int big = a.ng <= 16 ? 17 : a.ng <= 32 ? 13 : a.ng <= 48 ? 3 : a.ng <= 64 ? 14 : a.ng <= 80 ? 5 : 12;
+    const MmaConfig &c = mma_configs[big];
+    const long long blocks = (long long)CEIL_DIV(a.m, c.bm) * CEIL_DIV(a.ng, c.bn);
+    return blocks >= 2LL * sms ? big : 1;
+}
+
+strix_cuda_err mma_run(const ConvArgs &a, int variant, cudaStream_t s)
+{
+    const MmaConfig &c = mma_configs[variant];
     /* above 48 KiB a kernel must opt in to its dynamic shared memory; a host-side
      * attribute, also legal while a stream is being captured */
-    if (bytes > 48 * 1024) {
-        cudaError_t rc = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (c.smem > 48 * 1024) {
+        cudaError_t rc = cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c.smem);
         if (rc != cudaSuccess) return (strix_cuda_err)rc;
     }
-    dim3 grid(CEIL_DIV(a.m, BM), CEIL_DIV(a.ng, BN));
-    kern<<<grid, threads, bytes, s>>>(a);
+    dim3 grid(CEIL_DIV(a.m, c.bm), CEIL_DIV(a.ng, c.bn));
+    c.kernel<<<grid, c.threads, c.smem, s>>>(a);
     return last_error();
 }
 
@@ -277,37 +379,53 @@ __global__ void __launch_bounds__(STEM_THREADS) conv_stem_direct(ConvArgs a)
             }
         }
     }
+    const Epi &e = a.epi;
+    if (sizeof(T) == 2 && nco == STEM_CO && vec8_ok(e.out, e.out_pix, e.out_batch) &&
+        (!e.res || vec8_ok(e.res, e.res_pix, e.res_batch))) {
+        /* two 16-byte vectors: consecutive threads write consecutive pixels */
+        size_t o = (size_t)n * e.out_batch + (size_t)pix * e.out_pix + co0;
+        const __half *res = e.res ? static_cast<const __half *>(e.res) + (size_t)n * e.res_batch +
+                                        (size_t)pix * e.res_pix + co0
+                                  : nullptr;
+#pragma unroll
+        for (int c = 0; c < STEM_CO; c++) acc[c] = epi_value(e, co0 + c, acc[c]);
+#pragma unroll
+        for (int v = 0; v < STEM_CO / 8; v++)
+            *reinterpret_cast<uint4 *>(static_cast<__half *>(e.out) + o + 8 * v) =
+                pack8(acc + 8 * v, res ? res + 8 * v : nullptr);
+        return;
+    }
 #pragma unroll
     for (int c = 0; c < STEM_CO; c++)
-        if (c < nco) epilogue_store<T>(a.epi, n, pix, co0 + c, acc[c]);
+        if (c < nco) epilogue_store<T>(e, n, pix, co0 + c, acc[c]);
 }
 
 } /* namespace */
 
 bool mma_ok(const ConvArgs &a, const strix_dview *in, const void *w, strix_dtype dt)
 {
-    return dt == STRIX_F16 && a.groups == 1 && a.cg % 8 == 0 && in->pix_stride % 8 == 0 &&
-           in->batch_stride % 8 == 0 && (uintptr_t)in->data % 16 == 0 && (uintptr_t)w % 16 == 0;
+    if (dt != STRIX_F16 || a.groups != 1 || a.cg % 8 || in->pix_stride % 8 || in->batch_stride % 8 ||
+        (uintptr_t)in->data % 16 || (uintptr_t)w % 16)
+        return false;
+    int dev = 0, major = 0;
+    return cudaGetDevice(&dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
 }
 
-/* The tile for a layer, in one place: BN the narrowest of 16/32/64/128 that
- * covers Cout (no tensor-core work on padding columns), BM 128 unless that
- * leaves fewer than two blocks per SM, then 64 (small spatial sizes, batch 1). */
-strix_cuda_err mma_launch(const ConvArgs &a, cudaStream_t s)
+strix_cuda_err mma_launch(const ConvArgs &a, int variant, cudaStream_t s)
 {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-        return last_error();
-    const int bn = a.ng <= 16 ? 16 : a.ng <= 32 ? 32 : a.ng <= 64 ? 64 : 128;
-    const long long blocks128 = (long long)CEIL_DIV(a.m, 128) * CEIL_DIV(a.ng, bn);
-    const bool big = blocks128 >= 2LL * sms;
-    switch (bn) {
-    case 16: return big ? mma_run<128, 16, 4, 1>(a, s) : mma_run<64, 16, 2, 1>(a, s);
-    case 32: return big ? mma_run<128, 32, 4, 1>(a, s) : mma_run<64, 32, 2, 1>(a, s);
-    case 64: return big ? mma_run<128, 64, 2, 2>(a, s) : mma_run<64, 64, 2, 2>(a, s);
-    default: return big ? mma_run<128, 128, 2, 4>(a, s) : mma_run<64, 128, 2, 2>(a, s);
+    if (variant < 0 || variant >= n_mma_configs) return (strix_cuda_err)cudaErrorInvalidValue;
+    if (variant == 0) {
+        int dev = 0, sms = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            return last_error();
+        variant = mma_pick(a, sms);
     }
+    return mma_run(a, variant, s);
 }
+
+int mma_variants() { return n_mma_configs - 1; }
 
 bool stem_ok(const ConvArgs &a)
 {

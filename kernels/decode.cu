@@ -20,10 +20,12 @@ using namespace strix_elem;
 
 namespace {
 
-/* sum_i i * softmax(l)_i over `bins` logits, max subtracted. */
+/* sum_i i * softmax(l)_i over `bins` logits, max subtracted; with one bin
+ * (reg_max 1, YOLO26: no DFL) the logit is the distance. */
 template <typename T>
 __device__ float dfl_distance(const T *l, int bins)
 {
+    if (bins == 1) return load(l);
     float mx = load(l);
     for (int i = 1; i < bins; i++) {
         const float v = load(l + i);

@@ -36,10 +36,10 @@ typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
 /* Above every cudaError_t value: a launcher's cuBLAS failure (see above). */
 #define STRIX_CUDA_ERR_CUBLAS 100000
 
-/* Kernel sets (model option cuda_kernels): V1 the set verified on an H100
- * on 2026-11-24 (WMMA implicit GEMM, cuBLAS + epilogue for 1x1, elementwise
- * upsample); V2 the tensor-core set of conv_mma.cu and the vectorised
- * upsample.  Launchers that take `kernels` refuse any other value. */
+/* Kernel sets (model option cuda_kernels): V1 the first set (WMMA implicit
+ * GEMM, cuBLAS + epilogue for 1x1, element-wise upsample); V2 (the default)
+ * the tensor-core set of conv_mma.cu and the vectorised upsample.
+ * Launchers that take `kernels` refuse any other value. */
 #define STRIX_CUDA_KERNELS_V1 1
 #define STRIX_CUDA_KERNELS_V2 2
 
@@ -57,6 +57,15 @@ strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in, 
                                  const float *bias, const strix_dview *res,
                                  const strix_conv_params *p, strix_dtype dt, int kernels,
                                  void *cublas_handle, void *workspace, strix_stream s);
+
+/* The kernel lab's handle on the v2 implicit GEMM (perf/cuda/conv_lab.c):
+ * strix_cuda_conv2d's fp16 convolution with tile configuration `variant`
+ * (1 .. strix_cuda_conv2d_mma_variants()) instead of the one the shape gets;
+ * cudaErrorNotSupported where that path does not apply (conv_mma.cu). */
+int strix_cuda_conv2d_mma_variants(void);
+strix_cuda_err strix_cuda_conv2d_mma_variant(const strix_dview *out, const strix_dview *in, const void *w,
+                                             const float *bias, const strix_dview *res,
+                                             const strix_conv_params *p, int variant, strix_stream s);
 
 /* ---- pool.cu: max-pool (-inf padding); `cascade` k x k stride-1 pools applied
  * in a row in one kernel (SPPF): out_i = pool(out_{i-1}), out_0 = pool(in),

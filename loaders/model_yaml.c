@@ -307,7 +307,7 @@ static strix_status read_top(ctx *c, yaml_node_t *root, strix_yaml_model *m)
             m->scale = s[0];
         } else if (!strcmp(key, "reg_max")) {
             if ((st = read_int(c, v, "reg_max", &iv))) return st;
-            if (iv < 2 || iv > 64) return bad(c, v, "reg_max must be between 2 and 64");
+            if (iv < 1 || iv > 64) return bad(c, v, "reg_max must be between 1 and 64"); /* 1: no DFL (YOLO26) */
             m->reg_max = (int)iv;
         } else if (!strcmp(key, "names")) {
             st = read_names(c, v, m);
@@ -322,8 +322,9 @@ static strix_status read_top(ctx *c, yaml_node_t *root, strix_yaml_model *m)
                                   c->path, line_of(v), s ? s : "?");
         } else if (!strcmp(key, "end2end")) {
             int b = 0;
-            if (!scalar(v) || (!parse_bool(scalar(v), &b) && strcmp(scalar(v), "null")) || b)
-                return bad(c, v, "end2end (one-to-one) heads are not supported; remove the key or set it to false");
+            if (!scalar(v) || (!parse_bool(scalar(v), &b) && strcmp(scalar(v), "null")))
+                return bad(c, v, "end2end must be true, false or null");
+            m->end2end = b;
         } else {
             snprintf(msg, sizeof msg,
                      "unknown key '%s' (expected nc, scales, backbone, head, names, ...)", key);

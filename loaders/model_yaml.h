@@ -53,6 +53,7 @@ typedef struct strix_yaml_model {
     double depth_multiple, width_multiple; /* used when there is no `scales` */
     char scale;                    /* the optional `scale:` key */
     int reg_max;                   /* optional, default 16 */
+    int end2end;                   /* `end2end: true`: the one-to-one, NMS-free head (YOLO26) */
     strix_yaml_row *rows;          /* backbone then head */
     int n_rows, n_backbone;
     char **names;                  /* optional `names` (list or {id: name}) */

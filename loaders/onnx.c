@@ -127,10 +127,19 @@ static char *span_dup(ox *o, span s)
 {
     char *d = strix_ckpt_owner_alloc(o->own, s.n + 1);
     if (d) {
-        memcpy(d, s.p, s.n);
+        if (s.n) memcpy(d, s.p, s.n); /* an absent field is a NULL span */
         d[s.n] = 0;
     }
     return d;
+}
+
+/* s as a C string in buf, cut at cap - 1 bytes. */
+static const char *span_str(char *buf, size_t cap, span s)
+{
+    size_t n = s.n < cap - 1 ? s.n : cap - 1;
+    if (n) memcpy(buf, s.p, n);
+    buf[n] = 0;
+    return buf;
 }
 
 /* --------------------------------------------------------------- messages */
@@ -238,7 +247,8 @@ static strix_status parse_graph(ox *o, span g)
 
 static int span_cmp(span a, span b)
 {
-    int c = memcmp(a.p, b.p, a.n < b.n ? a.n : b.n);
+    size_t n = a.n < b.n ? a.n : b.n;
+    int c = n ? memcmp(a.p, b.p, n) : 0; /* an absent field is a NULL span */
     return c ? c : (a.n > b.n) - (a.n < b.n);
 }
 
@@ -359,7 +369,7 @@ static strix_status add_tensor(ox *o, const char *name, span value, const char *
     strix_status st = resolve(o, value, &t, &found, 0);
     if (st) return st;
     char msg[700], vn[256];
-    snprintf(vn, sizeof vn, "%.*s", (int)(value.n < 200 ? value.n : 200), (const char *)value.p);
+    span_str(vn, sizeof vn, value);
     if (!found) {
         snprintf(msg, sizeof msg, "Conv node '%s' takes '%s', which is no initializer or constant (weights computed "
                  "in the graph)", node_name, vn);
@@ -577,8 +587,7 @@ strix_status strix_onnx_read(strix_checkpoint *c, const char *path, const uint8_
     for (size_t i = 0; i < o.n_nodes && !st; i++) {
         const node *n = &o.nodes[i];
         if (!span_eq(n->op, "Conv")) continue;
-        snprintf(node_name, sizeof node_name, "%.*s", (int)(n->name.n < 400 ? n->name.n : 400),
-                 (const char *)n->name.p);
+        span_str(node_name, sizeof node_name, n->name);
         if (!module_path(n->name, mod, sizeof mod) || n->n_in < 2 || n->n_in > 3) {
             char msg[600];
             snprintf(msg, sizeof msg, "Conv node '%s' names no module (torch.onnx names them /model.N/.../Conv) or "

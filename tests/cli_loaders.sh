@@ -35,6 +35,29 @@ expect inspect_evil_pt 5 "$B/inspect" --weights "$L/evil.pt"
 grep -q "posix.system" "$T/err" && pass evil_pt_names_global || fail evil_pt_names_global "$(cat "$T/err")"
 expect inspect_onnx_no_yaml 2 "$B/inspect" --weights "$L/v8_op12.onnx"
 
+# The families (README's table), against the counts Ultralytics 8.4.190 gives for
+# its own YAMLs (DetectionModel(...).parameters(), and after fuse())
+family() { # NAME YAML SCALE UNFUSED_LINE FUSED_PARAMS
+    if "$B/inspect" --model "weights/$2" ${3:+--scale $3} --summary --device cpu >"$T/out" 2>"$T/err" &&
+        grep -q "^unfused: .* $4" "$T/out" && grep -q "^fused: .* $5 parameters" "$T/out"; then pass "family_$1"
+    else fail "family_$1" "$(cat "$T/out" "$T/err" | head -c 300)"; fi
+}
+family yolov8-p2 yolov8-p2.yaml n "3354144 parameters, 17.4 GFLOPs" 3348240
+family yolov5u yolov5.yaml n "2654816 parameters, 7.8 GFLOPs" 2649200
+family yolov5u-p6 yolov5-p6.yaml n "4334896 parameters, 8.0 GFLOPs" 4326688
+family yolov3u yolov3.yaml "" "103754144 parameters, 283.3 GFLOPs" 103725920
+family yolo26n yolo26.yaml n "2572280 parameters, 6.1 GFLOPs" 2408932
+family yolo26s yolo26.yaml s "10009784 parameters" 9496140
+family yolo26x yolo26.yaml x "58993368 parameters" 55725948
+# the modules of the families not in yet: one line naming the module, exit 4
+for m in A2C2f SCDown ELAN1 RepNCSPELAN4 ADown C2 GhostConv C3Ghost SPP nn.MaxPool2d nn.ZeroPad2d; do
+    printf 'nc: 3\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 1, %s, [16]]\nhead:\n  - [[1], 1, Detect, [nc]]\n' "$m" >"$T/m.yaml"
+    expect "refuses_$m" 4 "$B/inspect" --model "$T/m.yaml"
+    grep -q "$m is not a module strix knows" "$T/err" || fail "refuses_${m}_names_it" "$(cat "$T/err")"
+done
+printf 'nc: 3\nactivation: torch.nn.ReLU()\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\nhead:\n  - [[0], 1, Detect, [nc]]\n' >"$T/m.yaml"
+expect refuses_relu_yolov6 4 "$B/inspect" --model "$T/m.yaml"
+
 if [ ! -f "$DATA/dog.jpg" ]; then
     skip infer_pt "no sample image $DATA/dog.jpg"
 else
@@ -46,6 +69,10 @@ else
         --device cpu --out "$T/onnx" "$DATA/dog.jpg"; then
         pass infer_onnx
     fi
+    run infer_nms_free_v8 2 --weights "$L/v8_f16.pt" --nms-free --device cpu --out "$T/nf" "$DATA/dog.jpg" &&
+        { grep -q "no one-to-one head" "$T/err" && pass infer_nms_free_v8 || fail infer_nms_free_v8 "$(cat "$T/err")"; }
+    run infer_yolo26_nms_free 0 --weights "$L/f-26.pt" --nms-free --imgsz 160 --device cpu --out "$T/26" "$DATA/dog.jpg" &&
+        pass infer_yolo26_nms_free
     run infer_evil_pt 5 --weights "$L/evil.pt" --device cpu --out "$T/evil" "$DATA/dog.jpg" &&
         { [ ! -e "$T/evil/dog.jpg" ] && pass infer_evil_pt || fail infer_evil_pt "an output was written"; }
 fi

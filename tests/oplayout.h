@@ -45,6 +45,20 @@ static inline layout layout_make(int n, int h, int w, int c, int strided)
     return l;
 }
 
+/* The same with the channel offset, pixel padding and image padding
+ * multiples of `align` (0 or 1: any), as the network's 8-channel-aligned
+ * slices are: the vectorised kernel paths then take the view. */
+static inline layout layout_make_aligned(int n, int h, int w, int c, int strided, int align)
+{
+    layout l = layout_make(n, h, w, c, strided);
+    if (align > 1 && strided) {
+        l.extra = align * tl_int(1, 2) + (c % align ? align - c % align : 0);
+        l.c0 = align * tl_int(0, l.extra / align - (c % align ? 1 : 0));
+        l.batch_extra = align * tl_int(0, 1);
+    }
+    return l;
+}
+
 /* Elements of the whole buffer the view lives in. */
 static inline size_t layout_len(const layout *l)
 {

@@ -43,6 +43,7 @@
     X(op_conv2d_f16)          \
     X(op_conv2d_f32_v2)       \
     X(op_conv2d_f16_v2)       \
+    X(op_conv2d_f16_tiles)    \
     X(op_maxpool2d)           \
     X(op_maxpool_cascade)     \
     X(op_maxpool_cascade_stress) \
@@ -56,8 +57,8 @@
     X(net_detect_f32)         \
     X(net_detect_f16)         \
     X(net_graph_replay)       \
-    X(net_detect_f16_v2)      \
-    X(net_graph_replay_v2)
+    X(net_detect_f16_v1)      \
+    X(net_graph_replay_v1)
 
 /* ------------------------------------------------- device names and errors */
 
@@ -476,6 +477,7 @@ static void op_convert(void)
 /* One random convolution (or a given shape when fixed != NULL). */
 typedef struct conv_case {
     int n, h, w, cin, cout, k, s, pad, d, groups, act, res, alias, strided, blas;
+    int align; /* strided layouts: channel offset and padding multiples of this (0: any) */
 } conv_case;
 
 static conv_case conv_random(void)
@@ -506,15 +508,18 @@ static conv_case conv_random(void)
     c.alias = c.res && tl_int(0, 2) == 0;
     c.strided = tl_int(0, 1);
     c.blas = tl_int(0, 1);
+    c.align = 0;
     return c;
 }
 
-static void conv_run(const conv_case *c, strix_dtype dt, int kernels)
+/* variant > 0: the v2 implicit GEMM with that tile configuration (fp16,
+ * shapes it takes), instead of strix_cuda_conv2d with `kernels`. */
+static void conv_run_variant(const conv_case *c, strix_dtype dt, int kernels, int variant)
 {
     char what[200];
-    snprintf(what, sizeof what, "conv n%d %dx%d %d->%d k%d s%d p%d d%d g%d act%d res%d alias%d strided%d blas%d %s v%d",
+    snprintf(what, sizeof what, "conv n%d %dx%d %d->%d k%d s%d p%d d%d g%d act%d res%d alias%d strided%d blas%d %s v%d tile%d",
              c->n, c->h, c->w, c->cin, c->cout, c->k, c->s, c->pad, c->d, c->groups, c->act, c->res, c->alias,
-             c->strided, c->blas, dt == STRIX_F16 ? "f16" : "f32", kernels);
+             c->strided, c->blas, dt == STRIX_F16 ? "f16" : "f32", kernels, variant);
     strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, c->groups,
                            c->act ? STRIX_ACT_SILU : STRIX_ACT_NONE};
     int oh = (c->h + 2 * c->pad - c->d * (c->k - 1) - 1) / c->s + 1;
@@ -522,8 +527,9 @@ static void conv_run(const conv_case *c, strix_dtype dt, int kernels)
     tensor in, out, res;
     tbuf w, bias;
     size_t wlen = (size_t)c->cout * c->k * c->k * (c->cin / c->groups);
-    if (!tensor_new(&in, layout_make(c->n, c->h, c->w, c->cin, c->strided), dt, 1.0f) ||
-        !tensor_new(&out, layout_make(c->n, oh, ow, c->cout, c->strided), dt, 0) || !tb_new(&w, wlen, dt, 0.5f) ||
+    if (!tensor_new(&in, layout_make_aligned(c->n, c->h, c->w, c->cin, c->strided, c->align), dt, 1.0f) ||
+        !tensor_new(&out, layout_make_aligned(c->n, oh, ow, c->cout, c->strided, c->align), dt, 0) ||
+        !tb_new(&w, wlen, dt, 0.5f) ||
         !tb_new(&bias, (size_t)c->cout, STRIX_F32, 0.5f))
         return;
     float *ref = hmalloc(out.b.len * sizeof(float));
@@ -537,7 +543,7 @@ static void conv_run(const conv_case *c, strix_dtype dt, int kernels)
         hres = hout;
         dres = dout;
     } else if (c->res) {
-        if (!tensor_new(&res, layout_make(c->n, oh, ow, c->cout, c->strided), dt, 1.0f)) return;
+        if (!tensor_new(&res, layout_make_aligned(c->n, oh, ow, c->cout, c->strided, c->align), dt, 1.0f)) return;
         hres = host_view(&res.l, res.b.h);
         dres = dev_view(&res.l, &res.b);
     }
@@ -547,23 +553,29 @@ static void conv_run(const conv_case *c, strix_dtype dt, int kernels)
     void *gpu_ws = gws ? dmalloc(gws) : NULL;
     if (!cpu_ws || (gws && !gpu_ws)) return;
     strix_cpu_conv2d(&hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, 1);
-    CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, dt, kernels,
-                         c->blas ? T.blas : NULL, gpu_ws, (strix_stream)T.s));
+    if (variant)
+        CK(strix_cuda_conv2d_mma_variant(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, variant,
+                                         (strix_stream)T.s));
+    else
+        CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, dt, kernels,
+                             c->blas ? T.blas : NULL, gpu_ws, (strix_stream)T.s));
     tensor_check(&out, ref, dt == STRIX_F16 ? TOL16 : TOL32, what);
 }
+
+static void conv_run(const conv_case *c, strix_dtype dt, int kernels) { conv_run_variant(c, dt, kernels, 0); }
 
 static void conv_suite(strix_dtype dt, int kernels)
 {
     if (!need_device()) return;
     /* the shapes every path must get right, then random ones */
     static const conv_case fixed[] = {
-        {3, 7, 9, 33, 65, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1},   /* cuBLAS 1x1, strided, residual */
-        {3, 7, 9, 65, 33, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1},   /* cuBLAS 1x1, residual aliasing out */
-        {1, 13, 11, 3, 17, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0},  /* the stem: 3 channels, stride 2 */
-        {2, 9, 9, 65, 65, 5, 1, 2, 1, 65, 0, 0, 0, 1, 0},  /* depthwise 5x5 */
-        {3, 5, 7, 34, 18, 3, 1, 1, 1, 2, 1, 1, 0, 1, 0},   /* two groups */
-        {1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1},     /* 1x1 image, one channel */
-        {2, 19, 17, 64, 128, 3, 2, 1, 1, 1, 1, 0, 0, 1, 1},/* wide tile tails */
+        {3, 7, 9, 33, 65, 1, 1, 0, 1, 1, 1, 1, 0, 1, 1, 0},   /* cuBLAS 1x1, strided, residual */
+        {3, 7, 9, 65, 33, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0},   /* cuBLAS 1x1, residual aliasing out */
+        {1, 13, 11, 3, 17, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0},  /* the stem: 3 channels, stride 2 */
+        {2, 9, 9, 65, 65, 5, 1, 2, 1, 65, 0, 0, 0, 1, 0, 0},  /* depthwise 5x5 */
+        {3, 5, 7, 34, 18, 3, 1, 1, 1, 2, 1, 1, 0, 1, 0, 0},   /* two groups */
+        {1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1, 0},     /* 1x1 image, one channel */
+        {2, 19, 17, 64, 128, 3, 2, 1, 1, 1, 1, 0, 0, 1, 1, 0},/* wide tile tails */
     };
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !tl_g.failed; i++) conv_run(&fixed[i], dt, kernels);
     for (int i = 0; i < CASES(40, 6) && !tl_g.failed; i++) {
@@ -581,29 +593,58 @@ static void conv_suite_v2(strix_dtype dt)
 {
     if (!need_device()) return;
     static const conv_case fixed[] = {
-        {2, 130, 130, 32, 16, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0},  /* 128 x 16 tiles, residual */
-        {2, 130, 130, 16, 32, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0},  /* 128 x 32, stride 2 (M = 2*65*65) */
-        {1, 200, 180, 64, 64, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1},  /* 128 x 64, 1x1, residual aliasing out */
-        {1, 190, 190, 24, 200, 3, 1, 1, 1, 1, 1, 0, 0, 1, 0}, /* 128 x 128, K = 216 (a tail slice) */
-        {3, 7, 9, 8, 9, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0},        /* 64-row tiles, Cin 8, odd Cout */
-        {2, 19, 17, 64, 128, 3, 2, 1, 1, 1, 1, 0, 0, 1, 1},   /* 64 x 128 */
-        {1, 11, 13, 256, 255, 1, 1, 0, 1, 1, 0, 0, 0, 1, 1},  /* the detect head's 1x1 shape */
-        {2, 21, 23, 3, 16, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0},     /* the stem */
-        {1, 64, 48, 3, 40, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0},     /* stem, 3 chunks of 16 channels, residual */
-        {2, 9, 8, 1, 5, 5, 1, 2, 1, 1, 0, 0, 0, 0, 0},        /* stem, 1 channel, 5x5 */
-        {1, 10, 10, 4, 8, 7, 2, 3, 1, 1, 1, 0, 0, 1, 0},      /* stem, 4 channels, 7x7 */
+        {2, 130, 130, 32, 16, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0},  /* 128 x 16 tiles, residual */
+        {2, 130, 130, 16, 32, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0},  /* 128 x 32, stride 2 (M = 2*65*65) */
+        {1, 200, 180, 64, 64, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0},  /* 128 x 64, 1x1, residual aliasing out */
+        {1, 190, 190, 24, 200, 3, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0}, /* 128 x 128, K = 216 (a tail slice) */
+        {3, 7, 9, 8, 9, 3, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0},        /* 64-row tiles, Cin 8, odd Cout */
+        {2, 19, 17, 64, 128, 3, 2, 1, 1, 1, 1, 0, 0, 1, 1, 0},   /* 64 x 128 */
+        {1, 11, 13, 256, 255, 1, 1, 0, 1, 1, 0, 0, 0, 1, 1, 0},  /* the detect head's 1x1 shape */
+        {2, 21, 23, 3, 16, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0},     /* the stem */
+        {1, 64, 48, 3, 40, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 0},     /* stem, 3 chunks of 16 channels, residual */
+        {2, 9, 8, 1, 5, 5, 1, 2, 1, 1, 0, 0, 0, 0, 0, 0},        /* stem, 1 channel, 5x5 */
+        {1, 10, 10, 4, 8, 7, 2, 3, 1, 1, 1, 0, 0, 1, 0, 0},      /* stem, 4 channels, 7x7 */
     };
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !tl_g.failed; i++)
-        if (!T.quick || (long long)fixed[i].n * fixed[i].h * fixed[i].w < 20000) conv_run(&fixed[i], dt, STRIX_CUDA_KERNELS_V2);
+    /* strided views aligned as the network's channel slices are (multiples
+     * of 8 channels), so the mma path takes them; the random cases mix in
+     * unaligned ones, which must fall back */
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed && !tl_g.failed; i++) {
+        conv_case c = fixed[i];
+        c.align = 8;
+        if (!T.quick || (long long)c.n * c.h * c.w < 20000) conv_run(&c, dt, STRIX_CUDA_KERNELS_V2);
+    }
     for (int i = 0; i < CASES(40, 6) && !tl_g.failed; i++) {
         conv_case c = conv_random();
         if (tl_int(0, 3)) { /* mostly shapes the mma path takes */
             c.groups = 1;
             c.cin = 8 * tl_int(1, 12);
             c.cout = tl_int(1, 140);
+            c.align = 8;
         }
         conv_run(&c, dt, STRIX_CUDA_KERNELS_V2);
     }
+}
+
+/* Every tile configuration of the v2 table on random shapes it takes (the
+ * model runs only those its shapes pick; the kernel lab times them all). */
+static void op_conv2d_f16_tiles(void)
+{
+    if (!need_device()) return;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess || major < 8) {
+        tl_skip("the v2 implicit GEMM needs compute capability 8.0 (this GPU keeps the v1 path)");
+        return;
+    }
+    for (int v = 1; v <= strix_cuda_conv2d_mma_variants() && !tl_g.failed; v++)
+        for (int i = 0; i < CASES(3, 1) && !tl_g.failed; i++) {
+            conv_case c = conv_random();
+            c.groups = 1;
+            c.cin = 8 * tl_int(1, 12);
+            c.cout = tl_int(1, 140);
+            c.n = tl_int(1, 2), c.h = tl_int(6, 40), c.w = tl_int(6, 40);
+            c.align = 8;
+            conv_run_variant(&c, STRIX_F16, STRIX_CUDA_KERNELS_V2, v);
+        }
 }
 
 static void op_conv2d_f32(void) { conv_suite(STRIX_F32, STRIX_CUDA_KERNELS_V1); }
@@ -1269,25 +1310,25 @@ static void net_graph_replay_run(int half)
 
 static void net_graph_replay(void) { net_graph_replay_run(0); }
 
-/* The same checks with the v2 kernel set (what a run with model option
- * cuda_kernels 2 executes); the replay in fp16, where v2 differs most. */
-static void net_detect_f16_v2(void)
+/* The same checks with the first kernel set (model option cuda_kernels 1;
+ * the others run the default, 2); the replay in fp16, where they differ most. */
+static void net_detect_f16_v1(void)
 {
-    T.kernels = STRIX_CUDA_KERNELS_V2;
-    net_detect_f16();
     T.kernels = STRIX_CUDA_KERNELS_V1;
+    net_detect_f16();
+    T.kernels = STRIX_CUDA_KERNELS_V2;
 }
 
-static void net_graph_replay_v2(void)
+static void net_graph_replay_v1(void)
 {
-    T.kernels = STRIX_CUDA_KERNELS_V2;
-    net_graph_replay_run(1);
     T.kernels = STRIX_CUDA_KERNELS_V1;
+    net_graph_replay_run(1);
+    T.kernels = STRIX_CUDA_KERNELS_V2;
 }
 
 static void gpu_setup(void)
 {
-    T.kernels = STRIX_CUDA_KERNELS_V1;
+    T.kernels = STRIX_CUDA_KERNELS_V2; /* the model default */
     snprintf(T.tmpdir, sizeof T.tmpdir, "/tmp/strix-cuda-XXXXXX");
     if (strix_device_count() < 1 || !mkdtemp(T.tmpdir)) return;
     if (cudaSetDevice(0) != cudaSuccess || cudaStreamCreateWithFlags(&T.s, cudaStreamNonBlocking) != cudaSuccess)

@@ -2,7 +2,9 @@
  * directly (loaders/pt.c, zip.c, pickle.c, onnx.c), against the detections
  * Ultralytics (.pt) and ONNX Runtime (.onnx) give on the same files
  * (tests/loaders/NAME.dets, made by tools/reference/make_loader_fixtures.py):
- *   - every fixture loads (a .pt without a YAML: the graph it embeds), and
+ *   - every fixture loads (a .pt without a YAML: the graph it embeds; YOLOv8,
+ *     YOLO11 and, from Ultralytics' own YAMLs, yolov8-p2, yolov5u,
+ *     yolov5u-p6 and yolov3u), and
  *     strix_model_detect on the synthetic picture gives the golden boxes: same
  *     count and order, same class, IoU >= 0.999, |score difference| <= 1e-4
  *   - the tensors of the same weights agree across formats (fp16 .pt vs its
@@ -38,7 +40,7 @@ static void make_picture(void)
 typedef struct golden {
     float conf, iou;
     int imgsz, rect, n;
-    float box[64][6];
+    float box[300][6];
 } golden;
 
 static int read_golden(const char *path, golden *g)
@@ -56,7 +58,7 @@ static int read_golden(const char *path, golden *g)
             continue;
         }
         float *b = g->box[g->n];
-        if (g->n < 64 && sscanf(line, "%f %f %f %f %f %f", b, b + 1, b + 2, b + 3, b + 4, b + 5) == 6) g->n++;
+        if (g->n < 300 && sscanf(line, "%f %f %f %f %f %f", b, b + 1, b + 2, b + 3, b + 4, b + 5) == 6) g->n++;
     }
     fclose(f);
     return ok;
@@ -70,12 +72,13 @@ static float iou(const float *a, const strix_detection *b)
     return u > 0 ? inter / u : 0;
 }
 
-/* Load path (with yaml, or the graph it embeds) and compare with its .dets. */
-static void check_fixture(const char *file, const char *yaml)
+/* Load path (with yaml, or the graph it embeds) and compare with
+ * DIR/file<suffix>.dets. */
+static void check_fixture2(const char *file, const char *yaml, const char *suffix, int nms_free)
 {
     char path[256], gpath[256];
     snprintf(path, sizeof path, DIR "%s", file);
-    snprintf(gpath, sizeof gpath, DIR "%s.dets", file);
+    snprintf(gpath, sizeof gpath, DIR "%s%s.dets", file, suffix);
     golden g;
     TL_CHECK(read_golden(gpath, &g), "%s: missing or malformed", gpath);
     strix_model_options o;
@@ -84,6 +87,7 @@ static void check_fixture(const char *file, const char *yaml)
     o.yaml_path = yaml;
     o.scale = yaml ? 'n' : 0;
     o.threads = 2;
+    o.nms_free = nms_free;
     strix_model *m;
     strix_error e;
     TL_CHECK(!strix_model_load(&m, &o, &e), "%s", e.message);
@@ -117,12 +121,29 @@ static void check_fixture(const char *file, const char *yaml)
     printf("    %s: %d boxes match (worst IoU %.6f, worst |score difference| %.2g)\n", file, g.n, worst_iou, worst_ds);
 }
 
+static void check_fixture(const char *file, const char *yaml) { check_fixture2(file, yaml, "", 0); }
+
 static void test_pt_f16_unfused(void) { check_fixture("v8_f16.pt", NULL); }
 static void test_pt_bf16(void) { check_fixture("v8_bf16.pt", NULL); }
 static void test_pt_f32_fused_yolo11(void) { check_fixture("11_f32_fused.pt", NULL); }
 static void test_onnx_op12_static(void) { check_fixture("v8_op12.onnx", DIR "tiny-v8.yaml"); }
 static void test_onnx_op17_dynamic_simplified(void) { check_fixture("v8_op17_dyn.onnx", DIR "tiny-v8.yaml"); }
 static void test_onnx_op17_yolo11(void) { check_fixture("11_op17.onnx", DIR "tiny-11.yaml"); }
+
+/* More families, from Ultralytics' own YAMLs (nc 3, width 1/16). */
+static void test_family_yolov8_p2(void) { check_fixture("f-v8-p2.pt", NULL); }
+static void test_family_yolov5u(void) { check_fixture("f-v5.pt", NULL); }
+static void test_family_yolov5u_p6(void) { check_fixture("f-v5-p6.pt", NULL); }
+static void test_family_yolov3u(void) { check_fixture("f-v3.pt", NULL); }
+
+/* YOLO26: C3k2 with attention, reg_max 1 (no DFL), two heads: by default
+ * the one-to-many head with NMS (Ultralytics' predict), with nms_free the
+ * one-to-one head's top-k selection (predict(nms=False)); its ONNX exports
+ * hold one head each. */
+static void test_family_yolo26(void) { check_fixture("f-26.pt", NULL); }
+static void test_family_yolo26_nms_free(void) { check_fixture2("f-26.pt", NULL, ".e2e", 1); }
+static void test_family_yolo26_onnx(void) { check_fixture("f-26.onnx", DIR "tiny-26.yaml"); }
+static void test_family_yolo26_onnx_nms_free(void) { check_fixture("f-26-e2e.onnx", DIR "tiny-26.yaml"); }
 
 /* The .pt's graph with an explicit YAML too (the same file's rows). */
 static void test_pt_with_yaml(void) { check_fixture("v8_f16.pt", DIR "tiny-v8.yaml"); }
@@ -255,6 +276,14 @@ int main(int argc, char **argv)
     TL_RUN(test_pt_bf16);
     TL_RUN(test_pt_f32_fused_yolo11);
     TL_RUN(test_pt_with_yaml);
+    TL_RUN(test_family_yolov8_p2);
+    TL_RUN(test_family_yolov5u);
+    TL_RUN(test_family_yolov5u_p6);
+    TL_RUN(test_family_yolov3u);
+    TL_RUN(test_family_yolo26);
+    TL_RUN(test_family_yolo26_nms_free);
+    TL_RUN(test_family_yolo26_onnx);
+    TL_RUN(test_family_yolo26_onnx_nms_free);
     TL_RUN(test_onnx_op12_static);
     TL_RUN(test_onnx_op17_dynamic_simplified);
     TL_RUN(test_onnx_op17_yolo11);

@@ -466,6 +466,79 @@ static void batch_equals_single_and_bad_shapes(void)
     TL_CHECK(bad == STRIX_E_ARG && strstr(e.message, "multiple of the model stride"), "50x64 input: %s", e.message);
 }
 
+/* Random RGB pixels for a w x h image. */
+static uint8_t *random_image(int w, int h, strix_image *im)
+{
+    uint8_t *px = malloc((size_t)w * h * 3);
+    for (size_t i = 0; px && i < (size_t)w * h * 3; i++) px[i] = (uint8_t)tl_int(0, 255);
+    *im = (strix_image){px, w, h, 0, STRIX_RGB};
+    return px;
+}
+
+static int same_dets(const strix_detections *a, const strix_detection *b, int nb)
+{
+    return a->count == nb && (!nb || !memcmp(a->items, b, sizeof *b * (size_t)nb));
+}
+
+/* The asynchronous API: batches submitted together and collected in any
+ * order give what detect gives; at most STRIX_MAX_IN_FLIGHT out at once;
+ * a batch's results survive later detect calls until it is released. */
+static void submit_collect_equals_detect(void)
+{
+    const char *p = tmp_path("s.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', p, 9, 0, 0);
+    if (tl_g.failed) return;
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
+    if (tl_g.failed) return;
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    d.imgsz = 128;
+    d.conf = 0.05f;
+    strix_image ia[2], ib[1], ic[1];
+    uint8_t *px[4] = {random_image(96, 64, &ia[0]), random_image(96, 64, &ia[1]), random_image(70, 100, &ib[0]),
+                      random_image(128, 40, &ic[0])};
+    /* the references, copied out of the model's buffers */
+    strix_detection ref[4][300];
+    int nref[4];
+    strix_detections r[2];
+    const strix_image *sets[3] = {ia, ib, ic};
+    int sizes[3] = {2, 1, 1};
+    for (int s = 0, k = 0; s < 3; s++) {
+        TL_CHECK(strix_model_detect(m, sets[s], sizes[s], &d, r, &e) == STRIX_OK, "%s", e.message);
+        for (int i = 0; i < sizes[s]; i++, k++) {
+            nref[k] = r[i].count;
+            memcpy(ref[k], r[i].items, sizeof *r[i].items * (size_t)r[i].count);
+        }
+    }
+    TL_CHECK(nref[0] + nref[1] + nref[2] > 0, "no detections to compare (conf %.2f)", d.conf);
+    strix_batch *a = NULL, *b = NULL, *c = NULL;
+    TL_CHECK(strix_model_submit(m, ia, 2, &d, &a, &e) == STRIX_OK, "%s", e.message);
+    TL_CHECK(strix_model_submit(m, ib, 1, &d, &b, &e) == STRIX_OK, "%s", e.message);
+    TL_CHECK(strix_model_submit(m, ic, 1, &d, &c, &e) == STRIX_E_ARG && !c && strstr(e.message, "release one"),
+             "a third batch in flight: %s", e.message);
+    strix_detections rb[1], ra[2], rc[1];
+    TL_CHECK(strix_batch_collect(b, rb, &e) == STRIX_OK && same_dets(&rb[0], ref[2], nref[2]),
+             "batch b collected first: %d boxes, detect gave %d", rb[0].count, nref[2]);
+    TL_CHECK(strix_batch_collect(a, ra, &e) == STRIX_OK && same_dets(&ra[0], ref[0], nref[0]) &&
+             same_dets(&ra[1], ref[1], nref[1]), "batch a: %d and %d boxes, detect gave %d and %d", ra[0].count,
+             ra[1].count, nref[0], nref[1]);
+    strix_batch_release(a);
+    TL_CHECK(strix_batch_collect(a, ra, &e) == STRIX_E_ARG, "a released batch collected");
+    TL_CHECK(strix_model_submit(m, ic, 1, &d, &c, &e) == STRIX_OK, "%s", e.message);
+    TL_CHECK(strix_batch_collect(c, rc, &e) == STRIX_OK && same_dets(&rc[0], ref[3], nref[3]),
+             "batch c (another shape): %d boxes, detect gave %d", rc[0].count, nref[3]);
+    TL_CHECK(strix_model_detect(m, ia, 2, &d, r, &e) == STRIX_OK, "%s", e.message);
+    TL_CHECK(strix_batch_collect(b, rb, &e) == STRIX_OK && same_dets(&rb[0], ref[2], nref[2]),
+             "batch b's results changed under a later detect");
+    strix_batch_release(b);
+    strix_batch_release(c);
+    strix_model_free(m);
+    for (int i = 0; i < 4; i++) free(px[i]);
+    unlink(p);
+}
+
 /* The CPU executing the program's fused nodes (SPPF's max-pool cascade)
  * writes exactly what it writes with every fusion undone, node by node. */
 static void fusions_match_unfused_ops(void)
@@ -529,6 +602,7 @@ int main(int argc, char **argv)
     TL_RUN(fused_unfused_f16_agree);
     TL_RUN(batch_equals_single_and_bad_shapes);
     TL_RUN(fusions_match_unfused_ops);
+    TL_RUN(submit_collect_equals_detect);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) printf("note: could not remove %s\n", tmpdir);

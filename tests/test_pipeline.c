@@ -1,12 +1,17 @@
-/* test_pipeline.c — the three-thread frame pipeline (tools/infer/pipeline.h)
- * with fake reader, detector and writer: every frame reaches the writer
- * once, in order; batches never exceed --batch; with a stride only every
- * s-th frame is detected and the others carry its detections; the class
- * filter applies; a failure in any stage stops the run with that stage's
- * error and no hang; the frame memory is a fixed pool however long the
- * stream.  Random sizes and random sleeps shake the thread interleavings.
+/* test_pipeline.c — the frame pipeline (tools/infer/pipeline.h) with fake
+ * readers, detector (one call, or submit/collect with two batches in
+ * flight) and writers over one or several streams: every frame
+ * reaches its stream's writer once, in order; batches never exceed
+ * --batch and never mix frame sizes, and do mix streams; with a stride only
+ * every s-th frame is detected and the others carry its detections; a
+ * reader or writer failure stops its stream alone with that stage's error,
+ * a detection failure stops them all, no hang; the frame memory is a fixed
+ * pool however long the stream, and a slow writer holds its reader back
+ * (back-pressure).  Random sizes and random sleeps shake the thread
+ * interleavings.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,25 +19,25 @@
 #include "tools/infer/pipeline.h"
 #include "testlib.h"
 
-enum { MAX_PER_FRAME = 4, N_CLASSES = 7 };
+enum { MAX_PER_FRAME = 4, N_CLASSES = 7, MAX_STREAMS = 4 };
 
+/* One stream's reader and writer. */
 typedef struct fake {
+    int k;              /* the stream's index */
     long n;             /* frames to produce */
-    long produced;
     long fail_read_at;  /* -1: never */
-    long fail_detect_at;
     long fail_write_at;
-    int batch, stride, jitter;
+    int stride, jitter, width; /* frames are width x 2 */
+    long read_sleep_ns, write_sleep_ns; /* a slow reader or writer */
     /* reader thread */
+    atomic_long produced;
+    atomic_long max_in_flight; /* most frames read and not yet written */
     int allocs;
     uint64_t rng_r;
     /* detect (calling thread) */
-    strix_detection out[64 * MAX_PER_FRAME];
-    long next_inferred, max_batch;
-    int detect_bad;     /* first inconsistency seen by detect, as a code */
-    uint64_t rng_d;
+    long next_inferred;
     /* writer thread */
-    long next_written;
+    atomic_long next_written;
     int write_bad;
     char why[256];
     uint64_t rng_w;
@@ -40,8 +45,22 @@ typedef struct fake {
     int releases;
 } fake;
 
+/* The detector over every stream. */
+typedef struct fdet {
+    fake *s;
+    int n_streams, batch, jitter;
+    long fail_detect_at; /* of stream 0; -1: never */
+    strix_detection out[64 * MAX_PER_FRAME];
+    long max_batch, calls, mixed_calls;
+    int async;          /* submit/collect/finish instead of detect */
+    int tickets_out, max_tickets, ticket_bad;
+    int detect_bad;     /* first inconsistency seen by detect, as a code */
+    char why[256];
+    uint64_t rng_d;
+} fdet;
+
 typedef struct slot_state {
-    uint8_t px[4 * 2 * 3]; /* a 4x2 RGB frame; the first pixel holds the index */
+    uint8_t px[5 * 2 * 3]; /* a 4x2 or 5x2 RGB frame; pixel 0 holds the index, byte 3 the stream */
     long index;
 } slot_state;
 
@@ -52,9 +71,9 @@ static uint64_t step(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static void maybe_sleep(fake *f, uint64_t *rng)
+static void maybe_sleep(int jitter, uint64_t *rng)
 {
-    if (!f->jitter) return;
+    if (!jitter) return;
     uint64_t r = step(rng) % 8;
     if (r < 3) {
         struct timespec t = {0, (long)(r * 40000)};
@@ -71,58 +90,122 @@ static int fake_class(long i, int k) { return (int)((i + k) % N_CLASSES); }
 static int fake_read(void *ctx, strix_pipe_frame *fr, strix_error *err)
 {
     fake *f = ctx;
-    maybe_sleep(f, &f->rng_r);
-    if (f->produced == f->fail_read_at) {
+    maybe_sleep(f->jitter, &f->rng_r);
+    if (f->read_sleep_ns) {
+        struct timespec t = {0, f->read_sleep_ns};
+        nanosleep(&t, NULL);
+    }
+    long i = atomic_load(&f->produced);
+    if (i == f->fail_read_at) {
         err->status = STRIX_E_IO;
-        snprintf(err->message, sizeof err->message, "read failed at %ld", f->produced);
+        snprintf(err->message, sizeof err->message, "read failed at %ld", i);
         return -1;
     }
-    if (f->produced >= f->n) return 0;
+    if (i >= f->n) return 0;
     slot_state *s = fr->user;
     if (!s) {
         if (!(s = fr->user = calloc(1, sizeof *s))) return -1;
         f->allocs++;
     }
-    long i = f->produced++;
     s->index = i;
     s->px[0] = (uint8_t)i;
     s->px[1] = (uint8_t)(i >> 8);
     s->px[2] = (uint8_t)(i >> 16);
+    s->px[3] = (uint8_t)f->k;
     fr->rgb = s->px;
-    fr->width = 4;
+    fr->width = f->width;
     fr->height = 2;
-    fr->stride = 12;
+    fr->stride = 3 * f->width;
+    atomic_store(&f->produced, i + 1);
+    long in_flight = i + 1 - atomic_load(&f->next_written);
+    if (in_flight > atomic_load(&f->max_in_flight)) atomic_store(&f->max_in_flight, in_flight);
     return 1;
 }
 
 static strix_status fake_detect(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err)
 {
-    fake *f = ctx;
-    maybe_sleep(f, &f->rng_d);
-    if (n > f->max_batch) f->max_batch = n;
-    if (n > f->batch && !f->detect_bad) f->detect_bad = 1;
+    fdet *d = ctx;
+    maybe_sleep(d->jitter, &d->rng_d);
+    if (n > d->max_batch) d->max_batch = n;
+    d->calls++;
+    if (n > d->batch && !d->detect_bad) d->detect_bad = 1;
+    int mixed = 0;
     for (int j = 0; j < n; j++) {
         long i = px_index(im[j].data);
-        if (i == f->fail_detect_at) {
+        int k = im[j].data[3];
+        fake *f = &d->s[k];
+        mixed |= k != im[0].data[3];
+        if (k == 0 && i == d->fail_detect_at) {
             err->status = STRIX_E_DEVICE;
             snprintf(err->message, sizeof err->message, "detect failed at %ld", i);
             return STRIX_E_DEVICE;
         }
-        if (i != f->next_inferred && !f->detect_bad) f->detect_bad = 2;
+        if (im[j].width != im[0].width && !d->detect_bad) d->detect_bad = 3;
+        if (i != f->next_inferred && !d->detect_bad) {
+            d->detect_bad = 2;
+            snprintf(d->why, sizeof d->why, "stream %d: frame %ld detected, expected %ld", k, i, f->next_inferred);
+        }
         f->next_inferred = i + f->stride;
-        strix_detection *d = f->out + j * MAX_PER_FRAME;
-        for (int k = 0; k < fake_count(i); k++)
-            d[k] = (strix_detection){(float)i, (float)k, (float)i + 1, (float)k + 1, 1.0f - 0.1f * k, fake_class(i, k)};
+        strix_detection *o = d->out + j * MAX_PER_FRAME;
+        for (int b = 0; b < fake_count(i); b++)
+            o[b] = (strix_detection){(float)i, (float)b, (float)i + 1, (float)b + 1, 1.0f - 0.1f * b, fake_class(i, b)};
         out[j].count = fake_count(i);
-        out[j].items = d;
+        out[j].items = o;
     }
+    d->mixed_calls += mixed;
     return STRIX_OK;
+}
+
+/* submit/collect/finish over fake_detect: a ticket keeps its own copy. */
+typedef struct ticket {
+    int n, collected;
+    strix_detection dets[64 * MAX_PER_FRAME];
+    int counts[64];
+} ticket;
+
+static strix_status fake_submit(void *ctx, const strix_image *im, int n, void **out, strix_error *err)
+{
+    fdet *d = ctx;
+    strix_detections r[64];
+    strix_status st = fake_detect(ctx, im, n, r, err);
+    if (st) return st;
+    ticket *t = calloc(1, sizeof *t);
+    if (!t) return STRIX_E_NOMEM;
+    t->n = n;
+    for (int j = 0; j < n; j++) {
+        t->counts[j] = r[j].count;
+        memcpy(t->dets + j * MAX_PER_FRAME, r[j].items, sizeof *r[j].items * (size_t)r[j].count);
+    }
+    memset(d->out, 0xff, sizeof d->out); /* a result read from detect's buffer instead of the ticket shows */
+    if (++d->tickets_out > d->max_tickets) d->max_tickets = d->tickets_out;
+    *out = t;
+    return STRIX_OK;
+}
+
+static strix_status fake_collect(void *ctx, void *tk, strix_detections *out, strix_error *err)
+{
+    fdet *d = ctx;
+    ticket *t = tk;
+    if (t->collected++) d->ticket_bad = 1;
+    for (int j = 0; j < t->n; j++) out[j] = (strix_detections){t->counts[j], t->dets + j * MAX_PER_FRAME};
+    return STRIX_OK;
+}
+
+static void fake_finish(void *ctx, void *tk)
+{
+    fdet *d = ctx;
+    d->tickets_out--;
+    free(tk);
 }
 
 static int fake_write(void *ctx, strix_pipe_frame *fr, strix_error *err)
 {
     fake *f = ctx;
-    maybe_sleep(f, &f->rng_w);
+    maybe_sleep(f->jitter, &f->rng_w);
+    if (f->write_sleep_ns) {
+        struct timespec t = {0, f->write_sleep_ns};
+        nanosleep(&t, NULL);
+    }
     long i = fr->index;
     if (i == f->fail_write_at) {
         err->status = STRIX_E_IO;
@@ -133,7 +216,10 @@ static int fake_write(void *ctx, strix_pipe_frame *fr, strix_error *err)
     const slot_state *s = fr->user;
     long src = i - i % f->stride; /* the frame whose detections this one carries */
     int want = fake_count(src);
-    if (i != f->next_written) snprintf(f->why, sizeof f->why, "frame %ld arrived, expected %ld", i, f->next_written);
+    long expect = atomic_load(&f->next_written);
+    if (i != expect) snprintf(f->why, sizeof f->why, "stream %d: frame %ld arrived, expected %ld", f->k, i, expect);
+    else if (fr->stream != f->k || fr->rgb[3] != f->k)
+        snprintf(f->why, sizeof f->why, "stream %d: frame %ld of stream %d", f->k, i, fr->rgb[3]);
     else if (s->index != i || px_index(fr->rgb) != i) snprintf(f->why, sizeof f->why, "frame %ld has the pixels of %ld", i, s->index);
     else if (fr->inferred != (i % f->stride == 0)) snprintf(f->why, sizeof f->why, "frame %ld: inferred=%d", i, fr->inferred);
     else if (fr->n_dets != want) snprintf(f->why, sizeof f->why, "frame %ld: %d detections, want %d", i, fr->n_dets, want);
@@ -143,7 +229,7 @@ static int fake_write(void *ctx, strix_pipe_frame *fr, strix_error *err)
             snprintf(f->why, sizeof f->why, "frame %ld: detection %d is not frame %ld's box %d", i, k, src, k);
     }
     if (f->why[0]) f->write_bad = 1;
-    f->next_written = i + 1;
+    atomic_store(&f->next_written, i + 1);
     return 0;
 }
 
@@ -154,69 +240,135 @@ static void fake_release(void *ctx, void *user)
     free(user);
 }
 
-static void fake_init(fake *f, long n, int batch, int stride)
+static void fake_init(fake *f, int k, long n, int stride)
 {
     memset(f, 0, sizeof *f);
+    f->k = k;
     f->n = n;
-    f->batch = batch;
     f->stride = stride;
-    f->fail_read_at = f->fail_detect_at = f->fail_write_at = -1;
+    f->width = 4;
+    f->fail_read_at = f->fail_write_at = -1;
+    atomic_init(&f->produced, 0);
+    atomic_init(&f->max_in_flight, 0);
+    atomic_init(&f->next_written, 0);
     f->rng_r = tl_u64();
-    f->rng_d = tl_u64();
     f->rng_w = tl_u64();
 }
 
-static strix_pipe_config config(fake *f)
+static void fdet_init(fdet *d, fake *s, int n_streams, int batch)
+{
+    memset(d, 0, sizeof *d);
+    d->s = s;
+    d->n_streams = n_streams;
+    d->batch = batch;
+    d->fail_detect_at = -1;
+    d->rng_d = tl_u64();
+}
+
+static strix_pipe_config config(fdet *d, strix_pipe_stream *ps)
 {
     strix_pipe_config c;
     memset(&c, 0, sizeof c);
-    c.batch = f->batch;
-    c.vid_stride = f->stride;
+    for (int k = 0; k < d->n_streams; k++)
+        ps[k] = (strix_pipe_stream){d->s[k].stride, &d->s[k], fake_read, fake_write, fake_release};
+    c.batch = d->batch;
     c.max_det = MAX_PER_FRAME;
-    c.ctx = f;
-    c.read = fake_read;
-    c.detect = fake_detect;
-    c.write = fake_write;
-    c.release = fake_release;
+    c.streams = ps;
+    c.n_streams = d->n_streams;
+    c.ctx = d;
+    if (d->async) {
+        c.submit = fake_submit;
+        c.collect = fake_collect;
+        c.finish = fake_finish;
+    } else {
+        c.detect = fake_detect;
+    }
     return c;
 }
 
+/* Every stream's frames in order, complete, with their own detections;
+ * batches within --batch, one frame size per detect call. */
 static void test_pipe_order_batch_stride(void)
 {
-    for (int rep = 0; rep < 12; rep++) {
-        fake f;
-        fake_init(&f, tl_int(0, 160), tl_int(1, 6), tl_int(1, 5));
-        f.jitter = rep % 3 != 0;
-        strix_pipe_config c = config(&f);
-        strix_pipe_stats st;
+    for (int rep = 0; rep < 24; rep++) {
+        int S = rep < 8 ? 1 : tl_int(2, MAX_STREAMS), jitter = rep % 3 != 0;
+        fake f[MAX_STREAMS];
+        fdet d;
+        for (int k = 0; k < S; k++) {
+            fake_init(&f[k], k, tl_int(0, 160), tl_int(1, 5));
+            f[k].jitter = jitter;
+            f[k].width = rep % 2 ? 4 + k % 2 : 4; /* odd reps: two frame sizes */
+        }
+        fdet_init(&d, f, S, tl_int(1, 6));
+        d.jitter = jitter;
+        d.async = rep % 4 >= 2;
+        strix_pipe_stream ps[MAX_STREAMS];
+        strix_pipe_config c = config(&d, ps);
+        strix_pipe_stats st[MAX_STREAMS];
         strix_error e;
-        strix_status s = strix_pipe_run(&c, &st, &e);
-        TL_CHECK(s == STRIX_OK, "n=%ld batch=%d stride=%d: status %d: %s", f.n, f.batch, f.stride, s, e.message);
-        TL_CHECK(!f.why[0], "n=%ld batch=%d stride=%d: %s", f.n, f.batch, f.stride, f.why);
-        TL_CHECK(!f.detect_bad, "n=%ld batch=%d stride=%d: detect saw %s", f.n, f.batch, f.stride,
-                 f.detect_bad == 1 ? "a batch above --batch" : "frames out of order or skipped");
-        long want_inf = (f.n + f.stride - 1) / f.stride;
-        TL_CHECK(st.frames == f.n && f.next_written == f.n, "%ld frames written of %ld", st.frames, f.n);
-        TL_CHECK(st.inferred == want_inf, "%ld frames detected, want %ld", st.inferred, want_inf);
-        TL_CHECK(f.max_batch <= f.batch, "a batch of %ld with --batch %d", f.max_batch, f.batch);
-        TL_CHECK(f.allocs <= st.slots && f.releases == f.allocs, "%d slot states made, %d released, %d slots",
-                 f.allocs, f.releases, st.slots);
-        TL_CHECK(st.failed == STRIX_PIPE_NONE, "failed stage %d on success", st.failed);
+        strix_status s = strix_pipe_run(&c, st, &e);
+        TL_CHECK(s == STRIX_OK, "%d streams, batch=%d: status %d: %s", S, d.batch, s, e.message);
+        TL_CHECK(!d.detect_bad, "%d streams, batch=%d: detect saw %s %s", S, d.batch,
+                 d.detect_bad == 1 ? "a batch above --batch" : d.detect_bad == 2 ? "frames out of order or skipped"
+                 : "two frame sizes in one call", d.why);
+        TL_CHECK(d.max_batch <= d.batch, "a batch of %ld with --batch %d", d.max_batch, d.batch);
+        TL_CHECK(d.tickets_out == 0 && d.max_tickets <= 2 && !d.ticket_bad,
+                 "submit/collect: %d tickets left, %d out at once, collected twice: %d", d.tickets_out,
+                 d.max_tickets, d.ticket_bad);
+        for (int k = 0; k < S; k++) {
+            TL_CHECK(!f[k].why[0], "%d streams, batch=%d, stride=%d%s: %s", S, d.batch, f[k].stride,
+                     d.async ? ", submit/collect" : "", f[k].why);
+            long want_inf = (f[k].n + f[k].stride - 1) / f[k].stride;
+            TL_CHECK(st[k].frames == f[k].n && atomic_load(&f[k].next_written) == f[k].n,
+                     "stream %d: %ld frames written of %ld", k, st[k].frames, f[k].n);
+            TL_CHECK(st[k].inferred == want_inf, "stream %d: %ld frames detected, want %ld", k, st[k].inferred,
+                     want_inf);
+            TL_CHECK(f[k].allocs <= st[k].slots && f[k].releases == f[k].allocs,
+                     "stream %d: %d slot states made, %d released, %d slots", k, f[k].allocs, f[k].releases,
+                     st[k].slots);
+            TL_CHECK(st[k].failed == STRIX_PIPE_NONE && st[k].error.status == STRIX_OK,
+                     "stream %d: failed stage %d on success", k, st[k].failed);
+        }
     }
 }
 
-/* Full batches when the stream allows: stride 1, n a multiple of batch. */
+/* Full batches when the stream allows: stride 1, n a multiple of batch; two
+ * streams of one size decoding at the same pace fill batches together. */
 static void test_pipe_full_batches(void)
 {
-    fake f;
+    fake f[2];
+    fdet d;
     int b = tl_int(2, 6);
-    fake_init(&f, 30L * b, b, 1);
-    strix_pipe_config c = config(&f);
-    strix_pipe_stats st;
+    fake_init(&f[0], 0, 30L * b, 1);
+    fdet_init(&d, f, 1, b);
+    strix_pipe_stream ps[2];
+    strix_pipe_config c = config(&d, ps);
+    strix_pipe_stats st[2];
     strix_error e;
-    TL_CHECK(strix_pipe_run(&c, &st, &e) == STRIX_OK, "%s", e.message);
-    TL_CHECK(st.batches == 30 && f.max_batch == b, "%ld detect calls for 30 batches of %d (largest %ld)", st.batches,
-             b, f.max_batch);
+    TL_CHECK(strix_pipe_run(&c, st, &e) == STRIX_OK, "%s", e.message);
+    TL_CHECK(st[0].batches == 30 && d.max_batch == b, "%ld detect calls for 30 batches of %d (largest %ld)",
+             st[0].batches, b, d.max_batch);
+
+    /* submit/collect: the same batches, two of them in flight */
+    fake_init(&f[0], 0, 30L * b, 1);
+    fdet_init(&d, f, 1, b);
+    d.async = 1;
+    c = config(&d, ps);
+    TL_CHECK(strix_pipe_run(&c, st, &e) == STRIX_OK, "%s", e.message);
+    TL_CHECK(st[0].batches == 30 && d.max_tickets == 2 && d.tickets_out == 0 && !f[0].why[0],
+             "submit/collect: %ld calls for 30 batches, %d tickets out at most, %d left: %s", st[0].batches,
+             d.max_tickets, d.tickets_out, f[0].why);
+
+    for (int k = 0; k < 2; k++) {
+        fake_init(&f[k], k, 10L * b, 1);
+        f[k].read_sleep_ns = 500000; /* 0.5 ms a frame: the detector waits for both */
+    }
+    fdet_init(&d, f, 2, b);
+    c = config(&d, ps);
+    TL_CHECK(strix_pipe_run(&c, st, &e) == STRIX_OK, "%s", e.message);
+    TL_CHECK(d.mixed_calls > 0 && st[0].frames == f[0].n && st[1].frames == f[1].n,
+             "two streams of %ld frames, batch %d: %ld detect calls, %ld of them mixing the streams", f[0].n, b,
+             d.calls, d.mixed_calls);
 }
 
 /* Memory: the slot states (all the pixel memory) stay a fixed pool however
@@ -228,8 +380,11 @@ static void test_pipe_flat_memory(void)
     long n[2] = {50, 20000};
     for (int k = 0; k < 2; k++) {
         fake f;
-        fake_init(&f, n[k], b, s);
-        strix_pipe_config c = config(&f);
+        fdet d;
+        fake_init(&f, 0, n[k], s);
+        fdet_init(&d, &f, 1, b);
+        strix_pipe_stream ps[1];
+        strix_pipe_config c = config(&d, ps);
         strix_pipe_stats st;
         strix_error e;
         TL_CHECK(strix_pipe_run(&c, &st, &e) == STRIX_OK, "%s", e.message);
@@ -242,46 +397,97 @@ static void test_pipe_flat_memory(void)
     TL_CHECK(slots[1] <= 7 * b + 1, "%d slots for batch %d", slots[1], b);
 }
 
+/* Back-pressure: a slow writer holds its reader back (never more frames
+ * read and unwritten than its pool), while a fast stream beside it runs
+ * to its end. */
+static void test_pipe_back_pressure(void)
+{
+    fake f[2];
+    fdet d;
+    fake_init(&f[0], 0, 300, 1);
+    fake_init(&f[1], 1, 300, tl_int(1, 3));
+    f[0].write_sleep_ns = 300000; /* 0.3 ms a frame: 90 ms in all */
+    fdet_init(&d, f, 2, tl_int(1, 4));
+    strix_pipe_stream ps[2];
+    strix_pipe_config c = config(&d, ps);
+    strix_pipe_stats st[2];
+    strix_error e;
+    TL_CHECK(strix_pipe_run(&c, st, &e) == STRIX_OK, "%s", e.message);
+    for (int k = 0; k < 2; k++) {
+        TL_CHECK(!f[k].why[0], "%s", f[k].why);
+        TL_CHECK(st[k].frames == 300, "stream %d: %ld frames of 300", k, st[k].frames);
+        TL_CHECK(atomic_load(&f[k].max_in_flight) <= st[k].slots && f[k].allocs <= st[k].slots,
+                 "stream %d: %ld frames in flight at once, %d slot states, %d slots", k,
+                 atomic_load(&f[k].max_in_flight), f[k].allocs, st[k].slots);
+    }
+}
+
 /* A failure in each stage: that stage's status and message come back, the
- * run ends (no hang), every slot state is released. */
+ * run ends (no hang), every slot state is released; a reader or writer
+ * failure leaves the other streams whole, a detection failure stops all. */
 static void test_pipe_failures(void)
 {
     for (int stage = STRIX_PIPE_READ; stage <= STRIX_PIPE_WRITE; stage++)
-        for (int rep = 0; rep < 4; rep++) {
-            fake f;
-            fake_init(&f, tl_int(1, 120), tl_int(1, 5), stage == STRIX_PIPE_DETECT ? 1 : tl_int(1, 3));
-            f.jitter = rep % 2;
-            long at = tl_int(0, (int)f.n - 1);
-            if (stage == STRIX_PIPE_READ) f.fail_read_at = at;
-            if (stage == STRIX_PIPE_DETECT) f.fail_detect_at = at;
-            if (stage == STRIX_PIPE_WRITE) f.fail_write_at = at;
-            strix_pipe_config c = config(&f);
-            strix_pipe_stats st;
+        for (int rep = 0; rep < 8; rep++) {
+            int S = rep < 4 ? 1 : tl_int(2, MAX_STREAMS);
+            fake f[MAX_STREAMS];
+            fdet d;
+            for (int k = 0; k < S; k++) {
+                fake_init(&f[k], k, tl_int(1, 120), stage == STRIX_PIPE_DETECT ? 1 : tl_int(1, 3));
+                f[k].jitter = rep % 2;
+            }
+            fdet_init(&d, f, S, tl_int(1, 5));
+            d.jitter = rep % 2;
+            d.async = rep % 4 >= 2;
+            long at = tl_int(0, (int)f[0].n - 1);
+            if (stage == STRIX_PIPE_READ) f[0].fail_read_at = at;
+            if (stage == STRIX_PIPE_DETECT) d.fail_detect_at = at;
+            if (stage == STRIX_PIPE_WRITE) f[0].fail_write_at = at;
+            strix_pipe_stream ps[MAX_STREAMS];
+            strix_pipe_config c = config(&d, ps);
+            strix_pipe_stats st[MAX_STREAMS];
             strix_error e;
-            strix_status s = strix_pipe_run(&c, &st, &e);
+            strix_status s = strix_pipe_run(&c, st, &e);
             strix_status want = stage == STRIX_PIPE_DETECT ? STRIX_E_DEVICE : STRIX_E_IO;
             TL_CHECK(s == want && e.status == want, "stage %d failing at %ld: status %d", stage, at, s);
-            TL_CHECK(st.failed == (strix_pipe_stage)stage, "stage %d failed, stats say %d", stage, st.failed);
-            TL_CHECK(strstr(e.message, "failed at") != NULL, "message '%s'", e.message);
-            TL_CHECK(st.frames <= at, "%ld frames written after a failure at %ld", st.frames, at);
-            TL_CHECK(!f.why[0], "%s", f.why);
-            TL_CHECK(f.releases == f.allocs, "%d of %d slot states released", f.releases, f.allocs);
+            TL_CHECK(st[0].failed == (strix_pipe_stage)stage, "stage %d failed, stats say %d", stage, st[0].failed);
+            TL_CHECK(strstr(e.message, "failed at") != NULL && !strcmp(e.message, st[0].error.message),
+                     "message '%s'", e.message);
+            TL_CHECK(st[0].frames <= at, "%ld frames written after a failure at %ld", st[0].frames, at);
+            TL_CHECK(d.tickets_out == 0, "%d tickets not given back after a failure", d.tickets_out);
+            for (int k = 0; k < S; k++) {
+                TL_CHECK(!f[k].why[0], "%s", f[k].why);
+                TL_CHECK(f[k].releases == f[k].allocs, "stream %d: %d of %d slot states released", k,
+                         f[k].releases, f[k].allocs);
+                if (k && stage != STRIX_PIPE_DETECT)
+                    TL_CHECK(st[k].failed == STRIX_PIPE_NONE && st[k].frames == f[k].n,
+                             "stream %d beside a failed one: stage %d failed, %ld of %ld frames", k, st[k].failed,
+                             st[k].frames, f[k].n);
+                if (k && stage == STRIX_PIPE_DETECT)
+                    TL_CHECK(st[k].failed == STRIX_PIPE_DETECT, "stream %d: not stopped by a detection failure", k);
+            }
         }
 }
 
 static void test_pipe_bad_config(void)
 {
     fake f;
-    fake_init(&f, 3, 1, 1);
-    strix_pipe_config c = config(&f);
+    fdet d;
+    fake_init(&f, 0, 3, 1);
+    fdet_init(&d, &f, 1, 1);
+    strix_pipe_stream ps[1];
+    strix_pipe_config c = config(&d, ps);
     strix_pipe_stats st;
     strix_error e;
     c.batch = 0;
     TL_CHECK(strix_pipe_run(&c, &st, &e) == STRIX_E_ARG, "batch 0 accepted");
-    c = config(&f);
-    c.write = NULL;
+    c = config(&d, ps);
+    ps[0].write = NULL;
     TL_CHECK(strix_pipe_run(&c, &st, &e) == STRIX_E_ARG, "no writer accepted");
-    TL_CHECK(f.produced == 0, "frames read despite a bad configuration");
+    c = config(&d, ps);
+    c.n_streams = 0;
+    TL_CHECK(strix_pipe_run(&c, &st, &e) == STRIX_E_ARG, "no stream accepted");
+    TL_CHECK(atomic_load(&f.produced) == 0, "frames read despite a bad configuration");
 }
 
 int main(int argc, char **argv)
@@ -290,6 +496,7 @@ int main(int argc, char **argv)
     TL_RUN(test_pipe_order_batch_stride);
     TL_RUN(test_pipe_full_batches);
     TL_RUN(test_pipe_flat_memory);
+    TL_RUN(test_pipe_back_pressure);
     TL_RUN(test_pipe_failures);
     TL_RUN(test_pipe_bad_config);
     TL_MAIN_END();

@@ -86,7 +86,10 @@
  *   (SIGINT or SIGTERM: the images finished so far are written, JSON
  *   included; a video in progress is finished at the frames read so far and
  *   kept, playable, under its final name with its JSON Lines; a second
- *   signal stops at once and discards the unfinished outputs).
+ *   signal stops at once and discards the unfinished outputs; with
+ *   --manifest the first signal already discards the item in progress);
+ *   10/11 some --manifest items failed (11: some inputs were missing or
+ *   unreachable): OUT/failures-I-of-N.jsonl names them (infer/worker.c).
  * When several inputs fail, the status is that of the first failure.
  *
  * This file parses the options and wires the job's parts (infer/job.h):
@@ -103,16 +106,20 @@
 
 #include "cudaenv.h"
 #include "infer/job.h"
+#include "infer/worker.h"
 #include "tracker_yaml.h"
 
 /* Set from the signal handler; a flag is all a handler may safely touch.
  * Counts signals (capped at 2): 1 finishes cleanly, 2 stops at once. */
 volatile sig_atomic_t g_stop;
+/* --manifest: the first signal already discards the unfinished item (a
+ * batch engine's SIGTERM wants no partial output, and the retry redoes it) */
+static volatile sig_atomic_t g_discard;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    g_stop = g_stop ? 2 : 1;
+    g_stop = g_stop || g_discard ? 2 : 1;
 }
 
 static void usage(FILE *f)
@@ -134,12 +141,16 @@ static void usage(FILE *f)
             "  --iou X           NMS IoU threshold, 0..1 (default 0.7)\n"
             "  --max-det N       at most N boxes per image (default 300)\n"
             "  --imgsz N         model input size, long side (default 640)\n"
-            "  --batch N         images or frames per forward pass (default 1)\n"
+            "  --batch N         images or frames per forward pass (default 1); with several\n"
+            "                    videos the frames of all of them fill one batch\n"
+            "  --jobs N          videos decoded, detected and written at once (default 4);\n"
+            "                    each one's outputs are those of a run on it alone\n"
             "  --classes LIST    keep only these classes: names or ids, comma-separated\n"
             "                    (e.g. dog,person or 16,0)\n"
             "  --threads N       CPU threads (default 0: all)\n"
             "  --device NAME     compute device: cpu, cuda, cuda:N (default: cuda when a GPU is present, else cpu)\n"
             "  --half            FP16 on a CUDA device (ignored on the CPU, as in Ultralytics)\n"
+            "  --nms-free        YOLO26: the one-to-one head, top-k without NMS (Ultralytics' nms=False)\n"
             "  --out DIR         output directory (default runs/infer; created, not emptied)\n"
             "  --json FILE       JSON report (default OUT/detections.json; for a video,\n"
             "                    JSON Lines, default OUT/NAME.jsonl)\n"
@@ -148,6 +159,15 @@ static void usage(FILE *f)
             "  --no-save         do not write annotated images or videos\n"
             "  --overwrite       replace existing output files (default: refuse)\n"
             "  --quiet           print errors only\n"
+            "  --manifest FILE   work list instead of INPUTs: one path or URL per line, or JSON\n"
+            "                    Lines {\"input\": PATH, \"output\": NAME}; each item's outputs in\n"
+            "                    OUT/NAME/ (NAME: the input's stem by default) with a completion\n"
+            "                    record, so a re-run skips finished items (README \"Run at scale\")\n"
+            "  --shard I/N       take items k with k mod N == I (default: from the batch engine's\n"
+            "                    SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX)\n"
+            "  --shards N        the shard count where the engine does not export it\n"
+            "  --metrics-port P  Prometheus metrics over HTTP on port P (0: any free port)\n"
+            "  --metrics-file F  the same metrics in F (node_exporter textfile), rewritten atomically\n"
             "  -h, --help        this help\n"
             "  --version         print the version\n"
             "\n"
@@ -216,7 +236,9 @@ static void usage(FILE *f)
             "decoded: not an image, not a video, a codec FFmpeg cannot decode, no frames\n"
             "(the other inputs are still processed); 7 output not writable or full, would\n"
             "write over a file the run reads or another output, or already exists; 8 out\n"
-            "of memory; 9 device error or unavailable; 130 interrupted.\n", STRIX_MAX_CLASSES);
+            "of memory; 9 device error or unavailable; 10 some --manifest items failed (listed\n"
+            "in OUT/failures-I-of-N.jsonl); 11 as 10, some inputs missing or unreachable\n"
+            "(a retry may help); 130 interrupted (with --manifest: nothing partial kept).\n", STRIX_MAX_CLASSES);
 }
 
 #if defined(__GNUC__)
@@ -282,15 +304,16 @@ static int parse_unit(const char *opt, const char *s, double *out)
     return parse_number(opt, s, 0, 1, "a number in 0..1", out);
 }
 
-/* Returns -1 when the run should stop with status 0 (help, version). */
 /* --tracker NAME or FILE.yaml (Ultralytics' tracker YAMLs), then the
  * --track-thresh, --match-thresh and --track-buffer given over it; an exit code. */
 static int tracker_options(options *o)
 {
     strix_track_options *t = &o->track_opts;
-    if (!strcmp(o->tracker, "botsort") || !strcmp(o->tracker, "botsort.yaml"))
+    /* as Ultralytics' check_yaml: a file of that name here first, else its own botsort.yaml / bytetrack.yaml */
+    int here = access(o->tracker, F_OK) == 0;
+    if (!strcmp(o->tracker, "botsort") || (!here && !strcmp(o->tracker, "botsort.yaml")))
         strix_track_options_init(t, STRIX_TRACKER_BOTSORT);
-    else if (!strcmp(o->tracker, "bytetrack") || !strcmp(o->tracker, "bytetrack.yaml"))
+    else if (!strcmp(o->tracker, "bytetrack") || (!here && !strcmp(o->tracker, "bytetrack.yaml")))
         strix_track_options_init(t, STRIX_TRACKER_BYTETRACK);
     else {
         size_t n = strlen(o->tracker);
@@ -309,6 +332,7 @@ static int tracker_options(options *o)
     return 0;
 }
 
+/* Returns -1 when the run should stop with status 0 (help, version). */
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -319,6 +343,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->max_det = 300;
     o->imgsz = 640;
     o->batch = 1;
+    o->jobs = 4;
     o->vid_stride = 1;
     o->crf = -1;
     o->save = 1;
@@ -331,6 +356,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->hl_gap = 1;
     o->hl_pad = 0.5;
     o->hl_min_frames = 1;
+    o->metrics_port = -1;
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
     if (!o->inputs) {
         fprintf(stderr, "infer: out of memory\n");
@@ -358,7 +384,8 @@ static int parse_args(int argc, char **argv, options *o)
         /* flags */
         int *flag = !strcmp(a, "--txt") ? &o->txt : !strcmp(a, "--save-conf") ? &o->save_conf
                   : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet
-                  : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track : NULL;
+                  : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track
+                  : !strcmp(a, "--nms-free") ? &o->nms_free : NULL;
         if (flag) {
             *flag = 1;
             continue;
@@ -387,12 +414,13 @@ static int parse_args(int argc, char **argv, options *o)
         }
         static const char *const with_value[] = {"--model", "--weights", "--scale", "--nc", "--names",
                                                  "--conf", "--iou", "--max-det", "--imgsz", "--batch",
-                                                 "--threads", "--device", "--out", "--json", "--classes",
+                                                 "--jobs", "--threads", "--device", "--out", "--json", "--classes",
                                                  "--vid-stride", "--codec", "--crf", "--preset",
-                                                 "--tracker", "--track-thresh", "--match-thresh", "--track-buffer", "--trail",
-                                                 "--line", "--detections", "--highlights", "--hl-score",
+                                                 "--tracker", "--track-thresh", "--match-thresh", "--track-buffer",
+                                                 "--trail", "--line", "--detections", "--highlights", "--hl-score",
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
-                                                 "--hl-max-len"};
+                                                 "--hl-max-len", "--manifest", "--shard", "--shards",
+                                                 "--metrics-port", "--metrics-file"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
         if (!known) return usage_error("unknown option '%s'", a);
@@ -439,14 +467,28 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(name, "--max-det")) rc = parse_int(name, val, 1, 100000, &o->max_det);
         else if (!strcmp(name, "--imgsz")) rc = parse_int(name, val, 32, 8192, &o->imgsz);
         else if (!strcmp(name, "--batch")) rc = parse_int(name, val, 1, 1024, &o->batch);
+        else if (!strcmp(name, "--jobs")) rc = parse_int(name, val, 1, 64, &o->jobs);
         else if (!strcmp(name, "--threads")) rc = parse_int(name, val, 0, 4096, &o->threads);
+        else if (!strcmp(name, "--manifest")) o->manifest = val;
+        else if (!strcmp(name, "--shard")) o->shard = val;
+        else if (!strcmp(name, "--metrics-file")) o->metrics_file = val;
+        else if (!strcmp(name, "--metrics-port")) rc = parse_int(name, val, 0, 65535, &o->metrics_port);
+        else if (!strcmp(name, "--shards")) {
+            int n;
+            rc = parse_int(name, val, 1, 1000000, &n);
+            o->shards = n;
+        }
         if (rc) return rc;
         if (!*val) return usage_error("%s: empty value", name);
     }
     if (!o->detections && !o->model && !o->weights)
         return usage_error("--model YAML is required (or --weights FILE.pt, which embeds it, or --detections FILE)");
     if (!o->detections && !o->weights) return usage_error("--weights FILE is required (or --detections FILE)");
-    if (!o->n_inputs) return usage_error("no INPUT given");
+    if (o->manifest && (o->n_inputs || o->json || o->detections))
+        return usage_error("--manifest FILE lists the inputs: give no INPUT, --json or --detections with it");
+    if (!o->manifest && (o->shard || o->shards || o->metrics_port >= 0 || o->metrics_file))
+        return usage_error("--shard, --shards and --metrics-* work with --manifest FILE");
+    if (!o->n_inputs && !o->manifest) return usage_error("no INPUT given (or --manifest FILE)");
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");
     if (o->has_line && !o->track) return usage_error("--line counts tracks: add --track");
     if (o->trail && !o->track) return usage_error("--trail draws tracks: add --track");
@@ -492,7 +534,7 @@ static int parse_classes(const char *opt, const char *list, const char *const *n
 }
 
 /* Load the model of --model/--weights and its class names; an exit code. */
-static int load_model(const options *o, strix_model **model, const char ***names, int *nc)
+static int load_model(options *o, strix_model **model, const char ***names, int *nc)
 {
     strix_model_options mo;
     strix_model_options_init(&mo);
@@ -503,12 +545,15 @@ static int load_model(const options *o, strix_model **model, const char ***names
     mo.threads = o->threads;
     mo.device = o->device;
     strix_cuda_env_apply(&mo);
+    o->nvtx = mo.nvtx; /* the job's stage ranges with the library's layer ranges */
+    o->async = mo.cuda_async; /* the videos' detection submits a batch before collecting the last */
     if (!mo.device) {
         mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
         if (!o->quiet && strix_device_count() == 0)
             fprintf(stderr, "infer: no CUDA device found: running on the cpu (--device cpu silences this)\n");
     }
     mo.half = o->half;
+    mo.nms_free = o->nms_free;
     strix_error e;
     strix_status st = strix_model_load(model, &mo, &e);
     if (!st && o->names) st = strix_model_load_names(*model, o->names, &e);
@@ -573,6 +618,8 @@ int main(int argc, char **argv)
     const char **names = NULL;
     unsigned char *mask = NULL, *hl_mask = NULL;
     int nc = 0;
+    worker w;
+    memset(&w, 0, sizeof w);
 
     rc = expand_inputs(&o, &in);
     if (rc) goto out;
@@ -585,7 +632,7 @@ int main(int argc, char **argv)
      * the policy once, when it loads, so only a fresh process image can
      * change it: re-run ourselves once with OMP_WAIT_POLICY=passive unless
      * the user chose a policy.  If that fails, carry on as we are. */
-    if (n_vid && !getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
+    if ((n_vid || o.manifest) && !getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
         execv("/proc/self/exe", argv); /* returns only when it failed */
 #endif
     if (o.detections && (n_vid != 1 || n_img)) {
@@ -596,7 +643,7 @@ int main(int argc, char **argv)
         rc = usage_error("--names: with --detections the class names come from the detections file");
         goto out;
     }
-    if ((o.track || o.highlights) && !n_vid) {
+    if ((o.track || o.highlights) && !n_vid && !o.manifest) {
         rc = usage_error("--%s works on videos: no video among the inputs", o.track ? "track" : "highlights");
         goto out;
     }
@@ -605,7 +652,10 @@ int main(int argc, char **argv)
         goto out;
     }
 
-    rc = plan_run_outputs(&o, &in, &json_path, &plan, &vplan, &labels_dir, &created);
+    if (o.manifest) { /* the work list, the shard, the metrics (infer/worker.c) */
+        rc = worker_open(&w, &o, argc, argv);
+        g_discard = 1;
+    } else rc = plan_run_outputs(&o, &in, &json_path, &plan, &vplan, &labels_dir, &created);
     if (rc) goto out;
 
     /* from here on a signal finishes the current batch (images) or the
@@ -614,7 +664,7 @@ int main(int argc, char **argv)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     /* images: a second signal stops at once; a video counts it and discards */
-    sa.sa_flags = n_vid ? SA_RESTART : SA_RESETHAND;
+    sa.sa_flags = n_vid || o.manifest ? SA_RESTART : SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -623,7 +673,7 @@ int main(int argc, char **argv)
     sa.sa_handler = SIG_IGN;
     sa.sa_flags = 0;
     sigaction(SIGXFSZ, &sa, NULL);
-    if (n_vid) strix_video_log_level(0);
+    if (n_vid || o.manifest) strix_video_log_level(0);
 
     rc = o.detections ? replay_names(&o, &names, &nc) : load_model(&o, &model, &names, &nc);
     if (rc) goto out;
@@ -635,18 +685,20 @@ int main(int argc, char **argv)
         rc = EXIT_INTERRUPTED;
         goto out;
     }
+    detector det;
+    detector_init(&det, &o, model, names, nc, mask);
+    if (o.manifest) rc = worker_run(&w, &o, &det, hl_mask);
     if (n_img) {
-        rc = run_images(&o, &in.images, plan, model, names, nc, mask, json_path, t_start);
+        rc = run_images(&o, &in.images, plan, &det, json_path, t_start);
         if (rc && rc != EXIT_IMAGE) goto out; /* fatal, or interrupted: the videos wait */
     }
-    for (int i = 0; i < n_vid && !g_stop; i++) {
-        int vrc = run_video(&o, &vplan[i], model, names, nc, mask, hl_mask);
-        if (!rc) rc = vrc;
-        if (vrc == EXIT_INTERRUPTED) rc = vrc;
-        if (vrc == EXIT_INTERRUPTED || vrc == EXIT_NOMEM || vrc == EXIT_DEVICE || vrc == EXIT_INTERNAL) break;
+    if (n_vid && !g_stop) {
+        int vrc = run_videos(&o, vplan, n_vid, &det, hl_mask);
+        if (!rc || vrc == EXIT_INTERRUPTED) rc = vrc ? vrc : rc;
     }
 
 out:
+    worker_close(&w);
     if (rc) remove_created(&created); /* only the empty ones go */
     if (model) strix_model_free(model);
     for (int i = 0; o.detections && names && i < nc; i++) free((char *)names[i]); /* replay_names' copies */

@@ -39,16 +39,17 @@
 #define LK_ITERS 30
 #define LK_EPS 0.01f
 #define MIN_EIG 1e-4f
-#define PAD (WIN + 2)
+#define WINP 24 /* a window row as read: 21 columns padded to 3 x 8 floats, the 3 extra weighted 0 */
+#define PAD (WINP + 2)
 #define RANSAC_THRESH 3.0
 #define RANSAC_CONF 0.99
 #define RANSAC_ITERS 2000
 
-/* One pyramid level: image and gradients, each [(h + 2 PAD)][(w + 2 PAD)]. */
+/* One pyramid level: image and gradients, each [(h + 2 PAD)][(w + 2 PAD)] float. */
 typedef struct level {
     int w, h, pw; /* pw: padded row length */
     float *img;   /* grey x 32 (OpenCV's 5 fractional bits) */
-    short *dx, *dy;
+    float *dx, *dy;
 } level;
 
 typedef struct pyramid {
@@ -126,18 +127,35 @@ static int reflect(int i, int n)
  * half size: the rounded mean of each 2x2 block where the size halves
  * exactly (OpenCV's INTER_LINEAR becomes INTER_AREA there), else bilinear
  * with OpenCV's pixel-centre mapping. */
-static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uint8_t *out, int ow, int oh)
+/* One row of grey values (OpenCV's fixed point); bgr: B comes first.  Two
+ * loops with constant offsets, so the compiler vectorises them. */
+static void grey_row(const uint8_t *p, int n, int bgr, uint16_t *g)
 {
-    int ri = bgr ? 2 : 0, bi = bgr ? 0 : 2;
-#define GREY(p) ((uint32_t)((p)[ri] * 4899 + (p)[1] * 9617 + (p)[bi] * 1868 + 8192) >> 14)
+    if (!bgr)
+        for (int x = 0; x < n; x++)
+            g[x] = (uint16_t)(((uint32_t)p[3 * x] * 4899 + (uint32_t)p[3 * x + 1] * 9617 +
+                               (uint32_t)p[3 * x + 2] * 1868 + 8192) >> 14);
+    else
+        for (int x = 0; x < n; x++)
+            g[x] = (uint16_t)(((uint32_t)p[3 * x + 2] * 4899 + (uint32_t)p[3 * x + 1] * 9617 +
+                               (uint32_t)p[3 * x] * 1868 + 8192) >> 14);
+}
+
+/* Grey (OpenCV's fixed point: (R 4899 + G 9617 + B 1868 + 2^13) >> 14), then
+ * half size: the rounded mean of each 2x2 block where the size halves
+ * exactly (OpenCV's INTER_LINEAR becomes INTER_AREA there), else bilinear
+ * with OpenCV's pixel-centre mapping.  rows: [2][w] scratch. */
+static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uint8_t *out, int ow, int oh,
+                      uint16_t *rows)
+{
+    uint16_t *g0 = rows, *g1 = rows + w;
     if (ow * 2 == w && oh * 2 == h) {
         for (int y = 0; y < oh; y++) {
-            const uint8_t *r0 = pix + (size_t)(2 * y) * (size_t)stride, *r1 = r0 + stride;
+            const uint8_t *r0 = pix + (size_t)(2 * y) * (size_t)stride;
+            grey_row(r0, w, bgr, g0);
+            grey_row(r0 + stride, w, bgr, g1);
             uint8_t *o = out + (size_t)y * (size_t)ow;
-            for (int x = 0; x < ow; x++) {
-                const uint8_t *a = r0 + 6 * x, *b = r1 + 6 * x;
-                o[x] = (uint8_t)((GREY(a) + GREY(a + 3) + GREY(b) + GREY(b + 3) + 2) >> 2);
-            }
+            for (int x = 0; x < ow; x++) o[x] = (uint8_t)((g0[2 * x] + g0[2 * x + 1] + g1[2 * x] + g1[2 * x + 1] + 2) >> 2);
         }
         return;
     }
@@ -148,19 +166,18 @@ static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uin
         double b = fy - y0;
         if (y0 < 0) y0 = 0, b = 0;
         int y1 = y0 + 1 < h ? y0 + 1 : h - 1;
+        grey_row(pix + (size_t)y0 * (size_t)stride, w, bgr, g0);
+        grey_row(pix + (size_t)y1 * (size_t)stride, w, bgr, g1);
         for (int x = 0; x < ow; x++) {
             double fx = (x + 0.5) * sx - 0.5;
             int x0 = (int)floor(fx);
             double a = fx - x0;
             if (x0 < 0) x0 = 0, a = 0;
             int x1 = x0 + 1 < w ? x0 + 1 : w - 1;
-            const uint8_t *r0 = pix + (size_t)y0 * (size_t)stride, *r1 = pix + (size_t)y1 * (size_t)stride;
-            double v = (1 - b) * ((1 - a) * GREY(r0 + 3 * x0) + a * GREY(r0 + 3 * x1)) +
-                       b * ((1 - a) * GREY(r1 + 3 * x0) + a * GREY(r1 + 3 * x1));
+            double v = (1 - b) * ((1 - a) * g0[x0] + a * g0[x1]) + b * ((1 - a) * g1[x0] + a * g1[x1]);
             out[(size_t)y * (size_t)ow + x] = (uint8_t)lrint(v);
         }
     }
-#undef GREY
 }
 
 /* ---------------------------------------------------------------- corners */
@@ -170,20 +187,54 @@ typedef struct cand {
     int at; /* y * w + x */
 } cand;
 
+/* OpenCV's order: larger response first; on a tie the later pixel first. */
+static int cand_before(const cand *a, const cand *b) { return a->v > b->v || (a->v == b->v && a->at > b->at); }
+
 static int cand_cmp(const void *pa, const void *pb)
 {
     const cand *a = pa, *b = pb;
-    if (a->v != b->v) return a->v > b->v ? -1 : 1;
-    return a->at > b->at ? -1 : a->at < b->at; /* OpenCV: the later pixel first */
+    return cand_before(a, b) ? -1 : cand_before(b, a);
 }
 
-/* goodFeaturesToTrack on img [h][w]: up to MAX_CORNERS (x, y) into pts.
- * Returns the count, or -1 on OOM. */
+/* Move the k first candidates in OpenCV's order to the front (quickselect). */
+static void select_first(cand *c, int n, int k)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        cand piv = c[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (cand_before(&c[i], &piv)) i++;
+            while (cand_before(&piv, &c[j])) j--;
+            if (i <= j) {
+                cand t = c[i];
+                c[i++] = c[j];
+                c[j--] = t;
+            }
+        }
+        if (k - 1 <= j) hi = j;
+        else if (k - 1 >= i) lo = i;
+        else break;
+    }
+}
+
+/* Sum of three neighbours along a row with reflected ends: o[x] = r[x-1] + r[x] + r[x+1]. */
+static void sum3(const float *r, float *o, int w)
+{
+    o[0] = r[1] + r[0] + r[1];
+    for (int x = 1; x < w - 1; x++) o[x] = r[x - 1] + r[x] + r[x + 1];
+    o[w - 1] = r[w - 2] + r[w - 1] + r[w - 2];
+}
+
+/* goodFeaturesToTrack on img [h][w] (w, h >= 3): up to MAX_CORNERS (x, y)
+ * into pts.  Planar scratch: the structure tensor's three products, summed
+ * along rows, then down columns into the minimum eigenvalue.  Returns the
+ * count, or -1 on OOM. */
 static int corners(strix_gmc *g, const uint8_t *img, int w, int h, float *pts)
 {
     size_t n = (size_t)w * (size_t)h;
     if (n > g->eig_cap) {
-        float *e = realloc(g->eig, sizeof *e * n * 3), *b = realloc(g->box, sizeof *b * n * 3);
+        float *e = realloc(g->eig, sizeof *e * n), *b = realloc(g->box, sizeof *b * n * 3);
         if (e) g->eig = e;
         if (b) g->box = b;
         int *c = realloc(g->cand, sizeof(cand) * n);
@@ -191,66 +242,88 @@ static int corners(strix_gmc *g, const uint8_t *img, int w, int h, float *pts)
         if (!e || !b || !c) return -1;
         g->eig_cap = n;
     }
-    float *cov = g->eig, *sum = g->box; /* [h][w][3]: dx^2, dx dy, dy^2 */
+    float *sa = g->box, *sb = sa + n, *sc = sb + n, *eig = g->eig; /* row sums of dx^2, dx dy, dy^2 */
     const float scale = (float)(1.0 / (4 * 3 * 255.0)); /* OpenCV: 1 / (2^(ksize-1) blockSize 255) */
+    float *pa = malloc(sizeof *pa * 3 * (size_t)w);
+    if (!pa) return -1;
+    float *pb = pa + w, *pc = pb + w;
     for (int y = 0; y < h; y++) {
         const uint8_t *r0 = img + (size_t)reflect(y - 1, h) * (size_t)w, *r1 = img + (size_t)y * (size_t)w,
                       *r2 = img + (size_t)reflect(y + 1, h) * (size_t)w;
-        for (int x = 0; x < w; x++) {
-            int xl = x ? x - 1 : reflect(-1, w), xr = x + 1 < w ? x + 1 : reflect(x + 1, w);
+        /* interior columns without border logic (vectorised), then the two edges */
+        for (int x = 1; x < w - 1; x++) {
+            int dx = (r0[x + 1] - r0[x - 1]) + 2 * (r1[x + 1] - r1[x - 1]) + (r2[x + 1] - r2[x - 1]);
+            int dy = (r2[x - 1] + 2 * r2[x] + r2[x + 1]) - (r0[x - 1] + 2 * r0[x] + r0[x + 1]);
+            float fx = (float)dx * scale, fy = (float)dy * scale;
+            pa[x] = fx * fx;
+            pb[x] = fx * fy;
+            pc[x] = fy * fy;
+        }
+        for (int x = 0; x < w; x += w - 1) {
+            int xl = x ? x - 1 : 1, xr = x + 1 < w ? x + 1 : w - 2;
             int dx = (r0[xr] - r0[xl]) + 2 * (r1[xr] - r1[xl]) + (r2[xr] - r2[xl]);
             int dy = (r2[xl] + 2 * r2[x] + r2[xr]) - (r0[xl] + 2 * r0[x] + r0[xr]);
             float fx = (float)dx * scale, fy = (float)dy * scale;
-            float *c = cov + 3 * ((size_t)y * (size_t)w + (size_t)x);
-            c[0] = fx * fx;
-            c[1] = fx * fy;
-            c[2] = fy * fy;
+            pa[x] = fx * fx;
+            pb[x] = fx * fy;
+            pc[x] = fy * fy;
         }
+        size_t o = (size_t)y * (size_t)w;
+        sum3(pa, sa + o, w);
+        sum3(pb, sb + o, w);
+        sum3(pc, sc + o, w);
     }
-    /* 3x3 box sums (unnormalised), reflected borders: rows, then columns */
+    free(pa);
+    float maxv = 0;
     for (int y = 0; y < h; y++) {
-        const float *r = cov + 3 * (size_t)y * (size_t)w;
-        float *o = sum + 3 * (size_t)y * (size_t)w;
+        size_t o0 = (size_t)reflect(y - 1, h) * (size_t)w, o1 = (size_t)y * (size_t)w,
+               o2 = (size_t)reflect(y + 1, h) * (size_t)w;
+        float *e = eig + o1;
         for (int x = 0; x < w; x++) {
-            int xl = reflect(x - 1, w), xr = reflect(x + 1, w);
-            for (int k = 0; k < 3; k++) o[3 * x + k] = r[3 * xl + k] + r[3 * x + k] + r[3 * xr + k];
+            float a = (sa[o0 + x] + sa[o1 + x] + sa[o2 + x]) * 0.5f;
+            float b = sb[o0 + x] + sb[o1 + x] + sb[o2 + x];
+            float c = (sc[o0 + x] + sc[o1 + x] + sc[o2 + x]) * 0.5f;
+            e[x] = (a + c) - sqrtf((a - c) * (a - c) + b * b);
         }
+        for (int x = 0; x < w; x++) maxv = e[x] > maxv ? e[x] : maxv;
     }
-    float *eig = cov, maxv = 0; /* reuses cov's first third */
-    for (int y = 0; y < h; y++) {
-        const float *r0 = sum + 3 * (size_t)reflect(y - 1, h) * (size_t)w, *r1 = sum + 3 * (size_t)y * (size_t)w,
-                    *r2 = sum + 3 * (size_t)reflect(y + 1, h) * (size_t)w;
-        for (int x = 0; x < w; x++) {
-            float a = (r0[3 * x] + r1[3 * x] + r2[3 * x]) * 0.5f;
-            float b = r0[3 * x + 1] + r1[3 * x + 1] + r2[3 * x + 1];
-            float c = (r0[3 * x + 2] + r1[3 * x + 2] + r2[3 * x + 2]) * 0.5f;
-            float l = (a + c) - sqrtf((a - c) * (a - c) + b * b);
-            eig[(size_t)y * (size_t)w + x] = l;
-            if (l > maxv) maxv = l;
-        }
-    }
+    /* kept: above 1% of the maximum and no neighbour above it (OpenCV:
+     * threshold to zero, 3x3 dilate, equal), image border excluded */
     float thresh = maxv * QUALITY;
-    for (size_t i = 0; i < n; i++)
-        if (!(eig[i] > thresh)) eig[i] = 0;
-    /* local maxima of the 3x3 neighbourhood, image border excluded (as OpenCV) */
     cand *cd = (cand *)g->cand;
     int nc = 0;
-    for (int y = 1; y < h - 1; y++)
+    /* hm: each row's 3-wide maxima (rows y-1, y, y+1 in turn); ok: the peak test, branch-free */
+    float *hm = malloc(sizeof *hm * 3 * (size_t)w);
+    unsigned char *ok = malloc((size_t)w);
+    if (!hm || !ok) {
+        free(hm);
+        free(ok);
+        return -1;
+    }
+#define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c))) /* no NaN here: maxps */
+    for (int r = 0; r < 2; r++) {
+        const float *e = eig + (size_t)r * (size_t)w;
+        for (int x = 1; x < w - 1; x++) hm[r * w + x] = MAX3(e[x - 1], e[x], e[x + 1]);
+    }
+    for (int y = 1; y < h - 1; y++) {
+        const float *p = eig + (size_t)y * (size_t)w, *dn = p + w;
+        float *hu = hm + ((y - 1) % 3) * w, *hc = hm + (y % 3) * w, *hd = hm + ((y + 1) % 3) * w;
+        for (int x = 1; x < w - 1; x++) hd[x] = MAX3(dn[x - 1], dn[x], dn[x + 1]);
         for (int x = 1; x < w - 1; x++) {
-            const float *p = eig + (size_t)y * (size_t)w + x;
-            float v = *p;
-            if (v == 0) continue;
-            int peak = 1;
-            for (int dy = -1; dy <= 1 && peak; dy++)
-                for (int dx = -1; dx <= 1; dx++)
-                    if (p[dy * w + dx] > v) {
-                        peak = 0;
-                        break;
-                    }
-            if (peak) cd[nc++] = (cand){v, y * w + x};
+            float v = p[x];
+            ok[x] = (v > thresh) & (v >= hu[x]) & (v >= hc[x]) & (v >= hd[x]);
         }
+        for (int x = 1; x < w - 1; x++)
+            if (ok[x]) cd[nc++] = (cand){p[x], y * w + x};
+    }
+#undef MAX3
+    free(hm);
+    free(ok);
+    if (nc > MAX_CORNERS) {
+        select_first(cd, nc, MAX_CORNERS);
+        nc = MAX_CORNERS;
+    }
     qsort(cd, (size_t)nc, sizeof *cd, cand_cmp);
-    if (nc > MAX_CORNERS) nc = MAX_CORNERS;
     for (int i = 0; i < nc; i++) {
         pts[2 * i] = (float)(cd[i].at % w);
         pts[2 * i + 1] = (float)(cd[i].at / w);
@@ -277,20 +350,22 @@ static int level_alloc(level *l, int w, int h)
     return l->img && l->dx && l->dy ? 0 : -1;
 }
 
-/* pyrDown: 5x5 Gaussian [1 4 6 4 1]^2 / 256, reflected borders, rounded. */
+/* pyrDown: 5x5 Gaussian [1 4 6 4 1]^2 / 256, reflected borders, rounded
+ * (w, h >= 3).  row: [w] scratch. */
 static void pyr_down(const uint8_t *src, int w, int h, uint8_t *dst, int ow, int oh, int *row)
 {
-    static const int k[5] = {1, 4, 6, 4, 1};
     for (int y = 0; y < oh; y++) {
-        for (int x = 0; x < w; x++) {
-            int s = 0;
-            for (int i = 0; i < 5; i++) s += k[i] * src[(size_t)reflect(2 * y + i - 2, h) * (size_t)w + x];
-            row[x] = s;
-        }
+        const uint8_t *r[5];
+        for (int i = 0; i < 5; i++) r[i] = src + (size_t)reflect(2 * y + i - 2, h) * (size_t)w;
+        for (int x = 0; x < w; x++) row[x] = r[0][x] + 4 * r[1][x] + 6 * r[2][x] + 4 * r[3][x] + r[4][x];
+        uint8_t *o = dst + (size_t)y * (size_t)ow;
         for (int x = 0; x < ow; x++) {
-            int s = 0;
-            for (int i = 0; i < 5; i++) s += k[i] * row[reflect(2 * x + i - 2, w)];
-            dst[(size_t)y * (size_t)ow + x] = (uint8_t)((s + 128) >> 8);
+            int c = 2 * x, s;
+            if (c >= 2 && c + 2 < w) s = row[c - 2] + 4 * row[c - 1] + 6 * row[c] + 4 * row[c + 1] + row[c + 2];
+            else
+                s = row[reflect(c - 2, w)] + 4 * row[reflect(c - 1, w)] + 6 * row[c] + 4 * row[reflect(c + 1, w)] +
+                    row[reflect(c + 2, w)];
+            o[x] = (uint8_t)((s + 128) >> 8);
         }
     }
 }
@@ -301,21 +376,37 @@ static void pyr_down(const uint8_t *src, int w, int h, uint8_t *dst, int ow, int
 static void level_fill(level *l, const uint8_t *img)
 {
     int w = l->w, h = l->h, pw = l->pw;
-    for (int y = -PAD; y < h + PAD; y++) {
-        const uint8_t *r = img + (size_t)reflect(y, h) * (size_t)w;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *r = img + (size_t)y * (size_t)w;
         float *o = l->img + (size_t)(y + PAD) * (size_t)pw + PAD;
-        for (int x = -PAD; x < w + PAD; x++) o[x] = (float)(r[reflect(x, w)] * 32);
+        for (int x = 0; x < w; x++) o[x] = (float)(r[x] * 32);
+        for (int x = 1; x <= PAD; x++) {
+            o[-x] = o[reflect(-x, w)];
+            o[w - 1 + x] = o[reflect(w - 1 + x, w)];
+        }
+    }
+    for (int y = 1; y <= PAD; y++) {
+        memcpy(l->img + (size_t)(PAD - y) * (size_t)pw, l->img + (size_t)(PAD + reflect(-y, h)) * (size_t)pw,
+               sizeof(float) * (size_t)pw);
+        memcpy(l->img + (size_t)(PAD + h - 1 + y) * (size_t)pw,
+               l->img + (size_t)(PAD + reflect(h - 1 + y, h)) * (size_t)pw, sizeof(float) * (size_t)pw);
     }
     for (int y = 0; y < h; y++) {
         const uint8_t *r0 = img + (size_t)reflect(y - 1, h) * (size_t)w, *r1 = img + (size_t)y * (size_t)w,
                       *r2 = img + (size_t)reflect(y + 1, h) * (size_t)w;
-        short *ox = l->dx + (size_t)(y + PAD) * (size_t)pw + PAD, *oy = l->dy + (size_t)(y + PAD) * (size_t)pw + PAD;
-        for (int x = 0; x < w; x++) {
-            int xl = reflect(x - 1, w), xr = reflect(x + 1, w);
+        float *ox = l->dx + (size_t)(y + PAD) * (size_t)pw + PAD, *oy = l->dy + (size_t)(y + PAD) * (size_t)pw + PAD;
+        for (int x = 1; x < w - 1; x++) { /* interior (vectorised), then the two edges */
+            int t0l = (r0[x - 1] + r2[x - 1]) * 3 + r1[x - 1] * 10, t0r = (r0[x + 1] + r2[x + 1]) * 3 + r1[x + 1] * 10;
+            int t1l = r2[x - 1] - r0[x - 1], t1c = r2[x] - r0[x], t1r = r2[x + 1] - r0[x + 1];
+            ox[x] = (float)(t0r - t0l);
+            oy[x] = (float)((t1r + t1l) * 3 + t1c * 10);
+        }
+        for (int x = 0; x < w; x += w - 1) {
+            int xl = x ? x - 1 : 1, xr = x + 1 < w ? x + 1 : w - 2;
             int t0l = (r0[xl] + r2[xl]) * 3 + r1[xl] * 10, t0r = (r0[xr] + r2[xr]) * 3 + r1[xr] * 10;
             int t1l = r2[xl] - r0[xl], t1c = r2[x] - r0[x], t1r = r2[xr] - r0[xr];
-            ox[x] = (short)(t0r - t0l);
-            oy[x] = (short)((t1r + t1l) * 3 + t1c * 10);
+            ox[x] = (float)(t0r - t0l);
+            oy[x] = (float)((t1r + t1l) * 3 + t1c * 10);
         }
     }
 }
@@ -345,10 +436,28 @@ static int pyramid_build(pyramid *p, const uint8_t *img, int w, int h, uint8_t *
 
 /* -------------------------------------------------------- Lucas-Kanade */
 
+/* A window's top-left corner (px, py) on level L: its whole pixel (ix, iy)
+ * and bilinear weights w (top-left, top-right, bottom-left, bottom-right);
+ * 0 when it lies too far outside the level (OpenCV's test). */
+static int window_at(const level *L, float px, float py, int *ix, int *iy, float w[4])
+{
+    *ix = (int)floorf(px);
+    *iy = (int)floorf(py);
+    if (*ix < -WIN || *ix >= L->w || *iy < -WIN || *iy >= L->h) return 0;
+    float a = px - (float)*ix, b = py - (float)*iy;
+    w[0] = (1 - a) * (1 - b);
+    w[1] = a * (1 - b);
+    w[2] = (1 - a) * b;
+    w[3] = a * b;
+    return 1;
+}
+
 /* Track prev's points pts [n][2] into cur: next [n][2], status[n]. */
 static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n, float *next, unsigned char *status)
 {
-    float iwin[WIN * WIN], ixw[WIN * WIN], iyw[WIN * WIN];
+    /* the previous frame's window, [WIN][WINP]; gradients 0 in the padding columns */
+    float iwin[WIN * WINP], ixw[WIN * WINP], iyw[WIN * WINP], keep[WINP];
+    for (int x = 0; x < WINP; x++) keep[x] = x < WIN;
     const float fscale = 1.0f / (1 << 20);
     int top = prev->n - 1;
     for (int i = 0; i < n; i++) {
@@ -364,30 +473,37 @@ static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n,
             next[2 * i + 1] = ny;
             px -= HALF_WIN;
             py -= HALF_WIN;
-            int ix = (int)floorf(px), iy = (int)floorf(py);
-            if (ix < -WIN || ix >= L->w || iy < -WIN || iy >= L->h) {
+            int ix, iy;
+            float wt[4];
+            if (!window_at(L, px, py, &ix, &iy, wt)) {
                 if (lv == 0) status[i] = 0;
                 continue;
             }
-            float a = px - ix, b = py - iy;
-            float w00 = (1 - a) * (1 - b), w01 = a * (1 - b), w10 = (1 - a) * b, w11 = a * b;
+            float w00 = wt[0], w01 = wt[1], w10 = wt[2], w11 = wt[3];
             int pw = L->pw;
-            double a11 = 0, a12 = 0, a22 = 0;
+            /* per-column sums over the rows, added up at the end (stays in vector registers) */
+            float s11[WINP] = {0}, s12[WINP] = {0}, s22[WINP] = {0};
             for (int y = 0; y < WIN; y++) {
                 size_t o = (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
                 const float *r0 = L->img + o, *r1 = r0 + pw;
-                const short *dx0 = L->dx + o, *dx1 = dx0 + pw, *dy0 = L->dy + o, *dy1 = dy0 + pw;
-                for (int x = 0; x < WIN; x++) {
+                const float *dx0 = L->dx + o, *dx1 = dx0 + pw, *dy0 = L->dy + o, *dy1 = dy0 + pw;
+                for (int x = 0; x < WINP; x++) {
                     float v = r0[x] * w00 + r0[x + 1] * w01 + r1[x] * w10 + r1[x + 1] * w11;
-                    float gx = dx0[x] * w00 + dx0[x + 1] * w01 + dx1[x] * w10 + dx1[x + 1] * w11;
-                    float gy = dy0[x] * w00 + dy0[x + 1] * w01 + dy1[x] * w10 + dy1[x + 1] * w11;
-                    iwin[y * WIN + x] = v;
-                    ixw[y * WIN + x] = gx;
-                    iyw[y * WIN + x] = gy;
-                    a11 += gx * gx;
-                    a12 += gx * gy;
-                    a22 += gy * gy;
+                    float gx = (dx0[x] * w00 + dx0[x + 1] * w01 + dx1[x] * w10 + dx1[x + 1] * w11) * keep[x];
+                    float gy = (dy0[x] * w00 + dy0[x + 1] * w01 + dy1[x] * w10 + dy1[x + 1] * w11) * keep[x];
+                    iwin[y * WINP + x] = v;
+                    ixw[y * WINP + x] = gx;
+                    iyw[y * WINP + x] = gy;
+                    s11[x] += gx * gx;
+                    s12[x] += gx * gy;
+                    s22[x] += gy * gy;
                 }
+            }
+            double a11 = 0, a12 = 0, a22 = 0;
+            for (int x = 0; x < WINP; x++) {
+                a11 += s11[x];
+                a12 += s12[x];
+                a22 += s22[x];
             }
             float A11 = (float)a11 * fscale, A12 = (float)a12 * fscale, A22 = (float)a22 * fscale;
             float D = A11 * A22 - A12 * A12;
@@ -401,26 +517,27 @@ static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n,
             ny -= HALF_WIN;
             float pdx = 0, pdy = 0;
             for (int it = 0; it < LK_ITERS; it++) {
-                int jx = (int)floorf(nx), jy = (int)floorf(ny);
-                if (jx < -WIN || jx >= J->w || jy < -WIN || jy >= J->h) {
+                int jx, jy;
+                if (!window_at(J, nx, ny, &jx, &jy, wt)) {
                     if (lv == 0) status[i] = 0;
                     break;
                 }
-                float ja = nx - jx, jb = ny - jy;
-                float v00 = (1 - ja) * (1 - jb), v01 = ja * (1 - jb), v10 = (1 - ja) * jb, v11 = ja * jb;
-                double b1 = 0, b2 = 0;
+                float v00 = wt[0], v01 = wt[1], v10 = wt[2], v11 = wt[3];
+                float s1[WINP] = {0}, s2[WINP] = {0};
                 int jw = J->pw;
                 for (int y = 0; y < WIN; y++) {
                     const float *r0 = J->img + (size_t)(jy + y + PAD) * (size_t)jw + (size_t)(jx + PAD), *r1 = r0 + jw;
-                    const float *iw = iwin + y * WIN, *gx = ixw + y * WIN, *gy = iyw + y * WIN;
-                    float s1 = 0, s2 = 0;
-                    for (int x = 0; x < WIN; x++) {
+                    const float *iw = iwin + y * WINP, *gx = ixw + y * WINP, *gy = iyw + y * WINP;
+                    for (int x = 0; x < WINP; x++) {
                         float d = r0[x] * v00 + r0[x + 1] * v01 + r1[x] * v10 + r1[x + 1] * v11 - iw[x];
-                        s1 += d * gx[x];
-                        s2 += d * gy[x];
+                        s1[x] += d * gx[x];
+                        s2[x] += d * gy[x];
                     }
-                    b1 += s1;
-                    b2 += s2;
+                }
+                double b1 = 0, b2 = 0;
+                for (int x = 0; x < WINP; x++) {
+                    b1 += s1[x];
+                    b2 += s2[x];
                 }
                 float B1 = (float)b1 * fscale, B2 = (float)b2 * fscale;
                 float ddx = (A12 * B2 - A22 * B1) * D, ddy = (A12 * B1 - A11 * B2) * D;
@@ -544,7 +661,7 @@ int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int
     static const double eye[6] = {1, 0, 0, 0, 1, 0};
     memcpy(H, eye, sizeof eye);
     int w = width / 2, h = height / 2;
-    if (w < 2 || h < 2) return 0;
+    if (w < 3 || h < 3) return 0;
     if (width != g->fw || height != g->fh) g->have_prev = 0;
     size_t n = (size_t)w * (size_t)h;
     if (n > g->grey_cap) {
@@ -554,7 +671,10 @@ int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int
         if (!a || !b) return -1;
         g->grey_cap = n;
     }
-    grey_half(pix, width, height, stride, bgr, g->grey, w, h);
+    uint16_t *rows = malloc(sizeof *rows * 2 * (size_t)width);
+    if (!rows) return -1;
+    grey_half(pix, width, height, stride, bgr, g->grey, w, h, rows);
+    free(rows);
     int nc = corners(g, g->grey, w, h, g->pts);
     if (nc < 0) return -1;
     int *row = malloc(sizeof *row * (size_t)w);

@@ -116,7 +116,8 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
     if (n != pl->n)
         return strix_fail(err, STRIX_E_INTERNAL, "engine/cpu/backend.c: detect on %d images, planned for %d", n,
                           pl->n);
-    size_t need = strix_nms_workspace(pl->anchors, np);
+    int e2e = b->prog->end2end; /* a one-to-one head: top-k selection, no NMS */
+    size_t need = e2e ? strix_topk_workspace(pl->anchors, np) : strix_nms_workspace(pl->anchors, np);
     for (int i = 0; i < n; i++) {
         size_t lb = strix_letterbox_scratch_bytes(&info[i]);
         if (lb > need) need = lb;
@@ -130,7 +131,8 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
     const float *head = head_ptr(b);
     size_t per = pl->anchors * (4 + (size_t)b->prog->nc);
     for (int i = 0; i < n; i++)
-        counts[i] = strix_nms(dets + (size_t)i * np->max_det, head + per * i, pl->anchors, np, b->scratch);
+        counts[i] = e2e ? strix_topk(dets + (size_t)i * np->max_det, head + per * i, pl->anchors, np, b->scratch)
+                        : strix_nms(dets + (size_t)i * np->max_det, head + per * i, pl->anchors, np, b->scratch);
     return STRIX_OK;
 }
 

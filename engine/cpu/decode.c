@@ -12,9 +12,11 @@
 #include "omp.h"
 #include "ops.h"
 
-/* sum_i i * softmax(l)_i over reg_max bins, max subtracted for safety. */
+/* sum_i i * softmax(l)_i over reg_max bins, max subtracted for safety;
+ * with one bin (reg_max 1, YOLO26: no DFL) the output is the distance. */
 static float dfl_distance(const float *l, int bins)
 {
+    if (bins == 1) return l[0];
     float mx = l[0];
     for (int i = 1; i < bins; i++) mx = l[i] > mx ? l[i] : mx;
     float sum = 0.0f, wsum = 0.0f;

@@ -12,6 +12,19 @@
  *   input32  fp16 path: the uploaded fp32 input before conversion;
  *   frames, nms_ws, dets, counts: the detect path.
  * Host staging is pinned, so every copy is an asynchronous DMA on the stream.
+ *
+ * Asynchronous detect (model option cuda_async; engine/backend.h's
+ * detect_submit / detect_wait): each in-flight batch has a lane of its own
+ * (pinned frame staging, device frames, device and pinned detections, two
+ * events).  A lane's frames go up on the copy stream; the compute stream
+ * waits for that upload's event, then letterboxes, runs the network, NMS and
+ * the download of the kept boxes into the lane's pinned memory, and records
+ * the lane's `done` event, which detect_wait waits for.  So batch k+1's
+ * upload overlaps batch k's network, and the host waits only to collect.
+ * The network, its arena and the NMS workspace are shared: the compute
+ * stream runs the lanes' work in submission order.  A lane is reused only
+ * after it was waited for, so its staging is never overwritten in flight.
+ *
  * Every CUDA and cuBLAS call is checked; a failure becomes one line naming
  * this file and line, the op and its YAML layer where there is one, the
  * CUDA/cuBLAS error and what to do, with status STRIX_E_DEVICE
@@ -36,6 +49,29 @@ _Static_assert(STRIX_NMS_MAX_CLASSES >= STRIX_MAX_CLASSES, "the GPU class filter
 #define WEIGHT_CHUNK_FLOATS ((size_t)8 << 20)     /* fp16 weights converted 32 MiB at a time */
 #define MIN_COMPUTE_CAPABILITY 75                 /* the oldest architecture the kernels are built for */
 #define FRAME_ALIGN 256                           /* byte alignment of each uploaded frame */
+
+/* A batch's frames: packed in pinned memory, then on the device. */
+typedef struct frame_bufs {
+    uint8_t *frames, *host_frames;
+    size_t frames_cap, host_frames_cap;
+} frame_bufs;
+
+/* A batch's kept boxes: [N, max_det, 6] fp32 (x1 y1 x2 y2 score class) and
+ * [N] counts, on the device and in pinned memory. */
+typedef struct det_bufs {
+    float *dets, *host_dets;
+    size_t dets_cap, host_dets_cap;
+    int *counts, *host_counts;
+    size_t counts_cap, host_counts_cap;
+} det_bufs;
+
+/* One in-flight batch of the asynchronous path. */
+typedef struct cuda_lane {
+    frame_bufs fb;
+    det_bufs db;
+    cudaEvent_t uploaded, done;
+    int n, max_det, queued;
+} cuda_lane;
 
 struct strix_cuda_backend {
     strix_backend base;          /* first: the interface (engine/backend.h) */
@@ -68,14 +104,13 @@ struct strix_cuda_backend {
     cudaGraphExec_t graph;       /* the forward of (n, h, w), or NULL */
     int warm;                    /* the forward ran eagerly once for (n, h, w) */
 
-    uint8_t *frames, *host_frames;
-    size_t frames_cap, host_frames_cap;
+    frame_bufs fb;               /* the synchronous detect's frames and boxes */
+    det_bufs db;
     void *nms_ws;
     size_t nms_ws_cap;
-    float *dets, *host_dets;
-    size_t dets_cap, host_dets_cap;
-    int *counts, *host_counts;
-    size_t counts_cap, host_counts_cap;
+    int async;                   /* cuda_async: the lanes exist */
+    cudaStream_t copy_stream;    /* the lanes' uploads */
+    cuda_lane lanes[STRIX_MAX_IN_FLIGHT];
 
     cudaEvent_t *layer_ev;       /* strix_cuda_backend_layer_times only: start, end per YAML layer */
     unsigned char *layer_seen;   /* layer l's events were recorded */
@@ -408,9 +443,9 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
                                        const strix_backend_config *c, strix_error *err)
 {
     *out = NULL;
-    int device = c->device, half = c->half, nvtx = c->nvtx, graphs = c->graphs, sync = c->sync;
+    int device = c->device, half = c->half, nvtx = c->nvtx, graphs = c->graphs, sync = c->sync, async = c->async;
     if (c->kernels != STRIX_CUDA_KERNELS_V1 && c->kernels != STRIX_CUDA_KERNELS_V2)
-        return strix_fail(err, STRIX_E_ARG, "cuda_kernels is %d: use 1 (the verified set) or 2 (the tensor-core set)",
+        return strix_fail(err, STRIX_E_ARG, "cuda_kernels is %d: use 2 (the tensor-core set, the default) or 1 (the first set)",
                           c->kernels);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -451,6 +486,14 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     } while (0)
     CREATE_TRY(cudaSetDevice(device), "select the CUDA device");
     if (!st) CREATE_TRY(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking), "create a CUDA stream");
+    if (!st && async) {
+        CREATE_TRY(cudaStreamCreateWithFlags(&b->copy_stream, cudaStreamNonBlocking), "create the upload stream");
+        for (int l = 0; l < STRIX_MAX_IN_FLIGHT && !st; l++) {
+            CREATE_TRY(cudaEventCreateWithFlags(&b->lanes[l].uploaded, cudaEventDisableTiming), "create an event");
+            CREATE_TRY(cudaEventCreateWithFlags(&b->lanes[l].done, cudaEventDisableTiming), "create an event");
+        }
+        b->async = !st;
+    }
     if (!st) CREATE_TRY(cublas_code(cublasCreate(&b->cublas)), "create the cuBLAS handle");
     if (!st) CREATE_TRY(cublas_code(cublasSetStream(b->cublas, b->stream)), "bind cuBLAS to the stream");
     /* a workspace of our own: cuBLAS then allocates nothing during graph capture */
@@ -566,33 +609,59 @@ static size_t frame_bytes(const strix_image *im)
     return (bytes + FRAME_ALIGN - 1) / FRAME_ALIGN * FRAME_ALIGN;
 }
 
-/* Pack the frames densely into pinned memory, one DMA, one letterbox
- * launch per image into its slot of the input tensor. */
-static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *imgs, int n,
-                                     const strix_letterbox_info *info, strix_error *err)
+/* Pack the frames densely into fb's pinned memory and queue their DMA to its
+ * device buffer on stream `up`, UPLOAD_CHUNK frames at a time: the CPU's
+ * threads pack chunk c + 1 (rows spread over the threads: one thread's
+ * memcpy cannot keep up with the DMA) while the copy engine uploads chunk c.
+ * Each chunk has its own part of the staging buffer, and nothing still
+ * reads fb's staging when a batch starts (the synchronous path ended with a
+ * synchronising download; a lane waits for its previous upload). */
+#define UPLOAD_CHUNK 8
+static strix_status stage_frames(strix_cuda_backend *b, const strix_image *imgs, int n, frame_bufs *fb,
+                                 cudaStream_t up, strix_error *err)
 {
     size_t total = 0;
     for (int i = 0; i < n; i++) total += frame_bytes(&imgs[i]);
-    strix_status st = host_reserve((void **)&b->host_frames, &b->host_frames_cap, total, "frame staging", err);
-    if (!st) st = dev_reserve((void **)&b->frames, &b->frames_cap, total, "frames", err);
+    strix_status st = host_reserve((void **)&fb->host_frames, &fb->host_frames_cap, total, "frame staging", err);
+    if (!st) st = dev_reserve((void **)&fb->frames, &fb->frames_cap, total, "frames", err);
     if (st) return st;
     size_t off = 0;
-    for (int i = 0; i < n; i++) {
-        const strix_image *im = &imgs[i];
-        size_t row = (size_t)im->width * 3, stride = im->stride ? (size_t)im->stride : row;
-        for (int y = 0; y < im->height; y++)
-            memcpy(b->host_frames + off + (size_t)y * row, im->data + (size_t)y * stride, row);
-        off += frame_bytes(im);
+    for (int c0 = 0; c0 < n; c0 += UPLOAD_CHUNK) {
+        const int c1 = n - c0 < UPLOAD_CHUNK ? n : c0 + UPLOAD_CHUNK;
+        size_t frame_off[UPLOAD_CHUNK], end = off;
+        int rows = 0;
+        for (int i = c0; i < c1; i++) {
+            frame_off[i - c0] = end;
+            end += frame_bytes(&imgs[i]);
+            rows += imgs[i].height;
+        }
+#pragma omp parallel for schedule(static)
+        for (int r = 0; r < rows; r++) {
+            int i = c0, y = r;
+            while (y >= imgs[i].height) y -= imgs[i++].height;
+            const strix_image *im = &imgs[i];
+            size_t row = (size_t)im->width * 3, stride = im->stride ? (size_t)im->stride : row;
+            memcpy(fb->host_frames + frame_off[i - c0] + (size_t)y * row, im->data + (size_t)y * stride, row);
+        }
+        CUDA_TRY(cudaMemcpyAsync(fb->frames + off, fb->host_frames + off, end - off, cudaMemcpyHostToDevice, up),
+                 "upload the frames");
+        off = end;
     }
-    CUDA_TRY(cudaMemcpyAsync(b->frames, b->host_frames, total, cudaMemcpyHostToDevice, b->stream), "upload the frames");
-    size_t per_image = (size_t)b->h * b->w * 3 * b->esz;
-    off = 0;
+    return STRIX_OK;
+}
+
+/* One letterbox launch per staged frame into its slot of the input tensor,
+ * on the compute stream. */
+static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *imgs, int n,
+                                     const strix_letterbox_info *info, const uint8_t *frames, strix_error *err)
+{
+    size_t per_image = (size_t)b->h * b->w * 3 * b->esz, off = 0;
     for (int i = 0; i < n; i++) {
         const strix_image *im = &imgs[i];
         const strix_letterbox_info *li = &info[i];
         strix_lb_params lb = {im->width, im->height, im->width * 3, im->format == STRIX_BGR,
                               li->dst_w, li->dst_h, li->new_w, li->new_h, li->left, li->top};
-        CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, b->frames + off, &lb,
+        CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, frames + off, &lb,
                                       (strix_stream)b->stream),
                  "letterbox a frame");
         off += frame_bytes(im);
@@ -600,7 +669,9 @@ static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *i
     return STRIX_OK;
 }
 
-static strix_status nms_on_device(strix_cuda_backend *b, const strix_nms_params *np, strix_error *err)
+/* NMS into db on the device, then the download of the kept boxes to its
+ * pinned memory, on the compute stream. */
+static strix_status nms_on_device(strix_cuda_backend *b, const strix_nms_params *np, det_bufs *db, strix_error *err)
 {
     const strix_plan *pl = b->plan;
     strix_nms_gpu_params gp = {pl->n, (int)pl->anchors, b->prog->nc, np->conf, np->iou,
@@ -611,24 +682,35 @@ static strix_status nms_on_device(strix_cuda_backend *b, const strix_nms_params 
                           __FILE__, __LINE__, b->device);
     size_t dets = (size_t)pl->n * np->max_det * 6 * sizeof(float), counts = (size_t)pl->n * sizeof(int);
     strix_status st = dev_reserve(&b->nms_ws, &b->nms_ws_cap, ws, "NMS workspace", err);
-    if (!st) st = dev_reserve((void **)&b->dets, &b->dets_cap, dets, "detections", err);
-    if (!st) st = dev_reserve((void **)&b->counts, &b->counts_cap, counts, "detection counts", err);
-    if (!st) st = host_reserve((void **)&b->host_dets, &b->host_dets_cap, dets, "detection staging", err);
-    if (!st) st = host_reserve((void **)&b->host_counts, &b->host_counts_cap, counts, "count staging", err);
+    if (!st) st = dev_reserve((void **)&db->dets, &db->dets_cap, dets, "detections", err);
+    if (!st) st = dev_reserve((void **)&db->counts, &db->counts_cap, counts, "detection counts", err);
+    if (!st) st = host_reserve((void **)&db->host_dets, &db->host_dets_cap, dets, "detection staging", err);
+    if (!st) st = host_reserve((void **)&db->host_counts, &db->host_counts_cap, counts, "count staging", err);
     if (st) return st;
-    CUDA_TRY(strix_cuda_nms(b->dets, b->counts, b->decoded, &gp, b->nms_ws, (strix_stream)b->stream), "NMS");
-    CUDA_TRY(cudaMemcpyAsync(b->host_dets, b->dets, dets, cudaMemcpyDeviceToHost, b->stream),
+    CUDA_TRY(strix_cuda_nms(db->dets, db->counts, b->decoded, &gp, b->nms_ws, (strix_stream)b->stream), "NMS");
+    CUDA_TRY(cudaMemcpyAsync(db->host_dets, db->dets, dets, cudaMemcpyDeviceToHost, b->stream),
              "download the detections");
-    CUDA_TRY(cudaMemcpyAsync(b->host_counts, b->counts, counts, cudaMemcpyDeviceToHost, b->stream),
+    CUDA_TRY(cudaMemcpyAsync(db->host_counts, db->counts, counts, cudaMemcpyDeviceToHost, b->stream),
              "download the detection counts");
     return STRIX_OK;
 }
 
-static strix_status cuda_detect(strix_backend *base, const strix_image *imgs, int n,
-                                const strix_letterbox_info *info, const strix_nms_params *np,
-                                strix_detection *dets, int *counts, strix_error *err)
+/* The downloaded boxes of n images into the model's layout. */
+static void unpack_dets(const det_bufs *db, int n, int max_det, strix_detection *dets, int *counts)
 {
-    strix_cuda_backend *b = (strix_cuda_backend *)base;
+    for (int i = 0; i < n; i++) {
+        counts[i] = db->host_counts[i];
+        for (int k = 0; k < counts[i]; k++) {
+            const float *d = db->host_dets + ((size_t)i * max_det + k) * 6;
+            dets[(size_t)i * max_det + k] = (strix_detection){d[0], d[1], d[2], d[3], d[4], (int)d[5]};
+        }
+    }
+}
+
+/* A detect call against the plan: the model letterboxes to the planned shape. */
+static strix_status check_detect(const strix_cuda_backend *b, int n, const strix_letterbox_info *info,
+                                 const strix_nms_params *np, strix_error *err)
+{
     if (!b->planned) return not_planned(err);
     if (n != b->n || np->max_det < 1)
         return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: detect on %d images with max_det %d, planned for %d",
@@ -637,9 +719,20 @@ static strix_status cuda_detect(strix_backend *base, const strix_image *imgs, in
         if (info[i].dst_w != b->w || info[i].dst_h != b->h)
             return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: image %d letterboxed to %dx%d, planned %dx%d",
                               i, info[i].dst_w, info[i].dst_h, b->w, b->h);
+    return STRIX_OK;
+}
+
+static strix_status cuda_detect(strix_backend *base, const strix_image *imgs, int n,
+                                const strix_letterbox_info *info, const strix_nms_params *np,
+                                strix_detection *dets, int *counts, strix_error *err)
+{
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
+    strix_status st = check_detect(b, n, info, np, err);
+    if (st) return st;
     CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
     range_push(b, "letterbox %d", n);
-    strix_status st = letterbox_frames(b, imgs, n, info, err);
+    st = stage_frames(b, imgs, n, &b->fb, b->stream, err);
+    if (!st) st = letterbox_frames(b, imgs, n, info, b->fb.frames, err);
     range_pop(b);
     if (st) return st;
     range_push(b, "forward %dx%dx%d", b->n, b->h, b->w);
@@ -647,17 +740,67 @@ static strix_status cuda_detect(strix_backend *base, const strix_image *imgs, in
     range_pop(b);
     if (st) return st;
     range_push(b, "nms");
-    st = nms_on_device(b, np, err);
+    st = nms_on_device(b, np, &b->db, err);
     if (!st) st = finish(b, "detection", err);
     range_pop(b);
     if (st) return st;
-    for (int i = 0; i < n; i++) {
-        counts[i] = b->host_counts[i];
-        for (int k = 0; k < counts[i]; k++) {
-            const float *d = b->host_dets + ((size_t)i * np->max_det + k) * 6;
-            dets[(size_t)i * np->max_det + k] = (strix_detection){d[0], d[1], d[2], d[3], d[4], (int)d[5]};
-        }
-    }
+    unpack_dets(&b->db, n, np->max_det, dets, counts);
+    return STRIX_OK;
+}
+
+/* Queue lane's batch: upload on the copy stream, the rest on the compute
+ * stream behind the upload's event, then the lane's `done` event. */
+static strix_status cuda_detect_submit(strix_backend *base, int lane, const strix_image *imgs, int n,
+                                       const strix_letterbox_info *info, const strix_nms_params *np,
+                                       strix_error *err)
+{
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
+    if (!b->async || lane < 0 || lane >= STRIX_MAX_IN_FLIGHT || b->lanes[lane].queued)
+        return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: submit on lane %d, which is %s", lane,
+                          b->async ? "busy or does not exist" : "not set up (cuda_async off)");
+    cuda_lane *L = &b->lanes[lane];
+    strix_status st = check_detect(b, n, info, np, err);
+    if (st) return st;
+    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    range_push(b, "upload %d (lane %d)", n, lane);
+    st = stage_frames(b, imgs, n, &L->fb, b->copy_stream, err);
+    range_pop(b);
+    if (st) return st;
+    CUDA_TRY(cudaEventRecord(L->uploaded, b->copy_stream), "record a batch's upload event");
+    CUDA_TRY(cudaStreamWaitEvent(b->stream, L->uploaded, 0), "order a batch after its upload");
+    range_push(b, "letterbox %d (lane %d)", n, lane);
+    st = letterbox_frames(b, imgs, n, info, L->fb.frames, err);
+    range_pop(b);
+    if (st) return st;
+    range_push(b, "forward %dx%dx%d (lane %d)", b->n, b->h, b->w, lane);
+    st = enqueue_forward(b, err);
+    range_pop(b);
+    if (st) return st;
+    range_push(b, "nms (lane %d)", lane);
+    st = nms_on_device(b, np, &L->db, err);
+    range_pop(b);
+    if (st) return st;
+    CUDA_TRY(cudaEventRecord(L->done, b->stream), "record a batch's completion event");
+    L->n = n;
+    L->max_det = np->max_det;
+    L->queued = 1;
+    return STRIX_OK;
+}
+
+static strix_status cuda_detect_wait(strix_backend *base, int lane, strix_detection *dets, int *counts,
+                                     strix_error *err)
+{
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
+    if (!b->async || lane < 0 || lane >= STRIX_MAX_IN_FLIGHT || !b->lanes[lane].queued)
+        return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: wait on lane %d, which holds no batch", lane);
+    cuda_lane *L = &b->lanes[lane];
+    L->queued = 0;
+    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    range_push(b, "collect (lane %d)", lane);
+    cudaError_t e = cudaEventSynchronize(L->done);
+    range_pop(b);
+    if (e != cudaSuccess) return device_fail(err, __FILE__, __LINE__, e, "the detection failed on the GPU");
+    unpack_dets(&L->db, L->n, L->max_det, dets, counts);
     return STRIX_OK;
 }
 
@@ -709,15 +852,28 @@ static void cuda_free(strix_backend *base)
     /* teardown: errors here have nowhere to go and change nothing */
     cudaSetDevice(b->device);
     if (b->stream) cudaStreamSynchronize(b->stream);
+    if (b->copy_stream) cudaStreamSynchronize(b->copy_stream);
     if (b->graph) cudaGraphExecDestroy(b->graph);
     if (b->cublas) cublasDestroy(b->cublas);
     void *dev[] = {b->cublas_ws, b->weights, b->bias_mem, b->arena, b->ws, b->decoded, b->input32,
-                   b->frames, b->nms_ws, b->dets, b->counts};
+                   b->fb.frames, b->nms_ws, b->db.dets, b->db.counts};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
         if (dev[i]) cudaFree(dev[i]);
-    void *host[] = {b->host, b->host_frames, b->host_dets, b->host_counts};
+    void *host[] = {b->host, b->fb.host_frames, b->db.host_dets, b->db.host_counts};
     for (size_t i = 0; i < sizeof host / sizeof *host; i++)
         if (host[i]) cudaFreeHost(host[i]);
+    for (int l = 0; l < STRIX_MAX_IN_FLIGHT; l++) {
+        cuda_lane *L = &b->lanes[l];
+        void *ld[] = {L->fb.frames, L->db.dets, L->db.counts}, *lh[] = {L->fb.host_frames, L->db.host_dets,
+                                                                           L->db.host_counts};
+        for (size_t i = 0; i < 3; i++) {
+            if (ld[i]) cudaFree(ld[i]);
+            if (lh[i]) cudaFreeHost(lh[i]);
+        }
+        if (L->uploaded) cudaEventDestroy(L->uploaded);
+        if (L->done) cudaEventDestroy(L->done);
+    }
+    if (b->copy_stream) cudaStreamDestroy(b->copy_stream);
     if (b->stream) cudaStreamDestroy(b->stream);
     cudaGetLastError();
     free(b->bias_off);
@@ -728,6 +884,8 @@ static const strix_backend_ops cuda_ops = {
     .plan = cuda_plan,
     .forward = cuda_forward,
     .detect = cuda_detect,
+    .detect_submit = cuda_detect_submit,
+    .detect_wait = cuda_detect_wait,
     .free = cuda_free,
     .run_op = cuda_run_op,
     .layer_enter = cuda_layer_enter,

@@ -17,6 +17,13 @@
  *   make kernel-lab                        # builds build/perf/cuda/conv_lab
  *   build/perf/cuda/conv_lab               # yolov8n 640, batch 64, versions 1,2,3
  *   build/perf/cuda/conv_lab --model weights/yolo11.yaml --batch 256 --versions 2,3
+ *   build/perf/cuda/conv_lab --variants          # every v2 tile configuration
+ *
+ * --variants: instead of the versions, every tile configuration of the v2
+ * table (strix_cuda_conv2d_mma_variant; kernels/conv_mma.cu lists them) on
+ * every shape it applies to, each checked and timed; one line per shape with
+ * the time of the configuration the shape gets by default (mma_pick), the
+ * fastest one and all of them: the data behind mma_pick.
  *
  * Tensors are dense NHWC fp16: in [N, H, W, Cin], w [Cout, KH, KW, Cin]
  * (OHWI), bias [Cout] fp32, residual and out [N, OH, OW, Cout].  The check
@@ -159,11 +166,15 @@ static void bufs_free(layer_bufs *b)
     cudaFree(b->din), cudaFree(b->dw), cudaFree(b->dres), cudaFree(b->dout), cudaFree(b->dbias), cudaFree(b->ws);
 }
 
-/* Enqueue version v of the shape on b; returns the launcher's error. */
+/* Enqueue version v of the shape on b (v > N_VERSIONS: v2 tile
+ * configuration v - N_VERSIONS); returns the launcher's error. */
 static int run_version(int v, const shape *s, layer_bufs *b, cublasHandle_t blas, cudaStream_t st)
 {
     strix_dview in = dense_view(b->din, b->n, s->h, s->w, s->cin), out = dense_view(b->dout, b->n, s->oh, s->ow, s->cout);
     strix_dview res = dense_view(b->dres, b->n, s->oh, s->ow, s->cout);
+    if (v > N_VERSIONS)
+        return strix_cuda_conv2d_mma_variant(&out, &in, b->dw, b->dbias, s->residual ? &res : NULL, &s->p,
+                                             v - N_VERSIONS, (strix_stream)st);
     int kernels = v == 3 ? STRIX_CUDA_KERNELS_V2 : STRIX_CUDA_KERNELS_V1;
     size_t need = strix_cuda_conv2d_workspace(&out, &in, &s->p, STRIX_F16, kernels);
     if (need > b->ws_cap) {
@@ -176,12 +187,14 @@ static int run_version(int v, const shape *s, layer_bufs *b, cublasHandle_t blas
 }
 
 /* Relative L2 error of version v against the CPU on batch b->n; -1 when an
- * output was left unwritten (NaN poison) or is not finite. */
+ * output was left unwritten (NaN poison) or is not finite, -2 when the launch
+ * failed, -3 when the version does not take the shape. */
 static double check_version(int v, const shape *s, layer_bufs *b, const float *ref, cublasHandle_t blas,
                             cudaStream_t st)
 {
     CU(cudaMemsetAsync(b->dout, 0xff, b->out_len * 2, st)); /* 0xffff: an fp16 NaN */
-    if (run_version(v, s, b, blas, st)) return -2;
+    int rc = run_version(v, s, b, blas, st);
+    if (rc) return rc == cudaErrorNotSupported ? -3 : -2;
     uint16_t *got = malloc(b->out_len * 2);
     if (!got) exit(EXIT_NOMEM);
     CU(cudaMemcpyAsync(got, b->dout, b->out_len * 2, cudaMemcpyDeviceToHost, st));
@@ -226,6 +239,79 @@ static double time_version(int v, const shape *s, layer_bufs *b, cublasHandle_t 
     return med;
 }
 
+/* The CPU's output for cb (its inputs), in a new buffer. */
+static float *cpu_reference(const shape *s, const layer_bufs *cb)
+{
+    int n = cb->n;
+    float *ref = malloc(cb->out_len * sizeof(float));
+    strix_view hin = {cb->hin, n, s->h, s->w, s->cin, (size_t)s->cin, (size_t)s->h * s->w * s->cin};
+    strix_view hout = {ref, n, s->oh, s->ow, s->cout, (size_t)s->cout, (size_t)s->oh * s->ow * s->cout};
+    strix_view hres = {cb->hres, n, s->oh, s->ow, s->cout, (size_t)s->cout, (size_t)s->oh * s->ow * s->cout};
+    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    threads = threads < 1 ? 1 : threads;
+    void *cws = malloc(strix_cpu_conv2d_workspace(&hout, &hin, &s->p, threads) + 1);
+    if (!ref || !cws) {
+        fprintf(stderr, "conv_lab: out of memory\n");
+        exit(EXIT_NOMEM);
+    }
+    strix_cpu_conv2d(&hout, &hin, cb->hw, cb->hbias, s->residual ? &hres : NULL, &s->p, cws, threads);
+    free(cws);
+    return ref;
+}
+
+/* --variants: every v2 tile configuration on every shape it takes. */
+static int sweep_variants(const shape *shapes, int n_shapes, int check_batch, int batch, int runs,
+                          cublasHandle_t blas, cudaStream_t st)
+{
+    int nv = strix_cuda_conv2d_mma_variants(), failed = 0;
+    double total_pick = 0, total_best = 0;
+    printf("%-5s %-4s %-24s %-6s %9s %9s %-5s  all variants (ms; x: check failed, -: not applicable)\n", "layer", "uses",
+           "shape (HxW Cin->Cout)", "k/s", "pick ms", "best ms", "best");
+    for (int si = 0; si < n_shapes; si++) {
+        const shape *s = &shapes[si];
+        layer_bufs cb, tb;
+        bufs_make(&cb, s, check_batch);
+        float *ref = cpu_reference(s, &cb);
+        bufs_make(&tb, s, batch);
+        char desc[64], ks[16], all[1024] = "";
+        snprintf(desc, sizeof desc, "%dx%d %d->%d%s", s->h, s->w, s->cin, s->cout, s->residual ? " +res" : "");
+        snprintf(ks, sizeof ks, "%d/%d", s->p.kh, s->p.sh);
+        double pick = time_version(3, s, &tb, blas, st, runs), best = 1e30;
+        int best_v = 0;
+        for (int v = 1; v <= nv; v++) {
+            double err = check_version(N_VERSIONS + v, s, &cb, ref, blas, st);
+            size_t len = strlen(all);
+            if (err == -3) { /* not applicable (Cin % 8, groups) */
+                snprintf(all + len, sizeof all - len, " %d:-", v);
+                cudaGetLastError();
+                continue;
+            }
+            if (err < 0 || err > CHECK_TOL) {
+                failed++;
+                snprintf(all + len, sizeof all - len, " %d:x", v);
+                continue;
+            }
+            double ms = time_version(N_VERSIONS + v, s, &tb, blas, st, runs);
+            snprintf(all + len, sizeof all - len, " %d:%.4f", v, ms);
+            if (ms > 0 && ms < best) best = ms, best_v = v;
+        }
+        if (best_v) {
+            total_pick += pick * s->uses;
+            total_best += best * s->uses;
+            printf("%-5d %-4d %-24s %-6s %9.4f %9.4f %-5d %s\n", s->first_layer, s->uses, desc, ks, pick, best, best_v, all);
+        } else {
+            printf("%-5d %-4d %-24s %-6s %9s %9s %-5s %s\n", s->first_layer, s->uses, desc, ks, "-", "-", "-", all);
+        }
+        free(ref);
+        bufs_free(&cb);
+        bufs_free(&tb);
+    }
+    printf("\n# convolutions the v2 GEMM takes, batch %d: %.3f ms with the picked tiles, %.3f ms with the best per shape\n",
+           batch, total_pick, total_best);
+    printf("%s: %d failed checks\n", failed ? "FAIL" : "ok", failed);
+    return failed ? 1 : 0;
+}
+
 static int parse_versions(const char *s, int *on)
 {
     memset(on, 0, (N_VERSIONS + 1) * sizeof *on);
@@ -242,7 +328,7 @@ static int parse_versions(const char *s, int *on)
 static void usage(void)
 {
     fprintf(stderr, "usage: conv_lab [--model YAML] [--scale n|s|m|l|x] [--imgsz N] [--batch N]\n"
-                    "                [--check-batch N] [--runs N] [--versions 1,2,3]\n");
+                    "                [--check-batch N] [--runs N] [--versions 1,2,3 | --variants]\n");
     exit(EXIT_USAGE);
 }
 
@@ -250,10 +336,14 @@ int main(int argc, char **argv)
 {
     const char *yaml = "weights/yolov8.yaml";
     char scale = 'n';
-    int imgsz = 640, batch = 64, check_batch = 2, runs = 20, on[N_VERSIONS + 1];
+    int imgsz = 640, batch = 64, check_batch = 2, runs = 20, on[N_VERSIONS + 1], sweep = 0;
     parse_versions("1,2,3", on);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--variants")) {
+            sweep = 1;
+            continue;
+        }
         if (!v) usage();
         if (!strcmp(a, "--model")) yaml = v;
         else if (!strcmp(a, "--scale") && strlen(v) == 1 && strchr("nslmx", *v)) scale = *v;
@@ -295,6 +385,7 @@ int main(int argc, char **argv)
     }
     printf("# conv_lab: %s scale %c at %dx%d on %s (%d SMs); check batch %d, timing batch %d, median of %d\n", yaml,
            scale, imgsz, imgsz, prop.name, prop.multiProcessorCount, check_batch, batch, runs);
+    if (sweep) return sweep_variants(shapes, n_shapes, check_batch, batch, runs, blas, st);
     printf("%-5s %-4s %-24s %-6s %-15s %9s %9s %7s %9s %7s %9s\n", "layer", "uses", "shape (HxW Cin->Cout)", "k/s",
            "version", "rel err", "ms", "TFLOP/s", "%peak", "GB/s", "%HBM");
     double total[N_VERSIONS + 1] = {0};
@@ -304,16 +395,7 @@ int main(int argc, char **argv)
         /* the CPU reference on the check batch */
         layer_bufs cb;
         bufs_make(&cb, s, check_batch);
-        float *ref = malloc(cb.out_len * sizeof(float));
-        strix_view hin = {cb.hin, check_batch, s->h, s->w, s->cin, (size_t)s->cin, (size_t)s->h * s->w * s->cin};
-        strix_view hout = {ref, check_batch, s->oh, s->ow, s->cout, (size_t)s->cout, (size_t)s->oh * s->ow * s->cout};
-        strix_view hres = {cb.hres, check_batch, s->oh, s->ow, s->cout, (size_t)s->cout, (size_t)s->oh * s->ow * s->cout};
-        int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-        threads = threads < 1 ? 1 : threads;
-        void *cws = malloc(strix_cpu_conv2d_workspace(&hout, &hin, &s->p, threads) + 1);
-        if (!ref || !cws) return EXIT_NOMEM;
-        strix_cpu_conv2d(&hout, &hin, cb.hw, cb.hbias, s->residual ? &hres : NULL, &s->p, cws, threads);
-        free(cws);
+        float *ref = cpu_reference(s, &cb);
         layer_bufs tb;
         bufs_make(&tb, s, batch);
         double macs = (double)batch * s->oh * s->ow * s->cout * s->p.kh * s->p.kw * (s->cin / s->p.groups);

@@ -11,6 +11,7 @@
 #include "annotate.h"
 #include "image.h"
 #include "job.h"
+#include "worker.h"
 
 /* Frames one after another: next() returns 1 with a frame, 0 at the end,
  * -1 when this frame could not be read (err says why; the source has moved
@@ -68,28 +69,14 @@ static int record_failure(run *r, const char *name, const strix_error *e)
     return 0;
 }
 
-/* The detect options of the command line; mask: --classes (NULL keeps
- * all), applied inside NMS as Ultralytics does. */
-void detect_options(const options *o, const unsigned char *mask, strix_detect_options *d)
-{
-    strix_detect_options_init(d);
-    d->conf = (float)o->conf;
-    d->iou = (float)o->iou;
-    d->max_det = o->max_det;
-    d->imgsz = o->imgsz;
-    d->classes = mask;
-}
-
 /* Detect, annotate and write one batch; returns 0 or a fatal exit code. */
 static int process_batch(run *r, frame *fr, int n, long total, strix_image *im, strix_detections *dets)
 {
     const options *o = r->o;
     for (int i = 0; i < n; i++) im[i] = strix_image_view(&fr[i].img);
-    strix_detect_options dopt;
-    detect_options(o, r->mask, &dopt);
     strix_error e;
     double t0 = now_ms();
-    strix_status st = strix_model_detect(r->model, im, n, &dopt, dets, &e);
+    strix_status st = detector_run((void *)r->det, im, n, dets, &e);
     double per = (now_ms() - t0) / n;
     r->t_detect += now_ms() - t0;
     if (st) {
@@ -182,18 +169,16 @@ static int process_all(run *r, frame_source *src, long total)
  * then the JSON report and the summary line; an exit code (EXIT_IMAGE when
  * some images could not be decoded and the others were done).  t_start:
  * when the run began, for the summary. */
-int run_images(const options *o, const strlist *images, const plan_entry *plan, strix_model *model,
-               const char *const *names, int n_names, const unsigned char *mask, const char *json_path,
-               double t_start)
+int run_images(const options *o, const strlist *images, const plan_entry *plan, const detector *det,
+               const char *json_path, double t_start)
 {
     run r;
     memset(&r, 0, sizeof r);
     r.o = o;
     r.plan = plan;
-    r.model = model;
-    r.names = names;
-    r.n_names = n_names;
-    r.mask = mask;
+    r.det = det;
+    r.names = det->names;
+    r.n_names = det->n_names;
     int rc = start_json(&r, json_path);
     if (rc) return rc;
 
@@ -214,6 +199,11 @@ int run_images(const options *o, const strlist *images, const plan_entry *plan, 
         if (!rc) fprintf(s, "; results in %s", o->save || o->txt ? o->out : json_path);
         fputc('\n', s);
     }
+    metrics_frames(o->metrics, r.images, r.err_names.n);
+    metrics_stage(o->metrics, STAGE_DECODE, r.t_decode);
+    metrics_stage(o->metrics, STAGE_DETECT, r.t_detect);
+    metrics_stage(o->metrics, STAGE_ANNOTATE, r.t_annotate);
+    metrics_stage(o->metrics, STAGE_WRITE, r.t_write);
     if (!rc && g_stop) rc = EXIT_INTERRUPTED;
     if (!rc) rc = r.first_fail;
     if (r.json) abandon_temp(r.json, r.json_tmp);

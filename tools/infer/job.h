@@ -23,9 +23,6 @@
 #include "tools/exitcodes.h"
 #include "video.h"
 
-/* Beyond the shared codes of exitcodes.h: a run stopped by SIGINT/SIGTERM. */
-enum { EXIT_INTERRUPTED = 130 };
-
 static inline double now_ms(void)
 {
     struct timespec t;
@@ -39,8 +36,11 @@ typedef struct options {
     const char *detections, *highlights; /* --detections FILE, --highlights LIST */
     char scale;
     int nc, max_det, imgsz, batch, threads, vid_stride, crf;
+    int jobs;                            /* --jobs: videos decoded and detected at once */
+    int nvtx;                            /* STRIX_CUDA_NVTX=1: NVTX ranges per stage (infer/trace.h) */
+    int async;                           /* STRIX_CUDA_ASYNC=1: two batches in flight */
     double conf, iou;
-    int txt, save_conf, save, overwrite, quiet, audio, half;
+    int txt, save_conf, save, overwrite, quiet, audio, half, nms_free;
     int conf_set;                        /* --conf given (tracking lowers the default) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* --track-thresh etc.: -1 unless given */
@@ -50,6 +50,11 @@ typedef struct options {
     float line[4];                       /* --line x1,y1,x2,y2 */
     char **inputs;
     int n_inputs;
+    /* --manifest FILE, --shard I/N, --shards N, --metrics-port, --metrics-file (infer/worker.h) */
+    const char *manifest, *shard, *metrics_file;
+    long shards;
+    int metrics_port;                    /* -1: none */
+    struct metrics *metrics;             /* NULL: no metrics to update */
 } options;
 
 typedef struct strlist {
@@ -79,10 +84,9 @@ typedef struct frame {
 typedef struct run {
     const options *o;
     const plan_entry *plan;
-    strix_model *model;
+    const struct detector *det;
     const char *const *names;
     int n_names;
-    const unsigned char *mask; /* --classes: keep class c when mask[c]; NULL keeps all */
     FILE *json;
     char *json_tmp;
     int first_image;
@@ -102,23 +106,85 @@ typedef struct video_plan {
     char *hl_video, *hl_json, *hl_csv; /* --highlights: OUT/<stem>.highlights.{mp4,json,csv} */
 } video_plan;
 
+/* The detector stage (detector.c): the model with the run's detect
+ * options, shared by every input; called on the pipeline's calling thread
+ * only.  Its typed config is the options' conf, iou, max_det, imgsz and
+ * --classes (mask). */
+typedef struct detector {
+    strix_model *model;
+    int nvtx;                    /* an NVTX range around each call (infer/trace.h) */
+    int async;                   /* the pipeline uses submit/collect (two batches in flight) */          /* NULL with --detections (nothing to detect) */
+    strix_detect_options dopt;
+    const char *const *names;
+    int n_names;
+    const unsigned char *mask;   /* --classes: keep class c when mask[c]; NULL keeps all */
+} detector;
+
+/* The source stage (media.c): one video's demux and decode, on its reader thread. */
+typedef struct source_config {
+    const char *url;
+    int audio;                        /* keep the audio packets for the video sink */
+    int (*interrupt)(void *ctx);      /* polled during blocking I/O: nonzero ends the input */
+    int nvtx;                         /* an NVTX range around each frame's decode */
+} source_config;
+
+typedef struct source {
+    strix_video_reader *rd;
+    int nvtx;
+} source;
+
+/* The annotated-video sink (media.c): encode and mux on the writer thread
+ * into a temporary file, published under `path` at the end. */
+typedef struct video_sink_config {
+    const char *path;
+    const char *codec, *preset;       /* NULL: libx264 / the encoder's default */
+    int crf, audio;                   /* crf -1: the encoder's default */
+    void (*notice)(void *ctx, const char *line); /* an encoder fallback, say */
+    void *notice_ctx;
+    int nvtx;                         /* an NVTX range around each frame's encode */
+} video_sink_config;
+
+typedef struct video_sink {
+    strix_video_writer *wr;           /* NULL: no annotated video (--no-save) */
+    char *tmp;                        /* the temporary file until published */
+    const char *path;
+    int nvtx;
+} video_sink;
+
+/* The tracking stage (tracking.c): one per video, on its writer thread. */
+typedef struct tracking_config {
+    const strix_track_options *track; /* --tracker and the overrides */
+    const float *line;                /* --line x1,y1,x2,y2; NULL: no line */
+    int trail;                        /* --trail N: centres kept per track */
+    int nvtx;                         /* an NVTX range around each update */
+} tracking_config;
+
+typedef struct tracking {
+    strix_tracker *tracker;           /* NULL: no --track */
+    strix_counter *counter;           /* totals, trails, --line crossings */
+    int *ids;                         /* [cap]: the identities of the last frame's detections */
+    strix_crossing *cross;            /* [cap]: its line crossings */
+    int cap, nvtx;
+} tracking;
+
 /* The state of one video's run, shared by the pipeline callbacks: read on
- * the decode thread, write on the annotate/encode thread, the rest here. */
+ * its decode thread, write on its annotate/encode thread, the rest on the
+ * calling thread. */
 typedef struct vrun {
     const options *o;
     const video_plan *p;
     const char *shown;           /* the input's name in messages */
-    strix_model *model;
     const char *const *names;
     int n_names;
-    strix_detect_options dopt;
-    strix_video_reader *rd;
-    strix_video_writer *wr;
+    source src;
+    video_sink vs;               /* --no-save: none (vs.wr NULL) */
     FILE *jl;
+    char *jl_tmp;                /* the JSON Lines' temporary file until published */
     char *label_path;            /* room for <label_base>_<n>.txt */
     long expected;               /* frames, -1 when unknown */
-    double t0, last_progress, annotate_ms, side_ms;
+    double t0, last_progress, track_ms, annotate_ms, side_ms;
     int tty, reported;           /* reported: the failure was already printed */
+    int concurrent;              /* inputs in the same pipeline run (1: alone) */
     int fail_rc;                 /* exit code of a failure the writer knows better (bad --detections) */
     long replayed;               /* detections replayed (after the filters) */
     const unsigned char *mask;   /* --classes (applied here to replayed detections) */
@@ -126,12 +192,7 @@ typedef struct vrun {
     strix_jsonl_reader *replay;
     strix_detection *rdets;
     int *rids, rcap;
-    /* --track: identities of the current frame's detections (kept for frames
-     * --vid-stride skips: their detections are the last detected ones) */
-    strix_tracker *tracker;
-    strix_counter *counter;
-    int *ids, ids_cap;
-    strix_crossing *cross;
+    tracking trk;                /* --track */
     FILE *mot;
     char *mot_tmp;
     /* --highlights: each frame's time and its detections of the chosen classes
@@ -163,10 +224,8 @@ void abandon_temp(FILE *f, char *tmp);
 void free_video_plans(video_plan *vp, int n);
 
 /* images.c */
-int run_images(const options *o, const strlist *images, const plan_entry *plan, strix_model *model,
-               const char *const *names, int n_names, const unsigned char *mask, const char *json_path,
-               double t_start);
-void detect_options(const options *o, const unsigned char *mask, strix_detect_options *d);
+int run_images(const options *o, const strlist *images, const plan_entry *plan, const struct detector *det,
+               const char *json_path, double t_start);
 
 /* video.c */
 int stop_requested(void *ctx);
@@ -178,8 +237,40 @@ void draw_frame(const options *o, strix_counter *counter, const char *const *nam
                 uint8_t *rgb, int w, int h, int stride, long index, const strix_detection *d,
                 const int *ids, int n);
 void print_notice(void *ctx, const char *line);
-int run_video(const options *o, const video_plan *p, strix_model *model, const char *const *names,
-              int n_names, const unsigned char *mask, const unsigned char *hl_mask);
+/* The videos, up to o->jobs at a time through one pipeline (frames of
+ * several inputs batched into one detect call); an exit code (the first
+ * failure's; 130 when interrupted). */
+int run_videos(const options *o, const video_plan *vp, int n, const detector *det, const unsigned char *hl_mask);
+
+/* media.c: each open prints its failure and returns an exit code */
+int source_open(source *s, const source_config *c);
+int source_read(source *s, strix_video_frame *vf, strix_error *err); /* 1, 0 at the end, -1 */
+void source_close(source *s);
+int video_sink_open(video_sink *s, const video_sink_config *c, const source *src);
+strix_status video_sink_frame(video_sink *s, strix_video_frame *vf, strix_error *err);
+/* the audio after the last frame, the trailer, then publish: an exit code */
+int video_sink_finish(video_sink *s, const source *src, int overwrite);
+void video_sink_close(video_sink *s);
+
+/* tracking.c */
+strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *err);
+/* One frame, in order: the identities of its n detections into t->ids (a
+ * frame --vid-stride skipped, inferred 0, keeps the last ones), then the
+ * counter, its crossings in t->cross[0..*n_cross).  img: the frame (for
+ * BoT-SORT's camera-motion compensation). */
+strix_status tracking_frame(tracking *t, const strix_image *img, long index, double time, int inferred,
+                            const strix_detection *d, int n, int *n_cross, strix_error *err);
+void tracking_close(tracking *t);
+
+/* detector.c */
+void detector_init(detector *d, const options *o, strix_model *model, const char *const *names, int n_names,
+                   const unsigned char *mask);
+/* pipeline detect callbacks (ctx: a detector): one call, or submit, collect
+ * and finish (strix_model_submit, strix_batch_collect, strix_batch_release) */
+strix_status detector_run(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err);
+strix_status detector_submit(void *ctx, const strix_image *im, int n, void **ticket, strix_error *err);
+strix_status detector_collect(void *ctx, void *ticket, strix_detections *out, strix_error *err);
+void detector_finish(void *ctx, void *ticket);
 
 /* writers.c */
 int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const char *path);

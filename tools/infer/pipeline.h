@@ -1,17 +1,27 @@
-/* pipeline.h — run detection over a stream of frames with three stages in
- * three threads: a reader thread (decode), the calling thread (detection,
- * batched) and a writer thread (annotate, encode), joined by bounded FIFO
- * queues.  Frames reach the writer in the order the reader produced them.
+/* pipeline.h — run detection over the frames of one or more streams (the
+ * inputs of one infer run) at once: a reader thread (decode) and a writer
+ * thread (annotate, encode, write) per stream, and one detection stage on
+ * the calling thread that batches frames across the streams into one
+ * model call (DeepStream's stream-muxer idea), joined by bounded FIFO
+ * queues.  Each stream's frames reach its writer in the order its reader
+ * produced them.
  *
- * Memory is flat however long the stream: frames live in a fixed pool of
- * slots (strix_pipe_stats.slots of them) that circulate
+ * Memory is flat however long the streams: each stream's frames live in a
+ * fixed pool of slots (strix_pipe_stats.slots of them) that circulate
  *     free -> reader -> queue -> detection -> queue -> writer -> free,
- * and a slot's pixels are owned by the callbacks through its `user`
+ * so a slow writer stalls its own reader (back-pressure), never grows a
+ * queue; a slot's pixels are owned by the callbacks through its `user`
  * pointer, which survives reuse (so a decoder reuses its buffers).
+ *
+ * A stream whose reader or writer fails stops alone: the others run on.
+ * A detection failure stops every stream.
  *
  * The pipeline knows nothing of files or codecs: the callbacks do the I/O.
  * Detection is a callback too (normally strix_model_detect), called on the
- * caller's thread only, so a model is never used from two threads.
+ * caller's thread only, so a model is never used from two threads.  Frames
+ * of different sizes never share a detect call (a batch of one size gets
+ * Ultralytics' minimal letterbox padding, a mixed one would not), so a
+ * stream's detections do not depend on the streams beside it.
  */
 #ifndef STRIX_PIPELINE_H
 #define STRIX_PIPELINE_H
@@ -28,9 +38,10 @@ typedef struct strix_pipe_frame {
     int width, height, stride;
     void *user;     /* the callbacks' per-slot state (NULL at first), kept across reuse,
                        released by release() at the end */
-    long index;     /* set by the pipeline: 0, 1, 2, ... in read order */
+    long index;     /* set by the pipeline: 0, 1, 2, ... in the stream's read order */
+    int stream;     /* set by the pipeline: the stream it belongs to */
     int inferred;   /* 1: detections computed on this frame; 0: copied from the
-                       last inferred frame (vid_stride > 1) */
+                       last inferred frame of its stream (vid_stride > 1) */
     int n_dets;
     strix_detection *dets; /* [n_dets], owned by the pipeline (capacity max_det), by score */
 } strix_pipe_frame;
@@ -42,41 +53,61 @@ typedef enum strix_pipe_stage {
     STRIX_PIPE_WRITE
 } strix_pipe_stage;
 
-typedef struct strix_pipe_config {
-    int batch;       /* frames per detect call, >= 1 */
+/* One input's callbacks. */
+typedef struct strix_pipe_stream {
     int vid_stride;  /* detect on frames 0, s, 2s, ...; the others reuse the
                         detections of the last detected frame; >= 1 */
-    int max_det;     /* most detections per frame (the detect options' max_det) */
-    void *ctx;       /* passed to every callback */
+    void *ctx;       /* passed to read, write and release */
     /* reader thread: fill f (pixels, size) and return 1, or 0 at the end of
-     * the stream, or -1 with err filled to stop the run */
+     * the stream, or -1 with err filled to stop this stream */
     int (*read)(void *ctx, strix_pipe_frame *f, strix_error *err);
-    /* calling thread: detect objects in n <= batch frames; out[i].items
-     * stay valid until the next call */
-    strix_status (*detect)(void *ctx, const strix_image *im, int n, strix_detections *out,
-                           strix_error *err);
-    /* writer thread, frames in order: 0, or -1 with err filled to stop the run */
+    /* writer thread, frames in order: 0, or -1 with err filled to stop this stream */
     int (*write)(void *ctx, strix_pipe_frame *f, strix_error *err);
     /* free a slot's user state (may be NULL: nothing to free) */
     void (*release)(void *ctx, void *user);
+} strix_pipe_stream;
+
+typedef struct strix_pipe_config {
+    int batch;       /* most frames per detect call (over all streams), >= 1 */
+    int max_det;     /* most detections per frame (the detect options' max_det) */
+    const strix_pipe_stream *streams;
+    int n_streams;   /* >= 1 */
+    void *ctx;       /* passed to detect, submit, collect, finish */
+    /* calling thread: detect objects in n <= batch frames of one size;
+     * out[i].items stay valid until the next call */
+    strix_status (*detect)(void *ctx, const strix_image *im, int n, strix_detections *out,
+                           strix_error *err);
+    /* Or, with detect NULL, detection in two halves (strix_model_submit and
+     * strix_batch_collect), so that the next batch is queued before the
+     * previous one is awaited: submit queues n <= batch frames of one size
+     * (their pixels may be reused once it returns) and gives a ticket;
+     * collect waits for a ticket's detections (out valid until finish);
+     * finish gives a ticket back, collected or not.  At most two tickets
+     * are out at once; each stream's pool then holds one batch more. */
+    strix_status (*submit)(void *ctx, const strix_image *im, int n, void **ticket, strix_error *err);
+    strix_status (*collect)(void *ctx, void *ticket, strix_detections *out, strix_error *err);
+    void (*finish)(void *ctx, void *ticket);
     strix_pixel_format format; /* of the pixels read() delivers */
 } strix_pipe_config;
 
+/* One stream's account of the run. */
 typedef struct strix_pipe_stats {
     long frames;      /* frames the writer accepted */
     long inferred;    /* frames given to detect */
-    long batches;     /* detect calls */
+    long batches;     /* detect calls that held frames of this stream */
     long detections;  /* boxes over all written frames (after the class filter) */
-    double read_ms, detect_ms, post_ms, write_ms; /* time inside each stage (they overlap) */
+    double read_ms, write_ms;  /* time inside this stream's reader and writer */
+    double detect_ms, post_ms; /* its share of the detection stage (by frames) */
     double wall_ms;
-    int slots;        /* frames in the pool: all the frame memory the run used */
-    strix_pipe_stage failed; /* the stage that stopped the run, STRIX_PIPE_NONE if none */
+    int slots;        /* frames in its pool: all the frame memory the stream used */
+    strix_pipe_stage failed; /* the stage that stopped it, STRIX_PIPE_NONE if none */
+    strix_error error;       /* why (status STRIX_OK if it did not fail) */
 } strix_pipe_stats;
 
-/* Run until read() reports the end (every frame read is then detected and
- * written) or a stage fails (the run stops soon after; frames still in
- * flight are dropped).  Returns STRIX_OK, or the failing stage's status with
- * its message in err and the stage in stats->failed. */
+/* Run until every reader reports its end (every frame read is then
+ * detected and written) or fails.  stats: [n_streams].  Returns STRIX_OK
+ * when no stream failed, or the first failed stream's status with its
+ * message in err (each stream's own in its stats). */
 strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats, strix_error *err);
 
 #endif

@@ -1,9 +1,11 @@
-/* video.c — the infer job's video run: one video through tools/infer/pipeline.h
- * (a decode thread, detection batched on the calling thread, an
- * annotate/encode thread), with the --detections replay, ByteTrack and the
- * line counter on the writer thread in frame order, the JSON Lines, MOT and
- * labels written per frame, what --highlights needs of each frame logged
- * (framelog.h), the progress line and the summary. */
+/* video.c — the infer job's video run: up to --jobs videos at once through
+ * tools/infer/pipeline.h (per video a decode thread and an annotate/encode
+ * thread, detection batched across the videos on the calling thread), each
+ * video wired from its stages: the source and the annotated-video sink
+ * (media.c), the detector (detector.c), tracking (tracking.c), the
+ * --detections replay, the JSON Lines, MOT and labels written per frame
+ * (writers.c), what --highlights needs of each frame logged (framelog.h);
+ * the progress line and the summary. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -17,6 +19,8 @@
 #include "job.h"
 #include "outfile.h"
 #include "pipeline.h"
+#include "trace.h"
+#include "worker.h"
 
 int stop_requested(void *ctx)
 {
@@ -45,7 +49,7 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
     }
-    int r = strix_video_read(v->rd, vf, err);
+    int r = source_read(&v->src, vf, err);
     if (r == 1) {
         f->rgb = vf->rgb;
         f->width = vf->width;
@@ -53,12 +57,6 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
         f->stride = vf->stride;
     }
     return r;
-}
-
-static strix_status video_detect(void *ctx, const strix_image *im, int n, strix_detections *out, strix_error *err)
-{
-    vrun *v = ctx;
-    return strix_model_detect(v->model, im, n, &v->dopt, out, err);
 }
 
 /* --detections: nothing to detect; the writer replays the records. */
@@ -145,7 +143,7 @@ void draw_frame(const options *o, strix_counter *counter, const char *const *nam
     }
 }
 
-/* room for n detections in the replay, identity and highlight buffers */
+/* room for n detections in the replay and highlight buffers */
 static int grow_frame_buffers(vrun *v, int n)
 {
     if (n <= v->rcap) return 0;
@@ -154,13 +152,9 @@ static int grow_frame_buffers(vrun *v, int n)
     if (d) v->rdets = d;
     int *r = realloc(v->rids, sizeof *r * (size_t)cap);
     if (r) v->rids = r;
-    int *ids = realloc(v->ids, sizeof *ids * (size_t)cap);
-    if (ids) v->ids = ids;
-    strix_crossing *c = realloc(v->cross, sizeof *c * (size_t)cap);
-    if (c) v->cross = c;
     strix_frame_item *hi = realloc(v->hl_items, sizeof *hi * (size_t)cap);
     if (hi) v->hl_items = hi;
-    if (!d || !r || !ids || !c || !hi) return -1;
+    if (!d || !r || !hi) return -1;
     v->rcap = cap;
     return 0;
 }
@@ -179,7 +173,7 @@ static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_d
                   v->o->detections, r ? "the next record is not for" : "has no record for", f->index, v->shown);
         return -1;
     }
-    double fps = strix_video_reader_info(v->rd)->fps, tol = fps > 0 ? 0.5 / fps : 0.02;
+    double fps = strix_video_reader_info(v->src.rd)->fps, tol = fps > 0 ? 0.5 / fps : 0.02;
     if (fabs(rec.pts - time) > tol) {
         set_error(err, STRIX_E_ARG, "%s: frame %ld is at %.3f s there but at %.3f s in %s (were these detections "
                   "made from this video?)", v->o->detections, f->index, rec.pts, time, v->shown);
@@ -216,13 +210,25 @@ static int track_exit_code(const vrun *v, strix_status st)
     return v->replay ? EXIT_INPUT : EXIT_INTERNAL;
 }
 
+static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err);
+
+/* The writer thread's stage (an NVTX range "postprocess" around it, with
+ * tracking, annotate and encode nested in it). */
 static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
 {
     vrun *v = ctx;
+    stage_push(v->o->nvtx, "postprocess");
+    int r = write_frame(v, f, err);
+    stage_pop(v->o->nvtx);
+    return r;
+}
+
+static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
+{
     const options *o = v->o;
     strix_video_frame *vf = f->user;
     if (g_stop > 1) {
-        set_error(err, STRIX_E_INTERNAL, "%s: stopped by a second signal", v->shown);
+        set_error(err, STRIX_E_INTERNAL, "%s: stopped at once (a second signal, or one with --manifest)", v->shown);
         return -1;
     }
     double t0 = now_ms();
@@ -235,26 +241,26 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
         return -1;
     }
     int n_cross = 0;
-    if (v->tracker) {
-        /* a frame --vid-stride skipped repeats the last detections: same identities */
+    if (v->trk.tracker) {
         strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB}; /* for BoT-SORT's GMC */
-        strix_status tst = inferred ? strix_tracker_update(v->tracker, &img, dets, n, v->ids, err) : STRIX_OK;
+        strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, f->index, vf->time, inferred, dets, n,
+                                          &n_cross, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
         }
-        ids = v->ids;
+        ids = v->trk.ids;
     }
-    strix_status cst = v->counter && ids ? strix_counter_add(v->counter, f->index, vf->time, dets, ids, n, v->cross,
-                                                             &n_cross, err) : STRIX_OK;
-    if (cst) {
-        v->fail_rc = track_exit_code(v, cst);
-        return -1;
+    double t_track = now_ms();
+    v->track_ms += t_track - t0;
+    if (v->vs.wr) {
+        stage_push(o->nvtx, "annotate");
+        draw_frame(o, v->trk.counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index, dets, ids,
+                   n);
+        stage_pop(o->nvtx);
     }
-    if (v->wr) draw_frame(o, v->counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index,
-                          dets, ids, n);
     double t1 = now_ms();
-    v->annotate_ms += t1 - t0;
+    v->annotate_ms += t1 - t_track;
     jsonl_frame(v, f->index, vf->time, inferred, dets, ids, n, n_cross);
     if (ferror(v->jl)) {
         set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->jsonl, strerror(errno));
@@ -284,8 +290,9 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
         }
     }
     v->side_ms += now_ms() - t1;
-    if (v->wr && strix_video_write(v->wr, vf, err)) return -1;
+    if (v->vs.wr && video_sink_frame(&v->vs, vf, err)) return -1;
     progress(v, f->index + 1, 0);
+    metrics_frames(o->metrics, 1, 0);
     return 0;
 }
 
@@ -332,260 +339,277 @@ static void describe_damage(const strix_video_read_stats *rs, char *buf, size_t 
                                    part[i].k == 1 ? part[i].one : part[i].many);
 }
 
-/* Detect, annotate and encode one video; returns an exit code. */
-int run_video(const options *o, const video_plan *p, strix_model *model, const char *const *names,
-              int n_names, const unsigned char *mask, const unsigned char *hl_mask)
+/* Open one video's reader, writer and output files (temporary until the
+ * end); an exit code (the failure printed).  video_close frees what it
+ * opened either way. */
+static int video_open(vrun *v, const options *o, const video_plan *p, const detector *det,
+                      const unsigned char *hl_mask)
 {
-    vrun v;
-    memset(&v, 0, sizeof v);
-    v.o = o;
-    v.p = p;
-    v.shown = p->input;
-    v.model = model;
-    v.names = names;
-    v.n_names = n_names;
-    detect_options(o, mask, &v.dopt);
-    char *video_tmp = NULL, *jl_tmp = NULL, *mot_tmp = NULL;
-    int rc = 0;
+    memset(v, 0, sizeof *v);
+    v->o = o;
+    v->p = p;
+    v->shown = p->input;
+    v->names = det->names;
+    v->n_names = det->n_names;
+    v->mask = det->mask;
+    v->hl_mask = hl_mask;
     strix_error e;
 
-    strix_video_read_options ro;
-    strix_video_read_options_init(&ro);
-    ro.audio = o->save && o->audio;
-    ro.interrupt = stop_requested;
-    strix_status st = strix_video_open(&v.rd, p->input, &ro, &e);
-    if (st) {
-        fprintf(stderr, "infer: %s\n", e.message);
-        return strix_exit_code(st);
-    }
-    v.expected = strix_video_reader_info(v.rd)->frames;
+    source_config sc = {p->input, o->save && o->audio, stop_requested, o->nvtx};
+    int rc = source_open(&v->src, &sc);
+    if (rc) return rc;
+    v->expected = strix_video_reader_info(v->src.rd)->frames;
 
-    if (p->label_base && !(v.label_path = malloc(strlen(p->label_base) + 32))) {
-        rc = EXIT_NOMEM;
+    if (p->label_base && !(v->label_path = malloc(strlen(p->label_base) + 32))) {
         fprintf(stderr, "infer: out of memory\n");
-        goto done;
+        return EXIT_NOMEM;
     }
     if (p->video_out) {
-        FILE *t = strix_temp_open(p->video_out, &video_tmp);
-        if (!t) {
-            fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
-                    p->video_out, strerror(errno));
-            rc = EXIT_OUTPUT;
-            goto done;
-        }
-        fclose(t);
-        strix_video_write_options wo;
-        strix_video_write_options_init(&wo);
-        if (o->codec) wo.codec = o->codec;
-        wo.crf = o->crf;
-        wo.preset = o->preset;
-        wo.audio = o->audio;
-        wo.name = p->video_out;
-        wo.notice = print_notice;
-        wo.notice_ctx = &v;
-        st = strix_video_writer_open(&v.wr, video_tmp, v.rd, &wo, &e);
-        if (st) {
-            fprintf(stderr, "infer: %s\n", e.message);
-            rc = st == STRIX_E_ARG ? EXIT_USAGE : st == STRIX_E_IO ? EXIT_OUTPUT : strix_exit_code(st);
-            goto done;
-        }
+        video_sink_config vc = {p->video_out, o->codec, o->preset, o->crf, o->audio, print_notice, v, o->nvtx};
+        if ((rc = video_sink_open(&v->vs, &vc, &v->src))) return rc;
     }
-    if (!(v.jl = strix_temp_open(p->jsonl, &jl_tmp))) {
+    strix_status st;
+    if (!(v->jl = strix_temp_open(p->jsonl, &v->jl_tmp))) {
         fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
                 p->jsonl, strerror(errno));
-        rc = EXIT_OUTPUT;
-        goto done;
+        return EXIT_OUTPUT;
     }
     strix_video_read_stats none;
     memset(&none, 0, sizeof none);
-    jsonl_header(v.jl, &v, 0, &none);
-    v.mask = mask;
-    v.hl_mask = hl_mask;
-    if (hl_mask && (st = strix_frame_log_open(&v.hl, &e))) {
+    jsonl_header(v->jl, v, 0, &none);
+    if (hl_mask && (st = strix_frame_log_open(&v->hl, &e))) {
         fprintf(stderr, "infer: %s\n", e.message);
-        rc = st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
-        goto done;
+        return st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
     }
-    if (o->detections && (st = strix_jsonl_open(&v.replay, o->detections, &e))) {
+    if (o->detections && (st = strix_jsonl_open(&v->replay, o->detections, &e))) {
         fprintf(stderr, "infer: %s\n", e.message);
-        rc = strix_exit_code(st);
-        goto done;
+        return strix_exit_code(st);
     }
     if (o->track) {
-        if ((st = strix_tracker_create(&v.tracker, &o->track_opts, &e)) ||
-            (st = strix_counter_create(&v.counter, o->has_line ? o->line : NULL, o->trail, &e))) {
+        tracking_config tc = {&o->track_opts, o->has_line ? o->line : NULL, o->trail, o->nvtx};
+        if ((st = tracking_open(&v->trk, &tc, &e))) {
             fprintf(stderr, "infer: %s\n", e.message);
-            rc = strix_exit_code(st);
-            goto done;
+            return strix_exit_code(st);
         }
-        if (!(v.mot = strix_temp_open(p->mot, &mot_tmp))) {
+        if (!(v->mot = strix_temp_open(p->mot, &v->mot_tmp))) {
             fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
                     p->mot, strerror(errno));
-            rc = EXIT_OUTPUT;
-            goto done;
+            return EXIT_OUTPUT;
         }
     }
+    return 0;
+}
 
-    strix_pipe_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.batch = o->batch;
-    cfg.vid_stride = o->detections ? 1 : o->vid_stride; /* a replay has a record for every frame */
-    cfg.max_det = o->max_det;
-    cfg.ctx = &v;
-    cfg.read = video_read;
-    cfg.detect = o->detections ? replay_detect : video_detect;
-    cfg.write = video_write;
-    cfg.release = video_release;
-    cfg.format = STRIX_RGB;
-    v.tty = isatty(STDERR_FILENO);
-    v.t0 = v.last_progress = now_ms();
-    strix_pipe_stats ps;
-    st = strix_pipe_run(&cfg, &ps, &e);
+/* Free what video_open opened; the temporary files of unpublished outputs go. */
+static void video_close(vrun *v)
+{
+    video_sink_close(&v->vs);
+    source_close(&v->src);
+    if (v->jl || v->jl_tmp) abandon_temp(v->jl, v->jl_tmp);
+    if (v->mot || v->mot_tmp) abandon_temp(v->mot, v->mot_tmp);
+    free(v->label_path);
+    strix_jsonl_close(v->replay);
+    tracking_close(&v->trk);
+    free(v->rdets);
+    free(v->rids);
+    strix_frame_log_free(v->hl);
+    free(v->hl_items);
+    memset(v, 0, sizeof *v);
+}
+
+/* After the pipeline: publish one video's outputs (or report why not) and
+ * print its summary; an exit code. */
+static int video_finish(vrun *v, const strix_pipe_stats *ps)
+{
+    const options *o = v->o;
+    const video_plan *p = v->p;
+    strix_status st = ps->failed ? ps->error.status : STRIX_OK;
     strix_video_read_stats rs;
-    strix_video_reader_stats(v.rd, &rs);
+    strix_video_reader_stats(v->src.rd, &rs);
     if (st) {
         if (g_stop > 1) {
-            fprintf(stderr, "infer: %s: stopped at once by a second signal: unfinished outputs discarded\n",
+            fprintf(stderr, "infer: %s: stopped at once (a second signal, or one with --manifest): unfinished outputs "
+                    "discarded\n",
                     p->input);
-            rc = EXIT_INTERRUPTED;
-        } else {
-            if (!v.reported) fprintf(stderr, "%sinfer: %s\n", v.tty && !o->quiet ? "\n" : "", e.message);
-            rc = v.fail_rc ? v.fail_rc : pipe_exit_code(ps.failed, st);
+            return EXIT_INTERRUPTED;
         }
-        goto done;
+        if (!v->reported) fprintf(stderr, "%sinfer: %s\n", v->tty && !o->quiet ? "\n" : "", ps->error.message);
+        return v->fail_rc ? v->fail_rc : pipe_exit_code(ps->failed, st);
     }
-    if (!ps.frames) {
+    if (!ps->frames) {
         if (g_stop) {
             fprintf(stderr, "infer: %s: interrupted before the first frame: nothing written\n", p->input);
-            rc = EXIT_INTERRUPTED;
-        } else {
-            fprintf(stderr, "infer: %s: no frames could be decoded (%s)\n", p->input,
-                    rs.problem[0] ? rs.problem : "the video is empty");
-            rc = EXIT_IMAGE;
+            return EXIT_INTERRUPTED;
         }
-        goto done;
+        fprintf(stderr, "infer: %s: no frames could be decoded (%s)\n", p->input,
+                rs.problem[0] ? rs.problem : "the video is empty");
+        return EXIT_IMAGE;
     }
-    progress(&v, ps.frames, 1);
-    if (v.wr) {
-        strix_video_frame tail;
-        memset(&tail, 0, sizeof tail);
-        strix_video_read_tail(v.rd, &tail);
-        st = strix_video_write(v.wr, &tail, &e);
-        strix_video_frame_free(&tail);
-        if (!st) st = strix_video_writer_finish(v.wr, &e);
-        if (st) {
-            fprintf(stderr, "infer: %s\n", e.message);
-            rc = st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
-            goto done;
-        }
-        rc = commit_file(video_tmp, p->video_out, o->overwrite);
-        video_tmp = NULL;
-        if (rc) goto done;
-    }
+    progress(v, ps->frames, 1);
+    int rc = v->vs.wr ? video_sink_finish(&v->vs, &v->src, o->overwrite) : 0;
+    if (rc) return rc;
     /* the header's counts, now known (same length: see jsonl_header) */
-    int unwritten = fflush(v.jl) || fseek(v.jl, 0, SEEK_SET);
+    int unwritten = fflush(v->jl) || fseek(v->jl, 0, SEEK_SET);
     if (!unwritten) {
-        jsonl_header(v.jl, &v, ps.frames, &rs);
-        unwritten = fflush(v.jl) || fseek(v.jl, 0, SEEK_END);
+        jsonl_header(v->jl, v, ps->frames, &rs);
+        unwritten = fflush(v->jl) || fseek(v->jl, 0, SEEK_END);
     }
     if (unwritten) {
         fprintf(stderr, "infer: %s: write failed: %s (check free disk space)\n", p->jsonl, strerror(errno));
-        rc = EXIT_OUTPUT;
-        goto done;
+        return EXIT_OUTPUT;
     }
-    rc = commit_temp(v.jl, jl_tmp, p->jsonl, o->overwrite);
-    v.jl = NULL;
-    jl_tmp = NULL;
-    if (rc) goto done;
-    if (v.mot) {
-        rc = commit_temp(v.mot, mot_tmp, p->mot, o->overwrite);
-        v.mot = NULL;
-        mot_tmp = NULL;
-        if (!rc) rc = write_tracks_json(&v, ps.frames, strix_video_reader_info(v.rd)->fps);
-        if (rc) goto done;
+    rc = commit_temp(v->jl, v->jl_tmp, p->jsonl, o->overwrite);
+    v->jl = NULL;
+    v->jl_tmp = NULL;
+    if (rc) return rc;
+    if (v->mot) {
+        rc = commit_temp(v->mot, v->mot_tmp, p->mot, o->overwrite);
+        v->mot = NULL;
+        v->mot_tmp = NULL;
+        if (!rc) rc = write_tracks_json(v, ps->frames, strix_video_reader_info(v->src.rd)->fps);
+        if (rc) return rc;
     }
 
-    double wall = (now_ms() - v.t0) / 1e3, enc = v.wr ? strix_video_writer_ms(v.wr) : 0;
+    double wall = (now_ms() - v->t0) / 1e3, enc = v->vs.wr ? strix_video_writer_ms(v->vs.wr) : 0;
+    double stage_ms[STAGE_COUNT] = {rs.decode_ms + rs.convert_ms, ps->detect_ms, ps->post_ms + v->side_ms,
+                                    v->track_ms, v->annotate_ms, enc};
+    for (int k = 0; k < STAGE_COUNT; k++) metrics_stage(o->metrics, k, stage_ms[k]);
     char damage[320];
     describe_damage(&rs, damage, sizeof damage);
     if (damage[0])
         fprintf(stderr, "infer: %s: damaged input: %s%s%s%s; the %ld frames that decoded are in the output\n",
-                p->input, damage, rs.problem[0] ? " (first: " : "", rs.problem, rs.problem[0] ? ")" : "", ps.frames);
+                p->input, damage, rs.problem[0] ? " (first: " : "", rs.problem, rs.problem[0] ? ")" : "", ps->frames);
     else if (rs.problem[0])
         fprintf(stderr, "infer: %s: %s; the %ld frames before it are in the output\n", p->input, rs.problem,
-                ps.frames);
+                ps->frames);
     /* the container's frame count (or the duration's estimate) against what
      * decoded: damage and early ends were reported above from what failed to
      * read or decode; with none, the count in the header is what is off
      * (an AVI's stream header, say): trust the frames, note it neutrally */
-    const strix_video_info *info = strix_video_reader_info(v.rd);
-    long missing = info->frames - ps.frames;
+    const strix_video_info *info = strix_video_reader_info(v->src.rd);
+    long missing = info->frames - ps->frames;
     if (!g_stop && !o->quiet && !damage[0] && !rs.problem[0] && info->frames > 0 &&
         missing > (info->frames_exact ? 0 : info->frames / 50 > 2 ? info->frames / 50 : 2))
         fprintf(stderr, "infer: notice: %s: the %s %ld frames; %ld decoded, with no read or decode error\n",
                 p->input, info->frames_exact ? "container's header counts" : "duration suggests about", info->frames,
-                ps.frames);
+                ps->frames);
     FILE *s = g_stop ? stderr : stdout;
     if (!o->quiet || g_stop)
         fprintf(s, "infer: %s: %ld frames (%ld %s), %ld detections in %.2f s, %.1f fps; decode %.2f s, "
-                "preprocess %.2f s, inference %.2f s, postprocess %.2f s, annotate %.2f s, encode %.2f s "
-                "(stages overlap); peak memory %ld MB; %s%s%s%s\n",
-                p->input, ps.frames, ps.inferred, o->detections ? "replayed" : "detected",
-                o->detections ? v.replayed : ps.detections, wall, wall > 0 ? (double)ps.frames / wall : 0,
-                rs.decode_ms / 1e3, rs.convert_ms / 1e3, ps.detect_ms / 1e3, (ps.post_ms + v.side_ms) / 1e3,
-                v.annotate_ms / 1e3, enc / 1e3, peak_rss_mb(), g_stop ? "interrupted: kept the frames read "
-                "so far in " : "wrote ", p->video_out ? p->video_out : "", p->video_out ? " and " : "", p->jsonl);
-    if (v.counter && (!o->quiet || g_stop)) {
+                "preprocess %.2f s, inference %.2f s, postprocess %.2f s, tracking %.2f s, annotate %.2f s, "
+                "encode %.2f s (stages overlap%s); peak memory %ld MB; %s%s%s%s\n",
+                p->input, ps->frames, ps->inferred, o->detections ? "replayed" : "detected",
+                o->detections ? v->replayed : ps->detections, wall, wall > 0 ? (double)ps->frames / wall : 0,
+                rs.decode_ms / 1e3, rs.convert_ms / 1e3, ps->detect_ms / 1e3, (ps->post_ms + v->side_ms) / 1e3,
+                v->track_ms / 1e3, v->annotate_ms / 1e3, enc / 1e3,
+                v->concurrent > 1 ? "; inference shared with the inputs beside it" : "", peak_rss_mb(),
+                g_stop ? "interrupted: kept the frames read so far in " : "wrote ", p->video_out ? p->video_out : "",
+                p->video_out ? " and " : "", p->jsonl);
+    if (v->trk.counter && (!o->quiet || g_stop)) {
         const strix_track_info *ti;
-        int n_ti = strix_counter_tracks(v.counter, &ti);
+        int n_ti = strix_counter_tracks(v->trk.counter, &ti);
         fprintf(s, "infer: %s: %d track%s", p->input, n_ti, n_ti == 1 ? "" : "s");
-        for (int c = 0, first = 1; c < n_names; c++) {
-            int k = strix_counter_class_tracks(v.counter, c);
+        for (int c = 0, first = 1; c < v->n_names; c++) {
+            int k = strix_counter_class_tracks(v->trk.counter, c);
             if (!k) continue;
-            fprintf(s, "%s%d %s", first ? ": " : ", ", k, class_name_of(&v, c));
+            fprintf(s, "%s%d %s", first ? ": " : ", ", k, class_name_of(v, c));
             first = 0;
         }
         if (o->has_line) {
             int in, out;
-            strix_counter_line(v.counter, &in, &out);
+            strix_counter_line(v->trk.counter, &in, &out);
             fprintf(s, "; line: %d in, %d out", in, out);
         }
         fprintf(s, "; wrote %s and %s\n", p->mot, p->tracks);
     }
-    long degen = v.tracker ? strix_tracker_degenerate(v.tracker) : 0;
+    long degen = v->trk.tracker ? strix_tracker_degenerate(v->trk.tracker) : 0;
     if (degen)
         fprintf(stderr, "infer: %s: %ld detection%s with an empty or non-finite box (no area) not tracked\n", p->input,
                 degen, degen == 1 ? "" : "s");
-    if (g_stop) rc = EXIT_INTERRUPTED;
-    else if (hl_mask) {
+    if (g_stop) return EXIT_INTERRUPTED;
+    if (v->hl_mask) {
         /* the end of the last frame: the next frame's time is unknown, so one average frame */
-        double fps = info->fps > 0 ? info->fps : 25, last = strix_frame_log_last_pts(v.hl);
-        long logged = strix_frame_log_frames(v.hl);
+        double fps = info->fps > 0 ? info->fps : 25, last = strix_frame_log_last_pts(v->hl);
+        long logged = strix_frame_log_frames(v->hl);
         double end = logged ? last + 1 / fps : 0;
-        if (info->duration > 0 && logged && info->duration > last &&
-            info->duration < end)
-            end = info->duration;
-        rc = write_highlights(&v, end);
+        if (info->duration > 0 && logged && info->duration > last && info->duration < end) end = info->duration;
+        return write_highlights(v, end);
     }
+    return 0;
+}
 
-done:
-    strix_video_writer_free(v.wr);
-    strix_video_close(v.rd);
-    if (video_tmp) {
-        unlink(video_tmp);
-        free(video_tmp);
+/* Fold one video's exit code into the run's (the first failure's, an
+ * interruption's above all); 1 when the run must stop: an interruption,
+ * or a failure the next inputs would meet too. */
+static int fold_exit(int *rc, int vrc)
+{
+    if (!*rc || vrc == EXIT_INTERRUPTED) *rc = vrc;
+    return vrc == EXIT_INTERRUPTED || vrc == EXIT_NOMEM || vrc == EXIT_DEVICE || vrc == EXIT_INTERNAL;
+}
+
+int run_videos(const options *o, const video_plan *vp, int n, const detector *det, const unsigned char *hl_mask)
+{
+    int jobs = o->jobs < n ? o->jobs : n, rc = 0, stop = 0;
+    vrun *vs = calloc((size_t)jobs, sizeof *vs);
+    strix_pipe_stream *streams = calloc((size_t)jobs, sizeof *streams);
+    strix_pipe_stats *stats = calloc((size_t)jobs, sizeof *stats);
+    if (!vs || !streams || !stats) {
+        free(vs);
+        free(streams);
+        free(stats);
+        fprintf(stderr, "infer: out of memory\n");
+        return EXIT_NOMEM;
     }
-    if (v.jl || jl_tmp) abandon_temp(v.jl, jl_tmp);
-    if (v.mot || mot_tmp) abandon_temp(v.mot, mot_tmp);
-    free(v.label_path);
-    strix_jsonl_close(v.replay);
-    strix_tracker_free(v.tracker);
-    strix_counter_free(v.counter);
-    free(v.rdets);
-    free(v.rids);
-    free(v.ids);
-    free(v.cross);
-    strix_frame_log_free(v.hl);
-    free(v.hl_items);
+    /* up to --jobs videos at a time through one pipeline; their outputs
+     * published, and their summaries printed, in input order */
+    for (int first = 0; first < n && !stop && !g_stop; first += jobs) {
+        int m = n - first < jobs ? n - first : jobs, open = 0;
+        for (int i = 0; i < m && !stop; i++) {
+            int vrc = video_open(&vs[open], o, &vp[first + i], det, hl_mask);
+            if (vrc) {
+                video_close(&vs[open]);
+                stop = fold_exit(&rc, vrc);
+                continue;
+            }
+            /* a replay has a record for every frame: no stride */
+            streams[open] = (strix_pipe_stream){o->detections ? 1 : o->vid_stride, &vs[open], video_read,
+                                                video_write, video_release};
+            open++;
+        }
+        if (stop || !open) {
+            for (int i = 0; i < open; i++) video_close(&vs[i]);
+            continue;
+        }
+        strix_pipe_config cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.batch = o->batch;
+        cfg.max_det = o->max_det;
+        cfg.streams = streams;
+        cfg.n_streams = open;
+        cfg.ctx = (void *)det;
+        cfg.detect = o->detections ? replay_detect : det->async ? NULL : detector_run; /* a replay: no model */
+        if (!cfg.detect) {
+            cfg.submit = detector_submit;
+            cfg.collect = detector_collect;
+            cfg.finish = detector_finish;
+        }
+        cfg.format = STRIX_RGB;
+        int tty = open == 1 && isatty(STDERR_FILENO); /* one bar; several inputs print lines */
+        double t0 = now_ms();
+        for (int i = 0; i < open; i++) {
+            vs[i].tty = tty;
+            vs[i].concurrent = open;
+            vs[i].t0 = vs[i].last_progress = t0;
+        }
+        strix_error e;
+        strix_pipe_run(&cfg, stats, &e);
+        for (int i = 0; i < open; i++) { /* every one ran: each is published or reported */
+            stop |= fold_exit(&rc, video_finish(&vs[i], &stats[i]));
+            video_close(&vs[i]);
+        }
+    }
+    free(vs);
+    free(streams);
+    free(stats);
     return rc;
 }

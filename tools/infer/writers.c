@@ -124,7 +124,7 @@ const char *class_name_of(const vrun *v, int id) { return name_of(v->names, v->n
 
 /* One frame's JSON Lines record (the format: tools/infer.c): its
  * detections with their identities (ids: NULL without), then the
- * --line crossings, the first n_cross of v->cross. */
+ * --line crossings, the first n_cross of v->trk.cross. */
 void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets, const int *ids,
                  int n, int n_cross)
 {
@@ -135,8 +135,8 @@ void jsonl_frame(const vrun *v, long index, double pts, int inferred, const stri
     json_dets(j, v->names, v->n_names, dets, ids, n, "", ", ");
     fputs("]", j);
     for (int i = 0; i < n_cross; i++)
-        fprintf(j, "%s{\"track_id\": %d, \"direction\": \"%s\"}", i ? ", " : ", \"crossings\": [", v->cross[i].id,
-                v->cross[i].in ? "in" : "out");
+        fprintf(j, "%s{\"track_id\": %d, \"direction\": \"%s\"}", i ? ", " : ", \"crossings\": [", v->trk.cross[i].id,
+                v->trk.cross[i].in ? "in" : "out");
     fputs(n_cross ? "]}\n" : "}\n", j);
 }
 
@@ -161,7 +161,7 @@ int write_tracks_json(vrun *v, long frames, double fps)
         return EXIT_OUTPUT;
     }
     const strix_track_info *t;
-    int n = strix_counter_tracks(v->counter, &t);
+    int n = strix_counter_tracks(v->trk.counter, &t);
     if (n < 0) {
         abandon_temp(j, tmp);
         fprintf(stderr, "infer: out of memory\n");
@@ -171,7 +171,7 @@ int write_tracks_json(vrun *v, long frames, double fps)
     strix_json_str(j, v->p->input);
     fprintf(j, ",\n  \"frames\": %ld,\n  \"fps\": ", frames);
     strix_json_double(j, fps);
-    fprintf(j, ",\n  \"degenerate_boxes\": %ld", strix_tracker_degenerate(v->tracker));
+    fprintf(j, ",\n  \"degenerate_boxes\": %ld", strix_tracker_degenerate(v->trk.tracker));
     const strix_track_options *to = &o->track_opts;
     fprintf(j, ",\n  \"tracker\": {\"name\": \"%s\", \"track_high_thresh\": ",
             strix_tracker_type_name(to->tracker_type));
@@ -190,7 +190,7 @@ int write_tracks_json(vrun *v, long frames, double fps)
     fputs("},\n  \"counts\": {", j);
     int first = 1;
     for (int c = 0; c < v->n_names; c++) {
-        int k = strix_counter_class_tracks(v->counter, c);
+        int k = strix_counter_class_tracks(v->trk.counter, c);
         if (!k) continue;
         fputs(first ? "" : ", ", j);
         first = 0;
@@ -200,7 +200,7 @@ int write_tracks_json(vrun *v, long frames, double fps)
     fputs("}", j);
     if (o->has_line) {
         int in, out;
-        strix_counter_line(v->counter, &in, &out);
+        strix_counter_line(v->trk.counter, &in, &out);
         fputs(",\n  \"line\": {\"points\": [", j);
         for (int k = 0; k < 4; k++) {
             if (k) fputs(", ", j);
@@ -337,7 +337,7 @@ int write_highlights(vrun *v, double end_time)
     strix_error e;
     if (!pts || !activity || !count) goto nomem;
     const strix_track_info *ti = NULL;
-    int n_ti = v->counter ? strix_counter_tracks(v->counter, &ti) : 0;
+    int n_ti = v->trk.counter ? strix_counter_tracks(v->trk.counter, &ti) : 0;
     if (n_ti < 0) goto nomem;
     if (strix_frame_log_rewind(v->hl, &e)) goto failed;
     for (long f = 0; f < frames; f++) {
@@ -538,7 +538,7 @@ out:
 void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_stats *rs)
 {
     char degen[24] = "null";
-    if (v->tracker) snprintf(degen, sizeof degen, "%ld", strix_tracker_degenerate(v->tracker));
+    if (v->trk.tracker) snprintf(degen, sizeof degen, "%ld", strix_tracker_degenerate(v->trk.tracker));
     fputs("{\"header\": {\"video\": ", j);
     strix_json_str(j, v->p->input);
     fprintf(j, ", \"frames\": %-12ld, \"damage\": {\"skipped_packets\": %-12ld, \"corrupt_packets\": %-12ld, "

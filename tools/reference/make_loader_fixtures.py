@@ -22,6 +22,11 @@ Outputs (tests/loaders/):
   v8_f16.pt       Model.save (half, unfused) then strip_optimizer: what a trained best.pt holds
   11_f32_fused.pt torch.save({"model": fused fp32 model}): a fused checkpoint
   v8_bf16.pt      torch.save({"model": bf16 model, ...})
+  f-v8-p2.pt, f-v5.pt, f-v5-p6.pt, f-v3.pt: Ultralytics' own YAMLs of those
+                  families at nc 3, width 1/16, max 256 channels (Model.save: fp16, unfused)
+  tiny-26.yaml, f-26.pt, f-26.onnx, f-26-e2e.onnx  YOLO26 the same way, its ONNX exports
+                  (default and nms=False) and goldens of both heads (see yolo26(); `--only 26`
+                  makes these alone)
   v8_op12.onnx    opset 12, static 160x160, not simplified
   v8_op17_dyn.onnx opset 17, dynamic batch/size, simplified (onnxslim)
   11_op17.onnx    opset 17, static 160x160, simplified
@@ -118,9 +123,9 @@ def picture():
     return ((x[..., None] * 7 + y[..., None] * 13 + c * 50 + (x[..., None] * y[..., None]) % 31) & 255).astype(np.uint8)
 
 
-def make_model(yaml_path, seed):
+def make_model(cfg, seed):
     torch.manual_seed(seed)
-    m = DetectionModel(yaml_path, verbose=False)
+    m = DetectionModel(cfg, verbose=False)
     m.names = {0: "red", 1: "green", 2: "blue car"}
     for mod in m.modules():  # BatchNorm statistics from data: O(1) activations
         if isinstance(mod, torch.nn.BatchNorm2d):
@@ -129,20 +134,22 @@ def make_model(yaml_path, seed):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for _ in range(4):
-            m(torch.rand(2, 3, IMGSZ, IMGSZ, generator=g))
+            m(torch.rand(2, 3, 128, 128, generator=g))  # a multiple of every stride (P6: 64)
         det = m.model[-1]
-        for seq in list(det.cv2) + list(det.cv3):  # box and class logits of a few units, not saturated
-            seq[-1].weight.mul_(0.2)
-        for seq in det.cv3:
-            seq[-1].bias.zero_()
+        for branch in ("cv2", "cv3", "one2one_cv2", "one2one_cv3"):  # logits of a few units, not saturated
+            for seq in getattr(det, branch, None) or []:
+                seq[-1].weight.mul_(0.2)
+                if branch.endswith("cv3"):
+                    seq[-1].bias.zero_()
     m.eval()
     return m
 
 
-def detections(model_path, conf, rect):
+def detections(model_path, conf, rect, nms=None):
     y = YOLO(model_path, task="detect", verbose=False)
     bgr = np.ascontiguousarray(picture()[..., ::-1])
-    r = y.predict(bgr, imgsz=IMGSZ, conf=conf, iou=IOU, max_det=300, verbose=False, device="cpu", rect=rect)[0]
+    r = y.predict(bgr, imgsz=IMGSZ, conf=conf, iou=IOU, max_det=300, verbose=False, device="cpu", rect=rect,
+                  nms=nms)[0]
     b = r.boxes
     return np.concatenate([b.xyxy.numpy(), b.conf.numpy()[:, None], b.cls.numpy()[:, None]], axis=1)
 
@@ -161,13 +168,13 @@ def pick_conf(model_path):
     return round(float(np.quantile(best, 0.97)), 4)
 
 
-def write_dets(name, dets, conf, rect, source):
+def write_dets(name, dets, conf, rect, source, model=None):
     with open(os.path.join(OUT, name + ".dets"), "w") as f:
         f.write(f"# {source}; ultralytics {ultralytics.__version__}, torch {torch.__version__}\n")
         f.write(f"conf {conf} iou {IOU} imgsz {IMGSZ} rect {int(rect)}\n")
         for d in dets:
             f.write("%.6f %.6f %.6f %.6f %.7f %d\n" % (d[0], d[1], d[2], d[3], d[4], int(d[5])))
-    print(f"{name}: {len(dets)} boxes at conf {conf}, {os.path.getsize(os.path.join(OUT, name)) / 1e3:.0f} KB")
+    print(f"{name}: {len(dets)} boxes at conf {conf}, {os.path.getsize(os.path.join(OUT, model or name)) / 1e3:.0f} KB")
 
 
 class Evil:
@@ -184,9 +191,117 @@ def hostile():
         z.writestr("compressed/data.pkl", b"\x80\x02}q\x00." * 8)
 
 
+# More families, from Ultralytics' own YAMLs at nc 3, width 1/16, at most 256
+# channels: FAMILY.pt (fp16, unfused, as Model.save writes) + FAMILY.pt.dets.
+FAMILIES = ["v8/yolov8-p2.yaml", "v5/yolov5.yaml", "v5/yolov5-p6.yaml", "v3/yolov3.yaml"]
+
+
+def family_model(rel, seed):
+    import yaml as pyyaml
+    from ultralytics.cfg import ROOT
+    d = pyyaml.safe_load(open(os.path.join(ROOT, "cfg/models", rel)))
+    d["nc"] = 3
+    if d.get("scales"):
+        d["scales"] = {"n": [d["scales"]["n"][0], 0.0625, 256]}
+    else:
+        d["depth_multiple"], d["width_multiple"] = 0.33, 0.0625
+    d["yaml_file"] = os.path.basename(rel)
+    return make_model(d, seed)
+
+
+def yolo26(yo):
+    """YOLO26 (two heads, reg_max 1, C3k2 with attention).  Ultralytics' predict
+    runs the one-to-many head with NMS by default and the one-to-one head with
+    top-k selection when nms=False; its ONNX export likewise (nms=False: the
+    NMS-free graph).  f-26.pt (fp16, unfused: both heads) with f-26.pt.dets
+    (default) and f-26.pt.e2e.dets (nms=False); f-26.onnx (default export) and
+    f-26-e2e.onnx (nms=False), opset 17, static, simplified, each with its
+    .dets; tiny-26.yaml is the graph the ONNX files need (--model).  conf keeps
+    the best 20 or so boxes of the default predict."""
+    import copy
+    import yaml as pyyaml
+    m = family_model("26/yolo26.yaml", 26)
+    with open(os.path.join(OUT, "tiny-26.yaml"), "w") as f:  # the graph the ONNX file needs (--model)
+        f.write("# tiny YOLO26 for the loader tests: nc 3, width 1/16 (tools/reference/make_loader_fixtures.py)\n")
+        pyyaml.safe_dump({k: v for k, v in m.yaml.items() if k != "yaml_file"}, f, sort_keys=False,
+                         default_flow_style=None)
+    yo.model = m
+    pt = os.path.join(OUT, "f-26.pt")
+    yo.save(pt)
+    tmp = tempfile.mkdtemp()
+    try:
+        for name, nms in (("f-26.onnx", None), ("f-26-e2e.onnx", False)):
+            src = os.path.join(tmp, "f26.pt")
+            yo.model = copy.deepcopy(m)
+            yo.save(src)
+            f = YOLO(src, verbose=False).export(format="onnx", imgsz=IMGSZ, batch=1, device="cpu", opset=17,
+                                                 simplify=True, dynamic=False, nms=nms)
+            shutil.move(f, os.path.join(OUT, name))
+    finally:
+        shutil.rmtree(tmp)
+    scores = detections(pt, 0.001, True)[:, 4]
+    conf = round(float(scores[min(19, len(scores) - 1)]), 4)
+    write_dets("f-26.pt", detections(pt, conf, True), conf, True, "Ultralytics YOLO.predict (one-to-many head, NMS)")
+    write_dets("f-26.pt.e2e", detections(pt, conf, True, nms=False), conf, True,
+               "Ultralytics YOLO.predict(nms=False) (one-to-one head, top-k)", model="f-26.pt")
+    for name in ("f-26.onnx", "f-26-e2e.onnx"):
+        write_dets(name, detections(os.path.join(OUT, name), conf, False), conf, False,
+                   "ONNX Runtime (Ultralytics AutoBackend)")
+
+
+def seeds():
+    """Small valid inputs for the fuzz targets (tests/fuzz/corpus/pt, onnx): a
+    DetectionModel record holding one Conv (fp16 unfused, fp32 fused), and
+    the same Conv exported to ONNX under a /model.0/conv/Conv node."""
+    import copy
+    import onnx
+    from ultralytics.nn.modules.conv import Conv
+    for d in ("tests/fuzz/corpus/pt", "tests/fuzz/corpus/onnx"):
+        os.makedirs(d, exist_ok=True)
+    torch.manual_seed(3)
+    m = DetectionModel.__new__(DetectionModel)  # a record like the real one, without a Detect head's 40k weights
+    torch.nn.Module.__init__(m)
+    m.model = torch.nn.Sequential(Conv(3, 4, 3, 2))
+    m.yaml = {"nc": 2, "scales": {"n": [0.5, 0.25, 1024]}, "backbone": [[-1, 1, "Conv", [16, 3, 2]]],
+              "head": [[-1, 1, "nn.Upsample", [None, 2, "nearest"]]], "scale": "n", "yaml_file": "seed.yaml"}
+    m.names = {0: "a", 1: "b c"}
+    torch.save({"model": copy.deepcopy(m).half(), "ema": None, "epoch": -1, "train_args": {"imgsz": 64}},
+               "tests/fuzz/corpus/pt/conv_f16.pt")
+    fused = copy.deepcopy(m)
+    fused.model[0] = Conv(3, 4, 3, 2)
+    fused.model[0].conv = torch.nn.Conv2d(3, 4, 3, 2, 1, bias=True)
+    delattr(fused.model[0], "bn")
+    fused.model[0].forward = fused.model[0].forward_fuse
+    torch.save({"ema": fused, "model": None}, "tests/fuzz/corpus/pt/conv_fused_ema.pt")
+    torch.save(m.state_dict(), "tests/fuzz/corpus/pt/state_dict.pt")
+
+    class Net(torch.nn.Module):  # the scope torch.onnx gives: /model.0/conv/Conv
+        def __init__(self):
+            super().__init__()
+            self.model = torch.nn.Sequential(Conv(3, 4, 3, 2))
+
+        def forward(self, x):
+            for layer in self.model:
+                x = layer(x)
+            return x
+
+    net = Net().eval()
+    net.model[0].conv = torch.nn.Conv2d(3, 4, 3, 2, 1, bias=True)
+    net.model[0].forward = net.model[0].forward_fuse
+    path = "tests/fuzz/corpus/onnx/conv.onnx"
+    torch.onnx.export(net, torch.zeros(1, 3, 8, 8), path, opset_version=12, input_names=["images"], dynamo=False)
+    model = onnx.load(path)
+    for k, v in (("task", "detect"), ("names", "{0: 'a', 1: \"it's\"}"), ("description", "seed")):
+        model.metadata_props.add(key=k, value=v)
+    onnx.save(model, path)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if sys.argv[1:] == ["--only", "26"]:  # one family, without rewriting the other fixtures
+        return yolo26(YOLO("yolov8n.yaml", verbose=False))
     hostile()
+    seeds()
     torch.set_num_threads(2)
     for fname, text in (("tiny-v8.yaml", V8), ("tiny-11.yaml", Y11)):
         with open(os.path.join(OUT, fname), "w") as f:
@@ -217,16 +332,23 @@ def main():
             f = YOLO(src, verbose=False).export(format="onnx", imgsz=IMGSZ, batch=1, device="cpu", **kw)
             shutil.move(f, os.path.join(OUT, name))
 
+        fams = []
+        for i, rel in enumerate(FAMILIES):
+            name = os.path.basename(rel).replace(".yaml", ".pt").replace("yolo", "f-")  # no official name Ultralytics would download
+            yo.model = family_model(rel, 10 + i)
+            yo.save(os.path.join(OUT, name))
+            fams.append(name)
         confs = {}
-        for name in ("v8_f16.pt", "11_f32_fused.pt", "v8_bf16.pt", "v8_op12.onnx", "v8_op17_dyn.onnx", "11_op17.onnx"):
+        for name in ["v8_f16.pt", "11_f32_fused.pt", "v8_bf16.pt", "v8_op12.onnx", "v8_op17_dyn.onnx", "11_op17.onnx"] + fams:
             path = os.path.join(OUT, name)
-            family = name.split("_")[0]
+            family = name.split("_")[0].replace(".pt", "")
             if family not in confs:  # an ONNX file takes the conf of its family's first .pt (same weights)
                 confs[family] = pick_conf(path)
             conf = confs[family]
             rect = name.endswith(".pt") or "dyn" in name  # a static ONNX takes only imgsz x imgsz
             src = "Ultralytics YOLO.predict" if name.endswith(".pt") else "ONNX Runtime (Ultralytics AutoBackend)"
             write_dets(name, detections(path, conf, rect), conf, rect, src)
+        yolo26(yo)
     finally:
         shutil.rmtree(tmp)
 

@@ -1,0 +1,50 @@
+/* tracking.c — the infer job's tracking stage, one per video, run on its
+ * writer thread with the frames in order: the tracker (--tracker: ByteTrack
+ * or BoT-SORT, engine/analytics/track.c) gives each detection an identity,
+ * the counter (engine/analytics/count.c) keeps each track's totals and
+ * trail and counts --line crossings. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "trace.h"
+#include "util.h"
+
+strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *err)
+{
+    memset(t, 0, sizeof *t);
+    t->nvtx = c->nvtx;
+    strix_status st = strix_tracker_create(&t->tracker, c->track, err);
+    if (!st) st = strix_counter_create(&t->counter, c->line, c->trail, err);
+    return st;
+}
+
+strix_status tracking_frame(tracking *t, const strix_image *img, long index, double time, int inferred,
+                            const strix_detection *d, int n, int *n_cross, strix_error *err)
+{
+    *n_cross = 0;
+    if (n > t->cap) {
+        int cap = n > 2 * t->cap ? n : 2 * t->cap;
+        int *ids = realloc(t->ids, sizeof *ids * (size_t)cap); /* keeps the last frame's identities */
+        if (ids) t->ids = ids;
+        strix_crossing *cr = realloc(t->cross, sizeof *cr * (size_t)cap);
+        if (cr) t->cross = cr;
+        if (!ids || !cr) return strix_fail(err, STRIX_E_NOMEM, "out of memory for %d tracked detections", n);
+        t->cap = cap;
+    }
+    /* a frame --vid-stride skipped repeats the last detections: same identities */
+    stage_push(t->nvtx, "tracking");
+    strix_status st = inferred ? strix_tracker_update(t->tracker, img, d, n, t->ids, err) : STRIX_OK;
+    stage_pop(t->nvtx);
+    if (!st) st = strix_counter_add(t->counter, index, time, d, t->ids, n, t->cross, n_cross, err);
+    return st;
+}
+
+void tracking_close(tracking *t)
+{
+    strix_tracker_free(t->tracker);
+    strix_counter_free(t->counter);
+    free(t->ids);
+    free(t->cross);
+    memset(t, 0, sizeof *t);
+}
