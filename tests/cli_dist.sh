@@ -52,8 +52,9 @@ make_dist() {
     fi
 }
 
-# --- x86_64 (this machine) --------------------------------------------------
-make_dist dist_x86_64 CUDA=$cuda
+# --- this machine's architecture (x86_64) -------------------------------------
+host=$(uname -m)
+make_dist "dist_$host" CUDA=$cuda
 if [ -n "$tarball" ]; then
     top=$(tar tzf "$tarball" | head -n 1 | cut -d/ -f1)
     missing=""
@@ -81,7 +82,7 @@ elif [ -z "$enter" ]; then
     skip bare_root "neither user namespaces (unshare -r) nor root for chroot here"
 elif [ ! -f "$DATA/vtest.avi" ]; then
     skip bare_root "no $DATA/vtest.avi"
-elif ! sh "$ROOT/tools/debroot.sh" bare x86_64 "$R" 2>"$T/err"; then
+elif ! sh "$ROOT/tools/debroot.sh" bare "$host" "$R" 2>"$T/err"; then
     fail bare_root "$(cat "$T/err")"
 else
     tar xzf "$tarball" -C "$R"
@@ -138,6 +139,8 @@ fi
 A=$T/root-arm64
 if [ "${STRIX_DIST_ARM:-1}" = 0 ]; then
     skip aarch64 "STRIX_DIST_ARM=0"
+elif [ "$host" != x86_64 ]; then
+    skip aarch64 "the cross build and qemu check run on x86_64 hosts"
 elif ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v qemu-aarch64-static >/dev/null 2>&1; then
     skip aarch64 "no aarch64-linux-gnu-gcc or qemu-aarch64-static (sh tools/deps.sh installs them)"
 else
