@@ -5,7 +5,8 @@
 # run time) and packed into
 #
 #   dist/strix-VERSION-linux-ARCH[-cudaMAJOR].tar.gz
-#     bin/infer inspect mkweights moteval   the tools
+#     bin/infer inspect mkweights moteval   the tools (with CUDA: infer only;
+#                                           the others are the CPU-only build's)
 #     bin/bench                             the model benchmark (perf/bench.c)
 #     bin/gpu_bench test_cuda_ops           GPU timings and the GPU op tests (CUDA builds)
 #     weights/*.yaml                        the model YAMLs
@@ -42,8 +43,13 @@ if [ "$CUDA" = 1 ]; then
     name=$name-cuda$major
     limit_mb=25
 fi
+# Every CUDA program carries all kernels for every target (~13 MB each):
+# only infer and the GPU programs are CUDA builds; inspect, mkweights,
+# moteval and bench come from the CPU-only build (build/dist-ARCH).
 build=build/dist-${name#strix-"$version"-linux-}
-progs="$build/infer $build/inspect $build/mkweights $build/moteval $build/perf/bench"
+cpu_build=build/dist-$arch
+cpu_progs="$cpu_build/inspect $cpu_build/mkweights $cpu_build/moteval $cpu_build/perf/bench"
+progs="$build/infer"
 [ "$CUDA" = 1 ] && progs="$progs $build/perf/gpu_bench $build/tests/test_cuda_ops"
 
 sysroot=""
@@ -52,14 +58,25 @@ if [ $native = 0 ]; then
     sh tools/debroot.sh sysroot "$arch" "$sysroot"
 fi
 sh tools/ffmpeg.sh build "$arch"
-echo "dist: building $name in $build (log $build.log)"
-# shellcheck disable=SC2086 # $progs: words
-if ! make -j"$(nproc 2>/dev/null || echo 2)" DIST=1 CC="$cc" CUDA="$CUDA" ${OPENMP:+OPENMP=$OPENMP} \
-        ${sysroot:+SYSROOT="$sysroot"} BUILD="$build" $progs ${DIST_TARGETS:-} >"$build.log" 2>&1; then
-    tail -n 20 "$build.log" >&2
-    echo "dist: the build failed: see $build.log" >&2
-    exit 1
+make_progs() { # BUILD CUDA TARGETS...
+    b=$1 c=$2
+    shift 2
+    echo "dist: building $* (log $b.log)"
+    if ! make -j"$(nproc 2>/dev/null || echo 2)" DIST=1 CC="$cc" CUDA="$c" ${OPENMP:+OPENMP=$OPENMP} \
+            ${sysroot:+SYSROOT="$sysroot"} BUILD="$b" "$@" >"$b.log" 2>&1; then
+        tail -n 20 "$b.log" >&2
+        echo "dist: the build failed: see $b.log" >&2
+        exit 1
+    fi
+}
+# shellcheck disable=SC2086 # $progs, $cpu_progs: words
+if [ "$CUDA" = 1 ]; then
+    make_progs "$build" 1 $progs ${DIST_TARGETS:-}
+    make_progs "$cpu_build" 0 $cpu_progs
+else
+    make_progs "$build" 0 $progs $cpu_progs ${DIST_TARGETS:-}
 fi
+progs="$progs $cpu_progs"
 
 # Nothing but glibc (and the driver, opened at run time) may be needed.
 for p in $progs; do
