@@ -40,6 +40,7 @@ typedef struct pt {
     char *yaml;              /* growing YAML text */
     size_t ylen, ycap;
     size_t modules;          /* visited, against PT_MAX_MODULES */
+    size_t file_len;         /* a gathered view may not outgrow the file */
     int too_long;            /* the YAML text reached PT_MAX_YAML */
 } pt;
 
@@ -114,6 +115,8 @@ static strix_status add_tensor(pt *p, const char *name, const strix_pk_value *v)
     const uint8_t *base = e->data + (size_t)v->i * es;
     if (dense || !numel) {
         t->data = base;
+    } else if (numel * es > p->file_len) { /* stride-0 views could expand a byte to terabytes */
+        return pt_bad(p, "a strided view larger than the whole file in tensor", name);
     } else {
         uint8_t *dst = strix_ckpt_owner_alloc(p->own, (size_t)numel * es);
         if (!dst) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
@@ -367,6 +370,7 @@ strix_status strix_pt_read(strix_checkpoint *c, const char *path, const uint8_t 
     pt p = {0};
     p.path = path;
     p.err = err;
+    p.file_len = len;
     strix_zip z;
     strix_pickle *pk = NULL;
     const strix_pk_value *root;
