@@ -32,7 +32,7 @@ ARCH_FLAGS ?= $(if $(filter x86_64,$(ARCH)),-march=x86-64-v3,)
 # purpose (bounded names and messages); gcc's heuristic flags them all.
 CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow \
               -Wno-unused-parameter -Wno-format-truncation \
-              -Iengine -Iengine/analytics -Iengine/eval -Iloaders -I. -I/usr/include/stb -MMD -MP
+              -Iengine -Iengine/analytics -Iengine/eval -Iloaders -I. -I$(SYSROOT)/usr/include/stb -MMD -MP
 ifeq ($(SAN),1)
   CFLAGS_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
                -fno-sanitize-recover=undefined
@@ -59,6 +59,15 @@ ifeq ($(DIST),1)
            -Wl,-Bdynamic -lm -pthread $(LDFLAGS_SAN)
 else
   LDLIBS = -lyaml -ljpeg -lstb -lm -pthread $(CFLAGS_OMP) $(LDFLAGS_SAN)
+endif
+
+# Cross builds (CC=aarch64-linux-gnu-gcc DIST=1, what tools/dist.sh does):
+# SYSROOT holds the target's -dev packages (headers, static archives),
+# unpacked from Debian's arm64 packages by tools/debroot.sh sysroot.
+SYSROOT ?=
+ifneq ($(SYSROOT),)
+  CFLAGS += -I$(SYSROOT)/usr/include -I$(SYSROOT)/usr/include/$(ARCH)-linux-gnu
+  LDLIBS += -L$(SYSROOT)/usr/lib/$(ARCH)-linux-gnu
 endif
 
 # Video I/O (FFmpeg) is an archive of its own, so libstrix.a never needs
@@ -114,7 +123,7 @@ VIDEO_LIB   = $(BUILD)/libstrix_video.a
 VIDEO_USERS = $(BUILD)/infer $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_video*.c))
 JOB_OBJ     = $(JOB_SRC:%.c=$(BUILD)/obj/%.o)
 JOB_LIB     = $(BUILD)/libstrix_infer.a
-JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_pipeline
+JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_pipeline $(BUILD)/tests/test_worker
 
 .PHONY: all lib tools tests test deps demo clean fuzz fuzz-build fuzzers
 all: lib tools
@@ -202,11 +211,13 @@ bench: all $(PERF)
 gpu-bundle:
 	@sh tools/gpu-bundle.sh $(BUILD)
 
-# The self-contained tarball (tools/dist.sh, README "Run anywhere"): CUDA and
-# CC as for the other targets (CC=aarch64-linux-gnu-gcc for an aarch64 one).
+# The self-contained tarball (tools/dist.sh, README "Run anywhere"): CC as for
+# the other targets (CC=aarch64-linux-gnu-gcc for an aarch64 one, CPU-only);
+# CUDA as given, else tools/dist.sh decides (1 when nvcc is found and CC
+# targets this machine).
 .PHONY: dist print-cuda-archs
 dist:
-	@CC=$(CC) CUDA=$(CUDA) OPENMP=$(OPENMP) sh tools/dist.sh
+	@CC=$(CC) $(if $(filter command line,$(origin CUDA)),CUDA=$(CUDA)) OPENMP=$(OPENMP) sh tools/dist.sh
 print-cuda-archs:
 	@echo $(CUDA_ARCHS)
 

@@ -21,6 +21,7 @@
 
 #include "assign.h"
 #include "count.h"
+#include "gmc.h"
 #include "jsonl.h"
 #include "moteval.h"
 #include "strix.h"
@@ -314,6 +315,64 @@ static void gmc_beats_no_gmc(void)
              "BoT-SORT with GMC should beat the trackers without it by a wide margin on the shaking clip");
 }
 
+/* GMC alone on the camera clips' texture: a camera moved by (dx, dy) whole
+ * pixels between two frames gives H = [1 0 -dx; 0 1 -dy] (the frame's
+ * corners land within half a pixel of where the shift puts them, a pixel at
+ * odd sizes), at even sizes (2x2 average) and odd ones (bilinear half size), RGB
+ * and BGR alike; the first frame and the first after a size change give the
+ * identity. */
+static void gmc_recovers_camera_shift(void)
+{
+    static const int sizes[][2] = {{640, 360}, {641, 363}, {1280, 720}};
+    for (int si = 0; si < 3; si++) {
+        int w = sizes[si][0], h = sizes[si][1], ww = w + 80, wh = h + 80;
+        uint8_t *world = malloc((size_t)ww * (size_t)wh * 3);
+        strix_gmc *g = strix_gmc_create();
+        TL_CHECK(world && g, "out of memory");
+        for (int y = 0; y < wh; y++)
+            for (int x = 0; x < ww; x++) {
+                uint32_t v = ((uint32_t)(x / 8) * 73856093u) ^ ((uint32_t)(y / 8) * 19349663u);
+                v ^= v >> 13;
+                v *= 0x5BD1E995u;
+                v ^= v >> 15;
+                uint8_t *p = world + 3 * ((size_t)y * (size_t)ww + (size_t)x);
+                p[0] = (uint8_t)v;
+                p[1] = (uint8_t)(v >> 8);
+                p[2] = (uint8_t)(v >> 16);
+            }
+        /* odd sizes: the bilinear half-size frame aliases the sharp-edged texture differently at each
+         * shift (OpenCV's resize does the same), so the estimate is looser there */
+        double tol = w % 2 || h % 2 ? 1.0 : 0.5;
+        int cam[8][2] = {{40, 40}, {52, 33}, {31, 47}, {40, 40}, {40, 40}, {21, 60}, {45, 58}, {46, 57}}, ok = 1;
+        for (int f = 0; f < 8 && ok; f++) { /* frames 0-3 as RGB, 4-7 as BGR (a fresh start: the size changes) */
+            double H[6];
+            const uint8_t *view = world + 3 * ((size_t)cam[f][1] * (size_t)ww + (size_t)cam[f][0]);
+            if (strix_gmc_apply(g, view, f < 4 ? w : w - 2, h, 3 * ww, f >= 4, H)) {
+                ok = 0;
+                break;
+            }
+            double want[6] = {1, 0, 0, 0, 1, 0};
+            if (f % 4) {
+                want[2] = cam[f - 1][0] - cam[f][0];
+                want[5] = cam[f - 1][1] - cam[f][1];
+            }
+            for (int k = 0; k < 6; k++) /* the linear part, then where the frame's corners land */
+                if (k != 2 && k != 5 && !(fabs(H[k] - want[k]) <= 0.002)) ok = 0;
+            for (int c = 0; c < 4; c++) {
+                double x = c & 1 ? w : 0, y = c & 2 ? h : 0;
+                double ex = H[0] * x + H[1] * y + H[2] - (x + want[2]), ey = H[3] * x + H[4] * y + H[5] - (y + want[5]);
+                if (!(ex * ex + ey * ey <= tol * tol)) ok = 0;
+            }
+            if (!ok)
+                printf("  %dx%d frame %d: H %.4f %.4f %.3f / %.4f %.4f %.3f, want shift %.0f %.0f\n", w, h, f, H[0], H[1],
+                       H[2], H[3], H[4], H[5], want[2], want[5]);
+        }
+        strix_gmc_free(g);
+        free(world);
+        TL_CHECK(ok, "%dx%d: camera shifts not recovered (see above)", w, h);
+    }
+}
+
 /* ------------------------------------------------------ random streams */
 
 /* K objects on separate horizontal lanes, constant velocity, detected every
@@ -507,6 +566,7 @@ int main(int argc, char **argv)
     TL_RUN(assign_beats_greedy_at_a_crossing);
     TL_RUN(matches_ultralytics);
     TL_RUN(gmc_beats_no_gmc);
+    TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(perfect_detections_keep_identities);
     TL_RUN(lost_track_buffer);
     TL_RUN(tracker_arguments);

@@ -15,14 +15,16 @@
 # libffmpeg-nvenc-dev for its NVDEC/NVENC headers, dpkg-dev to unpack the
 # source package; its tests (tests/cli_dist.sh) cross-build for aarch64
 # (gcc-aarch64-linux-gnu, with the arm64 libraries below) and run that build
-# under qemu-user-static.
+# under qemu-user-static.  The batch-worker tests run real engines on
+# localhost: Slurm (slurm-wlm: slurmctld, slurmd, sbatch; tests/cli_slurm.sh)
+# and Prometheus (prometheus, queried with curl; tests/cli_prometheus.sh).
 set -e
 cd "$(dirname "$0")/.."
 need=""
 for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg62-turbo-dev pkg-config clang libclang-rt-dev \
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg \
     libx264-dev libmbedtls-dev zlib1g-dev nasm libffmpeg-nvenc-dev dpkg-dev \
-    gcc-aarch64-linux-gnu qemu-user-static; do
+    gcc-aarch64-linux-gnu qemu-user-static slurm-wlm prometheus curl; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then

@@ -13,7 +13,8 @@
 #     BUILD                                 commit, compiler, CUDA, FFmpeg configuration, sizes
 #
 # Environment: CC (CC=aarch64-linux-gnu-gcc for an aarch64 tarball), CUDA=0/1
-# (default: 1 when nvcc is found and CC targets this machine), OPENMP.
+# (default: 1 when nvcc is found and CC targets this machine), OPENMP,
+# DIST_TARGETS (more targets of the same build, e.g. tests: not packed).
 # The packed size is checked here: at most 25 MB with CUDA, 10 MB without
 # (exit 1 above it, so a test of `make dist` catches growth).  Prints the
 # tarball's path on its last line.
@@ -26,6 +27,10 @@ native=0
 if [ -z "${CUDA:-}" ]; then
     CUDA=0
     [ $native = 1 ] && command -v nvcc >/dev/null 2>&1 && CUDA=1
+fi
+if [ "$CUDA" = 1 ] && [ $native = 0 ]; then
+    echo "dist: CUDA=1 with a cross compiler ($cc): an $arch tarball is CPU-only here (CUDA=0)" >&2
+    exit 2
 fi
 cross=""
 [ $native = 1 ] || cross="$arch-linux-gnu-"
@@ -41,11 +46,16 @@ build=build/dist-${name#strix-"$version"-linux-}
 progs="$build/infer $build/inspect $build/mkweights $build/moteval $build/perf/bench"
 [ "$CUDA" = 1 ] && progs="$progs $build/perf/gpu_bench $build/tests/test_cuda_ops"
 
+sysroot=""
+if [ $native = 0 ]; then
+    sysroot=$PWD/build/debroot/sysroot-$arch
+    sh tools/debroot.sh sysroot "$arch" "$sysroot"
+fi
 sh tools/ffmpeg.sh build "$arch"
 echo "dist: building $name in $build (log $build.log)"
 # shellcheck disable=SC2086 # $progs: words
 if ! make -j"$(nproc 2>/dev/null || echo 2)" DIST=1 CC="$cc" CUDA="$CUDA" ${OPENMP:+OPENMP=$OPENMP} \
-        BUILD="$build" $progs >"$build.log" 2>&1; then
+        ${sysroot:+SYSROOT="$sysroot"} BUILD="$build" $progs ${DIST_TARGETS:-} >"$build.log" 2>&1; then
     tail -n 20 "$build.log" >&2
     echo "dist: the build failed: see $build.log" >&2
     exit 1

@@ -1,6 +1,9 @@
-/* exitcodes.h — the exit codes every strix tool uses (documented in README.md),
- * so a batch scheduler can tell "bad input, don't retry" (2-7) from
- * "transient, retry" (8, 9) from "bug" (1). */
+/* exitcodes.h — the exit codes every strix tool uses (documented in README.md,
+ * one table, with what a batch engine should do on each: README "Run at
+ * scale"), so a batch scheduler can tell "bad input, don't retry" (2-7) from
+ * "transient, retry" (8, 9, 11, 130) from "some items failed" (10) from
+ * "bug" (1).  deploy/ (AWS Batch retryStrategy, Kubernetes podFailurePolicy,
+ * Slurm requeue) uses these numbers: tests/test_deploy.c checks they agree. */
 #ifndef STRIX_EXITCODES_H
 #define STRIX_EXITCODES_H
 
@@ -17,7 +20,12 @@ enum {
     EXIT_OUTPUT = 7,   /* an output cannot be written, would write over a file the run reads
                           or another output, or exists without --overwrite */
     EXIT_NOMEM = 8,    /* out of memory */
-    EXIT_DEVICE = 9    /* the compute device failed, or is not in this build */
+    EXIT_DEVICE = 9,   /* the compute device failed, or is not in this build */
+    EXIT_PARTIAL = 10, /* --manifest: some items failed for good (not decodable, options that do not
+                          apply), the others are done; OUT/failures-I-of-N.jsonl names them */
+    EXIT_PARTIAL_RETRY = 11, /* --manifest: as 10, and some failed inputs were missing or unreachable:
+                          a retry redoes only the unfinished items */
+    EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM: stopped cleanly (with --manifest: no partial output) */
 };
 
 static inline int strix_exit_code(strix_status s)
@@ -40,6 +48,7 @@ static inline int strix_exit_code(strix_status s)
 #define STRIX_EXIT_CODES_HELP                                                              \
     "exit codes: 0 ok, 1 internal error, 2 usage, 3 input missing/unreadable, 4 bad model YAML,\n" \
     "            5 bad weights, 6 bad image, 7 output not writable/exists/an input, 8 out of memory,\n" \
-    "            9 device error/unavailable\n"
+    "            9 device error/unavailable, 10/11 some manifest items failed (11: retry may help),\n" \
+    "            130 interrupted\n"
 
 #endif

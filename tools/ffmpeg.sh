@@ -43,7 +43,12 @@
 #              libcrypto is several MB and GnuTLS drags nettle, gmp, p11-kit.
 #              Apache-2.0 makes FFmpeg --enable-version3 (GPLv3 with libx264).
 #   hwaccel    CUDA + NVDEC (ffnvcodec headers from libffmpeg-nvenc-dev; libcuda
-#              and libnvcuvid are dlopen()ed when a GPU run asks for them)
+#              and libnvcuvid are dlopen()ed when a GPU run asks for them);
+#              x86_64 only (an aarch64 tarball is CPU-only; Jetsons decode
+#              through V4L2, not NVDEC)
+# Cross builds (ARCH other than this machine's: aarch64-linux-gnu-gcc) take
+# x264, mbedTLS and zlib from Debian's arm64 packages unpacked by
+# tools/debroot.sh into build/debroot/sysroot-ARCH.
 #   zlib       for PNG and compressed Matroska headers (static libz.a)
 set -eu
 cd "$(dirname "$0")/.."
@@ -62,9 +67,16 @@ flags() { # ARCH -> the configure line (without --prefix)
     echo "--disable-shared --enable-static --enable-pic --disable-avdevice --disable-avfilter --disable-postproc"
     echo "--enable-swscale --enable-swresample --enable-network --enable-pthreads --enable-zlib"
     echo "--enable-gpl --enable-version3 --enable-libx264 --enable-mbedtls"
-    echo "--enable-ffnvcodec --enable-cuda --enable-nvdec --enable-nvenc"
-    if [ -n "$cp" ]; then
-        echo "--enable-cross-compile --arch=$arch --target-os=linux --cross-prefix=$cp --pkg-config=pkg-config"
+    if [ -z "$cp" ]; then
+        echo "--enable-ffnvcodec --enable-cuda --enable-nvdec --enable-nvenc"
+        echo "--enable-hwaccel=h264_nvdec,hevc_nvdec,mpeg1_nvdec,mpeg2_nvdec,mpeg4_nvdec,vp8_nvdec,vp9_nvdec,av1_nvdec,mjpeg_nvdec"
+        echo "--enable-encoder=h264_nvenc,hevc_nvenc"
+    else
+        # the arm64 -dev packages unpacked by tools/debroot.sh sysroot
+        sr=$root/$(sysroot "$arch")
+        echo "--enable-cross-compile --arch=$arch --target-os=linux --cross-prefix=$cp --pkg-config=pkg-config --pkg-config-flags=--static"
+        echo "--extra-cflags=-I$sr/usr/include --extra-cflags=-I$sr/usr/include/$arch-linux-gnu"
+        echo "--extra-ldflags=-L$sr/usr/lib/$arch-linux-gnu"
     fi
     echo "--enable-demuxer=mov,matroska,avi,mpegts,flv,image2,h264,hevc,mjpeg,hls,rtsp,wav,mp3,aac"
     echo "--enable-decoder=h264,hevc,mpeg4,msmpeg4v1,msmpeg4v2,msmpeg4v3,h263,mpeg1video,mpeg2video,vp8,vp9,av1"
@@ -74,10 +86,13 @@ flags() { # ARCH -> the configure line (without --prefix)
     echo "--enable-parser=h264,hevc,mpeg4video,mpegvideo,h263,vp8,vp9,av1,mjpeg,png,bmp,gif,webp"
     echo "--enable-parser=aac,aac_latm,mpegaudio,ac3,opus,vorbis,flac"
     echo "--enable-bsf=aac_adtstoasc,h264_mp4toannexb,hevc_mp4toannexb,extract_extradata,vp9_superframe_split,av1_frame_split"
-    echo "--enable-encoder=libx264,aac,mpeg4,h264_nvenc,hevc_nvenc"
+    echo "--enable-encoder=libx264,aac,mpeg4"
     echo "--enable-muxer=mp4"
     echo "--enable-protocol=file,pipe,http,https,tls,tcp,udp,rtp,crypto"
-    echo "--enable-hwaccel=h264_nvdec,hevc_nvdec,mpeg1_nvdec,mpeg2_nvdec,mpeg4_nvdec,vp8_nvdec,vp9_nvdec,av1_nvdec,mjpeg_nvdec"
+}
+
+sysroot() { # ARCH -> where tools/debroot.sh unpacks its -dev packages (cross builds)
+    echo "build/debroot/sysroot-$1"
 }
 
 version() { # the source package version in dl/, or nothing
@@ -125,16 +140,22 @@ build)
     if [ ! -f "$src/configure" ]; then
         rm -rf "$src"
         dpkg-source --no-check -x "$dl/ffmpeg_$v.dsc" "$src" >/dev/null
+        # dpkg-source leaves a copy of the upstream tarball beside the tree
+        rm -f "$top"/ffmpeg_*.orig.tar.*
     fi
     rm -rf "$p"
     mkdir -p "$p/obj"
     start=$(date +%s)
     echo "ffmpeg: building FFmpeg $v for $arch into $p (first time only; log $p/build.log)"
     cross=$(cross_prefix "$arch")
-    pcdir=""
-    [ -n "$cross" ] && pcdir=/usr/lib/$arch-linux-gnu/pkgconfig:/usr/share/pkgconfig
+    pcdir="" sr=""
+    if [ -n "$cross" ]; then
+        sh tools/debroot.sh sysroot "$arch" "$(sysroot "$arch")"
+        sr=$root/$(sysroot "$arch")
+        pcdir=$sr/usr/lib/$arch-linux-gnu/pkgconfig
+    fi
     # shellcheck disable=SC2046 # the flags are words
-    if ! (cd "$p/obj" && env ${pcdir:+PKG_CONFIG_LIBDIR=$pcdir} \
+    if ! (cd "$p/obj" && env ${pcdir:+PKG_CONFIG_LIBDIR=$pcdir} ${sr:+PKG_CONFIG_SYSROOT_DIR=$sr} \
             "$root/$src/configure" --prefix="$root/$p" $(flags "$arch") &&
           nice make -j"$(nproc 2>/dev/null || echo 2)" && make install) >"$p/build.log" 2>&1; then
         echo "ffmpeg: the FFmpeg build failed: see $p/build.log" >&2

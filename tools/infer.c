@@ -86,7 +86,10 @@
  *   (SIGINT or SIGTERM: the images finished so far are written, JSON
  *   included; a video in progress is finished at the frames read so far and
  *   kept, playable, under its final name with its JSON Lines; a second
- *   signal stops at once and discards the unfinished outputs).
+ *   signal stops at once and discards the unfinished outputs; with
+ *   --manifest the first signal already discards the item in progress);
+ *   10/11 some --manifest items failed (11: some inputs were missing or
+ *   unreachable): OUT/failures-I-of-N.jsonl names them (infer/worker.c).
  * When several inputs fail, the status is that of the first failure.
  *
  * This file parses the options and wires the job's parts (infer/job.h):
@@ -103,16 +106,20 @@
 
 #include "cudaenv.h"
 #include "infer/job.h"
+#include "infer/worker.h"
 #include "tracker_yaml.h"
 
 /* Set from the signal handler; a flag is all a handler may safely touch.
  * Counts signals (capped at 2): 1 finishes cleanly, 2 stops at once. */
 volatile sig_atomic_t g_stop;
+/* --manifest: the first signal already discards the unfinished item (a
+ * batch engine's SIGTERM wants no partial output, and the retry redoes it) */
+static volatile sig_atomic_t g_discard;
 
 static void on_signal(int sig)
 {
     (void)sig;
-    g_stop = g_stop ? 2 : 1;
+    g_stop = g_stop || g_discard ? 2 : 1;
 }
 
 static void usage(FILE *f)
@@ -152,6 +159,15 @@ static void usage(FILE *f)
             "  --no-save         do not write annotated images or videos\n"
             "  --overwrite       replace existing output files (default: refuse)\n"
             "  --quiet           print errors only\n"
+            "  --manifest FILE   work list instead of INPUTs: one path or URL per line, or JSON\n"
+            "                    Lines {\"input\": PATH, \"output\": NAME}; each item's outputs in\n"
+            "                    OUT/NAME/ (NAME: the input's stem by default) with a completion\n"
+            "                    record, so a re-run skips finished items (README \"Run at scale\")\n"
+            "  --shard I/N       take items k with k mod N == I (default: from the batch engine's\n"
+            "                    SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX, AWS_BATCH_JOB_ARRAY_INDEX)\n"
+            "  --shards N        the shard count where the engine does not export it\n"
+            "  --metrics-port P  Prometheus metrics over HTTP on port P (0: any free port)\n"
+            "  --metrics-file F  the same metrics in F (node_exporter textfile), rewritten atomically\n"
             "  -h, --help        this help\n"
             "  --version         print the version\n"
             "\n"
@@ -220,7 +236,9 @@ static void usage(FILE *f)
             "decoded: not an image, not a video, a codec FFmpeg cannot decode, no frames\n"
             "(the other inputs are still processed); 7 output not writable or full, would\n"
             "write over a file the run reads or another output, or already exists; 8 out\n"
-            "of memory; 9 device error or unavailable; 130 interrupted.\n", STRIX_MAX_CLASSES);
+            "of memory; 9 device error or unavailable; 10 some --manifest items failed (listed\n"
+            "in OUT/failures-I-of-N.jsonl); 11 as 10, some inputs missing or unreachable\n"
+            "(a retry may help); 130 interrupted (with --manifest: nothing partial kept).\n", STRIX_MAX_CLASSES);
 }
 
 #if defined(__GNUC__)
@@ -286,15 +304,16 @@ static int parse_unit(const char *opt, const char *s, double *out)
     return parse_number(opt, s, 0, 1, "a number in 0..1", out);
 }
 
-/* Returns -1 when the run should stop with status 0 (help, version). */
 /* --tracker NAME or FILE.yaml (Ultralytics' tracker YAMLs), then the
  * --track-thresh, --match-thresh and --track-buffer given over it; an exit code. */
 static int tracker_options(options *o)
 {
     strix_track_options *t = &o->track_opts;
-    if (!strcmp(o->tracker, "botsort") || !strcmp(o->tracker, "botsort.yaml"))
+    /* as Ultralytics' check_yaml: a file of that name here first, else its own botsort.yaml / bytetrack.yaml */
+    int here = access(o->tracker, F_OK) == 0;
+    if (!strcmp(o->tracker, "botsort") || (!here && !strcmp(o->tracker, "botsort.yaml")))
         strix_track_options_init(t, STRIX_TRACKER_BOTSORT);
-    else if (!strcmp(o->tracker, "bytetrack") || !strcmp(o->tracker, "bytetrack.yaml"))
+    else if (!strcmp(o->tracker, "bytetrack") || (!here && !strcmp(o->tracker, "bytetrack.yaml")))
         strix_track_options_init(t, STRIX_TRACKER_BYTETRACK);
     else {
         size_t n = strlen(o->tracker);
@@ -313,6 +332,7 @@ static int tracker_options(options *o)
     return 0;
 }
 
+/* Returns -1 when the run should stop with status 0 (help, version). */
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -336,6 +356,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->hl_gap = 1;
     o->hl_pad = 0.5;
     o->hl_min_frames = 1;
+    o->metrics_port = -1;
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
     if (!o->inputs) {
         fprintf(stderr, "infer: out of memory\n");
@@ -395,10 +416,11 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--conf", "--iou", "--max-det", "--imgsz", "--batch",
                                                  "--jobs", "--threads", "--device", "--out", "--json", "--classes",
                                                  "--vid-stride", "--codec", "--crf", "--preset",
-                                                 "--tracker", "--track-thresh", "--match-thresh", "--track-buffer", "--trail",
-                                                 "--line", "--detections", "--highlights", "--hl-score",
+                                                 "--tracker", "--track-thresh", "--match-thresh", "--track-buffer",
+                                                 "--trail", "--line", "--detections", "--highlights", "--hl-score",
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
-                                                 "--hl-max-len"};
+                                                 "--hl-max-len", "--manifest", "--shard", "--shards",
+                                                 "--metrics-port", "--metrics-file"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
         if (!known) return usage_error("unknown option '%s'", a);
@@ -447,6 +469,15 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(name, "--batch")) rc = parse_int(name, val, 1, 1024, &o->batch);
         else if (!strcmp(name, "--jobs")) rc = parse_int(name, val, 1, 64, &o->jobs);
         else if (!strcmp(name, "--threads")) rc = parse_int(name, val, 0, 4096, &o->threads);
+        else if (!strcmp(name, "--manifest")) o->manifest = val;
+        else if (!strcmp(name, "--shard")) o->shard = val;
+        else if (!strcmp(name, "--metrics-file")) o->metrics_file = val;
+        else if (!strcmp(name, "--metrics-port")) rc = parse_int(name, val, 0, 65535, &o->metrics_port);
+        else if (!strcmp(name, "--shards")) {
+            int n;
+            rc = parse_int(name, val, 1, 1000000, &n);
+            o->shards = n;
+        }
         if (rc) return rc;
         if (!*val) return usage_error("%s: empty value", name);
     }
@@ -454,7 +485,11 @@ static int parse_args(int argc, char **argv, options *o)
     if (!o->detections && !o->model && (wl < 3 || strcmp(o->weights + wl - 3, ".pt")))
         return usage_error("--model YAML is required (only a .pt checkpoint embeds its graph; or --detections FILE)");
     if (!o->detections && !o->weights) return usage_error("--weights FILE is required (or --detections FILE)");
-    if (!o->n_inputs) return usage_error("no INPUT given");
+    if (o->manifest && (o->n_inputs || o->json || o->detections))
+        return usage_error("--manifest FILE lists the inputs: give no INPUT, --json or --detections with it");
+    if (!o->manifest && (o->shard || o->shards || o->metrics_port >= 0 || o->metrics_file))
+        return usage_error("--shard, --shards and --metrics-* work with --manifest FILE");
+    if (!o->n_inputs && !o->manifest) return usage_error("no INPUT given (or --manifest FILE)");
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");
     if (o->has_line && !o->track) return usage_error("--line counts tracks: add --track");
     if (o->trail && !o->track) return usage_error("--trail draws tracks: add --track");
@@ -584,6 +619,8 @@ int main(int argc, char **argv)
     const char **names = NULL;
     unsigned char *mask = NULL, *hl_mask = NULL;
     int nc = 0;
+    worker w;
+    memset(&w, 0, sizeof w);
 
     rc = expand_inputs(&o, &in);
     if (rc) goto out;
@@ -596,7 +633,7 @@ int main(int argc, char **argv)
      * the policy once, when it loads, so only a fresh process image can
      * change it: re-run ourselves once with OMP_WAIT_POLICY=passive unless
      * the user chose a policy.  If that fails, carry on as we are. */
-    if (n_vid && !getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
+    if ((n_vid || o.manifest) && !getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
         execv("/proc/self/exe", argv); /* returns only when it failed */
 #endif
     if (o.detections && (n_vid != 1 || n_img)) {
@@ -607,7 +644,7 @@ int main(int argc, char **argv)
         rc = usage_error("--names: with --detections the class names come from the detections file");
         goto out;
     }
-    if ((o.track || o.highlights) && !n_vid) {
+    if ((o.track || o.highlights) && !n_vid && !o.manifest) {
         rc = usage_error("--%s works on videos: no video among the inputs", o.track ? "track" : "highlights");
         goto out;
     }
@@ -616,7 +653,10 @@ int main(int argc, char **argv)
         goto out;
     }
 
-    rc = plan_run_outputs(&o, &in, &json_path, &plan, &vplan, &labels_dir, &created);
+    if (o.manifest) { /* the work list, the shard, the metrics (infer/worker.c) */
+        rc = worker_open(&w, &o, argc, argv);
+        g_discard = 1;
+    } else rc = plan_run_outputs(&o, &in, &json_path, &plan, &vplan, &labels_dir, &created);
     if (rc) goto out;
 
     /* from here on a signal finishes the current batch (images) or the
@@ -625,7 +665,7 @@ int main(int argc, char **argv)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     /* images: a second signal stops at once; a video counts it and discards */
-    sa.sa_flags = n_vid ? SA_RESTART : SA_RESETHAND;
+    sa.sa_flags = n_vid || o.manifest ? SA_RESTART : SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -634,7 +674,7 @@ int main(int argc, char **argv)
     sa.sa_handler = SIG_IGN;
     sa.sa_flags = 0;
     sigaction(SIGXFSZ, &sa, NULL);
-    if (n_vid) strix_video_log_level(0);
+    if (n_vid || o.manifest) strix_video_log_level(0);
 
     rc = o.detections ? replay_names(&o, &names, &nc) : load_model(&o, &model, &names, &nc);
     if (rc) goto out;
@@ -648,6 +688,7 @@ int main(int argc, char **argv)
     }
     detector det;
     detector_init(&det, &o, model, names, nc, mask);
+    if (o.manifest) rc = worker_run(&w, &o, &det, hl_mask);
     if (n_img) {
         rc = run_images(&o, &in.images, plan, &det, json_path, t_start);
         if (rc && rc != EXIT_IMAGE) goto out; /* fatal, or interrupted: the videos wait */
@@ -658,6 +699,7 @@ int main(int argc, char **argv)
     }
 
 out:
+    worker_close(&w);
     if (rc) remove_created(&created); /* only the empty ones go */
     if (model) strix_model_free(model);
     for (int i = 0; o.detections && names && i < nc; i++) free((char *)names[i]); /* replay_names' copies */

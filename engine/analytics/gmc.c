@@ -39,16 +39,17 @@
 #define LK_ITERS 30
 #define LK_EPS 0.01f
 #define MIN_EIG 1e-4f
-#define PAD (WIN + 2)
+#define WINP 24 /* a window row as read: 21 columns padded to 3 x 8 floats, the 3 extra weighted 0 */
+#define PAD (WINP + 2)
 #define RANSAC_THRESH 3.0
 #define RANSAC_CONF 0.99
 #define RANSAC_ITERS 2000
 
-/* One pyramid level: image and gradients, each [(h + 2 PAD)][(w + 2 PAD)]. */
+/* One pyramid level: image and gradients, each [(h + 2 PAD)][(w + 2 PAD)] float. */
 typedef struct level {
     int w, h, pw; /* pw: padded row length */
     float *img;   /* grey x 32 (OpenCV's 5 fractional bits) */
-    short *dx, *dy;
+    float *dx, *dy;
 } level;
 
 typedef struct pyramid {
@@ -126,18 +127,35 @@ static int reflect(int i, int n)
  * half size: the rounded mean of each 2x2 block where the size halves
  * exactly (OpenCV's INTER_LINEAR becomes INTER_AREA there), else bilinear
  * with OpenCV's pixel-centre mapping. */
-static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uint8_t *out, int ow, int oh)
+/* One row of grey values (OpenCV's fixed point); bgr: B comes first.  Two
+ * loops with constant offsets, so the compiler vectorises them. */
+static void grey_row(const uint8_t *p, int n, int bgr, uint16_t *g)
 {
-    int ri = bgr ? 2 : 0, bi = bgr ? 0 : 2;
-#define GREY(p) ((uint32_t)((p)[ri] * 4899 + (p)[1] * 9617 + (p)[bi] * 1868 + 8192) >> 14)
+    if (!bgr)
+        for (int x = 0; x < n; x++)
+            g[x] = (uint16_t)(((uint32_t)p[3 * x] * 4899 + (uint32_t)p[3 * x + 1] * 9617 +
+                               (uint32_t)p[3 * x + 2] * 1868 + 8192) >> 14);
+    else
+        for (int x = 0; x < n; x++)
+            g[x] = (uint16_t)(((uint32_t)p[3 * x + 2] * 4899 + (uint32_t)p[3 * x + 1] * 9617 +
+                               (uint32_t)p[3 * x] * 1868 + 8192) >> 14);
+}
+
+/* Grey (OpenCV's fixed point: (R 4899 + G 9617 + B 1868 + 2^13) >> 14), then
+ * half size: the rounded mean of each 2x2 block where the size halves
+ * exactly (OpenCV's INTER_LINEAR becomes INTER_AREA there), else bilinear
+ * with OpenCV's pixel-centre mapping.  rows: [2][w] scratch. */
+static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uint8_t *out, int ow, int oh,
+                      uint16_t *rows)
+{
+    uint16_t *g0 = rows, *g1 = rows + w;
     if (ow * 2 == w && oh * 2 == h) {
         for (int y = 0; y < oh; y++) {
-            const uint8_t *r0 = pix + (size_t)(2 * y) * (size_t)stride, *r1 = r0 + stride;
+            const uint8_t *r0 = pix + (size_t)(2 * y) * (size_t)stride;
+            grey_row(r0, w, bgr, g0);
+            grey_row(r0 + stride, w, bgr, g1);
             uint8_t *o = out + (size_t)y * (size_t)ow;
-            for (int x = 0; x < ow; x++) {
-                const uint8_t *a = r0 + 6 * x, *b = r1 + 6 * x;
-                o[x] = (uint8_t)((GREY(a) + GREY(a + 3) + GREY(b) + GREY(b + 3) + 2) >> 2);
-            }
+            for (int x = 0; x < ow; x++) o[x] = (uint8_t)((g0[2 * x] + g0[2 * x + 1] + g1[2 * x] + g1[2 * x + 1] + 2) >> 2);
         }
         return;
     }
@@ -148,19 +166,18 @@ static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uin
         double b = fy - y0;
         if (y0 < 0) y0 = 0, b = 0;
         int y1 = y0 + 1 < h ? y0 + 1 : h - 1;
+        grey_row(pix + (size_t)y0 * (size_t)stride, w, bgr, g0);
+        grey_row(pix + (size_t)y1 * (size_t)stride, w, bgr, g1);
         for (int x = 0; x < ow; x++) {
             double fx = (x + 0.5) * sx - 0.5;
             int x0 = (int)floor(fx);
             double a = fx - x0;
             if (x0 < 0) x0 = 0, a = 0;
             int x1 = x0 + 1 < w ? x0 + 1 : w - 1;
-            const uint8_t *r0 = pix + (size_t)y0 * (size_t)stride, *r1 = pix + (size_t)y1 * (size_t)stride;
-            double v = (1 - b) * ((1 - a) * GREY(r0 + 3 * x0) + a * GREY(r0 + 3 * x1)) +
-                       b * ((1 - a) * GREY(r1 + 3 * x0) + a * GREY(r1 + 3 * x1));
+            double v = (1 - b) * ((1 - a) * g0[x0] + a * g0[x1]) + b * ((1 - a) * g1[x0] + a * g1[x1]);
             out[(size_t)y * (size_t)ow + x] = (uint8_t)lrint(v);
         }
     }
-#undef GREY
 }
 
 /* ---------------------------------------------------------------- corners */
@@ -275,17 +292,33 @@ static int corners(strix_gmc *g, const uint8_t *img, int w, int h, float *pts)
     float thresh = maxv * QUALITY;
     cand *cd = (cand *)g->cand;
     int nc = 0;
+    /* hm: each row's 3-wide maxima (rows y-1, y, y+1 in turn); ok: the peak test, branch-free */
+    float *hm = malloc(sizeof *hm * 3 * (size_t)w);
+    unsigned char *ok = malloc((size_t)w);
+    if (!hm || !ok) {
+        free(hm);
+        free(ok);
+        return -1;
+    }
+#define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c))) /* no NaN here: maxps */
+    for (int r = 0; r < 2; r++) {
+        const float *e = eig + (size_t)r * (size_t)w;
+        for (int x = 1; x < w - 1; x++) hm[r * w + x] = MAX3(e[x - 1], e[x], e[x + 1]);
+    }
     for (int y = 1; y < h - 1; y++) {
-        const float *p = eig + (size_t)y * (size_t)w, *u = p - w, *d = p + w;
+        const float *p = eig + (size_t)y * (size_t)w, *dn = p + w;
+        float *hu = hm + ((y - 1) % 3) * w, *hc = hm + (y % 3) * w, *hd = hm + ((y + 1) % 3) * w;
+        for (int x = 1; x < w - 1; x++) hd[x] = MAX3(dn[x - 1], dn[x], dn[x + 1]);
         for (int x = 1; x < w - 1; x++) {
             float v = p[x];
-            if (!(v > thresh)) continue;
-            if (p[x - 1] > v || p[x + 1] > v || u[x - 1] > v || u[x] > v || u[x + 1] > v || d[x - 1] > v || d[x] > v ||
-                d[x + 1] > v)
-                continue;
-            cd[nc++] = (cand){v, y * w + x};
+            ok[x] = (v > thresh) & (v >= hu[x]) & (v >= hc[x]) & (v >= hd[x]);
         }
+        for (int x = 1; x < w - 1; x++)
+            if (ok[x]) cd[nc++] = (cand){p[x], y * w + x};
     }
+#undef MAX3
+    free(hm);
+    free(ok);
     if (nc > MAX_CORNERS) {
         select_first(cd, nc, MAX_CORNERS);
         nc = MAX_CORNERS;
@@ -361,19 +394,19 @@ static void level_fill(level *l, const uint8_t *img)
     for (int y = 0; y < h; y++) {
         const uint8_t *r0 = img + (size_t)reflect(y - 1, h) * (size_t)w, *r1 = img + (size_t)y * (size_t)w,
                       *r2 = img + (size_t)reflect(y + 1, h) * (size_t)w;
-        short *ox = l->dx + (size_t)(y + PAD) * (size_t)pw + PAD, *oy = l->dy + (size_t)(y + PAD) * (size_t)pw + PAD;
+        float *ox = l->dx + (size_t)(y + PAD) * (size_t)pw + PAD, *oy = l->dy + (size_t)(y + PAD) * (size_t)pw + PAD;
         for (int x = 1; x < w - 1; x++) { /* interior (vectorised), then the two edges */
             int t0l = (r0[x - 1] + r2[x - 1]) * 3 + r1[x - 1] * 10, t0r = (r0[x + 1] + r2[x + 1]) * 3 + r1[x + 1] * 10;
             int t1l = r2[x - 1] - r0[x - 1], t1c = r2[x] - r0[x], t1r = r2[x + 1] - r0[x + 1];
-            ox[x] = (short)(t0r - t0l);
-            oy[x] = (short)((t1r + t1l) * 3 + t1c * 10);
+            ox[x] = (float)(t0r - t0l);
+            oy[x] = (float)((t1r + t1l) * 3 + t1c * 10);
         }
         for (int x = 0; x < w; x += w - 1) {
             int xl = x ? x - 1 : 1, xr = x + 1 < w ? x + 1 : w - 2;
             int t0l = (r0[xl] + r2[xl]) * 3 + r1[xl] * 10, t0r = (r0[xr] + r2[xr]) * 3 + r1[xr] * 10;
             int t1l = r2[xl] - r0[xl], t1c = r2[x] - r0[x], t1r = r2[xr] - r0[xr];
-            ox[x] = (short)(t0r - t0l);
-            oy[x] = (short)((t1r + t1l) * 3 + t1c * 10);
+            ox[x] = (float)(t0r - t0l);
+            oy[x] = (float)((t1r + t1l) * 3 + t1c * 10);
         }
     }
 }
@@ -403,10 +436,28 @@ static int pyramid_build(pyramid *p, const uint8_t *img, int w, int h, uint8_t *
 
 /* -------------------------------------------------------- Lucas-Kanade */
 
+/* A window's top-left corner (px, py) on level L: its whole pixel (ix, iy)
+ * and bilinear weights w (top-left, top-right, bottom-left, bottom-right);
+ * 0 when it lies too far outside the level (OpenCV's test). */
+static int window_at(const level *L, float px, float py, int *ix, int *iy, float w[4])
+{
+    *ix = (int)floorf(px);
+    *iy = (int)floorf(py);
+    if (*ix < -WIN || *ix >= L->w || *iy < -WIN || *iy >= L->h) return 0;
+    float a = px - (float)*ix, b = py - (float)*iy;
+    w[0] = (1 - a) * (1 - b);
+    w[1] = a * (1 - b);
+    w[2] = (1 - a) * b;
+    w[3] = a * b;
+    return 1;
+}
+
 /* Track prev's points pts [n][2] into cur: next [n][2], status[n]. */
 static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n, float *next, unsigned char *status)
 {
-    float iwin[WIN * WIN], ixw[WIN * WIN], iyw[WIN * WIN];
+    /* the previous frame's window, [WIN][WINP]; gradients 0 in the padding columns */
+    float iwin[WIN * WINP], ixw[WIN * WINP], iyw[WIN * WINP], keep[WINP];
+    for (int x = 0; x < WINP; x++) keep[x] = x < WIN;
     const float fscale = 1.0f / (1 << 20);
     int top = prev->n - 1;
     for (int i = 0; i < n; i++) {
@@ -422,34 +473,37 @@ static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n,
             next[2 * i + 1] = ny;
             px -= HALF_WIN;
             py -= HALF_WIN;
-            int ix = (int)floorf(px), iy = (int)floorf(py);
-            if (ix < -WIN || ix >= L->w || iy < -WIN || iy >= L->h) {
+            int ix, iy;
+            float wt[4];
+            if (!window_at(L, px, py, &ix, &iy, wt)) {
                 if (lv == 0) status[i] = 0;
                 continue;
             }
-            float a = px - ix, b = py - iy;
-            float w00 = (1 - a) * (1 - b), w01 = a * (1 - b), w10 = (1 - a) * b, w11 = a * b;
+            float w00 = wt[0], w01 = wt[1], w10 = wt[2], w11 = wt[3];
             int pw = L->pw;
-            double a11 = 0, a12 = 0, a22 = 0;
+            /* per-column sums over the rows, added up at the end (stays in vector registers) */
+            float s11[WINP] = {0}, s12[WINP] = {0}, s22[WINP] = {0};
             for (int y = 0; y < WIN; y++) {
-                float s11 = 0, s12 = 0, s22 = 0;
                 size_t o = (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
                 const float *r0 = L->img + o, *r1 = r0 + pw;
-                const short *dx0 = L->dx + o, *dx1 = dx0 + pw, *dy0 = L->dy + o, *dy1 = dy0 + pw;
-                for (int x = 0; x < WIN; x++) {
+                const float *dx0 = L->dx + o, *dx1 = dx0 + pw, *dy0 = L->dy + o, *dy1 = dy0 + pw;
+                for (int x = 0; x < WINP; x++) {
                     float v = r0[x] * w00 + r0[x + 1] * w01 + r1[x] * w10 + r1[x + 1] * w11;
-                    float gx = dx0[x] * w00 + dx0[x + 1] * w01 + dx1[x] * w10 + dx1[x + 1] * w11;
-                    float gy = dy0[x] * w00 + dy0[x + 1] * w01 + dy1[x] * w10 + dy1[x + 1] * w11;
-                    iwin[y * WIN + x] = v;
-                    ixw[y * WIN + x] = gx;
-                    iyw[y * WIN + x] = gy;
-                    s11 += gx * gx;
-                    s12 += gx * gy;
-                    s22 += gy * gy;
+                    float gx = (dx0[x] * w00 + dx0[x + 1] * w01 + dx1[x] * w10 + dx1[x + 1] * w11) * keep[x];
+                    float gy = (dy0[x] * w00 + dy0[x + 1] * w01 + dy1[x] * w10 + dy1[x + 1] * w11) * keep[x];
+                    iwin[y * WINP + x] = v;
+                    ixw[y * WINP + x] = gx;
+                    iyw[y * WINP + x] = gy;
+                    s11[x] += gx * gx;
+                    s12[x] += gx * gy;
+                    s22[x] += gy * gy;
                 }
-                a11 += s11;
-                a12 += s12;
-                a22 += s22;
+            }
+            double a11 = 0, a12 = 0, a22 = 0;
+            for (int x = 0; x < WINP; x++) {
+                a11 += s11[x];
+                a12 += s12[x];
+                a22 += s22[x];
             }
             float A11 = (float)a11 * fscale, A12 = (float)a12 * fscale, A22 = (float)a22 * fscale;
             float D = A11 * A22 - A12 * A12;
@@ -463,26 +517,27 @@ static void lk(const pyramid *prev, const pyramid *cur, const float *pts, int n,
             ny -= HALF_WIN;
             float pdx = 0, pdy = 0;
             for (int it = 0; it < LK_ITERS; it++) {
-                int jx = (int)floorf(nx), jy = (int)floorf(ny);
-                if (jx < -WIN || jx >= J->w || jy < -WIN || jy >= J->h) {
+                int jx, jy;
+                if (!window_at(J, nx, ny, &jx, &jy, wt)) {
                     if (lv == 0) status[i] = 0;
                     break;
                 }
-                float ja = nx - jx, jb = ny - jy;
-                float v00 = (1 - ja) * (1 - jb), v01 = ja * (1 - jb), v10 = (1 - ja) * jb, v11 = ja * jb;
-                double b1 = 0, b2 = 0;
+                float v00 = wt[0], v01 = wt[1], v10 = wt[2], v11 = wt[3];
+                float s1[WINP] = {0}, s2[WINP] = {0};
                 int jw = J->pw;
                 for (int y = 0; y < WIN; y++) {
                     const float *r0 = J->img + (size_t)(jy + y + PAD) * (size_t)jw + (size_t)(jx + PAD), *r1 = r0 + jw;
-                    const float *iw = iwin + y * WIN, *gx = ixw + y * WIN, *gy = iyw + y * WIN;
-                    float s1 = 0, s2 = 0;
-                    for (int x = 0; x < WIN; x++) {
+                    const float *iw = iwin + y * WINP, *gx = ixw + y * WINP, *gy = iyw + y * WINP;
+                    for (int x = 0; x < WINP; x++) {
                         float d = r0[x] * v00 + r0[x + 1] * v01 + r1[x] * v10 + r1[x + 1] * v11 - iw[x];
-                        s1 += d * gx[x];
-                        s2 += d * gy[x];
+                        s1[x] += d * gx[x];
+                        s2[x] += d * gy[x];
                     }
-                    b1 += s1;
-                    b2 += s2;
+                }
+                double b1 = 0, b2 = 0;
+                for (int x = 0; x < WINP; x++) {
+                    b1 += s1[x];
+                    b2 += s2[x];
                 }
                 float B1 = (float)b1 * fscale, B2 = (float)b2 * fscale;
                 float ddx = (A12 * B2 - A22 * B1) * D, ddy = (A12 * B1 - A11 * B2) * D;
@@ -616,7 +671,10 @@ int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int
         if (!a || !b) return -1;
         g->grey_cap = n;
     }
-    grey_half(pix, width, height, stride, bgr, g->grey, w, h);
+    uint16_t *rows = malloc(sizeof *rows * 2 * (size_t)width);
+    if (!rows) return -1;
+    grey_half(pix, width, height, stride, bgr, g->grey, w, h, rows);
+    free(rows);
     int nc = corners(g, g->grey, w, h, g->pts);
     if (nc < 0) return -1;
     int *row = malloc(sizeof *row * (size_t)w);

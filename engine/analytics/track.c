@@ -359,10 +359,15 @@ static void det_xyxy(const det *d, float b[4])
     b[3] = d->tlwh[1] + d->tlwh[3];
 }
 
-/* 1 - IoU in float32, as metrics.bbox_ioa(iou=True) with its eps. */
-static float iou_dist(const float a[4], const float b[4])
+/* 1 - IoU in float32, as metrics.bbox_ioa(iou=True) with its eps.  The boxes
+ * are finite, so plain comparisons stand for fminf/fmaxf (not inlined). */
+static inline float iou_dist(const float a[4], const float b[4])
 {
-    float iw = fminf(a[2], b[2]) - fmaxf(a[0], b[0]), ih = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
+#define MIN(x, y) ((x) < (y) ? (x) : (y))
+#define MAX(x, y) ((x) > (y) ? (x) : (y))
+    float iw = MIN(a[2], b[2]) - MAX(a[0], b[0]), ih = MIN(a[3], b[3]) - MAX(a[1], b[1]);
+#undef MIN
+#undef MAX
     float inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
     float area_b = (b[2] - b[0]) * (b[3] - b[1]), area_a = (a[2] - a[0]) * (a[3] - a[1]);
     float uni = area_b + area_a - inter;

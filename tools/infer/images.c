@@ -11,6 +11,7 @@
 #include "annotate.h"
 #include "image.h"
 #include "job.h"
+#include "worker.h"
 
 /* Frames one after another: next() returns 1 with a frame, 0 at the end,
  * -1 when this frame could not be read (err says why; the source has moved
@@ -198,6 +199,11 @@ int run_images(const options *o, const strlist *images, const plan_entry *plan, 
         if (!rc) fprintf(s, "; results in %s", o->save || o->txt ? o->out : json_path);
         fputc('\n', s);
     }
+    metrics_frames(o->metrics, r.images, r.err_names.n);
+    metrics_stage(o->metrics, STAGE_DECODE, r.t_decode);
+    metrics_stage(o->metrics, STAGE_DETECT, r.t_detect);
+    metrics_stage(o->metrics, STAGE_ANNOTATE, r.t_annotate);
+    metrics_stage(o->metrics, STAGE_WRITE, r.t_write);
     if (!rc && g_stop) rc = EXIT_INTERRUPTED;
     if (!rc) rc = r.first_fail;
     if (r.json) abandon_temp(r.json, r.json_tmp);

@@ -23,9 +23,6 @@
 #include "tools/exitcodes.h"
 #include "video.h"
 
-/* Beyond the shared codes of exitcodes.h: a run stopped by SIGINT/SIGTERM. */
-enum { EXIT_INTERRUPTED = 130 };
-
 static inline double now_ms(void)
 {
     struct timespec t;
@@ -53,6 +50,11 @@ typedef struct options {
     float line[4];                       /* --line x1,y1,x2,y2 */
     char **inputs;
     int n_inputs;
+    /* --manifest FILE, --shard I/N, --shards N, --metrics-port, --metrics-file (infer/worker.h) */
+    const char *manifest, *shard, *metrics_file;
+    long shards;
+    int metrics_port;                    /* -1: none */
+    struct metrics *metrics;             /* NULL: no metrics to update */
 } options;
 
 typedef struct strlist {

@@ -20,6 +20,7 @@
 #include "outfile.h"
 #include "pipeline.h"
 #include "trace.h"
+#include "worker.h"
 
 int stop_requested(void *ctx)
 {
@@ -227,7 +228,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     const options *o = v->o;
     strix_video_frame *vf = f->user;
     if (g_stop > 1) {
-        set_error(err, STRIX_E_INTERNAL, "%s: stopped by a second signal", v->shown);
+        set_error(err, STRIX_E_INTERNAL, "%s: stopped at once (a second signal, or one with --manifest)", v->shown);
         return -1;
     }
     double t0 = now_ms();
@@ -241,8 +242,9 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     int n_cross = 0;
     if (v->trk.tracker) {
-        strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB};
-        strix_status tst = tracking_frame(&v->trk, &img, f->index, vf->time, inferred, dets, n, &n_cross, err);
+        strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB}; /* for BoT-SORT's GMC */
+        strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, f->index, vf->time, inferred, dets, n,
+                                          &n_cross, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
@@ -290,6 +292,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     v->side_ms += now_ms() - t1;
     if (v->vs.wr && video_sink_frame(&v->vs, vf, err)) return -1;
     progress(v, f->index + 1, 0);
+    metrics_frames(o->metrics, 1, 0);
     return 0;
 }
 
@@ -425,7 +428,8 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     strix_video_reader_stats(v->src.rd, &rs);
     if (st) {
         if (g_stop > 1) {
-            fprintf(stderr, "infer: %s: stopped at once by a second signal: unfinished outputs discarded\n",
+            fprintf(stderr, "infer: %s: stopped at once (a second signal, or one with --manifest): unfinished outputs "
+                    "discarded\n",
                     p->input);
             return EXIT_INTERRUPTED;
         }
@@ -467,6 +471,9 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     }
 
     double wall = (now_ms() - v->t0) / 1e3, enc = v->vs.wr ? strix_video_writer_ms(v->vs.wr) : 0;
+    double stage_ms[STAGE_COUNT] = {rs.decode_ms + rs.convert_ms, ps->detect_ms, ps->post_ms + v->side_ms,
+                                    v->track_ms, v->annotate_ms, enc};
+    for (int k = 0; k < STAGE_COUNT; k++) metrics_stage(o->metrics, k, stage_ms[k]);
     char damage[320];
     describe_damage(&rs, damage, sizeof damage);
     if (damage[0])
