@@ -7,7 +7,8 @@
  * TensorProto and skip every other field.
  *
  * Field numbers (onnx/onnx.proto3):
- *   ModelProto  7 graph, 8 opset_import {1 domain, 2 version}, 14 metadata_props {1 key, 2 value}
+ *   ModelProto  7 graph, 14 metadata_props {1 key, 2 value} (the opset does not matter: only
+ *               initializers and node names are read)
  *   GraphProto  1 node, 5 initializer
  *   NodeProto   1 input, 2 output, 3 name, 4 op_type, 5 attribute {1 name, 5 t}
  *   TensorProto 1 dims, 2 data_type, 4 float_data, 5 int32_data, 8 name, 9 raw_data,

@@ -32,6 +32,7 @@ typedef struct pk {
     strix_pk_value **memo;
     size_t n_memo;          /* allocated slots */
     size_t memo_used;       /* slots set: MEMOIZE's next index */
+    size_t copied;          /* items copied into sets: bounded, as one shared list could be copied endlessly */
     strix_pk_value mark;    /* sentinel never seen by the caller */
 } pk;
 
@@ -264,6 +265,8 @@ static strix_status reduce(pk *p)
     } else if (!strcmp(g, "builtins.set") || !strcmp(g, "builtins.frozenset")) {
         r = newv(p, STRIX_PK_SET);
         if (r && args->n == 1 && (args->items[0]->type == STRIX_PK_LIST || args->items[0]->type == STRIX_PK_TUPLE)) {
+            if ((p->copied += args->items[0]->n) > 4 * p->len + 1024)
+                return bad(p, "sets built from far more items than the stream holds");
             for (size_t i = 0; i < args->items[0]->n; i++)
                 if (!add_item(r, args->items[0]->items[i])) return oom(p);
         } else if (r && args->n) {

@@ -23,6 +23,11 @@
 #include "zip.h"
 
 #define PT_MAX_DEPTH 64 /* module nesting (Ultralytics: under 10) and YAML value nesting */
+/* A pickle can share one value many times (memo references), so a small
+ * file can describe a tree of 2^64 modules or a YAML of 2^64 bytes: the walk
+ * and the text are bounded.  yolov8x has about 400 modules, a YAML a few KB. */
+#define PT_MAX_MODULES 100000
+#define PT_MAX_YAML ((size_t)1 << 20)
 
 typedef struct pt {
     const char *path;
@@ -34,6 +39,9 @@ typedef struct pt {
     size_t n, cap;
     char *yaml;              /* growing YAML text */
     size_t ylen, ycap;
+    size_t modules;          /* visited, against PT_MAX_MODULES */
+    size_t file_len;         /* a gathered view may not outgrow the file */
+    int too_long;            /* the YAML text reached PT_MAX_YAML */
 } pt;
 
 static strix_status pt_bad(pt *p, const char *what, const char *name)
@@ -107,6 +115,8 @@ static strix_status add_tensor(pt *p, const char *name, const strix_pk_value *v)
     const uint8_t *base = e->data + (size_t)v->i * es;
     if (dense || !numel) {
         t->data = base;
+    } else if (numel * es > p->file_len) { /* stride-0 views could expand a byte to terabytes */
+        return pt_bad(p, "a strided view larger than the whole file in tensor", name);
     } else {
         uint8_t *dst = strix_ckpt_owner_alloc(p->own, (size_t)numel * es);
         if (!dst) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
@@ -130,6 +140,7 @@ static strix_status add_tensor(pt *p, const char *name, const strix_pk_value *v)
 static strix_status walk_module(pt *p, const strix_pk_value *m, const char *prefix, int depth)
 {
     if (depth > PT_MAX_DEPTH) return pt_bad(p, "modules nest too deeply", NULL);
+    if (++p->modules > PT_MAX_MODULES) return pt_bad(p, "more modules than any detection model has", NULL);
     if (m->type != STRIX_PK_OBJECT || !m->state || m->state->type != STRIX_PK_DICT)
         return pt_bad(p, "a submodule is not a torch module, under", prefix);
     static const char *kinds[2] = {"_parameters", "_buffers"};
@@ -168,8 +179,10 @@ static strix_status walk_module(pt *p, const strix_pk_value *m, const char *pref
 
 /* ------------------------------------------------------- YAML text out */
 
+/* 0 when out of memory or past PT_MAX_YAML (put_yaml then says which). */
 static int put(pt *p, const char *s, size_t n)
 {
+    if (p->ylen + n + 1 > PT_MAX_YAML) return !(p->too_long = 1);
     if (p->ylen + n + 1 > p->ycap) {
         size_t c = (p->ylen + n + 1) * 2;
         char *y = realloc(p->yaml, c);
@@ -184,6 +197,14 @@ static int put(pt *p, const char *s, size_t n)
 }
 
 static int puts_(pt *p, const char *s) { return put(p, s, strlen(s)); }
+
+static strix_status put_fail(pt *p)
+{
+    if (p->too_long)
+        return pt_bad(p, "the embedded model YAML is larger than any model's (a pickle sharing one value many times?)",
+                      NULL);
+    return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+}
 
 /* A string as a YAML double-quoted scalar. */
 static int put_quoted(pt *p, const char *s, size_t n)
@@ -222,7 +243,7 @@ static strix_status put_value(pt *p, const strix_pk_value *v, int depth)
     case STRIX_PK_LIST: case STRIX_PK_TUPLE:
         ok = puts_(p, "[");
         for (size_t i = 0; ok && i < v->n; i++) {
-            if (i && !puts_(p, ", ")) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+            if (i && !puts_(p, ", ")) return put_fail(p);
             strix_status st = put_value(p, v->items[i], depth + 1);
             if (st) return st;
         }
@@ -231,9 +252,9 @@ static strix_status put_value(pt *p, const strix_pk_value *v, int depth)
     case STRIX_PK_DICT:
         ok = puts_(p, "{");
         for (size_t i = 0; ok && i + 1 < v->n; i += 2) {
-            if (i && !puts_(p, ", ")) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+            if (i && !puts_(p, ", ")) return put_fail(p);
             strix_status st = put_value(p, v->items[i], depth + 1);
-            if (!st && !puts_(p, ": ")) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+            if (!st && !puts_(p, ": ")) return put_fail(p);
             if (!st) st = put_value(p, v->items[i + 1], depth + 1);
             if (st) return st;
         }
@@ -241,7 +262,7 @@ static strix_status put_value(pt *p, const strix_pk_value *v, int depth)
         break;
     default: return pt_bad(p, "the model YAML holds a value that is not plain data", NULL);
     }
-    return ok ? STRIX_OK : strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+    return ok ? STRIX_OK : put_fail(p);
 }
 
 /* The `yaml` dict, one top-level key a line; backbone and head one row a
@@ -251,7 +272,7 @@ static strix_status put_yaml(pt *p, const strix_pk_value *y)
     if (y->type != STRIX_PK_DICT) return pt_bad(p, "the model's `yaml` attribute is not a dict", NULL);
     char head[300];
     snprintf(head, sizeof head, "# the model YAML embedded in %s\n", p->path);
-    if (!puts_(p, head)) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+    if (!puts_(p, head)) return put_fail(p);
     for (size_t i = 0; i + 1 < y->n; i += 2) {
         const strix_pk_value *k = y->items[i], *v = y->items[i + 1];
         if (k->type != STRIX_PK_STR) return pt_bad(p, "the model YAML has a key that is not a string", NULL);
@@ -260,27 +281,27 @@ static strix_status put_yaml(pt *p, const strix_pk_value *y)
             continue; /* no scale letter in the YAML's file name: Ultralytics then takes the first scale */
         strix_status st;
         if (!put_quoted(p, k->s, k->len) || !puts_(p, ":"))
-            return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+            return put_fail(p);
         if ((!strcmp(k->s, "backbone") || !strcmp(k->s, "head")) && v->type == STRIX_PK_LIST) {
-            if (!puts_(p, "\n")) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+            if (!puts_(p, "\n")) return put_fail(p);
             for (size_t r = 0; r < v->n; r++) {
-                if (!puts_(p, "  - ")) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+                if (!puts_(p, "  - ")) return put_fail(p);
                 if ((st = put_value(p, v->items[r], 1))) return st;
-                if (!puts_(p, "\n")) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+                if (!puts_(p, "\n")) return put_fail(p);
             }
-            if (!v->n && !puts_(p, " []\n")) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+            if (!v->n && !puts_(p, " []\n")) return put_fail(p);
             continue;
         }
-        if (!puts_(p, " ")) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+        if (!puts_(p, " ")) return put_fail(p);
         if ((st = put_value(p, v, 1))) return st;
-        if (!puts_(p, "\n")) return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+        if (!puts_(p, "\n")) return put_fail(p);
     }
     /* no scale letter: Ultralytics (parse_model) built the model at the first scale listed */
     const strix_pk_value *scale = strix_pk_get(y, "scale"), *scales = strix_pk_get(y, "scales");
     if ((!scale || (scale->type == STRIX_PK_STR && !scale->len)) && scales && scales->type == STRIX_PK_DICT &&
         scales->n >= 2 && scales->items[0]->type == STRIX_PK_STR) {
         if (!puts_(p, "scale: ") || !put_quoted(p, scales->items[0]->s, scales->items[0]->len) || !puts_(p, "\n"))
-            return strix_fail(p->err, STRIX_E_NOMEM, "%s: out of memory", p->path);
+            return put_fail(p);
     }
     return STRIX_OK;
 }
@@ -349,6 +370,7 @@ strix_status strix_pt_read(strix_checkpoint *c, const char *path, const uint8_t 
     pt p = {0};
     p.path = path;
     p.err = err;
+    p.file_len = len;
     strix_zip z;
     strix_pickle *pk = NULL;
     const strix_pk_value *root;

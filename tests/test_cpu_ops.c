@@ -733,6 +733,10 @@ static void test_decode(void)
                         double dist[4];
                         for (int side = 0; side < 4; side++) {
                             const float *lg = hp + side * rm;
+                            if (rm == 1) { /* reg_max 1 (YOLO26): no DFL, the output is the distance */
+                                dist[side] = lg[0];
+                                continue;
+                            }
                             double mx = lg[0], sum = 0.0, wsum = 0.0;
                             for (int i = 1; i < rm; i++) mx = lg[i] > mx ? lg[i] : mx;
                             for (int i = 0; i < rm; i++) {

@@ -58,7 +58,8 @@
     X(net_detect_f16)         \
     X(net_graph_replay)       \
     X(net_detect_f16_v1)      \
-    X(net_graph_replay_v1)
+    X(net_graph_replay_v1)    \
+    X(net_detect_async)
 
 /* ------------------------------------------------- device names and errors */
 
@@ -136,6 +137,7 @@ static struct {
     int ready;
     int quick; /* --quick: fewer and smaller cases, for the sanitizer runs */
     int kernels; /* the kernel set the net_ tests load models with (model option cuda_kernels) */
+    int async;   /* model option cuda_async of the models they load */
     cudaStream_t s;
     cublasHandle_t blas;
     void *dev[MAX_TRACKED], *host[MAX_TRACKED];
@@ -1050,6 +1052,7 @@ static strix_model *net_load_graphs(int i, int f16_weights, const char *device, 
     o.half = half;
     o.cuda_graphs = graphs;
     o.cuda_kernels = T.kernels;
+    o.cuda_async = T.async;
     strix_model *m;
     strix_error e;
     if (strix_model_load(&m, &o, &e) != STRIX_OK) {
@@ -1324,6 +1327,70 @@ static void net_graph_replay_v1(void)
     T.kernels = STRIX_CUDA_KERNELS_V1;
     net_graph_replay_run(1);
     T.kernels = STRIX_CUDA_KERNELS_V2;
+}
+
+/* The asynchronous path (model option cuda_async): batch B submitted
+ * before batch A is collected, the two collected in reverse order, then a
+ * batch of another shape (which waits for them), find the boxes the
+ * synchronous path finds on the same device. */
+static void net_detect_async(void)
+{
+    if (!need_device()) return;
+    int y = tl_int(0, NET_YAMLS - 1);
+    strix_model *sync = net_load(y, 0, "cuda", 0), *as = NULL;
+    T.async = 1;
+    if (sync) as = net_load(y, 0, "cuda", 0);
+    T.async = 0;
+    if (!as) {
+        strix_model_free(sync);
+        return;
+    }
+    enum { SETS = 3 };
+    const int n[SETS] = {3, 3, 2};
+    strix_image im[SETS][3];
+    int ok = 1;
+    for (int s = 0; s < SETS; s++)
+        for (int k = 0; k < n[s] && ok; k++) {
+            int w = s < 2 ? 320 : 150 + 70 * k, h = s < 2 ? 200 : 260 - 50 * k;
+            im[s][k] = (strix_image){smooth_image(w, h), w, h, 0, (s + k) % 2 ? STRIX_BGR : STRIX_RGB};
+            ok = im[s][k].data != NULL;
+        }
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    d.imgsz = 320;
+    d.conf = 0.3f;
+    d.max_det = NET_MAX_DET;
+    strix_detections want[SETS][3], got[3];
+    strix_error e;
+    for (int s = 0; s < SETS && ok; s++)
+        if (strix_model_detect(sync, im[s], n[s], &d, got, &e) || !copy_dets(want[s], got, n[s]))
+            ok = 0, tl_fail("synchronous detect: %s", e.message);
+    strix_batch *b[SETS] = {NULL, NULL, NULL};
+    /* the order of events: submit 0, submit 1, collect 1, collect 0, release 0, submit 2, collect 2 */
+    static const struct { char op; int s; } steps[] = {{'s', 0}, {'s', 1}, {'c', 1}, {'c', 0}, {'r', 0},
+                                                        {'s', 2}, {'c', 2}};
+    for (size_t k = 0; k < sizeof steps / sizeof *steps && ok; k++) {
+        int s = steps[k].s;
+        if (steps[k].op == 'r') {
+            strix_batch_release(b[s]);
+            b[s] = NULL;
+        } else if (steps[k].op == 's') {
+            if (strix_model_submit(as, im[s], n[s], &d, &b[s], &e)) ok = 0, tl_fail("submit %d: %s", s, e.message);
+        } else if (strix_batch_collect(b[s], got, &e)) {
+            ok = 0, tl_fail("collect %d: %s", s, e.message);
+        } else {
+            int total, matched = match_boxes(want[s], got, n[s], 0.9999, 0, &total);
+            for (int i = 0; i < n[s] && ok; i++)
+                if (got[i].count != want[s][i].count)
+                    ok = 0, tl_fail("batch %d image %d: %d boxes asynchronously, %d synchronously", s, i,
+                                    got[i].count, want[s][i].count);
+            if (ok && matched != total)
+                ok = 0, tl_fail("batch %d: %d of %d boxes found again asynchronously", s, matched, total);
+        }
+    }
+    for (int s = 0; s < SETS; s++) strix_batch_release(b[s]);
+    strix_model_free(as);
+    strix_model_free(sync);
 }
 
 static void gpu_setup(void)

@@ -11,7 +11,8 @@
  *     bf16 copy within bf16 rounding; an ONNX export's fused weights)
  *   - hostile or broken files are refused with one line: a pickle calling
  *     os.system, a compressed entry, every truncation of a .pt and of an
- *     ONNX file, a .pt or ONNX file with a byte flipped
+ *     ONNX file, a .pt or ONNX file with a byte flipped, pickles sharing one
+ *     value 2^40 times (a module tree, a YAML list)
  * Run from the repository root (make test does). */
 #include <math.h>
 #include <stdio.h>
@@ -216,6 +217,17 @@ static void test_refuses_compressed(void)
     expect_refused(DIR "compressed.pt", NULL, STRIX_E_WEIGHTS, "is compressed");
 }
 
+/* One value shared 2^40 times through pickle memo references: bounded. */
+static void test_refuses_shared_module_bomb(void)
+{
+    expect_refused(DIR "bomb-modules.pt", NULL, STRIX_E_WEIGHTS, "more modules than any detection model has");
+}
+
+static void test_refuses_shared_yaml_bomb(void)
+{
+    expect_refused(DIR "bomb-yaml.pt", NULL, STRIX_E_WEIGHTS, "model YAML is larger than any model's");
+}
+
 static void test_onnx_needs_yaml(void)
 {
     expect_refused(DIR "v8_op12.onnx", NULL, STRIX_E_ARG, "holds no model YAML");
@@ -291,6 +303,8 @@ int main(int argc, char **argv)
     TL_RUN(test_onnx_tensors_and_origin);
     TL_RUN(test_refuses_os_system);
     TL_RUN(test_refuses_compressed);
+    TL_RUN(test_refuses_shared_module_bomb);
+    TL_RUN(test_refuses_shared_yaml_bomb);
     TL_RUN(test_onnx_needs_yaml);
     TL_RUN(test_onnx_wrong_yaml);
     TL_RUN(test_pt_truncated_and_flipped);

@@ -481,8 +481,9 @@ static int parse_args(int argc, char **argv, options *o)
         if (rc) return rc;
         if (!*val) return usage_error("%s: empty value", name);
     }
-    if (!o->detections && !o->model && !o->weights)
-        return usage_error("--model YAML is required (or --weights FILE.pt, which embeds it, or --detections FILE)");
+    size_t wl = o->weights ? strlen(o->weights) : 0;
+    if (!o->detections && !o->model && (wl < 3 || strcmp(o->weights + wl - 3, ".pt")))
+        return usage_error("--model YAML is required (only a .pt checkpoint embeds its graph; or --detections FILE)");
     if (!o->detections && !o->weights) return usage_error("--weights FILE is required (or --detections FILE)");
     if (o->manifest && (o->n_inputs || o->json || o->detections))
         return usage_error("--manifest FILE lists the inputs: give no INPUT, --json or --detections with it");

@@ -31,6 +31,8 @@ Outputs (tests/loaders/):
   v8_op17_dyn.onnx opset 17, dynamic batch/size, simplified (onnxslim)
   11_op17.onnx    opset 17, static 160x160, simplified
   evil.pt         a torch.save zip whose pickle calls os.system (never run by strix: refused)
+  bomb-modules.pt, bomb-yaml.pt  pickles sharing one value 2^40 times (refused; `--only hostile`
+                  makes these and the two beside them)
   compressed.pt   a ZIP with a deflated data.pkl (torch never writes one: refused)
   NAME.dets       per fixture: a header (conf, iou, imgsz, rect) and one line per box:
                   x1 y1 x2 y2 score class, in source pixels
@@ -185,8 +187,22 @@ class Evil:
 
 
 def hostile():
+    """evil.pt, compressed.pt, and two small pickles that share one value many
+    times: bomb-modules.pt (a chain of 40 modules each holding the next twice:
+    2^40 paths) and bomb-yaml.pt (a YAML list holding the next twice, 40 deep)."""
     import zipfile
     torch.save({"model": Evil()}, os.path.join(OUT, "evil.pt"))
+    for name, deep_modules in (("bomb-modules.pt", True), ("bomb-yaml.pt", False)):
+        m = DetectionModel.__new__(DetectionModel)
+        torch.nn.Module.__init__(m)
+        leaf, lst = torch.nn.Identity(), [1]
+        for _ in range(40):
+            parent = torch.nn.Module()
+            parent.a, parent.b = leaf, leaf
+            leaf, lst = parent, [lst, lst]
+        m.model = leaf if deep_modules else torch.nn.Identity()
+        m.yaml = {"nc": 1, "backbone": [], "head": lst if not deep_modules else []}
+        torch.save({"model": m}, os.path.join(OUT, name))
     with zipfile.ZipFile(os.path.join(OUT, "compressed.pt"), "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("compressed/data.pkl", b"\x80\x02}q\x00." * 8)
 
@@ -300,6 +316,8 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     if sys.argv[1:] == ["--only", "26"]:  # one family, without rewriting the other fixtures
         return yolo26(YOLO("yolov8n.yaml", verbose=False))
+    if sys.argv[1:] == ["--only", "hostile"]:
+        return hostile()
     hostile()
     seeds()
     torch.set_num_threads(2)
