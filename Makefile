@@ -241,14 +241,21 @@ fuzz-build:
 	@why=$$(sh tests/fuzz/check.sh $(FUZZ_CC)) || { echo "fuzz-build: $$why" >&2; exit 1; }
 	$(MAKE) fuzzers BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) SAN=fuzz CUDA=0 OPENMP=0
 
-fuzzers: $(FUZZERS)
+# Seed generators (tests/fuzz/seeds_NAME.c: the seeds of fuzz_NAME that are
+# binary model files, written at test time instead of kept in git): plain
+# programs, no sanitizer, no library.
+SEED_GENS = $(patsubst tests/fuzz/%.c,$(BUILD)/bin/%,$(wildcard tests/fuzz/seeds_*.c))
+fuzzers: $(FUZZERS) $(SEED_GENS)
+$(BUILD)/bin/seeds_%: tests/fuzz/seeds_%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O1 $< -o $@
 
 # Third-party code: its warnings are not ours to fix.  Its JPEG decoder stays
 # compiled in (and fully sanitized) although loaders/image.c never hands it a
 # JPEG: a fuzz input that reached it would show.
 $(STB_OBJ): CFLAGS += -w
 
-$(BUILD)/bin/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(STB_OBJ) $(LIB)
+$(BUILD)/bin/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(STB_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/fuzz $< $(STB_OBJ) $(LIB) -lyaml -ljpeg -lm -pthread $(LDFLAGS_SAN) -o $@
 

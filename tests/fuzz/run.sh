@@ -4,8 +4,9 @@
 # check.
 #   sh tests/fuzz/run.sh FUZZ_BUILD SECONDS [smoke]
 # For each target NAME (FUZZ_BUILD/bin/NAME):
-#   fuzz_NAME_corpus  replays every file in tests/fuzz/corpus/NAME (the seeds
-#                     and the inputs of past crashes: regression tests)
+#   fuzz_NAME_corpus  replays every file in tests/fuzz/corpus/NAME and those
+#                     FUZZ_BUILD/bin/seeds_NAME writes, when it exists (the
+#                     seeds and the inputs of past crashes: regression tests)
 #   fuzz_NAME         fuzzes for SECONDS, starting from that corpus; a crash,
 #                     leak, UB report or a 10 s input fails it, and the input
 #                     is kept as FUZZ_BUILD/crashes/NAME-*.
@@ -33,10 +34,14 @@ for src in tests/fuzz/fuzz_*.c; do
         echo "SKIP $name: $bin not built (make fuzz-build)"
         continue
     fi
-    seeds=tests/fuzz/corpus/$t
-    mkdir -p "$B/crashes"
-    if [ -z "$(ls "$seeds" 2>/dev/null)" ]; then
-        echo "FAIL ${name}_corpus: $seeds is empty (every target needs seeds)"
+    seeds=$tmp/seeds-$t
+    mkdir -p "$B/crashes" "$seeds"
+    [ -d tests/fuzz/corpus/$t ] && cp tests/fuzz/corpus/$t/* "$seeds/"
+    if [ -x "$B/bin/seeds_$t" ] && ! "$B/bin/seeds_$t" "$seeds"; then
+        echo "FAIL ${name}_corpus: $B/bin/seeds_$t could not write its seeds"
+        FAILED=1
+    elif [ -z "$(ls "$seeds" 2>/dev/null)" ]; then
+        echo "FAIL ${name}_corpus: no seeds in tests/fuzz/corpus/$t or from seeds_$t (every target needs seeds)"
         FAILED=1
     elif nice "$bin" -timeout=10 "$seeds"/* >"$tmp/log" 2>&1; then
         echo "PASS ${name}_corpus ($(ls "$seeds" | wc -l) inputs)"

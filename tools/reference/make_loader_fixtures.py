@@ -266,14 +266,12 @@ def yolo26(yo):
 
 
 def seeds():
-    """Small valid inputs for the fuzz targets (tests/fuzz/corpus/pt, onnx): a
-    DetectionModel record holding one Conv (fp16 unfused, fp32 fused), and
-    the same Conv exported to ONNX under a /model.0/conv/Conv node."""
+    """Small valid inputs for fuzz_pt (tests/fuzz/corpus/pt): a DetectionModel
+    record holding one Conv (fp16 unfused, fp32 fused).  fuzz_onnx's seeds are
+    written at test time by tests/fuzz/seeds_onnx.c."""
     import copy
-    import onnx
     from ultralytics.nn.modules.conv import Conv
-    for d in ("tests/fuzz/corpus/pt", "tests/fuzz/corpus/onnx"):
-        os.makedirs(d, exist_ok=True)
+    os.makedirs("tests/fuzz/corpus/pt", exist_ok=True)
     torch.manual_seed(3)
     m = DetectionModel.__new__(DetectionModel)  # a record like the real one, without a Detect head's 40k weights
     torch.nn.Module.__init__(m)
@@ -291,25 +289,6 @@ def seeds():
     torch.save({"ema": fused, "model": None}, "tests/fuzz/corpus/pt/conv_fused_ema.pt")
     torch.save(m.state_dict(), "tests/fuzz/corpus/pt/state_dict.pt")
 
-    class Net(torch.nn.Module):  # the scope torch.onnx gives: /model.0/conv/Conv
-        def __init__(self):
-            super().__init__()
-            self.model = torch.nn.Sequential(Conv(3, 4, 3, 2))
-
-        def forward(self, x):
-            for layer in self.model:
-                x = layer(x)
-            return x
-
-    net = Net().eval()
-    net.model[0].conv = torch.nn.Conv2d(3, 4, 3, 2, 1, bias=True)
-    net.model[0].forward = net.model[0].forward_fuse
-    path = "tests/fuzz/corpus/onnx/conv.onnx"
-    torch.onnx.export(net, torch.zeros(1, 3, 8, 8), path, opset_version=12, input_names=["images"], dynamo=False)
-    model = onnx.load(path)
-    for k, v in (("task", "detect"), ("names", "{0: 'a', 1: \"it's\"}"), ("description", "seed")):
-        model.metadata_props.add(key=k, value=v)
-    onnx.save(model, path)
 
 
 def main():
