@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "conv_int8.h"
 #include "omp.h"
 #include "ops.h"
 
@@ -476,4 +477,11 @@ void strix_cpu_conv2d(const strix_view *out, const strix_view *in, const float *
         conv_depthwise(out, in, w, bias, residual, p, pl.threads, ws);
     else
         conv_gemm(out, in, w, bias, residual, p, &pl, ws);
+}
+
+void strix_cpu_conv_epilogue(float *out, size_t ldo, const float *acc, size_t lda,
+                             const float *bias, const float *res, size_t ldr, int rows, int n,
+                             strix_act act)
+{
+    epilogue(out, ldo, acc, lda, bias, res, ldr, rows, n, act);
 }
