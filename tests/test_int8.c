@@ -1,5 +1,6 @@
 /* test_int8.c — the int8 path (engine/cpu/conv_int8.h, strix_model_quantize):
- *   - every int8 convolution path this CPU runs (C, AVX2, AVX-512 VNNI)
+ *   - every int8 convolution path this CPU runs (C, AVX2, AVX-512 VNNI,
+ *     NEON SDOT)
  *     against a naive reference on the same quantised weights and inputs,
  *     random shapes (1x1 direct, 3x3 padded/strided, dilated, tails of
  *     every block size), SiLU or none, with and without a residual (also
@@ -180,10 +181,10 @@ static void test_int8_conv_paths(void)
             ran |= 1 << isa;
             run_case(&c, (strix_int8_isa)isa, x, w, bias, res, &out[isa]);
         }
-        /* C and VNNI: same 8-bit weights, exact sums, the same epilogue */
-        if (!tl_g.failed && out[STRIX_INT8_AVX512_VNNI] &&
-            memcmp(out[STRIX_INT8_C], out[STRIX_INT8_AVX512_VNNI], sizeof(float) * on))
-            tl_fail("C and AVX-512 VNNI paths differ (case %d)", t);
+        /* C, VNNI and SDOT: same 8-bit weights, exact sums, the same epilogue */
+        for (int isa = STRIX_INT8_AVX512_VNNI; isa < STRIX_INT8_ISAS && !tl_g.failed; isa++)
+            if (out[isa] && memcmp(out[STRIX_INT8_C], out[isa], sizeof(float) * on))
+                tl_fail("C and %s paths differ (case %d)", strix_int8_isa_name((strix_int8_isa)isa), t);
         qcase c1 = c;
         c1.threads = 3 - c.threads;
         float *other = NULL;
@@ -199,8 +200,8 @@ static void test_int8_conv_paths(void)
         free(res);
     }
     if (!tl_g.failed)
-        printf("  int8 paths checked:%s%s%s\n", ran & 1 ? " c" : "", ran & 2 ? " avx2" : "",
-               ran & 4 ? " avx512-vnni" : "");
+        printf("  int8 paths checked:%s%s%s%s\n", ran & 1 ? " c" : "", ran & 2 ? " avx2" : "",
+               ran & 4 ? " avx512-vnni" : "", ran & 8 ? " neon-sdot" : "");
 }
 
 /* ------------------------------------------------------------- drift */

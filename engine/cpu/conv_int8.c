@@ -30,11 +30,20 @@
 #define STRIX_X86 1
 #include <immintrin.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#define STRIX_SDOT 1
+#include <arm_neon.h>
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20) /* the kernel's bit for the dot-product instructions */
+#endif
+#endif
 
 #define QNR 16      /* output channels per packed panel */
 #define MR_C 4      /* rows per micro-kernel call: portable C */
 #define MR_AVX2 4   /* AVX2: 4 rows x 2 ymm accumulators + B, ones, A, temporaries */
 #define MR_VNNI 12  /* AVX-512: 12 rows x 2 zmm accumulators (24 of 32 registers) */
+#define MR_SDOT 4   /* NEON: 4 rows x 4 q accumulators, one q register holds 4 rows' A */
 #define MR_LCM 12   /* row blocks are multiples of every MR */
 #define MC_MAX 96   /* rows per block at most */
 #define WS_ALIGN 64
@@ -51,6 +60,9 @@ int strix_int8_isa_supported(strix_int8_isa isa)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vnni");
 #endif
+#ifdef STRIX_SDOT
+    case STRIX_INT8_NEON_SDOT: return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#endif
     default: return 0;
     }
 }
@@ -64,13 +76,14 @@ strix_int8_isa strix_int8_best_isa(void)
 
 const char *strix_int8_isa_name(strix_int8_isa isa)
 {
-    static const char *const names[] = {"c", "avx2", "avx512-vnni"};
+    static const char *const names[] = {"c", "avx2", "avx512-vnni", "neon-sdot"};
     return isa >= 0 && isa < STRIX_INT8_ISAS ? names[isa] : "?";
 }
 
 static int isa_mr(strix_int8_isa isa)
 {
-    return isa == STRIX_INT8_AVX512_VNNI ? MR_VNNI : isa == STRIX_INT8_AVX2 ? MR_AVX2 : MR_C;
+    return isa == STRIX_INT8_AVX512_VNNI ? MR_VNNI : isa == STRIX_INT8_AVX2 ? MR_AVX2
+         : isa == STRIX_INT8_NEON_SDOT ? MR_SDOT : MR_C;
 }
 
 /* ----------------------------------------------------------- weights */
@@ -155,7 +168,7 @@ int strix_qconv_init(strix_qconv *q, const float *w, int cout, int k, float in_l
             q->wp[(((size_t)s * q->kq + kk / 4) * QNR + j) * 4 + kk % 4] = (int8_t)wq;
             sum += wq;
         }
-        q->comp[co] = q->in_zero * sum;
+        q->comp[co] = (q->in_zero - (isa == STRIX_INT8_NEON_SDOT ? 128 : 0)) * sum;
     }
     return 0;
 }
@@ -274,8 +287,42 @@ VNNI_TARGET static void kernel_vnni(int kq, const uint8_t *a, size_t lda, const 
 }
 #endif
 
+#ifdef STRIX_SDOT
+/* sdot lane form: acc[i][v] += dot(channels 4v..4v+3 of B (4 depth bytes
+ * each), row i's 4 A bytes, lane i of av). */
+__attribute__((target("arch=armv8.2-a+dotprod"))) static void kernel_sdot(int kq, const uint8_t *a, size_t lda,
+                                                            const int8_t *b, size_t bstride, int np,
+                                                            int32_t *c, size_t ldc)
+{
+    (void)bstride;
+    assert(np == 1);
+    int32x4_t acc[MR_SDOT][4];
+    for (int i = 0; i < MR_SDOT; i++)
+        for (int v = 0; v < 4; v++) acc[i][v] = vdupq_n_s32(0);
+    const uint8x16_t flip = vdupq_n_u8(0x80);
+    for (int g = 0; g < kq; g++) {
+        int8x16_t bv[4];
+        for (int v = 0; v < 4; v++) bv[v] = vld1q_s8(b + (size_t)g * 64 + 16 * v);
+        uint8_t rows[16];
+        for (int i = 0; i < MR_SDOT; i++) memcpy(rows + 4 * i, a + i * lda + 4 * g, 4);
+        int8x16_t av = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(rows), flip)); /* xu - 128 */
+        for (int v = 0; v < 4; v++) {
+            acc[0][v] = vdotq_laneq_s32(acc[0][v], bv[v], av, 0);
+            acc[1][v] = vdotq_laneq_s32(acc[1][v], bv[v], av, 1);
+            acc[2][v] = vdotq_laneq_s32(acc[2][v], bv[v], av, 2);
+            acc[3][v] = vdotq_laneq_s32(acc[3][v], bv[v], av, 3);
+        }
+    }
+    for (int i = 0; i < MR_SDOT; i++)
+        for (int v = 0; v < 4; v++) vst1q_s32(c + i * ldc + 4 * v, acc[i][v]);
+}
+#endif
+
 static qkernel isa_kernel(strix_int8_isa isa)
 {
+#ifdef STRIX_SDOT
+    if (isa == STRIX_INT8_NEON_SDOT) return kernel_sdot;
+#endif
 #ifdef STRIX_X86
     if (isa == STRIX_INT8_AVX512_VNNI) return kernel_vnni;
     if (isa == STRIX_INT8_AVX2) return kernel_avx2;

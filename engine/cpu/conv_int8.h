@@ -16,7 +16,7 @@
  *                unused.
  * The GEMM multiplies unsigned activations by signed weights with int32
  * accumulation: acc = sum_k xu*wq = sum_k (xu - zx)*wq + comp[co], where
- * comp[co] = zx * sum_k wq[co][k] is precomputed.  The epilogue, in fp32:
+ * comp[co] = zx * sum_k wq[co][k] is precomputed (NEON_SDOT: see below).  The epilogue, in fp32:
  *   out = act((acc - comp[co]) * sx * sw[co] + bias[co]) (+ residual).
  *
  * Paths (strix_int8_isa), chosen at run time by the caller:
@@ -24,7 +24,10 @@
  *   AVX2         vpmaddubsw (u8 x s8 pairs -> s16) + vpmaddwd by 1 (-> s32):
  *                vpmaddubsw saturates at 32767, and 2 * 255 * 63 = 32130 <
  *                32767, so with 7-bit weights (WMAX 63) it never saturates;
- *   AVX512_VNNI  vpdpbusd (4 u8 x s8 products summed into s32, exact).
+ *   AVX512_VNNI  vpdpbusd (4 u8 x s8 products summed into s32, exact);
+ *   NEON_SDOT    aarch64 with the dot-product extension: sdot (4 s8 x s8
+ *                products into s32, exact) on xu - 128 (the byte's top bit
+ *                flipped), so comp[co] = (zx - 128) * sum_k wq there.
  * All paths accumulate exactly in int32, so for the same quantised weights
  * they agree bit for bit before the fp32 epilogue.
  *
@@ -45,11 +48,13 @@ typedef enum strix_int8_isa {
     STRIX_INT8_C = 0,
     STRIX_INT8_AVX2 = 1,
     STRIX_INT8_AVX512_VNNI = 2,
-    STRIX_INT8_ISAS = 3
+    STRIX_INT8_NEON_SDOT = 3,
+    STRIX_INT8_ISAS = 4
 } strix_int8_isa;
 
-/* Whether this CPU runs path isa (cpuid, through the compiler's builtins);
- * the best one it runs; a short name ("c", "avx2", "avx512-vnni"). */
+/* Whether this CPU runs path isa (x86: cpuid, through the compiler's
+ * builtins; aarch64: the kernel's hwcaps); the best one it runs; a short
+ * name ("c", "avx2", "avx512-vnni", "neon-sdot"). */
 int strix_int8_isa_supported(strix_int8_isa isa);
 strix_int8_isa strix_int8_best_isa(void);
 const char *strix_int8_isa_name(strix_int8_isa isa);
@@ -62,7 +67,7 @@ typedef struct strix_qconv {
     float in_step; /* sx */
     int in_zero;   /* zx */
     float *dq;     /* [cout] sx * sw[co] */
-    int32_t *comp; /* [npad] zx * sum_k wq[co][k] */
+    int32_t *comp; /* [npad] zx * sum_k wq[co][k] ((zx - 128) * ... for NEON_SDOT) */
     int8_t *wp;    /* packed, see above */
 } strix_qconv;
 

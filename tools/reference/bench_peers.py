@@ -25,9 +25,9 @@ What it measures (model only: input tensor in, decoded head out):
                   opt.num_threads = N, no Vulkan, fp16/bf16 storage and
                   arithmetic off (fp32 throughout); ncnn has no batch dimension,
                   so a batch is its images one after the other
-Peak memory: each process (strix's perf/bench and every peer, same inputs) is
-waited for with wait4(), whose ru_maxrss is the kernel's peak resident set
-size; the floor of a Python peer (the interpreter with numpy imported, no
+Peak memory: each process (strix's perf/bench and every peer, same inputs) runs
+under GNU time (/usr/bin/time -f %M: its wait4() ru_maxrss, the kernel's peak
+resident set size of that process); the floor of a Python peer (the interpreter with numpy imported, no
 framework) is measured the same way, and so is build/infer on one image in
 the cold start (the whole job: decode, letterbox, network, NMS, JSON).
 Every peer runs in its own process, warm-up then >= 20 timed runs, inputs
@@ -62,7 +62,6 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -74,6 +73,7 @@ MODELS = {"yolov8n": ("weights/yolov8.yaml", "n"), "yolo11n": ("weights/yolo11.y
           "yolov8s": ("weights/yolov8.yaml", "s"), "yolo11s": ("weights/yolo11.yaml", "s")}
 ROTATE = 4  # input batches cycled through, as perf/bench --rotate
 DEBIAN_PY = "/usr/bin/python3"
+GNU_TIME = "/usr/bin/time"  # Debian package time: the peak RSS of each process (run_rss)
 
 
 def loadavg():
@@ -208,7 +208,6 @@ def peer_main(args):
         times.append((time.perf_counter() - t0) * 1e3)
     info["load_end"] = loadavg()
     info["times_ms"] = [round(t, 4) for t in times]
-    info["self_max_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(info))
 
 
@@ -230,18 +229,19 @@ def last_error(stderr, rc):
 
 
 def run_rss(cmd, env=None):
-    """Run cmd to completion; (CompletedProcess, peak RSS in kB) with the peak
-    from wait4(), this child's own ru_maxrss (RUSAGE_CHILDREN would be the
-    largest child so far)."""
+    """Run cmd to completion; (CompletedProcess, peak RSS in kB or None).
+    The peak is GNU time's %M (its wait4() ru_maxrss of the child it forks).
+    Not wait4() from here: Linux carries a process's peak RSS across fork and
+    exec, so every child of this driver (torch imported: close to 1 GB)
+    would report at least the driver's size; GNU time is a small process."""
     import tempfile
 
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen(cmd, text=True, stdout=out, stderr=err, env=env)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return subprocess.CompletedProcess(cmd, p.returncode, out.read(), err.read()), ru.ru_maxrss
+    if not os.path.exists(GNU_TIME):
+        return subprocess.run(cmd, text=True, capture_output=True, env=env), None
+    with tempfile.NamedTemporaryFile("r") as t:
+        r = subprocess.run([GNU_TIME, "-q", "-f", "%M", "-o", t.name] + cmd, text=True, capture_output=True, env=env)
+        lines = t.read().split()
+    return r, int(lines[-1]) if lines and lines[-1].isdigit() else None
 
 
 def sh(cmd, **kw):
@@ -435,7 +435,7 @@ def merge_rounds(parts):
     row["min_ms"] = min(row["times_ms"])
     row["mean_ms"] = sum(row["times_ms"]) / len(row["times_ms"])
     row["images_per_s"] = row["batch"] / (row["median_ms"] / 1e3)
-    if all("max_rss_kb" in p for p in parts):
+    if all(p.get("max_rss_kb") for p in parts):
         row["max_rss_kb"] = max(p["max_rss_kb"] for p in parts)
     if row["tool"] == "strix":
         row["achieved_gflops"] = row["gflops_per_image"] * row["images_per_s"]
@@ -521,14 +521,14 @@ def cold_start(args, work, st, pt, raw):
                 log(f"  cold start {tool}: failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
                 return []
             times[tool].append(round(dt, 4))
-            rss[tool] = max(rss[tool], kb)
+            rss[tool] = max(rss[tool], kb or 0)
     rows = []
     for tool, t in times.items():
         med, p90 = quantiles(t)
         row = {"tool": tool, "what": "cold start: process start to detections written, yolov8n, one image "
                + os.path.basename(img), "command": " ".join(cmds[tool][:2] if tool == "ultralytics" else cmds[tool]),
                "threads": args.threads, "median_s": med, "min_s": min(t), "max_s": max(t), "times_s": t,
-               "max_rss_kb": rss[tool], "load": loadavg()}
+               "max_rss_kb": rss[tool] or None, "load": loadavg()}
         if tool == "strix":
             row["binary_bytes"] = os.path.getsize(cmds[tool][0])
         rows.append(row)

@@ -158,11 +158,12 @@ def tables(res, reldir):
 
 def rss_table(res, reldir):
     """Peak resident memory at batch 1 (kernel's ru_maxrss of each process)."""
-    rows = [r for r in sorted(res["rows"], key=key) if r["batch"] == 1 and "max_rss_kb" in r and "error" not in r]
+    rows = [r for r in sorted(res["rows"], key=key) if r["batch"] == 1 and r.get("max_rss_kb") and "error" not in r]
     if not rows:
         return []
-    out = ["", "Peak resident memory, batch 1 (each process's peak RSS from wait4(); every process holds the same "
-           f"{res['settings']['rotate']} input batches; raw: `max_rss_kb` in `{reldir}/peers.jsonl`):", "",
+    out = ["", "Peak resident memory, batch 1 (each process's peak RSS; every process holds the same "
+           f"{res['settings']['rotate']} input batches; GNU time's %M; raw: `max_rss_kb` in "
+           f"`{reldir}/peers.jsonl`):", "",
            "| model | framework | peak RSS MB | beyond the binary / Python floor MB |", "|---|---|---:|---:|"]
     floor = res.get("rss_floor", {}).get("max_rss_kb")
     for r in rows:
@@ -176,7 +177,7 @@ def rss_table(res, reldir):
     if floor:
         out.append(f"| | Python floor: the interpreter, numpy and the inputs, no framework | {floor / 1024:.1f} | |")
     for c in res.get("cold_start", []):
-        if c["tool"] == "strix" and "max_rss_kb" in c:
+        if c["tool"] == "strix" and c.get("max_rss_kb"):
             mb = c["max_rss_kb"] / 1024
             out.append(f"| yolov8n | `build/infer` on one image (the whole job: decode, letterbox, network, NMS, "
                        f"JSON) | {mb:.1f} | {mb - c['binary_bytes'] / 2**20:.1f} (binary "
