@@ -19,6 +19,7 @@ typedef struct strix_cpu_backend {
     const strix_program *prog;
     const float *weights;
     const strix_plan *plan;
+    strix_cpu_isa isa; /* the convolution's instruction set, chosen at load (model.c) */
     float *arena;
     size_t arena_cap;
     void *ws;
@@ -27,8 +28,8 @@ typedef struct strix_cpu_backend {
     size_t scratch_cap;
 } strix_cpu_backend;
 
-void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
-                            float *arena, void *workspace, int i)
+void strix_cpu_execute_node(strix_cpu_isa isa, const strix_program *p, const strix_plan *pl,
+                            const float *weights, float *arena, void *workspace, int i)
 {
     int th = pl->threads;
     const strix_node *nd = &p->nodes[i];
@@ -39,7 +40,7 @@ void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const 
     case STRIX_OP_CONV: {
         strix_view res;
         if (nd->res >= 0) res = strix_plan_view(pl, p, arena, nd->res);
-        strix_cpu_conv2d(&out, &in, weights + nd->woff, weights + nd->boff,
+        strix_cpu_conv2d(isa, &out, &in, weights + nd->woff, weights + nd->boff,
                          nd->res >= 0 ? &res : NULL, &nd->conv, workspace, th);
         break;
     }
@@ -79,7 +80,7 @@ static strix_status cpu_plan(strix_backend *base, const strix_plan *pl, strix_er
 static strix_status cpu_run_op(strix_backend *base, int i, strix_error *err)
 {
     strix_cpu_backend *b = (strix_cpu_backend *)base;
-    strix_cpu_execute_node(b->prog, b->plan, b->weights, b->arena, b->ws, i);
+    strix_cpu_execute_node(b->isa, b->prog, b->plan, b->weights, b->arena, b->ws, i);
     return STRIX_OK;
 }
 
@@ -163,6 +164,7 @@ strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *
     b->base.ops = &cpu_ops;
     b->prog = p;
     b->weights = weights;
+    b->isa = c->cpu_isa;
     *out = &b->base;
     return STRIX_OK;
 }

@@ -12,11 +12,12 @@
 strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *p, const float *weights,
                                       const strix_backend_config *c, strix_error *err);
 
-/* Run node i of p alone over an arena and workspace of the caller's, laid
+/* Run node i of p alone, its convolution with the micro-kernels of isa
+ * (strix_cpu_conv2d), over an arena and workspace of the caller's, laid
  * out by pl (calibration, per-op tests; the CPU backend's run_op).  A node
  * fused into an earlier one (strix_node.fused) ran with that one and does
  * nothing here. */
-void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
-                            float *arena, void *workspace, int i);
+void strix_cpu_execute_node(strix_cpu_isa isa, const strix_program *p, const strix_plan *pl,
+                            const float *weights, float *arena, void *workspace, int i);
 
 #endif
