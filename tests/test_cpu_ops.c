@@ -241,7 +241,8 @@ static void conv_reference(double *ref, double *slack, const strix_view *in, con
                 }
 }
 
-/* Runs one case with 1 and 2 threads; returns 1 when everything holds. */
+/* Runs one case with 1 and 2 threads, and with 2 threads on weights packed
+ * beforehand (strix_cpu_conv2d_pack); returns 1 when everything holds. */
 static int conv_run_case(const conv_case *cc, const char *name)
 {
     int oh = conv_oh(cc), ow = conv_ow(cc);
@@ -254,8 +255,8 @@ static int conv_run_case(const conv_case *cc, const char *name)
     gbuf w = gbuf_new(wlen, 1.0f);
     gbuf bias = gbuf_new((size_t)cc->cout, cc->bias_range > 0 ? cc->bias_range : 1.0f);
     gbuf res = gbuf_new(cc->res == 1 ? layout_len(&lr) : 1, 1.0f);
-    gbuf out[2];
-    strix_view vin = host_view(&li, in.data), vo[2], vres = host_view(&lr, res.data);
+    gbuf out[3];
+    strix_view vin = host_view(&li, in.data), vo[3], vres = host_view(&lr, res.data);
     /* for residual == out, the residual's values are those out starts with */
     gbuf alias_src = gbuf_new(cc->res == 2 ? layout_len(&lo) : 1, 1.0f);
     strix_view valias = host_view(&lo, alias_src.data);
@@ -266,8 +267,10 @@ static int conv_run_case(const conv_case *cc, const char *name)
     conv_reference(ref, slack, &vin, w.data, bias.data, rview, cc, oh, ow);
 
     int ok = 1;
-    for (int t = 0; t < 2; t++) {
-        int threads = t + 1;
+    gbuf packed = gbuf_new(strix_cpu_conv2d_packed_floats(test_isa, cc->cin, cc->cout, p), 0.0f);
+    strix_cpu_conv2d_pack(test_isa, packed.data, w.data, cc->cin, cc->cout, p);
+    for (int t = 0; t < 3; t++) {
+        int threads = t ? 2 : 1;
         out[t] = gbuf_new(layout_len(&lo), 0.0f);
         vo[t] = host_view(&lo, out[t].data);
         if (cc->res == 2)
@@ -278,9 +281,12 @@ static int conv_run_case(const conv_case *cc, const char *name)
                                (size_t)cc->cout * sizeof(float));
         wsbuf ws = ws_new(strix_cpu_conv2d_workspace(&vo[t], &vin, p, threads), tl_int(0, 1));
         const strix_view *r = cc->res == 1 ? &vres : cc->res == 2 ? &vo[t] : NULL;
-        strix_cpu_conv2d(test_isa, &vo[t], &vin, w.data, bias.data, r, p, ws.ptr, threads);
+        if (t < 2)
+            strix_cpu_conv2d(test_isa, &vo[t], &vin, w.data, bias.data, r, p, ws.ptr, threads);
+        else
+            strix_cpu_conv2d_packed(test_isa, &vo[t], &vin, packed.data, bias.data, r, p, ws.ptr, threads);
         char what[200];
-        snprintf(what, sizeof what, "%s threads=%d", name, threads);
+        snprintf(what, sizeof what, "%s threads=%d%s", name, threads, t == 2 ? " prepacked" : "");
         if (ok && !ws_guard_ok(&ws)) {
             tl_fail("%s: wrote past the workspace size it asked for", what);
             ok = 0;
@@ -292,12 +298,22 @@ static int conv_run_case(const conv_case *cc, const char *name)
         tl_fail("%s: 1 and 2 threads give different results", name);
         ok = 0;
     }
+    if (ok && !views_identical(&vo[1], &vo[2])) {
+        tl_fail("%s: weights packed beforehand and per call give different results", name);
+        ok = 0;
+    }
+    if (ok && !gbuf_guards_ok(&packed)) {
+        tl_fail("%s: packing wrote past strix_cpu_conv2d_packed_floats", name);
+        ok = 0;
+    }
     if (ok && (!gbuf_guards_ok(&in) || !gbuf_guards_ok(&w) || !gbuf_guards_ok(&bias))) {
         tl_fail("%s: an input buffer's guard was overwritten", name);
         ok = 0;
     }
     gbuf_free(&out[0]);
     gbuf_free(&out[1]);
+    gbuf_free(&out[2]);
+    gbuf_free(&packed);
     gbuf_free(&in);
     gbuf_free(&w);
     gbuf_free(&bias);

@@ -641,8 +641,8 @@ static void fusions_match_unfused_ops(void)
         for (size_t i = 0; i < (size_t)in.n * in.batch_stride; i++) in.data[i] = tl_uniform(0, 1);
         memcpy(b, a, floats * sizeof(float));
         for (int i = 0; i < m->prog.n_nodes; i++) {
-            strix_cpu_execute_node(STRIX_CPU_ISA_AUTO, &m->prog, &pl, m->weights, a, ws, i);
-            strix_cpu_execute_node(STRIX_CPU_ISA_AUTO, &unfused, &pl, m->weights, b, ws, i);
+            strix_cpu_execute_node(NULL, &m->prog, &pl, m->weights, a, ws, i);
+            strix_cpu_execute_node(NULL, &unfused, &pl, m->weights, b, ws, i);
         }
     }
     int same = !st && a && b && !memcmp(a, b, floats * sizeof(float));

@@ -78,28 +78,66 @@ size_t strix_cpu_conv2d_workspace(const strix_view *out, const strix_view *in,
     return most;
 }
 
+/* One switch for the three per-ISA entry points. */
+#if defined(__x86_64__)
+#define ISA_CASES(call)                                                                            \
+    case STRIX_CPU_ISA_AVX2: call(avx2); break;                                                    \
+    case STRIX_CPU_ISA_AVX512: call(avx512); break;
+#elif defined(__aarch64__)
+#define ISA_CASES(call) case STRIX_CPU_ISA_NEON: call(neon); break;
+#else
+#define ISA_CASES(call)
+#endif
+
+static strix_cpu_isa resolve(strix_cpu_isa isa)
+{
+    if (isa == STRIX_CPU_ISA_AUTO) isa = strix_cpu_isa_best();
+    assert(strix_cpu_isa_supported(isa));
+    return isa;
+}
+
+size_t strix_cpu_conv2d_packed_floats(strix_cpu_isa isa, int cin, int cout, const strix_conv_params *p)
+{
+    size_t n = 0;
+#define PACKED_FLOATS(s) n = strix_cpu_conv2d_packed_floats_##s(cin, cout, p)
+    switch (resolve(isa)) {
+        ISA_CASES(PACKED_FLOATS)
+    default: PACKED_FLOATS(generic); break;
+    }
+    return n;
+}
+
+void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int cin, int cout,
+                           const strix_conv_params *p)
+{
+#define PACK(s) strix_cpu_conv2d_pack_##s(packed, w, cin, cout, p)
+    switch (resolve(isa)) {
+        ISA_CASES(PACK)
+    default: PACK(generic); break;
+    }
+}
+
+static void conv(strix_cpu_isa isa, const strix_view *out, const strix_view *in, const float *w,
+                 const float *packed, const float *bias, const strix_view *residual,
+                 const strix_conv_params *p, void *workspace, int threads)
+{
+#define CONV(s) strix_cpu_conv2d_##s(out, in, w, packed, bias, residual, p, workspace, threads)
+    switch (resolve(isa)) {
+        ISA_CASES(CONV)
+    default: CONV(generic); break;
+    }
+}
+
 void strix_cpu_conv2d(strix_cpu_isa isa, const strix_view *out, const strix_view *in, const float *w,
                       const float *bias, const strix_view *residual,
                       const strix_conv_params *p, void *workspace, int threads)
 {
-    if (isa == STRIX_CPU_ISA_AUTO) isa = strix_cpu_isa_best();
-    assert(strix_cpu_isa_supported(isa));
-    switch (isa) {
-#if defined(__x86_64__)
-    case STRIX_CPU_ISA_AVX2:
-        strix_cpu_conv2d_avx2(out, in, w, bias, residual, p, workspace, threads);
-        return;
-    case STRIX_CPU_ISA_AVX512:
-        strix_cpu_conv2d_avx512(out, in, w, bias, residual, p, workspace, threads);
-        return;
-#endif
-#if defined(__aarch64__)
-    case STRIX_CPU_ISA_NEON:
-        strix_cpu_conv2d_neon(out, in, w, bias, residual, p, workspace, threads);
-        return;
-#endif
-    default:
-        strix_cpu_conv2d_generic(out, in, w, bias, residual, p, workspace, threads);
-        return;
-    }
+    conv(isa, out, in, w, NULL, bias, residual, p, workspace, threads);
+}
+
+void strix_cpu_conv2d_packed(strix_cpu_isa isa, const strix_view *out, const strix_view *in,
+                             const float *packed, const float *bias, const strix_view *residual,
+                             const strix_conv_params *p, void *workspace, int threads)
+{
+    conv(isa, out, in, NULL, packed, bias, residual, p, workspace, threads);
 }

@@ -2,7 +2,8 @@
  * engine/cpu/): engine/cpu/conv_<isa>.c each compile conv_kernels.h with
  * their ISA's flags, engine/cpu/conv.c picks one at run time
  * (strix_cpu_conv2d's isa argument, see ops.h).  Same arguments, layouts and
- * results (to the last bits of rounding) as strix_cpu_conv2d.
+ * results (to the last bits of rounding) as strix_cpu_conv2d_packed (packed
+ * NULL: strix_cpu_conv2d) and strix_cpu_conv2d_pack.
  *
  *   generic  4-wide vectors, MR x NR = 6 x 8: SSE2 on any x86-64, NEON on
  *            aarch64, scalar code elsewhere;
@@ -25,8 +26,12 @@
     size_t strix_cpu_conv2d_workspace_##suffix(const strix_view *out, const strix_view *in,       \
                                                const strix_conv_params *p, int threads);          \
     void strix_cpu_conv2d_##suffix(const strix_view *out, const strix_view *in, const float *w,   \
-                                   const float *bias, const strix_view *residual,                 \
-                                   const strix_conv_params *p, void *workspace, int threads);
+                                   const float *packed, const float *bias,                        \
+                                   const strix_view *residual, const strix_conv_params *p,        \
+                                   void *workspace, int threads);                                 \
+    size_t strix_cpu_conv2d_packed_floats_##suffix(int cin, int cout, const strix_conv_params *p); \
+    void strix_cpu_conv2d_pack_##suffix(float *packed, const float *w, int cin, int cout,          \
+                                        const strix_conv_params *p);
 
 CONV_ISA_DECLARE(generic)
 #if defined(__x86_64__)

@@ -22,8 +22,10 @@
  *     block into the workspace, row-major like the 1x1 case).
  *   - depthwise convolutions (Cin/g == Cout/g == 1) are not a GEMM but a
  *     per-pixel multiply-add over channels, handled by their own loop.
- * The GEMM is blocked GotoBLAS-style: B is packed once per group into
- * NR-wide panels (shared by all threads), each thread owns blocks of MC rows,
+ * The GEMM is blocked GotoBLAS-style: B is packed into NR-wide panels, once
+ * at load (strix_cpu_conv2d_pack, the CPU backend does it for every conv) or
+ * else once per call and group (shared by all threads), each thread owns
+ * blocks of MC rows,
  * packs KC-deep slices of them and runs an MR x NR register-blocked
  * micro-kernel into a per-thread tile, then applies bias + SiLU + residual
  * while copying the tile into out.  Accumulating in the tile, not in out,
@@ -231,23 +233,32 @@ static size_t round_floats(size_t n)
     return STRIX_CEIL_DIV(n, line) * line;
 }
 
-static conv_plan make_plan(const strix_view *out, const strix_view *in, const strix_conv_params *p,
-                           int threads)
+/* What depends on the weights' shape only: enough to pack them. */
+static conv_plan weight_plan(int cin, int cout, const strix_conv_params *p)
 {
     conv_plan pl;
     memset(&pl, 0, sizeof pl);
-    pl.threads = threads < 1 ? 1 : threads;
-    pl.cg = in->c / p->groups;
-    pl.ng = out->c / p->groups;
-    pl.m = out->h * out->w;
+    pl.cg = cin / p->groups;
+    pl.ng = cout / p->groups;
     pl.k = p->kh * p->kw * pl.cg;
     pl.depthwise = pl.cg == 1 && pl.ng == 1;
-    pl.direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
     if (pl.depthwise) {
-        pl.b_floats = round_floats((size_t)p->kh * p->kw * out->c);
+        pl.b_floats = round_floats((size_t)p->kh * p->kw * cout);
         return pl;
     }
     pl.npad = STRIX_CEIL_DIV(pl.ng, NR) * NR;
+    pl.b_floats = round_floats((size_t)pl.k * pl.npad);
+    return pl;
+}
+
+static conv_plan make_plan(const strix_view *out, const strix_view *in, const strix_conv_params *p,
+                           int threads)
+{
+    conv_plan pl = weight_plan(in->c, out->c, p);
+    pl.threads = threads < 1 ? 1 : threads;
+    pl.m = out->h * out->w;
+    pl.direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
+    if (pl.depthwise) return pl;
     pl.nc = pl.npad < NC ? pl.npad : NC;
     pl.kc = pl.k < KC ? pl.k : KC;
     /* Enough row blocks (about 4 per thread) to balance the team, but
@@ -261,7 +272,6 @@ static conv_plan make_plan(const strix_view *out, const strix_view *in, const st
     int m_round = STRIX_CEIL_DIV(pl.m, MR) * MR;
     if (m_round < mc) mc = m_round;
     pl.mc = mc < MR ? MR : mc;
-    pl.b_floats = round_floats((size_t)pl.k * pl.npad);
     pl.a_floats = round_floats((size_t)pl.mc * pl.kc);
     pl.t_floats = round_floats((size_t)pl.mc * pl.nc);
     return pl;
@@ -394,8 +404,10 @@ static void gemm_block(const strix_view *out, const strix_view *in, const float 
     }
 }
 
+/* packed: B of every group packed at load (group g at g * b_floats), or
+ * NULL: each group's packed here into the workspace. */
 static void conv_gemm(const strix_view *out, const strix_view *in, const float *w,
-                      const float *bias, const strix_view *residual,
+                      const float *packed, const float *bias, const strix_view *residual,
                       const strix_conv_params *p, const conv_plan *pl, float *ws)
 {
     float *bp = ws;
@@ -411,30 +423,39 @@ static void conv_gemm(const strix_view *out, const strix_view *in, const float *
         float *ap = ws + pl->b_floats + (size_t)tid * (pl->a_floats + pl->t_floats);
         float *tile = ap + pl->a_floats;
         for (int g = 0; g < p->groups; g++) {
+            const float *b = packed ? packed + (size_t)g * pl->b_floats : bp;
             /* the implicit barriers after each loop keep B stable while used */
-            OMP(omp for schedule(static))
-            for (int s = 0; s < panels; s++) pack_b_panel(bp, w, pl, g, s);
+            if (!packed) {
+                OMP(omp for schedule(static))
+                for (int s = 0; s < panels; s++) pack_b_panel(bp, w, pl, g, s);
+            }
             OMP(omp for schedule(dynamic))
             for (int t = 0; t < tasks; t++) {
                 int n = t / blocks, m0 = (t % blocks) * pl->mc;
                 int rows = pl->m - m0 < pl->mc ? pl->m - m0 : pl->mc;
-                gemm_block(out, in, bias, residual, p, pl, bp, ap, tile, n, g, m0, rows);
+                gemm_block(out, in, bias, residual, p, pl, b, ap, tile, n, g, m0, rows);
             }
         }
     }
 }
 
-/* Depthwise: out[n,y,x,c] = sum over taps of in[n,iy,ix,c] * w[c][ky][kx].
- * The weights are transposed to wt[tap][c] so the channel loop is contiguous
- * in both operands. */
-static void conv_depthwise(const strix_view *out, const strix_view *in, const float *w,
-                           const float *bias, const strix_view *residual,
-                           const strix_conv_params *p, int threads, float *wt)
+/* The depthwise weights transposed to wt[tap][c], so that the channel loop
+ * is contiguous in both operands. */
+static void pack_depthwise(float *wt, const float *w, int c_all, const strix_conv_params *p)
 {
-    (void)threads; /* read only by the OpenMP directive */
-    int taps = p->kh * p->kw, c_all = out->c;
+    int taps = p->kh * p->kw;
     for (int c = 0; c < c_all; c++)
         for (int t = 0; t < taps; t++) wt[(size_t)t * c_all + c] = w[(size_t)c * taps + t];
+}
+
+/* Depthwise: out[n,y,x,c] = sum over taps of in[n,iy,ix,c] * w[c][ky][kx],
+ * with the weights as pack_depthwise lays them out. */
+static void conv_depthwise(const strix_view *out, const strix_view *in, const float *wt,
+                           const float *bias, const strix_view *residual,
+                           const strix_conv_params *p, int threads)
+{
+    (void)threads; /* read only by the OpenMP directive */
+    int c_all = out->c;
     int rows = out->n * out->h;
     OMP(omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic))
     for (int row = 0; row < rows; row++) {
@@ -463,9 +484,27 @@ static void conv_depthwise(const strix_view *out, const strix_view *in, const fl
     }
 }
 
+size_t CONV_FN(strix_cpu_conv2d_packed_floats_)(int cin, int cout, const strix_conv_params *p)
+{
+    conv_plan pl = weight_plan(cin, cout, p);
+    return pl.depthwise ? pl.b_floats : (size_t)p->groups * pl.b_floats;
+}
+
+void CONV_FN(strix_cpu_conv2d_pack_)(float *packed, const float *w, int cin, int cout,
+                                     const strix_conv_params *p)
+{
+    conv_plan pl = weight_plan(cin, cout, p);
+    if (pl.depthwise) {
+        pack_depthwise(packed, w, cout, p);
+        return;
+    }
+    for (int g = 0; g < p->groups; g++)
+        for (int s = 0; s < pl.npad / NR; s++) pack_b_panel(packed + (size_t)g * pl.b_floats, w, &pl, g, s);
+}
+
 void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, const float *w,
-                      const float *bias, const strix_view *residual,
-                      const strix_conv_params *p, void *workspace, int threads)
+                                const float *packed, const float *bias, const strix_view *residual,
+                                const strix_conv_params *p, void *workspace, int threads)
 {
     assert(p->groups >= 1 && in->c % p->groups == 0 && out->c % p->groups == 0);
     assert(in->n == out->n);
@@ -477,8 +516,13 @@ void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, con
     conv_plan pl = make_plan(out, in, p, threads);
     uintptr_t base = ((uintptr_t)workspace + WS_ALIGN - 1) & ~(uintptr_t)(WS_ALIGN - 1);
     float *ws = (float *)base;
-    if (pl.depthwise)
-        conv_depthwise(out, in, w, bias, residual, p, pl.threads, ws);
-    else
-        conv_gemm(out, in, w, bias, residual, p, &pl, ws);
+    if (pl.depthwise) {
+        if (!packed) {
+            pack_depthwise(ws, w, out->c, p);
+            packed = ws;
+        }
+        conv_depthwise(out, in, packed, bias, residual, p, pl.threads);
+    } else {
+        conv_gemm(out, in, w, packed, bias, residual, p, &pl, ws);
+    }
 }

@@ -30,6 +30,17 @@ void strix_cpu_conv2d(strix_cpu_isa isa, const strix_view *out, const strix_view
                       const float *bias, const strix_view *residual,
                       const strix_conv_params *p, void *workspace, int threads);
 
+/* The same with the weights packed beforehand for isa's micro-kernels
+ * (strix_cpu_conv2d_pack, e.g. once at load): the per-call packing is
+ * skipped; results are bit-identical to strix_cpu_conv2d's with that isa.
+ * packed: strix_cpu_conv2d_packed_floats(isa, in.c, out.c, p) floats. */
+size_t strix_cpu_conv2d_packed_floats(strix_cpu_isa isa, int cin, int cout, const strix_conv_params *p);
+void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int cin, int cout,
+                           const strix_conv_params *p);
+void strix_cpu_conv2d_packed(strix_cpu_isa isa, const strix_view *out, const strix_view *in,
+                             const float *packed, const float *bias, const strix_view *residual,
+                             const strix_conv_params *p, void *workspace, int threads);
+
 /* The widest instruction set this build and CPU run (cpuid on x86-64,
  * AT_HWCAP on aarch64); never AUTO. */
 strix_cpu_isa strix_cpu_isa_best(void);

@@ -267,7 +267,7 @@ strix_status strix_model_write_synthetic_weights(const strix_model *m, const cha
             st = synth_conv(&s, &r, n, d, fused, w, dt, &used, err);
             d += used;
         }
-        if (!st) strix_cpu_execute_node(STRIX_CPU_ISA_AUTO, p, &s.pl, s.blob, s.arena, s.ws, i);
+        if (!st) strix_cpu_execute_node(NULL, p, &s.pl, s.blob, s.arena, s.ws, i);
     }
     if (!st && p->dfl_name[0]) {
         int64_t sh[4] = {1, p->reg_max, 1, 1};
