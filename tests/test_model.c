@@ -240,6 +240,12 @@ static void yaml_errors_name_file_and_line(void)
         {"nc: 80\nnc: 81\nbackbone: []\nhead: []\n", "appears twice", 2, STRIX_E_MODEL},
         {"nc: 80\nbackbone:\n  - [-1, 1, nn.Upsample, [None, 2, \"bilinear\"]]\nhead:\n  - [[0], 1, Detect, [nc]]\n",
          "mode 'bilinear' is not supported", 3, STRIX_E_MODEL},
+        /* the fuzzer's out-of-memory input: millions of C2f copies */
+        {"nc: 80\ndepth_multiple: 5.1e6\nbackbone:\n  - [-1, 3, C2f, [16]]\nhead:\n  - [[0], 1, Detect, [nc]]\n",
+         "depth_multiple and width_multiple must be in (0, 100]", 2, STRIX_E_MODEL},
+        {"nc: 80\ndepth_multiple: 100\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 11, C2f, [16]]\n"
+         "head:\n  - [[1], 1, Detect, [nc]]\n",
+         "repeats 11 x depth 100 = 1100 modules: at most 1000", 4, STRIX_E_MODEL},
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         char name[32];
