@@ -234,7 +234,7 @@ static int next_group(pipe *p, dstage *d)
             }
             if (f->width != w || f->height != h) continue;
             d->call[n] = f;
-            d->im[n++] = (strix_image){f->rgb, f->width, f->height, f->stride, c->format};
+            d->im[n++] = (strix_image){.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride, .format = c->format};
             d->per[k]++;
         }
     return n;
