@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "checkpoint.h"
 #include "coco.h"
+#include "cpu/ops.h"
 #include "fileread.h"
 #include "graph.h"
 #include "letterbox.h"
@@ -182,9 +183,16 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     if (o->nc > STRIX_MAX_CLASSES)
         return strix_fail(err, STRIX_E_ARG, "a class count of %d is out of range: strix supports 1 to %d classes",
                           o->nc, STRIX_MAX_CLASSES);
+    if (!strix_cpu_isa_name(o->cpu_isa) || !strix_cpu_isa_supported(o->cpu_isa))
+        return strix_fail(err, STRIX_E_ARG,
+                          "CPU instruction set %d (%s) is not one this build and CPU can run: use "
+                          "STRIX_CPU_ISA_AUTO, or one strix_cpu_isa_supported() accepts",
+                          (int)o->cpu_isa, strix_cpu_isa_name(o->cpu_isa) ? strix_cpu_isa_name(o->cpu_isa) : "unknown");
     strix_model *m = calloc(1, sizeof *m);
     if (!m) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
     m->device = device;
+    /* chosen once here; the backend keeps it (no global state) */
+    m->cpu_isa = o->cpu_isa == STRIX_CPU_ISA_AUTO ? strix_cpu_isa_best() : o->cpu_isa;
     m->half = device >= 0 && o->half;
     strix_checkpoint ck = {0};
     strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
@@ -212,7 +220,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     }
     if (!st && m->weights) {
         strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,
-                                  o->cuda_kernels};
+                                  o->cuda_kernels, m->cpu_isa};
         m->async = device >= 0 && o->cuda_async;
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }
@@ -246,6 +254,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
 
 int strix_model_class_count(const strix_model *m) { return m->graph.nc; }
 int strix_model_stride(const strix_model *m) { return m->graph.max_stride; }
+strix_cpu_isa strix_model_cpu_isa(const strix_model *m) { return m->cpu_isa; }
 
 const char *strix_model_class_name(const strix_model *m, int id)
 {

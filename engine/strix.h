@@ -60,6 +60,24 @@ const char *strix_status_name(strix_status s);
 
 typedef struct strix_model strix_model;
 
+/* The instruction sets of the CPU convolution's micro-kernels
+ * (strix_model_options.cpu_isa): the library picks the widest one the CPU
+ * runs when a model is loaded; the others are there for tests and
+ * comparisons.  Results agree to the last bits of rounding. */
+typedef enum strix_cpu_isa {
+    STRIX_CPU_ISA_AUTO = 0,    /* the widest this CPU runs */
+    STRIX_CPU_ISA_GENERIC = 1, /* 4-wide vectors: any CPU (SSE2 on x86-64, NEON on aarch64) */
+    STRIX_CPU_ISA_AVX2 = 2,    /* x86-64 AVX2 + FMA */
+    STRIX_CPU_ISA_AVX512 = 3,  /* x86-64 AVX-512F */
+    STRIX_CPU_ISA_NEON = 4,    /* aarch64 Advanced SIMD, the wider register block */
+} strix_cpu_isa;
+#define STRIX_CPU_ISA_COUNT 5
+
+/* 1 when this build and this CPU can run isa (AUTO: always), else 0. */
+int strix_cpu_isa_supported(strix_cpu_isa isa);
+/* "auto", "generic", "avx2", "avx512", "neon"; NULL for another value. */
+const char *strix_cpu_isa_name(strix_cpu_isa isa);
+
 typedef struct strix_model_options {
     const char *yaml_path;    /* Ultralytics model YAML; NULL: the one a .pt weights file embeds */
     const char *weights_path; /* .safetensors, Ultralytics .pt (read without running any of its
@@ -90,6 +108,9 @@ typedef struct strix_model_options {
                                  convolutions with fused epilogues on sm_80+, direct stem,
                                  vectorised upsample); 1 the first set (WMMA implicit GEMM,
                                  cuBLAS for 1x1). Both verified on an H100 */
+    strix_cpu_isa cpu_isa;    /* CPU: AUTO (default) the widest micro-kernels this CPU runs;
+                                 another value forces that set (tests, comparisons): a load fails
+                                 with STRIX_E_ARG when this build or CPU cannot run it */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);
@@ -110,6 +131,9 @@ const char *strix_model_class_name(const strix_model *m, int class_id);
 strix_status strix_model_load_names(strix_model *m, const char *path, strix_error *err);
 /* Largest stride of the network (32 for YOLOv8/11). */
 int strix_model_stride(const strix_model *m);
+/* The CPU convolution's instruction set this model runs with (never AUTO);
+ * meaningful on the CPU device only. */
+strix_cpu_isa strix_model_cpu_isa(const strix_model *m);
 
 /* Write deterministic synthetic weights for m's graph (tests, benchmarks):
  * Ultralytics state_dict names and shapes, seeded uniform convolution weights,

@@ -100,15 +100,28 @@ static double check(const shape *s, const float *in, const float *w, const float
     return worst;
 }
 
+/* CPU time of the whole process (all its threads), seconds. */
+static double cpu_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_conv [--model YAML] [--scale n|s|m|l|x] [--imgsz N] [--threads LIST]\n"
-            "                  [--runs N] [--seed N]\n"
+            "                  [--runs N] [--seed N] [--isa NAME] [--cpu-time]\n"
             "  --model YAML   default weights/yolov8.yaml with --scale n\n"
             "  --imgsz N      square network input (default 640)\n"
             "  --threads LIST thread counts to time side by side, e.g. 1,2 (default: all CPUs)\n"
-            "  --runs N       timed calls per shape and thread count (default 20; median kept)\n");
+            "  --runs N       timed calls per shape and thread count (default 20; median kept)\n"
+            "  --isa NAME     micro-kernels: auto (default: the widest this CPU runs), generic,\n"
+            "                 avx2, avx512 or neon\n"
+            "  --cpu-time     time with the process's CPU time instead of the wall clock: on a\n"
+            "                 shared machine the time other processes hold the core is not\n"
+            "                 counted (meaningful with --threads 1 only)\n");
 }
 
 int main(int argc, char **argv)
@@ -119,12 +132,17 @@ int main(int argc, char **argv)
     o.scale = 'n';
     int imgsz = 640, runs = 20, threads[MAX_THREADS_LIST] = {0}, n_threads = 1;
     unsigned long long seed = 1;
+    int cpu_time = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(a, "--cpu-time")) {
+            cpu_time = 1;
+            continue;
         }
         if (!v) {
             fprintf(stderr, "bench_conv: %s: needs a value (see --help)\n", a);
@@ -137,6 +155,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--imgsz")) ok = (imgsz = (int)strtol(v, &end, 10)) >= 32 && imgsz <= 4096 && !*end;
         else if (!strcmp(a, "--runs")) ok = (runs = (int)strtol(v, &end, 10)) >= 1 && runs <= 100000 && !*end;
         else if (!strcmp(a, "--seed")) ok = (seed = strtoull(v, &end, 0), *v && !*end);
+        else if (!strcmp(a, "--isa")) {
+            ok = 0;
+            for (int k = 0; k < STRIX_CPU_ISA_COUNT; k++)
+                if (!strcmp(v, strix_cpu_isa_name((strix_cpu_isa)k))) o.cpu_isa = (strix_cpu_isa)k, ok = 1;
+        }
         else if (!strcmp(a, "--threads")) {
             n_threads = 0;
             for (const char *t = v; ok && *t; t = *end ? end + 1 : end) {
@@ -165,8 +188,10 @@ int main(int argc, char **argv)
         strix_model_free(m);
         return rc;
     }
-    printf("strix_cpu_conv2d on the %d distinct convolution shapes of %s scale %c at %dx%d; median of %d runs\n",
-           n_shapes, o.yaml_path, m->graph.scale, imgsz, imgsz, runs);
+    strix_cpu_isa isa = strix_model_cpu_isa(m);
+    printf("strix_cpu_conv2d (%s) on the %d distinct convolution shapes of %s scale %c at %dx%d; median of %d runs%s\n",
+           strix_cpu_isa_name(isa), n_shapes, o.yaml_path, m->graph.scale, imgsz, imgsz, runs,
+           cpu_time ? " (process CPU time)" : "");
     printf("%5s %-30s %4s %4s %8s %7s", "layer", "in HxWxC -> out HxWxC", "k/s", "uses", "MFLOP", "check");
     for (int t = 0; t < n_threads; t++) printf("   %2dT ms %2dT GF/s", threads[t], threads[t]);
     printf("\n");
@@ -206,16 +231,16 @@ int main(int argc, char **argv)
             snprintf(ks, sizeof ks, "%d/%d", s->p.kh, s->p.sh);
             printf("%5d %-30s %4s %4d %8.1f", s->first_layer, dims, ks, s->uses, flop / 1e6);
             for (int t = 0; t < n_threads; t++) {
-                strix_cpu_conv2d(&vout, &vin, w, bias, res ? &vres : NULL, &s->p, ws, threads[t]);
+                strix_cpu_conv2d(isa, &vout, &vin, w, bias, res ? &vres : NULL, &s->p, ws, threads[t]);
                 if (t == 0) {
                     double worst = check(s, in, w, bias, res, out, &rng);
                     failed += !(worst <= 1.0);
                     printf(" %7s", worst <= 1.0 ? "ok" : "FAIL");
                 }
                 for (int r = 0; r < runs; r++) {
-                    double t0 = now_s();
-                    strix_cpu_conv2d(&vout, &vin, w, bias, res ? &vres : NULL, &s->p, ws, threads[t]);
-                    times[r] = now_s() - t0;
+                    double t0 = cpu_time ? cpu_s() : now_s();
+                    strix_cpu_conv2d(isa, &vout, &vin, w, bias, res ? &vres : NULL, &s->p, ws, threads[t]);
+                    times[r] = (cpu_time ? cpu_s() : now_s()) - t0;
                 }
                 qsort(times, (size_t)runs, sizeof *times, cmp_double);
                 double med = runs % 2 ? times[runs / 2] : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);

@@ -554,7 +554,7 @@ static void conv_run_variant(const conv_case *c, strix_dtype dt, int kernels, in
     size_t gws = strix_cuda_conv2d_workspace(&dout, &din, &p, dt, kernels);
     void *gpu_ws = gws ? dmalloc(gws) : NULL;
     if (!cpu_ws || (gws && !gpu_ws)) return;
-    strix_cpu_conv2d(&hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, 1);
+    strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, 1);
     if (variant)
         CK(strix_cuda_conv2d_mma_variant(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, variant,
                                          (strix_stream)T.s));

@@ -441,6 +441,79 @@ static void fused_unfused_f16_agree(void)
 }
 
 /* Batch results equal single-image results; bad shapes are refused. */
+/* The whole network (yolo11n: every conv shape kind, attention included)
+ * with each CPU instruction set this machine runs agrees with the generic
+ * build to fp32 rounding, and its result does not depend on the thread
+ * count; an instruction set the build or CPU lacks fails the load. */
+static void cpu_isas_agree(void)
+{
+    const char *p = tmp_path("isa.safetensors");
+    make_weights("weights/yolo11.yaml", 'n', p, 13, 0, 0);
+    if (tl_g.failed) return;
+    int h = 64, w = 96, B = 2, tested = 0;
+    float *x = malloc(sizeof(float) * h * w * 3 * B), *y0 = NULL, *y[2] = {NULL, NULL};
+    for (int i = 0; i < h * w * 3 * B; i++) x[i] = tl_uniform(0, 1);
+    size_t n = 0;
+    double worst = 0;
+    int worst_isa = 0, thread_diff = -1, refused = -1;
+    strix_error e;
+    strix_status st = STRIX_OK;
+    for (int isa = STRIX_CPU_ISA_GENERIC; isa < STRIX_CPU_ISA_COUNT && !st; isa++) {
+        strix_model_options o;
+        strix_model_options_init(&o);
+        o.yaml_path = "weights/yolo11.yaml";
+        o.scale = 'n';
+        o.weights_path = p;
+        o.cpu_isa = (strix_cpu_isa)isa;
+        int ran = 0;
+        for (int t = 0; t < 2 && !st; t++) {
+            o.threads = t + 1;
+            strix_model *m;
+            strix_status ls = strix_model_load(&m, &o, &e);
+            if (!strix_cpu_isa_supported((strix_cpu_isa)isa)) {
+                if (ls != STRIX_E_ARG || !strstr(e.message, strix_cpu_isa_name((strix_cpu_isa)isa))) refused = isa;
+                if (!ls) strix_model_free(m);
+                break;
+            }
+            if ((st = ls)) break;
+            if (!y0) {
+                n = strix_model_anchor_count(m, h, w) * (4 + 80) * B;
+                y0 = malloc(sizeof(float) * n);
+                y[0] = malloc(sizeof(float) * n);
+                y[1] = malloc(sizeof(float) * n);
+            }
+            if (strix_model_cpu_isa(m) != (strix_cpu_isa)isa) refused = isa;
+            st = strix_model_forward(m, x, B, h, w, y[t], &e);
+            strix_model_free(m);
+            ran += !st;
+        }
+        if (ran < 2) continue;
+        /* 2 threads must give the 1-thread result bit for bit */
+        if (memcmp(y[0], y[1], sizeof(float) * n) && thread_diff < 0) thread_diff = isa;
+        if (isa == STRIX_CPU_ISA_GENERIC) {
+            memcpy(y0, y[0], sizeof(float) * n);
+            continue;
+        }
+        tested++;
+        double d = 0, ref = 0;
+        for (size_t i = 0; i < n; i++) {
+            d += (double)(y[0][i] - y0[i]) * (y[0][i] - y0[i]);
+            ref += (double)y0[i] * y0[i];
+        }
+        if (!(sqrt(d / ref) <= worst)) worst = sqrt(d / ref), worst_isa = isa;
+    }
+    free(x);
+    free(y0);
+    free(y[0]);
+    free(y[1]);
+    unlink(p);
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    TL_CHECK(refused < 0, "cpu_isa %s: not refused (or not kept) as it should be", strix_cpu_isa_name(refused));
+    TL_CHECK(thread_diff < 0, "cpu_isa %s: 1 and 2 threads differ", strix_cpu_isa_name(thread_diff));
+    TL_CHECK(worst < 1e-5, "cpu_isa %s vs generic: relative L2 %.3g", strix_cpu_isa_name(worst_isa), worst);
+    if (!tested) tl_skip("this CPU runs the generic micro-kernels only: nothing to compare them with");
+}
+
 static void batch_equals_single_and_bad_shapes(void)
 {
     const char *p = tmp_path("b.safetensors");
@@ -635,8 +708,8 @@ static void fusions_match_unfused_ops(void)
         for (size_t i = 0; i < (size_t)in.n * in.batch_stride; i++) in.data[i] = tl_uniform(0, 1);
         memcpy(b, a, floats * sizeof(float));
         for (int i = 0; i < m->prog.n_nodes; i++) {
-            strix_cpu_execute_node(&m->prog, &pl, m->weights, a, ws, i);
-            strix_cpu_execute_node(&unfused, &pl, m->weights, b, ws, i);
+            strix_cpu_execute_node(NULL, &m->prog, &pl, m->weights, a, ws, i);
+            strix_cpu_execute_node(NULL, &unfused, &pl, m->weights, b, ws, i);
         }
     }
     int same = !st && a && b && !memcmp(a, b, floats * sizeof(float));
@@ -667,6 +740,7 @@ int main(int argc, char **argv)
     TL_RUN(yaml_errors_name_file_and_line);
     TL_RUN(weights_errors_are_named);
     TL_RUN(fused_unfused_f16_agree);
+    TL_RUN(cpu_isas_agree);
     TL_RUN(batch_equals_single_and_bad_shapes);
     TL_RUN(fusions_match_unfused_ops);
     TL_RUN(submit_collect_equals_detect);
