@@ -152,7 +152,7 @@ ifeq ($(ARCH),x86_64)
 # (A variable of their own, not CFLAGS: target-specific values reach the
 # prerequisites too, the configuration stamp among them.)
 $(BUILD)/obj/engine/cpu/conv_avx2.o: ISA_FLAGS = -mavx2 -mfma
-$(BUILD)/obj/engine/cpu/conv_avx512.o: ISA_FLAGS = -mavx512f -mavx2 -mfma
+$(BUILD)/obj/engine/cpu/conv_avx512.o $(BUILD)/obj/engine/cpu/conv_avx512_n16.o: ISA_FLAGS = -mavx512f -mavx2 -mfma
 endif
 
 $(LIB): $(LIB_OBJ)

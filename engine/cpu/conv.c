@@ -69,6 +69,8 @@ size_t strix_cpu_conv2d_workspace(const strix_view *out, const strix_view *in,
     if (b > most) most = b;
     b = strix_cpu_conv2d_workspace_avx512(out, in, p, threads);
     if (b > most) most = b;
+    b = strix_cpu_conv2d_workspace_avx512_n16(out, in, p, threads);
+    if (b > most) most = b;
 #endif
 #if defined(__aarch64__)
     b = strix_cpu_conv2d_workspace_neon(out, in, p, threads);
@@ -78,29 +80,47 @@ size_t strix_cpu_conv2d_workspace(const strix_view *out, const strix_view *in,
     return most;
 }
 
-/* One switch for the three per-ISA entry points. */
-#if defined(__x86_64__)
-#define ISA_CASES(call)                                                                            \
-    case STRIX_CPU_ISA_AVX2: call(avx2); break;                                                    \
-    case STRIX_CPU_ISA_AVX512: call(avx512); break;
-#elif defined(__aarch64__)
-#define ISA_CASES(call) case STRIX_CPU_ISA_NEON: call(neon); break;
-#else
-#define ISA_CASES(call)
-#endif
+/* The builds behind an instruction set: AVX-512 has two, by the layer's
+ * output channels per group (ng). */
+typedef enum build {
+    BUILD_GENERIC,
+    BUILD_AVX2,
+    BUILD_AVX512,
+    BUILD_AVX512_N16,
+    BUILD_NEON,
+} build;
 
-static strix_cpu_isa resolve(strix_cpu_isa isa)
+static build pick(strix_cpu_isa isa, int cout, const strix_conv_params *p)
 {
     if (isa == STRIX_CPU_ISA_AUTO) isa = strix_cpu_isa_best();
     assert(strix_cpu_isa_supported(isa));
-    return isa;
+    int ng = cout / p->groups;
+    switch (isa) {
+    case STRIX_CPU_ISA_AVX2: return BUILD_AVX2;
+    /* 16-channel layers would pad the 32-wide block to twice their work */
+    case STRIX_CPU_ISA_AVX512: return ng % 32 && ng <= 16 ? BUILD_AVX512_N16 : BUILD_AVX512;
+    case STRIX_CPU_ISA_NEON: return BUILD_NEON;
+    default: return BUILD_GENERIC;
+    }
 }
+
+/* One switch for the three per-build entry points. */
+#if defined(__x86_64__)
+#define ISA_CASES(call)                                                                            \
+    case BUILD_AVX2: call(avx2); break;                                                            \
+    case BUILD_AVX512: call(avx512); break;                                                        \
+    case BUILD_AVX512_N16: call(avx512_n16); break;
+#elif defined(__aarch64__)
+#define ISA_CASES(call) case BUILD_NEON: call(neon); break;
+#else
+#define ISA_CASES(call)
+#endif
 
 size_t strix_cpu_conv2d_packed_floats(strix_cpu_isa isa, int cin, int cout, const strix_conv_params *p)
 {
     size_t n = 0;
 #define PACKED_FLOATS(s) n = strix_cpu_conv2d_packed_floats_##s(cin, cout, p)
-    switch (resolve(isa)) {
+    switch (pick(isa, cout, p)) {
         ISA_CASES(PACKED_FLOATS)
     default: PACKED_FLOATS(generic); break;
     }
@@ -111,7 +131,7 @@ void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int
                            const strix_conv_params *p)
 {
 #define PACK(s) strix_cpu_conv2d_pack_##s(packed, w, cin, cout, p)
-    switch (resolve(isa)) {
+    switch (pick(isa, cout, p)) {
         ISA_CASES(PACK)
     default: PACK(generic); break;
     }
@@ -122,7 +142,7 @@ static void conv(strix_cpu_isa isa, const strix_view *out, const strix_view *in,
                  const strix_conv_params *p, void *workspace, int threads)
 {
 #define CONV(s) strix_cpu_conv2d_##s(out, in, w, packed, bias, residual, p, workspace, threads)
-    switch (resolve(isa)) {
+    switch (pick(isa, out->c, p)) {
         ISA_CASES(CONV)
     default: CONV(generic); break;
     }

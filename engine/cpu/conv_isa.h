@@ -8,7 +8,9 @@
  *   generic  4-wide vectors, MR x NR = 6 x 8: SSE2 on any x86-64, NEON on
  *            aarch64, scalar code elsewhere;
  *   avx2     x86-64 AVX2 + FMA, 6 x 16 (12 of the 16 ymm registers);
- *   avx512   x86-64 AVX-512F, 14 x 32 (28 of the 32 zmm registers);
+ *   avx512   x86-64 AVX-512F, 14 x 32 (28 of the 32 zmm registers), and
+ *            14 x 16 (avx512_n16) for layers whose channels per group are
+ *            not a multiple of 32;
  *   neon     aarch64 Advanced SIMD, 6 x 16 (24 of the 32 q registers: the
  *            channel counts of YOLO layers are multiples of 16, so a 16-wide
  *            block never pads where 12 would). */
@@ -37,6 +39,7 @@ CONV_ISA_DECLARE(generic)
 #if defined(__x86_64__)
 CONV_ISA_DECLARE(avx2)
 CONV_ISA_DECLARE(avx512)
+CONV_ISA_DECLARE(avx512_n16)
 #endif
 #if defined(__aarch64__)
 CONV_ISA_DECLARE(neon)
