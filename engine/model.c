@@ -459,10 +459,21 @@ static strix_status detect_check(const strix_model *m, const strix_image *im, in
     if (o->imgsz < 32 || o->imgsz > 8192) return strix_fail(err, STRIX_E_ARG, "imgsz must be in 32..8192");
     int same = 1;
     for (int i = 0; i < n; i++) {
-        if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
-            (im[i].stride && im[i].stride < im[i].width * 3))
-            return strix_fail(err, STRIX_E_ARG, "image %d: no pixels or a row stride below width*3", i);
-        same &= im[i].width == im[0].width && im[i].height == im[0].height;
+        const strix_image *g = &im[i];
+        const int nv12 = g->format == STRIX_NV12;
+        if (g->format != STRIX_RGB && g->format != STRIX_BGR && !nv12)
+            return strix_fail(err, STRIX_E_ARG, "image %d: unknown pixel format %d", i, (int)g->format);
+        if (!g->data || g->width < 1 || g->height < 1 || (g->stride && g->stride < g->width * (nv12 ? 1 : 3)))
+            return strix_fail(err, STRIX_E_ARG, "image %d: no pixels or a row stride below width*%d", i, nv12 ? 1 : 3);
+        if (nv12 && (!g->uv || (g->uv_stride && g->uv_stride < 2 * ((g->width + 1) / 2)) ||
+                     (g->colorspace != STRIX_BT601 && g->colorspace != STRIX_BT709)))
+            return strix_fail(err, STRIX_E_ARG, "image %d: NV12 needs its U,V plane (uv, a uv_stride of at least "
+                              "2 * ((width + 1) / 2)) and the colour matrix BT.601 or BT.709", i);
+        if (g->memory != STRIX_HOST && (g->memory != STRIX_DEVICE || m->device < 0))
+            return strix_fail(err, STRIX_E_ARG, "image %d: %s", i,
+                              g->memory == STRIX_DEVICE ? "pixels in device memory need a model on a CUDA device"
+                                                        : "unknown memory kind (STRIX_HOST or STRIX_DEVICE)");
+        same &= g->width == im[0].width && g->height == im[0].height;
     }
     int s = m->graph.max_stride;
     c->sz = (o->imgsz + s - 1) / s * s;

@@ -185,14 +185,34 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
 
 /* ----------------------------------------------------------------- detect */
 
-typedef enum strix_pixel_format { STRIX_RGB = 0, STRIX_BGR = 1 } strix_pixel_format;
+/* STRIX_RGB / STRIX_BGR: packed uint8 HWC, three channels.
+ * STRIX_NV12: a video decoder's YUV 4:2:0 (NVDEC's output): `data` is the Y
+ * plane (width bytes a row), `uv` the interleaved U,V plane at half
+ * resolution ((width + 1) / 2 pairs a row, (height + 1) / 2 rows).  It is
+ * converted to RGB per source pixel with the chroma of its 2x2 block
+ * (nearest, as swscale's and NVIDIA's unscaled converters), in 16-bit fixed
+ * point with the colour matrix and range below, then letterboxed exactly as
+ * an RGB image with those pixels would be. */
+typedef enum strix_pixel_format { STRIX_RGB = 0, STRIX_BGR = 1, STRIX_NV12 = 2 } strix_pixel_format;
+typedef enum strix_colorspace { STRIX_BT601 = 0, STRIX_BT709 = 1 } strix_colorspace;
+/* Where the pixels are: host memory, or (CUDA backend only) device memory of
+ * the model's device, e.g. an NVDEC frame, letterboxed without a copy.  Device
+ * pixels must be complete when detect or submit is called (any stream that
+ * wrote them synchronised) and stay unchanged until detect returns or the
+ * submitted batch is collected: unlike host pixels they are not staged. */
+typedef enum strix_memory { STRIX_HOST = 0, STRIX_DEVICE = 1 } strix_memory;
 
-/* A borrowed uint8 HWC image with three channels. */
+/* A borrowed uint8 image; zero-initialise the fields a format does not use. */
 typedef struct strix_image {
     const uint8_t *data;
     int width, height;
-    int stride;                /* bytes per row; 0 = width * 3 */
+    int stride;                /* bytes per row of data; 0 = width * 3 (RGB/BGR) or width (NV12) */
     strix_pixel_format format;
+    const uint8_t *uv;         /* NV12: the U,V plane */
+    int uv_stride;             /* NV12: bytes per row of uv; 0 = 2 * ((width + 1) / 2) */
+    strix_colorspace colorspace; /* NV12: the colour matrix (BT.601 default) */
+    int full_range;            /* NV12: 1 = full (JPEG) range, 0 = limited (16-235) */
+    strix_memory memory;
 } strix_image;
 
 typedef struct strix_detect_options {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cpu/backend.h"
+#include "letterbox.h" /* strix_nv12_row_rgb: the conversion the letterbox applies */
 #include "model_internal.h" /* the program behind the model (its fusions) */
 #include "safetensors.h"
 #include "strix.h"
@@ -552,7 +553,7 @@ static uint8_t *random_image(int w, int h, strix_image *im)
 {
     uint8_t *px = malloc((size_t)w * h * 3);
     for (size_t i = 0; px && i < (size_t)w * h * 3; i++) px[i] = (uint8_t)tl_int(0, 255);
-    *im = (strix_image){px, w, h, 0, STRIX_RGB};
+    *im = (strix_image){.data = px, .width = w, .height = h, .stride = 0, .format = STRIX_RGB};
     return px;
 }
 
@@ -620,6 +621,66 @@ static void submit_collect_equals_detect(void)
     unlink(p);
 }
 
+/* NV12 frames detect exactly as the RGB images of their converted pixels
+ * (a batch mixing them, odd sizes); NV12 without its U,V plane and device
+ * memory on a CPU model are refused. */
+static void nv12_detects_as_converted_rgb(void)
+{
+    const char *p = tmp_path("n.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', p, 11, 0, 0);
+    if (tl_g.failed) return;
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
+    unlink(p);
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    d.imgsz = 128;
+    d.conf = 0.05f;
+    enum { N = 3 };
+    const int ws[N] = {97, 128, 97}, hs[N] = {65, 72, 65};
+    strix_image nv[N], rgb[N];
+    uint8_t *buf[2 * N];
+    for (int i = 0; i < N; i++) {
+        const int w = ws[i], h = hs[i], cw = (w + 1) / 2, ch = (h + 1) / 2;
+        uint8_t *y = buf[2 * i] = malloc((size_t)w * h + (size_t)2 * cw * ch);
+        for (size_t k = 0; y && k < (size_t)w * h + (size_t)2 * cw * ch; k++) y[k] = (uint8_t)tl_int(16, 240);
+        nv[i] = (strix_image){.data = y, .width = w, .height = h, .format = STRIX_NV12, .uv = y + (size_t)w * h,
+                              .colorspace = i ? STRIX_BT709 : STRIX_BT601, .full_range = i == 2};
+        uint8_t *px = buf[2 * i + 1] = malloc((size_t)w * h * 3);
+        if (!y || !px) return;
+        strix_yuv_coeffs c;
+        strix_yuv_coeffs_init(&c, nv[i].colorspace, nv[i].full_range);
+        for (int r = 0; r < h; r++) strix_nv12_row_rgb(px + (size_t)r * w * 3, &nv[i], &c, r);
+        rgb[i] = (strix_image){.data = px, .width = w, .height = h, .format = STRIX_RGB};
+    }
+    strix_detection ref[N][300];
+    int nref[N], total = 0;
+    strix_detections r[N];
+    TL_CHECK(strix_model_detect(m, rgb, N, &d, r, &e) == STRIX_OK, "%s", e.message);
+    for (int i = 0; i < N; i++) {
+        nref[i] = r[i].count;
+        total += r[i].count;
+        memcpy(ref[i], r[i].items, sizeof *r[i].items * (size_t)r[i].count);
+    }
+    TL_CHECK(total > 0, "no detections to compare (conf %.2f)", d.conf);
+    const strix_image mixed[N] = {nv[0], rgb[1], nv[2]};
+    TL_CHECK(strix_model_detect(m, mixed, N, &d, r, &e) == STRIX_OK, "%s", e.message);
+    for (int i = 0; i < N; i++)
+        TL_CHECK(same_dets(&r[i], ref[i], nref[i]), "image %d (%s): %d boxes, its RGB gave %d or other boxes", i,
+                 i == 1 ? "RGB" : "NV12", r[i].count, nref[i]);
+    strix_image bad = nv[0];
+    bad.uv = NULL;
+    TL_CHECK(strix_model_detect(m, &bad, 1, &d, r, &e) == STRIX_E_ARG && strstr(e.message, "U,V plane"),
+             "NV12 without uv: %s", e.message);
+    bad = rgb[0];
+    bad.memory = STRIX_DEVICE;
+    TL_CHECK(strix_model_detect(m, &bad, 1, &d, r, &e) == STRIX_E_ARG && strstr(e.message, "CUDA device"),
+             "device memory on the CPU: %s", e.message);
+    strix_model_free(m);
+    for (int i = 0; i < 2 * N; i++) free(buf[i]);
+}
+
 /* The CPU executing the program's fused nodes (SPPF's max-pool cascade)
  * writes exactly what it writes with every fusion undone, node by node. */
 static void fusions_match_unfused_ops(void)
@@ -685,6 +746,7 @@ int main(int argc, char **argv)
     TL_RUN(batch_equals_single_and_bad_shapes);
     TL_RUN(fusions_match_unfused_ops);
     TL_RUN(submit_collect_equals_detect);
+    TL_RUN(nv12_detects_as_converted_rgb);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) printf("note: could not remove %s\n", tmpdir);
