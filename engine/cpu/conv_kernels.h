@@ -97,12 +97,13 @@ static inline float s_fma(float a, float b, float c)
 #endif
 }
 
+/* s in every lane: a vector of ones times the scalar (which the extensions
+ * broadcast; x * 1 is exact, so compilers fold the multiply away and emit
+ * one broadcast; filling the lanes one by one made gcc build SSE2
+ * broadcasts out of four shuffles each). */
 static inline vf v_splat(float s)
 {
-    vf r;
-#pragma GCC unroll 16
-    for (int l = 0; l < VL; l++) r[l] = s;
-    return r;
+    return ((vf){0} + 1.0f) * s;
 }
 
 static inline vf v_load(const float *p)
