@@ -10,7 +10,9 @@
  *     strix takes the 2x2 block's chroma);
  *   - 4:2:0 planes are the decoder's own bytes: equal to ffmpeg's raw
  *     NV12 of the clip;
- *   - rgb 0 leaves f->rgb unset; sizes, strides and orientation.
+ *   - rgb 0 leaves f->rgb unset; sizes, strides and orientation;
+ *   - NVDEC (with a GPU): frames in device memory, their download equal to
+ *     the CPU decoder's pixels.
  * SKIPs every test when ffmpeg is missing. */
 #include <math.h>
 #include <stdio.h>
@@ -241,6 +243,52 @@ static void nv12_only(void)
     strix_video_close(r);
 }
 
+/* NVDEC (FFmpeg's CUDA hwaccel): H.264 decoding is bit-exact, so the RGB
+ * that a device frame is downloaded to equals the CPU decoder's byte for
+ * byte, and every frame is handed out in device memory.  SKIPs where FFmpeg
+ * or the machine has no NVDEC, saying which. */
+static void nvdec_matches_cpu(void)
+{
+    const clip c = {"nvdec.mp4", "scale=320:240,format=yuv420p", "", 320, 240, MAX_DIFF_420, MEAN_DIFF, 1,
+                    STRIX_BT601, 0};
+    char path[160];
+    if (!make(&c, path, sizeof path)) return;
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    o.nv12 = 1;
+    o.nvdec = 0;
+    strix_video_reader *hw, *sw;
+    strix_error e;
+    strix_status st = strix_video_open(&hw, path, &o, &e);
+    if (st == STRIX_E_DEVICE || st == STRIX_E_UNSUPPORTED) {
+        TL_CHECK(strstr(e.message, "NVDEC") && !strchr(e.message, '\n'), "unclear error: %s", e.message);
+        tl_skip("no NVDEC here: %s", e.message);
+        return;
+    }
+    TL_CHECK(st == STRIX_OK, "nvdec.mp4: %s", e.message);
+    o.nvdec = -1;
+    TL_CHECK(strix_video_open(&sw, path, &o, &e) == STRIX_OK, "nvdec.mp4: %s", e.message);
+    strix_video_frame fh = {0}, fs = {0};
+    int frames = 0, rh, rs;
+    while ((rh = strix_video_read(hw, &fh, &e)) == 1 && (rs = strix_video_read(sw, &fs, &e)) == 1 && !tl_g.failed) {
+        frames++;
+        TL_CHECK(fh.device.data && fh.device.memory == STRIX_DEVICE && fh.device.format == STRIX_NV12 &&
+                 strix_video_frame_image(&fh, 1).data == fh.device.data, "frame %d not in device memory", frames);
+        int same = 1;
+        for (int y = 0; y < fh.height && same; y++)
+            same = !memcmp(fh.rgb + (size_t)y * fh.stride, fs.rgb + (size_t)y * fs.stride, (size_t)fh.width * 3);
+        TL_CHECK(same, "frame %d: NVDEC's RGB differs from the CPU decoder's", frames);
+    }
+    strix_video_read_stats stats;
+    strix_video_reader_stats(hw, &stats);
+    TL_CHECK(frames == 10 && stats.device_frames == 10, "%d frames compared, %ld in device memory, want 10", frames,
+             stats.device_frames);
+    strix_video_frame_free(&fh);
+    strix_video_frame_free(&fs);
+    strix_video_close(hw);
+    strix_video_close(sw);
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -256,6 +304,7 @@ int main(int argc, char **argv)
     TL_RUN(nv12_from_422);
     TL_RUN(nv12_rotated);
     TL_RUN(nv12_only);
+    TL_RUN(nvdec_matches_cpu);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (!getenv("STRIX_KEEP_TMP") && system(cmd) != 0) fprintf(stderr, "test_video_read: could not remove %s\n", g_dir);
