@@ -62,6 +62,18 @@ static int make(const clip *c, char *path, size_t n)
     return 1;
 }
 
+/* A reader with NV12 frames (and RGB ones unless rgb is 0), decoding with
+ * NVDEC on device nvdec (-1: on the CPU). */
+static strix_status open_nv12(strix_video_reader **r, const char *path, int rgb, int nvdec, strix_error *e)
+{
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    o.nv12 = 1;
+    o.rgb = rgb;
+    o.nvdec = nvdec;
+    return strix_video_open(r, path, &o, e);
+}
+
 /* The first frame's NV12 planes against ffmpeg's own NV12 of the clip (for
  * 4:2:0 input a plain interleave of the decoder's planes). */
 static void check_planes(const clip *c, const char *path)
@@ -76,13 +88,10 @@ static void check_planes(const clip *c, const char *path)
     FILE *fp = fopen(raw, "rb");
     size_t got = fp ? fread(want, 1, bytes + 1, fp) : 0;
     if (fp) fclose(fp);
-    strix_video_read_options o;
-    strix_video_read_options_init(&o);
-    o.nv12 = 1, o.rgb = 0;
     strix_video_reader *r;
     strix_video_frame f = {0};
     strix_error e;
-    int ok = got == bytes && strix_video_open(&r, path, &o, &e) == STRIX_OK;
+    int ok = got == bytes && open_nv12(&r, path, 0, -1, &e) == STRIX_OK;
     if (ok) {
         ok = strix_video_read(r, &f, &e) == 1;
         strix_video_close(r);
@@ -103,12 +112,9 @@ static void check_clip(const clip *c)
 {
     char path[160];
     if (!make(c, path, sizeof path)) return;
-    strix_video_read_options o;
-    strix_video_read_options_init(&o);
-    o.nv12 = 1;
     strix_video_reader *r;
     strix_error e;
-    TL_CHECK(strix_video_open(&r, path, &o, &e) == STRIX_OK, "%s: %s", c->name, e.message);
+    TL_CHECK(open_nv12(&r, path, 1, -1, &e) == STRIX_OK, "%s: %s", c->name, e.message);
     strix_video_frame f = {0};
     uint8_t *row = malloc((size_t)c->w * 3);
     double sum = 0, n = 0;
@@ -192,12 +198,9 @@ static void nv12_rotated(void)
     snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -i '%s' -c copy -metadata:s:v:0 rotate=90 '%s' || "
              "ffmpeg -v error -nostdin -y -display_rotation:v:0 -90 -i '%s' -c copy '%s'", base, path, base, path);
     TL_CHECK(system(cmd) == 0, "ffmpeg could not tag %s with a rotation", base);
-    strix_video_read_options o;
-    strix_video_read_options_init(&o);
-    o.nv12 = 1;
     strix_video_reader *r;
     strix_error e;
-    TL_CHECK(strix_video_open(&r, path, &o, &e) == STRIX_OK, "rot.mp4: %s", e.message);
+    TL_CHECK(open_nv12(&r, path, 1, -1, &e) == STRIX_OK, "rot.mp4: %s", e.message);
     TL_CHECK(strix_video_reader_info(r)->rotation != 0, "rot.mp4: no rotation read");
     strix_video_frame f = {0};
     TL_CHECK(strix_video_read(r, &f, &e) == 1, "rot.mp4: %s", e.message);
@@ -228,13 +231,9 @@ static void nv12_only(void)
                     0};
     char path[160];
     if (!make(&c, path, sizeof path)) return;
-    strix_video_read_options o;
-    strix_video_read_options_init(&o);
-    o.nv12 = 1;
-    o.rgb = 0;
     strix_video_reader *r;
     strix_error e;
-    TL_CHECK(strix_video_open(&r, path, &o, &e) == STRIX_OK, "only.mp4: %s", e.message);
+    TL_CHECK(open_nv12(&r, path, 0, -1, &e) == STRIX_OK, "only.mp4: %s", e.message);
     strix_video_frame f = {0};
     TL_CHECK(strix_video_read(r, &f, &e) == 1, "only.mp4: %s", e.message);
     TL_CHECK(!f.rgb && f.nv12 && f.width == 64 && f.height == 48, "only.mp4: rgb %p nv12 %p %dx%d", (void *)f.rgb,
@@ -253,21 +252,16 @@ static void nvdec_matches_cpu(void)
                     STRIX_BT601, 0};
     char path[160];
     if (!make(&c, path, sizeof path)) return;
-    strix_video_read_options o;
-    strix_video_read_options_init(&o);
-    o.nv12 = 1;
-    o.nvdec = 0;
     strix_video_reader *hw, *sw;
     strix_error e;
-    strix_status st = strix_video_open(&hw, path, &o, &e);
+    strix_status st = open_nv12(&hw, path, 1, 0, &e);
     if (st == STRIX_E_DEVICE || st == STRIX_E_UNSUPPORTED) {
         TL_CHECK(strstr(e.message, "NVDEC") && !strchr(e.message, '\n'), "unclear error: %s", e.message);
         tl_skip("no NVDEC here: %s", e.message);
         return;
     }
     TL_CHECK(st == STRIX_OK, "nvdec.mp4: %s", e.message);
-    o.nvdec = -1;
-    TL_CHECK(strix_video_open(&sw, path, &o, &e) == STRIX_OK, "nvdec.mp4: %s", e.message);
+    TL_CHECK(open_nv12(&sw, path, 1, -1, &e) == STRIX_OK, "nvdec.mp4: %s", e.message);
     strix_video_frame fh = {0}, fs = {0};
     int frames = 0, rh, rs;
     while ((rh = strix_video_read(hw, &fh, &e)) == 1 && (rs = strix_video_read(sw, &fs, &e)) == 1 && !tl_g.failed) {
