@@ -729,18 +729,7 @@ out:
     free(names);
     free(mask);
     free(hl_mask);
-    if (plan)
-        for (int i = 0; i < in.images.n; i++) {
-            free(plan[i].image_out);
-            free(plan[i].label_out);
-        }
-    free(plan);
-    free_video_plans(vplan, in.videos.n);
-    free(json_path);
-    free(labels_dir);
-    list_free(&in.images);
-    list_free(&in.videos);
-    list_free(&created);
+    free_run_outputs(&in, plan, vplan, json_path, labels_dir, &created);
     free(o.inputs);
     return rc;
 }

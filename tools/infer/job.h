@@ -225,7 +225,10 @@ void remove_created(strlist *created);
 int commit_file(char *tmp, const char *path, int overwrite);
 int commit_temp(FILE *f, char *tmp, const char *path, int overwrite);
 void abandon_temp(FILE *f, char *tmp);
-void free_video_plans(video_plan *vp, int n);
+/* Everything plan_run_outputs and expand_inputs allocated (any may be NULL
+ * or empty). */
+void free_run_outputs(inputs *in, plan_entry *plan, video_plan *vplan, char *json_path, char *labels_dir,
+                      strlist *created);
 
 /* images.c */
 int run_images(const options *o, const strlist *images, const plan_entry *plan, const struct detector *det,
