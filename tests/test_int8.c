@@ -85,7 +85,11 @@ static int run_case(const qcase *c, strix_int8_isa isa, const float *x, const fl
     strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, 1, c->act};
     size_t wsz = strix_cpu_conv2d_int8_workspace(&vout, &vin, &p, &q, c->threads);
     void *ws = malloc(wsz);
-    strix_cpu_conv2d_int8(&vout, &vin, &q, bias, c->res ? &vres : NULL, &p, ws, c->threads);
+    strix_cpu_team *team = NULL;
+    strix_error e;
+    if (strix_cpu_team_create(&team, c->threads, 0, &e)) tl_fail("%s", e.message);
+    strix_cpu_conv2d_int8(&vout, &vin, &q, bias, c->res ? &vres : NULL, &p, STRIX_CPU_ISA_AUTO, ws, team);
+    strix_cpu_team_free(team);
     free(ws);
     free(xs);
     /* weights: each within half a step of the float weight */

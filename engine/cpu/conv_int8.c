@@ -12,10 +12,11 @@
  *      straight from those bytes (row stride Cin = K); any other shape builds
  *      A for one block of rows at a time (byte im2col, row stride kq*4,
  *      the zero point for padding taps and past K);
- *   3. each thread owns blocks of rows and runs the path's MR x 16 (or
- *      12 x 32) register-blocked micro-kernel over the whole depth into an
- *      int32 tile, which the epilogue dequantises into an fp32 tile and hands
- *      to conv.c's bias + SiLU + residual epilogue.
+ *   3. blocks of rows are the team's tasks (team.h); the thread running one
+ *      runs the path's MR x 16 (or 12 x 32) register-blocked micro-kernel
+ *      over the whole depth into its int32 tile, dequantises that into an
+ *      fp32 tile and hands it to the fp32 convolution's bias + SiLU +
+ *      residual epilogue (conv_isa.h).
  * Integer sums are exact, so the result does not depend on threads or
  * blocking. */
 #include "conv_int8.h"
@@ -24,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "omp.h"
+#include "conv_isa.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define STRIX_X86 1
@@ -46,7 +47,6 @@
 #define MR_SDOT 4   /* NEON: 4 rows x 4 q accumulators, one q register holds 4 rows' A */
 #define MR_LCM 12   /* row blocks are multiples of every MR */
 #define MC_MAX 96   /* rows per block at most */
-#define WS_ALIGN 64
 
 /* ---------------------------------------------------------------- ISA */
 
@@ -412,8 +412,9 @@ static void pack_a(uint8_t *ap, const uint8_t *img, const strix_view *in,
  * dequantising epilogue into out. */
 static void qgemm_block(const strix_view *out, const strix_view *in, const strix_qconv *q,
                         const float *bias, const strix_view *residual,
-                        const strix_conv_params *p, const qplan *pl, const uint8_t *qimg,
-                        uint8_t *ap, int32_t *ct, float *ft, int n, int m0, int rows)
+                        const strix_conv_params *p, const qplan *pl, strix_cpu_isa epi_isa,
+                        const uint8_t *qimg, uint8_t *ap, int32_t *ct, float *ft, int n, int m0,
+                        int rows)
 {
     const int mr = isa_mr(q->isa);
     const qkernel kern = isa_kernel(q->isa);
@@ -446,48 +447,63 @@ static void qgemm_block(const strix_view *out, const strix_view *in, const strix
         r = residual->data + (size_t)n * residual->batch_stride + (size_t)m0 * residual->pix_stride;
         ldr = residual->pix_stride;
     }
-    strix_cpu_conv_epilogue(o, out->pix_stride, ft, (size_t)q->npad, bias, r, ldr, rows, q->cout,
-                            p->act);
+    strix_cpu_conv_epilogue(epi_isa, o, out->pix_stride, ft, (size_t)q->npad, bias, r, ldr, rows,
+                            q->cout, p->act);
+}
+
+/* What the team's tasks share. */
+typedef struct qrun {
+    const strix_view *out, *in, *residual;
+    const strix_qconv *q;
+    const float *bias;
+    const strix_conv_params *p;
+    strix_cpu_isa epi_isa;
+    qplan pl;
+    uint8_t *qimg;
+    int blocks;
+} qrun;
+
+/* Task: image row `row` of the input quantised into qimg. */
+static void quantize_task(void *ctx, int row, int worker)
+{
+    (void)worker;
+    const qrun *r = ctx;
+    const strix_view *in = r->in;
+    int n = row / in->h, y = row % in->h, cin = in->c;
+    float inv = 1.0f / r->q->in_step, zero = (float)r->q->in_zero;
+    uint8_t *dst = r->qimg + ((size_t)n * in->h + y) * in->w * cin;
+    if (in->pix_stride == (size_t)cin) /* dense: the whole image row at once */
+        quantize_row(dst, strix_view_at(in, n, y, 0), in->w * cin, inv, zero);
+    else
+        for (int x = 0; x < in->w; x++) quantize_row(dst + (size_t)x * cin, strix_view_at(in, n, y, x), cin, inv, zero);
+}
+
+/* Task: one block of rows of one image, in the worker's scratch. */
+static void gemm_task(void *ctx, int t, int worker)
+{
+    const qrun *r = ctx;
+    const qplan *pl = &r->pl;
+    uint8_t *ap = r->qimg + pl->img_bytes + (size_t)worker * (pl->a_bytes + 2 * pl->t_bytes);
+    int n = t / r->blocks, m0 = (t % r->blocks) * pl->mc;
+    int rows = pl->m - m0 < pl->mc ? pl->m - m0 : pl->mc;
+    qgemm_block(r->out, r->in, r->q, r->bias, r->residual, r->p, pl, r->epi_isa, r->qimg, ap,
+                (int32_t *)(ap + pl->a_bytes), (float *)(ap + pl->a_bytes + pl->t_bytes), n, m0, rows);
 }
 
 void strix_cpu_conv2d_int8(const strix_view *out, const strix_view *in, const strix_qconv *q,
                            const float *bias, const strix_view *residual,
-                           const strix_conv_params *p, void *workspace, int threads)
+                           const strix_conv_params *p, strix_cpu_isa epi_isa, void *workspace,
+                           strix_cpu_team *team)
 {
     assert(p->groups == 1 && in->n == out->n && out->c == q->cout);
     assert(q->k == p->kh * p->kw * in->c);
     if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0) return;
-    qplan pl = make_qplan(out, in, p, q, threads);
+    qrun r = {out, in, residual, q, bias, p, epi_isa, make_qplan(out, in, p, q, strix_cpu_team_threads(team)),
+              NULL, 0};
     uintptr_t base = ((uintptr_t)workspace + WS_ALIGN - 1) & ~(uintptr_t)(WS_ALIGN - 1);
-    uint8_t *qimg = (uint8_t *)base;
-    const float inv = 1.0f / q->in_step;
-    int in_rows = in->n * in->h, cin = in->c;
-    int blocks = STRIX_CEIL_DIV(pl.m, pl.mc), tasks = out->n * blocks;
-    OMP(omp parallel num_threads(pl.threads) if (pl.threads > 1))
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        uint8_t *ap = qimg + pl.img_bytes + (size_t)tid * (pl.a_bytes + 2 * pl.t_bytes);
-        int32_t *ct = (int32_t *)(ap + pl.a_bytes);
-        float *ft = (float *)(ap + pl.a_bytes + pl.t_bytes);
-        /* the implicit barrier after this loop: every byte quantised before use */
-        OMP(omp for schedule(static))
-        for (int row = 0; row < in_rows; row++) {
-            int nn = row / in->h, y = row % in->h;
-            uint8_t *dst = qimg + ((size_t)nn * in->h + y) * in->w * cin;
-            if (in->pix_stride == (size_t)cin) /* dense: the whole image row at once */
-                quantize_row(dst, strix_view_at(in, nn, y, 0), in->w * cin, inv, (float)q->in_zero);
-            else
-                for (int x = 0; x < in->w; x++)
-                    quantize_row(dst + (size_t)x * cin, strix_view_at(in, nn, y, x), cin, inv, (float)q->in_zero);
-        }
-        OMP(omp for schedule(dynamic))
-        for (int t = 0; t < tasks; t++) {
-            int n = t / blocks, m0 = (t % blocks) * pl.mc;
-            int rows = pl.m - m0 < pl.mc ? pl.m - m0 : pl.mc;
-            qgemm_block(out, in, q, bias, residual, p, &pl, qimg, ap, ct, ft, n, m0, rows);
-        }
-    }
+    r.qimg = (uint8_t *)base;
+    r.blocks = STRIX_CEIL_DIV(r.pl.m, r.pl.mc);
+    /* every byte is quantised before any block reads it: the first loop returns first */
+    strix_cpu_team_run(team, in->n * in->h, quantize_task, &r);
+    strix_cpu_team_run(team, out->n * r.blocks, gemm_task, &r);
 }

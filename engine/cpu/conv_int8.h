@@ -43,6 +43,7 @@
 
 #include "../ops.h"
 #include "../tensor.h"
+#include "ops.h"
 
 typedef enum strix_int8_isa {
     STRIX_INT8_C = 0,
@@ -84,20 +85,16 @@ int strix_qconv_weight(const strix_qconv *q, int co, int kk);
 uint8_t strix_quantize_u8(float x, float inv_step, int zero);
 
 /* out = act(conv(in, q) + bias) [+ residual], as strix_cpu_conv2d (views,
- * residual aliasing, layouts), for groups == 1 only.  The workspace holds the
- * quantised input and per-thread blocks. */
+ * residual aliasing, layouts), for groups == 1 only; the bias + SiLU +
+ * residual epilogue is that of the fp32 convolution's build for epi_isa.
+ * The workspace holds the quantised input and per-thread blocks; `threads`
+ * is at least the team's thread count. */
 size_t strix_cpu_conv2d_int8_workspace(const strix_view *out, const strix_view *in,
                                        const strix_conv_params *p, const strix_qconv *q,
                                        int threads);
 void strix_cpu_conv2d_int8(const strix_view *out, const strix_view *in, const strix_qconv *q,
                            const float *bias, const strix_view *residual,
-                           const strix_conv_params *p, void *workspace, int threads);
-
-/* conv.c's epilogue, shared so that int8 and fp32 convolutions round their
- * bias + SiLU + residual alike: for rows i < rows and channels j < n,
- *   out[i*ldo + j] = act(acc[i*lda + j] + bias[j]) (+ res[i*ldr + j]). */
-void strix_cpu_conv_epilogue(float *out, size_t ldo, const float *acc, size_t lda,
-                             const float *bias, const float *res, size_t ldr, int rows, int n,
-                             strix_act act);
+                           const strix_conv_params *p, strix_cpu_isa epi_isa, void *workspace,
+                           strix_cpu_team *team);
 
 #endif
