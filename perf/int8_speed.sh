@@ -5,7 +5,8 @@
 # per thread count, so that load from elsewhere falls on both alike.  Each run
 # appends its JSON line (with "precision") to OUT/int8_speed.jsonl and its
 # table to OUT/int8_speed.txt; the summary (median images/s of each, the ratio
-# of the medians, every pair's ratio) goes to stdout and OUT/int8_summary.txt.
+# of the medians, every pair's ratio, and the fastest single run of each: on a
+# loaded machine the least disturbed) goes to stdout and OUT/int8_summary.txt.
 #   sh perf/int8_speed.sh OUT [REPS [THREADS...]]     (defaults: 5, "1 2")
 # Environment: BUILD (default build), STRIX_DATA (calibration images: dog and
 # horses of ../shared/data), MODEL (default weights/yolov8.yaml), SCALE (n),
@@ -47,9 +48,10 @@ function median(a, n,   i, j, t) {
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 {
-    t = num("threads"); p = str("precision"); v = num("images_per_s")
-    if (p == "fp32") { nf[t]++; f[t, nf[t]] = v; last[t] = v }
-    else if (p == "int8") { ni[t]++; q[t, ni[t]] = v; if (last[t] > 0) { np[t]++; pr[t, np[t]] = v / last[t] } }
+    t = num("threads"); p = str("precision"); v = num("images_per_s"); mn = num("min_ms")
+    if (p == "fp32") { nf[t]++; f[t, nf[t]] = v; last[t] = v; if (!(t in bf) || mn < bf[t]) bf[t] = mn }
+    else if (p == "int8") { ni[t]++; q[t, ni[t]] = v; if (last[t] > 0) { np[t]++; pr[t, np[t]] = v / last[t] }
+                            if (!(t in bi) || mn < bi[t]) bi[t] = mn }
     seen[t] = 1
 }
 END {
@@ -58,6 +60,6 @@ END {
         for (i = 1; i <= ni[t]; i++) b[i] = q[t, i]; mi = median(b, ni[t])
         s = ""; lo = 1e9; hi = 0
         for (i = 1; i <= np[t]; i++) { c[i] = pr[t, i]; s = s sprintf(" %.2f", pr[t, i]); if (pr[t, i] < lo) lo = pr[t, i]; if (pr[t, i] > hi) hi = pr[t, i] }
-        printf "threads %d: fp32 median %.2f images/s (%d runs), int8 median %.2f images/s (%d runs): int8 / fp32 = %.2fx; per pair:%s (median %.2f, range %.2f-%.2f)\n", t, mf, nf[t], mi, ni[t], mi / mf, s, median(c, np[t]), lo, hi
+        printf "threads %d: fp32 median %.2f images/s (%d benches), int8 median %.2f images/s (%d benches): int8 / fp32 = %.2fx; per pair:%s (median %.2f, range %.2f-%.2f); fastest run fp32 %.1f ms, int8 %.1f ms: %.2fx\n", t, mf, nf[t], mi, ni[t], mi / mf, s, median(c, np[t]), lo, hi, bf[t], bi[t], bf[t] / bi[t]
     }
 }' "$jl" | sort | tee "$out/int8_summary.txt"

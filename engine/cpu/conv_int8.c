@@ -100,13 +100,20 @@ static inline uint8_t quantize(float x, float inv_step, float zero)
 
 uint8_t strix_quantize_u8(float x, float inv_step, int zero) { return quantize(x, inv_step, (float)zero); }
 
-/* AVX2 where the build targets it (x86-64-v3, the default): max/min
- * (NaN -> 0, as the selects), truncation of v + 0.5, then packs with
- * unsigned saturation (values are already in 0..255); the scalar tail. */
+/* The scalar quantiser over a run of floats (any CPU). */
 static void quantize_row(uint8_t *dst, const float *src, int n, float inv_step, float zero)
 {
+    for (int i = 0; i < n; i++) dst[i] = quantize(src[i], inv_step, zero);
+}
+
+#ifdef STRIX_X86
+/* The same with AVX2 (the AVX2 and VNNI paths' CPUs have it): max/min
+ * (NaN -> 0, as the selects), truncation of v + 0.5, then packs with
+ * unsigned saturation (values are already in 0..255); the scalar tail. */
+__attribute__((target("avx2"))) static void quantize_row_avx2(uint8_t *dst, const float *src, int n,
+                                                              float inv_step, float zero)
+{
     int i = 0;
-#ifdef __AVX2__
     const __m256 inv = _mm256_set1_ps(inv_step), z = _mm256_set1_ps(zero), nil = _mm256_setzero_ps();
     const __m256 top = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f);
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -125,9 +132,9 @@ static void quantize_row(uint8_t *dst, const float *src, int n, float inv_step, 
         _mm_storel_epi64((__m128i *)(dst + i), _mm256_castsi256_si128(b));
     }
 #undef QV
-#endif
-    for (; i < n; i++) dst[i] = quantize(src[i], inv_step, zero);
+    quantize_row(dst + i, src + i, n - i, inv_step, zero);
 }
+#endif
 
 int strix_qconv_init(strix_qconv *q, const float *w, int cout, int k, float in_lo, float in_hi,
                      strix_int8_isa isa)
@@ -408,6 +415,18 @@ static void pack_a(uint8_t *ap, const uint8_t *img, const strix_view *in,
     }
 }
 
+/* f[i][j] = (c[i][j] - comp[j]) * dq[j] for i < rows, j < n (row stride ld);
+ * cloned for the vector widths the loader picks from. */
+#ifdef STRIX_X86
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void dequantize(float *f, const int32_t *c, const int32_t *comp, const float *dq, int rows, int n,
+                       size_t ld)
+{
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < n; j++) f[i * ld + j] = (float)(c[i * ld + j] - comp[j]) * dq[j];
+}
+
 /* Rows [m0, m0 + rows) of image n: GEMM into the int32 tile, then the
  * dequantising epilogue into out. */
 static void qgemm_block(const strix_view *out, const strix_view *in, const strix_qconv *q,
@@ -435,11 +454,7 @@ static void qgemm_block(const strix_view *out, const strix_view *in, const strix
         }
         jr += np * QNR;
     }
-    for (int i = 0; i < rows; i++) {
-        const int32_t *c = ct + (size_t)i * q->npad;
-        float *f = ft + (size_t)i * q->npad;
-        for (int j = 0; j < q->cout; j++) f[j] = (float)(c[j] - q->comp[j]) * q->dq[j];
-    }
+    dequantize(ft, ct, q->comp, q->dq, rows, q->cout, (size_t)q->npad);
     float *o = out->data + (size_t)n * out->batch_stride + (size_t)m0 * out->pix_stride;
     const float *r = NULL;
     size_t ldr = 0;
@@ -471,11 +486,15 @@ static void quantize_task(void *ctx, int row, int worker)
     const strix_view *in = r->in;
     int n = row / in->h, y = row % in->h, cin = in->c;
     float inv = 1.0f / r->q->in_step, zero = (float)r->q->in_zero;
+    void (*row_fn)(uint8_t *, const float *, int, float, float) = quantize_row;
+#ifdef STRIX_X86
+    if (r->q->isa == STRIX_INT8_AVX2 || r->q->isa == STRIX_INT8_AVX512_VNNI) row_fn = quantize_row_avx2;
+#endif
     uint8_t *dst = r->qimg + ((size_t)n * in->h + y) * in->w * cin;
     if (in->pix_stride == (size_t)cin) /* dense: the whole image row at once */
-        quantize_row(dst, strix_view_at(in, n, y, 0), in->w * cin, inv, zero);
+        row_fn(dst, strix_view_at(in, n, y, 0), in->w * cin, inv, zero);
     else
-        for (int x = 0; x < in->w; x++) quantize_row(dst + (size_t)x * cin, strix_view_at(in, n, y, x), cin, inv, zero);
+        for (int x = 0; x < in->w; x++) row_fn(dst + (size_t)x * cin, strix_view_at(in, n, y, x), cin, inv, zero);
 }
 
 /* Task: one block of rows of one image, in the worker's scratch. */
