@@ -290,7 +290,8 @@ void strix_batch_release(strix_batch *b);
  * portable C, whichever this CPU runs best); bias, SiLU and residual stay
  * fp32, as do depthwise convolutions, the head's last convolutions and
  * everything that is not a convolution.  Calling it again recalibrates from
- * fp32.  A few frames like the ones to be run are enough (README "int8").
+ * fp32.  The images must cover what will be run: activations beyond the
+ * ranges they show are clamped (README "int8 on the CPU": the drift).
  * STRIX_E_UNSUPPORTED on a CUDA device. */
 strix_status strix_model_quantize(strix_model *m, const strix_image *images, int n,
                                   const strix_detect_options *o, strix_error *err);
