@@ -10,6 +10,8 @@
 #   make gpu-bundle the GPU check packed for a GPU machine (perf/README.md)
 #   make dist       dist/strix-VERSION-linux-ARCH[-cudaN].tar.gz: the tools
 #                   linked against a minimal static FFmpeg (tools/dist.sh)
+#   make image      dist/strix-VERSION-linux-ARCH[-cudaN].oci.tar: OCI images of
+#                   the dist tarballs on a Debian libc6 root (tools/image.sh)
 #   make kernel-lab the CUDA kernel lab, perf/cuda/ (CUDA builds)
 #
 # Knobs: CUDA=0/1 (default: 1 when nvcc is on PATH), OPENMP=0/1 (default 1),
@@ -220,6 +222,14 @@ dist:
 	@CC=$(CC) $(if $(filter command line,$(origin CUDA)),CUDA=$(CUDA)) OPENMP=$(OPENMP) sh tools/dist.sh
 print-cuda-archs:
 	@echo $(CUDA_ARCHS)
+
+# OCI images of the tarballs (tools/image.sh, README "Container image"),
+# built from Debian packages (mmdebstrap) without pulling from a registry:
+# the CPU-only image, and the CUDA one (with cuBLAS) when CUDA is 1, given or
+# as tools/dist.sh decides.
+.PHONY: image
+image:
+	@CC=$(CC) $(if $(filter command line,$(origin CUDA)),CUDA=$(CUDA)) OPENMP=$(OPENMP) sh tools/image.sh
 
 deps:
 	@sh tools/deps.sh
