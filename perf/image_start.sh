@@ -14,8 +14,10 @@
 #   podman      `podman run --rm` of the loaded image with its own PATH and
 #               command (a private store; runc and lowered rlimits where the
 #               default runtime cannot run here, as in tests/cli_image.sh)
-# Needs root (chroot), the image's mkweights for the weights; podman mode
-# only where podman is installed.
+# Each raw line: MODE RUN WALL_SECONDS CPU_SECONDS (user + system of infer,
+# from GNU time where installed; "-" for podman, whose container is not its
+# child).  Needs root (chroot), the image's mkweights for the weights; podman
+# mode only where podman is installed.
 set -eu
 A=${1:?usage: sh perf/image_start.sh ARCHIVE [RUNS]}
 RUNS=${2:-11}
@@ -51,6 +53,8 @@ if command -v podman >/dev/null 2>&1 && $P load -q -i "$A" >"$T/load" 2>&1; then
     fi
 fi
 
+TM=""
+[ -x /usr/bin/time ] && TM="/usr/bin/time -f %U+%S -o $T/cpu"
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.4f", b - a }'; }
 echo "# $(basename "$A"), $RUNS runs per mode, $(nproc) CPUs, $(uname -r); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -61,23 +65,23 @@ i=0
 while [ $i -lt "$RUNS" ]; do
     i=$((i + 1))
     for m in $modes; do
-        rm -f "$R/work/out/detections.json"
+        rm -f "$R/work/out/detections.json" "$T/cpu"
         case $m in
         host)
             start=$(now)
             # shellcheck disable=SC2086 # $ARGS: words
-            (cd "$R" && ./opt/strix/bin/infer $(echo "$ARGS" | sed 's| /work/| work/|g') --out work/out work/dog.jpg)
+            (cd "$R" && $TM ./opt/strix/bin/infer $(echo "$ARGS" | sed 's| /work/| work/|g') --out work/out work/dog.jpg)
             ;;
         chroot)
             start=$(now)
             # shellcheck disable=SC2086
-            chroot "$R" /opt/strix/bin/infer $ARGS --out /work/out /work/dog.jpg
+            $TM chroot "$R" /opt/strix/bin/infer $ARGS --out /work/out /work/dog.jpg
             ;;
         chroot-cold)
             find "$R" -path "$R/work" -prune -o -type f -exec dd iflag=nocache count=0 status=none if={} \;
             start=$(now)
             # shellcheck disable=SC2086
-            chroot "$R" /opt/strix/bin/infer $ARGS --out /work/out /work/dog.jpg
+            $TM chroot "$R" /opt/strix/bin/infer $ARGS --out /work/out /work/dog.jpg
             ;;
         podman)
             start=$(now)
@@ -87,7 +91,9 @@ while [ $i -lt "$RUNS" ]; do
         esac
         s=$(since "$start")
         grep -q '"box"' "$R/work/out/detections.json" || { echo "$m: no detections written" >&2; exit 1; }
-        echo "$m $i $s"
+        cpu=-
+        [ -s "$T/cpu" ] && cpu=$(tail -n 1 "$T/cpu" | awk -F+ '{ printf "%.2f", $1 + $2 }')
+        echo "$m $i $s $cpu"
     done
 done >"$T/raw"
 cat "$T/raw"
@@ -95,5 +101,8 @@ for m in $modes; do
     awk -v m="$m" '$1 == m { v[++n] = $3 } END {
         for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
         printf "median %-12s %.3f s  (min %.3f, max %.3f, %d runs)\n", m, v[int((n + 1) / 2)], v[1], v[n], n }' "$T/raw"
+    awk -v m="$m" '$1 == m && $4 != "-" { v[++n] = $4 } END { if (n == 0) exit
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+        printf "median %-12s %.2f s CPU (user + system)\n", m, v[int((n + 1) / 2)] }' "$T/raw"
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

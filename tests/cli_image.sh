@@ -77,16 +77,17 @@ mkdir -p "$T/work"
 cp "$DATA/dog.jpg" "$T/work/"
 "$B/mkweights" --model "$YAML" --scale n --seed 7 --out "$W" >/dev/null 2>&1 || { fail weights "mkweights failed"; exit 1; }
 cp "$YAML" "$T/work/"
-ARGS="--device cpu --model /work/yolov8.yaml --scale n --weights /work/w.safetensors --conf 0.1 --threads 2 --no-save --quiet"
-# the reference: BUILD's infer, same paths (a /work inside $T/ref)
+# Paths relative to / inside (chroot and the image start there) and to
+# $T/ref outside: detections.json names the input as given.
+ARGS="--device cpu --model work/yolov8.yaml --scale n --weights work/w.safetensors --conf 0.1 --threads 2 --no-save --quiet"
 mkdir -p "$T/ref"
 ln -s "$T/work" "$T/ref/work"
 # shellcheck disable=SC2086 # $ARGS: words
-if ! (cd "$T/ref" && "$B/infer" $(echo "$ARGS" | sed 's| /work/| work/|g') --out ref work/dog.jpg) >"$T/out" 2>"$T/err"; then
+if ! (cd "$T/ref" && "$B/infer" $ARGS --out work/ref work/dog.jpg) >"$T/out" 2>"$T/err"; then
     fail reference "BUILD's infer on dog.jpg: $(head -c 300 "$T/err")"
     exit 1
 fi
-REF=$T/ref/ref/detections.json
+REF=$T/work/ref/detections.json
 grep -q '"box"' "$REF" || { fail reference "no detections in BUILD's $REF"; exit 1; }
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] }'; }
@@ -142,20 +143,21 @@ for archive in $archives; do
     R=$T/root-$label
     mkdir -p "$R"
     for l in $layers; do tar xzf "$O/blobs/sha256/$l" -C "$R"; done
+    du=$(du -sm --apparent-size "$R" | cut -f1)
     # every file outside /opt/strix and cuBLAS is one of the base packages'
     for deb in "$ROOT/build/image/debs-$a"/*.deb; do dpkg-deb --fsys-tarfile "$deb" | tar t; done |
         sed 's|^\./||' | sort -u >"$T/packaged"
     extra=$(cd "$R" && find . -path ./opt/strix -prune -o -path ./usr/share/doc/nvidia-cublas -prune \
-        -o -name 'libcublas*' -prune -o ! -type d -print | sed 's|^\./||' | grep -vx var/lib/dpkg/status |
+        -o -name 'libcublas*' -prune -o ! -type d -print | sed 's|^\./||' | grep -v '^var/lib/dpkg/' |
         sort | comm -23 - "$T/packaged" | head -n 3 | tr '\n' ' ')
     if [ -z "$enter" ]; then
         skip "root_$label" "neither user namespaces (unshare -r) nor root for chroot here"
     else
         mkdir -p "$R/work"
-        cp "$T/work/"* "$R/work/"
+        (cd "$T/work" && cp dog.jpg yolov8.yaml w.safetensors "$R/work/")
         start=$(now)
         # shellcheck disable=SC2086 # $ARGS: words
-        if ! $enter "$R" /opt/strix/bin/infer $ARGS --out /work/out /work/dog.jpg >"$T/out" 2>"$T/err"; then
+        if ! $enter "$R" /opt/strix/bin/infer $ARGS --out work/out work/dog.jpg >"$T/out" 2>"$T/err"; then
             fail "root_$label" "infer in the root: $(head -c 400 "$T/err")"
         elif ! cmp -s "$R/work/out/detections.json" "$REF"; then
             fail "root_$label" "detections differ from BUILD's infer ($R/work/out/detections.json vs $REF)"
@@ -164,10 +166,10 @@ for archive in $archives; do
             for i in 2 3 4 5; do
                 start=$(now)
                 # shellcheck disable=SC2086
-                $enter "$R" /opt/strix/bin/infer $ARGS --overwrite --out /work/out /work/dog.jpg >/dev/null 2>&1
+                $enter "$R" /opt/strix/bin/infer $ARGS --overwrite --out work/out work/dog.jpg >/dev/null 2>&1
                 times="$times $(since "$start")"
             done
-            pass "root_$label (du $(du -sm --apparent-size "$R" | cut -f1) MB; cold start to detections.json: median $(echo "$times" | median) s of $times)"
+            pass "root_$label ($du MB; cold start to detections.json: median $(echo "$times" | median) s of $times)"
         fi
         if [ $label = cuda ]; then
             major=$(echo "$archive" | sed -n 's/.*-cuda\([0-9]*\)\.oci\.tar$/\1/p')
@@ -179,8 +181,8 @@ for archive in $archives; do
                 pass "cublas_resolves ($(grep -c '=>' "$T/out") libraries, all in the root)"
             fi
             # shellcheck disable=SC2086
-            $enter "$R" /opt/strix/bin/infer $(echo "$ARGS" | sed 's/--device cpu/--device cuda/') --out /work/gpu \
-                /work/dog.jpg >"$T/out" 2>"$T/err"
+            $enter "$R" /opt/strix/bin/infer $(echo "$ARGS" | sed 's/--device cpu/--device cuda/') --out work/gpu \
+                work/dog.jpg >"$T/out" 2>"$T/err"
             rc=$?
             if [ -e /dev/nvidia0 ]; then
                 skip no_gpu_error "this machine has a GPU (/dev/nvidia0); the chroot has no driver libraries either way"
@@ -211,7 +213,7 @@ for archive in $archives; do
     img=$(sed -n 's/^Loaded image[^:]*: *//p' "$T/load" | head -n 1)
     # the image's command, then infer with the image's PATH
     mkdir -p "$T/pw-$label"
-    cp "$T/work/"* "$T/pw-$label/"
+    (cd "$T/work" && cp dog.jpg yolov8.yaml w.safetensors "$T/pw-$label/")
     RUN="run --rm --network=none -v $T/pw-$label:/work"
     if ! $P $RUN "$img" >"$T/out" 2>"$T/err"; then
         # this sandbox: crun refuses a cgroup v1/v2 hybrid, and without
@@ -227,7 +229,7 @@ for archive in $archives; do
         continue
     fi
     # shellcheck disable=SC2086
-    if ! $P $RUN "$img" infer $ARGS --out /work/out /work/dog.jpg >"$T/out" 2>"$T/err"; then
+    if ! $P $RUN "$img" infer $ARGS --out work/out work/dog.jpg >"$T/out" 2>"$T/err"; then
         fail "podman_$label" "podman run $img infer: $(head -c 400 "$T/err")"
     elif ! cmp -s "$T/pw-$label/out/detections.json" "$REF"; then
         fail "podman_$label" "detections differ from BUILD's infer"
@@ -236,7 +238,7 @@ for archive in $archives; do
         for i in 1 2 3 4 5; do
             start=$(now)
             # shellcheck disable=SC2086
-            $P $RUN "$img" infer $ARGS --overwrite --out /work/out /work/dog.jpg >/dev/null 2>&1
+            $P $RUN "$img" infer $ARGS --overwrite --out work/out work/dog.jpg >/dev/null 2>&1
             times="$times $(since "$start")"
         done
         pass "podman_$label ($img; podman run to detections.json: median $(echo "$times" | median) s of$times)"

@@ -36,7 +36,8 @@
 # name or time, so the same inputs give the same digests.  Each layer is
 # cached in build/image/layers/ under a key of its inputs (the package index,
 # the cuBLAS files, the tarball's contents less BUILD's `built:` line, and
-# this script), so a second `make image` re-packs only what changed.  The
+# this script), so a second `make image` re-packs only what changed; layers
+# no image's last build used are removed.  The
 # unpacked size (the sum of the layer tars) is checked against the goals of
 # README "Container image": at most 100 MB without CUDA, 1000 MB with cuBLAS
 # (exit 1 above them).  Prints each archive's path on a line of its own, last.
@@ -137,10 +138,10 @@ image() {
             exit 1
         fi
         # What a container engine provides (device nodes, resolv.conf,
-        # hostname, hosts) and what only apt and dpkg would use goes; the
+        # hostname, hosts, fstab) and what only apt would use goes; the
         # dpkg status file stays, listing what is unpacked, with a Status
         # line after each Package line as dpkg writes it.
-        rm -rf "$root"/dev/* "$root"/etc/resolv.conf "$root"/etc/hostname "$root"/etc/hosts "$root"/etc/apt \
+        rm -rf "${root:?}"/dev/* "$root"/etc/resolv.conf "$root"/etc/hostname "$root"/etc/hosts "$root"/etc/fstab "$root"/etc/apt \
             "$root"/var/cache/apt "$root"/var/lib/apt "$root"/var/log/apt
         for deb in "$d"/*.deb; do
             dpkg-deb -f "$deb" | awk 'NR == 1 { print; print "Status: install ok installed"; next } { print }'
@@ -270,6 +271,7 @@ EOF
         -cf "$out.tmp" oci-layout index.json blobs
     mv "$out.tmp" "$out"
     rm -rf "$work"
+    echo "$layers" >"$top/$name.layers"
 
     limit_mb=100
     [ -n "$major" ] && limit_mb=1000
@@ -316,5 +318,10 @@ outs=""
 for t in "$@"; do
     [ -f "$t" ] || { echo "image: $t: no such tarball (make dist makes one)" >&2; exit 2; }
     image "$t"
+done
+# The cache keeps the layers of each image's last build (build/image/NAME.layers).
+for l in "$top"/layers/*.done; do
+    [ -e "$l" ] || continue
+    cat "$top"/*.layers 2>/dev/null | tr ' ' '\n' | grep -qx "${l%.done}" || rm -f "${l%.done}".*
 done
 for o in $outs; do echo "$o"; done
