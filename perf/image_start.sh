@@ -69,7 +69,7 @@ while [ $i -lt "$RUNS" ]; do
         case $m in
         host)
             start=$(now)
-            # shellcheck disable=SC2086 # $ARGS: words
+            # shellcheck disable=SC2046,SC2086 # $ARGS: words
             (cd "$R" && $TM ./opt/strix/bin/infer $(echo "$ARGS" | sed 's| /work/| work/|g') --out work/out work/dog.jpg)
             ;;
         chroot)

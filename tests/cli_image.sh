@@ -163,7 +163,7 @@ for archive in $archives; do
             fail "root_$label" "detections differ from BUILD's infer ($R/work/out/detections.json vs $REF)"
         else
             times=$(since "$start")
-            for i in 2 3 4 5; do
+            for _ in 2 3 4 5; do
                 start=$(now)
                 # shellcheck disable=SC2086
                 $enter "$R" /opt/strix/bin/infer $ARGS --overwrite --out work/out work/dog.jpg >/dev/null 2>&1
@@ -180,7 +180,7 @@ for archive in $archives; do
             else
                 pass "cublas_resolves ($(grep -c '=>' "$T/out") libraries, all in the root)"
             fi
-            # shellcheck disable=SC2086
+            # shellcheck disable=SC2046,SC2086
             $enter "$R" /opt/strix/bin/infer $(echo "$ARGS" | sed 's/--device cpu/--device cuda/') --out work/gpu \
                 work/dog.jpg >"$T/out" 2>"$T/err"
             rc=$?
@@ -235,7 +235,7 @@ for archive in $archives; do
         fail "podman_$label" "detections differ from BUILD's infer"
     else
         times=""
-        for i in 1 2 3 4 5; do
+        for _ in 1 2 3 4 5; do
             start=$(now)
             # shellcheck disable=SC2086
             $P $RUN "$img" infer $ARGS --overwrite --out work/out work/dog.jpg >/dev/null 2>&1

@@ -48,7 +48,7 @@ suite=bookworm
 pkgs="libc6 base-files"
 mirror=http://deb.debian.org/debian
 # every layer's key ends in this script's digest: a change here rebuilds them
-self=$(sha256sum "$0" | cut -c1-16)
+self=$(sha256sum tools/image.sh | cut -c1-16)
 
 debarch() {
     case "$1" in
@@ -93,7 +93,7 @@ fetch() {
 layer() {
     layer=$top/layers/$1
     [ -f "$layer.done" ] && return 0
-    mkdir -p $top/layers
+    mkdir -p "$top/layers"
     # top-level entries sorted; tar sorts below them (no leading "./")
     (cd "$2" && find . -mindepth 1 -maxdepth 1 -printf '%P\n' | LC_ALL=C sort) >"$layer.list"
     tar -C "$2" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@"$epoch" --clamp-mtime \
