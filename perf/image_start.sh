@@ -14,6 +14,8 @@
 #   podman      `podman run --rm` of the loaded image with its own PATH and
 #               command (a private store; runc and lowered rlimits where the
 #               default runtime cannot run here, as in tests/cli_image.sh)
+#   chroot-version, podman-version   `infer --version` the same two ways:
+#               what entering the root or starting the container costs alone
 # Each raw line: MODE RUN WALL_SECONDS CPU_SECONDS (user + system of infer,
 # from GNU time where installed; "-" for podman, whose container is not its
 # child).  Needs root (chroot), the image's mkweights for the weights; podman
@@ -59,13 +61,14 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.4f", b - a }'; }
 echo "# $(basename "$A"), $RUNS runs per mode, $(nproc) CPUs, $(uname -r); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# podman: $([ $podman = 1 ] && echo "$P $RUN $img" || echo "not run (not installed or cannot run here)")"
-modes="host chroot chroot-cold"
-[ $podman = 1 ] && modes="$modes podman"
+modes="host chroot chroot-cold chroot-version"
+[ $podman = 1 ] && modes="$modes podman podman-version"
 i=0
 while [ $i -lt "$RUNS" ]; do
     i=$((i + 1))
     for m in $modes; do
         rm -f "$R/work/out/detections.json" "$T/cpu"
+        mkdir -p "$R/work/out"
         case $m in
         host)
             start=$(now)
@@ -88,9 +91,20 @@ while [ $i -lt "$RUNS" ]; do
             # shellcheck disable=SC2086
             $P $RUN "$img" infer $ARGS --out /work/out /work/dog.jpg
             ;;
+        chroot-version)
+            start=$(now)
+            $TM chroot "$R" /opt/strix/bin/infer --version >/dev/null
+            ;;
+        podman-version)
+            start=$(now)
+            $P $RUN "$img" infer --version >/dev/null
+            ;;
         esac
         s=$(since "$start")
-        grep -q '"box"' "$R/work/out/detections.json" || { echo "$m: no detections written" >&2; exit 1; }
+        case $m in
+        *-version) ;;
+        *) grep -q '"box"' "$R/work/out/detections.json" || { echo "$m: no detections written" >&2; exit 1; } ;;
+        esac
         cpu=-
         [ -s "$T/cpu" ] && cpu=$(tail -n 1 "$T/cpu" | awk -F+ '{ printf "%.2f", $1 + $2 }')
         echo "$m $i $s $cpu"

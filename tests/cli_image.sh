@@ -26,12 +26,13 @@
 # timings pass or fail nothing (perf/results has the measured runs).
 # SKIPs with the reason where mmdebstrap, the fetched Debian packages (sh
 # tools/deps.sh downloads them; it needs deb.debian.org), chroot or podman
-# cannot be had.  STRIX_IMAGE=0 skips the script.
+# cannot be had.  STRIX_IMAGE=0 skips the script, and so does STRIX_DIST=0
+# (README "Run anywhere": the first `make dist` builds FFmpeg).
 NAME=cli_image
 . "$(dirname "$0")/lib_cli.sh"
 
-if [ "${STRIX_IMAGE:-1}" = 0 ]; then
-    skip all "STRIX_IMAGE=0"
+if [ "${STRIX_IMAGE:-1}" = 0 ] || [ "${STRIX_DIST:-1}" = 0 ]; then
+    skip all "STRIX_IMAGE=0 or STRIX_DIST=0 (the images pack the make dist tarballs)"
     exit 0
 fi
 if grep -q __asan_init "$B/infer" 2>/dev/null; then
