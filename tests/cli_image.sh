@@ -144,7 +144,7 @@ for archive in $archives; do
     R=$T/root-$label
     mkdir -p "$R"
     for l in $layers; do tar xzf "$O/blobs/sha256/$l" -C "$R"; done
-    du=$(du -sm --apparent-size "$R" | cut -f1)
+    du=$(du -sb "$R" | awk '{ printf "%.1f", $1 / 1e6 }')
     # every file outside /opt/strix and cuBLAS is one of the base packages'
     for deb in "$ROOT/build/image/debs-$a"/*.deb; do dpkg-deb --fsys-tarfile "$deb" | tar t; done |
         sed 's|^\./||' | sort -u >"$T/packaged"
