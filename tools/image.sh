@@ -31,9 +31,12 @@
 #                                  CUDA=1 too when CUDA is 1 (default: 1
 #                                  when nvcc is found), then their images
 #
-# Everything the layout holds is reproducible: file times are clamped to the
-# commit's time, owners are 0, tar entries are sorted and gzip stores no
-# name or time, so the same inputs give the same digests.  Each layer is
+# Everything the layout holds is reproducible: owners are 0, tar entries are
+# sorted, gzip stores no name or time, and times are fixed: 1970-01-01 in
+# the base and cuBLAS layers (a new commit leaves them, and what nodes have
+# pulled, unchanged), clamped to the commit's time (SOURCE_DATE_EPOCH if
+# set) in the strix layer and the config, so the same inputs give the same
+# digests.  Each layer is
 # cached in build/image/layers/ under a key of its inputs (the package index,
 # the cuBLAS files, the tarball's contents less BUILD's `built:` line, and
 # this script), so a second `make image` re-packs only what changed; layers
@@ -88,15 +91,16 @@ fetch() {
     echo "image: downloaded $(ls "$d"/*.deb | wc -l) packages ($a) into $d"
 }
 
-# layer KEY DIR: build/image/layers/KEY.tar.gz and KEY.diffid (the digest of
-# the uncompressed tar), made once per KEY; sets $layer to the prefix.
+# layer KEY DIR EPOCH: build/image/layers/KEY.tar.gz and KEY.diffid (the
+# digest of the uncompressed tar), made once per KEY, times clamped to EPOCH
+# (part of KEY where it varies); sets $layer to the prefix.
 layer() {
     layer=$top/layers/$1
     [ -f "$layer.done" ] && return 0
     mkdir -p "$top/layers"
     # top-level entries sorted; tar sorts below them (no leading "./")
     (cd "$2" && find . -mindepth 1 -maxdepth 1 -printf '%P\n' | LC_ALL=C sort) >"$layer.list"
-    tar -C "$2" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@"$epoch" --clamp-mtime \
+    tar -C "$2" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@"$3" --clamp-mtime \
         --format=posix --pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \
         -cf "$layer.tar" -T "$layer.list"
     sha "$layer.tar" >"$layer.diffid"
@@ -147,7 +151,7 @@ image() {
             dpkg-deb -f "$deb" | awk 'NR == 1 { print; print "Status: install ok installed"; next } { print }'
             echo
         done >"$root/var/lib/dpkg/status"
-        layer "$base_key" "$root"
+        layer "$base_key" "$root" 0
         rm -rf "$root"
     fi
     layers=$top/layers/$base_key
@@ -180,7 +184,7 @@ image() {
             echo "with an application.  strix opens libcublas.so.$major at run time (/opt/strix/BUILD)."
         } >"$cu/usr/share/doc/nvidia-cublas/README"
         cuda_key=cublas-$a-$(cd "$cu" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha | cut -c1-16)-$self
-        layer "$cuda_key" "$cu"
+        layer "$cuda_key" "$cu" 0
         rm -rf "$cu"
         layers="$layers $top/layers/$cuda_key"
         history="$history
@@ -193,8 +197,8 @@ cuBLAS ${cublas_version:-$major} from $cuda_home/lib64 (unmodified) and NVIDIA's
     tar xzf "$tarball" -C "$s/opt"
     mv "$s/opt/$name" "$s/opt/strix"
     strix_key=strix-$(cd "$s/opt/strix" && { find . -type f ! -name BUILD -print0 | LC_ALL=C sort -z | xargs -0 sha256sum;
-        grep -v '^built: ' BUILD; } | sha | cut -c1-16)-$self
-    layer "$strix_key" "$s"
+        grep -v '^built: ' BUILD; echo "$epoch"; } | sha | cut -c1-16)-$self
+    layer "$strix_key" "$s" "$epoch"
     commit=$(sed -n 's/^commit: //p' "$s/opt/strix/BUILD" | cut -d' ' -f1)
     rm -rf "$s"
     layers="$layers $top/layers/$strix_key"
@@ -296,7 +300,7 @@ fetch)
     ;;
 esac
 
-# Clamp times to the commit's (the tarball's BUILD names the commit too).
+# The strix layer's and the config's time: the commit's.
 epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 if [ $# = 0 ]; then
     if [ -z "${CUDA:-}" ]; then
