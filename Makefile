@@ -156,6 +156,10 @@ $(JOB_LIB): $(JOB_OBJ)
 	$(AR) rcs $@ $^
 
 $(VIDEO_OBJ): CFLAGS += $(FFMPEG_CFLAGS)
+# GMC's corner response takes a square root per pixel; with errno semantics
+# the compiler keeps it scalar (it must call sqrtf for negative inputs,
+# which cannot occur there).  Correctly rounded either way.
+$(BUILD)/obj/engine/analytics/gmc.o: CFLAGS += -fno-math-errno
 $(JOB_USERS): $(JOB_LIB)
 $(JOB_USERS): JOB_LINK = $(JOB_LIB)
 $(VIDEO_USERS): $(VIDEO_LIB)
