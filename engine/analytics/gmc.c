@@ -73,9 +73,9 @@ typedef struct scratch {
     uint8_t *grey, *tmp8; /* half-size grey frame [n], pyrDown output [n + 2] */
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
     int *row;             /* pyrDown's vertical sums [w] */
-    float *cs;            /* corners' row buffers [18][w] */
+    float *cs;            /* corners' row buffers [19][w] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
-    cand *cand;           /* corner candidates [n] */
+    cand *cand;           /* the strongest corners [MAX_CORNERS] */
 } scratch;
 
 struct strix_gmc {
@@ -139,9 +139,9 @@ static int scratch_reserve(scratch *s, int width, int w, int h)
     s->tmp8 = malloc(n + 2);
     s->rows = malloc(sizeof *s->rows * 2 * (size_t)width);
     s->row = malloc(sizeof *s->row * (size_t)w);
-    s->cs = malloc(sizeof *s->cs * 18 * (size_t)w);
+    s->cs = malloc(sizeof *s->cs * 19 * (size_t)w);
     s->ok = malloc((size_t)w + 8);
-    s->cand = malloc(sizeof *s->cand * n);
+    s->cand = malloc(sizeof *s->cand * MAX_CORNERS);
     if (!s->grey || !s->tmp8 || !s->rows || !s->row || !s->cs || !s->ok || !s->cand) {
         scratch_free(s);
         return -1;
@@ -303,28 +303,6 @@ static int cand_cmp(const void *pa, const void *pb)
     return cand_before(a, b) ? -1 : cand_before(b, a);
 }
 
-/* Move the k first candidates in OpenCV's order to the front (quickselect). */
-static void select_first(cand *c, int n, int k)
-{
-    int lo = 0, hi = n - 1;
-    while (lo < hi) {
-        cand piv = c[lo + (hi - lo) / 2];
-        int i = lo, j = hi;
-        while (i <= j) {
-            while (cand_before(&c[i], &piv)) i++;
-            while (cand_before(&piv, &c[j])) j--;
-            if (i <= j) {
-                cand t = c[i];
-                c[i++] = c[j];
-                c[j--] = t;
-            }
-        }
-        if (k - 1 <= j) hi = j;
-        else if (k - 1 >= i) lo = i;
-        else break;
-    }
-}
-
 /* Sum of three neighbours along a row with reflected ends: o[x] = r[x-1] + r[x] + r[x+1]. */
 static void sum3(const float *r, float *o, int w)
 {
@@ -333,15 +311,15 @@ static void sum3(const float *r, float *o, int w)
     o[w - 1] = r[w - 2] + r[w - 1] + r[w - 2];
 }
 
-/* Row y of the structure tensor's products, summed along the row: sa, sb,
- * sc [w] = 3-sums of dx^2, dx dy, dy^2 (Sobel 3x3 on img [h][w], reflected
- * borders, OpenCV's scale).  p: [3][w] scratch. */
-static void tensor_row(const uint8_t *img, int w, int h, int y, float *p, float *sa, float *sb, float *sc)
+/* Sobel products of one row from its image rows r0, r1, r2 (above, at,
+ * below; reflected at the image border): pa, pb, pc [w] = dx^2, dx dy,
+ * dy^2 at OpenCV's scale.  The pointers are restrict parameters: with the
+ * six of them unqualified the compiler gives up on run-time overlap checks
+ * and stays scalar. */
+static void sobel_products(const uint8_t *restrict r0, const uint8_t *restrict r1, const uint8_t *restrict r2, int w,
+                           float *restrict pa, float *restrict pb, float *restrict pc)
 {
     const float scale = (float)(1.0 / (4 * 3 * 255.0)); /* OpenCV: 1 / (2^(ksize-1) blockSize 255) */
-    const uint8_t *r0 = img + (size_t)reflect(y - 1, h) * (size_t)w, *r1 = img + (size_t)y * (size_t)w,
-                  *r2 = img + (size_t)reflect(y + 1, h) * (size_t)w;
-    float *pa = p, *pb = p + w, *pc = p + 2 * w;
     /* interior columns without border logic (vectorised), then the two edges */
     for (int x = 1; x < w - 1; x++) {
         int dx = (r0[x + 1] - r0[x - 1]) + 2 * (r1[x + 1] - r1[x - 1]) + (r2[x + 1] - r2[x - 1]);
@@ -360,9 +338,88 @@ static void tensor_row(const uint8_t *img, int w, int h, int y, float *p, float 
         pb[x] = fx * fy;
         pc[x] = fy * fy;
     }
-    sum3(pa, sa, w);
-    sum3(pb, sb, w);
-    sum3(pc, sc, w);
+}
+
+/* Row y of the structure tensor's products, summed along the row: sa, sb,
+ * sc [w] = 3-sums of dx^2, dx dy, dy^2 (Sobel 3x3 on img [h][w], reflected
+ * borders).  p: [3][w] scratch. */
+static void tensor_row(const uint8_t *img, int w, int h, int y, float *p, float *sa, float *sb, float *sc)
+{
+    sobel_products(img + (size_t)reflect(y - 1, h) * (size_t)w, img + (size_t)y * (size_t)w,
+                   img + (size_t)reflect(y + 1, h) * (size_t)w, w, p, p + w, p + 2 * w);
+    sum3(p, sa, w);
+    sum3(p + w, sb, w);
+    sum3(p + 2 * w, sc, w);
+}
+
+/* Minimum eigenvalue of one row from the tensor's row sums of the rows
+ * above, at and below (a*, b*, c*: dx^2, dx dy, dy^2), summed in that
+ * order: e [w]; rmax [w] keeps the column-wise maximum (vectorises; the
+ * maximum is exact in any order); hm [w] = e's 3-wide maxima (1..w-2). */
+static void eig_row(const float *restrict a0, const float *restrict a1, const float *restrict a2,
+                    const float *restrict b0, const float *restrict b1, const float *restrict b2,
+                    const float *restrict c0, const float *restrict c1, const float *restrict c2, int w,
+                    float *restrict e, float *restrict rmax, float *restrict hm)
+{
+    for (int x = 0; x < w; x++) {
+        float a = (a0[x] + a1[x] + a2[x]) * 0.5f;
+        float b = b0[x] + b1[x] + b2[x];
+        float c = (c0[x] + c1[x] + c2[x]) * 0.5f;
+        e[x] = (a + c) - sqrtf((a - c) * (a - c) + b * b);
+    }
+    for (int x = 0; x < w; x++) rmax[x] = e[x] > rmax[x] ? e[x] : rmax[x];
+#define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c))) /* no NaN here: maxps */
+    for (int x = 1; x < w - 1; x++) hm[x] = MAX3(e[x - 1], e[x], e[x + 1]);
+#undef MAX3
+}
+
+/* OpenCV's peak test (threshold, 3x3 dilate, equal) of a row v [w] with
+ * the 3-wide maxima of the rows above, at and below: ok[x] for 1..w-2;
+ * only peaks at least `weakest` and above 0. */
+static void peak_row(const float *restrict v, const float *restrict hu, const float *restrict hc,
+                     const float *restrict hd, int w, float weakest, unsigned char *restrict ok)
+{
+    for (int x = 1; x < w - 1; x++)
+        ok[x] = (v[x] > 0) & (v[x] >= weakest) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
+    ok[w - 1] = 0;
+}
+
+/* The strongest MAX_CORNERS candidates seen so far, as a heap whose root
+ * is the one that comes last in OpenCV's order. */
+typedef struct topk {
+    cand *c;
+    int n;
+} topk;
+
+static void topk_sift(cand *c, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && cand_before(&c[m], &c[l])) m = l;
+        if (r < n && cand_before(&c[m], &c[r])) m = r;
+        if (m == i) return;
+        cand t = c[i];
+        c[i] = c[m];
+        c[m] = t;
+        i = m;
+    }
+}
+
+static void topk_add(topk *b, cand k)
+{
+    if (b->n < MAX_CORNERS) {
+        int i = b->n++;
+        b->c[i] = k;
+        while (i > 0 && cand_before(&b->c[(i - 1) / 2], &b->c[i])) { /* parent comes first: k goes up */
+            cand t = b->c[i];
+            b->c[i] = b->c[(i - 1) / 2];
+            b->c[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    } else if (cand_before(&k, &b->c[0])) {
+        b->c[0] = k;
+        topk_sift(b->c, b->n, 0);
+    }
 }
 
 /* goodFeaturesToTrack on img [h][w] (w, h >= 3): up to MAX_CORNERS (x, y)
@@ -370,70 +427,55 @@ static void tensor_row(const uint8_t *img, int w, int h, int y, float *p, float 
  * that stay in cache: the tensor's row sums (a ring of 3 rows), summed
  * down the columns into the minimum eigenvalue (a ring of 3 rows), its
  * row-wise 3-maxima (a ring of 3), then the 3x3 peak test of the row
- * above.  The peak test needs the 1% threshold of the global maximum, not
- * known until the end: peaks above 0 are collected (the threshold is >= 0)
- * and thinned afterwards, which keeps the same ones in the same order. */
+ * above.  OpenCV keeps the peaks above 1% of the global maximum, not known
+ * until the end, then the strongest 400: here the strongest 400 peaks
+ * above 0 are kept as they come (the 1% threshold is >= 0, and the
+ * peaks above it are the strongest ones, so the strongest 400 of those
+ * are the ones of the 400 that pass it), and a peak weaker than the
+ * weakest of 400 already kept is dropped in the vectorised test, so few
+ * flags are set and the scan skips 8 at a time. */
 static int corners(strix_gmc *g, const uint8_t *img, int w, int h, float *pts)
 {
-    float *s = g->s.cs, *ring[3][3], *eig[3], *hm[3], *p = s + 15 * (size_t)w;
+    float *s = g->s.cs, *ring[3][3], *eig[3], *hm[3], *p = s + 15 * (size_t)w, *rmax = s + 18 * (size_t)w;
     for (int r = 0; r < 3; r++) {
         for (int k = 0; k < 3; k++) ring[r][k] = s + (size_t)(3 * r + k) * (size_t)w;
         eig[r] = s + (size_t)(9 + r) * (size_t)w;
         hm[r] = s + (size_t)(12 + r) * (size_t)w;
     }
     unsigned char *ok = g->s.ok;
-    cand *cd = g->s.cand;
-    int nc = 0;
-    float mx[8] = {0}; /* per-lane running maximum (vectorises; the maximum of floats is exact in any order) */
+    topk bs = {g->s.cand, 0};
+    for (int x = 0; x < w; x++) rmax[x] = 0;
     tensor_row(img, w, h, 0, p, ring[0][0], ring[0][1], ring[0][2]);
     for (int y = 0; y < h; y++) {
         if (y + 1 < h) {
             float **t = ring[(y + 1) % 3];
             tensor_row(img, w, h, y + 1, p, t[0], t[1], t[2]);
         }
-        /* minimum eigenvalue of row y: rows y-1, y, y+1 reflected, summed in that order */
+        /* minimum eigenvalue of row y: rows y-1, y, y+1 reflected */
         float *const *t0 = ring[reflect(y - 1, h) % 3], *const *t1 = ring[y % 3], *const *t2 = ring[reflect(y + 1, h) % 3];
-        float *e = eig[y % 3];
-        for (int x = 0; x < w; x++) {
-            float a = (t0[0][x] + t1[0][x] + t2[0][x]) * 0.5f;
-            float b = t0[1][x] + t1[1][x] + t2[1][x];
-            float c = (t0[2][x] + t1[2][x] + t2[2][x]) * 0.5f;
-            e[x] = (a + c) - sqrtf((a - c) * (a - c) + b * b);
-        }
-        int x = 0;
-        for (; x + 8 <= w; x += 8)
-            for (int k = 0; k < 8; k++) mx[k] = e[x + k] > mx[k] ? e[x + k] : mx[k];
-        for (; x < w; x++) mx[0] = e[x] > mx[0] ? e[x] : mx[0];
-#define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c))) /* no NaN here: maxps */
         float *hd = hm[y % 3];
-        for (x = 1; x < w - 1; x++) hd[x] = MAX3(e[x - 1], e[x], e[x + 1]);
-#undef MAX3
-        /* the peak test of row c = y - 1 (OpenCV: threshold, 3x3 dilate, equal; image border excluded) */
+        eig_row(t0[0], t1[0], t2[0], t0[1], t1[1], t2[1], t0[2], t1[2], t2[2], w, eig[y % 3], rmax, hd);
+        /* the peak test of row c = y - 1 (image border excluded) */
         int c = y - 1;
         if (c < 1 || c > h - 2) continue;
-        const float *v = eig[c % 3], *hu = hm[(c - 1) % 3], *hc = hm[c % 3];
-        for (x = 1; x < w - 1; x++) ok[x] = (v[x] > 0) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
-        ok[w - 1] = 0;
+        const float *v = eig[c % 3];
+        peak_row(v, hm[(c - 1) % 3], hm[c % 3], hd, w, bs.n == MAX_CORNERS ? bs.c[0].v : 0, ok);
         /* peaks are sparse: skip 8 flags at a time */
-        for (x = 1; x < w - 1; x += 8) {
+        for (int x = 1; x < w - 1; x += 8) {
             uint64_t any;
             memcpy(&any, ok + x, sizeof any); /* ok has 8 bytes of slack past w */
             if (!any) continue;
             for (int k = x; k < x + 8 && k < w - 1; k++)
-                if (ok[k]) cd[nc++] = (cand){v[k], c * w + k};
+                if (ok[k]) topk_add(&bs, (cand){v[k], c * w + k});
         }
     }
     float maxv = 0;
-    for (int k = 0; k < 8; k++) maxv = mx[k] > maxv ? mx[k] : maxv;
+    for (int x = 0; x < w; x++) maxv = rmax[x] > maxv ? rmax[x] : maxv;
     float thresh = maxv * QUALITY;
-    int kept = 0;
-    for (int i = 0; i < nc; i++)
-        if (cd[i].v > thresh) cd[kept++] = cd[i];
-    nc = kept;
-    if (nc > MAX_CORNERS) {
-        select_first(cd, nc, MAX_CORNERS);
-        nc = MAX_CORNERS;
-    }
+    cand *cd = bs.c;
+    int nc = 0;
+    for (int i = 0; i < bs.n; i++)
+        if (cd[i].v > thresh) cd[nc++] = cd[i];
     qsort(cd, (size_t)nc, sizeof *cd, cand_cmp);
     for (int i = 0; i < nc; i++) {
         pts[2 * i] = (float)(cd[i].at % w);
