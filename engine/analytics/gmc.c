@@ -44,15 +44,19 @@
 #define MIN_EIG 1e-4f
 #define WINP 24 /* a window row as read: 21 columns padded to 3 x 8 floats, the 3 extra weighted 0 */
 #define PAD (WINP + 2)
+#define GP (WINP + 1) /* gradient patch columns: a window row read with its right neighbours */
+#define GPS 32        /* gradient patch row stride */
 #define RANSAC_THRESH 3.0
 #define RANSAC_CONF 0.99
 #define RANSAC_ITERS 2000
 
-/* One pyramid level: image and gradients, each [(h + 2 PAD)][(w + 2 PAD)] float. */
+/* One pyramid level: the image [(h + 2 PAD)][(w + 2 PAD)] float.  Its
+ * gradients are computed around each window as LK needs them
+ * (grad_patch): 400 windows cover less than the large levels, and whole
+ * gradient planes cost more to write and to read back than to redo. */
 typedef struct level {
     int w, h, pw; /* pw: padded row length */
     float *img;   /* grey x 32 (OpenCV's 5 fractional bits) */
-    float *dx, *dy;
 } level;
 
 typedef struct pyramid {
@@ -109,11 +113,7 @@ strix_gmc *strix_gmc_create(void)
 
 static void pyramid_free(pyramid *p)
 {
-    for (int i = 0; i <= MAX_LEVEL; i++) {
-        free(p->lv[i].img);
-        free(p->lv[i].dx);
-        free(p->lv[i].dy);
-    }
+    for (int i = 0; i <= MAX_LEVEL; i++) free(p->lv[i].img);
     memset(p, 0, sizeof *p);
 }
 
@@ -489,18 +489,31 @@ static int corners(strix_gmc *g, const uint8_t *img, int w, int h, float *pts)
 static int level_alloc(level *l, int w, int h)
 {
     int pw = w + 2 * PAD;
-    size_t n = (size_t)pw * (size_t)(h + 2 * PAD);
     if (l->w == w && l->h == h && l->img) return 0;
     free(l->img);
-    free(l->dx);
-    free(l->dy);
-    l->img = malloc(sizeof *l->img * n);
-    l->dx = calloc(n, sizeof *l->dx);
-    l->dy = calloc(n, sizeof *l->dy);
+    l->img = malloc(sizeof *l->img * (size_t)pw * (size_t)(h + 2 * PAD));
     l->w = w;
     l->h = h;
     l->pw = pw;
-    return l->img && l->dx && l->dy ? 0 : -1;
+    return l->img ? 0 : -1;
+}
+
+/* One row of pyrDown's horizontal pass: o[x] = (row * [1 4 6 4 1])(2x),
+ * rounded / 256, reflected at the ends (w >= 3).  The interior without
+ * border logic, so it vectorises. */
+static void pyr_row(const int *restrict row, int w, uint8_t *restrict o, int ow)
+{
+    int xe = (w - 3) / 2; /* last x with 2x + 2 <= w - 1 */
+    for (int x = 1; x <= xe; x++) {
+        int c = 2 * x;
+        o[x] = (uint8_t)((row[c - 2] + 4 * row[c - 1] + 6 * row[c] + 4 * row[c + 1] + row[c + 2] + 128) >> 8);
+    }
+    for (int x = 0; x < ow; x = x ? x + 1 : xe + 1) {
+        int c = 2 * x;
+        int s = row[reflect(c - 2, w)] + 4 * row[reflect(c - 1, w)] + 6 * row[c] + 4 * row[reflect(c + 1, w)] +
+                row[reflect(c + 2, w)];
+        o[x] = (uint8_t)((s + 128) >> 8);
+    }
 }
 
 /* pyrDown: 5x5 Gaussian [1 4 6 4 1]^2 / 256, reflected borders, rounded
@@ -511,21 +524,11 @@ static void pyr_down(const uint8_t *src, int w, int h, uint8_t *dst, int ow, int
         const uint8_t *r[5];
         for (int i = 0; i < 5; i++) r[i] = src + (size_t)reflect(2 * y + i - 2, h) * (size_t)w;
         for (int x = 0; x < w; x++) row[x] = r[0][x] + 4 * r[1][x] + 6 * r[2][x] + 4 * r[3][x] + r[4][x];
-        uint8_t *o = dst + (size_t)y * (size_t)ow;
-        for (int x = 0; x < ow; x++) {
-            int c = 2 * x, s;
-            if (c >= 2 && c + 2 < w) s = row[c - 2] + 4 * row[c - 1] + 6 * row[c] + 4 * row[c + 1] + row[c + 2];
-            else
-                s = row[reflect(c - 2, w)] + 4 * row[reflect(c - 1, w)] + 6 * row[c] + 4 * row[reflect(c + 1, w)] +
-                    row[reflect(c + 2, w)];
-            o[x] = (uint8_t)((s + 128) >> 8);
-        }
+        pyr_row(row, w, dst + (size_t)y * (size_t)ow, ow);
     }
 }
 
-/* Fill a level from grey img [h][w]: image x 32 with reflected border,
- * Scharr gradients (OpenCV's calcSharrDeriv: [3 10 3] smoothing, central
- * difference) with a zero border. */
+/* Fill a level from grey img [h][w]: image x 32 with reflected border. */
 static void level_fill(level *l, const uint8_t *img)
 {
     int w = l->w, h = l->h, pw = l->pw;
@@ -543,24 +546,6 @@ static void level_fill(level *l, const uint8_t *img)
                sizeof(float) * (size_t)pw);
         memcpy(l->img + (size_t)(PAD + h - 1 + y) * (size_t)pw,
                l->img + (size_t)(PAD + reflect(h - 1 + y, h)) * (size_t)pw, sizeof(float) * (size_t)pw);
-    }
-    for (int y = 0; y < h; y++) {
-        const uint8_t *r0 = img + (size_t)reflect(y - 1, h) * (size_t)w, *r1 = img + (size_t)y * (size_t)w,
-                      *r2 = img + (size_t)reflect(y + 1, h) * (size_t)w;
-        float *ox = l->dx + (size_t)(y + PAD) * (size_t)pw + PAD, *oy = l->dy + (size_t)(y + PAD) * (size_t)pw + PAD;
-        for (int x = 1; x < w - 1; x++) { /* interior (vectorised), then the two edges */
-            int t0l = (r0[x - 1] + r2[x - 1]) * 3 + r1[x - 1] * 10, t0r = (r0[x + 1] + r2[x + 1]) * 3 + r1[x + 1] * 10;
-            int t1l = r2[x - 1] - r0[x - 1], t1c = r2[x] - r0[x], t1r = r2[x + 1] - r0[x + 1];
-            ox[x] = (float)(t0r - t0l);
-            oy[x] = (float)((t1r + t1l) * 3 + t1c * 10);
-        }
-        for (int x = 0; x < w; x += w - 1) {
-            int xl = x ? x - 1 : 1, xr = x + 1 < w ? x + 1 : w - 2;
-            int t0l = (r0[xl] + r2[xl]) * 3 + r1[xl] * 10, t0r = (r0[xr] + r2[xr]) * 3 + r1[xr] * 10;
-            int t1l = r2[xl] - r0[xl], t1c = r2[x] - r0[x], t1r = r2[xr] - r0[xr];
-            ox[x] = (float)(t0r - t0l);
-            oy[x] = (float)((t1r + t1l) * 3 + t1c * 10);
-        }
     }
 }
 
@@ -611,7 +596,7 @@ static int window_at(const level *L, float px, float py, int *ix, int *iy, float
  * frame), and its loads would otherwise wait on memory one by one. */
 static void prefetch_window(const float *plane, int pw, int ix, int iy)
 {
-    for (int y = 0; y <= WIN; y++) {
+    for (int y = -1; y <= WIN + 1; y++) { /* grad_patch reads a row above and below */
         const float *r = plane + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
         __builtin_prefetch(r);
         __builtin_prefetch(r + 16);
@@ -631,6 +616,34 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
     else *nx = next[2 * i] * 2, *ny = next[2 * i + 1] * 2;
 }
 
+/* OpenCV's Scharr gradients (calcSharrDeriv: [3 10 3] smoothing, central
+ * difference, reflected borders; 0 outside the level) at the GP x (WIN + 1)
+ * points (ix + x, iy + y) a window's bilinear reads touch: gx, gy
+ * [WIN + 1][GPS].  From the x32 image, whose padding is the reflection:
+ * every step is on integers below 2^24, exact in float, and / 32 is exact,
+ * so the values are the 16-bit Scharr sums. */
+static void grad_patch(const level *L, int ix, int iy, float *restrict gx, float *restrict gy)
+{
+    int pw = L->pw;
+    for (int y = 0; y <= WIN; y++) {
+        const float *restrict b = L->img + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD - 1);
+        const float *restrict a = b - pw, *restrict c = b + pw;
+        float vs[GP + 2], d[GP + 2]; /* [3 10 3] down the columns, and the central difference: ix - 1 .. ix + GP */
+        for (int x = 0; x < GP + 2; x++) {
+            vs[x] = (a[x] + c[x]) * 3 + b[x] * 10;
+            d[x] = c[x] - a[x];
+        }
+        for (int x = 0; x < GP; x++) {
+            gx[y * GPS + x] = (vs[x + 2] - vs[x]) * (1.f / 32);
+            gy[y * GPS + x] = ((d[x + 2] + d[x]) * 3 + d[x + 1] * 10) * (1.f / 32);
+        }
+    }
+    if (ix >= 0 && iy >= 0 && ix + GP <= L->w && iy + WIN + 1 <= L->h) return;
+    for (int y = 0; y <= WIN; y++)
+        for (int x = 0; x < GP; x++)
+            if (ix + x < 0 || ix + x >= L->w || iy + y < 0 || iy + y >= L->h) gx[y * GPS + x] = gy[y * GPS + x] = 0;
+}
+
 /* One pyramid level of tracking prev's points pts [n][2] into cur (L: the
  * previous frame's level, J: the current one's): each point's guess
  * next [n][2] (from the level above, or pts on the top level) is refined
@@ -643,6 +656,7 @@ static void lk_level(const level *L, const level *J, int lv, int top, const floa
 {
     /* the previous frame's window, [WIN][WINP] (columns WIN.. are padding, never summed) */
     float iwin[WIN * WINP], ixw[WIN * WINP], iyw[WIN * WINP];
+    float gxp[(WIN + 1) * GPS], gyp[(WIN + 1) * GPS]; /* the gradients under the window (grad_patch) */
     const float fscale = 1.0f / (1 << 20);
     int pw = L->pw, jw = J->pw, ahead = L->w * L->h > 40000; /* prefetch where the level outgrows the caches */
     for (int i = 0; i < n; i++) {
@@ -653,11 +667,7 @@ static void lk_level(const level *L, const level *J, int lv, int top, const floa
             lk_guess(pts, next, i + 1, lv, top, &qx, &qy, &mx, &my);
             int ax = (int)floorf(qx - HALF_WIN), ay = (int)floorf(qy - HALF_WIN);
             int bx = (int)floorf(mx - HALF_WIN), by = (int)floorf(my - HALF_WIN);
-            if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) {
-                prefetch_window(L->img, pw, ax, ay);
-                prefetch_window(L->dx, pw, ax, ay);
-                prefetch_window(L->dy, pw, ax, ay);
-            }
+            if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) prefetch_window(L->img, pw, ax, ay);
             if (bx >= -WIN && bx < J->w && by >= -WIN && by < J->h) prefetch_window(J->img, jw, bx, by);
         }
         next[2 * i] = nx;
@@ -671,12 +681,12 @@ static void lk_level(const level *L, const level *J, int lv, int top, const floa
             continue;
         }
         float w00 = wt[0], w01 = wt[1], w10 = wt[2], w11 = wt[3];
+        grad_patch(L, ix, iy, gxp, gyp);
         /* per-column sums over the rows, added up at the end (stays in vector registers) */
         float s11[WINP] = {0}, s12[WINP] = {0}, s22[WINP] = {0};
         for (int y = 0; y < WIN; y++) {
-            size_t o = (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
-            const float *r0 = L->img + o, *r1 = r0 + pw;
-            const float *dx0 = L->dx + o, *dx1 = dx0 + pw, *dy0 = L->dy + o, *dy1 = dy0 + pw;
+            const float *r0 = L->img + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD), *r1 = r0 + pw;
+            const float *dx0 = gxp + y * GPS, *dx1 = dx0 + GPS, *dy0 = gyp + y * GPS, *dy1 = dy0 + GPS;
             for (int x = 0; x < WINP; x++) {
                 float v = r0[x] * w00 + r0[x + 1] * w01 + r1[x] * w10 + r1[x + 1] * w11;
                 float gx = dx0[x] * w00 + dx0[x + 1] * w01 + dx1[x] * w10 + dx1[x + 1] * w11;
