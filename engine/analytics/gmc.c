@@ -368,9 +368,12 @@ static void eig_row(const float *restrict a0, const float *restrict a1, const fl
         e[x] = (a + c) - sqrtf((a - c) * (a - c) + b * b);
     }
     for (int x = 0; x < w; x++) rmax[x] = e[x] > rmax[x] ? e[x] : rmax[x];
-#define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c))) /* no NaN here: maxps */
-    for (int x = 1; x < w - 1; x++) hm[x] = MAX3(e[x - 1], e[x], e[x + 1]);
-#undef MAX3
+    /* as two maxima of two: one maxps each (a zero's sign may differ from a
+     * three-way select, which no comparison below can see) */
+    for (int x = 1; x < w - 1; x++) {
+        float m = e[x - 1] > e[x] ? e[x - 1] : e[x];
+        hm[x] = m > e[x + 1] ? m : e[x + 1];
+    }
 }
 
 /* OpenCV's peak test (threshold, 3x3 dilate, equal) of a row v [w] with
@@ -536,10 +539,16 @@ static void level_fill(level *l, const uint8_t *img)
         const uint8_t *r = img + (size_t)y * (size_t)w;
         float *o = l->img + (size_t)(y + PAD) * (size_t)pw + PAD;
         for (int x = 0; x < w; x++) o[x] = (float)(r[x] * 32);
-        for (int x = 1; x <= PAD; x++) {
-            o[-x] = o[reflect(-x, w)];
-            o[w - 1 + x] = o[reflect(w - 1 + x, w)];
-        }
+        if (w > PAD) /* the mirror stays inside the row: a plain copy */
+            for (int x = 1; x <= PAD; x++) {
+                o[-x] = o[x];
+                o[w - 1 + x] = o[w - 1 - x];
+            }
+        else
+            for (int x = 1; x <= PAD; x++) {
+                o[-x] = o[reflect(-x, w)];
+                o[w - 1 + x] = o[reflect(w - 1 + x, w)];
+            }
     }
     for (int y = 1; y <= PAD; y++) {
         memcpy(l->img + (size_t)(PAD - y) * (size_t)pw, l->img + (size_t)(PAD + reflect(-y, h)) * (size_t)pw,
@@ -624,24 +633,34 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
  * so the values are the 16-bit Scharr sums. */
 static void grad_patch(const level *L, int ix, int iy, float *restrict gx, float *restrict gy)
 {
+    /* [3 10 3] down the columns and the central difference, columns ix - 1 .. ix + GP; all rows first, so
+     * the second pass's shifted reads do not wait on the stores just made (store forwarding fails on them) */
+    float vs[(WIN + 1) * GPS], d[(WIN + 1) * GPS];
     int pw = L->pw;
     for (int y = 0; y <= WIN; y++) {
         const float *restrict b = L->img + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD - 1);
         const float *restrict a = b - pw, *restrict c = b + pw;
-        float vs[GP + 2], d[GP + 2]; /* [3 10 3] down the columns, and the central difference: ix - 1 .. ix + GP */
+        float *restrict v = vs + y * GPS, *restrict e = d + y * GPS;
         for (int x = 0; x < GP + 2; x++) {
-            vs[x] = (a[x] + c[x]) * 3 + b[x] * 10;
-            d[x] = c[x] - a[x];
-        }
-        for (int x = 0; x < GP; x++) {
-            gx[y * GPS + x] = (vs[x + 2] - vs[x]) * (1.f / 32);
-            gy[y * GPS + x] = ((d[x + 2] + d[x]) * 3 + d[x + 1] * 10) * (1.f / 32);
+            v[x] = (a[x] + c[x]) * 3 + b[x] * 10;
+            e[x] = c[x] - a[x];
         }
     }
-    if (ix >= 0 && iy >= 0 && ix + GP <= L->w && iy + WIN + 1 <= L->h) return;
+    for (int y = 0; y <= WIN; y++) {
+        const float *restrict v = vs + y * GPS, *restrict e = d + y * GPS;
+        float *restrict ox = gx + y * GPS, *restrict oy = gy + y * GPS;
+        for (int x = 0; x < GP; x++) {
+            ox[x] = (v[x + 2] - v[x]) * (1.f / 32);
+            oy[x] = ((e[x + 2] + e[x]) * 3 + e[x + 1] * 10) * (1.f / 32);
+        }
+    }
+    /* 0 outside the level (windows at the border) */
+    int x0 = ix < 0 ? -ix : 0, x1 = L->w - ix < GP ? L->w - ix : GP, y0 = iy < 0 ? -iy : 0,
+        y1 = L->h - iy < WIN + 1 ? L->h - iy : WIN + 1;
+    if (x0 == 0 && x1 == GP && y0 == 0 && y1 == WIN + 1) return;
     for (int y = 0; y <= WIN; y++)
         for (int x = 0; x < GP; x++)
-            if (ix + x < 0 || ix + x >= L->w || iy + y < 0 || iy + y >= L->h) gx[y * GPS + x] = gy[y * GPS + x] = 0;
+            if (y < y0 || y >= y1 || x < x0 || x >= x1) gx[y * GPS + x] = gy[y * GPS + x] = 0;
 }
 
 /* One pyramid level of tracking prev's points pts [n][2] into cur (L: the
