@@ -25,8 +25,11 @@ SAN     ?= 0
 DIST    ?= 0
 # The target's architecture, from the compiler (CC=aarch64-linux-gnu-gcc cross-builds).
 ARCH    ?= $(firstword $(subst -, ,$(shell $(CC) -dumpmachine)))
-# AVX2+FMA: every x86 cloud host of the last decade has it; other arches use the default.
-ARCH_FLAGS ?= $(if $(filter x86_64,$(ARCH)),-march=x86-64-v3,)
+# The compiler's default target (baseline x86-64, aarch64): the binaries run on
+# any CPU of the architecture.  The convolution, where the time goes, is
+# built once per instruction set (engine/cpu/conv_<isa>.c, flags below) and
+# picked at run time; ARCH_FLAGS=-march=native tunes the rest to this CPU.
+ARCH_FLAGS ?=
 
 # -Wno-format-truncation: every snprintf into a fixed buffer here truncates on
 # purpose (bounded names and messages); gcc's heuristic flags them all.
@@ -143,6 +146,15 @@ $(CONFIG_STAMP): FORCE
 	@echo '$(CONFIG_LINE)' | cmp -s - $@ || echo '$(CONFIG_LINE)' > $@
 $(LIB_OBJ) $(VIDEO_OBJ) $(JOB_OBJ) $(CUBLAS_DL): $(CONFIG_STAMP)
 
+# The x86-64 convolution builds (engine/cpu/conv.c calls each only on a CPU
+# that has its instructions); empty files on other architectures.
+ifeq ($(ARCH),x86_64)
+# (A variable of their own, not CFLAGS: target-specific values reach the
+# prerequisites too, the configuration stamp among them.)
+$(BUILD)/obj/engine/cpu/conv_avx2.o: ISA_FLAGS = -mavx2 -mfma
+$(BUILD)/obj/engine/cpu/conv_avx512.o $(BUILD)/obj/engine/cpu/conv_avx512_n16.o: ISA_FLAGS = -mavx512f -mavx2 -mfma
+endif
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -172,7 +184,7 @@ endif
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(ISA_FLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)

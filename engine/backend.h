@@ -26,6 +26,7 @@ typedef struct strix_backend_config {
     int sync;    /* CUDA: synchronise after every op (implies no graphs) */
     int async;   /* CUDA: set up detect_submit's lanes (a copy stream, events, per-lane staging) */
     int kernels; /* CUDA: kernel set, 1 or 2 (strix_model_options.cuda_kernels) */
+    strix_cpu_isa cpu_isa; /* CPU: the convolution's instruction set, one the CPU runs (not AUTO) */
 } strix_backend_config;
 
 typedef struct strix_backend_ops {

@@ -138,8 +138,13 @@ static strix_status resolve(bctx *c, const strix_yaml_row *r, strix_layer *L, co
     const char *m = r->module;
     strix_status st;
     int repeat_module = 0, base_module = 1;
-    int n = r->repeats > 1 ? (int)nearbyint(r->repeats * g->depth) : r->repeats;
-    if (n < 1) n = 1;
+    /* repeats <= 1000 and depth <= 100 (the YAML reader's bounds) still allow
+     * 100,000 copies: the scaled count gets the same bound as a written one */
+    double scaled = r->repeats > 1 ? nearbyint(r->repeats * g->depth) : r->repeats;
+    if (scaled > 1000)
+        return row_fail(c, r, "repeats %d x depth %g = %.0f modules: at most 1000 (check depth_multiple or the scale's depth)",
+                        r->repeats, g->depth, scaled);
+    int n = scaled < 1 ? 1 : (int)scaled;
     L->n = n;
     L->copies = 1;
     L->c1 = L->from[0] >= 0 ? ch[L->from[0]] : 3;

@@ -27,6 +27,9 @@
  *   the formula above gives the same bytes there, so it needs no special case.
  * Then copyMakeBorder(114), BGR -> RGB and x / 255.f (a division, as torch's
  * div_(255) on float32; x * (1/255.f) differs for 126 of the 256 values).
+ *
+ * NV12 sources are converted to RGB a source row at a time (the rows the
+ * resize reads, each once) and then take exactly the RGB path.
  */
 #include "letterbox.h"
 
@@ -110,6 +113,70 @@ void strix_letterbox_shape(int src_w, int src_h, int imgsz, int stride, int rect
 
 /* ------------------------------------------------------------------ resize */
 
+/* ------------------------------------------------------------------ NV12 */
+
+void strix_yuv_coeffs_init(strix_yuv_coeffs *c, strix_colorspace cs, int full_range)
+{
+    /* Kr, Kb of the matrix; limited range stretches Y by 255/219 and the
+     * chroma by 255/224 around their offsets 16 and 128 */
+    const double kr = cs == STRIX_BT709 ? 0.2126 : 0.299, kb = cs == STRIX_BT709 ? 0.0722 : 0.114;
+    const double kg = 1.0 - kr - kb;
+    const double ys = full_range ? 1.0 : 255.0 / 219.0, cs_ = full_range ? 1.0 : 255.0 / 224.0;
+    const double one = 65536.0;
+    c->cy = (int)lrint(ys * one);
+    c->crv = (int)lrint(cs_ * 2.0 * (1.0 - kr) * one);
+    c->cbu = (int)lrint(cs_ * 2.0 * (1.0 - kb) * one);
+    c->cgu = (int)lrint(cs_ * 2.0 * (1.0 - kb) * kb / kg * one);
+    c->cgv = (int)lrint(cs_ * 2.0 * (1.0 - kr) * kr / kg * one);
+    c->yoff = full_range ? 0 : 16;
+}
+
+/* (v + 2^15) >> 16 clamped to [0, 255], without shifting a negative value. */
+static uint8_t fix_to_u8(int v)
+{
+    v += 1 << 15;
+    if (v < 0) return 0;
+    v >>= 16;
+    return (uint8_t)(v > 255 ? 255 : v);
+}
+
+void strix_nv12_row_rgb(uint8_t *rgb, const strix_image *src, const strix_yuv_coeffs *c, int y)
+{
+    const int ys = src->stride ? src->stride : src->width;
+    const int uvs = src->uv_stride ? src->uv_stride : 2 * ((src->width + 1) / 2);
+    const uint8_t *Y = src->data + (size_t)y * ys, *UV = src->uv + (size_t)(y / 2) * uvs;
+    for (int x = 0; x < src->width; x++) {
+        const int l = c->cy * (Y[x] - c->yoff), u = UV[x & ~1] - 128, v = UV[(x & ~1) + 1] - 128;
+        rgb[3 * x + 0] = fix_to_u8(l + c->crv * v);
+        rgb[3 * x + 1] = fix_to_u8(l - c->cgu * u - c->cgv * v);
+        rgb[3 * x + 2] = fix_to_u8(l + c->cbu * u);
+    }
+}
+
+/* A source image's rows as packed 3-channel bytes: RGB/BGR rows are read in
+ * place, NV12 rows converted into `conv` ([width * 3], one row at a time:
+ * a pointer returned is valid until the next call). */
+typedef struct src_rows {
+    const strix_image *im;
+    strix_yuv_coeffs yuv;
+    uint8_t *conv;
+} src_rows;
+
+static void src_rows_init(src_rows *r, const strix_image *im, uint8_t *conv)
+{
+    r->im = im;
+    r->conv = conv;
+    if (im->format == STRIX_NV12) strix_yuv_coeffs_init(&r->yuv, im->colorspace, im->full_range);
+}
+
+static const uint8_t *src_row(const src_rows *r, int y)
+{
+    const strix_image *im = r->im;
+    if (im->format != STRIX_NV12) return im->data + (size_t)y * (im->stride ? im->stride : im->width * 3);
+    strix_nv12_row_rgb(r->conv, im, &r->yuv, y);
+    return r->conv;
+}
+
 /* Tables and the two cached horizontally-resized rows, carved from scratch. */
 typedef struct resize_plan {
     int src_w, src_h, new_w, new_h;
@@ -183,26 +250,26 @@ static void hresize(const resize_plan *p, const uint8_t *s, int *out)
 
 /* The horizontally resized source row y, computed unless cached; never
  * evicts the slot holding row `keep`. */
-static const int *hrow(resize_plan *p, const uint8_t *src, int stride, int y, int keep)
+static const int *hrow(resize_plan *p, const src_rows *src, int y, int keep)
 {
     for (int i = 0; i < 2; i++)
         if (p->row_y[i] == y) return p->row[i];
     int slot = p->row_y[0] == keep ? 1 : 0;
-    hresize(p, src + (size_t)y * stride, p->row[slot]);
+    hresize(p, src_row(src, y), p->row[slot]);
     p->row_y[slot] = y;
     return p->row[slot];
 }
 
 /* Output row dy ([new_w * 3] uint8). */
-static void resize_row(resize_plan *p, const uint8_t *src, int stride, int dy, uint8_t *out)
+static void resize_row(resize_plan *p, const src_rows *src, int dy, uint8_t *out)
 {
     float fy;
     int sy = src_coord(dy, p->scale_y, &fy);
     int y0 = sy < 0 ? 0 : sy >= p->src_h ? p->src_h - 1 : sy;
     int y1 = sy + 1 < 0 ? 0 : sy + 1 >= p->src_h ? p->src_h - 1 : sy + 1;
     int b0 = weight(1.f - fy), b1 = weight(fy);
-    const int *h0 = hrow(p, src, stride, y0, -1);
-    const int *h1 = hrow(p, src, stride, y1, y0);
+    const int *h0 = hrow(p, src, y0, -1);
+    const int *h1 = hrow(p, src, y1, y0);
     int n = p->new_w * 3;
     for (int i = 0; i < n; i++) {
         /* OpenCV packs H >> 4 to int16 and keeps the high half of the
@@ -231,8 +298,11 @@ void strix_resize_bilinear_u8(uint8_t *dst, int new_w, int new_h, const uint8_t 
     }
     resize_plan p;
     plan_init(&p, new_w, new_h, src_w, src_h, scratch);
+    const strix_image im = {.data = src, .width = src_w, .height = src_h, .stride = src_stride};
+    src_rows rows;
+    src_rows_init(&rows, &im, NULL);
     for (int dy = 0; dy < new_h; dy++)
-        resize_row(&p, src, src_stride, dy, dst + (size_t)dy * new_w * 3);
+        resize_row(&p, &rows, dy, dst + (size_t)dy * new_w * 3);
 }
 
 /* --------------------------------------------------------------- letterbox */
@@ -242,10 +312,13 @@ static int needs_resize(const strix_letterbox_info *info)
     return info->new_w != info->src_w || info->new_h != info->src_h;
 }
 
+/* The resize's tables and output row, then the row an NV12 source is
+ * converted into (asked for whatever the format: the size is the geometry's). */
 size_t strix_letterbox_scratch_bytes(const strix_letterbox_info *info)
 {
-    if (!needs_resize(info)) return 0;
-    return plan_bytes(info->new_w) + align_up((size_t)info->new_w * 3);
+    size_t conv = align_up((size_t)info->src_w * 3);
+    if (!needs_resize(info)) return conv;
+    return plan_bytes(info->new_w) + align_up((size_t)info->new_w * 3) + conv;
 }
 
 void strix_letterbox(float *dst, const strix_image *src, const strix_letterbox_info *info,
@@ -254,15 +327,17 @@ void strix_letterbox(float *dst, const strix_image *src, const strix_letterbox_i
     float lut[256]; /* x / 255.f exactly as torch divides */
     for (int i = 0; i < 256; i++) lut[i] = (float)i / 255.f;
     const float pad = lut[PAD_VALUE];
-    int stride = src->stride ? src->stride : src->width * 3;
     int r = src->format == STRIX_BGR ? 2 : 0, b = 2 - r; /* source channel of R and B */
     int resize = needs_resize(info);
     resize_plan p;
-    uint8_t *row = NULL;
+    uint8_t *row = NULL, *conv = scratch;
     if (resize) {
         plan_init(&p, info->new_w, info->new_h, info->src_w, info->src_h, scratch);
         row = (uint8_t *)scratch + plan_bytes(info->new_w);
+        conv = row + align_up((size_t)info->new_w * 3);
     }
+    src_rows rows;
+    src_rows_init(&rows, src, conv);
     size_t row_floats = (size_t)info->dst_w * 3;
     for (int y = 0; y < info->dst_h; y++) {
         float *o = dst + (size_t)y * row_floats;
@@ -273,10 +348,10 @@ void strix_letterbox(float *dst, const strix_image *src, const strix_letterbox_i
         }
         const uint8_t *s;
         if (resize) {
-            resize_row(&p, src->data, stride, iy, row);
+            resize_row(&p, &rows, iy, row);
             s = row;
         } else {
-            s = src->data + (size_t)iy * stride;
+            s = src_row(&rows, iy);
         }
         int x = 0;
         for (; x < info->left; x++) o[3 * x] = o[3 * x + 1] = o[3 * x + 2] = pad;

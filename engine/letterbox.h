@@ -36,7 +36,20 @@ void strix_letterbox_shape(int src_w, int src_h, int imgsz, int stride, int rect
 void strix_letterbox_geometry(int src_w, int src_h, int dst_w, int dst_h,
                               strix_letterbox_info *info);
 
-/* Letterbox src into dst ([dst_h, dst_w, 3] fp32 NHWC, RGB, /255).
+/* NV12 -> RGB in 16-bit fixed point (see strix_image in strix.h):
+ *   R = (cy (Y - yoff) + crv (V - 128) + 2^15) >> 16
+ *   G = (cy (Y - yoff) - cgu (U - 128) - cgv (V - 128) + 2^15) >> 16
+ *   B = (cy (Y - yoff) + cbu (U - 128) + 2^15) >> 16,   each clamped to [0, 255].
+ * The CUDA letterbox gets the same integers, so both give the same bytes. */
+typedef struct strix_yuv_coeffs {
+    int cy, crv, cgu, cgv, cbu, yoff;
+} strix_yuv_coeffs;
+void strix_yuv_coeffs_init(strix_yuv_coeffs *c, strix_colorspace cs, int full_range);
+/* One NV12 row (y) as packed RGB ([width * 3]). */
+void strix_nv12_row_rgb(uint8_t *rgb, const strix_image *src, const strix_yuv_coeffs *c, int y);
+
+/* Letterbox src (host memory, any format) into dst ([dst_h, dst_w, 3] fp32
+ * NHWC, RGB, /255).
  * scratch must hold strix_letterbox_scratch_bytes(info) bytes. */
 size_t strix_letterbox_scratch_bytes(const strix_letterbox_info *info);
 void strix_letterbox(float *dst, const strix_image *src, const strix_letterbox_info *info,

@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "checkpoint.h"
 #include "coco.h"
+#include "cpu/ops.h"
 #include "fileread.h"
 #include "graph.h"
 #include "letterbox.h"
@@ -182,9 +183,16 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     if (o->nc > STRIX_MAX_CLASSES)
         return strix_fail(err, STRIX_E_ARG, "a class count of %d is out of range: strix supports 1 to %d classes",
                           o->nc, STRIX_MAX_CLASSES);
+    if (!strix_cpu_isa_name(o->cpu_isa) || !strix_cpu_isa_supported(o->cpu_isa))
+        return strix_fail(err, STRIX_E_ARG,
+                          "CPU instruction set %d (%s) is not one this build and CPU can run: use "
+                          "STRIX_CPU_ISA_AUTO, or one strix_cpu_isa_supported() accepts",
+                          (int)o->cpu_isa, strix_cpu_isa_name(o->cpu_isa) ? strix_cpu_isa_name(o->cpu_isa) : "unknown");
     strix_model *m = calloc(1, sizeof *m);
     if (!m) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
     m->device = device;
+    /* chosen once here; the backend keeps it (no global state) */
+    m->cpu_isa = o->cpu_isa == STRIX_CPU_ISA_AUTO ? strix_cpu_isa_best() : o->cpu_isa;
     m->half = device >= 0 && o->half;
     strix_checkpoint ck = {0};
     strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
@@ -212,7 +220,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     }
     if (!st && m->weights) {
         strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,
-                                  o->cuda_kernels};
+                                  o->cuda_kernels, m->cpu_isa};
         m->async = device >= 0 && o->cuda_async;
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }
@@ -246,6 +254,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
 
 int strix_model_class_count(const strix_model *m) { return m->graph.nc; }
 int strix_model_stride(const strix_model *m) { return m->graph.max_stride; }
+strix_cpu_isa strix_model_cpu_isa(const strix_model *m) { return m->cpu_isa; }
 
 const char *strix_model_class_name(const strix_model *m, int id)
 {
@@ -449,10 +458,21 @@ static strix_status detect_check(const strix_model *m, const strix_image *im, in
     if (o->imgsz < 32 || o->imgsz > 8192) return strix_fail(err, STRIX_E_ARG, "imgsz must be in 32..8192");
     int same = 1;
     for (int i = 0; i < n; i++) {
-        if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
-            (im[i].stride && im[i].stride < im[i].width * 3))
-            return strix_fail(err, STRIX_E_ARG, "image %d: no pixels or a row stride below width*3", i);
-        same &= im[i].width == im[0].width && im[i].height == im[0].height;
+        const strix_image *g = &im[i];
+        const int nv12 = g->format == STRIX_NV12;
+        if (g->format != STRIX_RGB && g->format != STRIX_BGR && !nv12)
+            return strix_fail(err, STRIX_E_ARG, "image %d: unknown pixel format %d", i, (int)g->format);
+        if (!g->data || g->width < 1 || g->height < 1 || (g->stride && g->stride < g->width * (nv12 ? 1 : 3)))
+            return strix_fail(err, STRIX_E_ARG, "image %d: no pixels or a row stride below width*%d", i, nv12 ? 1 : 3);
+        if (nv12 && (!g->uv || (g->uv_stride && g->uv_stride < 2 * ((g->width + 1) / 2)) ||
+                     (g->colorspace != STRIX_BT601 && g->colorspace != STRIX_BT709)))
+            return strix_fail(err, STRIX_E_ARG, "image %d: NV12 needs its U,V plane (uv, a uv_stride of at least "
+                              "2 * ((width + 1) / 2)) and the colour matrix BT.601 or BT.709", i);
+        if (g->memory != STRIX_HOST && (g->memory != STRIX_DEVICE || m->device < 0))
+            return strix_fail(err, STRIX_E_ARG, "image %d: %s", i,
+                              g->memory == STRIX_DEVICE ? "pixels in device memory need a model on a CUDA device"
+                                                        : "unknown memory kind (STRIX_HOST or STRIX_DEVICE)");
+        same &= g->width == im[0].width && g->height == im[0].height;
     }
     int s = m->graph.max_stride;
     c->sz = (o->imgsz + s - 1) / s * s;

@@ -29,6 +29,7 @@ struct strix_model {
     strix_program prog;
     float *weights;          /* fused fp32, OHWI, NULL without a checkpoint */
     int threads;
+    strix_cpu_isa cpu_isa; /* the CPU convolution's instruction set (never AUTO) */
     int device;              /* CUDA device index, -1 for the CPU */
     int half;                /* fp16 on the CUDA device */
     strix_backend *backend;  /* CPU or CUDA (per device); NULL without weights */

@@ -60,6 +60,24 @@ const char *strix_status_name(strix_status s);
 
 typedef struct strix_model strix_model;
 
+/* The instruction sets of the CPU convolution's micro-kernels
+ * (strix_model_options.cpu_isa): the library picks the widest one the CPU
+ * runs when a model is loaded; the others are there for tests and
+ * comparisons.  Results agree to the last bits of rounding. */
+typedef enum strix_cpu_isa {
+    STRIX_CPU_ISA_AUTO = 0,    /* the widest this CPU runs */
+    STRIX_CPU_ISA_GENERIC = 1, /* 4-wide vectors: any CPU (SSE2 on x86-64, NEON on aarch64) */
+    STRIX_CPU_ISA_AVX2 = 2,    /* x86-64 AVX2 + FMA */
+    STRIX_CPU_ISA_AVX512 = 3,  /* x86-64 AVX-512F */
+    STRIX_CPU_ISA_NEON = 4,    /* aarch64 Advanced SIMD, the wider register block */
+} strix_cpu_isa;
+#define STRIX_CPU_ISA_COUNT 5
+
+/* 1 when this build and this CPU can run isa (AUTO: always), else 0. */
+int strix_cpu_isa_supported(strix_cpu_isa isa);
+/* "auto", "generic", "avx2", "avx512", "neon"; NULL for another value. */
+const char *strix_cpu_isa_name(strix_cpu_isa isa);
+
 typedef struct strix_model_options {
     const char *yaml_path;    /* Ultralytics model YAML; NULL: the one a .pt weights file embeds */
     const char *weights_path; /* .safetensors, Ultralytics .pt (read without running any of its
@@ -90,6 +108,9 @@ typedef struct strix_model_options {
                                  convolutions with fused epilogues on sm_80+, direct stem,
                                  vectorised upsample); 1 the first set (WMMA implicit GEMM,
                                  cuBLAS for 1x1). Both verified on an H100 */
+    strix_cpu_isa cpu_isa;    /* CPU: AUTO (default) the widest micro-kernels this CPU runs;
+                                 another value forces that set (tests, comparisons): a load fails
+                                 with STRIX_E_ARG when this build or CPU cannot run it */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);
@@ -110,6 +131,9 @@ const char *strix_model_class_name(const strix_model *m, int class_id);
 strix_status strix_model_load_names(strix_model *m, const char *path, strix_error *err);
 /* Largest stride of the network (32 for YOLOv8/11). */
 int strix_model_stride(const strix_model *m);
+/* The CPU convolution's instruction set this model runs with (never AUTO);
+ * meaningful on the CPU device only. */
+strix_cpu_isa strix_model_cpu_isa(const strix_model *m);
 
 /* Write deterministic synthetic weights for m's graph (tests, benchmarks):
  * Ultralytics state_dict names and shapes, seeded uniform convolution weights,
@@ -156,14 +180,34 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
 
 /* ----------------------------------------------------------------- detect */
 
-typedef enum strix_pixel_format { STRIX_RGB = 0, STRIX_BGR = 1 } strix_pixel_format;
+/* STRIX_RGB / STRIX_BGR: packed uint8 HWC, three channels.
+ * STRIX_NV12: a video decoder's YUV 4:2:0 (NVDEC's output): `data` is the Y
+ * plane (width bytes a row), `uv` the interleaved U,V plane at half
+ * resolution ((width + 1) / 2 pairs a row, (height + 1) / 2 rows).  It is
+ * converted to RGB per source pixel with the chroma of its 2x2 block
+ * (nearest, as swscale's and NVIDIA's unscaled converters), in 16-bit fixed
+ * point with the colour matrix and range below, then letterboxed exactly as
+ * an RGB image with those pixels would be. */
+typedef enum strix_pixel_format { STRIX_RGB = 0, STRIX_BGR = 1, STRIX_NV12 = 2 } strix_pixel_format;
+typedef enum strix_colorspace { STRIX_BT601 = 0, STRIX_BT709 = 1 } strix_colorspace;
+/* Where the pixels are: host memory, or (CUDA backend only) device memory of
+ * the model's device, e.g. an NVDEC frame, letterboxed without a copy.  Device
+ * pixels must be complete when detect or submit is called (any stream that
+ * wrote them synchronised) and stay unchanged until detect returns or the
+ * submitted batch is collected: unlike host pixels they are not staged. */
+typedef enum strix_memory { STRIX_HOST = 0, STRIX_DEVICE = 1 } strix_memory;
 
-/* A borrowed uint8 HWC image with three channels. */
+/* A borrowed uint8 image; zero-initialise the fields a format does not use. */
 typedef struct strix_image {
     const uint8_t *data;
     int width, height;
-    int stride;                /* bytes per row; 0 = width * 3 */
+    int stride;                /* bytes per row of data; 0 = width * 3 (RGB/BGR) or width (NV12) */
     strix_pixel_format format;
+    const uint8_t *uv;         /* NV12: the U,V plane */
+    int uv_stride;             /* NV12: bytes per row of uv; 0 = 2 * ((width + 1) / 2) */
+    strix_colorspace colorspace; /* NV12: the colour matrix (BT.601 default) */
+    int full_range;            /* NV12: 1 = full (JPEG) range, 0 = limited (16-235) */
+    strix_memory memory;
 } strix_image;
 
 typedef struct strix_detect_options {

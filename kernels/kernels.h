@@ -95,14 +95,19 @@ strix_cuda_err strix_cuda_attention(const strix_dview *out, const strix_dview *v
                                     const strix_dview *qkv, const strix_attn_params *p, strix_dtype dt,
                                     void *cublas_handle, void *workspace, strix_stream s);
 
-/* ---- letterbox.cu: uint8 HWC frame (RGB or BGR, pitched, device memory) to
- * the normalised [h, w, 3] RGB input tensor, the same fixed-point bilinear
- * arithmetic as engine/letterbox.c, padding 114. */
+/* ---- letterbox.cu: a uint8 frame in device memory (RGB or BGR HWC,
+ * pitched; or NV12: the Y plane src and the U,V plane uv) to the normalised
+ * [h, w, 3] RGB input tensor, the same fixed-point bilinear arithmetic as
+ * engine/letterbox.c, padding 114.  NV12 pixels are converted with the
+ * integers of strix_yuv_coeffs (engine/letterbox.h), yuv[] = cy, crv, cgu,
+ * cgv, cbu, yoff, exactly as strix_nv12_row_rgb does. */
 typedef struct strix_lb_params {
     int src_w, src_h, src_pitch, bgr;
     int dst_w, dst_h, new_w, new_h, left, top;
+    int nv12, uv_pitch; /* nv12: 1 for an NV12 frame (uv used, bgr ignored) */
+    int yuv[6];
 } strix_lb_params;
-strix_cuda_err strix_cuda_letterbox(void *dst, strix_dtype dt, const uint8_t *src,
+strix_cuda_err strix_cuda_letterbox(void *dst, strix_dtype dt, const uint8_t *src, const uint8_t *uv,
                                     const strix_lb_params *p, strix_stream s);
 
 /* ---- decode.cu: Detect decode (as strix_cpu_detect_decode): head

@@ -11,6 +11,11 @@
  * contract them into an FMA that would round differently from the CPU; the
  * scales 1 / (new / src) are computed on the host, as the CPU computes them.
  * Then the two integer passes (exact) and OpenCV's SIMD vertical rounding.
+ *
+ * An NV12 frame takes the same path with each source pixel it reads
+ * converted first (template argument NV12): the bytes strix_nv12_row_rgb
+ * would give that pixel, so the result equals the CPU letterbox of the
+ * converted image bit for bit.
  */
 #include <math.h>
 
@@ -45,8 +50,37 @@ __device__ __forceinline__ int weight(float w) { return __float2int_rn(__fmul_rn
 
 __device__ __forceinline__ float to_unit(int v) { return __fdiv_rn((float)v, 255.f); }
 
-template <typename T>
-__global__ void __launch_bounds__(LB_TX *LB_TY) letterbox_bilinear_u8(T *dst, const uint8_t *src, LbArgs a)
+/* (v + 2^15) >> 16 clamped to [0, 255], as letterbox.c's fix_to_u8. */
+__device__ __forceinline__ int fix_to_u8(int v)
+{
+    v += 1 << 15;
+    if (v < 0) return 0;
+    v >>= 16;
+    return v > 255 ? 255 : v;
+}
+
+/* Source pixel (x, y) as R, G, B bytes. */
+template <bool NV12>
+__device__ __forceinline__ void pixel(const uint8_t *src, const uint8_t *uv, const strix_lb_params &p, int x, int y,
+                                      int rgb[3])
+{
+    if (NV12) {
+        const int *c = p.yuv;
+        const uint8_t *q = uv + (size_t)(y >> 1) * p.uv_pitch + (x & ~1);
+        const int l = c[0] * (src[(size_t)y * p.src_pitch + x] - c[5]), u = q[0] - 128, v = q[1] - 128;
+        rgb[0] = fix_to_u8(l + c[1] * v);
+        rgb[1] = fix_to_u8(l - c[2] * u - c[3] * v);
+        rgb[2] = fix_to_u8(l + c[4] * u);
+    } else {
+        const uint8_t *s = src + (size_t)y * p.src_pitch + (size_t)x * 3;
+        const int r = p.bgr ? 2 : 0; /* source channel of R (B is 2 - r) */
+        rgb[0] = s[r], rgb[1] = s[1], rgb[2] = s[2 - r];
+    }
+}
+
+template <typename T, bool NV12>
+__global__ void __launch_bounds__(LB_TX *LB_TY)
+    letterbox_bilinear_u8(T *dst, const uint8_t *src, const uint8_t *uv, LbArgs a)
 {
     const strix_lb_params &p = a.p;
     const int x = blockIdx.x * LB_TX + threadIdx.x, y = blockIdx.y * LB_TY + threadIdx.y;
@@ -60,11 +94,9 @@ __global__ void __launch_bounds__(LB_TX *LB_TY) letterbox_bilinear_u8(T *dst, co
         store(o + 2, pad);
         return;
     }
-    const int r = p.bgr ? 2 : 0, b = 2 - r; /* source channel of R and B */
     int rgb[3];
     if (!a.resize) {
-        const uint8_t *s = src + (size_t)iy * p.src_pitch + (size_t)ix * 3;
-        rgb[0] = s[r], rgb[1] = s[1], rgb[2] = s[b];
+        pixel<NV12>(src, uv, p, ix, iy, rgb);
     } else {
         /* column: clamped to the edge pixels with weight 0 beyond them */
         float fx;
@@ -79,12 +111,14 @@ __global__ void __launch_bounds__(LB_TX *LB_TY) letterbox_bilinear_u8(T *dst, co
         const int y0 = sy < 0 ? 0 : sy >= p.src_h ? p.src_h - 1 : sy;
         const int y1 = sy + 1 < 0 ? 0 : sy + 1 >= p.src_h ? p.src_h - 1 : sy + 1;
         const int b0 = weight(__fsub_rn(1.f, fy)), b1 = weight(fy);
-        const uint8_t *r0 = src + (size_t)y0 * p.src_pitch, *r1 = src + (size_t)y1 * p.src_pitch;
-        const int chan[3] = {r, 1, b};
+        int p00[3], p01[3], p10[3], p11[3];
+        pixel<NV12>(src, uv, p, sx, y0, p00);
+        pixel<NV12>(src, uv, p, sx1, y0, p01);
+        pixel<NV12>(src, uv, p, sx, y1, p10);
+        pixel<NV12>(src, uv, p, sx1, y1, p11);
         for (int k = 0; k < 3; k++) {
-            const int c = chan[k];
-            const int h0 = r0[sx * 3 + c] * a0 + r0[sx1 * 3 + c] * a1;
-            const int h1 = r1[sx * 3 + c] * a0 + r1[sx1 * 3 + c] * a1;
+            const int h0 = p00[k] * a0 + p01[k] * a1;
+            const int h1 = p10[k] * a0 + p11[k] * a1;
             /* OpenCV's VResizeLinearVec_32s8u: high halves of 16 x 16-bit
              * products, then two bits rounded off */
             const int v = ((((h0 >> 4) * b0) >> 16) + (((h1 >> 4) * b1) >> 16) + 2) >> 2;
@@ -98,10 +132,11 @@ __global__ void __launch_bounds__(LB_TX *LB_TY) letterbox_bilinear_u8(T *dst, co
 
 } /* namespace */
 
-extern "C" strix_cuda_err strix_cuda_letterbox(void *dst, strix_dtype dt, const uint8_t *src,
+extern "C" strix_cuda_err strix_cuda_letterbox(void *dst, strix_dtype dt, const uint8_t *src, const uint8_t *uv,
                                                const strix_lb_params *p, strix_stream s)
 {
-    if (!dst || !src || !p || !dtype_ok(dt) || p->src_w < 1 || p->src_h < 1 || p->src_pitch < 3 * p->src_w ||
+    if (!dst || !src || !p || !dtype_ok(dt) || p->src_w < 1 || p->src_h < 1 ||
+        p->src_pitch < (p->nv12 ? 1 : 3) * p->src_w || (p->nv12 && (!uv || p->uv_pitch < 2 * ((p->src_w + 1) / 2))) ||
         p->dst_w < 1 || p->dst_h < 1 || p->new_w < 1 || p->new_h < 1 || p->left < 0 || p->top < 0 ||
         p->left + p->new_w > p->dst_w || p->top + p->new_h > p->dst_h)
         return (strix_cuda_err)cudaErrorInvalidValue;
@@ -112,9 +147,13 @@ extern "C" strix_cuda_err strix_cuda_letterbox(void *dst, strix_dtype dt, const 
     a.scale_y = 1.0 / ((double)p->new_h / p->src_h);
     dim3 block(LB_TX, LB_TY), grid(CEIL_DIV(p->dst_w, LB_TX), CEIL_DIV(p->dst_h, LB_TY));
     cudaStream_t st = (cudaStream_t)s;
-    if (dt == STRIX_F16)
-        letterbox_bilinear_u8<__half><<<grid, block, 0, st>>>(static_cast<__half *>(dst), src, a);
+    if (dt == STRIX_F16 && p->nv12)
+        letterbox_bilinear_u8<__half, true><<<grid, block, 0, st>>>(static_cast<__half *>(dst), src, uv, a);
+    else if (dt == STRIX_F16)
+        letterbox_bilinear_u8<__half, false><<<grid, block, 0, st>>>(static_cast<__half *>(dst), src, uv, a);
+    else if (p->nv12)
+        letterbox_bilinear_u8<float, true><<<grid, block, 0, st>>>(static_cast<float *>(dst), src, uv, a);
     else
-        letterbox_bilinear_u8<float><<<grid, block, 0, st>>>(static_cast<float *>(dst), src, a);
+        letterbox_bilinear_u8<float, false><<<grid, block, 0, st>>>(static_cast<float *>(dst), src, uv, a);
     return last_error();
 }

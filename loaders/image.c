@@ -453,7 +453,7 @@ void strix_image_free(strix_owned_image *img)
 
 strix_image strix_image_view(const strix_owned_image *img)
 {
-    strix_image v = {img->data, img->width, img->height, img->width * 3, STRIX_RGB};
+    strix_image v = {.data = img->data, .width = img->width, .height = img->height, .stride = img->width * 3, .format = STRIX_RGB};
     return v;
 }
 

@@ -297,10 +297,12 @@ static strix_status read_top(ctx *c, yaml_node_t *root, strix_yaml_model *m)
             backbone = v;
         } else if (!strcmp(key, "head")) {
             head = v;
-        } else if (!strcmp(key, "depth_multiple")) {
-            st = read_number(c, v, "depth_multiple", &m->depth_multiple);
-        } else if (!strcmp(key, "width_multiple")) {
-            st = read_number(c, v, "width_multiple", &m->width_multiple);
+        } else if (!strcmp(key, "depth_multiple") || !strcmp(key, "width_multiple")) {
+            /* the same (0, 100] bound as a scale's depth and width: a depth of
+             * millions would ask the graph for millions of modules */
+            double *mult = key[0] == 'd' ? &m->depth_multiple : &m->width_multiple;
+            if ((st = read_number(c, v, key, mult))) return st;
+            if (*mult <= 0 || *mult > 100) return bad(c, v, "depth_multiple and width_multiple must be in (0, 100]");
         } else if (!strcmp(key, "scale")) {
             const char *s = scalar(v);
             if (!s || strlen(s) != 1) return bad(c, v, "'scale' must be one letter (n, s, m, l, x)");

@@ -36,7 +36,25 @@ typedef struct strix_video_frame {
     struct strix_video_side *side; /* for the writer: timestamps and the audio
                                       packets demuxed since the previous frame */
     size_t cap;          /* bytes allocated at rgb */
+    /* With strix_video_read_options.nv12: the picture as NV12, display
+     * orientation: Y [height][nv12_stride], then the interleaved U,V plane
+     * [(height + 1) / 2][nv12_stride] at nv12 + nv12_stride * height.
+     * 4:2:0 inputs are copied as decoded (no conversion, their range kept);
+     * other formats (4:2:2, 4:4:4, RGB, ...) and mid-stream size changes go
+     * through swscale to limited range.  colorspace: BT.709 when the stream
+     * says BT.709, else BT.601 (what swscale assumes for untagged video;
+     * BT.2020 and the rarer matrices are approximated by BT.709/601). */
+    uint8_t *nv12;
+    int nv12_stride;
+    strix_colorspace colorspace;
+    int full_range;
+    size_t nv12_cap;
 } strix_video_frame;
+
+/* The frame as an image for strix_model_detect: its NV12 planes when nv12
+ * is set (the reader must have been opened with the nv12 option), else its
+ * RGB pixels. */
+strix_image strix_video_frame_image(const strix_video_frame *f, int nv12);
 
 void strix_video_frame_free(strix_video_frame *f);
 
@@ -56,6 +74,11 @@ typedef struct strix_video_info {
 
 typedef struct strix_video_read_options {
     int audio;                      /* 1 (default): keep audio packets for a writer */
+    int rgb;                        /* 1 (default): frames carry RGB pixels (f->rgb) */
+    int nv12;                       /* 1: frames carry NV12 planes (f->nv12); default 0.  NV12
+                                       is half of RGB's bytes and, from 4:2:0 video, needs no
+                                       colour conversion on the CPU: a CUDA model converts it
+                                       while letterboxing (rgb 0, nv12 1) */
     /* Polled during blocking I/O and between packets; nonzero ends the input
      * early (strix_video_read then returns 0 and stats.stopped is set). */
     int (*interrupt)(void *ctx);
@@ -88,7 +111,7 @@ typedef struct strix_video_read_stats {
     long corrupt_packets; /* video packets the demuxer flagged corrupt (e.g. MPEG-TS continuity errors) */
     int stopped;          /* the interrupt callback ended the input early */
     double decode_ms;     /* demux + decode */
-    double convert_ms;    /* pixel format conversion to RGB, rotation */
+    double convert_ms;    /* pixel format conversion to RGB and/or NV12, rotation */
     char problem[256];    /* the first decode or read problem, "" if none */
 } strix_video_read_stats;
 

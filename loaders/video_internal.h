@@ -47,7 +47,9 @@ struct strix_video_reader {
     strix_video_info info;
     struct SwsContext *sws;
     int sws_w, sws_h, sws_fmt, sws_cs, sws_range; /* what sws was set up for */
-    uint8_t *tmp;             /* coded-orientation RGB before rotation */
+    struct SwsContext *sws_nv12; /* to NV12 (formats other than 4:2:0, size changes) */
+    int nv12_w, nv12_h, nv12_fmt, nv12_cs;        /* what sws_nv12 was set up for */
+    uint8_t *tmp;             /* coded-orientation RGB or NV12 before rotation */
     size_t tmp_cap;
     AVPacket *pkt;
     AVFrame *frame;
@@ -64,8 +66,10 @@ struct strix_video_reader {
 int strix_video_rotation(const int32_t *matrix);
 
 /* dst = src turned `deg` degrees clockwise (deg in {90, 180, 270}); src is
- * w x h RGB, dst is h x w (90, 270) or w x h (180). */
-void strix_video_rotate(uint8_t *dst, int dst_stride, const uint8_t *src, int src_stride, int w, int h, int deg);
+ * w x h pixels of bpp bytes (3: RGB, 1: a Y plane, 2: a U,V plane), dst is
+ * h x w (90, 270) or w x h (180). */
+void strix_video_rotate(uint8_t *dst, int dst_stride, const uint8_t *src, int src_stride, int w, int h, int deg,
+                        int bpp);
 
 /* The display matrix of stream st, or NULL. */
 const int32_t *strix_video_display_matrix(const AVStream *st);

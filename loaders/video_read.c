@@ -68,6 +68,7 @@ void strix_video_frame_free(strix_video_frame *f)
         free(f->side);
     }
     free(f->rgb);
+    free(f->nv12);
     memset(f, 0, sizeof *f);
 }
 
@@ -97,27 +98,34 @@ int strix_video_rotation(const int32_t *m)
     return 0;
 }
 
-void strix_video_rotate(uint8_t *dst, int dst_stride, const uint8_t *src, int src_stride, int w, int h, int deg)
+void strix_video_rotate(uint8_t *dst, int dst_stride, const uint8_t *src, int src_stride, int w, int h, int deg,
+                        int bpp)
 {
     for (int y = 0; y < h; y++) {
         const uint8_t *s = src + (size_t)y * src_stride;
-        for (int x = 0; x < w; x++, s += 3) {
+        for (int x = 0; x < w; x++, s += bpp) {
             int dx, dy; /* where source pixel (x, y) lands */
             if (deg == 90) dx = h - 1 - y, dy = x;
             else if (deg == 180) dx = w - 1 - x, dy = h - 1 - y;
             else dx = y, dy = w - 1 - x;
-            uint8_t *d = dst + (size_t)dy * dst_stride + (size_t)dx * 3;
-            d[0] = s[0];
-            d[1] = s[1];
-            d[2] = s[2];
+            memcpy(dst + (size_t)dy * dst_stride + (size_t)dx * bpp, s, (size_t)bpp);
         }
     }
+}
+
+strix_image strix_video_frame_image(const strix_video_frame *f, int nv12)
+{
+    if (!nv12) return (strix_image){.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
+    return (strix_image){.data = f->nv12, .width = f->width, .height = f->height, .stride = f->nv12_stride,
+                         .format = STRIX_NV12, .uv = f->nv12 + (size_t)f->nv12_stride * f->height,
+                         .uv_stride = f->nv12_stride, .colorspace = f->colorspace, .full_range = f->full_range};
 }
 
 void strix_video_read_options_init(strix_video_read_options *o)
 {
     memset(o, 0, sizeof *o);
     o->audio = 1;
+    o->rgb = 1;
 }
 
 static int interrupt_cb(void *opaque)
@@ -132,6 +140,7 @@ void strix_video_close(strix_video_reader *r)
     avcodec_free_context(&r->dec);
     avformat_close_input(&r->fmt);
     sws_freeContext(r->sws);
+    sws_freeContext(r->sws_nv12);
     av_packet_free(&r->pkt);
     av_frame_free(&r->frame);
     strix_video_side_clear(&r->pending);
@@ -242,7 +251,7 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
     if (o) r->opt = *o;
     else strix_video_read_options_init(&r->opt);
     r->last_pts = AV_NOPTS_VALUE;
-    r->sws_fmt = -1;
+    r->sws_fmt = r->nv12_fmt = -1;
     r->fmt = avformat_alloc_context();
     r->pkt = av_packet_alloc();
     r->frame = av_frame_alloc();
@@ -350,7 +359,85 @@ static int convert(strix_video_reader *r, strix_video_frame *f, strix_error *err
     uint8_t *planes[4] = {dst, NULL, NULL, NULL};
     int strides[4] = {dst_stride, 0, 0, 0};
     sws_scale(s, (const uint8_t *const *)fr->data, fr->linesize, 0, fr->height, planes, strides);
-    if (in->rotation) strix_video_rotate(f->rgb, stride, r->tmp, dst_stride, cw, ch, in->rotation);
+    if (in->rotation) strix_video_rotate(f->rgb, stride, r->tmp, dst_stride, cw, ch, in->rotation, 3);
+    return 0;
+}
+
+/* Grow *buf to need bytes. */
+static int reserve(uint8_t **buf, size_t *cap, size_t need, const strix_video_info *in, strix_error *err)
+{
+    if (*cap >= need) return 0;
+    free(*buf);
+    *cap = 0;
+    if (!(*buf = malloc(need))) {
+        strix_fail(err, STRIX_E_NOMEM, "out of memory for a %dx%d frame", in->width, in->height);
+        return -1;
+    }
+    *cap = need;
+    return 0;
+}
+
+/* NV12 in display orientation from r->frame into f (see strix_video_frame). */
+static int convert_nv12(strix_video_reader *r, strix_video_frame *f, strix_error *err)
+{
+    const AVFrame *fr = r->frame;
+    const strix_video_info *in = &r->info;
+    const int cw = in->coded_width, ch = in->coded_height, ccw = (cw + 1) / 2, cch = (ch + 1) / 2;
+    const int yuv420 = fr->format == AV_PIX_FMT_YUV420P || fr->format == AV_PIX_FMT_YUVJ420P;
+    const int direct = (yuv420 || fr->format == AV_PIX_FMT_NV12) && fr->width == cw && fr->height == ch;
+    /* the planes in coded orientation: straight into f, or into r->tmp to be turned */
+    const int stride = (2 * ((in->width + 1) / 2) + 63) & ~63;
+    const int cstride = in->rotation ? (2 * ccw + 63) & ~63 : stride;
+    if (reserve(&f->nv12, &f->nv12_cap, (size_t)stride * (in->height + (in->height + 1) / 2) + 64, in, err) ||
+        (in->rotation && reserve(&r->tmp, &r->tmp_cap, (size_t)cstride * (ch + cch) + 64, in, err)))
+        return -1;
+    uint8_t *Y = in->rotation ? r->tmp : f->nv12, *UV = Y + (size_t)cstride * ch;
+    f->colorspace = fr->colorspace == AVCOL_SPC_BT709 ? STRIX_BT709 : STRIX_BT601;
+    if (direct) {
+        f->full_range = fr->color_range == AVCOL_RANGE_JPEG || fr->format == AV_PIX_FMT_YUVJ420P;
+        for (int y = 0; y < ch; y++) memcpy(Y + (size_t)y * cstride, fr->data[0] + (size_t)y * fr->linesize[0], (size_t)cw);
+        for (int y = 0; y < cch; y++) {
+            uint8_t *d = UV + (size_t)y * cstride;
+            if (!yuv420) {
+                memcpy(d, fr->data[1] + (size_t)y * fr->linesize[1], (size_t)2 * ccw);
+                continue;
+            }
+            const uint8_t *u = fr->data[1] + (size_t)y * fr->linesize[1], *v = fr->data[2] + (size_t)y * fr->linesize[2];
+            for (int x = 0; x < ccw; x++) d[2 * x] = u[x], d[2 * x + 1] = v[x];
+        }
+    } else {
+        /* swscale to limited-range NV12 with the stream's matrix (what the
+         * RGB path assumes for it) */
+        const int cs = f->colorspace == STRIX_BT709 ? SWS_CS_ITU709 : SWS_CS_DEFAULT;
+        const int range = fr->color_range == AVCOL_RANGE_JPEG || fr->format == AV_PIX_FMT_YUVJ422P ||
+                          fr->format == AV_PIX_FMT_YUVJ444P;
+        struct SwsContext *s = sws_getCachedContext(r->sws_nv12, fr->width, fr->height, fr->format, cw, ch,
+                                                    AV_PIX_FMT_NV12, SWS_BILINEAR, NULL, NULL, NULL);
+        if (!s) {
+            strix_fail(err, STRIX_E_IMAGE, "cannot convert %s frames of %dx%d to NV12",
+                       av_get_pix_fmt_name(fr->format) ? av_get_pix_fmt_name(fr->format) : "?", fr->width, fr->height);
+            return -1;
+        }
+        if (s != r->sws_nv12 || r->nv12_w != fr->width || r->nv12_h != fr->height || r->nv12_fmt != fr->format ||
+            r->nv12_cs != cs) {
+            sws_setColorspaceDetails(s, sws_getCoefficients(cs), range, sws_getCoefficients(cs), 0, 0, 1 << 16,
+                                     1 << 16);
+            r->sws_nv12 = s;
+            r->nv12_w = fr->width;
+            r->nv12_h = fr->height;
+            r->nv12_fmt = fr->format;
+            r->nv12_cs = cs;
+        }
+        f->full_range = 0;
+        uint8_t *planes[4] = {Y, UV, NULL, NULL};
+        int strides[4] = {cstride, cstride, 0, 0};
+        sws_scale(s, (const uint8_t *const *)fr->data, fr->linesize, 0, fr->height, planes, strides);
+    }
+    f->nv12_stride = stride;
+    if (in->rotation) {
+        strix_video_rotate(f->nv12, stride, Y, cstride, cw, ch, in->rotation, 1);
+        strix_video_rotate(f->nv12 + (size_t)stride * in->height, stride, UV, cstride, ccw, cch, in->rotation, 2);
+    }
     return 0;
 }
 
@@ -395,7 +482,9 @@ static int deliver(strix_video_reader *r, strix_video_frame *f, strix_error *err
     f->side->cap_audio = t.cap_audio;
     f->side->n_audio = t.n_audio;
     double t0 = strix_video_now_ms();
-    int rc = convert(r, f, err);
+    f->width = r->info.width;
+    f->height = r->info.height;
+    int rc = (r->opt.rgb && convert(r, f, err)) || (r->opt.nv12 && convert_nv12(r, f, err));
     r->stats.convert_ms += strix_video_now_ms() - t0;
     av_frame_unref(fr);
     return rc ? -1 : 1;

@@ -616,7 +616,7 @@ strix_status strix_video_write(strix_video_writer *w, strix_video_frame *f, stri
                 if (!(w->tmp = malloc(need))) return strix_fail(err, STRIX_E_NOMEM, "out of memory");
                 w->tmp_cap = need;
             }
-            strix_video_rotate(w->tmp, ts, f->rgb, f->stride, f->width, f->height, 360 - w->rotation);
+            strix_video_rotate(w->tmp, ts, f->rgb, f->stride, f->width, f->height, 360 - w->rotation, 3);
             src = w->tmp;
             stride = ts;
         }

@@ -120,6 +120,17 @@ static int parse_list(const char *s, int lo, int hi, int *out, int *n)
     return *n > 0;
 }
 
+/* An instruction set by name (strix_cpu_isa_name). */
+static int parse_isa(const char *v, strix_cpu_isa *isa)
+{
+    for (int i = 0; i < STRIX_CPU_ISA_COUNT; i++)
+        if (!strcmp(v, strix_cpu_isa_name((strix_cpu_isa)i))) {
+            *isa = (strix_cpu_isa)i;
+            return 1;
+        }
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -127,7 +138,7 @@ static void usage(FILE *f)
             "             [--batch LIST] [--imgsz LIST] [--threads N] [--runs N] [--warmup N]\n"
             "             [--rotate K] [--inputs FILE] [--json FILE] [--label TEXT] [--no-roofline]\n"
             "             [--save-head FILE]\n"
-            "             [--device NAME] [--half] [--cuda-graphs 0|1]\n"
+            "             [--device NAME] [--half] [--cuda-graphs 0|1] [--cpu-isa NAME]\n"
             "  --weights F    safetensors; without it synthetic weights from --seed (default 1)\n"
             "  --batch LIST   batch sizes, e.g. 1,8,32 (default 1)\n"
             "  --imgsz LIST   square input sizes, multiples of the stride (default 640)\n"
@@ -146,7 +157,9 @@ static void usage(FILE *f)
             "                 on a device the roofline probes (CPU ones) are skipped\n"
             "  --half         fp16 on the CUDA device (the cpu computes in fp32 only)\n"
             "  --cuda-graphs 0|1  replay the forward as a CUDA graph (default 1; the model\n"
-            "                 option cuda_graphs)\n" STRIX_EXIT_CODES_HELP);
+            "                 option cuda_graphs)\n"
+            "  --cpu-isa NAME the CPU convolution's micro-kernels: auto (default: the widest this\n"
+            "                 CPU runs), generic, avx2, avx512 or neon (the model option cpu_isa)\n" STRIX_EXIT_CODES_HELP);
 }
 
 /* 0: go on; otherwise the exit status (help printed: -1 -> exit 0). */
@@ -186,6 +199,7 @@ static int parse_args(int argc, char **argv, bench_opts *b)
         else if (!strcmp(a, "--label")) b->label = v;
         else if (!strcmp(a, "--cuda-graphs") && parse_int(v, 0, 1, &b->cuda_graphs)) {}
         else if (!strcmp(a, "--save-head")) b->save_head = v;
+        else if (!strcmp(a, "--cpu-isa") && parse_isa(v, &b->model.cpu_isa)) {}
         else if (!strcmp(a, "--scale") && strlen(v) == 1 && strchr("nslmx", v[0])) b->model.scale = v[0];
         else if (!strcmp(a, "--nc") && parse_int(v, 1, 100000, &b->model.nc)) {}
         else if (!strcmp(a, "--threads") && parse_int(v, 0, 4096, &b->model.threads)) {}
@@ -267,7 +281,7 @@ static int load_model(const bench_opts *b, strix_model **m)
 /* Peak GEMM rate: the library's convolution on a 1x1 layer of 512 -> 512
  * channels over 80x80 pixels (3.4 GFLOP; every operand streams through the
  * blocked GEMM as a big layer's would), no activation. */
-static int probe_gemm(int threads, double *gflops)
+static int probe_gemm(strix_cpu_isa isa, int threads, double *gflops)
 {
     const int hw = 80, c = 512;
     size_t px = (size_t)hw * hw;
@@ -283,10 +297,10 @@ static int probe_gemm(int threads, double *gflops)
         for (size_t i = 0; i < px * c; i++) in[i] = next_uniform(&s) - 0.5f;
         for (size_t i = 0; i < (size_t)c * c; i++) w[i] = (next_uniform(&s) - 0.5f) * 0.1f;
         double t[PROBE_RUNS];
-        strix_cpu_conv2d(&vout, &vin, w, bias, NULL, &p, ws, threads);
+        strix_cpu_conv2d(isa, &vout, &vin, w, bias, NULL, &p, ws, threads);
         for (int r = 0; r < PROBE_RUNS; r++) {
             double t0 = now_s();
-            strix_cpu_conv2d(&vout, &vin, w, bias, NULL, &p, ws, threads);
+            strix_cpu_conv2d(isa, &vout, &vin, w, bias, NULL, &p, ws, threads);
             t[r] = now_s() - t0;
         }
         *gflops = 2.0 * (double)px * c * c / quantile(t, PROBE_RUNS, 0.0) / 1e9;
@@ -559,14 +573,15 @@ int main(int argc, char **argv)
 
     char load[64];
     loadavg(load, sizeof load);
-    fprintf(table, "strix %s bench: %s scale %c, weights %s, %s %s, %d threads, OMP_WAIT_POLICY=%s, load average %s\n",
+    fprintf(table, "strix %s bench: %s scale %c, weights %s, %s%s%s %s, %d threads, OMP_WAIT_POLICY=%s, load average %s\n",
             STRIX_VERSION, b.model.yaml_path, m->graph.scale,
             b.model.weights_path ? b.model.weights_path : "synthetic", b.on_cpu ? "cpu" : b.model.device,
+            b.on_cpu ? " " : "", b.on_cpu ? strix_cpu_isa_name(strix_model_cpu_isa(m)) : "",
             b.model.half ? "fp16" : "fp32", m->threads,
             getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "default", load);
     roofline rl = {0, 0};
     if (b.roofline) {
-        if (!probe_gemm(m->threads, &rl.gemm_gflops) || !probe_copy(m->threads, &rl.copy_gbps)) {
+        if (!probe_gemm(m->cpu_isa, m->threads, &rl.gemm_gflops) || !probe_copy(m->threads, &rl.copy_gbps)) {
             fprintf(stderr, "bench: out of memory for the roofline probes (try --no-roofline)\n");
             rc = EXIT_NOMEM;
             goto out;

@@ -137,7 +137,7 @@ static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_meth
         for (int f = 0; f < c->frames; f++) {
             const uint8_t *view =
                 c->world + 3 * ((size_t)c->cam[2 * f + 1] * (size_t)c->ww + (size_t)c->cam[2 * f]);
-            strix_image img = {view, c->w, c->h, 3 * c->ww, STRIX_RGB};
+            strix_image img = {.data = view, .width = c->w, .height = c->h, .stride = 3 * c->ww, .format = STRIX_RGB};
             int n = detections(c, f, &s, d);
             double H[6], t0 = now_s(), u0 = cpu_s();
             int bad = gmc_only ? strix_gmc_apply(g, view, c->w, c->h, 3 * c->ww, 0, H)

@@ -9,6 +9,11 @@
  * measured as max|a - ref| / (max|ref| + 1e-6) <= 1e-5 (plus, for sums that
  * cancel, their fp32 rounding allowance); results must be free of NaN/Inf
  * and identical for 1 and 2 threads (every op sums in a fixed order).
+ *
+ * The convolution tests run once per instruction set of its micro-kernels
+ * that this architecture has (test_conv_cases[avx2], ...: generic and, on
+ * x86-64, AVX2 and AVX-512F, on aarch64 NEON); one the CPU cannot run is
+ * skipped with that reason.
  */
 #include <float.h>
 #include <math.h>
@@ -25,6 +30,9 @@
 #define SENTINEL 0x7fc5a5a5u /* a quiet NaN no op produces, around/in outputs */
 #define IN_GUARD 0x7fcbeef1u /* another one around inputs: copied, it is caught */
 #define TOL 1e-5
+
+/* The convolution's instruction set under test (set by main per run). */
+static strix_cpu_isa test_isa = STRIX_CPU_ISA_GENERIC;
 
 /* ------------------------------------------------------------ buffers */
 
@@ -233,7 +241,8 @@ static void conv_reference(double *ref, double *slack, const strix_view *in, con
                 }
 }
 
-/* Runs one case with 1 and 2 threads; returns 1 when everything holds. */
+/* Runs one case with 1 and 2 threads, and with 2 threads on weights packed
+ * beforehand (strix_cpu_conv2d_pack); returns 1 when everything holds. */
 static int conv_run_case(const conv_case *cc, const char *name)
 {
     int oh = conv_oh(cc), ow = conv_ow(cc);
@@ -246,8 +255,8 @@ static int conv_run_case(const conv_case *cc, const char *name)
     gbuf w = gbuf_new(wlen, 1.0f);
     gbuf bias = gbuf_new((size_t)cc->cout, cc->bias_range > 0 ? cc->bias_range : 1.0f);
     gbuf res = gbuf_new(cc->res == 1 ? layout_len(&lr) : 1, 1.0f);
-    gbuf out[2];
-    strix_view vin = host_view(&li, in.data), vo[2], vres = host_view(&lr, res.data);
+    gbuf out[3];
+    strix_view vin = host_view(&li, in.data), vo[3], vres = host_view(&lr, res.data);
     /* for residual == out, the residual's values are those out starts with */
     gbuf alias_src = gbuf_new(cc->res == 2 ? layout_len(&lo) : 1, 1.0f);
     strix_view valias = host_view(&lo, alias_src.data);
@@ -258,8 +267,10 @@ static int conv_run_case(const conv_case *cc, const char *name)
     conv_reference(ref, slack, &vin, w.data, bias.data, rview, cc, oh, ow);
 
     int ok = 1;
-    for (int t = 0; t < 2; t++) {
-        int threads = t + 1;
+    gbuf packed = gbuf_new(strix_cpu_conv2d_packed_floats(test_isa, cc->cin, cc->cout, p), 0.0f);
+    strix_cpu_conv2d_pack(test_isa, packed.data, w.data, cc->cin, cc->cout, p);
+    for (int t = 0; t < 3; t++) {
+        int threads = t ? 2 : 1;
         out[t] = gbuf_new(layout_len(&lo), 0.0f);
         vo[t] = host_view(&lo, out[t].data);
         if (cc->res == 2)
@@ -270,9 +281,12 @@ static int conv_run_case(const conv_case *cc, const char *name)
                                (size_t)cc->cout * sizeof(float));
         wsbuf ws = ws_new(strix_cpu_conv2d_workspace(&vo[t], &vin, p, threads), tl_int(0, 1));
         const strix_view *r = cc->res == 1 ? &vres : cc->res == 2 ? &vo[t] : NULL;
-        strix_cpu_conv2d(&vo[t], &vin, w.data, bias.data, r, p, ws.ptr, threads);
+        if (t < 2)
+            strix_cpu_conv2d(test_isa, &vo[t], &vin, w.data, bias.data, r, p, ws.ptr, threads);
+        else
+            strix_cpu_conv2d_packed(test_isa, &vo[t], &vin, packed.data, bias.data, r, p, ws.ptr, threads);
         char what[200];
-        snprintf(what, sizeof what, "%s threads=%d", name, threads);
+        snprintf(what, sizeof what, "%s threads=%d%s", name, threads, t == 2 ? " prepacked" : "");
         if (ok && !ws_guard_ok(&ws)) {
             tl_fail("%s: wrote past the workspace size it asked for", what);
             ok = 0;
@@ -284,12 +298,22 @@ static int conv_run_case(const conv_case *cc, const char *name)
         tl_fail("%s: 1 and 2 threads give different results", name);
         ok = 0;
     }
+    if (ok && !views_identical(&vo[1], &vo[2])) {
+        tl_fail("%s: weights packed beforehand and per call give different results", name);
+        ok = 0;
+    }
+    if (ok && !gbuf_guards_ok(&packed)) {
+        tl_fail("%s: packing wrote past strix_cpu_conv2d_packed_floats", name);
+        ok = 0;
+    }
     if (ok && (!gbuf_guards_ok(&in) || !gbuf_guards_ok(&w) || !gbuf_guards_ok(&bias))) {
         tl_fail("%s: an input buffer's guard was overwritten", name);
         ok = 0;
     }
     gbuf_free(&out[0]);
     gbuf_free(&out[1]);
+    gbuf_free(&out[2]);
+    gbuf_free(&packed);
     gbuf_free(&in);
     gbuf_free(&w);
     gbuf_free(&bias);
@@ -318,9 +342,9 @@ static conv_case conv_make(int n, int h, int w, int cin, int cout, int k, int s,
 }
 
 /* Hand-picked shapes: every code path (direct 1x1, im2col, depthwise,
- * grouped) and every tail (channels vs the 16-wide panels and 64-channel
- * depthwise chunks, rows vs the 6-row micro-tile and the row blocks, depth
- * vs the 256-deep K blocks, width vs the 256-wide tile). */
+ * grouped) and every tail (channels vs the 8/16/32-wide panels and 64-channel
+ * depthwise chunks, rows vs the 6- and 14-row micro-tiles and the row
+ * blocks, depth vs the 256-deep K blocks, width vs the 256-wide tile). */
 static void test_conv_cases(void)
 {
     const strix_act S = STRIX_ACT_SILU, L = STRIX_ACT_NONE;
@@ -434,7 +458,7 @@ static void test_conv_silu_accuracy(void)
     strix_view vi = strix_view_dense(in, 1, 1, m, 1), vo = strix_view_dense(out, 1, 1, m, 1);
     void *ws = malloc(strix_cpu_conv2d_workspace(&vo, &vi, &p, 1));
     if (!ws) exit(2);
-    strix_cpu_conv2d(&vo, &vi, &one, &zero, NULL, &p, ws, 1);
+    strix_cpu_conv2d(test_isa, &vo, &vi, &one, &zero, NULL, &p, ws, 1);
     for (int i = 0; i < m; i++) {
         double x = in[i], r = x / (1.0 + exp(-x));
         if (!(fabs(out[i] - r) <= 4e-7 * fabs(r) + 1e-30)) {
@@ -466,9 +490,9 @@ static void test_conv_workspace_reuse(void)
     unsigned char *ws = malloc(bytes);
     if (!ws) exit(2);
     memset(ws, 0, bytes);
-    strix_cpu_conv2d(&v1, &vi, w, b, NULL, &cc.p, ws, 2);
+    strix_cpu_conv2d(test_isa, &v1, &vi, w, b, NULL, &cc.p, ws, 2);
     for (size_t i = 0; i < bytes; i++) ws[i] = (unsigned char)tl_int(0, 255);
-    strix_cpu_conv2d(&v2, &vi, w, b, NULL, &cc.p, ws, 2);
+    strix_cpu_conv2d(test_isa, &v2, &vi, w, b, NULL, &cc.p, ws, 2);
     if (memcmp(o1, o2, lout * 4) != 0) tl_fail("result depends on the workspace's old contents");
     free(ws);
     free(in);
@@ -804,13 +828,46 @@ static void test_decode(void)
     }
 }
 
+/* Every convolution test once per instruction set this architecture has. */
+static void (*isa_test)(void);
+static void run_isa_test(void)
+{
+    if (!strix_cpu_isa_supported(test_isa)) {
+        tl_skip("this CPU cannot run the %s micro-kernels", strix_cpu_isa_name(test_isa));
+        return;
+    }
+    isa_test();
+}
+
+static void run_per_isa(int argc, char **argv, const char *name, void (*fn)(void))
+{
+    static const strix_cpu_isa isas[] = {
+        STRIX_CPU_ISA_GENERIC,
+#if defined(__x86_64__)
+        STRIX_CPU_ISA_AVX2, STRIX_CPU_ISA_AVX512,
+#endif
+#if defined(__aarch64__)
+        STRIX_CPU_ISA_NEON,
+#endif
+    };
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        char full[96];
+        snprintf(full, sizeof full, "%s[%s]", name, strix_cpu_isa_name(isas[i]));
+        if (!tl_selected(argc, argv, full)) continue;
+        test_isa = isas[i];
+        isa_test = fn;
+        tl_run(full, run_isa_test);
+    }
+}
+#define TL_RUN_ISA(fn) run_per_isa(argc, argv, #fn, fn)
+
 int main(int argc, char **argv)
 {
     tl_init();
-    TL_RUN(test_conv_cases);
-    TL_RUN(test_conv_random);
-    TL_RUN(test_conv_silu_accuracy);
-    TL_RUN(test_conv_workspace_reuse);
+    TL_RUN_ISA(test_conv_cases);
+    TL_RUN_ISA(test_conv_random);
+    TL_RUN_ISA(test_conv_silu_accuracy);
+    TL_RUN_ISA(test_conv_workspace_reuse);
     TL_RUN(test_maxpool);
     TL_RUN(test_upsample);
     TL_RUN(test_copy);

@@ -554,7 +554,7 @@ static void conv_run_variant(const conv_case *c, strix_dtype dt, int kernels, in
     size_t gws = strix_cuda_conv2d_workspace(&dout, &din, &p, dt, kernels);
     void *gpu_ws = gws ? dmalloc(gws) : NULL;
     if (!cpu_ws || (gws && !gpu_ws)) return;
-    strix_cpu_conv2d(&hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, 1);
+    strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, 1);
     if (variant)
         CK(strix_cuda_conv2d_mma_variant(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, variant,
                                          (strix_stream)T.s));
@@ -891,22 +891,40 @@ static void op_letterbox(void)
         if (t == 0) w = 64, h = 48, imgsz = 64;   /* no resize */
         if (t == 2) w = 128, h = 96, imgsz = 64;  /* exact 2x down */
         if (t == 4) w = 1, h = 1;                 /* from one pixel */
-        int stride = w * 3 + tl_int(0, 13);
-        strix_image img = {random_image(w, h, stride), w, h, stride, tl_int(0, 1) ? STRIX_BGR : STRIX_RGB};
+        /* every third case NV12 (odd sizes included: the last chroma
+         * column and row cover one pixel), any matrix and range */
+        const int nv12 = t % 3 == 1;
+        int stride = w * (nv12 ? 1 : 3) + tl_int(0, 13), cw = (w + 1) / 2, ch = (h + 1) / 2;
+        int uv_stride = 2 * cw + tl_int(0, 9);
+        strix_image img = {.data = random_image(w, h, stride), .width = w, .height = h, .stride = stride, .format = tl_int(0, 1) ? STRIX_BGR : STRIX_RGB};
+        if (nv12) {
+            img.format = STRIX_NV12;
+            img.uv = random_image(cw, ch, uv_stride);
+            img.uv_stride = uv_stride;
+            img.colorspace = tl_int(0, 1) ? STRIX_BT709 : STRIX_BT601;
+            img.full_range = tl_int(0, 1);
+            if (!img.uv) return;
+        }
         if (!img.data) return;
         strix_letterbox_info info;
         strix_letterbox_plan(w, h, imgsz, 32, rect, &info);
         size_t len = (size_t)info.dst_w * info.dst_h * 3;
         float *ref = hmalloc(len * sizeof(float));
         void *scratch = hmalloc(strix_letterbox_scratch_bytes(&info));
-        uint8_t *dsrc = dmalloc((size_t)stride * h);
+        uint8_t *dsrc = dmalloc((size_t)stride * h), *duv = nv12 ? dmalloc((size_t)uv_stride * ch) : NULL;
         tbuf out;
-        if (!ref || !scratch || !dsrc || !tb_new(&out, len, dt, 0)) return;
+        if (!ref || !scratch || !dsrc || (nv12 && !duv) || !tb_new(&out, len, dt, 0)) return;
         strix_letterbox(ref, &img, &info, scratch);
-        if (!h2d(dsrc, img.data, (size_t)stride * h)) return;
+        if (!h2d(dsrc, img.data, (size_t)stride * h) || (nv12 && !h2d(duv, img.uv, (size_t)uv_stride * ch))) return;
         strix_lb_params lp = {w, h, stride, img.format == STRIX_BGR, info.dst_w, info.dst_h,
-                              info.new_w, info.new_h, info.left, info.top};
-        CK(strix_cuda_letterbox(tb_data(&out), dt, dsrc, &lp, (strix_stream)T.s));
+                              info.new_w, info.new_h, info.left, info.top, nv12, uv_stride, {0}};
+        if (nv12) {
+            strix_yuv_coeffs c;
+            strix_yuv_coeffs_init(&c, img.colorspace, img.full_range);
+            const int yuv[6] = {c.cy, c.crv, c.cgu, c.cgv, c.cbu, c.yoff};
+            memcpy(lp.yuv, yuv, sizeof yuv);
+        }
+        CK(strix_cuda_letterbox(tb_data(&out), dt, dsrc, duv, &lp, (strix_stream)T.s));
         void *raw;
         if (!tb_fetch(&out, &raw, "letterbox")) return;
         /* fp32: bit-exact.  fp16: the device computes in fp32 and rounds once,
@@ -916,7 +934,7 @@ static void op_letterbox(void)
             double g = raw_value(raw, dt, i), bound = dt == STRIX_F16 ? half_ulp16(ref[i]) : 0;
             int ok = dt == STRIX_F16 ? fabs(g - ref[i]) <= bound : f32_bits(((float *)raw)[i]) == f32_bits(ref[i]);
             TL_CHECK(ok, "letterbox %dx%d%s -> %dx%d (new %dx%d at %d,%d) %s: element %zu (pixel %zu) is %.9g, the CPU's %.9g (bound %.3g)",
-                     w, h, img.format == STRIX_BGR ? " BGR" : "", info.dst_w, info.dst_h, info.new_w, info.new_h,
+                     w, h, nv12 ? " NV12" : img.format == STRIX_BGR ? " BGR" : "", info.dst_w, info.dst_h, info.new_w, info.new_h,
                      info.left, info.top, dt == STRIX_F16 ? "f16" : "f32", i, i / 3, g, ref[i], bound);
         }
     }
@@ -1212,7 +1230,7 @@ static int net_detect_compare(int yaml, int half, int target, double min_iou, do
         strix_image im[3];
         for (int k = 0; k < n && ok; k++) {
             int w = batch ? 150 + 70 * k : 320, h = batch ? 260 - 50 * k : 200;
-            im[k] = (strix_image){smooth_image(w, h), w, h, 0, k % 2 ? STRIX_BGR : STRIX_RGB};
+            im[k] = (strix_image){.data = smooth_image(w, h), .width = w, .height = h, .stride = 0, .format = k % 2 ? STRIX_BGR : STRIX_RGB};
             ok = im[k].data != NULL;
         }
         strix_detect_options d;
@@ -1352,7 +1370,7 @@ static void net_detect_async(void)
     for (int s = 0; s < SETS; s++)
         for (int k = 0; k < n[s] && ok; k++) {
             int w = s < 2 ? 320 : 150 + 70 * k, h = s < 2 ? 200 : 260 - 50 * k;
-            im[s][k] = (strix_image){smooth_image(w, h), w, h, 0, (s + k) % 2 ? STRIX_BGR : STRIX_RGB};
+            im[s][k] = (strix_image){.data = smooth_image(w, h), .width = w, .height = h, .stride = 0, .format = (s + k) % 2 ? STRIX_BGR : STRIX_RGB};
             ok = im[s][k].data != NULL;
         }
     strix_detect_options d;

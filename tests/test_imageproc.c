@@ -3,6 +3,8 @@
  *
  *   letterbox geometry against hand-checked Ultralytics cases (rect and
  *   square, banker's rounding, 1-pixel-wide, the 1600x1201 rect case);
+ *   NV12 to RGB against the exact colour matrices, an NV12 letterbox
+ *   against the RGB letterbox of its converted pixels;
  *   bilinear resize against a naive per-pixel rewrite of OpenCV's
  *   fixed-point formula and against checksums of cv2.resize output
  *   (tools/reference/check_letterbox.py prints them);
@@ -255,7 +257,7 @@ static void test_letterbox_tensor(void)
         uint8_t *ref = malloc((size_t)in.new_w * in.new_h * 3);
         void *s1 = malloc(strix_letterbox_scratch_bytes(&in) + 1);
         void *s2 = malloc(strix_resize_bilinear_u8_scratch_bytes(in.new_w, in.new_h, w, h));
-        strix_image im = {px, w, h, stride, STRIX_RGB};
+        strix_image im = {.data = px, .width = w, .height = h, .stride = stride, .format = STRIX_RGB};
         strix_letterbox(t, &im, &in, s1);
         im.format = STRIX_BGR;
         strix_letterbox(t2, &im, &in, s1);
@@ -355,6 +357,62 @@ static float *random_head(int A, int nc, int coarse)
         }
     }
     return h;
+}
+
+/* NV12: the fixed-point conversion rounds the exact matrix to the nearest
+ * level (within 0.51: its 16-bit coefficients are off by up to 2^-17 each;
+ * exact at the range's black and white), and an NV12 letterbox equal
+ * bit for bit to the RGB letterbox of its converted pixels. */
+static void test_letterbox_nv12(void)
+{
+    for (int cs = 0; cs < 2; cs++)
+        for (int full = 0; full < 2; full++) {
+            strix_yuv_coeffs c;
+            strix_yuv_coeffs_init(&c, cs ? STRIX_BT709 : STRIX_BT601, full);
+            const double kr = cs ? 0.2126 : 0.299, kb = cs ? 0.0722 : 0.114, kg = 1 - kr - kb;
+            const double ys = full ? 1 : 255 / 219.0, us = full ? 1 : 255 / 224.0;
+            for (int t = 0; t < 4000; t++) {
+                int Y = tl_int(0, 255), U = tl_int(0, 255), V = tl_int(0, 255);
+                if (t < 2) Y = full ? 255 * t : 16 + 219 * t, U = V = 128; /* black, white */
+                uint8_t y1[2] = {(uint8_t)Y, (uint8_t)Y}, uv[2] = {(uint8_t)U, (uint8_t)V}, rgb[6];
+                strix_image im = {.data = y1, .width = 2, .height = 1, .format = STRIX_NV12, .uv = uv};
+                strix_nv12_row_rgb(rgb, &im, &c, 0);
+                double l = ys * (Y - (full ? 0 : 16)), u = us * (U - 128), v = us * (V - 128);
+                double want[3] = {l + 2 * (1 - kr) * v, l - 2 * (1 - kb) * kb / kg * u - 2 * (1 - kr) * kr / kg * v,
+                                  l + 2 * (1 - kb) * u};
+                for (int k = 0; k < 3; k++) {
+                    double w = want[k] < 0 ? 0 : want[k] > 255 ? 255 : want[k];
+                    TL_CHECK(fabs(rgb[k] - w) <= (t < 2 ? 0 : 0.51) && rgb[k] == rgb[3 + k],
+                             "%s %s YUV (%d,%d,%d) channel %d: %d, exact %.3f", cs ? "BT.709" : "BT.601",
+                             full ? "full" : "limited", Y, U, V, k, rgb[k], want[k]);
+                    if (tl_g.failed) return;
+                }
+            }
+        }
+    for (int it = 0; it < 16 && !tl_g.failed; it++) {
+        int w = tl_int(1, 300), h = tl_int(1, 300), rect = it & 1, cw = (w + 1) / 2, ch = (h + 1) / 2;
+        int ys = w + tl_int(0, 5), uvs = 2 * cw + tl_int(0, 5);
+        uint8_t *Y = malloc((size_t)ys * h), *UV = malloc((size_t)uvs * ch), *rgb = malloc((size_t)w * 3 * h);
+        random_pixels(Y, (size_t)ys * h);
+        random_pixels(UV, (size_t)uvs * ch);
+        strix_image nv = {Y, w, h, ys, STRIX_NV12, UV, uvs, it & 2 ? STRIX_BT709 : STRIX_BT601, it & 4 ? 1 : 0,
+                          STRIX_HOST};
+        strix_yuv_coeffs c;
+        strix_yuv_coeffs_init(&c, nv.colorspace, nv.full_range);
+        for (int y = 0; y < h; y++) strix_nv12_row_rgb(rgb + (size_t)y * w * 3, &nv, &c, y);
+        strix_image im = {.data = rgb, .width = w, .height = h, .stride = 0, .format = STRIX_RGB};
+        strix_letterbox_info in;
+        strix_letterbox_plan(w, h, it == 3 ? 640 : 160, 32, rect, &in);
+        size_t len = (size_t)in.dst_w * in.dst_h * 3;
+        float *a = malloc(sizeof(float) * len), *b = malloc(sizeof(float) * len);
+        void *scratch = malloc(strix_letterbox_scratch_bytes(&in));
+        strix_letterbox(a, &nv, &in, scratch);
+        strix_letterbox(b, &im, &in, scratch);
+        TL_CHECK(!memcmp(a, b, sizeof(float) * len), "NV12 %dx%d (%s, %s range) -> %dx%d: differs from the RGB letterbox "
+                 "of its converted pixels", w, h, it & 2 ? "BT.709" : "BT.601", it & 4 ? "full" : "limited",
+                 in.dst_w, in.dst_h);
+        free(Y), free(UV), free(rgb), free(a), free(b), free(scratch);
+    }
 }
 
 static void test_nms_vs_naive(void)
@@ -1027,6 +1085,7 @@ int main(int argc, char **argv)
     TL_RUN(test_resize_vs_naive);
     TL_RUN(test_resize_golden_cv2);
     TL_RUN(test_letterbox_tensor);
+    TL_RUN(test_letterbox_nv12);
     TL_RUN(test_nms_vs_naive);
     TL_RUN(test_nms_edges);
     TL_RUN(test_nms_classes_before_max_det);

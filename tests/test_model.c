@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cpu/backend.h"
+#include "letterbox.h" /* strix_nv12_row_rgb: the conversion the letterbox applies */
 #include "model_internal.h" /* the program behind the model (its fusions) */
 #include "safetensors.h"
 #include "strix.h"
@@ -240,6 +241,12 @@ static void yaml_errors_name_file_and_line(void)
         {"nc: 80\nnc: 81\nbackbone: []\nhead: []\n", "appears twice", 2, STRIX_E_MODEL},
         {"nc: 80\nbackbone:\n  - [-1, 1, nn.Upsample, [None, 2, \"bilinear\"]]\nhead:\n  - [[0], 1, Detect, [nc]]\n",
          "mode 'bilinear' is not supported", 3, STRIX_E_MODEL},
+        /* the fuzzer's out-of-memory input: millions of C2f copies */
+        {"nc: 80\ndepth_multiple: 5.1e6\nbackbone:\n  - [-1, 3, C2f, [16]]\nhead:\n  - [[0], 1, Detect, [nc]]\n",
+         "depth_multiple and width_multiple must be in (0, 100]", 2, STRIX_E_MODEL},
+        {"nc: 80\ndepth_multiple: 100\nbackbone:\n  - [-1, 1, Conv, [16, 3, 2]]\n  - [-1, 11, C2f, [16]]\n"
+         "head:\n  - [[1], 1, Detect, [nc]]\n",
+         "repeats 11 x depth 100 = 1100 modules: at most 1000", 4, STRIX_E_MODEL},
     };
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         char name[32];
@@ -434,6 +441,79 @@ static void fused_unfused_f16_agree(void)
 }
 
 /* Batch results equal single-image results; bad shapes are refused. */
+/* The whole network (yolo11n: every conv shape kind, attention included)
+ * with each CPU instruction set this machine runs agrees with the generic
+ * build to fp32 rounding, and its result does not depend on the thread
+ * count; an instruction set the build or CPU lacks fails the load. */
+static void cpu_isas_agree(void)
+{
+    const char *p = tmp_path("isa.safetensors");
+    make_weights("weights/yolo11.yaml", 'n', p, 13, 0, 0);
+    if (tl_g.failed) return;
+    int h = 64, w = 96, B = 2, tested = 0;
+    float *x = malloc(sizeof(float) * h * w * 3 * B), *y0 = NULL, *y[2] = {NULL, NULL};
+    for (int i = 0; i < h * w * 3 * B; i++) x[i] = tl_uniform(0, 1);
+    size_t n = 0;
+    double worst = 0;
+    int worst_isa = 0, thread_diff = -1, refused = -1;
+    strix_error e;
+    strix_status st = STRIX_OK;
+    for (int isa = STRIX_CPU_ISA_GENERIC; isa < STRIX_CPU_ISA_COUNT && !st; isa++) {
+        strix_model_options o;
+        strix_model_options_init(&o);
+        o.yaml_path = "weights/yolo11.yaml";
+        o.scale = 'n';
+        o.weights_path = p;
+        o.cpu_isa = (strix_cpu_isa)isa;
+        int ran = 0;
+        for (int t = 0; t < 2 && !st; t++) {
+            o.threads = t + 1;
+            strix_model *m;
+            strix_status ls = strix_model_load(&m, &o, &e);
+            if (!strix_cpu_isa_supported((strix_cpu_isa)isa)) {
+                if (ls != STRIX_E_ARG || !strstr(e.message, strix_cpu_isa_name((strix_cpu_isa)isa))) refused = isa;
+                if (!ls) strix_model_free(m);
+                break;
+            }
+            if ((st = ls)) break;
+            if (!y0) {
+                n = strix_model_anchor_count(m, h, w) * (4 + 80) * B;
+                y0 = malloc(sizeof(float) * n);
+                y[0] = malloc(sizeof(float) * n);
+                y[1] = malloc(sizeof(float) * n);
+            }
+            if (strix_model_cpu_isa(m) != (strix_cpu_isa)isa) refused = isa;
+            st = strix_model_forward(m, x, B, h, w, y[t], &e);
+            strix_model_free(m);
+            ran += !st;
+        }
+        if (ran < 2) continue;
+        /* 2 threads must give the 1-thread result bit for bit */
+        if (memcmp(y[0], y[1], sizeof(float) * n) && thread_diff < 0) thread_diff = isa;
+        if (isa == STRIX_CPU_ISA_GENERIC) {
+            memcpy(y0, y[0], sizeof(float) * n);
+            continue;
+        }
+        tested++;
+        double d = 0, ref = 0;
+        for (size_t i = 0; i < n; i++) {
+            d += (double)(y[0][i] - y0[i]) * (y[0][i] - y0[i]);
+            ref += (double)y0[i] * y0[i];
+        }
+        if (!(sqrt(d / ref) <= worst)) worst = sqrt(d / ref), worst_isa = isa;
+    }
+    free(x);
+    free(y0);
+    free(y[0]);
+    free(y[1]);
+    unlink(p);
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    TL_CHECK(refused < 0, "cpu_isa %s: not refused (or not kept) as it should be", strix_cpu_isa_name(refused));
+    TL_CHECK(thread_diff < 0, "cpu_isa %s: 1 and 2 threads differ", strix_cpu_isa_name(thread_diff));
+    TL_CHECK(worst < 1e-5, "cpu_isa %s vs generic: relative L2 %.3g", strix_cpu_isa_name(worst_isa), worst);
+    if (!tested) tl_skip("this CPU runs the generic micro-kernels only: nothing to compare them with");
+}
+
 static void batch_equals_single_and_bad_shapes(void)
 {
     const char *p = tmp_path("b.safetensors");
@@ -471,7 +551,7 @@ static uint8_t *random_image(int w, int h, strix_image *im)
 {
     uint8_t *px = malloc((size_t)w * h * 3);
     for (size_t i = 0; px && i < (size_t)w * h * 3; i++) px[i] = (uint8_t)tl_int(0, 255);
-    *im = (strix_image){px, w, h, 0, STRIX_RGB};
+    *im = (strix_image){.data = px, .width = w, .height = h, .stride = 0, .format = STRIX_RGB};
     return px;
 }
 
@@ -539,6 +619,66 @@ static void submit_collect_equals_detect(void)
     unlink(p);
 }
 
+/* NV12 frames detect exactly as the RGB images of their converted pixels
+ * (a batch mixing them, odd sizes); NV12 without its U,V plane and device
+ * memory on a CPU model are refused. */
+static void nv12_detects_as_converted_rgb(void)
+{
+    const char *p = tmp_path("n.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', p, 11, 0, 0);
+    if (tl_g.failed) return;
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
+    unlink(p);
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    d.imgsz = 128;
+    d.conf = 0.05f;
+    enum { N = 3 };
+    const int ws[N] = {97, 128, 97}, hs[N] = {65, 72, 65};
+    strix_image nv[N], rgb[N];
+    uint8_t *buf[2 * N];
+    for (int i = 0; i < N; i++) {
+        const int w = ws[i], h = hs[i], cw = (w + 1) / 2, ch = (h + 1) / 2;
+        uint8_t *y = buf[2 * i] = malloc((size_t)w * h + (size_t)2 * cw * ch);
+        for (size_t k = 0; y && k < (size_t)w * h + (size_t)2 * cw * ch; k++) y[k] = (uint8_t)tl_int(16, 240);
+        nv[i] = (strix_image){.data = y, .width = w, .height = h, .format = STRIX_NV12, .uv = y + (size_t)w * h,
+                              .colorspace = i ? STRIX_BT709 : STRIX_BT601, .full_range = i == 2};
+        uint8_t *px = buf[2 * i + 1] = malloc((size_t)w * h * 3);
+        if (!y || !px) return;
+        strix_yuv_coeffs c;
+        strix_yuv_coeffs_init(&c, nv[i].colorspace, nv[i].full_range);
+        for (int r = 0; r < h; r++) strix_nv12_row_rgb(px + (size_t)r * w * 3, &nv[i], &c, r);
+        rgb[i] = (strix_image){.data = px, .width = w, .height = h, .format = STRIX_RGB};
+    }
+    strix_detection ref[N][300];
+    int nref[N], total = 0;
+    strix_detections r[N];
+    TL_CHECK(strix_model_detect(m, rgb, N, &d, r, &e) == STRIX_OK, "%s", e.message);
+    for (int i = 0; i < N; i++) {
+        nref[i] = r[i].count;
+        total += r[i].count;
+        memcpy(ref[i], r[i].items, sizeof *r[i].items * (size_t)r[i].count);
+    }
+    TL_CHECK(total > 0, "no detections to compare (conf %.2f)", d.conf);
+    const strix_image mixed[N] = {nv[0], rgb[1], nv[2]};
+    TL_CHECK(strix_model_detect(m, mixed, N, &d, r, &e) == STRIX_OK, "%s", e.message);
+    for (int i = 0; i < N; i++)
+        TL_CHECK(same_dets(&r[i], ref[i], nref[i]), "image %d (%s): %d boxes, its RGB gave %d or other boxes", i,
+                 i == 1 ? "RGB" : "NV12", r[i].count, nref[i]);
+    strix_image bad = nv[0];
+    bad.uv = NULL;
+    TL_CHECK(strix_model_detect(m, &bad, 1, &d, r, &e) == STRIX_E_ARG && strstr(e.message, "U,V plane"),
+             "NV12 without uv: %s", e.message);
+    bad = rgb[0];
+    bad.memory = STRIX_DEVICE;
+    TL_CHECK(strix_model_detect(m, &bad, 1, &d, r, &e) == STRIX_E_ARG && strstr(e.message, "CUDA device"),
+             "device memory on the CPU: %s", e.message);
+    strix_model_free(m);
+    for (int i = 0; i < 2 * N; i++) free(buf[i]);
+}
+
 /* The CPU executing the program's fused nodes (SPPF's max-pool cascade)
  * writes exactly what it writes with every fusion undone, node by node. */
 static void fusions_match_unfused_ops(void)
@@ -568,8 +708,8 @@ static void fusions_match_unfused_ops(void)
         for (size_t i = 0; i < (size_t)in.n * in.batch_stride; i++) in.data[i] = tl_uniform(0, 1);
         memcpy(b, a, floats * sizeof(float));
         for (int i = 0; i < m->prog.n_nodes; i++) {
-            strix_cpu_execute_node(&m->prog, &pl, m->weights, a, ws, i);
-            strix_cpu_execute_node(&unfused, &pl, m->weights, b, ws, i);
+            strix_cpu_execute_node(NULL, &m->prog, &pl, m->weights, a, ws, i);
+            strix_cpu_execute_node(NULL, &unfused, &pl, m->weights, b, ws, i);
         }
     }
     int same = !st && a && b && !memcmp(a, b, floats * sizeof(float));
@@ -600,9 +740,11 @@ int main(int argc, char **argv)
     TL_RUN(yaml_errors_name_file_and_line);
     TL_RUN(weights_errors_are_named);
     TL_RUN(fused_unfused_f16_agree);
+    TL_RUN(cpu_isas_agree);
     TL_RUN(batch_equals_single_and_bad_shapes);
     TL_RUN(fusions_match_unfused_ops);
     TL_RUN(submit_collect_equals_detect);
+    TL_RUN(nv12_detects_as_converted_rgb);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) printf("note: could not remove %s\n", tmpdir);

@@ -151,6 +151,11 @@ static void usage(FILE *f)
             "  --device NAME     compute device: cpu, cuda, cuda:N (default: cuda when a GPU is present, else cpu)\n"
             "  --half            FP16 on a CUDA device (ignored on the CPU, as in Ultralytics)\n"
             "  --nms-free        YOLO26: the one-to-one head, top-k without NMS (Ultralytics' nms=False)\n"
+            "  --nv12            videos: the decoder's 4:2:0 planes go to the model as NV12 (no RGB\n"
+            "                    conversion on the CPU, half the bytes to stage and upload; the\n"
+            "                    letterbox converts them). RGB is still made for the annotated video\n"
+            "                    and BoT-SORT's motion compensation. Boxes may differ slightly from\n"
+            "                    the default (strix's colour conversion, not swscale's)\n"
             "  --out DIR         output directory (default runs/infer; created, not emptied)\n"
             "  --json FILE       JSON report (default OUT/detections.json; for a video,\n"
             "                    JSON Lines, default OUT/NAME.jsonl)\n"
@@ -385,7 +390,7 @@ static int parse_args(int argc, char **argv, options *o)
         int *flag = !strcmp(a, "--txt") ? &o->txt : !strcmp(a, "--save-conf") ? &o->save_conf
                   : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet
                   : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track
-                  : !strcmp(a, "--nms-free") ? &o->nms_free : NULL;
+                  : !strcmp(a, "--nms-free") ? &o->nms_free : !strcmp(a, "--nv12") ? &o->nv12 : NULL;
         if (flag) {
             *flag = 1;
             continue;

@@ -739,6 +739,9 @@ strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, co
         if (!(x->score >= 0 && x->score <= 1))
             return strix_fail(err, STRIX_E_ARG, "tracker: detection %d has a score outside 0..1", i);
     }
+    if (frame && (frame->format == STRIX_NV12 || frame->memory != STRIX_HOST))
+        return strix_fail(err, STRIX_E_ARG, "tracker: camera-motion compensation reads RGB or BGR frames in host "
+                          "memory (got %s)", frame->memory != STRIX_HOST ? "device memory" : "NV12");
     if (frame && (!frame->data || frame->width < 1 || frame->height < 1 ||
                   (frame->stride && frame->stride < 3 * frame->width)))
         return strix_fail(err, STRIX_E_ARG, "tracker: bad frame (%dx%d, stride %d)", frame->width, frame->height,

@@ -4,7 +4,9 @@
  * Host memory, sized from the plan, grown only when a shape needs more:
  *   arena    pl->arena_floats floats, every buffer at pl->buf_off[b];
  *   ws       pl->workspace_bytes, the largest workspace any op asks for;
- *   scratch  detect's letterbox and NMS scratch. */
+ *   scratch  detect's letterbox and NMS scratch;
+ *   packed   every conv's weights packed at load for the micro-kernels of
+ *            the instruction set chosen then (strix_cpu_packed). */
 #include "backend.h"
 
 #include <stdlib.h>
@@ -19,6 +21,7 @@ typedef struct strix_cpu_backend {
     const strix_program *prog;
     const float *weights;
     const strix_plan *plan;
+    strix_cpu_packed packed; /* the conv weights for the instruction set chosen at load (model.c) */
     float *arena;
     size_t arena_cap;
     void *ws;
@@ -27,8 +30,44 @@ typedef struct strix_cpu_backend {
     size_t scratch_cap;
 } strix_cpu_backend;
 
-void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
-                            float *arena, void *workspace, int i)
+strix_status strix_cpu_packed_build(strix_cpu_packed *pk, strix_cpu_isa isa, const strix_program *p,
+                                    const float *weights, strix_error *err)
+{
+    memset(pk, 0, sizeof *pk);
+    pk->isa = isa;
+    pk->off = calloc((size_t)p->n_nodes + 1, sizeof *pk->off);
+    if (!pk->off) return strix_fail(err, STRIX_E_NOMEM, "out of memory for the packed weights' index");
+    size_t total = 0, line = 64 / sizeof(float);
+    for (int i = 0; i < p->n_nodes; i++) {
+        const strix_node *nd = &p->nodes[i];
+        pk->off[i] = total;
+        if (nd->op == STRIX_OP_CONV)
+            total += STRIX_CEIL_DIV(strix_cpu_conv2d_packed_floats(isa, nd->cin, nd->cout, &nd->conv), line) * line;
+    }
+    pk->data = aligned_alloc(64, (total ? total : line) * sizeof(float));
+    if (!pk->data) {
+        strix_cpu_packed_free(pk);
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for the packed weights (%zu MB)",
+                          total * sizeof(float) >> 20);
+    }
+    for (int i = 0; i < p->n_nodes; i++) {
+        const strix_node *nd = &p->nodes[i];
+        if (nd->op == STRIX_OP_CONV)
+            strix_cpu_conv2d_pack(isa, pk->data + pk->off[i], weights + nd->woff, nd->cin, nd->cout, &nd->conv);
+    }
+    return STRIX_OK;
+}
+
+void strix_cpu_packed_free(strix_cpu_packed *pk)
+{
+    free(pk->data);
+    free(pk->off);
+    pk->data = NULL;
+    pk->off = NULL;
+}
+
+void strix_cpu_execute_node(const strix_cpu_packed *pk, const strix_program *p, const strix_plan *pl,
+                            const float *weights, float *arena, void *workspace, int i)
 {
     int th = pl->threads;
     const strix_node *nd = &p->nodes[i];
@@ -39,8 +78,12 @@ void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const 
     case STRIX_OP_CONV: {
         strix_view res;
         if (nd->res >= 0) res = strix_plan_view(pl, p, arena, nd->res);
-        strix_cpu_conv2d(&out, &in, weights + nd->woff, weights + nd->boff,
-                         nd->res >= 0 ? &res : NULL, &nd->conv, workspace, th);
+        if (pk)
+            strix_cpu_conv2d_packed(pk->isa, &out, &in, pk->data + pk->off[i], weights + nd->boff,
+                                    nd->res >= 0 ? &res : NULL, &nd->conv, workspace, th);
+        else
+            strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &out, &in, weights + nd->woff, weights + nd->boff,
+                             nd->res >= 0 ? &res : NULL, &nd->conv, workspace, th);
         break;
     }
     case STRIX_OP_MAXPOOL:
@@ -79,7 +122,7 @@ static strix_status cpu_plan(strix_backend *base, const strix_plan *pl, strix_er
 static strix_status cpu_run_op(strix_backend *base, int i, strix_error *err)
 {
     strix_cpu_backend *b = (strix_cpu_backend *)base;
-    strix_cpu_execute_node(b->prog, b->plan, b->weights, b->arena, b->ws, i);
+    strix_cpu_execute_node(&b->packed, b->prog, b->plan, b->weights, b->arena, b->ws, i);
     return STRIX_OK;
 }
 
@@ -143,6 +186,7 @@ static void cpu_free(strix_backend *base)
     free(b->arena);
     free(b->ws);
     free(b->scratch);
+    strix_cpu_packed_free(&b->packed);
     free(b);
 }
 
@@ -163,6 +207,11 @@ strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *
     b->base.ops = &cpu_ops;
     b->prog = p;
     b->weights = weights;
+    strix_status st = strix_cpu_packed_build(&b->packed, c->cpu_isa, p, weights, err);
+    if (st) {
+        free(b);
+        return st;
+    }
     *out = &b->base;
     return STRIX_OK;
 }

@@ -12,11 +12,25 @@
 strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *p, const float *weights,
                                       const strix_backend_config *c, strix_error *err);
 
-/* Run node i of p alone over an arena and workspace of the caller's, laid
+/* Every conv node's weights packed once for one instruction set's
+ * micro-kernels (strix_cpu_conv2d_pack): node i's at data + off[i] (64-byte
+ * aligned); what the CPU backend builds at load. */
+typedef struct strix_cpu_packed {
+    strix_cpu_isa isa; /* never AUTO */
+    float *data;
+    size_t *off; /* per node of the program; unused for other ops */
+} strix_cpu_packed;
+
+strix_status strix_cpu_packed_build(strix_cpu_packed *pk, strix_cpu_isa isa, const strix_program *p,
+                                    const float *weights, strix_error *err);
+void strix_cpu_packed_free(strix_cpu_packed *pk);
+
+/* Run node i of p alone, its convolution with pk's packed weights and
+ * micro-kernels (NULL: the widest this CPU runs, packed per call), over an arena and workspace of the caller's, laid
  * out by pl (calibration, per-op tests; the CPU backend's run_op).  A node
  * fused into an earlier one (strix_node.fused) ran with that one and does
  * nothing here. */
-void strix_cpu_execute_node(const strix_program *p, const strix_plan *pl, const float *weights,
-                            float *arena, void *workspace, int i);
+void strix_cpu_execute_node(const strix_cpu_packed *pk, const strix_program *p, const strix_plan *pl,
+                            const float *weights, float *arena, void *workspace, int i);
 
 #endif

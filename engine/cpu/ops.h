@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include "../ops.h"
+#include "../strix.h"
 #include "../tensor.h"
 
 /* out = act(conv(in, w) + bias) [+ residual]
@@ -19,12 +20,30 @@
  *   residual: NULL, or a view shaped like out, added after the activation
  *             (it may alias out only if identical).
  *   out:      [N, OH, OW, Cout], OH = (H + 2ph - dh(kh-1) - 1)/sh + 1.
- *   out must not overlap in. */
+ *   out must not overlap in.
+ *   isa:      the micro-kernels' instruction set, one this CPU runs
+ *             (strix_cpu_isa_supported); AUTO means strix_cpu_isa_best().
+ * The workspace size covers every instruction set. */
 size_t strix_cpu_conv2d_workspace(const strix_view *out, const strix_view *in,
                                   const strix_conv_params *p, int threads);
-void strix_cpu_conv2d(const strix_view *out, const strix_view *in, const float *w,
+void strix_cpu_conv2d(strix_cpu_isa isa, const strix_view *out, const strix_view *in, const float *w,
                       const float *bias, const strix_view *residual,
                       const strix_conv_params *p, void *workspace, int threads);
+
+/* The same with the weights packed beforehand for isa's micro-kernels
+ * (strix_cpu_conv2d_pack, e.g. once at load): the per-call packing is
+ * skipped; results are bit-identical to strix_cpu_conv2d's with that isa.
+ * packed: strix_cpu_conv2d_packed_floats(isa, in.c, out.c, p) floats. */
+size_t strix_cpu_conv2d_packed_floats(strix_cpu_isa isa, int cin, int cout, const strix_conv_params *p);
+void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int cin, int cout,
+                           const strix_conv_params *p);
+void strix_cpu_conv2d_packed(strix_cpu_isa isa, const strix_view *out, const strix_view *in,
+                             const float *packed, const float *bias, const strix_view *residual,
+                             const strix_conv_params *p, void *workspace, int threads);
+
+/* The widest instruction set this build and CPU run (cpuid on x86-64,
+ * AT_HWCAP on aarch64); never AUTO. */
+strix_cpu_isa strix_cpu_isa_best(void);
 
 /* out[n,y,x,c] = max over the window of in; out is [N, OH, OW, C]. */
 void strix_cpu_maxpool2d(const strix_view *out, const strix_view *in,

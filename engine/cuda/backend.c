@@ -603,10 +603,39 @@ static strix_status cuda_forward(strix_backend *base, const float *host_input, f
     return st;
 }
 
+/* A staged frame: dense rows, RGB/BGR [h][w * 3], or NV12's Y plane [h][w]
+ * followed by its U,V plane [(h + 1) / 2][2 * ((w + 1) / 2)] (half of RGB's
+ * bytes to pack and upload).  Frames in device memory are not staged. */
+static int frame_row_bytes(const strix_image *im, int plane)
+{
+    if (im->format != STRIX_NV12) return im->width * 3;
+    return plane ? 2 * ((im->width + 1) / 2) : im->width;
+}
+
+static int frame_rows(const strix_image *im)
+{
+    return im->format == STRIX_NV12 ? im->height + (im->height + 1) / 2 : im->height;
+}
+
 static size_t frame_bytes(const strix_image *im)
 {
-    size_t bytes = (size_t)im->width * 3 * im->height;
+    if (im->memory == STRIX_DEVICE) return 0;
+    size_t bytes = (size_t)frame_row_bytes(im, 0) * im->height;
+    if (im->format == STRIX_NV12) bytes += (size_t)frame_row_bytes(im, 1) * ((im->height + 1) / 2);
     return (bytes + FRAME_ALIGN - 1) / FRAME_ALIGN * FRAME_ALIGN;
+}
+
+/* Row r of a frame's staged rows (Y rows, then U,V rows for NV12): where it
+ * is in the image and where it goes in the dense staged frame. */
+static const uint8_t *frame_row(const strix_image *im, int r, size_t *dst_off, size_t *len)
+{
+    const int plane = r >= im->height, y = plane ? r - im->height : r;
+    const size_t row = (size_t)frame_row_bytes(im, plane);
+    size_t stride = plane ? (size_t)im->uv_stride : (size_t)im->stride;
+    if (!stride) stride = row;
+    *len = row;
+    *dst_off = (plane ? (size_t)frame_row_bytes(im, 0) * im->height : 0) + (size_t)y * row;
+    return (plane ? im->uv : im->data) + (size_t)y * stride;
 }
 
 /* Pack the frames densely into fb's pinned memory and queue their DMA to its
@@ -633,18 +662,22 @@ static strix_status stage_frames(strix_cuda_backend *b, const strix_image *imgs,
         for (int i = c0; i < c1; i++) {
             frame_off[i - c0] = end;
             end += frame_bytes(&imgs[i]);
-            rows += imgs[i].height;
+            if (imgs[i].memory != STRIX_DEVICE) rows += frame_rows(&imgs[i]);
         }
 #pragma omp parallel for schedule(static)
         for (int r = 0; r < rows; r++) {
             int i = c0, y = r;
-            while (y >= imgs[i].height) y -= imgs[i++].height;
-            const strix_image *im = &imgs[i];
-            size_t row = (size_t)im->width * 3, stride = im->stride ? (size_t)im->stride : row;
-            memcpy(fb->host_frames + frame_off[i - c0] + (size_t)y * row, im->data + (size_t)y * stride, row);
+            while (imgs[i].memory == STRIX_DEVICE || y >= frame_rows(&imgs[i])) {
+                if (imgs[i].memory != STRIX_DEVICE) y -= frame_rows(&imgs[i]);
+                i++;
+            }
+            size_t dst_off, len;
+            const uint8_t *src = frame_row(&imgs[i], y, &dst_off, &len);
+            memcpy(fb->host_frames + frame_off[i - c0] + dst_off, src, len);
         }
-        CUDA_TRY(cudaMemcpyAsync(fb->frames + off, fb->host_frames + off, end - off, cudaMemcpyHostToDevice, up),
-                 "upload the frames");
+        if (end > off)
+            CUDA_TRY(cudaMemcpyAsync(fb->frames + off, fb->host_frames + off, end - off, cudaMemcpyHostToDevice, up),
+                     "upload the frames");
         off = end;
     }
     return STRIX_OK;
@@ -659,9 +692,26 @@ static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *i
     for (int i = 0; i < n; i++) {
         const strix_image *im = &imgs[i];
         const strix_letterbox_info *li = &info[i];
-        strix_lb_params lb = {im->width, im->height, im->width * 3, im->format == STRIX_BGR,
-                              li->dst_w, li->dst_h, li->new_w, li->new_h, li->left, li->top};
-        CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, frames + off, &lb,
+        const int nv12 = im->format == STRIX_NV12;
+        strix_lb_params lb = {im->width, im->height, frame_row_bytes(im, 0), im->format == STRIX_BGR,
+                              li->dst_w, li->dst_h, li->new_w, li->new_h, li->left, li->top,
+                              nv12, frame_row_bytes(im, 1), {0}};
+        /* a staged frame is dense; one in device memory is read where it is */
+        const uint8_t *y, *uv;
+        if (im->memory == STRIX_DEVICE) {
+            y = im->data, uv = im->uv;
+            if (im->stride) lb.src_pitch = im->stride;
+            if (im->uv_stride) lb.uv_pitch = im->uv_stride;
+        } else {
+            y = frames + off, uv = y + (size_t)frame_row_bytes(im, 0) * im->height;
+        }
+        if (nv12) {
+            strix_yuv_coeffs c;
+            strix_yuv_coeffs_init(&c, im->colorspace, im->full_range);
+            const int yuv[6] = {c.cy, c.crv, c.cgu, c.cgv, c.cbu, c.yoff};
+            memcpy(lb.yuv, yuv, sizeof yuv);
+        }
+        CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, y, nv12 ? uv : NULL, &lb,
                                       (strix_stream)b->stream),
                  "letterbox a frame");
         off += frame_bytes(im);

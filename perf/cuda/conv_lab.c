@@ -254,7 +254,7 @@ static float *cpu_reference(const shape *s, const layer_bufs *cb)
         fprintf(stderr, "conv_lab: out of memory\n");
         exit(EXIT_NOMEM);
     }
-    strix_cpu_conv2d(&hout, &hin, cb->hw, cb->hbias, s->residual ? &hres : NULL, &s->p, cws, threads);
+    strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hin, cb->hw, cb->hbias, s->residual ? &hres : NULL, &s->p, cws, threads);
     free(cws);
     return ref;
 }

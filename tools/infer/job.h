@@ -41,6 +41,7 @@ typedef struct options {
     int async;                           /* STRIX_CUDA_ASYNC=1: two batches in flight */
     double conf, iou;
     int txt, save_conf, save, overwrite, quiet, audio, half, nms_free;
+    int nv12;                            /* --nv12: videos reach the model as NV12 planes */
     int conf_set;                        /* --conf given (tracking lowers the default) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* --track-thresh etc.: -1 unless given */
@@ -126,6 +127,7 @@ typedef struct source_config {
     int audio;                        /* keep the audio packets for the video sink */
     int (*interrupt)(void *ctx);      /* polled during blocking I/O: nonzero ends the input */
     int nvtx;                         /* an NVTX range around each frame's decode */
+    int rgb, nv12;                    /* what the frames carry (strix_video_read_options) */
 } source_config;
 
 typedef struct source {

@@ -1,6 +1,6 @@
 /* media.c — the infer job's FFmpeg stages of one video (loaders/video.h):
- * the source (demux, decode, conversion to RGB on the video's reader
- * thread) and the annotated-video sink (conversion back, encoder, muxer on
+ * the source (demux, decode, conversion to RGB and/or NV12 on the video's
+ * reader thread) and the annotated-video sink (conversion back, encoder, muxer on
  * its writer thread, through a temporary file published at the end). */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +19,8 @@ int source_open(source *s, const source_config *c)
     strix_video_read_options ro;
     strix_video_read_options_init(&ro);
     ro.audio = c->audio;
+    ro.rgb = c->rgb;
+    ro.nv12 = c->nv12;
     ro.interrupt = c->interrupt;
     strix_error e;
     strix_status st = strix_video_open(&s->rd, c->url, &ro, &e);

@@ -126,7 +126,7 @@ static void *reader_main(void *arg)
         s->st->read_ms += now_ms() - t0;
 
         pthread_mutex_lock(&p->mu);
-        if (r == 1 && (!f->rgb || f->width < 1 || f->height < 1 || f->stride < 3 * f->width)) {
+        if (r == 1 && !f->nv12.data && (!f->rgb || f->width < 1 || f->height < 1 || f->stride < 3 * f->width)) {
             strix_fail(&e, STRIX_E_INTERNAL, "the frame reader returned a frame without pixels");
             r = -1;
         }
@@ -234,7 +234,9 @@ static int next_group(pipe *p, dstage *d)
             }
             if (f->width != w || f->height != h) continue;
             d->call[n] = f;
-            d->im[n++] = (strix_image){f->rgb, f->width, f->height, f->stride, c->format};
+            d->im[n++] = f->nv12.data ? f->nv12
+                                      : (strix_image){.data = f->rgb, .width = f->width, .height = f->height,
+                                                      .stride = f->stride, .format = c->format};
             d->per[k]++;
         }
     return n;

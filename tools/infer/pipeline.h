@@ -36,6 +36,8 @@ typedef struct strix_pipe_frame {
      * [height, stride bytes]; write() may draw on them */
     uint8_t *rgb;
     int width, height, stride;
+    strix_image nv12; /* set by read() for the detect callback instead of rgb
+                         when its data is set (NV12 planes); rgb may then be NULL */
     void *user;     /* the callbacks' per-slot state (NULL at first), kept across reuse,
                        released by release() at the end */
     long index;     /* set by the pipeline: 0, 1, 2, ... in the stream's read order */

@@ -55,6 +55,7 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
         f->width = vf->width;
         f->height = vf->height;
         f->stride = vf->stride;
+        f->nv12 = vf->nv12 ? strix_video_frame_image(vf, 1) : (strix_image){0};
     }
     return r;
 }
@@ -242,7 +243,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     int n_cross = 0;
     if (v->trk.tracker) {
-        strix_image img = {f->rgb, f->width, f->height, f->stride, STRIX_RGB}; /* for BoT-SORT's GMC */
+        strix_image img = {.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride, .format = STRIX_RGB}; /* for BoT-SORT's GMC */
         strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, f->index, vf->time, inferred, dets, n,
                                           &n_cross, err);
         if (tst) {
@@ -355,7 +356,12 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     v->hl_mask = hl_mask;
     strix_error e;
 
-    source_config sc = {p->input, o->save && o->audio, stop_requested, o->nvtx};
+    /* RGB only where something reads it: the annotated video and BoT-SORT's
+     * camera-motion compensation (with --nv12 the model reads NV12) */
+    const int gmc = o->track && o->track_opts.tracker_type == STRIX_TRACKER_BOTSORT &&
+                    o->track_opts.gmc_method != STRIX_GMC_NONE;
+    source_config sc = {p->input, o->save && o->audio, stop_requested, o->nvtx,
+                        !o->nv12 || p->video_out || gmc, o->nv12};
     int rc = source_open(&v->src, &sc);
     if (rc) return rc;
     v->expected = strix_video_reader_info(v->src.rd)->frames;

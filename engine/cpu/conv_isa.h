@@ -1,0 +1,48 @@
+/* conv_isa.h — the convolution's per-instruction-set builds (internal to
+ * engine/cpu/): engine/cpu/conv_<isa>.c each compile conv_kernels.h with
+ * their ISA's flags, engine/cpu/conv.c picks one at run time
+ * (strix_cpu_conv2d's isa argument, see ops.h).  Same arguments, layouts and
+ * results (to the last bits of rounding) as strix_cpu_conv2d_packed (packed
+ * NULL: strix_cpu_conv2d) and strix_cpu_conv2d_pack.
+ *
+ *   generic  4-wide vectors, MR x NR = 6 x 8: SSE2 on any x86-64, NEON on
+ *            aarch64, scalar code elsewhere;
+ *   avx2     x86-64 AVX2 + FMA, 6 x 16 (12 of the 16 ymm registers);
+ *   avx512   x86-64 AVX-512F, 14 x 32 (28 of the 32 zmm registers), and
+ *            14 x 16 (avx512_n16) for layers whose channels per group are
+ *            not a multiple of 32;
+ *   neon     aarch64 Advanced SIMD, 6 x 16 (24 of the 32 q registers: the
+ *            channel counts of YOLO layers are multiples of 16, so a 16-wide
+ *            block never pads where 12 would). */
+#ifndef STRIX_CPU_CONV_ISA_H
+#define STRIX_CPU_CONV_ISA_H
+
+#include <stddef.h>
+
+#include "ops.h"
+
+/* Workspace sub-buffers start on this boundary (bytes). */
+#define WS_ALIGN 64
+
+#define CONV_ISA_DECLARE(suffix)                                                                   \
+    size_t strix_cpu_conv2d_workspace_##suffix(const strix_view *out, const strix_view *in,       \
+                                               const strix_conv_params *p, int threads);          \
+    void strix_cpu_conv2d_##suffix(const strix_view *out, const strix_view *in, const float *w,   \
+                                   const float *packed, const float *bias,                        \
+                                   const strix_view *residual, const strix_conv_params *p,        \
+                                   void *workspace, int threads);                                 \
+    size_t strix_cpu_conv2d_packed_floats_##suffix(int cin, int cout, const strix_conv_params *p); \
+    void strix_cpu_conv2d_pack_##suffix(float *packed, const float *w, int cin, int cout,          \
+                                        const strix_conv_params *p);
+
+CONV_ISA_DECLARE(generic)
+#if defined(__x86_64__)
+CONV_ISA_DECLARE(avx2)
+CONV_ISA_DECLARE(avx512)
+CONV_ISA_DECLARE(avx512_n16)
+#endif
+#if defined(__aarch64__)
+CONV_ISA_DECLARE(neon)
+#endif
+
+#endif

@@ -1,0 +1,532 @@
+/* conv_kernels.h — the CPU convolution for one instruction set, included once
+ * by each engine/cpu/conv_<isa>.c: that file compiles it with its ISA's flags
+ * (Makefile) after defining
+ *   CONV_SUFFIX  the name suffix: strix_cpu_conv2d_<suffix> and
+ *                strix_cpu_conv2d_workspace_<suffix> (conv_isa.h);
+ *   VL           floats per vector register (4 SSE2/NEON, 8 AVX2, 16 AVX-512);
+ *   MR, NR       the register block: MR rows x NR columns of C live in
+ *                MR * NR/VL vector registers, B streamed NR wide.
+ * engine/cpu/conv.c picks one of them at run time (conv_isa.h).
+ *
+ * Layouts: in [N, H, W, Cin] and out/residual [N, OH, OW, Cout] strided NHWC
+ * views; w [Cout, KH, KW, Cin/g] (OHWI); bias [Cout].
+ *
+ * Per group the convolution is the GEMM C[M][Ng] = A[M][K] * B[K][Ng] with
+ * M = OH*OW output pixels of one image (rows), Ng = Cout/g output channels
+ * and K = KH*KW*Cin/g, where a row of A is the pixel's receptive field in
+ * (ky, kx, ci) order — the order of the OHWI weights, so B[k][co] is
+ * w[co][k] and needs no reordering beyond panel packing.
+ *   - 1x1 stride-1 unpadded convolutions read A straight from the input view
+ *     (row stride = pix_stride): no im2col at all.
+ *   - other shapes build A for one block of rows at a time (im2col of a row
+ *     block into the workspace, row-major like the 1x1 case).
+ *   - depthwise convolutions (Cin/g == Cout/g == 1) are not a GEMM but a
+ *     per-pixel multiply-add over channels, handled by their own loop.
+ * The GEMM is blocked GotoBLAS-style: B is packed into NR-wide panels, once
+ * at load (strix_cpu_conv2d_pack, the CPU backend does it for every conv) or
+ * else once per call and group (shared by all threads), each thread owns
+ * blocks of MC rows,
+ * packs KC-deep slices of them and runs an MR x NR register-blocked
+ * micro-kernel into a per-thread tile, then applies bias + SiLU + residual
+ * while copying the tile into out.  Accumulating in the tile, not in out,
+ * keeps `residual == out` correct and lets the micro-kernel always work on
+ * full MR x NR blocks (tails are zero-padded).
+ *
+ * Every output element is summed in the same order whatever the thread count
+ * or row blocking (k ascending, KC-sized partial sums added in order), so
+ * results do not depend on `threads`.  They do depend on the instruction set
+ * in the last bits (fused or separate multiply-add, the SiLU's exp).
+ *
+ * The micro-kernel and the epilogue use GCC/Clang vector extensions (not
+ * intrinsics), so one source serves every ISA.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "conv_isa.h"
+#include "omp.h"
+
+#if !defined(__GNUC__)
+#error "engine/cpu/conv_kernels.h uses GCC/Clang vector extensions: build with gcc or clang"
+#endif
+#if !defined(CONV_SUFFIX) || !defined(VL) || !defined(MR) || !defined(NR) || NR % VL
+#error "define CONV_SUFFIX, VL, MR and NR (NR a multiple of VL) before including conv_kernels.h"
+#endif
+
+/* Cache blocks: a KC x NR panel of B (16 KiB at NR 16) stays in L1, an MC x
+ * KC block of A (about 96 KiB) in L2; NC bounds the per-thread output tile
+ * (MC x NC).  MC_MAX is a multiple of MR. */
+#define KC 256
+#define MC_MAX (96 / MR * MR)
+#define NC 256
+/* Depthwise: channels accumulated per pass (a stack array). */
+#define DW_CHUNK 64
+#define NV (NR / VL)
+
+#define CONV_CAT_(a, b) a##b
+#define CONV_CAT(a, b) CONV_CAT_(a, b)
+#define CONV_FN(name) CONV_CAT(name, CONV_SUFFIX)
+
+typedef float vf __attribute__((vector_size(VL * sizeof(float))));
+typedef int32_t vi __attribute__((vector_size(VL * sizeof(float))));
+typedef uint32_t vu __attribute__((vector_size(VL * sizeof(float))));
+
+/* Fused multiply-add where the hardware has it (ISO C mode forbids the
+ * compiler from contracting a*b+c itself); gcc turns the lane loop into one
+ * vfmadd instruction. */
+static inline vf v_fma(vf a, vf b, vf c)
+{
+#ifdef FP_FAST_FMAF
+    vf r;
+#pragma GCC unroll 16
+    for (int l = 0; l < VL; l++) r[l] = fmaf(a[l], b[l], c[l]);
+    return r;
+#else
+    return a * b + c;
+#endif
+}
+
+static inline float s_fma(float a, float b, float c)
+{
+#ifdef FP_FAST_FMAF
+    return fmaf(a, b, c);
+#else
+    return a * b + c;
+#endif
+}
+
+static inline vf v_splat(float s)
+{
+    vf r;
+#pragma GCC unroll 16
+    for (int l = 0; l < VL; l++) r[l] = s;
+    return r;
+}
+
+static inline vf v_load(const float *p)
+{
+    vf r;
+    memcpy(&r, p, sizeof r);
+    return r;
+}
+
+static inline void v_store(float *p, vf v) { memcpy(p, &v, sizeof v); }
+
+/* m ? a : b lane by lane (m lanes are all-ones or zero). */
+static inline vf v_select(vi m, vf a, vf b) { return (vf)(((vi)a & m) | ((vi)b & ~m)); }
+
+/* exp(x), vectorised, relative error ~2e-7 (Cephes expf: Cody-Waite range
+ * reduction x = n ln2 + r, |r| <= ln2/2, degree-7 polynomial, 2^n built in
+ * the exponent bits).  x is clamped to [-87, 88] so 2^n stays a normal
+ * float; that saturates exp but not SiLU, whose result there is x or ~0. */
+static inline vf v_exp(vf x)
+{
+    x = v_select(x < v_splat(-87.0f), v_splat(-87.0f), x);
+    x = v_select(x > v_splat(88.0f), v_splat(88.0f), x);
+    /* round(x / ln2): adding 1.5 * 2^23 pushes the fraction bits out */
+    vf fn = v_fma(x, v_splat(1.44269504088896341f), v_splat(12582912.0f)) - v_splat(12582912.0f);
+    vf r = v_fma(fn, v_splat(-0.693359375f), x);
+    r = v_fma(fn, v_splat(2.12194440e-4f), r);
+    vf p = v_splat(1.9875691500e-4f);
+    p = v_fma(p, r, v_splat(1.3981999507e-3f));
+    p = v_fma(p, r, v_splat(8.3334519073e-3f));
+    p = v_fma(p, r, v_splat(4.1665795894e-2f));
+    p = v_fma(p, r, v_splat(1.6666665459e-1f));
+    p = v_fma(p, r, v_splat(5.0000001201e-1f));
+    p = v_fma(p * r, r, r + v_splat(1.0f));
+    vu e = ((vu)__builtin_convertvector(fn, vi) + 127u) << 23;
+    return p * (vf)e;
+}
+
+/* One vector of the epilogue: act(acc + bias) [+ res]. */
+/* The SiLU divides: a reciprocal estimate refined by a Newton step (vrcp14ps,
+ * within 1 ulp of 1/d) was tried on AVX-512 and moved the heads measurably
+ * further from Ultralytics' (test_golden yolo11n: head rel L2 6.5e-7 ->
+ * 1.8e-6, end-to-end boxes 585 -> 567 of 590), so the division stays. */
+static inline vf epi_vec(vf acc, vf bias, vf res, strix_act act)
+{
+    vf v = acc + bias;
+    if (act == STRIX_ACT_SILU) v = v / (v_splat(1.0f) + v_exp(-v));
+    return v + res;
+}
+
+/* For rows i < rows and channels j < n:
+ *   out[i*ldo + j] = act(acc[i*lda + j] + bias[j]) (+ res[i*ldr + j]);
+ * res may equal out.  A row's tail goes through the same vector code on a
+ * zero-padded copy, so every element gets bit-identical arithmetic wherever
+ * it falls.  Without a residual, 0 is added (changes at most a zero's sign). */
+static void epilogue(float *out, size_t ldo, const float *acc, size_t lda, const float *bias,
+                     const float *res, size_t ldr, int rows, int n, strix_act act)
+{
+    int full = n / VL * VL;
+    size_t tail = (size_t)(n - full) * sizeof(float);
+    vf zero = v_splat(0.0f), bt = zero;
+    memcpy(&bt, bias + full, tail);
+    for (int i = 0; i < rows; i++) {
+        float *o = out + i * ldo;
+        const float *a = acc + i * lda, *r = res ? res + i * ldr : NULL;
+        for (int j = 0; j < full; j += VL) {
+            vf rv = r ? v_load(r + j) : zero;
+            v_store(o + j, epi_vec(v_load(a + j), v_load(bias + j), rv, act));
+        }
+        if (tail) {
+            vf at = zero, rt = zero, ot;
+            memcpy(&at, a + full, tail);
+            if (r) memcpy(&rt, r + full, tail);
+            ot = epi_vec(at, bt, rt, act);
+            memcpy(o + full, &ot, tail);
+        }
+    }
+}
+
+/* C[MR][NR] (+)= A[MR][kc] * B[kc][NR].
+ *   a: element (i, k) at a[i*lda + k] (a packed im2col block: lda kc;
+ *      straight from a 1x1 conv's input: lda pix_stride)
+ *   b: packed panel, element (k, j) at b[k*NR + j]
+ *   c: row i at c + i*ldc; overwritten when !accumulate. */
+static void micro_kernel(int kc, const float *a, size_t lda, const float *b, float *c, size_t ldc,
+                         int accumulate)
+{
+    vf acc[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) acc[i][v] = v_splat(0.0f);
+    for (int k = 0; k < kc; k++) {
+        vf bv[NV];
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) bv[v] = v_load(b + (size_t)k * NR + v * VL);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++) {
+            vf av = v_splat(a[i * lda + k]);
+#pragma GCC unroll 16
+            for (int v = 0; v < NV; v++) acc[i][v] = v_fma(av, bv[v], acc[i][v]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) {
+            float *p = c + i * ldc + v * VL;
+            v_store(p, accumulate ? v_load(p) + acc[i][v] : acc[i][v]);
+        }
+}
+
+/* Everything the workspace size and the run agree on. */
+typedef struct conv_plan {
+    int threads;
+    int cg, ng;      /* input / output channels per group */
+    int m, k;        /* GEMM rows (pixels per image) and depth */
+    int npad;        /* ng rounded up to NR */
+    int nc;          /* tile width: min(NC, npad) */
+    int kc;          /* min(KC, k) */
+    int mc;          /* rows per block (multiple of MR) */
+    int direct;      /* 1x1, stride 1, no padding: A is the input itself */
+    int depthwise;   /* cg == ng == 1 */
+    size_t b_floats; /* packed B of one group (GEMM) / transposed weights (depthwise) */
+    size_t a_floats; /* per-thread packed A block */
+    size_t t_floats; /* per-thread output tile */
+} conv_plan;
+
+/* n floats rounded up to whole WS_ALIGN-byte lines */
+static size_t round_floats(size_t n)
+{
+    size_t line = WS_ALIGN / sizeof(float);
+    return STRIX_CEIL_DIV(n, line) * line;
+}
+
+/* What depends on the weights' shape only: enough to pack them. */
+static conv_plan weight_plan(int cin, int cout, const strix_conv_params *p)
+{
+    conv_plan pl;
+    memset(&pl, 0, sizeof pl);
+    pl.cg = cin / p->groups;
+    pl.ng = cout / p->groups;
+    pl.k = p->kh * p->kw * pl.cg;
+    pl.depthwise = pl.cg == 1 && pl.ng == 1;
+    if (pl.depthwise) {
+        pl.b_floats = round_floats((size_t)p->kh * p->kw * cout);
+        return pl;
+    }
+    pl.npad = STRIX_CEIL_DIV(pl.ng, NR) * NR;
+    pl.b_floats = round_floats((size_t)pl.k * pl.npad);
+    return pl;
+}
+
+static conv_plan make_plan(const strix_view *out, const strix_view *in, const strix_conv_params *p,
+                           int threads)
+{
+    conv_plan pl = weight_plan(in->c, out->c, p);
+    pl.threads = threads < 1 ? 1 : threads;
+    pl.m = out->h * out->w;
+    pl.direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0;
+    if (pl.depthwise) return pl;
+    pl.nc = pl.npad < NC ? pl.npad : NC;
+    pl.kc = pl.k < KC ? pl.k : KC;
+    /* Enough row blocks (about 4 per thread) to balance the team, but
+     * never more than MC_MAX rows, nor more than one image needs. */
+    int mc = MC_MAX;
+    if (pl.threads > 1 && out->n > 0) {
+        int per_image = STRIX_CEIL_DIV(4 * pl.threads, out->n);
+        int want = STRIX_CEIL_DIV(STRIX_CEIL_DIV(pl.m, per_image), MR) * MR;
+        if (want < mc) mc = want;
+    }
+    int m_round = STRIX_CEIL_DIV(pl.m, MR) * MR;
+    if (m_round < mc) mc = m_round;
+    pl.mc = mc < MR ? MR : mc;
+    pl.a_floats = round_floats((size_t)pl.mc * pl.kc);
+    pl.t_floats = round_floats((size_t)pl.mc * pl.nc);
+    return pl;
+}
+
+size_t CONV_FN(strix_cpu_conv2d_workspace_)(const strix_view *out, const strix_view *in,
+                                  const strix_conv_params *p, int threads)
+{
+    conv_plan pl = make_plan(out, in, p, threads);
+    size_t floats = pl.b_floats + (size_t)pl.threads * (pl.a_floats + pl.t_floats);
+    return floats * sizeof(float) + WS_ALIGN;
+}
+
+/* Pack B of group g: panel s holds output channels [s*NR, s*NR + NR) as
+ * b[s*k*NR + kk*NR + j] = w[g*ng + s*NR + j][kk], zero past ng. */
+static void pack_b_panel(float *bp, const float *w, const conv_plan *pl, int g, int s)
+{
+    float *dst = bp + (size_t)s * pl->k * NR;
+    for (int j = 0; j < NR; j++) {
+        int co = s * NR + j;
+        if (co < pl->ng) {
+            const float *src = w + ((size_t)g * pl->ng + co) * pl->k;
+            for (int kk = 0; kk < pl->k; kk++) dst[(size_t)kk * NR + j] = src[kk];
+        } else {
+            for (int kk = 0; kk < pl->k; kk++) dst[(size_t)kk * NR + j] = 0.0f;
+        }
+    }
+}
+
+/* dst[0, n) = src[0, n), n >= 1.  Few-channel layers (the RGB stem, 16-
+ * and 32-channel maps) copy many short runs: those are done with fixed-size
+ * moves (the last one overlapping) rather than a library call per run. */
+static inline void copy_run(float *dst, const float *src, int n)
+{
+    if (n >= 64) {
+        memcpy(dst, src, (size_t)n * sizeof(float));
+    } else if (n >= 4) {
+        for (int i = 0; i + 4 <= n; i += 4) memcpy(dst + i, src + i, 4 * sizeof(float));
+        memcpy(dst + n - 4, src + n - 4, 4 * sizeof(float));
+    } else {
+        dst[0] = src[0];
+        if (n > 1) dst[1] = src[1];
+        if (n > 2) dst[2] = src[2];
+    }
+}
+
+/* im2col of rows [m0, m0 + rows) of image n, depth [k0, k0 + kc), into a
+ * row-major block: element (row i, depth kk) at ap[i*kc + kk], so every run
+ * of channels is one memcpy.  Rows up to the next multiple of MR are zero;
+ * so are padding taps. */
+static void pack_a(float *ap, const strix_view *in, const strix_conv_params *p,
+                   const conv_plan *pl, int ow, int n, int g, int m0, int rows, int k0, int kc)
+{
+    int rows_pad = STRIX_CEIL_DIV(rows, MR) * MR;
+    const float *img = in->data + (size_t)n * in->batch_stride + (size_t)g * pl->cg;
+    int contiguous = p->dw == 1 && in->pix_stride == (size_t)pl->cg;
+    for (int i = 0; i < rows_pad; i++) {
+        float *dst = ap + (size_t)i * kc;
+        if (i >= rows) {
+            memset(dst, 0, (size_t)kc * sizeof(float));
+            continue;
+        }
+        int m = m0 + i;
+        int iy0 = (m / ow) * p->sh - p->ph, ix0 = (m % ow) * p->sw - p->pw;
+        int tap = k0 / pl->cg, ci = k0 % pl->cg;
+        for (int kk = 0; kk < kc; ci = 0) {
+            int kx = tap % p->kw;
+            int iy = iy0 + (tap / p->kw) * p->dh, ix = ix0 + kx * p->dw;
+            int run = pl->cg - ci < kc - kk ? pl->cg - ci : kc - kk;
+            int taps = 1;
+            if (iy >= 0 && iy < in->h && ix >= 0 && ix < in->w) {
+                /* dense undilated input: the next taps of this kernel row
+                 * continue the same memory run */
+                if (contiguous)
+                    for (; kx + taps < p->kw && ix + taps < in->w && kk + run < kc; taps++)
+                        run += pl->cg < kc - kk - run ? pl->cg : kc - kk - run;
+                copy_run(dst + kk, img + ((size_t)iy * in->w + ix) * in->pix_stride + ci, run);
+            } else {
+                memset(dst + kk, 0, (size_t)run * sizeof(float));
+            }
+            kk += run;
+            tap += taps;
+        }
+    }
+}
+
+/* Rows [m0, m0 + rows) of image n, group g: the whole GEMM for that block and
+ * the epilogue into out. */
+static void gemm_block(const strix_view *out, const strix_view *in, const float *bias,
+                       const strix_view *residual, const strix_conv_params *p,
+                       const conv_plan *pl, const float *bp, float *ap, float *tile, int n,
+                       int g, int m0, int rows)
+{
+    for (int jc = 0; jc < pl->npad; jc += pl->nc) {
+        int ncb = pl->npad - jc < pl->nc ? pl->npad - jc : pl->nc;
+        for (int k0 = 0; k0 < pl->k; k0 += pl->kc) {
+            int kc = pl->k - k0 < pl->kc ? pl->k - k0 : pl->kc;
+            int full = pl->direct ? rows / MR * MR : 0; /* rows read in place */
+            const float *a_in = NULL;
+            if (pl->direct)
+                a_in = in->data + (size_t)n * in->batch_stride + (size_t)m0 * in->pix_stride +
+                       (size_t)g * pl->cg + k0;
+            if (full < rows)
+                pack_a(ap, in, p, pl, out->w, n, g, m0 + full, rows - full, k0, kc);
+            for (int jr = jc; jr < jc + ncb; jr += NR) {
+                const float *b = bp + (size_t)(jr / NR) * pl->k * NR + (size_t)k0 * NR;
+                float *t = tile + (jr - jc);
+                for (int ir = 0; ir < rows; ir += MR) {
+                    float *c = t + (size_t)ir * pl->nc;
+                    if (ir < full)
+                        micro_kernel(kc, a_in + (size_t)ir * in->pix_stride, in->pix_stride, b,
+                                     c, pl->nc, k0 > 0);
+                    else
+                        micro_kernel(kc, ap + (size_t)(ir - full) * kc, kc, b, c, pl->nc,
+                                     k0 > 0);
+                }
+            }
+        }
+        int cols = pl->ng - jc < ncb ? pl->ng - jc : ncb;
+        int co = g * pl->ng + jc;
+        float *o = out->data + (size_t)n * out->batch_stride + (size_t)m0 * out->pix_stride + co;
+        const float *r = NULL;
+        size_t ldr = 0;
+        if (residual) {
+            r = residual->data + (size_t)n * residual->batch_stride +
+                (size_t)m0 * residual->pix_stride + co;
+            ldr = residual->pix_stride;
+        }
+        epilogue(o, out->pix_stride, tile, pl->nc, bias + co, r, ldr, rows, cols, p->act);
+    }
+}
+
+/* packed: B of every group packed at load (group g at g * b_floats), or
+ * NULL: each group's packed here into the workspace. */
+static void conv_gemm(const strix_view *out, const strix_view *in, const float *w,
+                      const float *packed, const float *bias, const strix_view *residual,
+                      const strix_conv_params *p, const conv_plan *pl, float *ws)
+{
+    float *bp = ws;
+    int panels = pl->npad / NR;
+    int blocks = STRIX_CEIL_DIV(pl->m, pl->mc);
+    int tasks = out->n * blocks;
+    OMP(omp parallel num_threads(pl->threads) if (pl->threads > 1))
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        float *ap = ws + pl->b_floats + (size_t)tid * (pl->a_floats + pl->t_floats);
+        float *tile = ap + pl->a_floats;
+        for (int g = 0; g < p->groups; g++) {
+            const float *b = packed ? packed + (size_t)g * pl->b_floats : bp;
+            /* the implicit barriers after each loop keep B stable while used */
+            if (!packed) {
+                OMP(omp for schedule(static))
+                for (int s = 0; s < panels; s++) pack_b_panel(bp, w, pl, g, s);
+            }
+            OMP(omp for schedule(dynamic))
+            for (int t = 0; t < tasks; t++) {
+                int n = t / blocks, m0 = (t % blocks) * pl->mc;
+                int rows = pl->m - m0 < pl->mc ? pl->m - m0 : pl->mc;
+                gemm_block(out, in, bias, residual, p, pl, b, ap, tile, n, g, m0, rows);
+            }
+        }
+    }
+}
+
+/* The depthwise weights transposed to wt[tap][c], so that the channel loop
+ * is contiguous in both operands. */
+static void pack_depthwise(float *wt, const float *w, int c_all, const strix_conv_params *p)
+{
+    int taps = p->kh * p->kw;
+    for (int c = 0; c < c_all; c++)
+        for (int t = 0; t < taps; t++) wt[(size_t)t * c_all + c] = w[(size_t)c * taps + t];
+}
+
+/* Depthwise: out[n,y,x,c] = sum over taps of in[n,iy,ix,c] * w[c][ky][kx],
+ * with the weights as pack_depthwise lays them out. */
+static void conv_depthwise(const strix_view *out, const strix_view *in, const float *wt,
+                           const float *bias, const strix_view *residual,
+                           const strix_conv_params *p, int threads)
+{
+    (void)threads; /* read only by the OpenMP directive */
+    int c_all = out->c;
+    int rows = out->n * out->h;
+    OMP(omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic))
+    for (int row = 0; row < rows; row++) {
+        int n = row / out->h, oy = row % out->h;
+        const float *img = in->data + (size_t)n * in->batch_stride;
+        for (int ox = 0; ox < out->w; ox++) {
+            float *o = strix_view_at(out, n, oy, ox);
+            const float *r = residual ? strix_view_at(residual, n, oy, ox) : NULL;
+            for (int c0 = 0; c0 < c_all; c0 += DW_CHUNK) {
+                int cw = c_all - c0 < DW_CHUNK ? c_all - c0 : DW_CHUNK;
+                float acc[DW_CHUNK] = {0};
+                for (int ky = 0; ky < p->kh; ky++) {
+                    int iy = oy * p->sh - p->ph + ky * p->dh;
+                    if (iy < 0 || iy >= in->h) continue;
+                    for (int kx = 0; kx < p->kw; kx++) {
+                        int ix = ox * p->sw - p->pw + kx * p->dw;
+                        if (ix < 0 || ix >= in->w) continue;
+                        const float *src = img + ((size_t)iy * in->w + ix) * in->pix_stride + c0;
+                        const float *wr = wt + (size_t)(ky * p->kw + kx) * c_all + c0;
+                        for (int c = 0; c < cw; c++) acc[c] = s_fma(src[c], wr[c], acc[c]);
+                    }
+                }
+                epilogue(o + c0, 0, acc, 0, bias + c0, r ? r + c0 : NULL, 0, 1, cw, p->act);
+            }
+        }
+    }
+}
+
+size_t CONV_FN(strix_cpu_conv2d_packed_floats_)(int cin, int cout, const strix_conv_params *p)
+{
+    conv_plan pl = weight_plan(cin, cout, p);
+    return pl.depthwise ? pl.b_floats : (size_t)p->groups * pl.b_floats;
+}
+
+void CONV_FN(strix_cpu_conv2d_pack_)(float *packed, const float *w, int cin, int cout,
+                                     const strix_conv_params *p)
+{
+    conv_plan pl = weight_plan(cin, cout, p);
+    if (pl.depthwise) {
+        pack_depthwise(packed, w, cout, p);
+        return;
+    }
+    for (int g = 0; g < p->groups; g++)
+        for (int s = 0; s < pl.npad / NR; s++) pack_b_panel(packed + (size_t)g * pl.b_floats, w, &pl, g, s);
+}
+
+void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, const float *w,
+                                const float *packed, const float *bias, const strix_view *residual,
+                                const strix_conv_params *p, void *workspace, int threads)
+{
+    assert(p->groups >= 1 && in->c % p->groups == 0 && out->c % p->groups == 0);
+    assert(in->n == out->n);
+    assert(out->h == (in->h + 2 * p->ph - p->dh * (p->kh - 1) - 1) / p->sh + 1);
+    assert(out->w == (in->w + 2 * p->pw - p->dw * (p->kw - 1) - 1) / p->sw + 1);
+    assert(!residual || (residual->n == out->n && residual->h == out->h &&
+                         residual->w == out->w && residual->c == out->c));
+    if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0) return;
+    conv_plan pl = make_plan(out, in, p, threads);
+    uintptr_t base = ((uintptr_t)workspace + WS_ALIGN - 1) & ~(uintptr_t)(WS_ALIGN - 1);
+    float *ws = (float *)base;
+    if (pl.depthwise) {
+        if (!packed) {
+            pack_depthwise(ws, w, out->c, p);
+            packed = ws;
+        }
+        conv_depthwise(out, in, packed, bias, residual, p, pl.threads);
+    } else {
+        conv_gemm(out, in, w, packed, bias, residual, p, &pl, ws);
+    }
+}

@@ -1,0 +1,263 @@
+/* test_video_read.c — the reader's NV12 frames (loaders/video_read.c,
+ * strix_video_read_options.nv12) on clips made here with the ffmpeg CLI
+ * (lavfi testsrc2: colour bars, gradients, moving text), 4:2:0 and 4:2:2,
+ * BT.601 and BT.709, limited and full range, odd sizes, rotated:
+ *   - NV12 and RGB frames of one read describe the same picture: the NV12
+ *     planes converted by the engine (strix_nv12_row_rgb, what the
+ *     letterbox does) against swscale's RGB of the same frame stay within
+ *     a bound, measured here: the two
+ *     differ in rounding and in chroma upsampling (swscale interpolates,
+ *     strix takes the 2x2 block's chroma);
+ *   - 4:2:0 planes are the decoder's own bytes: equal to ffmpeg's raw
+ *     NV12 of the clip;
+ *   - rgb 0 leaves f->rgb unset; sizes, strides and orientation.
+ * SKIPs every test when ffmpeg is missing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "letterbox.h"
+#include "testlib.h"
+#include "video.h"
+
+static char g_dir[64];
+
+/* |strix - swscale| over every RGB channel of a frame of testsrc2's hard
+ * colour edges: the mean's bound, and the max's for 4:2:0 input (rounding:
+ * measured 3).  From 4:2:2 the NV12 planes lose half the vertical chroma
+ * resolution that swscale's RGB keeps, so single pixels at colour edges
+ * differ by what the edge is worth (measured 84); the mean still bounds it. */
+#define MEAN_DIFF 1.5
+#define MAX_DIFF_420 6
+
+typedef struct clip {
+    const char *name, *filter, *opts; /* lavfi size/format chain and output options */
+    int w, h;                         /* delivered size */
+    int max_diff;                     /* bound of the max difference */
+    double mean_diff;                 /* bound of the mean difference */
+    int raw420;                       /* 4:2:0: the planes must be the decoder's bytes */
+    strix_colorspace cs;
+    int full;
+} clip;
+
+static int make(const clip *c, char *path, size_t n)
+{
+    if (system("ffmpeg -version >/dev/null 2>&1") != 0) {
+        tl_skip("ffmpeg is not installed (sh tools/deps.sh)");
+        return 0;
+    }
+    snprintf(path, n, "%s/%s", g_dir, c->name);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "ffmpeg -v error -nostdin -y -f lavfi -i 'testsrc2=d=0.4:r=25,%s' -c:v libx264 -preset ultrafast %s '%s'", /* a later -c:v wins */
+             c->filter, c->opts, path);
+    if (system(cmd) != 0) {
+        tl_fail("ffmpeg could not make %s (%s)", c->name, cmd);
+        return 0;
+    }
+    return 1;
+}
+
+/* The first frame's NV12 planes against ffmpeg's own NV12 of the clip (for
+ * 4:2:0 input a plain interleave of the decoder's planes). */
+static void check_planes(const clip *c, const char *path)
+{
+    char raw[192], cmd[512];
+    snprintf(raw, sizeof raw, "%s.nv12", path);
+    snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -i '%s' -frames:v 1 -pix_fmt nv12 -f rawvideo '%s'", path, raw);
+    TL_CHECK(system(cmd) == 0, "%s: ffmpeg could not write raw NV12", c->name);
+    const int cw = (c->w + 1) / 2, ch = (c->h + 1) / 2;
+    const size_t ybytes = (size_t)c->w * c->h, bytes = ybytes + (size_t)2 * cw * ch;
+    uint8_t *want = malloc(bytes + 1);
+    FILE *fp = fopen(raw, "rb");
+    size_t got = fp ? fread(want, 1, bytes + 1, fp) : 0;
+    if (fp) fclose(fp);
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    o.nv12 = 1, o.rgb = 0;
+    strix_video_reader *r;
+    strix_video_frame f = {0};
+    strix_error e;
+    int ok = got == bytes && strix_video_open(&r, path, &o, &e) == STRIX_OK;
+    if (ok) {
+        ok = strix_video_read(r, &f, &e) == 1;
+        strix_video_close(r);
+    }
+    int same = ok;
+    for (int y = 0; same && y < c->h + ch; y++) {
+        const int len = y < c->h ? c->w : 2 * cw;
+        const uint8_t *w = want + (y < c->h ? (size_t)y * c->w : ybytes + (size_t)(y - c->h) * 2 * cw);
+        same = !memcmp(f.nv12 + (size_t)y * f.nv12_stride, w, (size_t)len);
+        if (!same) tl_fail("%s: NV12 row %d (of Y then U,V) differs from ffmpeg's", c->name, y);
+    }
+    free(want);
+    strix_video_frame_free(&f);
+    TL_CHECK(ok, "%s: raw NV12 of %zu bytes (want %zu), or reading the clip failed", c->name, got, bytes);
+}
+
+static void check_clip(const clip *c)
+{
+    char path[160];
+    if (!make(c, path, sizeof path)) return;
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    o.nv12 = 1;
+    strix_video_reader *r;
+    strix_error e;
+    TL_CHECK(strix_video_open(&r, path, &o, &e) == STRIX_OK, "%s: %s", c->name, e.message);
+    strix_video_frame f = {0};
+    uint8_t *row = malloc((size_t)c->w * 3);
+    double sum = 0, n = 0;
+    int maxd = 0, frames = 0, rc;
+    while ((rc = strix_video_read(r, &f, &e)) == 1 && !tl_g.failed) {
+        frames++;
+        strix_image im = strix_video_frame_image(&f, 1);
+        TL_CHECK(f.width == c->w && f.height == c->h && f.rgb && f.nv12 && f.nv12_stride >= 2 * ((c->w + 1) / 2),
+                 "%s: frame %dx%d (want %dx%d), stride %d", c->name, f.width, f.height, c->w, c->h, f.nv12_stride);
+        TL_CHECK(f.colorspace == c->cs && f.full_range == c->full, "%s: tagged %s %s range, want %s %s", c->name,
+                 f.colorspace == STRIX_BT709 ? "BT.709" : "BT.601", f.full_range ? "full" : "limited",
+                 c->cs == STRIX_BT709 ? "BT.709" : "BT.601", c->full ? "full" : "limited");
+        strix_yuv_coeffs k;
+        strix_yuv_coeffs_init(&k, f.colorspace, f.full_range);
+        for (int y = 0; y < f.height; y++) {
+            strix_nv12_row_rgb(row, &im, &k, y);
+            const uint8_t *ref = f.rgb + (size_t)y * f.stride;
+            for (int i = 0; i < f.width * 3; i++) {
+                int d = abs(row[i] - ref[i]);
+                sum += d;
+                if (d > maxd) maxd = d;
+            }
+            n += f.width * 3;
+        }
+    }
+    TL_CHECK(rc == 0, "%s: read failed: %s", c->name, e.message);
+    printf("    %s: %d frames, |strix NV12 -> RGB - swscale RGB| mean %.3f max %d\n", c->name, frames, sum / n, maxd);
+    TL_CHECK(frames == 10, "%s: %d frames, want 10", c->name, frames);
+    TL_CHECK(sum / n <= c->mean_diff && maxd <= c->max_diff, "%s: mean difference %.3f (bound %g), max %d (bound %d)",
+             c->name, sum / n, c->mean_diff, maxd, c->max_diff);
+    if (c->raw420) check_planes(c, path);
+    free(row);
+    strix_video_frame_free(&f);
+    strix_video_close(r);
+}
+
+static void nv12_bt601_limited(void)
+{
+    const clip c = {"601.mp4", "scale=320:240,format=yuv420p", "-colorspace smpte170m -color_range tv", 320, 240,
+                    MAX_DIFF_420, MEAN_DIFF, 1, STRIX_BT601, 0};
+    check_clip(&c);
+}
+
+static void nv12_bt709_odd_size(void)
+{
+    /* 4:2:0 of an odd size (FFV1: H.264 needs even sizes): the last chroma
+     * column and row cover one pixel.  swscale takes its generic path for
+     * odd sizes and interpolates the chroma, so its RGB differs from the
+     * 2x2 block's chroma at every colour edge (measured mean 9.9); the
+     * planes themselves are checked exactly. */
+    const clip c = {"709odd.mkv", "scale=161:121,format=yuv420p", "-c:v ffv1 -colorspace bt709 -color_range tv", 161,
+                    121, 255, 16, 1, STRIX_BT709, 0};
+    check_clip(&c);
+}
+
+static void nv12_full_range(void)
+{
+    /* (not compared with ffmpeg's raw NV12: ffmpeg squeezes it to limited range) */
+    const clip c = {"full.mp4", "scale=320:240,format=yuvj420p", "-color_range pc", 320, 240, MAX_DIFF_420, MEAN_DIFF,
+                    0, STRIX_BT601, 1};
+    check_clip(&c);
+}
+
+static void nv12_from_422(void)
+{
+    /* not 4:2:0: through swscale to limited-range NV12 */
+    const clip c = {"422.mp4", "scale=320:240,format=yuv422p", "-colorspace bt709", 320, 240, 255, MEAN_DIFF, 0,
+                    STRIX_BT709, 0};
+    check_clip(&c);
+}
+
+static void nv12_rotated(void)
+{
+    /* a 90-degree display matrix: planes turned like the RGB picture */
+    char base[160], path[160], cmd[512];
+    const clip c = {"rot-src.mp4", "scale=160:96,format=yuv420p", "", 160, 96, MAX_DIFF_420, MEAN_DIFF, 1,
+                    STRIX_BT601, 0};
+    if (!make(&c, base, sizeof base)) return;
+    snprintf(path, sizeof path, "%s/rot.mp4", g_dir);
+    /* a display matrix by remuxing: the rotate tag (FFmpeg 5), else -display_rotation (6 on) */
+    snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -i '%s' -c copy -metadata:s:v:0 rotate=90 '%s' || "
+             "ffmpeg -v error -nostdin -y -display_rotation:v:0 -90 -i '%s' -c copy '%s'", base, path, base, path);
+    TL_CHECK(system(cmd) == 0, "ffmpeg could not tag %s with a rotation", base);
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    o.nv12 = 1;
+    strix_video_reader *r;
+    strix_error e;
+    TL_CHECK(strix_video_open(&r, path, &o, &e) == STRIX_OK, "rot.mp4: %s", e.message);
+    TL_CHECK(strix_video_reader_info(r)->rotation != 0, "rot.mp4: no rotation read");
+    strix_video_frame f = {0};
+    TL_CHECK(strix_video_read(r, &f, &e) == 1, "rot.mp4: %s", e.message);
+    const strix_video_info *in = strix_video_reader_info(r);
+    TL_CHECK(f.width == in->width && f.height == in->height && f.width == in->coded_height,
+             "rot.mp4: frame %dx%d, info %dx%d coded %dx%d", f.width, f.height, in->width, in->height,
+             in->coded_width, in->coded_height);
+    strix_image im = strix_video_frame_image(&f, 1);
+    strix_yuv_coeffs k;
+    strix_yuv_coeffs_init(&k, f.colorspace, f.full_range);
+    uint8_t *row = malloc((size_t)f.width * 3);
+    double sum = 0;
+    for (int y = 0; y < f.height; y++) {
+        strix_nv12_row_rgb(row, &im, &k, y);
+        for (int i = 0; i < f.width * 3; i++) sum += abs(row[i] - f.rgb[(size_t)y * f.stride + i]);
+    }
+    double mean = sum / ((double)f.width * f.height * 3);
+    printf("    rot.mp4 (%d degrees): mean |NV12 - RGB| %.3f\n", in->rotation, mean);
+    TL_CHECK(mean <= MEAN_DIFF, "rot.mp4: NV12 and RGB frames differ by %.3f on average: not turned alike", mean);
+    free(row);
+    strix_video_frame_free(&f);
+    strix_video_close(r);
+}
+
+static void nv12_only(void)
+{
+    const clip c = {"only.mp4", "scale=64:48,format=yuv420p", "", 64, 48, MAX_DIFF_420, MEAN_DIFF, 1, STRIX_BT601,
+                    0};
+    char path[160];
+    if (!make(&c, path, sizeof path)) return;
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    o.nv12 = 1;
+    o.rgb = 0;
+    strix_video_reader *r;
+    strix_error e;
+    TL_CHECK(strix_video_open(&r, path, &o, &e) == STRIX_OK, "only.mp4: %s", e.message);
+    strix_video_frame f = {0};
+    TL_CHECK(strix_video_read(r, &f, &e) == 1, "only.mp4: %s", e.message);
+    TL_CHECK(!f.rgb && f.nv12 && f.width == 64 && f.height == 48, "only.mp4: rgb %p nv12 %p %dx%d", (void *)f.rgb,
+             (void *)f.nv12, f.width, f.height);
+    strix_video_frame_free(&f);
+    strix_video_close(r);
+}
+
+int main(int argc, char **argv)
+{
+    tl_init();
+    strix_video_log_level(0);
+    snprintf(g_dir, sizeof g_dir, "/tmp/strix_vread_XXXXXX");
+    if (!mkdtemp(g_dir)) {
+        printf("FAIL test_video_read: cannot make a temporary directory\n");
+        return 1;
+    }
+    TL_RUN(nv12_bt601_limited);
+    TL_RUN(nv12_bt709_odd_size);
+    TL_RUN(nv12_full_range);
+    TL_RUN(nv12_from_422);
+    TL_RUN(nv12_rotated);
+    TL_RUN(nv12_only);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (!getenv("STRIX_KEEP_TMP") && system(cmd) != 0) fprintf(stderr, "test_video_read: could not remove %s\n", g_dir);
+    TL_MAIN_END();
+}
