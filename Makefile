@@ -12,7 +12,9 @@
 #                   linked against a minimal static FFmpeg (tools/dist.sh)
 #   make kernel-lab the CUDA kernel lab, perf/cuda/ (CUDA builds)
 #
-# Knobs: CUDA=0/1 (default: 1 when nvcc is on PATH), OPENMP=0/1 (default 1),
+# Knobs: CUDA=0/1 (default: 1 when nvcc is on PATH), OPENMP=0/1 (default 1;
+#        the CPU backend has threads of its own, engine/cpu/team.h: OpenMP
+#        serves the CUDA backend's frame staging and perf/bench's probe),
 #        CC, NVCC, CUDA_ARCHS, BUILD (output directory), DIST=1 (what
 #        tools/dist.sh sets: everything but glibc linked in, see below).
 

@@ -27,6 +27,7 @@ typedef struct strix_backend_config {
     int async;   /* CUDA: set up detect_submit's lanes (a copy stream, events, per-lane staging) */
     int kernels; /* CUDA: kernel set, 1 or 2 (strix_model_options.cuda_kernels) */
     strix_cpu_isa cpu_isa; /* CPU: the convolution's instruction set, one the CPU runs (not AUTO) */
+    int cpu_spin_us;       /* CPU: how long idle threads poll before blocking (engine/cpu/team.h) */
 } strix_backend_config;
 
 typedef struct strix_backend_ops {

@@ -179,7 +179,8 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         strix_status dst = strix_backend_check_device(o->device, device, err);
         if (dst) return dst;
     }
-    if (o->nc < 0 || o->threads < 0) return strix_fail(err, STRIX_E_ARG, "nc and threads must not be negative");
+    if (o->nc < 0 || o->threads < 0 || o->cpu_spin_us < 0)
+        return strix_fail(err, STRIX_E_ARG, "nc, threads and cpu_spin_us must not be negative");
     if (o->nc > STRIX_MAX_CLASSES)
         return strix_fail(err, STRIX_E_ARG, "a class count of %d is out of range: strix supports 1 to %d classes",
                           o->nc, STRIX_MAX_CLASSES);
@@ -220,7 +221,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     }
     if (!st && m->weights) {
         strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,
-                                  o->cuda_kernels, m->cpu_isa};
+                                  o->cuda_kernels, m->cpu_isa, o->cpu_spin_us};
         m->async = device >= 0 && o->cuda_async;
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }

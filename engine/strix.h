@@ -111,6 +111,11 @@ typedef struct strix_model_options {
     strix_cpu_isa cpu_isa;    /* CPU: AUTO (default) the widest micro-kernels this CPU runs;
                                  another value forces that set (tests, comparisons): a load fails
                                  with STRIX_E_ARG when this build or CPU cannot run it */
+    int cpu_spin_us;          /* CPU: the library's own threads (not OpenMP, whose policy is the
+                                 process environment's) block as soon as they are idle: 0
+                                 (default) never spins; N > 0 polls up to N microseconds first,
+                                 saving the wake-ups between an inference's ops at the price of
+                                 that much CPU time per thread after each */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);

@@ -138,7 +138,7 @@ static void usage(FILE *f)
             "             [--batch LIST] [--imgsz LIST] [--threads N] [--runs N] [--warmup N]\n"
             "             [--rotate K] [--inputs FILE] [--json FILE] [--label TEXT] [--no-roofline]\n"
             "             [--save-head FILE]\n"
-            "             [--device NAME] [--half] [--cuda-graphs 0|1] [--cpu-isa NAME]\n"
+            "             [--device NAME] [--half] [--cuda-graphs 0|1] [--cpu-isa NAME] [--cpu-spin-us N]\n"
             "  --weights F    safetensors; without it synthetic weights from --seed (default 1)\n"
             "  --batch LIST   batch sizes, e.g. 1,8,32 (default 1)\n"
             "  --imgsz LIST   square input sizes, multiples of the stride (default 640)\n"
@@ -159,7 +159,9 @@ static void usage(FILE *f)
             "  --cuda-graphs 0|1  replay the forward as a CUDA graph (default 1; the model\n"
             "                 option cuda_graphs)\n"
             "  --cpu-isa NAME the CPU convolution's micro-kernels: auto (default: the widest this\n"
-            "                 CPU runs), generic, avx2, avx512 or neon (the model option cpu_isa)\n" STRIX_EXIT_CODES_HELP);
+            "                 CPU runs), generic, avx2, avx512 or neon (the model option cpu_isa)\n"
+            "  --cpu-spin-us N  idle CPU threads poll N microseconds before blocking (default 0;\n"
+            "                 the model option cpu_spin_us)\n" STRIX_EXIT_CODES_HELP);
 }
 
 /* 0: go on; otherwise the exit status (help printed: -1 -> exit 0). */
@@ -200,6 +202,7 @@ static int parse_args(int argc, char **argv, bench_opts *b)
         else if (!strcmp(a, "--cuda-graphs") && parse_int(v, 0, 1, &b->cuda_graphs)) {}
         else if (!strcmp(a, "--save-head")) b->save_head = v;
         else if (!strcmp(a, "--cpu-isa") && parse_isa(v, &b->model.cpu_isa)) {}
+        else if (!strcmp(a, "--cpu-spin-us") && parse_int(v, 0, 1000000, &b->model.cpu_spin_us)) {}
         else if (!strcmp(a, "--scale") && strlen(v) == 1 && strchr("nslmx", v[0])) b->model.scale = v[0];
         else if (!strcmp(a, "--nc") && parse_int(v, 1, 100000, &b->model.nc)) {}
         else if (!strcmp(a, "--threads") && parse_int(v, 0, 4096, &b->model.threads)) {}
@@ -281,7 +284,7 @@ static int load_model(const bench_opts *b, strix_model **m)
 /* Peak GEMM rate: the library's convolution on a 1x1 layer of 512 -> 512
  * channels over 80x80 pixels (3.4 GFLOP; every operand streams through the
  * blocked GEMM as a big layer's would), no activation. */
-static int probe_gemm(strix_cpu_isa isa, int threads, double *gflops)
+static int probe_gemm(strix_cpu_isa isa, int threads, int spin_us, double *gflops)
 {
     const int hw = 80, c = 512;
     size_t px = (size_t)hw * hw;
@@ -291,16 +294,18 @@ static int probe_gemm(strix_cpu_isa isa, int threads, double *gflops)
     strix_view vin = strix_view_dense(in, 1, hw, hw, c), vout = strix_view_dense(out, 1, hw, hw, c);
     size_t wsb = strix_cpu_conv2d_workspace(&vout, &vin, &p, threads);
     void *ws = malloc(wsb);
-    int ok = in && out && w && bias && ws;
+    strix_cpu_team *team = NULL;
+    strix_error e;
+    int ok = in && out && w && bias && ws && !strix_cpu_team_create(&team, threads, spin_us, &e);
     if (ok) {
         uint64_t s = 0x9E3779B97F4A7C15ULL;
         for (size_t i = 0; i < px * c; i++) in[i] = next_uniform(&s) - 0.5f;
         for (size_t i = 0; i < (size_t)c * c; i++) w[i] = (next_uniform(&s) - 0.5f) * 0.1f;
         double t[PROBE_RUNS];
-        strix_cpu_conv2d(isa, &vout, &vin, w, bias, NULL, &p, ws, threads);
+        strix_cpu_conv2d(isa, &vout, &vin, w, bias, NULL, &p, ws, team);
         for (int r = 0; r < PROBE_RUNS; r++) {
             double t0 = now_s();
-            strix_cpu_conv2d(isa, &vout, &vin, w, bias, NULL, &p, ws, threads);
+            strix_cpu_conv2d(isa, &vout, &vin, w, bias, NULL, &p, ws, team);
             t[r] = now_s() - t0;
         }
         *gflops = 2.0 * (double)px * c * c / quantile(t, PROBE_RUNS, 0.0) / 1e9;
@@ -310,6 +315,7 @@ static int probe_gemm(strix_cpu_isa isa, int threads, double *gflops)
     free(w);
     free(bias);
     free(ws);
+    strix_cpu_team_free(team);
     return ok;
 }
 
@@ -581,7 +587,7 @@ int main(int argc, char **argv)
             getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "default", load);
     roofline rl = {0, 0};
     if (b.roofline) {
-        if (!probe_gemm(m->cpu_isa, m->threads, &rl.gemm_gflops) || !probe_copy(m->threads, &rl.copy_gbps)) {
+        if (!probe_gemm(m->cpu_isa, m->threads, b.model.cpu_spin_us, &rl.gemm_gflops) || !probe_copy(m->threads, &rl.copy_gbps)) {
             fprintf(stderr, "bench: out of memory for the roofline probes (try --no-roofline)\n");
             rc = EXIT_NOMEM;
             goto out;

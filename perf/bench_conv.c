@@ -205,11 +205,20 @@ int main(int argc, char **argv)
         strix_model_free(m);
         return EXIT_USAGE;
     }
-    /* column c: isas[c / n_threads] with threads[c % n_threads] */
+    /* column c: isas[c / n_threads] with threads[c % n_threads] (teams[c % n_threads]) */
     int n_cols = n_isas * n_threads;
+    strix_cpu_team *teams[MAX_LIST] = {0};
+    for (int t = 0; t < n_threads; t++)
+        if (strix_cpu_team_create(&teams[t], threads[t], 0, &e)) {
+            fprintf(stderr, "bench_conv: %s\n", e.message);
+            for (int u = 0; u < t; u++) strix_cpu_team_free(teams[u]);
+            strix_model_free(m);
+            return EXIT_NOMEM;
+        }
     shape *shapes = NULL;
     int n_shapes = 0, rc = collect_shapes(m, imgsz, "bench_conv", &shapes, &n_shapes);
     if (rc) {
+        for (int t = 0; t < n_threads; t++) strix_cpu_team_free(teams[t]);
         strix_model_free(m);
         return rc;
     }
@@ -268,7 +277,7 @@ int main(int argc, char **argv)
             double worst = 0;
             for (int k = 0; k < n_isas; k++) {
                 strix_cpu_conv2d_packed(isas[k], &vout, &vin, packed[k], bias, res ? &vres : NULL, &s->p, ws,
-                                        threads[0]);
+                                        teams[0]);
                 double wk = check(s, in, w, bias, res, out, &rng);
                 if (!(wk <= worst)) worst = wk;
             }
@@ -279,7 +288,7 @@ int main(int argc, char **argv)
                     int k = c / n_threads;
                     double t0 = cpu_time ? cpu_s() : now_s();
                     strix_cpu_conv2d_packed(isas[k], &vout, &vin, packed[k], bias, res ? &vres : NULL, &s->p, ws,
-                                            threads[c % n_threads]);
+                                            teams[c % n_threads]);
                     times[(size_t)c * runs + r] = (cpu_time ? cpu_s() : now_s()) - t0;
                 }
             for (int c = 0; c < n_cols; c++) {
@@ -312,6 +321,7 @@ int main(int argc, char **argv)
                n_shapes - failed, n_shapes);
     }
     free(shapes);
+    for (int t = 0; t < n_threads; t++) strix_cpu_team_free(teams[t]);
     strix_model_free(m);
     return rc ? rc : failed ? 1 : 0;
 }

@@ -31,6 +31,11 @@
 #define IN_GUARD 0x7fcbeef1u /* another one around inputs: copied, it is caught */
 #define TOL 1e-5
 
+/* The ops' threads: team(1) is NULL (the caller's thread only), team(2) a
+ * team of 2 (engine/cpu/team.h), started by main. */
+static strix_cpu_team *two_threads;
+static strix_cpu_team *team(int threads) { return threads > 1 ? two_threads : NULL; }
+
 /* The convolution's instruction set under test (set by main per run). */
 static strix_cpu_isa test_isa = STRIX_CPU_ISA_GENERIC;
 
@@ -282,9 +287,9 @@ static int conv_run_case(const conv_case *cc, const char *name)
         wsbuf ws = ws_new(strix_cpu_conv2d_workspace(&vo[t], &vin, p, threads), tl_int(0, 1));
         const strix_view *r = cc->res == 1 ? &vres : cc->res == 2 ? &vo[t] : NULL;
         if (t < 2)
-            strix_cpu_conv2d(test_isa, &vo[t], &vin, w.data, bias.data, r, p, ws.ptr, threads);
+            strix_cpu_conv2d(test_isa, &vo[t], &vin, w.data, bias.data, r, p, ws.ptr, team(threads));
         else
-            strix_cpu_conv2d_packed(test_isa, &vo[t], &vin, packed.data, bias.data, r, p, ws.ptr, threads);
+            strix_cpu_conv2d_packed(test_isa, &vo[t], &vin, packed.data, bias.data, r, p, ws.ptr, team(threads));
         char what[200];
         snprintf(what, sizeof what, "%s threads=%d%s", name, threads, t == 2 ? " prepacked" : "");
         if (ok && !ws_guard_ok(&ws)) {
@@ -458,7 +463,7 @@ static void test_conv_silu_accuracy(void)
     strix_view vi = strix_view_dense(in, 1, 1, m, 1), vo = strix_view_dense(out, 1, 1, m, 1);
     void *ws = malloc(strix_cpu_conv2d_workspace(&vo, &vi, &p, 1));
     if (!ws) exit(2);
-    strix_cpu_conv2d(test_isa, &vo, &vi, &one, &zero, NULL, &p, ws, 1);
+    strix_cpu_conv2d(test_isa, &vo, &vi, &one, &zero, NULL, &p, ws, team(1));
     for (int i = 0; i < m; i++) {
         double x = in[i], r = x / (1.0 + exp(-x));
         if (!(fabs(out[i] - r) <= 4e-7 * fabs(r) + 1e-30)) {
@@ -490,9 +495,9 @@ static void test_conv_workspace_reuse(void)
     unsigned char *ws = malloc(bytes);
     if (!ws) exit(2);
     memset(ws, 0, bytes);
-    strix_cpu_conv2d(test_isa, &v1, &vi, w, b, NULL, &cc.p, ws, 2);
+    strix_cpu_conv2d(test_isa, &v1, &vi, w, b, NULL, &cc.p, ws, team(2));
     for (size_t i = 0; i < bytes; i++) ws[i] = (unsigned char)tl_int(0, 255);
-    strix_cpu_conv2d(test_isa, &v2, &vi, w, b, NULL, &cc.p, ws, 2);
+    strix_cpu_conv2d(test_isa, &v2, &vi, w, b, NULL, &cc.p, ws, team(2));
     if (memcmp(o1, o2, lout * 4) != 0) tl_fail("result depends on the workspace's old contents");
     free(ws);
     free(in);
@@ -544,7 +549,7 @@ static void test_maxpool(void)
         for (int t = 0; t < 2; t++) {
             out[t] = gbuf_new(layout_len(&lo), 0.0f);
             vo[t] = host_view(&lo, out[t].data);
-            strix_cpu_maxpool2d(&vo[t], &vi, &p, t + 1);
+            strix_cpu_maxpool2d(&vo[t], &vi, &p, team(t + 1));
             if (ok) ok = check_output("maxpool", &out[t], &vo[t], ref, NULL, 0.0);
         }
         if (ok && !views_identical(&vo[0], &vo[1])) {
@@ -582,7 +587,7 @@ static void test_upsample(void)
         for (int t = 1; t <= 2 && ok; t++) {
             gbuf out = gbuf_new(layout_len(&lo), 0.0f);
             strix_view vo = host_view(&lo, out.data);
-            strix_cpu_upsample_nearest(&vo, &vi, s, t);
+            strix_cpu_upsample_nearest(&vo, &vi, s, team(t));
             ok = check_output("upsample", &out, &vo, ref, NULL, 0.0);
             gbuf_free(&out);
         }
@@ -613,7 +618,7 @@ static void test_copy(void)
         for (int t = 1; t <= 2 && ok; t++) {
             gbuf out = gbuf_new(layout_len(&lo), 0.0f);
             strix_view vo = host_view(&lo, out.data);
-            strix_cpu_copy(&vo, &vi, t);
+            strix_cpu_copy(&vo, &vi, team(t));
             ok = check_output("copy", &out, &vo, ref, NULL, 0.0);
             gbuf_free(&out);
         }
@@ -697,7 +702,7 @@ static void test_attention(void)
             vo[t] = host_view(&lo, out[t].data);
             vv[t] = host_view(&lv, vout[t].data);
             wsbuf ws = ws_new(strix_cpu_attention_workspace(&vq, &p, t + 1), 0);
-            strix_cpu_attention(&vo[t], &vv[t], &vq, &p, ws.ptr, t + 1);
+            strix_cpu_attention(&vo[t], &vv[t], &vq, &p, ws.ptr, team(t + 1));
             if (ok && !ws_guard_ok(&ws)) {
                 tl_fail("attention: wrote past the workspace");
                 ok = 0;
@@ -784,7 +789,7 @@ static void test_decode(void)
         int ok = 1;
         for (int t = 0; t < 2; t++) {
             out[t] = gbuf_new(n * anchors * ow, 0.0f);
-            strix_cpu_detect_decode(out[t].data, head.data, n, &p, t + 1);
+            strix_cpu_detect_decode(out[t].data, head.data, n, &p, team(t + 1));
             /* boxes and scores are checked separately: scores are tiny next
              * to pixel coordinates.  The output is dense, so its guards are
              * the only place a stray write can land. */
@@ -864,6 +869,11 @@ static void run_per_isa(int argc, char **argv, const char *name, void (*fn)(void
 int main(int argc, char **argv)
 {
     tl_init();
+    strix_error e;
+    if (strix_cpu_team_create(&two_threads, 2, 0, &e)) {
+        fprintf(stderr, "test_cpu_ops: %s\n", e.message);
+        return 2;
+    }
     TL_RUN_ISA(test_conv_cases);
     TL_RUN_ISA(test_conv_random);
     TL_RUN_ISA(test_conv_silu_accuracy);
@@ -873,5 +883,6 @@ int main(int argc, char **argv)
     TL_RUN(test_copy);
     TL_RUN(test_attention);
     TL_RUN(test_decode);
+    strix_cpu_team_free(two_threads);
     TL_MAIN_END();
 }

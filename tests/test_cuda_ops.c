@@ -554,7 +554,7 @@ static void conv_run_variant(const conv_case *c, strix_dtype dt, int kernels, in
     size_t gws = strix_cuda_conv2d_workspace(&dout, &din, &p, dt, kernels);
     void *gpu_ws = gws ? dmalloc(gws) : NULL;
     if (!cpu_ws || (gws && !gpu_ws)) return;
-    strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, 1);
+    strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, NULL);
     if (variant)
         CK(strix_cuda_conv2d_mma_variant(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, variant,
                                          (strix_stream)T.s));
@@ -673,7 +673,7 @@ static void op_maxpool2d(void)
         if (!ref) return;
         strix_view hin = host_view(&in.l, in.b.h), hout = host_view(&out.l, ref);
         strix_dview din = dev_view(&in.l, &in.b), dout = dev_view(&out.l, &out.b);
-        strix_cpu_maxpool2d(&hout, &hin, &p, 1);
+        strix_cpu_maxpool2d(&hout, &hin, &p, NULL);
         CK(strix_cuda_maxpool2d(&dout, &din, &p, dt, (strix_stream)T.s));
         char what[96];
         snprintf(what, sizeof what, "maxpool k%d s%d p%d n%d %dx%dx%d", p.k, p.stride, p.pad, n, h, w, c);
@@ -713,7 +713,7 @@ static void cascade_case(strix_dtype dt, int k, int cascade, int n, int h, int w
     strix_dview outs[8];
     for (int i = 0; i < cascade; i++) {
         strix_view a = host_view(&sl[i], ref), b = host_view(&sl[i + 1], ref);
-        strix_cpu_maxpool2d(&b, &a, &p, 1);
+        strix_cpu_maxpool2d(&b, &a, &p, NULL);
         outs[i] = dev_view(&sl[i + 1], &buf.b);
     }
     strix_dview src = dev_view(&sl[0], &in), dst = dev_view(&sl[0], &buf.b), din = dst;
@@ -778,10 +778,10 @@ static void op_upsample_copy(void)
         strix_view hin = host_view(&in.l, in.b.h), hout = host_view(&out.l, ref);
         strix_dview din = dev_view(&in.l, &in.b), dout = dev_view(&out.l, &out.b);
         if (up) {
-            strix_cpu_upsample_nearest(&hout, &hin, s, 1);
+            strix_cpu_upsample_nearest(&hout, &hin, s, NULL);
             CK(strix_cuda_upsample_nearest(&dout, &din, s, dt, kernels, (strix_stream)T.s));
         } else {
-            strix_cpu_copy(&hout, &hin, 1);
+            strix_cpu_copy(&hout, &hin, NULL);
             CK(strix_cuda_copy(&dout, &din, dt, (strix_stream)T.s));
         }
         char what[64];
@@ -814,7 +814,7 @@ static void attention_suite(strix_dtype dt)
         strix_dview dq = dev_view(&qkv.l, &qkv.b), d_o = dev_view(&out.l, &out.b), dv = dev_view(&vout.l, &vout.b);
         void *gws = dmalloc(strix_cuda_attention_workspace(&dq, &p, dt));
         if (!cws || !gws) return;
-        strix_cpu_attention(&ho, &hv, &hq, &p, cws, 1);
+        strix_cpu_attention(&ho, &hv, &hq, &p, cws, NULL);
         CK(strix_cuda_attention(&d_o, &dv, &dq, &p, dt, T.blas, gws, (strix_stream)T.s));
         char what[96];
         snprintf(what, sizeof what, "attention n%d %dx%d heads %d kd %d hd %d %s", n, h, w, p.heads, p.key_dim,
@@ -851,7 +851,7 @@ static void op_detect_decode(void)
         if (!tb_new(&head, n * anchors * in_w, dt, 6.0f) || !tb_new(&out, n * anchors * out_w, STRIX_F32, 0)) return;
         float *ref = hmalloc(out.len * sizeof(float));
         if (!ref) return;
-        strix_cpu_detect_decode(ref, head.h, n, &p, 1);
+        strix_cpu_detect_decode(ref, head.h, n, &p, NULL);
         CK(strix_cuda_detect_decode(tb_data(&out), tb_data(&head), dt, n, &p, (strix_stream)T.s));
         void *raw;
         if (!tb_fetch(&out, &raw, "decode")) return;

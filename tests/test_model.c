@@ -444,7 +444,8 @@ static void fused_unfused_f16_agree(void)
 /* The whole network (yolo11n: every conv shape kind, attention included)
  * with each CPU instruction set this machine runs agrees with the generic
  * build to fp32 rounding, and its result does not depend on the thread
- * count; an instruction set the build or CPU lacks fails the load. */
+ * count (2 threads polling before they block, cpu_spin_us); an instruction
+ * set the build or CPU lacks fails the load. */
 static void cpu_isas_agree(void)
 {
     const char *p = tmp_path("isa.safetensors");
@@ -468,6 +469,7 @@ static void cpu_isas_agree(void)
         int ran = 0;
         for (int t = 0; t < 2 && !st; t++) {
             o.threads = t + 1;
+            o.cpu_spin_us = t ? 50 : 0; /* the polling wait too */
             strix_model *m;
             strix_status ls = strix_model_load(&m, &o, &e);
             if (!strix_cpu_isa_supported((strix_cpu_isa)isa)) {
@@ -708,8 +710,8 @@ static void fusions_match_unfused_ops(void)
         for (size_t i = 0; i < (size_t)in.n * in.batch_stride; i++) in.data[i] = tl_uniform(0, 1);
         memcpy(b, a, floats * sizeof(float));
         for (int i = 0; i < m->prog.n_nodes; i++) {
-            strix_cpu_execute_node(NULL, &m->prog, &pl, m->weights, a, ws, i);
-            strix_cpu_execute_node(NULL, &unfused, &pl, m->weights, b, ws, i);
+            strix_cpu_execute_node(NULL, NULL, &m->prog, &pl, m->weights, a, ws, i);
+            strix_cpu_execute_node(NULL, NULL, &unfused, &pl, m->weights, b, ws, i);
         }
     }
     int same = !st && a && b && !memcmp(a, b, floats * sizeof(float));

@@ -630,14 +630,16 @@ int main(int argc, char **argv)
     rc = expand_inputs(&o, &in);
     if (rc) goto out;
     int n_img = in.images.n, n_vid = in.videos.n;
-#ifdef _OPENMP
-    /* A video runs decode and encode threads beside the OpenMP team, and
-     * libgomp's default spin-waiting at barriers then burns the cores those
-     * threads (or a neighbour's process) need: measured on 2 cores with one
-     * busy neighbour, 2 fps spinning against 23 fps passive.  libgomp reads
-     * the policy once, when it loads, so only a fresh process image can
-     * change it: re-run ourselves once with OMP_WAIT_POLICY=passive unless
-     * the user chose a policy.  If that fails, carry on as we are. */
+#if defined(_OPENMP) && defined(STRIX_WITH_CUDA)
+    /* A video runs decode and encode threads beside the library's threads.
+     * The CPU backend's own threads never spin (engine/cpu/team.h), but the
+     * CUDA backend stages frames with an OpenMP loop, and libgomp's default
+     * spin-waiting after it burns the cores those threads (or a neighbour's
+     * process) need: measured on 2 cores with one busy neighbour, 2 fps
+     * spinning against 23 fps passive.  libgomp reads the policy once, when
+     * it loads, so only a fresh process image can change it: re-run
+     * ourselves once with OMP_WAIT_POLICY=passive unless the user chose a
+     * policy.  If that fails, carry on as we are. */
     if ((n_vid || o.manifest) && !getenv("OMP_WAIT_POLICY") && setenv("OMP_WAIT_POLICY", "passive", 0) == 0)
         execv("/proc/self/exe", argv); /* returns only when it failed */
 #endif

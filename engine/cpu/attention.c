@@ -17,7 +17,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "omp.h"
 #include "ops.h"
 
 /* Query rows per task: amortises the key transpose over that many rows. */
@@ -84,44 +83,49 @@ static void attend_block(const strix_view *out, const strix_view *qkv, const str
     }
 }
 
+typedef struct attn_job {
+    const strix_view *out, *v_out, *qkv;
+    const strix_attn_params *p;
+    float *ws;
+    int blocks;
+} attn_job;
+
+static void attend_task(void *ctx, int t, int worker)
+{
+    const attn_job *j = ctx;
+    int heads = j->p->heads, pixels = j->qkv->h * j->qkv->w;
+    float *kt = j->ws + (size_t)worker * thread_floats(pixels, j->p);
+    float *s = kt + (size_t)j->p->key_dim * pixels;
+    int n = t / (heads * j->blocks), h = t / j->blocks % heads, i0 = t % j->blocks * ATT_ROWS;
+    int rows = pixels - i0 < ATT_ROWS ? pixels - i0 : ATT_ROWS;
+    attend_block(j->out, j->qkv, j->p, n, h, i0, rows, kt, s);
+}
+
+/* v_out[i, h*hd + d] = v of head h at pixel i; task r: pixel r of all images */
+static void gather_v_task(void *ctx, int r, int worker)
+{
+    const attn_job *j = ctx;
+    const strix_view *qkv = j->qkv;
+    int kd = j->p->key_dim, hd = j->p->head_dim, pixels = qkv->h * qkv->w;
+    (void)worker;
+    int n = r / pixels, i = r % pixels;
+    const float *src = strix_view_at(qkv, n, 0, 0) + (size_t)i * qkv->pix_stride;
+    float *dst = strix_view_at(j->v_out, n, 0, 0) + (size_t)i * j->v_out->pix_stride;
+    for (int h = 0; h < j->p->heads; h++)
+        memcpy(dst + (size_t)h * hd, src + (size_t)h * (2 * kd + hd) + 2 * kd, (size_t)hd * sizeof(float));
+}
+
 void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const strix_view *qkv,
-                         const strix_attn_params *p, void *workspace, int threads)
+                         const strix_attn_params *p, void *workspace, strix_cpu_team *team)
 {
     int kd = p->key_dim, hd = p->head_dim, heads = p->heads;
     assert(qkv->c == heads * (2 * kd + hd));
     assert(out->c == heads * hd && v_out->c == heads * hd);
     assert(out->n == qkv->n && out->h == qkv->h && out->w == qkv->w);
     assert(v_out->n == qkv->n && v_out->h == qkv->h && v_out->w == qkv->w);
-    (void)threads; /* read only by the OpenMP directives */
     int pixels = qkv->h * qkv->w;
     if (pixels == 0 || qkv->n == 0) return;
-    int blocks = STRIX_CEIL_DIV(pixels, ATT_ROWS);
-    int tasks = qkv->n * heads * blocks;
-    size_t per_thread = thread_floats(pixels, p);
-    float *ws = workspace;
-    OMP(omp parallel num_threads(threads > 1 ? threads : 1) if (threads > 1))
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        float *kt = ws + (size_t)tid * per_thread;
-        float *s = kt + (size_t)kd * pixels;
-        OMP(omp for schedule(dynamic))
-        for (int t = 0; t < tasks; t++) {
-            int n = t / (heads * blocks), h = t / blocks % heads, i0 = t % blocks * ATT_ROWS;
-            int rows = pixels - i0 < ATT_ROWS ? pixels - i0 : ATT_ROWS;
-            attend_block(out, qkv, p, n, h, i0, rows, kt, s);
-        }
-        /* v_out[i, h*hd + d] = v of head h at pixel i */
-        OMP(omp for schedule(static))
-        for (int r = 0; r < qkv->n * pixels; r++) {
-            int n = r / pixels, i = r % pixels;
-            const float *src = strix_view_at(qkv, n, 0, 0) + (size_t)i * qkv->pix_stride;
-            float *dst = strix_view_at(v_out, n, 0, 0) + (size_t)i * v_out->pix_stride;
-            for (int h = 0; h < heads; h++)
-                memcpy(dst + (size_t)h * hd, src + (size_t)h * (2 * kd + hd) + 2 * kd,
-                       (size_t)hd * sizeof(float));
-        }
-    }
+    attn_job j = {out, v_out, qkv, p, workspace, STRIX_CEIL_DIV(pixels, ATT_ROWS)};
+    strix_cpu_team_run(team, qkv->n * heads * j.blocks, attend_task, &j);
+    strix_cpu_team_run(team, qkv->n * pixels, gather_v_task, &j);
 }

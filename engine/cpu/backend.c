@@ -5,6 +5,7 @@
  *   arena    pl->arena_floats floats, every buffer at pl->buf_off[b];
  *   ws       pl->workspace_bytes, the largest workspace any op asks for;
  *   scratch  detect's letterbox and NMS scratch;
+ *   team     the plan's threads, blocking when idle (team.h);
  *   packed   every conv's weights packed at load for the micro-kernels of
  *            the instruction set chosen then (strix_cpu_packed). */
 #include "backend.h"
@@ -22,6 +23,8 @@ typedef struct strix_cpu_backend {
     const float *weights;
     const strix_plan *plan;
     strix_cpu_packed packed; /* the conv weights for the instruction set chosen at load (model.c) */
+    strix_cpu_team *team;    /* the plan's threads (team.h), started by the first plan */
+    int spin_us;             /* how long its idle threads poll before blocking */
     float *arena;
     size_t arena_cap;
     void *ws;
@@ -66,10 +69,9 @@ void strix_cpu_packed_free(strix_cpu_packed *pk)
     pk->off = NULL;
 }
 
-void strix_cpu_execute_node(const strix_cpu_packed *pk, const strix_program *p, const strix_plan *pl,
-                            const float *weights, float *arena, void *workspace, int i)
+void strix_cpu_execute_node(const strix_cpu_packed *pk, strix_cpu_team *th, const strix_program *p,
+                            const strix_plan *pl, const float *weights, float *arena, void *workspace, int i)
 {
-    int th = pl->threads;
     const strix_node *nd = &p->nodes[i];
     if (nd->fused) return; /* ran with the node that heads its fusion */
     strix_view out = strix_plan_view(pl, p, arena, nd->out);
@@ -115,6 +117,12 @@ static strix_status cpu_plan(strix_backend *base, const strix_plan *pl, strix_er
         !strix_reserve(&b->ws, &b->ws_cap, pl->workspace_bytes))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for a batch of %d at %dx%d (%zu MB)", pl->n, pl->w,
                           pl->h, pl->arena_floats * sizeof(float) >> 20);
+    if (strix_cpu_team_threads(b->team) != (pl->threads > 1 ? pl->threads : 1)) {
+        strix_cpu_team_free(b->team);
+        b->team = NULL;
+        strix_status st = strix_cpu_team_create(&b->team, pl->threads, b->spin_us, err);
+        if (st) return st;
+    }
     b->plan = pl;
     return STRIX_OK;
 }
@@ -122,7 +130,7 @@ static strix_status cpu_plan(strix_backend *base, const strix_plan *pl, strix_er
 static strix_status cpu_run_op(strix_backend *base, int i, strix_error *err)
 {
     strix_cpu_backend *b = (strix_cpu_backend *)base;
-    strix_cpu_execute_node(&b->packed, b->prog, b->plan, b->weights, b->arena, b->ws, i);
+    strix_cpu_execute_node(&b->packed, b->team, b->prog, b->plan, b->weights, b->arena, b->ws, i);
     return STRIX_OK;
 }
 
@@ -187,6 +195,7 @@ static void cpu_free(strix_backend *base)
     free(b->ws);
     free(b->scratch);
     strix_cpu_packed_free(&b->packed);
+    strix_cpu_team_free(b->team);
     free(b);
 }
 
@@ -207,6 +216,7 @@ strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *
     b->base.ops = &cpu_ops;
     b->prog = p;
     b->weights = weights;
+    b->spin_us = c->cpu_spin_us;
     strix_status st = strix_cpu_packed_build(&b->packed, c->cpu_isa, p, weights, err);
     if (st) {
         free(b);

@@ -6,6 +6,7 @@
 #define STRIX_CPU_BACKEND_H
 
 #include "../backend.h"
+#include "team.h"
 
 /* A CPU backend for program p with its fused fp32 OHWI weights (both must
  * outlive it); each plan's threads bound the ops' OpenMP teams. */
@@ -25,12 +26,14 @@ strix_status strix_cpu_packed_build(strix_cpu_packed *pk, strix_cpu_isa isa, con
                                     const float *weights, strix_error *err);
 void strix_cpu_packed_free(strix_cpu_packed *pk);
 
-/* Run node i of p alone, its convolution with pk's packed weights and
- * micro-kernels (NULL: the widest this CPU runs, packed per call), over an arena and workspace of the caller's, laid
+/* Run node i of p alone on team's threads (NULL: the caller's only; the
+ * plan's workspace must be sized for at least the team's thread count), its
+ * convolution with pk's packed weights and micro-kernels (NULL: the widest
+ * this CPU runs, packed per call), over an arena and workspace of the caller's, laid
  * out by pl (calibration, per-op tests; the CPU backend's run_op).  A node
  * fused into an earlier one (strix_node.fused) ran with that one and does
  * nothing here. */
-void strix_cpu_execute_node(const strix_cpu_packed *pk, const strix_program *p, const strix_plan *pl,
-                            const float *weights, float *arena, void *workspace, int i);
+void strix_cpu_execute_node(const strix_cpu_packed *pk, strix_cpu_team *team, const strix_program *p,
+                            const strix_plan *pl, const float *weights, float *arena, void *workspace, int i);
 
 #endif

@@ -139,9 +139,9 @@ void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int
 
 static void conv(strix_cpu_isa isa, const strix_view *out, const strix_view *in, const float *w,
                  const float *packed, const float *bias, const strix_view *residual,
-                 const strix_conv_params *p, void *workspace, int threads)
+                 const strix_conv_params *p, void *workspace, strix_cpu_team *team)
 {
-#define CONV(s) strix_cpu_conv2d_##s(out, in, w, packed, bias, residual, p, workspace, threads)
+#define CONV(s) strix_cpu_conv2d_##s(out, in, w, packed, bias, residual, p, workspace, team)
     switch (pick(isa, out->c, p)) {
         ISA_CASES(CONV)
     default: CONV(generic); break;
@@ -150,14 +150,14 @@ static void conv(strix_cpu_isa isa, const strix_view *out, const strix_view *in,
 
 void strix_cpu_conv2d(strix_cpu_isa isa, const strix_view *out, const strix_view *in, const float *w,
                       const float *bias, const strix_view *residual,
-                      const strix_conv_params *p, void *workspace, int threads)
+                      const strix_conv_params *p, void *workspace, strix_cpu_team *team)
 {
-    conv(isa, out, in, w, NULL, bias, residual, p, workspace, threads);
+    conv(isa, out, in, w, NULL, bias, residual, p, workspace, team);
 }
 
 void strix_cpu_conv2d_packed(strix_cpu_isa isa, const strix_view *out, const strix_view *in,
                              const float *packed, const float *bias, const strix_view *residual,
-                             const strix_conv_params *p, void *workspace, int threads)
+                             const strix_conv_params *p, void *workspace, strix_cpu_team *team)
 {
-    conv(isa, out, in, NULL, packed, bias, residual, p, workspace, threads);
+    conv(isa, out, in, NULL, packed, bias, residual, p, workspace, team);
 }

@@ -30,7 +30,7 @@
     void strix_cpu_conv2d_##suffix(const strix_view *out, const strix_view *in, const float *w,   \
                                    const float *packed, const float *bias,                        \
                                    const strix_view *residual, const strix_conv_params *p,        \
-                                   void *workspace, int threads);                                 \
+                                   void *workspace, strix_cpu_team *team);                        \
     size_t strix_cpu_conv2d_packed_floats_##suffix(int cin, int cout, const strix_conv_params *p); \
     void strix_cpu_conv2d_pack_##suffix(float *packed, const float *w, int cin, int cout,          \
                                         const strix_conv_params *p);

@@ -46,7 +46,7 @@
 #include <string.h>
 
 #include "conv_isa.h"
-#include "omp.h"
+#include "team.h"
 
 #if !defined(__GNUC__)
 #error "engine/cpu/conv_kernels.h uses GCC/Clang vector extensions: build with gcc or clang"
@@ -408,38 +408,47 @@ static void gemm_block(const strix_view *out, const strix_view *in, const float 
     }
 }
 
+/* One call's loops, for the team's task functions. */
+typedef struct gemm_job {
+    const strix_view *out, *in, *residual;
+    const float *w, *bias, *b; /* b: the current group's packed B */
+    const strix_conv_params *p;
+    const conv_plan *pl;
+    float *ws;
+    int g, blocks;
+} gemm_job;
+
+static void pack_task(void *ctx, int s, int worker)
+{
+    const gemm_job *j = ctx;
+    (void)worker;
+    pack_b_panel(j->ws, j->w, j->pl, j->g, s);
+}
+
+/* Task t: rows [m0, m0 + mc) of image t / blocks, group g. */
+static void gemm_task(void *ctx, int t, int worker)
+{
+    const gemm_job *j = ctx;
+    const conv_plan *pl = j->pl;
+    float *ap = j->ws + pl->b_floats + (size_t)worker * (pl->a_floats + pl->t_floats);
+    float *tile = ap + pl->a_floats;
+    int n = t / j->blocks, m0 = (t % j->blocks) * pl->mc;
+    int rows = pl->m - m0 < pl->mc ? pl->m - m0 : pl->mc;
+    gemm_block(j->out, j->in, j->bias, j->residual, j->p, pl, j->b, ap, tile, n, j->g, m0, rows);
+}
+
 /* packed: B of every group packed at load (group g at g * b_floats), or
- * NULL: each group's packed here into the workspace. */
+ * NULL: each group's packed here into the workspace (the first loop; the
+ * team's return from it keeps B stable while the second one reads it). */
 static void conv_gemm(const strix_view *out, const strix_view *in, const float *w,
                       const float *packed, const float *bias, const strix_view *residual,
-                      const strix_conv_params *p, const conv_plan *pl, float *ws)
+                      const strix_conv_params *p, const conv_plan *pl, float *ws, strix_cpu_team *team)
 {
-    float *bp = ws;
-    int panels = pl->npad / NR;
-    int blocks = STRIX_CEIL_DIV(pl->m, pl->mc);
-    int tasks = out->n * blocks;
-    OMP(omp parallel num_threads(pl->threads) if (pl->threads > 1))
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        float *ap = ws + pl->b_floats + (size_t)tid * (pl->a_floats + pl->t_floats);
-        float *tile = ap + pl->a_floats;
-        for (int g = 0; g < p->groups; g++) {
-            const float *b = packed ? packed + (size_t)g * pl->b_floats : bp;
-            /* the implicit barriers after each loop keep B stable while used */
-            if (!packed) {
-                OMP(omp for schedule(static))
-                for (int s = 0; s < panels; s++) pack_b_panel(bp, w, pl, g, s);
-            }
-            OMP(omp for schedule(dynamic))
-            for (int t = 0; t < tasks; t++) {
-                int n = t / blocks, m0 = (t % blocks) * pl->mc;
-                int rows = pl->m - m0 < pl->mc ? pl->m - m0 : pl->mc;
-                gemm_block(out, in, bias, residual, p, pl, b, ap, tile, n, g, m0, rows);
-            }
-        }
+    gemm_job j = {out, in, residual, w, bias, NULL, p, pl, ws, 0, STRIX_CEIL_DIV(pl->m, pl->mc)};
+    for (j.g = 0; j.g < p->groups; j.g++) {
+        j.b = packed ? packed + (size_t)j.g * pl->b_floats : ws;
+        if (!packed) strix_cpu_team_run(team, pl->npad / NR, pack_task, &j);
+        strix_cpu_team_run(team, out->n * j.blocks, gemm_task, &j);
     }
 }
 
@@ -454,15 +463,22 @@ static void pack_depthwise(float *wt, const float *w, int c_all, const strix_con
 
 /* Depthwise: out[n,y,x,c] = sum over taps of in[n,iy,ix,c] * w[c][ky][kx],
  * with the weights as pack_depthwise lays them out. */
-static void conv_depthwise(const strix_view *out, const strix_view *in, const float *wt,
-                           const float *bias, const strix_view *residual,
-                           const strix_conv_params *p, int threads)
+typedef struct dw_job {
+    const strix_view *out, *in, *residual;
+    const float *wt, *bias;
+    const strix_conv_params *p;
+} dw_job;
+
+/* Task: output row `row` (image row / out->h, y row % out->h). */
+static void dw_task(void *ctx, int row, int worker)
 {
-    (void)threads; /* read only by the OpenMP directive */
+    const dw_job *j = ctx;
+    const strix_view *out = j->out, *in = j->in, *residual = j->residual;
+    const strix_conv_params *p = j->p;
+    const float *wt = j->wt, *bias = j->bias;
+    (void)worker;
     int c_all = out->c;
-    int rows = out->n * out->h;
-    OMP(omp parallel for num_threads(threads) if (threads > 1) schedule(dynamic))
-    for (int row = 0; row < rows; row++) {
+    {
         int n = row / out->h, oy = row % out->h;
         const float *img = in->data + (size_t)n * in->batch_stride;
         for (int ox = 0; ox < out->w; ox++) {
@@ -488,6 +504,14 @@ static void conv_depthwise(const strix_view *out, const strix_view *in, const fl
     }
 }
 
+static void conv_depthwise(const strix_view *out, const strix_view *in, const float *wt,
+                           const float *bias, const strix_view *residual,
+                           const strix_conv_params *p, strix_cpu_team *team)
+{
+    dw_job j = {out, in, residual, wt, bias, p};
+    strix_cpu_team_run(team, out->n * out->h, dw_task, &j);
+}
+
 size_t CONV_FN(strix_cpu_conv2d_packed_floats_)(int cin, int cout, const strix_conv_params *p)
 {
     conv_plan pl = weight_plan(cin, cout, p);
@@ -508,7 +532,7 @@ void CONV_FN(strix_cpu_conv2d_pack_)(float *packed, const float *w, int cin, int
 
 void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, const float *w,
                                 const float *packed, const float *bias, const strix_view *residual,
-                                const strix_conv_params *p, void *workspace, int threads)
+                                const strix_conv_params *p, void *workspace, strix_cpu_team *team)
 {
     assert(p->groups >= 1 && in->c % p->groups == 0 && out->c % p->groups == 0);
     assert(in->n == out->n);
@@ -517,7 +541,7 @@ void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, con
     assert(!residual || (residual->n == out->n && residual->h == out->h &&
                          residual->w == out->w && residual->c == out->c));
     if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0) return;
-    conv_plan pl = make_plan(out, in, p, threads);
+    conv_plan pl = make_plan(out, in, p, strix_cpu_team_threads(team));
     uintptr_t base = ((uintptr_t)workspace + WS_ALIGN - 1) & ~(uintptr_t)(WS_ALIGN - 1);
     float *ws = (float *)base;
     if (pl.depthwise) {
@@ -525,8 +549,8 @@ void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, con
             pack_depthwise(ws, w, out->c, p);
             packed = ws;
         }
-        conv_depthwise(out, in, packed, bias, residual, p, pl.threads);
+        conv_depthwise(out, in, packed, bias, residual, p, team);
     } else {
-        conv_gemm(out, in, w, packed, bias, residual, p, &pl, ws);
+        conv_gemm(out, in, w, packed, bias, residual, p, &pl, ws, team);
     }
 }

@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "omp.h"
 #include "ops.h"
 
 /* sum_i i * softmax(l)_i over reg_max bins, max subtracted for safety;
@@ -28,43 +27,53 @@ static float dfl_distance(const float *l, int bins)
     return wsum / sum;
 }
 
-void strix_cpu_detect_decode(float *out, const float *head, int n, const strix_decode_params *p,
-                             int threads)
+typedef struct decode_job {
+    float *out;
+    const float *head;
+    const strix_decode_params *p;
+    int rows_per_image;
+    size_t anchors; /* per image */
+} decode_job;
+
+/* Task t: one grid row of one level of one image. */
+static void decode_row(void *ctx, int t, int worker)
 {
-    assert(p->levels >= 1 && p->levels <= STRIX_MAX_LEVELS);
-    (void)threads; /* read only by the OpenMP directives */
+    const decode_job *j = ctx;
+    const strix_decode_params *p = j->p;
+    (void)worker;
     int rm = p->reg_max, nc = p->nc;
     size_t in_w = (size_t)4 * rm + nc, out_w = (size_t)4 + nc;
-    /* A task is one grid row of one level of one image. */
-    int rows_per_image = 0;
-    size_t anchors = 0;
+    int img = t / j->rows_per_image, y = t % j->rows_per_image, l = 0;
+    size_t a = (size_t)img * j->anchors; /* first anchor of the row */
+    while (y >= p->level_h[l]) {
+        a += (size_t)p->level_h[l] * p->level_w[l];
+        y -= p->level_h[l];
+        l++;
+    }
+    a += (size_t)y * p->level_w[l];
+    float s = (float)p->level_stride[l];
+    for (int x = 0; x < p->level_w[l]; x++, a++) {
+        const float *hp = j->head + a * in_w;
+        float *op = j->out + a * out_w;
+        float ax = (float)x + 0.5f, ay = (float)y + 0.5f;
+        float x1 = ax - dfl_distance(hp, rm), y1 = ay - dfl_distance(hp + rm, rm);
+        float x2 = ax + dfl_distance(hp + 2 * rm, rm), y2 = ay + dfl_distance(hp + 3 * rm, rm);
+        op[0] = (x1 + x2) * 0.5f * s;
+        op[1] = (y1 + y2) * 0.5f * s;
+        op[2] = (x2 - x1) * s;
+        op[3] = (y2 - y1) * s;
+        for (int c = 0; c < nc; c++) op[4 + c] = 1.0f / (1.0f + expf(-hp[4 * rm + c]));
+    }
+}
+
+void strix_cpu_detect_decode(float *out, const float *head, int n, const strix_decode_params *p,
+                             strix_cpu_team *team)
+{
+    assert(p->levels >= 1 && p->levels <= STRIX_MAX_LEVELS);
+    decode_job j = {out, head, p, 0, 0};
     for (int l = 0; l < p->levels; l++) {
-        rows_per_image += p->level_h[l];
-        anchors += (size_t)p->level_h[l] * p->level_w[l];
+        j.rows_per_image += p->level_h[l];
+        j.anchors += (size_t)p->level_h[l] * p->level_w[l];
     }
-    int tasks = n * rows_per_image;
-    OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
-    for (int t = 0; t < tasks; t++) {
-        int img = t / rows_per_image, y = t % rows_per_image, l = 0;
-        size_t a = (size_t)img * anchors; /* first anchor of the row */
-        while (y >= p->level_h[l]) {
-            a += (size_t)p->level_h[l] * p->level_w[l];
-            y -= p->level_h[l];
-            l++;
-        }
-        a += (size_t)y * p->level_w[l];
-        float s = (float)p->level_stride[l];
-        for (int x = 0; x < p->level_w[l]; x++, a++) {
-            const float *hp = head + a * in_w;
-            float *op = out + a * out_w;
-            float ax = (float)x + 0.5f, ay = (float)y + 0.5f;
-            float x1 = ax - dfl_distance(hp, rm), y1 = ay - dfl_distance(hp + rm, rm);
-            float x2 = ax + dfl_distance(hp + 2 * rm, rm), y2 = ay + dfl_distance(hp + 3 * rm, rm);
-            op[0] = (x1 + x2) * 0.5f * s;
-            op[1] = (y1 + y2) * 0.5f * s;
-            op[2] = (x2 - x1) * s;
-            op[3] = (y2 - y1) * s;
-            for (int c = 0; c < nc; c++) op[4 + c] = 1.0f / (1.0f + expf(-hp[4 * rm + c]));
-        }
-    }
+    strix_cpu_team_run(team, n * j.rows_per_image, decode_row, &j);
 }

@@ -3,7 +3,9 @@
  * first), reads strided views (so Concat slices and C2f chunks cost nothing),
  * takes a small typed parameter struct and never allocates: scratch memory
  * comes from the caller, sized by the matching *_workspace() function.
- * `threads` bounds the OpenMP team (1 = serial; ignored without OpenMP).
+ * `team` runs the op's parallel loops (engine/cpu/team.h; NULL = serially
+ * on the caller's thread); a *_workspace() function's `threads` must be at
+ * least the team's thread count.
  */
 #ifndef STRIX_CPU_OPS_H
 #define STRIX_CPU_OPS_H
@@ -11,6 +13,7 @@
 #include <stddef.h>
 #include "../ops.h"
 #include "../strix.h"
+#include "team.h"
 #include "../tensor.h"
 
 /* out = act(conv(in, w) + bias) [+ residual]
@@ -28,7 +31,7 @@ size_t strix_cpu_conv2d_workspace(const strix_view *out, const strix_view *in,
                                   const strix_conv_params *p, int threads);
 void strix_cpu_conv2d(strix_cpu_isa isa, const strix_view *out, const strix_view *in, const float *w,
                       const float *bias, const strix_view *residual,
-                      const strix_conv_params *p, void *workspace, int threads);
+                      const strix_conv_params *p, void *workspace, strix_cpu_team *team);
 
 /* The same with the weights packed beforehand for isa's micro-kernels
  * (strix_cpu_conv2d_pack, e.g. once at load): the per-call packing is
@@ -39,7 +42,7 @@ void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int
                            const strix_conv_params *p);
 void strix_cpu_conv2d_packed(strix_cpu_isa isa, const strix_view *out, const strix_view *in,
                              const float *packed, const float *bias, const strix_view *residual,
-                             const strix_conv_params *p, void *workspace, int threads);
+                             const strix_conv_params *p, void *workspace, strix_cpu_team *team);
 
 /* The widest instruction set this build and CPU run (cpuid on x86-64,
  * AT_HWCAP on aarch64); never AUTO. */
@@ -47,16 +50,16 @@ strix_cpu_isa strix_cpu_isa_best(void);
 
 /* out[n,y,x,c] = max over the window of in; out is [N, OH, OW, C]. */
 void strix_cpu_maxpool2d(const strix_view *out, const strix_view *in,
-                         const strix_pool_params *p, int threads);
+                         const strix_pool_params *p, strix_cpu_team *team);
 
 /* Nearest-neighbour upsampling by an integer factor: out is [N, H*s, W*s, C],
  * out[n,y,x,c] = in[n, y/s, x/s, c]. */
 void strix_cpu_upsample_nearest(const strix_view *out, const strix_view *in, int scale,
-                                int threads);
+                                strix_cpu_team *team);
 
 /* out = in, element by element (shapes equal); used when a tensor must land
  * in two different Concat buffers. */
-void strix_cpu_copy(const strix_view *out, const strix_view *in, int threads);
+void strix_cpu_copy(const strix_view *out, const strix_view *in, strix_cpu_team *team);
 
 /* Ultralytics' Attention core (after the qkv 1x1 convolution).
  *   qkv: [N, H, W, heads * (2*key_dim + head_dim)]; for head h the channels
@@ -69,7 +72,7 @@ void strix_cpu_copy(const strix_view *out, const strix_view *in, int threads);
 size_t strix_cpu_attention_workspace(const strix_view *qkv, const strix_attn_params *p,
                                      int threads);
 void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const strix_view *qkv,
-                         const strix_attn_params *p, void *workspace, int threads);
+                         const strix_attn_params *p, void *workspace, strix_cpu_team *team);
 
 /* Detect head decode (Ultralytics Detect._inference for the box/score part).
  *   head: [N, A, 4*reg_max + nc] dense: per anchor 4 groups of reg_max
@@ -82,6 +85,6 @@ void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const s
  * x1 = ax - dl, y1 = ay - dt, x2 = ax + dr, y2 = ay + db (grid units);
  * cx = (x1 + x2)/2 * s, cy likewise, w = (x2 - x1) * s, h = (y2 - y1) * s. */
 void strix_cpu_detect_decode(float *out, const float *head, int n, const strix_decode_params *p,
-                             int threads);
+                             strix_cpu_team *team);
 
 #endif

@@ -7,19 +7,23 @@
 #include <math.h>
 #include <string.h>
 
-#include "omp.h"
 #include "ops.h"
 
-void strix_cpu_maxpool2d(const strix_view *out, const strix_view *in,
-                         const strix_pool_params *p, int threads)
+/* The ops' arguments, for the team's task functions (one output row each). */
+typedef struct rows_job {
+    const strix_view *out, *in;
+    const strix_pool_params *p;
+    int scale;
+} rows_job;
+
+static void maxpool_row(void *ctx, int row, int worker)
 {
-    assert(out->n == in->n && out->c == in->c);
-    assert(out->h == (in->h + 2 * p->pad - p->k) / p->stride + 1);
-    assert(out->w == (in->w + 2 * p->pad - p->k) / p->stride + 1);
-    (void)threads; /* read only by the OpenMP directives */
-    int rows = out->n * out->h, c_all = out->c;
-    OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
-    for (int row = 0; row < rows; row++) {
+    const rows_job *j = ctx;
+    const strix_view *out = j->out, *in = j->in;
+    const strix_pool_params *p = j->p;
+    (void)worker;
+    int c_all = out->c;
+    {
         int n = row / out->h, oy = row % out->h;
         /* the window clipped to the image: padding is -inf, so it never wins */
         int y0 = oy * p->stride - p->pad, y1 = y0 + p->k;
@@ -42,38 +46,55 @@ void strix_cpu_maxpool2d(const strix_view *out, const strix_view *in,
     }
 }
 
+void strix_cpu_maxpool2d(const strix_view *out, const strix_view *in,
+                         const strix_pool_params *p, strix_cpu_team *team)
+{
+    assert(out->n == in->n && out->c == in->c);
+    assert(out->h == (in->h + 2 * p->pad - p->k) / p->stride + 1);
+    assert(out->w == (in->w + 2 * p->pad - p->k) / p->stride + 1);
+    rows_job j = {out, in, p, 0};
+    strix_cpu_team_run(team, out->n * out->h, maxpool_row, &j);
+}
+
+static void upsample_row(void *ctx, int row, int worker)
+{
+    const rows_job *j = ctx;
+    const strix_view *out = j->out, *in = j->in;
+    (void)worker;
+    int n = row / out->h, oy = row % out->h;
+    size_t bytes = (size_t)out->c * sizeof(float);
+    for (int ox = 0; ox < out->w; ox++)
+        memcpy(strix_view_at(out, n, oy, ox), strix_view_at(in, n, oy / j->scale, ox / j->scale), bytes);
+}
+
 void strix_cpu_upsample_nearest(const strix_view *out, const strix_view *in, int scale,
-                                int threads)
+                                strix_cpu_team *team)
 {
     assert(out->n == in->n && out->c == in->c);
     assert(out->h == in->h * scale && out->w == in->w * scale);
-    (void)threads; /* read only by the OpenMP directives */
-    int rows = out->n * out->h;
-    size_t bytes = (size_t)out->c * sizeof(float);
-    OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
-    for (int row = 0; row < rows; row++) {
-        int n = row / out->h, oy = row % out->h;
-        for (int ox = 0; ox < out->w; ox++)
-            memcpy(strix_view_at(out, n, oy, ox), strix_view_at(in, n, oy / scale, ox / scale),
-                   bytes);
-    }
+    rows_job j = {out, in, NULL, scale};
+    strix_cpu_team_run(team, out->n * out->h, upsample_row, &j);
 }
 
-void strix_cpu_copy(const strix_view *out, const strix_view *in, int threads)
+static void copy_row(void *ctx, int row, int worker)
+{
+    const rows_job *j = ctx;
+    const strix_view *out = j->out, *in = j->in;
+    (void)worker;
+    int n = row / out->h, y = row % out->h;
+    size_t bytes = (size_t)out->c * sizeof(float);
+    if (out->pix_stride == (size_t)out->c && in->pix_stride == (size_t)in->c) {
+        /* both rows dense: one block */
+        memcpy(strix_view_at(out, n, y, 0), strix_view_at(in, n, y, 0), bytes * out->w);
+        return;
+    }
+    for (int x = 0; x < out->w; x++)
+        memcpy(strix_view_at(out, n, y, x), strix_view_at(in, n, y, x), bytes);
+}
+
+void strix_cpu_copy(const strix_view *out, const strix_view *in, strix_cpu_team *team)
 {
     assert(out->n == in->n && out->h == in->h && out->w == in->w && out->c == in->c);
-    (void)threads; /* read only by the OpenMP directives */
-    int rows = out->n * out->h;
-    size_t bytes = (size_t)out->c * sizeof(float);
-    OMP(omp parallel for num_threads(threads > 1 ? threads : 1) if (threads > 1) schedule(static))
-    for (int row = 0; row < rows; row++) {
-        int n = row / out->h, y = row % out->h;
-        if (out->pix_stride == (size_t)out->c && in->pix_stride == (size_t)in->c) {
-            /* both rows dense: one block */
-            memcpy(strix_view_at(out, n, y, 0), strix_view_at(in, n, y, 0), bytes * out->w);
-            continue;
-        }
-        for (int x = 0; x < out->w; x++)
-            memcpy(strix_view_at(out, n, y, x), strix_view_at(in, n, y, x), bytes);
-    }
+    rows_job j = {out, in, NULL, 0};
+    strix_cpu_team_run(team, out->n * out->h, copy_row, &j);
 }

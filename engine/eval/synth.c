@@ -158,7 +158,7 @@ static strix_status synth_conv(synth *s, rng *r, const strix_node *n, float *d, 
     strix_view z = strix_view_dense(s->zs, o.n, o.h, o.w, co);
     strix_conv_params raw = n->conv;
     raw.act = STRIX_ACT_NONE;
-    strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &z, &in, bw, bb, NULL, &raw, s->ws, 1);
+    strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &z, &in, bw, bb, NULL, &raw, s->ws, NULL);
     channel_stats(s->zs, o.n, (size_t)o.h * o.w, co, s->mean, s->var);
 
     /* 2. choose the remaining tensors from those statistics */
@@ -267,7 +267,7 @@ strix_status strix_model_write_synthetic_weights(const strix_model *m, const cha
             st = synth_conv(&s, &r, n, d, fused, w, dt, &used, err);
             d += used;
         }
-        if (!st) strix_cpu_execute_node(NULL, p, &s.pl, s.blob, s.arena, s.ws, i);
+        if (!st) strix_cpu_execute_node(NULL, NULL, p, &s.pl, s.blob, s.arena, s.ws, i);
     }
     if (!st && p->dfl_name[0]) {
         int64_t sh[4] = {1, p->reg_max, 1, 1};

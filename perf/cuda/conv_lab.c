@@ -250,11 +250,14 @@ static float *cpu_reference(const shape *s, const layer_bufs *cb)
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     threads = threads < 1 ? 1 : threads;
     void *cws = malloc(strix_cpu_conv2d_workspace(&hout, &hin, &s->p, threads) + 1);
-    if (!ref || !cws) {
+    strix_cpu_team *team = NULL;
+    strix_error e;
+    if (!ref || !cws || strix_cpu_team_create(&team, threads, 0, &e)) {
         fprintf(stderr, "conv_lab: out of memory\n");
         exit(EXIT_NOMEM);
     }
-    strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hin, cb->hw, cb->hbias, s->residual ? &hres : NULL, &s->p, cws, threads);
+    strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hin, cb->hw, cb->hbias, s->residual ? &hres : NULL, &s->p, cws, team);
+    strix_cpu_team_free(team);
     free(cws);
     return ref;
 }
