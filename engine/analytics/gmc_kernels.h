@@ -42,10 +42,9 @@
 #define LK_ITERS 30
 #define LK_EPS 0.01f
 #define MIN_EIG 1e-4f
-#define WINP 24 /* a window row as read: 21 columns padded to 3 x 8 floats, the 3 extra weighted 0 */
+#define WINP 24 /* a window row as read: 21 columns padded to 3 x 8 floats; the padding lanes are never summed */
 #define PAD GMC_PAD
-#define GP (WINP + 1) /* gradient patch columns: a window row read with its right neighbours */
-#define GPS 32        /* gradient patch row stride */
+#define GPS 32 /* gradient patch row stride: WINP columns computed, the rest 0 (read by the last padding lane) */
 
 /* OpenCV's BORDER_REFLECT_101 index (n >= 2) */
 static int reflect(int i, int n)
@@ -504,41 +503,55 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
     else *nx = next[2 * i] * 2, *ny = next[2 * i + 1] * 2;
 }
 
+/* grad_patch's passes, one row each (restrict parameters, so they
+ * vectorise without overlap checks): [3 10 3] of rows a, b, c (above, at,
+ * below) and c - a, GPS columns; then the horizontal halves, WINP
+ * columns. */
+static void grad_vertical(const float *restrict a, const float *restrict b, const float *restrict c,
+                          float *restrict vs, float *restrict d)
+{
+    for (int x = 0; x < GPS; x++) {
+        vs[x] = (a[x] + c[x]) * 3 + b[x] * 10;
+        d[x] = c[x] - a[x];
+    }
+}
+
+static void grad_horizontal(const float *restrict vs, const float *restrict d, float *restrict gx,
+                            float *restrict gy)
+{
+    for (int x = 0; x < WINP; x++) {
+        gx[x] = (vs[x + 2] - vs[x]) * (1.f / 32);
+        gy[x] = ((d[x + 2] + d[x]) * 3 + d[x + 1] * 10) * (1.f / 32);
+    }
+}
+
 /* OpenCV's Scharr gradients (calcSharrDeriv: [3 10 3] smoothing, central
- * difference, reflected borders; 0 outside the level) at the GP x (WIN + 1)
- * points (ix + x, iy + y) a window's bilinear reads touch: gx, gy
- * [WIN + 1][GPS].  From the x32 image, whose padding is the reflection:
+ * difference, reflected borders; 0 outside the level) at the points
+ * (ix + x, iy + y), x < WINP, y <= WIN, that a window's bilinear reads
+ * touch: gx, gy [WIN + 1][GPS] (columns WINP.. untouched: the caller
+ * zeroes them once).  Columns WIN + 1.. only feed padding lanes and need
+ * only be finite.  From the x32 image, whose padding is the reflection:
  * every step is on integers below 2^24, exact in float, and / 32 is exact,
  * so the values are the 16-bit Scharr sums. */
 static void grad_patch(const gmc_level *L, int ix, int iy, float *restrict gx, float *restrict gy)
 {
-    /* [3 10 3] down the columns and the central difference, columns ix - 1 .. ix + GP; all rows first, so
-     * the second pass's shifted reads do not wait on the stores just made (store forwarding fails on them) */
+    /* [3 10 3] down the columns and the central difference, columns ix - 1 .. ix + GPS - 2 (whole vectors:
+     * the last few reach past the row's padding into the next row, inside the level's buffer, which has
+     * PAD rows below the lowest row read); all rows first, so the second pass's shifted reads do not wait
+     * on the stores just made (store forwarding fails on them) */
     float vs[(WIN + 1) * GPS], d[(WIN + 1) * GPS];
     int pw = L->pw;
     for (int y = 0; y <= WIN; y++) {
-        const float *restrict b = L->img + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD - 1);
-        const float *restrict a = b - pw, *restrict c = b + pw;
-        float *restrict v = vs + y * GPS, *restrict e = d + y * GPS;
-        for (int x = 0; x < GP + 2; x++) {
-            v[x] = (a[x] + c[x]) * 3 + b[x] * 10;
-            e[x] = c[x] - a[x];
-        }
+        const float *b = L->img + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD - 1);
+        grad_vertical(b - pw, b, b + pw, vs + y * GPS, d + y * GPS);
     }
-    for (int y = 0; y <= WIN; y++) {
-        const float *restrict v = vs + y * GPS, *restrict e = d + y * GPS;
-        float *restrict ox = gx + y * GPS, *restrict oy = gy + y * GPS;
-        for (int x = 0; x < GP; x++) {
-            ox[x] = (v[x + 2] - v[x]) * (1.f / 32);
-            oy[x] = ((e[x + 2] + e[x]) * 3 + e[x + 1] * 10) * (1.f / 32);
-        }
-    }
+    for (int y = 0; y <= WIN; y++) grad_horizontal(vs + y * GPS, d + y * GPS, gx + y * GPS, gy + y * GPS);
     /* 0 outside the level (windows at the border) */
-    int x0 = ix < 0 ? -ix : 0, x1 = L->w - ix < GP ? L->w - ix : GP, y0 = iy < 0 ? -iy : 0,
+    int x0 = ix < 0 ? -ix : 0, x1 = L->w - ix < WINP ? L->w - ix : WINP, y0 = iy < 0 ? -iy : 0,
         y1 = L->h - iy < WIN + 1 ? L->h - iy : WIN + 1;
-    if (x0 == 0 && x1 == GP && y0 == 0 && y1 == WIN + 1) return;
+    if (x0 == 0 && x1 == WINP && y0 == 0 && y1 == WIN + 1) return;
     for (int y = 0; y <= WIN; y++)
-        for (int x = 0; x < GP; x++)
+        for (int x = 0; x < WINP; x++)
             if (y < y0 || y >= y1 || x < x0 || x >= x1) gx[y * GPS + x] = gy[y * GPS + x] = 0;
 }
 
@@ -554,7 +567,7 @@ static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, co
 {
     /* the previous frame's window, [WIN][WINP] (columns WIN.. are padding, never summed) */
     float iwin[WIN * WINP], ixw[WIN * WINP], iyw[WIN * WINP];
-    float gxp[(WIN + 1) * GPS], gyp[(WIN + 1) * GPS]; /* the gradients under the window (grad_patch) */
+    float gxp[(WIN + 1) * GPS] = {0}, gyp[(WIN + 1) * GPS] = {0}; /* the gradients under the window (grad_patch) */
     const float fscale = 1.0f / (1 << 20);
     int pw = L->pw, jw = J->pw, ahead = L->w * L->h > 40000; /* prefetch where the level outgrows the caches */
     for (int i = 0; i < n; i++) {
