@@ -197,9 +197,11 @@ typedef enum strix_pixel_format { STRIX_RGB = 0, STRIX_BGR = 1, STRIX_NV12 = 2 }
 typedef enum strix_colorspace { STRIX_BT601 = 0, STRIX_BT709 = 1 } strix_colorspace;
 /* Where the pixels are: host memory, or (CUDA backend only) device memory of
  * the model's device, e.g. an NVDEC frame, letterboxed without a copy.  Device
- * pixels must be complete when detect or submit is called (any stream that
- * wrote them synchronised) and stay unchanged until detect returns or the
- * submitted batch is collected: unlike host pixels they are not staged. */
+ * pixels must be complete when detect or submit is called (work queued on the
+ * legacy default stream, where FFmpeg's NVDEC copies its frames, is waited
+ * for; any other stream that wrote them must be synchronised) and stay
+ * unchanged until detect returns or the submitted batch is collected: unlike
+ * host pixels they are not staged. */
 typedef enum strix_memory { STRIX_HOST = 0, STRIX_DEVICE = 1 } strix_memory;
 
 /* A borrowed uint8 image; zero-initialise the fields a format does not use. */

@@ -49,11 +49,17 @@ typedef struct strix_video_frame {
     strix_colorspace colorspace;
     int full_range;
     size_t nv12_cap;
+    /* With strix_video_read_options.nvdec and .nv12: the NVDEC frame's NV12
+     * planes in device memory (memory STRIX_DEVICE; data NULL for a frame
+     * that was not kept there: 10-bit, rotated or resized, or decoded on the
+     * CPU), valid until f is read into again or freed; hw is its reference. */
+    strix_image device;
+    void *hw;
 } strix_video_frame;
 
-/* The frame as an image for strix_model_detect: its NV12 planes when nv12
- * is set (the reader must have been opened with the nv12 option), else its
- * RGB pixels. */
+/* The frame as an image for strix_model_detect: with nv12 set (the reader
+ * opened with the nv12 option) its device planes when it has them, else its
+ * NV12 planes in host memory; without, its RGB pixels. */
 strix_image strix_video_frame_image(const strix_video_frame *f, int nv12);
 
 void strix_video_frame_free(strix_video_frame *f);
@@ -79,6 +85,11 @@ typedef struct strix_video_read_options {
                                        is half of RGB's bytes and, from 4:2:0 video, needs no
                                        colour conversion on the CPU: a CUDA model converts it
                                        while letterboxing (rgb 0, nv12 1) */
+    int nvdec;                      /* >= 0: decode with NVDEC (FFmpeg's CUDA hwaccel) on this
+                                       CUDA device, frames kept in device memory (f->device)
+                                       where nv12 is set; -1 (default): on the CPU.  Errors:
+                                       STRIX_E_UNSUPPORTED (no NVDEC for the codec in this
+                                       FFmpeg), STRIX_E_DEVICE (no driver or device) */
     /* Polled during blocking I/O and between packets; nonzero ends the input
      * early (strix_video_read then returns 0 and stats.stopped is set). */
     int (*interrupt)(void *ctx);
@@ -111,7 +122,9 @@ typedef struct strix_video_read_stats {
     long corrupt_packets; /* video packets the demuxer flagged corrupt (e.g. MPEG-TS continuity errors) */
     int stopped;          /* the interrupt callback ended the input early */
     double decode_ms;     /* demux + decode */
-    double convert_ms;    /* pixel format conversion to RGB and/or NV12, rotation */
+    double convert_ms;    /* pixel format conversion to RGB and/or NV12, rotation (NVDEC:
+                             downloads included) */
+    long device_frames;   /* NVDEC frames handed out in device memory */
     char problem[256];    /* the first decode or read problem, "" if none */
 } strix_video_read_stats;
 

@@ -50,6 +50,8 @@ struct strix_video_reader {
     struct SwsContext *sws_nv12; /* to NV12 (formats other than 4:2:0, size changes) */
     int nv12_w, nv12_h, nv12_fmt, nv12_cs;        /* what sws_nv12 was set up for */
     uint8_t *tmp;             /* coded-orientation RGB or NV12 before rotation */
+    AVBufferRef *hw_dev;      /* NVDEC: the CUDA device context, else NULL */
+    AVFrame *sw;              /* NVDEC: a frame downloaded for RGB or host NV12 */
     size_t tmp_cap;
     AVPacket *pkt;
     AVFrame *frame;

@@ -20,8 +20,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <libavutil/time.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
+#include <libavutil/time.h>
 
 #include "image.h"
 #include "util.h"
@@ -69,6 +70,7 @@ void strix_video_frame_free(strix_video_frame *f)
     }
     free(f->rgb);
     free(f->nv12);
+    av_frame_free((AVFrame **)&f->hw);
     memset(f, 0, sizeof *f);
 }
 
@@ -115,6 +117,7 @@ void strix_video_rotate(uint8_t *dst, int dst_stride, const uint8_t *src, int sr
 
 strix_image strix_video_frame_image(const strix_video_frame *f, int nv12)
 {
+    if (nv12 && f->device.data) return f->device;
     if (!nv12) return (strix_image){.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
     return (strix_image){.data = f->nv12, .width = f->width, .height = f->height, .stride = f->nv12_stride,
                          .format = STRIX_NV12, .uv = f->nv12 + (size_t)f->nv12_stride * f->height,
@@ -126,6 +129,7 @@ void strix_video_read_options_init(strix_video_read_options *o)
     memset(o, 0, sizeof *o);
     o->audio = 1;
     o->rgb = 1;
+    o->nvdec = -1;
 }
 
 static int interrupt_cb(void *opaque)
@@ -143,6 +147,8 @@ void strix_video_close(strix_video_reader *r)
     sws_freeContext(r->sws_nv12);
     av_packet_free(&r->pkt);
     av_frame_free(&r->frame);
+    av_frame_free(&r->sw);
+    av_buffer_unref(&r->hw_dev);
     strix_video_side_clear(&r->pending);
     free(r->pending.audio);
     free(r->offset);
@@ -166,6 +172,42 @@ static void short_name(char *dst, size_t n, const char *s)
 {
     size_t k = strcspn(s, ",");
     snprintf(dst, n, "%.*s", (int)(k < n ? k : n - 1), s);
+}
+
+/* NVDEC's output format when the decoder offers it; otherwise (a profile or
+ * size NVDEC cannot take) the decoder's software format: those frames are
+ * decoded on the CPU, and stats.device_frames shows it. */
+static enum AVPixelFormat pick_cuda(AVCodecContext *c, const enum AVPixelFormat *fmts)
+{
+    for (const enum AVPixelFormat *p = fmts; *p != AV_PIX_FMT_NONE; p++)
+        if (*p == AV_PIX_FMT_CUDA) return *p;
+    return avcodec_default_get_format(c, fmts);
+}
+
+/* Decode through NVDEC (FFmpeg's CUDA hwaccel) on CUDA device
+ * r->opt.nvdec, in the device's primary context: the one the CUDA runtime,
+ * and so the engine, uses, so device pointers pass between them. */
+static strix_status open_nvdec(strix_video_reader *r, const AVCodec *codec, const char *url, strix_error *err)
+{
+    int ok = 0;
+    const AVCodecHWConfig *cfg;
+    for (int i = 0; (cfg = avcodec_get_hw_config(codec, i)); i++)
+        ok |= cfg->device_type == AV_HWDEVICE_TYPE_CUDA && (cfg->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX);
+    if (!ok)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: this FFmpeg build cannot decode %s with NVDEC (decode on "
+                          "the CPU: leave out --decode nvdec)", url, codec->name);
+    char dev[16], eb[AV_ERROR_MAX_STRING_SIZE];
+    snprintf(dev, sizeof dev, "%d", r->opt.nvdec);
+    AVDictionary *o = NULL;
+    av_dict_set(&o, "primary_ctx", "1", 0);
+    int ret = av_hwdevice_ctx_create(&r->hw_dev, AV_HWDEVICE_TYPE_CUDA, dev, o, 0);
+    av_dict_free(&o);
+    if (ret < 0)
+        return strix_fail(err, STRIX_E_DEVICE, "%s: cannot open CUDA device %d for NVDEC: %s (check the NVIDIA driver "
+                          "and the device index, or decode on the CPU)", url, r->opt.nvdec, strix_video_averr(ret, eb));
+    if (!(r->dec->hw_device_ctx = av_buffer_ref(r->hw_dev))) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
+    r->dec->get_format = pick_cuda;
+    return STRIX_OK;
 }
 
 static strix_status open_streams(strix_video_reader *r, const char *url, strix_error *err)
@@ -203,6 +245,8 @@ static strix_status open_streams(strix_video_reader *r, const char *url, strix_e
     if ((ret = avcodec_parameters_to_context(r->dec, par)) < 0)
         return strix_fail(err, STRIX_E_NOMEM, "%s: %s", url, strix_video_averr(ret, eb));
     r->dec->pkt_timebase = st->time_base;
+    strix_status st_hw = r->opt.nvdec >= 0 ? open_nvdec(r, codec, url, err) : STRIX_OK;
+    if (st_hw) return st_hw;
     if ((ret = avcodec_open2(r->dec, codec, NULL)) < 0)
         return strix_fail(err, STRIX_E_IMAGE, "%s: cannot open the %s decoder: %s", url, cname,
                           strix_video_averr(ret, eb));
@@ -255,7 +299,8 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
     r->fmt = avformat_alloc_context();
     r->pkt = av_packet_alloc();
     r->frame = av_frame_alloc();
-    if (!r->fmt || !r->pkt || !r->frame) {
+    r->sw = av_frame_alloc();
+    if (!r->fmt || !r->pkt || !r->frame || !r->sw) {
         strix_video_close(r);
         return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
     }
@@ -297,10 +342,9 @@ static void note_problem(strix_video_reader *r, const char *what, int ret)
              strix_video_averr(ret, eb));
 }
 
-/* RGB24 in display orientation from r->frame into f. */
-static int convert(strix_video_reader *r, strix_video_frame *f, strix_error *err)
+/* RGB24 in display orientation from fr (a decoded frame in host memory) into f. */
+static int convert(strix_video_reader *r, const AVFrame *fr, strix_video_frame *f, strix_error *err)
 {
-    const AVFrame *fr = r->frame;
     const strix_video_info *in = &r->info;
     int cw = in->coded_width, ch = in->coded_height;
     int range = fr->color_range == AVCOL_RANGE_JPEG || fr->format == AV_PIX_FMT_YUVJ420P ||
@@ -377,10 +421,9 @@ static int reserve(uint8_t **buf, size_t *cap, size_t need, const strix_video_in
     return 0;
 }
 
-/* NV12 in display orientation from r->frame into f (see strix_video_frame). */
-static int convert_nv12(strix_video_reader *r, strix_video_frame *f, strix_error *err)
+/* NV12 in display orientation from fr (in host memory) into f (see strix_video_frame). */
+static int convert_nv12(strix_video_reader *r, const AVFrame *fr, strix_video_frame *f, strix_error *err)
 {
-    const AVFrame *fr = r->frame;
     const strix_video_info *in = &r->info;
     const int cw = in->coded_width, ch = in->coded_height, ccw = (cw + 1) / 2, cch = (ch + 1) / 2;
     const int yuv420 = fr->format == AV_PIX_FMT_YUV420P || fr->format == AV_PIX_FMT_YUVJ420P;
@@ -441,6 +484,51 @@ static int convert_nv12(strix_video_reader *r, strix_video_frame *f, strix_error
     return 0;
 }
 
+/* An NVDEC frame (device memory, AV_PIX_FMT_CUDA) into f.  8-bit 4:2:0 in
+ * the coded size and orientation stays where it is: f->device points at
+ * its planes and f->hw holds a reference, so the decoder's pool does not
+ * reuse them before f is read into again or freed.  Whatever else f must
+ * carry (RGB; NV12 in host memory for 10-bit, rotated or resized frames) is
+ * downloaded and converted as a CPU-decoded frame would be. */
+static int deliver_device(strix_video_reader *r, const AVFrame *fr, strix_video_frame *f, strix_error *err)
+{
+    const strix_video_info *in = &r->info;
+    const AVHWFramesContext *fc = (const AVHWFramesContext *)fr->hw_frames_ctx->data;
+    const int keep = r->opt.nv12 && fc->sw_format == AV_PIX_FMT_NV12 && !in->rotation &&
+                     fr->width == in->coded_width && fr->height == in->coded_height;
+    if (keep) {
+        if (!f->hw && !(f->hw = av_frame_alloc())) {
+            strix_fail(err, STRIX_E_NOMEM, "out of memory");
+            return -1;
+        }
+        AVFrame *ref = f->hw;
+        int ret = av_frame_ref(ref, fr);
+        if (ret < 0) {
+            char eb[AV_ERROR_MAX_STRING_SIZE];
+            strix_fail(err, STRIX_E_DEVICE, "cannot keep an NVDEC frame: %s", strix_video_averr(ret, eb));
+            return -1;
+        }
+        f->device = (strix_image){.data = ref->data[0], .width = fr->width, .height = fr->height,
+                                  .stride = ref->linesize[0], .format = STRIX_NV12, .uv = ref->data[1],
+                                  .uv_stride = ref->linesize[1],
+                                  .colorspace = fr->colorspace == AVCOL_SPC_BT709 ? STRIX_BT709 : STRIX_BT601,
+                                  .full_range = fr->color_range == AVCOL_RANGE_JPEG, .memory = STRIX_DEVICE};
+        r->stats.device_frames++;
+    }
+    if (!r->opt.rgb && (keep || !r->opt.nv12)) return 0;
+    av_frame_unref(r->sw);
+    int ret = av_hwframe_transfer_data(r->sw, fr, 0);
+    if (ret >= 0) ret = av_frame_copy_props(r->sw, fr);
+    if (ret < 0) {
+        char eb[AV_ERROR_MAX_STRING_SIZE];
+        strix_fail(err, STRIX_E_DEVICE, "cannot download an NVDEC frame: %s", strix_video_averr(ret, eb));
+        return -1;
+    }
+    return (r->opt.rgb && convert(r, r->sw, f, err)) || (r->opt.nv12 && !keep && convert_nv12(r, r->sw, f, err))
+               ? -1
+               : 0;
+}
+
 /* Hand r->frame out as f: timestamps, audio packets, pixels. */
 static int deliver(strix_video_reader *r, strix_video_frame *f, strix_error *err)
 {
@@ -484,7 +572,11 @@ static int deliver(strix_video_reader *r, strix_video_frame *f, strix_error *err
     double t0 = strix_video_now_ms();
     f->width = r->info.width;
     f->height = r->info.height;
-    int rc = (r->opt.rgb && convert(r, f, err)) || (r->opt.nv12 && convert_nv12(r, f, err));
+    if (f->hw) av_frame_unref(f->hw); /* the previous NVDEC frame goes back to the decoder's pool */
+    f->device = (strix_image){0};
+    int rc = fr->format == AV_PIX_FMT_CUDA ? deliver_device(r, fr, f, err)
+                                           : (r->opt.rgb && convert(r, fr, f, err)) ||
+                                                 (r->opt.nv12 && convert_nv12(r, fr, f, err));
     r->stats.convert_ms += strix_video_now_ms() - t0;
     av_frame_unref(fr);
     return rc ? -1 : 1;

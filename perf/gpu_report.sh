@@ -5,11 +5,12 @@
 # and tools/reference/gpu_peers.py's, schema of perf/bench.c: tool, model,
 # device, dtype, batch, mode, median_ms, images_per_s, ...), DIR/machine.json
 # (one object: GPU, driver, CUDA, commit, date) and DIR/summary.txt (the check
-# steps), and writes
+# steps; rows of kind "video" come from perf/gpu_video.sh), and writes
 #   DIR/results.json  {"machine", "rows", "notes"}: the rows as they are;
 #   DIR/table.md      forward with the input on the device and the detect
 #                     path, strix and each peer side by side with strix ÷ peer
-#                     (images/s), the per-layer table, cold start, the steps;
+#                     (images/s), the per-layer table, cold start, the
+#                     video job, the steps;
 #   DIR/plot.svg      images/s against batch size (fp16), one line per model,
 #                     tool and path.
 # Plain POSIX sh + awk: no Python, so the report is made on the GPU machine.
@@ -53,6 +54,10 @@ function add_tool(t) { if (!(t in tool_seen)) { tool_seen[t] = 1; tools[++n_tool
 function add_key(k) { if (!(k in key_seen)) { key_seen[k] = 1; keys[++n_keys] = k } }
 {
     line = $0
+    if (str(line, "kind") == "video") { # perf/gpu_video.sh
+        nv++; vid_line[nv] = sprintf("| %s | %d | %d | %.1f |", str(line, "name"), num(line, "inputs"), num(line, "frames"), num(line, "fps"))
+        next
+    }
     tool = str(line, "tool"); mode = str(line, "mode")
     if (tool == "" || mode == "") next
     model = str(line, "model"); dtype = str(line, "dtype"); batch = num(line, "batch")
@@ -115,6 +120,10 @@ END {
     if (nc) {
         printf "\n## Cold start: process start to the first detection written (one 1280x720 frame)\n\n| tool | model | dtype | seconds | max RSS MB | error |\n|---|---|---|---:|---:|---|\n" > table
         for (i = 1; i <= nc; i++) print cold_line[i] > table
+    }
+    if (nv) {
+        printf "\n## Video job: the bundle clip (720p H.264), detections only, whole process timed\n\n| run | inputs | frames | frames/s |\n|---|---:|---:|---:|\n" > table
+        for (i = 1; i <= nv; i++) print vid_line[i] > table
     }
     if ((getline s < summary) > 0) {
         printf "\n## Steps\n\n```\n" > table

@@ -126,6 +126,7 @@ cat >"$r/rows.jsonl" <<'EOF'
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "layer", "layer": 0, "module": "Conv", "runs": 5, "median_ms": 1.0, "percent": 10.00, "forward_ms": 10.0}
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "cold-start", "process_to_detection_s": 0.52, "max_rss_mb": 384.2}
 {"tool": "ultralytics", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "cold-start", "process_to_detection_s": 7.19, "max_rss_mb": 2100}
+{"kind": "video", "name": "nvdec-8", "inputs": 8, "frames": 960, "fps": 2345.6}
 EOF
 echo '{"gpu": "NVIDIA H100 80GB HBM3", "driver": "580.159.04", "cuda": "13.0", "commit": "abc", "date": "2026-11-25"}' >"$r/machine.json"
 printf 'PASS ops (exit 0, 1s): ops.log\nFAIL initcheck (exit 99, 3s): initcheck.log\n' >"$r/summary.txt"
@@ -136,6 +137,7 @@ elif ! grep -q '^| yolov8n | fp16 | 8 | 8.00 | 1000 | 500 | 2.00 |$' "$r/table.m
 elif [ "$(grep -n '| 2 | C2f |' "$r/table.md" | cut -d: -f1)" -ge "$(grep -n '| 0 | Conv |' "$r/table.md" | cut -d: -f1)" ]; then
     fail report_layers_sorted "$(grep '|' "$r/table.md")"
 elif ! grep -q '^| ultralytics | yolov8n | fp16 | 7.19 | 2100 |' "$r/table.md"; then fail report_cold "$(cat "$r/table.md")"
+elif ! grep -q '^| nvdec-8 | 8 | 960 | 2345.6 |$' "$r/table.md"; then fail report_video "$(cat "$r/table.md")"
 elif [ "$(grep -c '"tool"' "$r/results.json")" -ne 10 ] || ! grep -q '"FAIL initcheck (exit 99, 3s): initcheck.log"' "$r/results.json"; then
     fail report_json "$(cat "$r/results.json")"
 elif [ "$(grep -c '<polyline' "$r/plot.svg")" -ne 5 ]; then fail report_plot "want 5 lines (2 tools x 2 paths, strix k2 forward): $(grep -c '<polyline' "$r/plot.svg")"

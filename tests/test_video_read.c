@@ -10,7 +10,9 @@
  *     strix takes the 2x2 block's chroma);
  *   - 4:2:0 planes are the decoder's own bytes: equal to ffmpeg's raw
  *     NV12 of the clip;
- *   - rgb 0 leaves f->rgb unset; sizes, strides and orientation.
+ *   - rgb 0 leaves f->rgb unset; sizes, strides and orientation;
+ *   - NVDEC (with a GPU): frames in device memory, their download equal to
+ *     the CPU decoder's pixels.
  * SKIPs every test when ffmpeg is missing. */
 #include <math.h>
 #include <stdio.h>
@@ -60,6 +62,18 @@ static int make(const clip *c, char *path, size_t n)
     return 1;
 }
 
+/* A reader with NV12 frames (and RGB ones unless rgb is 0), decoding with
+ * NVDEC on device nvdec (-1: on the CPU). */
+static strix_status open_nv12(strix_video_reader **r, const char *path, int rgb, int nvdec, strix_error *e)
+{
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    o.nv12 = 1;
+    o.rgb = rgb;
+    o.nvdec = nvdec;
+    return strix_video_open(r, path, &o, e);
+}
+
 /* The first frame's NV12 planes against ffmpeg's own NV12 of the clip (for
  * 4:2:0 input a plain interleave of the decoder's planes). */
 static void check_planes(const clip *c, const char *path)
@@ -74,13 +88,10 @@ static void check_planes(const clip *c, const char *path)
     FILE *fp = fopen(raw, "rb");
     size_t got = fp ? fread(want, 1, bytes + 1, fp) : 0;
     if (fp) fclose(fp);
-    strix_video_read_options o;
-    strix_video_read_options_init(&o);
-    o.nv12 = 1, o.rgb = 0;
     strix_video_reader *r;
     strix_video_frame f = {0};
     strix_error e;
-    int ok = got == bytes && strix_video_open(&r, path, &o, &e) == STRIX_OK;
+    int ok = got == bytes && open_nv12(&r, path, 0, -1, &e) == STRIX_OK;
     if (ok) {
         ok = strix_video_read(r, &f, &e) == 1;
         strix_video_close(r);
@@ -101,12 +112,9 @@ static void check_clip(const clip *c)
 {
     char path[160];
     if (!make(c, path, sizeof path)) return;
-    strix_video_read_options o;
-    strix_video_read_options_init(&o);
-    o.nv12 = 1;
     strix_video_reader *r;
     strix_error e;
-    TL_CHECK(strix_video_open(&r, path, &o, &e) == STRIX_OK, "%s: %s", c->name, e.message);
+    TL_CHECK(open_nv12(&r, path, 1, -1, &e) == STRIX_OK, "%s: %s", c->name, e.message);
     strix_video_frame f = {0};
     uint8_t *row = malloc((size_t)c->w * 3);
     double sum = 0, n = 0;
@@ -190,12 +198,9 @@ static void nv12_rotated(void)
     snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -i '%s' -c copy -metadata:s:v:0 rotate=90 '%s' || "
              "ffmpeg -v error -nostdin -y -display_rotation:v:0 -90 -i '%s' -c copy '%s'", base, path, base, path);
     TL_CHECK(system(cmd) == 0, "ffmpeg could not tag %s with a rotation", base);
-    strix_video_read_options o;
-    strix_video_read_options_init(&o);
-    o.nv12 = 1;
     strix_video_reader *r;
     strix_error e;
-    TL_CHECK(strix_video_open(&r, path, &o, &e) == STRIX_OK, "rot.mp4: %s", e.message);
+    TL_CHECK(open_nv12(&r, path, 1, -1, &e) == STRIX_OK, "rot.mp4: %s", e.message);
     TL_CHECK(strix_video_reader_info(r)->rotation != 0, "rot.mp4: no rotation read");
     strix_video_frame f = {0};
     TL_CHECK(strix_video_read(r, &f, &e) == 1, "rot.mp4: %s", e.message);
@@ -226,19 +231,56 @@ static void nv12_only(void)
                     0};
     char path[160];
     if (!make(&c, path, sizeof path)) return;
-    strix_video_read_options o;
-    strix_video_read_options_init(&o);
-    o.nv12 = 1;
-    o.rgb = 0;
     strix_video_reader *r;
     strix_error e;
-    TL_CHECK(strix_video_open(&r, path, &o, &e) == STRIX_OK, "only.mp4: %s", e.message);
+    TL_CHECK(open_nv12(&r, path, 0, -1, &e) == STRIX_OK, "only.mp4: %s", e.message);
     strix_video_frame f = {0};
     TL_CHECK(strix_video_read(r, &f, &e) == 1, "only.mp4: %s", e.message);
     TL_CHECK(!f.rgb && f.nv12 && f.width == 64 && f.height == 48, "only.mp4: rgb %p nv12 %p %dx%d", (void *)f.rgb,
              (void *)f.nv12, f.width, f.height);
     strix_video_frame_free(&f);
     strix_video_close(r);
+}
+
+/* NVDEC (FFmpeg's CUDA hwaccel): H.264 decoding is bit-exact, so the RGB
+ * that a device frame is downloaded to equals the CPU decoder's byte for
+ * byte, and every frame is handed out in device memory.  SKIPs where FFmpeg
+ * or the machine has no NVDEC, saying which. */
+static void nvdec_matches_cpu(void)
+{
+    const clip c = {"nvdec.mp4", "scale=320:240,format=yuv420p", "", 320, 240, MAX_DIFF_420, MEAN_DIFF, 1,
+                    STRIX_BT601, 0};
+    char path[160];
+    if (!make(&c, path, sizeof path)) return;
+    strix_video_reader *hw, *sw;
+    strix_error e;
+    strix_status st = open_nv12(&hw, path, 1, 0, &e);
+    if (st == STRIX_E_DEVICE || st == STRIX_E_UNSUPPORTED) {
+        TL_CHECK(strstr(e.message, "NVDEC") && !strchr(e.message, '\n'), "unclear error: %s", e.message);
+        tl_skip("no NVDEC here: %s", e.message);
+        return;
+    }
+    TL_CHECK(st == STRIX_OK, "nvdec.mp4: %s", e.message);
+    TL_CHECK(open_nv12(&sw, path, 1, -1, &e) == STRIX_OK, "nvdec.mp4: %s", e.message);
+    strix_video_frame fh = {0}, fs = {0};
+    int frames = 0, rh, rs;
+    while ((rh = strix_video_read(hw, &fh, &e)) == 1 && (rs = strix_video_read(sw, &fs, &e)) == 1 && !tl_g.failed) {
+        frames++;
+        TL_CHECK(fh.device.data && fh.device.memory == STRIX_DEVICE && fh.device.format == STRIX_NV12 &&
+                 strix_video_frame_image(&fh, 1).data == fh.device.data, "frame %d not in device memory", frames);
+        int same = 1;
+        for (int y = 0; y < fh.height && same; y++)
+            same = !memcmp(fh.rgb + (size_t)y * fh.stride, fs.rgb + (size_t)y * fs.stride, (size_t)fh.width * 3);
+        TL_CHECK(same, "frame %d: NVDEC's RGB differs from the CPU decoder's", frames);
+    }
+    strix_video_read_stats stats;
+    strix_video_reader_stats(hw, &stats);
+    TL_CHECK(frames == 10 && stats.device_frames == 10, "%d frames compared, %ld in device memory, want 10", frames,
+             stats.device_frames);
+    strix_video_frame_free(&fh);
+    strix_video_frame_free(&fs);
+    strix_video_close(hw);
+    strix_video_close(sw);
 }
 
 int main(int argc, char **argv)
@@ -256,6 +298,7 @@ int main(int argc, char **argv)
     TL_RUN(nv12_from_422);
     TL_RUN(nv12_rotated);
     TL_RUN(nv12_only);
+    TL_RUN(nvdec_matches_cpu);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (!getenv("STRIX_KEEP_TMP") && system(cmd) != 0) fprintf(stderr, "test_video_read: could not remove %s\n", g_dir);

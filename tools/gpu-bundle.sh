@@ -11,6 +11,12 @@
 #   strix-gpu/weights/*.yaml          the model YAMLs the programs read
 #   strix-gpu/build/tests/test_cuda_ops, build/perf/gpu_bench, build/perf/cuda/conv_lab,
 #                                     build/mkweights
+#   strix-gpu/build/infer, perf/gpu_video.sh, clips/720p.mp4
+#                                     the video step: infer as `make dist` links it
+#                                     (the minimal static FFmpeg, NVDEC included) and
+#                                     a 4 s 1280x720 H.264 clip made here by ffmpeg;
+#                                     left out, with a line saying why, when the
+#                                     static FFmpeg cannot be built or ffmpeg is missing
 #   strix-gpu/lib/                    the shared libraries they need that such a
 #                                     machine may lack (libyaml, libstb, libgomp,
 #                                     libstdc++, ...); not glibc's, not the
@@ -45,8 +51,24 @@ cp -p "$obj/tests/test_cuda_ops" "$dst/build/tests/"
 cp -p "$obj/perf/gpu_bench" "$dst/build/perf/"
 cp -p "$obj/perf/cuda/conv_lab" "$dst/build/perf/cuda/"
 cp -p "$obj/mkweights" "$dst/build/"
+# the video step's infer and clip (optional: the check SKIPs the step without them)
+video="left out"
+if ! command -v ffmpeg >/dev/null 2>&1; then
+    video="left out: no ffmpeg program here to make the clip"
+elif ! sh tools/ffmpeg.sh build x86_64 >>"$build/gpu-bundle.log" 2>&1; then
+    video="left out: the static FFmpeg did not build (see $build/gpu-bundle.log)"
+elif ! make -j"$(nproc 2>/dev/null || echo 2)" DIST=1 CUDA=1 BUILD="$obj-dist" ${archs:+CUDA_ARCHS="$archs"} \
+    "$obj-dist/infer" >>"$build/gpu-bundle.log" 2>&1; then
+    video="left out: infer did not build with the static FFmpeg (see $build/gpu-bundle.log)"
+elif ! mkdir -p "$dst/clips" || ! ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=s=1280x720:r=30:d=4 \
+    -c:v libx264 -preset veryfast -pix_fmt yuv420p -g 60 "$dst/clips/720p.mp4" >>"$build/gpu-bundle.log" 2>&1; then
+    video="left out: ffmpeg could not make the clip"
+else
+    cp -p "$obj-dist/infer" "$dst/build/" && cp -p perf/gpu_video.sh "$dst/perf/" && video="included"
+fi
+echo "gpu-bundle: video step $video"
 skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libutil\.|libresolv\.|libcuda\.|libnvidia-|libcudart|libcublas|libcublasLt)'
-for p in $progs; do
+for p in $progs $([ -f "$dst/build/infer" ] && echo "$dst/build/infer"); do
     ldd "$p" | awk '/=> \// { print $1, $3 }'
 done | sort -u | while read -r name path; do
     if ! printf '%s\n' "$name" | grep -Eq "$skip"; then cp -pL "$path" "$dst/lib/$name"; fi
@@ -58,6 +80,7 @@ commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
     echo "commit: $commit"
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm), $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/CUDA \1/p'), archs ${archs:-Makefile default}"
     echo "needs there: the NVIDIA driver, the CUDA toolkit's libcudart/libcublas (same major version) and compute-sanitizer"
+    echo "video step: $video"
     echo "contents:"
     (cd "$stage" && find strix-gpu -type f | sort)
 } >"$dst/BUNDLE"

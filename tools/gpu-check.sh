@@ -23,10 +23,14 @@
 #                 detect path from uint8 frames (1280x720 and 640x640) to host
 #                 boxes; per-layer GPU time at batch 64 (fp16); cold start of
 #                 yolov8n (5 fresh processes each dtype, default kernel set);
-#   8. peers      only with --python PATH (a Python with torch on CUDA and
+#   8. video      perf/gpu_video.sh: the bundle's infer on its 720p H.264
+#                 clip, 1 and 8 inputs, decoded on the CPU (RGB, NV12) and
+#                 with NVDEC: frames/s, NVDEC utilisation, and the NVDEC
+#                 run's detections equal to the CPU-decoded NV12 run's;
+#   9. peers      only with --python PATH (a Python with torch on CUDA and
 #                 ultralytics): tools/reference/gpu_peers.py on the same
 #                 weights and frames; else one SKIP line saying why;
-#   9. report     perf/gpu_report.sh: results.json, table.md, plot.svg.
+#  10. report     perf/gpu_report.sh: results.json, table.md, plot.svg.
 #
 # Every step writes its log to the output directory (default
 # perf/results/<YYYY-MM-DD>-<gpu>/), opening with a header (date, GPU, driver,
@@ -61,7 +65,7 @@ while [ $# -gt 0 ]; do
     --kernels) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[12](,[12])*$' || usage "--kernels needs a list of kernel sets (1, 2)"; kernel_sets=$2; shift 2 ;;
     --no-sanitizers) sanitize=0; shift ;;
     --sanitizer-timeout) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || usage "--sanitizer-timeout needs seconds"; stimeout=$2; shift 2 ;;
-    -h | --help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,47p' "$0"; exit 0 ;;
     *) usage "unknown argument '$1'" ;;
     esac
 done
@@ -216,6 +220,13 @@ if [ $ok = 1 ]; then
     else
         failed="$failed bench"
         note "FAIL bench ($(($(date +%s) - t0))s, failed:$bad): $blog"
+    fi
+
+    if [ -x build/infer ] && [ -f clips/720p.mp4 ]; then
+        step video "$out/video.log" sh perf/gpu_video.sh build/infer clips/720p.mp4 "$(yaml_of "$first")" \
+            "$(scale_of "$first")" "$work/$first.safetensors" "$work/video" "$rows"
+    else
+        note "SKIP video: no build/infer and clips/720p.mp4 (a bundle made without the static FFmpeg or the ffmpeg program)"
     fi
 
     if [ -z "$py" ]; then

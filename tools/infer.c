@@ -151,6 +151,10 @@ static void usage(FILE *f)
             "  --device NAME     compute device: cpu, cuda, cuda:N (default: cuda when a GPU is present, else cpu)\n"
             "  --half            FP16 on a CUDA device (ignored on the CPU, as in Ultralytics)\n"
             "  --nms-free        YOLO26: the one-to-one head, top-k without NMS (Ultralytics' nms=False)\n"
+            "  --decode cpu|nvdec  videos: decode with FFmpeg on the CPU (default) or with the\n"
+            "                    GPU's NVDEC on the model's CUDA device, the frames staying in GPU\n"
+            "                    memory as NV12 (implies --nv12; RGB is downloaded only for the\n"
+            "                    annotated video and BoT-SORT's GMC). Not yet measured on a GPU\n"
             "  --nv12            videos: the decoder's 4:2:0 planes go to the model as NV12 (no RGB\n"
             "                    conversion on the CPU, half the bytes to stage and upload; the\n"
             "                    letterbox converts them). RGB is still made for the annotated video\n"
@@ -342,6 +346,7 @@ static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
     o->device = NULL; /* cuda when a GPU is present, else cpu (main) */
+    o->nvdec = -1;
     o->out = "runs/infer";
     o->conf = 0.25;
     o->iou = 0.7;
@@ -425,7 +430,7 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--trail", "--line", "--detections", "--highlights", "--hl-score",
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len", "--manifest", "--shard", "--shards",
-                                                 "--metrics-port", "--metrics-file"};
+                                                 "--metrics-port", "--metrics-file", "--decode"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
         if (!known) return usage_error("unknown option '%s'", a);
@@ -436,6 +441,11 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(name, "--weights")) o->weights = val;
         else if (!strcmp(name, "--names")) o->names = val;
         else if (!strcmp(name, "--device")) o->device = val;
+        else if (!strcmp(name, "--decode")) {
+            if (strcmp(val, "cpu") && strcmp(val, "nvdec"))
+                return usage_error("--decode: '%s' is not cpu or nvdec", val);
+            o->nvdec = !strcmp(val, "nvdec") ? 0 : -1; /* the device index comes with the model's device */
+        }
         else if (!strcmp(name, "--out")) o->out = val;
         else if (!strcmp(name, "--json")) o->json = val;
         else if (!strcmp(name, "--classes")) o->classes = val;
@@ -560,6 +570,12 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     }
     mo.half = o->half;
     mo.nms_free = o->nms_free;
+    if (o->nvdec >= 0) {
+        if (strncmp(mo.device, "cuda", 4))
+            return usage_error("--decode nvdec needs the model on a CUDA device (--device cuda or cuda:N): its "
+                               "frames stay in GPU memory");
+        o->nvdec = mo.device[4] == ':' ? atoi(mo.device + 5) : 0;
+    }
     strix_error e;
     strix_status st = strix_model_load(model, &mo, &e);
     if (!st && o->names) st = strix_model_load_names(*model, o->names, &e);
@@ -713,18 +729,7 @@ out:
     free(names);
     free(mask);
     free(hl_mask);
-    if (plan)
-        for (int i = 0; i < in.images.n; i++) {
-            free(plan[i].image_out);
-            free(plan[i].label_out);
-        }
-    free(plan);
-    free_video_plans(vplan, in.videos.n);
-    free(json_path);
-    free(labels_dir);
-    list_free(&in.images);
-    list_free(&in.videos);
-    list_free(&created);
+    free_run_outputs(&in, plan, vplan, json_path, labels_dir, &created);
     free(o.inputs);
     return rc;
 }

@@ -43,8 +43,19 @@ size_t strix_cpu_attention_workspace(const strix_view *qkv, const strix_attn_par
     return (size_t)(threads > 1 ? threads : 1) * thread_floats(qkv->h * qkv->w, p) * sizeof(float);
 }
 
+/* The library is built for the baseline target (any x86-64: SSE2), so the
+ * compiler also makes AVX2 and AVX-512F versions of the one hot loop nest
+ * here and the loader picks one for the CPU (ifunc).  The arithmetic is the
+ * same in every version (no FMA contraction in ISO C mode, madd decided for
+ * the whole file), so the results are too. */
+#if defined(__x86_64__) && defined(__linux__)
+#define HOT_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+#else
+#define HOT_CLONES
+#endif
+
 /* Query rows [i0, i0 + rows) of head h of image n; kt: kd x P, s: P floats. */
-static void attend_block(const strix_view *out, const strix_view *qkv, const strix_attn_params *p,
+HOT_CLONES static void attend_block(const strix_view *out, const strix_view *qkv, const strix_attn_params *p,
                          int n, int h, int i0, int rows, float *kt, float *s)
 {
     int pixels = qkv->h * qkv->w, kd = p->key_dim, hd = p->head_dim;

@@ -11,9 +11,8 @@
  *   avx512   x86-64 AVX-512F, 14 x 32 (28 of the 32 zmm registers), and
  *            14 x 16 (avx512_n16) for layers whose channels per group are
  *            not a multiple of 32;
- *   neon     aarch64 Advanced SIMD, 6 x 16 (24 of the 32 q registers: the
- *            channel counts of YOLO layers are multiples of 16, so a 16-wide
- *            block never pads where 12 would). */
+ *   neon     aarch64 Advanced SIMD, 5 x 16 (20 of the 32 q registers hold
+ *            accumulators; see conv_neon.c). */
 #ifndef STRIX_CPU_CONV_ISA_H
 #define STRIX_CPU_CONV_ISA_H
 

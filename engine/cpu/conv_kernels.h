@@ -24,17 +24,17 @@
  *     per-pixel multiply-add over channels, handled by their own loop.
  * The GEMM is blocked GotoBLAS-style: B is packed into NR-wide panels, once
  * at load (strix_cpu_conv2d_pack, the CPU backend does it for every conv) or
- * else once per call and group (shared by all threads), each thread owns
- * blocks of MC rows,
- * packs KC-deep slices of them and runs an MR x NR register-blocked
- * micro-kernel into a per-thread tile, then applies bias + SiLU + residual
- * while copying the tile into out.  Accumulating in the tile, not in out,
+ * else once per call and group (shared by all threads); blocks of MC rows
+ * are the tasks of the team (engine/cpu/team.h), and the thread running one
+ * packs KC-deep slices of it (im2col per tile) and runs an MR x NR
+ * register-blocked micro-kernel into its own tile, then applies bias + SiLU
+ * + residual while copying the tile into out.  Accumulating in the tile, not in out,
  * keeps `residual == out` correct and lets the micro-kernel always work on
  * full MR x NR blocks (tails are zero-padded).
  *
  * Every output element is summed in the same order whatever the thread count
  * or row blocking (k ascending, KC-sized partial sums added in order), so
- * results do not depend on `threads`.  They do depend on the instruction set
+ * results do not depend on the team's size.  They do depend on the instruction set
  * in the last bits (fused or separate multiply-add, the SiLU's exp).
  *
  * The micro-kernel and the epilogue use GCC/Clang vector extensions (not
@@ -97,12 +97,13 @@ static inline float s_fma(float a, float b, float c)
 #endif
 }
 
+/* s in every lane: a vector of ones times the scalar (which the extensions
+ * broadcast; x * 1 is exact, so compilers fold the multiply away and emit
+ * one broadcast; filling the lanes one by one made gcc build SSE2
+ * broadcasts out of four shuffles each). */
 static inline vf v_splat(float s)
 {
-    vf r;
-#pragma GCC unroll 16
-    for (int l = 0; l < VL; l++) r[l] = s;
-    return r;
+    return ((vf){0} + 1.0f) * s;
 }
 
 static inline vf v_load(const float *p)

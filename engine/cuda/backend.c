@@ -82,6 +82,7 @@ struct strix_cuda_backend {
     size_t esz;                  /* bytes per activation / weight element */
     const strix_program *prog;
     cudaStream_t stream;
+    cudaEvent_t legacy_done;     /* device-memory frames: the legacy default stream's work so far */
     cublasHandle_t cublas;
     void *cublas_ws;
     void *weights;               /* the fused blob in the compute dtype (woff offsets) */
@@ -486,6 +487,7 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     } while (0)
     CREATE_TRY(cudaSetDevice(device), "select the CUDA device");
     if (!st) CREATE_TRY(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking), "create a CUDA stream");
+    if (!st) CREATE_TRY(cudaEventCreateWithFlags(&b->legacy_done, cudaEventDisableTiming), "create an event");
     if (!st && async) {
         CREATE_TRY(cudaStreamCreateWithFlags(&b->copy_stream, cudaStreamNonBlocking), "create the upload stream");
         for (int l = 0; l < STRIX_MAX_IN_FLIGHT && !st; l++) {
@@ -689,6 +691,16 @@ static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *i
                                      const strix_letterbox_info *info, const uint8_t *frames, strix_error *err)
 {
     size_t per_image = (size_t)b->h * b->w * 3 * b->esz, off = 0;
+    /* Frames in device memory were written on some other stream; FFmpeg's
+     * NVDEC copies its frames on the legacy default stream, which our
+     * non-blocking streams do not wait for by themselves: order the
+     * letterbox after everything queued there so far (no host wait). */
+    int device_frames = 0;
+    for (int i = 0; i < n; i++) device_frames |= imgs[i].memory == STRIX_DEVICE;
+    if (device_frames) {
+        CUDA_TRY(cudaEventRecord(b->legacy_done, cudaStreamLegacy), "order device frames after their writer");
+        CUDA_TRY(cudaStreamWaitEvent(b->stream, b->legacy_done, 0), "order device frames after their writer");
+    }
     for (int i = 0; i < n; i++) {
         const strix_image *im = &imgs[i];
         const strix_letterbox_info *li = &info[i];
@@ -924,6 +936,7 @@ static void cuda_free(strix_backend *base)
         if (L->done) cudaEventDestroy(L->done);
     }
     if (b->copy_stream) cudaStreamDestroy(b->copy_stream);
+    if (b->legacy_done) cudaEventDestroy(b->legacy_done);
     if (b->stream) cudaStreamDestroy(b->stream);
     cudaGetLastError();
     free(b->bias_off);

@@ -42,6 +42,7 @@ typedef struct options {
     double conf, iou;
     int txt, save_conf, save, overwrite, quiet, audio, half, nms_free;
     int nv12;                            /* --nv12: videos reach the model as NV12 planes */
+    int nvdec;                           /* --decode nvdec: the CUDA device NVDEC decodes on, else -1 */
     int conf_set;                        /* --conf given (tracking lowers the default) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* --track-thresh etc.: -1 unless given */
@@ -128,6 +129,7 @@ typedef struct source_config {
     int (*interrupt)(void *ctx);      /* polled during blocking I/O: nonzero ends the input */
     int nvtx;                         /* an NVTX range around each frame's decode */
     int rgb, nv12;                    /* what the frames carry (strix_video_read_options) */
+    int nvdec;                        /* strix_video_read_options.nvdec */
 } source_config;
 
 typedef struct source {
@@ -223,7 +225,10 @@ void remove_created(strlist *created);
 int commit_file(char *tmp, const char *path, int overwrite);
 int commit_temp(FILE *f, char *tmp, const char *path, int overwrite);
 void abandon_temp(FILE *f, char *tmp);
-void free_video_plans(video_plan *vp, int n);
+/* Everything plan_run_outputs and expand_inputs allocated (any may be NULL
+ * or empty). */
+void free_run_outputs(inputs *in, plan_entry *plan, video_plan *vplan, char *json_path, char *labels_dir,
+                      strlist *created);
 
 /* images.c */
 int run_images(const options *o, const strlist *images, const plan_entry *plan, const struct detector *det,

@@ -21,6 +21,7 @@ int source_open(source *s, const source_config *c)
     ro.audio = c->audio;
     ro.rgb = c->rgb;
     ro.nv12 = c->nv12;
+    ro.nvdec = c->nvdec;
     ro.interrupt = c->interrupt;
     strix_error e;
     strix_status st = strix_video_open(&s->rd, c->url, &ro, &e);

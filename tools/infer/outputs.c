@@ -276,7 +276,7 @@ static char *video_stem(const char *in)
     return out;
 }
 
-void free_video_plans(video_plan *vp, int n)
+static void free_video_plans(video_plan *vp, int n)
 {
     for (int i = 0; vp && i < n; i++) {
         free(vp[i].video_out);
@@ -290,6 +290,22 @@ void free_video_plans(video_plan *vp, int n)
         free(vp[i].hl_csv);
     }
     free(vp);
+}
+
+void free_run_outputs(inputs *in, plan_entry *plan, video_plan *vplan, char *json_path, char *labels_dir,
+                      strlist *created)
+{
+    for (int i = 0; plan && i < in->images.n; i++) {
+        free(plan[i].image_out);
+        free(plan[i].label_out);
+    }
+    free(plan);
+    free_video_plans(vplan, in->videos.n);
+    free(json_path);
+    free(labels_dir);
+    list_free(&in->images);
+    list_free(&in->videos);
+    list_free(created);
 }
 
 /* Every video's output paths, refusing two videos writing one file; an

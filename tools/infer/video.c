@@ -360,8 +360,9 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
      * camera-motion compensation (with --nv12 the model reads NV12) */
     const int gmc = o->track && o->track_opts.tracker_type == STRIX_TRACKER_BOTSORT &&
                     o->track_opts.gmc_method != STRIX_GMC_NONE;
+    const int nv12 = o->nv12 || o->nvdec >= 0;
     source_config sc = {p->input, o->save && o->audio, stop_requested, o->nvtx,
-                        !o->nv12 || p->video_out || gmc, o->nv12};
+                        !nv12 || p->video_out || gmc, nv12, o->nvdec};
     int rc = source_open(&v->src, &sc);
     if (rc) return rc;
     v->expected = strix_video_reader_info(v->src.rd)->frames;

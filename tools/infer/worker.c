@@ -120,18 +120,7 @@ static int run_item(const options *base, const work_item *it, const char *dir, c
         int vrc = run_videos(&o, vplan, in.videos.n, det, hl_mask);
         if (!rc || vrc == EXIT_INTERRUPTED) rc = vrc ? vrc : rc;
     }
-    if (plan)
-        for (int i = 0; i < in.images.n; i++) {
-            free(plan[i].image_out);
-            free(plan[i].label_out);
-        }
-    free(plan);
-    free_video_plans(vplan, in.videos.n);
-    free(json_path);
-    free(labels_dir);
-    list_free(&in.images);
-    list_free(&in.videos);
-    list_free(&created);
+    free_run_outputs(&in, plan, vplan, json_path, labels_dir, &created);
     return rc;
 }
 
