@@ -1,14 +1,21 @@
 /* team.c — the CPU backend's worker threads (see team.h): pthreads, one
- * mutex and two condition variables; a loop is published as a generation
- * number, workers claim tasks from an atomic counter, the caller waits
- * until every worker has checked out of the generation, so no worker
- * touches a loop's context after strix_cpu_team_run returns.  With a spin
- * time, both sides poll the generation / the count of busy workers for up
- * to that long before blocking. */
+ * mutex and two condition variables.
+ *
+ * A loop is published under the mutex as a new generation g (its function,
+ * context and task count).  Tasks are claimed from one 64-bit ticket,
+ * (g << 32) | next task, by compare-and-swap: a claim succeeds only while the
+ * ticket still names g, so a worker that wakes late, after the loop is over
+ * (or another has started), can never run a task with a stale context.  The
+ * caller takes tasks too, then waits until all g's tasks are done — not for
+ * every worker to have woken: on a machine whose cores are busy with other
+ * processes an unscheduled worker costs the loop nothing, the caller just
+ * does its share.  With a spin time, idle workers poll the generation, and
+ * the caller the done count, that long before blocking. */
 #include "team.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -27,24 +34,33 @@ struct strix_cpu_team {
     worker_arg *args;
     pthread_mutex_t mu;
     pthread_cond_t wake; /* a new generation, or stop */
-    pthread_cond_t done; /* the last worker left the generation */
-    /* written under mu; gen and busy also polled without it */
-    atomic_ulong gen;
+    pthread_cond_t done; /* the current generation's last task finished */
+    /* written under mu (gen also read without it, to poll) */
+    atomic_uint gen;
     int stop;
-    atomic_int busy; /* workers not yet checked out of the current generation */
     strix_cpu_task_fn fn;
     void *ctx;
     int tasks;
-    /* claimed without the lock */
-    atomic_int next;
+    /* without the lock */
+    atomic_uint_least64_t ticket; /* (generation << 32) | next unclaimed task */
+    atomic_int finished;          /* tasks of the current generation done */
 };
 
-static void claim_all(strix_cpu_team *t, strix_cpu_task_fn fn, void *ctx, int tasks, int worker)
+/* Runs tasks of generation g while any is left; the thread that finishes
+ * the last one wakes the caller. */
+static void claim_all(strix_cpu_team *t, unsigned g, strix_cpu_task_fn fn, void *ctx, int tasks, int worker)
 {
+    uint64_t cur = atomic_load(&t->ticket);
     for (;;) {
-        int i = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
-        if (i >= tasks) return;
-        fn(ctx, i, worker);
+        if ((unsigned)(cur >> 32) != g || (int)(uint32_t)cur >= tasks) return;
+        if (!atomic_compare_exchange_weak(&t->ticket, &cur, cur + 1)) continue; /* cur reloaded */
+        fn(ctx, (int)(uint32_t)cur, worker);
+        if (atomic_fetch_add(&t->finished, 1) + 1 == tasks && worker != 0) {
+            pthread_mutex_lock(&t->mu);
+            pthread_cond_signal(&t->done);
+            pthread_mutex_unlock(&t->mu);
+        }
+        cur = atomic_load(&t->ticket);
     }
 }
 
@@ -64,14 +80,14 @@ static long now_ns(void)
     return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
-/* Polls until *v != unchanged (gen) or *v == 0 (busy), for at most spin_ns. */
-static void spin_while(const strix_cpu_team *t, const atomic_ulong *gen, unsigned long seen, const atomic_int *busy)
+/* Polls for at most the team's spin time until the generation is no longer
+ * `seen` (gen != NULL) or `tasks` tasks are finished (gen == NULL). */
+static void spin_until(strix_cpu_team *t, const atomic_uint *gen, unsigned seen, int tasks)
 {
     if (t->spin_ns <= 0) return;
     long end = now_ns() + t->spin_ns;
     for (int i = 0;; i++) {
-        if (gen && atomic_load_explicit(gen, memory_order_acquire) != seen) return;
-        if (busy && atomic_load_explicit(busy, memory_order_acquire) == 0) return;
+        if (gen ? atomic_load(gen) != seen : atomic_load(&t->finished) >= tasks) return;
         cpu_relax();
         if ((i & 63) == 63 && now_ns() > end) return;
     }
@@ -81,26 +97,22 @@ static void *worker_main(void *p)
 {
     worker_arg *a = p;
     strix_cpu_team *t = a->team;
-    unsigned long seen = 0;
+    unsigned seen = 0;
     for (;;) {
-        spin_while(t, &t->gen, seen, NULL);
+        spin_until(t, &t->gen, seen, 0);
         pthread_mutex_lock(&t->mu);
         while (atomic_load(&t->gen) == seen && !t->stop) pthread_cond_wait(&t->wake, &t->mu);
-        if (t->stop) break;
+        if (t->stop) {
+            pthread_mutex_unlock(&t->mu);
+            return NULL;
+        }
         seen = atomic_load(&t->gen);
         strix_cpu_task_fn fn = t->fn;
         void *ctx = t->ctx;
         int tasks = t->tasks;
         pthread_mutex_unlock(&t->mu);
-        claim_all(t, fn, ctx, tasks, a->index);
-        if (atomic_fetch_sub(&t->busy, 1) == 1) { /* the last one out wakes the caller */
-            pthread_mutex_lock(&t->mu);
-            pthread_cond_signal(&t->done);
-            pthread_mutex_unlock(&t->mu);
-        }
+        claim_all(t, seen, fn, ctx, tasks, a->index);
     }
-    pthread_mutex_unlock(&t->mu);
-    return NULL;
 }
 
 strix_status strix_cpu_team_create(strix_cpu_team **out, int threads, int spin_us, strix_error *err)
@@ -110,9 +122,9 @@ strix_status strix_cpu_team_create(strix_cpu_team **out, int threads, int spin_u
     if (!t) return strix_fail(err, STRIX_E_NOMEM, "out of memory for the CPU threads");
     t->threads = threads < 1 ? 1 : threads;
     t->spin_ns = spin_us > 0 ? spin_us * 1000L : 0;
-    atomic_init(&t->next, 0);
     atomic_init(&t->gen, 0);
-    atomic_init(&t->busy, 0);
+    atomic_init(&t->ticket, 0);
+    atomic_init(&t->finished, 0);
     if (pthread_mutex_init(&t->mu, NULL)) {
         free(t);
         return strix_fail(err, STRIX_E_NOMEM, "cannot create a mutex for the CPU threads");
@@ -178,17 +190,20 @@ void strix_cpu_team_run(strix_cpu_team *t, int tasks, strix_cpu_task_fn fn, void
         return;
     }
     pthread_mutex_lock(&t->mu);
+    unsigned g = atomic_load(&t->gen) + 1;
     t->fn = fn;
     t->ctx = ctx;
     t->tasks = tasks;
-    atomic_store_explicit(&t->next, 0, memory_order_relaxed);
-    atomic_store(&t->busy, t->started);
-    atomic_fetch_add(&t->gen, 1); /* seq_cst: after every field above */
+    atomic_store(&t->finished, 0);
+    atomic_store(&t->ticket, (uint64_t)g << 32);
+    atomic_store(&t->gen, g);
     pthread_cond_broadcast(&t->wake);
     pthread_mutex_unlock(&t->mu);
-    claim_all(t, fn, ctx, tasks, 0);
-    spin_while(t, NULL, 0, &t->busy);
-    pthread_mutex_lock(&t->mu);
-    while (atomic_load(&t->busy) > 0) pthread_cond_wait(&t->done, &t->mu);
-    pthread_mutex_unlock(&t->mu);
+    claim_all(t, g, fn, ctx, tasks, 0);
+    spin_until(t, NULL, 0, tasks);
+    if (atomic_load(&t->finished) < tasks) {
+        pthread_mutex_lock(&t->mu);
+        while (atomic_load(&t->finished) < tasks) pthread_cond_wait(&t->done, &t->mu);
+        pthread_mutex_unlock(&t->mu);
+    }
 }
