@@ -111,7 +111,7 @@ run json_dir_missing 7 --model "$YAML" --weights "$W" --out "$T/o_jd" --json "$T
 
 # ------------------------------------------------------- with weights
 if [ ! -x "$B/mkweights" ] || ! "$B/mkweights" --model "$YAML" --scale n --seed 1 --out "$W" >/dev/null 2>&1; then
-    for t in bad_yaml bad_weights run_samples refuse_overwrite overwrite bad_images labels dir_and_glob \
+    for t in bad_yaml bad_weights int8_usage int8_calibrate_missing int8 run_samples refuse_overwrite overwrite bad_images labels dir_and_glob \
         no_save batch png_out temps; do
         skip $t "no weights ($B/mkweights missing or failed)"
     done
@@ -126,6 +126,23 @@ run bad_yaml 4 --model "$T/bad.yaml" --weights "$W" --out "$T/o_by" "$T/in/small
 echo "not safetensors" >"$T/bad.safetensors"
 run bad_weights 5 --model "$YAML" --scale n --weights "$T/bad.safetensors" --out "$T/o_bw" "$T/in/small.ppm" &&
     pass bad_weights
+
+# --int8 (CPU, opt-in): its usage errors, a calibration source that does not
+# exist, and a run calibrated on a directory whose JSON is complete
+ok=1
+for args in "$M --int8 $T/in/small.ppm" "$M --calibrate $T/in $T/in/small.ppm"; do
+    # shellcheck disable=SC2086
+    run int8_usage 2 $args || { ok=0; break; }
+    [ "$(wc -l <"$T/err")" -eq 1 ] || { fail int8_usage "not one line on stderr for '$args'"; ok=0; break; }
+done
+[ $ok -eq 1 ] && pass int8_usage
+# shellcheck disable=SC2086
+run int8_calibrate_missing 3 $M --int8 --calibrate "$T/nope" --out "$T/o_i8m" "$T/in/small.ppm" &&
+    pass int8_calibrate_missing
+# shellcheck disable=SC2086
+if run int8 0 $M --int8 --calibrate "$T/in" --out "$T/o_i8" --no-save --quiet "$T/in/small.ppm" "$T/in/wide.ppm"; then
+    if why=$(json_ok "$T/o_i8/detections.json" 2 0); then pass int8; else fail int8 "$why"; fi
+fi
 
 set -- "$DATA"/*.jpg
 if [ -f "$1" ]; then
