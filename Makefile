@@ -10,6 +10,8 @@
 #   make gpu-bundle the GPU check packed for a GPU machine (perf/README.md)
 #   make dist       dist/strix-VERSION-linux-ARCH[-cudaN].tar.gz: the tools
 #                   linked against a minimal static FFmpeg (tools/dist.sh)
+#   make image      dist/strix-VERSION-linux-ARCH[-cudaN].oci.tar: OCI images of
+#                   the dist tarballs on a Debian libc6 root (tools/image.sh)
 #   make kernel-lab the CUDA kernel lab, perf/cuda/ (CUDA builds)
 #
 # Knobs: CUDA=0/1 (default: 1 when nvcc is on PATH), OPENMP=0/1 (default 1;
@@ -155,7 +157,14 @@ ifeq ($(ARCH),x86_64)
 # prerequisites too, the configuration stamp among them.)
 $(BUILD)/obj/engine/cpu/conv_avx2.o: ISA_FLAGS = -mavx2 -mfma
 $(BUILD)/obj/engine/cpu/conv_avx512.o $(BUILD)/obj/engine/cpu/conv_avx512_n16.o: ISA_FLAGS = -mavx512f -mavx2 -mfma
+# GMC's steps (engine/analytics/gmc_steps.h): AVX2 without FMA, so the
+# numbers stay those of the generic build
+$(BUILD)/obj/engine/analytics/gmc_avx2.o: ISA_FLAGS = -mavx2 -fno-math-errno
 endif
+# GMC's corner response takes a square root per pixel; with errno semantics
+# the compiler keeps it scalar (it must call sqrtf for negative inputs,
+# which cannot occur there).  Correctly rounded either way.
+$(BUILD)/obj/engine/analytics/gmc_generic.o: ISA_FLAGS = -fno-math-errno
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -234,6 +243,14 @@ dist:
 	@CC=$(CC) $(if $(filter command line,$(origin CUDA)),CUDA=$(CUDA)) OPENMP=$(OPENMP) sh tools/dist.sh
 print-cuda-archs:
 	@echo $(CUDA_ARCHS)
+
+# OCI images of the tarballs (tools/image.sh, README "Container image"),
+# built from Debian packages (mmdebstrap) without pulling from a registry:
+# the CPU-only image, and the CUDA one (with cuBLAS) when CUDA is 1, given or
+# as tools/dist.sh decides.
+.PHONY: image
+image:
+	@CC=$(CC) $(if $(filter command line,$(origin CUDA)),CUDA=$(CUDA)) OPENMP=$(OPENMP) sh tools/image.sh
 
 deps:
 	@sh tools/deps.sh

@@ -18,13 +18,17 @@
 # under qemu-user-static.  The batch-worker tests run real engines on
 # localhost: Slurm (slurm-wlm: slurmctld, slurmd, sbatch; tests/cli_slurm.sh)
 # and Prometheus (prometheus, queried with curl; tests/cli_prometheus.sh).
+# `make image` (tools/image.sh) builds its base root with mmdebstrap from
+# .debs downloaded here once (tools/image.sh fetch); its test
+# (tests/cli_image.sh) reads the images with skopeo and runs them with
+# podman (runc where crun cannot run: cgroup v1/v2 hybrids).
 set -e
 cd "$(dirname "$0")/.."
 need=""
 for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg62-turbo-dev pkg-config clang libclang-rt-dev \
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg \
     libx264-dev libmbedtls-dev zlib1g-dev nasm libffmpeg-nvenc-dev dpkg-dev \
-    gcc-aarch64-linux-gnu qemu-user-static slurm-wlm prometheus curl; do
+    gcc-aarch64-linux-gnu qemu-user-static slurm-wlm prometheus curl mmdebstrap skopeo podman runc; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then
@@ -37,3 +41,5 @@ if [ -n "$need" ]; then
 fi
 sh tools/ffmpeg.sh fetch
 sh tools/debroot.sh fetch
+# not fatal: without them `make image` stops and tests/cli_image.sh skips, each saying why
+sh tools/image.sh fetch || echo "deps: the container image's base packages were not downloaded (above): make image needs them"

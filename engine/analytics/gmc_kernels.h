@@ -1,0 +1,693 @@
+/* gmc_kernels.h — the per-frame steps of Ultralytics' GMC "sparseOptFlow"
+ * (ultralytics/trackers/utils/gmc.py) for engine/analytics/gmc.c, each as
+ * the OpenCV call it makes defines it:
+ *   cvtColor BGR2GRAY + resize to half size (INTER_LINEAR at exactly half
+ *   size is OpenCV's 2x2 area average), fixed point as OpenCV rounds;
+ *   goodFeaturesToTrack(maxCorners 400, qualityLevel 0.01, minDistance 0,
+ *   blockSize 3): minimum eigenvalue of the 3x3-summed Sobel structure
+ *   tensor, kept above 1% of the maximum and at 3x3 local maxima, strongest
+ *   400 (ties: later pixel first, as OpenCV's sort);
+ *   calcOpticalFlowPyrLK(winSize 21, maxLevel 3, 30 iterations, eps 0.01,
+ *   minEigThreshold 1e-4): Gaussian pyramid (pyrDown), Scharr gradients,
+ *   iterative Lucas-Kanade per level in OpenCV's units (images x 32,
+ *   gradients as Scharr sums, sums scaled by 2^-20).
+ * Bilinear weights are float rather than OpenCV's 14-bit fixed point, so a
+ * point can differ from OpenCV's in the last fractions of a pixel.
+ * Included by gmc_generic.c and gmc_avx2.c (gmc_steps.h), each defining
+ * GMC_SUFFIX: the entry points are strix_gmc_frame_<suffix> and
+ * strix_gmc_lk_<suffix>; everything else is static.  The loops are written
+ * for the vectoriser (restrict helpers, per-lane sums, no border logic in
+ * the interiors); the compiler's float operations keep their order, so
+ * every build computes the same numbers.
+ *
+ * Layouts: grey images uint8 [h][w]; pyramid levels are float [h][w] with a
+ * border of PAD pixels on each side, reflected as OpenCV's
+ * BORDER_REFLECT_101, so a window read never checks bounds. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#include "gmc_steps.h"
+
+#define GMC_CAT2(a, b) a##b
+#define GMC_CAT(a, b) GMC_CAT2(a, b)
+
+#define QUALITY 0.01f
+#define WIN 21
+#define HALF_WIN 10
+#define LK_ITERS 30
+#define LK_EPS 0.01f
+#define MIN_EIG 1e-4f
+#define WINP 24 /* a window row as read: 21 columns padded to 3 x 8 floats; the padding lanes are never summed */
+#define PAD GMC_PAD
+#define GPS 32 /* gradient patch row stride: WINP columns computed, the rest 0 (read by the last padding lane) */
+
+/* OpenCV's BORDER_REFLECT_101 index (n >= 2) */
+static int reflect(int i, int n)
+{
+    while (i < 0 || i >= n) i = i < 0 ? -i : 2 * n - 2 - i;
+    return i;
+}
+
+/* ----------------------------------------------------------- grey frame */
+
+/* OpenCV's grey in fixed point, (R 4899 + G 9617 + B 1868 + 2^13) >> 14, in
+ * 16-bit lanes: each weight is 256 hi + lo (4899 = 19.256 + 35, 9617 =
+ * 37.256 + 145, 1868 = 7.256 + 76), so the sum is 256 H + L with H = 19R +
+ * 37G + 7B <= 16065 and L = 35R + 145G + 76B <= 65280 (the lo weights add
+ * up to 256), and (256 H + L + 2^13) >> 14 = (H + (L >> 8) + 32) >> 6
+ * exactly.  Twice the lanes of 32-bit arithmetic for the vectoriser.
+ * bgr: B comes first.  Two loops with constant offsets, so the compiler
+ * vectorises them (aarch64 reads the three channels with one ld3). */
+static void grey_row(const uint8_t *p, int n, int bgr, uint16_t *g)
+{
+    if (!bgr)
+        for (int x = 0; x < n; x++) {
+            unsigned r = p[3 * x], gr = p[3 * x + 1], b = p[3 * x + 2];
+            uint16_t hi = (uint16_t)(r * 19 + gr * 37 + b * 7), lo = (uint16_t)(r * 35 + gr * 145 + b * 76);
+            g[x] = (uint16_t)((hi + (lo >> 8) + 32) >> 6);
+        }
+    else
+        for (int x = 0; x < n; x++) {
+            unsigned r = p[3 * x + 2], gr = p[3 * x + 1], b = p[3 * x];
+            uint16_t hi = (uint16_t)(r * 19 + gr * 37 + b * 7), lo = (uint16_t)(r * 35 + gr * 145 + b * 76);
+            g[x] = (uint16_t)((hi + (lo >> 8) + 32) >> 6);
+        }
+}
+
+#if defined(__AVX2__)
+/* x86 with AVX2: the even-size half grey frame 16 outputs at a time.  GCC
+ * deinterleaves 3-byte pixels with long shuffle chains; here one byte
+ * shuffle per 4 pixels puts (first, second) channel pairs and (third, 1)
+ * pairs in 16-bit lanes and one multiply-add each (pmaddwd) gives the
+ * 32-bit weighted sum, the rounding 2^13 riding on the constant 1: the same
+ * integer as grey_row.  About twice as fast as grey_row at 1080p.  w0, w1,
+ * w2: the weights of the three bytes in memory order. */
+static __m256i grey16_avx2(const uint8_t *p, __m256i w01, __m256i w2r)
+{
+    /* pixels 0-3 | 4-7 and 8-11 | 12-15: 12 bytes at the start of each 128-bit half */
+    __m256i a = _mm256_loadu2_m128i((const __m128i *)(p + 12), (const __m128i *)p);
+    __m256i b = _mm256_loadu2_m128i((const __m128i *)(p + 36), (const __m128i *)(p + 24));
+    const __m256i s01 = _mm256_setr_epi8(0, -1, 1, -1, 3, -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1, 0, -1, 1, -1, 3,
+                                         -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1);
+    const __m256i s2 = _mm256_setr_epi8(2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1, 2, -1, -1, -1,
+                                        5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1);
+    const __m256i one = _mm256_set1_epi32(1 << 16);
+    __m256i ga = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(a, s01), w01),
+                                  _mm256_madd_epi16(_mm256_or_si256(_mm256_shuffle_epi8(a, s2), one), w2r));
+    __m256i gb = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(b, s01), w01),
+                                  _mm256_madd_epi16(_mm256_or_si256(_mm256_shuffle_epi8(b, s2), one), w2r));
+    /* 16-bit greys: packing interleaves the halves (0-3, 8-11 | 4-7, 12-15); the permute restores the order */
+    return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(ga, 14), _mm256_srli_epi32(gb, 14)), 0xD8);
+}
+
+/* One output row from source rows r0, r1 (w pixels each); returns how many
+ * outputs it wrote (a multiple of 16; the caller does the rest). */
+static int grey_half_avx2(const uint8_t *r0, const uint8_t *r1, int w, int bgr, uint8_t *o, int ow)
+{
+    int w0 = bgr ? 1868 : 4899, w2 = bgr ? 4899 : 1868;
+    __m256i w01 = _mm256_set1_epi32(w0 | 9617 << 16), w2r = _mm256_set1_epi32(w2 | 8192 << 16);
+    int x = 0;
+    /* 32 pixels of each row a step; the last load reads 4 bytes past them, so stop inside the row */
+    for (; x + 16 <= ow && 6 * x + 100 <= 3 * w; x += 16) {
+        __m256i s0 = _mm256_add_epi16(grey16_avx2(r0 + 6 * x, w01, w2r), grey16_avx2(r1 + 6 * x, w01, w2r));
+        __m256i s1 = _mm256_add_epi16(grey16_avx2(r0 + 6 * x + 48, w01, w2r), grey16_avx2(r1 + 6 * x + 48, w01, w2r));
+        /* horizontal pairs (hadd works per 128-bit half: permute back), then (sum + 2) >> 2 */
+        __m256i q = _mm256_permute4x64_epi64(_mm256_hadd_epi16(s0, s1), 0xD8);
+        q = _mm256_srli_epi16(_mm256_add_epi16(q, _mm256_set1_epi16(2)), 2);
+        _mm_storeu_si128((__m128i *)(o + x),
+                         _mm_packus_epi16(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1)));
+    }
+    return x;
+}
+#endif
+
+/* Grey, then half size: the rounded mean of each 2x2 block where the size
+ * halves exactly (OpenCV's INTER_LINEAR becomes INTER_AREA there), else
+ * bilinear with OpenCV's pixel-centre mapping.  rows: [2][w] scratch. */
+static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uint8_t *out, int ow, int oh,
+                      uint16_t *rows)
+{
+    uint16_t *g0 = rows, *g1 = rows + w;
+    if (ow * 2 == w && oh * 2 == h) {
+        for (int y = 0; y < oh; y++) {
+            const uint8_t *r0 = pix + (size_t)(2 * y) * (size_t)stride, *r1 = r0 + stride;
+            uint8_t *o = out + (size_t)y * (size_t)ow;
+            int x = 0;
+#if defined(__AVX2__)
+            x = grey_half_avx2(r0, r1, w, bgr, o, ow);
+#endif
+            /* the rest of the row (all of it without AVX2) */
+            grey_row(r0 + 6 * x, w - 2 * x, bgr, g0);
+            grey_row(r1 + 6 * x, w - 2 * x, bgr, g1);
+            for (int k = 0; k < ow - x; k++)
+                o[x + k] = (uint8_t)((g0[2 * k] + g0[2 * k + 1] + g1[2 * k] + g1[2 * k + 1] + 2) >> 2);
+        }
+        return;
+    }
+    double sx = (double)w / ow, sy = (double)h / oh;
+    for (int y = 0; y < oh; y++) {
+        double fy = (y + 0.5) * sy - 0.5;
+        int y0 = (int)floor(fy);
+        double b = fy - y0;
+        if (y0 < 0) y0 = 0, b = 0;
+        int y1 = y0 + 1 < h ? y0 + 1 : h - 1;
+        grey_row(pix + (size_t)y0 * (size_t)stride, w, bgr, g0);
+        grey_row(pix + (size_t)y1 * (size_t)stride, w, bgr, g1);
+        for (int x = 0; x < ow; x++) {
+            double fx = (x + 0.5) * sx - 0.5;
+            int x0 = (int)floor(fx);
+            double a = fx - x0;
+            if (x0 < 0) x0 = 0, a = 0;
+            int x1 = x0 + 1 < w ? x0 + 1 : w - 1;
+            double v = (1 - b) * ((1 - a) * g0[x0] + a * g0[x1]) + b * ((1 - a) * g1[x0] + a * g1[x1]);
+            out[(size_t)y * (size_t)ow + x] = (uint8_t)lrint(v);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- corners */
+
+/* OpenCV's order: larger response first; on a tie the later pixel first. */
+static int cand_before(const gmc_cand *a, const gmc_cand *b) { return a->v > b->v || (a->v == b->v && a->at > b->at); }
+
+static int cand_cmp(const void *pa, const void *pb)
+{
+    const gmc_cand *a = pa, *b = pb;
+    return cand_before(a, b) ? -1 : cand_before(b, a);
+}
+
+/* Sum of three neighbours along a row with reflected ends: o[x] = r[x-1] + r[x] + r[x+1]. */
+static void sum3(const float *r, float *o, int w)
+{
+    o[0] = r[1] + r[0] + r[1];
+    for (int x = 1; x < w - 1; x++) o[x] = r[x - 1] + r[x] + r[x + 1];
+    o[w - 1] = r[w - 2] + r[w - 1] + r[w - 2];
+}
+
+/* Sobel products of one row from its image rows r0, r1, r2 (above, at,
+ * below; reflected at the image border): pa, pb, pc [w] = dx^2, dx dy,
+ * dy^2 at OpenCV's scale.  The pointers are restrict parameters: with the
+ * six of them unqualified the compiler gives up on run-time overlap checks
+ * and stays scalar. */
+static void sobel_products(const uint8_t *restrict r0, const uint8_t *restrict r1, const uint8_t *restrict r2, int w,
+                           float *restrict pa, float *restrict pb, float *restrict pc)
+{
+    const float scale = (float)(1.0 / (4 * 3 * 255.0)); /* OpenCV: 1 / (2^(ksize-1) blockSize 255) */
+    /* interior columns without border logic (vectorised), then the two edges */
+    for (int x = 1; x < w - 1; x++) {
+        int dx = (r0[x + 1] - r0[x - 1]) + 2 * (r1[x + 1] - r1[x - 1]) + (r2[x + 1] - r2[x - 1]);
+        int dy = (r2[x - 1] + 2 * r2[x] + r2[x + 1]) - (r0[x - 1] + 2 * r0[x] + r0[x + 1]);
+        float fx = (float)dx * scale, fy = (float)dy * scale;
+        pa[x] = fx * fx;
+        pb[x] = fx * fy;
+        pc[x] = fy * fy;
+    }
+    for (int x = 0; x < w; x += w - 1) {
+        int xl = x ? x - 1 : 1, xr = x + 1 < w ? x + 1 : w - 2;
+        int dx = (r0[xr] - r0[xl]) + 2 * (r1[xr] - r1[xl]) + (r2[xr] - r2[xl]);
+        int dy = (r2[xl] + 2 * r2[x] + r2[xr]) - (r0[xl] + 2 * r0[x] + r0[xr]);
+        float fx = (float)dx * scale, fy = (float)dy * scale;
+        pa[x] = fx * fx;
+        pb[x] = fx * fy;
+        pc[x] = fy * fy;
+    }
+}
+
+/* Row y of the structure tensor's products, summed along the row: sa, sb,
+ * sc [w] = 3-sums of dx^2, dx dy, dy^2 (Sobel 3x3 on img [h][w], reflected
+ * borders).  p: [3][w] scratch. */
+static void tensor_row(const uint8_t *img, int w, int h, int y, float *p, float *sa, float *sb, float *sc)
+{
+    sobel_products(img + (size_t)reflect(y - 1, h) * (size_t)w, img + (size_t)y * (size_t)w,
+                   img + (size_t)reflect(y + 1, h) * (size_t)w, w, p, p + w, p + 2 * w);
+    sum3(p, sa, w);
+    sum3(p + w, sb, w);
+    sum3(p + 2 * w, sc, w);
+}
+
+/* Minimum eigenvalue of one row from the tensor's row sums of the rows
+ * above, at and below (a*, b*, c*: dx^2, dx dy, dy^2), summed in that
+ * order: e [w]; rmax [w] keeps the column-wise maximum (vectorises; the
+ * maximum is exact in any order); hm [w] = e's 3-wide maxima (1..w-2). */
+static void eig_row(const float *restrict a0, const float *restrict a1, const float *restrict a2,
+                    const float *restrict b0, const float *restrict b1, const float *restrict b2,
+                    const float *restrict c0, const float *restrict c1, const float *restrict c2, int w,
+                    float *restrict e, float *restrict rmax, float *restrict hm)
+{
+    for (int x = 0; x < w; x++) {
+        float a = (a0[x] + a1[x] + a2[x]) * 0.5f;
+        float b = b0[x] + b1[x] + b2[x];
+        float c = (c0[x] + c1[x] + c2[x]) * 0.5f;
+        e[x] = (a + c) - sqrtf((a - c) * (a - c) + b * b);
+    }
+    for (int x = 0; x < w; x++) rmax[x] = e[x] > rmax[x] ? e[x] : rmax[x];
+    /* as two maxima of two: one maxps each (a zero's sign may differ from a
+     * three-way select, which no comparison below can see) */
+    for (int x = 1; x < w - 1; x++) {
+        float m = e[x - 1] > e[x] ? e[x - 1] : e[x];
+        hm[x] = m > e[x + 1] ? m : e[x + 1];
+    }
+}
+
+/* OpenCV's peak test (threshold, 3x3 dilate, equal) of a row v [w] with
+ * the 3-wide maxima of the rows above, at and below: ok[x] for 1..w-2;
+ * only peaks at least `weakest` and above 0. */
+static void peak_row(const float *restrict v, const float *restrict hu, const float *restrict hc,
+                     const float *restrict hd, int w, float weakest, unsigned char *restrict ok)
+{
+    for (int x = 1; x < w - 1; x++)
+        ok[x] = (v[x] > 0) & (v[x] >= weakest) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
+    ok[w - 1] = 0;
+}
+
+/* The strongest GMC_MAX_CORNERS candidates seen so far, as a heap whose root
+ * is the one that comes last in OpenCV's order. */
+typedef struct topk {
+    gmc_cand *c;
+    int n;
+} topk;
+
+static void topk_sift(gmc_cand *c, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && cand_before(&c[m], &c[l])) m = l;
+        if (r < n && cand_before(&c[m], &c[r])) m = r;
+        if (m == i) return;
+        gmc_cand t = c[i];
+        c[i] = c[m];
+        c[m] = t;
+        i = m;
+    }
+}
+
+static void topk_add(topk *b, gmc_cand k)
+{
+    if (b->n < GMC_MAX_CORNERS) {
+        int i = b->n++;
+        b->c[i] = k;
+        while (i > 0 && cand_before(&b->c[(i - 1) / 2], &b->c[i])) { /* parent comes first: k goes up */
+            gmc_cand t = b->c[i];
+            b->c[i] = b->c[(i - 1) / 2];
+            b->c[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    } else if (cand_before(&k, &b->c[0])) {
+        b->c[0] = k;
+        topk_sift(b->c, b->n, 0);
+    }
+}
+
+/* goodFeaturesToTrack on img [h][w] (w, h >= 3): up to GMC_MAX_CORNERS (x, y)
+ * into pts; returns the count.  One pass down the rows, all in row buffers
+ * that stay in cache: the tensor's row sums (a ring of 3 rows), summed
+ * down the columns into the minimum eigenvalue (a ring of 3 rows), its
+ * row-wise 3-maxima (a ring of 3), then the 3x3 peak test of the row
+ * above.  OpenCV keeps the peaks above 1% of the global maximum, not known
+ * until the end, then the strongest 400: here the strongest 400 peaks
+ * above 0 are kept as they come (the 1% threshold is >= 0, and the
+ * peaks above it are the strongest ones, so the strongest 400 of those
+ * are the ones of the 400 that pass it), and a peak weaker than the
+ * weakest of 400 already kept is dropped in the vectorised test, so few
+ * flags are set and the scan skips 8 at a time. */
+static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts)
+{
+    float *s = sc->cs, *ring[3][3], *eig[3], *hm[3], *p = s + 15 * (size_t)w, *rmax = s + 18 * (size_t)w;
+    for (int r = 0; r < 3; r++) {
+        for (int k = 0; k < 3; k++) ring[r][k] = s + (size_t)(3 * r + k) * (size_t)w;
+        eig[r] = s + (size_t)(9 + r) * (size_t)w;
+        hm[r] = s + (size_t)(12 + r) * (size_t)w;
+    }
+    unsigned char *ok = sc->ok;
+    topk bs = {sc->cand, 0};
+    for (int x = 0; x < w; x++) rmax[x] = 0;
+    tensor_row(img, w, h, 0, p, ring[0][0], ring[0][1], ring[0][2]);
+    for (int y = 0; y < h; y++) {
+        if (y + 1 < h) {
+            float **t = ring[(y + 1) % 3];
+            tensor_row(img, w, h, y + 1, p, t[0], t[1], t[2]);
+        }
+        /* minimum eigenvalue of row y: rows y-1, y, y+1 reflected */
+        float *const *t0 = ring[reflect(y - 1, h) % 3], *const *t1 = ring[y % 3], *const *t2 = ring[reflect(y + 1, h) % 3];
+        float *hd = hm[y % 3];
+        eig_row(t0[0], t1[0], t2[0], t0[1], t1[1], t2[1], t0[2], t1[2], t2[2], w, eig[y % 3], rmax, hd);
+        /* the peak test of row c = y - 1 (image border excluded) */
+        int c = y - 1;
+        if (c < 1 || c > h - 2) continue;
+        const float *v = eig[c % 3];
+        peak_row(v, hm[(c - 1) % 3], hm[c % 3], hd, w, bs.n == GMC_MAX_CORNERS ? bs.c[0].v : 0, ok);
+        /* peaks are sparse: skip 8 flags at a time */
+        for (int x = 1; x < w - 1; x += 8) {
+            uint64_t any;
+            memcpy(&any, ok + x, sizeof any); /* ok has 8 bytes of slack past w */
+            if (!any) continue;
+            for (int k = x; k < x + 8 && k < w - 1; k++)
+                if (ok[k]) topk_add(&bs, (gmc_cand){v[k], c * w + k});
+        }
+    }
+    float maxv = 0;
+    for (int x = 0; x < w; x++) maxv = rmax[x] > maxv ? rmax[x] : maxv;
+    float thresh = maxv * QUALITY;
+    gmc_cand *cd = bs.c;
+    int nc = 0;
+    for (int i = 0; i < bs.n; i++)
+        if (cd[i].v > thresh) cd[nc++] = cd[i];
+    qsort(cd, (size_t)nc, sizeof *cd, cand_cmp);
+    for (int i = 0; i < nc; i++) {
+        pts[2 * i] = (float)(cd[i].at % w);
+        pts[2 * i + 1] = (float)(cd[i].at / w);
+    }
+    return nc;
+}
+
+/* ---------------------------------------------------------------- pyramid */
+
+static int level_alloc(gmc_level *l, int w, int h)
+{
+    int pw = w + 2 * PAD;
+    if (l->w == w && l->h == h && l->img) return 0;
+    free(l->img);
+    l->img = malloc(sizeof *l->img * (size_t)pw * (size_t)(h + 2 * PAD));
+    l->w = w;
+    l->h = h;
+    l->pw = pw;
+    return l->img ? 0 : -1;
+}
+
+/* One row of pyrDown's horizontal pass: o[x] = (row * [1 4 6 4 1])(2x),
+ * rounded / 256, reflected at the ends (w >= 3).  The interior without
+ * border logic, so it vectorises. */
+static void pyr_row(const int *restrict row, int w, uint8_t *restrict o, int ow)
+{
+    int xe = (w - 3) / 2; /* last x with 2x + 2 <= w - 1 */
+    for (int x = 1; x <= xe; x++) {
+        int c = 2 * x;
+        o[x] = (uint8_t)((row[c - 2] + 4 * row[c - 1] + 6 * row[c] + 4 * row[c + 1] + row[c + 2] + 128) >> 8);
+    }
+    for (int x = 0; x < ow; x = x ? x + 1 : xe + 1) {
+        int c = 2 * x;
+        int s = row[reflect(c - 2, w)] + 4 * row[reflect(c - 1, w)] + 6 * row[c] + 4 * row[reflect(c + 1, w)] +
+                row[reflect(c + 2, w)];
+        o[x] = (uint8_t)((s + 128) >> 8);
+    }
+}
+
+/* pyrDown: 5x5 Gaussian [1 4 6 4 1]^2 / 256, reflected borders, rounded
+ * (w, h >= 3).  row: [w] scratch. */
+static void pyr_down(const uint8_t *src, int w, int h, uint8_t *dst, int ow, int oh, int *row)
+{
+    for (int y = 0; y < oh; y++) {
+        const uint8_t *r[5];
+        for (int i = 0; i < 5; i++) r[i] = src + (size_t)reflect(2 * y + i - 2, h) * (size_t)w;
+        for (int x = 0; x < w; x++) row[x] = r[0][x] + 4 * r[1][x] + 6 * r[2][x] + 4 * r[3][x] + r[4][x];
+        pyr_row(row, w, dst + (size_t)y * (size_t)ow, ow);
+    }
+}
+
+/* Fill a level from grey img [h][w]: image x 32 with reflected border. */
+static void level_fill(gmc_level *l, const uint8_t *img)
+{
+    int w = l->w, h = l->h, pw = l->pw;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *r = img + (size_t)y * (size_t)w;
+        float *o = l->img + (size_t)(y + PAD) * (size_t)pw + PAD;
+        for (int x = 0; x < w; x++) o[x] = (float)(r[x] * 32);
+        if (w > PAD) /* the mirror stays inside the row: a plain copy */
+            for (int x = 1; x <= PAD; x++) {
+                o[-x] = o[x];
+                o[w - 1 + x] = o[w - 1 - x];
+            }
+        else
+            for (int x = 1; x <= PAD; x++) {
+                o[-x] = o[reflect(-x, w)];
+                o[w - 1 + x] = o[reflect(w - 1 + x, w)];
+            }
+    }
+    for (int y = 1; y <= PAD; y++) {
+        memcpy(l->img + (size_t)(PAD - y) * (size_t)pw, l->img + (size_t)(PAD + reflect(-y, h)) * (size_t)pw,
+               sizeof(float) * (size_t)pw);
+        memcpy(l->img + (size_t)(PAD + h - 1 + y) * (size_t)pw,
+               l->img + (size_t)(PAD + reflect(h - 1 + y, h)) * (size_t)pw, sizeof(float) * (size_t)pw);
+    }
+}
+
+/* The pyramid of grey img [h][w]; tmp: scratch for the smaller levels.
+ * Returns -1 on OOM. */
+static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, uint8_t *tmp, int *row)
+{
+    p->n = 0;
+    const uint8_t *src = img;
+    uint8_t *bufs[2] = {tmp, tmp + (size_t)w * (size_t)h / 2 + 1};
+    for (int lv = 0; lv <= GMC_MAX_LEVEL; lv++) {
+        if (w <= WIN || h <= WIN) break; /* OpenCV stops where the window no longer fits */
+        if (level_alloc(&p->lv[lv], w, h)) return -1;
+        level_fill(&p->lv[lv], src);
+        p->n = lv + 1;
+        int ow = (w + 1) / 2, oh = (h + 1) / 2;
+        if (lv == GMC_MAX_LEVEL) break;
+        uint8_t *dst = bufs[lv & 1];
+        pyr_down(src, w, h, dst, ow, oh, row);
+        src = dst;
+        w = ow;
+        h = oh;
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------- Lucas-Kanade */
+
+/* A window's top-left corner (px, py) on level L: its whole pixel (ix, iy)
+ * and bilinear weights w (top-left, top-right, bottom-left, bottom-right);
+ * 0 when it lies too far outside the level (OpenCV's test). */
+static int window_at(const gmc_level *L, float px, float py, int *ix, int *iy, float w[4])
+{
+    *ix = (int)floorf(px);
+    *iy = (int)floorf(py);
+    if (*ix < -WIN || *ix >= L->w || *iy < -WIN || *iy >= L->h) return 0;
+    float a = px - (float)*ix, b = py - (float)*iy;
+    w[0] = (1 - a) * (1 - b);
+    w[1] = a * (1 - b);
+    w[2] = (1 - a) * b;
+    w[3] = a * b;
+    return 1;
+}
+
+/* Ask for the rows of a window (WIN + 1 rows of WINP + 1 floats from
+ * (ix, iy)) ahead of use: the next point's window is not in cache on the
+ * large levels (points come in corner-strength order, scattered over the
+ * frame), and its loads would otherwise wait on memory one by one. */
+static void prefetch_window(const float *plane, int pw, int ix, int iy)
+{
+    for (int y = -1; y <= WIN + 1; y++) { /* grad_patch reads a row above and below */
+        const float *r = plane + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
+        __builtin_prefetch(r);
+        __builtin_prefetch(r + 16);
+        __builtin_prefetch(r + WINP);
+    }
+}
+
+/* Where point i's windows start on level lv (for prefetch_window): in the
+ * previous frame (pts) and, as first guess, in the current one. */
+static void lk_guess(const float *pts, const float *next, int i, int lv, int top, float *px, float *py, float *nx,
+                     float *ny)
+{
+    float s = 1.0f / (float)(1 << lv);
+    *px = pts[2 * i] * s;
+    *py = pts[2 * i + 1] * s;
+    if (lv == top) *nx = *px, *ny = *py;
+    else *nx = next[2 * i] * 2, *ny = next[2 * i + 1] * 2;
+}
+
+/* grad_patch's passes, one row each (restrict parameters, so they
+ * vectorise without overlap checks): [3 10 3] of rows a, b, c (above, at,
+ * below) and c - a, GPS columns; then the horizontal halves, WINP
+ * columns. */
+static void grad_vertical(const float *restrict a, const float *restrict b, const float *restrict c,
+                          float *restrict vs, float *restrict d)
+{
+    for (int x = 0; x < GPS; x++) {
+        vs[x] = (a[x] + c[x]) * 3 + b[x] * 10;
+        d[x] = c[x] - a[x];
+    }
+}
+
+static void grad_horizontal(const float *restrict vs, const float *restrict d, float *restrict gx,
+                            float *restrict gy)
+{
+    for (int x = 0; x < WINP; x++) {
+        gx[x] = (vs[x + 2] - vs[x]) * (1.f / 32);
+        gy[x] = ((d[x + 2] + d[x]) * 3 + d[x + 1] * 10) * (1.f / 32);
+    }
+}
+
+/* OpenCV's Scharr gradients (calcSharrDeriv: [3 10 3] smoothing, central
+ * difference, reflected borders; 0 outside the level) at the points
+ * (ix + x, iy + y), x < WINP, y <= WIN, that a window's bilinear reads
+ * touch: gx, gy [WIN + 1][GPS] (columns WINP.. untouched: the caller
+ * zeroes them once).  Columns WIN + 1.. only feed padding lanes and need
+ * only be finite.  From the x32 image, whose padding is the reflection:
+ * every step is on integers below 2^24, exact in float, and / 32 is exact,
+ * so the values are the 16-bit Scharr sums. */
+static void grad_patch(const gmc_level *L, int ix, int iy, float *restrict gx, float *restrict gy)
+{
+    /* [3 10 3] down the columns and the central difference, columns ix - 1 .. ix + GPS - 2 (whole vectors:
+     * the last few reach past the row's padding into the next row, inside the level's buffer, which has
+     * PAD rows below the lowest row read); all rows first, so the second pass's shifted reads do not wait
+     * on the stores just made (store forwarding fails on them) */
+    float vs[(WIN + 1) * GPS], d[(WIN + 1) * GPS];
+    int pw = L->pw;
+    for (int y = 0; y <= WIN; y++) {
+        const float *b = L->img + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD - 1);
+        grad_vertical(b - pw, b, b + pw, vs + y * GPS, d + y * GPS);
+    }
+    for (int y = 0; y <= WIN; y++) grad_horizontal(vs + y * GPS, d + y * GPS, gx + y * GPS, gy + y * GPS);
+    /* 0 outside the level (windows at the border) */
+    int x0 = ix < 0 ? -ix : 0, x1 = L->w - ix < WINP ? L->w - ix : WINP, y0 = iy < 0 ? -iy : 0,
+        y1 = L->h - iy < WIN + 1 ? L->h - iy : WIN + 1;
+    if (x0 == 0 && x1 == WINP && y0 == 0 && y1 == WIN + 1) return;
+    for (int y = 0; y <= WIN; y++)
+        for (int x = 0; x < WINP; x++)
+            if (y < y0 || y >= y1 || x < x0 || x >= x1) gx[y * GPS + x] = gy[y * GPS + x] = 0;
+}
+
+/* One pyramid level of tracking prev's points pts [n][2] into cur (L: the
+ * previous frame's level, J: the current one's): each point's guess
+ * next [n][2] (from the level above, or pts on the top level) is refined
+ * there; status[i] drops to 0 where the point is lost on level 0.  The
+ * points are independent: doing all of them level by level (rather than
+ * each through all levels) gives the same numbers and lets the next
+ * point's windows be fetched ahead. */
+static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
+                     unsigned char *status)
+{
+    /* the previous frame's window, [WIN][WINP] (columns WIN.. are padding, never summed) */
+    float iwin[WIN * WINP], ixw[WIN * WINP], iyw[WIN * WINP];
+    float gxp[(WIN + 1) * GPS] = {0}, gyp[(WIN + 1) * GPS] = {0}; /* the gradients under the window (grad_patch) */
+    const float fscale = 1.0f / (1 << 20);
+    int pw = L->pw, jw = J->pw, ahead = L->w * L->h > 40000; /* prefetch where the level outgrows the caches */
+    for (int i = 0; i < n; i++) {
+        float px, py, nx, ny;
+        lk_guess(pts, next, i, lv, top, &px, &py, &nx, &ny);
+        if (ahead && i + 1 < n) {
+            float qx, qy, mx, my;
+            lk_guess(pts, next, i + 1, lv, top, &qx, &qy, &mx, &my);
+            int ax = (int)floorf(qx - HALF_WIN), ay = (int)floorf(qy - HALF_WIN);
+            int bx = (int)floorf(mx - HALF_WIN), by = (int)floorf(my - HALF_WIN);
+            if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) prefetch_window(L->img, pw, ax, ay);
+            if (bx >= -WIN && bx < J->w && by >= -WIN && by < J->h) prefetch_window(J->img, jw, bx, by);
+        }
+        next[2 * i] = nx;
+        next[2 * i + 1] = ny;
+        px -= HALF_WIN;
+        py -= HALF_WIN;
+        int ix, iy;
+        float wt[4];
+        if (!window_at(L, px, py, &ix, &iy, wt)) {
+            if (lv == 0) status[i] = 0;
+            continue;
+        }
+        float w00 = wt[0], w01 = wt[1], w10 = wt[2], w11 = wt[3];
+        grad_patch(L, ix, iy, gxp, gyp);
+        /* per-column sums over the rows, added up at the end (stays in vector registers) */
+        float s11[WINP] = {0}, s12[WINP] = {0}, s22[WINP] = {0};
+        for (int y = 0; y < WIN; y++) {
+            const float *r0 = L->img + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD), *r1 = r0 + pw;
+            const float *dx0 = gxp + y * GPS, *dx1 = dx0 + GPS, *dy0 = gyp + y * GPS, *dy1 = dy0 + GPS;
+            for (int x = 0; x < WINP; x++) {
+                float v = r0[x] * w00 + r0[x + 1] * w01 + r1[x] * w10 + r1[x + 1] * w11;
+                float gx = dx0[x] * w00 + dx0[x + 1] * w01 + dx1[x] * w10 + dx1[x + 1] * w11;
+                float gy = dy0[x] * w00 + dy0[x + 1] * w01 + dy1[x] * w10 + dy1[x + 1] * w11;
+                iwin[y * WINP + x] = v;
+                ixw[y * WINP + x] = gx;
+                iyw[y * WINP + x] = gy;
+                s11[x] += gx * gx;
+                s12[x] += gx * gy;
+                s22[x] += gy * gy;
+            }
+        }
+        double a11 = 0, a12 = 0, a22 = 0;
+        for (int x = 0; x < WIN; x++) {
+            a11 += s11[x];
+            a12 += s12[x];
+            a22 += s22[x];
+        }
+        float A11 = (float)a11 * fscale, A12 = (float)a12 * fscale, A22 = (float)a22 * fscale;
+        float D = A11 * A22 - A12 * A12;
+        float min_eig = (A22 + A11 - sqrtf((A11 - A22) * (A11 - A22) + 4.f * A12 * A12)) / (2 * WIN * WIN);
+        if (min_eig < MIN_EIG || D < FLT_EPSILON) {
+            if (lv == 0) status[i] = 0;
+            continue;
+        }
+        D = 1.f / D;
+        nx -= HALF_WIN;
+        ny -= HALF_WIN;
+        float pdx = 0, pdy = 0;
+        for (int it = 0; it < LK_ITERS; it++) {
+            int jx, jy;
+            if (!window_at(J, nx, ny, &jx, &jy, wt)) {
+                if (lv == 0) status[i] = 0;
+                break;
+            }
+            float v00 = wt[0], v01 = wt[1], v10 = wt[2], v11 = wt[3];
+            float s1[WINP] = {0}, s2[WINP] = {0};
+            for (int y = 0; y < WIN; y++) {
+                const float *r0 = J->img + (size_t)(jy + y + PAD) * (size_t)jw + (size_t)(jx + PAD), *r1 = r0 + jw;
+                const float *iw = iwin + y * WINP, *gx = ixw + y * WINP, *gy = iyw + y * WINP;
+                for (int x = 0; x < WINP; x++) {
+                    float d = r0[x] * v00 + r0[x + 1] * v01 + r1[x] * v10 + r1[x + 1] * v11 - iw[x];
+                    s1[x] += d * gx[x];
+                    s2[x] += d * gy[x];
+                }
+            }
+            double b1 = 0, b2 = 0;
+            for (int x = 0; x < WIN; x++) {
+                b1 += s1[x];
+                b2 += s2[x];
+            }
+            float B1 = (float)b1 * fscale, B2 = (float)b2 * fscale;
+            float ddx = (A12 * B2 - A22 * B1) * D, ddy = (A12 * B1 - A11 * B2) * D;
+            nx += ddx;
+            ny += ddy;
+            next[2 * i] = nx + HALF_WIN;
+            next[2 * i + 1] = ny + HALF_WIN;
+            if (ddx * ddx + ddy * ddy <= LK_EPS * LK_EPS) break;
+            if (it > 0 && fabsf(ddx + pdx) < 0.01f && fabsf(ddy + pdy) < 0.01f) {
+                next[2 * i] -= ddx * 0.5f;
+                next[2 * i + 1] -= ddy * 0.5f;
+                break;
+            }
+            pdx = ddx;
+            pdy = ddy;
+        }
+    }
+}
+
+/* Track prev's points pts [n][2] into cur: next [n][2], status[n]. */
+static void lk(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n, float *next, unsigned char *status)
+{
+    memset(status, 1, (size_t)n);
+    int top = prev->n - 1;
+    for (int lv = top; lv >= 0; lv--) lk_level(&prev->lv[lv], &cur->lv[lv], lv, top, pts, n, next, status);
+}
+
+/* ------------------------------------------------------------ entry points */
+
+int GMC_CAT(strix_gmc_frame_, GMC_SUFFIX)(gmc_scratch *s, gmc_pyramid *cur, const uint8_t *pix, int width,
+                                          int height, int stride, int bgr, float *pts)
+{
+    int w = width / 2, h = height / 2;
+    grey_half(pix, width, height, stride, bgr, s->grey, w, h, s->rows);
+    int nc = corners(s, s->grey, w, h, pts);
+    return pyramid_build(cur, s->grey, w, h, s->tmp8, s->row) ? -1 : nc;
+}
+
+void GMC_CAT(strix_gmc_lk_, GMC_SUFFIX)(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n,
+                                        float *next, unsigned char *status)
+{
+    lk(prev, cur, pts, n, next, status);
+}

@@ -1,0 +1,76 @@
+/* gmc_steps.h — the per-frame steps of GMC (engine/analytics/gmc.c), built
+ * once per instruction set: gmc_kernels.h compiled by gmc_generic.c (the
+ * compiler's default target: SSE2 on x86-64, NEON on aarch64) and, on
+ * x86-64, by gmc_avx2.c with -mavx2 (8-wide vectors, and the grey pass's
+ * byte shuffles); gmc.c picks one when it is created.  Every build gives
+ * the same numbers to the last bit (no fused multiply-add: C11 mode keeps
+ * the compiler from contracting; lanes never change an order of
+ * summation), so the choice only changes the speed.  Internal to
+ * engine/analytics and its tests. */
+#ifndef STRIX_GMC_STEPS_H
+#define STRIX_GMC_STEPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gmc.h"
+
+#define GMC_MAX_CORNERS 400
+#define GMC_MAX_LEVEL 3
+#define GMC_PAD 26 /* border of each pyramid level (a window row as read, 24 floats, + 2) */
+
+/* One pyramid level: the image [(h + 2 GMC_PAD)][(w + 2 GMC_PAD)] float.  Its
+ * gradients are computed around each window as LK needs them
+ * (grad_patch): 400 windows cover less than the large levels, and whole
+ * gradient planes cost more to write and to read back than to redo. */
+typedef struct gmc_level {
+    int w, h, pw; /* pw: padded row length */
+    float *img;   /* grey x 32 (OpenCV's 5 fractional bits) */
+} gmc_level;
+
+typedef struct gmc_pyramid {
+    int n;
+    gmc_level lv[GMC_MAX_LEVEL + 1];
+} gmc_pyramid;
+
+typedef struct gmc_cand {
+    float v;
+    int at; /* y * w + x */
+} gmc_cand;
+
+/* Scratch sized by the frame (grown when a larger one comes, never
+ * per frame): the grey frame and everything the steps work in. */
+typedef struct gmc_scratch {
+    int width, w; /* full width and half width it was sized for */
+    size_t n;     /* half-size pixels it was sized for */
+    uint8_t *grey, *tmp8; /* half-size grey frame [n], pyrDown output [n + 2] */
+    uint16_t *rows;       /* grey rows of the full frame [2][width] */
+    int *row;             /* pyrDown's vertical sums [w] */
+    float *cs;            /* corners' row buffers [19][w] */
+    unsigned char *ok;    /* corners' peak flags [w + 8] */
+    gmc_cand *cand;       /* the strongest corners [GMC_MAX_CORNERS] */
+} gmc_scratch;
+
+/* Grey half-size frame of pix (uint8 HWC, 3 channels, bgr: B first),
+ * its corners (x, y) into pts [GMC_MAX_CORNERS][2] and its pyramid into
+ * cur; s sized for the frame (gmc.c).  Returns the number of corners, or
+ * -1 when memory runs out. */
+typedef int gmc_frame_fn(gmc_scratch *s, gmc_pyramid *cur, const uint8_t *pix, int width, int height, int stride,
+                         int bgr, float *pts);
+/* Pyramidal Lucas-Kanade of prev's points pts [n][2] into cur: next [n][2]
+ * and status[n] (0: lost). */
+typedef void gmc_lk_fn(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n, float *next,
+                       unsigned char *status);
+
+gmc_frame_fn strix_gmc_frame_generic;
+gmc_lk_fn strix_gmc_lk_generic;
+#if defined(__x86_64__)
+gmc_frame_fn strix_gmc_frame_avx2;
+gmc_lk_fn strix_gmc_lk_avx2;
+#endif
+
+/* strix_gmc_create with a chosen build: avx2 0 the generic one, 1 the AVX2
+ * one (NULL where the CPU lacks AVX2 or it is not x86-64).  For tests. */
+strix_gmc *strix_gmc_create_isa(int avx2);
+
+#endif
