@@ -53,6 +53,14 @@ typedef struct strix_backend_ops {
                                   const strix_letterbox_info *info, const strix_nms_params *np, strix_error *err);
     strix_status (*detect_wait)(strix_backend *b, int lane, strix_detection *dets, int *counts, strix_error *err);
     void (*free)(strix_backend *b);
+    /* Optional (NULL: no int8 path, as on CUDA): int8 calibration
+     * (strix_model_quantize).  int8_begin drops any int8 state and records,
+     * over the forward passes that follow (fp32), the absolute maximum of
+     * each convolution's input; int8_end with apply quantises the eligible
+     * convolutions with those ranges and runs them in int8 from then on,
+     * without apply it drops the record and stays in fp32. */
+    strix_status (*int8_begin)(strix_backend *b, strix_error *err);
+    strix_status (*int8_end)(strix_backend *b, int apply, strix_error *err);
     /* The executor's entries (exec.h).  run_op: node i of the program (the
      * head of a fusion runs the nodes it covers); the others may be NULL:
      * layer_enter / layer_leave bracket each YAML layer's nodes (NVTX

@@ -543,6 +543,26 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
     return STRIX_OK;
 }
 
+strix_status strix_model_quantize(strix_model *m, const strix_image *im, int n, const strix_detect_options *o,
+                                  strix_error *err)
+{
+    strix_error_clear(err);
+    if (!m->backend)
+        return strix_fail(err, STRIX_E_ARG, "%s: the model was loaded without weights", m->graph.path);
+    const strix_backend_ops *ops = m->backend->ops;
+    if (!ops->int8_begin)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "int8 runs on the CPU only: drop int8 or use the cpu device");
+    if (n < 1 || !im) return strix_fail(err, STRIX_E_ARG, "int8 calibration needs at least one image");
+    wait_all(m); /* the submitted batches keep their own failures */
+    strix_status st = ops->int8_begin(m->backend, err);
+    for (int i = 0; i < n && !st; i++) {
+        strix_detections r;
+        st = strix_model_detect(m, &im[i], 1, o, &r, err);
+    }
+    strix_status end = ops->int8_end(m->backend, !st, st ? NULL : err);
+    return st ? st : end;
+}
+
 strix_status strix_model_submit(strix_model *m, const strix_image *im, int n, const strix_detect_options *o,
                                 strix_batch **out, strix_error *err)
 {

@@ -280,6 +280,21 @@ strix_status strix_model_submit(strix_model *m, const strix_image *images, int n
 strix_status strix_batch_collect(strix_batch *b, strix_detections *out, strix_error *err);
 void strix_batch_release(strix_batch *b);
 
+/* int8 (CPU only, opt-in, never the default): calibrate on n images, then
+ * run the model's convolutions in int8 from then on.  The images go through
+ * strix_model_detect with o (their letterbox, in fp32) while the largest |x|
+ * at each convolution's input is recorded; then every dense convolution
+ * ending in SiLU is quantised: weights per output channel, symmetric, at
+ * this call; activations per tensor, symmetric, step absmax / 127, from the
+ * calibration.  The int8 GEMM accumulates in int32 (AVX-512 VNNI, AVX2 or
+ * portable C, whichever this CPU runs best); bias, SiLU and residual stay
+ * fp32, as do depthwise convolutions, the head's last convolutions and
+ * everything that is not a convolution.  Calling it again recalibrates from
+ * fp32.  The images must cover what will be run: activations beyond the
+ * ranges they show are clamped (README "int8 on the CPU": the drift).
+ * STRIX_E_UNSUPPORTED on a CUDA device. */
+strix_status strix_model_quantize(strix_model *m, const strix_image *images, int n,
+                                  const strix_detect_options *o, strix_error *err);
 /* Lower-level stages, for tools, tests and benchmarks.
  * Input tensor layout: [n, h, w, 3] fp32 NHWC, RGB, values in [0, 1].
  * Head layout: [n, A, 4 + nc] fp32: per anchor (cx, cy, w, h) in input pixels

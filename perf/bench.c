@@ -21,6 +21,9 @@
  * Without --weights, deterministic synthetic weights (--seed) are written to
  * a temporary file and loaded, as `mkweights` would make them.
  *
+ * --int8 IMG[,IMG...] calibrates on those images (strix_model_quantize) and
+ * times the int8 path (CPU only); "precision" in the JSON says which ran.
+ *
  * --device cuda[:N] / --half / --cuda-graphs 0 pass through to the library
  * (a CPU-only build refuses the device with exit status 9); times are then
  * host to host (input uploaded, head downloaded), and the roofline probes,
@@ -36,6 +39,7 @@
 #include <unistd.h>
 
 #include "cpu/ops.h"
+#include "image.h"
 #include "model_internal.h" /* the planned program behind a strix_model (minimal bytes) */
 #include "strix.h"
 #include "tools/exitcodes.h"
@@ -58,6 +62,7 @@ typedef struct bench_opts {
     const char *inputs;     /* raw f32 NHWC images, or NULL for random ones */
     const char *label;      /* free text copied into each JSON object */
     const char *save_head;  /* write the first configuration's head for input batch 0 here */
+    const char *int8;       /* --int8: comma-separated calibration images, or NULL (fp32) */
     int on_cpu;             /* --device is the cpu */
     int cuda_graphs;        /* CUDA graph replay on a CUDA device */
     unsigned long long seed;
@@ -137,7 +142,7 @@ static void usage(FILE *f)
             "usage: bench --model YAML [--scale n|s|m|l|x] [--nc N] [--weights FILE | --seed N]\n"
             "             [--batch LIST] [--imgsz LIST] [--threads N] [--runs N] [--warmup N]\n"
             "             [--rotate K] [--inputs FILE] [--json FILE] [--label TEXT] [--no-roofline]\n"
-            "             [--save-head FILE]\n"
+            "             [--save-head FILE] [--int8 IMG[,IMG...]]\n"
             "             [--device NAME] [--half] [--cuda-graphs 0|1] [--cpu-isa NAME] [--cpu-spin-us N]\n"
             "  --weights F    safetensors; without it synthetic weights from --seed (default 1)\n"
             "  --batch LIST   batch sizes, e.g. 1,8,32 (default 1)\n"
@@ -151,6 +156,8 @@ static void usage(FILE *f)
             "  --json FILE    append one JSON object per configuration ('-': stdout)\n"
             "  --label TEXT   copied into each JSON object (e.g. the OMP_WAIT_POLICY tried)\n"
             "  --no-roofline  skip the peak GEMM and copy bandwidth probes\n"
+            "  --int8 IMGS    calibrate on these images (comma-separated) and time the int8\n"
+            "                 path (CPU only; strix_model_quantize)\n"
             "  --save-head F  write the first configuration's output for its first input batch\n"
             "                 (raw float32 [N, A, 4 + nc]: cx cy w h, class scores) to compare with peers\n"
             "  --device NAME  cpu (default), cuda or cuda:N (a CPU-only build refuses cuda, exit 9);\n"
@@ -201,6 +208,7 @@ static int parse_args(int argc, char **argv, bench_opts *b)
         else if (!strcmp(a, "--label")) b->label = v;
         else if (!strcmp(a, "--cuda-graphs") && parse_int(v, 0, 1, &b->cuda_graphs)) {}
         else if (!strcmp(a, "--save-head")) b->save_head = v;
+        else if (!strcmp(a, "--int8")) b->int8 = v;
         else if (!strcmp(a, "--cpu-isa") && parse_isa(v, &b->model.cpu_isa)) {}
         else if (!strcmp(a, "--cpu-spin-us") && parse_int(v, 0, 1000000, &b->model.cpu_spin_us)) {}
         else if (!strcmp(a, "--scale") && strlen(v) == 1 && strchr("nslmx", v[0])) b->model.scale = v[0];
@@ -233,6 +241,10 @@ static int parse_args(int argc, char **argv, bench_opts *b)
     }
     b->model.cuda_graphs = b->cuda_graphs;
     if (!b->on_cpu) b->roofline = 0;
+    if (b->int8 && !b->on_cpu) {
+        fprintf(stderr, "bench: --int8: the int8 path runs on the cpu only\n");
+        return EXIT_USAGE;
+    }
     if (b->inputs && b->n_sizes != 1) {
         fprintf(stderr, "bench: --inputs holds images of one size: give a single --imgsz\n");
         return EXIT_USAGE;
@@ -279,6 +291,42 @@ static int load_model(const bench_opts *b, strix_model **m)
         return strix_exit_code(st);
     }
     return 0;
+}
+
+/* --int8: load the comma-separated images and calibrate m on them. */
+static int quantize(const bench_opts *b, strix_model *m)
+{
+    enum { MAX_CALIB = 16 };
+    strix_owned_image img[MAX_CALIB];
+    strix_image view[MAX_CALIB];
+    int n = 0, rc = 0;
+    strix_error e;
+    char *list = strdup(b->int8), *save = NULL;
+    if (!list) {
+        fprintf(stderr, "bench: out of memory\n");
+        return EXIT_NOMEM;
+    }
+    for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+        if (n == MAX_CALIB) {
+            fprintf(stderr, "bench: --int8: at most %d calibration images\n", MAX_CALIB);
+            rc = EXIT_USAGE;
+        } else if (strix_image_load(t, 0, &img[n], &e)) {
+            fprintf(stderr, "bench: --int8: %s\n", e.message);
+            rc = strix_exit_code(e.status);
+        } else {
+            view[n] = strix_image_view(&img[n]);
+            n++;
+        }
+    }
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    if (!rc && strix_model_quantize(m, view, n, &d, &e)) {
+        fprintf(stderr, "bench: %s\n", e.message);
+        rc = strix_exit_code(e.status);
+    }
+    for (int i = 0; i < n; i++) strix_image_free(&img[i]);
+    free(list);
+    return rc;
 }
 
 /* Peak GEMM rate: the library's convolution on a 1x1 layer of 512 -> 512
@@ -457,6 +505,7 @@ static void write_json(FILE *f, const bench_opts *b, const strix_model *m, const
 #endif
     );
     json_str(f, wait ? wait : "default");
+    fprintf(f, ", \"precision\": \"%s\"", b->model.half ? "fp16" : b->int8 ? "int8" : "fp32");
     fprintf(f, ", \"label\": ");
     json_str(f, b->label ? b->label : "");
     fprintf(f, ", \"warmup\": %d, \"runs\": %d, \"rotate\": %d", b->warmup, r->runs, b->rotate);
@@ -576,6 +625,7 @@ int main(int argc, char **argv)
     FILE *table = json == stdout ? stderr : stdout;
     strix_model *m = NULL;
     if ((rc = load_model(&b, &m))) goto out;
+    if (b.int8 && (rc = quantize(&b, m))) goto out;
 
     char load[64];
     loadavg(load, sizeof load);
@@ -583,7 +633,7 @@ int main(int argc, char **argv)
             STRIX_VERSION, b.model.yaml_path, m->graph.scale,
             b.model.weights_path ? b.model.weights_path : "synthetic", b.on_cpu ? "cpu" : b.model.device,
             b.on_cpu ? " " : "", b.on_cpu ? strix_cpu_isa_name(strix_model_cpu_isa(m)) : "",
-            b.model.half ? "fp16" : "fp32", m->threads,
+            b.model.half ? "fp16" : b.int8 ? "int8" : "fp32", m->threads,
             getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "default", load);
     roofline rl = {0, 0};
     if (b.roofline) {

@@ -109,6 +109,8 @@
 #include "infer/worker.h"
 #include "tracker_yaml.h"
 
+#define CALIB_MAX 16 /* --calibrate: images used at most */
+
 /* Set from the signal handler; a flag is all a handler may safely touch.
  * Counts signals (capped at 2): 1 finishes cleanly, 2 stops at once. */
 volatile sig_atomic_t g_stop;
@@ -160,6 +162,11 @@ static void usage(FILE *f)
             "                    letterbox converts them). RGB is still made for the annotated video\n"
             "                    and BoT-SORT's motion compensation. Boxes may differ slightly from\n"
             "                    the default (strix's colour conversion, not swscale's)\n"
+            "  --int8            CPU: run the convolutions in int8 (opt-in; faster, boxes drift\n"
+            "                    from fp32: README \"int8 on the CPU\"); needs --calibrate\n"
+            "  --calibrate SRC   --int8's calibration images: an image, a directory (its images,\n"
+            "                    sorted) or a quoted glob; the first %d are used. They must cover\n"
+            "                    the inputs: activations beyond the ranges they show are clamped\n"
             "  --out DIR         output directory (default runs/infer; created, not emptied)\n"
             "  --json FILE       JSON report (default OUT/detections.json; for a video,\n"
             "                    JSON Lines, default OUT/NAME.jsonl)\n"
@@ -247,7 +254,7 @@ static void usage(FILE *f)
             "write over a file the run reads or another output, or already exists; 8 out\n"
             "of memory; 9 device error or unavailable; 10 some --manifest items failed (listed\n"
             "in OUT/failures-I-of-N.jsonl); 11 as 10, some inputs missing or unreachable\n"
-            "(a retry may help); 130 interrupted (with --manifest: nothing partial kept).\n", STRIX_MAX_CLASSES);
+            "(a retry may help); 130 interrupted (with --manifest: nothing partial kept).\n", STRIX_MAX_CLASSES, CALIB_MAX);
 }
 
 #if defined(__GNUC__)
@@ -395,7 +402,8 @@ static int parse_args(int argc, char **argv, options *o)
         int *flag = !strcmp(a, "--txt") ? &o->txt : !strcmp(a, "--save-conf") ? &o->save_conf
                   : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet
                   : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track
-                  : !strcmp(a, "--nms-free") ? &o->nms_free : !strcmp(a, "--nv12") ? &o->nv12 : NULL;
+                  : !strcmp(a, "--nms-free") ? &o->nms_free : !strcmp(a, "--nv12") ? &o->nv12
+                  : !strcmp(a, "--int8") ? &o->int8 : NULL;
         if (flag) {
             *flag = 1;
             continue;
@@ -430,7 +438,7 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--trail", "--line", "--detections", "--highlights", "--hl-score",
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len", "--manifest", "--shard", "--shards",
-                                                 "--metrics-port", "--metrics-file", "--decode"};
+                                                 "--metrics-port", "--metrics-file", "--decode", "--calibrate"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
         if (!known) return usage_error("unknown option '%s'", a);
@@ -487,6 +495,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(name, "--manifest")) o->manifest = val;
         else if (!strcmp(name, "--shard")) o->shard = val;
         else if (!strcmp(name, "--metrics-file")) o->metrics_file = val;
+        else if (!strcmp(name, "--calibrate")) o->calibrate = val;
         else if (!strcmp(name, "--metrics-port")) rc = parse_int(name, val, 0, 65535, &o->metrics_port);
         else if (!strcmp(name, "--shards")) {
             int n;
@@ -506,6 +515,11 @@ static int parse_args(int argc, char **argv, options *o)
         return usage_error("--shard, --shards and --metrics-* work with --manifest FILE");
     if (!o->n_inputs && !o->manifest) return usage_error("no INPUT given (or --manifest FILE)");
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");
+    if (o->int8 && !o->calibrate)
+        return usage_error("--int8 needs --calibrate SRC: a few images like the inputs (an image, a directory or a "
+                           "quoted glob) to set the activation ranges");
+    if (o->calibrate && !o->int8) return usage_error("--calibrate sets up --int8: add --int8");
+    if (o->int8 && o->detections) return usage_error("--int8 runs the model: --detections replays without one");
     if (o->has_line && !o->track) return usage_error("--line counts tracks: add --track");
     if (o->trail && !o->track) return usage_error("--trail draws tracks: add --track");
     if (o->hl_min_frames > 1 && !o->track) return usage_error("--hl-min-frames counts track lengths: add --track");
@@ -549,6 +563,51 @@ static int parse_classes(const char *opt, const char *list, const char *const *n
     return rc;
 }
 
+/* --int8: quantise the model, calibrated on the first CALIB_MAX images of
+ * --calibrate (expanded as an INPUT is); an exit code. */
+static int calibrate_int8(const options *o, strix_model *m)
+{
+    options co = *o;
+    char *spec[1] = {(char *)o->calibrate};
+    co.inputs = spec;
+    co.n_inputs = 1;
+    inputs in;
+    memset(&in, 0, sizeof in);
+    int rc = expand_inputs(&co, &in);
+    if (!rc && in.videos.n)
+        rc = usage_error("--calibrate %s: takes images, and %s is not one", o->calibrate, in.videos.v[0]);
+    if (!rc && !in.images.n) rc = usage_error("--calibrate %s: no images found", o->calibrate);
+    int n = in.images.n < CALIB_MAX ? in.images.n : CALIB_MAX, loaded = 0;
+    strix_owned_image img[CALIB_MAX];
+    strix_image view[CALIB_MAX];
+    strix_error e;
+    for (; !rc && loaded < n; loaded++) {
+        strix_status st = strix_image_load(in.images.v[loaded], 0, &img[loaded], &e);
+        if (st) {
+            fprintf(stderr, "infer: --calibrate: %s\n", e.message);
+            rc = strix_exit_code(st);
+            break;
+        }
+        view[loaded] = strix_image_view(&img[loaded]);
+    }
+    if (!rc) {
+        strix_detect_options d;
+        strix_detect_options_init(&d);
+        d.imgsz = o->imgsz;
+        strix_status st = strix_model_quantize(m, view, n, &d, &e);
+        if (st) {
+            fprintf(stderr, "infer: --int8: %s\n", e.message);
+            rc = strix_exit_code(st);
+        } else if (!o->quiet) {
+            fprintf(stderr, "infer: int8: calibrated on %d image%s of %s\n", n, n == 1 ? "" : "s", o->calibrate);
+        }
+    }
+    for (int i = 0; i < loaded; i++) strix_image_free(&img[i]);
+    list_free(&in.images);
+    list_free(&in.videos);
+    return rc;
+}
+
 /* Load the model of --model/--weights and its class names; an exit code. */
 static int load_model(options *o, strix_model **model, const char ***names, int *nc)
 {
@@ -583,6 +642,8 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
         fprintf(stderr, "infer: %s\n", e.message);
         return strix_exit_code(st);
     }
+    int rc = o->int8 ? calibrate_int8(o, *model) : 0;
+    if (rc) return rc;
     *nc = strix_model_class_count(*model);
     if (!(*names = malloc(sizeof **names * (size_t)(*nc > 0 ? *nc : 1)))) {
         fprintf(stderr, "infer: out of memory\n");

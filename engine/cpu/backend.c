@@ -7,12 +7,20 @@
  *   scratch  detect's letterbox and NMS scratch;
  *   team     the plan's threads, blocking when idle (team.h);
  *   packed   every conv's weights packed at load for the micro-kernels of
- *            the instruction set chosen then (strix_cpu_packed). */
+ *            the instruction set chosen then (strix_cpu_packed);
+ *   qws      the int8 convolutions' workspace (after strix_model_quantize).
+ *
+ * int8 (opt-in, conv_int8.h): while calibrating, range[2i] and range[2i+1]
+ * are the smallest and largest x seen at conv node i's input; once
+ * quantised, q[i] holds node i's int8 weights (q[i].wp NULL: the node stays
+ * fp32). */
 #include "backend.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_int8.h"
 #include "exec.h"
 #include "ops.h"
 #include "util.h"
@@ -31,6 +39,10 @@ typedef struct strix_cpu_backend {
     size_t ws_cap;
     void *scratch;
     size_t scratch_cap;
+    float *range;     /* [2 n_nodes] while calibrating, else NULL */
+    strix_qconv *q;   /* [n_nodes] once quantised, else NULL */
+    void *qws;
+    size_t qws_cap;
 } strix_cpu_backend;
 
 strix_status strix_cpu_packed_build(strix_cpu_packed *pk, strix_cpu_isa isa, const strix_program *p,
@@ -127,11 +139,93 @@ static strix_status cpu_plan(strix_backend *base, const strix_plan *pl, strix_er
     return STRIX_OK;
 }
 
+/* Widen r[0..1] to the smallest and largest element of a view (NaN ignored). */
+static void view_range(const strix_view *v, float *r)
+{
+    for (int n = 0; n < v->n; n++)
+        for (int y = 0; y < v->h; y++)
+            for (int x = 0; x < v->w; x++) {
+                const float *p = strix_view_at(v, n, y, x);
+                for (int c = 0; c < v->c; c++) {
+                    if (p[c] < r[0]) r[0] = p[c];
+                    if (p[c] > r[1]) r[1] = p[c];
+                }
+            }
+}
+
 static strix_status cpu_run_op(strix_backend *base, int i, strix_error *err)
 {
     strix_cpu_backend *b = (strix_cpu_backend *)base;
-    strix_cpu_execute_node(&b->packed, b->team, b->prog, b->plan, b->weights, b->arena, b->ws, i);
+    const strix_program *p = b->prog;
+    const strix_node *nd = &p->nodes[i];
+    if (nd->op == STRIX_OP_CONV && b->range) {
+        strix_view in = strix_plan_view(b->plan, p, b->arena, nd->in);
+        view_range(&in, b->range + 2 * i);
+    }
+    if (nd->op != STRIX_OP_CONV || !b->q || !b->q[i].wp) {
+        strix_cpu_execute_node(&b->packed, b->team, p, b->plan, b->weights, b->arena, b->ws, i);
+        return STRIX_OK;
+    }
+    const strix_plan *pl = b->plan;
+    strix_view out = strix_plan_view(pl, p, b->arena, nd->out), in = strix_plan_view(pl, p, b->arena, nd->in), res;
+    if (nd->res >= 0) res = strix_plan_view(pl, p, b->arena, nd->res);
+    if (!strix_reserve(&b->qws, &b->qws_cap,
+                       strix_cpu_conv2d_int8_workspace(&out, &in, &nd->conv, &b->q[i], pl->threads)))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for an int8 convolution's workspace");
+    strix_cpu_conv2d_int8(&out, &in, &b->q[i], b->weights + nd->boff, nd->res >= 0 ? &res : NULL, &nd->conv,
+                          b->packed.isa, b->qws, b->team);
     return STRIX_OK;
+}
+
+static void drop_int8(strix_cpu_backend *b)
+{
+    for (int i = 0; b->q && i < b->prog->n_nodes; i++) strix_qconv_free(&b->q[i]);
+    free(b->q);
+    free(b->range);
+    b->q = NULL;
+    b->range = NULL;
+}
+
+static strix_status cpu_int8_begin(strix_backend *base, strix_error *err)
+{
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    drop_int8(b);
+    if (!(b->range = calloc(2 * (size_t)b->prog->n_nodes + 1, sizeof *b->range)))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for int8 calibration");
+    for (int i = 0; i < b->prog->n_nodes; i++) b->range[2 * i] = INFINITY, b->range[2 * i + 1] = -INFINITY;
+    return STRIX_OK;
+}
+
+/* Quantised: every convolution that is not grouped (the int8 GEMM is a
+ * dense one; depthwise stays fp32), ends in SiLU (the head's last 1x1
+ * convolutions, whose outputs are box distances and class logits, and the
+ * attention projections stay fp32: cheap, and where a step of error moves
+ * a box) and ran during calibration. */
+static strix_status cpu_int8_end(strix_backend *base, int apply, strix_error *err)
+{
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    float *range = b->range;
+    b->range = NULL;
+    if (!apply || !range) {
+        free(range);
+        return STRIX_OK;
+    }
+    const strix_program *p = b->prog;
+    b->q = calloc((size_t)p->n_nodes + 1, sizeof *b->q);
+    strix_int8_isa isa = strix_int8_best_isa();
+    strix_status st = b->q ? STRIX_OK : strix_fail(err, STRIX_E_NOMEM, "out of memory for int8 weights");
+    for (int i = 0; !st && i < p->n_nodes; i++) {
+        const strix_node *nd = &p->nodes[i];
+        if (nd->op != STRIX_OP_CONV || nd->fused || nd->conv.groups != 1 || nd->conv.act != STRIX_ACT_SILU ||
+            !(range[2 * i] <= range[2 * i + 1]))
+            continue;
+        int k = nd->conv.kh * nd->conv.kw * nd->cin;
+        if (strix_qconv_init(&b->q[i], b->weights + nd->woff, nd->cout, k, range[2 * i], range[2 * i + 1], isa))
+            st = strix_fail(err, STRIX_E_NOMEM, "out of memory for int8 weights");
+    }
+    free(range);
+    if (st) drop_int8(b);
+    return st;
 }
 
 static float *input_ptr(const strix_cpu_backend *b)
@@ -196,6 +290,8 @@ static void cpu_free(strix_backend *base)
     free(b->scratch);
     strix_cpu_packed_free(&b->packed);
     strix_cpu_team_free(b->team);
+    drop_int8(b);
+    free(b->qws);
     free(b);
 }
 
@@ -205,6 +301,8 @@ static const strix_backend_ops cpu_ops = {
     .detect = cpu_detect,
     .free = cpu_free,
     .run_op = cpu_run_op,
+    .int8_begin = cpu_int8_begin,
+    .int8_end = cpu_int8_end,
 };
 
 strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *p, const float *weights,

@@ -155,6 +155,18 @@ void strix_cpu_conv2d(strix_cpu_isa isa, const strix_view *out, const strix_view
     conv(isa, out, in, w, NULL, bias, residual, p, workspace, team);
 }
 
+void strix_cpu_conv_epilogue(strix_cpu_isa isa, float *out, size_t ldo, const float *acc, size_t lda,
+                             const float *bias, const float *res, size_t ldr, int rows, int n, strix_act act)
+{
+    /* by build, not by layer: the epilogue's vectors do not depend on NR */
+    strix_conv_params any = {1, 1, 1, 1, 0, 0, 1, 1, 1, act};
+#define EPILOGUE(s) strix_cpu_conv_epilogue_##s(out, ldo, acc, lda, bias, res, ldr, rows, n, act)
+    switch (pick(isa, 32, &any)) {
+        ISA_CASES(EPILOGUE)
+    default: EPILOGUE(generic); break;
+    }
+}
+
 void strix_cpu_conv2d_packed(strix_cpu_isa isa, const strix_view *out, const strix_view *in,
                              const float *packed, const float *bias, const strix_view *residual,
                              const strix_conv_params *p, void *workspace, strix_cpu_team *team)

@@ -32,7 +32,10 @@
                                    void *workspace, strix_cpu_team *team);                        \
     size_t strix_cpu_conv2d_packed_floats_##suffix(int cin, int cout, const strix_conv_params *p); \
     void strix_cpu_conv2d_pack_##suffix(float *packed, const float *w, int cin, int cout,          \
-                                        const strix_conv_params *p);
+                                        const strix_conv_params *p);                              \
+    void strix_cpu_conv_epilogue_##suffix(float *out, size_t ldo, const float *acc, size_t lda,    \
+                                          const float *bias, const float *res, size_t ldr,         \
+                                          int rows, int n, strix_act act);
 
 CONV_ISA_DECLARE(generic)
 #if defined(__x86_64__)
@@ -43,5 +46,13 @@ CONV_ISA_DECLARE(avx512_n16)
 #if defined(__aarch64__)
 CONV_ISA_DECLARE(neon)
 #endif
+
+/* The convolution's bias + SiLU + residual epilogue of isa's build, for the
+ * int8 convolution (conv_int8.c), so that it rounds as the fp32 one: for
+ * rows i < rows and channels j < n,
+ *   out[i*ldo + j] = act(acc[i*lda + j] + bias[j]) (+ res[i*ldr + j]);
+ * res may equal out. */
+void strix_cpu_conv_epilogue(strix_cpu_isa isa, float *out, size_t ldo, const float *acc, size_t lda,
+                             const float *bias, const float *res, size_t ldr, int rows, int n, strix_act act);
 
 #endif

@@ -182,6 +182,12 @@ static void epilogue(float *out, size_t ldo, const float *acc, size_t lda, const
     }
 }
 
+void CONV_FN(strix_cpu_conv_epilogue_)(float *out, size_t ldo, const float *acc, size_t lda, const float *bias,
+                                       const float *res, size_t ldr, int rows, int n, strix_act act)
+{
+    epilogue(out, ldo, acc, lda, bias, res, ldr, rows, n, act);
+}
+
 /* C[MR][NR] (+)= A[MR][kc] * B[kc][NR].
  *   a: element (i, k) at a[i*lda + k] (a packed im2col block: lda kc;
  *      straight from a 1x1 conv's input: lda pix_stride)

@@ -43,6 +43,8 @@ typedef struct options {
     int txt, save_conf, save, overwrite, quiet, audio, half, nms_free;
     int nv12;                            /* --nv12: videos reach the model as NV12 planes */
     int nvdec;                           /* --decode nvdec: the CUDA device NVDEC decodes on, else -1 */
+    int int8;                            /* --int8: calibrate on --calibrate, then run int8 (CPU) */
+    const char *calibrate;               /* --calibrate: images, a directory or a quoted glob */
     int conf_set;                        /* --conf given (tracking lowers the default) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* --track-thresh etc.: -1 unless given */

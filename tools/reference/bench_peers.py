@@ -15,6 +15,21 @@ What it measures (model only: input tensor in, decoded head out):
                   error is logged instead of a time
   ultralytics     Ultralytics' fused DetectionModel, PyTorch eager fp32,
                   torch.set_num_threads(N), torch.inference_mode()
+  openvino        OpenVINO (PyPI openvino) on the same ONNX file, device CPU,
+                  INFERENCE_NUM_THREADS = N, PERFORMANCE_HINT LATENCY and
+                  INFERENCE_PRECISION_HINT f32 (its default on CPUs with
+                  AVX-512 BF16 / AMX is bf16: not the fp32 network the others run)
+  ncnn            ncnn (PyPI ncnn) on a model converted from the batch-1 ONNX
+                  export by pnnx (PyPI pnnx, ncnn's converter: `pnnx model.onnx
+                  inputshape=[1,3,S,S]` writes model.ncnn.param/.bin),
+                  opt.num_threads = N, no Vulkan, fp16/bf16 storage and
+                  arithmetic off (fp32 throughout); ncnn has no batch dimension,
+                  so a batch is its images one after the other
+Peak memory: each process (strix's perf/bench and every peer, same inputs) runs
+under GNU time (/usr/bin/time -f %M: its wait4() ru_maxrss, the kernel's peak
+resident set size of that process); the floor of a Python peer (the interpreter with numpy imported, no
+framework) is measured the same way, and so is build/infer on one image in
+the cold start (the whole job: decode, letterbox, network, NMS, JSON).
 Every peer runs in its own process, warm-up then >= 20 timed runs, inputs
 rotated among 4 batches made of the letterboxed sample images (or seeded
 noise without them), the very same floats for all.  Each peer also saves its
@@ -35,13 +50,14 @@ Usage (from the repo root, after `make all` and the perf programs):
       [--configs "yolov8n:1,8 yolo11n:1"] [--threads N] [--runs 20] [--warmup 3]
       [--omp-policies default,passive,active] [--wait-load 1.0 --wait-max 1200]
       [--machine NAME] [--out perf/results]
-Venv: python3 -m venv /opt/strix-ref && /opt/strix-ref/bin/pip install \
-      ultralytics safetensors onnx onnxruntime onnxslim opencv-python matplotlib
+Venv: perf/setup.sh (ultralytics safetensors onnx onnxruntime onnxslim
+      opencv-python matplotlib openvino ncnn pnnx from PyPI)
 """
 import argparse
 import datetime
 import glob
 import hashlib
+import importlib.metadata
 import json
 import os
 import platform
@@ -57,6 +73,7 @@ MODELS = {"yolov8n": ("weights/yolov8.yaml", "n"), "yolo11n": ("weights/yolo11.y
           "yolov8s": ("weights/yolov8.yaml", "s"), "yolo11s": ("weights/yolo11.yaml", "s")}
 ROTATE = 4  # input batches cycled through, as perf/bench --rotate
 DEBIAN_PY = "/usr/bin/python3"
+GNU_TIME = "/usr/bin/time"  # Debian package time: the peak RSS of each process (run_rss)
 
 
 def loadavg():
@@ -136,6 +153,45 @@ def peer_main(args):
             return (y[0] if isinstance(y, (list, tuple)) else y).numpy()
         info["version"] = "ultralytics %s, torch %s" % (ultralytics.__version__, torch.__version__)
         info["detail"] = "fused DetectionModel, eager fp32, inference_mode, set_num_threads(%d)" % args.threads
+    elif args.peer == "openvino":
+        import openvino as ov
+
+        core = ov.Core()
+        cfg = {"INFERENCE_NUM_THREADS": args.threads, "PERFORMANCE_HINT": "LATENCY",
+               "INFERENCE_PRECISION_HINT": "f32"}
+        compiled = core.compile_model(core.read_model(args.onnx), "CPU", cfg)
+        req = compiled.create_infer_request()
+        out0 = compiled.output(0)
+        run = lambda x: req.infer({0: x})[out0]  # noqa: E731
+        info["version"] = ov.__version__
+        info["detail"] = "device CPU, INFERENCE_NUM_THREADS=%d, PERFORMANCE_HINT=LATENCY, " \
+                         "INFERENCE_PRECISION_HINT=f32" % args.threads
+    elif args.peer == "ncnn":
+        import ncnn
+
+        net = ncnn.Net()
+        net.opt.num_threads = args.threads
+        net.opt.use_vulkan_compute = False
+        net.opt.use_fp16_storage = net.opt.use_fp16_packed = net.opt.use_fp16_arithmetic = False
+        net.opt.use_bf16_storage = False
+        net.load_param(args.ncnn + ".ncnn.param")
+        net.load_model(args.ncnn + ".ncnn.bin")
+
+        def run(x):  # no batch dimension in ncnn: one extractor per image
+            outs = []
+            for img in x:
+                ex = net.create_extractor()
+                ex.input("in0", ncnn.Mat(np.ascontiguousarray(img)))
+                _, y = ex.extract("out0")
+                outs.append(np.array(y))
+            return np.stack(outs)
+        info["version"] = ncnn.__version__
+        info["detail"] = "pnnx-converted from the batch-1 ONNX export, num_threads=%d, no Vulkan, fp32 " \
+                         "(fp16/bf16 storage and arithmetic off), images of a batch one after the other" % args.threads
+    elif args.peer == "floor":  # the interpreter and numpy alone: what a Python peer costs before its framework
+        run = lambda x: x  # noqa: E731
+        info["version"] = "Python %s, numpy %s" % (platform.python_version(), np.__version__)
+        info["detail"] = "no framework"
     else:
         sys.exit(f"bench_peers: unknown peer {args.peer}")
     info["load_start"] = loadavg()
@@ -172,6 +228,22 @@ def last_error(stderr, rc):
     return (hits or lines or [f"exit status {rc}"])[-1]
 
 
+def run_rss(cmd, env=None):
+    """Run cmd to completion; (CompletedProcess, peak RSS in kB or None).
+    The peak is GNU time's %M (its wait4() ru_maxrss of the child it forks).
+    Not wait4() from here: Linux carries a process's peak RSS across fork and
+    exec, so every child of this driver (torch imported: close to 1 GB)
+    would report at least the driver's size; GNU time is a small process."""
+    import tempfile
+
+    if not os.path.exists(GNU_TIME):
+        return subprocess.run(cmd, text=True, capture_output=True, env=env), None
+    with tempfile.NamedTemporaryFile("r") as t:
+        r = subprocess.run([GNU_TIME, "-q", "-f", "%M", "-o", t.name] + cmd, text=True, capture_output=True, env=env)
+        lines = t.read().split()
+    return r, int(lines[-1]) if lines and lines[-1].isdigit() else None
+
+
 def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw).stdout
 
@@ -205,6 +277,8 @@ def machine_info(args):
     import numpy
     import onnx
     import onnxruntime
+    import openvino
+    import ncnn
     import torch
     import ultralytics
     import cv2
@@ -220,10 +294,12 @@ def machine_info(args):
         "memory": mem, "kernel": platform.release(), "os": first_line(["sh", "-c", ". /etc/os-release; echo $PRETTY_NAME"]),
         "compiler": first_line([os.environ.get("CC", "cc"), "--version"]),
         "strix_version": version, "git_commit": commit, "git_dirty": dirty,
-        "strix_build": "make default flags (-O3 -march=x86-64-v3 -fopenmp)%s" % (", CUDA objects linked" if cuda else ""),
+        "strix_build": "make default flags (-O3, baseline ISA; the convolution's build per ISA chosen at run "
+                       "time)%s" % (", CUDA objects linked" if cuda else ""),
         "python": platform.python_version(), "numpy": numpy.__version__, "torch": torch.__version__,
         "ultralytics": ultralytics.__version__, "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__,
-        "opencv_python": cv2.__version__,
+        "opencv_python": cv2.__version__, "openvino": openvino.__version__, "ncnn": ncnn.__version__,
+        "pnnx": importlib.metadata.version("pnnx"),
         "opencv_debian": first_line([DEBIAN_PY, "-c", "import cv2; print(cv2.__version__)"])
         if os.path.exists(DEBIAN_PY) else "unavailable",
     }
@@ -291,6 +367,19 @@ def export_onnx(pt, batch, s, dst):
     shutil.move(out, dst)
 
 
+def convert_ncnn(onnx_path, s, dst):
+    """ncnn's own converter on the batch-1 ONNX export: pnnx (PyPI) writes
+    <stem>.ncnn.param / .ncnn.bin (and its own intermediates) beside the
+    .onnx; returns the stem the peer loads."""
+    onnx_path = os.path.abspath(onnx_path)
+    stem = os.path.splitext(onnx_path)[0]
+    pnnx = os.path.join(os.path.dirname(sys.executable), "pnnx")
+    sh([pnnx, onnx_path, f"inputshape=[1,3,{s},{s}]"], cwd=os.path.dirname(onnx_path))
+    for ext in (".ncnn.param", ".ncnn.bin"):
+        shutil.move(stem + ext, dst + ext)
+    return dst
+
+
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -307,7 +396,7 @@ def rel_l2(y, ref):
     return float(np.linalg.norm(y - ref) / max(np.linalg.norm(ref), 1e-30))
 
 
-def run_peer(args, peer, work, cfg, onnx_path, pt, inputs, raw, runs):
+def run_peer(args, peer, work, cfg, onnx_path, pt, inputs, raw, runs, ncnn_stem=""):
     import numpy as np
 
     name, batch = cfg
@@ -315,9 +404,10 @@ def run_peer(args, peer, work, cfg, onnx_path, pt, inputs, raw, runs):
     py = DEBIAN_PY if peer == "opencv-debian" else sys.executable
     cmd = [py, os.path.abspath(__file__), "--peer", peer, "--onnx", onnx_path, "--pt", pt, "--inputs", inputs,
            "--batch", str(batch), "--imgsz", str(args.imgsz), "--threads", str(args.threads), "--runs",
-           str(runs), "--warmup", str(args.warmup), "--save-out", out]
-    r = subprocess.run(cmd, text=True, capture_output=True)
-    row = {"tool": peer, "model": name, "batch": batch, "imgsz": args.imgsz, "threads": args.threads}
+           str(runs), "--warmup", str(args.warmup), "--save-out", out, "--ncnn", ncnn_stem]
+    r, rss = run_rss(cmd)
+    row = {"tool": peer, "model": name, "batch": batch, "imgsz": args.imgsz, "threads": args.threads,
+           "max_rss_kb": rss}
     if r.returncode:
         row["error"] = last_error(r.stderr, r.returncode)
         log(f"  {peer:14s} {name} b{batch}: failed: {row['error']}")
@@ -346,6 +436,8 @@ def merge_rounds(parts):
     row["min_ms"] = min(row["times_ms"])
     row["mean_ms"] = sum(row["times_ms"]) / len(row["times_ms"])
     row["images_per_s"] = row["batch"] / (row["median_ms"] / 1e3)
+    if all(p.get("max_rss_kb") for p in parts):
+        row["max_rss_kb"] = max(p["max_rss_kb"] for p in parts)
     if row["tool"] == "strix":
         row["achieved_gflops"] = row["gflops_per_image"] * row["images_per_s"]
         if "peak_gemm_gflops" in row:
@@ -373,12 +465,12 @@ def run_strix(args, work, cfg, st, inputs, policy, raw, table, runs):
            "--inputs", inputs, "--imgsz", str(args.imgsz), "--batch", str(batch), "--threads", str(args.threads),
            "--runs", str(runs), "--warmup", str(args.warmup), "--rotate", str(ROTATE), "--json", jl,
            "--label", f"OMP_WAIT_POLICY={policy}", "--save-head", head]
-    r = subprocess.run(cmd, text=True, capture_output=True, env=env)
+    r, rss = run_rss(cmd, env=env)
     table.write(f"$ {'OMP_WAIT_POLICY=' + policy + ' ' if policy != 'default' else ''}{' '.join(cmd)}\n")
     table.write(r.stdout + r.stderr + "\n")
     table.flush()
     row = {"tool": "strix", "model": name, "batch": batch, "imgsz": args.imgsz, "threads": args.threads,
-           "omp_wait_policy": policy}
+           "omp_wait_policy": policy, "max_rss_kb": rss, "binary_bytes": os.path.getsize(cmd[0])}
     if r.returncode:
         row["error"] = last_error(r.stderr, r.returncode)
         log(f"  strix {policy:8s} {name} b{batch}: failed: {row['error']}")
@@ -386,6 +478,11 @@ def run_strix(args, work, cfg, st, inputs, policy, raw, table, runs):
         with open(jl) as f:
             row.update(json.loads(f.readline()))
         row.update({"tool": "strix", "yaml": row["model"], "model": name})
+        # the timed run's RSS holds the roofline probes' 512 MB of buffers:
+        # the peak memory comes from a run without them (same inputs, threads)
+        r2, rss = run_rss([c for c in cmd if c not in ("--save-head", head)] + ["--no-roofline"], env=env)
+        row["max_rss_kb"] = rss if r2.returncode == 0 else None
+        row["rss_run"] = "bench --no-roofline, same inputs and threads"
         row["_out"] = np.fromfile(head, dtype=np.float32)
     raw.write(json.dumps({k: v for k, v in row.items() if k != "_out"}) + "\n")
     raw.flush()
@@ -420,22 +517,26 @@ def cold_start(args, work, st, pt, raw):
                         str(args.threads)],
     }
     times = {k: [] for k in cmds}
+    rss = {k: 0 for k in cmds}
     for rep in range(args.cold_reps):
         for tool, cmd in cmds.items():
             t0 = time.perf_counter()
-            r = subprocess.run(cmd, text=True, capture_output=True)
+            r, kb = run_rss(cmd)
             dt = time.perf_counter() - t0
             if r.returncode:
                 log(f"  cold start {tool}: failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
                 return []
             times[tool].append(round(dt, 4))
+            rss[tool] = max(rss[tool], kb or 0)
     rows = []
     for tool, t in times.items():
         med, p90 = quantiles(t)
         row = {"tool": tool, "what": "cold start: process start to detections written, yolov8n, one image "
                + os.path.basename(img), "command": " ".join(cmds[tool][:2] if tool == "ultralytics" else cmds[tool]),
                "threads": args.threads, "median_s": med, "min_s": min(t), "max_s": max(t), "times_s": t,
-               "load": loadavg()}
+               "max_rss_kb": rss[tool] or None, "load": loadavg()}
+        if tool == "strix":
+            row["binary_bytes"] = os.path.getsize(cmds[tool][0])
         rows.append(row)
         raw.write(json.dumps(row) + "\n")
         log(f"  cold start {tool:12s} median {med:.3f} s (min {min(t):.3f}, max {max(t):.3f}) over {len(t)}")
@@ -468,7 +569,7 @@ def main():
                     help="split each tool's runs over this many rounds, tools alternating (load fairness)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--omp-policies", default="default,passive,active")
-    ap.add_argument("--peers", default="onnxruntime,opencv,opencv-debian,ultralytics")
+    ap.add_argument("--peers", default="onnxruntime,openvino,ncnn,opencv,opencv-debian,ultralytics")
     ap.add_argument("--cold-reps", type=int, default=5)
     ap.add_argument("--wait-load", type=float, default=0.0,
                     help="first wait (polling each minute) for the 1-minute load average to drop below this")
@@ -483,6 +584,7 @@ def main():
     ap.add_argument("--inputs")
     ap.add_argument("--batch", type=int)
     ap.add_argument("--save-out")
+    ap.add_argument("--ncnn", default="")
     args = ap.parse_args()
     if args.peer:
         return peer_main(args)
@@ -539,6 +641,15 @@ def main():
         st, pt = prepared[name]
         onnx_path = os.path.join(work, f"{name}_b{batch}_{args.imgsz}.onnx")
         export_onnx(pt, batch, args.imgsz, onnx_path)
+        ncnn_stem = ""
+        if "ncnn" in peers:
+            one = os.path.join(work, f"{name}_b1_{args.imgsz}.onnx")
+            if not os.path.exists(one):
+                export_onnx(pt, 1, args.imgsz, one)
+            try:
+                ncnn_stem = convert_ncnn(one, args.imgsz, os.path.join(work, f"{name}_{args.imgsz}"))
+            except subprocess.CalledProcessError as e:
+                log(f"  pnnx could not convert {one}: {last_error(e.stderr or '', e.returncode)}")
         # rounds: every tool runs once per round, the order rotating, so a
         # burst of load from elsewhere falls on all of them alike
         tools = [("strix", p) for p in args.omp_policies.split(",")] + [(p, None) for p in peers]
@@ -553,7 +664,7 @@ def main():
                     parts[t].append(run_strix(args, work, (name, batch), st, inputs, t[1], raw, table, per_round))
                 else:
                     parts[t].append(run_peer(args, peer=t[0], work=work, cfg=(name, batch), onnx_path=onnx_path,
-                                             pt=pt, inputs=inputs, raw=raw, runs=per_round))
+                                             pt=pt, inputs=inputs, raw=raw, runs=per_round, ncnn_stem=ncnn_stem))
         rows = [merge_rounds(parts[t]) for t in tools]
         ref = next((r["_out"] for r in rows if r["tool"] == "ultralytics" and "_out" in r), None)
         for r in rows:
@@ -574,6 +685,11 @@ def main():
 
     if "yolov8n" not in prepared:
         prepared["yolov8n"] = prepare_model(args, "yolov8n", work)
+    # the Python floor of the peers' peak RSS (interpreter + numpy + the same inputs, no framework)
+    with open(os.path.join(outdir, "rss_floor.jsonl"), "w") as f:
+        floor = run_peer(args, "floor", work, ("yolov8n", 1), "", "", inputs, f, 1)
+        floor.pop("_out", None)
+        results["rss_floor"] = floor
     with open(os.path.join(outdir, "cold_start.jsonl"), "w") as f:
         results["cold_start"] = cold_start(args, work, *prepared["yolov8n"], f)
     if not args.no_harness:

@@ -17,8 +17,9 @@ import os
 import sys
 
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
-ORDER = ["strix", "onnxruntime", "opencv", "opencv-debian", "ultralytics"]
+ORDER = ["strix", "onnxruntime", "openvino", "ncnn", "opencv", "opencv-debian", "ultralytics"]
 NAMES = {"strix": "strix (C, this repo)", "onnxruntime": "ONNX Runtime (CPU EP)",
+         "openvino": "OpenVINO (CPU, f32)", "ncnn": "ncnn (pnnx-converted, fp32)",
          "opencv": "OpenCV DNN (PyPI opencv-python)", "opencv-debian": "OpenCV DNN (Debian python3-opencv)",
          "ultralytics": "Ultralytics / PyTorch eager"}
 
@@ -93,7 +94,8 @@ def tables(res, reldir):
                "%.2f–%.2f during the measurements.  strix" % load_range(res) + f" {m['strix_version']} "
                f"(commit {m['git_commit'][:12]}{', uncommitted changes' if m['git_dirty'] else ''}), "
                f"{m['strix_build']}; Ultralytics {m['ultralytics']}, torch {m['torch']}, ONNX Runtime "
-               f"{m['onnxruntime']}, onnx {m['onnx']}, opencv-python {m['opencv_python']}, Debian OpenCV "
+               f"{m['onnxruntime']}, OpenVINO {m.get('openvino', 'n/a')}, ncnn {m.get('ncnn', 'n/a')} (pnnx "
+               f"{m.get('pnnx', 'n/a')}), onnx {m['onnx']}, opencv-python {m['opencv_python']}, Debian OpenCV "
                f"{m['opencv_debian']}, numpy {m['numpy']}, Python {m['python']}.")
     out.append("")
     out.append(f"Model only (input tensor in, decoded head out), {s['imgsz']}x{s['imgsz']} fp32, "
@@ -135,6 +137,7 @@ def tables(res, reldir):
                    f"{r['achieved_gflops']:.1f} | {r['peak_gemm_gflops']:.1f} | {r['copy_gbps']:.1f} | "
                    f"{r['min_bytes_per_image'] / 1e6:.1f} | {r['flop_per_byte']:.0f} | "
                    f"{100 * r['roofline_fraction']:.0f}% |")
+    out += rss_table(res, reldir)
     if res.get("cold_start"):
         out.append("")
         out.append(f"Cold start (process start to the detections written, yolov8n, one 640-class image, "
@@ -153,6 +156,38 @@ def tables(res, reldir):
     return "\n".join(out)
 
 
+def rss_table(res, reldir):
+    """Peak resident memory at batch 1 (kernel's ru_maxrss of each process)."""
+    rows = [r for r in sorted(res["rows"], key=key) if r["batch"] == 1 and r.get("max_rss_kb") and "error" not in r]
+    if not rows:
+        return []
+    out = ["", "Peak resident memory, batch 1 (each process's peak RSS; every process holds the same "
+           f"{res['settings']['rotate']} input batches; GNU time's %M; raw: `max_rss_kb` in "
+           f"`{reldir}/peers.jsonl`):", "",
+           "| model | framework | peak RSS MB | beyond the binary / Python floor MB |", "|---|---|---:|---:|"]
+    floor = res.get("rss_floor", {}).get("max_rss_kb")
+    for r in rows:
+        mb = r["max_rss_kb"] / 1024
+        if r["tool"] == "strix" and "peak_gemm_gflops" in r and "rss_run" not in r:
+            out.append(f"| {r['model']} | {label(r)} | n/a: its run held the roofline probes' 512 MB of buffers | |")
+            continue
+        if r["tool"] == "strix":
+            beyond = "%.1f (binary %.1f MB)" % (mb - r["binary_bytes"] / 2**20, r["binary_bytes"] / 2**20) \
+                if "binary_bytes" in r else ""
+        else:
+            beyond = "%.1f" % (mb - floor / 1024) if floor else ""
+        out.append(f"| {r['model']} | {label(r)} | {mb:.1f} | {beyond} |")
+    if floor:
+        out.append(f"| | Python floor: the interpreter, numpy and the inputs, no framework | {floor / 1024:.1f} | |")
+    for c in res.get("cold_start", []):
+        if c["tool"] == "strix" and c.get("max_rss_kb"):
+            mb = c["max_rss_kb"] / 1024
+            out.append(f"| yolov8n | `build/infer` on one image (the whole job: decode, letterbox, network, NMS, "
+                       f"JSON) | {mb:.1f} | {mb - c['binary_bytes'] / 2**20:.1f} (binary "
+                       f"{c['binary_bytes'] / 2**20:.1f} MB) |")
+    return out
+
+
 def goals(res):
     """The issue's CPU goals with the measured ratios (yolov8n 640 fp32)."""
     rows = res["rows"]
@@ -162,6 +197,8 @@ def goals(res):
         if not h:
             continue
         for tool, goal, want in (("onnxruntime", "at least equal to ONNX Runtime (goal: ratio ≥ 1)", 1.0),
+                                 ("openvino", "ahead of OpenVINO (goal: ratio > 1)", 1.0),
+                                 ("ncnn", "ahead of ncnn (goal: ratio > 1)", 1.0),
                                  ("opencv", "ahead of OpenCV DNN (goal: ratio > 1)", 1.0),
                                  ("ultralytics", "ahead of Ultralytics on the CPU (goal: ratio > 1)", 1.0)):
             p = peer(rows, tool, model, batch)
@@ -238,14 +275,15 @@ def readme_section(res, reldir):
              "measurement, %.2f–%.2f during them (the benchmark's own threads count in it)." % load_range(res)]
     for n in notes(res):
         lines += ["", f"**Note:** {n}."]
-    lines += ["", "| model | batch | strix images/s | ONNX Runtime | OpenCV DNN | Ultralytics (PyTorch) |",
-              "|---|---:|---:|---:|---:|---:|"]
+    lines += ["", "| model | batch | strix images/s | ONNX Runtime | OpenVINO | ncnn | OpenCV DNN | "
+                  "Ultralytics (PyTorch) |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for model, batch in sorted({(r["model"], r["batch"]) for r in rows}):
         h = headline_strix(rows, model, batch)
         if not h:
             continue
         cells = []
-        for tool in ("onnxruntime", "opencv", "ultralytics"):
+        for tool in ("onnxruntime", "openvino", "ncnn", "opencv", "ultralytics"):
             p = peer(rows, tool, model, batch)
             cells.append(f"{p['images_per_s']:.2f} (strix {h['images_per_s'] / p['images_per_s']:.2f}×)" if p
                          else "n/a")

@@ -1,0 +1,373 @@
+/* test_int8.c — the int8 path (engine/cpu/conv_int8.h, strix_model_quantize):
+ *   - every int8 convolution path this CPU runs (C, AVX2, AVX-512 VNNI,
+ *     NEON SDOT)
+ *     against a naive reference on the same quantised weights and inputs,
+ *     random shapes (1x1 direct, 3x3 padded/strided, dilated, tails of
+ *     every block size), SiLU or none, with and without a residual (also
+ *     aliasing out);
+ *   - the weight quantisation itself (|wq * step - w| <= step / 2);
+ *   - C and AVX-512 VNNI bit-identical (same 8-bit weights), threads 1 and
+ *     2 bit-identical;
+ *   - the detection drift of int8 against fp32 on the sample images
+ *     (../shared/data or $STRIX_DATA; SKIP without them), yolov8n with
+ *     synthetic weights, calibrated on the four images and on two of them:
+ *     matched boxes' IoU and score differences, printed and bounded.
+ * Random inputs from the run's seed (printed on failure). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu/conv_int8.h"
+#include "image.h"
+#include "ops.h"
+#include "strix.h"
+#include "testlib.h"
+
+typedef struct qcase {
+    int n, h, w, cin, cout, k, s, pad, d;
+    strix_act act;
+    int res;     /* 0 none, 1 separate, 2 aliasing out */
+    int threads;
+    int in_pad;  /* input pixels this many floats wider than cin (a channel slice) */
+} qcase;
+
+static int out_dim(int x, const qcase *c) { return (x + 2 * c->pad - c->d * (c->k - 1) - 1) / c->s + 1; }
+
+
+/* The documented quantiser, clamp(round(x / step) + zero, 0, 255) rounded
+ * half up, minus the zero point. */
+static int ref_quant(float x, float inv, int zero)
+{
+    float v = x * inv + (float)zero;
+    if (!(v >= 0.0f)) v = 0.0f;
+    if (v > 255.0f) v = 255.0f;
+    return (int)floorf(v + 0.5f) - zero;
+}
+
+static void fill(float *p, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++) p[i] = tl_uniform(lo, hi);
+}
+
+/* Runs case c on path isa; the output in *outp (caller frees); 0 on a
+ * mismatch against the naive reference (tl_fail set). */
+static int run_case(const qcase *c, strix_int8_isa isa, const float *x, const float *w,
+                    const float *bias, const float *resv, float **outp)
+{
+    int oh = out_dim(c->h, c), ow = out_dim(c->w, c), kk = c->k * c->k * c->cin;
+    size_t on = (size_t)c->n * oh * ow * c->cout;
+    float lo = 0, hi = 0;
+    for (size_t i = 0; i < (size_t)c->n * c->h * c->w * c->cin; i++) lo = fminf(lo, x[i]), hi = fmaxf(hi, x[i]);
+    strix_qconv q;
+    if (strix_qconv_init(&q, w, c->cout, kk, lo * 0.8f, hi * 0.8f /* some inputs clamp */, isa)) {
+        tl_fail("out of memory");
+        return 0;
+    }
+    float *out = malloc(sizeof(float) * on), *res = NULL;
+    for (size_t i = 0; i < on; i++) out[i] = NAN;
+    if (c->res == 1) {
+        res = malloc(sizeof(float) * on);
+        memcpy(res, resv, sizeof(float) * on);
+    } else if (c->res == 2) {
+        memcpy(out, resv, sizeof(float) * on);
+    }
+    size_t ps = (size_t)c->cin + c->in_pad, pix = (size_t)c->n * c->h * c->w;
+    float *xs = malloc(sizeof(float) * pix * ps);
+    for (size_t i = 0; i < pix; i++) {
+        memcpy(xs + i * ps, x + i * c->cin, sizeof(float) * (size_t)c->cin);
+        for (int j = c->cin; j < (int)ps; j++) xs[i * ps + j] = 1e6f; /* must not be read */
+    }
+    strix_view vin = strix_view_dense(xs, c->n, c->h, c->w, (int)ps), vout = strix_view_dense(out, c->n, oh, ow, c->cout);
+    vin = strix_view_slice(vin, 0, c->cin);
+    strix_view vres = strix_view_dense(c->res == 2 ? out : res, c->n, oh, ow, c->cout);
+    strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, 1, c->act};
+    size_t wsz = strix_cpu_conv2d_int8_workspace(&vout, &vin, &p, &q, c->threads);
+    void *ws = malloc(wsz);
+    strix_cpu_team *team = NULL;
+    strix_error e;
+    if (strix_cpu_team_create(&team, c->threads, 0, &e)) tl_fail("%s", e.message);
+    strix_cpu_conv2d_int8(&vout, &vin, &q, bias, c->res ? &vres : NULL, &p, STRIX_CPU_ISA_AUTO, ws, team);
+    strix_cpu_team_free(team);
+    free(ws);
+    free(xs);
+    /* weights: each within half a step of the float weight */
+    int ok = 1;
+    float inv = 1.0f / q.in_step;
+    for (int co = 0; co < c->cout && ok; co++) {
+        float step = q.dq[co] / q.in_step;
+        for (int i = 0; i < kk && ok; i++)
+            if (fabsf(strix_qconv_weight(&q, co, i) * step - w[(size_t)co * kk + i]) > 0.5001f * step) {
+                tl_fail("%s: weight [%d][%d] = %g quantised to %d x %g", strix_int8_isa_name(isa), co, i,
+                        w[(size_t)co * kk + i], strix_qconv_weight(&q, co, i), step);
+                ok = 0;
+            }
+    }
+    for (int n = 0; n < c->n && ok; n++)
+        for (int oy = 0; oy < oh && ok; oy++)
+            for (int ox = 0; ox < ow && ok; ox++)
+                for (int co = 0; co < c->cout && ok; co++) {
+                    long long acc = 0;
+                    for (int ky = 0; ky < c->k; ky++)
+                        for (int kx = 0; kx < c->k; kx++) {
+                            int iy = oy * c->s - c->pad + ky * c->d, ix = ox * c->s - c->pad + kx * c->d;
+                            if (iy < 0 || iy >= c->h || ix < 0 || ix >= c->w) continue;
+                            for (int ci = 0; ci < c->cin; ci++) {
+                                float xv = x[(((size_t)n * c->h + iy) * c->w + ix) * c->cin + ci];
+                                acc += (long long)ref_quant(xv, inv, q.in_zero) *
+                                       strix_qconv_weight(&q, co, (ky * c->k + kx) * c->cin + ci);
+                            }
+                        }
+                    double y = (double)acc * q.dq[co] + bias[co];
+                    if (c->act == STRIX_ACT_SILU) y = y / (1.0 + exp(-y));
+                    size_t o = (((size_t)n * oh + oy) * ow + ox) * c->cout + co;
+                    if (c->res) y += resv[o];
+                    if (!(fabs(out[o] - y) <= 1e-5 * (1.0 + fabs(y)))) {
+                        tl_fail("%s: n%d %dx%dx%d -> %d k%d s%d p%d d%d act%d res%d: out[%d,%d,%d,%d] = %.7g, "
+                                "reference %.7g",
+                                strix_int8_isa_name(isa), c->n, c->h, c->w, c->cin, c->cout, c->k, c->s, c->pad,
+                                c->d, (int)c->act, c->res, n, oy, ox, co, out[o], y);
+                        ok = 0;
+                    }
+                }
+    strix_qconv_free(&q);
+    free(res);
+    if (!ok) {
+        free(out);
+        return 0;
+    }
+    *outp = out;
+    return 1;
+}
+
+static qcase random_case(void)
+{
+    static const int chans[] = {1, 3, 4, 8, 16, 17, 32, 33, 48, 64};
+    static const int couts[] = {1, 5, 16, 17, 32, 33, 48, 64, 80};
+    qcase c;
+    c.n = tl_int(1, 2);
+    c.h = tl_int(1, 14);
+    c.w = tl_int(1, 14);
+    c.cin = chans[tl_int(0, 9)];
+    c.cout = couts[tl_int(0, 8)];
+    c.k = tl_int(0, 1) ? 3 : 1;
+    c.s = tl_int(1, 2);
+    c.pad = c.k == 3 ? tl_int(0, 1) : 0;
+    c.d = c.k == 3 && tl_int(0, 3) == 0 ? 2 : 1;
+    if (tl_int(0, 2) == 0) c.s = 1, c.pad = 0, c.k = 1, c.d = 1; /* the direct 1x1 path */
+    while (out_dim(c.h, &c) < 1) c.h++;
+    while (out_dim(c.w, &c) < 1) c.w++;
+    c.act = tl_int(0, 1) ? STRIX_ACT_SILU : STRIX_ACT_NONE;
+    c.res = tl_int(0, 2);
+    c.threads = tl_int(1, 2);
+    c.in_pad = tl_int(0, 1) ? tl_int(1, 5) : 0;
+    return c;
+}
+
+static void test_int8_conv_paths(void)
+{
+    int ran = 0;
+    for (int t = 0; t < 60 && !tl_g.failed; t++) {
+        qcase c = random_case();
+        if (t == 0) c = (qcase){1, 40, 40, 32, 64, 3, 1, 1, 1, STRIX_ACT_SILU, 2, 2, 0}; /* many row blocks */
+        int oh = out_dim(c.h, &c), ow = out_dim(c.w, &c), kk = c.k * c.k * c.cin;
+        size_t xn = (size_t)c.n * c.h * c.w * c.cin, on = (size_t)c.n * oh * ow * c.cout;
+        float *x = malloc(sizeof(float) * xn), *w = malloc(sizeof(float) * (size_t)c.cout * kk);
+        float *bias = malloc(sizeof(float) * (size_t)c.cout), *res = malloc(sizeof(float) * on);
+        fill(x, xn, -0.5f, 3.0f);
+        fill(w, (size_t)c.cout * kk, -0.3f, 0.3f);
+        fill(bias, (size_t)c.cout, -1.0f, 1.0f);
+        fill(res, on, -2.0f, 2.0f);
+        float *out[STRIX_INT8_ISAS] = {0};
+        for (int isa = 0; isa < STRIX_INT8_ISAS && !tl_g.failed; isa++) {
+            if (!strix_int8_isa_supported((strix_int8_isa)isa)) continue;
+            ran |= 1 << isa;
+            run_case(&c, (strix_int8_isa)isa, x, w, bias, res, &out[isa]);
+        }
+        /* C, VNNI and SDOT: same 8-bit weights, exact sums, the same epilogue */
+        for (int isa = STRIX_INT8_AVX512_VNNI; isa < STRIX_INT8_ISAS && !tl_g.failed; isa++)
+            if (out[isa] && memcmp(out[STRIX_INT8_C], out[isa], sizeof(float) * on))
+                tl_fail("C and %s paths differ (case %d)", strix_int8_isa_name((strix_int8_isa)isa), t);
+        qcase c1 = c;
+        c1.threads = 3 - c.threads;
+        float *other = NULL;
+        strix_int8_isa best = strix_int8_best_isa();
+        if (!tl_g.failed && run_case(&c1, best, x, w, bias, res, &other) &&
+            memcmp(other, out[best], sizeof(float) * on))
+            tl_fail("%s: threads 1 and 2 differ (case %d)", strix_int8_isa_name(best), t);
+        free(other);
+        for (int i = 0; i < STRIX_INT8_ISAS; i++) free(out[i]);
+        free(x);
+        free(w);
+        free(bias);
+        free(res);
+    }
+    if (!tl_g.failed)
+        printf("  int8 paths checked:%s%s%s%s\n", ran & 1 ? " c" : "", ran & 2 ? " avx2" : "",
+               ran & 4 ? " avx512-vnni" : "", ran & 8 ? " neon-sdot" : "");
+}
+
+/* ------------------------------------------------------------- drift */
+
+static float box_iou(const strix_detection *a, const strix_detection *b)
+{
+    float ix = fminf(a->x2, b->x2) - fmaxf(a->x1, b->x1), iy = fminf(a->y2, b->y2) - fmaxf(a->y1, b->y1);
+    if (ix <= 0 || iy <= 0) return 0;
+    float in = ix * iy;
+    return in / ((a->x2 - a->x1) * (a->y2 - a->y1) + (b->x2 - b->x1) * (b->y2 - b->y1) - in);
+}
+
+#define N_IMG 4
+#define MAX_DET 300
+
+/* Detections of one configuration against fp32's. */
+typedef struct drift {
+    int total, matched, extra;
+    double iou_sum, iou_min, ds_sum, ds_max;
+} drift;
+
+/* Greedy: each fp32 box (by decreasing score) takes the unused box of its
+ * class with the highest IoU, if that is >= 0.5. */
+static void match(drift *d, const strix_detection *ref, int nref, const strix_detection *got, int ngot)
+{
+    char used[MAX_DET] = {0};
+    for (int a = 0; a < nref; a++) {
+        int best = -1;
+        float bi = 0.5f;
+        for (int b = 0; b < ngot; b++)
+            if (!used[b] && got[b].class_id == ref[a].class_id && box_iou(&ref[a], &got[b]) >= bi)
+                bi = box_iou(&ref[a], &got[b]), best = b;
+        d->total++;
+        if (best < 0) continue;
+        used[best] = 1;
+        d->matched++;
+        double ds = fabs(got[best].score - ref[a].score);
+        d->iou_sum += bi;
+        d->iou_min = fmin(d->iou_min, bi);
+        d->ds_sum += ds;
+        d->ds_max = fmax(d->ds_max, ds);
+    }
+    for (int b = 0; b < ngot; b++) d->extra += !used[b];
+}
+
+static void print_drift(const char *what, const drift *d)
+{
+    int m = d->matched ? d->matched : 1;
+    printf("  %s: matched %d of %d fp32 boxes (%.1f%%; IoU >= 0.5, same class), %d unmatched boxes of its own; "
+           "IoU mean %.4f min %.4f; |score diff| mean %.4f max %.4f\n",
+           what, d->matched, d->total, 100.0 * d->matched / (d->total ? d->total : 1), d->extra, d->iou_sum / m,
+           d->matched ? d->iou_min : 0.0, d->ds_sum / m, d->ds_max);
+}
+
+/* int8 against fp32 on the sample images, beside fp32 against itself on
+ * the same images with +-1 grey level of noise: synthetic weights make a
+ * network far more sensitive to any perturbation than a trained one (no
+ * training has made it robust), so the noise row says what a drift means
+ * for this network. */
+static void test_int8_drift(void)
+{
+    static const char *const names[N_IMG] = {"dog", "horses", "person", "eagle"};
+    const char *dir = getenv("STRIX_DATA") ? getenv("STRIX_DATA") : "../shared/data";
+    strix_owned_image img[N_IMG];
+    strix_image view[N_IMG], noisy[N_IMG];
+    uint8_t *noise_px[N_IMG] = {0};
+    memset(img, 0, sizeof img);
+    strix_error e;
+    int loaded = 0;
+    for (; loaded < N_IMG; loaded++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s.jpg", dir, names[loaded]);
+        if (access(path, R_OK) != 0) {
+            tl_skip("the sample image %s is missing (set STRIX_DATA)", path);
+            break;
+        }
+        if (strix_image_load(path, 0, &img[loaded], &e)) {
+            tl_fail("%s", e.message);
+            break;
+        }
+        view[loaded] = noisy[loaded] = strix_image_view(&img[loaded]);
+        size_t nb = (size_t)view[loaded].height * view[loaded].width * 3;
+        noise_px[loaded] = malloc(nb);
+        for (size_t k = 0; k < nb; k++) {
+            int v = view[loaded].data[k] + tl_int(-1, 1);
+            noise_px[loaded][k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+        noisy[loaded].data = noise_px[loaded];
+        noisy[loaded].stride = 0;
+    }
+    char wpath[64];
+    snprintf(wpath, sizeof wpath, "/tmp/strix-int8-%ld.safetensors", (long)getpid());
+    strix_model_options mo;
+    strix_model_options_init(&mo);
+    mo.yaml_path = "weights/yolov8.yaml";
+    mo.scale = 'n';
+    mo.threads = 2;
+    strix_model *m = NULL;
+    strix_status st = loaded < N_IMG ? STRIX_OK : strix_model_load(&m, &mo, &e);
+    if (!st && m) st = strix_model_write_synthetic_weights(m, wpath, 7, 1, 0, 1, &e);
+    strix_model_free(m);
+    m = NULL;
+    mo.weights_path = wpath;
+    if (!st && loaded == N_IMG) st = strix_model_load(&m, &mo, &e);
+    strix_detection *ref = malloc(sizeof *ref * N_IMG * MAX_DET);
+    int nref[N_IMG] = {0};
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    drift dn = {0, 0, 0, 0, 1, 0, 0}, dq = dn, da = dn;
+    for (int i = 0; i < N_IMG && m && !st; i++) {
+        strix_detections r;
+        st = strix_model_detect(m, &view[i], 1, &d, &r, &e);
+        if (!st) memcpy(ref + i * MAX_DET, r.items, sizeof *ref * (size_t)r.count), nref[i] = r.count;
+        if (!st) st = strix_model_detect(m, &noisy[i], 1, &d, &r, &e);
+        if (!st) match(&dn, ref + i * MAX_DET, nref[i], r.items, r.count);
+    }
+    /* calibrated on two of the images, measured on all four */
+    if (m && !st) st = strix_model_quantize(m, view, 2, &d, &e);
+    for (int i = 0; i < N_IMG && m && !st; i++) {
+        strix_detections r;
+        st = strix_model_detect(m, &view[i], 1, &d, &r, &e);
+        if (st) break;
+        int before = dq.matched;
+        match(&dq, ref + i * MAX_DET, nref[i], r.items, r.count);
+        printf("  %s: fp32 %d boxes, int8 %d, matched %d\n", names[i], nref[i], r.count, dq.matched - before);
+    }
+    /* recalibrated on all four: the images run are the ones calibrated on */
+    if (m && !st) st = strix_model_quantize(m, view, N_IMG, &d, &e);
+    for (int i = 0; i < N_IMG && m && !st; i++) {
+        strix_detections r;
+        st = strix_model_detect(m, &view[i], 1, &d, &r, &e);
+        if (!st) match(&da, ref + i * MAX_DET, nref[i], r.items, r.count);
+    }
+    if (st) tl_fail("%s", e.message);
+    if (m && !st) {
+        printf("  yolov8n, synthetic weights (seed 7), 640, conf 0.25, int8 path %s; against fp32 on dog, horses, "
+               "person, eagle:\n", strix_int8_isa_name(strix_int8_best_isa()));
+        print_drift("fp32, +-1 grey level noise", &dn);
+        print_drift("int8 calibrated on all four", &da);
+        print_drift("int8 calibrated on dog + horses only", &dq);
+        int ma = da.matched ? da.matched : 1;
+        if (!dq.total) tl_fail("fp32 found no boxes on the sample images: nothing to compare");
+        /* bounds from the measured drift (README "int8 on the CPU"), with a
+         * margin: a broken int8 path (a wrong zero point, a saturating sum)
+         * finds next to nothing where fp32 does */
+        else if (da.matched < 0.5 * da.total || da.iou_sum / ma < 0.65 || da.ds_sum / ma > 0.01)
+            tl_fail("int8 (calibrated on the images run) drifts beyond the documented bounds: matched %d of %d, "
+                    "mean IoU %.3f, mean |score diff| %.4f", da.matched, da.total, da.iou_sum / ma, da.ds_sum / ma);
+        else if (dq.matched < 0.03 * dq.total)
+            tl_fail("int8 (calibrated on other images) drifts beyond the documented bounds: matched %d of %d",
+                    dq.matched, dq.total);
+    }
+    free(ref);
+    strix_model_free(m);
+    unlink(wpath);
+    for (int i = 0; i < loaded; i++) strix_image_free(&img[i]), free(noise_px[i]);
+}
+
+int main(int argc, char **argv)
+{
+    tl_init();
+    TL_RUN(test_int8_conv_paths);
+    TL_RUN(test_int8_drift);
+    TL_MAIN_END();
+}
