@@ -21,6 +21,10 @@
 #               hybrid without CAP_SYS_RESOURCE) and run with the image's own
 #               configuration (PATH, command), the data bind-mounted: the
 #               same detections
+# then the aarch64 image (`make image CC=aarch64-linux-gnu-gcc`, the tarball
+# tests/cli_dist.sh cross-builds): an arm64 image whose infer, run on its own
+# root under qemu-user-static, finds detections on dog.jpg
+# (STRIX_DIST_ARM=0 skips it, as in tests/cli_dist.sh);
 # and reports the cold start to the first detection written (process start
 # to detections.json, yolov8n on dog.jpg, median of 5, chroot and podman);
 # timings pass or fail nothing (perf/results has the measured runs).
@@ -246,4 +250,45 @@ for archive in $archives; do
     fi
     $P rmi -a -f >/dev/null 2>&1
 done
+
+# --- aarch64: the image of the cross-built tarball, run under qemu-user-static
+t=aarch64
+if [ "${STRIX_DIST_ARM:-1}" = 0 ]; then
+    skip $t "STRIX_DIST_ARM=0"
+elif [ "$(uname -m)" != x86_64 ]; then
+    skip $t "the cross build and qemu check run on x86_64 hosts"
+elif ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || ! command -v qemu-aarch64-static >/dev/null 2>&1; then
+    skip $t "no aarch64-linux-gnu-gcc or qemu-aarch64-static (sh tools/deps.sh installs them)"
+elif [ ! -f "$ROOT/build/image/debs-arm64/.complete" ]; then
+    skip $t "the arm64 base packages were not downloaded (sh tools/deps.sh)"
+elif ! (cd "$ROOT" && make -s image CC=aarch64-linux-gnu-gcc) >"$T/arm.out" 2>&1; then
+    fail $t "make image CC=aarch64-linux-gnu-gcc failed: $(tail -n 5 "$T/arm.out" | tr '\n' ' ')"
+else
+    A=$ROOT/$(tail -n 1 "$T/arm.out")
+    O=$T/oci-arm64
+    R=$T/root-arm64
+    mkdir -p "$O" "$R/work"
+    tar xf "$A" -C "$O"
+    manifest=$(sed -n 's/.*"digest": "sha256:\([0-9a-f]*\)".*/\1/p' "$O/index.json")
+    for l in $(tr '{}' '\n\n' <"$O/blobs/sha256/$manifest" | grep 'image.layer.v1.tar+gzip' |
+        sed -n 's/.*"digest": "sha256:\([0-9a-f]*\)".*/\1/p'); do
+        tar xzf "$O/blobs/sha256/$l" -C "$R"
+    done
+    (cd "$T/work" && cp dog.jpg yolov8.yaml w.safetensors "$R/work/")
+    # The detections are not byte-identical to x86_64's (NEON and AVX2 round
+    # differently; near-threshold synthetic boxes move): some must be there.
+    # shellcheck disable=SC2086 # $ARGS: words
+    if command -v skopeo >/dev/null 2>&1 && ! skopeo inspect "oci-archive:$A" 2>&1 | grep -q '"Architecture": "arm64"'; then
+        fail $t "skopeo inspect oci-archive:$A: not an arm64 image"
+    elif ! readelf -h "$R/opt/strix/bin/infer" 2>/dev/null | grep -q 'Machine:.*AArch64'; then
+        fail $t "/opt/strix/bin/infer in the image is not an aarch64 program"
+    elif ! (cd "$R" && qemu-aarch64-static -L "$R" ./opt/strix/bin/infer $ARGS --out work/out work/dog.jpg) \
+        >"$T/out" 2>"$T/err"; then
+        fail $t "infer in the arm64 root under qemu: $(head -c 400 "$T/err")"
+    elif ! grep -q '"box"' "$R/work/out/detections.json"; then
+        fail $t "no detections from the arm64 image's infer"
+    else
+        pass "$t ($(grep '^image: ' "$T/arm.out" | sed 's/^image: dist\///; s/, manifest .*//'); infer under qemu: $(grep -o '"box"' "$R/work/out/detections.json" | wc -l) detections)"
+    fi
+fi
 exit $FAILED

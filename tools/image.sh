@@ -28,22 +28,24 @@
 #                                  once per package list) into build/image/debs-DEBARCH
 #   sh tools/image.sh [TARBALL...] the images of the given tarballs; none
 #                                  given: `make dist` with CUDA=0, and with
-#                                  CUDA=1 too when CUDA is 1 (default: 1
-#                                  when nvcc is found), then their images
+#                                  CUDA=1 too when CUDA is 1 (default: 1 when
+#                                  nvcc is found and CC targets this machine;
+#                                  CC=aarch64-linux-gnu-gcc: an arm64 image),
+#                                  then their images
 #
 # Everything the layout holds is reproducible: owners are 0, tar entries are
 # sorted, gzip stores no name or time, and times are fixed: 1970-01-01 in
 # the base and cuBLAS layers (a new commit leaves them, and what nodes have
-# pulled, unchanged), clamped to the commit's time (SOURCE_DATE_EPOCH if
-# set) in the strix layer and the config, so the same inputs give the same
-# digests.  Each layer is
-# cached in build/image/layers/ under a key of its inputs (the package index,
-# the cuBLAS files, the tarball's contents less BUILD's `built:` line, and
-# this script), so a second `make image` re-packs only what changed; layers
-# no image's last build used are removed.  The
-# unpacked size (the sum of the layer tars) is checked against the goals of
-# README "Container image": at most 100 MB without CUDA, 1000 MB with cuBLAS
-# (exit 1 above them).  Prints each archive's path on a line of its own, last.
+# pulled, unchanged), the commit's time (SOURCE_DATE_EPOCH if set) as the
+# upper bound in the strix layer and the config.  The same inputs give the
+# same digests.  Each layer is cached in build/image/layers/ under a key of
+# its inputs (the package index, the cuBLAS files, the tarball's contents
+# less BUILD's `built:` line, the time, this script), so a second
+# `make image` re-packs only what changed; layers that no image's last build
+# used are removed.  The unpacked size (the sum of the layer tars) is
+# checked against the goals of README "Container image": at most 100 MB
+# without CUDA, 1000 MB with cuBLAS (exit 1 above them).  Prints each
+# archive's path on a line of its own, last.
 set -eu
 cd "$(dirname "$0")/.."
 top=build/image
