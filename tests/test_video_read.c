@@ -160,12 +160,12 @@ static void nv12_bt601_limited(void)
 
 static void nv12_bt709_odd_size(void)
 {
-    /* 4:2:0 of an odd size (FFV1: H.264 needs even sizes): the last chroma
+    /* 4:2:0 of an odd size (VP9: H.264 needs even sizes): the last chroma
      * column and row cover one pixel.  swscale takes its generic path for
      * odd sizes and interpolates the chroma, so its RGB differs from the
      * 2x2 block's chroma at every colour edge (measured mean 9.9); the
      * planes themselves are checked exactly. */
-    const clip c = {"709odd.mkv", "scale=161:121,format=yuv420p", "-c:v ffv1 -colorspace bt709 -color_range tv", 161,
+    const clip c = {"709odd.mkv", "scale=161:121,format=yuv420p", "-c:v libvpx-vp9 -deadline realtime -colorspace bt709 -color_range tv", 161,
                     121, 255, 16, 1, STRIX_BT709, 0};
     check_clip(&c);
 }
