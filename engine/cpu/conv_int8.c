@@ -360,16 +360,7 @@ static qplan make_qplan(const strix_view *out, const strix_view *in, const strix
     pl.kpad = q->kq * 4;
     pl.direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 &&
                 p->pw == 0 && in->c % 4 == 0;
-    /* about 4 blocks per thread, as conv.c, at most MC_MAX rows */
-    int mc = MC_MAX;
-    if (pl.threads > 1 && out->n > 0) {
-        int per_image = STRIX_CEIL_DIV(4 * pl.threads, out->n);
-        int want = STRIX_CEIL_DIV(STRIX_CEIL_DIV(pl.m, per_image), MR_LCM) * MR_LCM;
-        if (want < mc) mc = want;
-    }
-    int m_round = STRIX_CEIL_DIV(pl.m, MR_LCM) * MR_LCM;
-    if (m_round < mc) mc = m_round;
-    pl.mc = mc < MR_LCM ? MR_LCM : mc;
+    pl.mc = strix_cpu_row_block(pl.m, out->n, pl.threads, MR_LCM, MC_MAX);
     pl.img_bytes = round_up((size_t)in->n * in->h * in->w * in->c);
     pl.a_bytes = round_up((size_t)pl.mc * pl.kpad);
     pl.t_bytes = round_up((size_t)pl.mc * q->npad * sizeof(int32_t));

@@ -47,6 +47,23 @@ CONV_ISA_DECLARE(avx512_n16)
 CONV_ISA_DECLARE(neon)
 #endif
 
+/* Rows per block of a convolution's GEMM over m output pixels of each of
+ * `images`: enough blocks (about 4 per thread) to balance the team, but
+ * never more than mc_max rows nor more than one image needs, a multiple of
+ * the micro-kernel's mr.  Shared by the fp32 and the int8 convolution. */
+static inline int strix_cpu_row_block(int m, int images, int threads, int mr, int mc_max)
+{
+    int mc = mc_max;
+    if (threads > 1 && images > 0) {
+        int per_image = STRIX_CEIL_DIV(4 * threads, images);
+        int want = STRIX_CEIL_DIV(STRIX_CEIL_DIV(m, per_image), mr) * mr;
+        if (want < mc) mc = want;
+    }
+    int m_round = STRIX_CEIL_DIV(m, mr) * mr;
+    if (m_round < mc) mc = m_round;
+    return mc < mr ? mr : mc;
+}
+
 /* The convolution's bias + SiLU + residual epilogue of isa's build, for the
  * int8 convolution (conv_int8.c), so that it rounds as the fp32 one: for
  * rows i < rows and channels j < n,

@@ -272,17 +272,7 @@ static conv_plan make_plan(const strix_view *out, const strix_view *in, const st
     if (pl.depthwise) return pl;
     pl.nc = pl.npad < NC ? pl.npad : NC;
     pl.kc = pl.k < KC ? pl.k : KC;
-    /* Enough row blocks (about 4 per thread) to balance the team, but
-     * never more than MC_MAX rows, nor more than one image needs. */
-    int mc = MC_MAX;
-    if (pl.threads > 1 && out->n > 0) {
-        int per_image = STRIX_CEIL_DIV(4 * pl.threads, out->n);
-        int want = STRIX_CEIL_DIV(STRIX_CEIL_DIV(pl.m, per_image), MR) * MR;
-        if (want < mc) mc = want;
-    }
-    int m_round = STRIX_CEIL_DIV(pl.m, MR) * MR;
-    if (m_round < mc) mc = m_round;
-    pl.mc = mc < MR ? MR : mc;
+    pl.mc = strix_cpu_row_block(pl.m, out->n, pl.threads, MR, MC_MAX);
     pl.a_floats = round_floats((size_t)pl.mc * pl.kc);
     pl.t_floats = round_floats((size_t)pl.mc * pl.nc);
     return pl;
