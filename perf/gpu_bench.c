@@ -210,7 +210,7 @@ static uint8_t *make_frames(strix_image *im, int n, int w, int h)
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
         px[i] = (uint8_t)(s >> 56);
     }
-    for (int i = 0; i < n; i++) im[i] = (strix_image){.data = px + one * (size_t)i, .width = w, .height = h, .stride = 0, .format = STRIX_RGB};
+    for (int i = 0; i < n; i++) im[i] = (strix_image){.data = px + one * (size_t)i, .width = w, .height = h, .format = STRIX_RGB};
     return px;
 }
 

@@ -1230,7 +1230,7 @@ static int net_detect_compare(int yaml, int half, int target, double min_iou, do
         strix_image im[3];
         for (int k = 0; k < n && ok; k++) {
             int w = batch ? 150 + 70 * k : 320, h = batch ? 260 - 50 * k : 200;
-            im[k] = (strix_image){.data = smooth_image(w, h), .width = w, .height = h, .stride = 0, .format = k % 2 ? STRIX_BGR : STRIX_RGB};
+            im[k] = (strix_image){.data = smooth_image(w, h), .width = w, .height = h, .format = k % 2 ? STRIX_BGR : STRIX_RGB};
             ok = im[k].data != NULL;
         }
         strix_detect_options d;
@@ -1370,7 +1370,7 @@ static void net_detect_async(void)
     for (int s = 0; s < SETS; s++)
         for (int k = 0; k < n[s] && ok; k++) {
             int w = s < 2 ? 320 : 150 + 70 * k, h = s < 2 ? 200 : 260 - 50 * k;
-            im[s][k] = (strix_image){.data = smooth_image(w, h), .width = w, .height = h, .stride = 0, .format = (s + k) % 2 ? STRIX_BGR : STRIX_RGB};
+            im[s][k] = (strix_image){.data = smooth_image(w, h), .width = w, .height = h, .format = (s + k) % 2 ? STRIX_BGR : STRIX_RGB};
             ok = im[s][k].data != NULL;
         }
     strix_detect_options d;

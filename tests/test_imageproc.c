@@ -400,7 +400,7 @@ static void test_letterbox_nv12(void)
         strix_yuv_coeffs c;
         strix_yuv_coeffs_init(&c, nv.colorspace, nv.full_range);
         for (int y = 0; y < h; y++) strix_nv12_row_rgb(rgb + (size_t)y * w * 3, &nv, &c, y);
-        strix_image im = {.data = rgb, .width = w, .height = h, .stride = 0, .format = STRIX_RGB};
+        strix_image im = {.data = rgb, .width = w, .height = h, .format = STRIX_RGB};
         strix_letterbox_info in;
         strix_letterbox_plan(w, h, it == 3 ? 640 : 160, 32, rect, &in);
         size_t len = (size_t)in.dst_w * in.dst_h * 3;

@@ -98,7 +98,7 @@ static void check_fixture2(const char *file, const char *yaml, const char *suffi
     d.iou = g.iou;
     d.imgsz = g.imgsz;
     d.rect = g.rect;
-    strix_image img = {.data = g_pic, .width = 200, .height = 150, .stride = 0, .format = STRIX_RGB};
+    strix_image img = {.data = g_pic, .width = 200, .height = 150, .format = STRIX_RGB};
     strix_detections r;
     strix_status st = strix_model_detect(m, &img, 1, &d, &r, &e);
     if (st) {

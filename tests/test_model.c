@@ -553,7 +553,7 @@ static uint8_t *random_image(int w, int h, strix_image *im)
 {
     uint8_t *px = malloc((size_t)w * h * 3);
     for (size_t i = 0; px && i < (size_t)w * h * 3; i++) px[i] = (uint8_t)tl_int(0, 255);
-    *im = (strix_image){.data = px, .width = w, .height = h, .stride = 0, .format = STRIX_RGB};
+    *im = (strix_image){.data = px, .width = w, .height = h, .format = STRIX_RGB};
     return px;
 }
 

@@ -219,7 +219,7 @@ static int run_stream(const stream *s, int c, result *r)
             }
             ids = v;
         }
-        strix_image img = {.data = rgb, .width = w, .height = h, .stride = 0, .format = STRIX_RGB};
+        strix_image img = {.data = rgb, .width = w, .height = h, .format = STRIX_RGB};
         if (scene && draw_scene(scene, rec.frame, rgb, w, h)) {
             tl_fail("%s: scene out of step at frame %ld", s->name, rec.frame);
             goto out;

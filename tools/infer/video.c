@@ -243,7 +243,8 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     int n_cross = 0;
     if (v->trk.tracker) {
-        strix_image img = {.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride, .format = STRIX_RGB}; /* for BoT-SORT's GMC */
+        /* for BoT-SORT's GMC */
+        strix_image img = {.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
         strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, f->index, vf->time, inferred, dets, n,
                                           &n_cross, err);
         if (tst) {
