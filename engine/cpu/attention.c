@@ -22,15 +22,6 @@
 /* Query rows per task: amortises the key transpose over that many rows. */
 #define ATT_ROWS 32
 
-static inline float madd(float a, float b, float c)
-{
-#ifdef FP_FAST_FMAF
-    return fmaf(a, b, c);
-#else
-    return a * b + c;
-#endif
-}
-
 /* Per thread: the transposed keys (kd x P) and one row of scores (P). */
 static size_t thread_floats(int pixels, const strix_attn_params *p)
 {
@@ -70,7 +61,7 @@ HOT_CLONES static void attend_block(const strix_view *out, const strix_view *qkv
         for (int d = 0; d < kd; d++) {
             const float *kr = kt + (size_t)d * pixels;
             float qd = q[d];
-            for (int j = 0; j < pixels; j++) s[j] = madd(qd, kr[j], s[j]);
+            for (int j = 0; j < pixels; j++) s[j] = strix_cpu_madd(qd, kr[j], s[j]);
         }
         float mx = -INFINITY;
         for (int j = 0; j < pixels; j++) {
@@ -89,7 +80,7 @@ HOT_CLONES static void attend_block(const strix_view *out, const strix_view *qkv
         for (int j = 0; j < pixels; j++) {
             const float *v = base + (size_t)j * ps + 2 * kd;
             float pj = s[j] * inv;
-            for (int d = 0; d < hd; d++) o[d] = madd(pj, v[d], o[d]);
+            for (int d = 0; d < hd; d++) o[d] = strix_cpu_madd(pj, v[d], o[d]);
         }
     }
 }

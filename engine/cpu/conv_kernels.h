@@ -88,15 +88,6 @@ static inline vf v_fma(vf a, vf b, vf c)
 #endif
 }
 
-static inline float s_fma(float a, float b, float c)
-{
-#ifdef FP_FAST_FMAF
-    return fmaf(a, b, c);
-#else
-    return a * b + c;
-#endif
-}
-
 /* s in every lane: a vector of ones times the scalar (which the extensions
  * broadcast; x * 1 is exact, so compilers fold the multiply away and emit
  * one broadcast; filling the lanes one by one made gcc build SSE2
@@ -492,7 +483,7 @@ static void dw_task(void *ctx, int row, int worker)
                         if (ix < 0 || ix >= in->w) continue;
                         const float *src = img + ((size_t)iy * in->w + ix) * in->pix_stride + c0;
                         const float *wr = wt + (size_t)(ky * p->kw + kx) * c_all + c0;
-                        for (int c = 0; c < cw; c++) acc[c] = s_fma(src[c], wr[c], acc[c]);
+                        for (int c = 0; c < cw; c++) acc[c] = strix_cpu_madd(src[c], wr[c], acc[c]);
                     }
                 }
                 epilogue(o + c0, 0, acc, 0, bias + c0, r ? r + c0 : NULL, 0, 1, cw, p->act);

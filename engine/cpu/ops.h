@@ -10,6 +10,7 @@
 #ifndef STRIX_CPU_OPS_H
 #define STRIX_CPU_OPS_H
 
+#include <math.h>
 #include <stddef.h>
 #include "../ops.h"
 #include "../strix.h"
@@ -86,5 +87,16 @@ void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const s
  * cx = (x1 + x2)/2 * s, cy likewise, w = (x2 - x1) * s, h = (y2 - y1) * s. */
 void strix_cpu_detect_decode(float *out, const float *head, int n, const strix_decode_params *p,
                              strix_cpu_team *team);
+
+/* a * b + c, fused where this file's build has a fast fmaf (evaluated per
+ * translation unit: the per-ISA builds of conv and attention differ). */
+static inline float strix_cpu_madd(float a, float b, float c)
+{
+#ifdef FP_FAST_FMAF
+    return fmaf(a, b, c);
+#else
+    return a * b + c;
+#endif
+}
 
 #endif
