@@ -65,7 +65,7 @@ typedef struct strix_model strix_model;
  * runs when a model is loaded; the others are there for tests and
  * comparisons.  Results agree to the last bits of rounding. */
 typedef enum strix_cpu_isa {
-    STRIX_CPU_ISA_AUTO = 0,    /* the widest this CPU runs */
+    STRIX_CPU_ISA_AUTO = 0,    /* the widest this CPU runs (sanitizer builds: GENERIC) */
     STRIX_CPU_ISA_GENERIC = 1, /* 4-wide vectors: any CPU (SSE2 on x86-64, NEON on aarch64) */
     STRIX_CPU_ISA_AVX2 = 2,    /* x86-64 AVX2 + FMA */
     STRIX_CPU_ISA_AVX512 = 3,  /* x86-64 AVX-512F */

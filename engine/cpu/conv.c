@@ -53,10 +53,12 @@ const char *strix_cpu_isa_name(strix_cpu_isa isa)
 
 strix_cpu_isa strix_cpu_isa_best(void)
 {
+#ifndef STRIX_SANITIZED
     static const strix_cpu_isa widest_first[] = {STRIX_CPU_ISA_AVX512, STRIX_CPU_ISA_AVX2,
                                                  STRIX_CPU_ISA_NEON};
     for (size_t i = 0; i < sizeof widest_first / sizeof widest_first[0]; i++)
         if (strix_cpu_isa_supported(widest_first[i])) return widest_first[i];
+#endif
     return STRIX_CPU_ISA_GENERIC;
 }
 

@@ -69,8 +69,10 @@ int strix_int8_isa_supported(strix_int8_isa isa)
 
 strix_int8_isa strix_int8_best_isa(void)
 {
+#ifndef STRIX_SANITIZED
     for (int i = STRIX_INT8_ISAS - 1; i > 0; i--)
         if (strix_int8_isa_supported((strix_int8_isa)i)) return (strix_int8_isa)i;
+#endif
     return STRIX_INT8_C;
 }
 
