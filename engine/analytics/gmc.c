@@ -80,7 +80,7 @@ strix_gmc *strix_gmc_create(void)
 
 static void pyramid_free(gmc_pyramid *p)
 {
-    for (int i = 0; i <= GMC_MAX_LEVEL; i++) free(p->lv[i].img);
+    for (int i = 0; i <= GMC_MAX_LEVEL; i++) free(p->lv[i].img); /* the level's one allocation */
     memset(p, 0, sizeof *p);
 }
 
@@ -90,6 +90,7 @@ static void scratch_free(gmc_scratch *s)
     free(s->tmp8);
     free(s->rows);
     free(s->row);
+    free(s->sch);
     free(s->cs);
     free(s->ok);
     free(s->cand);
@@ -106,10 +107,11 @@ static int scratch_reserve(gmc_scratch *s, int width, int w, int h)
     s->tmp8 = malloc(n + 2);
     s->rows = malloc(sizeof *s->rows * 2 * (size_t)width);
     s->row = malloc(sizeof *s->row * (size_t)w);
+    s->sch = malloc(sizeof *s->sch * 2 * ((size_t)w + 2));
     s->cs = malloc(sizeof *s->cs * 19 * (size_t)w);
     s->ok = malloc((size_t)w + 8);
     s->cand = malloc(sizeof *s->cand * GMC_MAX_CORNERS);
-    if (!s->grey || !s->tmp8 || !s->rows || !s->row || !s->cs || !s->ok || !s->cand) {
+    if (!s->grey || !s->tmp8 || !s->rows || !s->row || !s->sch || !s->cs || !s->ok || !s->cand) {
         scratch_free(s);
         return -1;
     }

@@ -27,7 +27,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__AVX2__)
+#if defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
@@ -40,11 +40,11 @@
 #define WIN 21
 #define HALF_WIN 10
 #define LK_ITERS 30
-#define LK_EPS 0.01f
-#define MIN_EIG 1e-4f
-#define WINP 24 /* a window row as read: 21 columns padded to 3 x 8 floats; the padding lanes are never summed */
+#define LK_EPS 0.01 /* OpenCV's criteria are double */
+#define MIN_EIG 1e-4
+#define WINP 24 /* a window row as computed: 21 columns padded to 16 + 8 lanes; the padding's gradients are 0 */
+#define WST 32  /* window row stride (int16): rows start 64 bytes apart */
 #define PAD GMC_PAD
-#define GPS 32 /* gradient patch row stride: WINP columns computed, the rest 0 (read by the last padding lane) */
 
 /* OpenCV's BORDER_REFLECT_101 index (n >= 2) */
 static int reflect(int i, int n)
@@ -367,12 +367,17 @@ static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts
 
 /* ---------------------------------------------------------------- pyramid */
 
+/* The level's three planes in one block; zeroed, so the gradients' border
+ * is 0 from the start (only their interior is written after). */
 static int level_alloc(gmc_level *l, int w, int h)
 {
     int pw = w + 2 * PAD;
     if (l->w == w && l->h == h && l->img) return 0;
     free(l->img);
-    l->img = malloc(sizeof *l->img * (size_t)pw * (size_t)(h + 2 * PAD));
+    size_t n = (size_t)pw * (size_t)(h + 2 * PAD);
+    l->img = calloc(3 * n, sizeof *l->img);
+    l->dx = l->img ? l->img + n : NULL;
+    l->dy = l->img ? l->img + 2 * n : NULL;
     l->w = w;
     l->h = h;
     l->pw = pw;
@@ -409,14 +414,14 @@ static void pyr_down(const uint8_t *src, int w, int h, uint8_t *dst, int ow, int
     }
 }
 
-/* Fill a level from grey img [h][w]: image x 32 with reflected border. */
+/* Fill a level's image from grey img [h][w], with its reflected border. */
 static void level_fill(gmc_level *l, const uint8_t *img)
 {
     int w = l->w, h = l->h, pw = l->pw;
     for (int y = 0; y < h; y++) {
-        const uint8_t *r = img + (size_t)y * (size_t)w;
-        float *o = l->img + (size_t)(y + PAD) * (size_t)pw + PAD;
-        for (int x = 0; x < w; x++) o[x] = (float)(r[x] * 32);
+        const uint8_t *restrict r = img + (size_t)y * (size_t)w;
+        int16_t *restrict o = l->img + (size_t)(y + PAD) * (size_t)pw + PAD;
+        for (int x = 0; x < w; x++) o[x] = r[x];
         if (w > PAD) /* the mirror stays inside the row: a plain copy */
             for (int x = 1; x <= PAD; x++) {
                 o[-x] = o[x];
@@ -430,28 +435,68 @@ static void level_fill(gmc_level *l, const uint8_t *img)
     }
     for (int y = 1; y <= PAD; y++) {
         memcpy(l->img + (size_t)(PAD - y) * (size_t)pw, l->img + (size_t)(PAD + reflect(-y, h)) * (size_t)pw,
-               sizeof(float) * (size_t)pw);
+               sizeof *l->img * (size_t)pw);
         memcpy(l->img + (size_t)(PAD + h - 1 + y) * (size_t)pw,
-               l->img + (size_t)(PAD + reflect(h - 1 + y, h)) * (size_t)pw, sizeof(float) * (size_t)pw);
+               l->img + (size_t)(PAD + reflect(h - 1 + y, h)) * (size_t)pw, sizeof *l->img * (size_t)pw);
+    }
+}
+
+/* Scharr's first pass over one row, columns -1..w (n = w + 2): vs = [3 10 3]
+ * down the columns of rows a, b, c (above, at, below), d = c - a.  int16
+ * lanes: |vs| <= 16 * 255. */
+static void scharr_vertical(const int16_t *restrict a, const int16_t *restrict b, const int16_t *restrict c, int n,
+                            int16_t *restrict vs, int16_t *restrict d)
+{
+    for (int x = 0; x < n; x++) {
+        vs[x] = (int16_t)((a[x] + c[x]) * 3 + b[x] * 10);
+        d[x] = (int16_t)(c[x] - a[x]);
+    }
+}
+
+/* The second pass: gx = vs's central difference, gy = [3 10 3] of d along
+ * the row (vs, d from column -1: gx[x] uses vs[x], vs[x + 2]). */
+static void scharr_horizontal(const int16_t *restrict vs, const int16_t *restrict d, int w, int16_t *restrict gx,
+                              int16_t *restrict gy)
+{
+    for (int x = 0; x < w; x++) {
+        gx[x] = (int16_t)(vs[x + 2] - vs[x]);
+        gy[x] = (int16_t)((d[x] + d[x + 2]) * 3 + d[x + 1] * 10);
+    }
+}
+
+/* The level's gradients as OpenCV's calcSharrDeriv makes them: [3 10 3]
+ * smoothing across, central difference along, on the image with its
+ * reflected border (its border rows and columns are the reflection, so the
+ * edge pixels need no other case).  sch: [2][w + 2] scratch. */
+static void level_gradients(gmc_level *l, int16_t *sch)
+{
+    int w = l->w, pw = l->pw;
+    int16_t *vs = sch, *d = sch + w + 2;
+    for (int y = 0; y < l->h; y++) {
+        size_t o = (size_t)(y + PAD) * (size_t)pw + PAD;
+        const int16_t *b = l->img + o - 1;
+        scharr_vertical(b - pw, b, b + pw, w + 2, vs, d);
+        scharr_horizontal(vs, d, w, l->dx + o, l->dy + o);
     }
 }
 
 /* The pyramid of grey img [h][w]; tmp: scratch for the smaller levels.
  * Returns -1 on OOM. */
-static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, uint8_t *tmp, int *row)
+static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, gmc_scratch *s)
 {
     p->n = 0;
     const uint8_t *src = img;
-    uint8_t *bufs[2] = {tmp, tmp + (size_t)w * (size_t)h / 2 + 1};
+    uint8_t *bufs[2] = {s->tmp8, s->tmp8 + (size_t)w * (size_t)h / 2 + 1};
     for (int lv = 0; lv <= GMC_MAX_LEVEL; lv++) {
         if (w <= WIN || h <= WIN) break; /* OpenCV stops where the window no longer fits */
         if (level_alloc(&p->lv[lv], w, h)) return -1;
         level_fill(&p->lv[lv], src);
+        level_gradients(&p->lv[lv], s->sch);
         p->n = lv + 1;
         int ow = (w + 1) / 2, oh = (h + 1) / 2;
         if (lv == GMC_MAX_LEVEL) break;
         uint8_t *dst = bufs[lv & 1];
-        pyr_down(src, w, h, dst, ow, oh, row);
+        pyr_down(src, w, h, dst, ow, oh, s->row);
         src = dst;
         w = ow;
         h = oh;
@@ -461,32 +506,231 @@ static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, uint8
 
 /* -------------------------------------------------------- Lucas-Kanade */
 
+/* OpenCV's fixed point: bilinear weights with 14 fractional bits; the
+ * image interpolated to 5 fractional bits (the image x 32), gradients to
+ * none, each rounded to int16; the sums of products exact in integers.
+ * Every intermediate is an integer, so every build (and any order of
+ * summation) gives the same numbers.  Ranges: image x 32 <= 8160,
+ * |gradient| <= 4080, so a 16-bit multiply-add pair is <= 2 x 8160 x 4080
+ * and 21 rows of them stay below 2^31 in a 32-bit lane; the window totals
+ * are summed in 64 bits. */
+#define W_BITS 14
+
 /* A window's top-left corner (px, py) on level L: its whole pixel (ix, iy)
- * and bilinear weights w (top-left, top-right, bottom-left, bottom-right);
- * 0 when it lies too far outside the level (OpenCV's test). */
-static int window_at(const gmc_level *L, float px, float py, int *ix, int *iy, float w[4])
+ * and bilinear weights w (top-left, top-right, bottom-left, bottom-right,
+ * summing to 2^14, rounded as OpenCV's cvRound: to nearest even); 0 when it
+ * lies too far outside the level (OpenCV's test). */
+static int window_at(const gmc_level *L, float px, float py, int *ix, int *iy, int w[4])
 {
     *ix = (int)floorf(px);
     *iy = (int)floorf(py);
     if (*ix < -WIN || *ix >= L->w || *iy < -WIN || *iy >= L->h) return 0;
     float a = px - (float)*ix, b = py - (float)*iy;
-    w[0] = (1 - a) * (1 - b);
-    w[1] = a * (1 - b);
-    w[2] = (1 - a) * b;
-    w[3] = a * b;
+    w[0] = (int)lrintf((1.f - a) * (1.f - b) * (float)(1 << W_BITS));
+    w[1] = (int)lrintf(a * (1.f - b) * (float)(1 << W_BITS));
+    w[2] = (int)lrintf((1.f - a) * b * (float)(1 << W_BITS));
+    w[3] = (1 << W_BITS) - w[0] - w[1] - w[2];
     return 1;
 }
 
-/* Ask for the rows of a window (WIN + 1 rows of WINP + 1 floats from
- * (ix, iy)) ahead of use: the next point's window is not in cache on the
- * large levels (points come in corner-strength order, scattered over the
- * frame), and its loads would otherwise wait on memory one by one. */
-static void prefetch_window(const float *plane, int pw, int ix, int iy)
+#if !defined(__SSE2__)
+/* One interpolated value at p (p[1] to the right, p[st] below): img 1
+ * rounds to the image x 32, 0 to whole gradients.  What bil8 computes in
+ * 16-bit lanes. */
+static int bil1(const int16_t *p, ptrdiff_t st, const int w[4], int img)
 {
-    for (int y = -1; y <= WIN + 1; y++) { /* grad_patch reads a row above and below */
-        const float *r = plane + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
+    int s = p[0] * w[0] + p[1] * w[1] + p[st] * w[2] + p[st + 1] * w[3];
+    return img ? (s + (1 << (W_BITS - 6))) >> (W_BITS - 5) : (s + (1 << (W_BITS - 1))) >> W_BITS;
+}
+#endif
+
+#if defined(__SSE2__)
+/* Two weights as the 16-bit pair a multiply-add takes (lo first). */
+static int32_t wpair(int lo, int hi) { return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16); }
+
+/* bil1 of 8 neighbours (p[0..7]) in 16-bit lanes: each lane's four pixels
+ * paired with their weights (w0: top pair, w1: bottom pair), one
+ * multiply-add per row; packing the low and high halves back restores the
+ * order.  The results fit int16, so the pack never saturates. */
+static __m128i bil8(const int16_t *p, ptrdiff_t st, __m128i w0, __m128i w1, int img)
+{
+    __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 1));
+    __m128i c = _mm_loadu_si128((const __m128i *)(p + st)), d = _mm_loadu_si128((const __m128i *)(p + st + 1));
+    __m128i lo = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(a, b), w0), _mm_madd_epi16(_mm_unpacklo_epi16(c, d), w1));
+    __m128i hi = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(a, b), w0), _mm_madd_epi16(_mm_unpackhi_epi16(c, d), w1));
+    if (img) {
+        __m128i r = _mm_set1_epi32(1 << (W_BITS - 6));
+        lo = _mm_srai_epi32(_mm_add_epi32(lo, r), W_BITS - 5);
+        hi = _mm_srai_epi32(_mm_add_epi32(hi, r), W_BITS - 5);
+    } else {
+        __m128i r = _mm_set1_epi32(1 << (W_BITS - 1));
+        lo = _mm_srai_epi32(_mm_add_epi32(lo, r), W_BITS);
+        hi = _mm_srai_epi32(_mm_add_epi32(hi, r), W_BITS);
+    }
+    return _mm_packs_epi32(lo, hi);
+}
+
+static int64_t hsum4(__m128i v)
+{
+    int32_t t[4];
+    _mm_storeu_si128((__m128i *)t, v);
+    return (int64_t)t[0] + t[1] + t[2] + t[3];
+}
+#endif
+
+#if defined(__AVX2__)
+/* bil8 for 16 neighbours: the unpacks and the pack work within each
+ * 128-bit half, so the order comes back as in bil8. */
+static __m256i bil16(const int16_t *p, ptrdiff_t st, __m256i w0, __m256i w1, int img)
+{
+    __m256i a = _mm256_loadu_si256((const __m256i *)p), b = _mm256_loadu_si256((const __m256i *)(p + 1));
+    __m256i c = _mm256_loadu_si256((const __m256i *)(p + st)), d = _mm256_loadu_si256((const __m256i *)(p + st + 1));
+    __m256i lo = _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w0),
+                                  _mm256_madd_epi16(_mm256_unpacklo_epi16(c, d), w1));
+    __m256i hi = _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w0),
+                                  _mm256_madd_epi16(_mm256_unpackhi_epi16(c, d), w1));
+    if (img) {
+        __m256i r = _mm256_set1_epi32(1 << (W_BITS - 6));
+        lo = _mm256_srai_epi32(_mm256_add_epi32(lo, r), W_BITS - 5);
+        hi = _mm256_srai_epi32(_mm256_add_epi32(hi, r), W_BITS - 5);
+    } else {
+        __m256i r = _mm256_set1_epi32(1 << (W_BITS - 1));
+        lo = _mm256_srai_epi32(_mm256_add_epi32(lo, r), W_BITS);
+        hi = _mm256_srai_epi32(_mm256_add_epi32(hi, r), W_BITS);
+    }
+    return _mm256_packs_epi32(lo, hi);
+}
+
+static int64_t hsum8(__m256i v)
+{
+    return hsum4(_mm256_castsi256_si128(v)) + hsum4(_mm256_extracti128_si256(v, 1));
+}
+#endif
+
+/* The previous frame's window at (ix, iy) of level L with weights wt: the
+ * image x 32 and the gradients, int16 [WIN][WST] (iw, gx, gy; the
+ * gradients of columns WIN.. are 0, so those columns add nothing to any
+ * sum), and A = the sums of gx^2, gx gy, gy^2 over it. */
+static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], int16_t *restrict iw,
+                         int16_t *restrict gx, int16_t *restrict gy, int64_t A[3])
+{
+    ptrdiff_t st = L->pw;
+    size_t o = (size_t)(iy + PAD) * (size_t)st + (size_t)(ix + PAD);
+    const int16_t *ip = L->img + o, *xp = L->dx + o, *yp = L->dy + o;
+#if defined(__SSE2__)
+    __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
+    const __m128i keep = _mm_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0); /* columns 16..20 of 16..23 */
+    __m128i c11 = _mm_setzero_si128(), c12 = c11, c22 = c11;
+#if defined(__AVX2__)
+    __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
+    __m256i a11 = _mm256_setzero_si256(), a12 = a11, a22 = a11;
+#endif
+    for (int y = 0; y < WIN; y++, ip += st, xp += st, yp += st, iw += WST, gx += WST, gy += WST) {
+        int x = 0;
+#if defined(__AVX2__)
+        __m256i I16 = bil16(ip, st, v0, v1, 1), X16 = bil16(xp, st, v0, v1, 0), Y16 = bil16(yp, st, v0, v1, 0);
+        _mm256_storeu_si256((__m256i *)iw, I16);
+        _mm256_storeu_si256((__m256i *)gx, X16);
+        _mm256_storeu_si256((__m256i *)gy, Y16);
+        a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(X16, X16));
+        a12 = _mm256_add_epi32(a12, _mm256_madd_epi16(X16, Y16));
+        a22 = _mm256_add_epi32(a22, _mm256_madd_epi16(Y16, Y16));
+        x = 16;
+#endif
+        for (; x < WINP; x += 8) {
+            __m128i I = bil8(ip + x, st, w0, w1, 1), X = bil8(xp + x, st, w0, w1, 0), Y = bil8(yp + x, st, w0, w1, 0);
+            if (x == 16) {
+                X = _mm_and_si128(X, keep);
+                Y = _mm_and_si128(Y, keep);
+            }
+            _mm_storeu_si128((__m128i *)(iw + x), I);
+            _mm_storeu_si128((__m128i *)(gx + x), X);
+            _mm_storeu_si128((__m128i *)(gy + x), Y);
+            c11 = _mm_add_epi32(c11, _mm_madd_epi16(X, X));
+            c12 = _mm_add_epi32(c12, _mm_madd_epi16(X, Y));
+            c22 = _mm_add_epi32(c22, _mm_madd_epi16(Y, Y));
+        }
+    }
+    A[0] = hsum4(c11);
+    A[1] = hsum4(c12);
+    A[2] = hsum4(c22);
+#if defined(__AVX2__)
+    A[0] += hsum8(a11);
+    A[1] += hsum8(a12);
+    A[2] += hsum8(a22);
+#endif
+#else
+    A[0] = A[1] = A[2] = 0;
+    for (int y = 0; y < WIN; y++, ip += st, xp += st, yp += st, iw += WST, gx += WST, gy += WST)
+        for (int x = 0; x < WINP; x++) {
+            int in = x < WIN, I = bil1(ip + x, st, wt, 1), X = in ? bil1(xp + x, st, wt, 0) : 0;
+            int Y = in ? bil1(yp + x, st, wt, 0) : 0;
+            iw[x] = (int16_t)I;
+            gx[x] = (int16_t)X;
+            gy[x] = (int16_t)Y;
+            A[0] += X * X;
+            A[1] += X * Y;
+            A[2] += Y * Y;
+        }
+#endif
+}
+
+/* The mismatch of the current frame's window at (jx, jy) of level J with
+ * weights wt against the previous one's (window_setup): b = the sums of
+ * (J - I) gx and (J - I) gy, J interpolated as I was. */
+static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4], const int16_t *restrict iw,
+                            const int16_t *restrict gx, const int16_t *restrict gy, int64_t b[2])
+{
+    ptrdiff_t st = J->pw;
+    const int16_t *jp = J->img + (size_t)(jy + PAD) * (size_t)st + (size_t)(jx + PAD);
+#if defined(__SSE2__)
+    __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
+    __m128i c1 = _mm_setzero_si128(), c2 = c1;
+#if defined(__AVX2__)
+    __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
+    __m256i a1 = _mm256_setzero_si256(), a2 = a1;
+#endif
+    for (int y = 0; y < WIN; y++, jp += st, iw += WST, gx += WST, gy += WST) {
+        int x = 0;
+#if defined(__AVX2__)
+        __m256i d16 = _mm256_sub_epi16(bil16(jp, st, v0, v1, 1), _mm256_loadu_si256((const __m256i *)iw));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(d16, _mm256_loadu_si256((const __m256i *)gx)));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d16, _mm256_loadu_si256((const __m256i *)gy)));
+        x = 16;
+#endif
+        for (; x < WINP; x += 8) {
+            __m128i d = _mm_sub_epi16(bil8(jp + x, st, w0, w1, 1), _mm_loadu_si128((const __m128i *)(iw + x)));
+            c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + x))));
+            c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + x))));
+        }
+    }
+    b[0] = hsum4(c1);
+    b[1] = hsum4(c2);
+#if defined(__AVX2__)
+    b[0] += hsum8(a1);
+    b[1] += hsum8(a2);
+#endif
+#else
+    b[0] = b[1] = 0;
+    for (int y = 0; y < WIN; y++, jp += st, iw += WST, gx += WST, gy += WST)
+        for (int x = 0; x < WIN; x++) {
+            int d = bil1(jp + x, st, wt, 1) - iw[x];
+            b[0] += d * gx[x];
+            b[1] += d * gy[x];
+        }
+#endif
+}
+
+/* Ask for the rows of a window (WIN + 1 rows of WINP + 1 values from
+ * (ix, iy)) of a plane ahead of use: the next point's window is not in
+ * cache on the large levels (points come in corner-strength order,
+ * scattered over the frame), and its loads would otherwise wait on memory
+ * one by one. */
+static void prefetch_window(const int16_t *plane, int pw, int ix, int iy)
+{
+    for (int y = 0; y <= WIN; y++) {
+        const int16_t *r = plane + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
         __builtin_prefetch(r);
-        __builtin_prefetch(r + 16);
         __builtin_prefetch(r + WINP);
     }
 }
@@ -503,72 +747,19 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
     else *nx = next[2 * i] * 2, *ny = next[2 * i + 1] * 2;
 }
 
-/* grad_patch's passes, one row each (restrict parameters, so they
- * vectorise without overlap checks): [3 10 3] of rows a, b, c (above, at,
- * below) and c - a, GPS columns; then the horizontal halves, WINP
- * columns. */
-static void grad_vertical(const float *restrict a, const float *restrict b, const float *restrict c,
-                          float *restrict vs, float *restrict d)
-{
-    for (int x = 0; x < GPS; x++) {
-        vs[x] = (a[x] + c[x]) * 3 + b[x] * 10;
-        d[x] = c[x] - a[x];
-    }
-}
-
-static void grad_horizontal(const float *restrict vs, const float *restrict d, float *restrict gx,
-                            float *restrict gy)
-{
-    for (int x = 0; x < WINP; x++) {
-        gx[x] = (vs[x + 2] - vs[x]) * (1.f / 32);
-        gy[x] = ((d[x + 2] + d[x]) * 3 + d[x + 1] * 10) * (1.f / 32);
-    }
-}
-
-/* OpenCV's Scharr gradients (calcSharrDeriv: [3 10 3] smoothing, central
- * difference, reflected borders; 0 outside the level) at the points
- * (ix + x, iy + y), x < WINP, y <= WIN, that a window's bilinear reads
- * touch: gx, gy [WIN + 1][GPS] (columns WINP.. untouched: the caller
- * zeroes them once).  Columns WIN + 1.. only feed padding lanes and need
- * only be finite.  From the x32 image, whose padding is the reflection:
- * every step is on integers below 2^24, exact in float, and / 32 is exact,
- * so the values are the 16-bit Scharr sums. */
-static void grad_patch(const gmc_level *L, int ix, int iy, float *restrict gx, float *restrict gy)
-{
-    /* [3 10 3] down the columns and the central difference, columns ix - 1 .. ix + GPS - 2 (whole vectors:
-     * the last few reach past the row's padding into the next row, inside the level's buffer, which has
-     * PAD rows below the lowest row read); all rows first, so the second pass's shifted reads do not wait
-     * on the stores just made (store forwarding fails on them) */
-    float vs[(WIN + 1) * GPS], d[(WIN + 1) * GPS];
-    int pw = L->pw;
-    for (int y = 0; y <= WIN; y++) {
-        const float *b = L->img + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD - 1);
-        grad_vertical(b - pw, b, b + pw, vs + y * GPS, d + y * GPS);
-    }
-    for (int y = 0; y <= WIN; y++) grad_horizontal(vs + y * GPS, d + y * GPS, gx + y * GPS, gy + y * GPS);
-    /* 0 outside the level (windows at the border) */
-    int x0 = ix < 0 ? -ix : 0, x1 = L->w - ix < WINP ? L->w - ix : WINP, y0 = iy < 0 ? -iy : 0,
-        y1 = L->h - iy < WIN + 1 ? L->h - iy : WIN + 1;
-    if (x0 == 0 && x1 == WINP && y0 == 0 && y1 == WIN + 1) return;
-    for (int y = 0; y <= WIN; y++)
-        for (int x = 0; x < WINP; x++)
-            if (y < y0 || y >= y1 || x < x0 || x >= x1) gx[y * GPS + x] = gy[y * GPS + x] = 0;
-}
-
 /* One pyramid level of tracking prev's points pts [n][2] into cur (L: the
  * previous frame's level, J: the current one's): each point's guess
  * next [n][2] (from the level above, or pts on the top level) is refined
  * there; status[i] drops to 0 where the point is lost on level 0.  The
  * points are independent: doing all of them level by level (rather than
  * each through all levels) gives the same numbers and lets the next
- * point's windows be fetched ahead. */
+ * point's windows be fetched ahead.  The float steps are OpenCV's, in its
+ * types (float, compared with its double constants). */
 static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
                      unsigned char *status)
 {
-    /* the previous frame's window, [WIN][WINP] (columns WIN.. are padding, never summed) */
-    float iwin[WIN * WINP], ixw[WIN * WINP], iyw[WIN * WINP];
-    float gxp[(WIN + 1) * GPS] = {0}, gyp[(WIN + 1) * GPS] = {0}; /* the gradients under the window (grad_patch) */
-    const float fscale = 1.0f / (1 << 20);
+    _Alignas(32) int16_t iw[WIN * WST], gx[WIN * WST], gy[WIN * WST];
+    const float fscale = 1.0f / (1 << 20); /* OpenCV's FLT_SCALE: the sums in its units */
     int pw = L->pw, jw = J->pw, ahead = L->w * L->h > 40000; /* prefetch where the level outgrows the caches */
     for (int i = 0; i < n; i++) {
         float px, py, nx, ny;
@@ -578,45 +769,25 @@ static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, co
             lk_guess(pts, next, i + 1, lv, top, &qx, &qy, &mx, &my);
             int ax = (int)floorf(qx - HALF_WIN), ay = (int)floorf(qy - HALF_WIN);
             int bx = (int)floorf(mx - HALF_WIN), by = (int)floorf(my - HALF_WIN);
-            if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) prefetch_window(L->img, pw, ax, ay);
+            if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) {
+                prefetch_window(L->img, pw, ax, ay);
+                prefetch_window(L->dx, pw, ax, ay);
+                prefetch_window(L->dy, pw, ax, ay);
+            }
             if (bx >= -WIN && bx < J->w && by >= -WIN && by < J->h) prefetch_window(J->img, jw, bx, by);
         }
         next[2 * i] = nx;
         next[2 * i + 1] = ny;
         px -= HALF_WIN;
         py -= HALF_WIN;
-        int ix, iy;
-        float wt[4];
+        int ix, iy, wt[4];
         if (!window_at(L, px, py, &ix, &iy, wt)) {
             if (lv == 0) status[i] = 0;
             continue;
         }
-        float w00 = wt[0], w01 = wt[1], w10 = wt[2], w11 = wt[3];
-        grad_patch(L, ix, iy, gxp, gyp);
-        /* per-column sums over the rows, added up at the end (stays in vector registers) */
-        float s11[WINP] = {0}, s12[WINP] = {0}, s22[WINP] = {0};
-        for (int y = 0; y < WIN; y++) {
-            const float *r0 = L->img + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD), *r1 = r0 + pw;
-            const float *dx0 = gxp + y * GPS, *dx1 = dx0 + GPS, *dy0 = gyp + y * GPS, *dy1 = dy0 + GPS;
-            for (int x = 0; x < WINP; x++) {
-                float v = r0[x] * w00 + r0[x + 1] * w01 + r1[x] * w10 + r1[x + 1] * w11;
-                float gx = dx0[x] * w00 + dx0[x + 1] * w01 + dx1[x] * w10 + dx1[x + 1] * w11;
-                float gy = dy0[x] * w00 + dy0[x + 1] * w01 + dy1[x] * w10 + dy1[x + 1] * w11;
-                iwin[y * WINP + x] = v;
-                ixw[y * WINP + x] = gx;
-                iyw[y * WINP + x] = gy;
-                s11[x] += gx * gx;
-                s12[x] += gx * gy;
-                s22[x] += gy * gy;
-            }
-        }
-        double a11 = 0, a12 = 0, a22 = 0;
-        for (int x = 0; x < WIN; x++) {
-            a11 += s11[x];
-            a12 += s12[x];
-            a22 += s22[x];
-        }
-        float A11 = (float)a11 * fscale, A12 = (float)a12 * fscale, A22 = (float)a22 * fscale;
+        int64_t A[3];
+        window_setup(L, ix, iy, wt, iw, gx, gy, A);
+        float A11 = (float)A[0] * fscale, A12 = (float)A[1] * fscale, A22 = (float)A[2] * fscale;
         float D = A11 * A22 - A12 * A12;
         float min_eig = (A22 + A11 - sqrtf((A11 - A22) * (A11 - A22) + 4.f * A12 * A12)) / (2 * WIN * WIN);
         if (min_eig < MIN_EIG || D < FLT_EPSILON) {
@@ -633,30 +804,16 @@ static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, co
                 if (lv == 0) status[i] = 0;
                 break;
             }
-            float v00 = wt[0], v01 = wt[1], v10 = wt[2], v11 = wt[3];
-            float s1[WINP] = {0}, s2[WINP] = {0};
-            for (int y = 0; y < WIN; y++) {
-                const float *r0 = J->img + (size_t)(jy + y + PAD) * (size_t)jw + (size_t)(jx + PAD), *r1 = r0 + jw;
-                const float *iw = iwin + y * WINP, *gx = ixw + y * WINP, *gy = iyw + y * WINP;
-                for (int x = 0; x < WINP; x++) {
-                    float d = r0[x] * v00 + r0[x + 1] * v01 + r1[x] * v10 + r1[x + 1] * v11 - iw[x];
-                    s1[x] += d * gx[x];
-                    s2[x] += d * gy[x];
-                }
-            }
-            double b1 = 0, b2 = 0;
-            for (int x = 0; x < WIN; x++) {
-                b1 += s1[x];
-                b2 += s2[x];
-            }
-            float B1 = (float)b1 * fscale, B2 = (float)b2 * fscale;
+            int64_t b[2];
+            window_mismatch(J, jx, jy, wt, iw, gx, gy, b);
+            float B1 = (float)b[0] * fscale, B2 = (float)b[1] * fscale;
             float ddx = (A12 * B2 - A22 * B1) * D, ddy = (A12 * B1 - A11 * B2) * D;
             nx += ddx;
             ny += ddy;
             next[2 * i] = nx + HALF_WIN;
             next[2 * i + 1] = ny + HALF_WIN;
-            if (ddx * ddx + ddy * ddy <= LK_EPS * LK_EPS) break;
-            if (it > 0 && fabsf(ddx + pdx) < 0.01f && fabsf(ddy + pdy) < 0.01f) {
+            if ((double)ddx * ddx + (double)ddy * ddy <= LK_EPS * LK_EPS) break;
+            if (it > 0 && fabsf(ddx + pdx) < 0.01 && fabsf(ddy + pdy) < 0.01) {
                 next[2 * i] -= ddx * 0.5f;
                 next[2 * i + 1] -= ddy * 0.5f;
                 break;
@@ -683,7 +840,7 @@ int GMC_CAT(strix_gmc_frame_, GMC_SUFFIX)(gmc_scratch *s, gmc_pyramid *cur, cons
     int w = width / 2, h = height / 2;
     grey_half(pix, width, height, stride, bgr, s->grey, w, h, s->rows);
     int nc = corners(s, s->grey, w, h, pts);
-    return pyramid_build(cur, s->grey, w, h, s->tmp8, s->row) ? -1 : nc;
+    return pyramid_build(cur, s->grey, w, h, s) ? -1 : nc;
 }
 
 void GMC_CAT(strix_gmc_lk_, GMC_SUFFIX)(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n,

@@ -17,15 +17,19 @@
 
 #define GMC_MAX_CORNERS 400
 #define GMC_MAX_LEVEL 3
-#define GMC_PAD 26 /* border of each pyramid level (a window row as read, 24 floats, + 2) */
+#define GMC_PAD 26 /* border of each pyramid level: a window row as read (24 columns) + 2 */
 
-/* One pyramid level: the image [(h + 2 GMC_PAD)][(w + 2 GMC_PAD)] float.  Its
- * gradients are computed around each window as LK needs them
- * (grad_patch): 400 windows cover less than the large levels, and whole
- * gradient planes cost more to write and to read back than to redo. */
+/* One pyramid level, each plane [(h + 2 GMC_PAD)][pw] int16 with pw = w + 2
+ * GMC_PAD: the grey image (0..255) with its border reflected as OpenCV's
+ * BORDER_REFLECT_101, and its Scharr gradients (OpenCV's calcSharrDeriv
+ * sums, |v| <= 4080) with a border of 0 (OpenCV pads them with
+ * BORDER_CONSTANT).  int16 throughout, as OpenCV's Lucas-Kanade reads
+ * them: the 16-bit multiply-adds take the bilinear weights directly.  The
+ * gradients are made with the level, for the frame after, when it is the
+ * previous frame. */
 typedef struct gmc_level {
-    int w, h, pw; /* pw: padded row length */
-    float *img;   /* grey x 32 (OpenCV's 5 fractional bits) */
+    int w, h, pw;
+    int16_t *img, *dx, *dy; /* one allocation, img first */
 } gmc_level;
 
 typedef struct gmc_pyramid {
@@ -46,6 +50,7 @@ typedef struct gmc_scratch {
     uint8_t *grey, *tmp8; /* half-size grey frame [n], pyrDown output [n + 2] */
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
     int *row;             /* pyrDown's vertical sums [w] */
+    int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
     float *cs;            /* corners' row buffers [19][w] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
     gmc_cand *cand;       /* the strongest corners [GMC_MAX_CORNERS] */
