@@ -43,7 +43,6 @@
 #define LK_EPS 0.01 /* OpenCV's criteria are double */
 #define MIN_EIG 1e-4
 #define WINP 24 /* a window row as computed: 21 columns padded to 16 + 8 lanes; the padding's gradients are 0 */
-#define WST 32  /* window row stride (int16): rows start 64 bytes apart */
 #define PAD GMC_PAD
 
 /* OpenCV's BORDER_REFLECT_101 index (n >= 2) */
@@ -533,6 +532,13 @@ static int window_at(const gmc_level *L, float px, float py, int *ix, int *iy, i
     return 1;
 }
 
+/* A window as LK keeps it, int16 [WIN * WINP]: columns 0..15 of each row
+ * [WIN][16], then columns 16..23 [WIN][8] (the last 5 columns of two rows
+ * are one 16-lane vector; the gradients of columns 21..23 are 0, so they
+ * add nothing to any sum). */
+#define WMAIN 16
+#define WTAIL (WIN * WMAIN)
+
 #if !defined(__SSE2__)
 /* One interpolated value at p (p[1] to the right, p[st] below): img 1
  * rounds to the image x 32, 0 to whole gradients.  What bil8 computes in
@@ -542,9 +548,16 @@ static int bil1(const int16_t *p, ptrdiff_t st, const int w[4], int img)
     int s = p[0] * w[0] + p[1] * w[1] + p[st] * w[2] + p[st + 1] * w[3];
     return img ? (s + (1 << (W_BITS - 6))) >> (W_BITS - 5) : (s + (1 << (W_BITS - 1))) >> W_BITS;
 }
+
+/* Where column x of window row y lies in the window's layout. */
+static int widx(int y, int x) { return x < WMAIN ? y * WMAIN + x : WTAIL + y * 8 + x - WMAIN; }
 #endif
 
 #if defined(__SSE2__)
+/* The interpolation helpers are inlined where they are used: called, they
+ * pass their vectors through memory (GCC otherwise keeps bil_pair apart). */
+#define GMC_INLINE inline __attribute__((always_inline))
+
 /* Two weights as the 16-bit pair a multiply-add takes (lo first). */
 static int32_t wpair(int lo, int hi) { return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16); }
 
@@ -552,7 +565,7 @@ static int32_t wpair(int lo, int hi) { return (int32_t)((uint32_t)(uint16_t)lo |
  * paired with their weights (w0: top pair, w1: bottom pair), one
  * multiply-add per row; packing the low and high halves back restores the
  * order.  The results fit int16, so the pack never saturates. */
-static __m128i bil8(const int16_t *p, ptrdiff_t st, __m128i w0, __m128i w1, int img)
+static GMC_INLINE __m128i bil8(const int16_t *p, ptrdiff_t st, __m128i w0, __m128i w1, int img)
 {
     __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 1));
     __m128i c = _mm_loadu_si128((const __m128i *)(p + st)), d = _mm_loadu_si128((const __m128i *)(p + st + 1));
@@ -579,16 +592,14 @@ static int64_t hsum4(__m128i v)
 #endif
 
 #if defined(__AVX2__)
-/* bil8 for 16 neighbours: the unpacks and the pack work within each
- * 128-bit half, so the order comes back as in bil8. */
-static __m256i bil16(const int16_t *p, ptrdiff_t st, __m256i w0, __m256i w1, int img)
+/* bil8's arithmetic for 16 lanes from the (pixel, right neighbour) pairs of
+ * the top row (lo0, hi0: the unpacked low and high halves) and of the
+ * bottom row (lo1, hi1); the unpacks and the pack work within each 128-bit
+ * half, so the lanes come back in the order they were loaded. */
+static GMC_INLINE __m256i bil_mix(__m256i lo0, __m256i hi0, __m256i lo1, __m256i hi1, __m256i w0, __m256i w1, int img)
 {
-    __m256i a = _mm256_loadu_si256((const __m256i *)p), b = _mm256_loadu_si256((const __m256i *)(p + 1));
-    __m256i c = _mm256_loadu_si256((const __m256i *)(p + st)), d = _mm256_loadu_si256((const __m256i *)(p + st + 1));
-    __m256i lo = _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), w0),
-                                  _mm256_madd_epi16(_mm256_unpacklo_epi16(c, d), w1));
-    __m256i hi = _mm256_add_epi32(_mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), w0),
-                                  _mm256_madd_epi16(_mm256_unpackhi_epi16(c, d), w1));
+    __m256i lo = _mm256_add_epi32(_mm256_madd_epi16(lo0, w0), _mm256_madd_epi16(lo1, w1));
+    __m256i hi = _mm256_add_epi32(_mm256_madd_epi16(hi0, w0), _mm256_madd_epi16(hi1, w1));
     if (img) {
         __m256i r = _mm256_set1_epi32(1 << (W_BITS - 6));
         lo = _mm256_srai_epi32(_mm256_add_epi32(lo, r), W_BITS - 5);
@@ -601,6 +612,18 @@ static __m256i bil16(const int16_t *p, ptrdiff_t st, __m256i w0, __m256i w1, int
     return _mm256_packs_epi32(lo, hi);
 }
 
+/* bil8 of p[0..7] and of the row below's p[st..st + 7], in the low and high
+ * halves: the window's last columns of two rows in one vector. */
+static GMC_INLINE __m256i bil_pair(const int16_t *p, ptrdiff_t st, __m256i w0, __m256i w1, int img)
+{
+    __m256i a = _mm256_loadu2_m128i((const __m128i *)(p + st), (const __m128i *)p);
+    __m256i b = _mm256_loadu2_m128i((const __m128i *)(p + st + 1), (const __m128i *)(p + 1));
+    __m256i c = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st), (const __m128i *)(p + st));
+    __m256i d = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st + 1), (const __m128i *)(p + st + 1));
+    return bil_mix(_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b), _mm256_unpacklo_epi16(c, d),
+                   _mm256_unpackhi_epi16(c, d), w0, w1, img);
+}
+
 static int64_t hsum8(__m256i v)
 {
     return hsum4(_mm256_castsi256_si128(v)) + hsum4(_mm256_extracti128_si256(v, 1));
@@ -608,9 +631,8 @@ static int64_t hsum8(__m256i v)
 #endif
 
 /* The previous frame's window at (ix, iy) of level L with weights wt: the
- * image x 32 and the gradients, int16 [WIN][WST] (iw, gx, gy; the
- * gradients of columns WIN.. are 0, so those columns add nothing to any
- * sum), and A = the sums of gx^2, gx gy, gy^2 over it. */
+ * image x 32 and the gradients (iw, gx, gy: [WIN * WINP], the layout
+ * above), and A = the sums of gx^2, gx gy, gy^2 over it. */
 static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], int16_t *restrict iw,
                          int16_t *restrict gx, int16_t *restrict gy, int64_t A[3])
 {
@@ -621,35 +643,73 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
     __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
     const __m128i keep = _mm_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0); /* columns 16..20 of 16..23 */
     __m128i c11 = _mm_setzero_si128(), c12 = c11, c22 = c11;
+    int y = 0;
 #if defined(__AVX2__)
     __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
     __m256i a11 = _mm256_setzero_si256(), a12 = a11, a22 = a11;
-#endif
-    for (int y = 0; y < WIN; y++, ip += st, xp += st, yp += st, iw += WST, gx += WST, gy += WST) {
-        int x = 0;
-#if defined(__AVX2__)
-        __m256i I16 = bil16(ip, st, v0, v1, 1), X16 = bil16(xp, st, v0, v1, 0), Y16 = bil16(yp, st, v0, v1, 0);
-        _mm256_storeu_si256((__m256i *)iw, I16);
-        _mm256_storeu_si256((__m256i *)gx, X16);
-        _mm256_storeu_si256((__m256i *)gy, Y16);
-        a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(X16, X16));
-        a12 = _mm256_add_epi32(a12, _mm256_madd_epi16(X16, Y16));
-        a22 = _mm256_add_epi32(a22, _mm256_madd_epi16(Y16, Y16));
-        x = 16;
-#endif
-        for (; x < WINP; x += 8) {
-            __m128i I = bil8(ip + x, st, w0, w1, 1), X = bil8(xp + x, st, w0, w1, 0), Y = bil8(yp + x, st, w0, w1, 0);
-            if (x == 16) {
-                X = _mm_and_si128(X, keep);
-                Y = _mm_and_si128(Y, keep);
-            }
-            _mm_storeu_si128((__m128i *)(iw + x), I);
-            _mm_storeu_si128((__m128i *)(gx + x), X);
-            _mm_storeu_si128((__m128i *)(gy + x), Y);
+    /* columns 0..15: each plane's image row is the bottom row of one window row and the top row of the
+     * next, so its (pixel, right neighbour) pairs are loaded and unpacked once */
+    __m256i u[3][2];
+    const int16_t *pl[3] = {ip, xp, yp};
+    for (int k = 0; k < 3; k++) {
+        __m256i t0 = _mm256_loadu_si256((const __m256i *)pl[k]), t1 = _mm256_loadu_si256((const __m256i *)(pl[k] + 1));
+        u[k][0] = _mm256_unpacklo_epi16(t0, t1);
+        u[k][1] = _mm256_unpackhi_epi16(t0, t1);
+    }
+    for (int r = 0; r < WIN; r++) {
+        __m256i v[3];
+        for (int k = 0; k < 3; k++) {
+            const int16_t *q = pl[k] + (size_t)(r + 1) * (size_t)st;
+            __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
+            __m256i nlo = _mm256_unpacklo_epi16(n0, n1), nhi = _mm256_unpackhi_epi16(n0, n1);
+            v[k] = bil_mix(u[k][0], u[k][1], nlo, nhi, v0, v1, k == 0);
+            u[k][0] = nlo;
+            u[k][1] = nhi;
+        }
+        _mm256_storeu_si256((__m256i *)(iw + r * WMAIN), v[0]);
+        _mm256_storeu_si256((__m256i *)(gx + r * WMAIN), v[1]);
+        _mm256_storeu_si256((__m256i *)(gy + r * WMAIN), v[2]);
+        a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(v[1], v[1]));
+        a12 = _mm256_add_epi32(a12, _mm256_madd_epi16(v[1], v[2]));
+        a22 = _mm256_add_epi32(a22, _mm256_madd_epi16(v[2], v[2]));
+    }
+    const __m256i keep2 = _mm256_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1, -1, 0, 0, 0);
+    for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
+        size_t k = (size_t)y * (size_t)st + WMAIN;
+        __m256i I = bil_pair(ip + k, st, v0, v1, 1);
+        __m256i X = _mm256_and_si256(bil_pair(xp + k, st, v0, v1, 0), keep2);
+        __m256i Y = _mm256_and_si256(bil_pair(yp + k, st, v0, v1, 0), keep2);
+        _mm256_storeu_si256((__m256i *)(iw + WTAIL + y * 8), I);
+        _mm256_storeu_si256((__m256i *)(gx + WTAIL + y * 8), X);
+        _mm256_storeu_si256((__m256i *)(gy + WTAIL + y * 8), Y);
+        a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(X, X));
+        a12 = _mm256_add_epi32(a12, _mm256_madd_epi16(X, Y));
+        a22 = _mm256_add_epi32(a22, _mm256_madd_epi16(Y, Y));
+    }
+#else
+    for (int r = 0; r < WIN; r++)
+        for (int x = 0; x < WMAIN; x += 8) {
+            size_t k = (size_t)r * (size_t)st + (size_t)x;
+            __m128i I = bil8(ip + k, st, w0, w1, 1), X = bil8(xp + k, st, w0, w1, 0), Y = bil8(yp + k, st, w0, w1, 0);
+            _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
+            _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), X);
+            _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), Y);
             c11 = _mm_add_epi32(c11, _mm_madd_epi16(X, X));
             c12 = _mm_add_epi32(c12, _mm_madd_epi16(X, Y));
             c22 = _mm_add_epi32(c22, _mm_madd_epi16(Y, Y));
         }
+#endif
+    for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
+        size_t k = (size_t)y * (size_t)st + WMAIN;
+        __m128i I = bil8(ip + k, st, w0, w1, 1);
+        __m128i X = _mm_and_si128(bil8(xp + k, st, w0, w1, 0), keep);
+        __m128i Y = _mm_and_si128(bil8(yp + k, st, w0, w1, 0), keep);
+        _mm_storeu_si128((__m128i *)(iw + WTAIL + y * 8), I);
+        _mm_storeu_si128((__m128i *)(gx + WTAIL + y * 8), X);
+        _mm_storeu_si128((__m128i *)(gy + WTAIL + y * 8), Y);
+        c11 = _mm_add_epi32(c11, _mm_madd_epi16(X, X));
+        c12 = _mm_add_epi32(c12, _mm_madd_epi16(X, Y));
+        c22 = _mm_add_epi32(c22, _mm_madd_epi16(Y, Y));
     }
     A[0] = hsum4(c11);
     A[1] = hsum4(c12);
@@ -661,13 +721,14 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
 #endif
 #else
     A[0] = A[1] = A[2] = 0;
-    for (int y = 0; y < WIN; y++, ip += st, xp += st, yp += st, iw += WST, gx += WST, gy += WST)
+    for (int y = 0; y < WIN; y++)
         for (int x = 0; x < WINP; x++) {
-            int in = x < WIN, I = bil1(ip + x, st, wt, 1), X = in ? bil1(xp + x, st, wt, 0) : 0;
-            int Y = in ? bil1(yp + x, st, wt, 0) : 0;
-            iw[x] = (int16_t)I;
-            gx[x] = (int16_t)X;
-            gy[x] = (int16_t)Y;
+            size_t k = (size_t)y * (size_t)st + (size_t)x;
+            int in = x < WIN, I = bil1(ip + k, st, wt, 1), X = in ? bil1(xp + k, st, wt, 0) : 0;
+            int Y = in ? bil1(yp + k, st, wt, 0) : 0;
+            iw[widx(y, x)] = (int16_t)I;
+            gx[widx(y, x)] = (int16_t)X;
+            gy[widx(y, x)] = (int16_t)Y;
             A[0] += X * X;
             A[1] += X * Y;
             A[2] += Y * Y;
@@ -686,23 +747,45 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
 #if defined(__SSE2__)
     __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
     __m128i c1 = _mm_setzero_si128(), c2 = c1;
+    int y = 0;
 #if defined(__AVX2__)
     __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
     __m256i a1 = _mm256_setzero_si256(), a2 = a1;
-#endif
-    for (int y = 0; y < WIN; y++, jp += st, iw += WST, gx += WST, gy += WST) {
-        int x = 0;
-#if defined(__AVX2__)
-        __m256i d16 = _mm256_sub_epi16(bil16(jp, st, v0, v1, 1), _mm256_loadu_si256((const __m256i *)iw));
-        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(d16, _mm256_loadu_si256((const __m256i *)gx)));
-        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d16, _mm256_loadu_si256((const __m256i *)gy)));
-        x = 16;
-#endif
-        for (; x < WINP; x += 8) {
-            __m128i d = _mm_sub_epi16(bil8(jp + x, st, w0, w1, 1), _mm_loadu_si128((const __m128i *)(iw + x)));
-            c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + x))));
-            c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + x))));
+    /* columns 0..15: each image row's (pixel, right neighbour) pairs are the bottom row of one window
+     * row and the top row of the next, so they are loaded and unpacked once */
+    __m256i t0 = _mm256_loadu_si256((const __m256i *)jp), t1 = _mm256_loadu_si256((const __m256i *)(jp + 1));
+    __m256i lo = _mm256_unpacklo_epi16(t0, t1), hi = _mm256_unpackhi_epi16(t0, t1);
+    for (int r = 0; r < WIN; r++) {
+        const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
+        __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
+        __m256i nlo = _mm256_unpacklo_epi16(n0, n1), nhi = _mm256_unpackhi_epi16(n0, n1);
+        __m256i d = _mm256_sub_epi16(bil_mix(lo, hi, nlo, nhi, v0, v1, 1),
+                                     _mm256_loadu_si256((const __m256i *)(iw + r * WMAIN)));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gx + r * WMAIN))));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gy + r * WMAIN))));
+        lo = nlo;
+        hi = nhi;
+    }
+    for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
+        __m256i d = _mm256_sub_epi16(bil_pair(jp + (size_t)y * (size_t)st + WMAIN, st, v0, v1, 1),
+                                     _mm256_loadu_si256((const __m256i *)(iw + WTAIL + y * 8)));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gx + WTAIL + y * 8))));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gy + WTAIL + y * 8))));
+    }
+#else
+    for (int r = 0; r < WIN; r++)
+        for (int x = 0; x < WMAIN; x += 8) {
+            __m128i d = _mm_sub_epi16(bil8(jp + (size_t)r * (size_t)st + (size_t)x, st, w0, w1, 1),
+                                      _mm_loadu_si128((const __m128i *)(iw + r * WMAIN + x)));
+            c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + r * WMAIN + x))));
+            c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + r * WMAIN + x))));
         }
+#endif
+    for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
+        __m128i d = _mm_sub_epi16(bil8(jp + (size_t)y * (size_t)st + WMAIN, st, w0, w1, 1),
+                                  _mm_loadu_si128((const __m128i *)(iw + WTAIL + y * 8)));
+        c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + WTAIL + y * 8))));
+        c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + WTAIL + y * 8))));
     }
     b[0] = hsum4(c1);
     b[1] = hsum4(c2);
@@ -712,11 +795,11 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
 #endif
 #else
     b[0] = b[1] = 0;
-    for (int y = 0; y < WIN; y++, jp += st, iw += WST, gx += WST, gy += WST)
+    for (int y = 0; y < WIN; y++)
         for (int x = 0; x < WIN; x++) {
-            int d = bil1(jp + x, st, wt, 1) - iw[x];
-            b[0] += d * gx[x];
-            b[1] += d * gy[x];
+            int d = bil1(jp + (size_t)y * (size_t)st + (size_t)x, st, wt, 1) - iw[widx(y, x)];
+            b[0] += d * gx[widx(y, x)];
+            b[1] += d * gy[widx(y, x)];
         }
 #endif
 }
@@ -758,7 +841,7 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
 static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
                      unsigned char *status)
 {
-    _Alignas(32) int16_t iw[WIN * WST], gx[WIN * WST], gy[WIN * WST];
+    _Alignas(32) int16_t iw[WIN * WINP], gx[WIN * WINP], gy[WIN * WINP];
     const float fscale = 1.0f / (1 << 20); /* OpenCV's FLT_SCALE: the sums in its units */
     int pw = L->pw, jw = J->pw, ahead = L->w * L->h > 40000; /* prefetch where the level outgrows the caches */
     for (int i = 0; i < n; i++) {
