@@ -21,6 +21,11 @@
  * Without --weights, deterministic synthetic weights (--seed) are written to
  * a temporary file and loaded, as `mkweights` would make them.
  *
+ * --layers FILE (CPU): after the timings, --runs more forward passes of the
+ * first configuration node by node (strix_cpu_backend_layer_times), the
+ * median wall time of each YAML layer printed and written to FILE as JSON
+ * lines (tools/reference/layer_peers.py sets them beside ONNX Runtime's).
+ *
  * --int8 IMG[,IMG...] calibrates on those images (strix_model_quantize) and
  * times the int8 path (CPU only); "precision" in the JSON says which ran.
  *
@@ -38,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu/backend.h"
 #include "cpu/ops.h"
 #include "image.h"
 #include "model_internal.h" /* the planned program behind a strix_model (minimal bytes) */
@@ -63,6 +69,7 @@ typedef struct bench_opts {
     const char *label;      /* free text copied into each JSON object */
     const char *save_head;  /* write the first configuration's head for input batch 0 here */
     const char *int8;       /* --int8: comma-separated calibration images, or NULL (fp32) */
+    const char *layers;     /* --layers: per-layer medians (JSON lines) here, or NULL */
     int on_cpu;             /* --device is the cpu */
     int cuda_graphs;        /* CUDA graph replay on a CUDA device */
     unsigned long long seed;
@@ -142,7 +149,7 @@ static void usage(FILE *f)
             "usage: bench --model YAML [--scale n|s|m|l|x] [--nc N] [--weights FILE | --seed N]\n"
             "             [--batch LIST] [--imgsz LIST] [--threads N] [--runs N] [--warmup N]\n"
             "             [--rotate K] [--inputs FILE] [--json FILE] [--label TEXT] [--no-roofline]\n"
-            "             [--save-head FILE] [--int8 IMG[,IMG...]]\n"
+            "             [--save-head FILE] [--int8 IMG[,IMG...]] [--layers FILE]\n"
             "             [--device NAME] [--half] [--cuda-graphs 0|1] [--cpu-isa NAME] [--cpu-spin-us N]\n"
             "  --weights F    safetensors; without it synthetic weights from --seed (default 1)\n"
             "  --batch LIST   batch sizes, e.g. 1,8,32 (default 1)\n"
@@ -158,6 +165,8 @@ static void usage(FILE *f)
             "  --no-roofline  skip the peak GEMM and copy bandwidth probes\n"
             "  --int8 IMGS    calibrate on these images (comma-separated) and time the int8\n"
             "                 path (CPU only; strix_model_quantize)\n"
+            "  --layers FILE  CPU: also time each YAML layer of the first configuration (--runs\n"
+            "                 node-by-node passes, medians) and write them to FILE as JSON lines\n"
             "  --save-head F  write the first configuration's output for its first input batch\n"
             "                 (raw float32 [N, A, 4 + nc]: cx cy w h, class scores) to compare with peers\n"
             "  --device NAME  cpu (default), cuda or cuda:N (a CPU-only build refuses cuda, exit 9);\n"
@@ -209,6 +218,7 @@ static int parse_args(int argc, char **argv, bench_opts *b)
         else if (!strcmp(a, "--cuda-graphs") && parse_int(v, 0, 1, &b->cuda_graphs)) {}
         else if (!strcmp(a, "--save-head")) b->save_head = v;
         else if (!strcmp(a, "--int8")) b->int8 = v;
+        else if (!strcmp(a, "--layers")) b->layers = v;
         else if (!strcmp(a, "--cpu-isa") && parse_isa(v, &b->model.cpu_isa)) {}
         else if (!strcmp(a, "--cpu-spin-us") && parse_int(v, 0, 1000000, &b->model.cpu_spin_us)) {}
         else if (!strcmp(a, "--scale") && strlen(v) == 1 && strchr("nslmx", v[0])) b->model.scale = v[0];
@@ -243,6 +253,10 @@ static int parse_args(int argc, char **argv, bench_opts *b)
     if (!b->on_cpu) b->roofline = 0;
     if (b->int8 && !b->on_cpu) {
         fprintf(stderr, "bench: --int8: the int8 path runs on the cpu only\n");
+        return EXIT_USAGE;
+    }
+    if (b->layers && !b->on_cpu) {
+        fprintf(stderr, "bench: --layers: per-layer times are for the cpu (gpu_bench --mode layers on a GPU)\n");
         return EXIT_USAGE;
     }
     if (b->inputs && b->n_sizes != 1) {
@@ -609,6 +623,60 @@ done:
     return rc;
 }
 
+/* --layers: b->runs node-by-node passes of batch n at s x s (after one
+ * forward that plans it), each layer's median to the table and, as JSON
+ * lines, to b->layers (truncated first). */
+static int layer_profile(const bench_opts *b, strix_model *m, int n, int s, FILE *table)
+{
+    int layers = m->graph.n_layers, rc = 0;
+    size_t per_out = (size_t)n * strix_model_anchor_count(m, s, s) * (4 + (size_t)strix_model_class_count(m));
+    float *x = NULL, *head = malloc(per_out * sizeof(float));
+    double *all = malloc(sizeof *all * (size_t)layers * b->runs), *col = malloc(sizeof *col * (size_t)b->runs);
+    FILE *f = NULL;
+    strix_error e;
+    if ((rc = make_inputs(b, n, s, 1, b->seed, &x))) goto done;
+    if (!head || !all || !col) {
+        fprintf(stderr, "bench: out of memory for the per-layer profile\n");
+        rc = EXIT_NOMEM;
+        goto done;
+    }
+    strix_status st = strix_model_forward(m, x, n, s, s, head, &e);
+    for (int k = 0; !st && k < b->runs; k++)
+        st = strix_cpu_backend_layer_times(m->backend, all + (size_t)k * layers, layers, &e);
+    if (st) {
+        fprintf(stderr, "bench: per-layer profile: %s\n", e.message);
+        rc = strix_exit_code(st);
+        goto done;
+    }
+    if (!(f = fopen(b->layers, "w"))) {
+        fprintf(stderr, "bench: %s: cannot open for writing: %s\n", b->layers, strerror(errno));
+        rc = EXIT_OUTPUT;
+        goto done;
+    }
+    fprintf(table, "per layer, batch %d at %dx%d, median of %d node-by-node passes:\n", n, s, s, b->runs);
+    for (int l = 0; l < layers; l++) {
+        for (int k = 0; k < b->runs; k++) col[k] = all[(size_t)k * layers + l];
+        double med = median(col, b->runs);
+        strix_layer_info li;
+        if ((st = strix_model_layer_info(m, l, s, s, &li, &e))) {
+            fprintf(stderr, "bench: per-layer profile: %s\n", e.message);
+            rc = strix_exit_code(st);
+            goto done;
+        }
+        fprintf(table, "  layer %3d %-12s %9.3f ms\n", l, li.module, med);
+        fprintf(f, "{\"layer\": %d, \"module\": \"%s\", \"batch\": %d, \"imgsz\": %d, \"threads\": %d, "
+                   "\"runs\": %d, \"median_ms\": %.4f}\n",
+                l, li.module, n, s, m->threads, b->runs, med);
+    }
+done:
+    if (f && fclose(f) && !rc) {
+        fprintf(stderr, "bench: %s: write error\n", b->layers);
+        rc = EXIT_OUTPUT;
+    }
+    free(x), free(head), free(all), free(col);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     bench_opts b;
@@ -664,6 +732,7 @@ int main(int argc, char **argv)
             if (json) write_json(json, &b, m, &r, b.roofline ? &rl : NULL);
             free(r.times_ms);
         }
+    if (!rc && b.layers) rc = layer_profile(&b, m, b.batches[0], b.sizes[0], table);
 out:
     strix_model_free(m);
     if (json && json != stdout && fclose(json) && !rc) {

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "conv_int8.h"
 #include "exec.h"
@@ -304,6 +305,35 @@ static const strix_backend_ops cpu_ops = {
     .int8_begin = cpu_int8_begin,
     .int8_end = cpu_int8_end,
 };
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+strix_status strix_cpu_backend_layer_times(strix_backend *base, double *ms, int n_layers, strix_error *err)
+{
+    if (!base || base->ops != &cpu_ops)
+        return strix_fail(err, STRIX_E_ARG, "per-layer times: the model does not run on the CPU");
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    if (!b->plan) return not_planned(err);
+    for (int l = 0; l < n_layers; l++) ms[l] = 0;
+    const strix_program *p = b->prog;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const strix_node *nd = &p->nodes[i];
+        if (nd->fused) continue; /* ran with the node that heads its fusion */
+        if (nd->layer < 0 || nd->layer >= n_layers)
+            return strix_fail(err, STRIX_E_ARG, "per-layer times: node %d belongs to layer %d, beyond the %d given",
+                              i, nd->layer, n_layers);
+        double t0 = now_ms();
+        strix_status st = cpu_run_op(base, i, err);
+        if (st) return st;
+        ms[nd->layer] += now_ms() - t0;
+    }
+    return STRIX_OK;
+}
 
 strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *p, const float *weights,
                                       const strix_backend_config *c, strix_error *err)

@@ -13,6 +13,14 @@
 strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *p, const float *weights,
                                       const strix_backend_config *c, strix_error *err);
 
+/* One forward pass over the planned arena as it stands (the last input
+ * given), node by node: ms[l] is the wall time of YAML layer l's nodes
+ * (0 for a layer without any, e.g. a Concat written in place), n_layers at
+ * least the graph's.  For per-layer profiles (perf/bench --layers); the
+ * whole forward path (strix_execute) is untouched by it.  STRIX_E_ARG when
+ * b is not a CPU backend. */
+strix_status strix_cpu_backend_layer_times(strix_backend *b, double *ms, int n_layers, strix_error *err);
+
 /* Every conv node's weights packed once for one instruction set's
  * micro-kernels (strix_cpu_conv2d_pack): node i's at data + off[i] (64-byte
  * aligned); what the CPU backend builds at load. */
