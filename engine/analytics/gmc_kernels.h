@@ -9,20 +9,24 @@
  *   400 (ties: later pixel first, as OpenCV's sort);
  *   calcOpticalFlowPyrLK(winSize 21, maxLevel 3, 30 iterations, eps 0.01,
  *   minEigThreshold 1e-4): Gaussian pyramid (pyrDown), Scharr gradients,
- *   iterative Lucas-Kanade per level in OpenCV's units (images x 32,
- *   gradients as Scharr sums, sums scaled by 2^-20).
- * Bilinear weights are float rather than OpenCV's 14-bit fixed point, so a
- * point can differ from OpenCV's in the last fractions of a pixel.
+ *   iterative Lucas-Kanade per level in OpenCV's fixed point (14-bit
+ *   bilinear weights, the window's image x 32 and gradients rounded to
+ *   int16, sums of products in integers, scaled by 2^-20 into floats).
+ * The window's gradient products are summed exactly here, where OpenCV
+ * adds them in float lanes, so a point can differ from OpenCV's in the last
+ * bits of a float.
  * Included by gmc_generic.c and gmc_avx2.c (gmc_steps.h), each defining
  * GMC_SUFFIX: the entry points are strix_gmc_frame_<suffix> and
- * strix_gmc_lk_<suffix>; everything else is static.  The loops are written
- * for the vectoriser (restrict helpers, per-lane sums, no border logic in
- * the interiors); the compiler's float operations keep their order, so
- * every build computes the same numbers.
+ * strix_gmc_lk_<suffix>; everything else is static.  The float loops are
+ * written for the vectoriser (restrict helpers, per-lane sums, no border
+ * logic in the interiors) and the compiler's float operations keep their
+ * order; Lucas-Kanade's vector paths (AVX2, SSE2, scalar) compute integers
+ * exactly: so every build computes the same numbers.
  *
- * Layouts: grey images uint8 [h][w]; pyramid levels are float [h][w] with a
+ * Layouts: grey images uint8 [h][w]; pyramid levels are int16 [h][w] with a
  * border of PAD pixels on each side, reflected as OpenCV's
- * BORDER_REFLECT_101, so a window read never checks bounds. */
+ * BORDER_REFLECT_101 (their gradients: border 0), so a window read never
+ * checks bounds. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,11 +1,12 @@
 /* gmc_steps.h — the per-frame steps of GMC (engine/analytics/gmc.c), built
  * once per instruction set: gmc_kernels.h compiled by gmc_generic.c (the
  * compiler's default target: SSE2 on x86-64, NEON on aarch64) and, on
- * x86-64, by gmc_avx2.c with -mavx2 (8-wide vectors, and the grey pass's
- * byte shuffles); gmc.c picks one when it is created.  Every build gives
- * the same numbers to the last bit (no fused multiply-add: C11 mode keeps
- * the compiler from contracting; lanes never change an order of
- * summation), so the choice only changes the speed.  Internal to
+ * x86-64, by gmc_avx2.c with -mavx2 (8-wide float vectors, 16-wide int16
+ * ones for Lucas-Kanade, and the grey pass's byte shuffles); gmc.c picks
+ * one when it is created.  Every build gives the same numbers to the last
+ * bit (no fused multiply-add: C11 mode keeps the compiler from
+ * contracting; float lanes never change an order of summation; integer
+ * sums are exact in any order), so the choice only changes the speed.  Internal to
  * engine/analytics and its tests. */
 #ifndef STRIX_GMC_STEPS_H
 #define STRIX_GMC_STEPS_H
