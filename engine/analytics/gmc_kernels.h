@@ -536,25 +536,32 @@ static int window_at(const gmc_level *L, float px, float py, int *ix, int *iy, i
     return 1;
 }
 
-/* A window as LK keeps it, int16 [WIN * WINP]: columns 0..15 of each row
- * [WIN][16], then columns 16..23 [WIN][8] (the last 5 columns of two rows
- * are one 16-lane vector; the gradients of columns 21..23 are 0, so they
- * add nothing to any sum). */
+/* A window as LK keeps it, int16 [WIN * WINP]: in the SSE2 and AVX2 builds
+ * columns 0..15 of each row [WIN][16], then columns 16..23 [WIN][8] (the
+ * last 5 columns of two rows are one 16-lane vector); elsewhere row-major
+ * [WIN][WINP].  The gradients of columns 21..23 are 0, so they add nothing
+ * to any sum. */
 #define WMAIN 16
 #define WTAIL (WIN * WMAIN)
 
 #if !defined(__SSE2__)
-/* One interpolated value at p (p[1] to the right, p[st] below): img 1
- * rounds to the image x 32, 0 to whole gradients.  What bil8 computes in
- * 16-bit lanes. */
-static int bil1(const int16_t *p, ptrdiff_t st, const int w[4], int img)
+/* One window row's WINP values interpolated at p[0..] (p[x + 1] the right
+ * neighbour, p[x + st] the one below) into o: img 1 rounds to the image x
+ * 32, 0 to whole gradients.  What the vector paths compute in 16-bit lanes,
+ * as plain loops the vectoriser takes (NEON: widening multiply-adds); this
+ * build keeps a window row-major, [WIN][WINP]. */
+static void bil_row(const int16_t *restrict p, ptrdiff_t st, const int w[4], int img, int16_t *restrict o)
 {
-    int s = p[0] * w[0] + p[1] * w[1] + p[st] * w[2] + p[st + 1] * w[3];
-    return img ? (s + (1 << (W_BITS - 6))) >> (W_BITS - 5) : (s + (1 << (W_BITS - 1))) >> W_BITS;
+    const int16_t *restrict q = p + st;
+    int w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+    if (img)
+        for (int x = 0; x < WINP; x++)
+            o[x] = (int16_t)((p[x] * w0 + p[x + 1] * w1 + q[x] * w2 + q[x + 1] * w3 + (1 << (W_BITS - 6))) >>
+                             (W_BITS - 5));
+    else
+        for (int x = 0; x < WINP; x++)
+            o[x] = (int16_t)((p[x] * w0 + p[x + 1] * w1 + q[x] * w2 + q[x + 1] * w3 + (1 << (W_BITS - 1))) >> W_BITS);
 }
-
-/* Where column x of window row y lies in the window's layout. */
-static int widx(int y, int x) { return x < WMAIN ? y * WMAIN + x : WTAIL + y * 8 + x - WMAIN; }
 #endif
 
 #if defined(__SSE2__)
@@ -565,7 +572,7 @@ static int widx(int y, int x) { return x < WMAIN ? y * WMAIN + x : WTAIL + y * 8
 /* Two weights as the 16-bit pair a multiply-add takes (lo first). */
 static int32_t wpair(int lo, int hi) { return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16); }
 
-/* bil1 of 8 neighbours (p[0..7]) in 16-bit lanes: each lane's four pixels
+/* bil_row for 8 neighbours (p[0..7]) in 16-bit lanes: each lane's four pixels
  * paired with their weights (w0: top pair, w1: bottom pair), one
  * multiply-add per row; packing the low and high halves back restores the
  * order.  The results fit int16, so the pack never saturates. */
@@ -725,18 +732,23 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
 #endif
 #else
     A[0] = A[1] = A[2] = 0;
-    for (int y = 0; y < WIN; y++)
-        for (int x = 0; x < WINP; x++) {
-            size_t k = (size_t)y * (size_t)st + (size_t)x;
-            int in = x < WIN, I = bil1(ip + k, st, wt, 1), X = in ? bil1(xp + k, st, wt, 0) : 0;
-            int Y = in ? bil1(yp + k, st, wt, 0) : 0;
-            iw[widx(y, x)] = (int16_t)I;
-            gx[widx(y, x)] = (int16_t)X;
-            gy[widx(y, x)] = (int16_t)Y;
-            A[0] += X * X;
-            A[1] += X * Y;
-            A[2] += Y * Y;
+    for (int y = 0; y < WIN; y++) {
+        int16_t *ri = iw + y * WINP, *rx = gx + y * WINP, *ry = gy + y * WINP;
+        size_t k = (size_t)y * (size_t)st;
+        bil_row(ip + k, st, wt, 1, ri);
+        bil_row(xp + k, st, wt, 0, rx);
+        bil_row(yp + k, st, wt, 0, ry);
+        for (int x = WIN; x < WINP; x++) rx[x] = ry[x] = 0;
+        int32_t s11 = 0, s12 = 0, s22 = 0; /* a row's sums fit 32 bits (21 x 4080^2) */
+        for (int x = 0; x < WIN; x++) {
+            s11 += rx[x] * rx[x];
+            s12 += rx[x] * ry[x];
+            s22 += ry[x] * ry[x];
         }
+        A[0] += s11;
+        A[1] += s12;
+        A[2] += s22;
+    }
 #endif
 }
 
@@ -798,13 +810,20 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
     b[1] += hsum8(a2);
 #endif
 #else
+    int16_t jr[WINP];
     b[0] = b[1] = 0;
-    for (int y = 0; y < WIN; y++)
+    for (int y = 0; y < WIN; y++) {
+        bil_row(jp + (size_t)y * (size_t)st, st, wt, 1, jr);
+        const int16_t *ri = iw + y * WINP, *rx = gx + y * WINP, *ry = gy + y * WINP;
+        int32_t s1 = 0, s2 = 0; /* a row's sums fit 32 bits (21 x 8160 x 4080) */
         for (int x = 0; x < WIN; x++) {
-            int d = bil1(jp + (size_t)y * (size_t)st + (size_t)x, st, wt, 1) - iw[widx(y, x)];
-            b[0] += d * gx[widx(y, x)];
-            b[1] += d * gy[widx(y, x)];
+            int d = jr[x] - ri[x];
+            s1 += d * rx[x];
+            s2 += d * ry[x];
         }
+        b[0] += s1;
+        b[1] += s2;
+    }
 #endif
 }
 
