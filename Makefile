@@ -106,7 +106,7 @@ ifeq ($(CUDA),1)
   CUDA_ARCHS  ?= 75 80 86 87 89 90
   NVCCFLAGS   = -O3 -std=c++17 -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings \
                 -Iengine -lineinfo $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
-                -gencode arch=compute_90,code=compute_90
+                -gencode arch=compute_90,code=compute_90 --threads 0
   CU_SRC      = $(wildcard kernels/*.cu)
   LIB_SRC    += $(wildcard engine/cuda/*.c)
   CFLAGS     += -DSTRIX_WITH_CUDA=1 -I$(CUDA_HOME)/include
@@ -297,10 +297,13 @@ fuzz: deps fuzz-build
 # The suite: the optimised build (CUDA included when nvcc exists) and a
 # CPU-only AddressSanitizer + UndefinedBehaviorSanitizer build, both run,
 # then a short smoke run of each fuzz target (skipped without clang).
+# Its builds run on every core unless the caller gave -j (serial, they took
+# 7 of a fresh clone's 37 minutes on 2 cores).
+TEST_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
 test: deps
-	$(MAKE) tests
-	$(MAKE) tests BUILD=build/asan SAN=1 CUDA=0
-	@if sh tests/fuzz/check.sh $(FUZZ_CC) >/dev/null; then $(MAKE) fuzz-build FUZZ_BUILD=build/fuzz; fi
+	$(MAKE) $(TEST_JOBS) tests
+	$(MAKE) $(TEST_JOBS) tests BUILD=build/asan SAN=1 CUDA=0
+	@if sh tests/fuzz/check.sh $(FUZZ_CC) >/dev/null; then $(MAKE) $(TEST_JOBS) fuzz-build FUZZ_BUILD=build/fuzz; fi
 	@sh tests/run.sh build build/asan
 
 demo: deps all
