@@ -24,8 +24,9 @@ Usage (from the repo root, after `make` and build/perf/bench):
       --models yolov8n,yolo11n [--threads 1] [--runs 20] [--rounds 3] \\
       --out perf/results/DATE-MACHINE/layers
 Writes, per model, layers_<model>.md (the table), strix_<model>_r<k>.txt /
-.jsonl (bench's own output), ort_<model>_r<k>.json (ORT's profile, trimmed
-to the kernel events) and a console log beside them.
+.jsonl (bench's own output), ort_<model>_r<k>_nodes.jsonl (ORT's profile
+reduced to one line per kernel: its median time over the timed runs and
+shapes; the full profile is megabytes a round) and a console log beside them.
 """
 import argparse
 import collections
@@ -53,8 +54,8 @@ def log(out, msg):
 
 def ort_round(onnx_path, x, threads, runs, warmup, prof_prefix):
     """One round of ONNX Runtime: whole-run times of a plain session, then
-    per-kernel times of a profiled one.  Returns (run medians ms,
-    {layer key: median ms}, {layer key: op types}, trimmed events)."""
+    per-kernel times of a profiled one.  Returns (run median ms,
+    {layer key: median ms}, {layer key: op types}, one dict per kernel)."""
     import numpy as np
     import onnxruntime as ort
 
@@ -89,16 +90,24 @@ def ort_round(onnx_path, x, threads, runs, warmup, prof_prefix):
     per_node = collections.defaultdict(list)
     for e in events:
         per_node[e["name"]].append(e["dur"] / 1e3)
+    first = {}
+    for e in events:
+        first.setdefault(e["name"], e)
     per_layer = collections.defaultdict(float)
     ops = collections.defaultdict(set)
+    nodes = []
     for name, durs in per_node.items():
         timed = durs[warmup:] if len(durs) > warmup else durs
         m = LAYER.match(name)
         key = int(m.group(1)) if m else "reorder"
-        per_layer[key] += statistics.median(timed)
-        ev = next(e for e in events if e["name"] == name)
-        ops[key].add(ev["args"].get("op_name", "?"))
-    return np.median(whole), dict(per_layer), ops, events
+        ms = statistics.median(timed)
+        per_layer[key] += ms
+        a = first[name]["args"]
+        ops[key].add(a.get("op_name", "?"))
+        nodes.append({"node": name[: -len("_kernel_time")], "op": a.get("op_name", "?"), "layer": key,
+                      "runs": len(timed), "median_ms": round(ms, 4), "inputs": a.get("input_type_shape"),
+                      "outputs": a.get("output_type_shape")})
+    return np.median(whole), dict(per_layer), ops, nodes
 
 
 def strix_round(args, yaml_path, scale, st, inputs, tag):
@@ -168,10 +177,10 @@ def main():
             for l, (mod, ms) in rows.items():
                 modules[l] = mod
                 s_lay[l].append(ms)
-            w, per, o, events = ort_round(onnx_path, x, args.threads, args.runs, args.warmup,
-                                          os.path.join(args.out, f"ort_{tag}"))
-            with open(os.path.join(args.out, f"ort_{tag}.json"), "w") as fo:
-                json.dump(events, fo)
+            w, per, o, nodes = ort_round(onnx_path, x, args.threads, args.runs, args.warmup,
+                                         os.path.join(args.out, f"ort_{tag}"))
+            with open(os.path.join(args.out, f"ort_{tag}_nodes.jsonl"), "w") as fo:
+                fo.writelines(json.dumps(n) + "\n" for n in nodes)
             o_fwd.append(float(w))
             for key, ms in per.items():
                 o_lay[key].append(ms)
