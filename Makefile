@@ -110,15 +110,16 @@ ifeq ($(CUDA),1)
   CU_SRC      = $(wildcard kernels/*.cu)
   LIB_SRC    += $(wildcard engine/cuda/*.c)
   CFLAGS     += -DSTRIX_WITH_CUDA=1 -I$(CUDA_HOME)/include
+  # cuBLAS is opened on first use (tools/dist/cublas_dl.c), never linked: a
+  # CUDA build run on the CPU does not load it (~200 MB resident and a
+  # slower start); libcuda is the driver's, dlopen()ed by cudart.
+  CUBLAS_DL     = $(BUILD)/obj/tools/dist/cublas_dl.o
   ifeq ($(DIST),1)
-    # the CUDA runtime and libstdc++ linked in; cuBLAS opened at run time
-    # (tools/dist/cublas_dl.c: the CPU path works without it, one clear error
-    # on a GPU without it); libcuda is the driver's, dlopen()ed by cudart.
-    CUBLAS_DL   = $(BUILD)/obj/tools/dist/cublas_dl.o
+    # the CUDA runtime and libstdc++ linked in: nothing of the toolkit needed
     LDLIBS     += $(CUBLAS_DL) -L$(CUDA_HOME)/lib64 -lcudart_static -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic \
                   -ldl -lpthread -lrt
   else
-    LDLIBS     += -L$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++ -ldl -lpthread -lrt
+    LDLIBS     += $(CUBLAS_DL) -L$(CUDA_HOME)/lib64 -lcudart -lstdc++ -ldl -lpthread -lrt
   endif
 endif
 
