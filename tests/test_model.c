@@ -726,6 +726,42 @@ static void fusions_match_unfused_ops(void)
     TL_CHECK(same, "the fused program's arena differs from the unfused one's");
 }
 
+/* strix_cpu_backend_layer_times (perf/bench --layers): refused before a
+ * plan and for too few layers; then every YAML layer with a node to run gets
+ * a time > 0 and every other layer exactly 0. */
+static void layer_times_cover_every_node(void)
+{
+    const char *p = tmp_path("layers.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', p, 5, 0, 0);
+    if (tl_g.failed) return;
+    strix_model *m;
+    strix_error e;
+    if (load(&m, "weights/yolov8.yaml", 'n', p, &e)) {
+        tl_fail("%s", e.message);
+        return;
+    }
+    int layers = m->graph.n_layers, h = 64, w = 96;
+    double *ms = calloc((size_t)layers, sizeof *ms);
+    float *x = malloc(sizeof(float) * h * w * 3);
+    float *y = malloc(sizeof(float) * strix_model_anchor_count(m, h, w) * (4 + 80));
+    for (int i = 0; i < h * w * 3; i++) x[i] = tl_uniform(0, 1);
+    strix_status before = strix_cpu_backend_layer_times(m->backend, ms, layers, &e);
+    strix_status st = strix_model_forward(m, x, 1, h, w, y, &e);
+    strix_status few = st ? st : strix_cpu_backend_layer_times(m->backend, ms, layers - 1, &e);
+    if (!st) st = strix_cpu_backend_layer_times(m->backend, ms, layers, &e);
+    if (before == STRIX_OK) tl_fail("per-layer times before any forward: accepted");
+    else if (few != STRIX_E_ARG) tl_fail("per-layer times for %d of %d layers: status %d", layers - 1, layers, few);
+    else if (st) tl_fail("%s", e.message);
+    for (int l = 0; l < layers && !st && !tl_g.failed; l++) {
+        int nodes = 0;
+        for (int i = 0; i < m->prog.n_nodes; i++) nodes += m->prog.nodes[i].layer == l && !m->prog.nodes[i].fused;
+        if ((nodes > 0) != (ms[l] > 0) || ms[l] < 0)
+            tl_fail("layer %d: %d nodes to run, time %g ms", l, nodes, ms[l]);
+    }
+    free(ms), free(x), free(y);
+    strix_model_free(m);
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -747,6 +783,7 @@ int main(int argc, char **argv)
     TL_RUN(fusions_match_unfused_ops);
     TL_RUN(submit_collect_equals_detect);
     TL_RUN(nv12_detects_as_converted_rgb);
+    TL_RUN(layer_times_cover_every_node);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd)) printf("note: could not remove %s\n", tmpdir);
