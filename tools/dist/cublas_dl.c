@@ -5,7 +5,7 @@
  * bare root, an edge box) and run on the CPU there; linked against
  * libcublas.so it would not even load.  And any CUDA build run on the CPU
  * would load libcublas + libcublasLt for nothing: their relocations alone
- * made `infer` ~220 MB more resident (288 vs 65 MB on one image) and slower
+ * made `infer` ~220 MB more resident (288.5 vs 66.0 MB on one image) and slower
  * to start.  cuBLAS (~700 MB with cublasLt) is
  * too large to ship, so it comes from the system's CUDA toolkit of the same
  * major version (libcublas.so.CUBLAS_VER_MAJOR, any minor), opened on the
