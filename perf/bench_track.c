@@ -13,7 +13,8 @@
  * views with the world's stride, so no time goes to making them.  The
  * detections follow objects walking in the world, with jitter, a missed
  * detection now and then and low scores now and then.  Reported per
- * configuration: median, 90th percentile and mean of the per-frame wall time
+ * configuration (GMC alone once per instruction-set build this CPU runs:
+ * engine/analytics/gmc_steps.h): median, 90th percentile and mean of the per-frame wall time
  * and of this thread's CPU time (what the work costs one core when others
  * share the machine) over all runs (the first frame of each run, which only initialises GMC, is
  * left out), and the load average before and after (the machine is shared).
@@ -24,7 +25,7 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "gmc.h"
+#include "gmc_steps.h"
 #include "strix.h"
 
 #define MAX_OBJECTS 1000
@@ -118,8 +119,8 @@ static double cpu_s(void)
 
 /* Per-frame wall times (ms) of one configuration over all runs into t, CPU
  * times into u; -1 on error.
- * gmc_only: time strix_gmc_apply alone. */
-static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_method gmc, int gmc_only, double *t,
+ * isa >= 0: time strix_gmc_apply alone, GMC's build isa (GMC_ISA_*). */
+static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_method gmc, int isa, double *t,
                 double *u)
 {
     static strix_detection d[MAX_OBJECTS];
@@ -130,7 +131,8 @@ static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_meth
         strix_track_options_init(&o, type);
         o.gmc_method = gmc;
         strix_tracker *tr = NULL;
-        strix_gmc *g = gmc_only ? strix_gmc_create() : NULL;
+        int gmc_only = isa >= 0;
+        strix_gmc *g = gmc_only ? strix_gmc_create_isa(isa) : NULL;
         strix_error e;
         if (gmc_only ? !g : strix_tracker_create(&tr, &o, &e) != STRIX_OK) return -1;
         uint64_t s = 7 + (uint64_t)r;
@@ -182,18 +184,25 @@ int main(int argc, char **argv)
     loadavg(la, sizeof la);
     printf("bench_track: %dx%d, %d objects, %d frames x %d runs, one thread; load average before: %s\n", c.w, c.h,
            c.objects, c.frames, runs, la);
+    /* GMC alone: the build the tracker uses (the widest this CPU runs), then the narrower ones */
     static const struct {
         const char *name;
         strix_tracker_type type;
         strix_gmc_method gmc;
-        int gmc_only;
-    } conf[] = {{"botsort + gmc sparseOptFlow", STRIX_TRACKER_BOTSORT, STRIX_GMC_SPARSE_OPTFLOW, 0},
-                {"gmc sparseOptFlow alone", STRIX_TRACKER_BOTSORT, STRIX_GMC_SPARSE_OPTFLOW, 1},
-                {"botsort gmc none", STRIX_TRACKER_BOTSORT, STRIX_GMC_NONE, 0},
-                {"bytetrack", STRIX_TRACKER_BYTETRACK, STRIX_GMC_NONE, 0}};
-    int rc = 0;
+        int isa; /* -1: the tracker */
+    } conf[] = {{"botsort + gmc sparseOptFlow", STRIX_TRACKER_BOTSORT, STRIX_GMC_SPARSE_OPTFLOW, -1},
+                {"gmc alone, avx512 build", STRIX_TRACKER_BOTSORT, STRIX_GMC_SPARSE_OPTFLOW, GMC_ISA_AVX512},
+                {"gmc alone, avx2 build", STRIX_TRACKER_BOTSORT, STRIX_GMC_SPARSE_OPTFLOW, GMC_ISA_AVX2},
+                {"gmc alone, generic build", STRIX_TRACKER_BOTSORT, STRIX_GMC_SPARSE_OPTFLOW, GMC_ISA_GENERIC},
+                {"botsort gmc none", STRIX_TRACKER_BOTSORT, STRIX_GMC_NONE, -1},
+                {"bytetrack", STRIX_TRACKER_BYTETRACK, STRIX_GMC_NONE, -1}};
+    int rc = 0, best = strix_gmc_best_isa();
     for (size_t i = 0; i < sizeof conf / sizeof conf[0]; i++) {
-        long n = run(&c, runs, conf[i].type, conf[i].gmc, conf[i].gmc_only, t, u);
+        if (conf[i].isa > best) {
+            printf("%-28s not run: this CPU lacks its instructions\n", conf[i].name);
+            continue;
+        }
+        long n = run(&c, runs, conf[i].type, conf[i].gmc, conf[i].isa, t, u);
         if (n <= 0) {
             printf("%-28s failed\n", conf[i].name);
             rc = 1;

@@ -373,20 +373,23 @@ static void gmc_recovers_camera_shift(void)
     }
 }
 
-/* GMC's generic and AVX2 builds (gmc_steps.h) give the same transform to the
- * last bit: random textures (cells of random colour plus per-pixel noise),
+/* GMC's builds (gmc_steps.h: generic, AVX2, AVX-512) give the same
+ * transform to the last bit: random textures (cells of random colour plus per-pixel noise),
  * random even and odd sizes, RGB and BGR, a camera moving by up to 8 whole
- * pixels a frame, each frame through both. */
+ * pixels a frame, each frame through every build this CPU runs. */
 static void gmc_builds_agree(void)
 {
-    strix_gmc *a = strix_gmc_create_isa(0), *b = strix_gmc_create_isa(1);
-    if (!b) {
-        strix_gmc_free(a);
-        tl_skip("no AVX2 build on this CPU: only the generic one runs here");
+    static const char *names[GMC_ISA_COUNT] = {"generic", "AVX2", "AVX-512"};
+    int nb = strix_gmc_best_isa() + 1;
+    if (nb < 2) {
+        tl_skip("no AVX2 or AVX-512 build on this CPU: only the generic one runs here");
         return;
     }
-    int ok = a != NULL;
-    if (!a) tl_fail("out of memory");
+    strix_gmc *g[GMC_ISA_COUNT] = {0};
+    int ok = 1;
+    for (int i = 0; i < nb; i++)
+        if (!(g[i] = strix_gmc_create_isa(i))) ok = 0;
+    if (!ok) tl_fail("out of memory");
     for (int si = 0; si < 3 && ok; si++) {
         int w = tl_int(200, 700), h = tl_int(120, 400), ww = w + 64, wh = h + 64, cell = tl_int(3, 12);
         int noise = tl_int(0, 60), bgr = tl_int(0, 1);
@@ -413,19 +416,21 @@ static void gmc_builds_agree(void)
             cy = cy < 0 ? 0 : cy > 63 ? 63 : cy;
             const uint8_t *view = world + 3 * ((size_t)cy * (size_t)ww + (size_t)cx);
             double ha[6], hb[6];
-            int ra = strix_gmc_apply(a, view, w, h, 3 * ww, bgr, ha), rb = strix_gmc_apply(b, view, w, h, 3 * ww, bgr, hb);
-            if (ra || rb || memcmp(ha, hb, sizeof ha)) {
-                tl_fail("%dx%d (cells %d, noise %d, bgr %d) frame %d: generic %.9g %.9g %.9g %.9g %.9g %.9g, AVX2 "
-                        "%.9g %.9g %.9g %.9g %.9g %.9g",
-                        w, h, cell, noise, bgr, f, ha[0], ha[1], ha[2], ha[3], ha[4], ha[5], hb[0], hb[1], hb[2], hb[3],
-                        hb[4], hb[5]);
-                ok = 0;
+            int ra = strix_gmc_apply(g[0], view, w, h, 3 * ww, bgr, ha);
+            for (int i = 1; i < nb && ok; i++) {
+                int rb = strix_gmc_apply(g[i], view, w, h, 3 * ww, bgr, hb);
+                if (ra || rb || memcmp(ha, hb, sizeof ha)) {
+                    tl_fail("%dx%d (cells %d, noise %d, bgr %d) frame %d: generic %.9g %.9g %.9g %.9g %.9g %.9g, %s "
+                            "%.9g %.9g %.9g %.9g %.9g %.9g",
+                            w, h, cell, noise, bgr, f, ha[0], ha[1], ha[2], ha[3], ha[4], ha[5], names[i], hb[0], hb[1],
+                            hb[2], hb[3], hb[4], hb[5]);
+                    ok = 0;
+                }
             }
         }
         free(world);
     }
-    strix_gmc_free(a);
-    strix_gmc_free(b);
+    for (int i = 0; i < nb; i++) strix_gmc_free(g[i]);
 }
 
 /* ------------------------------------------------------ random streams */

@@ -38,22 +38,31 @@ struct strix_gmc {
     gmc_scratch s;
 };
 
-strix_gmc *strix_gmc_create_isa(int avx2)
+int strix_gmc_best_isa(void)
 {
 #if defined(__x86_64__)
-    /* __builtin_cpu_supports also checks that the OS saves the ymm state */
-    if (avx2 && !__builtin_cpu_supports("avx2")) return NULL;
-#else
-    if (avx2) return NULL;
+    /* __builtin_cpu_supports also checks that the OS saves the ymm / zmm state */
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return GMC_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2")) return GMC_ISA_AVX2;
 #endif
+    return GMC_ISA_GENERIC;
+}
+
+strix_gmc *strix_gmc_create_isa(int isa)
+{
+    if (isa < GMC_ISA_GENERIC || isa > strix_gmc_best_isa()) return NULL; /* each build runs where a wider one does */
     strix_gmc *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->frame = strix_gmc_frame_generic;
     g->lk = strix_gmc_lk_generic;
 #if defined(__x86_64__)
-    if (avx2) {
+    if (isa == GMC_ISA_AVX2) {
         g->frame = strix_gmc_frame_avx2;
         g->lk = strix_gmc_lk_avx2;
+    } else if (isa == GMC_ISA_AVX512) {
+        g->frame = strix_gmc_frame_avx512;
+        g->lk = strix_gmc_lk_avx512;
     }
 #endif
     g->prev_pts = malloc(sizeof(float) * 2 * GMC_MAX_CORNERS);
@@ -69,14 +78,7 @@ strix_gmc *strix_gmc_create_isa(int avx2)
     return g;
 }
 
-strix_gmc *strix_gmc_create(void)
-{
-#if defined(__x86_64__)
-    return strix_gmc_create_isa(__builtin_cpu_supports("avx2"));
-#else
-    return strix_gmc_create_isa(0);
-#endif
-}
+strix_gmc *strix_gmc_create(void) { return strix_gmc_create_isa(strix_gmc_best_isa()); }
 
 static void pyramid_free(gmc_pyramid *p)
 {

@@ -2,8 +2,9 @@
  * once per instruction set: gmc_kernels.h compiled by gmc_generic.c (the
  * compiler's default target: SSE2 on x86-64, NEON on aarch64) and, on
  * x86-64, by gmc_avx2.c with -mavx2 (8-wide float vectors, 16-wide int16
- * ones for Lucas-Kanade, and the grey pass's byte shuffles); gmc.c picks
- * one when it is created.  Every build gives the same numbers to the last
+ * ones for Lucas-Kanade, and the grey pass's byte shuffles) and by
+ * gmc_avx512.c with AVX-512 F/BW/VL (twice those widths); gmc.c picks the
+ * widest the CPU runs when it is created.  Every build gives the same numbers to the last
  * bit (no fused multiply-add: C11 mode keeps the compiler from
  * contracting; float lanes never change an order of summation; integer
  * sums are exact in any order), so the choice only changes the speed.  Internal to
@@ -73,10 +74,18 @@ gmc_lk_fn strix_gmc_lk_generic;
 #if defined(__x86_64__)
 gmc_frame_fn strix_gmc_frame_avx2;
 gmc_lk_fn strix_gmc_lk_avx2;
+gmc_frame_fn strix_gmc_frame_avx512;
+gmc_lk_fn strix_gmc_lk_avx512;
 #endif
 
-/* strix_gmc_create with a chosen build: avx2 0 the generic one, 1 the AVX2
- * one (NULL where the CPU lacks AVX2 or it is not x86-64).  For tests. */
-strix_gmc *strix_gmc_create_isa(int avx2);
+enum { GMC_ISA_GENERIC, GMC_ISA_AVX2, GMC_ISA_AVX512, GMC_ISA_COUNT };
+
+/* The widest build this CPU runs (a GMC_ISA_*). */
+int strix_gmc_best_isa(void);
+
+/* strix_gmc_create with a chosen build (a GMC_ISA_*): NULL where the CPU
+ * cannot run it (or it is not x86-64), or memory runs out.  For tests and
+ * benchmarks. */
+strix_gmc *strix_gmc_create_isa(int isa);
 
 #endif

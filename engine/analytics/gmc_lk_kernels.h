@@ -1,0 +1,435 @@
+/* gmc_lk_kernels.h — pyramidal Lucas-Kanade of GMC's steps, the
+ * calcOpticalFlowPyrLK part of gmc_kernels.h: included by it (after the
+ * pyramid, whose levels it reads), once per instruction-set build, with its
+ * constants (WIN, HALF_WIN, PAD, LK_*) and helpers in scope.  Not a header
+ * of its own: every function here is static to the including build. */
+
+/* OpenCV's fixed point: bilinear weights with 14 fractional bits; the
+ * image interpolated to 5 fractional bits (the image x 32), gradients to
+ * none, each rounded to int16; the sums of products exact in integers.
+ * Every intermediate is an integer, so every build (and any order of
+ * summation) gives the same numbers.  Ranges: image x 32 <= 8160,
+ * |gradient| <= 4080, so a 16-bit multiply-add pair is <= 2 x 8160 x 4080
+ * and 21 rows of them stay below 2^31 in a 32-bit lane; the window totals
+ * are summed in 64 bits. */
+#define W_BITS 14
+
+/* A window's top-left corner (px, py) on level L: its whole pixel (ix, iy)
+ * and bilinear weights w (top-left, top-right, bottom-left, bottom-right,
+ * summing to 2^14, rounded as OpenCV's cvRound: to nearest even); 0 when it
+ * lies too far outside the level (OpenCV's test). */
+static int window_at(const gmc_level *L, float px, float py, int *ix, int *iy, int w[4])
+{
+    *ix = (int)floorf(px);
+    *iy = (int)floorf(py);
+    if (*ix < -WIN || *ix >= L->w || *iy < -WIN || *iy >= L->h) return 0;
+    float a = px - (float)*ix, b = py - (float)*iy;
+    w[0] = (int)lrintf((1.f - a) * (1.f - b) * (float)(1 << W_BITS));
+    w[1] = (int)lrintf(a * (1.f - b) * (float)(1 << W_BITS));
+    w[2] = (int)lrintf((1.f - a) * b * (float)(1 << W_BITS));
+    w[3] = (1 << W_BITS) - w[0] - w[1] - w[2];
+    return 1;
+}
+
+/* A window as LK keeps it, int16 [WIN * WINP]: in the SSE2 and AVX2 builds
+ * columns 0..15 of each row [WIN][16], then columns 16..23 [WIN][8] (the
+ * last 5 columns of two rows are one 16-lane vector); elsewhere row-major
+ * [WIN][WINP].  The gradients of columns 21..23 are 0, so they add nothing
+ * to any sum. */
+#define WMAIN 16
+#define WTAIL (WIN * WMAIN)
+
+#if !defined(__SSE2__)
+/* One window row's WINP values interpolated at p[0..] (p[x + 1] the right
+ * neighbour, p[x + st] the one below) into o: img 1 rounds to the image x
+ * 32, 0 to whole gradients.  What the vector paths compute in 16-bit lanes,
+ * as plain loops the vectoriser takes (NEON: widening multiply-adds); this
+ * build keeps a window row-major, [WIN][WINP]. */
+static void bil_row(const int16_t *restrict p, ptrdiff_t st, const int w[4], int img, int16_t *restrict o)
+{
+    const int16_t *restrict q = p + st;
+    int w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+    if (img)
+        for (int x = 0; x < WINP; x++)
+            o[x] = (int16_t)((p[x] * w0 + p[x + 1] * w1 + q[x] * w2 + q[x + 1] * w3 + (1 << (W_BITS - 6))) >>
+                             (W_BITS - 5));
+    else
+        for (int x = 0; x < WINP; x++)
+            o[x] = (int16_t)((p[x] * w0 + p[x + 1] * w1 + q[x] * w2 + q[x + 1] * w3 + (1 << (W_BITS - 1))) >> W_BITS);
+}
+#endif
+
+#if defined(__SSE2__)
+/* The interpolation helpers are inlined where they are used: called, they
+ * pass their vectors through memory (GCC otherwise keeps bil_pair apart). */
+#define GMC_INLINE inline __attribute__((always_inline))
+
+/* Two weights as the 16-bit pair a multiply-add takes (lo first). */
+static int32_t wpair(int lo, int hi) { return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16); }
+
+/* bil_row for 8 neighbours (p[0..7]) in 16-bit lanes: each lane's four pixels
+ * paired with their weights (w0: top pair, w1: bottom pair), one
+ * multiply-add per row; packing the low and high halves back restores the
+ * order.  The results fit int16, so the pack never saturates. */
+static GMC_INLINE __m128i bil8(const int16_t *p, ptrdiff_t st, __m128i w0, __m128i w1, int img)
+{
+    __m128i a = _mm_loadu_si128((const __m128i *)p), b = _mm_loadu_si128((const __m128i *)(p + 1));
+    __m128i c = _mm_loadu_si128((const __m128i *)(p + st)), d = _mm_loadu_si128((const __m128i *)(p + st + 1));
+    __m128i lo = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(a, b), w0), _mm_madd_epi16(_mm_unpacklo_epi16(c, d), w1));
+    __m128i hi = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(a, b), w0), _mm_madd_epi16(_mm_unpackhi_epi16(c, d), w1));
+    if (img) {
+        __m128i r = _mm_set1_epi32(1 << (W_BITS - 6));
+        lo = _mm_srai_epi32(_mm_add_epi32(lo, r), W_BITS - 5);
+        hi = _mm_srai_epi32(_mm_add_epi32(hi, r), W_BITS - 5);
+    } else {
+        __m128i r = _mm_set1_epi32(1 << (W_BITS - 1));
+        lo = _mm_srai_epi32(_mm_add_epi32(lo, r), W_BITS);
+        hi = _mm_srai_epi32(_mm_add_epi32(hi, r), W_BITS);
+    }
+    return _mm_packs_epi32(lo, hi);
+}
+
+static int64_t hsum4(__m128i v)
+{
+    int32_t t[4];
+    _mm_storeu_si128((__m128i *)t, v);
+    return (int64_t)t[0] + t[1] + t[2] + t[3];
+}
+#endif
+
+#if defined(__AVX2__)
+/* bil8's arithmetic for 16 lanes from the (pixel, right neighbour) pairs of
+ * the top row (lo0, hi0: the unpacked low and high halves) and of the
+ * bottom row (lo1, hi1); the unpacks and the pack work within each 128-bit
+ * half, so the lanes come back in the order they were loaded. */
+static GMC_INLINE __m256i bil_mix(__m256i lo0, __m256i hi0, __m256i lo1, __m256i hi1, __m256i w0, __m256i w1, int img)
+{
+    __m256i lo = _mm256_add_epi32(_mm256_madd_epi16(lo0, w0), _mm256_madd_epi16(lo1, w1));
+    __m256i hi = _mm256_add_epi32(_mm256_madd_epi16(hi0, w0), _mm256_madd_epi16(hi1, w1));
+    if (img) {
+        __m256i r = _mm256_set1_epi32(1 << (W_BITS - 6));
+        lo = _mm256_srai_epi32(_mm256_add_epi32(lo, r), W_BITS - 5);
+        hi = _mm256_srai_epi32(_mm256_add_epi32(hi, r), W_BITS - 5);
+    } else {
+        __m256i r = _mm256_set1_epi32(1 << (W_BITS - 1));
+        lo = _mm256_srai_epi32(_mm256_add_epi32(lo, r), W_BITS);
+        hi = _mm256_srai_epi32(_mm256_add_epi32(hi, r), W_BITS);
+    }
+    return _mm256_packs_epi32(lo, hi);
+}
+
+/* bil8 of p[0..7] and of the row below's p[st..st + 7], in the low and high
+ * halves: the window's last columns of two rows in one vector. */
+static GMC_INLINE __m256i bil_pair(const int16_t *p, ptrdiff_t st, __m256i w0, __m256i w1, int img)
+{
+    __m256i a = _mm256_loadu2_m128i((const __m128i *)(p + st), (const __m128i *)p);
+    __m256i b = _mm256_loadu2_m128i((const __m128i *)(p + st + 1), (const __m128i *)(p + 1));
+    __m256i c = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st), (const __m128i *)(p + st));
+    __m256i d = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st + 1), (const __m128i *)(p + st + 1));
+    return bil_mix(_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b), _mm256_unpacklo_epi16(c, d),
+                   _mm256_unpackhi_epi16(c, d), w0, w1, img);
+}
+
+static int64_t hsum8(__m256i v)
+{
+    return hsum4(_mm256_castsi256_si128(v)) + hsum4(_mm256_extracti128_si256(v, 1));
+}
+#endif
+
+/* The previous frame's window at (ix, iy) of level L with weights wt: the
+ * image x 32 and the gradients (iw, gx, gy: [WIN * WINP], the layout
+ * above), and A = the sums of gx^2, gx gy, gy^2 over it. */
+static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], int16_t *restrict iw,
+                         int16_t *restrict gx, int16_t *restrict gy, int64_t A[3])
+{
+    ptrdiff_t st = L->pw;
+    size_t o = (size_t)(iy + PAD) * (size_t)st + (size_t)(ix + PAD);
+    const int16_t *ip = L->img + o, *xp = L->dx + o, *yp = L->dy + o;
+#if defined(__SSE2__)
+    __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
+    const __m128i keep = _mm_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0); /* columns 16..20 of 16..23 */
+    __m128i c11 = _mm_setzero_si128(), c12 = c11, c22 = c11;
+    int y = 0;
+#if defined(__AVX2__)
+    __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
+    __m256i a11 = _mm256_setzero_si256(), a12 = a11, a22 = a11;
+    /* columns 0..15: each plane's image row is the bottom row of one window row and the top row of the
+     * next, so its (pixel, right neighbour) pairs are loaded and unpacked once */
+    __m256i u[3][2];
+    const int16_t *pl[3] = {ip, xp, yp};
+    for (int k = 0; k < 3; k++) {
+        __m256i t0 = _mm256_loadu_si256((const __m256i *)pl[k]), t1 = _mm256_loadu_si256((const __m256i *)(pl[k] + 1));
+        u[k][0] = _mm256_unpacklo_epi16(t0, t1);
+        u[k][1] = _mm256_unpackhi_epi16(t0, t1);
+    }
+    for (int r = 0; r < WIN; r++) {
+        __m256i v[3];
+        for (int k = 0; k < 3; k++) {
+            const int16_t *q = pl[k] + (size_t)(r + 1) * (size_t)st;
+            __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
+            __m256i nlo = _mm256_unpacklo_epi16(n0, n1), nhi = _mm256_unpackhi_epi16(n0, n1);
+            v[k] = bil_mix(u[k][0], u[k][1], nlo, nhi, v0, v1, k == 0);
+            u[k][0] = nlo;
+            u[k][1] = nhi;
+        }
+        _mm256_storeu_si256((__m256i *)(iw + r * WMAIN), v[0]);
+        _mm256_storeu_si256((__m256i *)(gx + r * WMAIN), v[1]);
+        _mm256_storeu_si256((__m256i *)(gy + r * WMAIN), v[2]);
+        a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(v[1], v[1]));
+        a12 = _mm256_add_epi32(a12, _mm256_madd_epi16(v[1], v[2]));
+        a22 = _mm256_add_epi32(a22, _mm256_madd_epi16(v[2], v[2]));
+    }
+    const __m256i keep2 = _mm256_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1, -1, 0, 0, 0);
+    for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
+        size_t k = (size_t)y * (size_t)st + WMAIN;
+        __m256i I = bil_pair(ip + k, st, v0, v1, 1);
+        __m256i X = _mm256_and_si256(bil_pair(xp + k, st, v0, v1, 0), keep2);
+        __m256i Y = _mm256_and_si256(bil_pair(yp + k, st, v0, v1, 0), keep2);
+        _mm256_storeu_si256((__m256i *)(iw + WTAIL + y * 8), I);
+        _mm256_storeu_si256((__m256i *)(gx + WTAIL + y * 8), X);
+        _mm256_storeu_si256((__m256i *)(gy + WTAIL + y * 8), Y);
+        a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(X, X));
+        a12 = _mm256_add_epi32(a12, _mm256_madd_epi16(X, Y));
+        a22 = _mm256_add_epi32(a22, _mm256_madd_epi16(Y, Y));
+    }
+#else
+    for (int r = 0; r < WIN; r++)
+        for (int x = 0; x < WMAIN; x += 8) {
+            size_t k = (size_t)r * (size_t)st + (size_t)x;
+            __m128i I = bil8(ip + k, st, w0, w1, 1), X = bil8(xp + k, st, w0, w1, 0), Y = bil8(yp + k, st, w0, w1, 0);
+            _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
+            _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), X);
+            _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), Y);
+            c11 = _mm_add_epi32(c11, _mm_madd_epi16(X, X));
+            c12 = _mm_add_epi32(c12, _mm_madd_epi16(X, Y));
+            c22 = _mm_add_epi32(c22, _mm_madd_epi16(Y, Y));
+        }
+#endif
+    for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
+        size_t k = (size_t)y * (size_t)st + WMAIN;
+        __m128i I = bil8(ip + k, st, w0, w1, 1);
+        __m128i X = _mm_and_si128(bil8(xp + k, st, w0, w1, 0), keep);
+        __m128i Y = _mm_and_si128(bil8(yp + k, st, w0, w1, 0), keep);
+        _mm_storeu_si128((__m128i *)(iw + WTAIL + y * 8), I);
+        _mm_storeu_si128((__m128i *)(gx + WTAIL + y * 8), X);
+        _mm_storeu_si128((__m128i *)(gy + WTAIL + y * 8), Y);
+        c11 = _mm_add_epi32(c11, _mm_madd_epi16(X, X));
+        c12 = _mm_add_epi32(c12, _mm_madd_epi16(X, Y));
+        c22 = _mm_add_epi32(c22, _mm_madd_epi16(Y, Y));
+    }
+    A[0] = hsum4(c11);
+    A[1] = hsum4(c12);
+    A[2] = hsum4(c22);
+#if defined(__AVX2__)
+    A[0] += hsum8(a11);
+    A[1] += hsum8(a12);
+    A[2] += hsum8(a22);
+#endif
+#else
+    A[0] = A[1] = A[2] = 0;
+    for (int y = 0; y < WIN; y++) {
+        int16_t *ri = iw + y * WINP, *rx = gx + y * WINP, *ry = gy + y * WINP;
+        size_t k = (size_t)y * (size_t)st;
+        bil_row(ip + k, st, wt, 1, ri);
+        bil_row(xp + k, st, wt, 0, rx);
+        bil_row(yp + k, st, wt, 0, ry);
+        for (int x = WIN; x < WINP; x++) rx[x] = ry[x] = 0;
+        int32_t s11 = 0, s12 = 0, s22 = 0; /* a row's sums fit 32 bits (21 x 4080^2) */
+        for (int x = 0; x < WIN; x++) {
+            s11 += rx[x] * rx[x];
+            s12 += rx[x] * ry[x];
+            s22 += ry[x] * ry[x];
+        }
+        A[0] += s11;
+        A[1] += s12;
+        A[2] += s22;
+    }
+#endif
+}
+
+/* The mismatch of the current frame's window at (jx, jy) of level J with
+ * weights wt against the previous one's (window_setup): b = the sums of
+ * (J - I) gx and (J - I) gy, J interpolated as I was. */
+static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4], const int16_t *restrict iw,
+                            const int16_t *restrict gx, const int16_t *restrict gy, int64_t b[2])
+{
+    ptrdiff_t st = J->pw;
+    const int16_t *jp = J->img + (size_t)(jy + PAD) * (size_t)st + (size_t)(jx + PAD);
+#if defined(__SSE2__)
+    __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
+    __m128i c1 = _mm_setzero_si128(), c2 = c1;
+    int y = 0;
+#if defined(__AVX2__)
+    __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
+    __m256i a1 = _mm256_setzero_si256(), a2 = a1;
+    /* columns 0..15: each image row's (pixel, right neighbour) pairs are the bottom row of one window
+     * row and the top row of the next, so they are loaded and unpacked once */
+    __m256i t0 = _mm256_loadu_si256((const __m256i *)jp), t1 = _mm256_loadu_si256((const __m256i *)(jp + 1));
+    __m256i lo = _mm256_unpacklo_epi16(t0, t1), hi = _mm256_unpackhi_epi16(t0, t1);
+    for (int r = 0; r < WIN; r++) {
+        const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
+        __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
+        __m256i nlo = _mm256_unpacklo_epi16(n0, n1), nhi = _mm256_unpackhi_epi16(n0, n1);
+        __m256i d = _mm256_sub_epi16(bil_mix(lo, hi, nlo, nhi, v0, v1, 1),
+                                     _mm256_loadu_si256((const __m256i *)(iw + r * WMAIN)));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gx + r * WMAIN))));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gy + r * WMAIN))));
+        lo = nlo;
+        hi = nhi;
+    }
+    for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
+        __m256i d = _mm256_sub_epi16(bil_pair(jp + (size_t)y * (size_t)st + WMAIN, st, v0, v1, 1),
+                                     _mm256_loadu_si256((const __m256i *)(iw + WTAIL + y * 8)));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gx + WTAIL + y * 8))));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gy + WTAIL + y * 8))));
+    }
+#else
+    for (int r = 0; r < WIN; r++)
+        for (int x = 0; x < WMAIN; x += 8) {
+            __m128i d = _mm_sub_epi16(bil8(jp + (size_t)r * (size_t)st + (size_t)x, st, w0, w1, 1),
+                                      _mm_loadu_si128((const __m128i *)(iw + r * WMAIN + x)));
+            c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + r * WMAIN + x))));
+            c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + r * WMAIN + x))));
+        }
+#endif
+    for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
+        __m128i d = _mm_sub_epi16(bil8(jp + (size_t)y * (size_t)st + WMAIN, st, w0, w1, 1),
+                                  _mm_loadu_si128((const __m128i *)(iw + WTAIL + y * 8)));
+        c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + WTAIL + y * 8))));
+        c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + WTAIL + y * 8))));
+    }
+    b[0] = hsum4(c1);
+    b[1] = hsum4(c2);
+#if defined(__AVX2__)
+    b[0] += hsum8(a1);
+    b[1] += hsum8(a2);
+#endif
+#else
+    int16_t jr[WINP];
+    b[0] = b[1] = 0;
+    for (int y = 0; y < WIN; y++) {
+        bil_row(jp + (size_t)y * (size_t)st, st, wt, 1, jr);
+        const int16_t *ri = iw + y * WINP, *rx = gx + y * WINP, *ry = gy + y * WINP;
+        int32_t s1 = 0, s2 = 0; /* a row's sums fit 32 bits (21 x 8160 x 4080) */
+        for (int x = 0; x < WIN; x++) {
+            int d = jr[x] - ri[x];
+            s1 += d * rx[x];
+            s2 += d * ry[x];
+        }
+        b[0] += s1;
+        b[1] += s2;
+    }
+#endif
+}
+
+/* Ask for the rows of a window (WIN + 1 rows of WINP + 1 values from
+ * (ix, iy)) of a plane ahead of use: the next point's window is not in
+ * cache on the large levels (points come in corner-strength order,
+ * scattered over the frame), and its loads would otherwise wait on memory
+ * one by one. */
+static void prefetch_window(const int16_t *plane, int pw, int ix, int iy)
+{
+    for (int y = 0; y <= WIN; y++) {
+        const int16_t *r = plane + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
+        __builtin_prefetch(r);
+        __builtin_prefetch(r + WINP);
+    }
+}
+
+/* Where point i's windows start on level lv (for prefetch_window): in the
+ * previous frame (pts) and, as first guess, in the current one. */
+static void lk_guess(const float *pts, const float *next, int i, int lv, int top, float *px, float *py, float *nx,
+                     float *ny)
+{
+    float s = 1.0f / (float)(1 << lv);
+    *px = pts[2 * i] * s;
+    *py = pts[2 * i + 1] * s;
+    if (lv == top) *nx = *px, *ny = *py;
+    else *nx = next[2 * i] * 2, *ny = next[2 * i + 1] * 2;
+}
+
+/* One pyramid level of tracking prev's points pts [n][2] into cur (L: the
+ * previous frame's level, J: the current one's): each point's guess
+ * next [n][2] (from the level above, or pts on the top level) is refined
+ * there; status[i] drops to 0 where the point is lost on level 0.  The
+ * points are independent: doing all of them level by level (rather than
+ * each through all levels) gives the same numbers and lets the next
+ * point's windows be fetched ahead.  The float steps are OpenCV's, in its
+ * types (float, compared with its double constants). */
+static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
+                     unsigned char *status)
+{
+    _Alignas(32) int16_t iw[WIN * WINP], gx[WIN * WINP], gy[WIN * WINP];
+    const float fscale = 1.0f / (1 << 20); /* OpenCV's FLT_SCALE: the sums in its units */
+    int pw = L->pw, jw = J->pw, ahead = L->w * L->h > 40000; /* prefetch where the level outgrows the caches */
+    for (int i = 0; i < n; i++) {
+        float px, py, nx, ny;
+        lk_guess(pts, next, i, lv, top, &px, &py, &nx, &ny);
+        if (ahead && i + 1 < n) {
+            float qx, qy, mx, my;
+            lk_guess(pts, next, i + 1, lv, top, &qx, &qy, &mx, &my);
+            int ax = (int)floorf(qx - HALF_WIN), ay = (int)floorf(qy - HALF_WIN);
+            int bx = (int)floorf(mx - HALF_WIN), by = (int)floorf(my - HALF_WIN);
+            if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) {
+                prefetch_window(L->img, pw, ax, ay);
+                prefetch_window(L->dx, pw, ax, ay);
+                prefetch_window(L->dy, pw, ax, ay);
+            }
+            if (bx >= -WIN && bx < J->w && by >= -WIN && by < J->h) prefetch_window(J->img, jw, bx, by);
+        }
+        next[2 * i] = nx;
+        next[2 * i + 1] = ny;
+        px -= HALF_WIN;
+        py -= HALF_WIN;
+        int ix, iy, wt[4];
+        if (!window_at(L, px, py, &ix, &iy, wt)) {
+            if (lv == 0) status[i] = 0;
+            continue;
+        }
+        int64_t A[3];
+        window_setup(L, ix, iy, wt, iw, gx, gy, A);
+        float A11 = (float)A[0] * fscale, A12 = (float)A[1] * fscale, A22 = (float)A[2] * fscale;
+        float D = A11 * A22 - A12 * A12;
+        float min_eig = (A22 + A11 - sqrtf((A11 - A22) * (A11 - A22) + 4.f * A12 * A12)) / (2 * WIN * WIN);
+        if (min_eig < MIN_EIG || D < FLT_EPSILON) {
+            if (lv == 0) status[i] = 0;
+            continue;
+        }
+        D = 1.f / D;
+        nx -= HALF_WIN;
+        ny -= HALF_WIN;
+        float pdx = 0, pdy = 0;
+        for (int it = 0; it < LK_ITERS; it++) {
+            int jx, jy;
+            if (!window_at(J, nx, ny, &jx, &jy, wt)) {
+                if (lv == 0) status[i] = 0;
+                break;
+            }
+            int64_t b[2];
+            window_mismatch(J, jx, jy, wt, iw, gx, gy, b);
+            float B1 = (float)b[0] * fscale, B2 = (float)b[1] * fscale;
+            float ddx = (A12 * B2 - A22 * B1) * D, ddy = (A12 * B1 - A11 * B2) * D;
+            nx += ddx;
+            ny += ddy;
+            next[2 * i] = nx + HALF_WIN;
+            next[2 * i + 1] = ny + HALF_WIN;
+            if ((double)ddx * ddx + (double)ddy * ddy <= LK_EPS * LK_EPS) break;
+            if (it > 0 && fabsf(ddx + pdx) < 0.01 && fabsf(ddy + pdy) < 0.01) {
+                next[2 * i] -= ddx * 0.5f;
+                next[2 * i + 1] -= ddy * 0.5f;
+                break;
+            }
+            pdx = ddx;
+            pdy = ddy;
+        }
+    }
+}
+
+/* Track prev's points pts [n][2] into cur: next [n][2], status[n]. */
+static void lk(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n, float *next, unsigned char *status)
+{
+    memset(status, 1, (size_t)n);
+    int top = prev->n - 1;
+    for (int lv = top; lv >= 0; lv--) lk_level(&prev->lv[lv], &cur->lv[lv], lv, top, pts, n, next, status);
+}
+
