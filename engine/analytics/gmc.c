@@ -112,7 +112,7 @@ static int scratch_reserve(gmc_scratch *s, int width, int w, int h)
     s->sch = malloc(sizeof *s->sch * 2 * ((size_t)w + 2));
     s->cs = malloc(sizeof *s->cs * 19 * (size_t)w);
     s->ok = malloc((size_t)w + 8);
-    s->cand = malloc(sizeof *s->cand * GMC_MAX_CORNERS);
+    s->cand = malloc(sizeof *s->cand * GMC_CAND_CAP);
     if (!s->grey || !s->tmp8 || !s->rows || !s->row || !s->sch || !s->cs || !s->ok || !s->cand) {
         scratch_free(s);
         return -1;

@@ -257,53 +257,90 @@ static void eig_row(const float *restrict a0, const float *restrict a1, const fl
     }
 }
 
-/* OpenCV's peak test (threshold, 3x3 dilate, equal) of a row v [w] with
- * the 3-wide maxima of the rows above, at and below: ok[x] for 1..w-2;
- * only peaks at least `weakest` and above 0. */
-static void peak_row(const float *restrict v, const float *restrict hu, const float *restrict hc,
-                     const float *restrict hd, int w, float weakest, unsigned char *restrict ok)
+/* Reorder c [n] so that its first k (1 <= k <= n) are the k that come first
+ * in OpenCV's order (cand_before, a strict order: no two share a pixel),
+ * c[k - 1] the last of them (quickselect; median-of-three pivots). */
+static void cand_select(gmc_cand *c, int n, int k)
 {
-    for (int x = 1; x < w - 1; x++)
-        ok[x] = (v[x] > 0) & (v[x] >= weakest) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
-    ok[w - 1] = 0;
+    int lo = 0, hi = n - 1, t = k - 1;
+    while (lo < hi) {
+        gmc_cand a = c[lo], b = c[lo + (hi - lo) / 2], d = c[hi], p;
+        if (cand_before(&a, &b)) p = cand_before(&b, &d) ? b : cand_before(&a, &d) ? d : a;
+        else p = cand_before(&a, &d) ? a : cand_before(&b, &d) ? d : b;
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (cand_before(&c[i], &p)) i++;
+            while (cand_before(&p, &c[j])) j--;
+            if (i <= j) {
+                gmc_cand x = c[i];
+                c[i++] = c[j];
+                c[j--] = x;
+            }
+        }
+        if (t <= j) hi = j;
+        else if (t >= i) lo = i;
+        else break;
+    }
 }
 
-/* The strongest GMC_MAX_CORNERS candidates seen so far, as a heap whose root
- * is the one that comes last in OpenCV's order. */
-typedef struct topk {
+/* The peaks kept so far, unordered, in c [GMC_CAND_CAP]: when it fills up
+ * the first GMC_MAX_CORNERS in OpenCV's order are kept and the rest
+ * dropped, and a peak weaker than the last of those can never make the
+ * list (floor; 0 until then).  Appending and a selection now and then
+ * cost less than keeping a heap of the strongest, as the peaks come. */
+typedef struct cands {
     gmc_cand *c;
     int n;
-} topk;
+    float floor;
+} cands;
 
-static void topk_sift(gmc_cand *c, int n, int i)
+static void cands_add(cands *b, gmc_cand k)
 {
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && cand_before(&c[m], &c[l])) m = l;
-        if (r < n && cand_before(&c[m], &c[r])) m = r;
-        if (m == i) return;
-        gmc_cand t = c[i];
-        c[i] = c[m];
-        c[m] = t;
-        i = m;
-    }
+    b->c[b->n++] = k;
+    if (b->n < GMC_CAND_CAP) return;
+    cand_select(b->c, b->n, GMC_MAX_CORNERS);
+    b->n = GMC_MAX_CORNERS;
+    b->floor = b->c[GMC_MAX_CORNERS - 1].v;
 }
 
-static void topk_add(topk *b, gmc_cand k)
+/* OpenCV's peak test (threshold, 3x3 dilate, equal) of row c, v [w], with
+ * the 3-wide maxima of the rows above, at and below (hu, hc, hd: columns
+ * 1..w-2): each peak at 1..w-2 above 0 and at least b's floor goes to b.
+ * Peaks are sparse: AVX-512 tests 16 columns into a mask and looks at set
+ * bits only; the other builds set flags ok [w + 8] in a vectorised loop and
+ * skip 8 clear ones at a time. */
+static void peaks_row(cands *b, const float *restrict v, const float *restrict hu, const float *restrict hc,
+                      const float *restrict hd, int w, int c, unsigned char *restrict ok)
 {
-    if (b->n < GMC_MAX_CORNERS) {
-        int i = b->n++;
-        b->c[i] = k;
-        while (i > 0 && cand_before(&b->c[(i - 1) / 2], &b->c[i])) { /* parent comes first: k goes up */
-            gmc_cand t = b->c[i];
-            b->c[i] = b->c[(i - 1) / 2];
-            b->c[(i - 1) / 2] = t;
-            i = (i - 1) / 2;
+#if defined(__AVX512F__)
+    (void)ok;
+    __m512 zero = _mm512_setzero_ps();
+    for (int x = 1; x < w - 1; x += 16) {
+        __mmask16 m = _cvtu32_mask16(w - 1 - x >= 16 ? 0xFFFFu : (1u << (w - 1 - x)) - 1);
+        __m512 e = _mm512_maskz_loadu_ps(m, v + x);
+        m = _mm512_mask_cmp_ps_mask(m, e, zero, _CMP_GT_OQ);
+        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_set1_ps(b->floor), _CMP_GE_OQ);
+        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_maskz_loadu_ps(m, hu + x), _CMP_GE_OQ);
+        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_maskz_loadu_ps(m, hc + x), _CMP_GE_OQ);
+        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_maskz_loadu_ps(m, hd + x), _CMP_GE_OQ);
+        for (unsigned bits = _cvtmask16_u32(m); bits; bits &= bits - 1) {
+            int k = x + __builtin_ctz(bits);
+            cands_add(b, (gmc_cand){v[k], c * w + k});
         }
-    } else if (cand_before(&k, &b->c[0])) {
-        b->c[0] = k;
-        topk_sift(b->c, b->n, 0);
     }
+#else
+    float floor = b->floor;
+    for (int x = 1; x < w - 1; x++)
+        ok[x] = (v[x] > 0) & (v[x] >= floor) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
+    ok[w - 1] = 0;
+    for (int x = 1; x < w - 1; x += 8) {
+        uint64_t any;
+        memcpy(&any, ok + x, sizeof any); /* ok has 8 bytes of slack past w */
+        if (!any) continue;
+        for (int k = x; k < x + 8 && k < w - 1; k++)
+            if (ok[k]) cands_add(b, (gmc_cand){v[k], c * w + k});
+    }
+#endif
 }
 
 /* goodFeaturesToTrack on img [h][w] (w, h >= 3): up to GMC_MAX_CORNERS (x, y)
@@ -315,9 +352,9 @@ static void topk_add(topk *b, gmc_cand k)
  * until the end, then the strongest 400: here the strongest 400 peaks
  * above 0 are kept as they come (the 1% threshold is >= 0, and the
  * peaks above it are the strongest ones, so the strongest 400 of those
- * are the ones of the 400 that pass it), and a peak weaker than the
- * weakest of 400 already kept is dropped in the vectorised test, so few
- * flags are set and the scan skips 8 at a time. */
+ * are the ones of the 400 that pass it: cands), and a peak weaker than
+ * the floor cands keeps is dropped in the vectorised test, so few flags
+ * are set and the scan skips 8 at a time. */
 static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts)
 {
     float *s = sc->cs, *ring[3][3], *eig[3], *hm[3], *p = s + 15 * (size_t)w, *rmax = s + 18 * (size_t)w;
@@ -327,7 +364,7 @@ static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts
         hm[r] = s + (size_t)(12 + r) * (size_t)w;
     }
     unsigned char *ok = sc->ok;
-    topk bs = {sc->cand, 0};
+    cands bs = {sc->cand, 0, 0};
     for (int x = 0; x < w; x++) rmax[x] = 0;
     tensor_row(img, w, h, 0, p, ring[0][0], ring[0][1], ring[0][2]);
     for (int y = 0; y < h; y++) {
@@ -343,22 +380,15 @@ static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts
         int c = y - 1;
         if (c < 1 || c > h - 2) continue;
         const float *v = eig[c % 3];
-        peak_row(v, hm[(c - 1) % 3], hm[c % 3], hd, w, bs.n == GMC_MAX_CORNERS ? bs.c[0].v : 0, ok);
-        /* peaks are sparse: skip 8 flags at a time */
-        for (int x = 1; x < w - 1; x += 8) {
-            uint64_t any;
-            memcpy(&any, ok + x, sizeof any); /* ok has 8 bytes of slack past w */
-            if (!any) continue;
-            for (int k = x; k < x + 8 && k < w - 1; k++)
-                if (ok[k]) topk_add(&bs, (gmc_cand){v[k], c * w + k});
-        }
+        peaks_row(&bs, v, hm[(c - 1) % 3], hm[c % 3], hd, w, c, ok);
     }
     float maxv = 0;
     for (int x = 0; x < w; x++) maxv = rmax[x] > maxv ? rmax[x] : maxv;
     float thresh = maxv * QUALITY;
+    if (bs.n > GMC_MAX_CORNERS) cand_select(bs.c, bs.n, GMC_MAX_CORNERS);
     gmc_cand *cd = bs.c;
     int nc = 0;
-    for (int i = 0; i < bs.n; i++)
+    for (int i = 0; i < bs.n && i < GMC_MAX_CORNERS; i++)
         if (cd[i].v > thresh) cd[nc++] = cd[i];
     qsort(cd, (size_t)nc, sizeof *cd, cand_cmp);
     for (int i = 0; i < nc; i++) {

@@ -19,6 +19,7 @@
 
 #define GMC_MAX_CORNERS 400
 #define GMC_MAX_LEVEL 3
+#define GMC_CAND_CAP (4 * GMC_MAX_CORNERS) /* corner candidates held before a selection */
 #define GMC_PAD 26 /* border of each pyramid level: a window row as read (24 columns) + 2 */
 
 /* One pyramid level, each plane [(h + 2 GMC_PAD)][pw] int16 with pw = w + 2
@@ -55,7 +56,7 @@ typedef struct gmc_scratch {
     int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
     float *cs;            /* corners' row buffers [19][w] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
-    gmc_cand *cand;       /* the strongest corners [GMC_MAX_CORNERS] */
+    gmc_cand *cand;       /* corner candidates [GMC_CAND_CAP] */
 } gmc_scratch;
 
 /* Grey half-size frame of pix (uint8 HWC, 3 channels, bgr: B first),
