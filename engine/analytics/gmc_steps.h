@@ -45,17 +45,21 @@ typedef struct gmc_cand {
     int at; /* y * w + x */
 } gmc_cand;
 
+#define GMC_NEED_BLOCKS(w) (((w) + 15) / 16)
+
 /* Scratch sized by the frame (grown when a larger one comes, never
  * per frame): the grey frame and everything the steps work in. */
 typedef struct gmc_scratch {
     int width, w; /* full width and half width it was sized for */
     size_t n;     /* half-size pixels it was sized for */
-    uint8_t *grey, *tmp8; /* half-size grey frame [n], pyrDown output [n + 2] */
+    size_t nneed; /* blocks of need it was sized for */
+    uint8_t *grey;        /* half-size grey frame [n] */
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
-    int *row;             /* pyrDown's vertical sums [w] */
+    int *row;             /* pyrDown's vertical sums [w + 4] */
     int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
     float *cs;            /* corners' row buffers [19][w] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
+    unsigned char *need;  /* level 0's gradients to make, by 16-column block: [h][GMC_NEED_BLOCKS(w)] */
     gmc_cand *cand;       /* corner candidates [GMC_CAND_CAP] */
 } gmc_scratch;
 
