@@ -89,12 +89,12 @@ static void pyramid_free(gmc_pyramid *p)
 static void scratch_free(gmc_scratch *s)
 {
     free(s->grey);
-    free(s->tmp8);
     free(s->rows);
     free(s->row);
     free(s->sch);
     free(s->cs);
     free(s->ok);
+    free(s->need);
     free(s->cand);
     memset(s, 0, sizeof *s);
 }
@@ -102,18 +102,18 @@ static void scratch_free(gmc_scratch *s)
 /* Scratch for a width x height frame (half size w x h); -1 on OOM. */
 static int scratch_reserve(gmc_scratch *s, int width, int w, int h)
 {
-    size_t n = (size_t)w * (size_t)h;
-    if (width <= s->width && w <= s->w && n <= s->n) return 0;
+    size_t n = (size_t)w * (size_t)h, nneed = (size_t)h * (size_t)GMC_NEED_BLOCKS(w);
+    if (width <= s->width && w <= s->w && n <= s->n && nneed <= s->nneed) return 0;
     scratch_free(s);
     s->grey = malloc(n);
-    s->tmp8 = malloc(n + 2);
     s->rows = malloc(sizeof *s->rows * 2 * (size_t)width);
-    s->row = malloc(sizeof *s->row * (size_t)w);
+    s->row = malloc(sizeof *s->row * ((size_t)w + 4));
     s->sch = malloc(sizeof *s->sch * 2 * ((size_t)w + 2));
     s->cs = malloc(sizeof *s->cs * 19 * (size_t)w);
     s->ok = malloc((size_t)w + 8);
-    s->cand = malloc(sizeof *s->cand * GMC_MAX_CORNERS);
-    if (!s->grey || !s->tmp8 || !s->rows || !s->row || !s->sch || !s->cs || !s->ok || !s->cand) {
+    s->need = malloc(nneed);
+    s->cand = malloc(sizeof *s->cand * GMC_CAND_CAP);
+    if (!s->grey || !s->rows || !s->row || !s->sch || !s->cs || !s->ok || !s->need || !s->cand) {
         scratch_free(s);
         return -1;
     }
@@ -121,6 +121,7 @@ static int scratch_reserve(gmc_scratch *s, int width, int w, int h)
     s->width = width;
     s->w = w;
     s->n = n;
+    s->nneed = nneed;
     return 0;
 }
 

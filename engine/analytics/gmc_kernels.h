@@ -82,7 +82,7 @@ static void grey_row(const uint8_t *p, int n, int bgr, uint16_t *g)
         }
 }
 
-#if defined(__AVX2__)
+#if defined(__AVX2__) && !defined(__AVX512BW__)
 /* x86 with AVX2: the even-size half grey frame 16 outputs at a time.  GCC
  * deinterleaves 3-byte pixels with long shuffle chains; here one byte
  * shuffle per 4 pixels puts (first, second) channel pairs and (third, 1)
@@ -129,6 +129,45 @@ static int grey_half_avx2(const uint8_t *r0, const uint8_t *r1, int w, int bgr, 
 }
 #endif
 
+#if defined(__AVX512BW__)
+/* grey16_avx2's arithmetic for 16 pixels in 32-bit lanes: one permute puts
+ * the 12 bytes of pixels 0-3, 4-7, 8-11, 12-15 at the start of each 128-bit
+ * lane (the masked load reads the 48 bytes only), then the same byte
+ * shuffles and multiply-adds. */
+static __m512i grey16_avx512(const uint8_t *p, __m512i w01, __m512i w2r)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0);
+    const __m512i s01 = _mm512_broadcast_i32x4(_mm_setr_epi8(0, -1, 1, -1, 3, -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1));
+    const __m512i s2 = _mm512_broadcast_i32x4(_mm_setr_epi8(2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1, -1));
+    __m512i a = _mm512_permutexvar_epi32(idx, _mm512_maskz_loadu_epi8(0xFFFFFFFFFFFFull, p));
+    __m512i g = _mm512_add_epi32(
+        _mm512_madd_epi16(_mm512_shuffle_epi8(a, s01), w01),
+        _mm512_madd_epi16(_mm512_or_si512(_mm512_shuffle_epi8(a, s2), _mm512_set1_epi32(1 << 16)), w2r));
+    return _mm512_srli_epi32(g, 14);
+}
+
+/* grey_half_avx2 with 16 outputs a step from 16-lane greys: the two rows'
+ * greys added, then the even and odd columns of each pair gathered by two
+ * permutes and added, rounded, narrowed to bytes.  Returns how many
+ * outputs it wrote (a multiple of 16). */
+static int grey_half_avx512(const uint8_t *r0, const uint8_t *r1, int bgr, uint8_t *o, int ow)
+{
+    int w0 = bgr ? 1868 : 4899, w2 = bgr ? 4899 : 1868;
+    __m512i w01 = _mm512_set1_epi32(w0 | 9617 << 16), w2r = _mm512_set1_epi32(w2 | 8192 << 16);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    int x = 0;
+    for (; x + 16 <= ow; x += 16) {
+        __m512i a = _mm512_add_epi32(grey16_avx512(r0 + 6 * x, w01, w2r), grey16_avx512(r1 + 6 * x, w01, w2r));
+        __m512i b = _mm512_add_epi32(grey16_avx512(r0 + 6 * x + 48, w01, w2r), grey16_avx512(r1 + 6 * x + 48, w01, w2r));
+        __m512i q = _mm512_add_epi32(_mm512_permutex2var_epi32(a, even, b), _mm512_permutex2var_epi32(a, odd, b));
+        q = _mm512_srli_epi32(_mm512_add_epi32(q, _mm512_set1_epi32(2)), 2);
+        _mm_storeu_si128((__m128i *)(o + x), _mm512_cvtepi32_epi8(q));
+    }
+    return x;
+}
+#endif
+
 /* Grey, then half size: the rounded mean of each 2x2 block where the size
  * halves exactly (OpenCV's INTER_LINEAR becomes INTER_AREA there), else
  * bilinear with OpenCV's pixel-centre mapping.  rows: [2][w] scratch. */
@@ -141,7 +180,9 @@ static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uin
             const uint8_t *r0 = pix + (size_t)(2 * y) * (size_t)stride, *r1 = r0 + stride;
             uint8_t *o = out + (size_t)y * (size_t)ow;
             int x = 0;
-#if defined(__AVX2__)
+#if defined(__AVX512BW__)
+            x = grey_half_avx512(r0, r1, bgr, o, ow);
+#elif defined(__AVX2__)
             x = grey_half_avx2(r0, r1, w, bgr, o, ow);
 #endif
             /* the rest of the row (all of it without AVX2) */
@@ -257,53 +298,90 @@ static void eig_row(const float *restrict a0, const float *restrict a1, const fl
     }
 }
 
-/* OpenCV's peak test (threshold, 3x3 dilate, equal) of a row v [w] with
- * the 3-wide maxima of the rows above, at and below: ok[x] for 1..w-2;
- * only peaks at least `weakest` and above 0. */
-static void peak_row(const float *restrict v, const float *restrict hu, const float *restrict hc,
-                     const float *restrict hd, int w, float weakest, unsigned char *restrict ok)
+/* Reorder c [n] so that its first k (1 <= k <= n) are the k that come first
+ * in OpenCV's order (cand_before, a strict order: no two share a pixel),
+ * c[k - 1] the last of them (quickselect; median-of-three pivots). */
+static void cand_select(gmc_cand *c, int n, int k)
 {
-    for (int x = 1; x < w - 1; x++)
-        ok[x] = (v[x] > 0) & (v[x] >= weakest) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
-    ok[w - 1] = 0;
+    int lo = 0, hi = n - 1, t = k - 1;
+    while (lo < hi) {
+        gmc_cand a = c[lo], b = c[lo + (hi - lo) / 2], d = c[hi], p;
+        if (cand_before(&a, &b)) p = cand_before(&b, &d) ? b : cand_before(&a, &d) ? d : a;
+        else p = cand_before(&a, &d) ? a : cand_before(&b, &d) ? d : b;
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (cand_before(&c[i], &p)) i++;
+            while (cand_before(&p, &c[j])) j--;
+            if (i <= j) {
+                gmc_cand x = c[i];
+                c[i++] = c[j];
+                c[j--] = x;
+            }
+        }
+        if (t <= j) hi = j;
+        else if (t >= i) lo = i;
+        else break;
+    }
 }
 
-/* The strongest GMC_MAX_CORNERS candidates seen so far, as a heap whose root
- * is the one that comes last in OpenCV's order. */
-typedef struct topk {
+/* The peaks kept so far, unordered, in c [GMC_CAND_CAP]: when it fills up
+ * the first GMC_MAX_CORNERS in OpenCV's order are kept and the rest
+ * dropped, and a peak weaker than the last of those can never make the
+ * list (floor; 0 until then).  Appending and a selection now and then
+ * cost less than keeping a heap of the strongest, as the peaks come. */
+typedef struct cands {
     gmc_cand *c;
     int n;
-} topk;
+    float floor;
+} cands;
 
-static void topk_sift(gmc_cand *c, int n, int i)
+static void cands_add(cands *b, gmc_cand k)
 {
-    for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && cand_before(&c[m], &c[l])) m = l;
-        if (r < n && cand_before(&c[m], &c[r])) m = r;
-        if (m == i) return;
-        gmc_cand t = c[i];
-        c[i] = c[m];
-        c[m] = t;
-        i = m;
-    }
+    b->c[b->n++] = k;
+    if (b->n < GMC_CAND_CAP) return;
+    cand_select(b->c, b->n, GMC_MAX_CORNERS);
+    b->n = GMC_MAX_CORNERS;
+    b->floor = b->c[GMC_MAX_CORNERS - 1].v;
 }
 
-static void topk_add(topk *b, gmc_cand k)
+/* OpenCV's peak test (threshold, 3x3 dilate, equal) of row c, v [w], with
+ * the 3-wide maxima of the rows above, at and below (hu, hc, hd: columns
+ * 1..w-2): each peak at 1..w-2 above 0 and at least b's floor goes to b.
+ * Peaks are sparse: AVX-512 tests 16 columns into a mask and looks at set
+ * bits only; the other builds set flags ok [w + 8] in a vectorised loop and
+ * skip 8 clear ones at a time. */
+static void peaks_row(cands *b, const float *restrict v, const float *restrict hu, const float *restrict hc,
+                      const float *restrict hd, int w, int c, unsigned char *restrict ok)
 {
-    if (b->n < GMC_MAX_CORNERS) {
-        int i = b->n++;
-        b->c[i] = k;
-        while (i > 0 && cand_before(&b->c[(i - 1) / 2], &b->c[i])) { /* parent comes first: k goes up */
-            gmc_cand t = b->c[i];
-            b->c[i] = b->c[(i - 1) / 2];
-            b->c[(i - 1) / 2] = t;
-            i = (i - 1) / 2;
+#if defined(__AVX512F__)
+    (void)ok;
+    __m512 zero = _mm512_setzero_ps();
+    for (int x = 1; x < w - 1; x += 16) {
+        __mmask16 m = _cvtu32_mask16(w - 1 - x >= 16 ? 0xFFFFu : (1u << (w - 1 - x)) - 1);
+        __m512 e = _mm512_maskz_loadu_ps(m, v + x);
+        m = _mm512_mask_cmp_ps_mask(m, e, zero, _CMP_GT_OQ);
+        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_set1_ps(b->floor), _CMP_GE_OQ);
+        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_maskz_loadu_ps(m, hu + x), _CMP_GE_OQ);
+        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_maskz_loadu_ps(m, hc + x), _CMP_GE_OQ);
+        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_maskz_loadu_ps(m, hd + x), _CMP_GE_OQ);
+        for (unsigned bits = _cvtmask16_u32(m); bits; bits &= bits - 1) {
+            int k = x + __builtin_ctz(bits);
+            cands_add(b, (gmc_cand){v[k], c * w + k});
         }
-    } else if (cand_before(&k, &b->c[0])) {
-        b->c[0] = k;
-        topk_sift(b->c, b->n, 0);
     }
+#else
+    float floor = b->floor;
+    for (int x = 1; x < w - 1; x++)
+        ok[x] = (v[x] > 0) & (v[x] >= floor) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
+    ok[w - 1] = 0;
+    for (int x = 1; x < w - 1; x += 8) {
+        uint64_t any;
+        memcpy(&any, ok + x, sizeof any); /* ok has 8 bytes of slack past w */
+        if (!any) continue;
+        for (int k = x; k < x + 8 && k < w - 1; k++)
+            if (ok[k]) cands_add(b, (gmc_cand){v[k], c * w + k});
+    }
+#endif
 }
 
 /* goodFeaturesToTrack on img [h][w] (w, h >= 3): up to GMC_MAX_CORNERS (x, y)
@@ -315,9 +393,9 @@ static void topk_add(topk *b, gmc_cand k)
  * until the end, then the strongest 400: here the strongest 400 peaks
  * above 0 are kept as they come (the 1% threshold is >= 0, and the
  * peaks above it are the strongest ones, so the strongest 400 of those
- * are the ones of the 400 that pass it), and a peak weaker than the
- * weakest of 400 already kept is dropped in the vectorised test, so few
- * flags are set and the scan skips 8 at a time. */
+ * are the ones of the 400 that pass it: cands), and a peak weaker than
+ * the floor cands keeps is dropped in the vectorised test, so few flags
+ * are set and the scan skips 8 at a time. */
 static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts)
 {
     float *s = sc->cs, *ring[3][3], *eig[3], *hm[3], *p = s + 15 * (size_t)w, *rmax = s + 18 * (size_t)w;
@@ -327,7 +405,7 @@ static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts
         hm[r] = s + (size_t)(12 + r) * (size_t)w;
     }
     unsigned char *ok = sc->ok;
-    topk bs = {sc->cand, 0};
+    cands bs = {sc->cand, 0, 0};
     for (int x = 0; x < w; x++) rmax[x] = 0;
     tensor_row(img, w, h, 0, p, ring[0][0], ring[0][1], ring[0][2]);
     for (int y = 0; y < h; y++) {
@@ -343,22 +421,15 @@ static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts
         int c = y - 1;
         if (c < 1 || c > h - 2) continue;
         const float *v = eig[c % 3];
-        peak_row(v, hm[(c - 1) % 3], hm[c % 3], hd, w, bs.n == GMC_MAX_CORNERS ? bs.c[0].v : 0, ok);
-        /* peaks are sparse: skip 8 flags at a time */
-        for (int x = 1; x < w - 1; x += 8) {
-            uint64_t any;
-            memcpy(&any, ok + x, sizeof any); /* ok has 8 bytes of slack past w */
-            if (!any) continue;
-            for (int k = x; k < x + 8 && k < w - 1; k++)
-                if (ok[k]) topk_add(&bs, (gmc_cand){v[k], c * w + k});
-        }
+        peaks_row(&bs, v, hm[(c - 1) % 3], hm[c % 3], hd, w, c, ok);
     }
     float maxv = 0;
     for (int x = 0; x < w; x++) maxv = rmax[x] > maxv ? rmax[x] : maxv;
     float thresh = maxv * QUALITY;
+    if (bs.n > GMC_MAX_CORNERS) cand_select(bs.c, bs.n, GMC_MAX_CORNERS);
     gmc_cand *cd = bs.c;
     int nc = 0;
-    for (int i = 0; i < bs.n; i++)
+    for (int i = 0; i < bs.n && i < GMC_MAX_CORNERS; i++)
         if (cd[i].v > thresh) cd[nc++] = cd[i];
     qsort(cd, (size_t)nc, sizeof *cd, cand_cmp);
     for (int i = 0; i < nc; i++) {
@@ -387,61 +458,56 @@ static int level_alloc(gmc_level *l, int w, int h)
     return l->img ? 0 : -1;
 }
 
-/* One row of pyrDown's horizontal pass: o[x] = (row * [1 4 6 4 1])(2x),
- * rounded / 256, reflected at the ends (w >= 3).  The interior without
- * border logic, so it vectorises. */
-static void pyr_row(const int *restrict row, int w, uint8_t *restrict o, int ow)
+/* Row y of a level's image (interior column 0 at o, w values set): its
+ * reflected border columns. */
+static void row_mirror(int16_t *o, int w)
 {
-    int xe = (w - 3) / 2; /* last x with 2x + 2 <= w - 1 */
-    for (int x = 1; x <= xe; x++) {
-        int c = 2 * x;
-        o[x] = (uint8_t)((row[c - 2] + 4 * row[c - 1] + 6 * row[c] + 4 * row[c + 1] + row[c + 2] + 128) >> 8);
+#if defined(__AVX512BW__)
+    if (w >= 34) { /* each border is PAD lanes of one reversed 32-lane load (o[1..32], o[w-33..w-2]) */
+        const __m512i rev = _mm512_set_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
+                                             21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31); /* lane i: 31 - i */
+        const __mmask32 last = (__mmask32)(~0u << (32 - PAD)), first = (__mmask32)((1u << PAD) - 1);
+        _mm512_mask_storeu_epi16(o - 32, last, _mm512_permutexvar_epi16(rev, _mm512_loadu_si512(o + 1)));
+        _mm512_mask_storeu_epi16(o + w, first, _mm512_permutexvar_epi16(rev, _mm512_loadu_si512(o + w - 33)));
+        return;
     }
-    for (int x = 0; x < ow; x = x ? x + 1 : xe + 1) {
-        int c = 2 * x;
-        int s = row[reflect(c - 2, w)] + 4 * row[reflect(c - 1, w)] + 6 * row[c] + 4 * row[reflect(c + 1, w)] +
-                row[reflect(c + 2, w)];
-        o[x] = (uint8_t)((s + 128) >> 8);
-    }
+#endif
+    if (w > PAD) /* the mirror stays inside the row: a plain copy */
+        for (int x = 1; x <= PAD; x++) {
+            o[-x] = o[x];
+            o[w - 1 + x] = o[w - 1 - x];
+        }
+    else
+        for (int x = 1; x <= PAD; x++) {
+            o[-x] = o[reflect(-x, w)];
+            o[w - 1 + x] = o[reflect(w - 1 + x, w)];
+        }
 }
 
-/* pyrDown: 5x5 Gaussian [1 4 6 4 1]^2 / 256, reflected borders, rounded
- * (w, h >= 3).  row: [w] scratch. */
-static void pyr_down(const uint8_t *src, int w, int h, uint8_t *dst, int ow, int oh, int *row)
+/* A level's border rows: copies of the reflected rows. */
+static void rows_mirror(gmc_level *l)
 {
-    for (int y = 0; y < oh; y++) {
-        const uint8_t *r[5];
-        for (int i = 0; i < 5; i++) r[i] = src + (size_t)reflect(2 * y + i - 2, h) * (size_t)w;
-        for (int x = 0; x < w; x++) row[x] = r[0][x] + 4 * r[1][x] + 6 * r[2][x] + 4 * r[3][x] + r[4][x];
-        pyr_row(row, w, dst + (size_t)y * (size_t)ow, ow);
-    }
-}
-
-/* Fill a level's image from grey img [h][w], with its reflected border. */
-static void level_fill(gmc_level *l, const uint8_t *img)
-{
-    int w = l->w, h = l->h, pw = l->pw;
-    for (int y = 0; y < h; y++) {
-        const uint8_t *restrict r = img + (size_t)y * (size_t)w;
-        int16_t *restrict o = l->img + (size_t)(y + PAD) * (size_t)pw + PAD;
-        for (int x = 0; x < w; x++) o[x] = r[x];
-        if (w > PAD) /* the mirror stays inside the row: a plain copy */
-            for (int x = 1; x <= PAD; x++) {
-                o[-x] = o[x];
-                o[w - 1 + x] = o[w - 1 - x];
-            }
-        else
-            for (int x = 1; x <= PAD; x++) {
-                o[-x] = o[reflect(-x, w)];
-                o[w - 1 + x] = o[reflect(w - 1 + x, w)];
-            }
-    }
+    int h = l->h, pw = l->pw;
     for (int y = 1; y <= PAD; y++) {
         memcpy(l->img + (size_t)(PAD - y) * (size_t)pw, l->img + (size_t)(PAD + reflect(-y, h)) * (size_t)pw,
                sizeof *l->img * (size_t)pw);
         memcpy(l->img + (size_t)(PAD + h - 1 + y) * (size_t)pw,
                l->img + (size_t)(PAD + reflect(h - 1 + y, h)) * (size_t)pw, sizeof *l->img * (size_t)pw);
     }
+}
+
+/* pyrDown's row y of the level below L (5x5 Gaussian [1 4 6 4 1]^2 / 256,
+ * rounded) into o [(L->w + 1) / 2], from L's image, whose reflected border
+ * is OpenCV's BORDER_REFLECT_101: rows 2y - 2..2y + 2 and columns -2..w + 1
+ * are all there, so no index needs a test.  v: [w + 4] scratch. */
+static void pyr_down_row(const gmc_level *L, int y, int16_t *restrict o, int *restrict v)
+{
+    int w = L->w, ow = (w + 1) / 2;
+    const int16_t *r0 = L->img + (size_t)(2 * y - 2 + PAD) * (size_t)L->pw + PAD - 2;
+    const int16_t *restrict r1 = r0 + L->pw, *restrict r2 = r1 + L->pw, *restrict r3 = r2 + L->pw, *restrict r4 = r3 + L->pw;
+    for (int x = 0; x < w + 4; x++) v[x] = r0[x] + 4 * r1[x] + 6 * r2[x] + 4 * r3[x] + r4[x];
+    for (int x = 0; x < ow; x++) /* v[c + 2] is column c */
+        o[x] = (int16_t)((v[2 * x] + 4 * v[2 * x + 1] + 6 * v[2 * x + 2] + 4 * v[2 * x + 3] + v[2 * x + 4] + 128) >> 8);
 }
 
 /* Scharr's first pass over one row, columns -1..w (n = w + 2): vs = [3 10 3]
@@ -467,42 +533,95 @@ static void scharr_horizontal(const int16_t *restrict vs, const int16_t *restric
     }
 }
 
-/* The level's gradients as OpenCV's calcSharrDeriv makes them: [3 10 3]
- * smoothing across, central difference along, on the image with its
- * reflected border (its border rows and columns are the reflection, so the
- * edge pixels need no other case).  sch: [2][w + 2] scratch. */
-static void level_gradients(gmc_level *l, int16_t *sch)
+/* Row y's gradients over columns x0..x1-1 as OpenCV's calcSharrDeriv makes
+ * them: [3 10 3] smoothing across, central difference along, on the image
+ * with its reflected border (rows y - 1..y + 1 and their border columns
+ * must be there).  sch: [2][w + 2] scratch. */
+static void gradient_span(gmc_level *l, int y, int x0, int x1, int16_t *sch)
 {
-    int w = l->w, pw = l->pw;
-    int16_t *vs = sch, *d = sch + w + 2;
-    for (int y = 0; y < l->h; y++) {
-        size_t o = (size_t)(y + PAD) * (size_t)pw + PAD;
-        const int16_t *b = l->img + o - 1;
-        scharr_vertical(b - pw, b, b + pw, w + 2, vs, d);
-        scharr_horizontal(vs, d, w, l->dx + o, l->dy + o);
+    int pw = l->pw;
+    int16_t *vs = sch, *d = sch + l->w + 2;
+    size_t o = (size_t)(y + PAD) * (size_t)pw + PAD + (size_t)x0;
+    const int16_t *b = l->img + o - 1;
+    scharr_vertical(b - pw, b, b + pw, x1 - x0 + 2, vs, d);
+    scharr_horizontal(vs, d, x1 - x0, l->dx + o, l->dy + o);
+}
+
+/* Which of level 0's gradients the next frame's Lucas-Kanade reads: the
+ * 21 x 21 windows centred on this frame's corners pts [n][2], whole pixels
+ * there, so their bilinear weights are (1, 0, 0, 0) and no neighbour
+ * beyond the window counts (the gradients outside stay as an earlier frame
+ * left them, and meet only zero weights or the padding's masks).  need
+ * [h][GMC_NEED_BLOCKS(w)]: 1 for each 16-column block of a row a window
+ * meets.  The coarser levels' windows sit between pixels: those levels get
+ * all their gradients. */
+static void need_windows(unsigned char *need, int w, int h, const float *pts, int n)
+{
+    int nb = GMC_NEED_BLOCKS(w);
+    memset(need, 0, (size_t)h * (size_t)nb);
+    for (int i = 0; i < n; i++) {
+        int x = (int)pts[2 * i], y = (int)pts[2 * i + 1];
+        int y0 = y - HALF_WIN < 0 ? 0 : y - HALF_WIN, y1 = y + HALF_WIN > h - 1 ? h - 1 : y + HALF_WIN;
+        int b0 = (x - HALF_WIN < 0 ? 0 : x - HALF_WIN) / 16, b1 = (x + HALF_WIN > w - 1 ? w - 1 : x + HALF_WIN) / 16;
+        for (int r = y0; r <= y1; r++) memset(need + (size_t)r * (size_t)nb + b0, 1, (size_t)(b1 - b0 + 1));
     }
 }
 
-/* The pyramid of grey img [h][w]; tmp: scratch for the smaller levels.
- * Returns -1 on OOM. */
-static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, gmc_scratch *s)
+/* Row y's gradients: all of them (need NULL) or the runs of blocks need
+ * marks. */
+static void gradient_row(gmc_level *l, int y, const unsigned char *need, int16_t *sch)
+{
+    if (!need) {
+        gradient_span(l, y, 0, l->w, sch);
+        return;
+    }
+    int nb = GMC_NEED_BLOCKS(l->w);
+    const unsigned char *r = need + (size_t)y * (size_t)nb;
+    for (int b = 0; b < nb;) {
+        if (!r[b]) {
+            b++;
+            continue;
+        }
+        int e = b + 1;
+        while (e < nb && r[e]) e++;
+        gradient_span(l, y, 16 * b, 16 * e < l->w ? 16 * e : l->w, sch);
+        b = e;
+    }
+}
+
+/* The pyramid of grey img [h][w] with its corners pts [n][2] (level 0's
+ * gradients are made around them only: need_windows).  Each level is made
+ * row by row: the image row (level 0: the grey frame's; above: pyrDown of
+ * the level below) with its border columns, then the gradients of the row
+ * above it, while the rows they read are still in cache; the border rows
+ * when the level is done (row -1 as soon as row 1 is there, for row 0's
+ * gradients).  Returns -1 on OOM. */
+static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, const float *pts, int n, gmc_scratch *s)
 {
     p->n = 0;
-    const uint8_t *src = img;
-    uint8_t *bufs[2] = {s->tmp8, s->tmp8 + (size_t)w * (size_t)h / 2 + 1};
+    need_windows(s->need, w, h, pts, n);
     for (int lv = 0; lv <= GMC_MAX_LEVEL; lv++) {
+        if (lv > 0) w = (w + 1) / 2, h = (h + 1) / 2;
         if (w <= WIN || h <= WIN) break; /* OpenCV stops where the window no longer fits */
-        if (level_alloc(&p->lv[lv], w, h)) return -1;
-        level_fill(&p->lv[lv], src);
-        level_gradients(&p->lv[lv], s->sch);
+        gmc_level *l = &p->lv[lv];
+        if (level_alloc(l, w, h)) return -1;
+        const unsigned char *need = lv == 0 ? s->need : NULL;
+        size_t pw = (size_t)l->pw;
+        for (int y = 0; y < h; y++) {
+            int16_t *restrict o = l->img + (size_t)(y + PAD) * pw + PAD;
+            if (lv == 0) {
+                const uint8_t *restrict r = img + (size_t)y * (size_t)w;
+                for (int x = 0; x < w; x++) o[x] = r[x];
+            } else {
+                pyr_down_row(&p->lv[lv - 1], y, o, s->row);
+            }
+            row_mirror(o, w);
+            if (y == 1) memcpy(o - 2 * pw - PAD, o - PAD, sizeof *o * pw); /* row -1 = row 1 */
+            if (y >= 1) gradient_row(l, y - 1, need, s->sch);
+        }
+        rows_mirror(l);
+        gradient_row(l, h - 1, need, s->sch);
         p->n = lv + 1;
-        int ow = (w + 1) / 2, oh = (h + 1) / 2;
-        if (lv == GMC_MAX_LEVEL) break;
-        uint8_t *dst = bufs[lv & 1];
-        pyr_down(src, w, h, dst, ow, oh, s->row);
-        src = dst;
-        w = ow;
-        h = oh;
     }
     return 0;
 }
@@ -519,7 +638,7 @@ int GMC_CAT(strix_gmc_frame_, GMC_SUFFIX)(gmc_scratch *s, gmc_pyramid *cur, cons
     int w = width / 2, h = height / 2;
     grey_half(pix, width, height, stride, bgr, s->grey, w, h, s->rows);
     int nc = corners(s, s->grey, w, h, pts);
-    return pyramid_build(cur, s->grey, w, h, s) ? -1 : nc;
+    return pyramid_build(cur, s->grey, w, h, pts, nc, s) ? -1 : nc;
 }
 
 void GMC_CAT(strix_gmc_lk_, GMC_SUFFIX)(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n,

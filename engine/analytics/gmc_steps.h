@@ -19,6 +19,7 @@
 
 #define GMC_MAX_CORNERS 400
 #define GMC_MAX_LEVEL 3
+#define GMC_CAND_CAP (4 * GMC_MAX_CORNERS) /* corner candidates held before a selection */
 #define GMC_PAD 26 /* border of each pyramid level: a window row as read (24 columns) + 2 */
 
 /* One pyramid level, each plane [(h + 2 GMC_PAD)][pw] int16 with pw = w + 2
@@ -44,18 +45,22 @@ typedef struct gmc_cand {
     int at; /* y * w + x */
 } gmc_cand;
 
+#define GMC_NEED_BLOCKS(w) (((w) + 15) / 16)
+
 /* Scratch sized by the frame (grown when a larger one comes, never
  * per frame): the grey frame and everything the steps work in. */
 typedef struct gmc_scratch {
     int width, w; /* full width and half width it was sized for */
     size_t n;     /* half-size pixels it was sized for */
-    uint8_t *grey, *tmp8; /* half-size grey frame [n], pyrDown output [n + 2] */
+    size_t nneed; /* blocks of need it was sized for */
+    uint8_t *grey;        /* half-size grey frame [n] */
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
-    int *row;             /* pyrDown's vertical sums [w] */
+    int *row;             /* pyrDown's vertical sums [w + 4] */
     int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
     float *cs;            /* corners' row buffers [19][w] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
-    gmc_cand *cand;       /* the strongest corners [GMC_MAX_CORNERS] */
+    unsigned char *need;  /* level 0's gradients to make, by 16-column block: [h][GMC_NEED_BLOCKS(w)] */
+    gmc_cand *cand;       /* corner candidates [GMC_CAND_CAP] */
 } gmc_scratch;
 
 /* Grey half-size frame of pix (uint8 HWC, 3 channels, bgr: B first),
