@@ -11,8 +11,8 @@
  * summation) gives the same numbers.  Ranges: image x 32 <= 8160,
  * |gradient| <= 4080, so a 16-bit multiply-add pair of (J - I) and a
  * gradient is <= 2 x 8160 x 4080, and 31 of them (the most any build adds
- * in one 32-bit lane) stay below 2^31; the window totals are summed in 64
- * bits. */
+ * in one 32-bit lane: AVX2's 21 rows and 10 row pairs of the last columns)
+ * stay below 2^31; the window totals are summed in 64 bits. */
 #define W_BITS 14
 
 /* COPY: at a whole pixel the weights are (2^14, 0, 0, 0), and interpolating
@@ -449,12 +449,14 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
         a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gy + WTAIL + y * 8))));
     }
 #else
+    __m128i e[2][2] = {{c1, c1}, {c1, c1}}; /* columns 0..7 and 8..15 apart: 21 pairs a lane each */
     for (int r = 0; r < WIN; r++)
         for (int x = 0; x < WMAIN; x += 8) {
             __m128i d = _mm_sub_epi16(bil8(jp + (size_t)r * (size_t)st + (size_t)x, st, w0, w1, 1),
                                       _mm_loadu_si128((const __m128i *)(iw + r * WMAIN + x)));
-            c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + r * WMAIN + x))));
-            c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + r * WMAIN + x))));
+            __m128i *h = e[x / 8];
+            h[0] = _mm_add_epi32(h[0], _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + r * WMAIN + x))));
+            h[1] = _mm_add_epi32(h[1], _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + r * WMAIN + x))));
         }
 #endif
     for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
@@ -467,8 +469,8 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
     b[0] = hsum12(a1, c1);
     b[1] = hsum12(a2, c2);
 #else
-    b[0] = hsum4(c1);
-    b[1] = hsum4(c2);
+    b[0] = hsum4(c1) + hsum4(e[0][0]) + hsum4(e[1][0]);
+    b[1] = hsum4(c2) + hsum4(e[0][1]) + hsum4(e[1][1]);
 #endif
 #else
     int16_t jr[WINP];
