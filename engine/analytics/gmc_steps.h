@@ -46,6 +46,8 @@ typedef struct gmc_cand {
 } gmc_cand;
 
 #define GMC_NEED_BLOCKS(w) (((w) + 15) / 16)
+/* floats in one of corners' row buffers: whole 16-lane blocks and one more */
+#define GMC_CS_ROW(w) ((size_t)((w) + 15) / 16 * 16 + 16)
 
 /* Scratch sized by the frame (grown when a larger one comes, never
  * per frame): the grey frame and everything the steps work in. */
@@ -57,7 +59,7 @@ typedef struct gmc_scratch {
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
     int *row;             /* pyrDown's vertical sums [w + 4] */
     int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
-    float *cs;            /* corners' row buffers [19][w] */
+    float *cs;            /* corners' row buffers [19][GMC_CS_ROW(w)] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
     unsigned char *need;  /* level 0's gradients to make, by 16-column block: [h][GMC_NEED_BLOCKS(w)] */
     gmc_cand *cand;       /* corner candidates [GMC_CAND_CAP] */
