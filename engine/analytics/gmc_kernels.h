@@ -16,8 +16,8 @@
  * adds them in float lanes, so a point can differ from OpenCV's in the last
  * bits of a float.
  * Included by gmc_generic.c, gmc_avx2.c and gmc_avx512.c (gmc_steps.h), each defining
- * GMC_SUFFIX: the entry points are strix_gmc_frame_<suffix> and
- * strix_gmc_lk_<suffix>; everything else is static.  The float loops are
+ * GMC_SUFFIX: the one entry is strix_gmc_steps_<suffix> (gmc_steps.h);
+ * everything else is static.  The float loops are
  * written for the vectoriser (restrict helpers, per-lane sums, no border
  * logic in the interiors) and the compiler's float operations keep their
  * order; Lucas-Kanade's vector paths (AVX2, SSE2, scalar) compute integers
@@ -838,18 +838,16 @@ static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, const
 
 /* ------------------------------------------------------------ entry points */
 
-int GMC_CAT(strix_gmc_frame_, GMC_SUFFIX)(gmc_scratch *s, gmc_pyramid *cur, const uint8_t *pix, int width,
-                                          int height, int stride, int bgr, float *pts)
+static void step_grey(gmc_scratch *s, const uint8_t *pix, int width, int height, int stride, int bgr)
 {
-    int w = width / 2, h = height / 2;
-    grey_half(pix, width, height, stride, bgr, s->grey, w, h, s->rows);
-    int nc = corners(s, s->grey, w, h, pts);
-    return pyramid_build(cur, s->grey, w, h, pts, nc, s) ? -1 : nc;
+    grey_half(pix, width, height, stride, bgr, s->grey, width / 2, height / 2, s->rows);
 }
 
-void GMC_CAT(strix_gmc_lk_, GMC_SUFFIX)(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n,
-                                        float *next, unsigned char *status)
+static int step_corners(gmc_scratch *s, int w, int h, float *pts) { return corners(s, s->grey, w, h, pts); }
+
+static int step_pyramid(gmc_scratch *s, gmc_pyramid *cur, int w, int h, const float *pts, int n)
 {
-    lk(prev, cur, pts, n, next, status);
+    return pyramid_build(cur, s->grey, w, h, pts, n, s);
 }
 
+const gmc_steps GMC_CAT(strix_gmc_steps_, GMC_SUFFIX) = {step_grey, step_corners, step_pyramid, lk};
