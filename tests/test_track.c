@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "assign.h"
 #include "count.h"
@@ -433,6 +434,52 @@ static void gmc_builds_agree(void)
     for (int i = 0; i < nb; i++) strix_gmc_free(g[i]);
 }
 
+/* strix_gmc_time_steps: off, every step time is 0; on, the first frame
+ * times the grey frame, corners and pyramid (no Lucas-Kanade or fit: no
+ * previous frame), the next ones every step, each above 0 and together no
+ * more than the thread's CPU time around the call. */
+static void gmc_step_times(void)
+{
+    int w = tl_int(160, 400), h = tl_int(120, 300), ww = w + 32;
+    uint8_t *world = malloc((size_t)ww * (size_t)h * 3);
+    strix_gmc *g = strix_gmc_create();
+    if (!world || !g) {
+        tl_fail("out of memory");
+        free(world);
+        strix_gmc_free(g);
+        return;
+    }
+    uint64_t key = tl_u64();
+    for (size_t i = 0; i < (size_t)ww * (size_t)h; i++) {
+        uint64_t v = ((uint64_t)(i % (size_t)ww / 6) * 73856093u ^ (uint64_t)(i / (size_t)ww / 6) * 19349663u ^ key) *
+                     0x9E3779B97F4A7C15ull;
+        for (int c = 0; c < 3; c++) world[3 * i + (size_t)c] = (uint8_t)(v >> (16 * c + 8));
+    }
+    double H[6], t[GMC_NSTEPS];
+    strix_gmc_apply(g, world, w, h, 3 * ww, 0, H);
+    strix_gmc_step_times(g, t);
+    for (int k = 0; k < GMC_NSTEPS; k++) TL_CHECK(t[k] == 0, "timing off: step %d took %g s", k, t[k]);
+    strix_gmc_time_steps(g, 1);
+    for (int f = 0; f < 3; f++) {
+        if (f == 0) strix_gmc_apply(g, world, w + 2, h, 3 * ww, 0, H); /* a new size: a first frame again */
+        struct timespec a, b;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+        int rc = strix_gmc_apply(g, world + 3 * (f + 1), w, h, 3 * ww, 0, H);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+        double total = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec), sum = 0;
+        strix_gmc_step_times(g, t);
+        TL_CHECK(rc == 0, "frame %d: rc %d", f, rc);
+        for (int k = 0; k < GMC_NSTEPS; k++) {
+            int ran = f > 0 || k < GMC_STEP_LK;
+            TL_CHECK(ran ? t[k] > 0 : t[k] == 0, "%dx%d frame %d: step %d took %g s", w, h, f, k, t[k]);
+            sum += t[k];
+        }
+        TL_CHECK(sum <= total, "%dx%d frame %d: steps %g s, the call %g s", w, h, f, sum, total);
+    }
+    strix_gmc_free(g);
+    free(world);
+}
+
 /* ------------------------------------------------------ random streams */
 
 /* K objects on separate horizontal lanes, constant velocity, detected every
@@ -628,6 +675,7 @@ int main(int argc, char **argv)
     TL_RUN(gmc_beats_no_gmc);
     TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(gmc_builds_agree);
+    TL_RUN(gmc_step_times);
     TL_RUN(perfect_detections_keep_identities);
     TL_RUN(lost_track_buffer);
     TL_RUN(tracker_arguments);

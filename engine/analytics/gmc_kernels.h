@@ -16,8 +16,8 @@
  * adds them in float lanes, so a point can differ from OpenCV's in the last
  * bits of a float.
  * Included by gmc_generic.c, gmc_avx2.c and gmc_avx512.c (gmc_steps.h), each defining
- * GMC_SUFFIX: the entry points are strix_gmc_frame_<suffix> and
- * strix_gmc_lk_<suffix>; everything else is static.  The float loops are
+ * GMC_SUFFIX: the one entry is strix_gmc_steps_<suffix> (gmc_steps.h);
+ * everything else is static.  The float loops are
  * written for the vectoriser (restrict helpers, per-lane sums, no border
  * logic in the interiors) and the compiler's float operations keep their
  * order; Lucas-Kanade's vector paths (AVX2, SSE2, scalar) compute integers
@@ -39,6 +39,9 @@
 
 #define GMC_CAT2(a, b) a##b
 #define GMC_CAT(a, b) GMC_CAT2(a, b)
+/* vector helpers inlined where they are used: called, they pass their
+ * vectors through memory */
+#define GMC_INLINE inline __attribute__((always_inline))
 
 #define QUALITY 0.01f
 #define WIN 21
@@ -225,6 +228,53 @@ static int cand_cmp(const void *pa, const void *pb)
     return cand_before(a, b) ? -1 : cand_before(b, a);
 }
 
+/* Reorder c [n] so that its first k (1 <= k <= n) are the k that come first
+ * in OpenCV's order (cand_before, a strict order: no two share a pixel),
+ * c[k - 1] the last of them (quickselect; median-of-three pivots). */
+static void cand_select(gmc_cand *c, int n, int k)
+{
+    int lo = 0, hi = n - 1, t = k - 1;
+    while (lo < hi) {
+        gmc_cand a = c[lo], b = c[lo + (hi - lo) / 2], d = c[hi], p;
+        if (cand_before(&a, &b)) p = cand_before(&b, &d) ? b : cand_before(&a, &d) ? d : a;
+        else p = cand_before(&a, &d) ? a : cand_before(&b, &d) ? d : b;
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (cand_before(&c[i], &p)) i++;
+            while (cand_before(&p, &c[j])) j--;
+            if (i <= j) {
+                gmc_cand x = c[i];
+                c[i++] = c[j];
+                c[j--] = x;
+            }
+        }
+        if (t <= j) hi = j;
+        else if (t >= i) lo = i;
+        else break;
+    }
+}
+
+/* The peaks kept so far, unordered, in c [GMC_CAND_CAP]: when it fills up
+ * the first GMC_MAX_CORNERS in OpenCV's order are kept and the rest
+ * dropped, and a peak weaker than the last of those can never make the
+ * list (floor; 0 until then).  Appending and a selection now and then
+ * cost less than keeping a heap of the strongest, as the peaks come. */
+typedef struct cands {
+    gmc_cand *c;
+    int n;
+    float floor;
+} cands;
+
+static void cands_add(cands *b, gmc_cand k)
+{
+    b->c[b->n++] = k;
+    if (b->n < GMC_CAND_CAP) return;
+    cand_select(b->c, b->n, GMC_MAX_CORNERS);
+    b->n = GMC_MAX_CORNERS;
+    b->floor = b->c[GMC_MAX_CORNERS - 1].v;
+}
+
+#if !defined(__AVX2__)
 /* Sum of three neighbours along a row with reflected ends: o[x] = r[x-1] + r[x] + r[x+1]. */
 static void sum3(const float *r, float *o, int w)
 {
@@ -298,78 +348,14 @@ static void eig_row(const float *restrict a0, const float *restrict a1, const fl
     }
 }
 
-/* Reorder c [n] so that its first k (1 <= k <= n) are the k that come first
- * in OpenCV's order (cand_before, a strict order: no two share a pixel),
- * c[k - 1] the last of them (quickselect; median-of-three pivots). */
-static void cand_select(gmc_cand *c, int n, int k)
-{
-    int lo = 0, hi = n - 1, t = k - 1;
-    while (lo < hi) {
-        gmc_cand a = c[lo], b = c[lo + (hi - lo) / 2], d = c[hi], p;
-        if (cand_before(&a, &b)) p = cand_before(&b, &d) ? b : cand_before(&a, &d) ? d : a;
-        else p = cand_before(&a, &d) ? a : cand_before(&b, &d) ? d : b;
-        int i = lo, j = hi;
-        while (i <= j) {
-            while (cand_before(&c[i], &p)) i++;
-            while (cand_before(&p, &c[j])) j--;
-            if (i <= j) {
-                gmc_cand x = c[i];
-                c[i++] = c[j];
-                c[j--] = x;
-            }
-        }
-        if (t <= j) hi = j;
-        else if (t >= i) lo = i;
-        else break;
-    }
-}
-
-/* The peaks kept so far, unordered, in c [GMC_CAND_CAP]: when it fills up
- * the first GMC_MAX_CORNERS in OpenCV's order are kept and the rest
- * dropped, and a peak weaker than the last of those can never make the
- * list (floor; 0 until then).  Appending and a selection now and then
- * cost less than keeping a heap of the strongest, as the peaks come. */
-typedef struct cands {
-    gmc_cand *c;
-    int n;
-    float floor;
-} cands;
-
-static void cands_add(cands *b, gmc_cand k)
-{
-    b->c[b->n++] = k;
-    if (b->n < GMC_CAND_CAP) return;
-    cand_select(b->c, b->n, GMC_MAX_CORNERS);
-    b->n = GMC_MAX_CORNERS;
-    b->floor = b->c[GMC_MAX_CORNERS - 1].v;
-}
-
 /* OpenCV's peak test (threshold, 3x3 dilate, equal) of row c, v [w], with
  * the 3-wide maxima of the rows above, at and below (hu, hc, hd: columns
  * 1..w-2): each peak at 1..w-2 above 0 and at least b's floor goes to b.
- * Peaks are sparse: AVX-512 tests 16 columns into a mask and looks at set
- * bits only; the other builds set flags ok [w + 8] in a vectorised loop and
- * skip 8 clear ones at a time. */
+ * Peaks are sparse: the flags ok [w + 8] are set in a vectorised loop and
+ * the scan skips 8 clear ones at a time. */
 static void peaks_row(cands *b, const float *restrict v, const float *restrict hu, const float *restrict hc,
                       const float *restrict hd, int w, int c, unsigned char *restrict ok)
 {
-#if defined(__AVX512F__)
-    (void)ok;
-    __m512 zero = _mm512_setzero_ps();
-    for (int x = 1; x < w - 1; x += 16) {
-        __mmask16 m = _cvtu32_mask16(w - 1 - x >= 16 ? 0xFFFFu : (1u << (w - 1 - x)) - 1);
-        __m512 e = _mm512_maskz_loadu_ps(m, v + x);
-        m = _mm512_mask_cmp_ps_mask(m, e, zero, _CMP_GT_OQ);
-        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_set1_ps(b->floor), _CMP_GE_OQ);
-        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_maskz_loadu_ps(m, hu + x), _CMP_GE_OQ);
-        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_maskz_loadu_ps(m, hc + x), _CMP_GE_OQ);
-        m = _mm512_mask_cmp_ps_mask(m, e, _mm512_maskz_loadu_ps(m, hd + x), _CMP_GE_OQ);
-        for (unsigned bits = _cvtmask16_u32(m); bits; bits &= bits - 1) {
-            int k = x + __builtin_ctz(bits);
-            cands_add(b, (gmc_cand){v[k], c * w + k});
-        }
-    }
-#else
     float floor = b->floor;
     for (int x = 1; x < w - 1; x++)
         ok[x] = (v[x] > 0) & (v[x] >= floor) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
@@ -381,22 +367,15 @@ static void peaks_row(cands *b, const float *restrict v, const float *restrict h
         for (int k = x; k < x + 8 && k < w - 1; k++)
             if (ok[k]) cands_add(b, (gmc_cand){v[k], c * w + k});
     }
-#endif
 }
 
-/* goodFeaturesToTrack on img [h][w] (w, h >= 3): up to GMC_MAX_CORNERS (x, y)
- * into pts; returns the count.  One pass down the rows, all in row buffers
- * that stay in cache: the tensor's row sums (a ring of 3 rows), summed
- * down the columns into the minimum eigenvalue (a ring of 3 rows), its
- * row-wise 3-maxima (a ring of 3), then the 3x3 peak test of the row
- * above.  OpenCV keeps the peaks above 1% of the global maximum, not known
- * until the end, then the strongest 400: here the strongest 400 peaks
- * above 0 are kept as they come (the 1% threshold is >= 0, and the
- * peaks above it are the strongest ones, so the strongest 400 of those
- * are the ones of the 400 that pass it: cands), and a peak weaker than
- * the floor cands keeps is dropped in the vectorised test, so few flags
- * are set and the scan skips 8 at a time. */
-static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts)
+/* corners' pass over the rows (w, h >= 3): candidates into bs, returns the
+ * maximum of the minimum eigenvalue.  One pass down the rows, all in row
+ * buffers that stay in cache (sc->cs, [19][w] of its rows): the tensor's
+ * row sums (a ring of 3 rows), summed down the columns into the minimum
+ * eigenvalue (a ring of 3 rows), its row-wise 3-maxima (a ring of 3), then
+ * the 3x3 peak test of the row above. */
+static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cands *bs)
 {
     float *s = sc->cs, *ring[3][3], *eig[3], *hm[3], *p = s + 15 * (size_t)w, *rmax = s + 18 * (size_t)w;
     for (int r = 0; r < 3; r++) {
@@ -404,8 +383,6 @@ static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts
         eig[r] = s + (size_t)(9 + r) * (size_t)w;
         hm[r] = s + (size_t)(12 + r) * (size_t)w;
     }
-    unsigned char *ok = sc->ok;
-    cands bs = {sc->cand, 0, 0};
     for (int x = 0; x < w; x++) rmax[x] = 0;
     tensor_row(img, w, h, 0, p, ring[0][0], ring[0][1], ring[0][2]);
     for (int y = 0; y < h; y++) {
@@ -420,12 +397,230 @@ static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts
         /* the peak test of row c = y - 1 (image border excluded) */
         int c = y - 1;
         if (c < 1 || c > h - 2) continue;
-        const float *v = eig[c % 3];
-        peaks_row(&bs, v, hm[(c - 1) % 3], hm[c % 3], hd, w, c, ok);
+        peaks_row(bs, eig[c % 3], hm[(c - 1) % 3], hm[c % 3], hd, w, c, sc->ok);
     }
     float maxv = 0;
     for (int x = 0; x < w; x++) maxv = rmax[x] > maxv ? rmax[x] : maxv;
-    float thresh = maxv * QUALITY;
+    return maxv;
+}
+#endif
+
+#if defined(__AVX2__)
+/* ------------------------------------ corners, AVX2 and AVX-512 builds */
+
+/* The vector layer the fused corner pass is written in: VN float lanes
+ * (8: AVX2, 16: AVX-512), each operation the C one of the generic pass
+ * (+ - * on the vector types are GCC's lane-wise operators; C11 mode fuses
+ * no multiply-add), compares into lane bit masks. */
+#if defined(__AVX512BW__)
+#define VN 16
+typedef __m512 vf;
+typedef int32_t vi __attribute__((vector_size(64))); /* int32 lanes: + - * act per lane */
+static GMC_INLINE vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
+static GMC_INLINE void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static GMC_INLINE vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+static GMC_INLINE vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); } /* a > b ? a : b */
+static GMC_INLINE vf vf_set1(float x) { return _mm512_set1_ps(x); }
+static GMC_INLINE vf vf_from(vi v) { return _mm512_cvtepi32_ps((__m512i)v); }
+/* lanes one column to the left (lane 0: prev's last) and to the right (last lane: next's first) */
+static GMC_INLINE vf vf_left1(vf cur, vf prev)
+{
+    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15));
+}
+static GMC_INLINE vf vf_right1(vf next, vf cur)
+{
+    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), 1));
+}
+/* the lanes of b where bits has a 1, of a elsewhere */
+static GMC_INLINE vf vf_pick(unsigned bits, vf a, vf b) { return _mm512_mask_blend_ps(_cvtu32_mask16(bits), a, b); }
+static GMC_INLINE unsigned vf_gt(vf a, vf b) { return _cvtmask16_u32(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)); }
+static GMC_INLINE unsigned vf_ge(vf a, vf b) { return _cvtmask16_u32(_mm512_cmp_ps_mask(a, b, _CMP_GE_OQ)); }
+static GMC_INLINE vi vi_u8(const uint8_t *p) { return (vi)_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)); }
+#else
+#define VN 8
+typedef __m256 vf;
+typedef int32_t vi __attribute__((vector_size(32)));
+static GMC_INLINE vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
+static GMC_INLINE void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static GMC_INLINE vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
+static GMC_INLINE vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); } /* a > b ? a : b */
+static GMC_INLINE vf vf_set1(float x) { return _mm256_set1_ps(x); }
+static GMC_INLINE vf vf_from(vi v) { return _mm256_cvtepi32_ps((__m256i)v); }
+static GMC_INLINE vf vf_left1(vf cur, vf prev)
+{
+    /* (prev's last, cur's first 7): rotate cur up by one, then lane 0 from prev rotated the same way */
+    const __m256i up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+    return _mm256_blend_ps(_mm256_permutevar8x32_ps(cur, up), _mm256_permutevar8x32_ps(prev, up), 1);
+}
+static GMC_INLINE vf vf_right1(vf next, vf cur)
+{
+    const __m256i down = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
+    return _mm256_blend_ps(_mm256_permutevar8x32_ps(cur, down), _mm256_permutevar8x32_ps(next, down), 0x80);
+}
+static GMC_INLINE vf vf_pick(unsigned bits, vf a, vf b)
+{
+    const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), lane), lane);
+    return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(m));
+}
+static GMC_INLINE unsigned vf_gt(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
+static GMC_INLINE unsigned vf_ge(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GE_OQ)); }
+static GMC_INLINE vi vi_u8(const uint8_t *p) { return (vi)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
+#endif
+#define VALL ((1u << VN) - 1) /* every lane's bit */
+
+/* Grey row r [w] as corner_rows reads it: g[0] = r[1], g[1..w] = r,
+ * g[w + 1] = r[w - 2] (OpenCV's BORDER_REFLECT_101), zeros to g[gn - 1]. */
+static void grey_pad_row(const uint8_t *r, int w, uint8_t *g, int gn)
+{
+    g[0] = r[1];
+    memcpy(g + 1, r, (size_t)w);
+    g[w + 1] = r[w - 2];
+    memset(g + w + 2, 0, (size_t)(gn - w - 2));
+}
+
+/* sobel_products of VN columns from x (padded rows g0, g1, g2: column c at
+ * g[c + 1]): the same integers, the same float steps. */
+static GMC_INLINE void prod_block(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, int x, vf *pa, vf *pb, vf *pc)
+{
+    vi l0 = vi_u8(g0 + x), r0 = vi_u8(g0 + x + 2), l2 = vi_u8(g2 + x), r2 = vi_u8(g2 + x + 2);
+    vi dx = (r0 - l0) + 2 * (vi_u8(g1 + x + 2) - vi_u8(g1 + x)) + (r2 - l2);
+    vi dy = (l2 + 2 * vi_u8(g2 + x + 1) + r2) - (l0 + 2 * vi_u8(g0 + x + 1) + r0);
+    vf scale = vf_set1((float)(1.0 / (4 * 3 * 255.0)));
+    vf fx = vf_from(dx) * scale, fy = vf_from(dy) * scale;
+    *pa = fx * fx;
+    *pb = fx * fy;
+    *pc = fy * fy;
+}
+
+/* tensor_row from padded rows: the products of block k + 1 are made before
+ * block k's 3-sums, which take their neighbours from registers; columns 0
+ * and w - 1 (whose neighbours are reflected products) are redone after in
+ * scalar.  sa, sb, sc: [VN * nb] (lanes past w hold anything). */
+static void tensor_row_vec(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, int w, float *sa, float *sb, float *sc)
+{
+    int nb = (w + VN - 1) / VN;
+    vf z = vf_set1(0), a0 = z, b0 = z, c0 = z, a1, b1, c1;
+    prod_block(g0, g1, g2, 0, &a1, &b1, &c1);
+    for (int k = 0; k < nb; k++) {
+        vf a2 = z, b2 = z, c2 = z;
+        if (k + 1 < nb) prod_block(g0, g1, g2, VN * (k + 1), &a2, &b2, &c2);
+        vf_store(sa + VN * k, vf_left1(a1, a0) + a1 + vf_right1(a2, a1));
+        vf_store(sb + VN * k, vf_left1(b1, b0) + b1 + vf_right1(b2, b1));
+        vf_store(sc + VN * k, vf_left1(c1, c0) + c1 + vf_right1(c2, c1));
+        a0 = a1, b0 = b1, c0 = c1;
+        a1 = a2, b1 = b2, c1 = c2;
+    }
+    /* the two edge columns: sum3's reflected ends, products as sobel_products makes them */
+    const float scale = (float)(1.0 / (4 * 3 * 255.0));
+    float p[4][3];
+    int xs[4] = {0, 1, w - 2, w - 1};
+    for (int i = 0; i < 4; i++) {
+        int x = xs[i] + 1; /* in the padded rows */
+        int dx = (g0[x + 1] - g0[x - 1]) + 2 * (g1[x + 1] - g1[x - 1]) + (g2[x + 1] - g2[x - 1]);
+        int dy = (g2[x - 1] + 2 * g2[x] + g2[x + 1]) - (g0[x - 1] + 2 * g0[x] + g0[x + 1]);
+        float fx = (float)dx * scale, fy = (float)dy * scale;
+        p[i][0] = fx * fx;
+        p[i][1] = fx * fy;
+        p[i][2] = fy * fy;
+    }
+    float *o[3] = {sa, sb, sc};
+    for (int k = 0; k < 3; k++) {
+        o[k][0] = p[1][k] + p[0][k] + p[1][k];
+        o[k][w - 1] = p[2][k] + p[3][k] + p[2][k];
+    }
+}
+
+/* The minimum eigenvalue of VN columns from the tensor's row sums of the
+ * rows above, at and below (eig_row's arithmetic). */
+static GMC_INLINE vf eig_block(float *const *t0, float *const *t1, float *const *t2, int x)
+{
+    vf half = vf_set1(0.5f);
+    vf a = (vf_load(t0[0] + x) + vf_load(t1[0] + x) + vf_load(t2[0] + x)) * half;
+    vf b = vf_load(t0[1] + x) + vf_load(t1[1] + x) + vf_load(t2[1] + x);
+    vf c = (vf_load(t0[2] + x) + vf_load(t1[2] + x) + vf_load(t2[2] + x)) * half;
+    vf d = a - c;
+    return a + c - vf_sqrt(d * d + b * b);
+}
+
+/* corners' pass for the AVX2 and AVX-512 builds, the same numbers as the
+ * generic one in fewer passes over memory: per row y the tensor row y + 1
+ * from three padded grey rows, then one loop over VN-column blocks that
+ * makes row y's minimum eigenvalues (their maximum kept in a register),
+ * their 3-wide maxima (neighbours from the next block, made one ahead)
+ * and the peak test of row y - 1, whose few set lanes go to bs.  Buffers:
+ * sc->cs, rows of GMC_CS_ROW(w) floats: the tensor ring [3][3],
+ * eigenvalues [3], 3-maxima [3], and the padded grey rows [3] in the place
+ * of three more.  Returns the maximum eigenvalue. */
+static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cands *bs)
+{
+    size_t rs = GMC_CS_ROW(w);
+    float *s = sc->cs, *ring[3][3], *eig[3], *hm[3];
+    uint8_t *gp[3];
+    for (int r = 0; r < 3; r++) {
+        for (int k = 0; k < 3; k++) ring[r][k] = s + (3 * (size_t)r + (size_t)k) * rs;
+        eig[r] = s + (9 + (size_t)r) * rs;
+        hm[r] = s + (12 + (size_t)r) * rs;
+        gp[r] = (uint8_t *)(s + (15 + (size_t)r) * rs);
+    }
+    int gn = (int)(rs * sizeof(float)), nb = (w + VN - 1) / VN;
+    /* padded grey rows: row r in gp[r % 3]; rows 0 and 1 to start (row -1 is row 1) */
+    grey_pad_row(img, w, gp[0], gn);
+    grey_pad_row(img + w, w, gp[1], gn);
+    tensor_row_vec(gp[1], gp[0], gp[1], w, ring[0][0], ring[0][1], ring[0][2]);
+    vf z = vf_set1(0), rmax = z;
+    for (int y = 0; y < h; y++) {
+        if (y + 1 < h) {
+            int t = y + 1, tn = reflect(t + 1, h);
+            if (t + 1 < h) grey_pad_row(img + (size_t)tn * (size_t)w, w, gp[tn % 3], gn);
+            float **o = ring[t % 3];
+            tensor_row_vec(gp[(t - 1) % 3], gp[t % 3], gp[tn % 3], w, o[0], o[1], o[2]);
+        }
+        float *const *t0 = ring[reflect(y - 1, h) % 3], *const *t1 = ring[y % 3], *const *t2 = ring[reflect(y + 1, h) % 3];
+        float *e = eig[y % 3], *hd = hm[y % 3];
+        int c = y - 1, peaks = c >= 1 && c <= h - 2;
+        const float *v = eig[(c + 3) % 3], *hu = hm[(c + 2) % 3], *hc = hm[(c + 3) % 3];
+        vf ep = z, ec = eig_block(t0, t1, t2, 0);
+        for (int k = 0; k < nb; k++) {
+            int x = VN * k;
+            vf en = k + 1 < nb ? eig_block(t0, t1, t2, x + VN) : z;
+            unsigned in = w - x >= VN ? VALL : (1u << (w - x)) - 1; /* lanes inside the row */
+            rmax = vf_pick(in, rmax, vf_max(ec, rmax));
+            vf_store(e + x, ec);
+            vf m = vf_max(vf_max(vf_left1(ec, ep), ec), vf_right1(en, ec)); /* eig_row's two maxima of two */
+            vf_store(hd + x, m);
+            if (peaks) { /* peaks_row's test of columns 1..w-2 */
+                unsigned t = (w - 1 - x >= VN ? VALL : (1u << (w - 1 - x)) - 1) & (x ? VALL : VALL - 1);
+                vf pv = vf_load(v + x);
+                t &= vf_gt(pv, z) & vf_ge(pv, vf_set1(bs->floor));
+                if (t) t &= vf_ge(pv, vf_load(hu + x)) & vf_ge(pv, vf_load(hc + x)) & vf_ge(pv, m);
+                for (; t; t &= t - 1) {
+                    int xk = x + __builtin_ctz(t);
+                    cands_add(bs, (gmc_cand){v[xk], c * w + xk});
+                }
+            }
+            ep = ec;
+            ec = en;
+        }
+    }
+    float r[VN], maxv = 0;
+    vf_store(r, rmax);
+    for (int i = 0; i < VN; i++) maxv = r[i] > maxv ? r[i] : maxv;
+    return maxv;
+}
+#endif
+
+/* goodFeaturesToTrack on img [h][w] (w, h >= 3): up to GMC_MAX_CORNERS (x, y)
+ * into pts; returns the count.  OpenCV keeps the peaks above 1% of the
+ * global maximum, not known until the end, then the strongest 400: here
+ * the strongest 400 peaks above 0 are kept as they come (the 1% threshold
+ * is >= 0, and the peaks above it are the strongest ones, so the strongest
+ * 400 of those are the ones of the 400 that pass it: cands), and a peak
+ * weaker than the floor cands keeps is dropped in the vectorised test. */
+static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts)
+{
+    cands bs = {sc->cand, 0, 0};
+    float thresh = corner_rows(sc, img, w, h, &bs) * QUALITY;
     if (bs.n > GMC_MAX_CORNERS) cand_select(bs.c, bs.n, GMC_MAX_CORNERS);
     gmc_cand *cd = bs.c;
     int nc = 0;
@@ -632,17 +827,16 @@ static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, const
 
 /* ------------------------------------------------------------ entry points */
 
-int GMC_CAT(strix_gmc_frame_, GMC_SUFFIX)(gmc_scratch *s, gmc_pyramid *cur, const uint8_t *pix, int width,
-                                          int height, int stride, int bgr, float *pts)
+static void step_grey(gmc_scratch *s, const uint8_t *pix, int width, int height, int stride, int bgr)
 {
-    int w = width / 2, h = height / 2;
-    grey_half(pix, width, height, stride, bgr, s->grey, w, h, s->rows);
-    int nc = corners(s, s->grey, w, h, pts);
-    return pyramid_build(cur, s->grey, w, h, pts, nc, s) ? -1 : nc;
+    grey_half(pix, width, height, stride, bgr, s->grey, width / 2, height / 2, s->rows);
 }
 
-void GMC_CAT(strix_gmc_lk_, GMC_SUFFIX)(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n,
-                                        float *next, unsigned char *status)
+static int step_corners(gmc_scratch *s, int w, int h, float *pts) { return corners(s, s->grey, w, h, pts); }
+
+static int step_pyramid(gmc_scratch *s, gmc_pyramid *cur, int w, int h, const float *pts, int n)
 {
-    lk(prev, cur, pts, n, next, status);
+    return pyramid_build(cur, s->grey, w, h, pts, n, s);
 }
+
+const gmc_steps GMC_CAT(strix_gmc_steps_, GMC_SUFFIX) = {step_grey, step_corners, step_pyramid, lk};
