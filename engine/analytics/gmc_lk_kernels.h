@@ -12,7 +12,9 @@
  * |gradient| <= 4080, so a 16-bit multiply-add pair of (J - I) and a
  * gradient is <= 2 x 8160 x 4080, and 31 of them (the most any build adds
  * in one 32-bit lane: AVX2's 21 rows and 10 row pairs of the last columns)
- * stay below 2^31; the window totals are summed in 64 bits. */
+ * stay below 2^31; a pair of gradient products is <= 2 x 4080^2, and 63 of
+ * them (SSE2's 3 vectors a row for A) stay below 2^31.  The window totals
+ * are summed in 64 bits. */
 #define W_BITS 14
 
 /* COPY: at a whole pixel the weights are (2^14, 0, 0, 0), and interpolating
@@ -278,18 +280,38 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
 #elif defined(__SSE2__)
     const __m128i keep = _mm_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0); /* columns 16..20 of 16..23 */
     __m128i c[3] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
-    __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
-    int y = 0;
 #if defined(__AVX2__)
     __m256i a[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+#endif
     if (copy) {
         for (int r = 0; r < WIN; r++) {
             size_t k = (size_t)r * (size_t)st;
+#if defined(__AVX2__)
             setup_main(iw, gx, gy, r, _mm256_slli_epi16(_mm256_loadu_si256((const __m256i *)(pl[0] + k)), 5),
                        _mm256_loadu_si256((const __m256i *)(pl[1] + k)),
                        _mm256_loadu_si256((const __m256i *)(pl[2] + k)), a);
+#else
+            for (int x = 0; x < WMAIN; x += 8) {
+                __m128i I = _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k + x)), 5);
+                __m128i X = _mm_loadu_si128((const __m128i *)(pl[1] + k + x));
+                __m128i Y = _mm_loadu_si128((const __m128i *)(pl[2] + k + x));
+                _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
+                _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), X);
+                _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), Y);
+                c[0] = _mm_add_epi32(c[0], _mm_madd_epi16(X, X));
+                c[1] = _mm_add_epi32(c[1], _mm_madd_epi16(X, Y));
+                c[2] = _mm_add_epi32(c[2], _mm_madd_epi16(Y, Y));
+            }
+#endif
+            k += WMAIN;
+            setup_tail(iw, gx, gy, r, _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k)), 5),
+                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[1] + k)), keep),
+                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[2] + k)), keep), c);
         }
     } else {
+        __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
+        int y = 0;
+#if defined(__AVX2__)
         __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
         /* columns 0..15: each plane's image row is the bottom row of one window row and the top row of the
          * next: loaded once */
@@ -322,9 +344,7 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
             a[1] = _mm256_add_epi32(a[1], _mm256_madd_epi16(X, Y));
             a[2] = _mm256_add_epi32(a[2], _mm256_madd_epi16(Y, Y));
         }
-    }
 #else
-    if (!copy)
         for (int r = 0; r < WIN; r++)
             for (int x = 0; x < WMAIN; x += 8) {
                 size_t k = (size_t)r * (size_t)st + (size_t)x;
@@ -338,34 +358,13 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
                 c[2] = _mm_add_epi32(c[2], _mm_madd_epi16(Y, Y));
             }
 #endif
-    if (copy)
-        for (; y < WIN; y++) {
-            size_t k = (size_t)y * (size_t)st;
-#if !defined(__AVX2__)
-            for (int x = 0; x < WMAIN; x += 8) {
-                __m128i I = _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k + x)), 5);
-                __m128i X = _mm_loadu_si128((const __m128i *)(pl[1] + k + x));
-                __m128i Y = _mm_loadu_si128((const __m128i *)(pl[2] + k + x));
-                _mm_storeu_si128((__m128i *)(iw + y * WMAIN + x), I);
-                _mm_storeu_si128((__m128i *)(gx + y * WMAIN + x), X);
-                _mm_storeu_si128((__m128i *)(gy + y * WMAIN + x), Y);
-                c[0] = _mm_add_epi32(c[0], _mm_madd_epi16(X, X));
-                c[1] = _mm_add_epi32(c[1], _mm_madd_epi16(X, Y));
-                c[2] = _mm_add_epi32(c[2], _mm_madd_epi16(Y, Y));
-            }
-#endif
-            k += WMAIN;
-            setup_tail(iw, gx, gy, y, _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k)), 5),
-                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[1] + k)), keep),
-                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[2] + k)), keep), c);
-        }
-    else
         for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
             size_t k = (size_t)y * (size_t)st + WMAIN;
             setup_tail(iw, gx, gy, y, bil8(pl[0] + k, st, w0, w1, 1),
                        _mm_and_si128(bil8(pl[1] + k, st, w0, w1, 0), keep),
                        _mm_and_si128(bil8(pl[2] + k, st, w0, w1, 0), keep), c);
         }
+    }
 #if defined(__AVX2__)
     A[0] = hsum12(a[0], c[0]);
     A[1] = hsum12(a[1], c[1]);
