@@ -171,16 +171,19 @@ static GMC_INLINE int64_t hsum12(__m256i v, __m128i c)
  * 21 land in columns 21..31 only, whose gradients are 0. */
 _Static_assert(PAD > WIN, "a window row's 33 values must stay inside the level's planes");
 
-/* The even/odd interpolation in 32 lanes. */
+/* acc + the multiply-add of a and b's 16-bit pairs, in 32-bit lanes. */
+static GMC_INLINE __m512i madd_acc(__m512i acc, __m512i a, __m512i b)
+{
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
+}
+
+/* The even/odd interpolation in 32 lanes (the rounding term first). */
 static GMC_INLINE __m512i bil32(__m512i t0, __m512i t1, __m512i b0, __m512i b1, __m512i w0, __m512i w1, int img)
 {
     int sh = img ? W_BITS - 5 : W_BITS;
     __m512i r = _mm512_set1_epi32(img ? 1 << (W_BITS - 6) : 1 << (W_BITS - 1));
-    __m512i ev = _mm512_add_epi32(_mm512_madd_epi16(t0, w0), _mm512_madd_epi16(b0, w1));
-    __m512i od = _mm512_add_epi32(_mm512_madd_epi16(t1, w0), _mm512_madd_epi16(b1, w1));
-    ev = _mm512_srai_epi32(_mm512_add_epi32(ev, r), sh);
-    od = _mm512_slli_epi32(_mm512_add_epi32(od, r), 16 - sh);
-    return _mm512_mask_blend_epi16(0xAAAAAAAAu, ev, od);
+    __m512i ev = madd_acc(madd_acc(r, t0, w0), b0, w1), od = madd_acc(madd_acc(r, t1, w0), b1, w1);
+    return _mm512_mask_blend_epi16(0xAAAAAAAAu, _mm512_srai_epi32(ev, sh), _mm512_slli_epi32(od, 16 - sh));
 }
 
 /* The sum of v's 16 int32 lanes in 64 bits. */
@@ -201,9 +204,9 @@ static GMC_INLINE void setup_row(int16_t *iw, int16_t *gx, int16_t *gy, int r, _
     _mm512_store_si512(iw + r * 32, I);
     _mm512_store_si512(gx + r * 32, X);
     _mm512_store_si512(gy + r * 32, Y);
-    a[0] = _mm512_add_epi32(a[0], _mm512_madd_epi16(X, X));
-    a[1] = _mm512_add_epi32(a[1], _mm512_madd_epi16(X, Y));
-    a[2] = _mm512_add_epi32(a[2], _mm512_madd_epi16(Y, Y));
+    a[0] = madd_acc(a[0], X, X);
+    a[1] = madd_acc(a[1], X, Y);
+    a[2] = madd_acc(a[2], Y, Y);
 }
 #elif defined(__AVX2__)
 /* Window row r's columns 0..15 of the image (x 32) and the gradients,
@@ -414,8 +417,8 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
         const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
         __m512i n0 = _mm512_loadu_si512(q), n1 = _mm512_loadu_si512(q + 1);
         __m512i d = _mm512_sub_epi16(bil32(t0, t1, n0, n1, v0, v1, 1), _mm512_load_si512(iw + r * 32));
-        a1 = _mm512_add_epi32(a1, _mm512_madd_epi16(d, _mm512_load_si512(gx + r * 32)));
-        a2 = _mm512_add_epi32(a2, _mm512_madd_epi16(d, _mm512_load_si512(gy + r * 32)));
+        a1 = madd_acc(a1, d, _mm512_load_si512(gx + r * 32));
+        a2 = madd_acc(a2, d, _mm512_load_si512(gy + r * 32));
         t0 = n0;
         t1 = n1;
     }
