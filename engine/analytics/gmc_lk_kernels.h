@@ -518,80 +518,113 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
     else *nx = next[2 * i] * 2, *ny = next[2 * i + 1] * 2;
 }
 
+/* A point being tracked on a level: its window (window_setup's), A and
+ * its inverse determinant D, where its iterations stand. */
+typedef struct lk_track {
+    _Alignas(64) int16_t iw[WSTORE], gx[WSTORE], gy[WSTORE];
+    int i, it;
+    float nx, ny, pdx, pdy, A11, A12, A22, D;
+} lk_track;
+
+/* Start point i on level L (see lk_level): its guess into next, its window
+ * set up into t; 0 when it ends there (outside, or too flat to track). */
+static int lk_begin(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
+                    unsigned char *status, int i, lk_track *t)
+{
+    const float fscale = 1.0f / (1 << 20); /* OpenCV's FLT_SCALE: the sums in its units */
+    float px, py, nx, ny;
+    lk_guess(pts, next, i, lv, top, &px, &py, &nx, &ny);
+    if (L->w * L->h > 40000 && i + 1 < n) { /* prefetch where the level outgrows the caches */
+        float qx, qy, mx, my;
+        lk_guess(pts, next, i + 1, lv, top, &qx, &qy, &mx, &my);
+        int ax = (int)floorf(qx - HALF_WIN), ay = (int)floorf(qy - HALF_WIN);
+        int bx = (int)floorf(mx - HALF_WIN), by = (int)floorf(my - HALF_WIN);
+        if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) {
+            prefetch_window(L->img, L->pw, ax, ay);
+            prefetch_window(L->dx, L->pw, ax, ay);
+            prefetch_window(L->dy, L->pw, ax, ay);
+        }
+        if (bx >= -WIN && bx < J->w && by >= -WIN && by < J->h) prefetch_window(J->img, J->pw, bx, by);
+    }
+    next[2 * i] = nx;
+    next[2 * i + 1] = ny;
+    int ix, iy, wt[4];
+    if (!window_at(L, px - HALF_WIN, py - HALF_WIN, &ix, &iy, wt)) {
+        if (lv == 0) status[i] = 0;
+        return 0;
+    }
+    int64_t A[3];
+    window_setup(L, ix, iy, wt, t->iw, t->gx, t->gy, A);
+    float A11 = (float)A[0] * fscale, A12 = (float)A[1] * fscale, A22 = (float)A[2] * fscale;
+    float D = A11 * A22 - A12 * A12;
+    float min_eig = (A22 + A11 - sqrtf((A11 - A22) * (A11 - A22) + 4.f * A12 * A12)) / (2 * WIN * WIN);
+    if (min_eig < MIN_EIG || D < FLT_EPSILON) {
+        if (lv == 0) status[i] = 0;
+        return 0;
+    }
+    t->i = i;
+    t->it = 0;
+    t->nx = nx - HALF_WIN;
+    t->ny = ny - HALF_WIN;
+    t->pdx = t->pdy = 0;
+    t->A11 = A11;
+    t->A12 = A12;
+    t->A22 = A22;
+    t->D = 1.f / D;
+    return 1;
+}
+
+/* One iteration of t's point; 0 when it ends (converged, stalled, lost
+ * or out of iterations). */
+static int lk_iterate(const gmc_level *J, int lv, float *next, unsigned char *status, lk_track *t)
+{
+    const float fscale = 1.0f / (1 << 20);
+    int jx, jy, wt[4], i = t->i;
+    if (!window_at(J, t->nx, t->ny, &jx, &jy, wt)) {
+        if (lv == 0) status[i] = 0;
+        return 0;
+    }
+    int64_t b[2];
+    window_mismatch(J, jx, jy, wt, t->iw, t->gx, t->gy, b);
+    float B1 = (float)b[0] * fscale, B2 = (float)b[1] * fscale;
+    float ddx = (t->A12 * B2 - t->A22 * B1) * t->D, ddy = (t->A12 * B1 - t->A11 * B2) * t->D;
+    t->nx += ddx;
+    t->ny += ddy;
+    next[2 * i] = t->nx + HALF_WIN;
+    next[2 * i + 1] = t->ny + HALF_WIN;
+    if ((double)ddx * ddx + (double)ddy * ddy <= LK_EPS * LK_EPS) return 0;
+    if (t->it > 0 && fabsf(ddx + t->pdx) < 0.01 && fabsf(ddy + t->pdy) < 0.01) {
+        next[2 * i] -= ddx * 0.5f;
+        next[2 * i + 1] -= ddy * 0.5f;
+        return 0;
+    }
+    t->pdx = ddx;
+    t->pdy = ddy;
+    return ++t->it < LK_ITERS;
+}
+
 /* One pyramid level of tracking prev's points pts [n][2] into cur (L: the
  * previous frame's level, J: the current one's): each point's guess
  * next [n][2] (from the level above, or pts on the top level) is refined
  * there; status[i] drops to 0 where the point is lost on level 0.  The
  * points are independent: doing all of them level by level (rather than
  * each through all levels) gives the same numbers and lets the next
- * point's windows be fetched ahead.  The float steps are OpenCV's, in its
- * types (float, compared with its double constants). */
+ * point's windows be fetched ahead; two of them are tracked at a time,
+ * their iterations alternating, so that one's vector work overlaps the
+ * other's chain of scalar steps (each iteration's window waits on the one
+ * before).  The float steps are OpenCV's, in its types (float, compared
+ * with its double constants). */
 static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
                      unsigned char *status)
 {
-    _Alignas(64) int16_t iw[WSTORE], gx[WSTORE], gy[WSTORE];
-    const float fscale = 1.0f / (1 << 20); /* OpenCV's FLT_SCALE: the sums in its units */
-    int pw = L->pw, jw = J->pw, ahead = L->w * L->h > 40000; /* prefetch where the level outgrows the caches */
-    for (int i = 0; i < n; i++) {
-        float px, py, nx, ny;
-        lk_guess(pts, next, i, lv, top, &px, &py, &nx, &ny);
-        if (ahead && i + 1 < n) {
-            float qx, qy, mx, my;
-            lk_guess(pts, next, i + 1, lv, top, &qx, &qy, &mx, &my);
-            int ax = (int)floorf(qx - HALF_WIN), ay = (int)floorf(qy - HALF_WIN);
-            int bx = (int)floorf(mx - HALF_WIN), by = (int)floorf(my - HALF_WIN);
-            if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) {
-                prefetch_window(L->img, pw, ax, ay);
-                prefetch_window(L->dx, pw, ax, ay);
-                prefetch_window(L->dy, pw, ax, ay);
-            }
-            if (bx >= -WIN && bx < J->w && by >= -WIN && by < J->h) prefetch_window(J->img, jw, bx, by);
+    lk_track t[2];
+    int on[2] = {0, 0}, i = 0;
+    for (;;) {
+        for (int k = 0; k < 2; k++) {
+            while (!on[k] && i < n) on[k] = lk_begin(L, J, lv, top, pts, n, next, status, i++, &t[k]);
+            if (on[k]) on[k] = lk_iterate(J, lv, next, status, &t[k]);
         }
-        next[2 * i] = nx;
-        next[2 * i + 1] = ny;
-        px -= HALF_WIN;
-        py -= HALF_WIN;
-        int ix, iy, wt[4];
-        if (!window_at(L, px, py, &ix, &iy, wt)) {
-            if (lv == 0) status[i] = 0;
-            continue;
-        }
-        int64_t A[3];
-        window_setup(L, ix, iy, wt, iw, gx, gy, A);
-        float A11 = (float)A[0] * fscale, A12 = (float)A[1] * fscale, A22 = (float)A[2] * fscale;
-        float D = A11 * A22 - A12 * A12;
-        float min_eig = (A22 + A11 - sqrtf((A11 - A22) * (A11 - A22) + 4.f * A12 * A12)) / (2 * WIN * WIN);
-        if (min_eig < MIN_EIG || D < FLT_EPSILON) {
-            if (lv == 0) status[i] = 0;
-            continue;
-        }
-        D = 1.f / D;
-        nx -= HALF_WIN;
-        ny -= HALF_WIN;
-        float pdx = 0, pdy = 0;
-        for (int it = 0; it < LK_ITERS; it++) {
-            int jx, jy;
-            if (!window_at(J, nx, ny, &jx, &jy, wt)) {
-                if (lv == 0) status[i] = 0;
-                break;
-            }
-            int64_t b[2];
-            window_mismatch(J, jx, jy, wt, iw, gx, gy, b);
-            float B1 = (float)b[0] * fscale, B2 = (float)b[1] * fscale;
-            float ddx = (A12 * B2 - A22 * B1) * D, ddy = (A12 * B1 - A11 * B2) * D;
-            nx += ddx;
-            ny += ddy;
-            next[2 * i] = nx + HALF_WIN;
-            next[2 * i + 1] = ny + HALF_WIN;
-            if ((double)ddx * ddx + (double)ddy * ddy <= LK_EPS * LK_EPS) break;
-            if (it > 0 && fabsf(ddx + pdx) < 0.01 && fabsf(ddy + pdy) < 0.01) {
-                next[2 * i] -= ddx * 0.5f;
-                next[2 * i + 1] -= ddy * 0.5f;
-                break;
-            }
-            pdx = ddx;
-            pdy = ddy;
-        }
+        if (!on[0] && !on[1] && i >= n) break;
     }
 }
 
