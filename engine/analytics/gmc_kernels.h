@@ -274,7 +274,7 @@ static void cands_add(cands *b, gmc_cand k)
     b->floor = b->c[GMC_MAX_CORNERS - 1].v;
 }
 
-#if !defined(__AVX512BW__)
+#if !defined(__AVX2__)
 /* Sum of three neighbours along a row with reflected ends: o[x] = r[x-1] + r[x] + r[x+1]. */
 static void sum3(const float *r, float *o, int w)
 {
@@ -405,10 +405,82 @@ static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cand
 }
 #endif
 
-#if defined(__AVX512BW__)
-/* ---------------------------------------------- corners, AVX-512 build */
+#if defined(__AVX2__)
+/* ------------------------------------ corners, AVX2 and AVX-512 builds */
 
-/* Grey row r [w] as corners_avx512 reads it: g[0] = r[1], g[1..w] = r,
+/* The vector layer the fused corner pass is written in: VN float lanes
+ * (8: AVX2, 16: AVX-512), each operation the C one of the generic pass
+ * (no fused multiply-add), compares into lane bit masks. */
+#if defined(__AVX512BW__)
+#define VN 16
+typedef __m512 vf;
+typedef __m512i vi;
+static GMC_INLINE vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
+static GMC_INLINE void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static GMC_INLINE vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static GMC_INLINE vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static GMC_INLINE vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static GMC_INLINE vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+static GMC_INLINE vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); } /* a > b ? a : b */
+static GMC_INLINE vf vf_set1(float x) { return _mm512_set1_ps(x); }
+static GMC_INLINE vf vf_from(vi v) { return _mm512_cvtepi32_ps(v); }
+/* lanes one column to the left (lane 0: prev's last) and to the right (last lane: next's first) */
+static GMC_INLINE vf vf_left1(vf cur, vf prev)
+{
+    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15));
+}
+static GMC_INLINE vf vf_right1(vf next, vf cur)
+{
+    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), 1));
+}
+/* the lanes of b where bits has a 1, of a elsewhere */
+static GMC_INLINE vf vf_pick(unsigned bits, vf a, vf b) { return _mm512_mask_blend_ps(_cvtu32_mask16(bits), a, b); }
+static GMC_INLINE unsigned vf_gt(vf a, vf b) { return _cvtmask16_u32(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)); }
+static GMC_INLINE unsigned vf_ge(vf a, vf b) { return _cvtmask16_u32(_mm512_cmp_ps_mask(a, b, _CMP_GE_OQ)); }
+static GMC_INLINE vi vi_u8(const uint8_t *p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)); }
+static GMC_INLINE vi vi_add(vi a, vi b) { return _mm512_add_epi32(a, b); }
+static GMC_INLINE vi vi_sub(vi a, vi b) { return _mm512_sub_epi32(a, b); }
+static GMC_INLINE vi vi_twice(vi a) { return _mm512_slli_epi32(a, 1); }
+#else
+#define VN 8
+typedef __m256 vf;
+typedef __m256i vi;
+static GMC_INLINE vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
+static GMC_INLINE void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static GMC_INLINE vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static GMC_INLINE vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static GMC_INLINE vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static GMC_INLINE vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
+static GMC_INLINE vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); } /* a > b ? a : b */
+static GMC_INLINE vf vf_set1(float x) { return _mm256_set1_ps(x); }
+static GMC_INLINE vf vf_from(vi v) { return _mm256_cvtepi32_ps(v); }
+static GMC_INLINE vf vf_left1(vf cur, vf prev)
+{
+    /* (prev's last, cur's first 7): rotate cur up by one, then lane 0 from prev rotated the same way */
+    const __m256i up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+    return _mm256_blend_ps(_mm256_permutevar8x32_ps(cur, up), _mm256_permutevar8x32_ps(prev, up), 1);
+}
+static GMC_INLINE vf vf_right1(vf next, vf cur)
+{
+    const __m256i down = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
+    return _mm256_blend_ps(_mm256_permutevar8x32_ps(cur, down), _mm256_permutevar8x32_ps(next, down), 0x80);
+}
+static GMC_INLINE vf vf_pick(unsigned bits, vf a, vf b)
+{
+    const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), lane), lane);
+    return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(m));
+}
+static GMC_INLINE unsigned vf_gt(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
+static GMC_INLINE unsigned vf_ge(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GE_OQ)); }
+static GMC_INLINE vi vi_u8(const uint8_t *p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
+static GMC_INLINE vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
+static GMC_INLINE vi vi_sub(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+static GMC_INLINE vi vi_twice(vi a) { return _mm256_slli_epi32(a, 1); }
+#endif
+#define VALL ((1u << VN) - 1) /* every lane's bit */
+
+/* Grey row r [w] as corner_rows reads it: g[0] = r[1], g[1..w] = r,
  * g[w + 1] = r[w - 2] (OpenCV's BORDER_REFLECT_101), zeros to g[gn - 1]. */
 static void grey_pad_row(const uint8_t *r, int w, uint8_t *g, int gn)
 {
@@ -418,63 +490,47 @@ static void grey_pad_row(const uint8_t *r, int w, uint8_t *g, int gn)
     memset(g + w + 2, 0, (size_t)(gn - w - 2));
 }
 
-/* sobel_products of 16 columns from x (padded rows g0, g1, g2: column c at
- * g[c + 1]) in float lanes: the same integers, the same float steps. */
-static GMC_INLINE void prod16(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, int x, __m512 *pa, __m512 *pb,
-                              __m512 *pc)
+/* sobel_products of VN columns from x (padded rows g0, g1, g2: column c at
+ * g[c + 1]): the same integers, the same float steps. */
+static GMC_INLINE void prod_block(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, int x, vf *pa, vf *pb, vf *pc)
 {
-#define GMC_LD(g, o) _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)((g) + x + (o))))
-    __m512i l0 = GMC_LD(g0, 0), r0 = GMC_LD(g0, 2), l2 = GMC_LD(g2, 0), r2 = GMC_LD(g2, 2);
-    __m512i dx = _mm512_add_epi32(_mm512_add_epi32(_mm512_sub_epi32(r0, l0), _mm512_sub_epi32(r2, l2)),
-                                  _mm512_slli_epi32(_mm512_sub_epi32(GMC_LD(g1, 2), GMC_LD(g1, 0)), 1));
-    __m512i dy = _mm512_sub_epi32(_mm512_add_epi32(_mm512_add_epi32(l2, r2), _mm512_slli_epi32(GMC_LD(g2, 1), 1)),
-                                  _mm512_add_epi32(_mm512_add_epi32(l0, r0), _mm512_slli_epi32(GMC_LD(g0, 1), 1)));
-#undef GMC_LD
-    const __m512 scale = _mm512_set1_ps((float)(1.0 / (4 * 3 * 255.0)));
-    __m512 fx = _mm512_mul_ps(_mm512_cvtepi32_ps(dx), scale), fy = _mm512_mul_ps(_mm512_cvtepi32_ps(dy), scale);
-    *pa = _mm512_mul_ps(fx, fx);
-    *pb = _mm512_mul_ps(fx, fy);
-    *pc = _mm512_mul_ps(fy, fy);
-}
-
-/* The lanes of a block one column to the left (lane 0: prev's lane 15) and
- * one to the right (lane 15: next's lane 0). */
-static GMC_INLINE __m512 left1(__m512 cur, __m512 prev)
-{
-    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15));
-}
-static GMC_INLINE __m512 right1(__m512 next, __m512 cur)
-{
-    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), 1));
+    vi l0 = vi_u8(g0 + x), r0 = vi_u8(g0 + x + 2), l2 = vi_u8(g2 + x), r2 = vi_u8(g2 + x + 2);
+    vi dx = vi_add(vi_add(vi_sub(r0, l0), vi_sub(r2, l2)), vi_twice(vi_sub(vi_u8(g1 + x + 2), vi_u8(g1 + x))));
+    vi dy = vi_sub(vi_add(vi_add(l2, r2), vi_twice(vi_u8(g2 + x + 1))), vi_add(vi_add(l0, r0), vi_twice(vi_u8(g0 + x + 1))));
+    vf scale = vf_set1((float)(1.0 / (4 * 3 * 255.0)));
+    vf fx = vf_mul(vf_from(dx), scale), fy = vf_mul(vf_from(dy), scale);
+    *pa = vf_mul(fx, fx);
+    *pb = vf_mul(fx, fy);
+    *pc = vf_mul(fy, fy);
 }
 
 /* tensor_row from padded rows: the products of block k + 1 are made before
  * block k's 3-sums, which take their neighbours from registers; columns 0
  * and w - 1 (whose neighbours are reflected products) are redone after in
- * scalar.  sa, sb, sc: [16 * nb] (lanes past w hold anything). */
-static void tensor_row_avx512(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, int w, float *sa, float *sb,
-                              float *sc)
+ * scalar.  sa, sb, sc: [VN * nb] (lanes past w hold anything). */
+static void tensor_row_vec(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, int w, float *sa, float *sb, float *sc)
 {
-    int nb = (w + 15) / 16;
-    __m512 z = _mm512_setzero_ps(), a0 = z, b0 = z, c0 = z, a1, b1, c1;
-    prod16(g0, g1, g2, 0, &a1, &b1, &c1);
+    int nb = (w + VN - 1) / VN;
+    vf z = vf_set1(0), a0 = z, b0 = z, c0 = z, a1, b1, c1;
+    prod_block(g0, g1, g2, 0, &a1, &b1, &c1);
     for (int k = 0; k < nb; k++) {
-        __m512 a2 = z, b2 = z, c2 = z;
-        if (k + 1 < nb) prod16(g0, g1, g2, 16 * (k + 1), &a2, &b2, &c2);
-        _mm512_storeu_ps(sa + 16 * k, _mm512_add_ps(_mm512_add_ps(left1(a1, a0), a1), right1(a2, a1)));
-        _mm512_storeu_ps(sb + 16 * k, _mm512_add_ps(_mm512_add_ps(left1(b1, b0), b1), right1(b2, b1)));
-        _mm512_storeu_ps(sc + 16 * k, _mm512_add_ps(_mm512_add_ps(left1(c1, c0), c1), right1(c2, c1)));
+        vf a2 = z, b2 = z, c2 = z;
+        if (k + 1 < nb) prod_block(g0, g1, g2, VN * (k + 1), &a2, &b2, &c2);
+        vf_store(sa + VN * k, vf_add(vf_add(vf_left1(a1, a0), a1), vf_right1(a2, a1)));
+        vf_store(sb + VN * k, vf_add(vf_add(vf_left1(b1, b0), b1), vf_right1(b2, b1)));
+        vf_store(sc + VN * k, vf_add(vf_add(vf_left1(c1, c0), c1), vf_right1(c2, c1)));
         a0 = a1, b0 = b1, c0 = c1;
         a1 = a2, b1 = b2, c1 = c2;
     }
     /* the two edge columns: sum3's reflected ends, products as sobel_products makes them */
+    const float scale = (float)(1.0 / (4 * 3 * 255.0));
     float p[4][3];
     int xs[4] = {0, 1, w - 2, w - 1};
     for (int i = 0; i < 4; i++) {
         int x = xs[i] + 1; /* in the padded rows */
         int dx = (g0[x + 1] - g0[x - 1]) + 2 * (g1[x + 1] - g1[x - 1]) + (g2[x + 1] - g2[x - 1]);
         int dy = (g2[x - 1] + 2 * g2[x] + g2[x + 1]) - (g0[x - 1] + 2 * g0[x] + g0[x + 1]);
-        float fx = (float)dx * (float)(1.0 / (4 * 3 * 255.0)), fy = (float)dy * (float)(1.0 / (4 * 3 * 255.0));
+        float fx = (float)dx * scale, fy = (float)dy * scale;
         p[i][0] = fx * fx;
         p[i][1] = fx * fy;
         p[i][2] = fy * fy;
@@ -486,26 +542,27 @@ static void tensor_row_avx512(const uint8_t *g0, const uint8_t *g1, const uint8_
     }
 }
 
-/* The minimum eigenvalue of 16 columns from the tensor's row sums of the
+/* The minimum eigenvalue of VN columns from the tensor's row sums of the
  * rows above, at and below (eig_row's arithmetic). */
-static GMC_INLINE __m512 eig16(float *const *t0, float *const *t1, float *const *t2, int x)
+static GMC_INLINE vf eig_block(float *const *t0, float *const *t1, float *const *t2, int x)
 {
-    const __m512 half = _mm512_set1_ps(0.5f);
-#define GMC_SUM(k) _mm512_add_ps(_mm512_add_ps(_mm512_loadu_ps(t0[k] + x), _mm512_loadu_ps(t1[k] + x)), _mm512_loadu_ps(t2[k] + x))
-    __m512 a = _mm512_mul_ps(GMC_SUM(0), half), b = GMC_SUM(1), c = _mm512_mul_ps(GMC_SUM(2), half);
-#undef GMC_SUM
-    __m512 d = _mm512_sub_ps(a, c);
-    return _mm512_sub_ps(_mm512_add_ps(a, c), _mm512_sqrt_ps(_mm512_add_ps(_mm512_mul_ps(d, d), _mm512_mul_ps(b, b))));
+    vf half = vf_set1(0.5f);
+    vf a = vf_mul(vf_add(vf_add(vf_load(t0[0] + x), vf_load(t1[0] + x)), vf_load(t2[0] + x)), half);
+    vf b = vf_add(vf_add(vf_load(t0[1] + x), vf_load(t1[1] + x)), vf_load(t2[1] + x));
+    vf c = vf_mul(vf_add(vf_add(vf_load(t0[2] + x), vf_load(t1[2] + x)), vf_load(t2[2] + x)), half);
+    vf d = vf_sub(a, c);
+    return vf_sub(vf_add(a, c), vf_sqrt(vf_add(vf_mul(d, d), vf_mul(b, b))));
 }
 
-/* corners' pass for the AVX-512 build, the same numbers as the generic one
- * (corners) in fewer passes over memory: per row y the tensor row y + 1
- * from three padded grey rows, then one loop over 16-column blocks that
+/* corners' pass for the AVX2 and AVX-512 builds, the same numbers as the
+ * generic one in fewer passes over memory: per row y the tensor row y + 1
+ * from three padded grey rows, then one loop over VN-column blocks that
  * makes row y's minimum eigenvalues (their maximum kept in a register),
  * their 3-wide maxima (neighbours from the next block, made one ahead)
- * and the peak test of row y - 1.  Buffers: sc->cs, rows of GMC_CS_ROW(w)
- * floats: the tensor ring [3][3], eigenvalues [3], 3-maxima [3], and the
- * padded grey rows [3] in the place of three more.  Returns the maximum. */
+ * and the peak test of row y - 1, whose few set lanes go to bs.  Buffers:
+ * sc->cs, rows of GMC_CS_ROW(w) floats: the tensor ring [3][3],
+ * eigenvalues [3], 3-maxima [3], and the padded grey rows [3] in the place
+ * of three more.  Returns the maximum eigenvalue. */
 static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cands *bs)
 {
     size_t rs = GMC_CS_ROW(w);
@@ -517,44 +574,39 @@ static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cand
         hm[r] = s + (12 + (size_t)r) * rs;
         gp[r] = (uint8_t *)(s + (15 + (size_t)r) * rs);
     }
-    int gn = (int)(rs * sizeof(float)), nb = (w + 15) / 16;
+    int gn = (int)(rs * sizeof(float)), nb = (w + VN - 1) / VN;
     /* padded grey rows: row r in gp[r % 3]; rows 0 and 1 to start (row -1 is row 1) */
     grey_pad_row(img, w, gp[0], gn);
     grey_pad_row(img + w, w, gp[1], gn);
-    tensor_row_avx512(gp[1], gp[0], gp[1], w, ring[0][0], ring[0][1], ring[0][2]);
-    __m512 rmax = _mm512_setzero_ps();
+    tensor_row_vec(gp[1], gp[0], gp[1], w, ring[0][0], ring[0][1], ring[0][2]);
+    vf z = vf_set1(0), rmax = z;
     for (int y = 0; y < h; y++) {
         if (y + 1 < h) {
             int t = y + 1, tn = reflect(t + 1, h);
             if (t + 1 < h) grey_pad_row(img + (size_t)tn * (size_t)w, w, gp[tn % 3], gn);
             float **o = ring[t % 3];
-            tensor_row_avx512(gp[(t - 1) % 3], gp[t % 3], gp[tn % 3], w, o[0], o[1], o[2]);
+            tensor_row_vec(gp[(t - 1) % 3], gp[t % 3], gp[tn % 3], w, o[0], o[1], o[2]);
         }
         float *const *t0 = ring[reflect(y - 1, h) % 3], *const *t1 = ring[y % 3], *const *t2 = ring[reflect(y + 1, h) % 3];
         float *e = eig[y % 3], *hd = hm[y % 3];
         int c = y - 1, peaks = c >= 1 && c <= h - 2;
         const float *v = eig[(c + 3) % 3], *hu = hm[(c + 2) % 3], *hc = hm[(c + 3) % 3];
-        __m512 z = _mm512_setzero_ps(), ep = z, ec = eig16(t0, t1, t2, 0);
+        vf ep = z, ec = eig_block(t0, t1, t2, 0);
         for (int k = 0; k < nb; k++) {
-            int x = 16 * k;
-            __m512 en = k + 1 < nb ? eig16(t0, t1, t2, x + 16) : z;
-            __mmask16 in = _cvtu32_mask16(w - x >= 16 ? 0xFFFFu : (1u << (w - x)) - 1);
-            rmax = _mm512_mask_max_ps(rmax, in, ec, rmax);
-            _mm512_storeu_ps(e + x, ec);
-            /* eig_row's two maxima of two */
-            __m512 m = _mm512_max_ps(_mm512_max_ps(left1(ec, ep), ec), right1(en, ec));
-            _mm512_storeu_ps(hd + x, m);
-            if (peaks) { /* peaks_row's test, columns 1..w-2 */
-                __mmask16 t = _kand_mask16(in, _cvtu32_mask16(0xFFFFu & ~(x == 0 ? 1u : 0u) &
-                                                               (w - 1 - x < 16 ? (1u << (w - 1 - x)) - 1 : 0xFFFFu)));
-                __m512 pv = _mm512_maskz_loadu_ps(t, v + x);
-                t = _mm512_mask_cmp_ps_mask(t, pv, z, _CMP_GT_OQ);
-                t = _mm512_mask_cmp_ps_mask(t, pv, _mm512_set1_ps(bs->floor), _CMP_GE_OQ);
-                t = _mm512_mask_cmp_ps_mask(t, pv, _mm512_maskz_loadu_ps(t, hu + x), _CMP_GE_OQ);
-                t = _mm512_mask_cmp_ps_mask(t, pv, _mm512_maskz_loadu_ps(t, hc + x), _CMP_GE_OQ);
-                t = _mm512_mask_cmp_ps_mask(t, pv, m, _CMP_GE_OQ);
-                for (unsigned bits = _cvtmask16_u32(t); bits; bits &= bits - 1) {
-                    int xk = x + __builtin_ctz(bits);
+            int x = VN * k;
+            vf en = k + 1 < nb ? eig_block(t0, t1, t2, x + VN) : z;
+            unsigned in = w - x >= VN ? VALL : (1u << (w - x)) - 1; /* lanes inside the row */
+            rmax = vf_pick(in, rmax, vf_max(ec, rmax));
+            vf_store(e + x, ec);
+            vf m = vf_max(vf_max(vf_left1(ec, ep), ec), vf_right1(en, ec)); /* eig_row's two maxima of two */
+            vf_store(hd + x, m);
+            if (peaks) { /* peaks_row's test of columns 1..w-2 */
+                unsigned t = (w - 1 - x >= VN ? VALL : (1u << (w - 1 - x)) - 1) & (x ? VALL : VALL - 1);
+                vf pv = vf_load(v + x);
+                t &= vf_gt(pv, z) & vf_ge(pv, vf_set1(bs->floor));
+                if (t) t &= vf_ge(pv, vf_load(hu + x)) & vf_ge(pv, vf_load(hc + x)) & vf_ge(pv, m);
+                for (; t; t &= t - 1) {
+                    int xk = x + __builtin_ctz(t);
                     cands_add(bs, (gmc_cand){v[xk], c * w + xk});
                 }
             }
@@ -562,9 +614,9 @@ static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cand
             ec = en;
         }
     }
-    float r[16], maxv = 0;
-    _mm512_storeu_ps(r, rmax);
-    for (int i = 0; i < 16; i++) maxv = r[i] > maxv ? r[i] : maxv;
+    float r[VN], maxv = 0;
+    vf_store(r, rmax);
+    for (int i = 0; i < VN; i++) maxv = r[i] > maxv ? r[i] : maxv;
     return maxv;
 }
 #endif
