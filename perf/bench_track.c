@@ -6,6 +6,8 @@
  *   make build/perf/bench_track
  *   build/perf/bench_track                              # 1920x1080, 20 objects, 300 frames x 5 runs
  *   build/perf/bench_track --width 1280 --height 720 --objects 50 --frames 200 --runs 3
+ *   build/perf/bench_track --steps                      # and each GMC step's median (strix_gmc_time_steps)
+ *   build/perf/bench_track --transforms H.txt           # and the per-frame H (tools/reference/gmc_peer.py --compare)
  *
  * The frames are windows of one textured world (8x8 cells of hashed colour,
  * the texture of the camera clips in tests/golden/track) seen by a camera that pans
@@ -127,10 +129,13 @@ static double cpu_s(void)
 
 /* Per-frame wall times (ms) of one configuration over all runs into t, CPU
  * times into u; -1 on error.
- * isa >= 0: time strix_gmc_apply alone, GMC's build isa (GMC_ISA_*); hf
+/* Per-frame wall times (ms) of one configuration over all runs into t, CPU
+ * times into u; -1 on error.
+ * isa >= 0: time strix_gmc_apply alone, GMC's build isa (GMC_ISA_*), and
+ * its steps' CPU times into st [GMC_NSTEPS][frames] when st is not NULL; hf
  * (NULL: none) then receives the first run's H, a line a frame, untimed. */
 static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_method gmc, int isa, double *t,
-                double *u, FILE *hf)
+                double *u, double *st, FILE *hf)
 {
     static strix_detection d[MAX_OBJECTS];
     static int ids[MAX_OBJECTS];
@@ -144,6 +149,7 @@ static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_meth
         strix_gmc *g = gmc_only ? strix_gmc_create_isa(isa) : NULL;
         strix_error e;
         if (gmc_only ? !g : strix_tracker_create(&tr, &o, &e) != STRIX_OK) return -1;
+        if (g && st) strix_gmc_time_steps(g, 1);
         uint64_t s = 7 + (uint64_t)r;
         for (int f = 0; f < c->frames; f++) {
             const uint8_t *view =
@@ -158,6 +164,11 @@ static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_meth
             if (hf && gmc_only && r == 0)
                 fprintf(hf, "%.9g %.9g %.9g %.9g %.9g %.9g\n", H[0], H[1], H[2], H[3], H[4], H[5]);
             if (f > 0) {
+                if (g && st) {
+                    double ts[GMC_NSTEPS];
+                    strix_gmc_step_times(g, ts);
+                    for (int j = 0; j < GMC_NSTEPS; j++) st[(size_t)j * (size_t)runs * (size_t)c->frames + (size_t)k] = ts[j] * 1e3;
+                }
                 u[k] = cms;
                 t[k++] = ms;
             }
@@ -171,11 +182,12 @@ static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_meth
 int main(int argc, char **argv)
 {
     clip c = {1920, 1080, 0, 0, 300, 20, NULL, NULL, NULL};
-    int runs = 5;
+    int runs = 5, steps = 0;
     const char *hpath = NULL;
     for (int i = 1; i < argc; i++) {
         int ok = i + 1 < argc;
-        if (ok && !strcmp(argv[i], "--width")) ok = parse_int(argv[++i], 64, 8192, &c.w);
+        if (!strcmp(argv[i], "--steps")) steps = 1;
+        else if (ok && !strcmp(argv[i], "--width")) ok = parse_int(argv[++i], 64, 8192, &c.w);
         else if (ok && !strcmp(argv[i], "--height")) ok = parse_int(argv[++i], 64, 8192, &c.h);
         else if (ok && !strcmp(argv[i], "--frames")) ok = parse_int(argv[++i], 2, 100000, &c.frames);
         else if (ok && !strcmp(argv[i], "--objects")) ok = parse_int(argv[++i], 0, MAX_OBJECTS, &c.objects);
@@ -184,7 +196,7 @@ int main(int argc, char **argv)
         else ok = 0;
         if (!ok) {
             fprintf(stderr, "usage: bench_track [--width W] [--height H] [--frames N] [--objects K] [--runs R] "
-                            "[--transforms FILE]\n");
+                            "[--steps] [--transforms FILE]\n");
             return 2;
         }
     }
@@ -193,7 +205,8 @@ int main(int argc, char **argv)
         return 8;
     }
     double *t = malloc(sizeof *t * (size_t)runs * (size_t)c.frames), *u = malloc(sizeof *u * (size_t)runs * (size_t)c.frames);
-    if (!t || !u) return 8;
+    double *st = steps ? malloc(sizeof *st * GMC_NSTEPS * (size_t)runs * (size_t)c.frames) : NULL;
+    if (!t || !u || (steps && !st)) return 8;
     FILE *hf = hpath ? fopen(hpath, "w") : NULL;
     if (hpath && !hf) {
         fprintf(stderr, "bench_track: %s: cannot open for writing: %s\n", hpath, strerror(errno));
@@ -221,7 +234,7 @@ int main(int argc, char **argv)
             printf("%-28s not run: this CPU lacks its instructions\n", conf[i].name);
             continue;
         }
-        long n = run(&c, runs, conf[i].type, conf[i].gmc, conf[i].isa, t, u, conf[i].isa == best ? hf : NULL);
+        long n = run(&c, runs, conf[i].type, conf[i].gmc, conf[i].isa, t, u, st, conf[i].isa == best ? hf : NULL);
         if (n <= 0) {
             printf("%-28s failed\n", conf[i].name);
             rc = 1;
@@ -239,6 +252,16 @@ int main(int argc, char **argv)
         printf("%-28s ms/frame wall: median %.3f  p90 %.3f  mean %.3f;  cpu: median %.3f  p90 %.3f  mean %.3f  "
                "(%ld frames)\n",
                conf[i].name, t[n / 2], t[n * 9 / 10], mean, u[n / 2], u[n * 9 / 10], umean, n);
+        if (st && conf[i].isa >= 0) {
+            static const char *names[GMC_NSTEPS] = {"grey", "corners", "pyramid", "lucas-kanade", "fit"};
+            printf("%-28s cpu ms/frame, median:", "  its steps");
+            for (int j = 0; j < GMC_NSTEPS; j++) {
+                double *sj = st + (size_t)j * (size_t)runs * (size_t)c.frames;
+                qsort(sj, (size_t)n, sizeof *sj, cmp_double);
+                printf(" %s %.3f", names[j], sj[n / 2]);
+            }
+            printf("\n");
+        }
     }
     loadavg(la, sizeof la);
     printf("load average after: %s\n", la);
@@ -248,6 +271,7 @@ int main(int argc, char **argv)
     }
     free(t);
     free(u);
+    free(st);
     free(c.world);
     free(c.cam);
     free(c.obj);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "assign.h"
 #include "count.h"
@@ -433,6 +434,115 @@ static void gmc_builds_agree(void)
     for (int i = 0; i < nb; i++) strix_gmc_free(g[i]);
 }
 
+/* GMC's transforms over a fixed clip, pinned to the last bit: a hash of
+ * every frame's H at three sizes (even, odd, smaller than a pyramid
+ * level), the same for every build.  A change that is meant to keep the
+ * numbers (a faster kernel, a new build) must keep these; one that is
+ * meant to change them updates the hashes and says why (the identities
+ * against Ultralytics in the goldens above are the arbiter).  Pinned at
+ * main 64c5546 (2026-11-27); the clip: a world of 8x8 cells of hashed
+ * colour (perf/bench_track.c's), the camera drifting 2 px a frame with up
+ * to 20 px of shake. */
+static uint64_t gmc_clip_hash(strix_gmc *g, int w, int h, int frames)
+{
+    int ww = w + 2 * 40 + 2 * frames + 64, wh = h + 2 * 40 + 64;
+    uint8_t *world = malloc((size_t)ww * (size_t)wh * 3);
+    if (!world) return 0;
+    for (int y = 0; y < wh; y++)
+        for (int x = 0; x < ww; x++) {
+            uint32_t v = ((uint32_t)(x / 8) * 73856093u) ^ ((uint32_t)(y / 8) * 19349663u);
+            v ^= v >> 13;
+            v *= 0x5BD1E995u;
+            v ^= v >> 15;
+            uint8_t *p = world + 3 * ((size_t)y * (size_t)ww + (size_t)x);
+            p[0] = (uint8_t)v;
+            p[1] = (uint8_t)(v >> 8);
+            p[2] = (uint8_t)(v >> 16);
+        }
+    uint64_t s = 42, hash = 1469598103934665603ull;
+    for (int f = 0; f < frames; f++) {
+        int shake[2];
+        for (int k = 0; k < 2; k++) {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            shake[k] = (int)((s * 0x2545F4914F6CDD1Dull) >> 58) % (k ? 29 : 41) - (k ? 14 : 20);
+        }
+        double H[6];
+        unsigned char b[sizeof H];
+        if (strix_gmc_apply(g, world + 3 * ((size_t)(40 + shake[1]) * (size_t)ww + (size_t)(40 + 2 * f + shake[0])), w,
+                            h, 3 * ww, 0, H))
+            hash = 0;
+        memcpy(b, H, sizeof H);
+        for (size_t i = 0; i < sizeof b && hash; i++) hash = (hash ^ b[i]) * 1099511628211ull; /* FNV-1a */
+    }
+    free(world);
+    return hash;
+}
+
+static void gmc_transforms_pinned(void)
+{
+    static const struct {
+        int w, h;
+        uint64_t hash;
+    } clip[] = {{640, 360, 0x0642557eba7f8e0dull}, {321, 181, 0x6f2d331ecf086471ull}, {25, 23, 0x1ef7fb763ecd5d83ull}};
+    static const char *names[GMC_ISA_COUNT] = {"generic", "AVX2", "AVX-512"};
+    for (int isa = 0; isa <= strix_gmc_best_isa(); isa++)
+        for (size_t k = 0; k < sizeof clip / sizeof clip[0]; k++) {
+            strix_gmc *g = strix_gmc_create_isa(isa);
+            uint64_t got = g ? gmc_clip_hash(g, clip[k].w, clip[k].h, 40) : 0;
+            strix_gmc_free(g);
+            TL_CHECK(got == clip[k].hash, "%s build, %dx%d: transforms hash to %016llx, pinned %016llx", names[isa],
+                     clip[k].w, clip[k].h, (unsigned long long)got, (unsigned long long)clip[k].hash);
+        }
+}
+
+/* strix_gmc_time_steps: off, every step time is 0; on, the first frame
+ * times the grey frame, corners and pyramid (no Lucas-Kanade or fit: no
+ * previous frame), the next ones every step, each above 0 and together no
+ * more than the thread's CPU time around the call. */
+static void gmc_step_times(void)
+{
+    int w = tl_int(160, 400), h = tl_int(120, 300), ww = w + 32;
+    uint8_t *world = malloc((size_t)ww * (size_t)h * 3);
+    strix_gmc *g = strix_gmc_create();
+    if (!world || !g) {
+        tl_fail("out of memory");
+        free(world);
+        strix_gmc_free(g);
+        return;
+    }
+    uint64_t key = tl_u64();
+    for (size_t i = 0; i < (size_t)ww * (size_t)h; i++) {
+        uint64_t v = ((uint64_t)(i % (size_t)ww / 6) * 73856093u ^ (uint64_t)(i / (size_t)ww / 6) * 19349663u ^ key) *
+                     0x9E3779B97F4A7C15ull;
+        for (int c = 0; c < 3; c++) world[3 * i + (size_t)c] = (uint8_t)(v >> (16 * c + 8));
+    }
+    double H[6], t[GMC_NSTEPS];
+    strix_gmc_apply(g, world, w, h, 3 * ww, 0, H);
+    strix_gmc_step_times(g, t);
+    for (int k = 0; k < GMC_NSTEPS; k++) TL_CHECK(t[k] == 0, "timing off: step %d took %g s", k, t[k]);
+    strix_gmc_time_steps(g, 1);
+    for (int f = 0; f < 3; f++) {
+        if (f == 0) strix_gmc_apply(g, world, w + 2, h, 3 * ww, 0, H); /* a new size: a first frame again */
+        struct timespec a, b;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+        int rc = strix_gmc_apply(g, world + 3 * (f + 1), w, h, 3 * ww, 0, H);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+        double total = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec), sum = 0;
+        strix_gmc_step_times(g, t);
+        TL_CHECK(rc == 0, "frame %d: rc %d", f, rc);
+        for (int k = 0; k < GMC_NSTEPS; k++) {
+            int ran = f > 0 || k < GMC_STEP_LK;
+            TL_CHECK(ran ? t[k] > 0 : t[k] == 0, "%dx%d frame %d: step %d took %g s", w, h, f, k, t[k]);
+            sum += t[k];
+        }
+        TL_CHECK(sum <= total, "%dx%d frame %d: steps %g s, the call %g s", w, h, f, sum, total);
+    }
+    strix_gmc_free(g);
+    free(world);
+}
+
 /* ------------------------------------------------------ random streams */
 
 /* K objects on separate horizontal lanes, constant velocity, detected every
@@ -628,6 +738,8 @@ int main(int argc, char **argv)
     TL_RUN(gmc_beats_no_gmc);
     TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(gmc_builds_agree);
+    TL_RUN(gmc_transforms_pinned);
+    TL_RUN(gmc_step_times);
     TL_RUN(perfect_detections_keep_identities);
     TL_RUN(lost_track_buffer);
     TL_RUN(tracker_arguments);

@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gmc_steps.h"
 
@@ -28,8 +29,9 @@ struct strix_gmc {
     int fw, fh;           /* full frame size of the previous frame */
     int have_prev;
     gmc_pyramid prev, cur;
-    gmc_frame_fn *frame; /* the steps of the build this CPU runs (gmc_steps.h) */
-    gmc_lk_fn *lk;
+    const gmc_steps *steps; /* of the build this CPU runs (gmc_steps.h) */
+    int timed;              /* strix_gmc_time_steps */
+    double t0, times[GMC_NSTEPS];
     float *prev_pts;      /* [n_prev][2] corners of the previous frame (half size) */
     int n_prev;
     float *pts, *next;    /* [GMC_MAX_CORNERS][2] */
@@ -54,16 +56,10 @@ strix_gmc *strix_gmc_create_isa(int isa)
     if (isa < GMC_ISA_GENERIC || isa > strix_gmc_best_isa()) return NULL; /* each build runs where a wider one does */
     strix_gmc *g = calloc(1, sizeof *g);
     if (!g) return NULL;
-    g->frame = strix_gmc_frame_generic;
-    g->lk = strix_gmc_lk_generic;
+    g->steps = &strix_gmc_steps_generic;
 #if defined(__x86_64__)
-    if (isa == GMC_ISA_AVX2) {
-        g->frame = strix_gmc_frame_avx2;
-        g->lk = strix_gmc_lk_avx2;
-    } else if (isa == GMC_ISA_AVX512) {
-        g->frame = strix_gmc_frame_avx512;
-        g->lk = strix_gmc_lk_avx512;
-    }
+    if (isa == GMC_ISA_AVX2) g->steps = &strix_gmc_steps_avx2;
+    else if (isa == GMC_ISA_AVX512) g->steps = &strix_gmc_steps_avx512;
 #endif
     g->prev_pts = malloc(sizeof(float) * 2 * GMC_MAX_CORNERS);
     g->pts = malloc(sizeof(float) * 2 * GMC_MAX_CORNERS);
@@ -236,19 +232,52 @@ static int ransac_similarity(const double *p, const double *q, int n, unsigned c
 
 /* ------------------------------------------------------------------ apply */
 
+/* This thread's CPU time in seconds. */
+static double thread_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* With step timing on, the time since the last mark goes to step k. */
+static void mark(strix_gmc *g, int k)
+{
+    if (!g->timed) return;
+    double t = thread_s();
+    if (k >= 0) g->times[k] = t - g->t0;
+    g->t0 = t;
+}
+
+void strix_gmc_time_steps(strix_gmc *g, int on)
+{
+    g->timed = on != 0;
+    memset(g->times, 0, sizeof g->times);
+}
+
+void strix_gmc_step_times(const strix_gmc *g, double t[GMC_NSTEPS]) { memcpy(t, g->times, sizeof g->times); }
+
 int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int stride, int bgr, double H[6])
 {
     static const double eye[6] = {1, 0, 0, 0, 1, 0};
     memcpy(H, eye, sizeof eye);
+    memset(g->times, 0, sizeof g->times);
     int w = width / 2, h = height / 2;
     if (w < 3 || h < 3) return 0;
     if (width != g->fw || height != g->fh) g->have_prev = 0;
     if (scratch_reserve(&g->s, width, w, h)) return -1;
-    int nc = g->frame(&g->s, &g->cur, pix, width, height, stride, bgr, g->pts);
-    if (nc < 0) return -1;
+    const gmc_steps *st = g->steps;
+    mark(g, -1);
+    st->grey(&g->s, pix, width, height, stride, bgr);
+    mark(g, GMC_STEP_GREY);
+    int nc = st->corners(&g->s, w, h, g->pts);
+    mark(g, GMC_STEP_CORNERS);
+    if (st->pyramid(&g->s, &g->cur, w, h, g->pts, nc)) return -1;
+    mark(g, GMC_STEP_PYRAMID);
     /* Ultralytics treats a frame after one without corners as a first frame */
     if (g->have_prev && g->n_prev > 0 && g->cur.n == g->prev.n && g->cur.n > 0) {
-        g->lk(&g->prev, &g->cur, g->prev_pts, g->n_prev, g->next, g->status);
+        st->lk(&g->prev, &g->cur, g->prev_pts, g->n_prev, g->next, g->status);
+        mark(g, GMC_STEP_LK);
         double *pq = g->pq;
         unsigned char *m = g->mask;
         int k = 0;
@@ -266,6 +295,7 @@ int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int
             H[2] *= 2; /* back to full-size pixels */
             H[5] *= 2;
         }
+        mark(g, GMC_STEP_FIT);
     }
     /* the current frame becomes the previous one */
     gmc_pyramid t = g->prev;

@@ -23,4 +23,18 @@ void strix_gmc_free(strix_gmc *g);
  * memory runs out. */
 int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int stride, int bgr, double H[6]);
 
+/* The steps of strix_gmc_apply, for benchmarks: the grey half-size frame,
+ * corners, pyramid, Lucas-Kanade, the RANSAC fit. */
+enum { GMC_STEP_GREY, GMC_STEP_CORNERS, GMC_STEP_PYRAMID, GMC_STEP_LK, GMC_STEP_FIT, GMC_NSTEPS };
+
+/* on != 0: each strix_gmc_apply from now on records the CPU time (this
+ * thread's) its steps take, read with strix_gmc_step_times; off by default
+ * (the clock costs a system call or a vDSO read per step). */
+void strix_gmc_time_steps(strix_gmc *g, int on);
+
+/* The last frame's step times in seconds (GMC_STEP_* order); 0 for a step
+ * that did not run (Lucas-Kanade and the fit on a first frame) and while
+ * timing is off. */
+void strix_gmc_step_times(const strix_gmc *g, double t[GMC_NSTEPS]);
+
 #endif

@@ -16,8 +16,8 @@
  * adds them in float lanes, so a point can differ from OpenCV's in the last
  * bits of a float.
  * Included by gmc_generic.c, gmc_avx2.c and gmc_avx512.c (gmc_steps.h), each defining
- * GMC_SUFFIX: the entry points are strix_gmc_frame_<suffix> and
- * strix_gmc_lk_<suffix>; everything else is static.  The float loops are
+ * GMC_SUFFIX: the one entry is strix_gmc_steps_<suffix> (gmc_steps.h);
+ * everything else is static.  The float loops are
  * written for the vectoriser (restrict helpers, per-lane sums, no border
  * logic in the interiors) and the compiler's float operations keep their
  * order; Lucas-Kanade's vector paths (AVX2, SSE2, scalar) compute integers
@@ -410,20 +410,18 @@ static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cand
 
 /* The vector layer the fused corner pass is written in: VN float lanes
  * (8: AVX2, 16: AVX-512), each operation the C one of the generic pass
- * (no fused multiply-add), compares into lane bit masks. */
+ * (+ - * on the vector types are GCC's lane-wise operators; C11 mode fuses
+ * no multiply-add), compares into lane bit masks. */
 #if defined(__AVX512BW__)
 #define VN 16
 typedef __m512 vf;
-typedef __m512i vi;
+typedef int32_t vi __attribute__((vector_size(64))); /* int32 lanes: + - * act per lane */
 static GMC_INLINE vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
 static GMC_INLINE void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
-static GMC_INLINE vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
-static GMC_INLINE vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
-static GMC_INLINE vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 static GMC_INLINE vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
 static GMC_INLINE vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); } /* a > b ? a : b */
 static GMC_INLINE vf vf_set1(float x) { return _mm512_set1_ps(x); }
-static GMC_INLINE vf vf_from(vi v) { return _mm512_cvtepi32_ps(v); }
+static GMC_INLINE vf vf_from(vi v) { return _mm512_cvtepi32_ps((__m512i)v); }
 /* lanes one column to the left (lane 0: prev's last) and to the right (last lane: next's first) */
 static GMC_INLINE vf vf_left1(vf cur, vf prev)
 {
@@ -437,23 +435,17 @@ static GMC_INLINE vf vf_right1(vf next, vf cur)
 static GMC_INLINE vf vf_pick(unsigned bits, vf a, vf b) { return _mm512_mask_blend_ps(_cvtu32_mask16(bits), a, b); }
 static GMC_INLINE unsigned vf_gt(vf a, vf b) { return _cvtmask16_u32(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)); }
 static GMC_INLINE unsigned vf_ge(vf a, vf b) { return _cvtmask16_u32(_mm512_cmp_ps_mask(a, b, _CMP_GE_OQ)); }
-static GMC_INLINE vi vi_u8(const uint8_t *p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)); }
-static GMC_INLINE vi vi_add(vi a, vi b) { return _mm512_add_epi32(a, b); }
-static GMC_INLINE vi vi_sub(vi a, vi b) { return _mm512_sub_epi32(a, b); }
-static GMC_INLINE vi vi_twice(vi a) { return _mm512_slli_epi32(a, 1); }
+static GMC_INLINE vi vi_u8(const uint8_t *p) { return (vi)_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)); }
 #else
 #define VN 8
 typedef __m256 vf;
-typedef __m256i vi;
+typedef int32_t vi __attribute__((vector_size(32)));
 static GMC_INLINE vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
 static GMC_INLINE void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
-static GMC_INLINE vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
-static GMC_INLINE vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
-static GMC_INLINE vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 static GMC_INLINE vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
 static GMC_INLINE vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); } /* a > b ? a : b */
 static GMC_INLINE vf vf_set1(float x) { return _mm256_set1_ps(x); }
-static GMC_INLINE vf vf_from(vi v) { return _mm256_cvtepi32_ps(v); }
+static GMC_INLINE vf vf_from(vi v) { return _mm256_cvtepi32_ps((__m256i)v); }
 static GMC_INLINE vf vf_left1(vf cur, vf prev)
 {
     /* (prev's last, cur's first 7): rotate cur up by one, then lane 0 from prev rotated the same way */
@@ -473,10 +465,7 @@ static GMC_INLINE vf vf_pick(unsigned bits, vf a, vf b)
 }
 static GMC_INLINE unsigned vf_gt(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
 static GMC_INLINE unsigned vf_ge(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GE_OQ)); }
-static GMC_INLINE vi vi_u8(const uint8_t *p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
-static GMC_INLINE vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
-static GMC_INLINE vi vi_sub(vi a, vi b) { return _mm256_sub_epi32(a, b); }
-static GMC_INLINE vi vi_twice(vi a) { return _mm256_slli_epi32(a, 1); }
+static GMC_INLINE vi vi_u8(const uint8_t *p) { return (vi)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
 #endif
 #define VALL ((1u << VN) - 1) /* every lane's bit */
 
@@ -495,13 +484,13 @@ static void grey_pad_row(const uint8_t *r, int w, uint8_t *g, int gn)
 static GMC_INLINE void prod_block(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, int x, vf *pa, vf *pb, vf *pc)
 {
     vi l0 = vi_u8(g0 + x), r0 = vi_u8(g0 + x + 2), l2 = vi_u8(g2 + x), r2 = vi_u8(g2 + x + 2);
-    vi dx = vi_add(vi_add(vi_sub(r0, l0), vi_sub(r2, l2)), vi_twice(vi_sub(vi_u8(g1 + x + 2), vi_u8(g1 + x))));
-    vi dy = vi_sub(vi_add(vi_add(l2, r2), vi_twice(vi_u8(g2 + x + 1))), vi_add(vi_add(l0, r0), vi_twice(vi_u8(g0 + x + 1))));
+    vi dx = (r0 - l0) + 2 * (vi_u8(g1 + x + 2) - vi_u8(g1 + x)) + (r2 - l2);
+    vi dy = (l2 + 2 * vi_u8(g2 + x + 1) + r2) - (l0 + 2 * vi_u8(g0 + x + 1) + r0);
     vf scale = vf_set1((float)(1.0 / (4 * 3 * 255.0)));
-    vf fx = vf_mul(vf_from(dx), scale), fy = vf_mul(vf_from(dy), scale);
-    *pa = vf_mul(fx, fx);
-    *pb = vf_mul(fx, fy);
-    *pc = vf_mul(fy, fy);
+    vf fx = vf_from(dx) * scale, fy = vf_from(dy) * scale;
+    *pa = fx * fx;
+    *pb = fx * fy;
+    *pc = fy * fy;
 }
 
 /* tensor_row from padded rows: the products of block k + 1 are made before
@@ -516,9 +505,9 @@ static void tensor_row_vec(const uint8_t *g0, const uint8_t *g1, const uint8_t *
     for (int k = 0; k < nb; k++) {
         vf a2 = z, b2 = z, c2 = z;
         if (k + 1 < nb) prod_block(g0, g1, g2, VN * (k + 1), &a2, &b2, &c2);
-        vf_store(sa + VN * k, vf_add(vf_add(vf_left1(a1, a0), a1), vf_right1(a2, a1)));
-        vf_store(sb + VN * k, vf_add(vf_add(vf_left1(b1, b0), b1), vf_right1(b2, b1)));
-        vf_store(sc + VN * k, vf_add(vf_add(vf_left1(c1, c0), c1), vf_right1(c2, c1)));
+        vf_store(sa + VN * k, vf_left1(a1, a0) + a1 + vf_right1(a2, a1));
+        vf_store(sb + VN * k, vf_left1(b1, b0) + b1 + vf_right1(b2, b1));
+        vf_store(sc + VN * k, vf_left1(c1, c0) + c1 + vf_right1(c2, c1));
         a0 = a1, b0 = b1, c0 = c1;
         a1 = a2, b1 = b2, c1 = c2;
     }
@@ -547,11 +536,11 @@ static void tensor_row_vec(const uint8_t *g0, const uint8_t *g1, const uint8_t *
 static GMC_INLINE vf eig_block(float *const *t0, float *const *t1, float *const *t2, int x)
 {
     vf half = vf_set1(0.5f);
-    vf a = vf_mul(vf_add(vf_add(vf_load(t0[0] + x), vf_load(t1[0] + x)), vf_load(t2[0] + x)), half);
-    vf b = vf_add(vf_add(vf_load(t0[1] + x), vf_load(t1[1] + x)), vf_load(t2[1] + x));
-    vf c = vf_mul(vf_add(vf_add(vf_load(t0[2] + x), vf_load(t1[2] + x)), vf_load(t2[2] + x)), half);
-    vf d = vf_sub(a, c);
-    return vf_sub(vf_add(a, c), vf_sqrt(vf_add(vf_mul(d, d), vf_mul(b, b))));
+    vf a = (vf_load(t0[0] + x) + vf_load(t1[0] + x) + vf_load(t2[0] + x)) * half;
+    vf b = vf_load(t0[1] + x) + vf_load(t1[1] + x) + vf_load(t2[1] + x);
+    vf c = (vf_load(t0[2] + x) + vf_load(t1[2] + x) + vf_load(t2[2] + x)) * half;
+    vf d = a - c;
+    return a + c - vf_sqrt(d * d + b * b);
 }
 
 /* corners' pass for the AVX2 and AVX-512 builds, the same numbers as the
@@ -838,18 +827,16 @@ static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, const
 
 /* ------------------------------------------------------------ entry points */
 
-int GMC_CAT(strix_gmc_frame_, GMC_SUFFIX)(gmc_scratch *s, gmc_pyramid *cur, const uint8_t *pix, int width,
-                                          int height, int stride, int bgr, float *pts)
+static void step_grey(gmc_scratch *s, const uint8_t *pix, int width, int height, int stride, int bgr)
 {
-    int w = width / 2, h = height / 2;
-    grey_half(pix, width, height, stride, bgr, s->grey, w, h, s->rows);
-    int nc = corners(s, s->grey, w, h, pts);
-    return pyramid_build(cur, s->grey, w, h, pts, nc, s) ? -1 : nc;
+    grey_half(pix, width, height, stride, bgr, s->grey, width / 2, height / 2, s->rows);
 }
 
-void GMC_CAT(strix_gmc_lk_, GMC_SUFFIX)(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n,
-                                        float *next, unsigned char *status)
+static int step_corners(gmc_scratch *s, int w, int h, float *pts) { return corners(s, s->grey, w, h, pts); }
+
+static int step_pyramid(gmc_scratch *s, gmc_pyramid *cur, int w, int h, const float *pts, int n)
 {
-    lk(prev, cur, pts, n, next, status);
+    return pyramid_build(cur, s->grey, w, h, pts, n, s);
 }
 
+const gmc_steps GMC_CAT(strix_gmc_steps_, GMC_SUFFIX) = {step_grey, step_corners, step_pyramid, lk};

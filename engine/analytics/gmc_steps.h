@@ -65,24 +65,28 @@ typedef struct gmc_scratch {
     gmc_cand *cand;       /* corner candidates [GMC_CAND_CAP] */
 } gmc_scratch;
 
-/* Grey half-size frame of pix (uint8 HWC, 3 channels, bgr: B first),
- * its corners (x, y) into pts [GMC_MAX_CORNERS][2] and its pyramid into
- * cur; s sized for the frame (gmc.c).  Returns the number of corners, or
- * -1 when memory runs out. */
-typedef int gmc_frame_fn(gmc_scratch *s, gmc_pyramid *cur, const uint8_t *pix, int width, int height, int stride,
-                         int bgr, float *pts);
-/* Pyramidal Lucas-Kanade of prev's points pts [n][2] into cur: next [n][2]
- * and status[n] (0: lost). */
-typedef void gmc_lk_fn(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n, float *next,
-                       unsigned char *status);
+/* One build's steps, in the order strix_gmc_apply runs them on a frame
+ * (each reads what the one before left in s, sized for the frame by gmc.c;
+ * w x h the half size). */
+typedef struct gmc_steps {
+    /* the grey half-size frame of pix (uint8 HWC, 3 channels, bgr: B
+     * first, rows stride bytes apart) into s->grey */
+    void (*grey)(gmc_scratch *s, const uint8_t *pix, int width, int height, int stride, int bgr);
+    /* its corners (x, y) into pts [GMC_MAX_CORNERS][2]: the count */
+    int (*corners)(gmc_scratch *s, int w, int h, float *pts);
+    /* its pyramid into cur, level 0's gradients around the corners pts
+     * [n][2] (the next frame's Lucas-Kanade reads no others); -1 when
+     * memory runs out */
+    int (*pyramid)(gmc_scratch *s, gmc_pyramid *cur, int w, int h, const float *pts, int n);
+    /* pyramidal Lucas-Kanade of prev's points pts [n][2] into cur: next
+     * [n][2] and status[n] (0: lost) */
+    void (*lk)(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n, float *next,
+               unsigned char *status);
+} gmc_steps;
 
-gmc_frame_fn strix_gmc_frame_generic;
-gmc_lk_fn strix_gmc_lk_generic;
+extern const gmc_steps strix_gmc_steps_generic;
 #if defined(__x86_64__)
-gmc_frame_fn strix_gmc_frame_avx2;
-gmc_lk_fn strix_gmc_lk_avx2;
-gmc_frame_fn strix_gmc_frame_avx512;
-gmc_lk_fn strix_gmc_lk_avx512;
+extern const gmc_steps strix_gmc_steps_avx2, strix_gmc_steps_avx512;
 #endif
 
 enum { GMC_ISA_GENERIC, GMC_ISA_AVX2, GMC_ISA_AVX512, GMC_ISA_COUNT };
