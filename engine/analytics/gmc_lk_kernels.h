@@ -9,16 +9,30 @@
  * none, each rounded to int16; the sums of products exact in integers.
  * Every intermediate is an integer, so every build (and any order of
  * summation) gives the same numbers.  Ranges: image x 32 <= 8160,
- * |gradient| <= 4080, so a 16-bit multiply-add pair is <= 2 x 8160 x 4080
- * and 21 rows of them stay below 2^31 in a 32-bit lane; the window totals
+ * |gradient| <= 4080, so a 16-bit multiply-add pair of (J - I) and a
+ * gradient is <= 2 x 8160 x 4080, and 31 of them (the most any build adds
+ * in one 32-bit lane: AVX2's 21 rows and 10 row pairs of the last columns)
+ * stay below 2^31; a pair of gradient products is <= 2 x 4080^2, and 63 of
+ * them (SSE2's 3 vectors a row for A) stay below 2^31.  The window totals
  * are summed in 64 bits. */
 #define W_BITS 14
+
+/* COPY: at a whole pixel the weights are (2^14, 0, 0, 0), and interpolating
+ * there gives the values themselves: (p 2^14 + 2^8) >> 9 = 32 p and
+ * (g 2^14 + 2^13) >> 14 = g for every integer p, g (the rounding term is
+ * below one unit of the shift).  Level 0's windows start at whole pixels
+ * (goodFeaturesToTrack's corners), so its set-ups copy instead. */
+
+/* Helpers inlined where they are used: called, they pass their vectors
+ * through memory (GCC otherwise keeps bil_pair apart), and window_at sits
+ * on every iteration's path. */
+#define GMC_INLINE inline __attribute__((always_inline))
 
 /* A window's top-left corner (px, py) on level L: its whole pixel (ix, iy)
  * and bilinear weights w (top-left, top-right, bottom-left, bottom-right,
  * summing to 2^14, rounded as OpenCV's cvRound: to nearest even); 0 when it
  * lies too far outside the level (OpenCV's test). */
-static int window_at(const gmc_level *L, float px, float py, int *ix, int *iy, int w[4])
+static GMC_INLINE int window_at(const gmc_level *L, float px, float py, int *ix, int *iy, int w[4])
 {
     *ix = (int)floorf(px);
     *iy = (int)floorf(py);
@@ -31,13 +45,19 @@ static int window_at(const gmc_level *L, float px, float py, int *ix, int *iy, i
     return 1;
 }
 
-/* A window as LK keeps it, int16 [WIN * WINP]: in the SSE2 and AVX2 builds
+/* A window as LK keeps it (iw, gx, gy: int16 [WSTORE]): in the AVX-512
+ * build one 32-lane vector a row, [WIN][32]; in the SSE2 and AVX2 builds
  * columns 0..15 of each row [WIN][16], then columns 16..23 [WIN][8] (the
- * last 5 columns of two rows are one 16-lane vector); elsewhere row-major
- * [WIN][WINP].  The gradients of columns 21..23 are 0, so they add nothing
- * to any sum. */
+ * AVX2 build computes the last columns of two rows as one 16-lane vector);
+ * elsewhere row-major [WIN][WINP].  The gradients of the columns past 20
+ * are 0, so those columns add nothing to any sum. */
 #define WMAIN 16
 #define WTAIL (WIN * WMAIN)
+#if defined(__AVX512BW__)
+#define WSTORE (WIN * 32)
+#else
+#define WSTORE (WIN * WINP)
+#endif
 
 #if !defined(__SSE2__)
 /* One window row's WINP values interpolated at p[0..] (p[x + 1] the right
@@ -49,7 +69,9 @@ static void bil_row(const int16_t *restrict p, ptrdiff_t st, const int w[4], int
 {
     const int16_t *restrict q = p + st;
     int w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
-    if (img)
+    if (!w1 && !w2 && !w3) /* COPY */
+        for (int x = 0; x < WINP; x++) o[x] = (int16_t)(img ? p[x] * 32 : p[x]);
+    else if (img)
         for (int x = 0; x < WINP; x++)
             o[x] = (int16_t)((p[x] * w0 + p[x + 1] * w1 + q[x] * w2 + q[x + 1] * w3 + (1 << (W_BITS - 6))) >>
                              (W_BITS - 5));
@@ -60,10 +82,6 @@ static void bil_row(const int16_t *restrict p, ptrdiff_t st, const int w[4], int
 #endif
 
 #if defined(__SSE2__)
-/* The interpolation helpers are inlined where they are used: called, they
- * pass their vectors through memory (GCC otherwise keeps bil_pair apart). */
-#define GMC_INLINE inline __attribute__((always_inline))
-
 /* Two weights as the 16-bit pair a multiply-add takes (lo first). */
 static int32_t wpair(int lo, int hi) { return (int32_t)((uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16); }
 
@@ -89,6 +107,7 @@ static GMC_INLINE __m128i bil8(const int16_t *p, ptrdiff_t st, __m128i w0, __m12
     return _mm_packs_epi32(lo, hi);
 }
 
+#if !defined(__AVX2__)
 static int64_t hsum4(__m128i v)
 {
     int32_t t[4];
@@ -96,143 +115,274 @@ static int64_t hsum4(__m128i v)
     return (int64_t)t[0] + t[1] + t[2] + t[3];
 }
 #endif
+#endif
 
-#if defined(__AVX2__)
-/* bil8's arithmetic for 16 lanes from the (pixel, right neighbour) pairs of
- * the top row (lo0, hi0: the unpacked low and high halves) and of the
- * bottom row (lo1, hi1); the unpacks and the pack work within each 128-bit
- * half, so the lanes come back in the order they were loaded. */
-static GMC_INLINE __m256i bil_mix(__m256i lo0, __m256i hi0, __m256i lo1, __m256i hi1, __m256i w0, __m256i w1, int img)
+/* The AVX2 and AVX-512 paths interpolate without shuffles: a multiply-add
+ * of the values as loaded takes the pairs (2i, 2i + 1), so the top row
+ * loaded from its first column (t0) gives the even columns (column 2i from
+ * its pixel and right neighbour), loaded from its second (t1) the odd
+ * ones, each with the bottom row's (b0, b1), in 32-bit lanes.  After the
+ * rounding shift each fits int16: the even ones are the low halves of
+ * their lanes, the odd ones are shifted into the high halves (bits s..s+15
+ * of the sum moved to 16..31), and one blend of 16-bit lanes puts the
+ * columns back in order. */
+#if defined(__AVX2__) && !defined(__AVX512BW__)
+/* The even/odd interpolation in 16 lanes. */
+static GMC_INLINE __m256i bil16(__m256i t0, __m256i t1, __m256i b0, __m256i b1, __m256i w0, __m256i w1, int img)
 {
-    __m256i lo = _mm256_add_epi32(_mm256_madd_epi16(lo0, w0), _mm256_madd_epi16(lo1, w1));
-    __m256i hi = _mm256_add_epi32(_mm256_madd_epi16(hi0, w0), _mm256_madd_epi16(hi1, w1));
-    if (img) {
-        __m256i r = _mm256_set1_epi32(1 << (W_BITS - 6));
-        lo = _mm256_srai_epi32(_mm256_add_epi32(lo, r), W_BITS - 5);
-        hi = _mm256_srai_epi32(_mm256_add_epi32(hi, r), W_BITS - 5);
-    } else {
-        __m256i r = _mm256_set1_epi32(1 << (W_BITS - 1));
-        lo = _mm256_srai_epi32(_mm256_add_epi32(lo, r), W_BITS);
-        hi = _mm256_srai_epi32(_mm256_add_epi32(hi, r), W_BITS);
-    }
-    return _mm256_packs_epi32(lo, hi);
+    int sh = img ? W_BITS - 5 : W_BITS;
+    __m256i r = _mm256_set1_epi32(img ? 1 << (W_BITS - 6) : 1 << (W_BITS - 1));
+    __m256i ev = _mm256_add_epi32(_mm256_madd_epi16(t0, w0), _mm256_madd_epi16(b0, w1));
+    __m256i od = _mm256_add_epi32(_mm256_madd_epi16(t1, w0), _mm256_madd_epi16(b1, w1));
+    ev = _mm256_srai_epi32(_mm256_add_epi32(ev, r), sh);
+    od = _mm256_slli_epi32(_mm256_add_epi32(od, r), 16 - sh);
+    return _mm256_blend_epi16(ev, od, 0xAA);
 }
 
-/* bil8 of p[0..7] and of the row below's p[st..st + 7], in the low and high
- * halves: the window's last columns of two rows in one vector. */
+/* bil16 of p[0..7] and of the row below's p[st..st + 7], in the low and
+ * high halves: the window's last columns of two rows in one vector. */
 static GMC_INLINE __m256i bil_pair(const int16_t *p, ptrdiff_t st, __m256i w0, __m256i w1, int img)
 {
-    __m256i a = _mm256_loadu2_m128i((const __m128i *)(p + st), (const __m128i *)p);
-    __m256i b = _mm256_loadu2_m128i((const __m128i *)(p + st + 1), (const __m128i *)(p + 1));
-    __m256i c = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st), (const __m128i *)(p + st));
-    __m256i d = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st + 1), (const __m128i *)(p + st + 1));
-    return bil_mix(_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b), _mm256_unpacklo_epi16(c, d),
-                   _mm256_unpackhi_epi16(c, d), w0, w1, img);
+    __m256i t0 = _mm256_loadu2_m128i((const __m128i *)(p + st), (const __m128i *)p);
+    __m256i t1 = _mm256_loadu2_m128i((const __m128i *)(p + st + 1), (const __m128i *)(p + 1));
+    __m256i b0 = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st), (const __m128i *)(p + st));
+    __m256i b1 = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st + 1), (const __m128i *)(p + st + 1));
+    return bil16(t0, t1, b0, b1, w0, w1, img);
 }
 
-static int64_t hsum8(__m256i v)
+/* The sum of v's 8 and c's 4 int32 lanes, in 64 bits (the lanes' sum can
+ * pass 2^31): widened in vectors rather than lane by lane. */
+static GMC_INLINE int64_t hsum12(__m256i v, __m128i c)
 {
-    return hsum4(_mm256_castsi256_si128(v)) + hsum4(_mm256_extracti128_si256(v, 1));
+    __m256i s = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)),
+                                 _mm256_cvtepi32_epi64(_mm256_extracti128_si256(v, 1)));
+    s = _mm256_add_epi64(s, _mm256_cvtepi32_epi64(c));
+    __m128i t = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    return _mm_cvtsi128_si64(t) + _mm_extract_epi64(t, 1);
+}
+#endif
+
+#if defined(__AVX512BW__)
+/* AVX-512: a window row is one 32-lane vector.  A row reads 33 values from
+ * its first column (ix + PAD >= PAD - WIN), so up to 7 past the plane's
+ * right border on the last columns (ix < w): into the next row's left
+ * border, which exists also after the window's last row (PAD > WIN), so
+ * every read stays inside the level's planes.  The values read past column
+ * 21 land in columns 21..31 only, whose gradients are 0. */
+_Static_assert(PAD > WIN, "a window row's 33 values must stay inside the level's planes");
+
+/* The even/odd interpolation in 32 lanes. */
+static GMC_INLINE __m512i bil32(__m512i t0, __m512i t1, __m512i b0, __m512i b1, __m512i w0, __m512i w1, int img)
+{
+    int sh = img ? W_BITS - 5 : W_BITS;
+    __m512i r = _mm512_set1_epi32(img ? 1 << (W_BITS - 6) : 1 << (W_BITS - 1));
+    __m512i ev = _mm512_add_epi32(_mm512_madd_epi16(t0, w0), _mm512_madd_epi16(b0, w1));
+    __m512i od = _mm512_add_epi32(_mm512_madd_epi16(t1, w0), _mm512_madd_epi16(b1, w1));
+    ev = _mm512_srai_epi32(_mm512_add_epi32(ev, r), sh);
+    od = _mm512_slli_epi32(_mm512_add_epi32(od, r), 16 - sh);
+    return _mm512_mask_blend_epi16(0xAAAAAAAAu, ev, od);
+}
+
+/* The sum of v's 16 int32 lanes in 64 bits. */
+static GMC_INLINE int64_t hsum16(__m512i v)
+{
+    __m512i s = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)),
+                                 _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)));
+    __m256i t = _mm256_add_epi64(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
+    __m128i u = _mm_add_epi64(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+    return _mm_cvtsi128_si64(u) + _mm_extract_epi64(u, 1);
+}
+
+/* Window row r of the image (x 32) and the gradients (columns 21..31 0),
+ * stored, and its products added to A's sums a. */
+static GMC_INLINE void setup_row(int16_t *iw, int16_t *gx, int16_t *gy, int r, __m512i I, __m512i X, __m512i Y,
+                                 __m512i a[3])
+{
+    _mm512_store_si512(iw + r * 32, I);
+    _mm512_store_si512(gx + r * 32, X);
+    _mm512_store_si512(gy + r * 32, Y);
+    a[0] = _mm512_add_epi32(a[0], _mm512_madd_epi16(X, X));
+    a[1] = _mm512_add_epi32(a[1], _mm512_madd_epi16(X, Y));
+    a[2] = _mm512_add_epi32(a[2], _mm512_madd_epi16(Y, Y));
+}
+#elif defined(__AVX2__)
+/* Window row r's columns 0..15 of the image (x 32) and the gradients,
+ * stored, and their products added to A's sums a. */
+static GMC_INLINE void setup_main(int16_t *iw, int16_t *gx, int16_t *gy, int r, __m256i I, __m256i X, __m256i Y,
+                                  __m256i a[3])
+{
+    _mm256_storeu_si256((__m256i *)(iw + r * WMAIN), I);
+    _mm256_storeu_si256((__m256i *)(gx + r * WMAIN), X);
+    _mm256_storeu_si256((__m256i *)(gy + r * WMAIN), Y);
+    a[0] = _mm256_add_epi32(a[0], _mm256_madd_epi16(X, X));
+    a[1] = _mm256_add_epi32(a[1], _mm256_madd_epi16(X, Y));
+    a[2] = _mm256_add_epi32(a[2], _mm256_madd_epi16(Y, Y));
+}
+#endif
+
+#if defined(__SSE2__) && !defined(__AVX512BW__)
+/* Window row y's columns 16..23 (the gradients' 21..23 0), stored, and
+ * their products added to A's sums c. */
+static GMC_INLINE void setup_tail(int16_t *iw, int16_t *gx, int16_t *gy, int y, __m128i I, __m128i X, __m128i Y,
+                                  __m128i c[3])
+{
+    _mm_storeu_si128((__m128i *)(iw + WTAIL + y * 8), I);
+    _mm_storeu_si128((__m128i *)(gx + WTAIL + y * 8), X);
+    _mm_storeu_si128((__m128i *)(gy + WTAIL + y * 8), Y);
+    c[0] = _mm_add_epi32(c[0], _mm_madd_epi16(X, X));
+    c[1] = _mm_add_epi32(c[1], _mm_madd_epi16(X, Y));
+    c[2] = _mm_add_epi32(c[2], _mm_madd_epi16(Y, Y));
 }
 #endif
 
 /* The previous frame's window at (ix, iy) of level L with weights wt: the
- * image x 32 and the gradients (iw, gx, gy: [WIN * WINP], the layout
- * above), and A = the sums of gx^2, gx gy, gy^2 over it. */
+ * image x 32 and the gradients (iw, gx, gy: the layout above), and A = the
+ * sums of gx^2, gx gy, gy^2 over it. */
 static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], int16_t *restrict iw,
                          int16_t *restrict gx, int16_t *restrict gy, int64_t A[3])
 {
     ptrdiff_t st = L->pw;
     size_t o = (size_t)(iy + PAD) * (size_t)st + (size_t)(ix + PAD);
-    const int16_t *ip = L->img + o, *xp = L->dx + o, *yp = L->dy + o;
-#if defined(__SSE2__)
-    __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
-    const __m128i keep = _mm_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0); /* columns 16..20 of 16..23 */
-    __m128i c11 = _mm_setzero_si128(), c12 = c11, c22 = c11;
-    int y = 0;
-#if defined(__AVX2__)
-    __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
-    __m256i a11 = _mm256_setzero_si256(), a12 = a11, a22 = a11;
-    /* columns 0..15: each plane's image row is the bottom row of one window row and the top row of the
-     * next, so its (pixel, right neighbour) pairs are loaded and unpacked once */
-    __m256i u[3][2];
-    const int16_t *pl[3] = {ip, xp, yp};
-    for (int k = 0; k < 3; k++) {
-        __m256i t0 = _mm256_loadu_si256((const __m256i *)pl[k]), t1 = _mm256_loadu_si256((const __m256i *)(pl[k] + 1));
-        u[k][0] = _mm256_unpacklo_epi16(t0, t1);
-        u[k][1] = _mm256_unpackhi_epi16(t0, t1);
-    }
-    for (int r = 0; r < WIN; r++) {
-        __m256i v[3];
+    const int16_t *pl[3] = {L->img + o, L->dx + o, L->dy + o}; /* image, gx, gy planes */
+    int copy = !wt[1] && !wt[2] && !wt[3];                      /* COPY */
+#if defined(__AVX512BW__)
+    const __mmask32 keep = ((__mmask32)1 << WIN) - 1;
+    __m512i a[3] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+    if (copy) {
+        for (int r = 0; r < WIN; r++) {
+            size_t k = (size_t)r * (size_t)st;
+            setup_row(iw, gx, gy, r, _mm512_slli_epi16(_mm512_loadu_si512(pl[0] + k), 5),
+                      _mm512_maskz_loadu_epi16(keep, pl[1] + k), _mm512_maskz_loadu_epi16(keep, pl[2] + k), a);
+        }
+    } else {
+        __m512i v0 = _mm512_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm512_set1_epi32(wpair(wt[2], wt[3]));
+        /* each plane's image row is the bottom row of one window row and the top row of the next: loaded once */
+        __m512i u[3][2];
         for (int k = 0; k < 3; k++) {
-            const int16_t *q = pl[k] + (size_t)(r + 1) * (size_t)st;
-            __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
-            __m256i nlo = _mm256_unpacklo_epi16(n0, n1), nhi = _mm256_unpackhi_epi16(n0, n1);
-            v[k] = bil_mix(u[k][0], u[k][1], nlo, nhi, v0, v1, k == 0);
-            u[k][0] = nlo;
-            u[k][1] = nhi;
+            u[k][0] = _mm512_loadu_si512(pl[k]);
+            u[k][1] = _mm512_loadu_si512(pl[k] + 1);
         }
-        _mm256_storeu_si256((__m256i *)(iw + r * WMAIN), v[0]);
-        _mm256_storeu_si256((__m256i *)(gx + r * WMAIN), v[1]);
-        _mm256_storeu_si256((__m256i *)(gy + r * WMAIN), v[2]);
-        a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(v[1], v[1]));
-        a12 = _mm256_add_epi32(a12, _mm256_madd_epi16(v[1], v[2]));
-        a22 = _mm256_add_epi32(a22, _mm256_madd_epi16(v[2], v[2]));
-    }
-    const __m256i keep2 = _mm256_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1, -1, 0, 0, 0);
-    for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
-        size_t k = (size_t)y * (size_t)st + WMAIN;
-        __m256i I = bil_pair(ip + k, st, v0, v1, 1);
-        __m256i X = _mm256_and_si256(bil_pair(xp + k, st, v0, v1, 0), keep2);
-        __m256i Y = _mm256_and_si256(bil_pair(yp + k, st, v0, v1, 0), keep2);
-        _mm256_storeu_si256((__m256i *)(iw + WTAIL + y * 8), I);
-        _mm256_storeu_si256((__m256i *)(gx + WTAIL + y * 8), X);
-        _mm256_storeu_si256((__m256i *)(gy + WTAIL + y * 8), Y);
-        a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(X, X));
-        a12 = _mm256_add_epi32(a12, _mm256_madd_epi16(X, Y));
-        a22 = _mm256_add_epi32(a22, _mm256_madd_epi16(Y, Y));
-    }
-#else
-    for (int r = 0; r < WIN; r++)
-        for (int x = 0; x < WMAIN; x += 8) {
-            size_t k = (size_t)r * (size_t)st + (size_t)x;
-            __m128i I = bil8(ip + k, st, w0, w1, 1), X = bil8(xp + k, st, w0, w1, 0), Y = bil8(yp + k, st, w0, w1, 0);
-            _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
-            _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), X);
-            _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), Y);
-            c11 = _mm_add_epi32(c11, _mm_madd_epi16(X, X));
-            c12 = _mm_add_epi32(c12, _mm_madd_epi16(X, Y));
-            c22 = _mm_add_epi32(c22, _mm_madd_epi16(Y, Y));
+        for (int r = 0; r < WIN; r++) {
+            __m512i v[3];
+            for (int k = 0; k < 3; k++) {
+                const int16_t *q = pl[k] + (size_t)(r + 1) * (size_t)st;
+                __m512i n0 = _mm512_loadu_si512(q), n1 = _mm512_loadu_si512(q + 1);
+                v[k] = bil32(u[k][0], u[k][1], n0, n1, v0, v1, k == 0);
+                u[k][0] = n0;
+                u[k][1] = n1;
+            }
+            setup_row(iw, gx, gy, r, v[0], _mm512_maskz_mov_epi16(keep, v[1]), _mm512_maskz_mov_epi16(keep, v[2]), a);
         }
-#endif
-    for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
-        size_t k = (size_t)y * (size_t)st + WMAIN;
-        __m128i I = bil8(ip + k, st, w0, w1, 1);
-        __m128i X = _mm_and_si128(bil8(xp + k, st, w0, w1, 0), keep);
-        __m128i Y = _mm_and_si128(bil8(yp + k, st, w0, w1, 0), keep);
-        _mm_storeu_si128((__m128i *)(iw + WTAIL + y * 8), I);
-        _mm_storeu_si128((__m128i *)(gx + WTAIL + y * 8), X);
-        _mm_storeu_si128((__m128i *)(gy + WTAIL + y * 8), Y);
-        c11 = _mm_add_epi32(c11, _mm_madd_epi16(X, X));
-        c12 = _mm_add_epi32(c12, _mm_madd_epi16(X, Y));
-        c22 = _mm_add_epi32(c22, _mm_madd_epi16(Y, Y));
     }
-    A[0] = hsum4(c11);
-    A[1] = hsum4(c12);
-    A[2] = hsum4(c22);
+    A[0] = hsum16(a[0]);
+    A[1] = hsum16(a[1]);
+    A[2] = hsum16(a[2]);
+#elif defined(__SSE2__)
+    const __m128i keep = _mm_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0); /* columns 16..20 of 16..23 */
+    __m128i c[3] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
 #if defined(__AVX2__)
-    A[0] += hsum8(a11);
-    A[1] += hsum8(a12);
-    A[2] += hsum8(a22);
+    __m256i a[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+#endif
+    if (copy) {
+        for (int r = 0; r < WIN; r++) {
+            size_t k = (size_t)r * (size_t)st;
+#if defined(__AVX2__)
+            setup_main(iw, gx, gy, r, _mm256_slli_epi16(_mm256_loadu_si256((const __m256i *)(pl[0] + k)), 5),
+                       _mm256_loadu_si256((const __m256i *)(pl[1] + k)),
+                       _mm256_loadu_si256((const __m256i *)(pl[2] + k)), a);
+#else
+            for (int x = 0; x < WMAIN; x += 8) {
+                __m128i I = _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k + x)), 5);
+                __m128i X = _mm_loadu_si128((const __m128i *)(pl[1] + k + x));
+                __m128i Y = _mm_loadu_si128((const __m128i *)(pl[2] + k + x));
+                _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
+                _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), X);
+                _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), Y);
+                c[0] = _mm_add_epi32(c[0], _mm_madd_epi16(X, X));
+                c[1] = _mm_add_epi32(c[1], _mm_madd_epi16(X, Y));
+                c[2] = _mm_add_epi32(c[2], _mm_madd_epi16(Y, Y));
+            }
+#endif
+            k += WMAIN;
+            setup_tail(iw, gx, gy, r, _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k)), 5),
+                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[1] + k)), keep),
+                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[2] + k)), keep), c);
+        }
+    } else {
+        __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
+        int y = 0;
+#if defined(__AVX2__)
+        __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
+        /* columns 0..15: each plane's image row is the bottom row of one window row and the top row of the
+         * next: loaded once */
+        __m256i u[3][2];
+        for (int k = 0; k < 3; k++) {
+            u[k][0] = _mm256_loadu_si256((const __m256i *)pl[k]);
+            u[k][1] = _mm256_loadu_si256((const __m256i *)(pl[k] + 1));
+        }
+        for (int r = 0; r < WIN; r++) {
+            __m256i v[3];
+            for (int k = 0; k < 3; k++) {
+                const int16_t *q = pl[k] + (size_t)(r + 1) * (size_t)st;
+                __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
+                v[k] = bil16(u[k][0], u[k][1], n0, n1, v0, v1, k == 0);
+                u[k][0] = n0;
+                u[k][1] = n1;
+            }
+            setup_main(iw, gx, gy, r, v[0], v[1], v[2], a);
+        }
+        const __m256i keep2 = _mm256_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1, -1, 0, 0, 0);
+        for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
+            size_t k = (size_t)y * (size_t)st + WMAIN;
+            __m256i I = bil_pair(pl[0] + k, st, v0, v1, 1);
+            __m256i X = _mm256_and_si256(bil_pair(pl[1] + k, st, v0, v1, 0), keep2);
+            __m256i Y = _mm256_and_si256(bil_pair(pl[2] + k, st, v0, v1, 0), keep2);
+            _mm256_storeu_si256((__m256i *)(iw + WTAIL + y * 8), I);
+            _mm256_storeu_si256((__m256i *)(gx + WTAIL + y * 8), X);
+            _mm256_storeu_si256((__m256i *)(gy + WTAIL + y * 8), Y);
+            a[0] = _mm256_add_epi32(a[0], _mm256_madd_epi16(X, X));
+            a[1] = _mm256_add_epi32(a[1], _mm256_madd_epi16(X, Y));
+            a[2] = _mm256_add_epi32(a[2], _mm256_madd_epi16(Y, Y));
+        }
+#else
+        for (int r = 0; r < WIN; r++)
+            for (int x = 0; x < WMAIN; x += 8) {
+                size_t k = (size_t)r * (size_t)st + (size_t)x;
+                __m128i I = bil8(pl[0] + k, st, w0, w1, 1), X = bil8(pl[1] + k, st, w0, w1, 0);
+                __m128i Y = bil8(pl[2] + k, st, w0, w1, 0);
+                _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
+                _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), X);
+                _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), Y);
+                c[0] = _mm_add_epi32(c[0], _mm_madd_epi16(X, X));
+                c[1] = _mm_add_epi32(c[1], _mm_madd_epi16(X, Y));
+                c[2] = _mm_add_epi32(c[2], _mm_madd_epi16(Y, Y));
+            }
+#endif
+        for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
+            size_t k = (size_t)y * (size_t)st + WMAIN;
+            setup_tail(iw, gx, gy, y, bil8(pl[0] + k, st, w0, w1, 1),
+                       _mm_and_si128(bil8(pl[1] + k, st, w0, w1, 0), keep),
+                       _mm_and_si128(bil8(pl[2] + k, st, w0, w1, 0), keep), c);
+        }
+    }
+#if defined(__AVX2__)
+    A[0] = hsum12(a[0], c[0]);
+    A[1] = hsum12(a[1], c[1]);
+    A[2] = hsum12(a[2], c[2]);
+#else
+    A[0] = hsum4(c[0]);
+    A[1] = hsum4(c[1]);
+    A[2] = hsum4(c[2]);
 #endif
 #else
+    (void)copy; /* bil_row copies where the weights say so */
     A[0] = A[1] = A[2] = 0;
     for (int y = 0; y < WIN; y++) {
         int16_t *ri = iw + y * WINP, *rx = gx + y * WINP, *ry = gy + y * WINP;
         size_t k = (size_t)y * (size_t)st;
-        bil_row(ip + k, st, wt, 1, ri);
-        bil_row(xp + k, st, wt, 0, rx);
-        bil_row(yp + k, st, wt, 0, ry);
+        bil_row(pl[0] + k, st, wt, 1, ri);
+        bil_row(pl[1] + k, st, wt, 0, rx);
+        bil_row(pl[2] + k, st, wt, 0, ry);
         for (int x = WIN; x < WINP; x++) rx[x] = ry[x] = 0;
         int32_t s11 = 0, s12 = 0, s22 = 0; /* a row's sums fit 32 bits (21 x 4080^2) */
         for (int x = 0; x < WIN; x++) {
@@ -255,27 +405,41 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
 {
     ptrdiff_t st = J->pw;
     const int16_t *jp = J->img + (size_t)(jy + PAD) * (size_t)st + (size_t)(jx + PAD);
-#if defined(__SSE2__)
+#if defined(__AVX512BW__)
+    __m512i v0 = _mm512_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm512_set1_epi32(wpair(wt[2], wt[3]));
+    __m512i a1 = _mm512_setzero_si512(), a2 = a1;
+    /* each image row is the bottom row of one window row and the top row of the next: loaded once */
+    __m512i t0 = _mm512_loadu_si512(jp), t1 = _mm512_loadu_si512(jp + 1);
+    for (int r = 0; r < WIN; r++) {
+        const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
+        __m512i n0 = _mm512_loadu_si512(q), n1 = _mm512_loadu_si512(q + 1);
+        __m512i d = _mm512_sub_epi16(bil32(t0, t1, n0, n1, v0, v1, 1), _mm512_load_si512(iw + r * 32));
+        a1 = _mm512_add_epi32(a1, _mm512_madd_epi16(d, _mm512_load_si512(gx + r * 32)));
+        a2 = _mm512_add_epi32(a2, _mm512_madd_epi16(d, _mm512_load_si512(gy + r * 32)));
+        t0 = n0;
+        t1 = n1;
+    }
+    b[0] = hsum16(a1);
+    b[1] = hsum16(a2);
+#elif defined(__SSE2__)
     __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
     __m128i c1 = _mm_setzero_si128(), c2 = c1;
     int y = 0;
 #if defined(__AVX2__)
     __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
     __m256i a1 = _mm256_setzero_si256(), a2 = a1;
-    /* columns 0..15: each image row's (pixel, right neighbour) pairs are the bottom row of one window
-     * row and the top row of the next, so they are loaded and unpacked once */
+    /* columns 0..15: each image row is the bottom row of one window row and the top row of the next:
+     * loaded once */
     __m256i t0 = _mm256_loadu_si256((const __m256i *)jp), t1 = _mm256_loadu_si256((const __m256i *)(jp + 1));
-    __m256i lo = _mm256_unpacklo_epi16(t0, t1), hi = _mm256_unpackhi_epi16(t0, t1);
     for (int r = 0; r < WIN; r++) {
         const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
         __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
-        __m256i nlo = _mm256_unpacklo_epi16(n0, n1), nhi = _mm256_unpackhi_epi16(n0, n1);
-        __m256i d = _mm256_sub_epi16(bil_mix(lo, hi, nlo, nhi, v0, v1, 1),
+        __m256i d = _mm256_sub_epi16(bil16(t0, t1, n0, n1, v0, v1, 1),
                                      _mm256_loadu_si256((const __m256i *)(iw + r * WMAIN)));
         a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gx + r * WMAIN))));
         a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gy + r * WMAIN))));
-        lo = nlo;
-        hi = nhi;
+        t0 = n0;
+        t1 = n1;
     }
     for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
         __m256i d = _mm256_sub_epi16(bil_pair(jp + (size_t)y * (size_t)st + WMAIN, st, v0, v1, 1),
@@ -284,12 +448,14 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
         a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gy + WTAIL + y * 8))));
     }
 #else
+    __m128i e[2][2] = {{c1, c1}, {c1, c1}}; /* columns 0..7 and 8..15 apart: 21 pairs a lane each */
     for (int r = 0; r < WIN; r++)
         for (int x = 0; x < WMAIN; x += 8) {
             __m128i d = _mm_sub_epi16(bil8(jp + (size_t)r * (size_t)st + (size_t)x, st, w0, w1, 1),
                                       _mm_loadu_si128((const __m128i *)(iw + r * WMAIN + x)));
-            c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + r * WMAIN + x))));
-            c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + r * WMAIN + x))));
+            __m128i *h = e[x / 8];
+            h[0] = _mm_add_epi32(h[0], _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + r * WMAIN + x))));
+            h[1] = _mm_add_epi32(h[1], _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + r * WMAIN + x))));
         }
 #endif
     for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
@@ -298,11 +464,12 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
         c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + WTAIL + y * 8))));
         c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + WTAIL + y * 8))));
     }
-    b[0] = hsum4(c1);
-    b[1] = hsum4(c2);
 #if defined(__AVX2__)
-    b[0] += hsum8(a1);
-    b[1] += hsum8(a2);
+    b[0] = hsum12(a1, c1);
+    b[1] = hsum12(a2, c2);
+#else
+    b[0] = hsum4(c1) + hsum4(e[0][0]) + hsum4(e[1][0]);
+    b[1] = hsum4(c2) + hsum4(e[0][1]) + hsum4(e[1][1]);
 #endif
 #else
     int16_t jr[WINP];
@@ -332,7 +499,7 @@ static void prefetch_window(const int16_t *plane, int pw, int ix, int iy)
     for (int y = 0; y <= WIN; y++) {
         const int16_t *r = plane + (size_t)(iy + y + PAD) * (size_t)pw + (size_t)(ix + PAD);
         __builtin_prefetch(r);
-        __builtin_prefetch(r + WINP);
+        __builtin_prefetch(r + 32);
     }
 }
 
@@ -359,7 +526,7 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
 static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
                      unsigned char *status)
 {
-    _Alignas(32) int16_t iw[WIN * WINP], gx[WIN * WINP], gy[WIN * WINP];
+    _Alignas(64) int16_t iw[WSTORE], gx[WSTORE], gy[WSTORE];
     const float fscale = 1.0f / (1 << 20); /* OpenCV's FLT_SCALE: the sums in its units */
     int pw = L->pw, jw = J->pw, ahead = L->w * L->h > 40000; /* prefetch where the level outgrows the caches */
     for (int i = 0; i < n; i++) {
