@@ -129,8 +129,6 @@ static double cpu_s(void)
 
 /* Per-frame wall times (ms) of one configuration over all runs into t, CPU
  * times into u; -1 on error.
-/* Per-frame wall times (ms) of one configuration over all runs into t, CPU
- * times into u; -1 on error.
  * isa >= 0: time strix_gmc_apply alone, GMC's build isa (GMC_ISA_*), and
  * its steps' CPU times into st [GMC_NSTEPS][frames] when st is not NULL; hf
  * (NULL: none) then receives the first run's H, a line a frame, untimed. */
