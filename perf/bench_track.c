@@ -7,6 +7,7 @@
  *   build/perf/bench_track                              # 1920x1080, 20 objects, 300 frames x 5 runs
  *   build/perf/bench_track --width 1280 --height 720 --objects 50 --frames 200 --runs 3
  *   build/perf/bench_track --steps                      # and each GMC step's median (strix_gmc_time_steps)
+ *   build/perf/bench_track --transforms H.txt           # and the per-frame H (tools/reference/gmc_peer.py --compare)
  *
  * The frames are windows of one textured world (8x8 cells of hashed colour,
  * the texture of the camera clips in tests/golden/track) seen by a camera that pans
@@ -19,7 +20,15 @@
  * and of this thread's CPU time (what the work costs one core when others
  * share the machine) over all runs (the first frame of each run, which only initialises GMC, is
  * left out), and the load average before and after (the machine is shared).
+ *
+ * --transforms FILE: the first run of "gmc alone" with the widest build this
+ * CPU runs (the one the tracker uses) writes each frame's H to FILE, one line
+ * a frame, "H[0] .. H[5]" (%.9g; the first frame's is the identity), for
+ * tools/reference/gmc_peer.py to compare with OpenCV's on the same clip.
+ * Exit status: 0, 1 a configuration failed, 2 usage, 7 FILE not writable,
+ * 8 out of memory.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,9 +130,10 @@ static double cpu_s(void)
 /* Per-frame wall times (ms) of one configuration over all runs into t, CPU
  * times into u; -1 on error.
  * isa >= 0: time strix_gmc_apply alone, GMC's build isa (GMC_ISA_*), and
- * its steps' CPU times into st [GMC_NSTEPS][frames] when st is not NULL. */
+ * its steps' CPU times into st [GMC_NSTEPS][frames] when st is not NULL; hf
+ * (NULL: none) then receives the first run's H, a line a frame, untimed. */
 static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_method gmc, int isa, double *t,
-                double *u, double *st)
+                double *u, double *st, FILE *hf)
 {
     static strix_detection d[MAX_OBJECTS];
     static int ids[MAX_OBJECTS];
@@ -149,6 +159,8 @@ static long run(const clip *c, int runs, strix_tracker_type type, strix_gmc_meth
                                : strix_tracker_update(tr, &img, d, n, ids, &e) != STRIX_OK;
             double ms = (now_s() - t0) * 1e3, cms = (cpu_s() - u0) * 1e3;
             if (bad) return -1;
+            if (hf && gmc_only && r == 0)
+                fprintf(hf, "%.9g %.9g %.9g %.9g %.9g %.9g\n", H[0], H[1], H[2], H[3], H[4], H[5]);
             if (f > 0) {
                 if (g && st) {
                     double ts[GMC_NSTEPS];
@@ -169,6 +181,7 @@ int main(int argc, char **argv)
 {
     clip c = {1920, 1080, 0, 0, 300, 20, NULL, NULL, NULL};
     int runs = 5, steps = 0;
+    const char *hpath = NULL;
     for (int i = 1; i < argc; i++) {
         int ok = i + 1 < argc;
         if (!strcmp(argv[i], "--steps")) steps = 1;
@@ -177,9 +190,11 @@ int main(int argc, char **argv)
         else if (ok && !strcmp(argv[i], "--frames")) ok = parse_int(argv[++i], 2, 100000, &c.frames);
         else if (ok && !strcmp(argv[i], "--objects")) ok = parse_int(argv[++i], 0, MAX_OBJECTS, &c.objects);
         else if (ok && !strcmp(argv[i], "--runs")) ok = parse_int(argv[++i], 1, 1000, &runs);
+        else if (ok && !strcmp(argv[i], "--transforms")) hpath = argv[++i];
         else ok = 0;
         if (!ok) {
-            fprintf(stderr, "usage: bench_track [--width W] [--height H] [--frames N] [--objects K] [--runs R] [--steps]\n");
+            fprintf(stderr, "usage: bench_track [--width W] [--height H] [--frames N] [--objects K] [--runs R] "
+                            "[--steps] [--transforms FILE]\n");
             return 2;
         }
     }
@@ -190,6 +205,11 @@ int main(int argc, char **argv)
     double *t = malloc(sizeof *t * (size_t)runs * (size_t)c.frames), *u = malloc(sizeof *u * (size_t)runs * (size_t)c.frames);
     double *st = steps ? malloc(sizeof *st * GMC_NSTEPS * (size_t)runs * (size_t)c.frames) : NULL;
     if (!t || !u || (steps && !st)) return 8;
+    FILE *hf = hpath ? fopen(hpath, "w") : NULL;
+    if (hpath && !hf) {
+        fprintf(stderr, "bench_track: %s: cannot open for writing: %s\n", hpath, strerror(errno));
+        return 7;
+    }
     char la[128];
     loadavg(la, sizeof la);
     printf("bench_track: %dx%d, %d objects, %d frames x %d runs, one thread; load average before: %s\n", c.w, c.h,
@@ -212,7 +232,7 @@ int main(int argc, char **argv)
             printf("%-28s not run: this CPU lacks its instructions\n", conf[i].name);
             continue;
         }
-        long n = run(&c, runs, conf[i].type, conf[i].gmc, conf[i].isa, t, u, st);
+        long n = run(&c, runs, conf[i].type, conf[i].gmc, conf[i].isa, t, u, st, conf[i].isa == best ? hf : NULL);
         if (n <= 0) {
             printf("%-28s failed\n", conf[i].name);
             rc = 1;
@@ -243,6 +263,10 @@ int main(int argc, char **argv)
     }
     loadavg(la, sizeof la);
     printf("load average after: %s\n", la);
+    if (hf && (ferror(hf) | fclose(hf))) {
+        fprintf(stderr, "bench_track: %s: cannot write the transforms: %s\n", hpath, strerror(errno));
+        rc = 7;
+    }
     free(t);
     free(u);
     free(st);

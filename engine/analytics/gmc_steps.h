@@ -4,10 +4,11 @@
  * x86-64, by gmc_avx2.c with -mavx2 (8-wide float vectors, 16-wide int16
  * ones for Lucas-Kanade, and the grey pass's byte shuffles) and by
  * gmc_avx512.c with AVX-512 F/BW/VL (twice those widths); gmc.c picks the
- * widest the CPU runs when it is created.  Every build gives the same numbers to the last
- * bit (no fused multiply-add: C11 mode keeps the compiler from
- * contracting; float lanes never change an order of summation; integer
- * sums are exact in any order), so the choice only changes the speed.  Internal to
+ * widest the CPU runs when it is created.  Every build gives the same
+ * numbers to the last bit (no fused multiply-add: C11 mode keeps the
+ * compiler from contracting; float lanes never change an order of
+ * summation; integer sums are exact in any order; test_track pins them),
+ * so the choice only changes the speed.  Internal to
  * engine/analytics and its tests. */
 #ifndef STRIX_GMC_STEPS_H
 #define STRIX_GMC_STEPS_H
