@@ -177,13 +177,17 @@ static GMC_INLINE __m512i madd_acc(__m512i acc, __m512i a, __m512i b)
     return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
 }
 
-/* The even/odd interpolation in 32 lanes (the rounding term first). */
+/* The even/odd interpolation in 32 lanes (the rounding term first); the
+ * gradients' columns past 20 come back 0 (the shifts' zero masks: the even
+ * columns' lanes 11..15, the odd ones' 10..15). */
 static GMC_INLINE __m512i bil32(__m512i t0, __m512i t1, __m512i b0, __m512i b1, __m512i w0, __m512i w1, int img)
 {
     int sh = img ? W_BITS - 5 : W_BITS;
+    __mmask16 kev = img ? 0xFFFF : (1u << 11) - 1, kod = img ? 0xFFFF : (1u << 10) - 1;
     __m512i r = _mm512_set1_epi32(img ? 1 << (W_BITS - 6) : 1 << (W_BITS - 1));
     __m512i ev = madd_acc(madd_acc(r, t0, w0), b0, w1), od = madd_acc(madd_acc(r, t1, w0), b1, w1);
-    return _mm512_mask_blend_epi16(0xAAAAAAAAu, _mm512_srai_epi32(ev, sh), _mm512_slli_epi32(od, 16 - sh));
+    return _mm512_mask_blend_epi16(0xAAAAAAAAu, _mm512_maskz_srai_epi32(kev, ev, sh),
+                                   _mm512_maskz_slli_epi32(kod, od, 16 - sh));
 }
 
 /* The sum of v's 16 int32 lanes in 64 bits. */
@@ -274,7 +278,7 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
                 u[k][0] = n0;
                 u[k][1] = n1;
             }
-            setup_row(iw, gx, gy, r, v[0], _mm512_maskz_mov_epi16(keep, v[1]), _mm512_maskz_mov_epi16(keep, v[2]), a);
+            setup_row(iw, gx, gy, r, v[0], v[1], v[2], a);
         }
     }
     A[0] = hsum16(a[0]);
