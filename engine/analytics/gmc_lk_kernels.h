@@ -167,8 +167,9 @@ static GMC_INLINE int64_t hsum12(__m256i v, __m128i c)
  * its first column (ix + PAD >= PAD - WIN), so up to 7 past the plane's
  * right border on the last columns (ix < w): into the next row's left
  * border, which exists also after the window's last row (PAD > WIN), so
- * every read stays inside the level's planes.  The values read past column
- * 21 land in columns 21..31 only, whose gradients are 0. */
+ * every read stays inside the level's planes.  Values from past the border
+ * (the row's 27th on) feed only the window's columns past 25, whose
+ * gradients are 0. */
 _Static_assert(PAD > WIN, "a window row's 33 values must stay inside the level's planes");
 
 /* acc + the multiply-add of a and b's 16-bit pairs, in 32-bit lanes. */
@@ -496,11 +497,12 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
 #endif
 }
 
-/* Ask for the rows of a window (WIN + 1 rows of WINP + 1 values from
- * (ix, iy)) of a plane ahead of use: the next point's window is not in
- * cache on the large levels (points come in corner-strength order,
- * scattered over the frame), and its loads would otherwise wait on memory
- * one by one. */
+/* Ask for the rows of a window (WIN + 1 rows from (ix, iy)) of a plane
+ * ahead of use: the next point's window is not in cache on the large
+ * levels (points come in corner-strength order, scattered over the frame),
+ * and its loads would otherwise wait on memory one by one.  A row as read
+ * (at most 33 values, 66 bytes, from r) lies in r's cache line and the
+ * next, which r + 32 (64 bytes on) is in. */
 static void prefetch_window(const int16_t *plane, int pw, int ix, int iy)
 {
     for (int y = 0; y <= WIN; y++) {
