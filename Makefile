@@ -162,7 +162,7 @@ $(BUILD)/obj/engine/cpu/conv_avx512.o $(BUILD)/obj/engine/cpu/conv_avx512_n16.o:
 # GMC's steps (engine/analytics/gmc_steps.h): AVX2 without FMA, so the
 # numbers stay those of the generic build
 $(BUILD)/obj/engine/analytics/gmc_avx2.o: ISA_FLAGS = -mavx2 -fno-math-errno
-$(BUILD)/obj/engine/analytics/gmc_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx2 -mprefer-vector-width=512 -fno-math-errno
+$(BUILD)/obj/engine/analytics/gmc_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mprefer-vector-width=512 -fno-math-errno
 endif
 # GMC's corner response takes a square root per pixel; with errno semantics
 # the compiler keeps it scalar (it must call sqrtf for negative inputs,

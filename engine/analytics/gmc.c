@@ -44,7 +44,8 @@ int strix_gmc_best_isa(void)
 {
 #if defined(__x86_64__)
     /* __builtin_cpu_supports also checks that the OS saves the ymm / zmm state */
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512vnni"))
         return GMC_ISA_AVX512;
     if (__builtin_cpu_supports("avx2")) return GMC_ISA_AVX2;
 #endif

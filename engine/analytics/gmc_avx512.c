@@ -1,7 +1,8 @@
 /* gmc_avx512.c — GMC's per-frame steps (gmc_kernels.h) for x86-64 CPUs with
- * AVX-512 F, BW and VL (Skylake-SP and later, Zen 4): 16-wide float and
- * 32-wide int16 vectors.  The Makefile compiles this file alone with those
- * flags and -fno-math-errno; the C11 mode keeps the compiler from fusing
+ * AVX-512 F, BW, VL and VNNI (Cascade Lake, Ice Lake and later, Zen 4):
+ * 16-wide float and 32-wide int16 vectors, Lucas-Kanade's multiply-adds
+ * fused with their sums (vpdpwssd).  The Makefile compiles this file alone
+ * with those flags and -fno-math-errno; the C11 mode keeps the compiler from fusing
  * multiply-adds, so the numbers stay those of the generic build.
  * engine/analytics/gmc.c calls it only on a CPU (and OS) that has them.
  * Empty on other architectures. */

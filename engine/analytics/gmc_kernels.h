@@ -15,13 +15,14 @@
  * The window's gradient products are summed exactly here, where OpenCV
  * adds them in float lanes, so a point can differ from OpenCV's in the last
  * bits of a float.
- * Included by gmc_generic.c, gmc_avx2.c and gmc_avx512.c (gmc_steps.h), each defining
- * GMC_SUFFIX: the one entry is strix_gmc_steps_<suffix> (gmc_steps.h);
- * everything else is static.  The float loops are
- * written for the vectoriser (restrict helpers, per-lane sums, no border
- * logic in the interiors) and the compiler's float operations keep their
- * order; Lucas-Kanade's vector paths (AVX2, SSE2, scalar) compute integers
- * exactly: so every build computes the same numbers.
+ * Included by gmc_generic.c, gmc_avx2.c and gmc_avx512.c (gmc_steps.h),
+ * each defining GMC_SUFFIX: the one entry is strix_gmc_steps_<suffix>;
+ * everything else is static.  The float loops are written for the
+ * vectoriser (restrict helpers, per-lane sums, no border logic in the
+ * interiors) or in a thin vector layer (the AVX2 and AVX-512 corner pass),
+ * and keep the order of the float operations; Lucas-Kanade's vector paths
+ * (AVX-512, AVX2, SSE2, scalar) compute integers exactly: so every build
+ * computes the same numbers.
  *
  * Layouts: grey images uint8 [h][w]; pyramid levels are int16 [h][w] with a
  * border of PAD pixels on each side, reflected as OpenCV's

@@ -3,7 +3,8 @@
  * compiler's default target: SSE2 on x86-64, NEON on aarch64) and, on
  * x86-64, by gmc_avx2.c with -mavx2 (8-wide float vectors, 16-wide int16
  * ones for Lucas-Kanade, and the grey pass's byte shuffles) and by
- * gmc_avx512.c with AVX-512 F/BW/VL (twice those widths); gmc.c picks the
+ * gmc_avx512.c with AVX-512 F/BW/VL/VNNI (twice those widths, a window
+ * row of Lucas-Kanade in one 32-lane vector); gmc.c picks the
  * widest the CPU runs when it is created.  Every build gives the same
  * numbers to the last bit (no fused multiply-add: C11 mode keeps the
  * compiler from contracting; float lanes never change an order of
