@@ -184,7 +184,7 @@ int main(int argc, char **argv)
     const char *hpath = NULL;
     for (int i = 1; i < argc; i++) {
         int ok = i + 1 < argc;
-        if (!strcmp(argv[i], "--steps")) steps = 1;
+        if (!strcmp(argv[i], "--steps")) steps = ok = 1; /* takes no value */
         else if (ok && !strcmp(argv[i], "--width")) ok = parse_int(argv[++i], 64, 8192, &c.w);
         else if (ok && !strcmp(argv[i], "--height")) ok = parse_int(argv[++i], 64, 8192, &c.h);
         else if (ok && !strcmp(argv[i], "--frames")) ok = parse_int(argv[++i], 2, 100000, &c.frames);
