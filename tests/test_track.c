@@ -316,6 +316,23 @@ static void gmc_beats_no_gmc(void)
              "BoT-SORT with GMC should beat the trackers without it by a wide margin on the shaking clip");
 }
 
+/* A world [wh][ww] RGB of 8x8 cells of hashed colour (perf/bench_track.c's
+ * texture): corners at every cell corner. */
+static void cell_world(uint8_t *world, int ww, int wh)
+{
+    for (int y = 0; y < wh; y++)
+        for (int x = 0; x < ww; x++) {
+            uint32_t v = ((uint32_t)(x / 8) * 73856093u) ^ ((uint32_t)(y / 8) * 19349663u);
+            v ^= v >> 13;
+            v *= 0x5BD1E995u;
+            v ^= v >> 15;
+            uint8_t *p = world + 3 * ((size_t)y * (size_t)ww + (size_t)x);
+            p[0] = (uint8_t)v;
+            p[1] = (uint8_t)(v >> 8);
+            p[2] = (uint8_t)(v >> 16);
+        }
+}
+
 /* GMC alone on the camera clips' texture: a camera moved by (dx, dy) whole
  * pixels between two frames gives H = [1 0 -dx; 0 1 -dy] (the frame's
  * corners land within half a pixel of where the shift puts them, a pixel at
@@ -330,17 +347,7 @@ static void gmc_recovers_camera_shift(void)
         uint8_t *world = malloc((size_t)ww * (size_t)wh * 3);
         strix_gmc *g = strix_gmc_create();
         TL_CHECK(world && g, "out of memory");
-        for (int y = 0; y < wh; y++)
-            for (int x = 0; x < ww; x++) {
-                uint32_t v = ((uint32_t)(x / 8) * 73856093u) ^ ((uint32_t)(y / 8) * 19349663u);
-                v ^= v >> 13;
-                v *= 0x5BD1E995u;
-                v ^= v >> 15;
-                uint8_t *p = world + 3 * ((size_t)y * (size_t)ww + (size_t)x);
-                p[0] = (uint8_t)v;
-                p[1] = (uint8_t)(v >> 8);
-                p[2] = (uint8_t)(v >> 16);
-            }
+        cell_world(world, ww, wh);
         /* odd sizes: the bilinear half-size frame aliases the sharp-edged texture differently at each
          * shift (OpenCV's resize does the same), so the estimate is looser there */
         double tol = w % 2 || h % 2 ? 1.0 : 0.5;
@@ -448,17 +455,7 @@ static uint64_t gmc_clip_hash(strix_gmc *g, int w, int h, int frames)
     int ww = w + 2 * 40 + 2 * frames + 64, wh = h + 2 * 40 + 64;
     uint8_t *world = malloc((size_t)ww * (size_t)wh * 3);
     if (!world) return 0;
-    for (int y = 0; y < wh; y++)
-        for (int x = 0; x < ww; x++) {
-            uint32_t v = ((uint32_t)(x / 8) * 73856093u) ^ ((uint32_t)(y / 8) * 19349663u);
-            v ^= v >> 13;
-            v *= 0x5BD1E995u;
-            v ^= v >> 15;
-            uint8_t *p = world + 3 * ((size_t)y * (size_t)ww + (size_t)x);
-            p[0] = (uint8_t)v;
-            p[1] = (uint8_t)(v >> 8);
-            p[2] = (uint8_t)(v >> 16);
-        }
+    cell_world(world, ww, wh);
     uint64_t s = 42, hash = 1469598103934665603ull;
     for (int f = 0; f < frames; f++) {
         int shake[2];
