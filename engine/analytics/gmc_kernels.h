@@ -27,7 +27,8 @@
  * Layouts: grey images uint8 [h][w]; pyramid levels are int16 [h][w] with a
  * border of PAD pixels on each side, reflected as OpenCV's
  * BORDER_REFLECT_101 (their gradients: border 0), so a window read never
- * checks bounds. */
+ * checks bounds.  Level 0's gradients are made only inside the windows the
+ * next frame's Lucas-Kanade reads (need_windows). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -40,8 +41,9 @@
 
 #define GMC_CAT2(a, b) a##b
 #define GMC_CAT(a, b) GMC_CAT2(a, b)
-/* vector helpers inlined where they are used: called, they pass their
- * vectors through memory */
+/* helpers inlined where they are used: called, they pass their vectors
+ * through memory (GCC otherwise keeps Lucas-Kanade's bil_pair apart), and
+ * window_at sits on every iteration's path */
 #define GMC_INLINE inline __attribute__((always_inline))
 
 #define QUALITY 0.01f

@@ -23,11 +23,6 @@
  * below one unit of the shift).  Level 0's windows start at whole pixels
  * (goodFeaturesToTrack's corners), so its set-ups copy instead. */
 
-/* Helpers inlined where they are used: called, they pass their vectors
- * through memory (GCC otherwise keeps bil_pair apart), and window_at sits
- * on every iteration's path. */
-#define GMC_INLINE inline __attribute__((always_inline))
-
 /* A window's top-left corner (px, py) on level L: its whole pixel (ix, iy)
  * and bilinear weights w (top-left, top-right, bottom-left, bottom-right,
  * summing to 2^14, rounded as OpenCV's cvRound: to nearest even); 0 when it
