@@ -134,6 +134,8 @@ JOB_OBJ     = $(JOB_SRC:%.c=$(BUILD)/obj/%.o)
 JOB_LIB     = $(BUILD)/libstrix_infer.a
 JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_pipeline $(BUILD)/tests/test_worker
 
+KERNEL_LAB  = $(if $(filter 1,$(CUDA)),$(patsubst perf/cuda/%.c,$(BUILD)/perf/cuda/%,$(wildcard perf/cuda/*.c)),)
+
 .PHONY: all lib tools tests test deps demo clean fuzz fuzz-build fuzzers
 all: lib tools
 lib: $(LIB)
@@ -215,8 +217,9 @@ $(BUILD)/perf/%: perf/%.c $(LIB) $(CUBLAS_DL)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
 # The CUDA kernel lab (perf/cuda/*.c, perf/README.md): CUDA builds only;
-# `make tests` builds it too, so CI compiles it on every change.
-KERNEL_LAB = $(if $(filter 1,$(CUDA)),$(patsubst perf/cuda/%.c,$(BUILD)/perf/cuda/%,$(wildcard perf/cuda/*.c)),)
+# `make tests` builds it too (KERNEL_LAB is set above that rule, whose
+# prerequisites make expands when it reads it), so CI compiles it on every
+# change.
 .PHONY: kernel-lab
 kernel-lab: $(KERNEL_LAB)
 	@$(if $(KERNEL_LAB),true,echo "kernel-lab: needs a CUDA build (nvcc on PATH, CUDA=1)" >&2; exit 9)

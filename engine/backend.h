@@ -25,7 +25,7 @@ typedef struct strix_backend_config {
     int graphs;  /* CUDA: capture the forward once per shape and replay it */
     int sync;    /* CUDA: synchronise after every op (implies no graphs) */
     int async;   /* CUDA: set up detect_submit's lanes (a copy stream, events, per-lane staging) */
-    int kernels; /* CUDA: kernel set, 1 or 2 (strix_model_options.cuda_kernels) */
+    int kernels; /* CUDA: kernel set, 1, 2 or 3 (strix_model_options.cuda_kernels) */
     strix_cpu_isa cpu_isa; /* CPU: the convolution's instruction set, one the CPU runs (not AUTO) */
     int cpu_spin_us;       /* CPU: how long idle threads poll before blocking (engine/cpu/team.h) */
 } strix_backend_config;

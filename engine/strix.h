@@ -107,7 +107,11 @@ typedef struct strix_model_options {
     int cuda_kernels;         /* CUDA: 2 (default) the tensor-core set (mma.sync implicit-GEMM
                                  convolutions with fused epilogues on sm_80+, direct stem,
                                  vectorised upsample); 1 the first set (WMMA implicit GEMM,
-                                 cuBLAS for 1x1). Both verified on an H100 */
+                                 cuBLAS for 1x1). Both verified on an H100.  3: set 2 with
+                                 split-K where a convolution's grid has fewer blocks than the
+                                 GPU has SMs (batch 1, small images; K slices summed in a
+                                 fixed order, so results are the same on every run) - built
+                                 and unit-checked on the CPU, NOT yet run on a GPU */
     strix_cpu_isa cpu_isa;    /* CPU: AUTO (default) the widest micro-kernels this CPU runs;
                                  another value forces that set (tests, comparisons): a load fails
                                  with STRIX_E_ARG when this build or CPU cannot run it */

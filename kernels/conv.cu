@@ -24,11 +24,13 @@
  *      Cin, Cout >= CUBLAS_MIN_CHANNELS: one cublasGemmEx (or strided-batched
  *      when images are not contiguous) reading the input view in place
  *      (ldb = pix_stride), then conv1x1_cublas_epilogue<T>.
- * With STRIX_CUDA_KERNELS_V2 (conv_mma.cu) two paths come before 4 and 5:
+ * With STRIX_CUDA_KERNELS_V2 or _V3 (conv_mma.cu) two paths come before 4 and 5:
  *   6. conv_stem_direct<T>: Cin <= STEM_MAX_CIN, one group (the stem);
  *   7. conv_mma_f16<...>: fp16, one group, Cin % 8 == 0, aligned: mma.sync
  *      implicit GEMM with cp.async pipelining and the epilogue in registers,
- *      1x1 convolutions included (path 5 is then not used).
+ *      1x1 convolutions included (path 5 is then not used); with V3, where
+ *      the grid is smaller than the SM count, split-K
+ *      (conv_mma_f16_splitk + conv_splitk_reduce, partials in the workspace).
  * Every path ends in epilogue_store: act(acc + bias) (+ residual) in fp32,
  * rounded once to the output dtype, written into the strided output view.
  * The residual is read and the output written by the same thread for the same
@@ -525,27 +527,45 @@ ConvArgs conv_args(const strix_dview *out, const strix_dview *in, const void *w,
     return a;
 }
 
+/* The sets this dispatcher takes. */
+bool kernels_ok(int kernels)
+{
+    return kernels == STRIX_CUDA_KERNELS_V1 || kernels == STRIX_CUDA_KERNELS_V2 || kernels == STRIX_CUDA_KERNELS_V3;
+}
+
+/* V3's split-K partials for a shape of the mma path (0 when it does not
+ * split, and for shapes the launcher refuses). */
+size_t splitk_bytes(const strix_dview *out, const strix_dview *in, const strix_conv_params *p, int sms)
+{
+    const long long m = (long long)out->n * out->h * out->w, k = (long long)p->kh * p->kw * in->c;
+    if (sms < 1 || m < 1 || k < 1 || out->c < 1 || m > INT_MAX - 1024 || k > INT_MAX - 1024) return 0;
+    return strix_mma_plan_make((int)m, out->c, (int)k, sms, 0, 1).ws_bytes;
+}
+
 } /* namespace */
 
 extern "C" size_t strix_cuda_conv2d_workspace(const strix_dview *out, const strix_dview *in,
-                                              const strix_conv_params *p, strix_dtype dt, int kernels)
+                                              const strix_conv_params *p, strix_dtype dt, int kernels, int sms)
 {
-    /* fp32 needs it too, when the residual aliases the output; the v2 set
-     * does fp16 1x1 convolutions in its implicit GEMM (no staging), and falls
-     * back to path 2 when the alignment it checks at launch is missing */
-    if (!cublas_shape(out, in, p)) return 0;
-    if (kernels == STRIX_CUDA_KERNELS_V2 && dt == STRIX_F16 && in->c % 8 == 0) return 0;
+    /* the v2/v3 implicit GEMM takes fp16 with one group and Cin % 8 == 0
+     * (when the alignment it checks at launch holds; else path 2, which
+     * needs no workspace); V3 may split K there */
+    const bool mma = kernels != STRIX_CUDA_KERNELS_V1 && dt == STRIX_F16 && p->groups == 1 && in->c % 8 == 0;
+    const size_t partials = mma && kernels == STRIX_CUDA_KERNELS_V3 ? splitk_bytes(out, in, p, sms) : 0;
+    /* path 5 stages fp16 (and fp32 whose residual aliases the output) in
+     * the workspace; the v2/v3 sets do fp16 1x1 convolutions in their
+     * implicit GEMM instead */
+    if (!cublas_shape(out, in, p) || mma) return partials;
     return (size_t)out->n * out->h * out->w * out->c * sizeof(float);
 }
 
 extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in,
                                             const void *w, const float *bias,
                                             const strix_dview *res, const strix_conv_params *p,
-                                            strix_dtype dt, int kernels, void *cublas_handle,
+                                            strix_dtype dt, int kernels, int sms, void *cublas_handle,
                                             void *workspace, strix_stream s)
 {
-    if (!conv_args_valid(out, in, w, bias, res, p, dt) ||
-        (kernels != STRIX_CUDA_KERNELS_V1 && kernels != STRIX_CUDA_KERNELS_V2))
+    if (!conv_args_valid(out, in, w, bias, res, p, dt) || !kernels_ok(kernels) || sms < 1)
         return (strix_cuda_err)cudaErrorInvalidValue;
     if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0)
         return (strix_cuda_err)cudaSuccess;
@@ -560,9 +580,9 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
             conv_depthwise_direct<float><<<grid, block, 0, st>>>(a);
         return last_error();
     }
-    if (kernels == STRIX_CUDA_KERNELS_V2) {
+    if (kernels != STRIX_CUDA_KERNELS_V1) {
         if (stem_ok(a)) return stem_launch(a, dt, st);
-        if (mma_ok(a, in, w, dt)) return mma_launch(a, 0, st);
+        if (mma_ok(a, in, w, dt)) return mma_launch(a, 0, sms, kernels == STRIX_CUDA_KERNELS_V3, workspace, st);
     }
     if (cublas_handle && cublas_shape(out, in, p) &&
         conv1x1_cublas(out, in, w, res, a.epi, dt, static_cast<cublasHandle_t>(cublas_handle),
@@ -583,7 +603,7 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
     return last_error();
 }
 
-extern "C" int strix_cuda_conv2d_mma_variants(void) { return mma_variants(); }
+extern "C" int strix_cuda_conv2d_mma_variants(void) { return STRIX_MMA_N_TILES; }
 
 extern "C" strix_cuda_err strix_cuda_conv2d_mma_variant(const strix_dview *out, const strix_dview *in,
                                                         const void *w, const float *bias,
@@ -591,11 +611,12 @@ extern "C" strix_cuda_err strix_cuda_conv2d_mma_variant(const strix_dview *out, 
                                                         const strix_conv_params *p, int variant,
                                                         strix_stream s)
 {
-    if (!conv_args_valid(out, in, w, bias, res, p, STRIX_F16) || variant < 1 || variant > mma_variants())
+    if (!conv_args_valid(out, in, w, bias, res, p, STRIX_F16) || variant < 1 || variant > STRIX_MMA_N_TILES)
         return (strix_cuda_err)cudaErrorInvalidValue;
     if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0)
         return (strix_cuda_err)cudaSuccess;
     const ConvArgs a = conv_args(out, in, w, bias, res, p);
     if (!mma_ok(a, in, w, STRIX_F16)) return (strix_cuda_err)cudaErrorNotSupported;
-    return mma_launch(a, variant, (cudaStream_t)s);
+    /* a fixed tile, never split: the SM count plays no part */
+    return mma_launch(a, variant, 1, false, nullptr, (cudaStream_t)s);
 }

@@ -1,12 +1,14 @@
 /* conv.cuh — what the convolution kernel files share (conv.cu: the v1 set;
- * conv_mma.cu: the v2 set): the argument block every convolution kernel
- * takes by value, the fused epilogue, and the v2 launchers conv.cu calls.
+ * conv_mma.cu: the v2 and v3 sets): the argument block every convolution
+ * kernel takes by value, the fused epilogue, and the v2/v3 launchers conv.cu
+ * calls (their host-side arithmetic: conv_plan.h).
  * Layouts as in conv.cu's header: NHWC strided views, OHWI weights. */
 #ifndef STRIX_KERNELS_CONV_CUH
 #define STRIX_KERNELS_CONV_CUH
 
 #include <cuda_runtime.h>
 
+#include "conv_plan.h"
 #include "elem.cuh"
 
 namespace strix_conv {
@@ -50,17 +52,20 @@ __device__ __forceinline__ void epilogue_store(const Epi &e, int n, int pix, int
     store(static_cast<T *>(e.out) + (size_t)n * e.out_batch + (size_t)pix * e.out_pix + co, v);
 }
 
-/* ---- the v2 set (conv_mma.cu), used when strix_cuda_conv2d is asked for
- * STRIX_CUDA_KERNELS_V2 and the shape qualifies; each *_ok says whether it
- * does (the launcher then enqueues and returns the launch's error). */
+/* ---- the v2 and v3 sets (conv_mma.cu), used when strix_cuda_conv2d is
+ * asked for STRIX_CUDA_KERNELS_V2 or _V3 and the shape qualifies; each *_ok
+ * says whether it does (the launcher then enqueues and returns the launch's
+ * error). */
 
 /* fp16, one group, Cin % 8 == 0, 16-byte aligned input and weights, a GPU
  * of compute capability 8.0 or newer: mma.sync implicit GEMM, every kernel
- * size (1x1 included).  variant 0: the tile the layer's shape gets; 1 ..
- * mma_variants(): one tile configuration of the table (the kernel lab). */
+ * size (1x1 included).  variant 0: the tile the layer's shape gets on `sms`
+ * SMs; 1 .. STRIX_MMA_N_TILES: that tile of the table (the kernel lab).
+ * splitk (kernel set 3): K split as strix_mma_plan_make says, the partials
+ * in `workspace` (its ws_bytes, 16-byte aligned), then a reduction kernel;
+ * without a split, workspace is not touched (and may be NULL). */
 bool mma_ok(const ConvArgs &a, const strix_dview *in, const void *w, strix_dtype dt);
-strix_cuda_err mma_launch(const ConvArgs &a, int variant, cudaStream_t s);
-int mma_variants();
+strix_cuda_err mma_launch(const ConvArgs &a, int variant, int sms, bool splitk, void *workspace, cudaStream_t s);
 
 /* One group with at most STEM_MAX_CIN input channels (the stem reading the
  * letterboxed RGB image): direct convolution, fp32 or fp16. */

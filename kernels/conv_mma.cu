@@ -1,12 +1,14 @@
 /* conv_mma.cu — the v2 convolution kernels (model option cuda_kernels 2):
  * an fp16 implicit GEMM on tensor cores through mma.sync, and a direct stem
- * convolution for inputs of at most STEM_MAX_CIN channels.  Same semantics,
+ * convolution for inputs of at most STEM_MAX_CIN channels; and the v3 set
+ * (cuda_kernels 3, not yet run on a GPU): the same, with K split where the
+ * grid would leave SMs idle.  Same semantics,
  * layouts and epilogue as conv.cu (read its header first):
  *   in  [N, H, W, Cin] strided NHWC view, fp16;  w [Cout, KH, KW, Cin] OHWI;
  *   C[M][Cout] = A[M][K] * B[K][Cout], M = N*OH*OW, K = KH*KW*Cin, row m of A
  *   the receptive field of output pixel m in (ky, kx, ci) order.
  *
- * conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES>: a block computes a
+ * conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, SPLIT>: a block computes a
  * BM x BN tile of C with WARPS_M x WARPS_N warps, each a (BM/WARPS_M) x
  * (BN/WARPS_N) block of m16n8k16 accumulators (fp32).  K advances BK at a
  * time through a STAGES-deep ring of shared-memory slices filled by cp.async
@@ -23,7 +25,15 @@
  * staging in global memory and no second kernel.  mma.sync m16n8k16 and
  * cp.async need sm_80: on sm_75 the kernel body is empty and mma_ok says no,
  * so those GPUs keep the WMMA path of conv.cu.
- * Tile shapes: mma_configs (one table); which one a layer gets: mma_pick.
+ * Tile shapes: conv_plan.h's STRIX_MMA_TILES (one table, mma_kernels here);
+ * which one a layer gets: strix_mma_pick there.
+ *
+ * Split-K (v3): where the picked tile's grid has fewer blocks than the GPU
+ * has SMs (batch 1: the 20x20 and 40x40 layers), strix_mma_plan_make cuts K
+ * into slices of whole BK steps.  conv_mma_f16<..., true> runs the same
+ * block code on its slice (grid z) and writes the raw fp32 sums as 16-byte
+ * vectors into the workspace, [splits][M][ldp]; conv_splitk_reduce adds the
+ * slices in a fixed order and applies the v2 epilogue.
  *
  * conv_stem_direct<T>: one thread per output pixel and STEM_CO output
  * channels; the chunk's weights (fp32) in shared memory; fp32 FMAs over
@@ -120,8 +130,21 @@ struct MmaSmem {
     static constexpr size_t BYTES = PIPE > C ? PIPE : C;
 };
 
-template <int BM, int BN, int WARPS_M, int WARPS_N, int BK, int STAGES>
-__global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a)
+/* Where kernel set 3's split kernel writes its partial sums (conv_plan.h). */
+struct SplitK {
+    float *ws;       /* [splits][M][ldp] fp32 */
+    int splits, slice_steps, ldp;
+};
+
+/* SPLIT false (kernel set 2, and 3 where K is not split): the whole K and
+ * the epilogue; sk unused.  (Its instructions are those of the v2 kernel
+ * before split-K existed: a __device__ body shared by two __global__
+ * wrappers compiled to different code, so SPLIT is a template argument of
+ * the kernel itself.)  SPLIT true: the K slice blockIdx.z of sk.slice_steps
+ * BK steps, its raw fp32 sums written to the workspace for
+ * conv_splitk_reduce. */
+template <int BM, int BN, int WARPS_M, int WARPS_N, int BK, int STAGES, bool SPLIT>
+__global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a, SplitK sk)
 {
 #if MMA_DEVICE
     constexpr int THREADS = WARPS_M * WARPS_N * 32;
@@ -197,17 +220,20 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a
 #pragma unroll
             for (int r = 0; r < 4; r++) acc[i][j][r] = 0.0f;
 
-    const int kt_count = CEIL_DIV(a.k, BK);
+    /* this block's BK steps: kt0 .. kt0 + kt_count - 1 */
+    const int kt_total = CEIL_DIV(a.k, BK);
+    const int kt0 = SPLIT ? (int)blockIdx.z * sk.slice_steps : 0;
+    const int kt_count = SPLIT ? min(sk.slice_steps, kt_total - kt0) : kt_total;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
-        if (s < kt_count) load_slice(s, s * BK);
+        if (s < kt_count) load_slice(s, (kt0 + s) * BK);
         cp_async_commit(); /* one group per slice, empty past K: the wait count stays fixed */
     }
     for (int kt = 0; kt < kt_count; kt++) {
         cp_async_wait<STAGES - 2>(); /* slice kt has landed (this thread's part) */
         __syncthreads();             /* ... every thread's, and slice kt-1 is consumed */
         const int next = kt + STAGES - 1;
-        if (next < kt_count) load_slice(next % STAGES, next * BK);
+        if (next < kt_count) load_slice(next % STAGES, (kt0 + next) * BK);
         cp_async_commit();
         const int st = kt % STAGES;
 #pragma unroll
@@ -232,22 +258,40 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a
     __syncthreads(); /* every warp is done with the slices, which Cs overwrites */
 
     /* accumulator (i, j, r): row wm + 16i + lane/4 (+8 for r >= 2), column
-     * wn + 8j + 2*(lane%4) (+1 for odd r); act(acc + bias) staged in fp32 */
+     * wn + 8j + 2*(lane%4) (+1 for odd r); staged in fp32: act(acc + bias),
+     * or SPLIT the raw sums */
     const Epi &e = a.epi;
 #pragma unroll
     for (int j = 0; j < NI; j++) {
         const int c = wn + j * 8 + 2 * (lane % 4), co = n0 + c;
-        const float b0 = co < a.ng ? e.bias[co] : 0.0f, b1 = co + 1 < a.ng ? e.bias[co + 1] : 0.0f;
+        const float b0 = !SPLIT && co < a.ng ? e.bias[co] : 0.0f, b1 = !SPLIT && co + 1 < a.ng ? e.bias[co + 1] : 0.0f;
 #pragma unroll
         for (int i = 0; i < MI; i++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                float v0 = acc[i][j][2 * h] + b0, v1 = acc[i][j][2 * h + 1] + b1;
-                if (e.act == STRIX_ACT_SILU) v0 = v0 / (1.0f + expf(-v0)), v1 = v1 / (1.0f + expf(-v1));
+                float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+                if (!SPLIT) {
+                    v0 += b0, v1 += b1;
+                    if (e.act == STRIX_ACT_SILU) v0 = v0 / (1.0f + expf(-v0)), v1 = v1 / (1.0f + expf(-v1));
+                }
                 *reinterpret_cast<float2 *>(&Cs[wm + i * 16 + lane / 4 + h * 8][c]) = make_float2(v0, v1);
             }
     }
     __syncthreads();
+
+    if (SPLIT) {
+        /* 16-byte vectors of 4 partials: consecutive threads take consecutive
+         * vectors of a row; columns past Ng (zero: B is zero-filled there)
+         * up to ldp keep every vector whole */
+        constexpr int QPR = BN / 4; /* vectors per tile row */
+        for (int idx = t; idx < BM * QPR; idx += THREADS) {
+            const int r = idx / QPR, c = idx % QPR * 4, m = m0 + r, co = n0 + c;
+            if (m >= a.m || co >= sk.ldp) continue;
+            *reinterpret_cast<float4 *>(sk.ws + strix_splitk_index(a.m, sk.ldp, blockIdx.z, m, co)) =
+                *reinterpret_cast<const float4 *>(&Cs[r][c]);
+        }
+        return;
+    }
 
     /* 8-channel vectors: consecutive threads take consecutive vectors of a row */
     __half *out = static_cast<__half *>(e.out);
@@ -273,72 +317,86 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a
 #endif
 }
 
-/* ---- the tile table */
-struct MmaConfig {
-    int bm, bn, bk, stages;
-    void (*kernel)(ConvArgs);
-    int threads;
+/* Kernel set 3's second pass: out = epilogue(sum of the slices' partials).
+ * One thread per 8-channel group of a GEMM row; the slices are added in
+ * slice order 0, 1, ..., so the result is the same bits on every run
+ * whichever blocks of the first pass finished first.  A separate kernel
+ * rather than the last-arriving block of each tile (a counter per tile):
+ * split-K only runs where the first pass has fewer tiles than SMs, and this
+ * spreads the reduction and the epilogue's stores over every SM instead of
+ * one block per tile, needs no counters to zero before the first use (nor to
+ * reset inside a captured graph), and adds one launch, which graph replay
+ * makes cheap.  The epilogue is set 2's: act(sum + bias) in fp32, the
+ * residual added in fp32, one rounding, 16-byte vectors into the strided
+ * output view where it allows. */
+#define SPLITK_REDUCE_THREADS 256
+
+__global__ void __launch_bounds__(SPLITK_REDUCE_THREADS) conv_splitk_reduce(ConvArgs a, SplitK sk)
+{
+    const int groups = sk.ldp / 8;
+    const long long idx = (long long)blockIdx.x * SPLITK_REDUCE_THREADS + threadIdx.x;
+    if (idx >= (long long)a.m * groups) return;
+    const int m = (int)(idx / groups), co = (int)(idx % groups) * 8;
+    float v[8];
+#pragma unroll
+    for (int q = 0; q < 8; q++) v[q] = 0.0f;
+    for (int s = 0; s < sk.splits; s++) {
+        const float4 *p = reinterpret_cast<const float4 *>(sk.ws + strix_splitk_index(a.m, sk.ldp, s, m, co));
+        const float4 lo = p[0], hi = p[1];
+        v[0] += lo.x, v[1] += lo.y, v[2] += lo.z, v[3] += lo.w;
+        v[4] += hi.x, v[5] += hi.y, v[6] += hi.z, v[7] += hi.w;
+    }
+    const Epi &e = a.epi;
+#pragma unroll
+    for (int q = 0; q < 8; q++)
+        if (co + q < a.ng) v[q] = epi_value(e, co + q, v[q]);
+    const int n = m / a.ohw, pix = m - n * a.ohw;
+    __half *orow = static_cast<__half *>(e.out) + (size_t)n * e.out_batch + (size_t)pix * e.out_pix + co;
+    const __half *res = static_cast<const __half *>(e.res);
+    const __half *rrow = res ? res + (size_t)n * e.res_batch + (size_t)pix * e.res_pix + co : nullptr;
+    if (co + 8 <= a.ng && vec8_ok(e.out, e.out_pix, e.out_batch) && (!res || vec8_ok(res, e.res_pix, e.res_batch))) {
+        *reinterpret_cast<uint4 *>(orow) = pack8(v, rrow);
+        return;
+    }
+    for (int q = 0; q < 8 && co + q < a.ng; q++) {
+        float r = v[q];
+        if (rrow) r += __half2float(rrow[q]);
+        orow[q] = __float2half_rn(r);
+    }
+}
+
+/* ---- the tile table (conv_plan.h's STRIX_MMA_TILES): each tile's kernels
+ * (the split one only where the tile may split) and shared memory */
+struct MmaKernels {
+    void (*kernel)(ConvArgs, SplitK);
+    void (*split)(ConvArgs, SplitK); /* nullptr: the tile never splits */
     size_t smem;
 };
 
-template <int BM, int BN, int WARPS_M, int WARPS_N, int BK, int STAGES>
-constexpr MmaConfig cfg()
+template <int BM, int BN, int WARPS_M, int WARPS_N, int BK, int STAGES, int SPLITK>
+constexpr MmaKernels mma_kernels_of()
 {
-    return MmaConfig{BM, BN, BK, STAGES, conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES>, WARPS_M * WARPS_N * 32,
-                     MmaSmem<BM, BN, BK, STAGES>::BYTES};
+    constexpr size_t smem = MmaSmem<BM, BN, BK, STAGES>::BYTES;
+    if constexpr (SPLITK)
+        return MmaKernels{conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, false>,
+                          conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, true>, smem};
+    else
+        return MmaKernels{conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, false>, nullptr, smem};
 }
 
-/* Index 0 is unused (variant 0 = mma_pick's choice).  Kernel lab variants
- * are these indices (conv_lab --variants). */
-const MmaConfig mma_configs[] = {
-    {0, 0, 0, 0, nullptr, 0, 0},
-    cfg<128, 16, 4, 1, 32, 3>(),  /* 1 */
-    cfg<128, 32, 4, 1, 32, 3>(),  /* 2 */
-    cfg<128, 48, 4, 1, 32, 3>(),  /* 3 */
-    cfg<128, 64, 2, 2, 32, 3>(),  /* 4 */
-    cfg<128, 80, 4, 1, 32, 3>(),  /* 5 */
-    cfg<128, 128, 2, 4, 32, 3>(), /* 6 */
-    cfg<64, 16, 2, 1, 32, 3>(),   /* 7 */
-    cfg<64, 32, 2, 1, 32, 3>(),   /* 8 */
-    cfg<64, 64, 2, 2, 32, 3>(),   /* 9 */
-    cfg<64, 128, 2, 2, 32, 3>(),  /* 10 */
-    cfg<128, 64, 2, 2, 64, 3>(),  /* 11 */
-    cfg<128, 128, 2, 4, 64, 3>(), /* 12 */
-    cfg<256, 32, 8, 1, 32, 3>(),  /* 13 */
-    cfg<256, 64, 4, 2, 32, 3>(),  /* 14 */
-    cfg<128, 64, 2, 2, 32, 4>(),  /* 15 */
-    cfg<64, 80, 2, 1, 32, 3>(),   /* 16 */
-    cfg<256, 16, 8, 1, 32, 3>(),  /* 17 */
-};
-const int n_mma_configs = (int)(sizeof mma_configs / sizeof *mma_configs);
+#define MMA_KERNELS_ROW(bm, bn, wm, wn, bk, stages, splitk) mma_kernels_of<bm, bn, wm, wn, bk, stages, splitk>(),
+/* index 0 unused, as in strix_mma_tiles */
+const MmaKernels mma_kernels[] = {{nullptr, nullptr, 0}, STRIX_MMA_TILES(MMA_KERNELS_ROW)};
+#undef MMA_KERNELS_ROW
+static_assert(sizeof mma_kernels / sizeof *mma_kernels == STRIX_MMA_N_TILES + 1, "one kernel row per tile");
 
-/* The tile for a layer, in one place, from `conv_lab --variants` on an H100
- * (perf/results/2026-11-25-h100-dev/run2: every yolov8n shape at batch 1, 64
- * and 256).  Grids of at least two blocks per SM: the narrowest tile that
- * covers Cout (no tensor-core work on padding columns), 256 rows tall up to
- * 64 wide, 128x80, then 128x128 with 64-deep slices (fastest on 42 of 44
- * shapes at batch 256 within 5%).  Smaller grids (batch 1, small images):
- * 128x16, whose extra blocks beat every wider tile on 37 of 44 shapes. */
-int mma_pick(const ConvArgs &a, int sms)
+/* Above 48 KiB a kernel must opt in to its dynamic shared memory; a
+ * host-side attribute, also legal while a stream is being captured. */
+template <typename K>
+strix_cuda_err smem_opt_in(K kernel, size_t smem)
 {
-    const int big = a.ng <= 16 ? 17 : a.ng <= 32 ? 13 : a.ng <= 48 ? 3 : a.ng <= 64 ? 14 : a.ng <= 80 ? 5 : 12;
-    const MmaConfig &c = mma_configs[big];
-    const long long blocks = (long long)CEIL_DIV(a.m, c.bm) * CEIL_DIV(a.ng, c.bn);
-    return blocks >= 2LL * sms ? big : 1;
-}
-
-strix_cuda_err mma_run(const ConvArgs &a, int variant, cudaStream_t s)
-{
-    const MmaConfig &c = mma_configs[variant];
-    /* above 48 KiB a kernel must opt in to its dynamic shared memory; a host-side
-     * attribute, also legal while a stream is being captured */
-    if (c.smem > 48 * 1024) {
-        cudaError_t rc = cudaFuncSetAttribute(c.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c.smem);
-        if (rc != cudaSuccess) return (strix_cuda_err)rc;
-    }
-    dim3 grid(CEIL_DIV(a.m, c.bm), CEIL_DIV(a.ng, c.bn));
-    c.kernel<<<grid, c.threads, c.smem, s>>>(a);
-    return last_error();
+    if (smem <= 48 * 1024) return (strix_cuda_err)cudaSuccess;
+    return (strix_cuda_err)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
 }
 
 /* ---- the stem */
@@ -412,20 +470,28 @@ bool mma_ok(const ConvArgs &a, const strix_dview *in, const void *w, strix_dtype
            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
 }
 
-strix_cuda_err mma_launch(const ConvArgs &a, int variant, cudaStream_t s)
+strix_cuda_err mma_launch(const ConvArgs &a, int variant, int sms, bool splitk, void *workspace, cudaStream_t s)
 {
-    if (variant < 0 || variant >= n_mma_configs) return (strix_cuda_err)cudaErrorInvalidValue;
-    if (variant == 0) {
-        int dev = 0, sms = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-            return last_error();
-        variant = mma_pick(a, sms);
+    if (variant < 0 || variant > STRIX_MMA_N_TILES || sms < 1) return (strix_cuda_err)cudaErrorInvalidValue;
+    const strix_mma_plan p = strix_mma_plan_make(a.m, a.ng, a.k, sms, variant, splitk);
+    const MmaKernels &k = mma_kernels[p.tile];
+    const int threads = strix_mma_tiles[p.tile].threads;
+    strix_cuda_err rc;
+    if (p.splits == 1) {
+        if ((rc = smem_opt_in(k.kernel, k.smem))) return rc;
+        k.kernel<<<dim3(p.grid_m, p.grid_n), threads, k.smem, s>>>(a, SplitK{});
+        return last_error();
     }
-    return mma_run(a, variant, s);
+    /* the plan splits only tiles that have a split kernel */
+    if (!workspace || (uintptr_t)workspace % 16) return (strix_cuda_err)cudaErrorInvalidValue;
+    const SplitK sk{static_cast<float *>(workspace), p.splits, p.slice_steps, p.ldp};
+    if ((rc = smem_opt_in(k.split, k.smem))) return rc;
+    k.split<<<dim3(p.grid_m, p.grid_n, p.splits), threads, k.smem, s>>>(a, sk);
+    if ((rc = last_error())) return rc;
+    const long long vectors = (long long)a.m * (p.ldp / 8);
+    conv_splitk_reduce<<<(unsigned)CEIL_DIV(vectors, SPLITK_REDUCE_THREADS), SPLITK_REDUCE_THREADS, 0, s>>>(a, sk);
+    return last_error();
 }
-
-int mma_variants() { return n_mma_configs - 1; }
 
 bool stem_ok(const ConvArgs &a)
 {

@@ -38,24 +38,30 @@ typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
 
 /* Kernel sets (model option cuda_kernels): V1 the first set (WMMA implicit
  * GEMM, cuBLAS + epilogue for 1x1, element-wise upsample); V2 (the default)
- * the tensor-core set of conv_mma.cu and the vectorised upsample.
- * Launchers that take `kernels` refuse any other value. */
+ * the tensor-core set of conv_mma.cu and the vectorised upsample; V3 = V2
+ * with split-K where a convolution's grid is smaller than the SM count (not
+ * yet run on a GPU).  Launchers that take `kernels` refuse any other value. */
 #define STRIX_CUDA_KERNELS_V1 1
 #define STRIX_CUDA_KERNELS_V2 2
+#define STRIX_CUDA_KERNELS_V3 3
 
 /* ---- conv.cu: convolution, out = act(conv(in, w) + bias) [+ res]
  * w: [Cout, KH, KW, Cin/groups] (OHWI) in the dtype of the tensors; bias fp32.
  * Chooses implicit-GEMM (fp32 SIMT tiles, or fp16 tensor cores with fp32
  * accumulation), a depthwise kernel when groups == Cin == Cout, or a
  * cuBLAS path for 1x1 stride-1 convolutions (handle may be NULL: no cuBLAS);
- * with kernels = V2 (conv_mma.cu) a direct stem kernel for Cin <= 4 and an
- * mma.sync implicit GEMM for fp16 Cin % 8 == 0 (1x1 included) come first.
- * workspace: strix_cuda_conv2d_workspace() bytes (same kernels). */
+ * with kernels = V2 or V3 (conv_mma.cu) a direct stem kernel for Cin <= 4
+ * and an mma.sync implicit GEMM for fp16 Cin % 8 == 0 (1x1 included) come
+ * first; V3 splits that GEMM's K where its grid is smaller than `sms`.
+ * sms: the device's SM count (cudaDevAttrMultiProcessorCount, >= 1; the
+ * caller queries it once): V2 and V3 pick tiles by it, V3 its K splits.
+ * workspace: strix_cuda_conv2d_workspace() bytes (same kernels and sms),
+ * 16-byte aligned (cudaMalloc's are). */
 size_t strix_cuda_conv2d_workspace(const strix_dview *out, const strix_dview *in,
-                                   const strix_conv_params *p, strix_dtype dt, int kernels);
+                                   const strix_conv_params *p, strix_dtype dt, int kernels, int sms);
 strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in, const void *w,
                                  const float *bias, const strix_dview *res,
-                                 const strix_conv_params *p, strix_dtype dt, int kernels,
+                                 const strix_conv_params *p, strix_dtype dt, int kernels, int sms,
                                  void *cublas_handle, void *workspace, strix_stream s);
 
 /* The kernel lab's handle on the v2 implicit GEMM (perf/cuda/conv_lab.c):
@@ -76,7 +82,7 @@ strix_cuda_err strix_cuda_maxpool2d(const strix_dview *out, const strix_dview *i
 strix_cuda_err strix_cuda_maxpool_cascade(const strix_dview *outs, int cascade, const strix_dview *in,
                                           const strix_pool_params *p, strix_dtype dt, strix_stream s);
 
-/* ---- resize.cu: nearest upsample by an integer factor (V2: 16-byte
+/* ---- resize.cu: nearest upsample by an integer factor (V2 and V3: 16-byte
  * vectors when channels and strides allow); element copy. */
 strix_cuda_err strix_cuda_upsample_nearest(const strix_dview *out, const strix_dview *in, int scale,
                                            strix_dtype dt, int kernels, strix_stream s);

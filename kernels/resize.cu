@@ -5,9 +5,10 @@
  *
  * Layouts: strided NHWC views [N, H, W, C]; one thread per output element,
  * channels fastest so a warp reads and writes contiguous runs of a pixel.
- * The V2 upsample (STRIX_CUDA_KERNELS_V2) moves 16-byte vectors instead: one
- * thread per vector of an input pixel, written to its scale x scale outputs,
- * so the index arithmetic is paid once per 16 bytes read, not per element.
+ * The V2 upsample (STRIX_CUDA_KERNELS_V2, and V3, which differs only in the
+ * convolutions) moves 16-byte vectors instead: one thread per vector of an
+ * input pixel, written to its scale x scale outputs, so the index arithmetic
+ * is paid once per 16 bytes read, not per element.
  */
 #include <cstdint>
 
@@ -109,13 +110,13 @@ extern "C" strix_cuda_err strix_cuda_upsample_nearest(const strix_dview *out, co
 {
     if (!view_ok(out) || !view_ok(in) || scale < 1 || !dtype_ok(dt) || out->n != in->n ||
         out->c != in->c || out->h != in->h * scale || out->w != in->w * scale ||
-        (kernels != STRIX_CUDA_KERNELS_V1 && kernels != STRIX_CUDA_KERNELS_V2))
+        (kernels != STRIX_CUDA_KERNELS_V1 && kernels != STRIX_CUDA_KERNELS_V2 && kernels != STRIX_CUDA_KERNELS_V3))
         return (strix_cuda_err)cudaErrorInvalidValue;
     const size_t total = (size_t)out->n * out->h * out->w * out->c;
     if (total == 0) return (strix_cuda_err)cudaSuccess;
     cudaStream_t st = (cudaStream_t)s;
     const size_t esz = dt == STRIX_F16 ? 2 : 4;
-    if (kernels == STRIX_CUDA_KERNELS_V2 && vec16_ok(in, esz) && vec16_ok(out, esz)) {
+    if (kernels != STRIX_CUDA_KERNELS_V1 && vec16_ok(in, esz) && vec16_ok(out, esz)) {
         const unsigned vgrid = grid_for(total / (16 / esz) / ((size_t)scale * scale), MOVE_THREADS);
         if (dt == STRIX_F16)
             upsample_nearest_nhwc_vec16<__half><<<vgrid, MOVE_THREADS, 0, st>>>(*out, *in, scale);

@@ -63,7 +63,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: gpu_bench --mode forward|detect|layers|cold --model YAML --scale n|s|m|l|x --weights FILE\n"
                "                 [--name NAME] [--half] [--device cuda[:N]] [--batch 1,8,64,256]\n"
                "                 [--frame WxH] [--runs N] [--warmup N] [--out FILE] [--json FILE]\n"
-               "                 [--kernels 1|2]   (the CUDA kernel set; over STRIX_CUDA_KERNELS)\n"
+               "                 [--kernels 1|2|3] (the CUDA kernel set; over STRIX_CUDA_KERNELS)\n"
                STRIX_CUDA_ENV_HELP STRIX_EXIT_CODES_HELP);
 }
 
@@ -112,7 +112,7 @@ static int parse_args(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--batch")) ok = parse_list(v, o->batches, &o->n_batches);
         else if (!strcmp(a, "--runs")) ok = parse_int(v, 1, MAX_RUNS, &o->runs);
         else if (!strcmp(a, "--warmup")) ok = parse_int(v, 0, MAX_RUNS, &o->warmup);
-        else if (!strcmp(a, "--kernels")) ok = parse_int(v, 1, 2, &o->kernels);
+        else if (!strcmp(a, "--kernels")) ok = parse_int(v, 1, 3, &o->kernels);
         else if (!strcmp(a, "--frame")) ok = sscanf(v, "%dx%d", &o->fw, &o->fh) == 2 && o->fw > 0 && o->fh > 0 &&
                                                 o->fw <= 8192 && o->fh <= 8192;
         else {

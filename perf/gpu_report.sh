@@ -61,9 +61,9 @@ function add_key(k) { if (!(k in key_seen)) { key_seen[k] = 1; keys[++n_keys] = 
     tool = str(line, "tool"); mode = str(line, "mode")
     if (tool == "" || mode == "") next
     model = str(line, "model"); dtype = str(line, "dtype"); batch = num(line, "batch")
-    # the second kernel set of strix (gpu_bench --kernels 2) gets rows of its own,
-    # "MODEL k2", compared with the same peers as MODEL
-    if (tool == "strix" && num(line, "kernels") == 2) model = model " k2"
+    # the kernel sets of strix after the first (gpu_bench --kernels 2, 3) get rows of
+    # their own, "MODEL k2", "MODEL k3", compared with the same peers as MODEL
+    if (tool == "strix" && num(line, "kernels") >= 2) model = model " k" num(line, "kernels")
     if (mode == "layer") {
         nl++; lay_line[nl] = sprintf("| %s | %s | %d | %s | %.3f | %.1f |", model, dtype, num(line, "layer"), str(line, "module"), num(line, "median_ms"), num(line, "percent"))
         lay_total[model " " dtype " b" batch] = num(line, "forward_ms")
@@ -101,7 +101,7 @@ END {
             last_mode = f[2]
         }
         k = keys[i]
-        base = f[3]; sub(/ k2$/, "", base)
+        base = f[3]; sub(/ k[0-9]+$/, "", base)
         pk = f[1] SUBSEP f[2] SUBSEP base SUBSEP f[4] SUBSEP f[5] # the key the peers use
         row = sprintf("| %s | %s | %d | %s | %s", f[3], f[4], f[5] + 0, fmt(med[k, "strix"]), fmt(ips[k, "strix"]))
         for (t = 1; t <= n_tools; t++) {

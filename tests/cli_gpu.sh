@@ -104,7 +104,7 @@ if fakecheck fake_pass none 0; then
 fi
 for f in initcheck bench nodevice; do
     want=$f
-    [ $f = nodevice ] && want="ops network memcheck racecheck initcheck synccheck memcheck-network lab"
+    [ $f = nodevice ] && want="ops network memcheck racecheck initcheck synccheck memcheck-network lab lab-batch1"
     if fakecheck "fake_fail_$f" "$f" 1; then
         last=$(tail -n 1 "$T/fake_fail_$f/summary.txt")
         if [ "$last" != "gpu-check: FAILED steps: $want" ]; then fail "fake_fail_$f" "last line: $last"
@@ -120,6 +120,7 @@ cat >"$r/rows.jsonl" <<'EOF'
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "forward-device", "median_ms": 1.5, "images_per_s": 666.67}
 {"tool": "ultralytics", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "forward-device", "median_ms": 6.0, "images_per_s": 166.67}
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "forward-device", "kernels": 2, "median_ms": 1.0, "images_per_s": 1000}
+{"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "forward-device", "kernels": 3, "median_ms": 0.5, "images_per_s": 2000}
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 8, "imgsz": 640, "mode": "detect-1280x720", "median_ms": 8.0, "images_per_s": 1000, "frame": "1280x720"}
 {"tool": "ultralytics", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 8, "imgsz": 640, "mode": "detect-1280x720", "median_ms": 16.0, "images_per_s": 500, "frame": "1280x720"}
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "layer", "layer": 2, "module": "C2f", "runs": 5, "median_ms": 3.0, "percent": 30.00, "forward_ms": 10.0}
@@ -133,14 +134,15 @@ printf 'PASS ops (exit 0, 1s): ops.log\nFAIL initcheck (exit 99, 3s): initcheck.
 if ! sh "$ROOT/perf/gpu_report.sh" "$r" >"$T/out" 2>&1; then fail report "exit $?: $(cat "$T/out")"
 elif ! grep -q '^| yolov8n | fp16 | 1 | 1.50 | 667 | 167 | 4.00 |$' "$r/table.md"; then fail report_forward_ratio "$(cat "$r/table.md")"
 elif ! grep -q '^| yolov8n k2 | fp16 | 1 | 1.00 | 1000 | 167 | 6.00 |$' "$r/table.md"; then fail report_kernels2_row "$(cat "$r/table.md")"
+elif ! grep -q '^| yolov8n k3 | fp16 | 1 | 0.50 | 2000 | 167 | 12.00 |$' "$r/table.md"; then fail report_kernels3_row "$(cat "$r/table.md")"
 elif ! grep -q '^| yolov8n | fp16 | 8 | 8.00 | 1000 | 500 | 2.00 |$' "$r/table.md"; then fail report_detect_ratio "$(cat "$r/table.md")"
 elif [ "$(grep -n '| 2 | C2f |' "$r/table.md" | cut -d: -f1)" -ge "$(grep -n '| 0 | Conv |' "$r/table.md" | cut -d: -f1)" ]; then
     fail report_layers_sorted "$(grep '|' "$r/table.md")"
 elif ! grep -q '^| ultralytics | yolov8n | fp16 | 7.19 | 2100 |' "$r/table.md"; then fail report_cold "$(cat "$r/table.md")"
 elif ! grep -q '^| nvdec-8 | 8 | 960 | 2345.6 |$' "$r/table.md"; then fail report_video "$(cat "$r/table.md")"
-elif [ "$(grep -c '"tool"' "$r/results.json")" -ne 10 ] || ! grep -q '"FAIL initcheck (exit 99, 3s): initcheck.log"' "$r/results.json"; then
+elif [ "$(grep -c '"tool"' "$r/results.json")" -ne 11 ] || ! grep -q '"FAIL initcheck (exit 99, 3s): initcheck.log"' "$r/results.json"; then
     fail report_json "$(cat "$r/results.json")"
-elif [ "$(grep -c '<polyline' "$r/plot.svg")" -ne 5 ]; then fail report_plot "want 5 lines (2 tools x 2 paths, strix k2 forward): $(grep -c '<polyline' "$r/plot.svg")"
+elif [ "$(grep -c '<polyline' "$r/plot.svg")" -ne 6 ]; then fail report_plot "want 6 lines (2 tools x 2 paths, strix k2 and k3 forward): $(grep -c '<polyline' "$r/plot.svg")"
 else pass report; fi
 mkdir -p "$T/empty"
 sh "$ROOT/perf/gpu_report.sh" "$T/empty" >/dev/null 2>"$T/err"

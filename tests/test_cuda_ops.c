@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/conv_plan.h"
 #include "strix.h"
 #include "oplayout.h"
 #include "testlib.h"
@@ -43,6 +44,8 @@
     X(op_conv2d_f16)          \
     X(op_conv2d_f32_v2)       \
     X(op_conv2d_f16_v2)       \
+    X(op_conv2d_f32_v3)       \
+    X(op_conv2d_f16_v3)       \
     X(op_conv2d_f16_tiles)    \
     X(op_maxpool2d)           \
     X(op_maxpool_cascade)     \
@@ -59,6 +62,8 @@
     X(net_graph_replay)       \
     X(net_detect_f16_v1)      \
     X(net_graph_replay_v1)    \
+    X(net_detect_f16_v3)      \
+    X(net_graph_replay_v3)    \
     X(net_detect_async)
 
 /* ------------------------------------------------- device names and errors */
@@ -137,6 +142,7 @@ static struct {
     int ready;
     int quick; /* --quick: fewer and smaller cases, for the sanitizer runs */
     int kernels; /* the kernel set the net_ tests load models with (model option cuda_kernels) */
+    int sms;     /* the device's SM count, handed to the convolution launchers */
     int async;   /* model option cuda_async of the models they load */
     cudaStream_t s;
     cublasHandle_t blas;
@@ -515,13 +521,16 @@ static conv_case conv_random(void)
 }
 
 /* variant > 0: the v2 implicit GEMM with that tile configuration (fp16,
- * shapes it takes), instead of strix_cuda_conv2d with `kernels`. */
-static void conv_run_variant(const conv_case *c, strix_dtype dt, int kernels, int variant)
+ * shapes it takes), instead of strix_cuda_conv2d with `kernels`; sms: the
+ * SM count the launchers are told (the device's, or a made-up one: it only
+ * steers the tile and split choice). */
+static void conv_run_variant(const conv_case *c, strix_dtype dt, int kernels, int variant, int sms)
 {
-    char what[200];
-    snprintf(what, sizeof what, "conv n%d %dx%d %d->%d k%d s%d p%d d%d g%d act%d res%d alias%d strided%d blas%d %s v%d tile%d",
-             c->n, c->h, c->w, c->cin, c->cout, c->k, c->s, c->pad, c->d, c->groups, c->act, c->res, c->alias,
-             c->strided, c->blas, dt == STRIX_F16 ? "f16" : "f32", kernels, variant);
+    char what[224];
+    snprintf(what, sizeof what,
+             "conv n%d %dx%d %d->%d k%d s%d p%d d%d g%d act%d res%d alias%d strided%d blas%d %s v%d tile%d sms%d", c->n,
+             c->h, c->w, c->cin, c->cout, c->k, c->s, c->pad, c->d, c->groups, c->act, c->res, c->alias, c->strided,
+             c->blas, dt == STRIX_F16 ? "f16" : "f32", kernels, variant, sms);
     strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, c->groups,
                            c->act ? STRIX_ACT_SILU : STRIX_ACT_NONE};
     int oh = (c->h + 2 * c->pad - c->d * (c->k - 1) - 1) / c->s + 1;
@@ -551,7 +560,7 @@ static void conv_run_variant(const conv_case *c, strix_dtype dt, int kernels, in
     }
     size_t cws = strix_cpu_conv2d_workspace(&hout, &hin, &p, 1);
     void *cpu_ws = hmalloc(cws);
-    size_t gws = strix_cuda_conv2d_workspace(&dout, &din, &p, dt, kernels);
+    size_t gws = strix_cuda_conv2d_workspace(&dout, &din, &p, dt, kernels, sms);
     void *gpu_ws = gws ? dmalloc(gws) : NULL;
     if (!cpu_ws || (gws && !gpu_ws)) return;
     strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hin, w.h, bias.h, c->res ? &hres : NULL, &p, cpu_ws, NULL);
@@ -559,12 +568,12 @@ static void conv_run_variant(const conv_case *c, strix_dtype dt, int kernels, in
         CK(strix_cuda_conv2d_mma_variant(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, variant,
                                          (strix_stream)T.s));
     else
-        CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, dt, kernels,
+        CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), c->res ? &dres : NULL, &p, dt, kernels, sms,
                              c->blas ? T.blas : NULL, gpu_ws, (strix_stream)T.s));
     tensor_check(&out, ref, dt == STRIX_F16 ? TOL16 : TOL32, what);
 }
 
-static void conv_run(const conv_case *c, strix_dtype dt, int kernels) { conv_run_variant(c, dt, kernels, 0); }
+static void conv_run(const conv_case *c, strix_dtype dt, int kernels) { conv_run_variant(c, dt, kernels, 0, T.sms); }
 
 static void conv_suite(strix_dtype dt, int kernels)
 {
@@ -645,7 +654,7 @@ static void op_conv2d_f16_tiles(void)
             c.cout = tl_int(1, 140);
             c.n = tl_int(1, 2), c.h = tl_int(6, 40), c.w = tl_int(6, 40);
             c.align = 8;
-            conv_run_variant(&c, STRIX_F16, STRIX_CUDA_KERNELS_V2, v);
+            conv_run_variant(&c, STRIX_F16, STRIX_CUDA_KERNELS_V2, v, T.sms);
         }
 }
 
@@ -653,6 +662,45 @@ static void op_conv2d_f32(void) { conv_suite(STRIX_F32, STRIX_CUDA_KERNELS_V1); 
 static void op_conv2d_f16(void) { conv_suite(STRIX_F16, STRIX_CUDA_KERNELS_V1); }
 static void op_conv2d_f32_v2(void) { conv_suite_v2(STRIX_F32); }
 static void op_conv2d_f16_v2(void) { conv_suite_v2(STRIX_F16); }
+static void op_conv2d_f32_v3(void) { conv_suite(STRIX_F32, STRIX_CUDA_KERNELS_V3); }
+
+/* Kernel set 3 (split-K, not yet run on a GPU when written): shapes the mma
+ * path takes, mostly 3x3 and 5x5 ones deep enough to split, small enough
+ * that the grid is, on this GPU's SM count and on made-up counts (the plan
+ * follows the count it is given, so slice counts up to STRIX_SPLITK_MAX run
+ * whatever the GPU), plus a few that take the other paths.  Fails when too
+ * few cases split: then it would not be testing split-K. */
+static void op_conv2d_f16_v3(void)
+{
+    if (!need_device()) return;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess || major < 8) {
+        tl_skip("split-K is part of the mma.sync path, which needs compute capability 8.0");
+        return;
+    }
+    const int cases = CASES(60, 10);
+    int split = 0;
+    for (int i = 0; i < cases && !tl_g.failed; i++) {
+        conv_case c = conv_random();
+        int sms = tl_int(0, 2) ? T.sms : tl_int(1, 1024);
+        if (i % 8) { /* the mma path */
+            static const int ks[] = {1, 3, 3, 5};
+            c.groups = 1;
+            c.cin = 8 * tl_int(1, 16);
+            c.cout = tl_int(1, 140);
+            c.k = ks[tl_int(0, 3)];
+            c.pad = c.d * (c.k - 1) / 2;
+            c.align = 8;
+        }
+        int oh = (c.h + 2 * c.pad - c.d * (c.k - 1) - 1) / c.s + 1, ow = (c.w + 2 * c.pad - c.d * (c.k - 1) - 1) / c.s + 1;
+        if (c.groups == 1 && c.cin % 8 == 0 &&
+            strix_mma_plan_make(c.n * oh * ow, c.cout, c.k * c.k * c.cin, sms, 0, 1).splits > 1)
+            split++;
+        conv_run_variant(&c, STRIX_F16, STRIX_CUDA_KERNELS_V3, 0, sms);
+    }
+    if (!tl_g.failed && split < cases / 4)
+        tl_fail("only %d of %d cases split K: the cases no longer exercise split-K", split, cases);
+}
 
 static void op_maxpool2d(void)
 {
@@ -1347,6 +1395,23 @@ static void net_graph_replay_v1(void)
     T.kernels = STRIX_CUDA_KERNELS_V2;
 }
 
+/* And with kernel set 3 (split-K): the detections, and the replayed graph
+ * bit-identical to eager execution (the slices are summed in a fixed order;
+ * the partials' workspace is reserved when planning, not during capture). */
+static void net_detect_f16_v3(void)
+{
+    T.kernels = STRIX_CUDA_KERNELS_V3;
+    net_detect_f16();
+    T.kernels = STRIX_CUDA_KERNELS_V2;
+}
+
+static void net_graph_replay_v3(void)
+{
+    T.kernels = STRIX_CUDA_KERNELS_V3;
+    net_graph_replay_run(1);
+    T.kernels = STRIX_CUDA_KERNELS_V2;
+}
+
 /* The asynchronous path (model option cuda_async): batch B submitted
  * before batch A is collected, the two collected in reverse order, then a
  * batch of another shape (which waits for them), find the boxes the
@@ -1416,7 +1481,8 @@ static void gpu_setup(void)
     T.kernels = STRIX_CUDA_KERNELS_V2; /* the model default */
     snprintf(T.tmpdir, sizeof T.tmpdir, "/tmp/strix-cuda-XXXXXX");
     if (strix_device_count() < 1 || !mkdtemp(T.tmpdir)) return;
-    if (cudaSetDevice(0) != cudaSuccess || cudaStreamCreateWithFlags(&T.s, cudaStreamNonBlocking) != cudaSuccess)
+    if (cudaSetDevice(0) != cudaSuccess || cudaStreamCreateWithFlags(&T.s, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaDeviceGetAttribute(&T.sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess)
         return;
     if (cublasCreate(&T.blas) != CUBLAS_STATUS_SUCCESS) return;
     if (cublasSetStream(T.blas, T.s) != CUBLAS_STATUS_SUCCESS ||
@@ -1439,6 +1505,161 @@ static void gpu_teardown(void)
 }
 
 #endif /* STRIX_WITH_CUDA */
+
+/* ------------------------------------ the mma path's plan, checked on the CPU */
+
+/* One plan of kernels/conv_plan.h against its invariants (tl_fail on the
+ * first broken one): the grid covers M and Ng with one partial tile at
+ * most; K is split only for a split tile of kernel set 3 whose grid is
+ * smaller than the SM count, into at most STRIX_SPLITK_MAX slices of at
+ * least STRIX_SPLITK_MIN_STEPS steps, no more slices than it takes to fill
+ * the SMs, and always when that grid could take two; the slices are
+ * non-empty, whole BK steps but the last, and cover K once in order; the
+ * workspace is exactly [splits][M][ldp] fp32. */
+static void plan_check(int m, int ng, int k, int sms, int variant, int splitk)
+{
+    const strix_mma_plan p = strix_mma_plan_make(m, ng, k, sms, variant, splitk);
+    char what[128];
+    snprintf(what, sizeof what, "M %d Ng %d K %d sms %d variant %d splitk %d", m, ng, k, sms, variant, splitk);
+    TL_CHECK(p.tile >= 1 && p.tile <= STRIX_MMA_N_TILES && (!variant || p.tile == variant), "%s: tile %d", what, p.tile);
+    const strix_mma_tile *t = &strix_mma_tiles[p.tile];
+    const long long blocks = (long long)p.grid_m * p.grid_n;
+    TL_CHECK((long long)p.grid_m * t->bm >= m && (long long)(p.grid_m - 1) * t->bm < m &&
+                 (long long)p.grid_n * t->bn >= ng && (long long)(p.grid_n - 1) * t->bn < ng,
+             "%s: grid %d x %d of %dx%d tiles", what, p.grid_m, p.grid_n, t->bm, t->bn);
+    TL_CHECK(p.m == m && p.steps == (k + t->bk - 1) / t->bk, "%s: m %d, %d steps", what, p.m, p.steps);
+    TL_CHECK(p.splits >= 1 && p.splits <= STRIX_SPLITK_MAX, "%s: %d slices", what, p.splits);
+    const int may = splitk && t->splitk && blocks < sms;
+    TL_CHECK(p.splits == 1 || may, "%s: %d slices of a grid of %lld blocks that must not split", what, p.splits, blocks);
+    TL_CHECK(p.splits == 1 || p.slice_steps >= STRIX_SPLITK_MIN_STEPS, "%s: slices of %d steps", what, p.slice_steps);
+    TL_CHECK((long long)(p.splits - 1) * blocks < sms, "%s: %d slices of %lld blocks: one fewer fills %d SMs", what,
+             p.splits, blocks, sms);
+    TL_CHECK(!may || p.steps < 2 * STRIX_SPLITK_MIN_STEPS || p.splits >= 2,
+             "%s: a grid of %lld blocks with %d steps not split", what, blocks, p.steps);
+    long long next = 0;
+    for (int s = 0; s < p.splits; s++) {
+        long long k0 = (long long)s * p.slice_steps * t->bk, k1 = k0 + (long long)p.slice_steps * t->bk;
+        if (k1 > k) k1 = k;
+        TL_CHECK(k0 == next && k1 > k0, "%s: slice %d of %d covers [%lld, %lld)", what, s, p.splits, k0, k1);
+        TL_CHECK(s == p.splits - 1 || (k1 - k0) % t->bk == 0, "%s: slice %d is %lld deep", what, s, k1 - k0);
+        next = k1;
+    }
+    TL_CHECK(next == k, "%s: the slices end at %lld", what, next);
+    TL_CHECK(p.ldp % 8 == 0 && p.ldp >= ng && p.ldp < ng + 8, "%s: partial rows of %d floats", what, p.ldp);
+    const size_t floats = p.splits > 1 ? (size_t)p.splits * (size_t)m * (size_t)p.ldp : 0;
+    TL_CHECK(p.ws_bytes == floats * sizeof(float), "%s: workspace %zu bytes, want %zu", what, p.ws_bytes,
+             floats * sizeof(float));
+    TL_CHECK(p.splits == 1 || strix_splitk_index(m, p.ldp, p.splits - 1, m - 1, p.ldp - 1) + 1 == floats,
+             "%s: the last partial is not the workspace's last float", what);
+}
+
+/* The split-K dataflow of conv_mma.cu on the CPU, for a GEMM of small
+ * integers (every fp32 sum exact): block (bx, by, slice) writes the sums of
+ * its tile over its slice where strix_splitk_index says, for rows < M and
+ * columns < ldp as the kernel's store loop does (columns past Ng: B is zero
+ * there); the workspace is NaN before.  Every float of it must be written
+ * exactly once, and the reduction's sum in slice order (conv_splitk_reduce)
+ * must equal the unsplit product. */
+static void splitk_emulate(int m, int ng, int k, int sms)
+{
+    const strix_mma_plan p = strix_mma_plan_make(m, ng, k, sms, 0, 1);
+    const strix_mma_tile *t = &strix_mma_tiles[p.tile];
+    const size_t floats = p.ws_bytes / sizeof(float);
+    float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)ng * k * sizeof *b);
+    float *ws = malloc(floats * sizeof *ws);
+    unsigned char *writes = calloc(floats ? floats : 1, 1);
+    if (!a || !b || !ws || !writes) {
+        tl_fail("out of memory");
+    } else {
+        for (size_t i = 0; i < (size_t)m * k; i++) a[i] = (float)tl_int(-3, 3);
+        for (size_t i = 0; i < (size_t)ng * k; i++) b[i] = (float)tl_int(-3, 3); /* [Ng][K], as OHWI weights */
+        for (size_t i = 0; i < floats; i++) ws[i] = NAN;
+        for (int bx = 0; bx < p.grid_m; bx++)
+            for (int by = 0; by < p.grid_n; by++)
+                for (int s = 0; s < p.splits; s++) {
+                    const int k0 = s * p.slice_steps * t->bk;
+                    const int k1 = k0 + p.slice_steps * t->bk < k ? k0 + p.slice_steps * t->bk : k;
+                    for (int r = bx * t->bm; r < (bx + 1) * t->bm && r < m; r++)
+                        for (int c = by * t->bn; c < (by + 1) * t->bn && c < p.ldp; c++) {
+                            float acc = 0.0f;
+                            for (int kk = k0; c < ng && kk < k1; kk++) acc += a[(size_t)r * k + kk] * b[(size_t)c * k + kk];
+                            const size_t i = strix_splitk_index(m, p.ldp, s, r, c);
+                            if (i >= floats) {
+                                tl_fail("M %d Ng %d K %d: slice %d row %d column %d at %zu of %zu floats", m, ng, k, s,
+                                        r, c, i, floats);
+                                goto done;
+                            }
+                            writes[i]++;
+                            ws[i] = acc;
+                        }
+                }
+        for (size_t i = 0; i < floats && !tl_g.failed; i++)
+            if (writes[i] != 1) tl_fail("M %d Ng %d K %d: workspace float %zu written %d times", m, ng, k, i, writes[i]);
+        for (int r = 0; r < m && !tl_g.failed; r++)
+            for (int c = 0; c < ng; c++) {
+                float sum = 0.0f, want = 0.0f;
+                for (int s = 0; s < p.splits; s++) sum += ws[strix_splitk_index(m, p.ldp, s, r, c)];
+                for (int kk = 0; kk < k; kk++) want += a[(size_t)r * k + kk] * b[(size_t)c * k + kk];
+                if (sum != want) {
+                    tl_fail("M %d Ng %d K %d in %d slices: C[%d][%d] = %g, want %g", m, ng, k, p.splits, r, c, sum, want);
+                    goto done;
+                }
+            }
+    }
+done:
+    free(a), free(b), free(ws), free(writes);
+}
+
+/* kernels/conv_plan.h, which the v2/v3 convolutions run by (no GPU needed):
+ * every invariant of plan_check on random shapes (M up to 2^24, Ng up to
+ * 4096, K up to 50000, 1 to 300 SMs, every tile); yolov8n's 20x20 layer at
+ * batch 1 split on an H100's 132 SMs and not at batch 64; the dataflow
+ * emulated on small GEMMs that split; and, in a CUDA build,
+ * strix_cuda_conv2d_workspace asking for exactly the plan's partials. */
+static void conv_mma_plan(void)
+{
+    for (int i = 0; i < 20000 && !tl_g.failed; i++) {
+        int m = (int)(tl_u64() % ((1u << tl_int(0, 24)))) + 1, ng = tl_int(1, tl_int(0, 3) ? 300 : 4096);
+        int k = tl_int(1, tl_int(0, 1) ? 1200 : 50000), sms = tl_int(1, 300);
+        plan_check(m, ng, k, sms, tl_int(0, 3) ? 0 : tl_int(1, STRIX_MMA_N_TILES), tl_int(0, 1));
+    }
+    if (tl_g.failed) return;
+    /* 20x20, 128 -> 256 channels, 3x3 (yolov8n's layer 7 output size) */
+    strix_mma_plan b1 = strix_mma_plan_make(400, 256, 9 * 128, 132, 0, 1), b64 = strix_mma_plan_make(64 * 400, 256, 9 * 128, 132, 0, 1);
+    TL_CHECK(b1.splits > 1 && (long long)b1.splits * b1.grid_m * b1.grid_n >= 132,
+             "batch 1: %d slices of %d x %d blocks", b1.splits, b1.grid_m, b1.grid_n);
+    TL_CHECK(b64.splits == 1, "batch 64: %d slices", b64.splits);
+    /* the boundary: a grid of exactly as many blocks as SMs is not split, one block fewer is */
+    const strix_mma_tile *t1 = &strix_mma_tiles[1];
+    strix_mma_plan filled = strix_mma_plan_make(3 * t1->bm, 4 * t1->bn, 4096, 12, 1, 1);
+    strix_mma_plan unfilled = strix_mma_plan_make(3 * t1->bm, 4 * t1->bn, 4096, 13, 1, 1);
+    TL_CHECK(filled.splits == 1 && unfilled.splits == 2, "12 blocks on 12 SMs: %d slices; on 13 SMs: %d", filled.splits,
+             unfilled.splits);
+    int emulated = 0;
+    for (int i = 0; i < 150 && !tl_g.failed; i++) {
+        int m = tl_int(1, 200), ng = tl_int(1, 40), k = tl_int(1, 60000 / m), sms = tl_int(1, 400);
+        if (strix_mma_plan_make(m, ng, k, sms, 0, 1).splits < 2) continue;
+        splitk_emulate(m, ng, k, sms);
+        emulated++;
+    }
+    TL_CHECK(tl_g.failed || emulated >= 30, "only %d of 150 random GEMMs split: the emulation checks little", emulated);
+#ifdef STRIX_WITH_CUDA
+    for (int i = 0; i < 2000 && !tl_g.failed; i++) {
+        int n = tl_int(1, 4), h = tl_int(1, 50), w = tl_int(1, 50), kk = 2 * tl_int(0, 2) + 1, sms = tl_int(1, 300);
+        int cin = tl_int(0, 3) ? 8 * tl_int(1, 40) : tl_int(1, 70), cout = tl_int(1, 300);
+        strix_conv_params p = {kk, kk, 1, 1, kk / 2, kk / 2, 1, 1, 1, STRIX_ACT_SILU};
+        strix_dview in = {NULL, n, h, w, cin, (size_t)cin, (size_t)h * w * cin};
+        strix_dview out = {NULL, n, h, w, cout, (size_t)cout, (size_t)h * w * cout};
+        size_t v3 = strix_cuda_conv2d_workspace(&out, &in, &p, STRIX_F16, STRIX_CUDA_KERNELS_V3, sms);
+        size_t want = cin % 8 ? 0 : strix_mma_plan_make(n * h * w, cout, kk * kk * cin, sms, 0, 1).ws_bytes;
+        if (kk == 1 && cin >= 32 && cout >= 32 && cin % 8) want = (size_t)n * h * w * cout * sizeof(float); /* cuBLAS staging */
+        TL_CHECK(v3 == want, "%dx%dx%dx%d -> %d k%d on %d SMs: workspace %zu bytes, want %zu", n, h, w, cin, cout, kk, sms,
+                 v3, want);
+        size_t v2 = strix_cuda_conv2d_workspace(&out, &in, &p, STRIX_F16, STRIX_CUDA_KERNELS_V2, sms);
+        TL_CHECK(cin % 8 || v2 == 0, "kernel set 2 asks for %zu bytes of workspace for an mma shape", v2);
+    }
+#endif
+}
 
 /* A test name is selected when it contains one of the comma-separated
  * substrings of the filter (none: every test). */
@@ -1522,6 +1743,7 @@ int main(int argc, char **argv)
     (void)quick;
 #endif
     run_test(filter, "device_selection", device_selection);
+    run_test(filter, "conv_mma_plan", conv_mma_plan);
     GPU_TESTS(RUN_GPU)
 #ifdef STRIX_WITH_CUDA
     gpu_teardown();

@@ -15,10 +15,13 @@
 #                 too); 0 errors required;
 #   5. weights    build/mkweights, seed 1, for yolov8n, yolov8s, yolo11n;
 #   6. lab        build/perf/cuda/conv_lab: every convolution version (v1
-#                 WMMA, v1 + cuBLAS, v2 mma.sync) on every conv shape of the
-#                 first model, checked against the CPU, timed at batch 64;
+#                 WMMA, v1 + cuBLAS, v2 mma.sync, v3 split-K) on every conv
+#                 shape of the first model, checked against the CPU, timed
+#                 at batch 64, then versions 3 and 4 again at batch 1 (where
+#                 v3 splits K);
 #   7. bench      build/perf/gpu_bench, fp16 and fp32, batch 1 8 64 256 (or
-#                 --batch), with each kernel set of --kernels (default 1,2):
+#                 --batch), with each kernel set of --kernels (default 1,2,3;
+#                 3 is not yet verified on a GPU):
 #                 forward with the input on the device; the public
 #                 detect path from uint8 frames (1280x720 and 640x640) to host
 #                 boxes; per-layer GPU time at batch 64 (fp16); cold start of
@@ -52,7 +55,7 @@ nogpu() { echo "gpu-check: $* — run this on a machine with an NVIDIA GPU, its 
 
 cd "$(dirname "$0")/.." || usage "cannot enter the repository root"
 root=$(pwd)
-out="" py="" seeds=20 batches="1,8,64,256" models="yolov8n,yolov8s,yolo11n" stimeout=600 kernel_sets="1,2" sanitize=1
+out="" py="" seeds=20 batches="1,8,64,256" models="yolov8n,yolov8s,yolo11n" stimeout=600 kernel_sets="1,2,3" sanitize=1
 # shellcheck disable=SC2015 # "test && test || usage": usage exits
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -62,10 +65,10 @@ while [ $# -gt 0 ]; do
     --batch) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[0-9]+(,[0-9]+)*$' || usage "--batch needs a list like 1,8,64"; batches=$2; shift 2 ;;
     --models) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^(yolov8[nslmx]|yolo11[nslmx])(,(yolov8[nslmx]|yolo11[nslmx]))*$' ||
         usage "--models needs a list of yolov8n..x / yolo11n..x"; models=$2; shift 2 ;;
-    --kernels) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[12](,[12])*$' || usage "--kernels needs a list of kernel sets (1, 2)"; kernel_sets=$2; shift 2 ;;
+    --kernels) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[123](,[123])*$' || usage "--kernels needs a list of kernel sets (1, 2, 3)"; kernel_sets=$2; shift 2 ;;
     --no-sanitizers) sanitize=0; shift ;;
     --sanitizer-timeout) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || usage "--sanitizer-timeout needs seconds"; stimeout=$2; shift 2 ;;
-    -h | --help) sed -n '2,47p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,50p' "$0"; exit 0 ;;
     *) usage "unknown argument '$1'" ;;
     esac
 done
@@ -180,6 +183,8 @@ done
 if [ $ok = 1 ]; then note "PASS weights: $wlog"; else failed="$failed weights"; note "FAIL weights: $wlog"; fi
 
 step lab "$out/lab.log" "$lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" --batch 64 --runs 20
+step lab-batch1 "$out/lab-batch1.log" "$lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" --batch 1 \
+    --runs 50 --versions 3,4
 
 if [ $ok = 1 ]; then
     blog=$out/bench.log

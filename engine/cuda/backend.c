@@ -77,7 +77,8 @@ struct strix_cuda_backend {
     strix_backend base;          /* first: the interface (engine/backend.h) */
     int device, half, nvtx;
     int use_graphs, sync_ops;
-    int kernels;                 /* STRIX_CUDA_KERNELS_V1 / V2 (model option cuda_kernels) */
+    int kernels;                 /* STRIX_CUDA_KERNELS_V1 / V2 / V3 (model option cuda_kernels) */
+    int sms;                     /* the device's SM count: the convolutions' tiles and K splits */
     strix_dtype dt;
     size_t esz;                  /* bytes per activation / weight element */
     const strix_program *prog;
@@ -271,7 +272,7 @@ static strix_status run_node(strix_cuda_backend *b, int i, strix_error *err)
         strix_dview res;
         if (nd->res >= 0) res = dview(b, nd->res);
         rc = strix_cuda_conv2d(&out, &in, (const char *)b->weights + nd->woff * b->esz, b->bias + b->bias_off[i],
-                               nd->res >= 0 ? &res : NULL, &nd->conv, b->dt, b->kernels, b->cublas, b->ws, s);
+                               nd->res >= 0 ? &res : NULL, &nd->conv, b->dt, b->kernels, b->sms, b->cublas, b->ws, s);
         break;
     }
     case STRIX_OP_MAXPOOL: {
@@ -445,8 +446,10 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
 {
     *out = NULL;
     int device = c->device, half = c->half, nvtx = c->nvtx, graphs = c->graphs, sync = c->sync, async = c->async;
-    if (c->kernels != STRIX_CUDA_KERNELS_V1 && c->kernels != STRIX_CUDA_KERNELS_V2)
-        return strix_fail(err, STRIX_E_ARG, "cuda_kernels is %d: use 2 (the tensor-core set, the default) or 1 (the first set)",
+    if (c->kernels != STRIX_CUDA_KERNELS_V1 && c->kernels != STRIX_CUDA_KERNELS_V2 && c->kernels != STRIX_CUDA_KERNELS_V3)
+        return strix_fail(err, STRIX_E_ARG,
+                          "cuda_kernels is %d: use 2 (the tensor-core set, the default), 1 (the first set) or 3 (2 with "
+                          "split-K, not yet verified on a GPU)",
                           c->kernels);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -477,6 +480,7 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     b->sync_ops = sync != 0;
     b->use_graphs = graphs && !b->sync_ops; /* a capture cannot synchronise */
     b->kernels = c->kernels;
+    b->sms = prop.multiProcessorCount;
 
     strix_status st = STRIX_OK;
     size_t ws_cap = 0;
@@ -544,7 +548,7 @@ static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_e
         size_t need = 0;
         if (nd->op == STRIX_OP_CONV) {
             strix_dview o = dview(b, nd->out), in = dview(b, nd->in);
-            need = strix_cuda_conv2d_workspace(&o, &in, &nd->conv, b->dt, b->kernels);
+            need = strix_cuda_conv2d_workspace(&o, &in, &nd->conv, b->dt, b->kernels, b->sms);
         } else if (nd->op == STRIX_OP_ATTENTION) {
             strix_dview q = dview(b, nd->in);
             need = strix_cuda_attention_workspace(&q, &nd->attn, b->dt);

@@ -11,19 +11,24 @@
  *      conv1x1_cublas_epilogue, the rest as version 1;
  *   3  v2 (cuda_kernels 2): conv_mma_f16<BM,BN,...> (mma.sync m16n8k16,
  *      ldmatrix, 3-stage cp.async, epilogue in registers) for every layer
- *      with Cin % 8 == 0, conv_stem_direct for the stem.
+ *      with Cin % 8 == 0, conv_stem_direct for the stem;
+ *   4  v3 (cuda_kernels 3, not yet verified on a GPU): v2 with split-K
+ *      where the tile's grid has fewer blocks than the GPU has SMs
+ *      (conv_mma_f16<..., true> on K slices + conv_splitk_reduce); its
+ *      lines name the slice count of the timing batch ("x3"; conv_plan.h).
  *
  * Build and run (a CUDA build, on a machine with an NVIDIA GPU):
  *   make kernel-lab                        # builds build/perf/cuda/conv_lab
- *   build/perf/cuda/conv_lab               # yolov8n 640, batch 64, versions 1,2,3
+ *   build/perf/cuda/conv_lab               # yolov8n 640, batch 64, versions 1,2,3,4
  *   build/perf/cuda/conv_lab --model weights/yolo11.yaml --batch 256 --versions 2,3
+ *   build/perf/cuda/conv_lab --batch 1 --runs 50 --versions 3,4  # split-K against v2
  *   build/perf/cuda/conv_lab --variants          # every v2 tile configuration
  *
  * --variants: instead of the versions, every tile configuration of the v2
- * table (strix_cuda_conv2d_mma_variant; kernels/conv_mma.cu lists them) on
+ * table (strix_cuda_conv2d_mma_variant; kernels/conv_plan.h lists them) on
  * every shape it applies to, each checked and timed; one line per shape with
- * the time of the configuration the shape gets by default (mma_pick), the
- * fastest one and all of them: the data behind mma_pick.
+ * the time of the configuration the shape gets by default (strix_mma_pick),
+ * the fastest one and all of them: the data behind strix_mma_pick.
  *
  * Tensors are dense NHWC fp16: in [N, H, W, Cin], w [Cout, KH, KW, Cin]
  * (OHWI), bias [Cout] fp32, residual and out [N, OH, OW, Cout].  The check
@@ -49,15 +54,16 @@
 #include "../bench_util.h"
 #include "../conv_shapes.h"
 #include "cpu/ops.h"
+#include "kernels/conv_plan.h"
 #include "kernels/kernels.h"
 #include "strix.h"
 
-#define N_VERSIONS 3
+#define N_VERSIONS 4
 #define PEAK_TFLOPS 989.0 /* H100 SXM dense fp16 with fp32 accumulation, datasheet */
 #define PEAK_GBS 3350.0   /* H100 SXM HBM3, datasheet */
 #define CHECK_TOL 2e-3
 
-static const char *version_name[N_VERSIONS + 1] = {"", "v1 wmma", "v1 wmma+cublas", "v2 mma"};
+static const char *version_name[N_VERSIONS + 1] = {"", "v1 wmma", "v1 wmma+cublas", "v2 mma", "v3 split-K"};
 
 #define CU(call)                                                                                \
     do {                                                                                        \
@@ -69,6 +75,7 @@ static const char *version_name[N_VERSIONS + 1] = {"", "v1 wmma", "v1 wmma+cubla
     } while (0)
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static int sms; /* the device's SM count: the v2/v3 tile and split choice */
 static float uniform(float lo, float hi)
 {
     rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
@@ -166,6 +173,14 @@ static void bufs_free(layer_bufs *b)
     cudaFree(b->din), cudaFree(b->dw), cudaFree(b->dres), cudaFree(b->dout), cudaFree(b->dbias), cudaFree(b->ws);
 }
 
+/* The K slices v3 cuts the shape into at batch n (1: none; conv_plan.h),
+ * for a shape its mma.sync path takes. */
+static int lab_splits(const shape *s, int n)
+{
+    if (s->p.groups != 1 || s->cin % 8) return 1;
+    return strix_mma_plan_make(n * s->oh * s->ow, s->cout, s->p.kh * s->p.kw * s->cin, sms, 0, 1).splits;
+}
+
 /* Enqueue version v of the shape on b (v > N_VERSIONS: v2 tile
  * configuration v - N_VERSIONS); returns the launcher's error. */
 static int run_version(int v, const shape *s, layer_bufs *b, cublasHandle_t blas, cudaStream_t st)
@@ -175,14 +190,14 @@ static int run_version(int v, const shape *s, layer_bufs *b, cublasHandle_t blas
     if (v > N_VERSIONS)
         return strix_cuda_conv2d_mma_variant(&out, &in, b->dw, b->dbias, s->residual ? &res : NULL, &s->p,
                                              v - N_VERSIONS, (strix_stream)st);
-    int kernels = v == 3 ? STRIX_CUDA_KERNELS_V2 : STRIX_CUDA_KERNELS_V1;
-    size_t need = strix_cuda_conv2d_workspace(&out, &in, &s->p, STRIX_F16, kernels);
+    int kernels = v == 4 ? STRIX_CUDA_KERNELS_V3 : v == 3 ? STRIX_CUDA_KERNELS_V2 : STRIX_CUDA_KERNELS_V1;
+    size_t need = strix_cuda_conv2d_workspace(&out, &in, &s->p, STRIX_F16, kernels, sms);
     if (need > b->ws_cap) {
         cudaFree(b->ws);
         CU(cudaMalloc(&b->ws, need));
         b->ws_cap = need;
     }
-    return strix_cuda_conv2d(&out, &in, b->dw, b->dbias, s->residual ? &res : NULL, &s->p, STRIX_F16, kernels,
+    return strix_cuda_conv2d(&out, &in, b->dw, b->dbias, s->residual ? &res : NULL, &s->p, STRIX_F16, kernels, sms,
                              v == 1 ? NULL : blas, b->ws, (strix_stream)st);
 }
 
@@ -331,7 +346,7 @@ static int parse_versions(const char *s, int *on)
 static void usage(void)
 {
     fprintf(stderr, "usage: conv_lab [--model YAML] [--scale n|s|m|l|x] [--imgsz N] [--batch N]\n"
-                    "                [--check-batch N] [--runs N] [--versions 1,2,3 | --variants]\n");
+                    "                [--check-batch N] [--runs N] [--versions 1,2,3,4 | --variants]\n");
     exit(EXIT_USAGE);
 }
 
@@ -340,7 +355,7 @@ int main(int argc, char **argv)
     const char *yaml = "weights/yolov8.yaml";
     char scale = 'n';
     int imgsz = 640, batch = 64, check_batch = 2, runs = 20, on[N_VERSIONS + 1], sweep = 0;
-    parse_versions("1,2,3", on);
+    parse_versions("1,2,3,4", on);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--variants")) {
@@ -365,6 +380,7 @@ int main(int argc, char **argv)
     }
     struct cudaDeviceProp prop;
     CU(cudaGetDeviceProperties(&prop, 0));
+    sms = prop.multiProcessorCount;
     strix_model_options o;
     strix_model_options_init(&o);
     o.yaml_path = yaml;
@@ -414,8 +430,11 @@ int main(int argc, char **argv)
             int bad = err < 0 || err > CHECK_TOL || ms < 0;
             failed += bad;
             total[v] += ms * s->uses;
+            char vname[32];
+            int splits = v == 4 ? lab_splits(s, batch) : 1;
+            snprintf(vname, sizeof vname, splits > 1 ? "%s x%d" : "%s", version_name[v], splits);
             printf("%-5d %-4d %-24s %-6s %-15s %9.2e %9.4f %7.1f %8.1f%% %7.0f %8.1f%%%s\n", s->first_layer, s->uses,
-                   desc, ks, version_name[v], err, ms, 2 * macs / (ms * 1e9), 100 * 2 * macs / (ms * 1e9) / PEAK_TFLOPS,
+                   desc, ks, vname, err, ms, 2 * macs / (ms * 1e9), 100 * 2 * macs / (ms * 1e9) / PEAK_TFLOPS,
                    bytes / (ms * 1e6), 100 * bytes / (ms * 1e6) / PEAK_GBS,
                    bad ? (err == -1 ? "  FAIL unwritten/non-finite" : err == -2 ? "  FAIL launch" : "  FAIL") : "");
         }
