@@ -28,9 +28,11 @@
  *   6. conv_stem_direct<T>: Cin <= STEM_MAX_CIN, one group (the stem);
  *   7. conv_mma_f16<...>: fp16, one group, Cin % 8 == 0, aligned: mma.sync
  *      implicit GEMM with cp.async pipelining and the epilogue in registers,
- *      1x1 convolutions included (path 5 is then not used); with V3, where
- *      the grid is smaller than the SM count, split-K
- *      (conv_mma_f16_splitk + conv_splitk_reduce, partials in the workspace).
+ *      1x1 convolutions included; with V3, where the grid is smaller than
+ *      the SM count, split-K (conv_mma_f16<..., true> + conv_splitk_reduce,
+ *      partials in the workspace).  Shapes of this path that it declines at
+ *      launch (alignment, a GPU older than sm_80) take path 2, never path 5,
+ *      whose staging strix_cuda_conv2d_workspace did not count.
  * Every path ends in epilogue_store: act(acc + bias) (+ residual) in fp32,
  * rounded once to the output dtype, written into the strided output view.
  * The residual is read and the output written by the same thread for the same
@@ -533,6 +535,12 @@ bool kernels_ok(int kernels)
     return kernels == STRIX_CUDA_KERNELS_V1 || kernels == STRIX_CUDA_KERNELS_V2 || kernels == STRIX_CUDA_KERNELS_V3;
 }
 
+/* Path 7's shapes (it still checks alignment and the GPU at launch). */
+bool mma_shape(const strix_dview *in, const strix_conv_params *p, strix_dtype dt, int kernels)
+{
+    return kernels != STRIX_CUDA_KERNELS_V1 && dt == STRIX_F16 && p->groups == 1 && in->c % 8 == 0;
+}
+
 /* V3's split-K partials for a shape of the mma path (0 when it does not
  * split, and for shapes the launcher refuses). */
 size_t splitk_bytes(const strix_dview *out, const strix_dview *in, const strix_conv_params *p, int sms)
@@ -547,15 +555,12 @@ size_t splitk_bytes(const strix_dview *out, const strix_dview *in, const strix_c
 extern "C" size_t strix_cuda_conv2d_workspace(const strix_dview *out, const strix_dview *in,
                                               const strix_conv_params *p, strix_dtype dt, int kernels, int sms)
 {
-    /* the v2/v3 implicit GEMM takes fp16 with one group and Cin % 8 == 0
-     * (when the alignment it checks at launch holds; else path 2, which
-     * needs no workspace); V3 may split K there */
-    const bool mma = kernels != STRIX_CUDA_KERNELS_V1 && dt == STRIX_F16 && p->groups == 1 && in->c % 8 == 0;
-    const size_t partials = mma && kernels == STRIX_CUDA_KERNELS_V3 ? splitk_bytes(out, in, p, sms) : 0;
-    /* path 5 stages fp16 (and fp32 whose residual aliases the output) in
-     * the workspace; the v2/v3 sets do fp16 1x1 convolutions in their
-     * implicit GEMM instead */
-    if (!cublas_shape(out, in, p) || mma) return partials;
+    /* path 7 (V3: its split-K partials), or path 2 where it declines at
+     * launch: neither stages anything else */
+    if (mma_shape(in, p, dt, kernels))
+        return kernels == STRIX_CUDA_KERNELS_V3 ? splitk_bytes(out, in, p, sms) : 0;
+    /* path 5 stages fp16 (and fp32 whose residual aliases the output) */
+    if (!cublas_shape(out, in, p)) return 0;
     return (size_t)out->n * out->h * out->w * out->c * sizeof(float);
 }
 
@@ -584,7 +589,7 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
         if (stem_ok(a)) return stem_launch(a, dt, st);
         if (mma_ok(a, in, w, dt)) return mma_launch(a, 0, sms, kernels == STRIX_CUDA_KERNELS_V3, workspace, st);
     }
-    if (cublas_handle && cublas_shape(out, in, p) &&
+    if (cublas_handle && !mma_shape(in, p, dt, kernels) && cublas_shape(out, in, p) &&
         conv1x1_cublas(out, in, w, res, a.epi, dt, static_cast<cublasHandle_t>(cublas_handle),
                        workspace, st))
         return last_error();

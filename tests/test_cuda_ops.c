@@ -20,7 +20,11 @@
  *
  * Without a CUDA build every GPU test prints "SKIP name: built without CUDA",
  * without a usable device "SKIP name: no CUDA device"; the program exits 0.
- * device_selection runs everywhere (the device names and their errors).
+ * Two tests run everywhere: device_selection (the device names and their
+ * errors) and conv_mma_plan (the tile and split-K arithmetic of
+ * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU).
+ * Kernel sets: the op_ tests run sets 1, 2 and 3 (3: split-K, written
+ * without a GPU; its op_ and net_ tests are the first check it gets).
  * Run from the repository root (the network tests read the YAMLs in weights/):
  *   test_cuda_ops [--seeds N] [--quick] [NAME[,NAME...]]
  * --seeds N runs each op_ test on N consecutive seeds; --quick runs fewer,
@@ -813,9 +817,9 @@ static void op_upsample_copy(void)
     if (!need_device()) return;
     for (int t = 0; t < CASES(20, 6) && !tl_g.failed; t++) {
         strix_dtype dt = t % 2 ? STRIX_F16 : STRIX_F32;
-        /* channels often a multiple of 8: the v2 set's 16-byte path */
+        /* channels often a multiple of 8: the 16-byte path of sets 2 and 3 */
         int n = tl_int(1, 3), h = tl_int(1, 13), w = tl_int(1, 13), c = tl_int(0, 1) ? 8 * tl_int(1, 9) : tl_int(1, 70);
-        int s = tl_int(1, 3), kernels = tl_int(STRIX_CUDA_KERNELS_V1, STRIX_CUDA_KERNELS_V2);
+        int s = tl_int(1, 3), kernels = tl_int(STRIX_CUDA_KERNELS_V1, STRIX_CUDA_KERNELS_V3);
         int up = t < CASES(20, 6) / 2;
         tensor in, out;
         if (!tensor_new(&in, layout_make(n, h, w, c, tl_int(0, 1)), dt, 4.0f) ||
