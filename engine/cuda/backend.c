@@ -8,7 +8,8 @@
  *            every buffer at the CPU plan's offset pl->buf_off[b];
  *   decoded  [N, A, 4 + nc] fp32: the DECODE op writes here rather than into
  *            the arena, whose fp16 elements could not hold it;
- *   ws       the largest workspace any op's launcher asks for;
+ *   ws       the largest workspace any op's launcher asks for (cuBLAS staging,
+ *            attention scores, kernel set 3's split-K partials);
  *   input32  fp16 path: the uploaded fp32 input before conversion;
  *   frames, nms_ws, dets, counts: the detect path.
  * Host staging is pinned, so every copy is an asynchronous DMA on the stream.
