@@ -409,20 +409,26 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
     const int16_t *jp = J->img + (size_t)(jy + PAD) * (size_t)st + (size_t)(jx + PAD);
 #if defined(__AVX512BW__)
     __m512i v0 = _mm512_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm512_set1_epi32(wpair(wt[2], wt[3]));
-    __m512i a1 = _mm512_setzero_si512(), a2 = a1;
+    /* the even and the odd rows in sums of their own: two chains of multiply-adds half as long */
+    __m512i a1 = _mm512_setzero_si512(), a2 = a1, c1 = a1, c2 = a1;
     /* each image row is the bottom row of one window row and the top row of the next: loaded once */
     __m512i t0 = _mm512_loadu_si512(jp), t1 = _mm512_loadu_si512(jp + 1);
-    for (int r = 0; r < WIN; r++) {
+    for (int r = 0; r < WIN; r += 2) {
         const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
         __m512i n0 = _mm512_loadu_si512(q), n1 = _mm512_loadu_si512(q + 1);
         __m512i d = _mm512_sub_epi16(bil32(t0, t1, n0, n1, v0, v1, 1), _mm512_load_si512(iw + r * 32));
         a1 = madd_acc(a1, d, _mm512_load_si512(gx + r * 32));
         a2 = madd_acc(a2, d, _mm512_load_si512(gy + r * 32));
-        t0 = n0;
-        t1 = n1;
+        if (r + 1 == WIN) break;
+        q += st;
+        t0 = _mm512_loadu_si512(q);
+        t1 = _mm512_loadu_si512(q + 1);
+        d = _mm512_sub_epi16(bil32(n0, n1, t0, t1, v0, v1, 1), _mm512_load_si512(iw + (r + 1) * 32));
+        c1 = madd_acc(c1, d, _mm512_load_si512(gx + (r + 1) * 32));
+        c2 = madd_acc(c2, d, _mm512_load_si512(gy + (r + 1) * 32));
     }
-    b[0] = hsum16(a1);
-    b[1] = hsum16(a2);
+    b[0] = hsum16(_mm512_add_epi32(a1, c1));
+    b[1] = hsum16(_mm512_add_epi32(a2, c2));
 #elif defined(__SSE2__)
     __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
     __m128i c1 = _mm_setzero_si128(), c2 = c1;
