@@ -8,6 +8,7 @@
  *   build/perf/bench_track --width 1280 --height 720 --objects 50 --frames 200 --runs 3
  *   build/perf/bench_track --steps                      # and each GMC step's median (strix_gmc_time_steps)
  *   build/perf/bench_track --transforms H.txt           # and the per-frame H (tools/reference/gmc_peer.py --compare)
+ *   build/perf/bench_track --only avx512 --steps        # only the configurations whose name holds "avx512"
  *
  * The frames are windows of one textured world (8x8 cells of hashed colour,
  * the texture of the camera clips in tests/golden/track) seen by a camera that pans
@@ -181,7 +182,7 @@ int main(int argc, char **argv)
 {
     clip c = {1920, 1080, 0, 0, 300, 20, NULL, NULL, NULL};
     int runs = 5, steps = 0;
-    const char *hpath = NULL;
+    const char *hpath = NULL, *only = NULL;
     for (int i = 1; i < argc; i++) {
         int ok = i + 1 < argc;
         if (!strcmp(argv[i], "--steps")) steps = ok = 1; /* takes no value */
@@ -191,10 +192,11 @@ int main(int argc, char **argv)
         else if (ok && !strcmp(argv[i], "--objects")) ok = parse_int(argv[++i], 0, MAX_OBJECTS, &c.objects);
         else if (ok && !strcmp(argv[i], "--runs")) ok = parse_int(argv[++i], 1, 1000, &runs);
         else if (ok && !strcmp(argv[i], "--transforms")) hpath = argv[++i];
+        else if (ok && !strcmp(argv[i], "--only")) only = argv[++i];
         else ok = 0;
         if (!ok) {
             fprintf(stderr, "usage: bench_track [--width W] [--height H] [--frames N] [--objects K] [--runs R] "
-                            "[--steps] [--transforms FILE]\n");
+                            "[--steps] [--transforms FILE] [--only WORD]\n");
             return 2;
         }
     }
@@ -228,6 +230,7 @@ int main(int argc, char **argv)
                 {"bytetrack", STRIX_TRACKER_BYTETRACK, STRIX_GMC_NONE, -1}};
     int rc = 0, best = strix_gmc_best_isa();
     for (size_t i = 0; i < sizeof conf / sizeof conf[0]; i++) {
+        if (only && !strstr(conf[i].name, only)) continue;
         if (conf[i].isa > best) {
             printf("%-28s not run: this CPU lacks its instructions\n", conf[i].name);
             continue;

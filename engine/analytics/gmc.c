@@ -91,7 +91,6 @@ static void scratch_free(gmc_scratch *s)
     free(s->sch);
     free(s->cs);
     free(s->ok);
-    free(s->need);
     free(s->cand);
     memset(s, 0, sizeof *s);
 }
@@ -99,8 +98,8 @@ static void scratch_free(gmc_scratch *s)
 /* Scratch for a width x height frame (half size w x h); -1 on OOM. */
 static int scratch_reserve(gmc_scratch *s, int width, int w, int h)
 {
-    size_t n = (size_t)w * (size_t)h, nneed = (size_t)h * (size_t)GMC_NEED_BLOCKS(w);
-    if (width <= s->width && w <= s->w && n <= s->n && nneed <= s->nneed) return 0;
+    size_t n = (size_t)w * (size_t)h;
+    if (width <= s->width && w <= s->w && n <= s->n) return 0;
     scratch_free(s);
     s->grey = malloc(n);
     s->rows = malloc(sizeof *s->rows * 2 * (size_t)width);
@@ -108,9 +107,8 @@ static int scratch_reserve(gmc_scratch *s, int width, int w, int h)
     s->sch = malloc(sizeof *s->sch * 2 * ((size_t)w + 2));
     s->cs = malloc(sizeof *s->cs * 19 * GMC_CS_ROW(w));
     s->ok = malloc((size_t)w + 8);
-    s->need = malloc(nneed);
     s->cand = malloc(sizeof *s->cand * GMC_CAND_CAP);
-    if (!s->grey || !s->rows || !s->row || !s->sch || !s->cs || !s->ok || !s->need || !s->cand) {
+    if (!s->grey || !s->rows || !s->row || !s->sch || !s->cs || !s->ok || !s->cand) {
         scratch_free(s);
         return -1;
     }
@@ -118,7 +116,6 @@ static int scratch_reserve(gmc_scratch *s, int width, int w, int h)
     s->width = width;
     s->w = w;
     s->n = n;
-    s->nneed = nneed;
     return 0;
 }
 
@@ -273,7 +270,7 @@ int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int
     mark(g, GMC_STEP_GREY);
     int nc = st->corners(&g->s, w, h, g->pts);
     mark(g, GMC_STEP_CORNERS);
-    if (st->pyramid(&g->s, &g->cur, w, h, g->pts, nc)) return -1;
+    if (st->pyramid(&g->s, &g->cur, w, h)) return -1;
     mark(g, GMC_STEP_PYRAMID);
     /* Ultralytics treats a frame after one without corners as a first frame */
     if (g->have_prev && g->n_prev > 0 && g->cur.n == g->prev.n && g->cur.n > 0) {

@@ -27,8 +27,8 @@
  * Layouts: grey images uint8 [h][w]; pyramid levels are int16 [h][w] with a
  * border of PAD pixels on each side, reflected as OpenCV's
  * BORDER_REFLECT_101 (their gradients: border 0), so a window read never
- * checks bounds.  Level 0's gradients are made only inside the windows the
- * next frame's Lucas-Kanade reads (need_windows). */
+ * checks bounds.  Level 0 has no gradient planes: Lucas-Kanade makes its
+ * gradients inside each window it reads (window_gradients). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -639,17 +639,18 @@ static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts
 
 /* ---------------------------------------------------------------- pyramid */
 
-/* The level's three planes in one block; zeroed, so the gradients' border
- * is 0 from the start (only their interior is written after). */
-static int level_alloc(gmc_level *l, int w, int h)
+/* The level's planes in one block: the image, and the gradients above
+ * level 0 (grads); zeroed, so the gradients' border is 0 from the start
+ * (only their interior is written after). */
+static int level_alloc(gmc_level *l, int w, int h, int grads)
 {
     int pw = w + 2 * PAD;
-    if (l->w == w && l->h == h && l->img) return 0;
+    if (l->w == w && l->h == h && l->img && !l->dx == !grads) return 0;
     free(l->img);
     size_t n = (size_t)pw * (size_t)(h + 2 * PAD);
-    l->img = calloc(3 * n, sizeof *l->img);
-    l->dx = l->img ? l->img + n : NULL;
-    l->dy = l->img ? l->img + 2 * n : NULL;
+    l->img = calloc(grads ? 3 * n : n, sizeof *l->img);
+    l->dx = l->img && grads ? l->img + n : NULL;
+    l->dy = l->img && grads ? l->img + 2 * n : NULL;
     l->w = w;
     l->h = h;
     l->pw = pw;
@@ -745,65 +746,20 @@ static void gradient_span(gmc_level *l, int y, int x0, int x1, int16_t *sch)
     scharr_horizontal(vs, d, x1 - x0, l->dx + o, l->dy + o);
 }
 
-/* Which of level 0's gradients the next frame's Lucas-Kanade reads: the
- * 21 x 21 windows centred on this frame's corners pts [n][2], whole pixels
- * there, so their bilinear weights are (1, 0, 0, 0) and no neighbour
- * beyond the window counts (the gradients outside stay as an earlier frame
- * left them, and meet only zero weights or the padding's masks).  need
- * [h][GMC_NEED_BLOCKS(w)]: 1 for each 16-column block of a row a window
- * meets.  The coarser levels' windows sit between pixels: those levels get
- * all their gradients. */
-static void need_windows(unsigned char *need, int w, int h, const float *pts, int n)
-{
-    int nb = GMC_NEED_BLOCKS(w);
-    memset(need, 0, (size_t)h * (size_t)nb);
-    for (int i = 0; i < n; i++) {
-        int x = (int)pts[2 * i], y = (int)pts[2 * i + 1];
-        int y0 = y - HALF_WIN < 0 ? 0 : y - HALF_WIN, y1 = y + HALF_WIN > h - 1 ? h - 1 : y + HALF_WIN;
-        int b0 = (x - HALF_WIN < 0 ? 0 : x - HALF_WIN) / 16, b1 = (x + HALF_WIN > w - 1 ? w - 1 : x + HALF_WIN) / 16;
-        for (int r = y0; r <= y1; r++) memset(need + (size_t)r * (size_t)nb + b0, 1, (size_t)(b1 - b0 + 1));
-    }
-}
-
-/* Row y's gradients: all of them (need NULL) or the runs of blocks need
- * marks. */
-static void gradient_row(gmc_level *l, int y, const unsigned char *need, int16_t *sch)
-{
-    if (!need) {
-        gradient_span(l, y, 0, l->w, sch);
-        return;
-    }
-    int nb = GMC_NEED_BLOCKS(l->w);
-    const unsigned char *r = need + (size_t)y * (size_t)nb;
-    for (int b = 0; b < nb;) {
-        if (!r[b]) {
-            b++;
-            continue;
-        }
-        int e = b + 1;
-        while (e < nb && r[e]) e++;
-        gradient_span(l, y, 16 * b, 16 * e < l->w ? 16 * e : l->w, sch);
-        b = e;
-    }
-}
-
-/* The pyramid of grey img [h][w] with its corners pts [n][2] (level 0's
- * gradients are made around them only: need_windows).  Each level is made
- * row by row: the image row (level 0: the grey frame's; above: pyrDown of
- * the level below) with its border columns, then the gradients of the row
+/* The pyramid of grey img [h][w].  Each level is made row by row: the
+ * image row (level 0: the grey frame's; above: pyrDown of the level below)
+ * with its border columns, then above level 0 the gradients of the row
  * above it, while the rows they read are still in cache; the border rows
  * when the level is done (row -1 as soon as row 1 is there, for row 0's
  * gradients).  Returns -1 on OOM. */
-static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, const float *pts, int n, gmc_scratch *s)
+static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, gmc_scratch *s)
 {
     p->n = 0;
-    need_windows(s->need, w, h, pts, n);
     for (int lv = 0; lv <= GMC_MAX_LEVEL; lv++) {
         if (lv > 0) w = (w + 1) / 2, h = (h + 1) / 2;
         if (w <= WIN || h <= WIN) break; /* OpenCV stops where the window no longer fits */
         gmc_level *l = &p->lv[lv];
-        if (level_alloc(l, w, h)) return -1;
-        const unsigned char *need = lv == 0 ? s->need : NULL;
+        if (level_alloc(l, w, h, lv > 0)) return -1;
         size_t pw = (size_t)l->pw;
         for (int y = 0; y < h; y++) {
             int16_t *restrict o = l->img + (size_t)(y + PAD) * pw + PAD;
@@ -815,10 +771,10 @@ static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, const
             }
             row_mirror(o, w);
             if (y == 1) memcpy(o - 2 * pw - PAD, o - PAD, sizeof *o * pw); /* row -1 = row 1 */
-            if (y >= 1) gradient_row(l, y - 1, need, s->sch);
+            if (y >= 1 && lv > 0) gradient_span(l, y - 1, 0, w, s->sch);
         }
         rows_mirror(l);
-        gradient_row(l, h - 1, need, s->sch);
+        if (lv > 0) gradient_span(l, h - 1, 0, w, s->sch);
         p->n = lv + 1;
     }
     return 0;
@@ -837,9 +793,6 @@ static void step_grey(gmc_scratch *s, const uint8_t *pix, int width, int height,
 
 static int step_corners(gmc_scratch *s, int w, int h, float *pts) { return corners(s, s->grey, w, h, pts); }
 
-static int step_pyramid(gmc_scratch *s, gmc_pyramid *cur, int w, int h, const float *pts, int n)
-{
-    return pyramid_build(cur, s->grey, w, h, pts, n, s);
-}
+static int step_pyramid(gmc_scratch *s, gmc_pyramid *cur, int w, int h) { return pyramid_build(cur, s->grey, w, h, s); }
 
 const gmc_steps GMC_CAT(strix_gmc_steps_, GMC_SUFFIX) = {step_grey, step_corners, step_pyramid, lk};

@@ -237,24 +237,57 @@ static GMC_INLINE void setup_tail(int16_t *iw, int16_t *gx, int16_t *gy, int y, 
 }
 #endif
 
-/* The previous frame's window at (ix, iy) of level L with weights wt: the
- * image x 32 and the gradients (iw, gx, gy: the layout above), and A = the
- * sums of gx^2, gx gy, gy^2 over it. */
-static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], int16_t *restrict iw,
-                         int16_t *restrict gx, int16_t *restrict gy, int64_t A[3])
+/* Level 0's gradients over the window at whole pixel (ix, iy), where
+ * Lucas-Kanade reads them (level 0 keeps no gradient planes: its windows
+ * are the only place they are used, and made here they never go through
+ * memory): OpenCV's calcSharrDeriv sums of the image with its reflected
+ * border, 0 outside the image (OpenCV's border for the gradients) and past
+ * the window's column 20.  gx, gy: [WIN][32].  The rows read 33 values
+ * from column ix - 1, as a window row of the AVX-512 build does (PAD > WIN
+ * keeps them inside the planes). */
+static void window_gradients(const gmc_level *L, int ix, int iy, int16_t *restrict gx, int16_t *restrict gy)
 {
     ptrdiff_t st = L->pw;
+    int c0 = ix < 0 ? -ix : 0, c1 = L->w - ix < WIN ? L->w - ix : WIN; /* the columns inside the image */
+    for (int r = 0; r < WIN; r++) {
+        int16_t *restrict ox = gx + r * 32, *restrict oy = gy + r * 32;
+        if (iy + r < 0 || iy + r >= L->h) {
+            memset(ox, 0, 32 * sizeof *ox);
+            memset(oy, 0, 32 * sizeof *oy);
+            continue;
+        }
+        const int16_t *restrict b = L->img + (size_t)(iy + r + PAD) * (size_t)st + (size_t)(ix + PAD);
+        const int16_t *restrict a = b - st, *restrict c = b + st;
+        for (int x = 0; x < 32; x++) {
+            int in = x >= c0 && x < c1;
+            int vx = (a[x + 1] + c[x + 1]) * 3 + b[x + 1] * 10 - ((a[x - 1] + c[x - 1]) * 3 + b[x - 1] * 10);
+            int vy = (c[x - 1] - a[x - 1] + c[x + 1] - a[x + 1]) * 3 + (c[x] - a[x]) * 10;
+            ox[x] = (int16_t)(in ? vx : 0);
+            oy[x] = (int16_t)(in ? vy : 0);
+        }
+    }
+}
+
+/* The previous frame's window at (ix, iy) of level L with weights wt: the
+ * image x 32 and the gradients (iw, gx, gy: the layout above), and A = the
+ * sums of gx^2, gx gy, gy^2 over it.  The gradients come from L's planes,
+ * or, where g is not NULL (level 0, whose windows start at whole pixels:
+ * wt is COPY), from g's window_gradients [2][WIN][32]. */
+static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], const int16_t *g, int16_t *restrict iw,
+                         int16_t *restrict gx, int16_t *restrict gy, int64_t A[3])
+{
+    ptrdiff_t st = L->pw, gs = g ? 32 : st; /* rows of the image, of the gradients */
     size_t o = (size_t)(iy + PAD) * (size_t)st + (size_t)(ix + PAD);
-    const int16_t *pl[3] = {L->img + o, L->dx + o, L->dy + o}; /* image, gx, gy planes */
-    int copy = !wt[1] && !wt[2] && !wt[3];                      /* COPY */
+    const int16_t *pl[3] = {L->img + o, g ? g : L->dx + o, g ? g + WIN * 32 : L->dy + o}; /* image, gx, gy */
+    int copy = !wt[1] && !wt[2] && !wt[3];                                                 /* COPY */
 #if defined(__AVX512BW__)
     const __mmask32 keep = ((__mmask32)1 << WIN) - 1;
     __m512i a[3] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
     if (copy) {
         for (int r = 0; r < WIN; r++) {
-            size_t k = (size_t)r * (size_t)st;
+            size_t k = (size_t)r * (size_t)st, kg = (size_t)r * (size_t)gs;
             setup_row(iw, gx, gy, r, _mm512_slli_epi16(_mm512_loadu_si512(pl[0] + k), 5),
-                      _mm512_maskz_loadu_epi16(keep, pl[1] + k), _mm512_maskz_loadu_epi16(keep, pl[2] + k), a);
+                      _mm512_maskz_loadu_epi16(keep, pl[1] + kg), _mm512_maskz_loadu_epi16(keep, pl[2] + kg), a);
         }
     } else {
         __m512i v0 = _mm512_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm512_set1_epi32(wpair(wt[2], wt[3]));
@@ -287,16 +320,16 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
 #endif
     if (copy) {
         for (int r = 0; r < WIN; r++) {
-            size_t k = (size_t)r * (size_t)st;
+            size_t k = (size_t)r * (size_t)st, kg = (size_t)r * (size_t)gs;
 #if defined(__AVX2__)
             setup_main(iw, gx, gy, r, _mm256_slli_epi16(_mm256_loadu_si256((const __m256i *)(pl[0] + k)), 5),
-                       _mm256_loadu_si256((const __m256i *)(pl[1] + k)),
-                       _mm256_loadu_si256((const __m256i *)(pl[2] + k)), a);
+                       _mm256_loadu_si256((const __m256i *)(pl[1] + kg)),
+                       _mm256_loadu_si256((const __m256i *)(pl[2] + kg)), a);
 #else
             for (int x = 0; x < WMAIN; x += 8) {
                 __m128i I = _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k + x)), 5);
-                __m128i X = _mm_loadu_si128((const __m128i *)(pl[1] + k + x));
-                __m128i Y = _mm_loadu_si128((const __m128i *)(pl[2] + k + x));
+                __m128i X = _mm_loadu_si128((const __m128i *)(pl[1] + kg + x));
+                __m128i Y = _mm_loadu_si128((const __m128i *)(pl[2] + kg + x));
                 _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
                 _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), X);
                 _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), Y);
@@ -306,9 +339,10 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
             }
 #endif
             k += WMAIN;
+            kg += WMAIN;
             setup_tail(iw, gx, gy, r, _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k)), 5),
-                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[1] + k)), keep),
-                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[2] + k)), keep), c);
+                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[1] + kg)), keep),
+                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[2] + kg)), keep), c);
         }
     } else {
         __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
@@ -381,10 +415,10 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], in
     A[0] = A[1] = A[2] = 0;
     for (int y = 0; y < WIN; y++) {
         int16_t *ri = iw + y * WINP, *rx = gx + y * WINP, *ry = gy + y * WINP;
-        size_t k = (size_t)y * (size_t)st;
+        size_t k = (size_t)y * (size_t)st, kg = (size_t)y * (size_t)gs;
         bil_row(pl[0] + k, st, wt, 1, ri);
-        bil_row(pl[1] + k, st, wt, 0, rx);
-        bil_row(pl[2] + k, st, wt, 0, ry);
+        bil_row(pl[1] + kg, gs, wt, 0, rx);
+        bil_row(pl[2] + kg, gs, wt, 0, ry);
         for (int x = WIN; x < WINP; x++) rx[x] = ry[x] = 0;
         int32_t s11 = 0, s12 = 0, s22 = 0; /* a row's sums fit 32 bits (21 x 4080^2) */
         for (int x = 0; x < WIN; x++) {
@@ -409,20 +443,26 @@ static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4],
     const int16_t *jp = J->img + (size_t)(jy + PAD) * (size_t)st + (size_t)(jx + PAD);
 #if defined(__AVX512BW__)
     __m512i v0 = _mm512_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm512_set1_epi32(wpair(wt[2], wt[3]));
-    __m512i a1 = _mm512_setzero_si512(), a2 = a1;
+    /* the even and the odd rows in sums of their own: two chains of multiply-adds half as long */
+    __m512i a1 = _mm512_setzero_si512(), a2 = a1, c1 = a1, c2 = a1;
     /* each image row is the bottom row of one window row and the top row of the next: loaded once */
     __m512i t0 = _mm512_loadu_si512(jp), t1 = _mm512_loadu_si512(jp + 1);
-    for (int r = 0; r < WIN; r++) {
+    for (int r = 0; r < WIN; r += 2) {
         const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
         __m512i n0 = _mm512_loadu_si512(q), n1 = _mm512_loadu_si512(q + 1);
         __m512i d = _mm512_sub_epi16(bil32(t0, t1, n0, n1, v0, v1, 1), _mm512_load_si512(iw + r * 32));
         a1 = madd_acc(a1, d, _mm512_load_si512(gx + r * 32));
         a2 = madd_acc(a2, d, _mm512_load_si512(gy + r * 32));
-        t0 = n0;
-        t1 = n1;
+        if (r + 1 == WIN) break;
+        q += st;
+        t0 = _mm512_loadu_si512(q);
+        t1 = _mm512_loadu_si512(q + 1);
+        d = _mm512_sub_epi16(bil32(n0, n1, t0, t1, v0, v1, 1), _mm512_load_si512(iw + (r + 1) * 32));
+        c1 = madd_acc(c1, d, _mm512_load_si512(gx + (r + 1) * 32));
+        c2 = madd_acc(c2, d, _mm512_load_si512(gy + (r + 1) * 32));
     }
-    b[0] = hsum16(a1);
-    b[1] = hsum16(a2);
+    b[0] = hsum16(_mm512_add_epi32(a1, c1));
+    b[1] = hsum16(_mm512_add_epi32(a2, c2));
 #elif defined(__SSE2__)
     __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
     __m128i c1 = _mm_setzero_si128(), c2 = c1;
@@ -541,8 +581,10 @@ static int lk_begin(const gmc_level *L, const gmc_level *J, int lv, int top, con
         int bx = (int)floorf(mx - HALF_WIN), by = (int)floorf(my - HALF_WIN);
         if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) {
             prefetch_window(L->img, L->pw, ax, ay);
-            prefetch_window(L->dx, L->pw, ax, ay);
-            prefetch_window(L->dy, L->pw, ax, ay);
+            if (L->dx) { /* level 0 has no gradient planes */
+                prefetch_window(L->dx, L->pw, ax, ay);
+                prefetch_window(L->dy, L->pw, ax, ay);
+            }
         }
         if (bx >= -WIN && bx < J->w && by >= -WIN && by < J->h) prefetch_window(J->img, J->pw, bx, by);
     }
@@ -554,7 +596,9 @@ static int lk_begin(const gmc_level *L, const gmc_level *J, int lv, int top, con
         return 0;
     }
     int64_t A[3];
-    window_setup(L, ix, iy, wt, t->iw, t->gx, t->gy, A);
+    _Alignas(64) int16_t g[2 * WIN * 32];
+    if (!L->dx) window_gradients(L, ix, iy, g, g + WIN * 32);
+    window_setup(L, ix, iy, wt, L->dx ? NULL : g, t->iw, t->gx, t->gy, A);
     float A11 = (float)A[0] * fscale, A12 = (float)A[1] * fscale, A22 = (float)A[2] * fscale;
     float D = A11 * A22 - A12 * A12;
     float min_eig = (A22 + A11 - sqrtf((A11 - A22) * (A11 - A22) + 4.f * A12 * A12)) / (2 * WIN * WIN);

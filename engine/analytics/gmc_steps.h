@@ -31,7 +31,8 @@
  * BORDER_CONSTANT).  int16 throughout, as OpenCV's Lucas-Kanade reads
  * them: the 16-bit multiply-adds take the bilinear weights directly.  The
  * gradients are made with the level, for the frame after, when it is the
- * previous frame. */
+ * previous frame; level 0 has none (dx = dy = NULL): its windows start at
+ * whole pixels, and Lucas-Kanade makes their gradients as it reads them. */
 typedef struct gmc_level {
     int w, h, pw;
     int16_t *img, *dx, *dy; /* one allocation, img first */
@@ -47,7 +48,6 @@ typedef struct gmc_cand {
     int at; /* y * w + x */
 } gmc_cand;
 
-#define GMC_NEED_BLOCKS(w) (((w) + 15) / 16)
 /* floats in one of corners' row buffers: whole 16-lane blocks and one more */
 #define GMC_CS_ROW(w) ((size_t)((w) + 15) / 16 * 16 + 16)
 
@@ -56,14 +56,12 @@ typedef struct gmc_cand {
 typedef struct gmc_scratch {
     int width, w; /* full width and half width it was sized for */
     size_t n;     /* half-size pixels it was sized for */
-    size_t nneed; /* blocks of need it was sized for */
     uint8_t *grey;        /* half-size grey frame [n] */
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
     int *row;             /* pyrDown's vertical sums [w + 4] */
     int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
     float *cs;            /* corners' row buffers [19][GMC_CS_ROW(w)] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
-    unsigned char *need;  /* level 0's gradients to make, by 16-column block: [h][GMC_NEED_BLOCKS(w)] */
     gmc_cand *cand;       /* corner candidates [GMC_CAND_CAP] */
 } gmc_scratch;
 
@@ -76,10 +74,8 @@ typedef struct gmc_steps {
     void (*grey)(gmc_scratch *s, const uint8_t *pix, int width, int height, int stride, int bgr);
     /* its corners (x, y) into pts [GMC_MAX_CORNERS][2]: the count */
     int (*corners)(gmc_scratch *s, int w, int h, float *pts);
-    /* its pyramid into cur, level 0's gradients around the corners pts
-     * [n][2] (the next frame's Lucas-Kanade reads no others); -1 when
-     * memory runs out */
-    int (*pyramid)(gmc_scratch *s, gmc_pyramid *cur, int w, int h, const float *pts, int n);
+    /* its pyramid into cur; -1 when memory runs out */
+    int (*pyramid)(gmc_scratch *s, gmc_pyramid *cur, int w, int h);
     /* pyramidal Lucas-Kanade of prev's points pts [n][2] into cur: next
      * [n][2] and status[n] (0: lost) */
     void (*lk)(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n, float *next,
