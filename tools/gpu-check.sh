@@ -17,8 +17,9 @@
 #   6. lab        build/perf/cuda/conv_lab: every convolution version (v1
 #                 WMMA, v1 + cuBLAS, v2 mma.sync, v3 split-K) on every conv
 #                 shape of the first model, checked against the CPU, timed
-#                 at batch 64, then versions 3 and 4 again at batch 1 (where
-#                 v3 splits K);
+#                 at batch 64; then at batch 1, where v3 splits K, v2
+#                 against v3 aiming at 1, 2 and 4 blocks per SM
+#                 (--split-sweep);
 #   7. bench      build/perf/gpu_bench, fp16 and fp32, batch 1 8 64 256 (or
 #                 --batch), with each kernel set of --kernels (default 1,2,3;
 #                 3 is not yet verified on a GPU):
@@ -68,7 +69,7 @@ while [ $# -gt 0 ]; do
     --kernels) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[123](,[123])*$' || usage "--kernels needs a list of kernel sets (1, 2, 3)"; kernel_sets=$2; shift 2 ;;
     --no-sanitizers) sanitize=0; shift ;;
     --sanitizer-timeout) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || usage "--sanitizer-timeout needs seconds"; stimeout=$2; shift 2 ;;
-    -h | --help) sed -n '2,50p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,51p' "$0"; exit 0 ;;
     *) usage "unknown argument '$1'" ;;
     esac
 done
@@ -184,7 +185,7 @@ if [ $ok = 1 ]; then note "PASS weights: $wlog"; else failed="$failed weights"; 
 
 step lab "$out/lab.log" "$lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" --batch 64 --runs 20
 step lab-batch1 "$out/lab-batch1.log" "$lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" --batch 1 \
-    --runs 50 --versions 3,4
+    --runs 50 --split-sweep
 
 if [ $ok = 1 ]; then
     blog=$out/bench.log

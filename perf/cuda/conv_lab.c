@@ -22,6 +22,7 @@
  *   build/perf/cuda/conv_lab               # yolov8n 640, batch 64, versions 1,2,3,4
  *   build/perf/cuda/conv_lab --model weights/yolo11.yaml --batch 256 --versions 2,3
  *   build/perf/cuda/conv_lab --batch 1 --runs 50 --versions 3,4  # split-K against v2
+ *   build/perf/cuda/conv_lab --batch 1 --runs 50 --split-sweep   # v3's slice target
  *   build/perf/cuda/conv_lab --variants          # every v2 tile configuration
  *
  * --variants: instead of the versions, every tile configuration of the v2
@@ -29,6 +30,10 @@
  * every shape it applies to, each checked and timed; one line per shape with
  * the time of the configuration the shape gets by default (strix_mma_pick),
  * the fastest one and all of them: the data behind strix_mma_pick.
+ * --split-sweep: v2 and v3 on every shape the mma path takes, v3 told 1, 2
+ * and 4 times the SM count (so aiming at 1, 2, 4 blocks per SM), each
+ * checked and timed, with its slice count: the data behind
+ * strix_splitk_count (conv_plan.h).
  *
  * Tensors are dense NHWC fp16: in [N, H, W, Cin], w [Cout, KH, KW, Cin]
  * (OHWI), bias [Cout] fp32, residual and out [N, OH, OW, Cout].  The check
@@ -75,7 +80,9 @@ static const char *version_name[N_VERSIONS + 1] = {"", "v1 wmma", "v1 wmma+cubla
     } while (0)
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-static int sms; /* the device's SM count: the v2/v3 tile and split choice */
+/* The SM count the launchers are told (tiles, v3's slices): the device's, or a
+ * multiple of it in --split-sweep. */
+static int lab_sms;
 static float uniform(float lo, float hi)
 {
     rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
@@ -178,7 +185,7 @@ static void bufs_free(layer_bufs *b)
 static int lab_splits(const shape *s, int n)
 {
     if (s->p.groups != 1 || s->cin % 8) return 1;
-    return strix_mma_plan_make(n * s->oh * s->ow, s->cout, s->p.kh * s->p.kw * s->cin, sms, 0, 1).splits;
+    return strix_mma_plan_make(n * s->oh * s->ow, s->cout, s->p.kh * s->p.kw * s->cin, lab_sms, 0, 1).splits;
 }
 
 /* Enqueue version v of the shape on b (v > N_VERSIONS: v2 tile
@@ -191,13 +198,13 @@ static int run_version(int v, const shape *s, layer_bufs *b, cublasHandle_t blas
         return strix_cuda_conv2d_mma_variant(&out, &in, b->dw, b->dbias, s->residual ? &res : NULL, &s->p,
                                              v - N_VERSIONS, (strix_stream)st);
     int kernels = v == 4 ? STRIX_CUDA_KERNELS_V3 : v == 3 ? STRIX_CUDA_KERNELS_V2 : STRIX_CUDA_KERNELS_V1;
-    size_t need = strix_cuda_conv2d_workspace(&out, &in, &s->p, STRIX_F16, kernels, sms);
+    size_t need = strix_cuda_conv2d_workspace(&out, &in, &s->p, STRIX_F16, kernels, lab_sms);
     if (need > b->ws_cap) {
         cudaFree(b->ws);
         CU(cudaMalloc(&b->ws, need));
         b->ws_cap = need;
     }
-    return strix_cuda_conv2d(&out, &in, b->dw, b->dbias, s->residual ? &res : NULL, &s->p, STRIX_F16, kernels, sms,
+    return strix_cuda_conv2d(&out, &in, b->dw, b->dbias, s->residual ? &res : NULL, &s->p, STRIX_F16, kernels, lab_sms,
                              v == 1 ? NULL : blas, b->ws, (strix_stream)st);
 }
 
@@ -330,6 +337,59 @@ static int sweep_variants(const shape *shapes, int n_shapes, int check_batch, in
     return failed ? 1 : 0;
 }
 
+/* --split-sweep: v3 on every shape its mma path takes, told 1, 2 and 4
+ * times the device's SM count (its plan then aims at 1, 2 or 4 blocks per
+ * SM, kernels/conv_plan.h; told more SMs, a shape between the two tile
+ * choices of strix_mma_pick also gets the small-grid tile), against v2;
+ * each checked, then timed.  The data behind strix_splitk_count's target
+ * and STRIX_SPLITK_MIN_STEPS: run it at batch 1. */
+static int sweep_splits(const shape *shapes, int n_shapes, int check_batch, int batch, int runs, cublasHandle_t blas,
+                        cudaStream_t st)
+{
+    static const int mult[] = {1, 2, 4};
+    enum { N_MULT = sizeof mult / sizeof *mult };
+    const int device_sms = lab_sms;
+    double total_v2 = 0, total[N_MULT] = {0};
+    int failed = 0;
+    printf("%-5s %-4s %-24s %-6s %9s  v3 told 1x, 2x, 4x the SMs (slices:ms; x: check failed)\n", "layer", "uses",
+           "shape (HxW Cin->Cout)", "k/s", "v2 ms");
+    for (int si = 0; si < n_shapes; si++) {
+        const shape *s = &shapes[si];
+        if (s->p.groups != 1 || s->cin % 8) continue;
+        layer_bufs cb, tb;
+        bufs_make(&cb, s, check_batch);
+        float *ref = cpu_reference(s, &cb);
+        bufs_make(&tb, s, batch);
+        char desc[64], ks[16], all[256] = "";
+        snprintf(desc, sizeof desc, "%dx%d %d->%d%s", s->h, s->w, s->cin, s->cout, s->residual ? " +res" : "");
+        snprintf(ks, sizeof ks, "%d/%d", s->p.kh, s->p.sh);
+        const double v2 = time_version(3, s, &tb, blas, st, runs);
+        total_v2 += v2 * s->uses;
+        for (int j = 0; j < N_MULT; j++) {
+            lab_sms = device_sms * mult[j];
+            const double err = check_version(4, s, &cb, ref, blas, st);
+            const double ms = err < 0 || err > CHECK_TOL ? -1 : time_version(4, s, &tb, blas, st, runs);
+            size_t len = strlen(all);
+            if (ms < 0) {
+                failed++;
+                snprintf(all + len, sizeof all - len, "  %d:x", lab_splits(s, batch));
+            } else {
+                total[j] += ms * s->uses;
+                snprintf(all + len, sizeof all - len, "  %d:%.4f", lab_splits(s, batch), ms);
+            }
+        }
+        lab_sms = device_sms;
+        printf("%-5d %-4d %-24s %-6s %9.4f %s\n", s->first_layer, s->uses, desc, ks, v2, all);
+        free(ref);
+        bufs_free(&cb);
+        bufs_free(&tb);
+    }
+    printf("\n# convolutions the mma path takes, batch %d: v2 %.3f ms; v3 told 1x, 2x, 4x the SMs: %.3f, %.3f, %.3f ms\n",
+           batch, total_v2, total[0], total[1], total[2]);
+    printf("%s: %d failed checks\n", failed ? "FAIL" : "ok", failed);
+    return failed ? 1 : 0;
+}
+
 static int parse_versions(const char *s, int *on)
 {
     memset(on, 0, (N_VERSIONS + 1) * sizeof *on);
@@ -346,7 +406,7 @@ static int parse_versions(const char *s, int *on)
 static void usage(void)
 {
     fprintf(stderr, "usage: conv_lab [--model YAML] [--scale n|s|m|l|x] [--imgsz N] [--batch N]\n"
-                    "                [--check-batch N] [--runs N] [--versions 1,2,3,4 | --variants]\n");
+                    "                [--check-batch N] [--runs N] [--versions 1,2,3,4 | --variants | --split-sweep]\n");
     exit(EXIT_USAGE);
 }
 
@@ -354,12 +414,13 @@ int main(int argc, char **argv)
 {
     const char *yaml = "weights/yolov8.yaml";
     char scale = 'n';
-    int imgsz = 640, batch = 64, check_batch = 2, runs = 20, on[N_VERSIONS + 1], sweep = 0;
+    int imgsz = 640, batch = 64, check_batch = 2, runs = 20, on[N_VERSIONS + 1];
+    int sweep = 0; /* 1: --variants, 2: --split-sweep */
     parse_versions("1,2,3,4", on);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--variants")) {
-            sweep = 1;
+        if (!strcmp(a, "--variants") || !strcmp(a, "--split-sweep")) {
+            sweep = a[2] == 'v' ? 1 : 2;
             continue;
         }
         if (!v) usage();
@@ -380,7 +441,7 @@ int main(int argc, char **argv)
     }
     struct cudaDeviceProp prop;
     CU(cudaGetDeviceProperties(&prop, 0));
-    sms = prop.multiProcessorCount;
+    lab_sms = prop.multiProcessorCount;
     strix_model_options o;
     strix_model_options_init(&o);
     o.yaml_path = yaml;
@@ -404,7 +465,8 @@ int main(int argc, char **argv)
     }
     printf("# conv_lab: %s scale %c at %dx%d on %s (%d SMs); check batch %d, timing batch %d, median of %d\n", yaml,
            scale, imgsz, imgsz, prop.name, prop.multiProcessorCount, check_batch, batch, runs);
-    if (sweep) return sweep_variants(shapes, n_shapes, check_batch, batch, runs, blas, st);
+    if (sweep == 1) return sweep_variants(shapes, n_shapes, check_batch, batch, runs, blas, st);
+    if (sweep == 2) return sweep_splits(shapes, n_shapes, check_batch, batch, runs, blas, st);
     printf("%-5s %-4s %-24s %-6s %-15s %9s %9s %7s %9s %7s %9s\n", "layer", "uses", "shape (HxW Cin->Cout)", "k/s",
            "version", "rel err", "ms", "TFLOP/s", "%peak", "GB/s", "%HBM");
     double total[N_VERSIONS + 1] = {0};
