@@ -381,6 +381,49 @@ static void gmc_recovers_camera_shift(void)
     }
 }
 
+/* The corner search starts its floor at a guess from the frame before
+ * (gmc_kernels.h, corners): a frame whose corners are all far weaker than
+ * the last one's (low contrast after high) must be searched again from 0,
+ * and get the corners a fresh start finds.  Two GMCs of every build see the
+ * same frames B and C (C: B with the camera moved by a random shift), one
+ * after a strong frame A, the other after a blank one (no corners: no
+ * guess); C's transform must be the same to the last bit, and the shift. */
+static void gmc_corner_guess_redone(void)
+{
+    int w = 640, h = 360, ww = w + 80, wh = h + 80, nb = strix_gmc_best_isa() + 1;
+    int dx = tl_int(-6, 6), dy = tl_int(-6, 6);
+    uint8_t *world = malloc((size_t)ww * (size_t)wh * 3), *faint = malloc((size_t)ww * (size_t)wh * 3);
+    uint8_t *blank = calloc((size_t)w * (size_t)h, 3);
+    TL_CHECK(world && faint && blank, "out of memory");
+    cell_world(world, ww, wh);
+    for (size_t i = 0; i < (size_t)ww * (size_t)wh * 3; i++) /* a twentieth of the contrast, about mid grey */
+        faint[i] = (uint8_t)(120 + world[i] / 20);
+    for (int isa = 0; isa < nb; isa++) {
+        strix_gmc *g[2] = {strix_gmc_create_isa(isa), strix_gmc_create_isa(isa)};
+        TL_CHECK(g[0] && g[1], "out of memory");
+        double H[2][6];
+        const uint8_t *b = faint + 3 * ((size_t)40 * (size_t)ww + 40);
+        const uint8_t *c = faint + 3 * ((size_t)(40 + dy) * (size_t)ww + (size_t)(40 + dx));
+        int rc = strix_gmc_apply(g[0], world + 3 * ((size_t)40 * (size_t)ww + 40), w, h, 3 * ww, 0, H[0]) |
+                 strix_gmc_apply(g[1], blank, w, h, 3 * w, 0, H[1]);
+        for (int k = 0; k < 2; k++) rc |= strix_gmc_apply(g[k], b, w, h, 3 * ww, 0, H[k]) | strix_gmc_apply(g[k], c, w, h, 3 * ww, 0, H[k]);
+        TL_CHECK(!rc, "strix_gmc_apply failed");
+        TL_CHECK(!memcmp(H[0], H[1], sizeof H[0]),
+                 "build %d, shift %d %d: after a strong frame %.9g %.9g %.9g / %.9g %.9g %.9g, after a blank one %.9g "
+                 "%.9g %.9g / %.9g %.9g %.9g",
+                 isa, dx, dy, H[0][0], H[0][1], H[0][2], H[0][3], H[0][4], H[0][5], H[1][0], H[1][1], H[1][2], H[1][3],
+                 H[1][4], H[1][5]);
+        TL_CHECK(fabs(H[0][2] + dx) < 0.5 && fabs(H[0][5] + dy) < 0.5 && fabs(H[0][0] - 1) < 0.002,
+                 "build %d: the faint frames' shift %d %d not recovered: H %.4f %.4f %.3f / %.4f %.4f %.3f", isa, dx, dy,
+                 H[0][0], H[0][1], H[0][2], H[0][3], H[0][4], H[0][5]);
+        strix_gmc_free(g[0]);
+        strix_gmc_free(g[1]);
+    }
+    free(world);
+    free(faint);
+    free(blank);
+}
+
 /* GMC's builds (gmc_steps.h: generic, AVX2, AVX-512) give the same
  * transform to the last bit: random textures (cells of random colour plus per-pixel noise),
  * random even and odd sizes, RGB and BGR, a camera moving by up to 8 whole
@@ -734,6 +777,7 @@ int main(int argc, char **argv)
     TL_RUN(matches_ultralytics);
     TL_RUN(gmc_beats_no_gmc);
     TL_RUN(gmc_recovers_camera_shift);
+    TL_RUN(gmc_corner_guess_redone);
     TL_RUN(gmc_builds_agree);
     TL_RUN(gmc_transforms_pinned);
     TL_RUN(gmc_step_times);

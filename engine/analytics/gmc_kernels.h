@@ -260,16 +260,19 @@ static void cand_select(gmc_cand *c, int n, int k)
 /* The peaks kept so far, unordered, in c [GMC_CAND_CAP]: when it fills up
  * the first GMC_MAX_CORNERS in OpenCV's order are kept and the rest
  * dropped, and a peak weaker than the last of those can never make the
- * list (floor; 0 until then).  Appending and a selection now and then
- * cost less than keeping a heap of the strongest, as the peaks come. */
+ * list (floor; from the start, corners' guess).  Appending and a selection
+ * now and then cost less than keeping a heap of the strongest, as the
+ * peaks come.  seen: how many were appended. */
 typedef struct cands {
     gmc_cand *c;
     int n;
     float floor;
+    int seen;
 } cands;
 
 static void cands_add(cands *b, gmc_cand k)
 {
+    b->seen++;
     b->c[b->n++] = k;
     if (b->n < GMC_CAND_CAP) return;
     cand_select(b->c, b->n, GMC_MAX_CORNERS);
@@ -619,11 +622,23 @@ static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cand
  * the strongest 400 peaks above 0 are kept as they come (the 1% threshold
  * is >= 0, and the peaks above it are the strongest ones, so the strongest
  * 400 of those are the ones of the 400 that pass it: cands), and a peak
- * weaker than the floor cands keeps is dropped in the vectorised test. */
+ * weaker than the floor cands keeps is dropped in the vectorised test.
+ * The floor starts at a guess, a fraction of the weakest kept corner of
+ * the frame before (sc->hint), not at 0: from the first row on, most peaks
+ * fail the cheap test rather than go to the list (a clip's frames differ
+ * little).  It changes no corner: when at least 400 peaks reach the guess,
+ * the strongest 400 are all among them; when fewer do (seen < 400: no
+ * selection raised the floor, so seen counts exactly those), the pass is
+ * made again from 0. */
+#define HINT_FRACTION 0.5f
 static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts)
 {
-    cands bs = {sc->cand, 0, 0};
+    cands bs = {sc->cand, 0, sc->hint, 0};
     float thresh = corner_rows(sc, img, w, h, &bs) * QUALITY;
+    if (bs.seen < GMC_MAX_CORNERS && sc->hint > 0) {
+        bs = (cands){sc->cand, 0, 0, 0};
+        thresh = corner_rows(sc, img, w, h, &bs) * QUALITY;
+    }
     if (bs.n > GMC_MAX_CORNERS) cand_select(bs.c, bs.n, GMC_MAX_CORNERS);
     gmc_cand *cd = bs.c;
     int nc = 0;
@@ -634,6 +649,7 @@ static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts
         pts[2 * i] = (float)(cd[i].at % w);
         pts[2 * i + 1] = (float)(cd[i].at / w);
     }
+    sc->hint = nc == GMC_MAX_CORNERS ? cd[nc - 1].v * HINT_FRACTION : 0;
     return nc;
 }
 

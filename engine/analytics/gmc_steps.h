@@ -63,6 +63,7 @@ typedef struct gmc_scratch {
     float *cs;            /* corners' row buffers [19][GMC_CS_ROW(w)] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
     gmc_cand *cand;       /* corner candidates [GMC_CAND_CAP] */
+    float hint;           /* where the next frame's corners start their floor (corners) */
 } gmc_scratch;
 
 /* One build's steps, in the order strix_gmc_apply runs them on a frame
