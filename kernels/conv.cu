@@ -25,7 +25,8 @@
  *      when images are not contiguous) reading the input view in place
  *      (ldb = pix_stride), then conv1x1_cublas_epilogue<T>.
  * With STRIX_CUDA_KERNELS_V2 or _V3 (conv_mma.cu) two paths come before 4 and 5:
- *   6. conv_stem_direct<T>: Cin <= STEM_MAX_CIN, one group (the stem);
+ *   6. conv_stem_direct<T>: Cin <= STEM_MAX_CIN, one group (the stem); with
+ *      V3 conv_stem_smem<T>, the same through a shared-memory input tile;
  *   7. conv_mma_f16<...>: fp16, one group, Cin % 8 == 0, aligned: mma.sync
  *      implicit GEMM with cp.async pipelining and the epilogue in registers,
  *      1x1 convolutions included; with V3, where the grid is smaller than
@@ -586,7 +587,7 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
         return last_error();
     }
     if (kernels != STRIX_CUDA_KERNELS_V1) {
-        if (stem_ok(a)) return stem_launch(a, dt, st);
+        if (stem_ok(a)) return stem_launch(a, dt, kernels == STRIX_CUDA_KERNELS_V3, st);
         if (mma_ok(a, in, w, dt)) return mma_launch(a, 0, sms, kernels == STRIX_CUDA_KERNELS_V3, workspace, st);
     }
     if (cublas_handle && !mma_shape(in, p, dt, kernels) && cublas_shape(out, in, p) &&

@@ -68,10 +68,12 @@ bool mma_ok(const ConvArgs &a, const strix_dview *in, const void *w, strix_dtype
 strix_cuda_err mma_launch(const ConvArgs &a, int variant, int sms, bool splitk, void *workspace, cudaStream_t s);
 
 /* One group with at most STEM_MAX_CIN input channels (the stem reading the
- * letterboxed RGB image): direct convolution, fp32 or fp16. */
+ * letterboxed RGB image): direct convolution, fp32 or fp16; smem (kernel
+ * set 3): each block's input tile read once through shared memory, where
+ * it fits (conv_plan.h), with the same results bit for bit. */
 #define STEM_MAX_CIN 4
 bool stem_ok(const ConvArgs &a);
-strix_cuda_err stem_launch(const ConvArgs &a, strix_dtype dt, cudaStream_t s);
+strix_cuda_err stem_launch(const ConvArgs &a, strix_dtype dt, bool smem, cudaStream_t s);
 
 } /* namespace strix_conv */
 

@@ -38,7 +38,10 @@
  * conv_stem_direct<T>: one thread per output pixel and STEM_CO output
  * channels; the chunk's weights (fp32) in shared memory; fp32 FMAs over
  * (ky, kx, ci); the 16 results written as two 16-byte vectors when the view
- * allows.  The implicit GEMM would waste most of a tile on K = 27. */
+ * allows.  The implicit GEMM would waste most of a tile on K = 27.
+ * conv_stem_smem<T> (v3, not yet run on a GPU): the same per thread, over
+ * an output tile whose input (with its halo) a block loads into shared
+ * memory once (conv_plan.h: strix_stem_*). */
 #include <climits>
 #include <cstdint>
 
@@ -404,16 +407,50 @@ strix_cuda_err smem_opt_in(K kernel, size_t smem)
 #define STEM_THREADS 128
 #define STEM_MAX_TAPS 49 /* kernels up to 7x7 */
 
+/* The stem's 16 weights rows of chunk co0 into shared memory (fp32;
+ * rows past Cout zero). */
 template <typename T>
-__global__ void __launch_bounds__(STEM_THREADS) conv_stem_direct(ConvArgs a)
+__device__ __forceinline__ void stem_weights(const ConvArgs &a, int co0, int nco,
+                                             float (*ws)[STEM_MAX_TAPS * STEM_MAX_CIN])
 {
-    __shared__ float ws[STEM_CO][STEM_MAX_TAPS * STEM_MAX_CIN]; /* [co - co0][k], k = (ky*KW + kx)*Cin + ci */
-    const int co0 = blockIdx.y * STEM_CO, nco = min(STEM_CO, a.ng - co0);
     const T *wt = static_cast<const T *>(a.wt);
     for (int i = threadIdx.x; i < STEM_CO * a.k; i += STEM_THREADS) {
         int c = i / a.k, k = i - c * a.k;
         ws[c][k] = c < nco ? load(wt + (size_t)(co0 + c) * a.k + k) : 0.0f;
     }
+}
+
+/* The epilogue of output pixel pix of image n, channels co0 .. co0 + nco. */
+template <typename T>
+__device__ __forceinline__ void stem_store(const ConvArgs &a, int n, int pix, int co0, int nco, float acc[STEM_CO])
+{
+    const Epi &e = a.epi;
+    if (sizeof(T) == 2 && nco == STEM_CO && vec8_ok(e.out, e.out_pix, e.out_batch) &&
+        (!e.res || vec8_ok(e.res, e.res_pix, e.res_batch))) {
+        /* two 16-byte vectors: consecutive threads write consecutive pixels */
+        size_t o = (size_t)n * e.out_batch + (size_t)pix * e.out_pix + co0;
+        const __half *res = e.res ? static_cast<const __half *>(e.res) + (size_t)n * e.res_batch +
+                                        (size_t)pix * e.res_pix + co0
+                                  : nullptr;
+#pragma unroll
+        for (int c = 0; c < STEM_CO; c++) acc[c] = epi_value(e, co0 + c, acc[c]);
+#pragma unroll
+        for (int v = 0; v < STEM_CO / 8; v++)
+            *reinterpret_cast<uint4 *>(static_cast<__half *>(e.out) + o + 8 * v) =
+                pack8(acc + 8 * v, res ? res + 8 * v : nullptr);
+        return;
+    }
+#pragma unroll
+    for (int c = 0; c < STEM_CO; c++)
+        if (c < nco) epilogue_store<T>(e, n, pix, co0 + c, acc[c]);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(STEM_THREADS) conv_stem_direct(ConvArgs a)
+{
+    __shared__ float ws[STEM_CO][STEM_MAX_TAPS * STEM_MAX_CIN]; /* [co - co0][k], k = (ky*KW + kx)*Cin + ci */
+    const int co0 = blockIdx.y * STEM_CO, nco = min(STEM_CO, a.ng - co0);
+    stem_weights<T>(a, co0, nco, ws);
     __syncthreads();
     const int m = blockIdx.x * STEM_THREADS + threadIdx.x;
     if (m >= a.m) return; /* no block-wide synchronisation below */
@@ -437,25 +474,56 @@ __global__ void __launch_bounds__(STEM_THREADS) conv_stem_direct(ConvArgs a)
             }
         }
     }
-    const Epi &e = a.epi;
-    if (sizeof(T) == 2 && nco == STEM_CO && vec8_ok(e.out, e.out_pix, e.out_batch) &&
-        (!e.res || vec8_ok(e.res, e.res_pix, e.res_batch))) {
-        /* two 16-byte vectors: consecutive threads write consecutive pixels */
-        size_t o = (size_t)n * e.out_batch + (size_t)pix * e.out_pix + co0;
-        const __half *res = e.res ? static_cast<const __half *>(e.res) + (size_t)n * e.res_batch +
-                                        (size_t)pix * e.res_pix + co0
-                                  : nullptr;
-#pragma unroll
-        for (int c = 0; c < STEM_CO; c++) acc[c] = epi_value(e, co0 + c, acc[c]);
-#pragma unroll
-        for (int v = 0; v < STEM_CO / 8; v++)
-            *reinterpret_cast<uint4 *>(static_cast<__half *>(e.out) + o + 8 * v) =
-                pack8(acc + 8 * v, res ? res + 8 * v : nullptr);
-        return;
+    stem_store<T>(a, n, pix, co0, nco, acc);
+}
+
+/* Kernel set 3's stem: conv_stem_direct's arithmetic (the same taps skipped,
+ * the same FMAs in the same order, so the same bits), the block's input
+ * tile read from global memory once (conv_plan.h: strix_stem_*) instead of
+ * 27 scalar loads per thread through L1/L2.  Grid: x = image * tiles_y *
+ * tiles_x, y = chunk of STEM_CO output channels; dynamic shared memory: the
+ * input tile, rows * cols * cg floats. */
+template <typename T>
+__global__ void __launch_bounds__(STEM_THREADS) conv_stem_smem(ConvArgs a, int oh, int tiles_x, int tiles_y,
+                                                               int rows, int cols)
+{
+    __shared__ float ws[STEM_CO][STEM_MAX_TAPS * STEM_MAX_CIN];
+    extern __shared__ float tile[];
+    const int co0 = blockIdx.y * STEM_CO, nco = min(STEM_CO, a.ng - co0);
+    const int tiles = tiles_x * tiles_y, n = blockIdx.x / tiles, ti = blockIdx.x - n * tiles;
+    const int oy0 = ti / tiles_x * STRIX_STEM_TILE_H, ox0 = (ti % tiles_x) * STRIX_STEM_TILE_W;
+    const int iy0 = oy0 * a.sh - a.ph, ix0 = ox0 * a.sw - a.pw;
+    stem_weights<T>(a, co0, nco, ws);
+    const T *img = static_cast<const T *>(a.in) + (size_t)n * a.in_batch;
+    /* consecutive threads, consecutive channels then pixels of a row: one
+     * contiguous run per input row when the image is dense */
+    for (int i = threadIdx.x; i < rows * cols * a.cg; i += STEM_THREADS) {
+        const int ci = i % a.cg, p = i / a.cg, iy = iy0 + p / cols, ix = ix0 + p % cols;
+        tile[i] = iy >= 0 && iy < a.h && ix >= 0 && ix < a.w ? load(img + ((size_t)iy * a.w + ix) * a.in_pix + ci)
+                                                             : 0.0f;
     }
+    __syncthreads();
+    const int oy = oy0 + threadIdx.x / STRIX_STEM_TILE_W, ox = ox0 + threadIdx.x % STRIX_STEM_TILE_W;
+    if (oy >= oh || ox >= a.ow) return; /* no block-wide synchronisation below */
+    float acc[STEM_CO];
 #pragma unroll
-    for (int c = 0; c < STEM_CO; c++)
-        if (c < nco) epilogue_store<T>(e, n, pix, co0 + c, acc[c]);
+    for (int c = 0; c < STEM_CO; c++) acc[c] = 0.0f;
+    for (int ky = 0; ky < a.kh; ky++) {
+        int iy = oy * a.sh - a.ph + ky * a.dh;
+        if (iy < 0 || iy >= a.h) continue;
+        for (int kx = 0; kx < a.kw; kx++) {
+            int ix = ox * a.sw - a.pw + kx * a.dw;
+            if (ix < 0 || ix >= a.w) continue;
+            const float *px = tile + strix_stem_smem_index(oy, ox, oy0, ox0, ky, kx, 0, a.sh, a.sw, a.dh, a.dw, cols, a.cg);
+            const int kb = (ky * a.kw + kx) * a.cg;
+            for (int ci = 0; ci < a.cg; ci++) {
+                float v = px[ci];
+#pragma unroll
+                for (int c = 0; c < STEM_CO; c++) acc[c] = fmaf(v, ws[c][kb + ci], acc[c]);
+            }
+        }
+    }
+    stem_store<T>(a, n, oy * a.ow + ox, co0, nco, acc);
 }
 
 } /* namespace */
@@ -498,8 +566,24 @@ bool stem_ok(const ConvArgs &a)
     return a.groups == 1 && a.cg <= STEM_MAX_CIN && a.kh * a.kw <= STEM_MAX_TAPS;
 }
 
-strix_cuda_err stem_launch(const ConvArgs &a, strix_dtype dt, cudaStream_t s)
+strix_cuda_err stem_launch(const ConvArgs &a, strix_dtype dt, bool smem, cudaStream_t s)
 {
+    if (smem) {
+        const int oh = a.ohw / a.ow, n = a.m / a.ohw;
+        const int rows = strix_stem_in_extent(STRIX_STEM_TILE_H, a.sh, a.kh, a.dh);
+        const int cols = strix_stem_in_extent(STRIX_STEM_TILE_W, a.sw, a.kw, a.dw);
+        const int tiles_x = CEIL_DIV(a.ow, STRIX_STEM_TILE_W), tiles_y = CEIL_DIV(oh, STRIX_STEM_TILE_H);
+        const long long blocks = (long long)n * tiles_x * tiles_y, floats = (long long)rows * cols * a.cg;
+        if (floats <= STRIX_STEM_SMEM_FLOATS && blocks <= INT_MAX) {
+            dim3 grid((unsigned)blocks, CEIL_DIV(a.ng, STEM_CO));
+            const size_t bytes = (size_t)floats * sizeof(float);
+            if (dt == STRIX_F16)
+                conv_stem_smem<__half><<<grid, STEM_THREADS, bytes, s>>>(a, oh, tiles_x, tiles_y, rows, cols);
+            else
+                conv_stem_smem<float><<<grid, STEM_THREADS, bytes, s>>>(a, oh, tiles_x, tiles_y, rows, cols);
+            return last_error();
+        }
+    }
     dim3 grid(CEIL_DIV(a.m, STEM_THREADS), CEIL_DIV(a.ng, STEM_CO));
     if (dt == STRIX_F16)
         conv_stem_direct<__half><<<grid, STEM_THREADS, 0, s>>>(a);

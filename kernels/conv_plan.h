@@ -3,8 +3,9 @@
  * without a GPU (tests/test_cuda_ops.c, conv_mma_plan): the tile table's
  * geometry, which tile a layer gets (strix_mma_pick, kernel sets 2 and 3),
  * how kernel set 3 splits K when that tile's grid leaves SMs idle
- * (strix_splitk_count, strix_mma_plan_make), and where each K slice's fp32
- * partial sums live in the caller's workspace (strix_splitk_index).
+ * (strix_splitk_count, strix_mma_plan_make), where each K slice's fp32
+ * partial sums live in the caller's workspace (strix_splitk_index), and
+ * kernel set 3's shared-memory stem tile (strix_stem_*).
  * conv_mma.cu builds its kernel table from the same list (STRIX_MMA_TILES)
  * and calls the same functions, so the test checks what the kernels run.
  *
@@ -136,6 +137,33 @@ static inline strix_mma_plan strix_mma_plan_make(int m, int ng, int k, int sms, 
 STRIX_PLAN_FN size_t strix_splitk_index(int m_total, int ldp, int s, int m, int c)
 {
     return ((size_t)s * (size_t)m_total + (size_t)m) * (size_t)ldp + (size_t)c;
+}
+
+/* Kernel set 3's stem (conv_mma.cu, conv_stem_smem): a block computes a
+ * STRIX_STEM_TILE_H x STRIX_STEM_TILE_W tile of output pixels of one image
+ * (one thread each) and loads, once, the input those pixels read: rows
+ * [oy0*sh - ph, +strix_stem_in_extent(TILE_H, sh, kh, dh)) and likewise for
+ * columns, all cg channels, into shared fp32 [rows][cols][cg] (zeros
+ * outside the image, never read: the kernel skips those taps as set 2's
+ * stem does).  Output (oy, ox), tap (ky, kx), channel ci reads the cell
+ * strix_stem_smem_index(...).  Where the tile's floats exceed
+ * STRIX_STEM_SMEM_FLOATS (large strides or dilations) set 2's stem runs. */
+#define STRIX_STEM_TILE_W 16
+#define STRIX_STEM_TILE_H 8
+#define STRIX_STEM_SMEM_FLOATS 8192 /* 32 KiB; with the 12.5 KiB of weights under the 48 KiB of static shared memory */
+
+/* Input rows (or columns) that `tile` consecutive outputs read. */
+STRIX_PLAN_FN int strix_stem_in_extent(int tile, int stride, int k, int dil)
+{
+    return (tile - 1) * stride + (k - 1) * dil + 1;
+}
+
+/* The shared-memory cell of output (oy, ox) of the tile at (oy0, ox0), tap
+ * (ky, kx), channel ci, in a tile `cols` input columns wide. */
+STRIX_PLAN_FN int strix_stem_smem_index(int oy, int ox, int oy0, int ox0, int ky, int kx, int ci, int sh, int sw,
+                                        int dh, int dw, int cols, int cg)
+{
+    return (((oy - oy0) * sh + ky * dh) * cols + (ox - ox0) * sw + kx * dw) * cg + ci;
 }
 
 #endif

@@ -39,8 +39,9 @@ typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
 /* Kernel sets (model option cuda_kernels): V1 the first set (WMMA implicit
  * GEMM, cuBLAS + epilogue for 1x1, element-wise upsample); V2 (the default)
  * the tensor-core set of conv_mma.cu and the vectorised upsample; V3 = V2
- * with split-K where a convolution's grid is smaller than the SM count (not
- * yet run on a GPU).  Launchers that take `kernels` refuse any other value. */
+ * with split-K where a convolution's grid is smaller than the SM count, the
+ * stem reading its input tile through shared memory and the one-pass SPPF
+ * pool (not yet run on a GPU).  Launchers that take `kernels` refuse any other value. */
 #define STRIX_CUDA_KERNELS_V1 1
 #define STRIX_CUDA_KERNELS_V2 2
 #define STRIX_CUDA_KERNELS_V3 3
@@ -76,11 +77,13 @@ strix_cuda_err strix_cuda_conv2d_mma_variant(const strix_dview *out, const strix
 /* ---- pool.cu: max-pool (-inf padding); `cascade` k x k stride-1 pools applied
  * in a row in one kernel (SPPF): out_i = pool(out_{i-1}), out_0 = pool(in),
  * writing every intermediate to outs[i] (all views shaped like in: odd k,
- * pad k/2). */
+ * pad k/2).  With kernels = V3 each stage is computed from `in` as one wider
+ * window, 16-byte vectors throughout, where the views allow (pool.cu). */
 strix_cuda_err strix_cuda_maxpool2d(const strix_dview *out, const strix_dview *in,
                                     const strix_pool_params *p, strix_dtype dt, strix_stream s);
 strix_cuda_err strix_cuda_maxpool_cascade(const strix_dview *outs, int cascade, const strix_dview *in,
-                                          const strix_pool_params *p, strix_dtype dt, strix_stream s);
+                                          const strix_pool_params *p, strix_dtype dt, int kernels,
+                                          strix_stream s);
 
 /* ---- resize.cu: nearest upsample by an integer factor (V2 and V3: 16-byte
  * vectors when channels and strides allow); element copy. */

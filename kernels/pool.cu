@@ -16,10 +16,24 @@
  *     values computed there.  When the two buffers would exceed
  *     CASCADE_SMEM_MAX (large k or long cascades), the launcher runs the
  *     stages as separate maxpool2d_nhwc launches instead.
+ *   maxpool_sppf_v3<T> (kernel set 3, not yet run on a GPU): the same
+ *     cascade, each stage computed straight from the input as one wider
+ *     window (5, 9, 13 for SPPF; why that is exact and the geometry:
+ *     pool_plan.h).  A block owns a STRIX_SPPF_TILE^2 tile and one 16-byte
+ *     channel group (8 fp16 or 4 fp32 channels): every global access is a
+ *     16-byte vector, shared memory holds the tensor's own dtype in 16-byte
+ *     cells (the max is exact), and the loaded region is clipped to the
+ *     image, so a 20x20 SPPF input is one tile with no halo, where the
+ *     kernel above loads four 28x28 regions.  Taken when channels, strides
+ *     and pointers allow the vectors and stages * (k/2) <= STRIX_SPPF_HALO_MAX;
+ *     otherwise set 3 runs the kernel above.
  */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "elem.cuh"
+#include "pool_plan.h"
 
 using namespace strix_elem;
 
@@ -29,6 +43,7 @@ using namespace strix_elem;
 #define CASCADE_THREADS 256
 #define CASCADE_MAX 8   /* stages in one launch (SPPF uses 3) */
 #define CASCADE_SMEM_MAX (48 * 1024)
+#define SPPF_THREADS 256
 
 namespace {
 
@@ -124,6 +139,108 @@ __global__ void __launch_bounds__(CASCADE_THREADS)
 }
 
 
+/* A 16-byte cell of CellT<T>::CH channels, unpacked to fp32 and back (the
+ * values are the tensor's own, so the round trip is exact). */
+template <typename T> struct CellT;
+template <> struct CellT<float> {
+    static constexpr int CH = 4;
+    static __device__ __forceinline__ void max_into(float m[CH], uint4 v)
+    {
+        m[0] = nan_max(m[0], __uint_as_float(v.x));
+        m[1] = nan_max(m[1], __uint_as_float(v.y));
+        m[2] = nan_max(m[2], __uint_as_float(v.z));
+        m[3] = nan_max(m[3], __uint_as_float(v.w));
+    }
+    static __device__ __forceinline__ uint4 pack(const float m[CH])
+    {
+        return make_uint4(__float_as_uint(m[0]), __float_as_uint(m[1]), __float_as_uint(m[2]), __float_as_uint(m[3]));
+    }
+};
+template <> struct CellT<__half> {
+    static constexpr int CH = 8;
+    static __device__ __forceinline__ void max_into(float m[CH], uint4 v)
+    {
+        const unsigned u[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            __half2 h2;
+            memcpy(&h2, &u[j], sizeof h2);
+            const float2 f = __half22float2(h2);
+            m[2 * j] = nan_max(m[2 * j], f.x);
+            m[2 * j + 1] = nan_max(m[2 * j + 1], f.y);
+        }
+    }
+    static __device__ __forceinline__ uint4 pack(const float m[CH])
+    {
+        unsigned u[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const __half2 h2 = __floats2half2_rn(m[2 * j], m[2 * j + 1]);
+            memcpy(&u[j], &h2, sizeof h2);
+        }
+        return make_uint4(u[0], u[1], u[2], u[3]);
+    }
+};
+
+/* Grid: x the tiles of one image (pool_plan.h), y (strided) image x channel
+ * group.  Shared memory: a = the region, b = the rows pass's output, 16-byte
+ * cells at the indices of pool_plan.h. */
+template <typename T>
+__global__ void __launch_bounds__(SPPF_THREADS)
+    maxpool_sppf_v3(CascadeOuts outs, int cascade, strix_dview in, int pad, int groups)
+{
+    using Cell = CellT<T>;
+    __shared__ uint4 a[STRIX_SPPF_A_CELLS], b[STRIX_SPPF_B_CELLS];
+    const strix_sppf_tile t = strix_sppf_tile_make(in.h, in.w, (int)blockIdx.x, cascade * pad);
+    const int rw = t.rx1 - t.rx0, tw = t.x1 - t.x0, th = t.y1 - t.y0;
+    for (int z = blockIdx.y; z < in.n * groups; z += gridDim.y) {
+        const int n = z / groups, c0 = (z % groups) * Cell::CH;
+        const T *src = static_cast<const T *>(in.data) + (size_t)n * in.batch_stride + c0;
+        /* the previous z's last reads of a were in its last rows pass, which
+         * every thread left through the barrier before its columns pass */
+        for (int i = threadIdx.x; i < (t.ry1 - t.ry0) * rw; i += blockDim.x) {
+            const int y = t.ry0 + i / rw, x = t.rx0 + i % rw;
+            a[i] = *reinterpret_cast<const uint4 *>(src + ((size_t)y * in.w + x) * in.pix_stride);
+        }
+        for (int s = 1; s <= cascade; s++) {
+            const int r = s * pad;
+            int lo, hi;
+            strix_sppf_rows(&t, r, &lo, &hi);
+            __syncthreads(); /* a loaded; the previous columns pass done with b */
+            for (int i = threadIdx.x; i < (hi - lo) * tw; i += blockDim.x) {
+                const int y = lo + i / tw, x = t.x0 + i % tw;
+                int w0, w1;
+                strix_sppf_window(t.rx0, t.rx1, x, r, &w0, &w1);
+                float m[Cell::CH];
+#pragma unroll
+                for (int j = 0; j < Cell::CH; j++) m[j] = -INFINITY;
+                for (int xx = w0; xx < w1; xx++) Cell::max_into(m, a[strix_sppf_a_index(&t, y, xx)]);
+                b[strix_sppf_b_index(&t, y, x)] = Cell::pack(m);
+            }
+            __syncthreads();
+            const strix_dview &o = outs.v[s - 1];
+            for (int i = threadIdx.x; i < th * tw; i += blockDim.x) {
+                const int y = t.y0 + i / tw, x = t.x0 + i % tw;
+                int w0, w1;
+                strix_sppf_window(t.ry0, t.ry1, y, r, &w0, &w1);
+                float m[Cell::CH];
+#pragma unroll
+                for (int j = 0; j < Cell::CH; j++) m[j] = -INFINITY;
+                for (int yy = w0; yy < w1; yy++) Cell::max_into(m, b[strix_sppf_b_index(&t, yy, x)]);
+                *reinterpret_cast<uint4 *>(static_cast<T *>(o.data) + (size_t)n * o.batch_stride +
+                                           ((size_t)y * o.w + x) * o.pix_stride + c0) = Cell::pack(m);
+            }
+        }
+    }
+}
+
+/* The 16-byte vectors of maxpool_sppf_v3 fit view v: whole channel groups,
+ * group-aligned strides, a 16-byte aligned start. */
+bool sppf_vec_ok(const strix_dview *v, int ch)
+{
+    return v->c % ch == 0 && v->pix_stride % ch == 0 && v->batch_stride % ch == 0 && (uintptr_t)v->data % 16 == 0;
+}
+
 int pooled(int x, const strix_pool_params *p) { return (x + 2 * p->pad - p->k) / p->stride + 1; }
 
 strix_cuda_err launch_maxpool2d(const strix_dview *out, const strix_dview *in, const strix_pool_params *p,
@@ -153,10 +270,10 @@ extern "C" strix_cuda_err strix_cuda_maxpool2d(const strix_dview *out, const str
 
 extern "C" strix_cuda_err strix_cuda_maxpool_cascade(const strix_dview *outs, int cascade,
                                                      const strix_dview *in, const strix_pool_params *p,
-                                                     strix_dtype dt, strix_stream s)
+                                                     strix_dtype dt, int kernels, strix_stream s)
 {
     if (!outs || !view_ok(in) || !p || cascade < 1 || p->stride != 1 || p->k < 1 ||
-        2 * p->pad != p->k - 1 || !dtype_ok(dt))
+        2 * p->pad != p->k - 1 || !dtype_ok(dt) || kernels < STRIX_CUDA_KERNELS_V1 || kernels > STRIX_CUDA_KERNELS_V3)
         return (strix_cuda_err)cudaErrorInvalidValue;
     for (int i = 0; i < cascade; i++)
         if (!view_ok(&outs[i]) || outs[i].n != in->n || outs[i].h != in->h || outs[i].w != in->w ||
@@ -164,6 +281,23 @@ extern "C" strix_cuda_err strix_cuda_maxpool_cascade(const strix_dview *outs, in
             return (strix_cuda_err)cudaErrorInvalidValue;
     cudaStream_t st = (cudaStream_t)s;
     if (in->n == 0 || in->h == 0 || in->w == 0 || in->c == 0) return (strix_cuda_err)cudaSuccess;
+    CascadeOuts o;
+    for (int i = 0; i < cascade && i < CASCADE_MAX; i++) o.v[i] = outs[i];
+    const int ch = dt == STRIX_F16 ? CellT<__half>::CH : CellT<float>::CH;
+    bool vec = kernels == STRIX_CUDA_KERNELS_V3 && cascade <= CASCADE_MAX && cascade * p->pad <= STRIX_SPPF_HALO_MAX &&
+               sppf_vec_ok(in, ch);
+    for (int i = 0; i < cascade && vec; i++) vec = sppf_vec_ok(&outs[i], ch);
+    if (vec) {
+        const int groups = in->c / ch;
+        const long long slices = (long long)in->n * groups;
+        dim3 grid((unsigned)(strix_sppf_tiles(in->h) * strix_sppf_tiles(in->w)),
+                  slices < 65535 ? (unsigned)slices : 65535u);
+        if (dt == STRIX_F16)
+            maxpool_sppf_v3<__half><<<grid, SPPF_THREADS, 0, st>>>(o, cascade, *in, p->pad, groups);
+        else
+            maxpool_sppf_v3<float><<<grid, SPPF_THREADS, 0, st>>>(o, cascade, *in, p->pad, groups);
+        return last_error();
+    }
     const int region = CASCADE_TILE + 2 * cascade * p->pad;
     const size_t smem = 2 * (size_t)region * region * CASCADE_CH * sizeof(float);
     if (cascade > CASCADE_MAX || smem > CASCADE_SMEM_MAX) {
@@ -173,8 +307,6 @@ extern "C" strix_cuda_err strix_cuda_maxpool_cascade(const strix_dview *outs, in
         }
         return (strix_cuda_err)cudaSuccess;
     }
-    CascadeOuts o;
-    for (int i = 0; i < cascade; i++) o.v[i] = outs[i];
     const int tiles_x = CEIL_DIV(in->w, CASCADE_TILE), tiles_y = CEIL_DIV(in->h, CASCADE_TILE);
     const int chunks = CEIL_DIV(in->c, CASCADE_CH);
     const long long slices = (long long)in->n * chunks;

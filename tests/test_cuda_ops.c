@@ -20,11 +20,14 @@
  *
  * Without a CUDA build every GPU test prints "SKIP name: built without CUDA",
  * without a usable device "SKIP name: no CUDA device"; the program exits 0.
- * Two tests run everywhere: device_selection (the device names and their
- * errors) and conv_mma_plan (the tile and split-K arithmetic of
- * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU).
- * Kernel sets: the op_ tests run sets 1, 2 and 3 (3: split-K, written
- * without a GPU; its op_ and net_ tests are the first check it gets).
+ * Three tests run everywhere: device_selection (the device names and their
+ * errors), conv_mma_plan (the tile and split-K arithmetic of
+ * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU) and
+ * sppf_plan (SPPF's pools as wider windows, set 3's SPPF kernel emulated
+ * with kernels/pool_plan.h, and set 3's stem tile).
+ * Kernel sets: the op_ tests run sets 1, 2 and 3 (3: split-K, the
+ * shared-memory stem and the one-pass SPPF, written without a GPU; its op_
+ * and net_ tests are the first check it gets).
  * Run from the repository root (the network tests read the YAMLs in weights/):
  *   test_cuda_ops [--seeds N] [--quick] [NAME[,NAME...]]
  * --seeds N runs each op_ test on N consecutive seeds; --quick runs fewer,
@@ -36,7 +39,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu/ops.h"
 #include "kernels/conv_plan.h"
+#include "kernels/pool_plan.h"
 #include "strix.h"
 #include "oplayout.h"
 #include "testlib.h"
@@ -51,9 +56,11 @@
     X(op_conv2d_f32_v3)       \
     X(op_conv2d_f16_v3)       \
     X(op_conv2d_f16_tiles)    \
+    X(op_conv2d_stem_v3)      \
     X(op_maxpool2d)           \
     X(op_maxpool_cascade)     \
     X(op_maxpool_cascade_stress) \
+    X(op_maxpool_cascade_v3)  \
     X(op_upsample_copy)       \
     X(op_attention_f32)       \
     X(op_attention_f16)       \
@@ -126,7 +133,6 @@ GPU_TESTS(SKIP_TEST)
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "cpu/ops.h"
 #include "kernels/kernels.h"
 #include "letterbox.h"
 #include "postprocess.h"
@@ -706,6 +712,71 @@ static void op_conv2d_f16_v3(void)
         tl_fail("only %d of %d cases split K: the cases no longer exercise split-K", split, cases);
 }
 
+/* Stem c (one group, no residual) through kernel sets 2 and 3 into the same
+ * output buffer: the outputs must agree bit for bit (conv_stem_smem makes
+ * the same FMAs in the same order as conv_stem_direct). */
+static void stem_same_bits(const conv_case *c, strix_dtype dt)
+{
+    strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, 1, c->act ? STRIX_ACT_SILU : STRIX_ACT_NONE};
+    int oh = (c->h + 2 * c->pad - c->d * (c->k - 1) - 1) / c->s + 1;
+    int ow = (c->w + 2 * c->pad - c->d * (c->k - 1) - 1) / c->s + 1;
+    tensor in, out;
+    tbuf w, bias;
+    if (!tensor_new(&in, layout_make_aligned(c->n, c->h, c->w, c->cin, c->strided, c->align), dt, 1.0f) ||
+        !tensor_new(&out, layout_make_aligned(c->n, oh, ow, c->cout, c->strided, c->align), dt, 0) ||
+        !tb_new(&w, (size_t)c->cout * c->k * c->k * c->cin, dt, 0.5f) || !tb_new(&bias, (size_t)c->cout, STRIX_F32, 0.5f))
+        return;
+    strix_dview din = dev_view(&in.l, &in.b), dout = dev_view(&out.l, &out.b);
+    void *raw[2];
+    for (int set = 0; set < 2; set++) {
+        CK(strix_cuda_conv2d(&dout, &din, tb_data(&w), tb_data(&bias), NULL, &p, dt,
+                             set ? STRIX_CUDA_KERNELS_V3 : STRIX_CUDA_KERNELS_V2, T.sms, NULL, NULL, (strix_stream)T.s));
+        if (!tb_fetch(&out.b, &raw[set], "stem")) return;
+    }
+    if (memcmp(raw[0], raw[1], out.b.len * esz(dt)))
+        tl_fail("stem n%d %dx%d %d->%d k%d s%d p%d d%d %s: kernel set 3 differs from set 2", c->n, c->h, c->w, c->cin,
+                c->cout, c->k, c->s, c->pad, c->d, dt == STRIX_F16 ? "f16" : "f32");
+}
+
+/* Kernel set 3's stem through shared memory (conv_mma.cu, conv_stem_smem;
+ * written without a GPU): yolov8's stem (3 -> 16/32/48/64, 3x3 s2 at a
+ * letterboxed 640 and odd sizes), then random stems (1-4 channels, kernels
+ * 1-7, strides 1-3, dilation 1-2, images from 1x1, output tiles cut at every
+ * edge), each against the CPU op and bit for bit against set 2's stem. */
+static void op_conv2d_stem_v3(void)
+{
+    if (!need_device()) return;
+    static const conv_case fixed[] = {
+        {1, 640, 640, 3, 16, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0},  /* yolov8n at 640 */
+        {2, 384, 640, 3, 64, 3, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0},  /* yolov8l, a letterboxed rect */
+        {3, 17, 33, 3, 48, 3, 2, 1, 1, 1, 1, 1, 0, 1, 0, 8},    /* partial tiles, residual, strided */
+        {1, 9, 30, 4, 8, 7, 2, 3, 1, 1, 0, 0, 0, 1, 0, 0},      /* 7x7 */
+    };
+    for (int i = 0; i < (int)(sizeof fixed / sizeof *fixed) + CASES(40, 8) && !tl_g.failed; i++) {
+        conv_case c;
+        if (i < (int)(sizeof fixed / sizeof *fixed)) {
+            c = fixed[i];
+            if (T.quick && (long long)c.n * c.h * c.w > 20000) continue;
+        } else {
+            c = conv_random();
+            c.groups = 1;
+            c.cin = tl_int(1, 4);
+            c.cout = tl_int(1, 70);
+            c.k = tl_int(1, 7);
+            c.s = tl_int(1, 3);
+            c.d = tl_int(0, 3) ? 1 : 2;
+            c.pad = tl_int(0, c.d * (c.k - 1) / 2);
+            c.h = tl_int(1, 45), c.w = tl_int(1, 45);
+            while (c.h + 2 * c.pad < c.d * (c.k - 1) + 1) c.h++;
+            while (c.w + 2 * c.pad < c.d * (c.k - 1) + 1) c.w++;
+        }
+        for (int f16 = 0; f16 < 2 && !tl_g.failed; f16++) {
+            conv_run(&c, f16 ? STRIX_F16 : STRIX_F32, STRIX_CUDA_KERNELS_V3);
+            if (!tl_g.failed) stem_same_bits(&c, f16 ? STRIX_F16 : STRIX_F32);
+        }
+    }
+}
+
 static void op_maxpool2d(void)
 {
     if (!need_device()) return;
@@ -738,8 +809,8 @@ static void op_maxpool2d(void)
  * extra, batch_extra more elements per image).  The input slice is copied in
  * by the device copy, then pooled; `rounds` times on the same allocation,
  * the buffer re-poisoned before each. */
-static void cascade_case(strix_dtype dt, int k, int cascade, int n, int h, int w, int c, int extra, int batch_extra,
-                         int rounds)
+static void cascade_case(strix_dtype dt, int kernels, int k, int cascade, int n, int h, int w, int c, int extra,
+                         int batch_extra, int rounds)
 {
     strix_pool_params p = {k, 1, k / 2};
     layout whole = {n, h, w, (cascade + 1) * c + extra, 0, 0, batch_extra};
@@ -776,9 +847,9 @@ static void cascade_case(strix_dtype dt, int k, int cascade, int n, int h, int w
     for (int r = 0; r < rounds && !tl_g.failed; r++) {
         if (r && !tb_poison(&buf.b)) return;
         CK(strix_cuda_copy(&dst, &src, dt, (strix_stream)T.s));
-        CK(strix_cuda_maxpool_cascade(outs, cascade, &din, &p, dt, (strix_stream)T.s));
-        snprintf(what, sizeof what, "cascade k%d x%d n%d %dx%dx%d %s round %d", k, cascade, n, h, w, c,
-                 dt == STRIX_F16 ? "f16" : "f32", r);
+        CK(strix_cuda_maxpool_cascade(outs, cascade, &din, &p, dt, kernels, (strix_stream)T.s));
+        snprintf(what, sizeof what, "cascade k%d x%d n%d %dx%dx%d +%d/%d %s set %d round %d", k, cascade, n, h, w, c,
+                 extra, batch_extra, dt == STRIX_F16 ? "f16" : "f32", kernels, r);
         tensor_check(&all, ref, 0, what);
     }
 }
@@ -792,8 +863,8 @@ static void op_maxpool_cascade(void)
         int k = t < 12 ? 5 : t < 14 ? 3 : 9, cascade = t < 12 ? 3 : t < 14 ? 2 : 3; /* k 9: the unfused fallback */
         int n = tl_int(1, 3), c = chans[tl_int(0, 4)];
         int extra = tl_int(0, 3), batch_extra = tl_int(0, 3);
-        cascade_case(t % 2 ? STRIX_F16 : STRIX_F32, k, cascade, n, sizes[t % 6][0], sizes[t % 6][1], c, extra,
-                     batch_extra, 1);
+        cascade_case(t % 2 ? STRIX_F16 : STRIX_F32, STRIX_CUDA_KERNELS_V2, k, cascade, n, sizes[t % 6][0],
+                     sizes[t % 6][1], c, extra, batch_extra, 1);
     }
 }
 
@@ -808,7 +879,30 @@ static void op_maxpool_cascade_stress(void)
     for (int t = 0; t < CASES(16, 4) && !tl_g.failed; t++) {
         int k = t % 4 < 2 ? 5 : 9, n = 2 + t / 4 % 2, hw = t % 8 < 4 ? 20 : 40;
         int c = T.quick ? 33 : chans[t / 4 % 4];
-        cascade_case(t % 2 ? STRIX_F16 : STRIX_F32, k, 3, n, hw, hw, c, tl_int(0, 3), tl_int(0, 3), CASES(6, 2));
+        cascade_case(t % 2 ? STRIX_F16 : STRIX_F32, STRIX_CUDA_KERNELS_V2, k, 3, n, hw, hw, c, tl_int(0, 3),
+                     tl_int(0, 3), CASES(6, 2));
+    }
+}
+
+/* Kernel set 3's one-pass SPPF kernel (pool.cu, maxpool_sppf_v3; written
+ * without a GPU): channel counts, concat padding and image padding that are
+ * whole 16-byte groups (8 fp16 or 4 fp32 channels), so that it runs, on
+ * images from 1x1 (smaller than the halo) through one tile (20x20, 24x24)
+ * to several with partial edge tiles (25x49, 61x37), k 5 x 3 (SPPF), k 3 x
+ * 2 and k 5 x 1; then unaligned views and k 9 x 3 (halo 12), which must
+ * fall back to the other kernels; each twice on the same buffer. */
+static void op_maxpool_cascade_v3(void)
+{
+    if (!need_device()) return;
+    static const int sizes[][2] = {{1, 1}, {2, 3}, {5, 7}, {13, 11}, {20, 20}, {24, 24}, {25, 49}, {61, 37}};
+    for (int t = 0; t < CASES(32, 8) && !tl_g.failed; t++) {
+        const strix_dtype dt = t % 2 ? STRIX_F16 : STRIX_F32;
+        const int g = dt == STRIX_F16 ? 8 : 4, fallback = t % 8 == 7;
+        const int k = t % 16 == 15 ? 9 : t % 4 == 1 ? 3 : 5, cascade = k == 3 ? 2 : t % 8 == 2 ? 1 : 3;
+        int c = g * tl_int(1, 6), extra = g * tl_int(0, 2), batch_extra = g * tl_int(0, 1);
+        if (fallback && k != 9) c += tl_int(1, g - 1), extra = tl_int(0, 3);
+        const int *hw = sizes[t % 8 == 7 ? tl_int(0, 7) : t / 2 % 8];
+        cascade_case(dt, STRIX_CUDA_KERNELS_V3, k, cascade, tl_int(1, 3), hw[0], hw[1], c, extra, batch_extra, 2);
     }
 }
 
@@ -1665,6 +1759,172 @@ static void conv_mma_plan(void)
 #endif
 }
 
+/* ------------------------- kernel set 3's SPPF and stem tiles, on the CPU */
+
+/* max(m, v) as the pools compute it (elem.cuh's nan_max): a NaN wins. */
+static float sppf_nan_max(float m, float v) { return (v > m || v != v) ? v : m; }
+
+/* maxpool_sppf_v3's passes (pool.cu) for one channel of one image, run
+ * sequentially with pool_plan.h's functions: block by block, the region
+ * load, then per stage the rows pass into b and the columns pass into
+ * outs[s - 1] ([h][w]).  Fails on a shared index out of its array or of the
+ * region, or an output written other than once per stage. */
+static void sppf_emulate(const float *x, int h, int w, int k, int stages, float **outs)
+{
+    static float a[STRIX_SPPF_A_CELLS], b[STRIX_SPPF_B_CELLS];
+    const int r = k / 2, halo = stages * r, tiles = strix_sppf_tiles(h) * strix_sppf_tiles(w);
+    unsigned char *writes = calloc((size_t)h * w * stages, 1);
+    if (!writes) {
+        tl_fail("out of memory");
+        return;
+    }
+    for (int bi = 0; bi < tiles && !tl_g.failed; bi++) {
+        const strix_sppf_tile t = strix_sppf_tile_make(h, w, bi, halo);
+        const int rw = t.rx1 - t.rx0, cells = (t.ry1 - t.ry0) * rw;
+        TL_CHECK(t.y0 < t.y1 && t.x0 < t.x1 && cells <= STRIX_SPPF_A_CELLS && t.y1 - t.y0 <= STRIX_SPPF_TILE &&
+                     t.x1 - t.x0 <= STRIX_SPPF_TILE,
+                 "%dx%d halo %d, tile %d: [%d,%d)x[%d,%d), region %d cells", h, w, halo, bi, t.y0, t.y1, t.x0, t.x1,
+                 cells);
+        for (int i = 0; i < cells; i++) a[i] = x[(size_t)(t.ry0 + i / rw) * w + t.rx0 + i % rw];
+        for (int s = 1; s <= stages && !tl_g.failed; s++) {
+            const int rad = s * r;
+            int lo, hi;
+            strix_sppf_rows(&t, rad, &lo, &hi);
+            for (int y = lo; y < hi; y++)
+                for (int xx = t.x0; xx < t.x1; xx++) {
+                    int w0, w1;
+                    strix_sppf_window(t.rx0, t.rx1, xx, rad, &w0, &w1);
+                    float m = -INFINITY;
+                    for (int q = w0; q < w1; q++) {
+                        const int ai = strix_sppf_a_index(&t, y, q);
+                        if (ai < 0 || ai >= cells) {
+                            tl_fail("%dx%d tile %d stage %d: region index %d of %d", h, w, bi, s, ai, cells);
+                            goto done;
+                        }
+                        m = sppf_nan_max(m, a[ai]);
+                    }
+                    const int bi2 = strix_sppf_b_index(&t, y, xx);
+                    if (bi2 < 0 || bi2 >= STRIX_SPPF_B_CELLS) {
+                        tl_fail("%dx%d tile %d stage %d: rows-pass index %d of %d", h, w, bi, s, bi2, STRIX_SPPF_B_CELLS);
+                        goto done;
+                    }
+                    b[bi2] = m;
+                }
+            for (int y = t.y0; y < t.y1; y++)
+                for (int xx = t.x0; xx < t.x1; xx++) {
+                    int w0, w1;
+                    strix_sppf_window(t.ry0, t.ry1, y, rad, &w0, &w1);
+                    TL_CHECK(w0 >= lo && w1 <= hi, "%dx%d tile %d stage %d: column window [%d,%d) outside the rows [%d,%d)",
+                             h, w, bi, s, w0, w1, lo, hi);
+                    float m = -INFINITY;
+                    for (int q = w0; q < w1; q++) m = sppf_nan_max(m, b[strix_sppf_b_index(&t, q, xx)]);
+                    outs[s - 1][(size_t)y * w + xx] = m;
+                    writes[((size_t)(s - 1) * h + y) * w + xx]++;
+                }
+        }
+    }
+    for (size_t i = 0; i < (size_t)h * w * stages && !tl_g.failed; i++)
+        TL_CHECK(writes[i] == 1, "%dx%d k%d x%d: output %zu written %d times", h, w, k, stages, i, writes[i]);
+done:
+    free(writes);
+}
+
+/* SPPF without a GPU: (1) three k x k stride-1 pools in a row equal one
+ * (2*s*(k/2) + 1)-wide pool of the input per stage s, bit for bit, NaNs
+ * included (strix_cpu_maxpool2d both ways; k 5: 5, 9, 13), on random
+ * tensors of 1x1 to 40x40; (2) kernel set 3's SPPF kernel emulated with
+ * pool_plan.h (sppf_emulate) equals the CPU cascade on random images,
+ * single tiles, several, and smaller than the halo; (3) the stem tile of
+ * conv_plan.h: every tap inside the image of every output of a tile reads
+ * the cell holding that input pixel, inside the tile, and yolov8's stem
+ * (3x3 s2, 3 channels) fits the shared memory. */
+static void sppf_plan(void)
+{
+    for (int t = 0; t < 300 && !tl_g.failed; t++) {
+        const int k = 2 * tl_int(1, 3) + 1, stages = tl_int(1, 3), r = k / 2;
+        const int n = tl_int(1, 2), h = tl_int(1, 40), w = tl_int(1, 40), c = tl_int(1, 5);
+        const size_t len = (size_t)n * h * w * c;
+        float *buf = malloc(len * (2 * stages + 1) * sizeof *buf);
+        if (!buf) {
+            tl_fail("out of memory");
+            return;
+        }
+        for (size_t i = 0; i < len; i++) buf[i] = tl_int(0, 200) ? tl_uniform(-4, 4) : NAN;
+        strix_view v[7];
+        for (int i = 0; i <= 2 * stages; i++)
+            v[i] = (strix_view){buf + i * len, n, h, w, c, (size_t)c, (size_t)h * w * c};
+        for (int s = 1; s <= stages; s++) {
+            strix_pool_params one = {k, 1, r}, wide = {2 * s * r + 1, 1, s * r};
+            strix_cpu_maxpool2d(&v[s], &v[s - 1], &one, NULL);
+            strix_cpu_maxpool2d(&v[stages + s], &v[0], &wide, NULL);
+            for (size_t i = 0; i < len && !tl_g.failed; i++) {
+                const float p = buf[s * len + i], q = buf[(stages + s) * len + i];
+                TL_CHECK(memcmp(&p, &q, sizeof p) == 0 || (p != p && q != q),
+                         "n%d %dx%dx%d: %d pools of k%d give %g at %zu, one pool of k%d gives %g", n, h, w, c, s, k, p,
+                         i, 2 * s * r + 1, q);
+            }
+        }
+        free(buf);
+    }
+    for (int t = 0; t < 200 && !tl_g.failed; t++) {
+        static const int sizes[][2] = {{1, 1}, {3, 2}, {20, 20}, {24, 24}, {25, 25}, {40, 40}, {20, 12}, {49, 61}};
+        const int k = t % 5 ? 5 : 3, stages = t % 7 ? 3 : tl_int(1, 2);
+        const int h = t % 2 ? sizes[t / 2 % 8][0] : tl_int(1, 70), w = t % 2 ? sizes[t / 2 % 8][1] : tl_int(1, 70);
+        const size_t len = (size_t)h * w;
+        float *buf = malloc(len * (2 * stages + 1) * sizeof *buf), *outs[3];
+        if (!buf) {
+            tl_fail("out of memory");
+            return;
+        }
+        for (size_t i = 0; i < len; i++) buf[i] = tl_int(0, 300) ? tl_uniform(-4, 4) : NAN;
+        for (int s = 0; s < stages; s++) outs[s] = buf + (stages + 1 + s) * len;
+        sppf_emulate(buf, h, w, k, stages, outs);
+        strix_pool_params one = {k, 1, k / 2};
+        for (int s = 1; s <= stages && !tl_g.failed; s++) {
+            strix_view in = {buf + (s - 1) * len, 1, h, w, 1, 1, len}, out = {buf + s * len, 1, h, w, 1, 1, len};
+            strix_cpu_maxpool2d(&out, &in, &one, NULL);
+            for (size_t i = 0; i < len && !tl_g.failed; i++) {
+                const float p = buf[s * len + i], q = outs[s - 1][i];
+                TL_CHECK(memcmp(&p, &q, sizeof p) == 0 || (p != p && q != q),
+                         "%dx%d k%d stage %d: the emulated kernel gives %g at (%zu, %zu), the CPU cascade %g", h, w, k,
+                         s, q, i / w, i % w, p);
+            }
+        }
+        free(buf);
+    }
+    for (int t = 0; t < 2000 && !tl_g.failed; t++) {
+        const int kh = tl_int(1, 7), kw = tl_int(1, 7), sh = tl_int(1, 3), sw = tl_int(1, 3), dh = tl_int(1, 2),
+                  dw = tl_int(1, 2), cg = tl_int(1, 4), ph = tl_int(0, dh * (kh - 1)), pw = tl_int(0, dw * (kw - 1));
+        const int ih = tl_int(1, 60), iw = tl_int(1, 60);
+        const int oh = (ih + 2 * ph - dh * (kh - 1) - 1) / sh + 1, ow = (iw + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
+        if (oh < 1 || ow < 1 || ih + 2 * ph < dh * (kh - 1) + 1 || iw + 2 * pw < dw * (kw - 1) + 1) continue;
+        const int rows = strix_stem_in_extent(STRIX_STEM_TILE_H, sh, kh, dh), cols = strix_stem_in_extent(STRIX_STEM_TILE_W, sw, kw, dw);
+        const int oy0 = STRIX_STEM_TILE_H * tl_int(0, (oh - 1) / STRIX_STEM_TILE_H);
+        const int ox0 = STRIX_STEM_TILE_W * tl_int(0, (ow - 1) / STRIX_STEM_TILE_W);
+        const int iy0 = oy0 * sh - ph, ix0 = ox0 * sw - pw;
+        for (int oy = oy0; oy < oy0 + STRIX_STEM_TILE_H && oy < oh && !tl_g.failed; oy++)
+            for (int ox = ox0; ox < ox0 + STRIX_STEM_TILE_W && ox < ow && !tl_g.failed; ox++)
+                for (int ky = 0; ky < kh; ky++)
+                    for (int kx = 0; kx < kw; kx++) {
+                        const int iy = oy * sh - ph + ky * dh, ix = ox * sw - pw + kx * dw;
+                        if (iy < 0 || iy >= ih || ix < 0 || ix >= iw) continue;
+                        const int ci = tl_int(0, cg - 1);
+                        const int cell = strix_stem_smem_index(oy, ox, oy0, ox0, ky, kx, ci, sh, sw, dh, dw, cols, cg);
+                        const int p = cell / cg;
+                        if (cell < 0 || cell >= rows * cols * cg || cell % cg != ci || iy0 + p / cols != iy ||
+                            ix0 + p % cols != ix) {
+                            tl_fail("stem k%dx%d s%dx%d d%dx%d p%dx%d cg %d: output (%d, %d) tap (%d, %d) reads cell %d "
+                                    "of %d x %d x %d, want input (%d, %d)",
+                                    kh, kw, sh, sw, dh, dw, ph, pw, cg, oy, ox, ky, kx, cell, rows, cols, cg, iy, ix);
+                            break;
+                        }
+                    }
+    }
+    TL_CHECK(strix_stem_in_extent(STRIX_STEM_TILE_H, 2, 3, 1) * strix_stem_in_extent(STRIX_STEM_TILE_W, 2, 3, 1) * 3 <=
+                 STRIX_STEM_SMEM_FLOATS,
+             "yolov8's stem tile does not fit STRIX_STEM_SMEM_FLOATS: it would keep set 2's stem");
+}
+
 /* A test name is selected when it contains one of the comma-separated
  * substrings of the filter (none: every test). */
 static int selected(const char *filter, const char *name)
@@ -1748,6 +2008,7 @@ int main(int argc, char **argv)
 #endif
     run_test(filter, "device_selection", device_selection);
     run_test(filter, "conv_mma_plan", conv_mma_plan);
+    run_test(filter, "sppf_plan", sppf_plan);
     GPU_TESTS(RUN_GPU)
 #ifdef STRIX_WITH_CUDA
     gpu_teardown();

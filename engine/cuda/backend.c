@@ -284,7 +284,7 @@ static strix_status run_node(strix_cuda_backend *b, int i, strix_error *err)
         }
         strix_dview outs[STRIX_CASCADE_MAX];
         for (int k = 0; k < len; k++) outs[k] = dview(b, p->nodes[i + k].out);
-        rc = strix_cuda_maxpool_cascade(outs, len, &in, &nd->pool, b->dt, s);
+        rc = strix_cuda_maxpool_cascade(outs, len, &in, &nd->pool, b->dt, b->kernels, s);
         break;
     }
     case STRIX_OP_UPSAMPLE: rc = strix_cuda_upsample_nearest(&out, &in, nd->scale, b->dt, b->kernels, s); break;
@@ -450,7 +450,7 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     if (c->kernels != STRIX_CUDA_KERNELS_V1 && c->kernels != STRIX_CUDA_KERNELS_V2 && c->kernels != STRIX_CUDA_KERNELS_V3)
         return strix_fail(err, STRIX_E_ARG,
                           "cuda_kernels is %d: use 2 (the tensor-core set, the default), 1 (the first set) or 3 (2 with "
-                          "split-K, not yet verified on a GPU)",
+                          "split-K, a shared-memory stem and a one-pass SPPF; not yet verified on a GPU)",
                           c->kernels);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);

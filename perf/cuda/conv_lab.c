@@ -15,7 +15,10 @@
  *   4  v3 (cuda_kernels 3, not yet verified on a GPU): v2 with split-K
  *      where the tile's grid has fewer blocks than the GPU has SMs
  *      (conv_mma_f16<..., true> on K slices + conv_splitk_reduce); its
- *      lines name the slice count of the timing batch ("x3"; conv_plan.h).
+ *      lines name the slice count of the timing batch ("x3"; conv_plan.h);
+ *      the stem through conv_stem_smem (its input tile read once into
+ *      shared memory), so the stem's v3 line against its v2 line is that
+ *      kernel's first timing.
  *
  * Build and run (a CUDA build, on a machine with an NVIDIA GPU):
  *   make kernel-lab                        # builds build/perf/cuda/conv_lab
