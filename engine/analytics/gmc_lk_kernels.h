@@ -237,34 +237,44 @@ static GMC_INLINE void setup_tail(int16_t *iw, int16_t *gx, int16_t *gy, int y, 
 }
 #endif
 
+/* One row of window_gradients, all 32 columns: the Scharr sums of image
+ * rows a, b, c (above, at, below) at columns 0..31 (reading -1..32), each
+ * and-ed with its column's mask m (0 or -1).  Its own function with
+ * restrict rows, a fixed count and no branch, so that every build
+ * vectorises it (16-bit lanes: every value fits, |v| <= 4080). */
+static void gradient_row32(const int16_t *restrict a, const int16_t *restrict b, const int16_t *restrict c,
+                           const int16_t *restrict m, int16_t *restrict ox, int16_t *restrict oy)
+{
+    for (int x = 0; x < 32; x++) {
+        ox[x] = (int16_t)(((a[x + 1] + c[x + 1]) * 3 + b[x + 1] * 10 - ((a[x - 1] + c[x - 1]) * 3 + b[x - 1] * 10)) &
+                          m[x]);
+        oy[x] = (int16_t)(((c[x - 1] - a[x - 1] + c[x + 1] - a[x + 1]) * 3 + (c[x] - a[x]) * 10) & m[x]);
+    }
+}
+
 /* Level 0's gradients over the window at whole pixel (ix, iy), where
  * Lucas-Kanade reads them (level 0 keeps no gradient planes: its windows
  * are the only place they are used, and made here they never go through
  * memory): OpenCV's calcSharrDeriv sums of the image with its reflected
  * border, 0 outside the image (OpenCV's border for the gradients) and past
- * the window's column 20.  gx, gy: [WIN][32].  The rows read 33 values
- * from column ix - 1, as a window row of the AVX-512 build does (PAD > WIN
- * keeps them inside the planes). */
+ * the window's column 20.  gx, gy: [WIN][32].  The rows read 34 values
+ * from column ix - 1, inside the planes as a window row of the AVX-512
+ * build is (PAD > WIN). */
 static void window_gradients(const gmc_level *L, int ix, int iy, int16_t *restrict gx, int16_t *restrict gy)
 {
     ptrdiff_t st = L->pw;
     int c0 = ix < 0 ? -ix : 0, c1 = L->w - ix < WIN ? L->w - ix : WIN; /* the columns inside the image */
+    int16_t m[32];
+    for (int x = 0; x < 32; x++) m[x] = (int16_t)(x >= c0 && x < c1 ? -1 : 0);
     for (int r = 0; r < WIN; r++) {
-        int16_t *restrict ox = gx + r * 32, *restrict oy = gy + r * 32;
+        int16_t *ox = gx + r * 32, *oy = gy + r * 32;
         if (iy + r < 0 || iy + r >= L->h) {
             memset(ox, 0, 32 * sizeof *ox);
             memset(oy, 0, 32 * sizeof *oy);
             continue;
         }
-        const int16_t *restrict b = L->img + (size_t)(iy + r + PAD) * (size_t)st + (size_t)(ix + PAD);
-        const int16_t *restrict a = b - st, *restrict c = b + st;
-        for (int x = 0; x < 32; x++) {
-            int in = x >= c0 && x < c1;
-            int vx = (a[x + 1] + c[x + 1]) * 3 + b[x + 1] * 10 - ((a[x - 1] + c[x - 1]) * 3 + b[x - 1] * 10);
-            int vy = (c[x - 1] - a[x - 1] + c[x + 1] - a[x + 1]) * 3 + (c[x] - a[x]) * 10;
-            ox[x] = (int16_t)(in ? vx : 0);
-            oy[x] = (int16_t)(in ? vy : 0);
-        }
+        const int16_t *b = L->img + (size_t)(iy + r + PAD) * (size_t)st + (size_t)(ix + PAD);
+        gradient_row32(b - st, b, b + st, m, ox, oy);
     }
 }
 
