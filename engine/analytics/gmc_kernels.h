@@ -27,7 +27,9 @@
  * Layouts: grey images uint8 [h][w]; pyramid levels are int16 [h][w] with a
  * border of PAD pixels on each side, reflected as OpenCV's
  * BORDER_REFLECT_101 (their gradients: border 0), so a window read never
- * checks bounds.  Level 0 has no gradient planes: Lucas-Kanade makes its
+ * checks bounds.  A level's image holds IMG(v) = 128 v + 2 for the grey
+ * value v: Lucas-Kanade's bilinear sums over it come out with OpenCV's
+ * rounding in their high 16 bits (gmc_lk_kernels.h).  Level 0 has no gradient planes: Lucas-Kanade makes its
  * gradients inside each window it reads (window_gradients). */
 #include <float.h>
 #include <math.h>
@@ -54,6 +56,7 @@
 #define MIN_EIG 1e-4
 #define WINP 24 /* a window row as computed: 21 columns padded to 16 + 8 lanes; the padding's gradients are 0 */
 #define PAD GMC_PAD
+#define IMG(v) (128 * (v) + 2) /* a grey value as a pyramid level holds it: v = IMG(v) >> 7 */
 
 /* OpenCV's BORDER_REFLECT_101 index (n >= 2) */
 static int reflect(int i, int n)
@@ -714,7 +717,9 @@ static void rows_mirror(gmc_level *l)
 /* pyrDown's row y of the level below L (5x5 Gaussian [1 4 6 4 1]^2 / 256,
  * rounded) into o [(L->w + 1) / 2], from L's image, whose reflected border
  * is OpenCV's BORDER_REFLECT_101: rows 2y - 2..2y + 2 and columns -2..w + 1
- * are all there, so no index needs a test.  v: [w + 4] scratch. */
+ * are all there, so no index needs a test.  On IMG values the weighted sum
+ * is 128 S + 512 for OpenCV's S, and OpenCV's (S + 128) >> 8 is
+ * (sum + 15872) >> 15.  v: [w + 4] scratch. */
 static void pyr_down_row(const gmc_level *L, int y, int16_t *restrict o, int *restrict v)
 {
     int w = L->w, ow = (w + 1) / 2;
@@ -722,18 +727,19 @@ static void pyr_down_row(const gmc_level *L, int y, int16_t *restrict o, int *re
     const int16_t *restrict r1 = r0 + L->pw, *restrict r2 = r1 + L->pw, *restrict r3 = r2 + L->pw, *restrict r4 = r3 + L->pw;
     for (int x = 0; x < w + 4; x++) v[x] = r0[x] + 4 * r1[x] + 6 * r2[x] + 4 * r3[x] + r4[x];
     for (int x = 0; x < ow; x++) /* v[c + 2] is column c */
-        o[x] = (int16_t)((v[2 * x] + 4 * v[2 * x + 1] + 6 * v[2 * x + 2] + 4 * v[2 * x + 3] + v[2 * x + 4] + 128) >> 8);
+        o[x] = (int16_t)IMG((v[2 * x] + 4 * v[2 * x + 1] + 6 * v[2 * x + 2] + 4 * v[2 * x + 3] + v[2 * x + 4] + 15872) >> 15);
 }
 
 /* Scharr's first pass over one row, columns -1..w (n = w + 2): vs = [3 10 3]
- * down the columns of rows a, b, c (above, at, below), d = c - a.  int16
- * lanes: |vs| <= 16 * 255. */
+ * down the columns of rows a, b, c (above, at, below; IMG values), d = c -
+ * a, on the grey values.  int16 lanes: |vs| <= 16 * 255, and c - a of IMG
+ * values is 128 times the grey values' (|.| <= 32640). */
 static void scharr_vertical(const int16_t *restrict a, const int16_t *restrict b, const int16_t *restrict c, int n,
                             int16_t *restrict vs, int16_t *restrict d)
 {
     for (int x = 0; x < n; x++) {
-        vs[x] = (int16_t)((a[x] + c[x]) * 3 + b[x] * 10);
-        d[x] = (int16_t)(c[x] - a[x]);
+        vs[x] = (int16_t)(((a[x] >> 7) + (c[x] >> 7)) * 3 + (b[x] >> 7) * 10);
+        d[x] = (int16_t)((int16_t)(c[x] - a[x]) >> 7);
     }
 }
 
@@ -781,7 +787,7 @@ static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, gmc_s
             int16_t *restrict o = l->img + (size_t)(y + PAD) * pw + PAD;
             if (lv == 0) {
                 const uint8_t *restrict r = img + (size_t)y * (size_t)w;
-                for (int x = 0; x < w; x++) o[x] = r[x];
+                for (int x = 0; x < w; x++) o[x] = (int16_t)IMG(r[x]);
             } else {
                 pyr_down_row(&p->lv[lv - 1], y, o, s->row);
             }

@@ -7,6 +7,10 @@
 /* OpenCV's fixed point: bilinear weights with 14 fractional bits; the
  * image interpolated to 5 fractional bits (the image x 32), gradients to
  * none, each rounded to int16; the sums of products exact in integers.
+ * The image is interpolated from its IMG values, 128 v + 2: with weights
+ * summing to 2^14 the sum is 2^7 (S + 2^8) for OpenCV's sum S over v, so
+ * its high 16 bits are OpenCV's (S + 2^8) >> 9, rounding term and shift
+ * included (the sum stays below 2^14 x 32642 < 2^31).
  * Every intermediate is an integer, so every build (and any order of
  * summation) gives the same numbers.  Ranges: image x 32 <= 8160,
  * |gradient| <= 4080, so a 16-bit multiply-add pair of (J - I) and a
@@ -18,7 +22,7 @@
 #define W_BITS 14
 
 /* COPY: at a whole pixel the weights are (2^14, 0, 0, 0), and interpolating
- * there gives the values themselves: (p 2^14 + 2^8) >> 9 = 32 p and
+ * there gives the values themselves: IMG(p) >> 2 = 32 p and
  * (g 2^14 + 2^13) >> 14 = g for every integer p, g (the rounding term is
  * below one unit of the shift).  Level 0's windows start at whole pixels
  * (goodFeaturesToTrack's corners), so its set-ups copy instead. */
@@ -65,11 +69,9 @@ static void bil_row(const int16_t *restrict p, ptrdiff_t st, const int w[4], int
     const int16_t *restrict q = p + st;
     int w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
     if (!w1 && !w2 && !w3) /* COPY */
-        for (int x = 0; x < WINP; x++) o[x] = (int16_t)(img ? p[x] * 32 : p[x]);
+        for (int x = 0; x < WINP; x++) o[x] = (int16_t)(img ? p[x] >> 2 : p[x]);
     else if (img)
-        for (int x = 0; x < WINP; x++)
-            o[x] = (int16_t)((p[x] * w0 + p[x + 1] * w1 + q[x] * w2 + q[x + 1] * w3 + (1 << (W_BITS - 6))) >>
-                             (W_BITS - 5));
+        for (int x = 0; x < WINP; x++) o[x] = (int16_t)((p[x] * w0 + p[x + 1] * w1 + q[x] * w2 + q[x + 1] * w3) >> 16);
     else
         for (int x = 0; x < WINP; x++)
             o[x] = (int16_t)((p[x] * w0 + p[x + 1] * w1 + q[x] * w2 + q[x + 1] * w3 + (1 << (W_BITS - 1))) >> W_BITS);
@@ -91,9 +93,8 @@ static GMC_INLINE __m128i bil8(const int16_t *p, ptrdiff_t st, __m128i w0, __m12
     __m128i lo = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(a, b), w0), _mm_madd_epi16(_mm_unpacklo_epi16(c, d), w1));
     __m128i hi = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(a, b), w0), _mm_madd_epi16(_mm_unpackhi_epi16(c, d), w1));
     if (img) {
-        __m128i r = _mm_set1_epi32(1 << (W_BITS - 6));
-        lo = _mm_srai_epi32(_mm_add_epi32(lo, r), W_BITS - 5);
-        hi = _mm_srai_epi32(_mm_add_epi32(hi, r), W_BITS - 5);
+        lo = _mm_srai_epi32(lo, 16);
+        hi = _mm_srai_epi32(hi, 16);
     } else {
         __m128i r = _mm_set1_epi32(1 << (W_BITS - 1));
         lo = _mm_srai_epi32(_mm_add_epi32(lo, r), W_BITS);
@@ -122,15 +123,16 @@ static int64_t hsum4(__m128i v)
  * of the sum moved to 16..31), and one blend of 16-bit lanes puts the
  * columns back in order. */
 #if defined(__AVX2__) && !defined(__AVX512BW__)
-/* The even/odd interpolation in 16 lanes. */
+/* The even/odd interpolation in 16 lanes (img: of IMG values, each value
+ * the high half of its sum). */
 static GMC_INLINE __m256i bil16(__m256i t0, __m256i t1, __m256i b0, __m256i b1, __m256i w0, __m256i w1, int img)
 {
-    int sh = img ? W_BITS - 5 : W_BITS;
-    __m256i r = _mm256_set1_epi32(img ? 1 << (W_BITS - 6) : 1 << (W_BITS - 1));
     __m256i ev = _mm256_add_epi32(_mm256_madd_epi16(t0, w0), _mm256_madd_epi16(b0, w1));
     __m256i od = _mm256_add_epi32(_mm256_madd_epi16(t1, w0), _mm256_madd_epi16(b1, w1));
-    ev = _mm256_srai_epi32(_mm256_add_epi32(ev, r), sh);
-    od = _mm256_slli_epi32(_mm256_add_epi32(od, r), 16 - sh);
+    if (img) return _mm256_blend_epi16(_mm256_srli_epi32(ev, 16), od, 0xAA);
+    __m256i r = _mm256_set1_epi32(1 << (W_BITS - 1));
+    ev = _mm256_srai_epi32(_mm256_add_epi32(ev, r), W_BITS);
+    od = _mm256_slli_epi32(_mm256_add_epi32(od, r), 16 - W_BITS);
     return _mm256_blend_epi16(ev, od, 0xAA);
 }
 
@@ -172,17 +174,22 @@ _Static_assert(PAD > WIN, "a window row's 33 values must stay inside the level's
  * does, so it is exact). */
 static GMC_INLINE __m512i madd_acc(__m512i acc, __m512i a, __m512i b) { return _mm512_dpwssd_epi32(acc, a, b); }
 
-/* The even/odd interpolation in 32 lanes (the rounding term first); the
- * gradients' columns past 20 come back 0 (the shifts' zero masks: the even
- * columns' lanes 11..15, the odd ones' 10..15). */
+/* The even/odd interpolation in 32 lanes.  img: of IMG values, each value
+ * the high half of its sum (one shift, no rounding term: four instructions
+ * a row fewer than the gradients' form in Lucas-Kanade's hottest loop).
+ * Gradients: the rounding term first; their columns past 20 come back 0
+ * (the shifts' zero masks: the even columns' lanes 11..15, the odd ones'
+ * 10..15). */
 static GMC_INLINE __m512i bil32(__m512i t0, __m512i t1, __m512i b0, __m512i b1, __m512i w0, __m512i w1, int img)
 {
-    int sh = img ? W_BITS - 5 : W_BITS;
-    __mmask16 kev = img ? 0xFFFF : (1u << 11) - 1, kod = img ? 0xFFFF : (1u << 10) - 1;
-    __m512i r = _mm512_set1_epi32(img ? 1 << (W_BITS - 6) : 1 << (W_BITS - 1));
+    if (img) {
+        __m512i ev = madd_acc(_mm512_madd_epi16(t0, w0), b0, w1), od = madd_acc(_mm512_madd_epi16(t1, w0), b1, w1);
+        return _mm512_mask_blend_epi16(0xAAAAAAAAu, _mm512_srli_epi32(ev, 16), od);
+    }
+    __m512i r = _mm512_set1_epi32(1 << (W_BITS - 1));
     __m512i ev = madd_acc(madd_acc(r, t0, w0), b0, w1), od = madd_acc(madd_acc(r, t1, w0), b1, w1);
-    return _mm512_mask_blend_epi16(0xAAAAAAAAu, _mm512_maskz_srai_epi32(kev, ev, sh),
-                                   _mm512_maskz_slli_epi32(kod, od, 16 - sh));
+    return _mm512_mask_blend_epi16(0xAAAAAAAAu, _mm512_maskz_srai_epi32((1u << 11) - 1, ev, W_BITS),
+                                   _mm512_maskz_slli_epi32((1u << 10) - 1, od, 16 - W_BITS));
 }
 
 /* The sum of v's 16 int32 lanes in 64 bits. */
@@ -238,17 +245,21 @@ static GMC_INLINE void setup_tail(int16_t *iw, int16_t *gx, int16_t *gy, int y, 
 #endif
 
 /* One row of window_gradients, all 32 columns: the Scharr sums of image
- * rows a, b, c (above, at, below) at columns 0..31 (reading -1..32), each
- * and-ed with its column's mask m (0 or -1).  Its own function with
- * restrict rows, a fixed count and no branch, so that every build
- * vectorises it (16-bit lanes: every value fits, |v| <= 4080). */
+ * rows a, b, c (above, at, below; IMG values) at columns 0..31 (reading
+ * -1..32), each and-ed with its column's mask m (0 or -1).  Its own
+ * function with restrict rows, a fixed count and no branch, so that every
+ * build vectorises it (16-bit lanes: every value fits, |v| <= 4080; a
+ * difference of IMG values is 128 times the grey values' and fits too). */
 static void gradient_row32(const int16_t *restrict a, const int16_t *restrict b, const int16_t *restrict c,
                            const int16_t *restrict m, int16_t *restrict ox, int16_t *restrict oy)
 {
     for (int x = 0; x < 32; x++) {
-        ox[x] = (int16_t)(((a[x + 1] + c[x + 1]) * 3 + b[x + 1] * 10 - ((a[x - 1] + c[x - 1]) * 3 + b[x - 1] * 10)) &
-                          m[x]);
-        oy[x] = (int16_t)(((c[x - 1] - a[x - 1] + c[x + 1] - a[x + 1]) * 3 + (c[x] - a[x]) * 10) & m[x]);
+        int16_t da = (int16_t)(a[x + 1] - a[x - 1]) >> 7, db = (int16_t)(b[x + 1] - b[x - 1]) >> 7,
+                dc = (int16_t)(c[x + 1] - c[x - 1]) >> 7;
+        int16_t dl = (int16_t)(c[x - 1] - a[x - 1]) >> 7, dm = (int16_t)(c[x] - a[x]) >> 7,
+                dr = (int16_t)(c[x + 1] - a[x + 1]) >> 7;
+        ox[x] = (int16_t)(((da + dc) * 3 + db * 10) & m[x]);
+        oy[x] = (int16_t)(((dl + dr) * 3 + dm * 10) & m[x]);
     }
 }
 
@@ -296,7 +307,7 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
     if (copy) {
         for (int r = 0; r < WIN; r++) {
             size_t k = (size_t)r * (size_t)st, kg = (size_t)r * (size_t)gs;
-            setup_row(iw, gx, gy, r, _mm512_slli_epi16(_mm512_loadu_si512(pl[0] + k), 5),
+            setup_row(iw, gx, gy, r, _mm512_srli_epi16(_mm512_loadu_si512(pl[0] + k), 2),
                       _mm512_maskz_loadu_epi16(keep, pl[1] + kg), _mm512_maskz_loadu_epi16(keep, pl[2] + kg), a);
         }
     } else {
@@ -332,12 +343,12 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
         for (int r = 0; r < WIN; r++) {
             size_t k = (size_t)r * (size_t)st, kg = (size_t)r * (size_t)gs;
 #if defined(__AVX2__)
-            setup_main(iw, gx, gy, r, _mm256_slli_epi16(_mm256_loadu_si256((const __m256i *)(pl[0] + k)), 5),
+            setup_main(iw, gx, gy, r, _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(pl[0] + k)), 2),
                        _mm256_loadu_si256((const __m256i *)(pl[1] + kg)),
                        _mm256_loadu_si256((const __m256i *)(pl[2] + kg)), a);
 #else
             for (int x = 0; x < WMAIN; x += 8) {
-                __m128i I = _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k + x)), 5);
+                __m128i I = _mm_srli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k + x)), 2);
                 __m128i X = _mm_loadu_si128((const __m128i *)(pl[1] + kg + x));
                 __m128i Y = _mm_loadu_si128((const __m128i *)(pl[2] + kg + x));
                 _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
@@ -350,7 +361,7 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
 #endif
             k += WMAIN;
             kg += WMAIN;
-            setup_tail(iw, gx, gy, r, _mm_slli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k)), 5),
+            setup_tail(iw, gx, gy, r, _mm_srli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k)), 2),
                        _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[1] + kg)), keep),
                        _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[2] + kg)), keep), c);
         }
