@@ -112,7 +112,7 @@ run json_dir_missing 7 --model "$YAML" --weights "$W" --out "$T/o_jd" --json "$T
 # ------------------------------------------------------- with weights
 if [ ! -x "$B/mkweights" ] || ! "$B/mkweights" --model "$YAML" --scale n --seed 1 --out "$W" >/dev/null 2>&1; then
     for t in bad_yaml bad_weights int8_usage int8_calibrate_missing int8 run_samples refuse_overwrite overwrite bad_images labels dir_and_glob \
-        no_save batch png_out temps; do
+        no_save batch mixed_batch png_out temps; do
         skip $t "no weights ($B/mkweights missing or failed)"
     done
     [ $FAILED -eq 0 ]
@@ -230,6 +230,41 @@ fi
 # shellcheck disable=SC2086
 if run batch 0 $M --out "$T/o_b" --batch 2 "$T/in/small.ppm" "$T/in/wide.ppm" "$T/in/tiny.png"; then
     why=$(json_ok "$T/o_b/detections.json" 3 0) && pass batch || fail batch "JSON: $why"
+fi
+
+# images of three sizes with undecodable ones among them, --batch 4: the
+# same outputs (detections, labels, annotated images, the lines printed) as
+# one image per detect call (--batch 1: each alone), in the input order,
+# the failures reported in theirs
+mkdir -p "$T/mix"
+cp "$T/in/small.ppm" "$T/mix/s1.ppm"
+cp "$T/in/wide.ppm" "$T/mix/w1.ppm"
+cp "$T/in/tiny.png" "$T/mix/t1.png"
+cp "$T/in/small.ppm" "$T/mix/s2.ppm"
+cp "$T/in/wide.ppm" "$T/mix/w2.ppm"
+mix="$T/mix/s1.ppm $T/mix/w1.ppm $T/empty.jpg $T/mix/t1.png $T/mix/s2.ppm $T/corrupt.jpg $T/mix/w2.ppm"
+mix_order="s1.ppm w1.ppm t1.png s2.ppm w2.ppm "
+if [ -f "$DATA/dog.jpg" ]; then
+    mix="$mix $DATA/dog.jpg"
+    mix_order="${mix_order}dog.jpg "
+fi
+untimed() { sed -E 's/[0-9]+(\.[0-9]+)? ms/N ms/g; s/ in [0-9]+\.[0-9]+ s/ in N s/; s/o_mix[14]/o_mix/g' "$1"; }
+# shellcheck disable=SC2086
+if run mixed_batch 6 $M --imgsz 160 --conf 0.05 --txt --out "$T/o_mix4" --batch 4 $mix; then
+    untimed "$T/out" >"$T/mix4.out"
+    untimed "$T/err" >"$T/mix4.err"
+    # shellcheck disable=SC2086
+    if run mixed_batch 6 $M --imgsz 160 --conf 0.05 --txt --out "$T/o_mix1" --batch 1 $mix; then
+        order=$(grep -o '{"image": "[^"]*", "width"' "$T/o_mix4/detections.json" | sed 's/", "width"//; s/.*\///' | tr '\n' ' ')
+        if [ "$order" != "$mix_order" ]; then fail mixed_batch "images in order: $order, want $mix_order"
+        elif [ "$(count '"class_id": ' "$T/o_mix4/detections.json")" -lt 5 ]; then
+            fail mixed_batch "too few detections to compare ($(count '"class_id": ' "$T/o_mix4/detections.json"))"
+        elif ! diff -r "$T/o_mix4" "$T/o_mix1" >/dev/null; then
+            fail mixed_batch "--batch 4 and --batch 1 differ: $(diff -rq "$T/o_mix4" "$T/o_mix1" | head -n 3 | tr '\n' ' ')"
+        elif ! untimed "$T/out" | cmp -s - "$T/mix4.out"; then fail mixed_batch "stdout differs from --batch 1"
+        elif ! untimed "$T/err" | cmp -s - "$T/mix4.err"; then fail mixed_batch "stderr differs from --batch 1"
+        else pass mixed_batch; fi
+    fi
 fi
 
 # PNG in, PNG out; other formats become JPEG

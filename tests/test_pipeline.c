@@ -7,8 +7,11 @@
  * reader or writer failure stops its stream alone with that stage's error,
  * a detection failure stops them all, no hang; the frame memory is a fixed
  * pool however long the stream, and a slow writer holds its reader back
- * (back-pressure).  Random sizes and random sleeps shake the thread
- * interleavings.
+ * (back-pressure); a frame the reader could not read keeps its place
+ * (skip) and is written without detections; each detected frame carries
+ * its share of its call's time; a stop (config.stop) writes what is
+ * detected, drops the rest and ends early.  Random sizes and random sleeps
+ * shake the thread interleavings.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,6 +31,8 @@ typedef struct fake {
     long fail_read_at;  /* -1: never */
     long fail_write_at;
     int stride, jitter, width; /* frames are width x 2 */
+    double min_detect_ms; /* what each detected frame's detect_ms must reach */
+    int skip_mod;       /* frames i with i % skip_mod == 2 are placeholders (skip); 0: none */
     long read_sleep_ns, write_sleep_ns; /* a slow reader or writer */
     /* reader thread */
     atomic_long produced;
@@ -50,6 +55,8 @@ typedef struct fdet {
     fake *s;
     int n_streams, batch, jitter;
     long fail_detect_at; /* of stream 0; -1: never */
+    long sleep_ns;      /* each detect call takes at least this long */
+    long stop_after;    /* stop() says stop once stream 0 wrote this many frames; -1: never */
     strix_detection out[64 * MAX_PER_FRAME];
     long max_batch, calls, mixed_calls;
     int async;          /* submit/collect/finish instead of detect */
@@ -83,6 +90,17 @@ static void maybe_sleep(int jitter, uint64_t *rng)
 
 static long px_index(const uint8_t *p) { return (long)p[0] | (long)p[1] << 8 | (long)p[2] << 16; }
 
+static int is_skip(const fake *f, long i) { return f->skip_mod && i % f->skip_mod == 2; }
+
+/* The frame whose detections frame i carries: the last one detected
+ * (stride, not a placeholder) at or before it; -1: none (no detections). */
+static long carried(const fake *f, long i)
+{
+    for (long j = i - i % f->stride; j >= 0; j -= f->stride)
+        if (!is_skip(f, j)) return j;
+    return -1;
+}
+
 /* What detect reports for frame i: i % MAX_PER_FRAME boxes, classes i+k. */
 static int fake_count(long i) { return (int)(i % MAX_PER_FRAME); }
 static int fake_class(long i, int k) { return (int)((i + k) % N_CLASSES); }
@@ -102,6 +120,12 @@ static int fake_read(void *ctx, strix_pipe_frame *fr, strix_error *err)
         return -1;
     }
     if (i >= f->n) return 0;
+    if (is_skip(f, i)) { /* no pixels: keeps its place */
+        fr->skip = 1;
+        fr->rgb = NULL;
+        atomic_store(&f->produced, i + 1);
+        return 1;
+    }
     slot_state *s = fr->user;
     if (!s) {
         if (!(s = fr->user = calloc(1, sizeof *s))) return -1;
@@ -126,6 +150,10 @@ static strix_status fake_detect(void *ctx, const strix_image *im, int n, strix_d
 {
     fdet *d = ctx;
     maybe_sleep(d->jitter, &d->rng_d);
+    if (d->sleep_ns) {
+        struct timespec t = {0, d->sleep_ns};
+        nanosleep(&t, NULL);
+    }
     if (n > d->max_batch) d->max_batch = n;
     d->calls++;
     if (n > d->batch && !d->detect_bad) d->detect_bad = 1;
@@ -146,6 +174,7 @@ static strix_status fake_detect(void *ctx, const strix_image *im, int n, strix_d
             snprintf(d->why, sizeof d->why, "stream %d: frame %ld detected, expected %ld", k, i, f->next_inferred);
         }
         f->next_inferred = i + f->stride;
+        while (is_skip(f, f->next_inferred)) f->next_inferred += f->stride;
         strix_detection *o = d->out + j * MAX_PER_FRAME;
         for (int b = 0; b < fake_count(i); b++)
             o[b] = (strix_detection){(float)i, (float)b, (float)i + 1, (float)b + 1, 1.0f - 0.1f * b, fake_class(i, b)};
@@ -214,16 +243,21 @@ static int fake_write(void *ctx, strix_pipe_frame *fr, strix_error *err)
     }
     if (f->write_bad) return 0;
     const slot_state *s = fr->user;
-    long src = i - i % f->stride; /* the frame whose detections this one carries */
-    int want = fake_count(src);
+    long src = carried(f, i); /* the frame whose detections this one carries */
+    int want = src < 0 || is_skip(f, i) ? 0 : fake_count(src);
     long expect = atomic_load(&f->next_written);
     if (i != expect) snprintf(f->why, sizeof f->why, "stream %d: frame %ld arrived, expected %ld", f->k, i, expect);
-    else if (fr->stream != f->k || fr->rgb[3] != f->k)
-        snprintf(f->why, sizeof f->why, "stream %d: frame %ld of stream %d", f->k, i, fr->rgb[3]);
-    else if (s->index != i || px_index(fr->rgb) != i) snprintf(f->why, sizeof f->why, "frame %ld has the pixels of %ld", i, s->index);
-    else if (fr->inferred != (i % f->stride == 0)) snprintf(f->why, sizeof f->why, "frame %ld: inferred=%d", i, fr->inferred);
+    else if (fr->skip != is_skip(f, i)) snprintf(f->why, sizeof f->why, "frame %ld: skip=%d", i, fr->skip);
+    else if (fr->stream != f->k || (!fr->skip && fr->rgb[3] != f->k))
+        snprintf(f->why, sizeof f->why, "stream %d: frame %ld of stream %d", f->k, i, fr->skip ? -1 : fr->rgb[3]);
+    else if (!fr->skip && (s->index != i || px_index(fr->rgb) != i))
+        snprintf(f->why, sizeof f->why, "frame %ld has the pixels of %ld", i, s->index);
+    else if (fr->inferred != (!fr->skip && i % f->stride == 0))
+        snprintf(f->why, sizeof f->why, "frame %ld: inferred=%d", i, fr->inferred);
     else if (fr->n_dets != want) snprintf(f->why, sizeof f->why, "frame %ld: %d detections, want %d", i, fr->n_dets, want);
-    for (int k = 0; !f->why[0] && k < fake_count(src); k++) {
+    else if (fr->inferred ? !(fr->detect_ms >= f->min_detect_ms) : fr->detect_ms != 0)
+        snprintf(f->why, sizeof f->why, "frame %ld (inferred %d): detect_ms %g", i, fr->inferred, fr->detect_ms);
+    for (int k = 0; !f->why[0] && k < want; k++) {
         const strix_detection *d = &fr->dets[k];
         if (d->x1 != (float)src || d->y1 != (float)k || d->class_id != fake_class(src, k))
             snprintf(f->why, sizeof f->why, "frame %ld: detection %d is not frame %ld's box %d", i, k, src, k);
@@ -261,8 +295,14 @@ static void fdet_init(fdet *d, fake *s, int n_streams, int batch)
     d->s = s;
     d->n_streams = n_streams;
     d->batch = batch;
-    d->fail_detect_at = -1;
+    d->fail_detect_at = d->stop_after = -1;
     d->rng_d = tl_u64();
+}
+
+static int fake_stop(void *ctx)
+{
+    const fdet *d = ctx;
+    return d->stop_after >= 0 && atomic_load(&d->s[0].next_written) >= d->stop_after;
 }
 
 static strix_pipe_config config(fdet *d, strix_pipe_stream *ps)
@@ -283,6 +323,7 @@ static strix_pipe_config config(fdet *d, strix_pipe_stream *ps)
     } else {
         c.detect = fake_detect;
     }
+    c.stop = fake_stop;
     return c;
 }
 
@@ -469,6 +510,87 @@ static void test_pipe_failures(void)
         }
 }
 
+/* Placeholders (skip) among the frames, with strides, several streams and
+ * both detect paths: each reaches its writer in its place with no
+ * detections, is never detected, and the frames after it carry the last
+ * detected frame's detections; a detected frame carries its share of its
+ * call's time (each call sleeps 0.2 ms). */
+static void test_pipe_skip(void)
+{
+    for (int rep = 0; rep < 12; rep++) {
+        int S = rep < 4 ? 1 : tl_int(2, MAX_STREAMS);
+        fake f[MAX_STREAMS];
+        fdet d;
+        fdet_init(&d, f, S, tl_int(1, 5));
+        d.jitter = rep % 2;
+        d.async = rep % 4 >= 2;
+        d.sleep_ns = 200000;
+        for (int k = 0; k < S; k++) {
+            fake_init(&f[k], k, tl_int(1, 80), tl_int(1, 3));
+            f[k].skip_mod = tl_int(3, 6);
+            f[k].jitter = rep % 2;
+            f[k].width = 4 + k % 2;
+            f[k].min_detect_ms = 0.2 / d.batch;
+        }
+        strix_pipe_stream ps[MAX_STREAMS];
+        strix_pipe_config c = config(&d, ps);
+        strix_pipe_stats st[MAX_STREAMS];
+        strix_error e;
+        strix_status s = strix_pipe_run(&c, st, &e);
+        TL_CHECK(s == STRIX_OK, "status %d: %s", s, e.message);
+        TL_CHECK(!d.detect_bad, "detect saw %d: %s", d.detect_bad, d.why);
+        for (int k = 0; k < S; k++) {
+            long want_inf = 0;
+            for (long i = 0; i < f[k].n; i += f[k].stride) want_inf += !is_skip(&f[k], i);
+            TL_CHECK(!f[k].why[0], "stream %d, batch %d, stride %d, skip_mod %d%s: %s", k, d.batch, f[k].stride,
+                     f[k].skip_mod, d.async ? ", submit/collect" : "", f[k].why);
+            TL_CHECK(st[k].frames == f[k].n && st[k].inferred == want_inf && st[k].dropped == 0,
+                     "stream %d: %ld of %ld frames written, %ld detected (want %ld), %ld dropped", k, st[k].frames,
+                     f[k].n, st[k].inferred, want_inf, st[k].dropped);
+        }
+    }
+}
+
+/* A stop (config.stop, here once stream 0 wrote a few frames): the run ends
+ * early and cleanly: what was detected is written in order, the rest read
+ * is dropped, every frame read is one or the other, every slot released;
+ * without a stop nothing is dropped. */
+static void test_pipe_stop(void)
+{
+    for (int rep = 0; rep < 12; rep++) {
+        int S = rep < 4 ? 1 : tl_int(2, MAX_STREAMS);
+        fake f[MAX_STREAMS];
+        fdet d;
+        fdet_init(&d, f, S, tl_int(1, 5));
+        d.jitter = rep % 2;
+        d.async = rep % 4 >= 2;
+        d.stop_after = tl_int(0, 20);
+        for (int k = 0; k < S; k++) {
+            fake_init(&f[k], k, 100000, tl_int(1, 3));
+            f[k].jitter = rep % 2;
+            f[k].skip_mod = rep % 3 ? 0 : 5;
+        }
+        strix_pipe_stream ps[MAX_STREAMS];
+        strix_pipe_config c = config(&d, ps);
+        strix_pipe_stats st[MAX_STREAMS];
+        strix_error e;
+        strix_status s = strix_pipe_run(&c, st, &e);
+        TL_CHECK(s == STRIX_OK, "status %d: %s", s, e.message);
+        TL_CHECK(d.tickets_out == 0, "%d tickets not given back after a stop", d.tickets_out);
+        for (int k = 0; k < S; k++) {
+            long read = atomic_load(&f[k].produced);
+            TL_CHECK(!f[k].why[0], "stream %d: %s", k, f[k].why);
+            TL_CHECK(st[k].frames + st[k].dropped == read && read < f[k].n,
+                     "stream %d, stop after %ld: %ld written + %ld dropped, %ld read of %ld", k, d.stop_after,
+                     st[k].frames, st[k].dropped, read, f[k].n);
+            TL_CHECK(k || st[k].frames >= d.stop_after, "stream 0: %ld written, the stop came after %ld",
+                     st[k].frames, d.stop_after);
+            TL_CHECK(f[k].releases == f[k].allocs, "stream %d: %d of %d slot states released", k, f[k].releases,
+                     f[k].allocs);
+        }
+    }
+}
+
 static void test_pipe_bad_config(void)
 {
     fake f;
@@ -498,6 +620,8 @@ int main(int argc, char **argv)
     TL_RUN(test_pipe_flat_memory);
     TL_RUN(test_pipe_back_pressure);
     TL_RUN(test_pipe_failures);
+    TL_RUN(test_pipe_skip);
+    TL_RUN(test_pipe_stop);
     TL_RUN(test_pipe_bad_config);
     TL_MAIN_END();
 }

@@ -1,10 +1,12 @@
 /* job.h — what the parts of the infer job share (tools/infer/, internal to
  * the `infer` tool): the parsed options, the input lists, the planned output
- * paths, the state of the image run and of one video's run, and the
- * functions each part offers the others.  tools/infer.c parses the options
- * and wires the parts: inputs.c expands INPUTs, outputs.c plans and checks
- * the output paths and publishes files, images.c runs the images,
- * video.c one video (tools/infer/pipeline.h), writers.c writes the JSON, JSON
+ * paths, the stages' typed configs and state, the state of the image run
+ * and of one video's run, and the functions each part offers the others.
+ * tools/infer.c parses the options and wires the parts: inputs.c expands
+ * INPUTs, outputs.c plans and checks the output paths and publishes files,
+ * images.c runs the images and video.c the videos (both through
+ * tools/infer/pipeline.h; their stages in stills.c, media.c, detector.c,
+ * tracking.c), writers.c writes the JSON, JSON
  * Lines, MOT, labels, tracks and highlights files; framelog.c keeps what
  * --highlights needs of every frame. */
 #ifndef STRIX_INFER_JOB_H
@@ -77,27 +79,71 @@ typedef struct plan_entry {
     char *label_out; /* NULL without --txt */
 } plan_entry;
 
-/* One decoded frame.  index: position in the source; name: where it came
- * from (a path now, "video#frame" later). */
-typedef struct frame {
-    long index;
-    const char *name;
-    strix_owned_image img;
-} frame;
+/* The image-list source stage (stills.c): the run's images decoded one by
+ * one, in the list's order, on the pipeline's reader thread. */
+typedef struct still_source_config {
+    const strlist *paths;
+    int (*interrupt)(void *ctx);      /* polled before each image: nonzero ends the list there */
+    void *interrupt_ctx;
+} still_source_config;
 
+typedef struct still_source {
+    still_source_config c;
+    int pos;                          /* the next image's index in c.paths */
+} still_source;
+
+/* One image of the list (a pipeline slot's state): its pixels, or why it
+ * could not be decoded. */
+typedef struct still {
+    const char *name;                 /* the path as given */
+    strix_owned_image img;            /* [height, width, 3] RGB; data NULL when it failed */
+    strix_error err;                  /* why it failed (status STRIX_OK when it did not) */
+} still;
+
+/* The annotated-image sink (stills.c), on the pipeline's writer thread. */
+typedef struct still_sink_config {
+    const char *const *names;
+    int n_names;
+    int overwrite;
+} still_sink_config;
+
+typedef struct still_sink {
+    still_sink_config c;
+    double annotate_ms, write_ms;     /* time spent drawing and writing */
+} still_sink;
+
+/* The JSON report sink (writers.c): each image's detections in order, then
+ * the images that failed; written to a temporary file, published by
+ * report_finish. */
+typedef struct report_config {
+    const options *o;                 /* the model, weights, imgsz, conf, iou it records; overwrite */
+    const char *path;
+    const char *const *names;
+    int n_names;
+} report_config;
+
+typedef struct report {
+    report_config c;
+    FILE *json;
+    char *tmp;
+    int first_image;
+    strlist err_names, err_msgs;      /* the images that failed, and why */
+} report;
+
+/* The state of the image run, shared by the pipeline callbacks: read on its
+ * reader thread (src), write on its writer thread (the sinks and counts),
+ * the rest on the calling thread once the pipeline has returned. */
 typedef struct run {
     const options *o;
     const plan_entry *plan;
-    const struct detector *det;
-    const char *const *names;
-    int n_names;
-    FILE *json;
-    char *json_tmp;
-    int first_image;
-    strlist err_names, err_msgs; /* the frames that failed, and why */
-    int first_fail;           /* exit code of the first per-image failure */
+    long total;                       /* images in the list */
+    still_source src;
+    still_sink sink;
+    report rep;
+    int first_fail;                   /* exit code of the first per-image failure */
+    int fail_rc;                      /* exit code of the failure that stopped the run (printed) */
     long images, detections;
-    double t_decode, t_detect, t_annotate, t_write;
+    double t_write;                   /* labels and report, beside the sink's own */
 } run;
 
 typedef struct video_plan {
@@ -232,7 +278,8 @@ void abandon_temp(FILE *f, char *tmp);
 void free_run_outputs(inputs *in, plan_entry *plan, video_plan *vplan, char *json_path, char *labels_dir,
                       strlist *created);
 
-/* images.c */
+/* images.c: the images through the pipeline, --batch at a time; the
+ * report and the summary; an exit code */
 int run_images(const options *o, const strlist *images, const plan_entry *plan, const struct detector *det,
                const char *json_path, double t_start);
 
@@ -284,9 +331,23 @@ void detector_finish(void *ctx, void *ticket);
 /* writers.c */
 int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const char *path);
 const char *name_of(const char *const *names, int n_names, int id);
-void json_image(run *r, const frame *f, const strix_detections *d);
-int finish_json(run *r, const char *path);
-int start_json(run *r, const char *path);
+int report_open(report *r, const report_config *c); /* an exit code (printed) */
+void report_image(report *r, const char *name, int width, int height, const strix_detections *d);
+int report_failure(report *r, const char *name, const char *why); /* 0 or EXIT_NOMEM */
+int report_finish(report *r); /* publish: an exit code (printed) */
+void report_close(report *r); /* an unpublished report's temporary file goes */
+
+/* stills.c */
+void still_source_open(still_source *s, const still_source_config *c);
+/* The next image into out (its last pixels freed): 1, 0 at the end (or
+ * when c.interrupt says so), -1 when it could not be decoded (out->err says
+ * why; the source has moved on) */
+int still_source_read(still_source *s, still *out);
+void still_free(still *s);
+void still_sink_init(still_sink *s, const still_sink_config *c);
+/* Draw d on the image and write it to path (a temporary file renamed) */
+strix_status still_sink_write(still_sink *s, const char *path, still *img, const strix_detection *d, int n,
+                              strix_error *err);
 const char *class_name_of(const vrun *v, int id);
 void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets, const int *ids,
                  int n, int n_cross);

@@ -21,7 +21,9 @@
  * drops its pending frames, the other streams go on.  A detection failure
  * aborts every stream.  A normal end flows downstream: each reader sets its
  * `read_done`, detection drains every stream and sets `detect_done`, each
- * writer drains and exits.
+ * writer drains and exits.  A stop (config.stop) ends the readers at their
+ * next frame and drops the frames not yet in a detect call; the detected
+ * ones are written as at a normal end.
  */
 #include "pipeline.h"
 
@@ -77,6 +79,7 @@ typedef struct pipe {
     pthread_cond_t cv_read; /* detection waits for a frame of any stream */
     stream *ss;
     int detect_done;
+    int stopping;           /* config.stop said so: read no more, drop what is not detected */
 } pipe;
 
 static double now_ms(void)
@@ -109,8 +112,8 @@ static void *reader_main(void *arg)
     pipe *p = s->p;
     for (;;) {
         pthread_mutex_lock(&p->mu);
-        while (!s->free_q.n && !s->abort) pthread_cond_wait(&s->cv_free, &p->mu);
-        if (s->abort) {
+        while (!s->free_q.n && !s->abort && !p->stopping) pthread_cond_wait(&s->cv_free, &p->mu);
+        if (s->abort || p->stopping) {
             s->read_done = 1;
             pthread_cond_broadcast(&p->cv_read);
             pthread_mutex_unlock(&p->mu);
@@ -121,12 +124,13 @@ static void *reader_main(void *arg)
 
         strix_error e;
         strix_error_clear(&e);
+        f->skip = 0;
         double t0 = now_ms();
         int r = s->s->read(s->s->ctx, f, &e);
         s->st->read_ms += now_ms() - t0;
 
         pthread_mutex_lock(&p->mu);
-        if (r == 1 && !f->nv12.data && (!f->rgb || f->width < 1 || f->height < 1 || f->stride < 3 * f->width)) {
+        if (r == 1 && !f->skip && !f->nv12.data && (!f->rgb || f->width < 1 || f->height < 1 || f->stride < 3 * f->width)) {
             strix_fail(&e, STRIX_E_INTERNAL, "the frame reader returned a frame without pixels");
             r = -1;
         }
@@ -274,7 +278,9 @@ static int run_call(pipe *p, dstage *d, int n)
     strix_status st = c->detect ? c->detect(c->ctx, d->im, n, d->out, &e)
                                 : c->submit(c->ctx, d->im, n, &ticket, &e);
     if (!st && !c->detect) st = c->collect(c->ctx, ticket, d->out, &e);
-    account(p, d->per, n, now_ms() - t0, 1);
+    double ms = now_ms() - t0;
+    account(p, d->per, n, ms, 1);
+    for (int i = 0; i < n; i++) d->call[i]->detect_ms = ms / n;
     if (!st)
         for (int i = 0; i < n; i++) copy_dets(c, d->call[i], d->out[i].items, d->out[i].count);
     if (ticket) c->finish(c->ctx, ticket);
@@ -296,7 +302,9 @@ static void fill_and_hand_over(pipe *p, int prev)
         int n = prev ? s->n_prev : s->n_pend;
         for (int i = 0; i < n; i++) {
             strix_pipe_frame *f = list[i];
-            if (f->inferred) {
+            if (f->skip) {
+                f->n_dets = 0;
+            } else if (f->inferred) {
                 memcpy(s->last->dets, f->dets, sizeof *f->dets * (size_t)f->n_dets);
                 s->last->n_dets = f->n_dets;
             } else {
@@ -343,7 +351,9 @@ static int complete_prev(pipe *p, dstage *d)
         strix_error_clear(&e);
         double t0 = now_ms();
         strix_status st = c->collect(c->ctx, d->prev_ticket, d->out, &e);
-        account(p, d->prev_per, d->prev_n, now_ms() - t0, 0);
+        double ms = now_ms() - t0;
+        account(p, d->prev_per, d->prev_n, ms, 0);
+        for (int i = 0; i < d->prev_n; i++) d->prev_call[i]->detect_ms += ms / d->prev_n;
         for (int i = 0; i < d->prev_n && !st; i++)
             copy_dets(c, d->prev_call[i], d->out[i].items, d->out[i].count);
         c->finish(c->ctx, d->prev_ticket);
@@ -377,7 +387,9 @@ static int flush_async(pipe *p, dstage *d)
         strix_error_clear(&e);
         double t0 = now_ms();
         strix_status st = c->submit(c->ctx, d->im, n, &ticket, &e);
-        account(p, d->per, n, now_ms() - t0, 1);
+        double ms = now_ms() - t0;
+        account(p, d->per, n, ms, 1);
+        for (int i = 0; i < n; i++) d->call[i]->detect_ms = ms / n;
         if (st) return detect_failed(p, &e, st);
     }
     if (complete_prev(p, d)) {
@@ -398,6 +410,20 @@ static int flush_async(pipe *p, dstage *d)
     return 0;
 }
 
+/* Once config.stop said so: drop every frame read and not yet in a detect
+ * call (the pending lists, the read queues).  Call with mu held. */
+static void drop_locked(pipe *p)
+{
+    for (int k = 0; k < p->c->n_streams; k++) {
+        stream *s = &p->ss[k];
+        for (int i = 0; i < s->n_pend; i++) ring_push(&s->free_q, s->pend[i]);
+        s->st->dropped += s->n_pend + s->read_q.n;
+        s->n_pend = s->n_inf = 0;
+        while (s->read_q.n) ring_push(&s->free_q, ring_pop(&s->read_q));
+        pthread_cond_broadcast(&s->cv_free);
+    }
+}
+
 /* The detection stage, on the calling thread: takes the streams' frames in
  * turn (one from each stream that has one), so a batch mixes the streams. */
 static void detect_loop(pipe *p, dstage *d)
@@ -409,6 +435,8 @@ static void detect_loop(pipe *p, dstage *d)
         strix_pipe_frame *f = NULL;
         int reading, queued;
         for (;;) {
+            if (!p->stopping && c->stop && c->stop(c->ctx)) p->stopping = 1;
+            if (p->stopping) drop_locked(p); /* and what the readers add until they see it */
             reading = queued = 0;
             for (int k = 0; k < c->n_streams; k++) {
                 stream *s = &p->ss[k];
@@ -435,8 +463,9 @@ static void detect_loop(pipe *p, dstage *d)
         int more = queued > 1 || reading;
         pthread_mutex_unlock(&p->mu);
         if (f) {
-            f->inferred = f->index % from->s->vid_stride == 0;
+            f->inferred = !f->skip && f->index % from->s->vid_stride == 0;
             f->n_dets = 0;
+            f->detect_ms = 0;
             from->pend[from->n_pend++] = f;
             from->n_inf += f->inferred;
         }

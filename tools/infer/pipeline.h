@@ -13,6 +13,9 @@
  * queue; a slot's pixels are owned by the callbacks through its `user`
  * pointer, which survives reuse (so a decoder reuses its buffers).
  *
+ * A frame the reader could not read may still keep its place (skip): the
+ * writer meets it, in order, without detections.
+ *
  * A stream whose reader or writer fails stops alone: the others run on.
  * A detection failure stops every stream.
  *
@@ -38,12 +41,18 @@ typedef struct strix_pipe_frame {
     int width, height, stride;
     strix_image nv12; /* set by read() for the detect callback instead of rgb
                          when its data is set (NV12 planes); rgb may then be NULL */
+    int skip;       /* set by read() (0 before each read): 1 for a placeholder
+                       of a frame that could not be read, kept for its place in
+                       the stream's order: no pixels, never detected, reaches
+                       write() with no detections */
     void *user;     /* the callbacks' per-slot state (NULL at first), kept across reuse,
                        released by release() at the end */
     long index;     /* set by the pipeline: 0, 1, 2, ... in the stream's read order */
     int stream;     /* set by the pipeline: the stream it belongs to */
     int inferred;   /* 1: detections computed on this frame; 0: copied from the
                        last inferred frame of its stream (vid_stride > 1) */
+    double detect_ms; /* set by the pipeline: its share of its detect call's time
+                         (0 when not detected) */
     int n_dets;
     strix_detection *dets; /* [n_dets], owned by the pipeline (capacity max_det), by score */
 } strix_pipe_frame;
@@ -90,11 +99,18 @@ typedef struct strix_pipe_config {
     strix_status (*collect)(void *ctx, void *ticket, strix_detections *out, strix_error *err);
     void (*finish)(void *ctx, void *ticket);
     strix_pixel_format format; /* of the pixels read() delivers */
+    /* calling thread, may be NULL: polled (with the pipeline's lock held:
+     * a flag's read) as frames arrive; once nonzero
+     * the run winds down: the readers stop, the frames read but not yet in
+     * a detect call are dropped (never written), the rest are written (an
+     * interrupted run finishes the batch it is detecting) */
+    int (*stop)(void *ctx);
 } strix_pipe_config;
 
 /* One stream's account of the run. */
 typedef struct strix_pipe_stats {
     long frames;      /* frames the writer accepted */
+    long dropped;     /* frames read but dropped by config.stop */
     long inferred;    /* frames given to detect */
     long batches;     /* detect calls that held frames of this stream */
     long detections;  /* boxes over all written frames (after the class filter) */

@@ -1,5 +1,5 @@
 /* writers.c — the infer job's files besides images and videos: YOLO txt
- * labels, the images' JSON report, the videos' JSON Lines (the detection
+ * labels, the images' JSON report (the report sink), the videos' JSON Lines (the detection
  * objects and the header line), the --track OUT/NAME.tracks.json, and the
  * --highlights reel with its JSON and CSV segment lists.  The formats are
  * described in tools/infer.c. */
@@ -65,45 +65,17 @@ static void json_dets(FILE *j, const char *const *names, int n_names, const stri
     }
 }
 
-void json_image(run *r, const frame *f, const strix_detections *d)
+int report_open(report *r, const report_config *c)
 {
-    FILE *j = r->json;
-    fputs(r->first_image ? "\n    " : ",\n    ", j);
-    r->first_image = 0;
-    fputs("{\"image\": ", j);
-    strix_json_str(j, f->name);
-    fprintf(j, ", \"width\": %d, \"height\": %d, \"detections\": [", f->img.width, f->img.height);
-    json_dets(j, r->names, r->n_names, d->items, NULL, d->count, "\n      ", ",\n      ");
-    fputs(d->count ? "\n    ]}" : "]}", j);
-}
-
-int finish_json(run *r, const char *path)
-{
-    FILE *j = r->json;
-    fputs(r->first_image ? "],\n  \"errors\": [" : "\n  ],\n  \"errors\": [", j);
-    for (int i = 0; i < r->err_names.n; i++) {
-        fputs(i ? ",\n    {\"image\": " : "\n    {\"image\": ", j);
-        strix_json_str(j, r->err_names.v[i]);
-        fputs(", \"error\": ", j);
-        strix_json_str(j, r->err_msgs.v[i]);
-        fputs("}", j);
-    }
-    fputs(r->err_names.n ? "\n  ]\n}\n" : "]\n}\n", j);
-    r->json = NULL;
-    int rc = commit_temp(j, r->json_tmp, path, r->o->overwrite);
-    r->json_tmp = NULL;
-    return rc;
-}
-
-int start_json(run *r, const char *path)
-{
-    r->json = strix_temp_open(path, &r->json_tmp);
+    memset(r, 0, sizeof *r);
+    r->c = *c;
+    r->json = strix_temp_open(c->path, &r->tmp);
     if (!r->json) {
         fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory exists and is "
-                "writable)\n", path, strerror(errno));
+                "writable)\n", c->path, strerror(errno));
         return EXIT_OUTPUT;
     }
-    const options *o = r->o;
+    const options *o = c->o;
     fprintf(r->json, "{\n  \"strix_version\": ");
     strix_json_str(r->json, STRIX_VERSION);
     fputs(",\n  \"model\": ", r->json);
@@ -118,6 +90,54 @@ int start_json(run *r, const char *path)
     fputs(",\n  \"images\": [", r->json);
     r->first_image = 1;
     return 0;
+}
+
+void report_image(report *r, const char *name, int width, int height, const strix_detections *d)
+{
+    FILE *j = r->json;
+    fputs(r->first_image ? "\n    " : ",\n    ", j);
+    r->first_image = 0;
+    fputs("{\"image\": ", j);
+    strix_json_str(j, name);
+    fprintf(j, ", \"width\": %d, \"height\": %d, \"detections\": [", width, height);
+    json_dets(j, r->c.names, r->c.n_names, d->items, NULL, d->count, "\n      ", ",\n      ");
+    fputs(d->count ? "\n    ]}" : "]}", j);
+}
+
+int report_failure(report *r, const char *name, const char *why)
+{
+    if (!list_add(&r->err_names, name)) return EXIT_NOMEM;
+    if (!list_add(&r->err_msgs, why)) {
+        free(r->err_names.v[--r->err_names.n]);
+        return EXIT_NOMEM;
+    }
+    return 0;
+}
+
+int report_finish(report *r)
+{
+    FILE *j = r->json;
+    fputs(r->first_image ? "],\n  \"errors\": [" : "\n  ],\n  \"errors\": [", j);
+    for (int i = 0; i < r->err_names.n; i++) {
+        fputs(i ? ",\n    {\"image\": " : "\n    {\"image\": ", j);
+        strix_json_str(j, r->err_names.v[i]);
+        fputs(", \"error\": ", j);
+        strix_json_str(j, r->err_msgs.v[i]);
+        fputs("}", j);
+    }
+    fputs(r->err_names.n ? "\n  ]\n}\n" : "]\n}\n", j);
+    r->json = NULL;
+    int rc = commit_temp(j, r->tmp, r->c.path, r->c.o->overwrite);
+    r->tmp = NULL;
+    return rc;
+}
+
+void report_close(report *r)
+{
+    if (r->json) abandon_temp(r->json, r->tmp);
+    list_free(&r->err_names);
+    list_free(&r->err_msgs);
+    memset(r, 0, sizeof *r);
 }
 
 const char *class_name_of(const vrun *v, int id) { return name_of(v->names, v->n_names, id); }
