@@ -35,6 +35,11 @@
  *   }
  *   Numbers are the shortest decimals that read back to the same float;
  *   strings are JSON-escaped (bytes that are not UTF-8 become U+FFFD).
+ * The images run through tools/infer/pipeline.h as the videos do: decoded
+ * in order on a reader thread, detected up to --batch at a time on this
+ * thread (images of one size per call, so an image's detections do not
+ * depend on the images beside it), printed and written in input order on a
+ * writer thread.
  * Every output file is written to a temporary file and renamed into place
  * (loaders/outfile.h), so an interrupted or failed run leaves no partial
  * file; the temporary files a killed run left in the output directories are
@@ -93,7 +98,8 @@
  * When several inputs fail, the status is that of the first failure.
  *
  * This file parses the options and wires the job's parts (infer/job.h):
- * infer/inputs.c, outputs.c, images.c, video.c, writers.c.
+ * infer/inputs.c, outputs.c, images.c, stills.c, video.c, media.c, detector.c,
+ * tracking.c, pipeline.c, writers.c.
  */
 #include <errno.h>
 #include <signal.h>
@@ -621,7 +627,7 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     mo.device = o->device;
     strix_cuda_env_apply(&mo);
     o->nvtx = mo.nvtx; /* the job's stage ranges with the library's layer ranges */
-    o->async = mo.cuda_async; /* the videos' detection submits a batch before collecting the last */
+    o->async = mo.cuda_async; /* the detection stage submits a batch before collecting the last */
     if (!mo.device) {
         mo.device = strix_device_count() > 0 ? "cuda" : "cpu";
         if (!o->quiet && strix_device_count() == 0)
