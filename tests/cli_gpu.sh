@@ -72,6 +72,7 @@ json="" mode="" name="" half=fp32
 while [ $# -gt 0 ]; do case "$1" in --json) json=$2; shift 2 ;; --mode) mode=$2; shift 2 ;; --name) name=$2; shift 2 ;; --half) half=fp16; shift ;; *) shift ;; esac; done
 [ "$FAKE_FAIL" = "bench" ] && [ "$mode" = layers ] && { echo "gpu_bench: fake failure" >&2; exit 9; }
 case $mode in
+detect) case "$*" in *--async*) echo "{\"tool\": \"strix\", \"model\": \"$name\", \"dtype\": \"$half\", \"batch\": 8, \"mode\": \"detect-1280x720-async\", \"median_ms\": 2, \"images_per_s\": 4000, \"latency_median_ms\": 3}" >>"$json" ;; esac ;;
 forward) echo "{\"tool\": \"strix\", \"model\": \"$name\", \"dtype\": \"$half\", \"batch\": 8, \"mode\": \"forward-device\", \"median_ms\": 4, \"images_per_s\": 2000}" >>"$json" ;;
 cold) echo "{\"tool\": \"strix\", \"model\": \"$name\", \"dtype\": \"$half\", \"batch\": 1, \"mode\": \"cold-start\", \"process_to_detection_s\": 0.5, \"max_rss_mb\": 300}" >>"$json" ;;
 esac
@@ -94,6 +95,7 @@ fakecheck() {
 if fakecheck fake_pass none 0; then
     s=$T/fake_pass/summary.txt
     if ! grep -q '^SKIP build: a bundle' "$s" || ! grep -q '^PASS ops' "$s" || ! grep -q '^PASS initcheck' "$s" ||
+        ! grep -q '^PASS async' "$s" || [ "$(grep -c -- '--async' "$T/fake_pass/async.log")" -ne 4 ] ||
         ! grep -q '^SKIP peers: no --python PATH given' "$s" || [ "$(tail -n 1 "$s")" != "gpu-check: every step passed" ]; then
         fail fake_pass "summary: $(cat "$s")"
     elif ! grep -q '"model": "yolov8n", "dtype": "fp16", "batch": 8, "mode": "forward-device"' "$T/fake_pass/results.json" ||
@@ -128,6 +130,13 @@ cat >"$r/rows.jsonl" <<'EOF'
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "cold-start", "process_to_detection_s": 0.52, "max_rss_mb": 384.2}
 {"tool": "ultralytics", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "cold-start", "process_to_detection_s": 7.19, "max_rss_mb": 2100}
 {"kind": "video", "name": "nvdec-8", "inputs": 8, "frames": 960, "fps": 2345.6}
+{"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "forward-device", "median_ms": 14.0, "images_per_s": 4571.43}
+{"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "detect-1280x720-async", "median_ms": 16.0, "images_per_s": 4000, "latency_median_ms": 20.5, "latency_p90_ms": 21, "wall_images_per_s": 3900}
+{"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "detect-1280x720-async", "median_ms": 0.4, "images_per_s": 2500, "latency_median_ms": 0.7, "latency_p90_ms": 0.8, "wall_images_per_s": 2400}
+{"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "device-1280x720-nv12-async", "median_ms": 15.0, "images_per_s": 4266.67, "latency_median_ms": 18, "latency_p90_ms": 19, "wall_images_per_s": 4200}
+{"tool": "ultralytics", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "detect-1280x720", "median_ms": 93.2, "images_per_s": 687}
+{"kind": "video", "name": "mem-8-b64", "inputs": 8, "frames": 14400, "fps": 2000, "async": 1, "batch": 64, "nvdec_util_infer": 55.0, "samples": 30, "rss_first_half_mb": 700, "max_rss_mb": 702, "max_device_mb": 0, "device_used_delta_mb": 1100}
+{"kind": "video-annotated", "name": "annotated", "frames": 1800, "fps": 400.1, "ffmpeg_fps": 420.0, "ratio": 0.953, "encoder": "libx264", "async": 0}
 EOF
 echo '{"gpu": "NVIDIA H100 80GB HBM3", "driver": "580.159.04", "cuda": "13.0", "commit": "abc", "date": "2026-11-25"}' >"$r/machine.json"
 printf 'PASS ops (exit 0, 1s): ops.log\nFAIL initcheck (exit 99, 3s): initcheck.log\n' >"$r/summary.txt"
@@ -140,7 +149,16 @@ elif [ "$(grep -n '| 2 | C2f |' "$r/table.md" | cut -d: -f1)" -ge "$(grep -n '| 
     fail report_layers_sorted "$(grep '|' "$r/table.md")"
 elif ! grep -q '^| ultralytics | yolov8n | fp16 | 7.19 | 2100 |' "$r/table.md"; then fail report_cold "$(cat "$r/table.md")"
 elif ! grep -q '^| nvdec-8 | 8 | 960 | 2345.6 |$' "$r/table.md"; then fail report_video "$(cat "$r/table.md")"
-elif [ "$(grep -c '"tool"' "$r/results.json")" -ne 11 ] || ! grep -q '"FAIL initcheck (exit 99, 3s): initcheck.log"' "$r/results.json"; then
+elif ! grep -q '^| yolov8n | fp16 | 64 | 16.00 | 4000 | 687 | 5.82 |$' "$r/table.md"; then fail report_async_beside_peer "$(cat "$r/table.md")"
+elif ! grep -q '^| yolov8n detect path, host frames to host boxes, async, batch 64 (images/s) | 4000 | >= 4000 | yes |$' "$r/table.md" ||
+    ! grep -q '^| yolov8n detect path, batch-1 latency, async, none other in flight (ms) | 0.700 | <= 0.6 | no |$' "$r/table.md" ||
+    ! grep -q '^| yolov8n device-1280x720-nv12-async, batch 64: images/s ÷ the device-resident forward rate | 0.93 | >= 0.90 | yes |$' "$r/table.md" ||
+    ! grep -q '^| yolov8n device-1280x720-nv12, batch 64: images/s ÷ the device-resident forward rate |  | >= 0.90 | not measured |$' "$r/table.md" ||
+    ! grep -q '^| video job, annotated MP4 ÷ plain ffmpeg transcode, annotated | 0.953 | >= 0.90 | yes |$' "$r/table.md" ||
+    ! grep -q '^| device memory, 8 inputs at batch 64 (MB) | 1100 | <= 1024 | no |$' "$r/table.md" ||
+    ! grep -q '^| yolov8n | fp16 | device-1280x720-nv12-async | 64 | 18.000 | 19.000 | 4200 |$' "$r/table.md" ||
+    ! grep -q '^| mem-8-b64 | 8 | 64 | 700 | 702 | 0 | 1100 |$' "$r/table.md"; then fail report_goals "$(cat "$r/table.md")"
+elif [ "$(grep -c '"tool"' "$r/results.json")" -ne 16 ] || ! grep -q '"FAIL initcheck (exit 99, 3s): initcheck.log"' "$r/results.json"; then
     fail report_json "$(cat "$r/results.json")"
 elif [ "$(grep -c '<polyline' "$r/plot.svg")" -ne 6 ]; then fail report_plot "want 6 lines (2 tools x 2 paths, strix k2 and k3 forward): $(grep -c '<polyline' "$r/plot.svg")"
 else pass report; fi
@@ -157,6 +175,13 @@ else
     "$B/perf/gpu_bench" --mode fly --model "$ROOT/weights/yolov8.yaml" --scale n --weights x >/dev/null 2>"$T/err"
     rc=$?
     [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && pass gpu_bench_usage || fail gpu_bench_usage "exit $rc: $(cat "$T/err")"
+    for bad in "--mode forward --async" "--mode layers --pixels nv12" "--mode detect --pixels yuv"; do
+        # shellcheck disable=SC2086 # $bad: options
+        "$B/perf/gpu_bench" $bad --model "$ROOT/weights/yolov8.yaml" --scale n --weights x >/dev/null 2>"$T/err"
+        rc=$?
+        t=gpu_bench_usage_$(echo "$bad" | tr -c 'a-z0-9\n' _)
+        if [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ]; then pass "$t"; else fail "$t" "exit $rc: $(cat "$T/err")"; fi
+    done
     if command -v nvidia-smi >/dev/null 2>&1; then
         skip gpu_bench_no_device "this machine has nvidia-smi"
     else
@@ -166,5 +191,15 @@ else
         rc=$?
         [ $rc -eq 9 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "device 'cuda'" "$T/err" && [ ! -s "$T/rows.jsonl" ] &&
             pass gpu_bench_no_device || fail gpu_bench_no_device "exit $rc, want 9 and one line: $(cat "$T/err")"
+        # the device-resident and async paths: the same exit before any frame is made
+        for how in "device --async --pixels nv12" "detect --async"; do
+            # shellcheck disable=SC2086 # $how: options
+            "$B/perf/gpu_bench" --mode $how --model "$ROOT/weights/yolov8.yaml" --scale n --weights "$T/w.safetensors" \
+                --json "$T/rows.jsonl" >/dev/null 2>"$T/err"
+            rc=$?
+            t=gpu_bench_no_device_$(echo "$how" | tr -c 'a-z0-9\n' _)
+            if [ $rc -eq 9 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ ! -s "$T/rows.jsonl" ]; then pass "$t"
+            else fail "$t" "exit $rc, want 9 and one line: $(cat "$T/err")"; fi
+        done
     fi
 fi
