@@ -3,8 +3,8 @@
 # "no GPU" exit (status 9, one line, nothing written), its usage errors, its
 # step bookkeeping (in a fake bundle whose programs, nvidia-smi and
 # compute-sanitizer are stand-in scripts: a failing step is named, the report
-# is made), perf/gpu_report.sh on canned result rows, and perf/gpu_bench's
-# exit codes.
+# is made), perf/gpu_video.sh with a stand-in infer, perf/gpu_report.sh on
+# canned result rows, and perf/gpu_bench's exit codes.
 #   sh tests/cli_gpu.sh BUILD_DIR      (from the repository root)
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -113,6 +113,62 @@ for f in initcheck bench nodevice; do
         else pass "fake_fail_$f"; fi
     fi
 done
+
+# --- perf/gpu_video.sh with a stand-in infer (one JSON Lines file of 3 frames
+# per input; its summary names NVDEC for --decode nvdec; FAKE_BAD makes the
+# NVDEC runs' detections differ): every run timed, rows written, the NVDEC
+# runs compared with the CPU --nv12 run's, a difference named
+v=$T/video
+mkdir -p "$v/bin"
+cat >"$v/bin/infer" <<'EOF'
+#!/bin/sh
+out="" ins="" dec=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --out) out=$2; shift 2 ;;
+    --decode) dec=1; shift 2 ;;
+    --model | --scale | --weights | --device | --batch | --jobs | --imgsz | --threads | --vid-stride | --codec | --preset | --crf) shift 2 ;;
+    --*) shift ;;
+    *) ins="$ins $1"; shift ;;
+    esac
+done
+mkdir -p "$out"
+for i in $ins; do
+    d=0
+    [ $dec = 1 ] && [ -n "$FAKE_BAD" ] && d=1
+    printf '{"header": 1}\n{"frame": 0, "d": %d}\n{"frame": 1}\n{"frame": 2}\n' $d >"$out/$(basename "$i" .mp4).jsonl"
+    echo "infer: $i: 3 frames (3 detected)$([ $dec = 1 ] && echo '; NVDEC 40% busy (NVML)'); peak memory 5 MB"
+done
+EOF
+chmod +x "$v/bin/infer"
+if command -v ffmpeg >/dev/null 2>&1; then
+    ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=s=64x64:r=10:d=0.2 -c:v libx264 -pix_fmt yuv420p "$v/clip.mp4"
+else
+    : >"$v/clip.mp4"
+fi
+(cd "$ROOT" && sh perf/gpu_video.sh "$v/bin/infer" "$v/clip.mp4" weights/yolov8.yaml n "$v/w" "$v/work" "$v/rows.jsonl") \
+    >"$v/out" 2>&1
+rc=$?
+runs="cpu-rgb-1 cpu-nv12-1 nvdec-1 cpu-rgb-1-async cpu-nv12-1-async nvdec-1-async cpu-rgb-8 cpu-nv12-8 nvdec-8"
+runs="$runs cpu-rgb-8-async cpu-nv12-8-async nvdec-8-async mem-8-b64"
+missing=""
+for r in $runs; do grep -q "\"name\": \"$r\"" "$v/rows.jsonl" 2>/dev/null || missing="$missing $r"; done
+if [ $rc -ne 0 ] || [ -n "$missing" ]; then fail video_script "exit $rc, rows missing:$missing: $(tail -n 5 "$v/out")"
+elif [ "$(grep -c '^PASS nvdec-' "$v/out")" -ne 4 ] || [ "$(grep -c '^PASS cpu-nv12-' "$v/out")" -ne 2 ]; then
+    fail video_script "want 6 PASS comparisons: $(grep -E '^(PASS|FAIL)' "$v/out")"
+elif ! grep -q '"name": "nvdec-8-async", "inputs": 8, "frames": 24, .*"async": 1, "batch": 32, "nvdec_util_infer": 40.0' "$v/rows.jsonl" ||
+    ! grep -q '"name": "mem-8-b64", "inputs": 8, "frames": 24, .*"batch": 64, .*"max_rss_mb": ' "$v/rows.jsonl"; then
+    fail video_script "rows: $(cat "$v/rows.jsonl")"
+elif command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 &&
+    [ "$(grep -c '"kind": "video-annotated", "name": "annotated.*"encoder": "libx264"' "$v/rows.jsonl")" -ne 2 ]; then
+    fail video_script "want 2 annotated rows: $(grep -E 'annotated|FAIL' "$v/out")"
+else pass video_script; fi
+(cd "$ROOT" && FAKE_BAD=1 sh perf/gpu_video.sh "$v/bin/infer" "$v/clip.mp4" weights/yolov8.yaml n "$v/w" "$v/bad" "$v/bad.jsonl") \
+    >"$v/bad.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^FAIL nvdec-8-async: c1.jsonl differs from the CPU-decoded --nv12 run' "$v/bad.out"; then
+    pass video_script_mismatch
+else fail video_script_mismatch "exit $rc, want 1 and a FAIL line: $(grep -E '^(PASS|FAIL)' "$v/bad.out")"; fi
 
 # --- the report from canned rows: strix and a peer side by side, sorted layers
 r=$T/report
