@@ -41,6 +41,7 @@
 
 #include "cpu/ops.h"
 #include "kernels/conv_plan.h"
+#include "kernels/fold_plan.h"
 #include "kernels/pool_plan.h"
 #include "strix.h"
 #include "oplayout.h"
@@ -1759,6 +1760,147 @@ static void conv_mma_plan(void)
 #endif
 }
 
+/* ------------------------------ kernel set 3's folded upsample, on the CPU */
+
+/* conv_mma_f16<..., FOLD = true>'s A loader (conv_mma.cu) emulated over
+ * every (row, 16-byte chunk) of every tile and K step of a random
+ * convolution whose input X [n, h, w, cx] holds, in channels [c0, c0 + c),
+ * the nearest upsample by `scale` of S [n, h / scale, w / scale, c]: the
+ * folded loads (X with those channels poisoned, S read through
+ * kernels/fold_plan.h) must fetch exactly the values of the reference
+ * (upsample into X, then the plain im2col), zeros for padding taps and
+ * tails, and from 16-byte aligned chunks.  Integer values, strided views;
+ * shapes that strix_fold_fits refuses (misaligned slices, strides) are
+ * counted and skipped. */
+static int fold_emulate(int n, int sh, int sw, int scale, int cx, int c0, int c, int kk, int st, int pad, int dil,
+                        int tile, size_t xpad, size_t spad, size_t sbpad)
+{
+    const int h = sh * scale, w = sw * scale;
+    const size_t xpix = (size_t)cx + xpad, xbat = (size_t)h * w * xpix + xpad;
+    const size_t spix = (size_t)c + spad, sbat = (size_t)sh * sw * spix + sbpad;
+    if (!strix_fold_fits(cx, c0, c, scale, sh, sw, h, w, spix, sbat)) return 0;
+    const int oh = (h + 2 * pad - dil * (kk - 1) - 1) / st + 1, ow = (w + 2 * pad - dil * (kk - 1) - 1) / st + 1;
+    if (oh < 1 || ow < 1) return 0;
+    int32_t *x = malloc(sizeof *x * (size_t)n * xbat), *xr = malloc(sizeof *xr * (size_t)n * xbat);
+    int32_t *sv = malloc(sizeof *sv * (size_t)n * sbat);
+    if (!x || !xr || !sv) {
+        free(x), free(xr), free(sv);
+        tl_fail("out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < (size_t)n * xbat; i++) x[i] = (int32_t)i + 1;
+    for (size_t i = 0; i < (size_t)n * sbat; i++) sv[i] = 10000000 + (int32_t)i;
+    /* the reference: the upsample written into X's slice; the folded X: the slice poisoned */
+    memcpy(xr, x, sizeof *x * (size_t)n * xbat);
+    for (int b = 0; b < n; b++)
+        for (int y = 0; y < h; y++)
+            for (int q = 0; q < w; q++)
+                for (int ch = 0; ch < c; ch++) {
+                    size_t o = (size_t)b * xbat + ((size_t)y * w + q) * xpix + (size_t)(c0 + ch);
+                    xr[o] = sv[(size_t)b * sbat + ((size_t)(y / scale) * sw + q / scale) * spix + (size_t)ch];
+                    x[o] = -7;
+                }
+    const strix_up_fold f = {sv, spix, sbat, sw, c0, c0 + c, scale};
+    const strix_mma_tile *t = &strix_mma_tiles[tile];
+    const int m_total = n * oh * ow, ohw = oh * ow, k_total = kk * kk * cx;
+    const int rows = (m_total + t->bm - 1) / t->bm * t->bm, depth = (k_total + t->bk - 1) / t->bk * t->bk;
+    for (int m = 0; m < rows && !tl_g.failed; m++) {
+        /* the row's precomputed origin, as the kernel keeps it */
+        size_t a_base = 0;
+        int a_n = 0, a_iy = INT32_MIN / 2, a_ix = 0;
+        if (m < m_total) {
+            int b = m / ohw, pix = m - b * ohw, oy = pix / ow, ox = pix - oy * ow;
+            a_n = b, a_base = (size_t)b * xbat, a_iy = oy * st - pad, a_ix = ox * st - pad;
+        }
+        for (int k = 0; k < depth; k += 8) {
+            int tap = k / cx, ci = k - tap * cx, ky = tap / kk, kx = tap - ky * kk;
+            const int kin = k < k_total, up = strix_fold_hit(&f, ci);
+            int iy = a_iy + ky * dil, ix = a_ix + kx * dil;
+            int ok = kin && iy >= 0 && iy < h && ix >= 0 && ix < w;
+            const int32_t *src = ok ? x + a_base + ((size_t)iy * w + ix) * xpix + ci : x;
+            if (ok && up) src = sv + strix_fold_offset(&f, a_n, iy, ix, ci);
+            if (ok && (src - (up ? sv : x)) % 8) { /* cp.async: 16-byte aligned sources (fp16) */
+                tl_fail("X %dx%dx%dx%d, S channels [%d, %d): A[%d][%d]'s chunk at element %td, not a multiple of 8", n, h,
+                        w, cx, c0, c0 + c, m, k, src - (up ? sv : x));
+                break;
+            }
+            for (int e = 0; e < 8; e++) {
+                int32_t got = ok ? src[e] : 0, want = 0;
+                if (m < m_total && k + e < k_total) {
+                    int b = m / ohw, pix = m - b * ohw, oy = pix / ow, ox = pix - oy * ow;
+                    int kt = (k + e) / cx, ch = (k + e) % cx, y = oy * st - pad + kt / kk * dil, q = ox * st - pad + kt % kk * dil;
+                    if (y >= 0 && y < h && q >= 0 && q < w) want = xr[(size_t)b * xbat + ((size_t)y * w + q) * xpix + ch];
+                }
+                if (got != want) {
+                    tl_fail("X %dx%dx%dx%d, S channels [%d, %d) x%d, k%d s%d p%d d%d, tile %d: A[%d][%d] = %d, want %d",
+                            n, h, w, cx, c0, c0 + c, scale, kk, st, pad, dil, tile, m, k + e, got, want);
+                    break;
+                }
+            }
+            if (tl_g.failed) break;
+        }
+    }
+    free(x), free(xr), free(sv);
+    return 1;
+}
+
+/* kernels/fold_plan.h, which kernel set 3's folded upsample loads by (no
+ * GPU needed): the loader emulated on random shapes, tiles and strides
+ * (fold_emulate), yolov8n's two neck folds among them; and in a CUDA build
+ * strix_cuda_conv2d_fold_ok refusing every kernel set but 3, fp32 and
+ * misaligned slices. */
+static void upsample_fold_plan(void)
+{
+    int checked = 0, refused = 0;
+    /* yolov8n at 64 x 96: layer 12's cv1 (upsampled 256 + 128 channels at
+     * 4 x 6), layer 15's (128 + 64 at 8 x 12) */
+    checked += fold_emulate(1, 2, 3, 2, 384, 0, 256, 1, 1, 0, 1, 1, 0, 0, 0);
+    checked += fold_emulate(2, 4, 6, 2, 192, 0, 128, 1, 1, 0, 1, 17, 0, 0, 0);
+    for (int i = 0; i < 600 && !tl_g.failed; i++) {
+        /* aligned, or one thing off: the slice's width, its first channel,
+         * S's pixel or image stride, Cin */
+        const int mode = tl_int(0, 9);
+        int c = 8 * tl_int(1, 6), rest = 8 * tl_int(0, 5), c0 = 8 * tl_int(0, rest / 8);
+        size_t spad = 8 * (size_t)tl_int(0, 2), sbpad = 8 * (size_t)tl_int(0, 2);
+        if (mode == 5) { /* c % 8 != 0, Cin and S's strides still multiples of 8 */
+            int d = tl_int(1, 7);
+            c -= d, rest += d, spad += (size_t)d;
+        } else if (mode == 6) {
+            c0 += tl_int(1, 7), rest += 8;
+        } else if (mode == 7) {
+            spad = (size_t)tl_int(1, 7);
+            sbpad = 8 - spad; /* sh * sw * spix + sbpad: a multiple of 8 where sh * sw is */
+        } else if (mode == 8) {
+            sbpad = (size_t)tl_int(1, 7);
+        } else if (mode == 9) {
+            rest += tl_int(1, 7);
+        }
+        int kk = tl_int(0, 1) ? 1 : 3, pad = kk == 3 ? tl_int(0, 2) : tl_int(0, 1);
+        int r = fold_emulate(tl_int(1, 2), tl_int(1, 5), tl_int(1, 5), tl_int(1, 3), c + rest, c0, c, kk, tl_int(1, 2),
+                             pad, tl_int(1, 2), tl_int(1, STRIX_MMA_N_TILES), 8 * (size_t)tl_int(0, 2), spad, sbpad);
+        checked += r;
+        refused += !r;
+    }
+    TL_CHECK(tl_g.failed || (checked >= 200 && refused >= 100), "%d shapes emulated, %d refused: the test checks little",
+             checked, refused);
+#ifdef STRIX_WITH_CUDA
+    /* the launcher's own refusals (no GPU needed: they come before any device query) */
+    strix_conv_params p = {1, 1, 1, 1, 0, 0, 1, 1, 1, STRIX_ACT_SILU};
+    static _Alignas(16) uint16_t buf[64];
+    static float bias[64];
+    strix_dview in = {buf, 1, 4, 4, 32, 32, 512}, out = {buf, 1, 4, 4, 16, 16, 256}, up = {buf, 1, 2, 2, 16, 16, 64};
+    for (int k = STRIX_CUDA_KERNELS_V1; k <= STRIX_CUDA_KERNELS_V2; k++)
+        TL_CHECK(!strix_cuda_conv2d_fold_ok(&out, &in, &up, 16, 2, buf, bias, NULL, &p, STRIX_F16, k),
+                 "kernel set %d folds", k);
+    TL_CHECK(!strix_cuda_conv2d_fold_ok(&out, &in, &up, 16, 2, buf, bias, NULL, &p, STRIX_F32, STRIX_CUDA_KERNELS_V3),
+             "fp32 folds");
+    TL_CHECK(!strix_cuda_conv2d_fold_ok(&out, &in, &up, 12, 2, buf, bias, NULL, &p, STRIX_F16, STRIX_CUDA_KERNELS_V3),
+             "a slice at channel 12 folds");
+    TL_CHECK(!strix_cuda_conv2d_fold_ok(&out, &in, &up, 16, 3, buf, bias, NULL, &p, STRIX_F16, STRIX_CUDA_KERNELS_V3),
+             "a scale that does not give the input's size folds");
+#endif
+}
+
 /* ------------------------- kernel set 3's SPPF and stem tiles, on the CPU */
 
 /* max(m, v) as the pools compute it (elem.cuh's nan_max): a NaN wins. */
@@ -2009,6 +2151,7 @@ int main(int argc, char **argv)
     run_test(filter, "device_selection", device_selection);
     run_test(filter, "conv_mma_plan", conv_mma_plan);
     run_test(filter, "sppf_plan", sppf_plan);
+    run_test(filter, "upsample_fold_plan", upsample_fold_plan);
     GPU_TESTS(RUN_GPU)
 #ifdef STRIX_WITH_CUDA
     gpu_teardown();
