@@ -58,6 +58,7 @@
     X(op_conv2d_f16_v3)       \
     X(op_conv2d_f16_tiles)    \
     X(op_conv2d_stem_v3)      \
+    X(op_conv2d_fold_v3)      \
     X(op_maxpool2d)           \
     X(op_maxpool_cascade)     \
     X(op_maxpool_cascade_stress) \
@@ -711,6 +712,82 @@ static void op_conv2d_f16_v3(void)
     }
     if (!tl_g.failed && split < cases / 4)
         tl_fail("only %d of %d cases split K: the cases no longer exercise split-K", split, cases);
+}
+
+/* Kernel set 3's folded upsample (strix_cuda_conv2d_fold; written without
+ * a GPU): a convolution of X [n, h, w, cx] whose channels [c0, c0 + c) are
+ * the nearest upsample by `scale` of S, read through the loads, against
+ * the CPU's upsample into X's slice, then its convolution of X.  On the
+ * device those channels of X hold the NaN sentinel, so a load that reads
+ * them instead of S shows up as a non-finite output.  Shapes as the necks
+ * have them (the slice first, 1x1) and random ones (the slice anywhere,
+ * 3x3, strides, residuals, strided views), on this GPU's SM count and on
+ * made-up ones (so that K splits: the FOLD split kernels).  Fails when too
+ * few cases split. */
+static void op_conv2d_fold_v3(void)
+{
+    if (!need_device()) return;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess || major < 8) {
+        tl_skip("the folded upsample is part of the mma.sync path, which needs compute capability 8.0");
+        return;
+    }
+    const int cases = CASES(40, 8);
+    int split = 0;
+    for (int i = 0; i < cases && !tl_g.failed; i++) {
+        int n = tl_int(1, 2), sh = tl_int(1, 12), sw = tl_int(1, 12), scale = tl_int(0, 3) ? 2 : tl_int(1, 3);
+        int c = 8 * tl_int(1, 12), other = 8 * tl_int(0, 12), c0 = i < 2 ? 0 : 8 * tl_int(0, other / 8);
+        int cx = c + other, k = i < 2 || tl_int(0, 1) ? 1 : 3, st = i < 2 ? 1 : tl_int(1, 2), pad = k / 2;
+        int cout = i == 0 ? cx / 3 : tl_int(1, 140), res = i >= 2 && tl_int(0, 1), strided = tl_int(0, 1);
+        int sms = tl_int(0, 2) ? T.sms : tl_int(1, 1024);
+        int h = sh * scale, w = sw * scale, oh = (h + 2 * pad - k) / st + 1, ow = (w + 2 * pad - k) / st + 1;
+        char what[192];
+        snprintf(what, sizeof what, "fold n%d S %dx%dx%d x%d into X[%d, %d) of %d, k%d s%d -> %d res%d strided%d sms%d", n,
+                 sh, sw, c, scale, c0, c0 + c, cx, k, st, cout, res, strided, sms);
+        strix_conv_params p = {k, k, st, st, pad, pad, 1, 1, 1, STRIX_ACT_SILU};
+        tensor src, x, out, rt;
+        tbuf wt, bias;
+        if (!tensor_new(&src, layout_make_aligned(n, sh, sw, c, strided, 8), STRIX_F16, 1.0f) ||
+            !tensor_new(&x, layout_make_aligned(n, h, w, cx, strided, 8), STRIX_F16, 1.0f) ||
+            !tensor_new(&out, layout_make_aligned(n, oh, ow, cout, strided, 8), STRIX_F16, 0) ||
+            !tb_new(&wt, (size_t)cout * k * k * cx, STRIX_F16, 0.5f) || !tb_new(&bias, (size_t)cout, STRIX_F32, 0.5f))
+            return;
+        if (res && !tensor_new(&rt, layout_make_aligned(n, oh, ow, cout, strided, 8), STRIX_F16, 1.0f)) return;
+        /* X's slice: the sentinel on the device, the CPU's upsample of S on the host */
+        layout ls = x.l;
+        ls.c = c, ls.c0 = x.l.c0 + c0, ls.extra = x.l.c + x.l.extra - c;
+        for (int b = 0; b < n; b++)
+            for (int y = 0; y < h; y++)
+                for (int q = 0; q < w; q++)
+                    for (int ch = 0; ch < c; ch++) x.b.h[layout_index(&ls, b, y, q, ch)] = bits_f32(SENT32);
+        if (!tb_upload(&x.b)) return;
+        float *xr = hmalloc(x.b.len * sizeof(float)), *ref = hmalloc(out.b.len * sizeof(float));
+        if (!xr || !ref) return;
+        memcpy(xr, x.b.h, x.b.len * sizeof(float));
+        strix_view hs = host_view(&src.l, src.b.h), hslice = host_view(&ls, xr), hx = host_view(&x.l, xr);
+        strix_view hout = host_view(&out.l, ref), hres;
+        strix_cpu_upsample_nearest(&hslice, &hs, scale, NULL);
+        if (res) hres = host_view(&rt.l, rt.b.h);
+        void *cpu_ws = hmalloc(strix_cpu_conv2d_workspace(&hout, &hx, &p, 1));
+        if (!cpu_ws) return;
+        strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hx, wt.h, bias.h, res ? &hres : NULL, &p, cpu_ws, NULL);
+        strix_dview ds = dev_view(&src.l, &src.b), dx = dev_view(&x.l, &x.b), dout = dev_view(&out.l, &out.b), dres;
+        if (res) dres = dev_view(&rt.l, &rt.b);
+        size_t gws = strix_cuda_conv2d_workspace(&dout, &dx, &p, STRIX_F16, STRIX_CUDA_KERNELS_V3, sms);
+        void *gpu_ws = gws ? dmalloc(gws) : NULL;
+        if (gws && !gpu_ws) return;
+        if (!strix_cuda_conv2d_fold_ok(&dout, &dx, &ds, c0, scale, tb_data(&wt), tb_data(&bias), res ? &dres : NULL, &p,
+                                       STRIX_F16, STRIX_CUDA_KERNELS_V3)) {
+            tl_fail("%s: strix_cuda_conv2d_fold_ok refuses an aligned shape", what);
+            return;
+        }
+        split += strix_mma_plan_make(n * oh * ow, cout, k * k * cx, sms, 0, 1).splits > 1;
+        CK(strix_cuda_conv2d_fold(&dout, &dx, &ds, c0, scale, tb_data(&wt), tb_data(&bias), res ? &dres : NULL, &p,
+                                  STRIX_F16, STRIX_CUDA_KERNELS_V3, sms, gpu_ws, (strix_stream)T.s));
+        tensor_check(&out, ref, TOL16, what);
+    }
+    if (!tl_g.failed && split < cases / 5)
+        tl_fail("only %d of %d cases split K: the folded split kernels go untested", split, cases);
 }
 
 /* Stem c (one group, no residual) through kernel sets 2 and 3 into the same
