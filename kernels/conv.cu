@@ -31,9 +31,14 @@
  *      implicit GEMM with cp.async pipelining and the epilogue in registers,
  *      1x1 convolutions included; with V3, where the grid is smaller than
  *      the SM count, split-K (conv_mma_f16<..., true> + conv_splitk_reduce,
- *      partials in the workspace).  Shapes of this path that it declines at
- *      launch (alignment, a GPU older than sm_80) take path 2, never path 5,
- *      whose staging strix_cuda_conv2d_workspace did not count.
+ *      partials in the workspace); with V3 also strix_cuda_conv2d_fold, this
+ *      path with some input channels read as the nearest upsample of another
+ *      view (conv_mma_f16<..., FOLD = true>, kernels/fold_plan.h), which the
+ *      CUDA backend runs where the program folds an upsample into its
+ *      consumer (strix_program_upsample_fold).  Shapes of this path that
+ *      it declines at launch (alignment, a GPU older than sm_80) take path
+ *      2, never path 5, whose staging strix_cuda_conv2d_workspace did not
+ *      count.
  * Every path ends in epilogue_store: act(acc + bias) (+ residual) in fp32,
  * rounded once to the output dtype, written into the strided output view.
  * The residual is read and the output written by the same thread for the same

@@ -40,8 +40,9 @@ typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
  * GEMM, cuBLAS + epilogue for 1x1, element-wise upsample); V2 (the default)
  * the tensor-core set of conv_mma.cu and the vectorised upsample; V3 = V2
  * with split-K where a convolution's grid is smaller than the SM count, the
- * stem reading its input tile through shared memory and the one-pass SPPF
- * pool (not yet run on a GPU).  Launchers that take `kernels` refuse any other value. */
+ * stem reading its input tile through shared memory, the one-pass SPPF
+ * pool and the folded upsample (strix_cuda_conv2d_fold) (not yet run on a
+ * GPU).  Launchers that take `kernels` refuse any other value. */
 #define STRIX_CUDA_KERNELS_V1 1
 #define STRIX_CUDA_KERNELS_V2 2
 #define STRIX_CUDA_KERNELS_V3 3

@@ -20,14 +20,15 @@
  *
  * Without a CUDA build every GPU test prints "SKIP name: built without CUDA",
  * without a usable device "SKIP name: no CUDA device"; the program exits 0.
- * Three tests run everywhere: device_selection (the device names and their
+ * Four tests run everywhere: device_selection (the device names and their
  * errors), conv_mma_plan (the tile and split-K arithmetic of
- * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU) and
+ * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU),
  * sppf_plan (SPPF's pools as wider windows, set 3's SPPF kernel emulated
- * with kernels/pool_plan.h, and set 3's stem tile).
+ * with kernels/pool_plan.h, and set 3's stem tile) and upsample_fold_plan
+ * (set 3's folded-upsample loader emulated with kernels/fold_plan.h).
  * Kernel sets: the op_ tests run sets 1, 2 and 3 (3: split-K, the
- * shared-memory stem and the one-pass SPPF, written without a GPU; its op_
- * and net_ tests are the first check it gets).
+ * shared-memory stem, the one-pass SPPF and the folded upsample, written
+ * without a GPU; its op_ and net_ tests are the first check it gets).
  * Run from the repository root (the network tests read the YAMLs in weights/):
  *   test_cuda_ops [--seeds N] [--quick] [NAME[,NAME...]]
  * --seeds N runs each op_ test on N consecutive seeds; --quick runs fewer,

@@ -481,7 +481,7 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     if (c->kernels != STRIX_CUDA_KERNELS_V1 && c->kernels != STRIX_CUDA_KERNELS_V2 && c->kernels != STRIX_CUDA_KERNELS_V3)
         return strix_fail(err, STRIX_E_ARG,
                           "cuda_kernels is %d: use 2 (the tensor-core set, the default), 1 (the first set) or 3 (2 with "
-                          "split-K, a shared-memory stem and a one-pass SPPF; not yet verified on a GPU)",
+                          "split-K, a shared-memory stem, a one-pass SPPF and folded upsamples; not yet verified on a GPU)",
                           c->kernels);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
