@@ -37,8 +37,8 @@
  *
  * Folded upsample (v3, not yet run on a GPU): conv_mma_f16<..., FOLD = true>
  * reads the input channels [f.c0, f.c1) from the source of the nearest
- * upsample that would have written them (an upsample feeding a Concat read
- * by this convolution alone), at (y / scale, x / scale): the upsample kernel
+ * upsample that would have written them (into a Concat slice that this
+ * convolution alone reads), at (y / scale, x / scale): the upsample kernel
  * does not run and its output is never written nor read.  A chunk's source
  * is chosen by its first channel (fold_plan.h: chunks never straddle the two
  * sources); everything else is the FOLD = false kernel, whose instructions
