@@ -134,6 +134,7 @@ typedef struct lab_opts {
     int random;       /* --random: random shapes checked besides the model's */
     uint64_t seed;    /* --seed: of every random shape and value */
     int on[LAB_MAX_VERSIONS + 1]; /* --versions */
+    int no_model;     /* set by a lab that reads no model: --model, --scale, --check-batch refused */
 } lab_opts;
 
 #define LAB_OPTS_USAGE                                                                                 \
@@ -179,7 +180,7 @@ static inline int lab_opt(const char *a, const char *v, lab_opts *o, int n_versi
                                         "--runs",  "--random", "--seed",  "--versions"};
     int k = 0;
     while (k < (int)(sizeof known / sizeof *known) && strcmp(a, known[k])) k++;
-    if (k == (int)(sizeof known / sizeof *known)) return 0;
+    if (k == (int)(sizeof known / sizeof *known) || (o->no_model && (k <= 1 || k == 4))) return 0;
     if (!v) return -1;
     switch (k) {
     case 0: o->yaml = v; return 1;
