@@ -213,6 +213,43 @@ static inline void lab_device(struct cudaDeviceProp *prop)
     CU(cudaGetDeviceProperties(prop, 0));
 }
 
+/* A data-movement lab's start: o's defaults (n versions, `random` random
+ * shapes; no_model: a lab that reads no model), the arguments (exit 2 with
+ * the usage on a bad one), then the device (exit 9 without one). */
+static inline void lab_start(int argc, char **argv, lab_opts *o, int n_versions, int random, int no_model,
+                             struct cudaDeviceProp *prop)
+{
+    lab_opts_init(o, n_versions, random);
+    o->no_model = no_model;
+    for (int i = 1; i < argc; i += 2)
+        if (lab_opt(argv[i], i + 1 < argc ? argv[i + 1] : NULL, o, n_versions) != 1) {
+            fprintf(stderr, "usage: " LAB_NAME " %s [--versions 1", no_model ? "[--imgsz N] [--batch N] [--runs N]\n"
+                            "        [--random N] [--seed S]" : LAB_OPTS_USAGE);
+            for (int v = 2; v <= n_versions; v++) fprintf(stderr, ",%d", v);
+            fprintf(stderr, "]\n");
+            exit(EXIT_USAGE);
+        }
+    lab_device(prop);
+}
+
+/* The first line of a lab on a model's ops (what it checks and times, the
+ * seed), and the random numbers seeded. */
+static inline void lab_banner(const lab_opts *o, const struct cudaDeviceProp *prop, int n_ops, const char *ops)
+{
+    printf("# " LAB_NAME ": %s scale %c at %dx%d on %s (%d SMs); seed %" PRIu64 "; check: the model's %d %s at batch "
+           "%d and %d random shapes, fp16 and fp32, exact; timing batch %d, median of %d\n",
+           o->yaml, o->scale, o->imgsz, o->imgsz, prop->name, prop->multiProcessorCount, o->seed, n_ops, ops,
+           o->check_batch, o->random, o->batch, o->runs);
+    lab_seed(o->seed);
+}
+
+/* The last line, and the exit status: 1 when anything failed. */
+static inline int lab_end(int failed)
+{
+    printf("%s: %d failed checks\n", failed ? "FAIL" : "ok", failed);
+    return failed ? 1 : 0;
+}
+
 /* The model of o (its YAML and scale), or exit 2 with the loader's line. */
 static inline strix_model *lab_model(const lab_opts *o)
 {
@@ -373,68 +410,112 @@ static inline size_t lab_span_compare(lab_span *s, cudaStream_t st, size_t *firs
     return bad;
 }
 
-/* Every version selected in o that takes the case, run from s's starting
- * bytes and compared with the expected ones (lab_span_expect done).  A
- * failure prints one FAIL line naming `what` and `desc` and the seed.
- * Returns the failures. */
-static inline int lab_check_versions(lab_span *s, cudaStream_t st, const lab_opts *o, int n_versions,
-                                     const char *const *names, lab_launch_fn launch, void *ctx, const char *what,
-                                     const char *desc)
+/* ---- a lab's cases and the loops over them.  A lab's case struct starts
+ * with a lab_case; the family says how to lay a case out, run the CPU op on
+ * it and count its bytes, and the driver below checks every case and times
+ * the first `timed` ones. */
+typedef struct lab_case {
+    strix_dtype dt;
+    cudaStream_t st;
+    lab_span s;
+} lab_case;
+
+typedef struct lab_family {
+    const lab_opts *o;
+    int n_versions;
+    const char *const *names;  /* names[1..n_versions] */
+    lab_launch_fn launch;      /* launch(c, v) */
+    const char *(*note)(void *c, int v); /* a remark for a timing line, or NULL */
+    const char *shape_title;   /* the timing table's shape column */
+    int fixed;                 /* cases 0..fixed-1 the lab's own (the model's ops), then o->random random ones */
+    int timed;                 /* cases 0..timed-1 are timed */
+    void *lab, *c;             /* the lab's state and its one case struct (a lab_case first) */
+    /* Case k laid out in c for dtype dt, for the check (timing 0) or the
+     * timing (1), its span made and its inputs filled; label: how failures
+     * and the timing table name it, cols: its timing-table shape column. */
+    void (*make)(struct lab_family *f, int k, strix_dtype dt, int timing, char *label, char *cols);
+    /* The CPU op on c's span, each output passed to lab_span_expect; desc:
+     * the case in a failure line. */
+    void (*expect)(struct lab_family *f, char *desc, size_t cap);
+    double (*bytes)(const void *c); /* the fewest bytes a run moves */
+    void (*drop)(void *c);          /* frees what make made */
+} lab_family;
+
+enum { LAB_LABEL = 32, LAB_SHAPE = 64 };
+
+/* Every case through every selected version that takes it, from its
+ * starting bytes, against the expected ones; fp16, then fp32.  A failure
+ * prints one FAIL line naming the case and the seed.  Returns the failures. */
+static inline int lab_check_all(lab_family *f)
 {
+    const lab_opts *o = f->o;
     int failed = 0;
-    for (int v = 1; v <= n_versions; v++) {
-        if (!o->on[v]) continue;
-        lab_span_reset(s, st);
-        const int rc = launch(ctx, v);
-        if (rc == LAB_NA) continue;
-        size_t first = 0, bad = rc ? 0 : lab_span_compare(s, st, &first);
-        if (!rc && !bad) continue;
-        if (rc)
-            printf("FAIL %s %s %s: launch error %d (%s) (seed %" PRIu64 ")\n", what, desc, names[v], rc,
-                   cudaGetErrorString((cudaError_t)rc), o->seed);
-        else
-            printf("FAIL %s %s %s: %zu of %zu elements differ from the CPU's, first at element %zu (seed %" PRIu64
-                   ")\n", what, desc, names[v], bad, s->len, first, o->seed);
-        cudaGetLastError();
-        failed++;
-    }
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < f->fixed + o->random; k++) {
+            char label[LAB_LABEL], cols[LAB_SHAPE], desc[192];
+            f->make(f, k, d ? STRIX_F32 : STRIX_F16, 0, label, cols);
+            lab_case *c = f->c;
+            lab_span_start_expect(&c->s);
+            f->expect(f, desc, sizeof desc);
+            for (int v = 1; v <= f->n_versions; v++) {
+                if (!o->on[v]) continue;
+                lab_span_reset(&c->s, c->st);
+                const int rc = f->launch(c, v);
+                if (rc == LAB_NA) continue;
+                size_t first = 0, bad = rc ? 0 : lab_span_compare(&c->s, c->st, &first);
+                if (!rc && !bad) continue;
+                if (rc)
+                    printf("FAIL %s %s %s: launch error %d (%s) (seed %" PRIu64 ")\n", label, desc, f->names[v], rc,
+                           cudaGetErrorString((cudaError_t)rc), o->seed);
+                else
+                    printf("FAIL %s %s %s: %zu of %zu elements differ from the CPU's, first at element %zu (seed %" PRIu64
+                           ")\n", label, desc, f->names[v], bad, c->s.len, first, o->seed);
+                cudaGetLastError();
+                failed++;
+            }
+            f->drop(c);
+        }
     return failed;
 }
 
-/* The timing table: its header, then one line per version that takes the
- * case (`row`: its layer, shape and dtype columns; note(ctx, v): a remark
- * for the line, may be NULL).  GB/s from `bytes`.  Returns the launches that
- * failed. */
-static inline void lab_table_header(const char *shape_title)
+/* The timing table: cases 0..timed-1, fp16 and fp32, one line per version
+ * that takes the case (lab_time's median; GB/s from f->bytes).  Returns the
+ * launches that failed. */
+static inline int lab_time_all(lab_family *f)
 {
-    printf("%-5s %-32s %-5s %-15s %9s %9s %8s\n", "layer", shape_title, "dtype", "version", "ms", "GB/s", "%HBM");
-}
-
-static inline int lab_time_versions(cudaStream_t st, const lab_opts *o, int n_versions, const char *const *names,
-                                    lab_launch_fn launch, void *ctx, const char *row, double bytes,
-                                    const char *(*note)(void *ctx, int v))
-{
+    const lab_opts *o = f->o;
     int failed = 0;
-    for (int v = 1; v <= n_versions; v++) {
-        if (!o->on[v]) continue;
-        const double ms = lab_time(launch, ctx, v, st, o->runs);
-        if (ms == -2) continue;
-        if (ms < 0) {
-            failed++;
-            cudaGetLastError();
-            printf("%s %-15s FAIL launch\n", row, names[v]);
-            continue;
+    printf("%-9s %-32s %-5s %-15s %9s %9s %8s\n", "op", f->shape_title, "dtype", "version", "ms", "GB/s", "%HBM");
+    for (int k = 0; k < f->timed; k++)
+        for (int d = 0; d < 2; d++) {
+            char label[LAB_LABEL], cols[LAB_SHAPE];
+            f->make(f, k, d ? STRIX_F32 : STRIX_F16, 1, label, cols);
+            lab_case *c = f->c;
+            lab_span_reset(&c->s, c->st);
+            const double bytes = f->bytes(c);
+            for (int v = 1; v <= f->n_versions; v++) {
+                if (!o->on[v]) continue;
+                const double ms = lab_time(f->launch, c, v, c->st, o->runs);
+                if (ms == -2) continue;
+                printf("%-9s %-32s %-5s %-15s ", label, cols, lab_dtype_name(c->dt), f->names[v]);
+                if (ms < 0) {
+                    failed++;
+                    cudaGetLastError();
+                    printf("FAIL launch\n");
+                    continue;
+                }
+                printf("%9.4f %9.1f %7.1f%%%s\n", ms, lab_gbs(bytes, ms), lab_pct_hbm(bytes, ms),
+                       f->note ? f->note(c, v) : "");
+            }
+            f->drop(c);
         }
-        printf("%s %-15s %9.4f %9.1f %7.1f%%%s\n", row, names[v], ms, lab_gbs(bytes, ms), lab_pct_hbm(bytes, ms),
-               note ? note(ctx, v) : "");
-    }
     return failed;
 }
 
 /* ---- a node of the model's planned graph, laid out as the backend lays it
  * out: the views of `count` values, each a slice of its buffer, every buffer
  * placed once in one span (64-element aligned, in the order first named).
- * view[i].data is NULL + the element offset until lab_layout_bind. */
+ * view[i].data is NULL until lab_layout_span. */
 typedef struct lab_layout {
     int count;
     strix_view view[LAB_MAX_VIEWS];
@@ -473,10 +554,27 @@ static inline void lab_layout_make(lab_layout *L, const strix_model *m, const in
     strix_plan_free(&pl);
 }
 
-/* Point the layout's views into s->host. */
-static inline void lab_layout_bind(lab_layout *L, const lab_span *s)
+/* Whether views 0..count-1 of L are whole 16-byte channel groups of dtype
+ * dt at 16-byte aligned offsets (strides included): the condition of the
+ * vectorised kernels (pool.cu's sppf_vec_ok, resize.cu's vec16_ok), for a
+ * span whose base cudaMalloc aligns. */
+static inline int lab_layout_vec16(const lab_layout *L, int count, strix_dtype dt)
 {
+    const size_t ch = 16 / lab_esz(dt);
+    for (int i = 0; i < count; i++) {
+        const strix_view *v = &L->view[i];
+        if (v->c % ch || v->pix_stride % ch || v->batch_stride % ch || L->off[i] % ch) return 0;
+    }
+    return 1;
+}
+
+/* The span of L in dtype dt, L's views pointed into its host copy, views
+ * 0..inputs-1 (the op's inputs) filled with random values in [-4, 4). */
+static inline void lab_layout_span(lab_layout *L, lab_span *s, strix_dtype dt, int inputs)
+{
+    lab_span_make(s, L->span, dt);
     for (int i = 0; i < L->count; i++) L->view[i].data = s->host + L->off[i];
+    for (int i = 0; i < inputs; i++) lab_span_fill(s, &L->view[i], 4.0f);
 }
 
 #endif

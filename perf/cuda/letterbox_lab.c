@@ -46,32 +46,37 @@
 
 #define N_VERSIONS 1
 #define GUARD 64 /* poisoned elements before and after the output */
+#define N_TIMED 6 /* the timing frames: 3 sizes, RGB and NV12 */
+#define N_FIXED 3
 
 static const char *const version_name[N_VERSIONS + 1] = {"", "v1 bilinear"};
 
 /* One frame (host and device copies) letterboxed `frames` times into
  * consecutive output slots of the span, after GUARD elements. */
 typedef struct lb_case {
+    lab_case b;
     strix_image img;
     uint8_t *y, *uv;   /* host planes (uv: NV12 only) */
     uint8_t *dy, *duv; /* their device copies */
     strix_letterbox_info info;
     strix_lb_params lp;
-    strix_dtype dt;
     int frames;
-    lab_span s;
-    cudaStream_t st;
 } lb_case;
+
+typedef struct lb_lab {
+    cudaStream_t st;
+    lb_case c;
+} lb_lab;
 
 static size_t out_len(const lb_case *lc) { return (size_t)lc->info.dst_w * lc->info.dst_h * 3; }
 
-static int launch(void *ctx, int v)
+static int launch(void *c, int v)
 {
-    const lb_case *lc = ctx;
-    const size_t esz = lab_esz(lc->dt);
+    const lb_case *lc = c;
+    const size_t esz = lab_esz(lc->b.dt);
     for (int f = 0; f < lc->frames; f++) {
-        const int rc = strix_cuda_letterbox((char *)lc->s.dev + (GUARD + f * out_len(lc)) * esz, lc->dt, lc->dy,
-                                            lc->duv, &lc->lp, (strix_stream)lc->st);
+        const int rc = strix_cuda_letterbox((char *)lc->b.s.dev + (GUARD + f * out_len(lc)) * esz, lc->b.dt, lc->dy,
+                                            lc->duv, &lc->lp, (strix_stream)lc->b.st);
         if (rc) return rc;
     }
     return 0;
@@ -84,13 +89,12 @@ static uint8_t *random_bytes(size_t n)
     return p;
 }
 
+static const char *format_name(strix_pixel_format f) { return f == STRIX_NV12 ? "NV12" : f == STRIX_BGR ? "BGR" : "RGB"; }
+
 /* A w x h frame of the format (pitches padded by up to pad bytes) letterboxed
- * to imgsz (rect or square), uploaded; its span holds `frames` outputs. */
-static void case_make(lb_case *lc, strix_dtype dt, strix_pixel_format fmt, int w, int h, int pad, int imgsz,
-                      int rect, int frames, cudaStream_t st)
+ * to imgsz (rect or square), uploaded; its span holds lc->frames outputs. */
+static void frame_make(lb_case *lc, strix_pixel_format fmt, int w, int h, int pad, int imgsz, int rect)
 {
-    memset(lc, 0, sizeof *lc);
-    lc->dt = dt, lc->frames = frames, lc->st = st;
     const int nv12 = fmt == STRIX_NV12, cw = (w + 1) / 2, ch = (h + 1) / 2;
     const int pitch = w * (nv12 ? 1 : 3) + (pad ? lab_int(0, pad) : 0);
     const int uv_pitch = 2 * cw + (pad ? lab_int(0, pad) : 0);
@@ -121,114 +125,90 @@ static void case_make(lb_case *lc, strix_dtype dt, strix_pixel_format fmt, int w
         CU(cudaMalloc((void **)&lc->duv, (size_t)uv_pitch * ch));
         CU(cudaMemcpy(lc->duv, lc->uv, (size_t)uv_pitch * ch, cudaMemcpyHostToDevice));
     }
-    lab_span_make(&lc->s, 2 * GUARD + frames * out_len(lc), dt);
+    lab_span_make(&lc->b.s, 2 * GUARD + lc->frames * out_len(lc), lc->b.dt);
 }
 
-static void case_free(lb_case *lc)
+/* Cases: the timing frames (1080p, 720p, 640x640, each RGB then NV12), the
+ * fixed ones (no resize, exactly 2x down, one pixel), then random ones.  A
+ * timing run letterboxes --batch frames, a check one. */
+static void make(lab_family *f, int k, strix_dtype dt, int timing, char *label, char *shape)
 {
-    free(lc->y), free(lc->uv);
-    cudaFree(lc->dy), cudaFree(lc->duv);
-    lab_span_free(&lc->s);
+    static const int timed[N_TIMED / 2][2] = {{1920, 1080}, {1280, 720}, {640, 640}};
+    static const int fixed[N_FIXED][3] = {{64, 48, 64}, {128, 96, 64}, {1, 1, 64}}; /* w, h, imgsz */
+    static const strix_pixel_format fmts[] = {STRIX_RGB, STRIX_NV12, STRIX_BGR};
+    lb_lab *lab = f->lab;
+    lb_case *lc = &lab->c;
+    memset(lc, 0, sizeof *lc);
+    lc->b.dt = dt, lc->b.st = lab->st, lc->frames = timing ? f->o->batch : 1;
+    if (k < N_TIMED) {
+        frame_make(lc, k % 2 ? STRIX_NV12 : STRIX_RGB, timed[k / 2][0], timed[k / 2][1], 0, f->o->imgsz, 1);
+        snprintf(label, LAB_LABEL, "frame %d", k);
+    } else if (k < N_TIMED + N_FIXED) {
+        const int *x = fixed[k - N_TIMED];
+        frame_make(lc, fmts[k % 3], x[0], x[1], 0, x[2], 1);
+        snprintf(label, LAB_LABEL, "fixed %d", k - N_TIMED);
+    } else {
+        const int big = lab_int(0, 7) == 0;
+        const int w = big ? lab_int(1, 400) : lab_int(1, 130), h = big ? lab_int(1, 400) : lab_int(1, 130);
+        frame_make(lc, fmts[k % 3], w, h, 13, 32 * lab_int(1, 20), lab_int(0, 1));
+        snprintf(label, LAB_LABEL, "random %d", k - N_TIMED - N_FIXED);
+    }
+    snprintf(shape, LAB_SHAPE, "%dx%d %s -> %dx%d (x%d)", lc->img.width, lc->img.height, format_name(lc->img.format),
+             lc->info.dst_w, lc->info.dst_h, lc->frames);
 }
 
-static const char *format_name(strix_pixel_format f) { return f == STRIX_NV12 ? "NV12" : f == STRIX_BGR ? "BGR" : "RGB"; }
-
-/* The CPU letterbox of the case's frame, then the version against it. */
-static int check_case(lb_case *lc, const lab_opts *o, const char *what)
+/* The CPU letterbox of the frame into the first slot. */
+static void expect(lab_family *f, char *desc, size_t cap)
 {
+    lb_case *lc = &((lb_lab *)f->lab)->c;
     const strix_letterbox_info *li = &lc->info;
-    strix_view out = strix_view_dense(lc->s.host + GUARD, 1, li->dst_h, li->dst_w, 3);
+    strix_view out = strix_view_dense(lc->b.s.host + GUARD, 1, li->dst_h, li->dst_w, 3);
     void *scratch = lab_alloc(strix_letterbox_scratch_bytes(li));
-    lab_span_start_expect(&lc->s);
     strix_letterbox(out.data, &lc->img, li, scratch);
     free(scratch);
-    lab_span_expect(&lc->s, &out);
-    char desc[160];
-    snprintf(desc, sizeof desc, "%s %s %dx%d (pitch %d%s) -> %dx%d (new %dx%d at %d,%d)", lab_dtype_name(lc->dt),
+    lab_span_expect(&lc->b.s, &out);
+    snprintf(desc, cap, "%s %s %dx%d (pitch %d%s) -> %dx%d (new %dx%d at %d,%d)", lab_dtype_name(lc->b.dt),
              format_name(lc->img.format), lc->img.width, lc->img.height, lc->img.stride,
              lc->img.format == STRIX_NV12 ? (lc->img.full_range ? ", full range" : ", limited range") : "", li->dst_w,
              li->dst_h, li->new_w, li->new_h, li->left, li->top);
-    return lab_check_versions(&lc->s, lc->st, o, N_VERSIONS, version_name, launch, lc, what, desc);
 }
 
-/* The fewest bytes of one frame (see the header). */
-static double frame_bytes(const lb_case *lc)
+/* The fewest bytes of a run (see the header). */
+static double bytes(const void *c)
 {
+    const lb_case *lc = c;
     const strix_letterbox_info *li = &lc->info;
     const int resize = li->new_w != li->src_w || li->new_h != li->src_h;
     const double rows = resize && 2 * li->new_h < li->src_h ? 2 * li->new_h : li->src_h;
     const double cols = resize && 2 * li->new_w < li->src_w ? 2 * li->new_w : li->src_w;
     const double src = lc->img.format == STRIX_NV12 ? rows * cols * 1.5 : rows * cols * 3;
-    return src + (double)out_len(lc) * lab_esz(lc->dt);
+    return lc->frames * (src + (double)out_len(lc) * lab_esz(lc->b.dt));
 }
 
-static void usage(void)
+static void drop(void *c)
 {
-    fprintf(stderr, "usage: letterbox_lab [--imgsz N] [--batch N] [--runs N] [--random N] [--seed S] [--versions 1]\n");
-    exit(EXIT_USAGE);
+    lb_case *lc = c;
+    free(lc->y), free(lc->uv);
+    cudaFree(lc->dy), cudaFree(lc->duv);
+    lab_span_free(&lc->b.s);
 }
 
 int main(int argc, char **argv)
 {
-    static const int timed[][2] = {{1920, 1080}, {1280, 720}, {640, 640}};
-    enum { N_TIMED = sizeof timed / sizeof *timed };
     lab_opts o;
-    lab_opts_init(&o, N_VERSIONS, 200);
-    o.no_model = 1;
-    for (int i = 1; i < argc; i += 2)
-        if (lab_opt(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &o, N_VERSIONS) != 1) usage();
     struct cudaDeviceProp prop;
-    lab_device(&prop);
-    cudaStream_t st;
-    CU(cudaStreamCreate(&st));
-    printf("# letterbox_lab: %s (%d SMs); seed %" PRIu64 "; check: %d random frames, 3 fixed ones and the %d timing "
-           "frames, fp16 and fp32, exact; timing: %d frames a run into %d, median of %d\n",
-           prop.name, prop.multiProcessorCount, o.seed, o.random, 2 * N_TIMED, o.batch, o.imgsz, o.runs);
+    lab_start(argc, argv, &o, N_VERSIONS, 200, 1, &prop);
+    static lb_lab lab;
+    CU(cudaStreamCreate(&lab.st));
+    printf("# letterbox_lab: %s (%d SMs); seed %" PRIu64 "; check: the %d timing frames, %d fixed and %d random ones, "
+           "fp16 and fp32, exact; timing: %d frames a run into %d, median of %d\n",
+           prop.name, prop.multiProcessorCount, o.seed, N_TIMED, N_FIXED, o.random, o.batch, o.imgsz, o.runs);
     lab_seed(o.seed);
-    int failed = 0;
-    for (int d = 0; d < 2; d++) {
-        const strix_dtype dt = d ? STRIX_F32 : STRIX_F16;
-        for (int k = 0; k < o.random + 3 + 2 * N_TIMED; k++) {
-            static const strix_pixel_format fmts[] = {STRIX_RGB, STRIX_NV12, STRIX_BGR};
-            lb_case lc;
-            char what[32];
-            if (k < o.random) {
-                const int big = lab_int(0, 7) == 0;
-                const int w = big ? lab_int(1, 400) : lab_int(1, 130), h = big ? lab_int(1, 400) : lab_int(1, 130);
-                case_make(&lc, dt, fmts[k % 3], w, h, 13, 32 * lab_int(1, 20), lab_int(0, 1), 1, st);
-                snprintf(what, sizeof what, "random %d", k);
-            } else if (k < o.random + 3) {
-                static const int fixed[3][3] = {{64, 48, 64}, {128, 96, 64}, {1, 1, 64}}; /* w, h, imgsz */
-                const int *f = fixed[k - o.random];
-                case_make(&lc, dt, fmts[k % 3], f[0], f[1], 0, f[2], 1, 1, st);
-                snprintf(what, sizeof what, "fixed %d", k - o.random);
-            } else {
-                const int t = k - o.random - 3;
-                case_make(&lc, dt, t % 2 ? STRIX_NV12 : STRIX_RGB, timed[t / 2][0], timed[t / 2][1], 0, o.imgsz, 1, 1,
-                          st);
-                snprintf(what, sizeof what, "timing frame %d", t);
-            }
-            failed += check_case(&lc, &o, what);
-            case_free(&lc);
-        }
-    }
+    lab_family f = {&o,    N_VERSIONS, version_name, launch, NULL, "frame -> tensor (frames a run)",
+                    N_TIMED + N_FIXED, N_TIMED, &lab, &lab.c, make, expect, bytes, drop};
+    int failed = lab_check_all(&f);
     printf("# check: %d failed\n", failed);
-    lab_table_header("frame -> tensor (frames a run)");
-    for (int t = 0; t < 2 * N_TIMED; t++)
-        for (int d = 0; d < 2; d++) {
-            lb_case lc;
-            case_make(&lc, d ? STRIX_F32 : STRIX_F16, t % 2 ? STRIX_NV12 : STRIX_RGB, timed[t / 2][0], timed[t / 2][1],
-                      0, o.imgsz, 1, o.batch, st);
-            lab_span_reset(&lc.s, st);
-            char row[96], desc[64];
-            snprintf(desc, sizeof desc, "%dx%d %s -> %dx%d (x%d)", lc.img.width, lc.img.height,
-                     format_name(lc.img.format), lc.info.dst_w, lc.info.dst_h, o.batch);
-            snprintf(row, sizeof row, "%-5s %-32s %-5s", "-", desc, lab_dtype_name(lc.dt));
-            failed += lab_time_versions(st, &o, N_VERSIONS, version_name, launch, &lc, row, o.batch * frame_bytes(&lc),
-                                        NULL);
-            case_free(&lc);
-        }
-    cudaStreamDestroy(st);
-    printf("%s: %d failed checks\n", failed ? "FAIL" : "ok", failed);
-    return failed ? 1 : 0;
+    failed += lab_time_all(&f);
+    cudaStreamDestroy(lab.st);
+    return lab_end(failed);
 }

@@ -36,8 +36,8 @@
  * picks values, so the bound is exact: every output element equal to the
  * CPU's bit for bit, and every other element of the buffer (poisoned with
  * NaN first) unchanged (perf/cuda/lab.h).  A failure names the shape and the
- * seed: rerun with --seed.  The line after the check says how many cases
- * version 3 ran its one-pass kernel on.
+ * seed: rerun with --seed.  The line after the check says how many of the
+ * cascades checked take version 3's one-pass kernel.
  * The timing: each of the model's pools at batch --batch, fp16 and fp32:
  * three warm-up launches, then the median of --runs launches between CUDA
  * events.  GB/s counts the fewest bytes: the input read once and every
@@ -53,20 +53,29 @@
 
 #define N_VERSIONS 3
 #define MAX_STAGES 8
+#define MAX_POOLS 16
 
 static const char *const version_name[N_VERSIONS + 1] = {"", "v1 plain", "v2 cascade", "v3 one-pass"};
 
 /* One pool op: view 0 the input, views 1..stages the outputs (stage i reads
  * view i: the input, then stage i - 1's output), all in one span. */
 typedef struct pool_case {
+    lab_case b;
     strix_pool_params p;
     int stages;
-    strix_dtype dt;
     lab_layout L;
-    lab_span s;
     strix_dview in, outs[MAX_STAGES];
-    cudaStream_t st;
 } pool_case;
+
+/* The lab: the model's pool ops (a cascade once, at its first node: node,
+ * stages, value ids in then outputs), the case, the check's coverage. */
+typedef struct pool_lab {
+    strix_model *m;
+    int n_pools, node[MAX_POOLS], stages[MAX_POOLS], vals[MAX_POOLS][LAB_MAX_VIEWS];
+    cudaStream_t st;
+    pool_case c;
+    int cascades, one_pass; /* cascades checked; those v3 runs in one pass */
+} pool_lab;
 
 /* A cascade of stride-1 'same' pools: what versions 2 and 3 take. */
 static int is_cascade(const pool_case *pc) { return pc->p.stride == 1 && 2 * pc->p.pad == pc->p.k - 1; }
@@ -75,54 +84,26 @@ static int is_cascade(const pool_case *pc) { return pc->p.stride == 1 && 2 * pc-
  * condition: 16-byte channel groups in every view, the halo in range). */
 static int one_pass(const pool_case *pc)
 {
-    const size_t ch = 16 / lab_esz(pc->dt);
-    if (!is_cascade(pc) || pc->stages * pc->p.pad > STRIX_SPPF_HALO_MAX) return 0;
-    for (int i = 0; i <= pc->stages; i++) {
-        const strix_view *v = &pc->L.view[i];
-        if (v->c % ch || v->pix_stride % ch || v->batch_stride % ch || pc->L.off[i] % ch) return 0;
-    }
-    return 1;
+    return is_cascade(pc) && pc->stages * pc->p.pad <= STRIX_SPPF_HALO_MAX &&
+           lab_layout_vec16(&pc->L, 1 + pc->stages, pc->b.dt);
 }
 
-static const char *note(void *ctx, int v) { return v == 3 && !one_pass(ctx) ? "  -> v2" : ""; }
+static const char *note(void *c, int v) { return v == 3 && !one_pass(c) ? "  -> v2" : ""; }
 
-static int launch(void *ctx, int v)
+static int launch(void *c, int v)
 {
-    const pool_case *pc = ctx;
-    const strix_stream st = (strix_stream)pc->st;
+    const pool_case *pc = c;
+    const strix_stream st = (strix_stream)pc->b.st;
     if (v == 1) {
         for (int i = 0; i < pc->stages; i++) {
-            const int rc = strix_cuda_maxpool2d(&pc->outs[i], i ? &pc->outs[i - 1] : &pc->in, &pc->p, pc->dt, st);
+            const int rc = strix_cuda_maxpool2d(&pc->outs[i], i ? &pc->outs[i - 1] : &pc->in, &pc->p, pc->b.dt, st);
             if (rc) return rc;
         }
         return 0;
     }
     if (!is_cascade(pc)) return LAB_NA;
-    return strix_cuda_maxpool_cascade(pc->outs, pc->stages, &pc->in, &pc->p, pc->dt,
+    return strix_cuda_maxpool_cascade(pc->outs, pc->stages, &pc->in, &pc->p, pc->b.dt,
                                       v == 3 ? STRIX_CUDA_KERNELS_V3 : STRIX_CUDA_KERNELS_V2, st);
-}
-
-/* The span and device views of a laid-out case, its input random. */
-static void case_bind(pool_case *pc)
-{
-    lab_span_make(&pc->s, pc->L.span, pc->dt);
-    lab_layout_bind(&pc->L, &pc->s);
-    lab_span_fill(&pc->s, &pc->L.view[0], 4.0f);
-    pc->in = lab_span_dview(&pc->s, &pc->L.view[0]);
-    for (int i = 0; i < pc->stages; i++) pc->outs[i] = lab_span_dview(&pc->s, &pc->L.view[1 + i]);
-}
-
-/* The CPU's stages, then every selected version against them; the failures. */
-static int check_case(pool_case *pc, const lab_opts *o, const char *what)
-{
-    lab_span_start_expect(&pc->s);
-    for (int i = 0; i < pc->stages; i++) strix_cpu_maxpool2d(&pc->L.view[1 + i], &pc->L.view[i], &pc->p, NULL);
-    for (int i = 0; i < pc->stages; i++) lab_span_expect(&pc->s, &pc->L.view[1 + i]);
-    const strix_view *v = &pc->L.view[0];
-    char desc[160];
-    snprintf(desc, sizeof desc, "%s n%d %dx%d c%d k%d s%d p%d x%d (strides %zu/%zu)", lab_dtype_name(pc->dt), v->n,
-             v->h, v->w, v->c, pc->p.k, pc->p.stride, pc->p.pad, pc->stages, v->pix_stride, v->batch_stride);
-    return lab_check_versions(&pc->s, pc->st, o, N_VERSIONS, version_name, launch, pc, what, desc);
 }
 
 /* View i of a random case: [n, h, w, c] at element off, strides given. */
@@ -137,12 +118,10 @@ static void set_view(lab_layout *L, int i, int n, int h, int w, int c, size_t pi
  * as channel slices of one buffer (SPPF's layout), or one plain pool from a
  * buffer into a buffer of its own.  Aligned cases keep every view on
  * 16-byte channel groups, the others shift and pad them by odd amounts. */
-static void random_case(pool_case *pc, strix_dtype dt)
+static void random_case(pool_case *pc)
 {
     static const int ks[] = {1, 3, 5, 5, 5, 7, 9};
-    memset(pc, 0, sizeof *pc);
-    pc->dt = dt;
-    const int ch = (int)(16 / lab_esz(dt)), aligned = lab_int(0, 1);
+    const int ch = (int)(16 / lab_esz(pc->b.dt)), aligned = lab_int(0, 1);
     const int n = lab_int(1, 3), h = lab_int(0, 7) ? lab_int(1, 40) : lab_int(41, 100),
               w = lab_int(0, 7) ? lab_int(1, 40) : lab_int(41, 100);
     const int c = aligned ? ch * lab_int(1, 96 / ch) : lab_int(1, 40);
@@ -172,101 +151,88 @@ static void random_case(pool_case *pc, strix_dtype dt)
     L->span = (size_t)n * batch;
 }
 
-static void case_free(pool_case *pc) { lab_span_free(&pc->s); }
-
-/* The model's max-pool nodes (a cascade counts once, at its first node),
- * with their input and output value ids: vals[k][0] in, [1..] outputs. */
-static int model_pools(const strix_model *m, int *node, int (*vals)[LAB_MAX_VIEWS], int *stages, int cap)
+/* Case k: the model's pool k at the check or timing batch, or a random one. */
+static void make(lab_family *f, int k, strix_dtype dt, int timing, char *label, char *shape)
 {
-    int count = 0;
-    for (int i = 0; i < m->prog.n_nodes && count < cap; i++) {
-        const strix_node *nd = &m->prog.nodes[i];
-        if (nd->op != STRIX_OP_MAXPOOL || nd->fused) continue;
-        const int len = nd->cascade > 1 ? nd->cascade : 1;
-        node[count] = i;
-        stages[count] = len;
-        vals[count][0] = nd->in;
-        for (int k = 0; k < len; k++) vals[count][1 + k] = m->prog.nodes[i + k].out;
-        count++;
-    }
-    return count;
-}
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: pool_lab " LAB_OPTS_USAGE " [--versions 1,2,3]\n");
-    exit(EXIT_USAGE);
-}
-
-/* The case of the model's pool op (its node, stages and values) laid out at batch n. */
-static void model_case(pool_case *pc, const strix_model *m, int node, int stages, const int *vals, strix_dtype dt,
-                       int n, int imgsz, cudaStream_t st)
-{
+    pool_lab *lab = f->lab;
+    pool_case *pc = &lab->c;
     memset(pc, 0, sizeof *pc);
-    pc->dt = dt, pc->st = st, pc->stages = stages, pc->p = m->prog.nodes[node].pool;
-    lab_layout_make(&pc->L, m, vals, 1 + stages, n, imgsz);
-    case_bind(pc);
+    pc->b.dt = dt, pc->b.st = lab->st;
+    if (k < lab->n_pools) {
+        const strix_node *nd = &lab->m->prog.nodes[lab->node[k]];
+        pc->stages = lab->stages[k], pc->p = nd->pool;
+        lab_layout_make(&pc->L, lab->m, lab->vals[k], 1 + pc->stages, timing ? f->o->batch : f->o->check_batch,
+                        f->o->imgsz);
+        snprintf(label, LAB_LABEL, "layer %d", nd->layer);
+    } else {
+        random_case(pc);
+        snprintf(label, LAB_LABEL, "random %d", k - lab->n_pools);
+    }
+    lab_layout_span(&pc->L, &pc->b.s, dt, 1);
+    pc->in = lab_span_dview(&pc->b.s, &pc->L.view[0]);
+    for (int i = 0; i < pc->stages; i++) pc->outs[i] = lab_span_dview(&pc->b.s, &pc->L.view[1 + i]);
+    const strix_view *v = &pc->L.view[0];
+    snprintf(shape, LAB_SHAPE, "%dx%dx%d %d k%d x%d", v->n, v->h, v->w, v->c, pc->p.k, pc->stages);
+}
+
+/* The CPU's stages, stage by stage. */
+static void expect(lab_family *f, char *desc, size_t cap)
+{
+    pool_lab *lab = f->lab;
+    pool_case *pc = &lab->c;
+    for (int i = 0; i < pc->stages; i++) {
+        strix_cpu_maxpool2d(&pc->L.view[1 + i], &pc->L.view[i], &pc->p, NULL);
+        lab_span_expect(&pc->b.s, &pc->L.view[1 + i]);
+    }
+    lab->cascades += is_cascade(pc);
+    lab->one_pass += one_pass(pc);
+    const strix_view *v = &pc->L.view[0];
+    snprintf(desc, cap, "%s n%d %dx%d c%d k%d s%d p%d x%d (strides %zu/%zu)", lab_dtype_name(pc->b.dt), v->n, v->h,
+             v->w, v->c, pc->p.k, pc->p.stride, pc->p.pad, pc->stages, v->pix_stride, v->batch_stride);
+}
+
+/* The input read once, every stage's output written once. */
+static double bytes(const void *c)
+{
+    const pool_case *pc = c;
+    return (double)lab_esz(pc->b.dt) *
+           ((double)lab_view_count(&pc->L.view[0]) + pc->stages * (double)lab_view_count(&pc->L.view[1]));
+}
+
+static void drop(void *c) { lab_span_free(&((pool_case *)c)->b.s); }
+
+/* The model's max-pool nodes (a cascade counts once, at its first node). */
+static void model_pools(pool_lab *lab)
+{
+    const strix_program *p = &lab->m->prog;
+    for (int i = 0; i < p->n_nodes && lab->n_pools < MAX_POOLS; i++) {
+        const strix_node *nd = &p->nodes[i];
+        if (nd->op != STRIX_OP_MAXPOOL || nd->fused) continue;
+        const int k = lab->n_pools++, len = nd->cascade > 1 ? nd->cascade : 1;
+        lab->node[k] = i;
+        lab->stages[k] = len;
+        lab->vals[k][0] = nd->in;
+        for (int j = 0; j < len; j++) lab->vals[k][1 + j] = p->nodes[i + j].out;
+    }
 }
 
 int main(int argc, char **argv)
 {
     lab_opts o;
-    lab_opts_init(&o, N_VERSIONS, 200);
-    for (int i = 1; i < argc; i += 2)
-        if (lab_opt(argv[i], i + 1 < argc ? argv[i + 1] : NULL, &o, N_VERSIONS) != 1) usage();
     struct cudaDeviceProp prop;
-    lab_device(&prop);
-    strix_model *m = lab_model(&o);
-    enum { MAX_POOLS = 16 };
-    int node[MAX_POOLS], vals[MAX_POOLS][LAB_MAX_VIEWS], stages[MAX_POOLS];
-    const int n_pools = model_pools(m, node, vals, stages, MAX_POOLS);
-    cudaStream_t st;
-    CU(cudaStreamCreate(&st));
-    printf("# pool_lab: %s scale %c at %dx%d on %s (%d SMs); seed %" PRIu64 "; check: the model's %d pool op(s) at batch "
-           "%d and %d random shapes, fp16 and fp32, exact; timing batch %d, median of %d\n",
-           o.yaml, o.scale, o.imgsz, o.imgsz, prop.name, prop.multiProcessorCount, o.seed, n_pools, o.check_batch,
-           o.random, o.batch, o.runs);
-    lab_seed(o.seed);
-    int failed = 0, one_pass_cases = 0, v3_cases = 0;
-    for (int d = 0; d < 2; d++) {
-        const strix_dtype dt = d ? STRIX_F32 : STRIX_F16;
-        for (int k = 0; k < n_pools + o.random; k++) {
-            pool_case pc;
-            char what[32];
-            if (k < n_pools) {
-                model_case(&pc, m, node[k], stages[k], vals[k], dt, o.check_batch, o.imgsz, st);
-                snprintf(what, sizeof what, "layer %d", m->prog.nodes[node[k]].layer);
-            } else {
-                random_case(&pc, dt);
-                pc.st = st;
-                case_bind(&pc);
-                snprintf(what, sizeof what, "random %d", k - n_pools);
-            }
-            v3_cases += o.on[3] && is_cascade(&pc);
-            one_pass_cases += o.on[3] && one_pass(&pc);
-            failed += check_case(&pc, &o, what);
-            case_free(&pc);
-        }
-    }
-    printf("# check: %d failed; version 3 ran its one-pass kernel on %d of the %d cascades it took\n", failed,
-           one_pass_cases, v3_cases);
-    lab_table_header("shape (NxHxW C k x stages)");
-    for (int k = 0; k < n_pools; k++)
-        for (int d = 0; d < 2; d++) {
-            pool_case pc;
-            model_case(&pc, m, node[k], stages[k], vals[k], d ? STRIX_F32 : STRIX_F16, o.batch, o.imgsz, st);
-            lab_span_reset(&pc.s, st);
-            const strix_view *in = &pc.L.view[0], *out = &pc.L.view[1];
-            const double bytes =
-                (double)lab_esz(pc.dt) * ((double)lab_view_count(in) + pc.stages * (double)lab_view_count(out));
-            char row[96], desc[64];
-            snprintf(desc, sizeof desc, "%dx%dx%d %d k%d x%d", in->n, in->h, in->w, in->c, pc.p.k, pc.stages);
-            snprintf(row, sizeof row, "%-5d %-32s %-5s", m->prog.nodes[node[k]].layer, desc, lab_dtype_name(pc.dt));
-            failed += lab_time_versions(st, &o, N_VERSIONS, version_name, launch, &pc, row, bytes, note);
-            case_free(&pc);
-        }
-    strix_model_free(m);
-    cudaStreamDestroy(st);
-    printf("%s: %d failed checks\n", failed ? "FAIL" : "ok", failed);
-    return failed ? 1 : 0;
+    lab_start(argc, argv, &o, N_VERSIONS, 200, 0, &prop);
+    static pool_lab lab;
+    lab.m = lab_model(&o);
+    model_pools(&lab);
+    CU(cudaStreamCreate(&lab.st));
+    lab_banner(&o, &prop, lab.n_pools, "pool op(s)");
+    lab_family f = {&o,   N_VERSIONS, version_name, launch, note,   "shape (NxHxW C k x stages)",
+                    lab.n_pools, lab.n_pools, &lab, &lab.c, make, expect, bytes, drop};
+    int failed = lab_check_all(&f);
+    printf("# check: %d failed; %d of the %d cascades checked take version 3's one-pass kernel\n", failed,
+           lab.one_pass, lab.cascades);
+    failed += lab_time_all(&f);
+    strix_model_free(lab.m);
+    cudaStreamDestroy(lab.st);
+    return lab_end(failed);
 }
