@@ -90,6 +90,10 @@ typedef struct strix_video_read_options {
                                        where nv12 is set; -1 (default): on the CPU.  Errors:
                                        STRIX_E_UNSUPPORTED (no NVDEC for the codec in this
                                        FFmpeg), STRIX_E_DEVICE (no driver or device) */
+    int nvtx;                       /* 1: NVTX ranges "decode" (demux + decode) and "preprocess"
+                                       (the conversion: swscale, rotation, NVDEC's hand-over) on
+                                       the calling thread, for Nsight Systems (CUDA builds;
+                                       nothing otherwise); default 0 */
     /* Polled during blocking I/O and between packets; nonzero ends the input
      * early (strix_video_read then returns 0 and stats.stopped is set). */
     int (*interrupt)(void *ctx);

@@ -27,6 +27,23 @@
 #include "image.h"
 #include "util.h"
 
+/* NVTX ranges around the reader's two stages (options.nvtx); NVTX 3 is
+ * header-only in the CUDA toolkit, so only CUDA builds have them. */
+#ifdef STRIX_WITH_CUDA
+#include <nvtx3/nvToolsExt.h>
+static void range_push(const strix_video_reader *r, const char *name)
+{
+    if (r->opt.nvtx) nvtxRangePushA(name);
+}
+static void range_pop(const strix_video_reader *r)
+{
+    if (r->opt.nvtx) nvtxRangePop();
+}
+#else
+static void range_push(const strix_video_reader *r, const char *name) { (void)r, (void)name; }
+static void range_pop(const strix_video_reader *r) { (void)r; }
+#endif
+
 double strix_video_now_ms(void)
 {
     struct timespec t;
@@ -569,6 +586,7 @@ static int deliver(strix_video_reader *r, strix_video_frame *f, strix_error *err
     f->side->audio = t.audio;
     f->side->cap_audio = t.cap_audio;
     f->side->n_audio = t.n_audio;
+    range_push(r, "preprocess");
     double t0 = strix_video_now_ms();
     f->width = r->info.width;
     f->height = r->info.height;
@@ -578,6 +596,7 @@ static int deliver(strix_video_reader *r, strix_video_frame *f, strix_error *err
                                            : (r->opt.rgb && convert(r, fr, f, err)) ||
                                                  (r->opt.nv12 && convert_nv12(r, fr, f, err));
     r->stats.convert_ms += strix_video_now_ms() - t0;
+    range_pop(r);
     av_frame_unref(fr);
     return rc ? -1 : 1;
 }
@@ -595,12 +614,14 @@ int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *e
         return -1;
     }
     strix_video_side_clear(f->side);
+    range_push(r, "decode");
     double t0 = strix_video_now_ms();
     int rc = 0, errors = 0;
     while (!r->ended) {
         int ret = avcodec_receive_frame(r->dec, r->frame);
         if (ret == 0) {
             r->stats.decode_ms += strix_video_now_ms() - t0;
+            range_pop(r);
             return deliver(r, f, err);
         }
         if (ret == AVERROR_EOF || (r->flushing && ret == AVERROR(EAGAIN))) {
@@ -662,6 +683,7 @@ int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *e
         }
     }
     r->stats.decode_ms += strix_video_now_ms() - t0;
+    range_pop(r);
     return rc;
 }
 

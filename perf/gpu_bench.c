@@ -11,6 +11,23 @@
  *   detect   the public API as a program gets it: n uint8 frames (--frame
  *            WxH, random pixels) in host memory -> strix_model_detect ->
  *            boxes in host memory; mode "detect-WxH", plus dets_per_img.
+ *   device   the same with the frames already in device memory
+ *            (STRIX_DEVICE, pitched rows as NVDEC hands them out): what an
+ *            NVDEC decode feeds the engine; mode "device-WxH".  CUDA only.
+ *
+ *   --pixels nv12 (detect, device): the frames as NV12 planes (a video
+ *            decoder's output, converted on the device while letterboxing)
+ *            instead of packed RGB; the mode gains "-nv12".
+ *   --async (detect, device): the asynchronous API with the model option
+ *            cuda_async: strix_model_submit / strix_batch_collect /
+ *            strix_batch_release with STRIX_MAX_IN_FLIGHT (2) batches in
+ *            flight, the next batch submitted before the oldest is
+ *            collected; the mode gains "-async".  median_ms is then the
+ *            steady-state period (time between successive collects, --runs
+ *            of them), images_per_s the batch over that period,
+ *            wall_images_per_s the images of all --runs batches over their
+ *            wall time, and latency_*_ms submit to collect of one batch with
+ *            none other in flight (--runs of them).
  *   layers   GPU time per YAML layer for the first --batch, from CUDA events
  *            around each layer of an eager forward (median of --runs), sorted,
  *            with the % of their sum; mode "layer", one row per layer.
@@ -18,10 +35,10 @@
  *            of one --frame written to --out, with max RSS; mode
  *            "cold-start".  Run it as a fresh process.
  *
- *   build/perf/gpu_bench --mode forward|detect|layers|cold --model YAML
+ *   build/perf/gpu_bench --mode forward|detect|device|layers|cold --model YAML
  *       --scale n --weights FILE [--name yolov8n] [--half] [--device cuda:0]
- *       [--batch 1,8,64,256] [--frame 1280x720] [--runs 20] [--warmup 3]
- *       [--out FILE] [--json FILE]
+ *       [--batch 1,8,64,256] [--frame 1280x720] [--pixels rgb|nv12] [--async]
+ *       [--runs 20] [--warmup 3] [--out FILE] [--json FILE]
  *
  * Weights: a safetensors file (the script writes synthetic ones with
  * build/mkweights, the same file the peers load).  Exit codes as every
@@ -43,6 +60,8 @@
 #include "tools/cudaenv.h"
 #include "tools/exitcodes.h"
 #ifdef STRIX_WITH_CUDA
+#include <cuda_runtime_api.h>
+
 #include "cuda/backend.h"
 #endif
 
@@ -53,6 +72,8 @@ typedef struct opts {
     const char *mode, *yaml, *weights, *name, *device, *out, *json;
     char scale;
     int half, runs, warmup;
+    int async; /* --async: submit/collect, two batches in flight (model option cuda_async) */
+    int nv12;  /* --pixels nv12: frames as NV12 planes, else packed RGB */
     int kernels; /* model option cuda_kernels: --kernels, else STRIX_CUDA_KERNELS, else the default */
     int batches[MAX_LIST], n_batches;
     int fw, fh;
@@ -60,10 +81,13 @@ typedef struct opts {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpu_bench --mode forward|detect|layers|cold --model YAML --scale n|s|m|l|x --weights FILE\n"
-               "                 [--name NAME] [--half] [--device cuda[:N]] [--batch 1,8,64,256]\n"
-               "                 [--frame WxH] [--runs N] [--warmup N] [--out FILE] [--json FILE]\n"
+    fprintf(f, "usage: gpu_bench --mode forward|detect|device|layers|cold --model YAML --scale n|s|m|l|x\n"
+               "                 --weights FILE [--name NAME] [--half] [--device cuda[:N]] [--batch 1,8,64,256]\n"
+               "                 [--frame WxH] [--pixels rgb|nv12] [--async] [--runs N] [--warmup N]\n"
+               "                 [--out FILE] [--json FILE]\n"
                "                 [--kernels 1|2|3] (the CUDA kernel set; over STRIX_CUDA_KERNELS)\n"
+               "  device: as detect, the frames already in device memory; --async (detect, device):\n"
+               "  two batches in flight through strix_model_submit, the model option cuda_async on\n"
                STRIX_CUDA_ENV_HELP STRIX_EXIT_CODES_HELP);
 }
 
@@ -91,6 +115,10 @@ static int parse_args(int argc, char **argv, opts *o)
             o->half = 1;
             continue;
         }
+        if (!strcmp(a, "--async")) {
+            o->async = 1;
+            continue;
+        }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
@@ -113,6 +141,7 @@ static int parse_args(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--runs")) ok = parse_int(v, 1, MAX_RUNS, &o->runs);
         else if (!strcmp(a, "--warmup")) ok = parse_int(v, 0, MAX_RUNS, &o->warmup);
         else if (!strcmp(a, "--kernels")) ok = parse_int(v, 1, 3, &o->kernels);
+        else if (!strcmp(a, "--pixels")) ok = !strcmp(v, "rgb") || !strcmp(v, "nv12"), o->nv12 = !strcmp(v, "nv12");
         else if (!strcmp(a, "--frame")) ok = sscanf(v, "%dx%d", &o->fw, &o->fh) == 2 && o->fw > 0 && o->fh > 0 &&
                                                 o->fw <= 8192 && o->fh <= 8192;
         else {
@@ -124,11 +153,15 @@ static int parse_args(int argc, char **argv, opts *o)
             return 0;
         }
     }
-    static const char *modes[] = {"forward", "detect", "layers", "cold"};
+    static const char *modes[] = {"forward", "detect", "device", "layers", "cold"};
     int known = 0;
     for (size_t k = 0; o->mode && k < sizeof modes / sizeof *modes; k++) known |= !strcmp(o->mode, modes[k]);
     if (!known || !o->yaml || !o->weights || !o->scale) {
-        fprintf(stderr, "gpu_bench: --mode (forward, detect, layers or cold), --model, --scale and --weights are required (see --help)\n");
+        fprintf(stderr, "gpu_bench: --mode (forward, detect, device, layers or cold), --model, --scale and --weights are required (see --help)\n");
+        return 0;
+    }
+    if ((o->async || o->nv12) && strcmp(o->mode, "detect") && strcmp(o->mode, "device")) {
+        fprintf(stderr, "gpu_bench: --async and --pixels apply to --mode detect and device only\n");
         return 0;
     }
     if (!strcmp(o->mode, "cold") && !o->out) {
@@ -194,15 +227,24 @@ static int load(const opts *o, strix_model **m)
     mo.half = o->half;
     strix_cuda_env_apply(&mo);
     mo.cuda_kernels = o->kernels;
+    if (o->async) mo.cuda_async = 1;
     strix_error e;
     strix_status st = strix_model_load(m, &mo, &e);
     return st ? fail(o->yaml, &e, st) : 0;
 }
 
-/* n frames of w x h random uint8 RGB pixels, one allocation. */
-static uint8_t *make_frames(strix_image *im, int n, int w, int h)
+/* Bytes of one dense frame: RGB [h][3w], or NV12 Y [h][w] then U,V
+ * [(h + 1) / 2][2 * ((w + 1) / 2)]. */
+static size_t frame_size(int w, int h, int nv12)
 {
-    size_t one = (size_t)w * h * 3;
+    return nv12 ? (size_t)w * h + (size_t)2 * ((w + 1) / 2) * ((h + 1) / 2) : (size_t)w * h * 3;
+}
+
+/* n frames of w x h random uint8 pixels (RGB, or NV12 planes read as
+ * limited-range BT.601, the strix_image defaults), dense, one allocation. */
+static uint8_t *make_frames(strix_image *im, int n, int w, int h, int nv12)
+{
+    size_t one = frame_size(w, h, nv12);
     uint8_t *px = malloc(one * (size_t)n);
     if (!px) return NULL;
     uint64_t s = 0x9E3779B97F4A7C15ull;
@@ -210,7 +252,11 @@ static uint8_t *make_frames(strix_image *im, int n, int w, int h)
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
         px[i] = (uint8_t)(s >> 56);
     }
-    for (int i = 0; i < n; i++) im[i] = (strix_image){.data = px + one * (size_t)i, .width = w, .height = h, .format = STRIX_RGB};
+    for (int i = 0; i < n; i++) {
+        uint8_t *f = px + one * (size_t)i;
+        im[i] = (strix_image){.data = f, .width = w, .height = h, .format = nv12 ? STRIX_NV12 : STRIX_RGB,
+                              .uv = nv12 ? f + (size_t)w * h : NULL};
+    }
     return px;
 }
 
@@ -255,38 +301,171 @@ static int mode_forward(const opts *o, strix_model *m, FILE *f)
 #endif
 }
 
+/* The frames of one detect measurement: n images in host memory, or (device)
+ * copied once into device memory, each row starting at a 256-byte aligned
+ * pitch as NVDEC's surfaces do. */
+typedef struct frames {
+    strix_image *im;
+    uint8_t *host;
+    uint8_t *dev; /* NULL for host frames */
+} frames;
+
+static void frames_free(frames *fr)
+{
+#ifdef STRIX_WITH_CUDA
+    if (fr->dev) cudaFree(fr->dev);
+#endif
+    free(fr->host), free(fr->im);
+    memset(fr, 0, sizeof *fr);
+}
+
+static strix_status frames_make(const opts *o, int n, int device, frames *fr, strix_error *e)
+{
+    memset(fr, 0, sizeof *fr);
+    fr->im = malloc(sizeof *fr->im * (size_t)n);
+    fr->host = fr->im ? make_frames(fr->im, n, o->fw, o->fh, o->nv12) : NULL;
+    if (!fr->host) {
+        frames_free(fr);
+        snprintf(e->message, sizeof e->message, "out of host memory for %d frames of %dx%d", n, o->fw, o->fh);
+        return STRIX_E_NOMEM;
+    }
+    if (!device) return STRIX_OK;
+#ifdef STRIX_WITH_CUDA
+    const int w = o->fw, h = o->fh, uv_rows = (h + 1) / 2;
+    const size_t row = o->nv12 ? (size_t)w : (size_t)w * 3, uv_row = (size_t)2 * ((w + 1) / 2);
+    const size_t pitch = (row + 255) / 256 * 256, one = pitch * (size_t)(h + (o->nv12 ? uv_rows : 0));
+    int dev_index = 0;
+    if (!strncmp(o->device, "cuda:", 5)) dev_index = atoi(o->device + 5);
+    cudaError_t ce = cudaSetDevice(dev_index);
+    if (!ce) ce = cudaMalloc((void **)&fr->dev, one * (size_t)n);
+    for (int i = 0; !ce && i < n; i++) {
+        uint8_t *d = fr->dev + one * (size_t)i;
+        const uint8_t *y = fr->im[i].data, *uv = fr->im[i].uv;
+        ce = cudaMemcpy2D(d, pitch, y, row, row, (size_t)h, cudaMemcpyHostToDevice);
+        if (!ce && o->nv12) ce = cudaMemcpy2D(d + pitch * h, pitch, uv, uv_row, uv_row, (size_t)uv_rows,
+                                             cudaMemcpyHostToDevice);
+        fr->im[i].data = d;
+        fr->im[i].stride = (int)pitch;
+        fr->im[i].uv = o->nv12 ? d + pitch * h : NULL;
+        fr->im[i].uv_stride = o->nv12 ? (int)pitch : 0;
+        fr->im[i].memory = STRIX_DEVICE;
+    }
+    if (ce) {
+        snprintf(e->message, sizeof e->message, "%s: cannot put %d frames of %dx%d in device memory: %s", o->device,
+                 n, o->fw, o->fh, cudaGetErrorString(ce));
+        frames_free(fr);
+        return ce == cudaErrorMemoryAllocation ? STRIX_E_NOMEM : STRIX_E_DEVICE;
+    }
+    return STRIX_OK;
+#else
+    frames_free(fr);
+    snprintf(e->message, sizeof e->message, "this build has no CUDA backend (rebuild with CUDA=1)");
+    return STRIX_E_UNSUPPORTED;
+#endif
+}
+
+/* count batches through submit/collect with up to STRIX_MAX_IN_FLIGHT out:
+ * the next submitted before the oldest is collected.  period (count - 1
+ * entries, or NULL): ms between successive collects; *wall_s: first submit
+ * to last collect. */
+static strix_status pipelined(strix_model *m, const strix_image *im, int n, const strix_detect_options *d,
+                              strix_detections *r, int count, double *period, double *wall_s, strix_error *e)
+{
+    strix_batch *q[STRIX_MAX_IN_FLIGHT];
+    int submitted = 0, collected = 0;
+    strix_status st = STRIX_OK;
+    double t0 = now_s(), last = t0;
+    while (!st && collected < count) {
+        if (submitted < count && submitted - collected < STRIX_MAX_IN_FLIGHT) {
+            st = strix_model_submit(m, im, n, d, &q[submitted % STRIX_MAX_IN_FLIGHT], e);
+            submitted += !st;
+            continue;
+        }
+        strix_batch *b = q[collected++ % STRIX_MAX_IN_FLIGHT];
+        st = strix_batch_collect(b, r, e);
+        double t = now_s();
+        strix_batch_release(b);
+        if (period && collected > 1) period[collected - 2] = (t - last) * 1e3;
+        last = t;
+    }
+    while (collected < submitted) strix_batch_release(q[collected++ % STRIX_MAX_IN_FLIGHT]);
+    if (wall_s) *wall_s = last - t0;
+    return st;
+}
+
+/* One batch submitted with none other in flight, and collected. */
+static strix_status one_batch(strix_model *m, const strix_image *im, int n, const strix_detect_options *d,
+                              strix_detections *r, strix_error *e)
+{
+    strix_batch *b;
+    strix_status st = strix_model_submit(m, im, n, d, &b, e);
+    if (st) return st;
+    st = strix_batch_collect(b, r, e);
+    strix_batch_release(b);
+    return st;
+}
+
+/* detect and device: the frames to host boxes, synchronously or (--async)
+ * with two batches in flight. */
 static int mode_detect(const opts *o, strix_model *m, FILE *f)
 {
+    const int device = !strcmp(o->mode, "device");
     strix_detect_options d;
     strix_detect_options_init(&d);
-    char mode[48];
-    snprintf(mode, sizeof mode, "detect-%dx%d", o->fw, o->fh);
+    char mode[64];
+    snprintf(mode, sizeof mode, "%s-%dx%d%s%s", o->mode, o->fw, o->fh, o->nv12 ? "-nv12" : "",
+             o->async ? "-async" : "");
     for (int bi = 0; bi < o->n_batches; bi++) {
         int n = o->batches[bi];
-        strix_image *im = malloc(sizeof *im * (size_t)n);
-        strix_detections *r = malloc(sizeof *r * (size_t)n);
-        double *ms = malloc(sizeof *ms * (size_t)o->runs);
-        uint8_t *px = im ? make_frames(im, n, o->fw, o->fh) : NULL;
+        frames fr = {0};
         strix_error e;
-        strix_status st = px && r && ms ? STRIX_OK : STRIX_E_NOMEM;
-        if (st) snprintf(e.message, sizeof e.message, "out of host memory for %d frames of %dx%d", n, o->fw, o->fh);
-        /* the first call plans and runs eagerly, the second captures the graph */
-        for (int k = 0; !st && k < 2 + o->warmup; k++) st = strix_model_detect(m, im, n, &d, r, &e);
+        strix_detections *r = malloc(sizeof *r * (size_t)n);
+        double *ms = malloc(sizeof *ms * (size_t)o->runs), *lat = malloc(sizeof *lat * (size_t)o->runs);
+        strix_status st = r && ms && lat ? frames_make(o, n, device, &fr, &e) : STRIX_E_NOMEM;
+        if (!(r && ms && lat)) snprintf(e.message, sizeof e.message, "out of host memory for batch %d", n);
         long dets = 0;
-        for (int k = 0; !st && k < o->runs; k++) {
-            double t0 = now_s();
-            st = strix_model_detect(m, im, n, &d, r, &e);
-            ms[k] = (now_s() - t0) * 1e3;
-            for (int i = 0; !st && k == 0 && i < n; i++) dets += r[i].count;
+        double wall = 0;
+        if (!o->async) {
+            /* the first call plans and runs eagerly, the second captures the graph */
+            for (int k = 0; !st && k < 2 + o->warmup; k++) st = strix_model_detect(m, fr.im, n, &d, r, &e);
+            for (int k = 0; !st && k < o->runs; k++) {
+                double t0 = now_s();
+                st = strix_model_detect(m, fr.im, n, &d, r, &e);
+                ms[k] = (now_s() - t0) * 1e3;
+                for (int i = 0; !st && k == 0 && i < n; i++) dets += r[i].count;
+            }
+        } else {
+            /* plan and capture one batch at a time, then warm the lanes up in flight */
+            for (int k = 0; !st && k < 2; k++) st = one_batch(m, fr.im, n, &d, r, &e);
+            if (!st && o->warmup) st = pipelined(m, fr.im, n, &d, r, o->warmup + 1, NULL, NULL, &e);
+            for (int k = 0; !st && k < o->runs; k++) {
+                double t0 = now_s();
+                st = one_batch(m, fr.im, n, &d, r, &e);
+                lat[k] = (now_s() - t0) * 1e3;
+                for (int i = 0; !st && k == 0 && i < n; i++) dets += r[i].count;
+            }
+            if (!st) st = pipelined(m, fr.im, n, &d, r, o->runs + 1, ms, &wall, &e);
         }
         if (!st) {
             row_head(f, o, mode, n);
             row_times(f, ms, o->runs, o->warmup, n);
-            fprintf(f, ", \"frame\": \"%dx%d\", \"dets_per_img\": %.1f}\n", o->fw, o->fh, (double)dets / n);
+            fprintf(f, ", \"frame\": \"%dx%d\", \"pixels\": \"%s\", \"memory\": \"%s\", \"dets_per_img\": %.1f", o->fw,
+                    o->fh, o->nv12 ? "nv12" : "rgb", device ? "device" : "host", (double)dets / n);
+            if (o->async) {
+                qsort(lat, (size_t)o->runs, sizeof *lat, cmp_double);
+                int k90 = (9 * o->runs + 9) / 10 - 1;
+                fprintf(f, ", \"in_flight\": %d, \"wall_images_per_s\": %.2f, \"latency_median_ms\": %.4f, "
+                           "\"latency_p90_ms\": %.4f, \"latency_min_ms\": %.4f",
+                        STRIX_MAX_IN_FLIGHT, wall > 0 ? (double)n * (o->runs + 1) / wall : 0,
+                        o->runs % 2 ? lat[o->runs / 2] : 0.5 * (lat[o->runs / 2 - 1] + lat[o->runs / 2]),
+                        lat[k90 < 0 ? 0 : k90], lat[0]);
+            }
+            fprintf(f, "}\n");
             fflush(f);
         }
-        free(px), free(im), free(r), free(ms);
-        if (st) return fail("detect", &e, st);
+        frames_free(&fr);
+        free(r), free(ms), free(lat);
+        if (st) return fail(o->mode, &e, st);
     }
     return 0;
 }
@@ -379,7 +558,7 @@ static int mode_cold(const opts *o, FILE *f)
     if (rc) return rc;
     double t_load = now_s() - t0;
     strix_image im;
-    uint8_t *px = make_frames(&im, 1, o->fw, o->fh);
+    uint8_t *px = make_frames(&im, 1, o->fw, o->fh, 0);
     if (!px) {
         strix_model_free(m);
         fprintf(stderr, "gpu_bench: out of host memory for a %dx%d frame\n", o->fw, o->fh);
@@ -433,7 +612,7 @@ int main(int argc, char **argv)
         rc = load(&o, &m);
         if (!rc) {
             if (!strcmp(o.mode, "forward")) rc = mode_forward(&o, m, f);
-            else if (!strcmp(o.mode, "detect")) rc = mode_detect(&o, m, f);
+            else if (!strcmp(o.mode, "detect") || !strcmp(o.mode, "device")) rc = mode_detect(&o, m, f);
             else rc = mode_layers(&o, m, f);
             strix_model_free(m);
         }

@@ -7,10 +7,15 @@
 # (one object: GPU, driver, CUDA, commit, date) and DIR/summary.txt (the check
 # steps; rows of kind "video" come from perf/gpu_video.sh), and writes
 #   DIR/results.json  {"machine", "rows", "notes"}: the rows as they are;
-#   DIR/table.md      forward with the input on the device and the detect
-#                     path, strix and each peer side by side with strix ÷ peer
-#                     (images/s), the per-layer table, cold start, the
-#                     video job, the steps;
+#   DIR/table.md      issue 15's goals against what was measured; forward
+#                     with the input on the device and the detect paths (host
+#                     or device frames, RGB or NV12, synchronous or async),
+#                     strix and each peer side by side with strix ÷ peer
+#                     (images/s; an async path is set beside the peer's
+#                     synchronous one), the async paths' latency, the
+#                     per-layer table, cold start, the video job (frames/s,
+#                     NVDEC utilisation, memory at batch 64, the annotated MP4
+#                     against a plain ffmpeg transcode), the steps;
 #   DIR/plot.svg      images/s against batch size (fp16), one line per model,
 #                     tool and path.
 # Plain POSIX sh + awk: no Python, so the report is made on the GPU machine.
@@ -52,10 +57,36 @@ function num(line, key,    m) {
 function fmt(x) { return x == "" ? "" : (x >= 100 ? sprintf("%.0f", x) : sprintf("%.2f", x)) }
 function add_tool(t) { if (!(t in tool_seen)) { tool_seen[t] = 1; tools[++n_tools] = t } }
 function add_key(k) { if (!(k in key_seen)) { key_seen[k] = 1; keys[++n_keys] = k } }
+function row_key(mode, model, dtype, batch) { return (mode == "forward-device" ? 1 : 2) SUBSEP mode SUBSEP model SUBSEP dtype SUBSEP sprintf("%06d", batch) }
+# a path mode (gpu_bench): forward-device, or detect|device-WxH[-nv12][-async]
+function title_of(m,   dev, rest, size) {
+    if (m == "forward-device") return "Forward, input already on the device, head left there (graph replay; peers: Ultralytics DetectionModel)"
+    dev = m ~ /^device-/; rest = m; sub(/^[a-z]+-/, "", rest); size = rest; sub(/-.*/, "", size)
+    return (dev ? "Frames already in device memory " : "Detect path ") size ": uint8 " (rest ~ /-nv12/ ? "NV12" : "RGB") " frames in " \
+        (dev ? "device" : "host") " memory to boxes in host memory (" \
+        (rest ~ /-async$/ ? "strix_model_submit/collect, 2 batches in flight, cuda_async; ms: the steady-state period" : "strix_model_detect") \
+        (dev ? "" : "; peer: Ultralytics predict") ")"
+}
+function goal(what, got, target, ok) { ng++; goal_line[ng] = sprintf("| %s | %s | %s | %s |", what, got, target, got == "" ? "not measured" : ok ? "yes" : "no") }
 {
     line = $0
     if (str(line, "kind") == "video") { # perf/gpu_video.sh
-        nv++; vid_line[nv] = sprintf("| %s | %d | %d | %.1f |", str(line, "name"), num(line, "inputs"), num(line, "frames"), num(line, "fps"))
+        name = str(line, "name")
+        nv++; vid_line[nv] = sprintf("| %s | %d | %d | %.1f |", name, num(line, "inputs"), num(line, "frames"), num(line, "fps"))
+        vfps[name] = num(line, "fps")
+        if (num(line, "nvdec_util_infer") != "") { nd++; dec_line[nd] = sprintf("| %s | %.1f |", name, num(line, "nvdec_util_infer")) }
+        if (num(line, "max_rss_mb") != "") {
+            nm++; mem_line[nm] = sprintf("| %s | %d | %d | %.0f | %.0f | %.0f | %.0f |", name, num(line, "inputs"), num(line, "batch"),
+                num(line, "rss_first_half_mb"), num(line, "max_rss_mb"), num(line, "max_device_mb"), num(line, "device_used_delta_mb"))
+            dev_mb = num(line, "max_device_mb") > 0 ? num(line, "max_device_mb") : num(line, "device_used_delta_mb")
+            rss_growth = num(line, "max_rss_mb") - num(line, "rss_first_half_mb")
+        }
+        next
+    }
+    if (str(line, "kind") == "video-annotated") { # perf/gpu_video.sh through perf/bench_video.sh
+        na++; ann_line[na] = sprintf("| %s | %s | %d | %.1f | %.1f | %.3f |", str(line, "name"), str(line, "encoder"), num(line, "frames"),
+            num(line, "fps"), num(line, "ffmpeg_fps"), num(line, "ratio"))
+        ann_ratio[str(line, "name")] = num(line, "ratio")
         next
     }
     tool = str(line, "tool"); mode = str(line, "mode")
@@ -75,9 +106,14 @@ function add_key(k) { if (!(k in key_seen)) { key_seen[k] = 1; keys[++n_keys] = 
         next
     }
     add_tool(tool)
-    k = (mode == "forward-device" ? 1 : 2) SUBSEP mode SUBSEP model SUBSEP dtype SUBSEP sprintf("%06d", batch) # forward first
+    k = row_key(mode, model, dtype, batch) # forward first
     add_key(k)
     ips[k, tool] = num(line, "images_per_s"); med[k, tool] = num(line, "median_ms")
+    if (num(line, "latency_median_ms") != "") {
+        nq++; lat_line[nq] = sprintf("| %s | %s | %s | %d | %.3f | %.3f | %s |", model, dtype, mode, batch, num(line, "latency_median_ms"),
+            num(line, "latency_p90_ms"), fmt(num(line, "wall_images_per_s")))
+        lat[k, tool] = num(line, "latency_median_ms")
+    }
     if (str(line, "error") != "") err[k, tool] = str(line, "error")
 }
 END {
@@ -86,6 +122,37 @@ END {
     print "# strix on the GPU: " gpu > table
     print "" > table
     printf "GPU %s, driver %s, CUDA %s; commit %s; %s.  Synthetic weights (build/mkweights seed 1), the same file for every framework; 640 input.  Raw rows: `rows.jsonl`; logs beside it.\n\n", gpu, str(mline, "driver"), str(mline, "cuda"), str(mline, "commit"), str(mline, "date") > table
+    # the goals of issue 15 (fp16, 1280x720 frames), for every model measured on the async path
+    for (i = 1; i <= n_keys; i++) {
+        split(keys[i], f, SUBSEP)
+        if (f[2] != "detect-1280x720-async" || f[4] != "fp16" || f[5] + 0 != 64) continue
+        m = f[3]; v = ips[keys[i], "strix"]
+        goal(m " detect path, host frames to host boxes, async, batch 64 (images/s)", fmt(v), ">= 4000", v >= 4000)
+        k1 = row_key("detect-1280x720-async", m, "fp16", 1)
+        v = ((k1, "strix") in lat) ? lat[k1, "strix"] : ""
+        goal(m " detect path, batch-1 latency, async, none other in flight (ms)", v == "" ? "" : sprintf("%.3f", v), "<= 0.6", v != "" && v <= 0.6)
+        k1 = row_key("detect-1280x720", m, "fp16", 1)
+        v = ((k1, "strix") in med) ? med[k1, "strix"] : ""
+        goal(m " detect path, batch-1 latency, strix_model_detect (ms)", v == "" ? "" : sprintf("%.3f", v), "<= 0.6", v != "" && v <= 0.6)
+        fw = row_key("forward-device", m, "fp16", 64)
+        split("device-1280x720-nv12-async device-1280x720-nv12 device-1280x720-async", dm, " ")
+        for (j = 1; j <= 3; j++) {
+            kd = row_key(dm[j], m, "fp16", 64)
+            v = ((kd, "strix") in ips) && ((fw, "strix") in ips) && ips[fw, "strix"] > 0 ? ips[kd, "strix"] / ips[fw, "strix"] : ""
+            goal(m " " dm[j] ", batch 64: images/s ÷ the device-resident forward rate", v == "" ? "" : sprintf("%.2f", v), ">= 0.90", v != "" && v >= 0.9)
+        }
+    }
+    split("nvdec-8 nvdec-8-async", vn, " ")
+    for (j = 1; j <= 2; j++) if (vn[j] in vfps) goal("video job, 8 inputs, NVDEC, detections only, " vn[j] " (frames/s in total)", sprintf("%.1f", vfps[vn[j]]), ">= 2000", vfps[vn[j]] >= 2000)
+    for (a in ann_ratio) goal("video job, annotated MP4 ÷ plain ffmpeg transcode, " a, sprintf("%.3f", ann_ratio[a]), ">= 0.90", ann_ratio[a] >= 0.9)
+    if (nm) {
+        goal("device memory, 8 inputs at batch 64 (MB)", sprintf("%.0f", dev_mb), "<= 1024", dev_mb > 0 && dev_mb <= 1024)
+        goal("host RSS growth, second half of the batch-64 run over the first (MB)", sprintf("%.0f", rss_growth), "<= 16 (flat)", rss_growth <= 16)
+    }
+    if (ng) {
+        printf "## Goals of issue 15\n\n| goal | measured | target | met |\n|---|---:|---|---|\n" > table
+        for (i = 1; i <= ng; i++) print goal_line[i] > table
+    }
     # sort the keys: path (forward first), model, dtype, batch; split gives f[3] path .. f[5] batch
     for (i = 2; i <= n_keys; i++) { v = keys[i]; for (j = i - 1; j >= 1 && keys[j] > v; j--) keys[j + 1] = keys[j]; keys[j + 1] = v }
     head = "| model | dtype | batch | strix ms | strix img/s"
@@ -95,21 +162,27 @@ END {
     for (i = 1; i <= n_keys; i++) {
         split(keys[i], f, SUBSEP)
         if (f[2] != last_mode) {
-            title = f[2] == "forward-device" ? "Forward, input already on the device, head left there (graph replay; peers: Ultralytics DetectionModel)" : \
-                    "Detect path " substr(f[2], 8) ": uint8 frames in host memory to boxes in host memory (strix_model_detect; peer: Ultralytics predict)"
-            printf "\n## %s\n\n%s |\n%s|\n", title, head, sep > table
+            printf "\n## %s\n\n%s |\n%s|\n", title_of(f[2]), head, sep > table
             last_mode = f[2]
         }
         k = keys[i]
         base = f[3]; sub(/ k[0-9]+$/, "", base)
-        pk = f[1] SUBSEP f[2] SUBSEP base SUBSEP f[4] SUBSEP f[5] # the key the peers use
-        row = sprintf("| %s | %s | %d | %s | %s", f[3], f[4], f[5] + 0, fmt(med[k, "strix"]), fmt(ips[k, "strix"]))
+        pm = f[2]; sub(/-async$/, "", pm) # the peers run the synchronous path only
+        pk = f[1] SUBSEP pm SUBSEP base SUBSEP f[4] SUBSEP f[5] # the key the peers use
+        # (an element that may be absent is tested first, never passed: gawk 5.2
+        # segfaults on an absent element passed to a function in this loop)
+        row = sprintf("| %s | %s | %d | %s | %s", f[3], f[4], f[5] + 0, ((k, "strix") in med) ? fmt(med[k, "strix"]) : "",
+            ((k, "strix") in ips) ? fmt(ips[k, "strix"]) : "")
         for (t = 1; t <= n_tools; t++) {
             p = tools[t]; if (p == "strix") continue
-            r = ((pk, p) in ips && ips[pk, p] > 0 && ips[k, "strix"] > 0) ? sprintf("%.2f", ips[k, "strix"] / ips[pk, p]) : ""
-            row = row " | " (((pk, p) in err) ? "failed" : fmt(ips[pk, p])) " | " r
+            r = ((pk, p) in ips && ips[pk, p] > 0 && (k, "strix") in ips && ips[k, "strix"] > 0) ? sprintf("%.2f", ips[k, "strix"] / ips[pk, p]) : ""
+            row = row " | " (((pk, p) in err) ? "failed" : ((pk, p) in ips) ? fmt(ips[pk, p]) : "") " | " r
         }
         print row " |" > table
+    }
+    if (nq) {
+        printf "\n## Async paths: one batch submitted with none other in flight, submit to collect (latency), and the images of every batch over the wall time\n\n| model | dtype | path | batch | latency median ms | p90 ms | wall img/s |\n|---|---|---|---:|---:|---:|---:|\n" > table
+        for (i = 1; i <= nq; i++) print lat_line[i] > table
     }
     if (nl) {
         printf "\n## GPU time per YAML layer (CUDA events around each layer of an eager forward, median), sorted\n\n" > table
@@ -124,6 +197,18 @@ END {
     if (nv) {
         printf "\n## Video job: the bundle clip (720p H.264), detections only, whole process timed\n\n| run | inputs | frames | frames/s |\n|---|---:|---:|---:|\n" > table
         for (i = 1; i <= nv; i++) print vid_line[i] > table
+    }
+    if (nd) {
+        printf "\n## NVDEC utilisation as infer reports it (NVML, mean over the run, %%)\n\n| run | NVDEC %% |\n|---|---:|\n" > table
+        for (i = 1; i <= nd; i++) print dec_line[i] > table
+    }
+    if (nm) {
+        printf "\n## Memory of the video job (host RSS sampled every 0.2 s; device: nvidia-smi per process, and the used memory of the GPU above its level before)\n\n| run | inputs | batch | RSS first half MB | RSS max MB | device MB | GPU used delta MB |\n|---|---:|---:|---:|---:|---:|---:|\n" > table
+        for (i = 1; i <= nm; i++) print mem_line[i] > table
+    }
+    if (na) {
+        printf "\n## Annotated MP4 against a plain ffmpeg transcode of the same clip, same encoder and settings (perf/bench_video.sh)\n\n| run | encoder | frames | infer frames/s | ffmpeg frames/s | ratio |\n|---|---|---:|---:|---:|---:|\n" > table
+        for (i = 1; i <= na; i++) print ann_line[i] > table
     }
     if ((getline s < summary) > 0) {
         printf "\n## Steps\n\n```\n" > table

@@ -11,7 +11,7 @@
 #   strix-gpu/weights/*.yaml          the model YAMLs the programs read
 #   strix-gpu/build/tests/test_cuda_ops, build/perf/gpu_bench, build/mkweights,
 #                                     build/perf/cuda/{conv,pool,resize,letterbox}_lab
-#   strix-gpu/build/infer, perf/gpu_video.sh, clips/720p.mp4
+#   strix-gpu/build/infer, perf/gpu_video.sh, perf/bench_video.sh, clips/720p.mp4
 #                                     the video step: infer as `make dist` links it
 #                                     (the minimal static FFmpeg, NVDEC included) and
 #                                     a 4 s 1280x720 H.264 clip made here by ffmpeg;
@@ -66,7 +66,7 @@ elif ! mkdir -p "$dst/clips" || ! ffmpeg -v error -nostdin -y -f lavfi -i testsr
     -c:v libx264 -preset veryfast -pix_fmt yuv420p -g 60 "$dst/clips/720p.mp4" >>"$build/gpu-bundle.log" 2>&1; then
     video="left out: ffmpeg could not make the clip"
 else
-    cp -p "$obj-dist/infer" "$dst/build/" && cp -p perf/gpu_video.sh "$dst/perf/" && video="included"
+    cp -p "$obj-dist/infer" "$dst/build/" && cp -p perf/gpu_video.sh perf/bench_video.sh "$dst/perf/" && video="included"
 fi
 echo "gpu-bundle: video step $video"
 skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libutil\.|libresolv\.|libcuda\.|libnvidia-|libcudart|libcublas|libcublasLt)'

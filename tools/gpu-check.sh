@@ -32,14 +32,25 @@
 #                 detect path from uint8 frames (1280x720 and 640x640) to host
 #                 boxes; per-layer GPU time at batch 64 (fp16); cold start of
 #                 yolov8n (5 fresh processes each dtype, default kernel set);
-#   8. video      perf/gpu_video.sh: the bundle's infer on its 720p H.264
+#   8. async      build/perf/gpu_bench on the first model, fp16, the default
+#                 kernel set, 1280x720 frames, the same batches: the
+#                 asynchronous API (--async: two batches in flight, cuda_async)
+#                 from host RGB and host NV12 frames, and frames already in
+#                 device memory (--mode device: NV12 as NVDEC hands them out,
+#                 synchronous and async; RGB async): images/s, batch-1
+#                 latency; its own log, async.log;
+#   9. video      perf/gpu_video.sh: the bundle's infer on its 720p H.264
 #                 clip, 1 and 8 inputs, decoded on the CPU (RGB, NV12) and
-#                 with NVDEC: frames/s, NVDEC utilisation, and the NVDEC
-#                 run's detections equal to the CPU-decoded NV12 run's;
-#   9. peers      only with --python PATH (a Python with torch on CUDA and
+#                 with NVDEC, each synchronous and with STRIX_CUDA_ASYNC=1:
+#                 frames/s, NVDEC utilisation, and the NVDEC runs'
+#                 detections equal to the CPU-decoded NV12 run's; 8 inputs
+#                 at batch 64 with host RSS and device memory sampled; with
+#                 the ffmpeg program here, the annotated MP4 against a plain
+#                 ffmpeg transcode (perf/bench_video.sh, same encoder);
+#  10. peers      only with --python PATH (a Python with torch on CUDA and
 #                 ultralytics): tools/reference/gpu_peers.py on the same
 #                 weights and frames; else one SKIP line saying why;
-#  10. report     perf/gpu_report.sh: results.json, table.md, plot.svg.
+#  11. report     perf/gpu_report.sh: results.json, table.md, plot.svg.
 #
 # Every step writes its log to the output directory (default
 # perf/results/<YYYY-MM-DD>-<gpu>/), opening with a header (date, GPU, driver,
@@ -74,7 +85,7 @@ while [ $# -gt 0 ]; do
     --kernels) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[123](,[123])*$' || usage "--kernels needs a list of kernel sets (1, 2, 3)"; kernel_sets=$2; shift 2 ;;
     --no-sanitizers) sanitize=0; shift ;;
     --sanitizer-timeout) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || usage "--sanitizer-timeout needs seconds"; stimeout=$2; shift 2 ;;
-    -h | --help) sed -n '2,56p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,67p' "$0"; exit 0 ;;
     *) usage "unknown argument '$1'" ;;
     esac
 done
@@ -239,6 +250,23 @@ if [ $ok = 1 ]; then
     else
         failed="$failed bench"
         note "FAIL bench ($(($(date +%s) - t0))s, failed:$bad): $blog"
+    fi
+
+    # the asynchronous and device-resident paths (issue 15's goals): one model, fp16
+    blog=$out/async.log
+    header "$blog" "$bench (async and device-resident detect paths, $first fp16)"
+    t0=$(date +%s) bad=""
+    common="--model $(yaml_of "$first") --scale $(scale_of "$first") --weights $work/$first.safetensors --name $first"
+    for how in "detect --async" "detect --async --pixels nv12" "device --pixels nv12" "device --async --pixels nv12" \
+        "device --async"; do
+        # shellcheck disable=SC2086 # $how, $common: words
+        run_bench "$how" --mode $how $common --half --batch "$batches" --frame 1280x720 --runs 50
+    done
+    if [ -z "$bad" ]; then
+        note "PASS async (exit 0, $(($(date +%s) - t0))s): $blog"
+    else
+        failed="$failed async"
+        note "FAIL async ($(($(date +%s) - t0))s, failed:$bad): $blog"
     fi
 
     if [ -x build/infer ] && [ -f clips/720p.mp4 ]; then

@@ -25,7 +25,8 @@
 #define GMC_PAD 26 /* border of each pyramid level: a window row as read (24 columns) + 2 */
 
 /* One pyramid level, each plane [(h + 2 GMC_PAD)][pw] int16 with pw = w + 2
- * GMC_PAD: the grey image (0..255) with its border reflected as OpenCV's
+ * GMC_PAD: the grey image v (0..255, held as 128 v + 2: gmc_kernels.h's
+ * IMG, for Lucas-Kanade's interpolation) with its border reflected as OpenCV's
  * BORDER_REFLECT_101, and its Scharr gradients (OpenCV's calcSharrDeriv
  * sums, |v| <= 4080) with a border of 0 (OpenCV pads them with
  * BORDER_CONSTANT).  int16 throughout, as OpenCV's Lucas-Kanade reads

@@ -129,14 +129,14 @@ typedef struct source_config {
     const char *url;
     int audio;                        /* keep the audio packets for the video sink */
     int (*interrupt)(void *ctx);      /* polled during blocking I/O: nonzero ends the input */
-    int nvtx;                         /* an NVTX range around each frame's decode */
+    int nvtx;                         /* NVTX ranges around each frame's decode and conversion
+                                         ("decode", "preprocess": the reader's own) */
     int rgb, nv12;                    /* what the frames carry (strix_video_read_options) */
     int nvdec;                        /* strix_video_read_options.nvdec */
 } source_config;
 
 typedef struct source {
     strix_video_reader *rd;
-    int nvtx;
 } source;
 
 /* The annotated-video sink (media.c): encode and mux on the writer thread
@@ -191,6 +191,9 @@ typedef struct vrun {
     double t0, last_progress, track_ms, annotate_ms, side_ms;
     int tty, reported;           /* reported: the failure was already printed */
     int concurrent;              /* inputs in the same pipeline run (1: alone) */
+    double nvdec_util;           /* --decode nvdec: NVDEC's mean utilisation (%) over the pipeline
+                                    run, from NVML; -1 when not read (nvdec_why says why) */
+    const char *nvdec_why;
     int fail_rc;                 /* exit code of a failure the writer knows better (bad --detections) */
     long replayed;               /* detections replayed (after the filters) */
     const unsigned char *mask;   /* --classes (applied here to replayed detections) */

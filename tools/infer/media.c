@@ -15,13 +15,13 @@
 int source_open(source *s, const source_config *c)
 {
     memset(s, 0, sizeof *s);
-    s->nvtx = c->nvtx;
     strix_video_read_options ro;
     strix_video_read_options_init(&ro);
     ro.audio = c->audio;
     ro.rgb = c->rgb;
     ro.nv12 = c->nv12;
     ro.nvdec = c->nvdec;
+    ro.nvtx = c->nvtx; /* the reader marks its "decode" and "preprocess" (conversion) apart */
     ro.interrupt = c->interrupt;
     strix_error e;
     strix_status st = strix_video_open(&s->rd, c->url, &ro, &e);
@@ -34,10 +34,7 @@ int source_open(source *s, const source_config *c)
 
 int source_read(source *s, strix_video_frame *vf, strix_error *err)
 {
-    stage_push(s->nvtx, "decode");
-    int r = strix_video_read(s->rd, vf, err);
-    stage_pop(s->nvtx);
-    return r;
+    return strix_video_read(s->rd, vf, err);
 }
 
 void source_close(source *s)

@@ -2,8 +2,9 @@
  * (version 0.0.4), for autoscaling and dashboards: items done, skipped and
  * failed, frames done and frames/s, the items still queued, time per
  * stage, and the GPU's utilisation, memory and decoder utilisation read
- * through NVML (libnvidia-ml.so.1 opened at run time: the CPU build and
- * machines without the driver run without it, and the text says so).
+ * through NVML (tools/infer/nvml.h: libnvidia-ml.so.1 opened at run time;
+ * the CPU build and machines without the driver run without it, and the
+ * text says so).
  * Served on --metrics-port by one thread and written to --metrics-file
  * (node_exporter's textfile collector) every few seconds and at the end,
  * each time published whole (loaders/outfile.h).
@@ -12,7 +13,6 @@
  * request with the metrics, one short response per connection, which is
  * all a Prometheus scrape needs and keeps the tool free of another
  * library. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -23,26 +23,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "nvml.h"
 #include "outfile.h"
 #include "worker.h"
 
 #define FILE_EVERY_MS 5000.0
-
-/* The few NVML entry points used, with their stable C ABI (nvml.h is not
- * in Debian main; these signatures have not changed since NVML's _v2 API). */
-typedef struct { unsigned int gpu, memory; } nvml_utilization;
-typedef struct { unsigned long long total, free, used; } nvml_memory;
-typedef struct nvml {
-    void *lib;
-    void *dev;
-    int (*init)(void);
-    int (*shutdown)(void);
-    int (*handle)(unsigned int, void **);
-    int (*util)(void *, nvml_utilization *);
-    int (*mem)(void *, nvml_memory *);
-    int (*dec)(void *, unsigned int *, unsigned int *);
-    char why[160]; /* why NVML is absent, "" when present */
-} nvml;
 
 static const char *const stage_names[STAGE_COUNT] = {"decode", "detect", "postprocess", "track", "annotate",
                                                      "write"};
@@ -58,40 +43,6 @@ struct metrics {
     double stage_ms[STAGE_COUNT], t0;
     nvml gpu;
 };
-
-static void nvml_open(nvml *g, int index)
-{
-    memset(g, 0, sizeof *g);
-    if (!(g->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL))) {
-        snprintf(g->why, sizeof g->why, "libnvidia-ml.so.1 not found (no NVIDIA driver on this machine)");
-        return;
-    }
-    *(void **)&g->init = dlsym(g->lib, "nvmlInit_v2");
-    *(void **)&g->shutdown = dlsym(g->lib, "nvmlShutdown");
-    *(void **)&g->handle = dlsym(g->lib, "nvmlDeviceGetHandleByIndex_v2");
-    *(void **)&g->util = dlsym(g->lib, "nvmlDeviceGetUtilizationRates");
-    *(void **)&g->mem = dlsym(g->lib, "nvmlDeviceGetMemoryInfo");
-    *(void **)&g->dec = dlsym(g->lib, "nvmlDeviceGetDecoderUtilization");
-    if (!g->init || !g->shutdown || !g->handle || !g->util || !g->mem || !g->dec)
-        snprintf(g->why, sizeof g->why, "libnvidia-ml.so.1 lacks an NVML entry point (driver too old)");
-    else if (g->init() != 0) snprintf(g->why, sizeof g->why, "nvmlInit failed (driver not loaded?)");
-    else if (g->handle((unsigned)index, &g->dev) != 0) {
-        g->shutdown();
-        snprintf(g->why, sizeof g->why, "NVML has no GPU %d", index);
-    }
-    if (g->why[0]) {
-        dlclose(g->lib);
-        g->lib = NULL;
-    }
-}
-
-static void nvml_close(nvml *g)
-{
-    if (!g->lib) return;
-    g->shutdown();
-    dlclose(g->lib);
-    g->lib = NULL;
-}
 
 char *metrics_render(metrics *m)
 {

@@ -1,6 +1,10 @@
-/* trace.h — NVTX ranges around the infer job's stages (decode, inference,
- * tracking, annotate, postprocess, encode), so an Nsight Systems timeline
- * shows what each thread of tools/infer/pipeline.h does.  Only in CUDA
+/* trace.h — NVTX ranges around the infer job's stages (inference,
+ * tracking, annotate, postprocess, encode; decode and preprocess, the
+ * frames' demux + decode and their conversion by swscale, are marked by the
+ * video reader itself, strix_video_read_options.nvtx, since both happen
+ * inside one strix_video_read), so an Nsight Systems timeline shows every
+ * stage of the summary line on the thread of tools/infer/pipeline.h that
+ * runs it.  Only in CUDA
  * builds (NVTX 3 is header-only in the CUDA toolkit), and only when the run
  * asks for them (STRIX_CUDA_NVTX=1, which also turns on the library's
  * ranges per layer); otherwise nothing. */

@@ -17,6 +17,7 @@
 
 #include "annotate.h"
 #include "job.h"
+#include "nvml.h"
 #include "outfile.h"
 #include "pipeline.h"
 #include "trace.h"
@@ -502,15 +503,22 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
                 p->input, info->frames_exact ? "container's header counts" : "duration suggests about", info->frames,
                 ps->frames);
     FILE *s = g_stop ? stderr : stdout;
+    /* NVDEC's share of the time, with --decode nvdec only (NVML present or not) */
+    char nvdec[224] = "";
+    if (o->nvdec >= 0 && v->nvdec_util >= 0)
+        snprintf(nvdec, sizeof nvdec, "; NVDEC %.0f%% busy (NVML, mean over the run%s)", v->nvdec_util,
+                 v->concurrent > 1 ? " of the inputs beside it" : "");
+    else if (o->nvdec >= 0)
+        snprintf(nvdec, sizeof nvdec, "; NVDEC utilisation n/a (%s)", v->nvdec_why ? v->nvdec_why : "no NVML sample");
     if (!o->quiet || g_stop)
         fprintf(s, "infer: %s: %ld frames (%ld %s), %ld detections in %.2f s, %.1f fps; decode %.2f s, "
                 "preprocess %.2f s, inference %.2f s, postprocess %.2f s, tracking %.2f s, annotate %.2f s, "
-                "encode %.2f s (stages overlap%s); peak memory %ld MB; %s%s%s%s\n",
+                "encode %.2f s (stages overlap%s)%s; peak memory %ld MB; %s%s%s%s\n",
                 p->input, ps->frames, ps->inferred, o->detections ? "replayed" : "detected",
                 o->detections ? v->replayed : ps->detections, wall, wall > 0 ? (double)ps->frames / wall : 0,
                 rs.decode_ms / 1e3, rs.convert_ms / 1e3, ps->detect_ms / 1e3, (ps->post_ms + v->side_ms) / 1e3,
                 v->track_ms / 1e3, v->annotate_ms / 1e3, enc / 1e3,
-                v->concurrent > 1 ? "; inference shared with the inputs beside it" : "", peak_rss_mb(),
+                v->concurrent > 1 ? "; inference shared with the inputs beside it" : "", nvdec, peak_rss_mb(),
                 g_stop ? "interrupted: kept the frames read so far in " : "wrote ", p->video_out ? p->video_out : "",
                 p->video_out ? " and " : "", p->jsonl);
     if (v->trk.counter && (!o->quiet || g_stop)) {
@@ -609,8 +617,16 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
             vs[i].concurrent = open;
             vs[i].t0 = vs[i].last_progress = t0;
         }
+        /* NVDEC's utilisation while these inputs decode on it (NVML, when present) */
+        char why[160] = "";
+        nvdec_sampler *dec = o->nvdec >= 0 ? nvdec_sampler_start(o->nvdec, why, sizeof why) : NULL;
         strix_error e;
         strix_pipe_run(&cfg, stats, &e);
+        double util = nvdec_sampler_stop(dec);
+        for (int i = 0; i < open; i++) {
+            vs[i].nvdec_util = util;
+            vs[i].nvdec_why = why[0] ? why : NULL;
+        }
         for (int i = 0; i < open; i++) { /* every one ran: each is published or reported */
             stop |= fold_exit(&rc, video_finish(&vs[i], &stats[i]));
             video_close(&vs[i]);
