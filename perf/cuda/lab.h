@@ -1,7 +1,10 @@
 /* lab.h — what the kernel lab's programs (perf/cuda/NAME_lab.c) share: the
  * common options, the seeded random numbers, fp16 bits on the host, the
  * "no CUDA device" exit, CUDA-event timing (warm-up, then the median of
- * --runs launches) and the exact check of the data-movement labs.
+ * --runs launches) and, for the data-movement labs (pool, resize,
+ * letterbox), the exact check, a model node's views laid out as the backend
+ * lays them out (lab_layout) and the loops that check every case and time
+ * the model's (lab_family).
  *
  * The exact check (lab_span): one host copy of a device buffer holding every
  * view an op reads and writes.  Everything outside the inputs starts as NaN

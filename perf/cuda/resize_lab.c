@@ -24,10 +24,11 @@
  * The check: the model's upsamples and copies (their views as the backend
  * lays them out, engine/plan.c: an upsample writes its channel slice of the
  * following concat) at --check-batch, and --random random shapes (default
- * 200; three in four upsamples by 1-4, one in four copies; batch 1-3, 1x1 to
- * 48x48, 1-96 channels, channel slices of wider buffers with and without
- * 16-byte alignment, batch padding), each in fp16 and fp32, against
- * strix_cpu_upsample_nearest / strix_cpu_copy.  Both only move values, so
+ * 200; seven in eight upsamples by 1-4, one in eight copies; batch 1-3,
+ * outputs 1x1 to 48x48, 1-96 channels, channel slices of wider buffers
+ * with and without 16-byte alignment, batch padding), each in fp16 and
+ * fp32, against strix_cpu_upsample_nearest / strix_cpu_copy.  Both only
+ * move values, so
  * the bound is exact: every output element equal to the CPU's bit for bit,
  * every other element of the buffers (poisoned with NaN first) unchanged
  * (perf/cuda/lab.h).  A failure names the shape and the seed: rerun with
