@@ -78,6 +78,7 @@
     X(net_graph_replay_v1)    \
     X(net_detect_f16_v3)      \
     X(net_graph_replay_v3)    \
+    X(net_upsample_fold_v3)   \
     X(net_detect_async)
 
 /* ------------------------------------------------- device names and errors */
@@ -136,8 +137,10 @@ GPU_TESTS(SKIP_TEST)
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "cuda/backend.h" /* strix_cuda_backend_upsample_folds */
 #include "kernels/kernels.h"
 #include "letterbox.h"
+#include "model_internal.h" /* the model's backend */
 #include "postprocess.h"
 
 #define GUARD 256             /* sentinel elements before and after each device buffer */
@@ -1587,6 +1590,45 @@ static void net_graph_replay_v3(void)
     T.kernels = STRIX_CUDA_KERNELS_V3;
     net_graph_replay_run(1);
     T.kernels = STRIX_CUDA_KERNELS_V2;
+}
+
+/* Kernel set 3 folds both neck upsamples of yolov8n and yolo11n into their
+ * convolutions on this GPU (fp16; the views of a planned shape are aligned
+ * for it), so the net_ tests above run the folded kernels; set 2 and fp32
+ * fold none. */
+static void net_upsample_fold_v3(void)
+{
+    if (!need_device()) return;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess || major < 8) {
+        tl_skip("the folded upsample is part of the mma.sync path, which needs compute capability 8.0");
+        return;
+    }
+    static const struct {
+        int kernels, half, folds;
+    } runs[] = {{STRIX_CUDA_KERNELS_V3, 1, 2}, {STRIX_CUDA_KERNELS_V2, 1, 0}, {STRIX_CUDA_KERNELS_V3, 0, 0}};
+    float *in = hmalloc((size_t)2 * 128 * 192 * 3 * sizeof(float));
+    if (!in) return;
+    for (size_t k = 0; k < (size_t)2 * 128 * 192 * 3; k++) in[k] = tl_uniform(0, 1);
+    for (int i = 0; i < NET_YAMLS && !tl_g.failed; i++)
+        for (size_t r = 0; r < sizeof runs / sizeof *runs && !tl_g.failed; r++) {
+            T.kernels = runs[r].kernels;
+            strix_model *m = net_load(i, 0, "cuda", runs[r].half);
+            T.kernels = STRIX_CUDA_KERNELS_V2;
+            if (!m) return;
+            float *out = hmalloc((size_t)2 * strix_model_anchor_count(m, 128, 192) * (4 + strix_model_class_count(m)) *
+                                 sizeof(float));
+            strix_error e;
+            if (!out || strix_model_forward(m, in, 2, 128, 192, out, &e)) {
+                if (out) tl_fail("%s: %s", yamls[i], e.message);
+                strix_model_free(m);
+                return;
+            }
+            int folds = strix_cuda_backend_upsample_folds(strix_cuda_backend_of(m->backend));
+            strix_model_free(m);
+            TL_CHECK(folds == runs[r].folds, "%s, kernel set %d, %s: %d upsamples folded, want %d", yamls[i],
+                     runs[r].kernels, runs[r].half ? "fp16" : "fp32", folds, runs[r].folds);
+        }
 }
 
 /* The asynchronous path (model option cuda_async): batch B submitted

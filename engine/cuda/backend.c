@@ -1000,6 +1000,14 @@ static const strix_backend_ops cuda_ops = {
     .layer_mark = cuda_layer_mark,
 };
 
+int strix_cuda_backend_upsample_folds(const strix_cuda_backend *b)
+{
+    int folds = 0;
+    for (int i = 0; b->planned && i < b->prog->n_nodes; i++)
+        folds += b->prog->nodes[i].op == STRIX_OP_UPSAMPLE && b->fold[i] >= 0;
+    return folds;
+}
+
 strix_cuda_backend *strix_cuda_backend_of(strix_backend *b)
 {
     return b && b->ops == &cuda_ops ? (strix_cuda_backend *)b : NULL;
