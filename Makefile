@@ -317,4 +317,4 @@ demo: deps all
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(VIDEO_OBJ:.o=.d) $(JOB_OBJ:.o=.d) $(TOOLS:=.d) $(TESTS:=.d) $(STB_OBJ:.o=.d) $(FUZZERS:=.d)
+-include $(LIB_OBJ:.o=.d) $(VIDEO_OBJ:.o=.d) $(JOB_OBJ:.o=.d) $(TOOLS:=.d) $(TESTS:=.d) $(KERNEL_LAB:=.d) $(STB_OBJ:.o=.d) $(FUZZERS:=.d)

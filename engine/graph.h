@@ -154,6 +154,24 @@ typedef struct strix_program {
 strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_error *err);
 void strix_program_free(strix_program *p);
 
+/* Kernel set 3's folded upsamples (kernels/fold_plan.h): for node u, an
+ * UPSAMPLE, the CONV node j that may read the upsample's input (at y /
+ * scale, x / scale) in place of the channels the upsample writes, so that
+ * the upsample need not run; -1 where it may not, and for every kernel set
+ * but STRIX_UPSAMPLE_FOLD_KERNELS (model option cuda_kernels).  Structural:
+ * the upsample writes a channel slice of a buffer (a Concat's) that nothing
+ * else writes and whose one reader, after u, is the input of j, one group
+ * (the buffer's other channels may have other readers);
+ * the slice's offset in j's input, its width and j's channels are multiples
+ * of 8 (a 16-byte chunk of fp16 channels never straddles the two sources);
+ * the upsample's input is not written between u and j and is read after j
+ * (so the arena, strix_plan_build, keeps it in place up to j).  What only a
+ * planned shape and a device can tell (fp16, the mma.sync path, alignment)
+ * the CUDA backend checks when it plans (strix_cuda_conv2d_fold_ok); every
+ * other backend ignores this and runs the upsample. */
+#define STRIX_UPSAMPLE_FOLD_KERNELS 3
+int strix_program_upsample_fold(const strix_program *p, int u, int kernels);
+
 /* Parameter and FLOP counts, Ultralytics' conventions (see strix.h). */
 void strix_graph_layer_params(const strix_graph *g, const strix_program *p, long long *per_layer);
 

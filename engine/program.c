@@ -445,6 +445,58 @@ strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_e
     return STRIX_OK;
 }
 
+/* Whether values a and b share channels of one buffer. */
+static int overlaps(const strix_program *p, int a, int b)
+{
+    const strix_value *x = &p->values[a], *y = &p->values[b];
+    return x->buf == y->buf && x->c0 < y->c0 + y->c && y->c0 < x->c0 + x->c;
+}
+
+static int reads_buf(const strix_program *p, const strix_node *nd, int buf)
+{
+    return (nd->in >= 0 && p->values[nd->in].buf == buf) || (nd->res >= 0 && p->values[nd->res].buf == buf);
+}
+
+static int reads(const strix_program *p, const strix_node *nd, int v)
+{
+    return (nd->in >= 0 && overlaps(p, nd->in, v)) || (nd->res >= 0 && overlaps(p, nd->res, v));
+}
+
+int strix_program_upsample_fold(const strix_program *p, int u, int kernels)
+{
+    if (kernels != STRIX_UPSAMPLE_FOLD_KERNELS || u < 0 || u >= p->n_nodes) return -1;
+    const strix_node *up = &p->nodes[u];
+    if (up->op != STRIX_OP_UPSAMPLE || up->fused || up->scale < 1) return -1;
+    const strix_value *uo = &p->values[up->out], *ui = &p->values[up->in];
+    if (p->bufs[uo->buf].kind != STRIX_BUF_SPATIAL || ui->buf == uo->buf) return -1;
+    /* the slice's one writer is u, its one reader a convolution's input
+     * (other channels of the buffer may have other readers: they are written) */
+    int j = -1;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const strix_node *nd = &p->nodes[i];
+        if (i == u) continue;
+        if ((nd->out >= 0 && overlaps(p, nd->out, up->out)) || (nd->out2 >= 0 && overlaps(p, nd->out2, up->out)))
+            return -1;
+        if (!reads(p, nd, up->out)) continue;
+        if (j >= 0 || nd->op != STRIX_OP_CONV || (nd->res >= 0 && overlaps(p, nd->res, up->out))) return -1;
+        j = i;
+    }
+    if (j < u) return -1; /* no reader, or one before the upsample */
+    const strix_node *cv = &p->nodes[j];
+    const strix_value *ci = &p->values[cv->in];
+    const int c0 = uo->c0 - ci->c0;
+    if (cv->conv.groups != 1 || c0 < 0 || c0 + uo->c > ci->c || c0 % 8 || uo->c % 8 || ci->c % 8) return -1;
+    /* the source: not written from u to j, read after j */
+    int kept = 0;
+    for (int i = u + 1; i < p->n_nodes; i++) {
+        const strix_node *nd = &p->nodes[i];
+        if (i <= j && ((nd->out >= 0 && overlaps(p, nd->out, up->in)) || (nd->out2 >= 0 && overlaps(p, nd->out2, up->in))))
+            return -1;
+        if (i > j && reads_buf(p, nd, ui->buf)) kept = 1;
+    }
+    return kept ? j : -1;
+}
+
 void strix_program_free(strix_program *p)
 {
     free(p->nodes);

@@ -31,9 +31,14 @@
  *      implicit GEMM with cp.async pipelining and the epilogue in registers,
  *      1x1 convolutions included; with V3, where the grid is smaller than
  *      the SM count, split-K (conv_mma_f16<..., true> + conv_splitk_reduce,
- *      partials in the workspace).  Shapes of this path that it declines at
- *      launch (alignment, a GPU older than sm_80) take path 2, never path 5,
- *      whose staging strix_cuda_conv2d_workspace did not count.
+ *      partials in the workspace); with V3 also strix_cuda_conv2d_fold, this
+ *      path with some input channels read as the nearest upsample of another
+ *      view (conv_mma_f16<..., FOLD = true>, kernels/fold_plan.h), which the
+ *      CUDA backend runs where the program folds an upsample into its
+ *      consumer (strix_program_upsample_fold).  Shapes of this path that
+ *      it declines at launch (alignment, a GPU older than sm_80) take path
+ *      2, never path 5, whose staging strix_cuda_conv2d_workspace did not
+ *      count.
  * Every path ends in epilogue_store: act(acc + bias) (+ residual) in fp32,
  * rounded once to the output dtype, written into the strided output view.
  * The residual is read and the output written by the same thread for the same
@@ -588,7 +593,7 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
     }
     if (kernels != STRIX_CUDA_KERNELS_V1) {
         if (stem_ok(a)) return stem_launch(a, dt, kernels == STRIX_CUDA_KERNELS_V3, st);
-        if (mma_ok(a, in, w, dt)) return mma_launch(a, 0, sms, kernels == STRIX_CUDA_KERNELS_V3, workspace, st);
+        if (mma_ok(a, in, w, dt)) return mma_launch(a, 0, sms, kernels == STRIX_CUDA_KERNELS_V3, nullptr, workspace, st);
     }
     if (cublas_handle && !mma_shape(in, p, dt, kernels) && cublas_shape(out, in, p) &&
         conv1x1_cublas(out, in, w, res, a.epi, dt, static_cast<cublasHandle_t>(cublas_handle),
@@ -609,6 +614,35 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
     return last_error();
 }
 
+extern "C" int strix_cuda_conv2d_fold_ok(const strix_dview *out, const strix_dview *in, const strix_dview *up,
+                                         int c0, int scale, const void *w, const float *bias,
+                                         const strix_dview *res, const strix_conv_params *p, strix_dtype dt,
+                                         int kernels)
+{
+    if (kernels != STRIX_CUDA_KERNELS_V3 || !conv_args_valid(out, in, w, bias, res, p, dt) || !up ||
+        !view_ok(up) || up->n != in->n || (uintptr_t)up->data % 16)
+        return 0;
+    if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0) return 0;
+    if (!strix_fold_fits(in->c, c0, up->c, scale, up->h, up->w, in->h, in->w, up->pix_stride, up->batch_stride))
+        return 0;
+    /* strix_cuda_conv2d's choice for this shape must be path 7 */
+    const ConvArgs a = conv_args(out, in, w, bias, res, p);
+    return !(a.cg == 1 && a.ng == 1) && !stem_ok(a) && mma_ok(a, in, w, dt);
+}
+
+extern "C" strix_cuda_err strix_cuda_conv2d_fold(const strix_dview *out, const strix_dview *in,
+                                                 const strix_dview *up, int c0, int scale, const void *w,
+                                                 const float *bias, const strix_dview *res,
+                                                 const strix_conv_params *p, strix_dtype dt, int kernels, int sms,
+                                                 void *workspace, strix_stream s)
+{
+    if (sms < 1) return (strix_cuda_err)cudaErrorInvalidValue;
+    if (!strix_cuda_conv2d_fold_ok(out, in, up, c0, scale, w, bias, res, p, dt, kernels))
+        return (strix_cuda_err)cudaErrorNotSupported;
+    const strix_up_fold f{up->data, up->pix_stride, up->batch_stride, up->w, c0, c0 + up->c, scale};
+    return mma_launch(conv_args(out, in, w, bias, res, p), 0, sms, true, &f, workspace, (cudaStream_t)s);
+}
+
 extern "C" int strix_cuda_conv2d_mma_variants(void) { return STRIX_MMA_N_TILES; }
 
 extern "C" strix_cuda_err strix_cuda_conv2d_mma_variant(const strix_dview *out, const strix_dview *in,
@@ -624,5 +658,5 @@ extern "C" strix_cuda_err strix_cuda_conv2d_mma_variant(const strix_dview *out, 
     const ConvArgs a = conv_args(out, in, w, bias, res, p);
     if (!mma_ok(a, in, w, STRIX_F16)) return (strix_cuda_err)cudaErrorNotSupported;
     /* a fixed tile, never split: the SM count plays no part */
-    return mma_launch(a, variant, 1, false, nullptr, (cudaStream_t)s);
+    return mma_launch(a, variant, 1, false, nullptr, nullptr, (cudaStream_t)s);
 }

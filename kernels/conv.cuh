@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include "conv_plan.h"
+#include "fold_plan.h"
 #include "elem.cuh"
 
 namespace strix_conv {
@@ -63,9 +64,12 @@ __device__ __forceinline__ void epilogue_store(const Epi &e, int n, int pix, int
  * SMs; 1 .. STRIX_MMA_N_TILES: that tile of the table (the kernel lab).
  * splitk (kernel set 3): K split as strix_mma_plan_make says, the partials
  * in `workspace` (its ws_bytes, 16-byte aligned), then a reduction kernel;
- * without a split, workspace is not touched (and may be NULL). */
+ * without a split, workspace is not touched (and may be NULL).  fold (kernel
+ * set 3, variant 0; NULL: none): input channels [fold->c0, fold->c1) read
+ * from an upsample's source (fold_plan.h), which the caller has checked. */
 bool mma_ok(const ConvArgs &a, const strix_dview *in, const void *w, strix_dtype dt);
-strix_cuda_err mma_launch(const ConvArgs &a, int variant, int sms, bool splitk, void *workspace, cudaStream_t s);
+strix_cuda_err mma_launch(const ConvArgs &a, int variant, int sms, bool splitk, const strix_up_fold *fold,
+                          void *workspace, cudaStream_t s);
 
 /* One group with at most STEM_MAX_CIN input channels (the stem reading the
  * letterboxed RGB image): direct convolution, fp32 or fp16; smem (kernel

@@ -8,7 +8,7 @@
  *   C[M][Cout] = A[M][K] * B[K][Cout], M = N*OH*OW, K = KH*KW*Cin, row m of A
  *   the receptive field of output pixel m in (ky, kx, ci) order.
  *
- * conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, SPLIT>: a block computes a
+ * conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, SPLIT, FOLD>: a block computes a
  * BM x BN tile of C with WARPS_M x WARPS_N warps, each a (BM/WARPS_M) x
  * (BN/WARPS_N) block of m16n8k16 accumulators (fp32).  K advances BK at a
  * time through a STAGES-deep ring of shared-memory slices filled by cp.async
@@ -34,6 +34,15 @@
  * block code on its slice (grid z) and writes the raw fp32 sums as 16-byte
  * vectors into the workspace, [splits][M][ldp]; conv_splitk_reduce adds the
  * slices in a fixed order and applies the v2 epilogue.
+ *
+ * Folded upsample (v3, not yet run on a GPU): conv_mma_f16<..., FOLD = true>
+ * reads the input channels [f.c0, f.c1) from the source of the nearest
+ * upsample that would have written them (into a Concat slice that this
+ * convolution alone reads), at (y / scale, x / scale): the upsample kernel
+ * does not run and its output is never written nor read.  A chunk's source
+ * is chosen by its first channel (fold_plan.h: chunks never straddle the two
+ * sources); everything else is the FOLD = false kernel, whose instructions
+ * FOLD leaves unchanged (if constexpr).
  *
  * conv_stem_direct<T>: one thread per output pixel and STEM_CO output
  * channels; the chunk's weights (fp32) in shared memory; fp32 FMAs over
@@ -146,8 +155,8 @@ struct SplitK {
  * the kernel itself.)  SPLIT true: the K slice blockIdx.z of sk.slice_steps
  * BK steps, its raw fp32 sums written to the workspace for
  * conv_splitk_reduce. */
-template <int BM, int BN, int WARPS_M, int WARPS_N, int BK, int STAGES, bool SPLIT>
-__global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a, SplitK sk)
+template <int BM, int BN, int WARPS_M, int WARPS_N, int BK, int STAGES, bool SPLIT, bool FOLD>
+__global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a, SplitK sk, strix_up_fold f)
 {
 #if MMA_DEVICE
     constexpr int THREADS = WARPS_M * WARPS_N * 32;
@@ -177,9 +186,11 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a
     const int kc = t % CHUNKS;
     size_t a_base[A_PER_T];
     int a_iy[A_PER_T], a_ix[A_PER_T];
+    int a_n[FOLD ? A_PER_T : 1]; /* FOLD: the row's image (read only where its taps are in the image) */
 #pragma unroll
     for (int i = 0; i < A_PER_T; i++) {
         int m = m0 + t / CHUNKS + i * (THREADS / CHUNKS);
+        if constexpr (FOLD) a_n[i] = m < a.m ? m / a.ohw : 0;
         if (m < a.m) {
             int n = m / a.ohw, pix = m - n * a.ohw, oy = pix / a.ow, ox = pix - oy * a.ow;
             a_base[i] = (size_t)n * a.in_batch;
@@ -196,11 +207,15 @@ __global__ void __launch_bounds__(WARPS_M *WARPS_N * 32) conv_mma_f16(ConvArgs a
         const int k = k0 + kc * 8;
         int tap = k / a.cg, ci = k - tap * a.cg, ky = tap / a.kw, kx = tap - ky * a.kw;
         const bool kin = k < a.k;
+        bool up = false; /* FOLD: this chunk column's channels are the upsample's (fold_plan.h) */
+        if constexpr (FOLD) up = strix_fold_hit(&f, ci);
 #pragma unroll
         for (int i = 0; i < A_PER_T; i++) {
             int iy = a_iy[i] + ky * a.dh, ix = a_ix[i] + kx * a.dw;
             bool ok = kin && iy >= 0 && iy < a.h && ix >= 0 && ix < a.w;
             const __half *src = ok ? in + a_base[i] + ((size_t)iy * a.w + ix) * a.in_pix + ci : in;
+            if constexpr (FOLD)
+                if (ok && up) src = static_cast<const __half *>(f.src) + strix_fold_offset(&f, a_n[i], iy, ix, ci);
             cp_async16(&As[stage][t / CHUNKS + i * (THREADS / CHUNKS)][kc * 8], src, ok ? 16 : 0);
         }
 #pragma unroll
@@ -370,9 +385,12 @@ __global__ void __launch_bounds__(SPLITK_REDUCE_THREADS) conv_splitk_reduce(Conv
 
 /* ---- the tile table (conv_plan.h's STRIX_MMA_TILES): each tile's kernels
  * (the split one only where the tile may split) and shared memory */
+using MmaKernel = void (*)(ConvArgs, SplitK, strix_up_fold);
 struct MmaKernels {
-    void (*kernel)(ConvArgs, SplitK);
-    void (*split)(ConvArgs, SplitK); /* nullptr: the tile never splits */
+    MmaKernel kernel;
+    MmaKernel split;      /* nullptr: the tile never splits */
+    MmaKernel fold;       /* kernel set 3's folded upsample (fold_plan.h) */
+    MmaKernel fold_split; /* the same, K split; nullptr with split */
     size_t smem;
 };
 
@@ -381,15 +399,18 @@ constexpr MmaKernels mma_kernels_of()
 {
     constexpr size_t smem = MmaSmem<BM, BN, BK, STAGES>::BYTES;
     if constexpr (SPLITK)
-        return MmaKernels{conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, false>,
-                          conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, true>, smem};
+        return MmaKernels{conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, false, false>,
+                          conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, true, false>,
+                          conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, false, true>,
+                          conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, true, true>, smem};
     else
-        return MmaKernels{conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, false>, nullptr, smem};
+        return MmaKernels{conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, false, false>, nullptr,
+                          conv_mma_f16<BM, BN, WARPS_M, WARPS_N, BK, STAGES, false, true>, nullptr, smem};
 }
 
 #define MMA_KERNELS_ROW(bm, bn, wm, wn, bk, stages, splitk) mma_kernels_of<bm, bn, wm, wn, bk, stages, splitk>(),
 /* index 0 unused, as in strix_mma_tiles */
-const MmaKernels mma_kernels[] = {{nullptr, nullptr, 0}, STRIX_MMA_TILES(MMA_KERNELS_ROW)};
+const MmaKernels mma_kernels[] = {{nullptr, nullptr, nullptr, nullptr, 0}, STRIX_MMA_TILES(MMA_KERNELS_ROW)};
 #undef MMA_KERNELS_ROW
 static_assert(sizeof mma_kernels / sizeof *mma_kernels == STRIX_MMA_N_TILES + 1, "one kernel row per tile");
 
@@ -538,23 +559,27 @@ bool mma_ok(const ConvArgs &a, const strix_dview *in, const void *w, strix_dtype
            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess && major >= 8;
 }
 
-strix_cuda_err mma_launch(const ConvArgs &a, int variant, int sms, bool splitk, void *workspace, cudaStream_t s)
+strix_cuda_err mma_launch(const ConvArgs &a, int variant, int sms, bool splitk, const strix_up_fold *fold,
+                          void *workspace, cudaStream_t s)
 {
     if (variant < 0 || variant > STRIX_MMA_N_TILES || sms < 1) return (strix_cuda_err)cudaErrorInvalidValue;
     const strix_mma_plan p = strix_mma_plan_make(a.m, a.ng, a.k, sms, variant, splitk);
     const MmaKernels &k = mma_kernels[p.tile];
     const int threads = strix_mma_tiles[p.tile].threads;
+    const strix_up_fold f = fold ? *fold : strix_up_fold{};
     strix_cuda_err rc;
     if (p.splits == 1) {
-        if ((rc = smem_opt_in(k.kernel, k.smem))) return rc;
-        k.kernel<<<dim3(p.grid_m, p.grid_n), threads, k.smem, s>>>(a, SplitK{});
+        const MmaKernel kernel = fold ? k.fold : k.kernel;
+        if ((rc = smem_opt_in(kernel, k.smem))) return rc;
+        kernel<<<dim3(p.grid_m, p.grid_n), threads, k.smem, s>>>(a, SplitK{}, f);
         return last_error();
     }
     /* the plan splits only tiles that have a split kernel */
     if (!workspace || (uintptr_t)workspace % 16) return (strix_cuda_err)cudaErrorInvalidValue;
     const SplitK sk{static_cast<float *>(workspace), p.splits, p.slice_steps, p.ldp};
-    if ((rc = smem_opt_in(k.split, k.smem))) return rc;
-    k.split<<<dim3(p.grid_m, p.grid_n, p.splits), threads, k.smem, s>>>(a, sk);
+    const MmaKernel split = fold ? k.fold_split : k.split;
+    if ((rc = smem_opt_in(split, k.smem))) return rc;
+    split<<<dim3(p.grid_m, p.grid_n, p.splits), threads, k.smem, s>>>(a, sk, f);
     if ((rc = last_error())) return rc;
     const long long vectors = (long long)a.m * (p.ldp / 8);
     conv_splitk_reduce<<<(unsigned)CEIL_DIV(vectors, SPLITK_REDUCE_THREADS), SPLITK_REDUCE_THREADS, 0, s>>>(a, sk);

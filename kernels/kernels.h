@@ -40,8 +40,9 @@ typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
  * GEMM, cuBLAS + epilogue for 1x1, element-wise upsample); V2 (the default)
  * the tensor-core set of conv_mma.cu and the vectorised upsample; V3 = V2
  * with split-K where a convolution's grid is smaller than the SM count, the
- * stem reading its input tile through shared memory and the one-pass SPPF
- * pool (not yet run on a GPU).  Launchers that take `kernels` refuse any other value. */
+ * stem reading its input tile through shared memory, the one-pass SPPF
+ * pool and the folded upsample (strix_cuda_conv2d_fold) (not yet run on a
+ * GPU).  Launchers that take `kernels` refuse any other value. */
 #define STRIX_CUDA_KERNELS_V1 1
 #define STRIX_CUDA_KERNELS_V2 2
 #define STRIX_CUDA_KERNELS_V3 3
@@ -65,6 +66,23 @@ strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_dview *in, 
                                  const float *bias, const strix_dview *res,
                                  const strix_conv_params *p, strix_dtype dt, int kernels, int sms,
                                  void *cublas_handle, void *workspace, strix_stream s);
+
+/* Kernel set 3's folded upsample (kernels/fold_plan.h; not yet run on a
+ * GPU): strix_cuda_conv2d of `in` whose channels [c0, c0 + up->c) are read
+ * as the nearest upsample by `scale` of `up` (the values the upsample would
+ * have written there, which it then need not write); the rest of `in` as
+ * usual.  strix_cuda_conv2d_fold_ok: whether the launch applies (kernels
+ * V3, fp16, the mma.sync path on a GPU of compute capability 8.0 or newer,
+ * and shapes and alignment as strix_fold_fits says); where it does not, run
+ * strix_cuda_upsample_nearest and strix_cuda_conv2d instead (the fold
+ * returns cudaErrorNotSupported).  Workspace: strix_cuda_conv2d_workspace's. */
+int strix_cuda_conv2d_fold_ok(const strix_dview *out, const strix_dview *in, const strix_dview *up, int c0,
+                              int scale, const void *w, const float *bias, const strix_dview *res,
+                              const strix_conv_params *p, strix_dtype dt, int kernels);
+strix_cuda_err strix_cuda_conv2d_fold(const strix_dview *out, const strix_dview *in, const strix_dview *up, int c0,
+                                      int scale, const void *w, const float *bias, const strix_dview *res,
+                                      const strix_conv_params *p, strix_dtype dt, int kernels, int sms,
+                                      void *workspace, strix_stream s);
 
 /* The kernel lab's handle on the v2 implicit GEMM (perf/cuda/conv_lab.c):
  * strix_cuda_conv2d's fp16 convolution with tile configuration `variant`

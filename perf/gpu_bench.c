@@ -85,9 +85,9 @@ static void usage(FILE *f)
                "                 --weights FILE [--name NAME] [--half] [--device cuda[:N]] [--batch 1,8,64,256]\n"
                "                 [--frame WxH] [--pixels rgb|nv12] [--async] [--runs N] [--warmup N]\n"
                "                 [--out FILE] [--json FILE]\n"
-               "                 (device: frames already in device memory; --async, detect and device:\n"
-               "                 two batches in flight through strix_model_submit, cuda_async on)\n"
                "                 [--kernels 1|2|3] (the CUDA kernel set; over STRIX_CUDA_KERNELS)\n"
+               "  device: as detect, the frames already in device memory; --async (detect, device):\n"
+               "  two batches in flight through strix_model_submit, the model option cuda_async on\n"
                STRIX_CUDA_ENV_HELP STRIX_EXIT_CODES_HELP);
 }
 
@@ -240,8 +240,8 @@ static size_t frame_size(int w, int h, int nv12)
     return nv12 ? (size_t)w * h + (size_t)2 * ((w + 1) / 2) * ((h + 1) / 2) : (size_t)w * h * 3;
 }
 
-/* n frames of w x h random uint8 pixels (RGB, or NV12 limited-range BT.601
- * planes), dense, one allocation. */
+/* n frames of w x h random uint8 pixels (RGB, or NV12 planes read as
+ * limited-range BT.601, the strix_image defaults), dense, one allocation. */
 static uint8_t *make_frames(strix_image *im, int n, int w, int h, int nv12)
 {
     size_t one = frame_size(w, h, nv12);

@@ -17,7 +17,7 @@
 #     run's byte for byte;
 #   - memory: 8 inputs at batch 64, NVDEC, async, on a 60 s loop of the clip
 #     (the clip itself without the ffmpeg program): infer's host RSS
-#     (/proc/PID/status, every 0.2 s: the largest in the first and in the
+#     (/proc/PID/status, samples 0.2 s apart: the largest in the first and in the
 #     second half of the run, so growth shows) and its device memory
 #     (nvidia-smi's per-process figure, and the GPU's used memory above what
 #     it was before the run: a container may hide the process);

@@ -78,13 +78,16 @@ cold) echo "{\"tool\": \"strix\", \"model\": \"$name\", \"dtype\": \"$half\", \"
 esac
 EOF
 mkdir -p "$fake/build/perf/cuda"
-cat >"$fake/build/perf/cuda/conv_lab" <<'EOF'
+for lab in conv_lab pool_lab resize_lab letterbox_lab; do
+    cat >"$fake/build/perf/cuda/$lab" <<EOF
 #!/bin/sh
-if [ "$FAKE_FAIL" = nodevice ]; then echo "conv_lab: no CUDA device" >&2; exit 9; fi
+if [ "\$FAKE_FAIL" = nodevice ]; then echo "$lab: no CUDA device" >&2; exit 9; fi
+if [ "\$FAKE_FAIL" = $lab ]; then echo "FAIL: 1 failed checks"; exit 1; fi
 echo "ok: 0 failed checks"
 EOF
+done
 chmod +x "$fake/bin/"* "$fake/build/tests/test_cuda_ops" "$fake/build/mkweights" "$fake/build/perf/gpu_bench" \
-    "$fake/build/perf/cuda/conv_lab"
+    "$fake/build/perf/cuda/"*
 # fakecheck NAME FAKE_FAIL WANT_RC: run the fake bundle's check into $T/NAME
 fakecheck() {
     FAKE_FAIL=$2 PATH="$fake/bin:$PATH" sh "$fake/tools/gpu-check.sh" --out "$T/$1" --models yolov8n --batch 8 \
@@ -104,9 +107,10 @@ if fakecheck fake_pass none 0; then
         fail fake_pass "report: $(cat "$T/fake_pass/table.md")"
     else pass fake_pass; fi
 fi
-for f in initcheck bench nodevice; do
+for f in initcheck bench pool_lab nodevice; do
     want=$f
-    [ $f = nodevice ] && want="ops network memcheck racecheck initcheck synccheck memcheck-network lab lab-batch1"
+    [ $f = pool_lab ] && want="lab-pool"
+    [ $f = nodevice ] && want="ops network memcheck racecheck initcheck synccheck memcheck-network lab lab-batch1 lab-pool lab-resize lab-letterbox"
     if fakecheck "fake_fail_$f" "$f" 1; then
         last=$(tail -n 1 "$T/fake_fail_$f/summary.txt")
         if [ "$last" != "gpu-check: FAILED steps: $want" ]; then fail "fake_fail_$f" "last line: $last"

@@ -20,14 +20,15 @@
  *
  * Without a CUDA build every GPU test prints "SKIP name: built without CUDA",
  * without a usable device "SKIP name: no CUDA device"; the program exits 0.
- * Three tests run everywhere: device_selection (the device names and their
+ * Four tests run everywhere: device_selection (the device names and their
  * errors), conv_mma_plan (the tile and split-K arithmetic of
- * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU) and
+ * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU),
  * sppf_plan (SPPF's pools as wider windows, set 3's SPPF kernel emulated
- * with kernels/pool_plan.h, and set 3's stem tile).
+ * with kernels/pool_plan.h, and set 3's stem tile) and upsample_fold_plan
+ * (set 3's folded-upsample loader emulated with kernels/fold_plan.h).
  * Kernel sets: the op_ tests run sets 1, 2 and 3 (3: split-K, the
- * shared-memory stem and the one-pass SPPF, written without a GPU; its op_
- * and net_ tests are the first check it gets).
+ * shared-memory stem, the one-pass SPPF and the folded upsample, written
+ * without a GPU; its op_ and net_ tests are the first check it gets).
  * Run from the repository root (the network tests read the YAMLs in weights/):
  *   test_cuda_ops [--seeds N] [--quick] [NAME[,NAME...]]
  * --seeds N runs each op_ test on N consecutive seeds; --quick runs fewer,
@@ -41,6 +42,7 @@
 
 #include "cpu/ops.h"
 #include "kernels/conv_plan.h"
+#include "kernels/fold_plan.h"
 #include "kernels/pool_plan.h"
 #include "strix.h"
 #include "oplayout.h"
@@ -57,6 +59,7 @@
     X(op_conv2d_f16_v3)       \
     X(op_conv2d_f16_tiles)    \
     X(op_conv2d_stem_v3)      \
+    X(op_conv2d_fold_v3)      \
     X(op_maxpool2d)           \
     X(op_maxpool_cascade)     \
     X(op_maxpool_cascade_stress) \
@@ -75,6 +78,7 @@
     X(net_graph_replay_v1)    \
     X(net_detect_f16_v3)      \
     X(net_graph_replay_v3)    \
+    X(net_upsample_fold_v3)   \
     X(net_detect_async)
 
 /* ------------------------------------------------- device names and errors */
@@ -133,8 +137,10 @@ GPU_TESTS(SKIP_TEST)
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "cuda/backend.h" /* strix_cuda_backend_upsample_folds */
 #include "kernels/kernels.h"
 #include "letterbox.h"
+#include "model_internal.h" /* the model's backend */
 #include "postprocess.h"
 
 #define GUARD 256             /* sentinel elements before and after each device buffer */
@@ -710,6 +716,82 @@ static void op_conv2d_f16_v3(void)
     }
     if (!tl_g.failed && split < cases / 4)
         tl_fail("only %d of %d cases split K: the cases no longer exercise split-K", split, cases);
+}
+
+/* Kernel set 3's folded upsample (strix_cuda_conv2d_fold; written without
+ * a GPU): a convolution of X [n, h, w, cx] whose channels [c0, c0 + c) are
+ * the nearest upsample by `scale` of S, read through the loads, against
+ * the CPU's upsample into X's slice, then its convolution of X.  On the
+ * device those channels of X hold the NaN sentinel, so a load that reads
+ * them instead of S shows up as a non-finite output.  Shapes as the necks
+ * have them (the slice first, 1x1) and random ones (the slice anywhere,
+ * 3x3, strides, residuals, strided views), on this GPU's SM count and on
+ * made-up ones (so that K splits: the FOLD split kernels).  Fails when too
+ * few cases split. */
+static void op_conv2d_fold_v3(void)
+{
+    if (!need_device()) return;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess || major < 8) {
+        tl_skip("the folded upsample is part of the mma.sync path, which needs compute capability 8.0");
+        return;
+    }
+    const int cases = CASES(40, 8);
+    int split = 0;
+    for (int i = 0; i < cases && !tl_g.failed; i++) {
+        int n = tl_int(1, 2), sh = tl_int(1, 12), sw = tl_int(1, 12), scale = tl_int(0, 3) ? 2 : tl_int(1, 3);
+        int c = 8 * tl_int(1, 12), other = 8 * tl_int(0, 12), c0 = i < 2 ? 0 : 8 * tl_int(0, other / 8);
+        int cx = c + other, k = i < 2 || tl_int(0, 1) ? 1 : 3, st = i < 2 ? 1 : tl_int(1, 2), pad = k / 2;
+        int cout = i == 0 ? cx / 3 : tl_int(1, 140), res = i >= 2 && tl_int(0, 1), strided = tl_int(0, 1);
+        int sms = tl_int(0, 2) ? T.sms : tl_int(1, 1024);
+        int h = sh * scale, w = sw * scale, oh = (h + 2 * pad - k) / st + 1, ow = (w + 2 * pad - k) / st + 1;
+        char what[192];
+        snprintf(what, sizeof what, "fold n%d S %dx%dx%d x%d into X[%d, %d) of %d, k%d s%d -> %d res%d strided%d sms%d", n,
+                 sh, sw, c, scale, c0, c0 + c, cx, k, st, cout, res, strided, sms);
+        strix_conv_params p = {k, k, st, st, pad, pad, 1, 1, 1, STRIX_ACT_SILU};
+        tensor src, x, out, rt;
+        tbuf wt, bias;
+        if (!tensor_new(&src, layout_make_aligned(n, sh, sw, c, strided, 8), STRIX_F16, 1.0f) ||
+            !tensor_new(&x, layout_make_aligned(n, h, w, cx, strided, 8), STRIX_F16, 1.0f) ||
+            !tensor_new(&out, layout_make_aligned(n, oh, ow, cout, strided, 8), STRIX_F16, 0) ||
+            !tb_new(&wt, (size_t)cout * k * k * cx, STRIX_F16, 0.5f) || !tb_new(&bias, (size_t)cout, STRIX_F32, 0.5f))
+            return;
+        if (res && !tensor_new(&rt, layout_make_aligned(n, oh, ow, cout, strided, 8), STRIX_F16, 1.0f)) return;
+        /* X's slice: the sentinel on the device, the CPU's upsample of S on the host */
+        layout ls = x.l;
+        ls.c = c, ls.c0 = x.l.c0 + c0, ls.extra = x.l.c + x.l.extra - c;
+        for (int b = 0; b < n; b++)
+            for (int y = 0; y < h; y++)
+                for (int q = 0; q < w; q++)
+                    for (int ch = 0; ch < c; ch++) x.b.h[layout_index(&ls, b, y, q, ch)] = bits_f32(SENT32);
+        if (!tb_upload(&x.b)) return;
+        float *xr = hmalloc(x.b.len * sizeof(float)), *ref = hmalloc(out.b.len * sizeof(float));
+        if (!xr || !ref) return;
+        memcpy(xr, x.b.h, x.b.len * sizeof(float));
+        strix_view hs = host_view(&src.l, src.b.h), hslice = host_view(&ls, xr), hx = host_view(&x.l, xr);
+        strix_view hout = host_view(&out.l, ref), hres;
+        strix_cpu_upsample_nearest(&hslice, &hs, scale, NULL);
+        if (res) hres = host_view(&rt.l, rt.b.h);
+        void *cpu_ws = hmalloc(strix_cpu_conv2d_workspace(&hout, &hx, &p, 1));
+        if (!cpu_ws) return;
+        strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &hout, &hx, wt.h, bias.h, res ? &hres : NULL, &p, cpu_ws, NULL);
+        strix_dview ds = dev_view(&src.l, &src.b), dx = dev_view(&x.l, &x.b), dout = dev_view(&out.l, &out.b), dres;
+        if (res) dres = dev_view(&rt.l, &rt.b);
+        size_t gws = strix_cuda_conv2d_workspace(&dout, &dx, &p, STRIX_F16, STRIX_CUDA_KERNELS_V3, sms);
+        void *gpu_ws = gws ? dmalloc(gws) : NULL;
+        if (gws && !gpu_ws) return;
+        if (!strix_cuda_conv2d_fold_ok(&dout, &dx, &ds, c0, scale, tb_data(&wt), tb_data(&bias), res ? &dres : NULL, &p,
+                                       STRIX_F16, STRIX_CUDA_KERNELS_V3)) {
+            tl_fail("%s: strix_cuda_conv2d_fold_ok refuses an aligned shape", what);
+            return;
+        }
+        split += strix_mma_plan_make(n * oh * ow, cout, k * k * cx, sms, 0, 1).splits > 1;
+        CK(strix_cuda_conv2d_fold(&dout, &dx, &ds, c0, scale, tb_data(&wt), tb_data(&bias), res ? &dres : NULL, &p,
+                                  STRIX_F16, STRIX_CUDA_KERNELS_V3, sms, gpu_ws, (strix_stream)T.s));
+        tensor_check(&out, ref, TOL16, what);
+    }
+    if (!tl_g.failed && split < cases / 5)
+        tl_fail("only %d of %d cases split K: the folded split kernels go untested", split, cases);
 }
 
 /* Stem c (one group, no residual) through kernel sets 2 and 3 into the same
@@ -1510,6 +1592,45 @@ static void net_graph_replay_v3(void)
     T.kernels = STRIX_CUDA_KERNELS_V2;
 }
 
+/* Kernel set 3 folds both neck upsamples of yolov8n and yolo11n into their
+ * convolutions on this GPU (fp16; the views of a planned shape are aligned
+ * for it), so the net_ tests above run the folded kernels; set 2 and fp32
+ * fold none. */
+static void net_upsample_fold_v3(void)
+{
+    if (!need_device()) return;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess || major < 8) {
+        tl_skip("the folded upsample is part of the mma.sync path, which needs compute capability 8.0");
+        return;
+    }
+    static const struct {
+        int kernels, half, folds;
+    } runs[] = {{STRIX_CUDA_KERNELS_V3, 1, 2}, {STRIX_CUDA_KERNELS_V2, 1, 0}, {STRIX_CUDA_KERNELS_V3, 0, 0}};
+    float *in = hmalloc((size_t)2 * 128 * 192 * 3 * sizeof(float));
+    if (!in) return;
+    for (size_t k = 0; k < (size_t)2 * 128 * 192 * 3; k++) in[k] = tl_uniform(0, 1);
+    for (int i = 0; i < NET_YAMLS && !tl_g.failed; i++)
+        for (size_t r = 0; r < sizeof runs / sizeof *runs && !tl_g.failed; r++) {
+            T.kernels = runs[r].kernels;
+            strix_model *m = net_load(i, 0, "cuda", runs[r].half);
+            T.kernels = STRIX_CUDA_KERNELS_V2;
+            if (!m) return;
+            float *out = hmalloc((size_t)2 * strix_model_anchor_count(m, 128, 192) * (4 + strix_model_class_count(m)) *
+                                 sizeof(float));
+            strix_error e;
+            if (!out || strix_model_forward(m, in, 2, 128, 192, out, &e)) {
+                if (out) tl_fail("%s: %s", yamls[i], e.message);
+                strix_model_free(m);
+                return;
+            }
+            int folds = strix_cuda_backend_upsample_folds(strix_cuda_backend_of(m->backend));
+            strix_model_free(m);
+            TL_CHECK(folds == runs[r].folds, "%s, kernel set %d, %s: %d upsamples folded, want %d", yamls[i],
+                     runs[r].kernels, runs[r].half ? "fp16" : "fp32", folds, runs[r].folds);
+        }
+}
+
 /* The asynchronous path (model option cuda_async): batch B submitted
  * before batch A is collected, the two collected in reverse order, then a
  * batch of another shape (which waits for them), find the boxes the
@@ -1756,6 +1877,147 @@ static void conv_mma_plan(void)
         size_t v2 = strix_cuda_conv2d_workspace(&out, &in, &p, STRIX_F16, STRIX_CUDA_KERNELS_V2, sms);
         TL_CHECK(cin % 8 || v2 == 0, "kernel set 2 asks for %zu bytes of workspace for an mma shape", v2);
     }
+#endif
+}
+
+/* ------------------------------ kernel set 3's folded upsample, on the CPU */
+
+/* conv_mma_f16<..., FOLD = true>'s A loader (conv_mma.cu) emulated over
+ * every (row, 16-byte chunk) of every tile and K step of a random
+ * convolution whose input X [n, h, w, cx] holds, in channels [c0, c0 + c),
+ * the nearest upsample by `scale` of S [n, h / scale, w / scale, c]: the
+ * folded loads (X with those channels poisoned, S read through
+ * kernels/fold_plan.h) must fetch exactly the values of the reference
+ * (upsample into X, then the plain im2col), zeros for padding taps and
+ * tails, and from 16-byte aligned chunks.  Integer values, strided views;
+ * shapes that strix_fold_fits refuses (misaligned slices, strides) are
+ * counted and skipped. */
+static int fold_emulate(int n, int sh, int sw, int scale, int cx, int c0, int c, int kk, int st, int pad, int dil,
+                        int tile, size_t xpad, size_t spad, size_t sbpad)
+{
+    const int h = sh * scale, w = sw * scale;
+    const size_t xpix = (size_t)cx + xpad, xbat = (size_t)h * w * xpix + xpad;
+    const size_t spix = (size_t)c + spad, sbat = (size_t)sh * sw * spix + sbpad;
+    if (!strix_fold_fits(cx, c0, c, scale, sh, sw, h, w, spix, sbat)) return 0;
+    const int oh = (h + 2 * pad - dil * (kk - 1) - 1) / st + 1, ow = (w + 2 * pad - dil * (kk - 1) - 1) / st + 1;
+    if (oh < 1 || ow < 1) return 0;
+    int32_t *x = malloc(sizeof *x * (size_t)n * xbat), *xr = malloc(sizeof *xr * (size_t)n * xbat);
+    int32_t *sv = malloc(sizeof *sv * (size_t)n * sbat);
+    if (!x || !xr || !sv) {
+        free(x), free(xr), free(sv);
+        tl_fail("out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < (size_t)n * xbat; i++) x[i] = (int32_t)i + 1;
+    for (size_t i = 0; i < (size_t)n * sbat; i++) sv[i] = 10000000 + (int32_t)i;
+    /* the reference: the upsample written into X's slice; the folded X: the slice poisoned */
+    memcpy(xr, x, sizeof *x * (size_t)n * xbat);
+    for (int b = 0; b < n; b++)
+        for (int y = 0; y < h; y++)
+            for (int q = 0; q < w; q++)
+                for (int ch = 0; ch < c; ch++) {
+                    size_t o = (size_t)b * xbat + ((size_t)y * w + q) * xpix + (size_t)(c0 + ch);
+                    xr[o] = sv[(size_t)b * sbat + ((size_t)(y / scale) * sw + q / scale) * spix + (size_t)ch];
+                    x[o] = -7;
+                }
+    const strix_up_fold f = {sv, spix, sbat, sw, c0, c0 + c, scale};
+    const strix_mma_tile *t = &strix_mma_tiles[tile];
+    const int m_total = n * oh * ow, ohw = oh * ow, k_total = kk * kk * cx;
+    const int rows = (m_total + t->bm - 1) / t->bm * t->bm, depth = (k_total + t->bk - 1) / t->bk * t->bk;
+    for (int m = 0; m < rows && !tl_g.failed; m++) {
+        /* the row's precomputed origin, as the kernel keeps it */
+        size_t a_base = 0;
+        int a_n = 0, a_iy = INT32_MIN / 2, a_ix = 0;
+        if (m < m_total) {
+            int b = m / ohw, pix = m - b * ohw, oy = pix / ow, ox = pix - oy * ow;
+            a_n = b, a_base = (size_t)b * xbat, a_iy = oy * st - pad, a_ix = ox * st - pad;
+        }
+        for (int k = 0; k < depth; k += 8) {
+            int tap = k / cx, ci = k - tap * cx, ky = tap / kk, kx = tap - ky * kk;
+            const int kin = k < k_total, up = strix_fold_hit(&f, ci);
+            int iy = a_iy + ky * dil, ix = a_ix + kx * dil;
+            int ok = kin && iy >= 0 && iy < h && ix >= 0 && ix < w;
+            const int32_t *src = ok ? x + a_base + ((size_t)iy * w + ix) * xpix + ci : x;
+            if (ok && up) src = sv + strix_fold_offset(&f, a_n, iy, ix, ci);
+            if (ok && (src - (up ? sv : x)) % 8) { /* cp.async: 16-byte aligned sources (fp16) */
+                tl_fail("X %dx%dx%dx%d, S channels [%d, %d): A[%d][%d]'s chunk at element %td, not a multiple of 8", n, h,
+                        w, cx, c0, c0 + c, m, k, src - (up ? sv : x));
+                break;
+            }
+            for (int e = 0; e < 8; e++) {
+                int32_t got = ok ? src[e] : 0, want = 0;
+                if (m < m_total && k + e < k_total) {
+                    int b = m / ohw, pix = m - b * ohw, oy = pix / ow, ox = pix - oy * ow;
+                    int kt = (k + e) / cx, ch = (k + e) % cx, y = oy * st - pad + kt / kk * dil, q = ox * st - pad + kt % kk * dil;
+                    if (y >= 0 && y < h && q >= 0 && q < w) want = xr[(size_t)b * xbat + ((size_t)y * w + q) * xpix + ch];
+                }
+                if (got != want) {
+                    tl_fail("X %dx%dx%dx%d, S channels [%d, %d) x%d, k%d s%d p%d d%d, tile %d: A[%d][%d] = %d, want %d",
+                            n, h, w, cx, c0, c0 + c, scale, kk, st, pad, dil, tile, m, k + e, got, want);
+                    break;
+                }
+            }
+            if (tl_g.failed) break;
+        }
+    }
+    free(x), free(xr), free(sv);
+    return 1;
+}
+
+/* kernels/fold_plan.h, which kernel set 3's folded upsample loads by (no
+ * GPU needed): the loader emulated on random shapes, tiles and strides
+ * (fold_emulate), yolov8n's two neck folds among them; and in a CUDA build
+ * strix_cuda_conv2d_fold_ok refusing every kernel set but 3, fp32 and
+ * misaligned slices. */
+static void upsample_fold_plan(void)
+{
+    int checked = 0, refused = 0;
+    /* yolov8n at 64 x 96: layer 12's cv1 (upsampled 256 + 128 channels at
+     * 4 x 6), layer 15's (128 + 64 at 8 x 12) */
+    checked += fold_emulate(1, 2, 3, 2, 384, 0, 256, 1, 1, 0, 1, 1, 0, 0, 0);
+    checked += fold_emulate(2, 4, 6, 2, 192, 0, 128, 1, 1, 0, 1, 17, 0, 0, 0);
+    for (int i = 0; i < 600 && !tl_g.failed; i++) {
+        /* aligned, or one thing off: the slice's width, its first channel,
+         * S's pixel or image stride, Cin */
+        const int mode = tl_int(0, 9);
+        int c = 8 * tl_int(1, 6), rest = 8 * tl_int(0, 5), c0 = 8 * tl_int(0, rest / 8);
+        size_t spad = 8 * (size_t)tl_int(0, 2), sbpad = 8 * (size_t)tl_int(0, 2);
+        if (mode == 5) { /* c % 8 != 0, Cin and S's strides still multiples of 8 */
+            int d = tl_int(1, 7);
+            c -= d, rest += d, spad += (size_t)d;
+        } else if (mode == 6) {
+            c0 += tl_int(1, 7), rest += 8;
+        } else if (mode == 7) {
+            spad = (size_t)tl_int(1, 7);
+            sbpad = 8 - spad; /* sh * sw * spix + sbpad: a multiple of 8 where sh * sw is */
+        } else if (mode == 8) {
+            sbpad = (size_t)tl_int(1, 7);
+        } else if (mode == 9) {
+            rest += tl_int(1, 7);
+        }
+        int kk = tl_int(0, 1) ? 1 : 3, pad = kk == 3 ? tl_int(0, 2) : tl_int(0, 1);
+        int r = fold_emulate(tl_int(1, 2), tl_int(1, 5), tl_int(1, 5), tl_int(1, 3), c + rest, c0, c, kk, tl_int(1, 2),
+                             pad, tl_int(1, 2), tl_int(1, STRIX_MMA_N_TILES), 8 * (size_t)tl_int(0, 2), spad, sbpad);
+        checked += r;
+        refused += !r;
+    }
+    TL_CHECK(tl_g.failed || (checked >= 200 && refused >= 100), "%d shapes emulated, %d refused: the test checks little",
+             checked, refused);
+#ifdef STRIX_WITH_CUDA
+    /* the launcher's own refusals (no GPU needed: they come before any device query) */
+    strix_conv_params p = {1, 1, 1, 1, 0, 0, 1, 1, 1, STRIX_ACT_SILU};
+    static _Alignas(16) uint16_t buf[64];
+    static float bias[64];
+    strix_dview in = {buf, 1, 4, 4, 32, 32, 512}, out = {buf, 1, 4, 4, 16, 16, 256}, up = {buf, 1, 2, 2, 16, 16, 64};
+    for (int k = STRIX_CUDA_KERNELS_V1; k <= STRIX_CUDA_KERNELS_V2; k++)
+        TL_CHECK(!strix_cuda_conv2d_fold_ok(&out, &in, &up, 16, 2, buf, bias, NULL, &p, STRIX_F16, k),
+                 "kernel set %d folds", k);
+    TL_CHECK(!strix_cuda_conv2d_fold_ok(&out, &in, &up, 16, 2, buf, bias, NULL, &p, STRIX_F32, STRIX_CUDA_KERNELS_V3),
+             "fp32 folds");
+    TL_CHECK(!strix_cuda_conv2d_fold_ok(&out, &in, &up, 12, 2, buf, bias, NULL, &p, STRIX_F16, STRIX_CUDA_KERNELS_V3),
+             "a slice at channel 12 folds");
+    TL_CHECK(!strix_cuda_conv2d_fold_ok(&out, &in, &up, 16, 3, buf, bias, NULL, &p, STRIX_F16, STRIX_CUDA_KERNELS_V3),
+             "a scale that does not give the input's size folds");
 #endif
 }
 
@@ -2009,6 +2271,7 @@ int main(int argc, char **argv)
     run_test(filter, "device_selection", device_selection);
     run_test(filter, "conv_mma_plan", conv_mma_plan);
     run_test(filter, "sppf_plan", sppf_plan);
+    run_test(filter, "upsample_fold_plan", upsample_fold_plan);
     GPU_TESTS(RUN_GPU)
 #ifdef STRIX_WITH_CUDA
     gpu_teardown();

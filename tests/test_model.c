@@ -726,6 +726,85 @@ static void fusions_match_unfused_ops(void)
     TL_CHECK(same, "the fused program's arena differs from the unfused one's");
 }
 
+/* Kernel set 3's folded upsamples (strix_program_upsample_fold): in yolov8n
+ * and yolo11n exactly the two neck upsamples fold, each into the cv1 of the
+ * C2f / C3k2 two layers on (which reads the Concat between them), and
+ * nothing folds for any other kernel set; with the planner's arena the
+ * source stays where it is from the upsample to the convolution (no buffer
+ * written in between overlaps it); a second reader of the upsample's
+ * channels, a grouped consumer, or a source no node reads after the
+ * consumer (whose memory the arena may then hand out) undoes the fold. */
+static void upsample_folds_set3(void)
+{
+    static const char *yamls[] = {"weights/yolov8.yaml", "weights/yolo11.yaml"};
+    for (size_t y = 0; y < sizeof yamls / sizeof *yamls && !tl_g.failed; y++) {
+        strix_model *m;
+        strix_error e;
+        if (load(&m, yamls[y], 'n', NULL, &e)) {
+            tl_fail("%s: %s", yamls[y], e.message);
+            return;
+        }
+        strix_program *p = &m->prog;
+        strix_plan pl;
+        if (strix_plan_build(&pl, p, 2, 96, 160, 1, &e)) {
+            tl_fail("%s", e.message);
+            strix_model_free(m);
+            return;
+        }
+        int ups = 0, folds = 0, others = 0;
+        for (int u = 0; u < p->n_nodes && !tl_g.failed; u++) {
+            for (int k = 0; k <= 4; k++)
+                if (k != STRIX_UPSAMPLE_FOLD_KERNELS) others += strix_program_upsample_fold(p, u, k) >= 0;
+            int j = strix_program_upsample_fold(p, u, STRIX_UPSAMPLE_FOLD_KERNELS);
+            if (p->nodes[u].op != STRIX_OP_UPSAMPLE) {
+                TL_CHECK(j < 0, "%s: node %d (op %d) folds into %d", yamls[y], u, p->nodes[u].op, j);
+                continue;
+            }
+            ups++;
+            if (j < 0) continue;
+            folds++;
+            const strix_node *up = &p->nodes[u], *cv = &p->nodes[j];
+            char want[32];
+            snprintf(want, sizeof want, "model.%d.cv1", up->layer + 2);
+            TL_CHECK(!strcmp(cv->wname, want) && p->values[cv->in].buf == p->values[up->out].buf,
+                     "%s: the upsample of layer %d folds into %s, not %s", yamls[y], up->layer, cv->wname, want);
+            size_t so = pl.buf_off[p->values[up->in].buf], se = so + pl.buf_elems[p->values[up->in].buf] * pl.n;
+            for (int i = u + 1; i <= j; i++) {
+                int b = p->values[p->nodes[i].out].buf;
+                size_t bo = pl.buf_off[b], be = bo + pl.buf_elems[b] * pl.n;
+                TL_CHECK(be <= so || bo >= se, "%s: node %d writes over the folded upsample's source", yamls[y], i);
+            }
+            /* a second reader of the Concat, then a grouped consumer: no fold */
+            strix_node *later = &p->nodes[j + 1], saved = *later, cs = *cv;
+            later->in = cv->in; /* the C2f's first bottleneck conv */
+            TL_CHECK(strix_program_upsample_fold(p, u, STRIX_UPSAMPLE_FOLD_KERNELS) < 0,
+                     "%s: folds with a second reader of the Concat", yamls[y]);
+            *later = saved;
+            p->nodes[j].conv.groups = 2;
+            TL_CHECK(strix_program_upsample_fold(p, u, STRIX_UPSAMPLE_FOLD_KERNELS) < 0,
+                     "%s: folds into a grouped convolution", yamls[y]);
+            p->nodes[j] = cs;
+            /* the source no longer read after j (the arena could reuse it): no fold */
+            strix_node *copy = malloc(sizeof *copy * (size_t)p->n_nodes);
+            if (!copy) break;
+            memcpy(copy, p->nodes, sizeof *copy * (size_t)p->n_nodes);
+            const int sb = p->values[up->in].buf;
+            for (int i = j + 1; i < p->n_nodes; i++) {
+                if (p->nodes[i].in >= 0 && p->values[p->nodes[i].in].buf == sb) p->nodes[i].in = p->input;
+                if (p->nodes[i].res >= 0 && p->values[p->nodes[i].res].buf == sb) p->nodes[i].res = -1;
+            }
+            TL_CHECK(strix_program_upsample_fold(p, u, STRIX_UPSAMPLE_FOLD_KERNELS) < 0,
+                     "%s: folds with the source dead after the upsample", yamls[y]);
+            memcpy(p->nodes, copy, sizeof *copy * (size_t)p->n_nodes);
+            free(copy);
+        }
+        strix_plan_free(&pl);
+        strix_model_free(m);
+        TL_CHECK(ups == 2 && folds == 2 && others == 0, "%s: %d upsamples, %d folded with kernel set %d, %d with others",
+                 yamls[y], ups, folds, STRIX_UPSAMPLE_FOLD_KERNELS, others);
+    }
+}
+
 /* strix_cpu_backend_layer_times (perf/bench --layers): refused before a
  * plan and for too few layers; then every YAML layer with a node to run gets
  * a time > 0 and every other layer exactly 0. */
@@ -781,6 +860,7 @@ int main(int argc, char **argv)
     TL_RUN(cpu_isas_agree);
     TL_RUN(batch_equals_single_and_bad_shapes);
     TL_RUN(fusions_match_unfused_ops);
+    TL_RUN(upsample_folds_set3);
     TL_RUN(submit_collect_equals_detect);
     TL_RUN(nv12_detects_as_converted_rgb);
     TL_RUN(layer_times_cover_every_node);

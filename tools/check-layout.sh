@@ -22,7 +22,7 @@ engine/analytics: engine/analytics engine/strix.h engine/util.h engine/tensor.h
 engine/eval: engine/eval engine engine/cpu engine/analytics loaders/safetensors.h loaders/fileread.h
 tools: tools tools/infer engine/strix.h engine/util.h engine/analytics engine/eval loaders
 tests: tests tests/fuzz engine engine/cpu engine/cuda engine/analytics engine/eval kernels loaders tools tools/infer
-perf: perf engine engine/cpu engine/cuda engine/analytics engine/eval kernels loaders tools
+perf: perf perf/cuda engine engine/cpu engine/cuda engine/analytics engine/eval kernels loaders tools
 '
 # the compiler's search path after the including file's own folder (Makefile)
 search='engine engine/analytics engine/eval loaders . tests tests/fuzz tools/infer'

@@ -9,8 +9,8 @@
 #   strix-gpu/perf/gpu_report.sh      its report (sh + awk)
 #   strix-gpu/tools/reference/gpu_peers.py, make_goldens.py   the optional peers
 #   strix-gpu/weights/*.yaml          the model YAMLs the programs read
-#   strix-gpu/build/tests/test_cuda_ops, build/perf/gpu_bench, build/perf/cuda/conv_lab,
-#                                     build/mkweights
+#   strix-gpu/build/tests/test_cuda_ops, build/perf/gpu_bench, build/mkweights,
+#                                     build/perf/cuda/{conv,pool,resize,letterbox}_lab
 #   strix-gpu/build/infer, perf/gpu_video.sh, perf/bench_video.sh, clips/720p.mp4
 #                                     the video step: infer as `make dist` links it
 #                                     (the minimal static FFmpeg, NVDEC included) and
@@ -33,7 +33,8 @@ build=${1:-build}
 command -v nvcc >/dev/null 2>&1 || { echo "gpu-bundle: nvcc not found: building the bundle needs the CUDA toolkit on this machine" >&2; exit 9; }
 obj=$build/gpu-bundle
 mkdir -p "$build"
-progs="$obj/tests/test_cuda_ops $obj/perf/gpu_bench $obj/perf/cuda/conv_lab $obj/mkweights"
+labs="$obj/perf/cuda/conv_lab $obj/perf/cuda/pool_lab $obj/perf/cuda/resize_lab $obj/perf/cuda/letterbox_lab"
+progs="$obj/tests/test_cuda_ops $obj/perf/gpu_bench $labs $obj/mkweights"
 archs=${CUDA_ARCHS:-}
 # shellcheck disable=SC2086 # $progs: words
 make -j"$(nproc 2>/dev/null || echo 2)" CUDA=1 BUILD="$obj" ${archs:+CUDA_ARCHS="$archs"} $progs >"$build/gpu-bundle.log" 2>&1 ||
@@ -49,7 +50,8 @@ cp -p tools/reference/gpu_peers.py tools/reference/make_goldens.py "$dst/tools/r
 cp -p weights/*.yaml "$dst/weights/"
 cp -p "$obj/tests/test_cuda_ops" "$dst/build/tests/"
 cp -p "$obj/perf/gpu_bench" "$dst/build/perf/"
-cp -p "$obj/perf/cuda/conv_lab" "$dst/build/perf/cuda/"
+# shellcheck disable=SC2086 # $labs: words
+cp -p $labs "$dst/build/perf/cuda/"
 cp -p "$obj/mkweights" "$dst/build/"
 # the video step's infer and clip (optional: the check SKIPs the step without them)
 video="left out"

@@ -4,7 +4,7 @@
 # from the repository or from the bundle `make gpu-bundle` packs (then nothing
 # is built and no -dev package or network is needed):
 #
-#   1. build      make CUDA=1 CUDA_ARCHS=<this GPU's> the three programs below
+#   1. build      make CUDA=1 CUDA_ARCHS=<this GPU's> the programs below
 #                 (skipped in a bundle: the file BUNDLE is at its root);
 #   2. ops        build/tests/test_cuda_ops --seeds N op_: every CUDA op
 #                 against the CPU on N seeds (default 20);
@@ -16,10 +16,15 @@
 #   5. weights    build/mkweights, seed 1, for yolov8n, yolov8s, yolo11n;
 #   6. lab        build/perf/cuda/conv_lab: every convolution version (v1
 #                 WMMA, v1 + cuBLAS, v2 mma.sync, v3 split-K) on every conv
-#                 shape of the first model, checked against the CPU, timed
-#                 at batch 64; then at batch 1, where v3 splits K, v2
-#                 against v3 aiming at 1, 2 and 4 blocks per SM
-#                 (--split-sweep);
+#                 shape of the first model and 100 random shapes, checked
+#                 against the CPU, timed at batch 64; then at batch 1, where
+#                 v3 splits K, v2 against v3 aiming at 1, 2 and 4 blocks per
+#                 SM (--split-sweep); then the other labs, each checked
+#                 exactly against the CPU on the model's ops and 200 random
+#                 shapes, fp16 and fp32, and timed: pool_lab (max-pool: plain,
+#                 cascade, set 3's one-pass SPPF) and resize_lab (upsample,
+#                 vectorised upsample, copy) at batch 64, letterbox_lab
+#                 (RGB and NV12 frames, 8 a run); all with the run's seed;
 #   7. bench      build/perf/gpu_bench, fp16 and fp32, batch 1 8 64 256 (or
 #                 --batch), with each kernel set of --kernels (default 1,2,3;
 #                 3 is not yet verified on a GPU):
@@ -80,7 +85,7 @@ while [ $# -gt 0 ]; do
     --kernels) [ $# -ge 2 ] && printf '%s' "$2" | grep -Eq '^[123](,[123])*$' || usage "--kernels needs a list of kernel sets (1, 2, 3)"; kernel_sets=$2; shift 2 ;;
     --no-sanitizers) sanitize=0; shift ;;
     --sanitizer-timeout) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || usage "--sanitizer-timeout needs seconds"; stimeout=$2; shift 2 ;;
-    -h | --help) sed -n '2,62p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,67p' "$0"; exit 0 ;;
     *) usage "unknown argument '$1'" ;;
     esac
 done
@@ -162,10 +167,12 @@ step() {
 }
 
 tests=build/tests/test_cuda_ops bench=build/perf/gpu_bench mkw=build/mkweights lab=build/perf/cuda/conv_lab
+pool_lab=build/perf/cuda/pool_lab resize_lab=build/perf/cuda/resize_lab letterbox_lab=build/perf/cuda/letterbox_lab
 if [ -f BUNDLE ]; then
     note "SKIP build: a bundle ($(sed -n 's/^built: //p' BUNDLE))"
 else
-    step build "$out/build.log" make -j"$(nproc 2>/dev/null || echo 4)" CUDA=1 ${cc:+CUDA_ARCHS=$cc} "$tests" "$bench" "$mkw" "$lab"
+    step build "$out/build.log" make -j"$(nproc 2>/dev/null || echo 4)" CUDA=1 ${cc:+CUDA_ARCHS=$cc} "$tests" "$bench" "$mkw" \
+        "$lab" "$pool_lab" "$resize_lab" "$letterbox_lab"
     case $failed in *build*) echo "gpu-check: FAIL build: see $out/build.log" >&2; exit 1 ;; esac
 fi
 
@@ -194,9 +201,15 @@ for m in $(echo "$models" | tr ',' ' '); do
 done
 if [ $ok = 1 ]; then note "PASS weights: $wlog"; else failed="$failed weights"; note "FAIL weights: $wlog"; fi
 
-step lab "$out/lab.log" "$lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" --batch 64 --runs 20
+step lab "$out/lab.log" "$lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" --batch 64 --runs 20 \
+    --random 100 --seed "$seed"
 step lab-batch1 "$out/lab-batch1.log" "$lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" --batch 1 \
     --runs 50 --split-sweep
+step lab-pool "$out/lab-pool.log" "$pool_lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" --batch 64 \
+    --runs 20 --seed "$seed"
+step lab-resize "$out/lab-resize.log" "$resize_lab" --model "$(yaml_of "$first")" --scale "$(scale_of "$first")" \
+    --batch 64 --runs 20 --seed "$seed"
+step lab-letterbox "$out/lab-letterbox.log" "$letterbox_lab" --batch 8 --runs 20 --seed "$seed"
 
 if [ $ok = 1 ]; then
     blog=$out/bench.log

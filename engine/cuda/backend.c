@@ -90,6 +90,9 @@ struct strix_cuda_backend {
     void *weights;               /* the fused blob in the compute dtype (woff offsets) */
     float *bias;                 /* fp32 biases: the blob itself (fp32) or a compact copy (fp16) */
     size_t *bias_off;            /* per node: its bias's offset in `bias` */
+    int *fold;                   /* per node, kernel set 3's folded upsamples for this plan: an UPSAMPLE's
+                                    consuming CONV (the upsample does not run), a CONV's UPSAMPLE (read
+                                    through its loads); -1: none (strix_program_upsample_fold) */
     void *bias_mem;              /* fp16 path: the compact bias allocation */
 
     const strix_plan *plan;
@@ -260,6 +263,19 @@ static strix_status op_fail(strix_error *err, int line, const strix_node *nd, in
     return device_fail(err, __FILE__, line, code, what);
 }
 
+/* Whether conv node j can read upsample node u's input through its loads
+ * for the planned shapes (the program allows it: strix_program_upsample_fold). */
+static int fold_ok(const strix_cuda_backend *b, int u, int j)
+{
+    const strix_program *p = b->prog;
+    const strix_node *up = &p->nodes[u], *cv = &p->nodes[j];
+    strix_dview out = dview(b, cv->out), in = dview(b, cv->in), src = dview(b, up->in), res;
+    if (cv->res >= 0) res = dview(b, cv->res);
+    return strix_cuda_conv2d_fold_ok(&out, &in, &src, p->values[up->out].c0 - p->values[cv->in].c0, up->scale,
+                                     (const char *)b->weights + cv->woff * b->esz, b->bias + b->bias_off[j],
+                                     cv->res >= 0 ? &res : NULL, &cv->conv, b->dt, b->kernels);
+}
+
 /* Enqueue node i (and, for a fused cascade, the nodes it covers). */
 static strix_status run_node(strix_cuda_backend *b, int i, strix_error *err)
 {
@@ -272,8 +288,18 @@ static strix_status run_node(strix_cuda_backend *b, int i, strix_error *err)
     case STRIX_OP_CONV: {
         strix_dview res;
         if (nd->res >= 0) res = dview(b, nd->res);
-        rc = strix_cuda_conv2d(&out, &in, (const char *)b->weights + nd->woff * b->esz, b->bias + b->bias_off[i],
-                               nd->res >= 0 ? &res : NULL, &nd->conv, b->dt, b->kernels, b->sms, b->cublas, b->ws, s);
+        const void *w = (const char *)b->weights + nd->woff * b->esz;
+        const float *bias = b->bias + b->bias_off[i];
+        if (b->fold[i] >= 0) { /* channels of `in` read from the folded upsample's input */
+            const strix_node *up = &p->nodes[b->fold[i]];
+            strix_dview src = dview(b, up->in);
+            rc = strix_cuda_conv2d_fold(&out, &in, &src, p->values[up->out].c0 - p->values[nd->in].c0, up->scale, w,
+                                        bias, nd->res >= 0 ? &res : NULL, &nd->conv, b->dt, b->kernels, b->sms, b->ws,
+                                        s);
+            break;
+        }
+        rc = strix_cuda_conv2d(&out, &in, w, bias, nd->res >= 0 ? &res : NULL, &nd->conv, b->dt, b->kernels, b->sms,
+                               b->cublas, b->ws, s);
         break;
     }
     case STRIX_OP_MAXPOOL: {
@@ -287,7 +313,10 @@ static strix_status run_node(strix_cuda_backend *b, int i, strix_error *err)
         rc = strix_cuda_maxpool_cascade(outs, len, &in, &nd->pool, b->dt, b->kernels, s);
         break;
     }
-    case STRIX_OP_UPSAMPLE: rc = strix_cuda_upsample_nearest(&out, &in, nd->scale, b->dt, b->kernels, s); break;
+    case STRIX_OP_UPSAMPLE:
+        if (b->fold[i] >= 0) break; /* its consumer reads its input instead (b->fold) */
+        rc = strix_cuda_upsample_nearest(&out, &in, nd->scale, b->dt, b->kernels, s);
+        break;
     case STRIX_OP_COPY: rc = strix_cuda_copy(&out, &in, b->dt, s); break;
     case STRIX_OP_ATTENTION: {
         strix_dview v = dview(b, nd->out2);
@@ -391,7 +420,9 @@ static strix_status upload_weights(strix_cuda_backend *b, const float *weights, 
     size_t floats = p->weight_floats ? p->weight_floats : 1;
     strix_status st = STRIX_OK;
     b->bias_off = calloc((size_t)(p->n_nodes ? p->n_nodes : 1), sizeof *b->bias_off);
-    if (!b->bias_off) return strix_fail(err, STRIX_E_NOMEM, "out of memory for the CUDA backend");
+    b->fold = malloc(sizeof *b->fold * (size_t)(p->n_nodes ? p->n_nodes : 1));
+    if (!b->bias_off || !b->fold) return strix_fail(err, STRIX_E_NOMEM, "out of memory for the CUDA backend");
+    for (int i = 0; i < p->n_nodes; i++) b->fold[i] = -1;
     size_t cap = 0;
     if ((st = dev_reserve(&b->weights, &cap, floats * b->esz, "weights", err))) return st;
     if (!b->half) {
@@ -450,7 +481,7 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     if (c->kernels != STRIX_CUDA_KERNELS_V1 && c->kernels != STRIX_CUDA_KERNELS_V2 && c->kernels != STRIX_CUDA_KERNELS_V3)
         return strix_fail(err, STRIX_E_ARG,
                           "cuda_kernels is %d: use 2 (the tensor-core set, the default), 1 (the first set) or 3 (2 with "
-                          "split-K, a shared-memory stem and a one-pass SPPF; not yet verified on a GPU)",
+                          "split-K, a shared-memory stem, a one-pass SPPF and folded upsamples; not yet verified on a GPU)",
                           c->kernels);
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -557,6 +588,13 @@ static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_e
         if (need > ws) ws = need;
     }
     if ((st = dev_reserve(&b->ws, &b->ws_cap, ws, "op workspace", err))) return st;
+    /* kernel set 3's folded upsamples where this shape's views allow them
+     * (the folded conv's workspace is its plain launch's, counted above) */
+    for (int i = 0; i < p->n_nodes; i++) b->fold[i] = -1;
+    for (int u = 0; u < p->n_nodes; u++) {
+        int j = strix_program_upsample_fold(p, u, b->kernels);
+        if (j >= 0 && fold_ok(b, u, j)) b->fold[u] = j, b->fold[j] = u;
+    }
     b->n = pl->n, b->h = pl->h, b->w = pl->w;
     b->planned = 1;
     return STRIX_OK;
@@ -945,6 +983,7 @@ static void cuda_free(strix_backend *base)
     if (b->stream) cudaStreamDestroy(b->stream);
     cudaGetLastError();
     free(b->bias_off);
+    free(b->fold);
     free(b);
 }
 
@@ -960,6 +999,14 @@ static const strix_backend_ops cuda_ops = {
     .layer_leave = cuda_layer_leave,
     .layer_mark = cuda_layer_mark,
 };
+
+int strix_cuda_backend_upsample_folds(const strix_cuda_backend *b)
+{
+    int folds = 0;
+    for (int i = 0; b->planned && i < b->prog->n_nodes; i++)
+        folds += b->prog->nodes[i].op == STRIX_OP_UPSAMPLE && b->fold[i] >= 0;
+    return folds;
+}
 
 strix_cuda_backend *strix_cuda_backend_of(strix_backend *b)
 {

@@ -54,4 +54,10 @@ strix_cuda_backend *strix_cuda_backend_of(strix_backend *b);
 strix_status strix_cuda_backend_run_resident(strix_cuda_backend *b, strix_error *err);
 strix_status strix_cuda_backend_layer_times(strix_cuda_backend *b, double *ms, int n_layers, strix_error *err);
 
+/* For tests (test_cuda_ops): how many upsamples the planned shape folds
+ * into their consuming convolutions (kernel set 3,
+ * strix_program_upsample_fold and strix_cuda_conv2d_fold_ok); 0 before a
+ * plan. */
+int strix_cuda_backend_upsample_folds(const strix_cuda_backend *b);
+
 #endif

@@ -27,6 +27,7 @@
  *   build/perf/cuda/conv_lab --batch 1 --runs 50 --versions 3,4  # split-K against v2
  *   build/perf/cuda/conv_lab --batch 1 --runs 50 --split-sweep   # v3's slice target
  *   build/perf/cuda/conv_lab --variants          # every v2 tile configuration
+ *   build/perf/cuda/conv_lab --random 500 --seed 7 --runs 5  # the check on 500 random shapes too
  *
  * --variants: instead of the versions, every tile configuration of the v2
  * table (strix_cuda_conv2d_mma_variant; kernels/conv_plan.h lists them) on
@@ -44,102 +45,47 @@
  * and through strix_cpu_conv2d (fp32 on the same fp16-rounded inputs and
  * weights) and bounds the relative L2 error (2e-3, the op tests' fp16
  * bound) and requires every output written (outputs poisoned with NaN
- * first).  The timing runs batch --batch: warm-up, then the median of --runs
+ * first).  --random N (default 0) adds N random shapes to the check, seeded
+ * by --seed (default: the clock; printed in the first line and in every
+ * failure): batch 1-2, 1x1 to 40x40, 1-96 channels (half of them multiples
+ * of 8, which the mma path takes), kernels 1-5 with strides 1-2, dilation
+ * 1-2 and any padding, one in eight depthwise, with or without SiLU and a
+ * residual; they are checked with every selected version, not timed.
+ * The timing runs batch --batch: warm-up, then the median of --runs
  * launches timed with CUDA events.  TFLOP/s = 2 x MACs / time, as % of the
  * H100 SXM's dense fp16 tensor rate (989 TFLOP/s); GB/s counts the fewest
  * bytes (input, weights, output and residual once), as % of 3350 GB/s.  The
  * last lines add up a forward pass (each shape times its uses).
- * Exit status: 0, 1 a check failed, 2 usage, 9 no CUDA device. */
+ * Options, helpers and exit codes shared with the other labs: lab.h.
+ * Exit status: 0, 1 a check failed, 2 usage, 8 out of memory, 9 no CUDA
+ * device or a CUDA call failed. */
+#define LAB_NAME "conv_lab"
+
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
-#include "../bench_util.h"
 #include "../conv_shapes.h"
 #include "cpu/ops.h"
 #include "kernels/conv_plan.h"
-#include "kernels/kernels.h"
-#include "strix.h"
+#include "lab.h"
 
 #define N_VERSIONS 4
-#define PEAK_TFLOPS 989.0 /* H100 SXM dense fp16 with fp32 accumulation, datasheet */
-#define PEAK_GBS 3350.0   /* H100 SXM HBM3, datasheet */
 #define CHECK_TOL 2e-3
 
 static const char *version_name[N_VERSIONS + 1] = {"", "v1 wmma", "v1 wmma+cublas", "v2 mma", "v3 split-K"};
 
-#define CU(call)                                                                                \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "conv_lab: %s: %s (line %d)\n", #call, cudaGetErrorString(e_), __LINE__); \
-            exit(EXIT_DEVICE);                                                                  \
-        }                                                                                       \
-    } while (0)
-
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 /* The SM count the launchers are told (tiles, v3's slices): the device's, or a
  * multiple of it in --split-sweep. */
 static int lab_sms;
-static float uniform(float lo, float hi)
-{
-    rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
-    return lo + (hi - lo) * (float)((rng * 0x2545F4914F6CDD1DULL) >> 40) / 16777216.0f;
-}
-
-/* fp32 -> fp16 bits (round to nearest even), and back: the host side of the
- * fp16 tensors, so the CPU reference sees exactly the device's inputs. */
-static uint16_t to_half(float f)
-{
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, ex = (x >> 23) & 0xffu, man = x & 0x7fffffu;
-    if (ex == 0xff) return (uint16_t)(sign | 0x7c00u | (man ? 0x200u : 0));
-    int e = (int)ex - 127 + 15;
-    if (e >= 31) return (uint16_t)(sign | 0x7c00u);
-    if (e <= 0) {
-        if (e < -10) return (uint16_t)sign;
-        man |= 0x800000u;
-        int shift = 14 - e;
-        uint32_t h = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) h++;
-        return (uint16_t)(sign | h);
-    }
-    uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) h++;
-    return (uint16_t)(sign | h);
-}
-
-static float from_half(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, ex = (h >> 10) & 0x1fu, man = h & 0x3ffu, x;
-    if (ex == 0) {
-        float v = ldexpf((float)man, -24);
-        return sign ? -v : v;
-    }
-    x = ex == 31 ? sign | 0x7f800000u | (man << 13) : sign | ((ex - 15 + 127) << 23) | (man << 13);
-    float f;
-    memcpy(&f, &x, 4);
-    return f;
-}
 
 /* n random values rounded to fp16: host fp32 copy in *h, device fp16 in *d */
 static void make_tensor(size_t n, float range, float **h, void **d)
 {
-    uint16_t *bits = malloc(n * 2);
-    *h = malloc(n * sizeof(float));
-    if (!bits || !*h) {
-        fprintf(stderr, "conv_lab: out of memory\n");
-        exit(EXIT_NOMEM);
-    }
+    uint16_t *bits = lab_alloc(n * 2);
+    *h = lab_alloc(n * sizeof(float));
     for (size_t i = 0; i < n; i++) {
-        bits[i] = to_half(uniform(-range, range));
-        (*h)[i] = from_half(bits[i]);
+        bits[i] = lab_to_half(lab_uniform(-range, range));
+        (*h)[i] = lab_from_half(bits[i]);
     }
     CU(cudaMalloc(d, n * 2));
     CU(cudaMemcpy(*d, bits, n * 2, cudaMemcpyHostToDevice));
@@ -169,9 +115,8 @@ static void bufs_make(layer_bufs *b, const shape *s, int n)
     make_tensor(in_len, 1.0f, &b->hin, &b->din);
     make_tensor(w_len, 1.0f / sqrtf((float)(w_len / s->cout)), &b->hw, &b->dw);
     if (s->residual) make_tensor(b->out_len, 1.0f, &b->hres, &b->dres);
-    b->hbias = malloc(s->cout * sizeof(float));
-    if (!b->hbias) exit(EXIT_NOMEM);
-    for (int i = 0; i < s->cout; i++) b->hbias[i] = uniform(-0.5f, 0.5f);
+    b->hbias = lab_alloc(s->cout * sizeof(float));
+    for (int i = 0; i < s->cout; i++) b->hbias[i] = lab_uniform(-0.5f, 0.5f);
     CU(cudaMalloc((void **)&b->dbias, s->cout * sizeof(float)));
     CU(cudaMemcpy(b->dbias, b->hbias, s->cout * sizeof(float), cudaMemcpyHostToDevice));
     CU(cudaMalloc(&b->dout, b->out_len * 2));
@@ -220,13 +165,12 @@ static double check_version(int v, const shape *s, layer_bufs *b, const float *r
     CU(cudaMemsetAsync(b->dout, 0xff, b->out_len * 2, st)); /* 0xffff: an fp16 NaN */
     int rc = run_version(v, s, b, blas, st);
     if (rc) return rc == cudaErrorNotSupported ? -3 : -2;
-    uint16_t *got = malloc(b->out_len * 2);
-    if (!got) exit(EXIT_NOMEM);
+    uint16_t *got = lab_alloc(b->out_len * 2);
     CU(cudaMemcpyAsync(got, b->dout, b->out_len * 2, cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
     double num = 0, den = 0;
     for (size_t i = 0; i < b->out_len; i++) {
-        float g = from_half(got[i]);
+        float g = lab_from_half(got[i]);
         if (!isfinite(g)) {
             free(got);
             return -1;
@@ -238,46 +182,39 @@ static double check_version(int v, const shape *s, layer_bufs *b, const float *r
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+typedef struct conv_run {
+    const shape *s;
+    layer_bufs *b;
+    cublasHandle_t blas;
+    cudaStream_t st;
+} conv_run;
+
+static int launch(void *ctx, int v)
+{
+    const conv_run *r = ctx;
+    return run_version(v, r->s, r->b, r->blas, r->st);
+}
+
 static double time_version(int v, const shape *s, layer_bufs *b, cublasHandle_t blas, cudaStream_t st, int runs)
 {
-    cudaEvent_t e0, e1;
-    CU(cudaEventCreate(&e0));
-    CU(cudaEventCreate(&e1));
-    for (int i = 0; i < 3; i++)
-        if (run_version(v, s, b, blas, st)) return -1;
-    double *t = malloc(runs * sizeof *t);
-    if (!t) exit(EXIT_NOMEM);
-    for (int r = 0; r < runs; r++) {
-        CU(cudaEventRecord(e0, st));
-        if (run_version(v, s, b, blas, st)) return -1;
-        CU(cudaEventRecord(e1, st));
-        CU(cudaEventSynchronize(e1));
-        float ms;
-        CU(cudaEventElapsedTime(&ms, e0, e1));
-        t[r] = ms;
-    }
-    qsort(t, runs, sizeof *t, cmp_double);
-    double med = t[runs / 2];
-    free(t);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return med;
+    conv_run r = {s, b, blas, st};
+    return lab_time(launch, &r, v, st, runs);
 }
 
 /* The CPU's output for cb (its inputs), in a new buffer. */
 static float *cpu_reference(const shape *s, const layer_bufs *cb)
 {
     int n = cb->n;
-    float *ref = malloc(cb->out_len * sizeof(float));
+    float *ref = lab_alloc(cb->out_len * sizeof(float));
     strix_view hin = {cb->hin, n, s->h, s->w, s->cin, (size_t)s->cin, (size_t)s->h * s->w * s->cin};
     strix_view hout = {ref, n, s->oh, s->ow, s->cout, (size_t)s->cout, (size_t)s->oh * s->ow * s->cout};
     strix_view hres = {cb->hres, n, s->oh, s->ow, s->cout, (size_t)s->cout, (size_t)s->oh * s->ow * s->cout};
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     threads = threads < 1 ? 1 : threads;
-    void *cws = malloc(strix_cpu_conv2d_workspace(&hout, &hin, &s->p, threads) + 1);
+    void *cws = lab_alloc(strix_cpu_conv2d_workspace(&hout, &hin, &s->p, threads) + 1);
     strix_cpu_team *team = NULL;
     strix_error e;
-    if (!ref || !cws || strix_cpu_team_create(&team, threads, 0, &e)) {
+    if (strix_cpu_team_create(&team, threads, 0, &e)) {
         fprintf(stderr, "conv_lab: out of memory\n");
         exit(EXIT_NOMEM);
     }
@@ -393,70 +330,92 @@ static int sweep_splits(const shape *shapes, int n_shapes, int check_batch, int 
     return failed ? 1 : 0;
 }
 
-static int parse_versions(const char *s, int *on)
+/* A random convolution for --random (see the header). */
+static shape random_shape(void)
 {
-    memset(on, 0, (N_VERSIONS + 1) * sizeof *on);
-    for (const char *p = s; *p;) {
-        if (*p < '1' || *p > '0' + N_VERSIONS) return 0;
-        on[*p - '0'] = 1;
-        p++;
-        if (*p == ',') p++;
-        else if (*p) return 0;
+    static const int ks[] = {1, 1, 3, 3, 3, 5};
+    shape s;
+    memset(&s, 0, sizeof s);
+    const int depthwise = lab_int(0, 7) == 0;
+    s.h = lab_int(1, 40), s.w = lab_int(1, 40);
+    s.cin = lab_int(0, 1) ? 8 * lab_int(1, 12) : lab_int(1, 96);
+    s.cout = depthwise ? s.cin : lab_int(0, 1) ? 8 * lab_int(1, 12) : lab_int(1, 96);
+    strix_conv_params *p = &s.p;
+    p->kh = ks[lab_int(0, 5)], p->kw = lab_int(0, 3) ? p->kh : ks[lab_int(0, 5)];
+    p->sh = lab_int(1, 2), p->sw = lab_int(0, 3) ? p->sh : lab_int(1, 2);
+    p->dh = p->dw = lab_int(0, 5) ? 1 : 2;
+    p->ph = lab_int(0, 3) ? p->dh * (p->kh / 2) : lab_int(0, p->dh * (p->kh - 1));
+    p->pw = lab_int(0, 3) ? p->dw * (p->kw / 2) : lab_int(0, p->dw * (p->kw - 1));
+    if (s.h + 2 * p->ph < p->dh * (p->kh - 1) + 1) p->ph = p->dh * (p->kh - 1); /* at least one output row */
+    if (s.w + 2 * p->pw < p->dw * (p->kw - 1) + 1) p->pw = p->dw * (p->kw - 1);
+    p->groups = depthwise ? s.cin : 1;
+    p->act = lab_int(0, 3) ? STRIX_ACT_SILU : STRIX_ACT_NONE;
+    s.oh = (s.h + 2 * p->ph - p->dh * (p->kh - 1) - 1) / p->sh + 1;
+    s.ow = (s.w + 2 * p->pw - p->dw * (p->kw - 1) - 1) / p->sw + 1;
+    s.residual = lab_int(0, 3) == 0;
+    s.first_layer = -1;
+    return s;
+}
+
+/* --random: `count` random shapes through every selected version, each
+ * against the CPU on a random batch of 1-2; the failures. */
+static int check_random(int count, const lab_opts *o, cublasHandle_t blas, cudaStream_t st)
+{
+    int failed = 0, checks = 0;
+    for (int r = 0; r < count; r++) {
+        const shape s = random_shape();
+        const strix_conv_params *p = &s.p;
+        layer_bufs cb;
+        bufs_make(&cb, &s, lab_int(1, 2));
+        float *ref = cpu_reference(&s, &cb);
+        for (int v = 1; v <= N_VERSIONS; v++) {
+            if (!o->on[v]) continue;
+            const double err = check_version(v, &s, &cb, ref, blas, st);
+            checks++;
+            if (err >= 0 && err <= CHECK_TOL) continue;
+            failed++;
+            cudaGetLastError();
+            printf("FAIL random %d: n%d %dx%d %d->%d k%dx%d s%dx%d p%dx%d d%dx%d g%d%s%s %s: %s (seed %" PRIu64 ")\n", r,
+                   cb.n, s.h, s.w, s.cin, s.cout, p->kh, p->kw, p->sh, p->sw, p->ph, p->pw, p->dh, p->dw, p->groups,
+                   p->act == STRIX_ACT_SILU ? " silu" : "", s.residual ? " +res" : "", version_name[v],
+                   err == -1 ? "an output unwritten or not finite" : err == -2 ? "launch error" : "relative L2 error over 2e-3",
+                   o->seed);
+        }
+        free(ref);
+        bufs_free(&cb);
     }
-    return 1;
+    printf("# random shapes: %d, %d checks, %d failed (seed %" PRIu64 ")\n", count, checks, failed, o->seed);
+    return failed;
 }
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: conv_lab [--model YAML] [--scale n|s|m|l|x] [--imgsz N] [--batch N]\n"
-                    "                [--check-batch N] [--runs N] [--versions 1,2,3,4 | --variants | --split-sweep]\n");
+    fprintf(stderr, "usage: conv_lab " LAB_OPTS_USAGE "\n"
+                    "        [--versions 1,2,3,4 | --variants | --split-sweep]\n");
     exit(EXIT_USAGE);
 }
 
 int main(int argc, char **argv)
 {
-    const char *yaml = "weights/yolov8.yaml";
-    char scale = 'n';
-    int imgsz = 640, batch = 64, check_batch = 2, runs = 20, on[N_VERSIONS + 1];
+    lab_opts o;
+    lab_opts_init(&o, N_VERSIONS, 0);
     int sweep = 0; /* 1: --variants, 2: --split-sweep */
-    parse_versions("1,2,3,4", on);
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i];
         if (!strcmp(a, "--variants") || !strcmp(a, "--split-sweep")) {
             sweep = a[2] == 'v' ? 1 : 2;
             continue;
         }
-        if (!v) usage();
-        if (!strcmp(a, "--model")) yaml = v;
-        else if (!strcmp(a, "--scale") && strlen(v) == 1 && strchr("nslmx", *v)) scale = *v;
-        else if (!strcmp(a, "--imgsz") && parse_int(v, 32, 4096, &imgsz) && imgsz % 32 == 0) {
-        } else if (!strcmp(a, "--batch") && parse_int(v, 1, 1024, &batch)) {
-        } else if (!strcmp(a, "--check-batch") && parse_int(v, 1, 16, &check_batch)) {
-        } else if (!strcmp(a, "--runs") && parse_int(v, 1, 10000, &runs)) {
-        } else if (!strcmp(a, "--versions") && parse_versions(v, on)) {
-        } else usage();
+        if (lab_opt(a, i + 1 < argc ? argv[i + 1] : NULL, &o, N_VERSIONS) != 1) usage();
         i++;
     }
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
-        fprintf(stderr, "conv_lab: no CUDA device: run it on a machine with an NVIDIA GPU\n");
-        return EXIT_DEVICE;
-    }
+    const int *on = o.on, batch = o.batch, check_batch = o.check_batch, runs = o.runs;
     struct cudaDeviceProp prop;
-    CU(cudaGetDeviceProperties(&prop, 0));
+    lab_device(&prop);
     lab_sms = prop.multiProcessorCount;
-    strix_model_options o;
-    strix_model_options_init(&o);
-    o.yaml_path = yaml;
-    o.scale = scale;
-    strix_model *m;
-    strix_error e;
-    if (strix_model_load(&m, &o, &e)) {
-        fprintf(stderr, "conv_lab: %s\n", e.message);
-        return EXIT_USAGE;
-    }
+    strix_model *m = lab_model(&o);
     shape *shapes;
-    int n_shapes, rc = collect_shapes(m, imgsz, "conv_lab", &shapes, &n_shapes);
+    int n_shapes, rc = collect_shapes(m, o.imgsz, "conv_lab", &shapes, &n_shapes);
     strix_model_free(m);
     if (rc) return rc;
     cudaStream_t st;
@@ -466,14 +425,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "conv_lab: cuBLAS could not be initialised\n");
         return EXIT_DEVICE;
     }
-    printf("# conv_lab: %s scale %c at %dx%d on %s (%d SMs); check batch %d, timing batch %d, median of %d\n", yaml,
-           scale, imgsz, imgsz, prop.name, prop.multiProcessorCount, check_batch, batch, runs);
-    if (sweep == 1) return sweep_variants(shapes, n_shapes, check_batch, batch, runs, blas, st);
-    if (sweep == 2) return sweep_splits(shapes, n_shapes, check_batch, batch, runs, blas, st);
+    printf("# conv_lab: %s scale %c at %dx%d on %s (%d SMs); seed %" PRIu64 "; check batch %d and %d random shapes, "
+           "timing batch %d, median of %d\n",
+           o.yaml, o.scale, o.imgsz, o.imgsz, prop.name, prop.multiProcessorCount, o.seed, check_batch, o.random, batch,
+           runs);
+    lab_seed(o.seed);
+    const int random_failed = o.random ? check_random(o.random, &o, blas, st) : 0;
+    if (sweep) {
+        rc = sweep == 1 ? sweep_variants(shapes, n_shapes, check_batch, batch, runs, blas, st)
+                        : sweep_splits(shapes, n_shapes, check_batch, batch, runs, blas, st);
+        return rc || random_failed ? 1 : 0;
+    }
     printf("%-5s %-4s %-24s %-6s %-15s %9s %9s %7s %9s %7s %9s\n", "layer", "uses", "shape (HxW Cin->Cout)", "k/s",
            "version", "rel err", "ms", "TFLOP/s", "%peak", "GB/s", "%HBM");
     double total[N_VERSIONS + 1] = {0};
-    int failed = 0;
+    int failed = random_failed;
     for (int si = 0; si < n_shapes; si++) {
         const shape *s = &shapes[si];
         /* the CPU reference on the check batch */
@@ -499,8 +465,8 @@ int main(int argc, char **argv)
             int splits = v == 4 ? lab_splits(s, batch) : 1;
             snprintf(vname, sizeof vname, splits > 1 ? "%s x%d" : "%s", version_name[v], splits);
             printf("%-5d %-4d %-24s %-6s %-15s %9.2e %9.4f %7.1f %8.1f%% %7.0f %8.1f%%%s\n", s->first_layer, s->uses,
-                   desc, ks, vname, err, ms, 2 * macs / (ms * 1e9), 100 * 2 * macs / (ms * 1e9) / PEAK_TFLOPS,
-                   bytes / (ms * 1e6), 100 * bytes / (ms * 1e6) / PEAK_GBS,
+                   desc, ks, vname, err, ms, 2 * macs / (ms * 1e9), 100 * 2 * macs / (ms * 1e9) / LAB_PEAK_TFLOPS,
+                   lab_gbs(bytes, ms), lab_pct_hbm(bytes, ms),
                    bad ? (err == -1 ? "  FAIL unwritten/non-finite" : err == -2 ? "  FAIL launch" : "  FAIL") : "");
         }
         free(ref);
