@@ -97,8 +97,15 @@ typedef struct strix_model_options {
     int cuda_async;           /* CUDA: 1 runs submitted batches (strix_model_submit) without
                                  waiting: each in-flight batch has its own pinned staging and
                                  detection buffers, its upload runs on a copy stream overlapping
-                                 the previous batch's network, events order the two; 0 (default,
-                                 the verified path) completes each batch inside submit */
+                                 the previous batch's network, events order the two; a batch's
+                                 frames are letterboxed in one kernel launch (RGB the same bits
+                                 as the synchronous path); the forward's CUDA graphs are kept
+                                 per batch shape (up to 4 other shapes besides the current one;
+                                 all recaptured when a shape needs bigger buffers), so
+                                 alternating shapes replay rather than recapture.  Not yet run
+                                 on a GPU.  0 (default, the path verified on an H100) completes
+                                 each batch inside submit, one letterbox launch per frame and
+                                 one graph, of the last shape */
     int nms_free;             /* a model with two heads (YOLO26, `end2end: true`): 1 runs the
                                  one-to-one head, top-k selection without NMS, as Ultralytics'
                                  predict(nms=False); 0 (default) the one-to-many head with NMS,

@@ -137,6 +137,54 @@ typedef struct strix_lb_params {
 } strix_lb_params;
 strix_cuda_err strix_cuda_letterbox(void *dst, strix_dtype dt, const uint8_t *src, const uint8_t *uv,
                                     const strix_lb_params *p, strix_stream s);
+/* The asynchronous detect path's letterbox: all n frames of a batch in one
+ * launch into dst [n, dst_h, dst_w, 3] (every frame's p.dst_w, p.dst_h),
+ * frame f from frames[f] (a device array of n descriptors, each made by
+ * strix_lb_frame_init from parameters that strix_lb_params_ok takes, RGB,
+ * BGR and NV12 mixed freely), each element the bits strix_cuda_letterbox
+ * gives it (kernels/lb_batch.h: both launches' index arithmetic).  Not yet
+ * run on a GPU. */
+#define STRIX_LB_MAX_FRAMES 65535 /* frames of one per-batch launch (gridDim.z's limit) */
+
+/* A frame's geometry as both kernels read it (the per-frame kernel takes it
+ * by value, with the source pointers as separate arguments). */
+typedef struct strix_lb_geom {
+    strix_lb_params p;
+    double scale_x, scale_y; /* 1 / (new / src), as OpenCV inverts inv_scale (computed on the host) */
+    int resize;              /* 0: the frame is copied (cv::resize copies same-size input) */
+} strix_lb_geom;
+
+/* One frame of a per-batch launch, in device memory. */
+typedef struct strix_lb_frame {
+    strix_lb_geom g;
+    const uint8_t *src, *uv; /* the frame (RGB/BGR, or NV12's Y plane) and NV12's U,V plane (else NULL) */
+} strix_lb_frame;
+
+/* Whether the launchers take p (with uv given for NV12): the checks
+ * strix_cuda_letterbox makes before launching. */
+static inline int strix_lb_params_ok(const strix_lb_params *p, int has_src, int has_uv)
+{
+    return has_src && p->src_w >= 1 && p->src_h >= 1 && p->src_pitch >= (p->nv12 ? 1 : 3) * p->src_w &&
+           (!p->nv12 || (has_uv && p->uv_pitch >= 2 * ((p->src_w + 1) / 2))) && p->dst_w >= 1 && p->dst_h >= 1 &&
+           p->new_w >= 1 && p->new_h >= 1 && p->left >= 0 && p->top >= 0 && p->left + p->new_w <= p->dst_w &&
+           p->top + p->new_h <= p->dst_h;
+}
+
+/* The descriptor of frame (src, uv) with parameters p: the scales and the
+ * resize flag exactly as strix_cuda_letterbox computes them. */
+static inline void strix_lb_frame_init(strix_lb_frame *f, const strix_lb_params *p, const uint8_t *src,
+                                       const uint8_t *uv)
+{
+    f->g.p = *p;
+    f->g.resize = p->new_w != p->src_w || p->new_h != p->src_h;
+    f->g.scale_x = 1.0 / ((double)p->new_w / p->src_w);
+    f->g.scale_y = 1.0 / ((double)p->new_h / p->src_h);
+    f->src = src;
+    f->uv = p->nv12 ? uv : NULL;
+}
+
+strix_cuda_err strix_cuda_letterbox_batch(void *dst, strix_dtype dt, const strix_lb_frame *frames, int n,
+                                          int dst_w, int dst_h, strix_stream s);
 
 /* ---- decode.cu: Detect decode (as strix_cpu_detect_decode): head
  * [N, A, 4*reg_max + nc] (dt) into out [N, A, 4 + nc] fp32. */

@@ -16,25 +16,24 @@
  * converted first (template argument NV12): the bytes strix_nv12_row_rgb
  * would give that pixel, so the result equals the CPU letterbox of the
  * converted image bit for bit.
+ *
+ * letterbox_batch_u8<T>: the same pixel function for every frame of a batch
+ * in one launch (the asynchronous detect path): block z is the frame, whose
+ * descriptor it reads from a device array; the grids' index arithmetic is
+ * kernels/lb_batch.h's (checked on the CPU), so each output element gets the
+ * per-frame launch's bits.
  */
 #include <math.h>
 
 #include "elem.cuh"
+#include "lb_batch.h"
 
 using namespace strix_elem;
 
-#define LB_TX 32 /* block: 32 x 8 output pixels */
-#define LB_TY 8
 #define COEF_SCALE 2048.f /* OpenCV's INTER_RESIZE_COEF_SCALE */
 #define PAD_VALUE 114
 
 namespace {
-
-struct LbArgs {
-    strix_lb_params p;
-    double scale_x, scale_y; /* 1 / (new / src), as OpenCV inverts inv_scale */
-    int resize;              /* 0: the frame is copied (cv::resize copies same-size input) */
-};
 
 /* Source index and fraction of output coordinate d: f = (float)((d + 0.5) * scale - 0.5). */
 __device__ __forceinline__ int src_coord(int d, double scale, float *frac)
@@ -78,14 +77,15 @@ __device__ __forceinline__ void pixel(const uint8_t *src, const uint8_t *uv, con
     }
 }
 
+/* Output pixel (x, y) of the frame (src, uv) with geometry a into its slot
+ * dst [dst_h, dst_w, 3] (nothing past the slot). */
 template <typename T, bool NV12>
-__global__ void __launch_bounds__(LB_TX *LB_TY)
-    letterbox_bilinear_u8(T *dst, const uint8_t *src, const uint8_t *uv, LbArgs a)
+__device__ __forceinline__ void letterbox_at(T *dst, const uint8_t *src, const uint8_t *uv, const strix_lb_geom &a,
+                                             int x, int y)
 {
     const strix_lb_params &p = a.p;
-    const int x = blockIdx.x * LB_TX + threadIdx.x, y = blockIdx.y * LB_TY + threadIdx.y;
     if (x >= p.dst_w || y >= p.dst_h) return;
-    T *o = dst + ((size_t)y * p.dst_w + x) * 3;
+    T *o = dst + strix_lb_pixel_offset(x, y, p.dst_w);
     const int iy = y - p.top, ix = x - p.left;
     if (iy < 0 || iy >= p.new_h || ix < 0 || ix >= p.new_w) {
         const float pad = to_unit(PAD_VALUE);
@@ -130,30 +130,62 @@ __global__ void __launch_bounds__(LB_TX *LB_TY)
     store(o + 2, to_unit(rgb[2]));
 }
 
+template <typename T, bool NV12>
+__global__ void __launch_bounds__(STRIX_LB_TX *STRIX_LB_TY)
+    letterbox_bilinear_u8(T *dst, const uint8_t *src, const uint8_t *uv, strix_lb_geom a)
+{
+    letterbox_at<T, NV12>(dst, src, uv, a, strix_lb_thread_x(blockIdx.x, threadIdx.x),
+                          strix_lb_thread_y(blockIdx.y, threadIdx.y));
+}
+
+/* frames [gridDim.z]: one descriptor per frame, every one's p.dst_w and
+ * p.dst_h those of the launch (its slots' geometry). */
+template <typename T>
+__global__ void __launch_bounds__(STRIX_LB_TX *STRIX_LB_TY)
+    letterbox_batch_u8(T *dst, const strix_lb_frame *__restrict__ frames, int dst_w, int dst_h)
+{
+    const int x = strix_lb_thread_x(blockIdx.x, threadIdx.x), y = strix_lb_thread_y(blockIdx.y, threadIdx.y);
+    if (x >= dst_w || y >= dst_h) return;
+    const strix_lb_frame &a = frames[blockIdx.z];
+    T *slot = dst + strix_lb_frame_offset(blockIdx.z, dst_w, dst_h);
+    if (a.g.p.nv12)
+        letterbox_at<T, true>(slot, a.src, a.uv, a.g, x, y);
+    else
+        letterbox_at<T, false>(slot, a.src, a.uv, a.g, x, y);
+}
+
 } /* namespace */
 
 extern "C" strix_cuda_err strix_cuda_letterbox(void *dst, strix_dtype dt, const uint8_t *src, const uint8_t *uv,
                                                const strix_lb_params *p, strix_stream s)
 {
-    if (!dst || !src || !p || !dtype_ok(dt) || p->src_w < 1 || p->src_h < 1 ||
-        p->src_pitch < (p->nv12 ? 1 : 3) * p->src_w || (p->nv12 && (!uv || p->uv_pitch < 2 * ((p->src_w + 1) / 2))) ||
-        p->dst_w < 1 || p->dst_h < 1 || p->new_w < 1 || p->new_h < 1 || p->left < 0 || p->top < 0 ||
-        p->left + p->new_w > p->dst_w || p->top + p->new_h > p->dst_h)
+    if (!dst || !p || !dtype_ok(dt) || !strix_lb_params_ok(p, src != NULL, uv != NULL))
         return (strix_cuda_err)cudaErrorInvalidValue;
-    LbArgs a;
-    a.p = *p;
-    a.resize = p->new_w != p->src_w || p->new_h != p->src_h;
-    a.scale_x = 1.0 / ((double)p->new_w / p->src_w);
-    a.scale_y = 1.0 / ((double)p->new_h / p->src_h);
-    dim3 block(LB_TX, LB_TY), grid(CEIL_DIV(p->dst_w, LB_TX), CEIL_DIV(p->dst_h, LB_TY));
+    strix_lb_frame a;
+    strix_lb_frame_init(&a, p, src, uv);
+    dim3 block(STRIX_LB_TX, STRIX_LB_TY), grid(strix_lb_blocks_x(p->dst_w), strix_lb_blocks_y(p->dst_h));
     cudaStream_t st = (cudaStream_t)s;
     if (dt == STRIX_F16 && p->nv12)
-        letterbox_bilinear_u8<__half, true><<<grid, block, 0, st>>>(static_cast<__half *>(dst), src, uv, a);
+        letterbox_bilinear_u8<__half, true><<<grid, block, 0, st>>>(static_cast<__half *>(dst), src, uv, a.g);
     else if (dt == STRIX_F16)
-        letterbox_bilinear_u8<__half, false><<<grid, block, 0, st>>>(static_cast<__half *>(dst), src, uv, a);
+        letterbox_bilinear_u8<__half, false><<<grid, block, 0, st>>>(static_cast<__half *>(dst), src, uv, a.g);
     else if (p->nv12)
-        letterbox_bilinear_u8<float, true><<<grid, block, 0, st>>>(static_cast<float *>(dst), src, uv, a);
+        letterbox_bilinear_u8<float, true><<<grid, block, 0, st>>>(static_cast<float *>(dst), src, uv, a.g);
     else
-        letterbox_bilinear_u8<float, false><<<grid, block, 0, st>>>(static_cast<float *>(dst), src, uv, a);
+        letterbox_bilinear_u8<float, false><<<grid, block, 0, st>>>(static_cast<float *>(dst), src, uv, a.g);
+    return last_error();
+}
+
+extern "C" strix_cuda_err strix_cuda_letterbox_batch(void *dst, strix_dtype dt, const strix_lb_frame *frames, int n,
+                                                     int dst_w, int dst_h, strix_stream s)
+{
+    if (!dst || !frames || !dtype_ok(dt) || n < 1 || n > STRIX_LB_MAX_FRAMES || dst_w < 1 || dst_h < 1)
+        return (strix_cuda_err)cudaErrorInvalidValue;
+    dim3 block(STRIX_LB_TX, STRIX_LB_TY), grid(strix_lb_blocks_x(dst_w), strix_lb_blocks_y(dst_h), (unsigned)n);
+    cudaStream_t st = (cudaStream_t)s;
+    if (dt == STRIX_F16)
+        letterbox_batch_u8<__half><<<grid, block, 0, st>>>(static_cast<__half *>(dst), frames, dst_w, dst_h);
+    else
+        letterbox_batch_u8<float><<<grid, block, 0, st>>>(static_cast<float *>(dst), frames, dst_w, dst_h);
     return last_error();
 }

@@ -20,8 +20,10 @@
  *
  * Without a CUDA build every GPU test prints "SKIP name: built without CUDA",
  * without a usable device "SKIP name: no CUDA device"; the program exits 0.
- * Four tests run everywhere: device_selection (the device names and their
- * errors), conv_mma_plan (the tile and split-K arithmetic of
+ * Five tests run everywhere: device_selection (the device names and their
+ * errors), letterbox_batch_plan (the per-batch letterbox's grid and frame
+ * descriptors of kernels/lb_batch.h against per-frame launches, emulated
+ * on the CPU), conv_mma_plan (the tile and split-K arithmetic of
  * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU),
  * sppf_plan (SPPF's pools as wider windows, set 3's SPPF kernel emulated
  * with kernels/pool_plan.h, and set 3's stem tile) and upsample_fold_plan
@@ -43,7 +45,9 @@
 #include "cpu/ops.h"
 #include "kernels/conv_plan.h"
 #include "kernels/fold_plan.h"
+#include "kernels/lb_batch.h"
 #include "kernels/pool_plan.h"
+#include "letterbox.h"
 #include "strix.h"
 #include "oplayout.h"
 #include "testlib.h"
@@ -69,6 +73,7 @@
     X(op_attention_f16)       \
     X(op_detect_decode)       \
     X(op_letterbox)           \
+    X(op_letterbox_batch)     \
     X(op_nms)                 \
     X(net_forward_f32)        \
     X(net_detect_f32)         \
@@ -79,7 +84,9 @@
     X(net_detect_f16_v3)      \
     X(net_graph_replay_v3)    \
     X(net_upsample_fold_v3)   \
-    X(net_detect_async)
+    X(net_detect_async)       \
+    X(net_detect_async_batch_letterbox) \
+    X(net_graph_cache)
 
 /* ------------------------------------------------- device names and errors */
 
@@ -137,9 +144,8 @@ GPU_TESTS(SKIP_TEST)
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "cuda/backend.h" /* strix_cuda_backend_upsample_folds */
+#include "cuda/backend.h" /* strix_cuda_backend_upsample_folds, strix_cuda_backend_graph_stats */
 #include "kernels/kernels.h"
-#include "letterbox.h"
 #include "model_internal.h" /* the model's backend */
 #include "postprocess.h"
 
@@ -1168,6 +1174,63 @@ static void op_letterbox(void)
     }
 }
 
+/* The asynchronous path's per-batch letterbox (strix_cuda_letterbox_batch):
+ * random batches of frames of mixed sizes and formats (RGB, BGR, NV12 of
+ * either matrix and range, each in device memory with its own row pitch),
+ * one launch, bit-identical, fp32 and fp16, to one strix_cuda_letterbox
+ * launch per frame into its slot (op_letterbox checks those against the
+ * CPU); the tensor's guards intact. */
+static void op_letterbox_batch(void)
+{
+    if (!need_device()) return;
+    enum { MAXN = 7 };
+    for (int t = 0; t < CASES(20, 4) && !tl_g.failed; t++) {
+        const strix_dtype dt = t % 2 ? STRIX_F16 : STRIX_F32;
+        const int n = tl_int(1, MAXN), imgsz = tl_int(1, 5) * 32;
+        strix_lb_frame desc[MAXN];
+        strix_lb_params lp[MAXN];
+        const uint8_t *dy[MAXN], *duv[MAXN];
+        int dw = 0, dh = 0;
+        for (int i = 0; i < n; i++) {
+            const int w = tl_int(1, 150), h = tl_int(1, 150), fmt = tl_int(0, 2), nv12 = fmt == STRIX_NV12;
+            const int stride = w * (nv12 ? 1 : 3) + tl_int(0, 13), cw = (w + 1) / 2, ch = (h + 1) / 2;
+            const int uvs = 2 * cw + tl_int(0, 9);
+            uint8_t *y = random_image(w, h, stride), *uv = nv12 ? random_image(cw, ch, uvs) : NULL;
+            uint8_t *d_y = dmalloc((size_t)stride * h), *d_uv = nv12 ? dmalloc((size_t)uvs * ch) : NULL;
+            if (!y || !d_y || (nv12 && (!uv || !d_uv))) return;
+            if (!h2d(d_y, y, (size_t)stride * h) || (nv12 && !h2d(d_uv, uv, (size_t)uvs * ch))) return;
+            strix_letterbox_info info;
+            strix_letterbox_plan(w, h, imgsz, 32, 0, &info);
+            dw = info.dst_w, dh = info.dst_h;
+            lp[i] = (strix_lb_params){w, h, stride, fmt == STRIX_BGR, info.dst_w, info.dst_h, info.new_w, info.new_h,
+                                      info.left, info.top, nv12, uvs, {0}};
+            if (nv12) {
+                strix_yuv_coeffs c;
+                strix_yuv_coeffs_init(&c, tl_int(0, 1) ? STRIX_BT709 : STRIX_BT601, tl_int(0, 1));
+                const int yuv[6] = {c.cy, c.crv, c.cgu, c.cgv, c.cbu, c.yoff};
+                memcpy(lp[i].yuv, yuv, sizeof yuv);
+            }
+            dy[i] = d_y, duv[i] = d_uv;
+            strix_lb_frame_init(&desc[i], &lp[i], d_y, d_uv);
+        }
+        const size_t per = (size_t)dw * dh * 3, len = per * n;
+        tbuf one, all;
+        strix_lb_frame *ddesc = dmalloc(sizeof desc);
+        if (!ddesc || !h2d(ddesc, desc, sizeof desc) || !tb_new(&one, len, dt, 0) || !tb_new(&all, len, dt, 0)) return;
+        for (int i = 0; i < n; i++)
+            CK(strix_cuda_letterbox((char *)tb_data(&one) + per * i * esz(dt), dt, dy[i], duv[i], &lp[i],
+                                    (strix_stream)T.s));
+        CK(strix_cuda_letterbox_batch(tb_data(&all), dt, ddesc, n, dw, dh, (strix_stream)T.s));
+        void *r1, *r2;
+        if (!tb_fetch(&one, &r1, "letterbox per frame") || !tb_fetch(&all, &r2, "letterbox per batch")) return;
+        const size_t bytes = (len + 2 * GUARD) * esz(dt);
+        for (size_t k = 0; k < bytes && !tl_g.failed; k++)
+            TL_CHECK(((uint8_t *)r1)[k] == ((uint8_t *)r2)[k],
+                     "batch of %d -> %dx%d %s: byte %zu (element %zu of the guarded buffer) differs from the per-frame launches",
+                     n, dw, dh, dt == STRIX_F16 ? "f16" : "f32", k, k / esz(dt));
+    }
+}
+
 /* A decoded head [A, 4 + nc] with clustered boxes, tied and NaN scores. */
 static void random_decoded(float *head, int anchors, int nc)
 {
@@ -1695,6 +1758,150 @@ static void net_detect_async(void)
     strix_model_free(sync);
 }
 
+/* An NV12 frame in host memory from a smooth RGB one: Y its first
+ * channel, U and V its second and third at every other pixel. */
+static strix_image smooth_nv12(int w, int h)
+{
+    uint8_t *rgb = smooth_image(w, h), *y = hmalloc((size_t)w * h), *uv = hmalloc((size_t)2 * ((w + 1) / 2) * ((h + 1) / 2));
+    strix_image im = {.width = w, .height = h, .format = STRIX_NV12, .colorspace = STRIX_BT709};
+    if (!rgb || !y || !uv) return im;
+    for (int r = 0; r < h; r++)
+        for (int x = 0; x < w; x++) {
+            const uint8_t *p = rgb + ((size_t)r * w + x) * 3;
+            y[(size_t)r * w + x] = p[0];
+            if (!(r & 1) && !(x & 1)) {
+                uint8_t *q = uv + (size_t)(r / 2) * 2 * ((w + 1) / 2) + x;
+                q[0] = p[1], q[1] = p[2];
+            }
+        }
+    im.data = y, im.uv = uv;
+    return im;
+}
+
+/* The asynchronous path letterboxes a batch in one launch
+ * (strix_cuda_letterbox_batch): batches of 5 frames of mixed sizes and
+ * formats (RGB, BGR, NV12 in host memory), fp32 and fp16, submitted two in
+ * flight, give exactly the synchronous path's boxes (one launch per frame,
+ * the same bits in the input tensor). */
+static void net_detect_async_batch_letterbox(void)
+{
+    if (!need_device()) return;
+    enum { SETS = 2, N = 5 };
+    for (int half = 0; half < 2 && !tl_g.failed; half++) {
+        int y = tl_int(0, NET_YAMLS - 1);
+        strix_model *sync = net_load(y, half, "cuda", half), *as = NULL;
+        T.async = 1;
+        if (sync) as = net_load(y, half, "cuda", half);
+        T.async = 0;
+        if (!as) {
+            strix_model_free(sync);
+            return;
+        }
+        strix_image im[SETS][N];
+        int ok = 1;
+        for (int s = 0; s < SETS; s++)
+            for (int k = 0; k < N && ok; k++) {
+                const int w = tl_int(60, 400), h = tl_int(60, 400), fmt = (s + k) % 3;
+                if (fmt == STRIX_NV12) {
+                    im[s][k] = smooth_nv12(w, h);
+                    im[s][k].full_range = k % 2;
+                } else {
+                    im[s][k] = (strix_image){.data = smooth_image(w, h), .width = w, .height = h,
+                                             .format = (strix_pixel_format)fmt};
+                }
+                ok = im[s][k].data != NULL;
+            }
+        strix_detect_options d;
+        strix_detect_options_init(&d);
+        d.imgsz = 256;
+        d.conf = 0.3f;
+        d.max_det = NET_MAX_DET;
+        strix_detections want[SETS][N], got[N];
+        strix_error e;
+        for (int s = 0; s < SETS && ok; s++)
+            if (strix_model_detect(sync, im[s], N, &d, got, &e) || !copy_dets(want[s], got, N))
+                ok = 0, tl_fail("synchronous detect: %s", e.message);
+        strix_batch *b[SETS] = {NULL, NULL};
+        for (int s = 0; s < SETS && ok; s++)
+            if (strix_model_submit(as, im[s], N, &d, &b[s], &e)) ok = 0, tl_fail("submit %d: %s", s, e.message);
+        for (int s = 0; s < SETS && ok; s++) {
+            if (strix_batch_collect(b[s], got, &e)) {
+                ok = 0, tl_fail("collect %d: %s", s, e.message);
+                break;
+            }
+            int total, matched = match_boxes(want[s], got, N, 0.9999, 0, &total);
+            for (int i = 0; i < N && ok; i++)
+                if (got[i].count != want[s][i].count)
+                    ok = 0, tl_fail("%s batch %d image %d (%dx%d, format %d): %d boxes asynchronously, %d synchronously",
+                                    half ? "fp16" : "fp32", s, i, im[s][i].width, im[s][i].height, im[s][i].format,
+                                    got[i].count, want[s][i].count);
+            if (ok && matched != total)
+                ok = 0, tl_fail("%s batch %d: %d of %d boxes found again asynchronously", half ? "fp16" : "fp32", s,
+                                matched, total);
+        }
+        for (int s = 0; s < SETS; s++) strix_batch_release(b[s]);
+        strix_model_free(as);
+        strix_model_free(sync);
+    }
+}
+
+/* The asynchronous path's CUDA graphs per batch shape (backend.c,
+ * park_graph), with cuda_async, shapes A <= B < C in every dimension:
+ * each shape runs eagerly first, then captures; B's first plan grows the
+ * arena, which destroys every graph (A's too), so A runs eagerly again;
+ * then forwards alternating B, A, B, A replay their graphs (no capture, no
+ * invalidation, one launch each); C grows the arena again, so A after it
+ * runs eagerly, then captures, and C (parked warm) captures next.  Every
+ * result is bit-identical to eager execution (cuda_graphs 0). */
+static void net_graph_cache(void)
+{
+    if (!need_device()) return;
+    int i = tl_int(0, NET_YAMLS - 1), half = tl_int(0, 1);
+    T.async = 1;
+    strix_model *g = net_load(i, half, "cuda", half);
+    T.async = 0;
+    strix_model *eager = g ? net_load_graphs(i, half, "cuda", half, 0) : NULL;
+    if (!eager) {
+        strix_model_free(g);
+        return;
+    }
+    static const int shape[3][3] = {{1, 128, 128}, {2, 160, 160}, {3, 256, 256}}; /* n, h, w: A, B, C */
+    size_t in_len = (size_t)3 * 256 * 256 * 3, out_len = (size_t)3 * strix_model_anchor_count(g, 256, 256) *
+                                                         (4 + strix_model_class_count(g));
+    float *in = hmalloc(in_len * sizeof(float)), *ref[3], *got = hmalloc(out_len * sizeof(float));
+    int ok = in && got;
+    for (int k = 0; k < 3; k++) ok &= (ref[k] = hmalloc(out_len * sizeof(float))) != NULL;
+    for (size_t k = 0; ok && k < in_len; k++) in[k] = tl_uniform(0, 1);
+    strix_error e;
+    for (int k = 0; k < 3 && ok; k++)
+        if (strix_model_forward(eager, in, shape[k][0], shape[k][1], shape[k][2], ref[k], &e))
+            ok = 0, tl_fail("eager forward: %s", e.message);
+    strix_cuda_backend *cb = ok ? strix_cuda_backend_of(g->backend) : NULL;
+    /* each step: its shape, and the captures, launches and invalidations it adds */
+    static const struct { int s, cap, launch, inval; } steps[] = {
+        {0, 0, 0, 1}, {0, 1, 1, 0}, {1, 0, 0, 1}, {1, 1, 1, 0}, {0, 0, 0, 0}, {0, 1, 1, 0}, {1, 0, 1, 0},
+        {0, 0, 1, 0}, {1, 0, 1, 0}, {0, 0, 1, 0}, {2, 0, 0, 1}, {0, 0, 0, 0}, {0, 1, 1, 0}, {2, 1, 1, 0}};
+    for (size_t k = 0; cb && k < sizeof steps / sizeof *steps && !tl_g.failed; k++) {
+        const int s = steps[k].s, n = shape[s][0], h = shape[s][1], w = shape[s][2];
+        strix_cuda_graph_stats a = strix_cuda_backend_graph_stats(cb);
+        if (strix_model_forward(g, in, n, h, w, got, &e)) {
+            tl_fail("step %zu: forward %dx%dx%d: %s", k, n, h, w, e.message);
+            break;
+        }
+        strix_cuda_graph_stats z = strix_cuda_backend_graph_stats(cb);
+        const long cap = (long)(z.captures - a.captures), launch = (long)(z.launches - a.launches),
+                   inval = (long)(z.invalidations - a.invalidations);
+        const size_t len = (size_t)n * strix_model_anchor_count(g, h, w) * (4 + strix_model_class_count(g));
+        if (cap != steps[k].cap || launch != steps[k].launch || inval != steps[k].inval)
+            tl_fail("step %zu (%dx%dx%d, %s): %ld captures, %ld launches, %ld invalidations; want %d, %d, %d", k, n, h,
+                    w, half ? "fp16" : "fp32", cap, launch, inval, steps[k].cap, steps[k].launch, steps[k].inval);
+        else if (memcmp(got, ref[s], len * sizeof(float)))
+            tl_fail("step %zu (%dx%dx%d, %s): differs from eager execution", k, n, h, w, half ? "fp16" : "fp32");
+    }
+    strix_model_free(g);
+    strix_model_free(eager);
+}
+
 static void gpu_setup(void)
 {
     T.kernels = STRIX_CUDA_KERNELS_V2; /* the model default */
@@ -1724,6 +1931,176 @@ static void gpu_teardown(void)
 }
 
 #endif /* STRIX_WITH_CUDA */
+
+/* ------------------- the per-batch letterbox's grid, checked on the CPU */
+
+/* Staged size of a frame, as engine/cuda/backend.c's stage_frames packs it:
+ * dense rows (RGB/BGR w * 3, or NV12's Y plane then its U,V plane), each
+ * frame from a 256-byte boundary. */
+static size_t lb_staged_bytes(const strix_image *im)
+{
+    size_t b = im->format == STRIX_NV12 ? (size_t)im->width * im->height + (size_t)2 * ((im->width + 1) / 2) * ((im->height + 1) / 2)
+                                        : (size_t)im->width * 3 * im->height;
+    return (b + 255) / 256 * 256;
+}
+
+/* The CPU letterbox (engine/letterbox.c, which strix_cuda_letterbox equals
+ * bit for bit: op_letterbox) of the frame a descriptor points at, taking
+ * geometry, pitches, format and YUV matrix from the descriptor alone; 0 when
+ * its YUV integers are no matrix's. */
+static int lb_desc_reference(float *out, const strix_lb_frame *d)
+{
+    const strix_lb_params *p = &d->g.p;
+    strix_image im = {.data = d->src, .width = p->src_w, .height = p->src_h, .stride = p->src_pitch,
+                      .format = p->nv12 ? STRIX_NV12 : p->bgr ? STRIX_BGR : STRIX_RGB};
+    int found = !p->nv12;
+    for (int k = 0; k < 4 && !found; k++) {
+        strix_yuv_coeffs c;
+        strix_yuv_coeffs_init(&c, k / 2 ? STRIX_BT709 : STRIX_BT601, k % 2);
+        const int yuv[6] = {c.cy, c.crv, c.cgu, c.cgv, c.cbu, c.yoff};
+        if (!memcmp(yuv, p->yuv, sizeof yuv))
+            found = 1, im.colorspace = k / 2 ? STRIX_BT709 : STRIX_BT601, im.full_range = k % 2;
+    }
+    if (!found) return 0;
+    im.uv = d->uv;
+    im.uv_stride = p->uv_pitch;
+    strix_letterbox_info info = {p->src_w, p->src_h, p->dst_w, p->dst_h, p->new_w, p->new_h, p->left, p->top, 0};
+    void *scratch = malloc(strix_letterbox_scratch_bytes(&info));
+    if (!scratch) return 0;
+    strix_letterbox(out, &im, &info, scratch);
+    free(scratch);
+    return 1;
+}
+
+/* Random batches of 1-9 frames of mixed sizes and formats (RGB, BGR, NV12
+ * with either matrix and range, padded rows), letterboxed to one square
+ * shape: the per-batch launch (every thread of its grid, with
+ * strix_lb_batch_pixel, writing the CPU letterbox of the frame its
+ * descriptor describes, the descriptors built from the packed staging
+ * buffer as the asynchronous path builds them) writes every element of the
+ * batch tensor exactly once, with the same value as the per-frame launches
+ * (strix_lb_frame_pixel over each frame's slot, the CPU letterbox of the
+ * original image). */
+static void letterbox_batch_plan(void)
+{
+    enum { MAXN = 9 };
+    for (int t = 0; t < 40 && !tl_g.failed; t++) {
+        const int n = tl_int(1, MAXN), imgsz = tl_int(1, 4) * 32;
+        strix_image im[MAXN];
+        strix_letterbox_info info[MAXN];
+        uint8_t *owned[2 * MAXN] = {0};
+        size_t staged = 0;
+        int ok = 1;
+        for (int i = 0; i < n; i++) {
+            const int w = tl_int(1, 100), h = tl_int(1, 100), fmt = tl_int(0, 2);
+            const int stride = w * (fmt == STRIX_NV12 ? 1 : 3) + tl_int(0, 7), uvs = 2 * ((w + 1) / 2) + tl_int(0, 5);
+            im[i] = (strix_image){.width = w, .height = h, .stride = stride, .format = (strix_pixel_format)fmt};
+            owned[2 * i] = malloc((size_t)stride * h);
+            ok &= owned[2 * i] != NULL;
+            if (fmt == STRIX_NV12) {
+                owned[2 * i + 1] = malloc((size_t)uvs * ((h + 1) / 2));
+                ok &= owned[2 * i + 1] != NULL;
+                im[i].uv = owned[2 * i + 1];
+                im[i].uv_stride = uvs;
+                im[i].colorspace = tl_int(0, 1) ? STRIX_BT709 : STRIX_BT601;
+                im[i].full_range = tl_int(0, 1);
+                for (size_t k = 0; ok && k < (size_t)uvs * ((h + 1) / 2); k++) owned[2 * i + 1][k] = (uint8_t)tl_int(0, 255);
+            }
+            for (size_t k = 0; ok && k < (size_t)stride * h; k++) owned[2 * i][k] = (uint8_t)tl_int(0, 255);
+            im[i].data = owned[2 * i];
+            strix_letterbox_plan(w, h, imgsz, 32, 0, &info[i]);
+            staged += lb_staged_bytes(&im[i]);
+        }
+        const int dw = info[0].dst_w, dh = info[0].dst_h;
+        const size_t per = (size_t)dw * dh * 3, len = per * n;
+        uint8_t *stage = malloc(staged ? staged : 1);
+        float *ref = malloc(sizeof *ref * len), *byframe = malloc(sizeof *byframe * len),
+              *bybatch = malloc(sizeof *bybatch * len), *dref = malloc(sizeof *dref * per);
+        int *hits = calloc(len / 3, sizeof *hits);
+        strix_lb_frame desc[MAXN];
+        ok &= stage && ref && byframe && bybatch && dref && hits;
+        /* pack as stage_frames does; descriptors as backend.c's upload_descs */
+        for (int i = 0, off = 0; ok && i < n; i++) {
+            const strix_image *m = &im[i];
+            const int nv12 = m->format == STRIX_NV12, row = nv12 ? m->width : m->width * 3, uvrow = 2 * ((m->width + 1) / 2);
+            TL_CHECK(info[i].dst_w == dw && info[i].dst_h == dh, "frame %d letterboxed to %dx%d, frame 0 to %dx%d", i,
+                     info[i].dst_w, info[i].dst_h, dw, dh);
+            for (int y = 0; y < m->height; y++) memcpy(stage + off + (size_t)y * row, m->data + (size_t)y * m->stride, row);
+            for (int y = 0; nv12 && y < (m->height + 1) / 2; y++)
+                memcpy(stage + off + (size_t)row * m->height + (size_t)y * uvrow, m->uv + (size_t)y * m->uv_stride, uvrow);
+            strix_lb_params lb = {m->width, m->height, row, m->format == STRIX_BGR, dw, dh, info[i].new_w, info[i].new_h,
+                                  info[i].left, info[i].top, nv12, uvrow, {0}};
+            if (nv12) {
+                strix_yuv_coeffs c;
+                strix_yuv_coeffs_init(&c, m->colorspace, m->full_range);
+                const int yuv[6] = {c.cy, c.crv, c.cgu, c.cgv, c.cbu, c.yoff};
+                memcpy(lb.yuv, yuv, sizeof yuv);
+            }
+            const uint8_t *y0 = stage + off, *uv0 = nv12 ? y0 + (size_t)row * m->height : NULL;
+            TL_CHECK(strix_lb_params_ok(&lb, 1, uv0 != NULL), "frame %d (%dx%d): parameters refused", i, m->width, m->height);
+            strix_lb_frame_init(&desc[i], &lb, y0, uv0);
+            TL_CHECK(desc[i].g.resize == (info[i].new_w != m->width || info[i].new_h != m->height),
+                     "frame %d: resize flag %d for %dx%d -> %dx%d", i, desc[i].g.resize, m->width, m->height,
+                     info[i].new_w, info[i].new_h);
+            off += (int)lb_staged_bytes(m);
+            /* the per-frame reference: the original (strided) image */
+            void *scratch = malloc(strix_letterbox_scratch_bytes(&info[i]));
+            if (!scratch) ok = 0;
+            else strix_letterbox(ref + per * i, m, &info[i], scratch);
+            free(scratch);
+        }
+        ok &= !tl_g.failed;
+        /* the per-frame launches */
+        for (int i = 0; ok && i < n; i++)
+            for (unsigned by = 0; by < strix_lb_blocks_y(dh); by++)
+                for (unsigned bx = 0; bx < strix_lb_blocks_x(dw); bx++)
+                    for (unsigned ty = 0; ty < STRIX_LB_TY; ty++)
+                        for (unsigned tx = 0; tx < STRIX_LB_TX; tx++) {
+                            int x, y;
+                            size_t o;
+                            if (!strix_lb_frame_pixel(bx, by, tx, ty, dw, dh, &x, &y, &o)) continue;
+                            memcpy(byframe + per * i + o, ref + per * i + ((size_t)y * dw + x) * 3, 3 * sizeof(float));
+                        }
+        /* the per-batch launch: block z reads descriptor z */
+        size_t in_range = 0;
+        for (unsigned bz = 0; ok && bz < (unsigned)n; bz++) {
+            if (!lb_desc_reference(dref, &desc[bz])) {
+                tl_fail("frame %u: its descriptor's YUV integers are no matrix's", bz);
+                break;
+            }
+            for (unsigned by = 0; by < strix_lb_blocks_y(dh); by++)
+                for (unsigned bx = 0; bx < strix_lb_blocks_x(dw); bx++)
+                    for (unsigned ty = 0; ty < STRIX_LB_TY; ty++)
+                        for (unsigned tx = 0; tx < STRIX_LB_TX; tx++) {
+                            int f, x, y;
+                            size_t o;
+                            if (!strix_lb_batch_pixel(bx, by, bz, tx, ty, dw, dh, &f, &x, &y, &o)) continue;
+                            in_range++;
+                            if (f != (int)bz || o + 3 > len || o % 3) {
+                                ok = 0;
+                                continue;
+                            }
+                            hits[o / 3]++;
+                            memcpy(bybatch + o, dref + ((size_t)y * dw + x) * 3, 3 * sizeof(float));
+                        }
+        }
+        if (ok && !tl_g.failed) {
+            size_t once = 0;
+            for (size_t k = 0; k < len / 3; k++) once += hits[k] == 1;
+            TL_CHECK(in_range == len / 3 && once == len / 3,
+                     "batch of %d at %dx%d: %zu threads in range, %zu of %zu pixels written exactly once", n, dw, dh,
+                     in_range, once, len / 3);
+            for (size_t k = 0; k < len && !tl_g.failed; k++)
+                TL_CHECK(f32_bits(bybatch[k]) == f32_bits(byframe[k]),
+                         "batch of %d at %dx%d: element %zu (frame %zu, pixel %zu) is %.9g per batch, %.9g per frame", n,
+                         dw, dh, k, k / per, k % per / 3, bybatch[k], byframe[k]);
+        } else if (!tl_g.failed) {
+            tl_fail("batch of %d at %dx%d: a thread mapped outside its frame's slot, or out of memory", n, dw, dh);
+        }
+        for (int k = 0; k < 2 * n; k++) free(owned[k]);
+        free(stage), free(ref), free(byframe), free(bybatch), free(dref), free(hits);
+    }
+}
 
 /* ------------------------------------ the mma path's plan, checked on the CPU */
 
@@ -2272,6 +2649,7 @@ int main(int argc, char **argv)
     run_test(filter, "conv_mma_plan", conv_mma_plan);
     run_test(filter, "sppf_plan", sppf_plan);
     run_test(filter, "upsample_fold_plan", upsample_fold_plan);
+    run_test(filter, "letterbox_batch_plan", letterbox_batch_plan);
     GPU_TESTS(RUN_GPU)
 #ifdef STRIX_WITH_CUDA
     gpu_teardown();

@@ -7,9 +7,13 @@
 #   1. build      make CUDA=1 CUDA_ARCHS=<this GPU's> the programs below
 #                 (skipped in a bundle: the file BUNDLE is at its root);
 #   2. ops        build/tests/test_cuda_ops --seeds N op_: every CUDA op
-#                 against the CPU on N seeds (default 20);
+#                 against the CPU on N seeds (default 20), and the async
+#                 path's per-batch letterbox against per-frame launches
+#                 (op_letterbox_batch; not yet run on a GPU);
 #   3. network    the same program's net_ tests: yolov8n / yolo11n end to end,
-#                 fp32 and fp16, CUDA-graph replay;
+#                 fp32 and fp16, CUDA-graph replay; the async path
+#                 (net_detect_async*, and net_graph_cache: its graphs per
+#                 batch shape; the last two not yet run on a GPU);
 #   4. memcheck, racecheck, initcheck, synccheck: compute-sanitizer over
 #                 test_cuda_ops --quick (op_ tests; memcheck the net_ tests
 #                 too); 0 errors required;

@@ -22,9 +22,14 @@
  * the download of the kept boxes into the lane's pinned memory, and records
  * the lane's `done` event, which detect_wait waits for.  So batch k+1's
  * upload overlaps batch k's network, and the host waits only to collect.
+ * The letterbox is one launch for the whole batch (strix_cuda_letterbox_batch,
+ * each frame's descriptor uploaded with the frames into the lane's `descs`),
+ * where the synchronous path launches once per frame; the forward's CUDA
+ * graphs are kept per batch shape (park_graph, before cuda_plan).
  * The network, its arena and the NMS workspace are shared: the compute
  * stream runs the lanes' work in submission order.  A lane is reused only
  * after it was waited for, so its staging is never overwritten in flight.
+ * None of this has yet run on a GPU.
  *
  * Every CUDA and cuBLAS call is checked; a failure becomes one line naming
  * this file and line, the op and its YAML layer where there is one, the
@@ -66,10 +71,24 @@ typedef struct det_bufs {
     size_t counts_cap, host_counts_cap;
 } det_bufs;
 
-/* One in-flight batch of the asynchronous path. */
+/* The asynchronous path's CUDA graphs of shapes other than the planned one
+ * (see cuda_plan): a forward graph of (n, h, w), or none yet with warm set
+ * when that shape ran eagerly once; used: the plan count when it was last
+ * planned (the least recent is evicted). */
+#define GRAPH_CACHE 4
+typedef struct graph_entry {
+    int n, h, w, warm;
+    cudaGraphExec_t graph;
+    unsigned long used;
+} graph_entry;
+
+/* One in-flight batch of the asynchronous path; descs: its frames'
+ * letterbox descriptors (strix_cuda_letterbox_batch), pinned and on the device. */
 typedef struct cuda_lane {
     frame_bufs fb;
     det_bufs db;
+    strix_lb_frame *descs, *host_descs;
+    size_t descs_cap, host_descs_cap;
     cudaEvent_t uploaded, done;
     int n, max_det, queued;
 } cuda_lane;
@@ -109,6 +128,9 @@ struct strix_cuda_backend {
     size_t host_cap;
     cudaGraphExec_t graph;       /* the forward of (n, h, w), or NULL */
     int warm;                    /* the forward ran eagerly once for (n, h, w) */
+    graph_entry graphs[GRAPH_CACHE]; /* cuda_async only: other shapes' graphs (n 0: a free entry) */
+    unsigned long plans;         /* shape changes so far: graph_entry.used's clock */
+    strix_cuda_graph_stats gstats; /* captures, launches, invalidations (strix_cuda_backend_graph_stats) */
 
     frame_bufs fb;               /* the synchronous detect's frames and boxes */
     det_bufs db;
@@ -388,8 +410,10 @@ static strix_status enqueue_forward(strix_cuda_backend *b, strix_error *err)
         }
         if (g) cudaGraphDestroy(g);
         if (st) return st;
+        b->gstats.captures++;
     }
     CUDA_TRY(cudaGraphLaunch(b->graph, b->stream), "launch the forward CUDA graph");
+    b->gstats.launches++;
     return STRIX_OK;
 }
 
@@ -551,19 +575,95 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
     return STRIX_OK;
 }
 
+/* CUDA graphs per batch shape (cuda_async only; without it one graph, of
+ * the planned shape, is destroyed on every shape change, as verified).
+ * A shape change parks the planned shape's graph (and its warm flag) in
+ * b->graphs, evicting the least recently planned entry, and takes the new
+ * shape's entry back if there is one, so alternating shapes replay their
+ * graphs instead of running eagerly and capturing again.
+ * Invalidation: a graph holds the device addresses it was captured with:
+ * the arena (every activation, at the plan's offsets for its shape, which
+ * strix_plan_build computes the same way each time), the op workspace, the
+ * decoded head, the weights, biases and cuBLAS workspace (these three are
+ * allocated once, at creation).  The input is the arena's input buffer and
+ * the letterbox, NMS and copies run outside the graph, so the frame,
+ * descriptor and detection buffers are in no graph.  When planning a shape
+ * reallocates the arena, the workspace or the decoded head, every graph
+ * (parked or current) is destroyed and every shape runs eagerly once and
+ * captures again.  A shape change happens only with no batch in flight
+ * (the model waits for its batches first), so no parked graph is running. */
+static strix_status park_graph(strix_cuda_backend *b, strix_error *err)
+{
+    graph_entry *e = &b->graphs[0];
+    for (int k = 0; k < GRAPH_CACHE; k++) {
+        if (!b->graphs[k].n) {
+            e = &b->graphs[k];
+            break;
+        }
+        if (b->graphs[k].used < e->used) e = &b->graphs[k];
+    }
+    cudaGraphExec_t evicted = e->graph;
+    *e = (graph_entry){b->n, b->h, b->w, b->warm, b->graph, b->plans++};
+    b->graph = NULL;
+    b->warm = 0;
+    if (evicted) CUDA_TRY(cudaGraphExecDestroy(evicted), "destroy an evicted CUDA graph");
+    return STRIX_OK;
+}
+
+static void take_graph(strix_cuda_backend *b, int n, int h, int w)
+{
+    for (int k = 0; k < GRAPH_CACHE; k++) {
+        graph_entry *e = &b->graphs[k];
+        if (e->n == n && e->h == h && e->w == w) {
+            b->graph = e->graph, b->warm = e->warm;
+            *e = (graph_entry){0, 0, 0, 0, NULL, 0};
+            return;
+        }
+    }
+}
+
+static strix_status graph_cache_clear(strix_cuda_backend *b, strix_error *err)
+{
+    b->gstats.invalidations++;
+    for (int k = 0; k < GRAPH_CACHE; k++) {
+        cudaGraphExec_t g = b->graphs[k].graph;
+        b->graphs[k] = (graph_entry){0, 0, 0, 0, NULL, 0};
+        if (g) CUDA_TRY(cudaGraphExecDestroy(g), "destroy a stale CUDA graph");
+    }
+    b->warm = 0;
+    if (b->graph) {
+        cudaGraphExec_t g = b->graph;
+        b->graph = NULL;
+        CUDA_TRY(cudaGraphExecDestroy(g), "destroy a stale CUDA graph");
+    }
+    return STRIX_OK;
+}
+
 static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_error *err)
 {
     strix_cuda_backend *b = (strix_cuda_backend *)base;
     CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
     b->plan = pl;
     if (b->planned && pl->n == b->n && pl->h == b->h && pl->w == b->w) return STRIX_OK;
+    const int was_planned = b->planned;
     b->planned = 0;
-    b->warm = 0;
-    if (b->graph) {
-        cudaGraphExec_t g = b->graph;
-        b->graph = NULL;
-        CUDA_TRY(cudaGraphExecDestroy(g), "destroy the previous CUDA graph");
+    if (b->async) {
+        if (was_planned) {
+            strix_status st = park_graph(b, err);
+            if (st) return st;
+        }
+    } else {
+        b->warm = 0;
+        if (b->graph) {
+            cudaGraphExec_t g = b->graph;
+            b->graph = NULL;
+            CUDA_TRY(cudaGraphExecDestroy(g), "destroy the previous CUDA graph");
+        }
     }
+    /* what a captured forward reads and writes besides the weights, biases
+     * and cuBLAS workspace (allocated once): see graph_cache_clear */
+    void *const captured[3] = {b->arena, b->ws, b->decoded};
+    const size_t captured_cap[3] = {b->arena_cap, b->ws_cap, b->decoded_cap};
     const strix_program *p = b->prog;
     size_t in_floats = (size_t)pl->n * pl->h * pl->w * 3;
     size_t out_floats = (size_t)pl->n * pl->anchors * (4 + (size_t)p->nc);
@@ -594,6 +694,12 @@ static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_e
     for (int u = 0; u < p->n_nodes; u++) {
         int j = strix_program_upsample_fold(p, u, b->kernels);
         if (j >= 0 && fold_ok(b, u, j)) b->fold[u] = j, b->fold[j] = u;
+    }
+    if (b->async) {
+        if (b->arena != captured[0] || b->ws != captured[1] || b->decoded != captured[2] ||
+            b->arena_cap != captured_cap[0] || b->ws_cap != captured_cap[1] || b->decoded_cap != captured_cap[2])
+            if ((st = graph_cache_clear(b, err))) return st;
+        take_graph(b, pl->n, pl->h, pl->w);
     }
     b->n = pl->n, b->h = pl->h, b->w = pl->w;
     b->planned = 1;
@@ -728,49 +834,104 @@ static strix_status stage_frames(strix_cuda_backend *b, const strix_image *imgs,
     return STRIX_OK;
 }
 
-/* One letterbox launch per staged frame into its slot of the input tensor,
- * on the compute stream. */
-static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *imgs, int n,
-                                     const strix_letterbox_info *info, const uint8_t *frames, strix_error *err)
+/* Frames in device memory were written on some other stream; FFmpeg's
+ * NVDEC copies its frames on the legacy default stream, which our
+ * non-blocking streams do not wait for by themselves: order the letterbox
+ * after everything queued there so far (no host wait). */
+static strix_status order_device_frames(strix_cuda_backend *b, const strix_image *imgs, int n, strix_error *err)
 {
-    size_t per_image = (size_t)b->h * b->w * 3 * b->esz, off = 0;
-    /* Frames in device memory were written on some other stream; FFmpeg's
-     * NVDEC copies its frames on the legacy default stream, which our
-     * non-blocking streams do not wait for by themselves: order the
-     * letterbox after everything queued there so far (no host wait). */
     int device_frames = 0;
     for (int i = 0; i < n; i++) device_frames |= imgs[i].memory == STRIX_DEVICE;
     if (device_frames) {
         CUDA_TRY(cudaEventRecord(b->legacy_done, cudaStreamLegacy), "order device frames after their writer");
         CUDA_TRY(cudaStreamWaitEvent(b->stream, b->legacy_done, 0), "order device frames after their writer");
     }
+    return STRIX_OK;
+}
+
+/* The letterbox parameters of frame im (letterbox li) and its planes: a
+ * staged frame is dense at `staged`; one in device memory is read where it is. */
+static void frame_lb_params(const strix_image *im, const strix_letterbox_info *li, const uint8_t *staged,
+                            strix_lb_params *lb, const uint8_t **y, const uint8_t **uv)
+{
+    const int nv12 = im->format == STRIX_NV12;
+    *lb = (strix_lb_params){im->width, im->height, frame_row_bytes(im, 0), im->format == STRIX_BGR,
+                            li->dst_w, li->dst_h, li->new_w, li->new_h, li->left, li->top,
+                            nv12, frame_row_bytes(im, 1), {0}};
+    if (im->memory == STRIX_DEVICE) {
+        *y = im->data, *uv = im->uv;
+        if (im->stride) lb->src_pitch = im->stride;
+        if (im->uv_stride) lb->uv_pitch = im->uv_stride;
+    } else {
+        *y = staged, *uv = staged + (size_t)frame_row_bytes(im, 0) * im->height;
+    }
+    if (!nv12) {
+        *uv = NULL;
+        return;
+    }
+    strix_yuv_coeffs c;
+    strix_yuv_coeffs_init(&c, im->colorspace, im->full_range);
+    const int yuv[6] = {c.cy, c.crv, c.cgu, c.cgv, c.cbu, c.yoff};
+    memcpy(lb->yuv, yuv, sizeof yuv);
+}
+
+/* One letterbox launch per staged frame into its slot of the input tensor,
+ * on the compute stream (the synchronous path). */
+static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *imgs, int n,
+                                     const strix_letterbox_info *info, const uint8_t *frames, strix_error *err)
+{
+    size_t per_image = (size_t)b->h * b->w * 3 * b->esz, off = 0;
+    strix_status st = order_device_frames(b, imgs, n, err);
+    if (st) return st;
     for (int i = 0; i < n; i++) {
-        const strix_image *im = &imgs[i];
-        const strix_letterbox_info *li = &info[i];
-        const int nv12 = im->format == STRIX_NV12;
-        strix_lb_params lb = {im->width, im->height, frame_row_bytes(im, 0), im->format == STRIX_BGR,
-                              li->dst_w, li->dst_h, li->new_w, li->new_h, li->left, li->top,
-                              nv12, frame_row_bytes(im, 1), {0}};
-        /* a staged frame is dense; one in device memory is read where it is */
+        strix_lb_params lb;
         const uint8_t *y, *uv;
-        if (im->memory == STRIX_DEVICE) {
-            y = im->data, uv = im->uv;
-            if (im->stride) lb.src_pitch = im->stride;
-            if (im->uv_stride) lb.uv_pitch = im->uv_stride;
-        } else {
-            y = frames + off, uv = y + (size_t)frame_row_bytes(im, 0) * im->height;
-        }
-        if (nv12) {
-            strix_yuv_coeffs c;
-            strix_yuv_coeffs_init(&c, im->colorspace, im->full_range);
-            const int yuv[6] = {c.cy, c.crv, c.cgu, c.cgv, c.cbu, c.yoff};
-            memcpy(lb.yuv, yuv, sizeof yuv);
-        }
-        CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, y, nv12 ? uv : NULL, &lb,
+        frame_lb_params(&imgs[i], &info[i], frames + off, &lb, &y, &uv);
+        CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, y, uv, &lb,
                                       (strix_stream)b->stream),
                  "letterbox a frame");
-        off += frame_bytes(im);
+        off += frame_bytes(&imgs[i]);
     }
+    return STRIX_OK;
+}
+
+/* The asynchronous path's letterbox, part 1: lane L's frame descriptors
+ * (its frames staged in L->fb.frames, or in device memory), written to its
+ * pinned memory and uploaded on the copy stream with its frames. */
+static strix_status upload_descs(strix_cuda_backend *b, cuda_lane *L, const strix_image *imgs, int n,
+                                 const strix_letterbox_info *info, strix_error *err)
+{
+    if (n > STRIX_LB_MAX_FRAMES)
+        return strix_fail(err, STRIX_E_ARG, "a batch of %d images is more than the GPU letterbox takes (%d)", n,
+                          STRIX_LB_MAX_FRAMES);
+    size_t bytes = (size_t)n * sizeof(strix_lb_frame), off = 0;
+    strix_status st = host_reserve((void **)&L->host_descs, &L->host_descs_cap, bytes, "letterbox descriptors", err);
+    if (!st) st = dev_reserve((void **)&L->descs, &L->descs_cap, bytes, "letterbox descriptors", err);
+    if (st) return st;
+    for (int i = 0; i < n; i++) {
+        strix_lb_params lb;
+        const uint8_t *y, *uv;
+        frame_lb_params(&imgs[i], &info[i], L->fb.frames + off, &lb, &y, &uv);
+        if (!strix_lb_params_ok(&lb, y != NULL, uv != NULL))
+            return strix_fail(err, STRIX_E_ARG, "image %d (%dx%d): its letterbox parameters are invalid", i,
+                              imgs[i].width, imgs[i].height);
+        strix_lb_frame_init(&L->host_descs[i], &lb, y, uv);
+        off += frame_bytes(&imgs[i]);
+    }
+    CUDA_TRY(cudaMemcpyAsync(L->descs, L->host_descs, bytes, cudaMemcpyHostToDevice, b->copy_stream),
+             "upload the letterbox descriptors");
+    return STRIX_OK;
+}
+
+/* Part 2, on the compute stream after the upload: every frame of the batch
+ * in one launch into the input tensor. */
+static strix_status letterbox_batch(strix_cuda_backend *b, const cuda_lane *L, const strix_image *imgs, int n,
+                                    strix_error *err)
+{
+    strix_status st = order_device_frames(b, imgs, n, err);
+    if (st) return st;
+    CUDA_TRY(strix_cuda_letterbox_batch(input_slot(b), b->dt, L->descs, n, b->w, b->h, (strix_stream)b->stream),
+             "letterbox a batch");
     return STRIX_OK;
 }
 
@@ -869,12 +1030,13 @@ static strix_status cuda_detect_submit(strix_backend *base, int lane, const stri
     CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
     range_push(b, "upload %d (lane %d)", n, lane);
     st = stage_frames(b, imgs, n, &L->fb, b->copy_stream, err);
+    if (!st) st = upload_descs(b, L, imgs, n, info, err);
     range_pop(b);
     if (st) return st;
     CUDA_TRY(cudaEventRecord(L->uploaded, b->copy_stream), "record a batch's upload event");
     CUDA_TRY(cudaStreamWaitEvent(b->stream, L->uploaded, 0), "order a batch after its upload");
     range_push(b, "letterbox %d (lane %d)", n, lane);
-    st = letterbox_frames(b, imgs, n, info, L->fb.frames, err);
+    st = letterbox_batch(b, L, imgs, n, err);
     range_pop(b);
     if (st) return st;
     range_push(b, "forward %dx%dx%d (lane %d)", b->n, b->h, b->w, lane);
@@ -959,6 +1121,8 @@ static void cuda_free(strix_backend *base)
     if (b->stream) cudaStreamSynchronize(b->stream);
     if (b->copy_stream) cudaStreamSynchronize(b->copy_stream);
     if (b->graph) cudaGraphExecDestroy(b->graph);
+    for (int k = 0; k < GRAPH_CACHE; k++)
+        if (b->graphs[k].graph) cudaGraphExecDestroy(b->graphs[k].graph);
     if (b->cublas) cublasDestroy(b->cublas);
     void *dev[] = {b->cublas_ws, b->weights, b->bias_mem, b->arena, b->ws, b->decoded, b->input32,
                    b->fb.frames, b->nms_ws, b->db.dets, b->db.counts};
@@ -969,9 +1133,9 @@ static void cuda_free(strix_backend *base)
         if (host[i]) cudaFreeHost(host[i]);
     for (int l = 0; l < STRIX_MAX_IN_FLIGHT; l++) {
         cuda_lane *L = &b->lanes[l];
-        void *ld[] = {L->fb.frames, L->db.dets, L->db.counts}, *lh[] = {L->fb.host_frames, L->db.host_dets,
-                                                                           L->db.host_counts};
-        for (size_t i = 0; i < 3; i++) {
+        void *ld[] = {L->fb.frames, L->db.dets, L->db.counts, L->descs},
+             *lh[] = {L->fb.host_frames, L->db.host_dets, L->db.host_counts, L->host_descs};
+        for (size_t i = 0; i < 4; i++) {
             if (ld[i]) cudaFree(ld[i]);
             if (lh[i]) cudaFreeHost(lh[i]);
         }
@@ -999,6 +1163,8 @@ static const strix_backend_ops cuda_ops = {
     .layer_leave = cuda_layer_leave,
     .layer_mark = cuda_layer_mark,
 };
+
+strix_cuda_graph_stats strix_cuda_backend_graph_stats(const strix_cuda_backend *b) { return b->gstats; }
 
 int strix_cuda_backend_upsample_folds(const strix_cuda_backend *b)
 {

@@ -60,4 +60,13 @@ strix_status strix_cuda_backend_layer_times(strix_cuda_backend *b, double *ms, i
  * plan. */
 int strix_cuda_backend_upsample_folds(const strix_cuda_backend *b);
 
+/* For tests (test_cuda_ops, net_graph_cache): the forward's CUDA graphs so
+ * far: captures, launches (replays, a capture's first launch included) and,
+ * with cuda_async, how often planning a shape reallocated a buffer the
+ * graphs hold and so destroyed them all (backend.c, before cuda_plan). */
+typedef struct strix_cuda_graph_stats {
+    unsigned long captures, launches, invalidations;
+} strix_cuda_graph_stats;
+strix_cuda_graph_stats strix_cuda_backend_graph_stats(const strix_cuda_backend *b);
+
 #endif
