@@ -121,8 +121,10 @@ typedef struct strix_model_options {
                                  reading its input tile through shared memory, and SPPF's
                                  pools in one pass from x (5/9/13 windows), and each neck
                                  upsample folded into the loads of the convolution that reads
-                                 its Concat (no upsample kernel) - built and unit-checked on
-                                 the CPU, NOT yet run on a GPU */
+                                 its Concat (no upsample kernel), and no 1x1 convolution
+                                 through cuBLAS (fp32 ones too run on the implicit GEMM, their
+                                 epilogue fused: no separate epilogue kernel) - built and
+                                 unit-checked on the CPU, NOT yet run on a GPU */
     strix_cpu_isa cpu_isa;    /* CPU: AUTO (default) the widest micro-kernels this CPU runs;
                                  another value forces that set (tests, comparisons): a load fails
                                  with STRIX_E_ARG when this build or CPU cannot run it */

@@ -23,7 +23,8 @@
  *   5. 1x1 stride-1 unpadded ungrouped convolutions with a cuBLAS handle and
  *      Cin, Cout >= CUBLAS_MIN_CHANNELS: one cublasGemmEx (or strided-batched
  *      when images are not contiguous) reading the input view in place
- *      (ldb = pix_stride), then conv1x1_cublas_epilogue<T>.
+ *      (ldb = pix_stride), then conv1x1_cublas_epilogue<T>.  Sets 1 and 2
+ *      only: in set 3 no epilogue is a kernel of its own (cublas_path).
  * With STRIX_CUDA_KERNELS_V2 or _V3 (conv_mma.cu) two paths come before 4 and 5:
  *   6. conv_stem_direct<T>: Cin <= STEM_MAX_CIN, one group (the stem); with
  *      V3 conv_stem_smem<T>, the same through a shared-memory input tile;
@@ -556,6 +557,16 @@ size_t splitk_bytes(const strix_dview *out, const strix_dview *in, const strix_c
     return strix_mma_plan_make((int)m, out->c, (int)k, sms, 0, 1).ws_bytes;
 }
 
+/* Path 5 (cuBLAS, then the separate epilogue kernel) in sets 1 and 2 only:
+ * set 3 fuses every epilogue, so its 1x1 convolutions outside the mma path
+ * (fp32, fp16 with Cin % 8 != 0) take paths 1 and 2 (not yet measured
+ * against path 5 on a GPU: its per-layer table decides). */
+bool cublas_path(const strix_dview *out, const strix_dview *in, const strix_conv_params *p, strix_dtype dt,
+                 int kernels)
+{
+    return kernels != STRIX_CUDA_KERNELS_V3 && !mma_shape(in, p, dt, kernels) && cublas_shape(out, in, p);
+}
+
 } /* namespace */
 
 extern "C" size_t strix_cuda_conv2d_workspace(const strix_dview *out, const strix_dview *in,
@@ -566,7 +577,7 @@ extern "C" size_t strix_cuda_conv2d_workspace(const strix_dview *out, const stri
     if (mma_shape(in, p, dt, kernels))
         return kernels == STRIX_CUDA_KERNELS_V3 ? splitk_bytes(out, in, p, sms) : 0;
     /* path 5 stages fp16 (and fp32 whose residual aliases the output) */
-    if (!cublas_shape(out, in, p)) return 0;
+    if (!cublas_path(out, in, p, dt, kernels)) return 0;
     return (size_t)out->n * out->h * out->w * out->c * sizeof(float);
 }
 
@@ -595,7 +606,7 @@ extern "C" strix_cuda_err strix_cuda_conv2d(const strix_dview *out, const strix_
         if (stem_ok(a)) return stem_launch(a, dt, kernels == STRIX_CUDA_KERNELS_V3, st);
         if (mma_ok(a, in, w, dt)) return mma_launch(a, 0, sms, kernels == STRIX_CUDA_KERNELS_V3, nullptr, workspace, st);
     }
-    if (cublas_handle && !mma_shape(in, p, dt, kernels) && cublas_shape(out, in, p) &&
+    if (cublas_handle && cublas_path(out, in, p, dt, kernels) &&
         conv1x1_cublas(out, in, w, res, a.epi, dt, static_cast<cublasHandle_t>(cublas_handle),
                        workspace, st))
         return last_error();

@@ -54,8 +54,10 @@ typedef enum strix_dtype { STRIX_F32 = 0, STRIX_F16 = 1 } strix_dtype;
  * cuBLAS path for 1x1 stride-1 convolutions (handle may be NULL: no cuBLAS);
  * with kernels = V2 or V3 (conv_mma.cu) a direct stem kernel for Cin <= 4
  * and an mma.sync implicit GEMM for fp16 Cin % 8 == 0 (1x1 included) come
- * first; V3 splits that GEMM's K where its grid is smaller than `sms`, and
- * its stem reads each block's input tile through shared memory.
+ * first; V3 splits that GEMM's K where its grid is smaller than `sms`, its
+ * stem reads each block's input tile through shared memory, and it never
+ * takes the cuBLAS path (every epilogue fused: 1x1 convolutions outside the
+ * mma.sync path run on the implicit GEMMs).
  * sms: the device's SM count (cudaDevAttrMultiProcessorCount, >= 1; the
  * caller queries it once): V2 and V3 pick tiles by it, V3 its K splits.
  * workspace: strix_cuda_conv2d_workspace() bytes (same kernels and sms),

@@ -24,7 +24,8 @@
  * errors), letterbox_batch_plan (the per-batch letterbox's grid and frame
  * descriptors of kernels/lb_batch.h against per-frame launches, emulated
  * on the CPU), conv_mma_plan (the tile and split-K arithmetic of
- * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU),
+ * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU, and
+ * in CUDA builds each set's workspace: set 3 never stages for cuBLAS),
  * sppf_plan (SPPF's pools as wider windows, set 3's SPPF kernel emulated
  * with kernels/pool_plan.h, and set 3's stem tile) and upsample_fold_plan
  * (set 3's folded-upsample loader emulated with kernels/fold_plan.h).
@@ -2246,13 +2247,19 @@ static void conv_mma_plan(void)
         strix_conv_params p = {kk, kk, 1, 1, kk / 2, kk / 2, 1, 1, 1, STRIX_ACT_SILU};
         strix_dview in = {NULL, n, h, w, cin, (size_t)cin, (size_t)h * w * cin};
         strix_dview out = {NULL, n, h, w, cout, (size_t)cout, (size_t)h * w * cout};
+        /* set 3: split-K partials, and never path 5's fp32 staging (no cuBLAS: every epilogue fused) */
         size_t v3 = strix_cuda_conv2d_workspace(&out, &in, &p, STRIX_F16, STRIX_CUDA_KERNELS_V3, sms);
         size_t want = cin % 8 ? 0 : strix_mma_plan_make(n * h * w, cout, kk * kk * cin, sms, 0, 1).ws_bytes;
-        if (kk == 1 && cin >= 32 && cout >= 32 && cin % 8) want = (size_t)n * h * w * cout * sizeof(float); /* cuBLAS staging */
         TL_CHECK(v3 == want, "%dx%dx%dx%d -> %d k%d on %d SMs: workspace %zu bytes, want %zu", n, h, w, cin, cout, kk, sms,
                  v3, want);
+        size_t stage = kk == 1 && cin >= 32 && cout >= 32 ? (size_t)n * h * w * cout * sizeof(float) : 0; /* path 5 */
         size_t v2 = strix_cuda_conv2d_workspace(&out, &in, &p, STRIX_F16, STRIX_CUDA_KERNELS_V2, sms);
-        TL_CHECK(cin % 8 || v2 == 0, "kernel set 2 asks for %zu bytes of workspace for an mma shape", v2);
+        TL_CHECK(v2 == (cin % 8 ? stage : 0), "kernel set 2, fp16 %dx%dx%dx%d -> %d k%d: workspace %zu bytes, want %zu",
+                 n, h, w, cin, cout, kk, v2, cin % 8 ? stage : 0);
+        size_t f2 = strix_cuda_conv2d_workspace(&out, &in, &p, STRIX_F32, STRIX_CUDA_KERNELS_V2, sms);
+        size_t f3 = strix_cuda_conv2d_workspace(&out, &in, &p, STRIX_F32, STRIX_CUDA_KERNELS_V3, sms);
+        TL_CHECK(f2 == stage && f3 == 0, "fp32 %dx%dx%dx%d -> %d k%d: workspace %zu bytes in set 2 (want %zu), %zu in set 3 "
+                 "(want 0: no cuBLAS path)", n, h, w, cin, cout, kk, f2, stage, f3);
     }
 #endif
 }
