@@ -98,6 +98,11 @@ function goal(what, got, target, ok) { ng++; goal_line[ng] = sprintf("| %s | %s 
     if (mode == "layer") {
         nl++; lay_line[nl] = sprintf("| %s | %s | %d | %s | %.3f | %.1f |", model, dtype, num(line, "layer"), str(line, "module"), num(line, "median_ms"), num(line, "percent"))
         lay_total[model " " dtype " b" batch] = num(line, "forward_ms")
+        # the same layer across kernel sets, for the before/after table (a row without "kernels": set 1)
+        ks = num(line, "kernels"); if (ks == "") ks = 1
+        lk = str(line, "model") SUBSEP dtype SUBSEP batch SUBSEP num(line, "layer")
+        if (!(lk in lay_mod)) lay_key[++nlk] = lk
+        lay_mod[lk] = str(line, "module"); lay_ms[lk, ks] = num(line, "median_ms"); lay_set[ks] = 1
         next
     }
     if (mode == "cold-start") {
@@ -189,6 +194,26 @@ END {
         for (k in lay_total) printf "Sum over layers, %s: %.3f ms.\n", k, lay_total[k] > table
         printf "\n| model | dtype | layer | module | ms | %% of the forward |\n|---|---|---:|---|---:|---:|\n" > table
         for (i = 1; i <= nl; i++) print lay_line[i] > table
+        # before and after: each layer once, a column per kernel set, in model and layer order
+        for (i = 2; i <= nlk; i++) { # insertion sort (a few hundred rows at most)
+            lk = lay_key[i]; split(lk, lay_a, SUBSEP); lay_ma = (lay_a[1] SUBSEP lay_a[2])
+            for (j = i - 1; j >= 1; j--) {
+                split(lay_key[j], lay_b, SUBSEP); lay_mb = (lay_b[1] SUBSEP lay_b[2])
+                if (lay_mb < lay_ma || (lay_mb == lay_ma && (lay_b[3] + 0 < lay_a[3] + 0 || (lay_b[3] + 0 == lay_a[3] + 0 && lay_b[4] + 0 <= lay_a[4] + 0)))) break
+                lay_key[j + 1] = lay_key[j]
+            }
+            lay_key[j + 1] = lk
+        }
+        printf "\n## Each layer before and after: GPU ms per YAML layer for each kernel set (the runs above), in layer order\n\n| model | dtype | batch | layer | module |" > table
+        lay_rule = "|---|---|---:|---:|---|"
+        for (ks = 1; ks <= 9; ks++) if (ks in lay_set) { printf " k%d ms |", ks > table; lay_rule = lay_rule "---:|" }
+        printf "\n%s\n", lay_rule > table
+        for (i = 1; i <= nlk; i++) {
+            lk = lay_key[i]; split(lk, lay_a, SUBSEP)
+            printf "| %s | %s | %d | %d | %s |", lay_a[1], lay_a[2], lay_a[3], lay_a[4], lay_mod[lk] > table
+            for (ks = 1; ks <= 9; ks++) if (ks in lay_set) printf " %s |", ((lk, ks) in lay_ms) ? sprintf("%.3f", lay_ms[lk, ks]) : "" > table
+            printf "\n" > table
+        }
     }
     if (nc) {
         printf "\n## Cold start: process start to the first detection written (one 1280x720 frame)\n\n| tool | model | dtype | seconds | max RSS MB | error |\n|---|---|---|---:|---:|---|\n" > table

@@ -187,6 +187,8 @@ cat >"$r/rows.jsonl" <<'EOF'
 {"tool": "ultralytics", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 8, "imgsz": 640, "mode": "detect-1280x720", "median_ms": 16.0, "images_per_s": 500, "frame": "1280x720"}
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "layer", "layer": 2, "module": "C2f", "runs": 5, "median_ms": 3.0, "percent": 30.00, "forward_ms": 10.0}
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "layer", "layer": 0, "module": "Conv", "runs": 5, "median_ms": 1.0, "percent": 10.00, "forward_ms": 10.0}
+{"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "layer", "kernels": 3, "layer": 0, "module": "Conv", "runs": 5, "median_ms": 0.6, "percent": 8.00, "forward_ms": 7.5}
+{"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "layer", "kernels": 2, "layer": 0, "module": "Conv", "runs": 5, "median_ms": 0.8, "percent": 9.00, "forward_ms": 8.9}
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "cold-start", "process_to_detection_s": 0.52, "max_rss_mb": 384.2}
 {"tool": "ultralytics", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "cold-start", "process_to_detection_s": 7.19, "max_rss_mb": 2100}
 {"kind": "video", "name": "nvdec-8", "inputs": 8, "frames": 960, "fps": 2345.6}
@@ -205,8 +207,14 @@ elif ! grep -q '^| yolov8n | fp16 | 1 | 1.50 | 667 | 167 | 4.00 |$' "$r/table.md
 elif ! grep -q '^| yolov8n k2 | fp16 | 1 | 1.00 | 1000 | 167 | 6.00 |$' "$r/table.md"; then fail report_kernels2_row "$(cat "$r/table.md")"
 elif ! grep -q '^| yolov8n k3 | fp16 | 1 | 0.50 | 2000 | 167 | 12.00 |$' "$r/table.md"; then fail report_kernels3_row "$(cat "$r/table.md")"
 elif ! grep -q '^| yolov8n | fp16 | 8 | 8.00 | 1000 | 500 | 2.00 |$' "$r/table.md"; then fail report_detect_ratio "$(cat "$r/table.md")"
-elif [ "$(grep -n '| 2 | C2f |' "$r/table.md" | cut -d: -f1)" -ge "$(grep -n '| 0 | Conv |' "$r/table.md" | cut -d: -f1)" ]; then
+elif [ "$(grep -n '^| yolov8n | fp16 | 2 | C2f |' "$r/table.md" | cut -d: -f1)" -ge \
+       "$(grep -n '^| yolov8n | fp16 | 0 | Conv |' "$r/table.md" | cut -d: -f1)" ]; then
     fail report_layers_sorted "$(grep '|' "$r/table.md")"
+elif ! grep -q '^| yolov8n | fp16 | 64 | 0 | Conv | 1.000 | 0.800 | 0.600 |$' "$r/table.md" ||
+    ! grep -q '^| yolov8n | fp16 | 64 | 2 | C2f | 3.000 |  |  |$' "$r/table.md" ||
+    [ "$(grep -n '^| yolov8n | fp16 | 64 | 0 | Conv | 1.000' "$r/table.md" | cut -d: -f1)" -ge \
+      "$(grep -n '^| yolov8n | fp16 | 64 | 2 | C2f | 3.000' "$r/table.md" | cut -d: -f1)" ]; then
+    fail report_layers_before_after "$(grep '|' "$r/table.md")"
 elif ! grep -q '^| ultralytics | yolov8n | fp16 | 7.19 | 2100 |' "$r/table.md"; then fail report_cold "$(cat "$r/table.md")"
 elif ! grep -q '^| nvdec-8 | 8 | 960 | 2345.6 |$' "$r/table.md"; then fail report_video "$(cat "$r/table.md")"
 elif ! grep -q '^| yolov8n | fp16 | 64 | 16.00 | 4000 | 687 | 5.82 |$' "$r/table.md"; then fail report_async_beside_peer "$(cat "$r/table.md")"
@@ -218,7 +226,7 @@ elif ! grep -q '^| yolov8n detect path, host frames to host boxes, async, batch 
     ! grep -q '^| device memory, 8 inputs at batch 64 (MB) | 1100 | <= 1024 | no |$' "$r/table.md" ||
     ! grep -q '^| yolov8n | fp16 | device-1280x720-nv12-async | 64 | 18.000 | 19.000 | 4200 |$' "$r/table.md" ||
     ! grep -q '^| mem-8-b64 | 8 | 64 | 700 | 702 | 0 | 1100 |$' "$r/table.md"; then fail report_goals "$(cat "$r/table.md")"
-elif [ "$(grep -c '"tool"' "$r/results.json")" -ne 16 ] || ! grep -q '"FAIL initcheck (exit 99, 3s): initcheck.log"' "$r/results.json"; then
+elif [ "$(grep -c '"tool"' "$r/results.json")" -ne 18 ] || ! grep -q '"FAIL initcheck (exit 99, 3s): initcheck.log"' "$r/results.json"; then
     fail report_json "$(cat "$r/results.json")"
 elif [ "$(grep -c '<polyline' "$r/plot.svg")" -ne 6 ]; then fail report_plot "want 6 lines (2 tools x 2 paths, strix k2 and k3 forward): $(grep -c '<polyline' "$r/plot.svg")"
 else pass report; fi
