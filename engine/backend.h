@@ -24,7 +24,8 @@ typedef struct strix_backend_config {
     int nvtx;    /* CUDA: NVTX ranges per pipeline stage and per layer */
     int graphs;  /* CUDA: capture the forward once per shape and replay it */
     int sync;    /* CUDA: synchronise after every op (implies no graphs) */
-    int async;   /* CUDA: set up detect_submit's lanes (a copy stream, events, per-lane staging) */
+    int async;   /* CUDA: set up detect_submit's lanes (a copy stream, events, per-lane staging;
+                    compute streams, cuBLAS handles and activation memory per lane) */
     int kernels; /* CUDA: kernel set, 1, 2 or 3 (strix_model_options.cuda_kernels) */
     strix_cpu_isa cpu_isa; /* CPU: the convolution's instruction set, one the CPU runs (not AUTO) */
     int cpu_spin_us;       /* CPU: how long idle threads poll before blocking (engine/cpu/team.h) */

@@ -96,8 +96,10 @@ typedef struct strix_model_options {
                                  its layer (slow; no graphs then: a capture cannot synchronise) */
     int cuda_async;           /* CUDA: 1 runs submitted batches (strix_model_submit) without
                                  waiting: each in-flight batch has its own pinned staging and
-                                 detection buffers, its upload runs on a copy stream overlapping
-                                 the previous batch's network, events order the two; a batch's
+                                 detection buffers, its upload runs on a copy stream and its
+                                 network on a compute stream of its own, overlapping the other
+                                 batch's, events order them (so the activation memory is there
+                                 once per in-flight batch: twice the default's); a batch's
                                  frames are letterboxed in one kernel launch (RGB the same bits
                                  as the synchronous path); the forward's CUDA graphs are kept
                                  per batch shape (up to 4 other shapes besides the current one;

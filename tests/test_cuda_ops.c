@@ -1780,14 +1780,16 @@ static strix_image smooth_nv12(int w, int h)
 }
 
 /* The asynchronous path letterboxes a batch in one launch
- * (strix_cuda_letterbox_batch): batches of 5 frames of mixed sizes and
- * formats (RGB, BGR, NV12 in host memory), fp32 and fp16, submitted two in
- * flight, give exactly the synchronous path's boxes (one launch per frame,
- * the same bits in the input tensor). */
+ * (strix_cuda_letterbox_batch) and runs each lane on its own compute
+ * stream and activation memory: 4 batches of 5 frames of mixed sizes and
+ * formats (RGB, BGR, NV12 in host memory), fp32 and fp16, submitted in a
+ * rolling pipeline (batch s + 1 submitted before batch s is collected, so
+ * two lanes compute at once), give exactly the synchronous path's boxes
+ * (one launch per frame, the same bits in the input tensor). */
 static void net_detect_async_batch_letterbox(void)
 {
     if (!need_device()) return;
-    enum { SETS = 2, N = 5 };
+    enum { SETS = 4, N = 5 };
     for (int half = 0; half < 2 && !tl_g.failed; half++) {
         int y = tl_int(0, NET_YAMLS - 1);
         strix_model *sync = net_load(y, half, "cuda", half), *as = NULL;
@@ -1822,10 +1824,14 @@ static void net_detect_async_batch_letterbox(void)
         for (int s = 0; s < SETS && ok; s++)
             if (strix_model_detect(sync, im[s], N, &d, got, &e) || !copy_dets(want[s], got, N))
                 ok = 0, tl_fail("synchronous detect: %s", e.message);
-        strix_batch *b[SETS] = {NULL, NULL};
-        for (int s = 0; s < SETS && ok; s++)
-            if (strix_model_submit(as, im[s], N, &d, &b[s], &e)) ok = 0, tl_fail("submit %d: %s", s, e.message);
-        for (int s = 0; s < SETS && ok; s++) {
+        strix_batch *b[SETS] = {NULL, NULL, NULL, NULL};
+        for (int k = 0; k <= SETS && ok; k++) {
+            if (k < SETS && strix_model_submit(as, im[k], N, &d, &b[k], &e)) {
+                ok = 0, tl_fail("submit %d: %s", k, e.message);
+                break;
+            }
+            const int s = k - 1; /* collected once its successor is in flight */
+            if (s < 0) continue;
             if (strix_batch_collect(b[s], got, &e)) {
                 ok = 0, tl_fail("collect %d: %s", s, e.message);
                 break;
@@ -1839,6 +1845,8 @@ static void net_detect_async_batch_letterbox(void)
             if (ok && matched != total)
                 ok = 0, tl_fail("%s batch %d: %d of %d boxes found again asynchronously", half ? "fp16" : "fp32", s,
                                 matched, total);
+            strix_batch_release(b[s]);
+            b[s] = NULL;
         }
         for (int s = 0; s < SETS; s++) strix_batch_release(b[s]);
         strix_model_free(as);

@@ -17,18 +17,22 @@
  * Asynchronous detect (model option cuda_async; engine/backend.h's
  * detect_submit / detect_wait): each in-flight batch has a lane of its own
  * (pinned frame staging, device frames, device and pinned detections, two
- * events).  A lane's frames go up on the copy stream; the compute stream
+ * events, and a compute context: lane 0 the backend's stream, arena,
+ * workspaces, cuBLAS handle and graphs, every other lane a cuda_ctx of its
+ * own).  A lane's frames go up on the copy stream; the lane's compute stream
  * waits for that upload's event, then letterboxes, runs the network, NMS and
  * the download of the kept boxes into the lane's pinned memory, and records
  * the lane's `done` event, which detect_wait waits for.  So batch k+1's
- * upload overlaps batch k's network, and the host waits only to collect.
+ * upload and network overlap batch k's, and the host waits only to collect.
  * The letterbox is one launch for the whole batch (strix_cuda_letterbox_batch,
  * each frame's descriptor uploaded with the frames into the lane's `descs`),
  * where the synchronous path launches once per frame; the forward's CUDA
  * graphs are kept per batch shape (park_graph, before cuda_plan).
- * The network, its arena and the NMS workspace are shared: the compute
- * stream runs the lanes' work in submission order.  A lane is reused only
- * after it was waited for, so its staging is never overwritten in flight.
+ * Only the weights (read-only) and the copy stream are shared: with
+ * cuda_async the activation memory (arena, op and NMS workspaces, decoded
+ * head) is there once per lane, twice the synchronous path's.  A lane is
+ * reused only after it was waited for, so its staging is never overwritten
+ * in flight.
  * None of this has yet run on a GPU.
  *
  * Every CUDA and cuBLAS call is checked; a failure becomes one line naming
@@ -81,6 +85,26 @@ typedef struct graph_entry {
     cudaGraphExec_t graph;
     unsigned long used;
 } graph_entry;
+
+/* What a forward, its letterbox and its NMS run with: with cuda_async,
+ * lane 0 runs with the backend's own (its fields of the same names), every
+ * other lane with one of these, swapped into the backend while its work is
+ * enqueued (ctx_swap), so the lanes compute on streams of their own, each
+ * with its own activations: a second arena, op workspace, decoded head,
+ * NMS workspace, cuBLAS handle and workspace, and CUDA graphs (a graph holds
+ * its arena's addresses).  The default path allocates none of this. */
+typedef struct cuda_ctx {
+    cudaStream_t stream;
+    cublasHandle_t cublas;
+    void *cublas_ws;
+    void *arena, *ws, *nms_ws;
+    size_t arena_cap, ws_cap, nms_ws_cap, decoded_cap;
+    float *decoded;
+    cudaGraphExec_t graph;
+    int warm;
+    graph_entry graphs[GRAPH_CACHE];
+    unsigned long plans;
+} cuda_ctx;
 
 /* One in-flight batch of the asynchronous path; descs: its frames'
  * letterbox descriptors (strix_cuda_letterbox_batch), pinned and on the device. */
@@ -139,11 +163,42 @@ struct strix_cuda_backend {
     int async;                   /* cuda_async: the lanes exist */
     cudaStream_t copy_stream;    /* the lanes' uploads */
     cuda_lane lanes[STRIX_MAX_IN_FLIGHT];
+    cuda_ctx lane_ctx[STRIX_MAX_IN_FLIGHT]; /* lanes 1 and up: their compute contexts (lane_ctx[0] unused) */
 
     cudaEvent_t *layer_ev;       /* strix_cuda_backend_layer_times only: start, end per YAML layer */
     unsigned char *layer_seen;   /* layer l's events were recorded */
     int n_layer_ev;              /* layers those events cover */
 };
+
+#define SWAP(a, b)                                                                    \
+    do {                                                                              \
+        char tmp_[sizeof(a)];                                                         \
+        memcpy(tmp_, &(a), sizeof(a));                                                \
+        memcpy(&(a), &(b), sizeof(a));                                                \
+        memcpy(&(b), tmp_, sizeof(a));                                                \
+    } while (0)
+
+/* Exchange the backend's compute context with c (see cuda_ctx): a second
+ * call puts both back. */
+static void ctx_swap(strix_cuda_backend *b, cuda_ctx *c)
+{
+    SWAP(b->stream, c->stream);
+    SWAP(b->cublas, c->cublas);
+    SWAP(b->cublas_ws, c->cublas_ws);
+    SWAP(b->arena, c->arena);
+    SWAP(b->ws, c->ws);
+    SWAP(b->nms_ws, c->nms_ws);
+    SWAP(b->arena_cap, c->arena_cap);
+    SWAP(b->ws_cap, c->ws_cap);
+    SWAP(b->nms_ws_cap, c->nms_ws_cap);
+    SWAP(b->decoded_cap, c->decoded_cap);
+    SWAP(b->decoded, c->decoded);
+    SWAP(b->graph, c->graph);
+    SWAP(b->warm, c->warm);
+    SWAP(b->graphs, c->graphs);
+    SWAP(b->plans, c->plans);
+}
+#undef SWAP
 
 /* ------------------------------------------------------------------ errors */
 
@@ -497,6 +552,37 @@ static strix_status upload_weights(strix_cuda_backend *b, const float *weights, 
 static void cuda_free(strix_backend *base);
 static const strix_backend_ops cuda_ops;
 
+/* cuda_async: lane c's compute stream and cuBLAS handle, as the backend's
+ * own are made (bound to the stream, a workspace of its own, the same math
+ * mode); its device buffers are reserved by cuda_plan. */
+static strix_status ctx_create(strix_cuda_backend *b, cuda_ctx *c, strix_error *err)
+{
+    size_t cap = 0;
+    CUDA_TRY(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "create a lane's compute stream");
+    CUDA_TRY(cublas_code(cublasCreate(&c->cublas)), "create a lane's cuBLAS handle");
+    CUDA_TRY(cublas_code(cublasSetStream(c->cublas, c->stream)), "bind cuBLAS to a lane's stream");
+    strix_status st = dev_reserve(&c->cublas_ws, &cap, CUBLAS_WORKSPACE_BYTES, "cuBLAS workspace", err);
+    if (st) return st;
+    CUDA_TRY(cublas_code(cublasSetWorkspace(c->cublas, c->cublas_ws, CUBLAS_WORKSPACE_BYTES)),
+             "set a lane's cuBLAS workspace");
+    CUDA_TRY(cublas_code(cublasSetMathMode(c->cublas, b->half ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH)),
+             "set a lane's cuBLAS math mode");
+    return STRIX_OK;
+}
+
+static void ctx_free(cuda_ctx *c)
+{
+    if (c->stream) cudaStreamSynchronize(c->stream);
+    if (c->graph) cudaGraphExecDestroy(c->graph);
+    for (int k = 0; k < GRAPH_CACHE; k++)
+        if (c->graphs[k].graph) cudaGraphExecDestroy(c->graphs[k].graph);
+    if (c->cublas) cublasDestroy(c->cublas);
+    void *dev[] = {c->cublas_ws, c->arena, c->ws, c->nms_ws, c->decoded};
+    for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
+        if (dev[i]) cudaFree(dev[i]);
+    if (c->stream) cudaStreamDestroy(c->stream);
+}
+
 strix_status strix_cuda_backend_create(strix_backend **out, const strix_program *p, const float *weights,
                                        const strix_backend_config *c, strix_error *err)
 {
@@ -554,6 +640,7 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
             CREATE_TRY(cudaEventCreateWithFlags(&b->lanes[l].uploaded, cudaEventDisableTiming), "create an event");
             CREATE_TRY(cudaEventCreateWithFlags(&b->lanes[l].done, cudaEventDisableTiming), "create an event");
         }
+        for (int l = 1; l < STRIX_MAX_IN_FLIGHT && !st; l++) st = ctx_create(b, &b->lane_ctx[l], err);
         b->async = !st;
     }
     if (!st) CREATE_TRY(cublas_code(cublasCreate(&b->cublas)), "create the cuBLAS handle");
@@ -590,7 +677,10 @@ strix_status strix_cuda_backend_create(strix_backend **out, const strix_program 
  * descriptor and detection buffers are in no graph.  When planning a shape
  * reallocates the arena, the workspace or the decoded head, every graph
  * (parked or current) is destroyed and every shape runs eagerly once and
- * captures again.  A shape change happens only with no batch in flight
+ * captures again.  Each compute context (the backend's, and each other
+ * lane's cuda_ctx, swapped in) has its own cache, since its graphs hold its
+ * own buffers; they share b->fold, which depends on the shape and on the
+ * views' alignment, the same in every arena (cudaMalloc aligns to 256).  A shape change happens only with no batch in flight
  * (the model waits for its batches first), so no parked graph is running. */
 static strix_status park_graph(strix_cuda_backend *b, strix_error *err)
 {
@@ -624,7 +714,6 @@ static void take_graph(strix_cuda_backend *b, int n, int h, int w)
 
 static strix_status graph_cache_clear(strix_cuda_backend *b, strix_error *err)
 {
-    b->gstats.invalidations++;
     for (int k = 0; k < GRAPH_CACHE; k++) {
         cudaGraphExec_t g = b->graphs[k].graph;
         b->graphs[k] = (graph_entry){0, 0, 0, 0, NULL, 0};
@@ -636,6 +725,31 @@ static strix_status graph_cache_clear(strix_cuda_backend *b, strix_error *err)
         b->graph = NULL;
         CUDA_TRY(cudaGraphExecDestroy(g), "destroy a stale CUDA graph");
     }
+    return STRIX_OK;
+}
+
+/* cuda_async, a lane's compute context swapped into b (cuda_ctx): the
+ * previous shape's graph parked, its arena, decoded head and op workspace
+ * (ws bytes) fit to plan pl, its graphs destroyed (*cleared set) when one
+ * of them moved, and pl's shape's graph taken back. */
+static strix_status plan_lane_ctx(strix_cuda_backend *b, const strix_plan *pl, int was_planned, size_t ws,
+                                  int *cleared, strix_error *err)
+{
+    strix_status st = was_planned ? park_graph(b, err) : STRIX_OK;
+    if (st) return st;
+    void *const captured[3] = {b->arena, b->ws, b->decoded};
+    const size_t captured_cap[3] = {b->arena_cap, b->ws_cap, b->decoded_cap};
+    size_t out_floats = (size_t)pl->n * pl->anchors * (4 + (size_t)b->prog->nc);
+    st = dev_reserve(&b->arena, &b->arena_cap, pl->arena_floats * b->esz, "activation arena", err);
+    if (!st) st = dev_reserve((void **)&b->decoded, &b->decoded_cap, out_floats * sizeof(float), "decoded head", err);
+    if (!st) st = dev_reserve(&b->ws, &b->ws_cap, ws, "op workspace", err);
+    if (st) return st;
+    if (b->arena != captured[0] || b->ws != captured[1] || b->decoded != captured[2] ||
+        b->arena_cap != captured_cap[0] || b->ws_cap != captured_cap[1] || b->decoded_cap != captured_cap[2]) {
+        *cleared = 1;
+        if ((st = graph_cache_clear(b, err))) return st;
+    }
+    take_graph(b, pl->n, pl->h, pl->w);
     return STRIX_OK;
 }
 
@@ -696,10 +810,20 @@ static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_e
         if (j >= 0 && fold_ok(b, u, j)) b->fold[u] = j, b->fold[j] = u;
     }
     if (b->async) {
+        int cleared = 0;
         if (b->arena != captured[0] || b->ws != captured[1] || b->decoded != captured[2] ||
-            b->arena_cap != captured_cap[0] || b->ws_cap != captured_cap[1] || b->decoded_cap != captured_cap[2])
+            b->arena_cap != captured_cap[0] || b->ws_cap != captured_cap[1] || b->decoded_cap != captured_cap[2]) {
+            cleared = 1;
             if ((st = graph_cache_clear(b, err))) return st;
+        }
         take_graph(b, pl->n, pl->h, pl->w);
+        for (int l = 1; l < STRIX_MAX_IN_FLIGHT && !st; l++) {
+            ctx_swap(b, &b->lane_ctx[l]);
+            st = plan_lane_ctx(b, pl, was_planned, ws, &cleared, err);
+            ctx_swap(b, &b->lane_ctx[l]);
+        }
+        b->gstats.invalidations += (unsigned long)cleared;
+        if (st) return st;
     }
     b->n = pl->n, b->h = pl->h, b->w = pl->w;
     b->planned = 1;
@@ -1014,20 +1138,13 @@ static strix_status cuda_detect(strix_backend *base, const strix_image *imgs, in
     return STRIX_OK;
 }
 
-/* Queue lane's batch: upload on the copy stream, the rest on the compute
- * stream behind the upload's event, then the lane's `done` event. */
-static strix_status cuda_detect_submit(strix_backend *base, int lane, const strix_image *imgs, int n,
-                                       const strix_letterbox_info *info, const strix_nms_params *np,
-                                       strix_error *err)
+/* Queue lane's batch with b's current compute context (the lane's own,
+ * swapped in: cuda_detect_submit). */
+static strix_status enqueue_lane(strix_cuda_backend *b, int lane, const strix_image *imgs, int n,
+                                 const strix_letterbox_info *info, const strix_nms_params *np, strix_error *err)
 {
-    strix_cuda_backend *b = (strix_cuda_backend *)base;
-    if (!b->async || lane < 0 || lane >= STRIX_MAX_IN_FLIGHT || b->lanes[lane].queued)
-        return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: submit on lane %d, which is %s", lane,
-                          b->async ? "busy or does not exist" : "not set up (cuda_async off)");
     cuda_lane *L = &b->lanes[lane];
-    strix_status st = check_detect(b, n, info, np, err);
-    if (st) return st;
-    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    strix_status st;
     range_push(b, "upload %d (lane %d)", n, lane);
     st = stage_frames(b, imgs, n, &L->fb, b->copy_stream, err);
     if (!st) st = upload_descs(b, L, imgs, n, info, err);
@@ -1052,6 +1169,26 @@ static strix_status cuda_detect_submit(strix_backend *base, int lane, const stri
     L->max_det = np->max_det;
     L->queued = 1;
     return STRIX_OK;
+}
+
+/* Queue lane's batch: upload on the copy stream, the rest on the lane's
+ * compute stream (lane 0 the backend's own, the others their cuda_ctx)
+ * behind the upload's event, then the lane's `done` event. */
+static strix_status cuda_detect_submit(strix_backend *base, int lane, const strix_image *imgs, int n,
+                                       const strix_letterbox_info *info, const strix_nms_params *np,
+                                       strix_error *err)
+{
+    strix_cuda_backend *b = (strix_cuda_backend *)base;
+    if (!b->async || lane < 0 || lane >= STRIX_MAX_IN_FLIGHT || b->lanes[lane].queued)
+        return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: submit on lane %d, which is %s", lane,
+                          b->async ? "busy or does not exist" : "not set up (cuda_async off)");
+    strix_status st = check_detect(b, n, info, np, err);
+    if (st) return st;
+    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    if (lane) ctx_swap(b, &b->lane_ctx[lane]);
+    st = enqueue_lane(b, lane, imgs, n, info, np, err);
+    if (lane) ctx_swap(b, &b->lane_ctx[lane]);
+    return st;
 }
 
 static strix_status cuda_detect_wait(strix_backend *base, int lane, strix_detection *dets, int *counts,
@@ -1120,6 +1257,8 @@ static void cuda_free(strix_backend *base)
     cudaSetDevice(b->device);
     if (b->stream) cudaStreamSynchronize(b->stream);
     if (b->copy_stream) cudaStreamSynchronize(b->copy_stream);
+    for (int l = 1; l < STRIX_MAX_IN_FLIGHT; l++)
+        if (b->lane_ctx[l].stream) cudaStreamSynchronize(b->lane_ctx[l].stream);
     if (b->graph) cudaGraphExecDestroy(b->graph);
     for (int k = 0; k < GRAPH_CACHE; k++)
         if (b->graphs[k].graph) cudaGraphExecDestroy(b->graphs[k].graph);
@@ -1141,6 +1280,7 @@ static void cuda_free(strix_backend *base)
         }
         if (L->uploaded) cudaEventDestroy(L->uploaded);
         if (L->done) cudaEventDestroy(L->done);
+        ctx_free(&b->lane_ctx[l]);
     }
     if (b->copy_stream) cudaStreamDestroy(b->copy_stream);
     if (b->legacy_done) cudaEventDestroy(b->legacy_done);
