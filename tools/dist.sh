@@ -9,6 +9,7 @@
 #                                           the others are the CPU-only build's)
 #     bin/bench                             the model benchmark (perf/bench.c)
 #     bin/gpu_bench test_cuda_ops           GPU timings and the GPU op tests (CUDA builds)
+#                                           kernels: sm_75, sm_80, sm_90 code + compute_90 PTX (dist_archs)
 #     weights/*.yaml                        the model YAMLs
 #     README  LICENSE  licences/            how to run it; MIT + what is linked in (GPL-3 as a whole)
 #     BUILD                                 commit, compiler, CUDA, FFmpeg configuration, sizes
@@ -38,6 +39,14 @@ cross=""
 version=$(sed -n 's/^#define STRIX_VERSION "\(.*\)"/\1/p' engine/strix.h)
 name=strix-$version-linux-$arch
 limit_mb=10
+# The tarball's CUDA programs carry machine code for sm_75, sm_80 and sm_90
+# (and the Makefile's compute_90 PTX), not every architecture the Makefile
+# builds: a cubin runs on every GPU of its major version with an equal or
+# higher minor, so sm_86 and sm_89 cards (A10, L4, RTX 30/40) run the sm_80
+# code (no kernel has code for sm_86 or sm_89 alone; sm_87 is Jetson, an
+# aarch64 GPU).  Their own cubins would only re-schedule the same kernels,
+# at several MB in each CUDA program.
+dist_archs="75 80 90"
 if [ "$CUDA" = 1 ]; then
     major=$(nvcc --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
     name=$name-cuda$major
@@ -62,7 +71,7 @@ make_progs() { # BUILD CUDA TARGETS...
     b=$1 c=$2
     shift 2
     echo "dist: building $* (log $b.log)"
-    if ! make -j"$(nproc 2>/dev/null || echo 2)" DIST=1 CC="$cc" CUDA="$c" ${OPENMP:+OPENMP=$OPENMP} \
+    if ! make -j"$(nproc 2>/dev/null || echo 2)" DIST=1 CC="$cc" CUDA="$c" CUDA_ARCHS="$dist_archs" ${OPENMP:+OPENMP=$OPENMP} \
             ${sysroot:+SYSROOT="$sysroot"} BUILD="$b" "$@" >"$b.log" 2>&1; then
         tail -n 20 "$b.log" >&2
         echo "dist: the build failed: see $b.log" >&2
@@ -102,7 +111,7 @@ commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
     echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -srm) with $($cc --version | head -n 1)"
     echo "glibc: $(ldd --version 2>/dev/null | head -n 1 | sed 's/.* //') or newer needed"
     if [ "$CUDA" = 1 ]; then
-        archs=$(make -s --no-print-directory CUDA=1 print-cuda-archs | sed 's/ /, sm_/g')
+        archs=$(make -s --no-print-directory CUDA=1 CUDA_ARCHS="$dist_archs" print-cuda-archs | sed 's/ /, sm_/g')
         echo "CUDA: $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), kernels for sm_$archs;" \
              "needs an NVIDIA driver for CUDA $major and libcublas.so.$major (CUDA $major.x toolkit) at run time"
     fi
