@@ -56,6 +56,12 @@ function num(line, key,    m) {
 }
 function fmt(x) { return x == "" ? "" : (x >= 100 ? sprintf("%.0f", x) : sprintf("%.2f", x)) }
 function add_tool(t) { if (!(t in tool_seen)) { tool_seen[t] = 1; tools[++n_tools] = t } }
+# a table of its own: a heading, the header row and its rule, then n rows (none: nothing)
+function section(title, head, rule, rows, n,    i) {
+    if (!n) return
+    printf "\n## %s\n\n%s\n%s\n", title, head, rule > table
+    for (i = 1; i <= n; i++) print rows[i] > table
+}
 function add_key(k) { if (!(k in key_seen)) { key_seen[k] = 1; keys[++n_keys] = k } }
 function row_key(mode, model, dtype, batch) { return (mode == "forward-device" ? 1 : 2) SUBSEP mode SUBSEP model SUBSEP dtype SUBSEP sprintf("%06d", batch) }
 # a path mode (gpu_bench): forward-device, or detect|device-WxH[-nv12][-async]
@@ -185,10 +191,8 @@ END {
         }
         print row " |" > table
     }
-    if (nq) {
-        printf "\n## Async paths: one batch submitted with none other in flight, submit to collect (latency), and the images of every batch over the wall time\n\n| model | dtype | path | batch | latency median ms | p90 ms | wall img/s |\n|---|---|---|---:|---:|---:|---:|\n" > table
-        for (i = 1; i <= nq; i++) print lat_line[i] > table
-    }
+    section("Async paths: one batch submitted with none other in flight, submit to collect (latency), and the images of every batch over the wall time",
+            "| model | dtype | path | batch | latency median ms | p90 ms | wall img/s |", "|---|---|---|---:|---:|---:|---:|", lat_line, nq)
     if (nl) {
         printf "\n## GPU time per YAML layer (CUDA events around each layer of an eager forward, median), sorted\n\n" > table
         for (k in lay_total) printf "Sum over layers, %s: %.3f ms.\n", k, lay_total[k] > table
@@ -215,26 +219,16 @@ END {
             printf "\n" > table
         }
     }
-    if (nc) {
-        printf "\n## Cold start: process start to the first detection written (one 1280x720 frame)\n\n| tool | model | dtype | seconds | max RSS MB | error |\n|---|---|---|---:|---:|---|\n" > table
-        for (i = 1; i <= nc; i++) print cold_line[i] > table
-    }
-    if (nv) {
-        printf "\n## Video job: the bundle clip (720p H.264), detections only, whole process timed\n\n| run | inputs | frames | frames/s |\n|---|---:|---:|---:|\n" > table
-        for (i = 1; i <= nv; i++) print vid_line[i] > table
-    }
-    if (nd) {
-        printf "\n## NVDEC utilisation as infer reports it (NVML, mean over the run, %%)\n\n| run | NVDEC %% |\n|---|---:|\n" > table
-        for (i = 1; i <= nd; i++) print dec_line[i] > table
-    }
-    if (nm) {
-        printf "\n## Memory of the video job (host RSS sampled every 0.2 s; device: nvidia-smi per process, and the used memory of the GPU above its level before)\n\n| run | inputs | batch | RSS first half MB | RSS max MB | device MB | GPU used delta MB |\n|---|---:|---:|---:|---:|---:|---:|\n" > table
-        for (i = 1; i <= nm; i++) print mem_line[i] > table
-    }
-    if (na) {
-        printf "\n## Annotated MP4 against a plain ffmpeg transcode of the same clip, same encoder and settings (perf/bench_video.sh)\n\n| run | encoder | frames | infer frames/s | ffmpeg frames/s | ratio |\n|---|---|---:|---:|---:|---:|\n" > table
-        for (i = 1; i <= na; i++) print ann_line[i] > table
-    }
+    section("Cold start: process start to the first detection written (one 1280x720 frame)",
+            "| tool | model | dtype | seconds | max RSS MB | error |", "|---|---|---|---:|---:|---|", cold_line, nc)
+    section("Video job: the bundle clip (720p H.264), detections only, whole process timed",
+            "| run | inputs | frames | frames/s |", "|---|---:|---:|---:|", vid_line, nv)
+    section("NVDEC utilisation as infer reports it (NVML, mean over the run, %)",
+            "| run | NVDEC % |", "|---|---:|", dec_line, nd)
+    section("Memory of the video job (host RSS sampled every 0.2 s; device: nvidia-smi per process, and the used memory of the GPU above its level before)",
+            "| run | inputs | batch | RSS first half MB | RSS max MB | device MB | GPU used delta MB |", "|---|---:|---:|---:|---:|---:|---:|", mem_line, nm)
+    section("Annotated MP4 against a plain ffmpeg transcode of the same clip, same encoder and settings (perf/bench_video.sh)",
+            "| run | encoder | frames | infer frames/s | ffmpeg frames/s | ratio |", "|---|---|---:|---:|---:|---:|", ann_line, na)
     if ((getline s < summary) > 0) {
         printf "\n## Steps\n\n```\n" > table
         do { if (s ~ /^(PASS|FAIL|SKIP)/) print s > table } while ((getline s < summary) > 0)
