@@ -732,25 +732,48 @@ static strix_status graph_cache_clear(strix_cuda_backend *b, strix_error *err)
  * previous shape's graph parked, its arena, decoded head and op workspace
  * (ws bytes) fit to plan pl, its graphs destroyed (*cleared set) when one
  * of them moved, and pl's shape's graph taken back. */
+/* What a captured forward reads and writes besides the weights, biases and
+ * cuBLAS workspace (allocated once): see graph_cache_clear. */
+typedef struct graph_bufs {
+    void *at[3];
+    size_t cap[3];
+} graph_bufs;
+
+static graph_bufs graph_bufs_of(const strix_cuda_backend *b)
+{
+    return (graph_bufs){{b->arena, b->ws, b->decoded}, {b->arena_cap, b->ws_cap, b->decoded_cap}};
+}
+
+/* After planning a shape: if any captured buffer moved or grew since
+ * `before`, every cached graph goes (*cleared = 1); then the shape's own
+ * graph comes back from the cache, if it is there. */
+static strix_status regraph(strix_cuda_backend *b, const graph_bufs *before, const strix_plan *pl, int *cleared,
+                            strix_error *err)
+{
+    graph_bufs now = graph_bufs_of(b);
+    for (int k = 0; k < 3; k++)
+        if (now.at[k] != before->at[k] || now.cap[k] != before->cap[k]) {
+            *cleared = 1;
+            strix_status st = graph_cache_clear(b, err);
+            if (st) return st;
+            break;
+        }
+    take_graph(b, pl->n, pl->h, pl->w);
+    return STRIX_OK;
+}
+
 static strix_status plan_lane_ctx(strix_cuda_backend *b, const strix_plan *pl, int was_planned, size_t ws,
                                   int *cleared, strix_error *err)
 {
     strix_status st = was_planned ? park_graph(b, err) : STRIX_OK;
     if (st) return st;
-    void *const captured[3] = {b->arena, b->ws, b->decoded};
-    const size_t captured_cap[3] = {b->arena_cap, b->ws_cap, b->decoded_cap};
+    const graph_bufs before = graph_bufs_of(b);
     size_t out_floats = (size_t)pl->n * pl->anchors * (4 + (size_t)b->prog->nc);
     st = dev_reserve(&b->arena, &b->arena_cap, pl->arena_floats * b->esz, "activation arena", err);
     if (!st) st = dev_reserve((void **)&b->decoded, &b->decoded_cap, out_floats * sizeof(float), "decoded head", err);
     if (!st) st = dev_reserve(&b->ws, &b->ws_cap, ws, "op workspace", err);
     if (st) return st;
-    if (b->arena != captured[0] || b->ws != captured[1] || b->decoded != captured[2] ||
-        b->arena_cap != captured_cap[0] || b->ws_cap != captured_cap[1] || b->decoded_cap != captured_cap[2]) {
-        *cleared = 1;
-        if ((st = graph_cache_clear(b, err))) return st;
-    }
-    take_graph(b, pl->n, pl->h, pl->w);
-    return STRIX_OK;
+    return regraph(b, &before, pl, cleared, err);
 }
 
 static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_error *err)
@@ -774,10 +797,7 @@ static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_e
             CUDA_TRY(cudaGraphExecDestroy(g), "destroy the previous CUDA graph");
         }
     }
-    /* what a captured forward reads and writes besides the weights, biases
-     * and cuBLAS workspace (allocated once): see graph_cache_clear */
-    void *const captured[3] = {b->arena, b->ws, b->decoded};
-    const size_t captured_cap[3] = {b->arena_cap, b->ws_cap, b->decoded_cap};
+    const graph_bufs before = graph_bufs_of(b);
     const strix_program *p = b->prog;
     size_t in_floats = (size_t)pl->n * pl->h * pl->w * 3;
     size_t out_floats = (size_t)pl->n * pl->anchors * (4 + (size_t)p->nc);
@@ -811,12 +831,7 @@ static strix_status cuda_plan(strix_backend *base, const strix_plan *pl, strix_e
     }
     if (b->async) {
         int cleared = 0;
-        if (b->arena != captured[0] || b->ws != captured[1] || b->decoded != captured[2] ||
-            b->arena_cap != captured_cap[0] || b->ws_cap != captured_cap[1] || b->decoded_cap != captured_cap[2]) {
-            cleared = 1;
-            if ((st = graph_cache_clear(b, err))) return st;
-        }
-        take_graph(b, pl->n, pl->h, pl->w);
+        st = regraph(b, &before, pl, &cleared, err);
         for (int l = 1; l < STRIX_MAX_IN_FLIGHT && !st; l++) {
             ctx_swap(b, &b->lane_ctx[l]);
             st = plan_lane_ctx(b, pl, was_planned, ws, &cleared, err);
