@@ -54,6 +54,13 @@ typedef struct strix_backend_ops {
                                   const strix_letterbox_info *info, const strix_nms_params *np, strix_error *err);
     strix_status (*detect_wait)(strix_backend *b, int lane, strix_detection *dets, int *counts, strix_error *err);
     void (*free)(strix_backend *b);
+    /* strix_model_alloc_pinned's frame memory: bytes (> 0, a multiple of
+     * STRIX_PINNED_ALIGN) aligned to STRIX_PINNED_ALIGN, page-locked where
+     * the device copies from it; pinned_free(p) gives it back.  Both may run
+     * on any thread, concurrently with the other entries: they read nothing
+     * of the backend but its device index. */
+    strix_status (*pinned_alloc)(strix_backend *b, size_t bytes, void **out, strix_error *err);
+    void (*pinned_free)(strix_backend *b, void *p);
     /* Optional (NULL: no int8 path, as on CUDA): int8 calibration
      * (strix_model_quantize).  int8_begin drops any int8 state and records,
      * over the forward passes that follow (fp32), the absolute maximum of

@@ -415,6 +415,27 @@ size_t strix_model_anchor_count(const strix_model *m, int h, int w)
     return a;
 }
 
+strix_status strix_model_alloc_pinned(strix_model *m, size_t bytes, void **out, strix_error *err)
+{
+    strix_error_clear(err);
+    if (!out) return strix_fail(err, STRIX_E_ARG, "alloc_pinned needs somewhere to put the pointer");
+    *out = NULL;
+    if (!bytes) return strix_fail(err, STRIX_E_ARG, "frame memory of 0 bytes asked for: give the frame's size");
+    if (!m->backend)
+        return strix_fail(err, STRIX_E_ARG, "%s: the model was loaded without weights, and its frame memory comes "
+                          "from the backend the weights set up: load it with weights", m->graph.path);
+    if (bytes > SIZE_MAX - (STRIX_PINNED_ALIGN - 1))
+        return strix_fail(err, STRIX_E_NOMEM, "frame memory of %zu bytes asked for: more than the address space "
+                          "holds (a size computed from a corrupt frame size?)", bytes);
+    const size_t rounded = (bytes + STRIX_PINNED_ALIGN - 1) / STRIX_PINNED_ALIGN * STRIX_PINNED_ALIGN;
+    return m->backend->ops->pinned_alloc(m->backend, rounded, out, err);
+}
+
+void strix_model_free_pinned(strix_model *m, void *p)
+{
+    if (p && m && m->backend) m->backend->ops->pinned_free(m->backend, p);
+}
+
 /* Make the plan and the backend's memory fit (n, h, w); allocates only on
  * change. */
 static strix_status prepare(strix_model *m, int n, int h, int w, strix_error *err)
@@ -469,10 +490,11 @@ static strix_status detect_check(const strix_model *m, const strix_image *im, in
                      (g->colorspace != STRIX_BT601 && g->colorspace != STRIX_BT709)))
             return strix_fail(err, STRIX_E_ARG, "image %d: NV12 needs its U,V plane (uv, a uv_stride of at least "
                               "2 * ((width + 1) / 2)) and the colour matrix BT.601 or BT.709", i);
-        if (g->memory != STRIX_HOST && (g->memory != STRIX_DEVICE || m->device < 0))
+        if (g->memory != STRIX_HOST && g->memory != STRIX_PINNED && (g->memory != STRIX_DEVICE || m->device < 0))
             return strix_fail(err, STRIX_E_ARG, "image %d: %s", i,
-                              g->memory == STRIX_DEVICE ? "pixels in device memory need a model on a CUDA device"
-                                                        : "unknown memory kind (STRIX_HOST or STRIX_DEVICE)");
+                              g->memory == STRIX_DEVICE
+                                  ? "pixels in device memory need a model on a CUDA device"
+                                  : "unknown memory kind (STRIX_HOST, STRIX_PINNED or STRIX_DEVICE)");
         same &= g->width == im[0].width && g->height == im[0].height;
     }
     int s = m->graph.max_stride;

@@ -107,7 +107,11 @@ typedef struct strix_model_options {
                                  alternating shapes replay rather than recapture.  Not yet run
                                  on a GPU.  0 (default, the path verified on an H100) completes
                                  each batch inside submit, one letterbox launch per frame and
-                                 one graph, of the last shape */
+                                 one graph, of the last shape.  Either way STRIX_PINNED frames
+                                 (strix_model_alloc_pinned) are DMA'd straight from their
+                                 memory, the host ones copied into the staging first (not yet
+                                 run on a GPU either; the strix tools use pinned frames only
+                                 with cuda_async) */
     int nms_free;             /* a model with two heads (YOLO26, `end2end: true`): 1 runs the
                                  one-to-one head, top-k selection without NMS, as Ultralytics'
                                  predict(nms=False); 0 (default) the one-to-many head with NMS,
@@ -214,14 +218,45 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
  * an RGB image with those pixels would be. */
 typedef enum strix_pixel_format { STRIX_RGB = 0, STRIX_BGR = 1, STRIX_NV12 = 2 } strix_pixel_format;
 typedef enum strix_colorspace { STRIX_BT601 = 0, STRIX_BT709 = 1 } strix_colorspace;
-/* Where the pixels are: host memory, or (CUDA backend only) device memory of
- * the model's device, e.g. an NVDEC frame, letterboxed without a copy.  Device
- * pixels must be complete when detect or submit is called (work queued on the
- * legacy default stream, where FFmpeg's NVDEC copies its frames, is waited
- * for; any other stream that wrote them must be synchronised) and stay
- * unchanged until detect returns or the submitted batch is collected: unlike
- * host pixels they are not staged. */
-typedef enum strix_memory { STRIX_HOST = 0, STRIX_DEVICE = 1 } strix_memory;
+/* Where the pixels are:
+ * STRIX_HOST   any host memory.  On a CUDA device they are copied into the
+ *              model's own page-locked staging, from which they are DMA'd.
+ * STRIX_DEVICE (CUDA backend only) device memory of the model's device, e.g.
+ *              an NVDEC frame, letterboxed without a copy.  Device pixels
+ *              must be complete when detect or submit is called (work queued
+ *              on the legacy default stream, where FFmpeg's NVDEC copies its
+ *              frames, is waited for; any other stream that wrote them must
+ *              be synchronised).
+ * STRIX_PINNED host memory from strix_model_alloc_pinned (a decoder writes
+ *              its frames there): on a CUDA device it is page-locked and DMA'd
+ *              to the device straight from where it is, with no CPU copy into
+ *              the staging.  On the CPU backend exactly as STRIX_HOST.  Other
+ *              host memory marked STRIX_PINNED is still read correctly (CUDA
+ *              copies pageable memory through its own staging before the
+ *              copy call returns) but gains nothing.
+ * Device and pinned pixels are read while the batch runs, not staged: they
+ * must stay unchanged until detect returns or the submitted batch is
+ * collected or released.  Detections do not depend on the memory kind: the
+ * same pixels give the same bits as STRIX_HOST, kinds mixed freely in a
+ * batch. */
+typedef enum strix_memory { STRIX_HOST = 0, STRIX_DEVICE = 1, STRIX_PINNED = 2 } strix_memory;
+
+/* Frame memory for STRIX_PINNED images: bytes (> 0) of host memory the CPU
+ * reads and writes, aligned to STRIX_PINNED_ALIGN bytes, page-locked on a
+ * CUDA device (cudaHostAlloc, portable: usable with every device), plain
+ * memory on the CPU backend.  Free it with strix_model_free_pinned on the
+ * same model, before strix_model_free.  Unlike the model's other calls
+ * these two may run on any thread, concurrently with the model's calls on
+ * another (a decoder thread allocates its frames while detection runs):
+ * they use nothing of the model but its device.  Page-locked memory is
+ * taken from the machine's RAM and cannot be swapped: allocate the frames
+ * a pipeline holds, not one per frame decoded.  Errors: STRIX_E_ARG (bytes
+ * 0, out NULL, a model loaded without weights), STRIX_E_NOMEM,
+ * STRIX_E_DEVICE. */
+#define STRIX_PINNED_ALIGN 256
+strix_status strix_model_alloc_pinned(strix_model *m, size_t bytes, void **out, strix_error *err);
+/* p: from strix_model_alloc_pinned on m, or NULL (nothing to free). */
+void strix_model_free_pinned(strix_model *m, void *p);
 
 /* A borrowed uint8 image; zero-initialise the fields a format does not use. */
 typedef struct strix_image {
@@ -270,8 +305,9 @@ strix_status strix_model_detect(strix_model *m, const strix_image *images, int n
 
 /* Asynchronous detection: submit a batch now, collect its detections later,
  * with up to STRIX_MAX_IN_FLIGHT batches submitted and not yet released.
- * The images may be reused as soon as submit returns (their pixels are
- * staged).  Results equal strix_model_detect's on the same images.  On the
+ * Host images may be reused as soon as submit returns (their pixels are
+ * staged); device and pinned ones only once the batch is collected or
+ * released (strix_memory).  Results equal strix_model_detect's on the same images.  On the
  * CPU, and on CUDA without cuda_async, the batch completes inside submit;
  * with cuda_async its copies and kernels run while the caller goes on.
  * A batch handle is the model's: collect it (as often as wanted), then

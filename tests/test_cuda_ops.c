@@ -20,10 +20,11 @@
  *
  * Without a CUDA build every GPU test prints "SKIP name: built without CUDA",
  * without a usable device "SKIP name: no CUDA device"; the program exits 0.
- * Five tests run everywhere: device_selection (the device names and their
+ * Six tests run everywhere: device_selection (the device names and their
  * errors), letterbox_batch_plan (the per-batch letterbox's grid and frame
  * descriptors of kernels/lb_batch.h against per-frame launches, emulated
- * on the CPU), conv_mma_plan (the tile and split-K arithmetic of
+ * on the CPU), stage_plan (the detect path's frame layout and pinned
+ * copies of engine/cuda/stage_plan.h, emulated with memcpy), conv_mma_plan (the tile and split-K arithmetic of
  * kernels/conv_plan.h, with the split-K dataflow emulated on the CPU, and
  * in CUDA builds each set's workspace: set 3 never stages for cuBLAS),
  * sppf_plan (SPPF's pools as wider windows, set 3's SPPF kernel emulated
@@ -48,6 +49,7 @@
 #include "kernels/fold_plan.h"
 #include "kernels/lb_batch.h"
 #include "kernels/pool_plan.h"
+#include "cuda/stage_plan.h"
 #include "letterbox.h"
 #include "strix.h"
 #include "oplayout.h"
@@ -87,6 +89,7 @@
     X(net_upsample_fold_v3)   \
     X(net_detect_async)       \
     X(net_detect_async_batch_letterbox) \
+    X(net_detect_pinned)      \
     X(net_graph_cache)
 
 /* ------------------------------------------------- device names and errors */
@@ -1854,6 +1857,161 @@ static void net_detect_async_batch_letterbox(void)
     }
 }
 
+/* One batch of net_detect_pinned: N frames of w x h, format (set + k) % 3
+ * (RGB, BGR, NV12), as STRIX_HOST in memory of their own (host[k]) and the
+ * same pixels as the set lays them out (pin[k]): set 0 pinned, tight rows,
+ * back to back in one allocation of m's (NV12's U,V plane right after its
+ * Y plane: the whole set is one contiguous run, one copy); set 1 pinned,
+ * rows padded (every plane a copy of its own); set 2 pinned, host and
+ * device frames mixed; set 3 tight but laid out in reverse order (an NV12
+ * frame's two planes one run, no run across frames).  *block: the set's
+ * pinned allocation (free with strix_model_free_pinned).  0 after a failure. */
+#define PIN_N 6
+static int pinned_set(strix_model *m, int set, int w, int h, strix_image *host, strix_image *pin, void **block)
+{
+    static const strix_memory mixed[PIN_N] = {STRIX_PINNED, STRIX_HOST, STRIX_DEVICE,
+                                              STRIX_PINNED, STRIX_PINNED, STRIX_HOST};
+    const int pad = set == 1 ? tl_int(1, 80) : 0, rows1 = (h + 1) / 2, row1 = 2 * ((w + 1) / 2);
+    size_t off[PIN_N], bytes[PIN_N], need = 0;
+    for (int k = 0; k < PIN_N; k++) {
+        const int nv12 = (set + k) % 3 == STRIX_NV12, pitch0 = (nv12 ? w : 3 * w) + pad;
+        bytes[k] = (size_t)pitch0 * h + (nv12 ? (size_t)(row1 + pad) * rows1 : 0);
+        need += bytes[k];
+    }
+    for (int j = 0, at = 0; j < PIN_N; j++) { /* set 3: frame PIN_N - 1 first */
+        const int k = set == 3 ? PIN_N - 1 - j : j;
+        off[k] = (size_t)at;
+        at += (int)bytes[k];
+    }
+    strix_error e;
+    if (strix_model_alloc_pinned(m, need, block, &e)) {
+        tl_fail("alloc_pinned of %zu bytes: %s", need, e.message);
+        return 0;
+    }
+    for (int k = 0; k < PIN_N; k++) {
+        const strix_pixel_format fmt = (strix_pixel_format)((set + k) % 3);
+        const int nv12 = fmt == STRIX_NV12, row0 = nv12 ? w : 3 * w, pitch0 = row0 + pad, pitch1 = row1 + pad;
+        strix_image src = nv12 ? smooth_nv12(w, h) : (strix_image){.data = smooth_image(w, h), .width = w, .height = h};
+        uint8_t *hb = hmalloc(bytes[k]);
+        if (!src.data || !hb) return 0;
+        for (int r = 0; r < h; r++) memcpy(hb + (size_t)r * pitch0, src.data + (size_t)r * row0, (size_t)row0);
+        for (int r = 0; nv12 && r < rows1; r++)
+            memcpy(hb + (size_t)pitch0 * h + (size_t)r * pitch1, src.uv + (size_t)r * row1, (size_t)row1);
+        host[k] = (strix_image){.data = hb, .width = w, .height = h, .stride = pitch0, .format = fmt,
+                                .uv = nv12 ? hb + (size_t)pitch0 * h : NULL, .uv_stride = nv12 ? pitch1 : 0,
+                                .colorspace = STRIX_BT709, .full_range = k % 2};
+        const strix_memory kind = set == 2 ? mixed[k] : STRIX_PINNED;
+        uint8_t *px = kind == STRIX_HOST ? hb : kind == STRIX_PINNED ? (uint8_t *)*block + off[k] : dmalloc(bytes[k]);
+        if (!px) return 0;
+        if (kind == STRIX_PINNED) memcpy(px, hb, bytes[k]);
+        if (kind == STRIX_DEVICE && cudaMemcpy(px, hb, bytes[k], cudaMemcpyHostToDevice) != cudaSuccess) {
+            tl_fail("cudaMemcpy of a device frame failed");
+            return 0;
+        }
+        pin[k] = host[k];
+        pin[k].data = px;
+        pin[k].uv = nv12 ? px + (size_t)pitch0 * h : NULL;
+        pin[k].memory = kind;
+    }
+    return 1;
+}
+
+/* Bit for bit the same boxes; 0 after a failure, which names what. */
+static int same_boxes(const strix_detections *want, const strix_detections *got, int n, const char *what, int set)
+{
+    for (int i = 0; i < n; i++)
+        if (got[i].count != want[i].count ||
+            (got[i].count && memcmp(got[i].items, want[i].items, sizeof *got[i].items * (size_t)got[i].count))) {
+            tl_fail("%s, set %d, image %d: %d boxes, the same pixels as STRIX_HOST %d or other boxes", what, set, i,
+                    got[i].count, want[i].count);
+            return 0;
+        }
+    return 1;
+}
+
+/* STRIX_PINNED frames (strix_model_alloc_pinned memory, DMA'd straight
+ * from it: backend.c's place_pinned / upload_pinned) give bit for bit the
+ * boxes of the same pixels as STRIX_HOST, fp32 and fp16: with cuda_async 0
+ * through detect and submit; with cuda_async 1 through the lanes, batch
+ * s + 1 submitted before batch s is collected (both lanes' pinned frames in
+ * flight at once), a batch's pinned memory overwritten with noise as soon
+ * as it is collected (as a decoder reusing it would), against the same
+ * rolling pipeline on the host frames (each batch on the same lane).  The
+ * sets of pinned_set: contiguous runs, padded rows, pinned/host/device
+ * mixed in one batch.  Not yet run on a GPU. */
+static void net_detect_pinned(void)
+{
+    if (!need_device()) return;
+    enum { SETS = 4 };
+    for (int run = 0; run < 4 && !tl_g.failed; run++) {
+        const int half = run / 2, async = run % 2, y = tl_int(0, NET_YAMLS - 1);
+        const int w = tl_int(90, 400), h = tl_int(90, 400);
+        const char *what = async ? (half ? "fp16 async lanes" : "fp32 async lanes") : (half ? "fp16" : "fp32");
+        T.async = async;
+        strix_model *m = net_load(y, half, "cuda", half);
+        T.async = 0;
+        if (!m) return;
+        strix_image host[SETS][PIN_N], pin[SETS][PIN_N];
+        void *block[SETS] = {NULL, NULL, NULL, NULL};
+        int ok = 1;
+        for (int s = 0; s < SETS && ok; s++) ok = pinned_set(m, s, w, h, host[s], pin[s], &block[s]);
+        strix_detect_options d;
+        strix_detect_options_init(&d);
+        d.imgsz = 320;
+        d.conf = 0.3f;
+        d.max_det = NET_MAX_DET;
+        strix_detections want[SETS][PIN_N], got[PIN_N];
+        strix_error e;
+        int boxes = 0;
+        if (!async) {
+            for (int s = 0; s < SETS && ok; s++) {
+                strix_batch *b = NULL;
+                ok = !strix_model_detect(m, host[s], PIN_N, &d, got, &e) && copy_dets(want[s], got, PIN_N);
+                for (int i = 0; ok && i < PIN_N; i++) boxes += want[s][i].count;
+                ok = ok && !strix_model_detect(m, pin[s], PIN_N, &d, got, &e);
+                ok = ok && same_boxes(want[s], got, PIN_N, what, s);
+                ok = ok && !strix_model_submit(m, pin[s], PIN_N, &d, &b, &e) && !strix_batch_collect(b, got, &e);
+                ok = ok && same_boxes(want[s], got, PIN_N, what, s);
+                strix_batch_release(b);
+                if (!ok && !tl_g.failed) tl_fail("%s, set %d: %s", what, s, e.message);
+            }
+        } else {
+            strix_image (*sets[2])[PIN_N] = {host, pin};
+            for (int kind = 0; kind < 2 && ok; kind++) {
+                strix_batch *b[SETS] = {NULL, NULL, NULL, NULL};
+                for (int k = 0; k <= SETS && ok; k++) {
+                    if (k < SETS && strix_model_submit(m, sets[kind][k], PIN_N, &d, &b[k], &e)) {
+                        ok = 0, tl_fail("%s, submit %d: %s", what, k, e.message);
+                        break;
+                    }
+                    const int s = k - 1; /* collected once its successor is in flight */
+                    if (s < 0) continue;
+                    if (strix_batch_collect(b[s], got, &e)) {
+                        ok = 0, tl_fail("%s, collect %d: %s", what, s, e.message);
+                        break;
+                    }
+                    if (!kind) {
+                        ok = copy_dets(want[s], got, PIN_N);
+                        for (int i = 0; ok && i < PIN_N; i++) boxes += want[s][i].count;
+                    } else {
+                        ok = same_boxes(want[s], got, PIN_N, what, s);
+                        for (int i = 0; i < PIN_N; i++)
+                            if (pin[s][i].memory == STRIX_PINNED) /* the reader's next frame */
+                                memset((void *)pin[s][i].data, tl_int(0, 255), (size_t)pin[s][i].stride * h);
+                    }
+                    strix_batch_release(b[s]);
+                    b[s] = NULL;
+                }
+                for (int s = 0; s < SETS; s++) strix_batch_release(b[s]);
+            }
+        }
+        for (int s = 0; s < SETS; s++) strix_model_free_pinned(m, block[s]);
+        strix_model_free(m);
+        release_all();
+        if (ok && !boxes) tl_fail("%s: no boxes to compare (conf %.2f)", what, d.conf);
+    }
+}
+
 /* The asynchronous path's CUDA graphs per batch shape (backend.c,
  * park_graph), with cuda_async, shapes A <= B < C in every dimension:
  * each shape runs eagerly first, then captures; B's first plan grows the
@@ -2108,6 +2266,155 @@ static void letterbox_batch_plan(void)
         }
         for (int k = 0; k < 2 * n; k++) free(owned[k]);
         free(stage), free(ref), free(byframe), free(bybatch), free(dref), free(hits);
+    }
+}
+
+/* ---------------- the detect path's frame layout (stage_plan.h), on the CPU */
+
+/* One frame of a stage_plan batch in the source arena: plane bytes as the
+ * caller lays them (pitch, the last row without padding). */
+static int sp_pitch(const strix_image *im, int plane)
+{
+    const int given = plane ? im->uv_stride : im->stride;
+    return given ? given : strix_stage_row_bytes(im, plane);
+}
+
+static size_t sp_span(const strix_image *im, int plane, int pitch)
+{
+    const int rows = plane ? (im->height + 1) / 2 : im->height;
+    return (size_t)pitch * (size_t)(rows - 1) + (size_t)strix_stage_row_bytes(im, plane);
+}
+
+/* Random batches of 1-9 frames (RGB, BGR, NV12; odd sizes, padded rows or
+ * not; host, pinned and device memory mixed), the pinned planes in one
+ * arena allocated to the byte (ASan catches a copy past a plane's last
+ * pixel), each plane either right after the previous pinned plane or
+ * after a gap: the layout of strix_stage_place_frames and the copies of
+ * strix_stage_next_run, emulated with memcpy (the host frames packed as
+ * stage_frames packs them), put every pixel of every host and pinned frame
+ * where its place says; the host frames exactly where the layout before
+ * pinned frames put them (lb_staged_bytes, 256-byte steps); pinned planes
+ * inside [staged, total), disjoint, 256-byte aligned unless they join the
+ * previous plane; one copy per run of joined planes, no more. */
+static void stage_plan(void)
+{
+    enum { MAXN = 9 };
+    for (int t = 0; t < 300 && !tl_g.failed; t++) {
+        const int n = tl_int(1, MAXN);
+        strix_image im[MAXN];
+        int gap[MAXN][2];
+        size_t arena_bytes = 0;
+        for (int i = 0; i < n; i++) {
+            const strix_pixel_format fmt = (strix_pixel_format)tl_int(0, 2);
+            const int w = tl_int(1, 40), h = tl_int(1, 40), pad = tl_int(0, 3) ? 0 : tl_int(1, 9);
+            const strix_memory kind = (strix_memory)tl_int(0, 2);
+            im[i] = (strix_image){.width = w, .height = h, .format = fmt, .memory = kind};
+            if (pad) im[i].stride = strix_stage_row_bytes(&im[i], 0) + pad;
+            if (fmt == STRIX_NV12 && pad) im[i].uv_stride = strix_stage_row_bytes(&im[i], 1) + pad;
+            for (int pl = 0; pl < strix_stage_planes(&im[i]); pl++) {
+                gap[i][pl] = tl_int(0, 2) ? 0 : tl_int(1, 300);
+                if (kind == STRIX_PINNED) arena_bytes += (size_t)gap[i][pl] + sp_span(&im[i], pl, sp_pitch(&im[i], pl));
+            }
+        }
+        uint8_t *arena = malloc(arena_bytes ? arena_bytes : 1), *own[MAXN] = {NULL};
+        int ok = arena != NULL, joins = 0, planes = 0;
+        const uint8_t *prev_end = NULL;
+        for (size_t i = 0, at = 0; ok && i < (size_t)n; i++) {
+            const int np = strix_stage_planes(&im[i]);
+            size_t span[2] = {0, 0};
+            uint8_t *p[2] = {NULL, NULL};
+            for (int pl = 0; pl < np; pl++) span[pl] = sp_span(&im[i], pl, sp_pitch(&im[i], pl));
+            if (im[i].memory == STRIX_PINNED) {
+                for (int pl = 0; pl < np; pl++) {
+                    at += (size_t)gap[i][pl];
+                    p[pl] = arena + at;
+                    at += span[pl];
+                    joins += p[pl] == prev_end;
+                    planes++;
+                    prev_end = p[pl] + span[pl];
+                }
+            } else { /* host (and device: never read) frames in a block of their own, [Y | U,V] */
+                if (!(own[i] = malloc(span[0] + span[1]))) {
+                    ok = 0, tl_fail("out of memory");
+                    break;
+                }
+                p[0] = own[i], p[1] = own[i] + span[0];
+            }
+            for (int pl = 0; pl < np; pl++)
+                for (size_t k = 0; k < span[pl]; k++) p[pl][k] = (uint8_t)tl_int(0, 255);
+            im[i].data = p[0];
+            if (np == 2) im[i].uv = p[1];
+        }
+        strix_stage_place place[MAXN];
+        size_t staged = 0, total = ok ? strix_stage_place_frames(im, n, place, &staged) : 0, want_staged = 0;
+        for (int i = 0; ok && i < n; i++) {
+            if (im[i].memory != STRIX_HOST) continue;
+            if (place[i].y != want_staged)
+                ok = 0, tl_fail("batch %d, host frame %d at %zu, the layout before pinned frames put it at %zu", t, i,
+                                place[i].y, want_staged);
+            want_staged += lb_staged_bytes(&im[i]);
+        }
+        if (ok && staged != want_staged)
+            ok = 0, tl_fail("batch %d: %zu staged bytes, want %zu", t, staged, want_staged);
+        uint8_t *dev = ok ? malloc(total + 1) : NULL, *stage = ok ? malloc(staged + 1) : NULL;
+        if (ok && (!dev || !stage)) ok = 0, tl_fail("out of memory");
+        if (ok) memset(dev, 0xA5, total + 1);
+        for (int i = 0; ok && i < n; i++) /* as stage_frames packs them */
+            for (int r = 0; im[i].memory == STRIX_HOST && r < strix_stage_rows(&im[i]); r++) {
+                size_t off, len;
+                const uint8_t *src = strix_stage_row(&im[i], r, &off, &len);
+                memcpy(stage + place[i].y + off, src, len);
+            }
+        if (ok) memcpy(dev, stage, staged);
+        int runs = 0, cursor = 0;
+        strix_stage_run run = {NULL, 0, 0};
+        while (ok && strix_stage_next_run(im, n, place, &cursor, &run)) {
+            if (run.dev < staged || run.dev + run.len > total || !run.len)
+                ok = 0, tl_fail("batch %d: copy %d to [%zu, %zu), outside [%zu, %zu)", t, runs, run.dev,
+                                run.dev + run.len, staged, total);
+            else if (run.dev % STRIX_STAGE_ALIGN)
+                ok = 0, tl_fail("batch %d: copy %d at %zu, not aligned", t, runs, run.dev);
+            else
+                memcpy(dev + run.dev, run.src, run.len), runs++;
+        }
+        if (ok && runs != planes - joins)
+            ok = 0, tl_fail("batch %d: %d copies for %d pinned planes of which %d join the previous one", t, runs,
+                            planes, joins);
+        if (ok && dev[total] != 0xA5) ok = 0, tl_fail("batch %d: a write past the device buffer", t);
+        /* every pixel where its place says */
+        for (int i = 0; ok && i < n; i++) {
+            if (im[i].memory == STRIX_DEVICE) continue;
+            for (int pl = 0; ok && pl < strix_stage_planes(&im[i]); pl++) {
+                const uint8_t *src = pl ? im[i].uv : im[i].data;
+                const int pitch = sp_pitch(&im[i], pl);
+                const size_t base = pl ? place[i].uv : place[i].y;
+                const int dpitch = pl ? place[i].uv_pitch : place[i].pitch, row = strix_stage_row_bytes(&im[i], pl);
+                const int rows = pl ? (im[i].height + 1) / 2 : im[i].height;
+                if (im[i].memory == STRIX_PINNED && (base < staged || base + sp_span(&im[i], pl, dpitch) > total))
+                    ok = 0, tl_fail("batch %d frame %d plane %d: placed outside the pinned part", t, i, pl);
+                for (int r = 0; ok && r < rows; r++)
+                    if (memcmp(dev + base + (size_t)r * dpitch, src + (size_t)r * pitch, (size_t)row))
+                        ok = 0, tl_fail("batch %d frame %d (%s, memory %d, %dx%d) plane %d row %d: not its pixels", t,
+                                        i, im[i].format == STRIX_NV12 ? "NV12" : "RGB/BGR", im[i].memory,
+                                        im[i].width, im[i].height, pl, r);
+            }
+        }
+        /* pinned planes disjoint */
+        for (int i = 0; ok && i < 2 * n; i++)
+            for (int j = i + 1; ok && j < 2 * n; j++) {
+                const strix_image *a = &im[i / 2], *b = &im[j / 2];
+                if (a->memory != STRIX_PINNED || b->memory != STRIX_PINNED || i % 2 >= strix_stage_planes(a) ||
+                    j % 2 >= strix_stage_planes(b))
+                    continue;
+                const size_t a0 = i % 2 ? place[i / 2].uv : place[i / 2].y, b0 = j % 2 ? place[j / 2].uv : place[j / 2].y;
+                const size_t a1 = a0 + sp_span(a, i % 2, i % 2 ? place[i / 2].uv_pitch : place[i / 2].pitch);
+                const size_t b1 = b0 + sp_span(b, j % 2, j % 2 ? place[j / 2].uv_pitch : place[j / 2].pitch);
+                if (a0 < b1 && b0 < a1) ok = 0, tl_fail("batch %d: pinned planes %d and %d overlap", t, i, j);
+            }
+        free(dev);
+        free(stage);
+        free(arena);
+        for (int i = 0; i < n; i++) free(own[i]);
     }
 }
 
@@ -2665,6 +2972,7 @@ int main(int argc, char **argv)
     run_test(filter, "sppf_plan", sppf_plan);
     run_test(filter, "upsample_fold_plan", upsample_fold_plan);
     run_test(filter, "letterbox_batch_plan", letterbox_batch_plan);
+    run_test(filter, "stage_plan", stage_plan);
     GPU_TESTS(RUN_GPU)
 #ifdef STRIX_WITH_CUDA
     gpu_teardown();

@@ -1,8 +1,9 @@
 /* test_model.c — the model API end to end without Ultralytics: inspect
  * figures against Ultralytics' published table, strict YAML errors (file and
  * line named), checkpoint binding errors, fused/unfused/F16 checkpoints
- * agreeing, planner memory reuse, batch/shape handling, and the program's
- * fusions computing what the unfused ops compute.
+ * agreeing, planner memory reuse, batch/shape handling, the program's
+ * fusions computing what the unfused ops compute, and frame memory
+ * (strix_model_alloc_pinned, STRIX_PINNED images) on the CPU.
  * Run from the repository root (make test does). */
 #include <math.h>
 #include <stdio.h>
@@ -681,6 +682,132 @@ static void nv12_detects_as_converted_rgb(void)
     for (int i = 0; i < 2 * N; i++) free(buf[i]);
 }
 
+/* strix_model_alloc_pinned on the CPU backend: plain host memory, aligned
+ * to STRIX_PINNED_ALIGN, every byte writable (ASan checks the extent);
+ * refusals with one clear line: 0 bytes, no out pointer, a size past the
+ * address space, a model without weights; freeing NULL does nothing. */
+static void pinned_alloc_on_cpu(void)
+{
+    const char *p = tmp_path("pa.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', p, 13, 0, 0);
+    if (tl_g.failed) return;
+    strix_model *m, *bare;
+    strix_error e;
+    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
+    unlink(p);
+    for (int k = 0; k < 8 && !tl_g.failed; k++) {
+        const size_t bytes = k ? (size_t)tl_int(1, 3 << 20) : 1;
+        void *q = NULL;
+        strix_status st = strix_model_alloc_pinned(m, bytes, &q, &e);
+        if (st || !q || (uintptr_t)q % STRIX_PINNED_ALIGN) {
+            tl_fail("%zu bytes: status %d, %p (%s)", bytes, st, q, st ? e.message : "misaligned");
+            break;
+        }
+        memset(q, k, bytes);
+        TL_CHECK(((uint8_t *)q)[bytes - 1] == k, "%zu bytes: the last byte did not keep its value", bytes);
+        strix_model_free_pinned(m, q);
+    }
+    void *q = (void *)&e;
+    TL_CHECK(strix_model_alloc_pinned(m, 0, &q, &e) == STRIX_E_ARG && !q && strstr(e.message, "0 bytes"),
+             "0 bytes: %s", e.message);
+    TL_CHECK(strix_model_alloc_pinned(m, 64, NULL, &e) == STRIX_E_ARG && strstr(e.message, "pointer"),
+             "no out pointer: %s", e.message);
+    TL_CHECK(strix_model_alloc_pinned(m, SIZE_MAX, &q, &e) == STRIX_E_NOMEM && !q &&
+                 strstr(e.message, "address space"), "SIZE_MAX bytes: %s", e.message);
+    strix_model_free_pinned(m, NULL);
+    strix_model_free(m);
+    TL_CHECK(load(&bare, "weights/yolov8.yaml", 'n', NULL, &e) == STRIX_OK, "%s", e.message);
+    strix_status st = strix_model_alloc_pinned(bare, 64, &q, &e);
+    strix_model_free(bare);
+    TL_CHECK(st == STRIX_E_ARG && !q && strstr(e.message, "without weights"), "a model without weights: %s",
+             e.message);
+}
+
+/* Frames in strix_model_alloc_pinned memory marked STRIX_PINNED (RGB, BGR,
+ * NV12, padded rows, all in one allocation back to back) give the same bits
+ * as the same pixels passed as STRIX_HOST, through detect and through
+ * submit/collect, alone and mixed with host frames in one batch; an unknown
+ * memory kind is refused. */
+static void pinned_detects_as_host(void)
+{
+    const char *p = tmp_path("pd.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', p, 15, 0, 0);
+    if (tl_g.failed) return;
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
+    unlink(p);
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    d.imgsz = 128;
+    d.conf = 0.05f;
+    enum { N = 4 };
+    const int w = tl_int(60, 140), h = tl_int(40, 120), pad = tl_int(0, 9);
+    size_t bytes[N], total = 0;
+    strix_image host[N], pin[N];
+    for (int i = 0; i < N; i++) {
+        const int nv12 = i == 2, stride = (nv12 ? w : 3 * w) + pad;
+        const int uv_stride = 2 * ((w + 1) / 2) + pad;
+        bytes[i] = (size_t)stride * h + (nv12 ? (size_t)uv_stride * ((h + 1) / 2) : 0);
+        host[i] = (strix_image){.width = w, .height = h, .stride = stride, .format = nv12 ? STRIX_NV12 : i == 1 ? STRIX_BGR : STRIX_RGB,
+                                .uv_stride = nv12 ? uv_stride : 0, .full_range = 1};
+        total += bytes[i];
+    }
+    uint8_t *hostbuf = malloc(total), *pinbuf = NULL;
+    if (!hostbuf) return;
+    strix_status st = strix_model_alloc_pinned(m, total, (void **)&pinbuf, &e);
+    if (st) {
+        free(hostbuf);
+        strix_model_free(m);
+    }
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    for (size_t k = 0; k < total; k++) hostbuf[k] = (uint8_t)tl_int(0, 255);
+    memcpy(pinbuf, hostbuf, total);
+    for (size_t i = 0, off = 0; i < N; off += bytes[i++]) {
+        host[i].data = hostbuf + off;
+        if (host[i].format == STRIX_NV12) host[i].uv = host[i].data + (size_t)host[i].stride * h;
+        pin[i] = host[i];
+        pin[i].data = pinbuf + off;
+        if (pin[i].uv) pin[i].uv = pin[i].data + (size_t)pin[i].stride * h;
+        pin[i].memory = STRIX_PINNED;
+    }
+    strix_detection ref[N][300];
+    int nref[N], total_boxes = 0;
+    strix_detections r[N];
+    st = strix_model_detect(m, host, N, &d, r, &e);
+    for (int i = 0; i < N && !st; i++) {
+        nref[i] = r[i].count;
+        total_boxes += r[i].count;
+        memcpy(ref[i], r[i].items, sizeof *r[i].items * (size_t)r[i].count);
+    }
+    const strix_image mixed[N] = {pin[0], host[1], pin[2], host[3]};
+    const strix_image *runs[2] = {pin, mixed};
+    for (int k = 0; k < 2 && !st && !tl_g.failed; k++) {
+        if ((st = strix_model_detect(m, runs[k], N, &d, r, &e))) break;
+        for (int i = 0; i < N && !tl_g.failed; i++)
+            if (!same_dets(&r[i], ref[i], nref[i]))
+                tl_fail("%s batch, image %d: %d boxes, as host memory %d or other boxes", k ? "mixed" : "pinned", i,
+                        r[i].count, nref[i]);
+    }
+    strix_batch *b = NULL;
+    if (!st && !tl_g.failed && !(st = strix_model_submit(m, pin, N, &d, &b, &e)) &&
+        !(st = strix_batch_collect(b, r, &e)))
+        for (int i = 0; i < N && !tl_g.failed; i++)
+            if (!same_dets(&r[i], ref[i], nref[i]))
+                tl_fail("submitted pinned image %d: %d boxes, detect on host memory %d or other boxes", i, r[i].count,
+                        nref[i]);
+    strix_batch_release(b);
+    strix_image odd = host[0];
+    odd.memory = (strix_memory)7;
+    strix_status bad = st ? STRIX_OK : strix_model_detect(m, &odd, 1, &d, r, &e);
+    strix_model_free_pinned(m, pinbuf);
+    strix_model_free(m);
+    free(hostbuf);
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    TL_CHECK(total_boxes > 0, "no detections to compare (conf %.2f)", d.conf);
+    TL_CHECK(bad == STRIX_E_ARG && strstr(e.message, "STRIX_PINNED"), "memory kind 7: %s", e.message);
+}
+
 /* The CPU executing the program's fused nodes (SPPF's max-pool cascade)
  * writes exactly what it writes with every fusion undone, node by node. */
 static void fusions_match_unfused_ops(void)
@@ -863,6 +990,8 @@ int main(int argc, char **argv)
     TL_RUN(upsample_folds_set3);
     TL_RUN(submit_collect_equals_detect);
     TL_RUN(nv12_detects_as_converted_rgb);
+    TL_RUN(pinned_alloc_on_cpu);
+    TL_RUN(pinned_detects_as_host);
     TL_RUN(layer_times_cover_every_node);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);

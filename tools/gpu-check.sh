@@ -13,7 +13,10 @@
 #   3. network    the same program's net_ tests: yolov8n / yolo11n end to end,
 #                 fp32 and fp16, CUDA-graph replay; the async path
 #                 (net_detect_async*, and net_graph_cache: its graphs per
-#                 batch shape; the last two not yet run on a GPU);
+#                 batch shape; the last two not yet run on a GPU); frames in
+#                 page-locked memory DMA'd straight from it (net_detect_pinned:
+#                 STRIX_PINNED == STRIX_HOST bit for bit, sync and async
+#                 lanes; not yet run on a GPU);
 #   4. memcheck, racecheck, initcheck, synccheck: compute-sanitizer over
 #                 test_cuda_ops --quick (op_ tests; memcheck the net_ tests
 #                 too); 0 errors required;

@@ -296,11 +296,29 @@ static void cpu_free(strix_backend *base)
     free(b);
 }
 
+/* Frame memory (strix_model_alloc_pinned): nothing copies from it but the
+ * letterbox, so plain aligned host memory (bytes: a multiple of the
+ * alignment, as aligned_alloc wants). */
+static strix_status cpu_pinned_alloc(strix_backend *base, size_t bytes, void **out, strix_error *err)
+{
+    if (!(*out = aligned_alloc(STRIX_PINNED_ALIGN, bytes)))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for %zu MiB of frame memory: use smaller frames or "
+                          "fewer of them (a smaller batch)", (bytes >> 20) + 1);
+    return STRIX_OK;
+}
+
+static void cpu_pinned_free(strix_backend *base, void *p)
+{
+    free(p);
+}
+
 static const strix_backend_ops cpu_ops = {
     .plan = cpu_plan,
     .forward = cpu_forward,
     .detect = cpu_detect,
     .free = cpu_free,
+    .pinned_alloc = cpu_pinned_alloc,
+    .pinned_free = cpu_pinned_free,
     .run_op = cpu_run_op,
     .int8_begin = cpu_int8_begin,
     .int8_end = cpu_int8_end,

@@ -13,6 +13,11 @@
  *   input32  fp16 path: the uploaded fp32 input before conversion;
  *   frames, nms_ws, dets, counts: the detect path.
  * Host staging is pinned, so every copy is an asynchronous DMA on the stream.
+ * A batch's frames on the device (stage_frames, laid out by stage_plan.h):
+ * the host frames (STRIX_HOST) packed densely, as in the pinned staging they
+ * are packed into, then the pinned ones (STRIX_PINNED: the caller's
+ * page-locked memory, DMA'd from where it is, no CPU copy), contiguous runs
+ * of planes one copy; frames in device memory are read where they are.
  *
  * Asynchronous detect (model option cuda_async; engine/backend.h's
  * detect_submit / detect_wait): each in-flight batch has a lane of its own
@@ -51,6 +56,7 @@
 
 #include "exec.h"
 #include "kernels/kernels.h"
+#include "stage_plan.h"
 #include "util.h"
 
 _Static_assert(STRIX_NMS_MAX_CLASSES >= STRIX_MAX_CLASSES, "the GPU class filter must hold every class");
@@ -58,12 +64,14 @@ _Static_assert(STRIX_NMS_MAX_CLASSES >= STRIX_MAX_CLASSES, "the GPU class filter
 #define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLAS's own scratch (its Hopper recommendation) */
 #define WEIGHT_CHUNK_FLOATS ((size_t)8 << 20)     /* fp16 weights converted 32 MiB at a time */
 #define MIN_COMPUTE_CAPABILITY 75                 /* the oldest architecture the kernels are built for */
-#define FRAME_ALIGN 256                           /* byte alignment of each uploaded frame */
 
-/* A batch's frames: packed in pinned memory, then on the device. */
+/* A batch's frames: the host ones packed in pinned memory, then all of them
+ * on the device; place[i]: frame i's place there (stage_plan.h). */
 typedef struct frame_bufs {
     uint8_t *frames, *host_frames;
     size_t frames_cap, host_frames_cap;
+    strix_stage_place *place;
+    size_t place_cap;
 } frame_bufs;
 
 /* A batch's kept boxes: [N, max_det, 6] fp32 (x1 y1 x2 y2 score class) and
@@ -893,77 +901,51 @@ static strix_status cuda_forward(strix_backend *base, const float *host_input, f
     return st;
 }
 
-/* A staged frame: dense rows, RGB/BGR [h][w * 3], or NV12's Y plane [h][w]
- * followed by its U,V plane [(h + 1) / 2][2 * ((w + 1) / 2)] (half of RGB's
- * bytes to pack and upload).  Frames in device memory are not staged. */
-static int frame_row_bytes(const strix_image *im, int plane)
-{
-    if (im->format != STRIX_NV12) return im->width * 3;
-    return plane ? 2 * ((im->width + 1) / 2) : im->width;
-}
-
-static int frame_rows(const strix_image *im)
-{
-    return im->format == STRIX_NV12 ? im->height + (im->height + 1) / 2 : im->height;
-}
-
-static size_t frame_bytes(const strix_image *im)
-{
-    if (im->memory == STRIX_DEVICE) return 0;
-    size_t bytes = (size_t)frame_row_bytes(im, 0) * im->height;
-    if (im->format == STRIX_NV12) bytes += (size_t)frame_row_bytes(im, 1) * ((im->height + 1) / 2);
-    return (bytes + FRAME_ALIGN - 1) / FRAME_ALIGN * FRAME_ALIGN;
-}
-
-/* Row r of a frame's staged rows (Y rows, then U,V rows for NV12): where it
- * is in the image and where it goes in the dense staged frame. */
-static const uint8_t *frame_row(const strix_image *im, int r, size_t *dst_off, size_t *len)
-{
-    const int plane = r >= im->height, y = plane ? r - im->height : r;
-    const size_t row = (size_t)frame_row_bytes(im, plane);
-    size_t stride = plane ? (size_t)im->uv_stride : (size_t)im->stride;
-    if (!stride) stride = row;
-    *len = row;
-    *dst_off = (plane ? (size_t)frame_row_bytes(im, 0) * im->height : 0) + (size_t)y * row;
-    return (plane ? im->uv : im->data) + (size_t)y * stride;
-}
-
-/* Pack the frames densely into fb's pinned memory and queue their DMA to its
- * device buffer on stream `up`, UPLOAD_CHUNK frames at a time: the CPU's
- * threads pack chunk c + 1 (rows spread over the threads: one thread's
- * memcpy cannot keep up with the DMA) while the copy engine uploads chunk c.
- * Each chunk has its own part of the staging buffer, and nothing still
- * reads fb's staging when a batch starts (the synchronous path ended with a
- * synchronising download; a lane waits for its previous upload). */
+/* The frames of a batch to the device buffer of fb on stream `up`
+ * (stage_plan.h: the layout; fb->place[i] says where frame i went).
+ * Pinned frames: their DMA is queued first, so it runs while the CPU packs
+ * the host frames.  Host frames: packed densely into fb's pinned staging
+ * and DMA'd UPLOAD_CHUNK frames at a time: the CPU's threads pack chunk
+ * c + 1 (rows spread over the threads: one thread's memcpy cannot keep up
+ * with the DMA) while the copy engine uploads chunk c.  Each chunk has its
+ * own part of the staging buffer, and nothing still reads fb's staging or
+ * device frames when a batch starts (the synchronous path ended with a
+ * synchronising download; a lane waits for its previous batch). */
 #define UPLOAD_CHUNK 8
-static strix_status stage_frames(strix_cuda_backend *b, const strix_image *imgs, int n, frame_bufs *fb,
-                                 cudaStream_t up, strix_error *err)
+static strix_status stage_frames(const strix_image *imgs, int n, frame_bufs *fb, cudaStream_t up, strix_error *err)
 {
-    size_t total = 0;
-    for (int i = 0; i < n; i++) total += frame_bytes(&imgs[i]);
-    strix_status st = host_reserve((void **)&fb->host_frames, &fb->host_frames_cap, total, "frame staging", err);
+    if (!strix_reserve((void **)&fb->place, &fb->place_cap, sizeof *fb->place * (size_t)n))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for the places of %d frames", n);
+    size_t staged;
+    const size_t total = strix_stage_place_frames(imgs, n, fb->place, &staged);
+    strix_status st = staged ? host_reserve((void **)&fb->host_frames, &fb->host_frames_cap, staged, "frame staging", err)
+                             : STRIX_OK;
     if (!st) st = dev_reserve((void **)&fb->frames, &fb->frames_cap, total, "frames", err);
     if (st) return st;
+    strix_stage_run run = {NULL, 0, 0};
+    for (int cursor = 0; strix_stage_next_run(imgs, n, fb->place, &cursor, &run);)
+        CUDA_TRY(cudaMemcpyAsync(fb->frames + run.dev, run.src, run.len, cudaMemcpyHostToDevice, up),
+                 "upload the pinned frames");
     size_t off = 0;
     for (int c0 = 0; c0 < n; c0 += UPLOAD_CHUNK) {
         const int c1 = n - c0 < UPLOAD_CHUNK ? n : c0 + UPLOAD_CHUNK;
-        size_t frame_off[UPLOAD_CHUNK], end = off;
+        size_t end = off;
         int rows = 0;
-        for (int i = c0; i < c1; i++) {
-            frame_off[i - c0] = end;
-            end += frame_bytes(&imgs[i]);
-            if (imgs[i].memory != STRIX_DEVICE) rows += frame_rows(&imgs[i]);
-        }
+        for (int i = c0; i < c1; i++)
+            if (imgs[i].memory == STRIX_HOST) {
+                rows += strix_stage_rows(&imgs[i]);
+                end = fb->place[i].y + strix_stage_bytes(&imgs[i]);
+            }
 #pragma omp parallel for schedule(static)
         for (int r = 0; r < rows; r++) {
             int i = c0, y = r;
-            while (imgs[i].memory == STRIX_DEVICE || y >= frame_rows(&imgs[i])) {
-                if (imgs[i].memory != STRIX_DEVICE) y -= frame_rows(&imgs[i]);
+            while (imgs[i].memory != STRIX_HOST || y >= strix_stage_rows(&imgs[i])) {
+                if (imgs[i].memory == STRIX_HOST) y -= strix_stage_rows(&imgs[i]);
                 i++;
             }
             size_t dst_off, len;
-            const uint8_t *src = frame_row(&imgs[i], y, &dst_off, &len);
-            memcpy(fb->host_frames + frame_off[i - c0] + dst_off, src, len);
+            const uint8_t *src = strix_stage_row(&imgs[i], y, &dst_off, &len);
+            memcpy(fb->host_frames + fb->place[i].y + dst_off, src, len);
         }
         if (end > off)
             CUDA_TRY(cudaMemcpyAsync(fb->frames + off, fb->host_frames + off, end - off, cudaMemcpyHostToDevice, up),
@@ -989,20 +971,22 @@ static strix_status order_device_frames(strix_cuda_backend *b, const strix_image
 }
 
 /* The letterbox parameters of frame im (letterbox li) and its planes: a
- * staged frame is dense at `staged`; one in device memory is read where it is. */
-static void frame_lb_params(const strix_image *im, const strix_letterbox_info *li, const uint8_t *staged,
-                            strix_lb_params *lb, const uint8_t **y, const uint8_t **uv)
+ * staged or pinned frame is at its place in the device frames `frames`; one
+ * in device memory is read where it is. */
+static void frame_lb_params(const strix_image *im, const strix_letterbox_info *li, const uint8_t *frames,
+                            const strix_stage_place *place, strix_lb_params *lb, const uint8_t **y, const uint8_t **uv)
 {
     const int nv12 = im->format == STRIX_NV12;
-    *lb = (strix_lb_params){im->width, im->height, frame_row_bytes(im, 0), im->format == STRIX_BGR,
+    *lb = (strix_lb_params){im->width, im->height, strix_stage_row_bytes(im, 0), im->format == STRIX_BGR,
                             li->dst_w, li->dst_h, li->new_w, li->new_h, li->left, li->top,
-                            nv12, frame_row_bytes(im, 1), {0}};
+                            nv12, strix_stage_row_bytes(im, 1), {0}};
     if (im->memory == STRIX_DEVICE) {
         *y = im->data, *uv = im->uv;
         if (im->stride) lb->src_pitch = im->stride;
         if (im->uv_stride) lb->uv_pitch = im->uv_stride;
     } else {
-        *y = staged, *uv = staged + (size_t)frame_row_bytes(im, 0) * im->height;
+        *y = frames + place->y, *uv = frames + place->uv;
+        lb->src_pitch = place->pitch, lb->uv_pitch = place->uv_pitch;
     }
     if (!nv12) {
         *uv = NULL;
@@ -1014,28 +998,28 @@ static void frame_lb_params(const strix_image *im, const strix_letterbox_info *l
     memcpy(lb->yuv, yuv, sizeof yuv);
 }
 
-/* One letterbox launch per staged frame into its slot of the input tensor,
- * on the compute stream (the synchronous path). */
+/* One letterbox launch per frame (staged in fb, pinned, or in device
+ * memory) into its slot of the input tensor, on the compute stream (the
+ * synchronous path). */
 static strix_status letterbox_frames(strix_cuda_backend *b, const strix_image *imgs, int n,
-                                     const strix_letterbox_info *info, const uint8_t *frames, strix_error *err)
+                                     const strix_letterbox_info *info, const frame_bufs *fb, strix_error *err)
 {
-    size_t per_image = (size_t)b->h * b->w * 3 * b->esz, off = 0;
+    size_t per_image = (size_t)b->h * b->w * 3 * b->esz;
     strix_status st = order_device_frames(b, imgs, n, err);
     if (st) return st;
     for (int i = 0; i < n; i++) {
         strix_lb_params lb;
         const uint8_t *y, *uv;
-        frame_lb_params(&imgs[i], &info[i], frames + off, &lb, &y, &uv);
+        frame_lb_params(&imgs[i], &info[i], fb->frames, &fb->place[i], &lb, &y, &uv);
         CUDA_TRY(strix_cuda_letterbox((char *)input_slot(b) + i * per_image, b->dt, y, uv, &lb,
                                       (strix_stream)b->stream),
                  "letterbox a frame");
-        off += frame_bytes(&imgs[i]);
     }
     return STRIX_OK;
 }
 
 /* The asynchronous path's letterbox, part 1: lane L's frame descriptors
- * (its frames staged in L->fb.frames, or in device memory), written to its
+ * (its frames in L->fb.frames, staged or pinned, or in device memory), written to its
  * pinned memory and uploaded on the copy stream with its frames. */
 static strix_status upload_descs(strix_cuda_backend *b, cuda_lane *L, const strix_image *imgs, int n,
                                  const strix_letterbox_info *info, strix_error *err)
@@ -1043,19 +1027,18 @@ static strix_status upload_descs(strix_cuda_backend *b, cuda_lane *L, const stri
     if (n > STRIX_LB_MAX_FRAMES)
         return strix_fail(err, STRIX_E_ARG, "a batch of %d images is more than the GPU letterbox takes (%d)", n,
                           STRIX_LB_MAX_FRAMES);
-    size_t bytes = (size_t)n * sizeof(strix_lb_frame), off = 0;
+    size_t bytes = (size_t)n * sizeof(strix_lb_frame);
     strix_status st = host_reserve((void **)&L->host_descs, &L->host_descs_cap, bytes, "letterbox descriptors", err);
     if (!st) st = dev_reserve((void **)&L->descs, &L->descs_cap, bytes, "letterbox descriptors", err);
     if (st) return st;
     for (int i = 0; i < n; i++) {
         strix_lb_params lb;
         const uint8_t *y, *uv;
-        frame_lb_params(&imgs[i], &info[i], L->fb.frames + off, &lb, &y, &uv);
+        frame_lb_params(&imgs[i], &info[i], L->fb.frames, &L->fb.place[i], &lb, &y, &uv);
         if (!strix_lb_params_ok(&lb, y != NULL, uv != NULL))
             return strix_fail(err, STRIX_E_ARG, "image %d (%dx%d): its letterbox parameters are invalid", i,
                               imgs[i].width, imgs[i].height);
         strix_lb_frame_init(&L->host_descs[i], &lb, y, uv);
-        off += frame_bytes(&imgs[i]);
     }
     CUDA_TRY(cudaMemcpyAsync(L->descs, L->host_descs, bytes, cudaMemcpyHostToDevice, b->copy_stream),
              "upload the letterbox descriptors");
@@ -1136,8 +1119,8 @@ static strix_status cuda_detect(strix_backend *base, const strix_image *imgs, in
     if (st) return st;
     CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
     range_push(b, "letterbox %d", n);
-    st = stage_frames(b, imgs, n, &b->fb, b->stream, err);
-    if (!st) st = letterbox_frames(b, imgs, n, info, b->fb.frames, err);
+    st = stage_frames(imgs, n, &b->fb, b->stream, err);
+    if (!st) st = letterbox_frames(b, imgs, n, info, &b->fb, err);
     range_pop(b);
     if (st) return st;
     range_push(b, "forward %dx%dx%d", b->n, b->h, b->w);
@@ -1161,7 +1144,7 @@ static strix_status enqueue_lane(strix_cuda_backend *b, int lane, const strix_im
     cuda_lane *L = &b->lanes[lane];
     strix_status st;
     range_push(b, "upload %d (lane %d)", n, lane);
-    st = stage_frames(b, imgs, n, &L->fb, b->copy_stream, err);
+    st = stage_frames(imgs, n, &L->fb, b->copy_stream, err);
     if (!st) st = upload_descs(b, L, imgs, n, info, err);
     range_pop(b);
     if (st) return st;
@@ -1285,6 +1268,7 @@ static void cuda_free(strix_backend *base)
     void *host[] = {b->host, b->fb.host_frames, b->db.host_dets, b->db.host_counts};
     for (size_t i = 0; i < sizeof host / sizeof *host; i++)
         if (host[i]) cudaFreeHost(host[i]);
+    free(b->fb.place);
     for (int l = 0; l < STRIX_MAX_IN_FLIGHT; l++) {
         cuda_lane *L = &b->lanes[l];
         void *ld[] = {L->fb.frames, L->db.dets, L->db.counts, L->descs},
@@ -1293,6 +1277,7 @@ static void cuda_free(strix_backend *base)
             if (ld[i]) cudaFree(ld[i]);
             if (lh[i]) cudaFreeHost(lh[i]);
         }
+        free(L->fb.place);
         if (L->uploaded) cudaEventDestroy(L->uploaded);
         if (L->done) cudaEventDestroy(L->done);
         ctx_free(&b->lane_ctx[l]);
@@ -1306,6 +1291,31 @@ static void cuda_free(strix_backend *base)
     free(b);
 }
 
+/* Frame memory (strix_model_alloc_pinned): page-locked, so the frames'
+ * DMA reads it where it is; portable, so every device (and context) takes
+ * it as pinned.  Called from any thread: cudaSetDevice is per thread. */
+static strix_status cuda_pinned_alloc(strix_backend *base, size_t bytes, void **out, strix_error *err)
+{
+    const strix_cuda_backend *b = (const strix_cuda_backend *)base;
+    CUDA_TRY(cudaSetDevice(b->device), "select the CUDA device");
+    cudaError_t e = cudaHostAlloc(out, bytes, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        *out = NULL;
+        char msg[160];
+        snprintf(msg, sizeof msg, "cudaHostAlloc of %zu MiB of page-locked frame memory", (bytes >> 20) + 1);
+        return device_fail(err, __FILE__, __LINE__, e, msg);
+    }
+    return STRIX_OK;
+}
+
+static void cuda_pinned_free(strix_backend *base, void *p)
+{
+    const strix_cuda_backend *b = (const strix_cuda_backend *)base;
+    /* nothing to report to: a failure here changes nothing for the caller */
+    if (cudaSetDevice(b->device) == cudaSuccess) cudaFreeHost(p);
+    cudaGetLastError();
+}
+
 static const strix_backend_ops cuda_ops = {
     .plan = cuda_plan,
     .forward = cuda_forward,
@@ -1313,6 +1323,8 @@ static const strix_backend_ops cuda_ops = {
     .detect_submit = cuda_detect_submit,
     .detect_wait = cuda_detect_wait,
     .free = cuda_free,
+    .pinned_alloc = cuda_pinned_alloc,
+    .pinned_free = cuda_pinned_free,
     .run_op = cuda_run_op,
     .layer_enter = cuda_layer_enter,
     .layer_leave = cuda_layer_leave,
