@@ -484,6 +484,61 @@ static void gmc_builds_agree(void)
     for (int i = 0; i < nb; i++) strix_gmc_free(g[i]);
 }
 
+/* The grey half-size frame, GMC's first step, from every build this CPU
+ * runs: random pixels, random sizes (even: against the definition, OpenCV's
+ * fixed-point grey of each pixel, (R 4899 + G 9617 + B 1868 + 2^13) >> 14,
+ * then the rounded mean of each 2x2 block; odd: the same bytes as the
+ * generic build's bilinear), RGB and BGR, rows with slack. */
+static void gmc_grey_builds_agree(void)
+{
+    static const char *names[GMC_ISA_COUNT] = {"generic", "AVX2", "AVX-512"};
+    const gmc_steps *steps[GMC_ISA_COUNT] = {&strix_gmc_steps_generic};
+#if defined(__x86_64__)
+    steps[GMC_ISA_AVX2] = &strix_gmc_steps_avx2;
+    steps[GMC_ISA_AVX512] = &strix_gmc_steps_avx512;
+#endif
+    int nb = strix_gmc_best_isa() + 1;
+    for (int si = 0; si < 24; si++) {
+        int w = si < 16 ? 2 * tl_int(3, 400) : tl_int(6, 800), h = si < 16 ? 2 * tl_int(3, 40) : tl_int(6, 80);
+        int stride = 3 * w + tl_int(0, 40), bgr = tl_int(0, 1), ow = w / 2, oh = h / 2;
+        uint8_t *pix = malloc((size_t)stride * (size_t)h), *want = malloc((size_t)ow * (size_t)oh);
+        gmc_scratch sc = {.grey = malloc((size_t)ow * (size_t)oh), .rows = malloc(sizeof(uint16_t) * 2 * (size_t)w)};
+        if (!pix || !want || !sc.grey || !sc.rows) {
+            tl_fail("out of memory");
+            free(pix), free(want), free(sc.grey), free(sc.rows);
+            return;
+        }
+        for (size_t i = 0; i < (size_t)stride * (size_t)h; i++) pix[i] = (uint8_t)tl_int(0, 255);
+        if (w % 2 == 0 && h % 2 == 0)
+            for (int y = 0; y < oh; y++)
+                for (int x = 0; x < ow; x++) {
+                    int sum = 2;
+                    for (int k = 0; k < 4; k++) {
+                        const uint8_t *q = pix + (size_t)(2 * y + k / 2) * (size_t)stride + 3 * (size_t)(2 * x + k % 2);
+                        int r = q[bgr ? 2 : 0], g = q[1], b = q[bgr ? 0 : 2];
+                        sum += (r * 4899 + g * 9617 + b * 1868 + (1 << 13)) >> 14;
+                    }
+                    want[(size_t)y * (size_t)ow + (size_t)x] = (uint8_t)(sum >> 2);
+                }
+        else {
+            steps[0]->grey(&sc, pix, w, h, stride, bgr);
+            memcpy(want, sc.grey, (size_t)ow * (size_t)oh);
+        }
+        for (int i = 0; i < nb; i++) {
+            memset(sc.grey, 0, (size_t)ow * (size_t)oh);
+            steps[i]->grey(&sc, pix, w, h, stride, bgr);
+            for (size_t k = 0; k < (size_t)ow * (size_t)oh; k++)
+                if (sc.grey[k] != want[k]) {
+                    tl_fail("%dx%d (stride %d, bgr %d): %s build's grey at (%zu, %zu) is %d, want %d", w, h, stride,
+                            bgr, names[i], k % (size_t)ow, k / (size_t)ow, sc.grey[k], want[k]);
+                    si = 24;
+                    break;
+                }
+        }
+        free(pix), free(want), free(sc.grey), free(sc.rows);
+    }
+}
+
 /* GMC's transforms over a fixed clip, pinned to the last bit: a hash of
  * every frame's H at three sizes (even, odd, smaller than a pyramid
  * level), the same for every build.  A change that is meant to keep the
@@ -779,6 +834,7 @@ int main(int argc, char **argv)
     TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(gmc_corner_guess_redone);
     TL_RUN(gmc_builds_agree);
+    TL_RUN(gmc_grey_builds_agree);
     TL_RUN(gmc_transforms_pinned);
     TL_RUN(gmc_step_times);
     TL_RUN(perfect_detections_keep_identities);
