@@ -36,6 +36,12 @@ typedef struct strix_video_frame {
     struct strix_video_side *side; /* for the writer: timestamps and the audio
                                       packets demuxed since the previous frame */
     size_t cap;          /* bytes allocated at rgb */
+    /* Where rgb and nv12 were allocated (strix_video_read_options.pixel_alloc:
+     * NULL for malloc): memory the kind the images of
+     * strix_video_frame_image say; pixel_free, pixel_ctx how they go. */
+    strix_memory memory;
+    void (*pixel_free)(void *ctx, void *p);
+    void *pixel_ctx;
     /* With strix_video_read_options.nv12: the picture as NV12, display
      * orientation: Y [height][nv12_stride], then the interleaved U,V plane
      * [(height + 1) / 2][nv12_stride] at nv12 + nv12_stride * height.
@@ -59,7 +65,9 @@ typedef struct strix_video_frame {
 
 /* The frame as an image for strix_model_detect: with nv12 set (the reader
  * opened with the nv12 option) its device planes when it has them, else its
- * NV12 planes in host memory; without, its RGB pixels. */
+ * NV12 planes in host memory; without, its RGB pixels.  Host planes have
+ * the frame's memory kind (STRIX_PINNED from a reader whose pixel_alloc
+ * gives pinned memory). */
 strix_image strix_video_frame_image(const strix_video_frame *f, int nv12);
 
 void strix_video_frame_free(strix_video_frame *f);
@@ -98,6 +106,19 @@ typedef struct strix_video_read_options {
      * early (strix_video_read then returns 0 and stats.stopped is set). */
     int (*interrupt)(void *ctx);
     void *interrupt_ctx;
+    /* Where the frames' pixel buffers (rgb, nv12) come from: NULL (default)
+     * malloc and free, memory STRIX_HOST; else pixel_alloc(pixel_ctx, bytes,
+     * &p, err) (STRIX_OK and p, or a status with err filled, which the read
+     * returns) and pixel_free(pixel_ctx, p), memory pixel_memory: e.g.
+     * strix_model_alloc_pinned's frame memory, STRIX_PINNED, which a CUDA
+     * model DMAs straight from where swscale wrote the frame.  Called on the
+     * reading thread (and pixel_free by strix_video_frame_free); a frame
+     * struct keeps its buffers across reads, growing one only when a frame
+     * needs more, so the allocations are one or two per frame struct. */
+    strix_status (*pixel_alloc)(void *ctx, size_t bytes, void **out, strix_error *err);
+    void (*pixel_free)(void *ctx, void *p);
+    void *pixel_ctx;
+    strix_memory pixel_memory;
 } strix_video_read_options;
 
 void strix_video_read_options_init(strix_video_read_options *o);

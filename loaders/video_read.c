@@ -77,6 +77,20 @@ void strix_video_side_clear(struct strix_video_side *s)
     s->n_audio = 0;
 }
 
+/* Free f's pixel buffers the way they were allocated (see
+ * strix_video_read_options.pixel_alloc). */
+static void free_pixels(strix_video_frame *f)
+{
+    uint8_t *buf[2] = {f->rgb, f->nv12};
+    for (int i = 0; i < 2; i++) {
+        if (!buf[i]) continue;
+        if (f->pixel_free) f->pixel_free(f->pixel_ctx, buf[i]);
+        else free(buf[i]);
+    }
+    f->rgb = f->nv12 = NULL;
+    f->cap = f->nv12_cap = 0;
+}
+
 void strix_video_frame_free(strix_video_frame *f)
 {
     if (!f) return;
@@ -85,8 +99,7 @@ void strix_video_frame_free(strix_video_frame *f)
         free(f->side->audio);
         free(f->side);
     }
-    free(f->rgb);
-    free(f->nv12);
+    free_pixels(f);
     av_frame_free((AVFrame **)&f->hw);
     memset(f, 0, sizeof *f);
 }
@@ -135,10 +148,13 @@ void strix_video_rotate(uint8_t *dst, int dst_stride, const uint8_t *src, int sr
 strix_image strix_video_frame_image(const strix_video_frame *f, int nv12)
 {
     if (nv12 && f->device.data) return f->device;
-    if (!nv12) return (strix_image){.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
+    if (!nv12)
+        return (strix_image){.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride,
+                             .memory = f->memory};
     return (strix_image){.data = f->nv12, .width = f->width, .height = f->height, .stride = f->nv12_stride,
                          .format = STRIX_NV12, .uv = f->nv12 + (size_t)f->nv12_stride * f->height,
-                         .uv_stride = f->nv12_stride, .colorspace = f->colorspace, .full_range = f->full_range};
+                         .uv_stride = f->nv12_stride, .colorspace = f->colorspace, .full_range = f->full_range,
+                         .memory = f->memory};
 }
 
 void strix_video_read_options_init(strix_video_read_options *o)
@@ -311,6 +327,15 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
     if (!r) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
     if (o) r->opt = *o;
     else strix_video_read_options_init(&r->opt);
+    if (r->opt.pixel_alloc && !r->opt.pixel_free) {
+        free(r);
+        return strix_fail(err, STRIX_E_ARG, "%s: a pixel allocator without its pixel_free: give both", url);
+    }
+    if (!r->opt.pixel_alloc) { /* malloc and free: what a frame's NULL pixel_free means */
+        r->opt.pixel_free = NULL;
+        r->opt.pixel_ctx = NULL;
+        r->opt.pixel_memory = STRIX_HOST;
+    }
     r->last_pts = AV_NOPTS_VALUE;
     r->sws_fmt = r->nv12_fmt = -1;
     r->fmt = avformat_alloc_context();
@@ -359,7 +384,42 @@ static void note_problem(strix_video_reader *r, const char *what, int ret)
              strix_video_averr(ret, eb));
 }
 
-/* RGB24 in display orientation from fr (a decoded frame in host memory) into f. */
+/* Grow the pixel buffer *buf of f (f->rgb or f->nv12; *cap its bytes) to
+ * need bytes with r's allocator (options.pixel_alloc, else malloc).  A frame
+ * struct last read into by a reader of another allocator gives its buffers
+ * back to that one first, so f->pixel_free and f->memory always describe
+ * both buffers. */
+static int pixel_reserve(const strix_video_reader *r, strix_video_frame *f, uint8_t **buf, size_t *cap, size_t need,
+                         strix_error *err)
+{
+    if (f->pixel_free != r->opt.pixel_free || f->pixel_ctx != r->opt.pixel_ctx) {
+        free_pixels(f);
+        f->pixel_free = r->opt.pixel_free;
+        f->pixel_ctx = r->opt.pixel_ctx;
+    }
+    f->memory = r->opt.pixel_memory;
+    if (*cap >= need) return 0;
+    if (*buf) {
+        if (f->pixel_free) f->pixel_free(f->pixel_ctx, *buf);
+        else free(*buf);
+    }
+    *buf = NULL;
+    *cap = 0;
+    if (r->opt.pixel_alloc) {
+        void *p = NULL;
+        if (r->opt.pixel_alloc(r->opt.pixel_ctx, need, &p, err)) return -1;
+        *buf = p;
+    } else if (!(*buf = malloc(need))) {
+        strix_fail(err, STRIX_E_NOMEM, "out of memory for a %dx%d frame", r->info.width, r->info.height);
+        return -1;
+    }
+    *cap = need;
+    return 0;
+}
+
+/* RGB24 in display orientation from fr (a decoded frame in host memory)
+ * into f: swscale writes straight into f->rgb (into r->tmp first only to
+ * be turned for a rotated input). */
 static int convert(strix_video_reader *r, const AVFrame *fr, strix_video_frame *f, strix_error *err)
 {
     const strix_video_info *in = &r->info;
@@ -388,16 +448,7 @@ static int convert(strix_video_reader *r, const AVFrame *fr, strix_video_frame *
     }
     /* rows padded to 64 bytes, + 64: swscale may write whole vectors */
     int stride = (in->width * 3 + 63) & ~63;
-    size_t need = (size_t)stride * (size_t)in->height + 64;
-    if (f->cap < need) {
-        free(f->rgb);
-        f->cap = 0;
-        if (!(f->rgb = malloc(need))) {
-            strix_fail(err, STRIX_E_NOMEM, "out of memory for a %dx%d frame", in->width, in->height);
-            return -1;
-        }
-        f->cap = need;
-    }
+    if (pixel_reserve(r, f, &f->rgb, &f->cap, (size_t)stride * (size_t)in->height + 64, err)) return -1;
     f->width = in->width;
     f->height = in->height;
     f->stride = stride;
@@ -448,7 +499,7 @@ static int convert_nv12(strix_video_reader *r, const AVFrame *fr, strix_video_fr
     /* the planes in coded orientation: straight into f, or into r->tmp to be turned */
     const int stride = (2 * ((in->width + 1) / 2) + 63) & ~63;
     const int cstride = in->rotation ? (2 * ccw + 63) & ~63 : stride;
-    if (reserve(&f->nv12, &f->nv12_cap, (size_t)stride * (in->height + (in->height + 1) / 2) + 64, in, err) ||
+    if (pixel_reserve(r, f, &f->nv12, &f->nv12_cap, (size_t)stride * (in->height + (in->height + 1) / 2) + 64, err) ||
         (in->rotation && reserve(&r->tmp, &r->tmp_cap, (size_t)cstride * (ch + cch) + 64, in, err)))
         return -1;
     uint8_t *Y = in->rotation ? r->tmp : f->nv12, *UV = Y + (size_t)cstride * ch;

@@ -5,7 +5,8 @@
 # file) are byte for byte those of a run on it alone, whatever --jobs and
 # --batch, inputs of two frame sizes mixed, and with the detection stage in
 # two halves (STRIX_CUDA_ASYNC=1: submit the next batch, then collect the
-# last; on the CPU a batch completes inside submit); an input that is not a video
+# last; on the CPU a batch completes inside submit; the frames are then the
+# model's frame memory, STRIX_PINNED, plain memory on the CPU); an input that is not a video
 # among good ones fails alone (exit 6, one line) and leaves the others
 # whole; SIGINT mid-run leaves each output complete or absent, and no
 # temporary file; --jobs refuses bad values.  Synthetic clips made here with

@@ -10,7 +10,12 @@
  * (back-pressure); a frame the reader could not read keeps its place
  * (skip) and is written without detections; each detected frame carries
  * its share of its call's time; a stop (config.stop) writes what is
- * detected, drops the rest and ends early.  Random sizes and random sleeps
+ * detected, drops the rest and ends early.  With submit/collect the
+ * frames are marked STRIX_PINNED, as infer's are with STRIX_CUDA_ASYNC=1 (a
+ * CUDA model DMAs them from the slot while the batch runs): the detector
+ * sees that memory kind, and a slot never reaches its reader again before
+ * its ticket is finished (its pixels at collect are those submitted), on
+ * normal ends, failures and stops alike.  Random sizes and random sleeps
  * shake the thread interleavings.
  */
 #include <pthread.h>
@@ -34,8 +39,10 @@ typedef struct fake {
     double min_detect_ms; /* what each detected frame's detect_ms must reach */
     int skip_mod;       /* frames i with i % skip_mod == 2 are placeholders (skip); 0: none */
     long read_sleep_ns, write_sleep_ns; /* a slow reader or writer */
+    int pinned;         /* mark the frames STRIX_PINNED (the submit/collect runs) */
     /* reader thread */
     atomic_long produced;
+    atomic_int reused;  /* a slot came back to the reader while its batch was in flight */
     atomic_long max_in_flight; /* most frames read and not yet written */
     int allocs;
     uint64_t rng_r;
@@ -67,8 +74,9 @@ typedef struct fdet {
 } fdet;
 
 typedef struct slot_state {
-    uint8_t px[5 * 2 * 3]; /* a 4x2 or 5x2 RGB frame; pixel 0 holds the index, byte 3 the stream */
+    uint8_t px[5 * 2 * 3]; /* first: a 4x2 or 5x2 RGB frame; pixel 0 holds the index, byte 3 the stream */
     long index;
+    atomic_int in_flight;  /* submitted, its ticket not yet finished */
 } slot_state;
 
 static uint64_t step(uint64_t *s)
@@ -131,6 +139,8 @@ static int fake_read(void *ctx, strix_pipe_frame *fr, strix_error *err)
         if (!(s = fr->user = calloc(1, sizeof *s))) return -1;
         f->allocs++;
     }
+    if (atomic_load(&s->in_flight)) atomic_store(&f->reused, 1);
+    fr->memory = f->pinned ? STRIX_PINNED : STRIX_HOST;
     s->index = i;
     s->px[0] = (uint8_t)i;
     s->px[1] = (uint8_t)(i >> 8);
@@ -169,6 +179,7 @@ static strix_status fake_detect(void *ctx, const strix_image *im, int n, strix_d
             return STRIX_E_DEVICE;
         }
         if (im[j].width != im[0].width && !d->detect_bad) d->detect_bad = 3;
+        if (im[j].memory != (f->pinned ? STRIX_PINNED : STRIX_HOST) && !d->detect_bad) d->detect_bad = 4;
         if (i != f->next_inferred && !d->detect_bad) {
             d->detect_bad = 2;
             snprintf(d->why, sizeof d->why, "stream %d: frame %ld detected, expected %ld", k, i, f->next_inferred);
@@ -185,11 +196,14 @@ static strix_status fake_detect(void *ctx, const strix_image *im, int n, strix_d
     return STRIX_OK;
 }
 
-/* submit/collect/finish over fake_detect: a ticket keeps its own copy. */
+/* submit/collect/finish over fake_detect: a ticket keeps its own copy, and
+ * its frames' slots with the index each held when submitted. */
 typedef struct ticket {
     int n, collected;
     strix_detection dets[64 * MAX_PER_FRAME];
     int counts[64];
+    slot_state *slot[64];
+    long index[64];
 } ticket;
 
 static strix_status fake_submit(void *ctx, const strix_image *im, int n, void **out, strix_error *err)
@@ -202,6 +216,9 @@ static strix_status fake_submit(void *ctx, const strix_image *im, int n, void **
     if (!t) return STRIX_E_NOMEM;
     t->n = n;
     for (int j = 0; j < n; j++) {
+        t->slot[j] = (slot_state *)(void *)im[j].data; /* px is the slot's first member */
+        t->index[j] = px_index(im[j].data);
+        atomic_store(&t->slot[j]->in_flight, 1);
         t->counts[j] = r[j].count;
         memcpy(t->dets + j * MAX_PER_FRAME, r[j].items, sizeof *r[j].items * (size_t)r[j].count);
     }
@@ -216,6 +233,8 @@ static strix_status fake_collect(void *ctx, void *tk, strix_detections *out, str
     fdet *d = ctx;
     ticket *t = tk;
     if (t->collected++) d->ticket_bad = 1;
+    for (int j = 0; j < t->n; j++) /* what a DMA from the slot would read now */
+        if (px_index(t->slot[j]->px) != t->index[j]) d->ticket_bad = 2;
     for (int j = 0; j < t->n; j++) out[j] = (strix_detections){t->counts[j], t->dets + j * MAX_PER_FRAME};
     return STRIX_OK;
 }
@@ -223,6 +242,8 @@ static strix_status fake_collect(void *ctx, void *tk, strix_detections *out, str
 static void fake_finish(void *ctx, void *tk)
 {
     fdet *d = ctx;
+    ticket *t = tk;
+    for (int j = 0; j < t->n; j++) atomic_store(&t->slot[j]->in_flight, 0);
     d->tickets_out--;
     free(tk);
 }
@@ -285,6 +306,7 @@ static void fake_init(fake *f, int k, long n, int stride)
     atomic_init(&f->produced, 0);
     atomic_init(&f->max_in_flight, 0);
     atomic_init(&f->next_written, 0);
+    atomic_init(&f->reused, 0);
     f->rng_r = tl_u64();
     f->rng_w = tl_u64();
 }
@@ -316,6 +338,7 @@ static strix_pipe_config config(fdet *d, strix_pipe_stream *ps)
     c.streams = ps;
     c.n_streams = d->n_streams;
     c.ctx = d;
+    for (int k = 0; k < d->n_streams; k++) d->s[k].pinned = d->async;
     if (d->async) {
         c.submit = fake_submit;
         c.collect = fake_collect;
@@ -351,11 +374,13 @@ static void test_pipe_order_batch_stride(void)
         TL_CHECK(s == STRIX_OK, "%d streams, batch=%d: status %d: %s", S, d.batch, s, e.message);
         TL_CHECK(!d.detect_bad, "%d streams, batch=%d: detect saw %s %s", S, d.batch,
                  d.detect_bad == 1 ? "a batch above --batch" : d.detect_bad == 2 ? "frames out of order or skipped"
-                 : "two frame sizes in one call", d.why);
+                 : d.detect_bad == 3 ? "two frame sizes in one call" : "a frame without its memory kind", d.why);
         TL_CHECK(d.max_batch <= d.batch, "a batch of %ld with --batch %d", d.max_batch, d.batch);
         TL_CHECK(d.tickets_out == 0 && d.max_tickets <= 2 && !d.ticket_bad,
-                 "submit/collect: %d tickets left, %d out at once, collected twice: %d", d.tickets_out,
-                 d.max_tickets, d.ticket_bad);
+                 "submit/collect: %d tickets left, %d out at once, %s", d.tickets_out, d.max_tickets,
+                 d.ticket_bad == 1 ? "one collected twice" : d.ticket_bad == 2 ? "pixels changed in flight" : "");
+        for (int k = 0; k < S; k++)
+            TL_CHECK(!atomic_load(&f[k].reused), "stream %d: a slot was read into while its batch was in flight", k);
         for (int k = 0; k < S; k++) {
             TL_CHECK(!f[k].why[0], "%d streams, batch=%d, stride=%d%s: %s", S, d.batch, f[k].stride,
                      d.async ? ", submit/collect" : "", f[k].why);
@@ -496,6 +521,11 @@ static void test_pipe_failures(void)
                      "message '%s'", e.message);
             TL_CHECK(st[0].frames <= at, "%ld frames written after a failure at %ld", st[0].frames, at);
             TL_CHECK(d.tickets_out == 0, "%d tickets not given back after a failure", d.tickets_out);
+            TL_CHECK(d.ticket_bad != 2, "stage %d failing at %ld: pixels changed while their batch was in flight",
+                     stage, at);
+            for (int k = 0; k < S; k++)
+                TL_CHECK(!atomic_load(&f[k].reused), "stage %d failing at %ld: stream %d's slot read into in flight",
+                         stage, at, k);
             for (int k = 0; k < S; k++) {
                 TL_CHECK(!f[k].why[0], "%s", f[k].why);
                 TL_CHECK(f[k].releases == f[k].allocs, "stream %d: %d of %d slot states released", k,
@@ -539,7 +569,9 @@ static void test_pipe_skip(void)
         strix_status s = strix_pipe_run(&c, st, &e);
         TL_CHECK(s == STRIX_OK, "status %d: %s", s, e.message);
         TL_CHECK(!d.detect_bad, "detect saw %d: %s", d.detect_bad, d.why);
+        TL_CHECK(!d.ticket_bad, "submit/collect: ticket problem %d", d.ticket_bad);
         for (int k = 0; k < S; k++) {
+            TL_CHECK(!atomic_load(&f[k].reused), "stream %d: a slot read into while in flight", k);
             long want_inf = 0;
             for (long i = 0; i < f[k].n; i += f[k].stride) want_inf += !is_skip(&f[k], i);
             TL_CHECK(!f[k].why[0], "stream %d, batch %d, stride %d, skip_mod %d%s: %s", k, d.batch, f[k].stride,
@@ -577,6 +609,9 @@ static void test_pipe_stop(void)
         strix_status s = strix_pipe_run(&c, st, &e);
         TL_CHECK(s == STRIX_OK, "status %d: %s", s, e.message);
         TL_CHECK(d.tickets_out == 0, "%d tickets not given back after a stop", d.tickets_out);
+        TL_CHECK(d.ticket_bad != 2, "a stop: pixels changed while their batch was in flight");
+        for (int k = 0; k < S; k++)
+            TL_CHECK(!atomic_load(&f[k].reused), "a stop: stream %d's slot read into while in flight", k);
         for (int k = 0; k < S; k++) {
             long read = atomic_load(&f[k].produced);
             TL_CHECK(!f[k].why[0], "stream %d: %s", k, f[k].why);

@@ -12,7 +12,13 @@
  *     NV12 of the clip;
  *   - rgb 0 leaves f->rgb unset; sizes, strides and orientation;
  *   - NVDEC (with a GPU): frames in device memory, their download equal to
- *     the CPU decoder's pixels.
+ *     the CPU decoder's pixels;
+ *   - a pixel allocator (strix_video_read_options.pixel_alloc, what infer
+ *     gives it for pinned frames): rgb and nv12 are its blocks, one each
+ *     for the whole clip, the pixels those of a malloc reader, the images
+ *     of its memory kind; every block back through its pixel_free; a
+ *     failing allocator fails the read with its own message; pixel_alloc
+ *     without pixel_free is refused.
  * SKIPs every test when ffmpeg is missing. */
 #include <math.h>
 #include <stdio.h>
@@ -283,6 +289,112 @@ static void nvdec_matches_cpu(void)
     strix_video_close(sw);
 }
 
+/* A test allocator: blocks it handed out (live until freed), poisoned
+ * when new so that a frame not written into shows. */
+typedef struct test_alloc {
+    void *block[8];
+    size_t bytes[8];
+    int allocs, frees, refuse;
+} test_alloc;
+
+static strix_status ta_alloc(void *ctx, size_t bytes, void **out, strix_error *err)
+{
+    test_alloc *a = ctx;
+    if (a->refuse || a->allocs == 8 || !(*out = malloc(bytes))) {
+        err->status = STRIX_E_NOMEM;
+        snprintf(err->message, sizeof err->message, "the test allocator refused %zu bytes", bytes);
+        return STRIX_E_NOMEM;
+    }
+    memset(*out, 0xCD, bytes);
+    a->block[a->allocs] = *out;
+    a->bytes[a->allocs++] = bytes;
+    return STRIX_OK;
+}
+
+static void ta_free(void *ctx, void *p)
+{
+    test_alloc *a = ctx;
+    for (int i = 0; i < a->allocs; i++)
+        if (a->block[i] == p) {
+            a->block[i] = NULL;
+            a->frees++;
+            free(p);
+            return;
+        }
+    tl_fail("pixel_free of %p, which the allocator did not give", p);
+}
+
+static int ta_holds(const test_alloc *a, const uint8_t *p)
+{
+    for (int i = 0; i < a->allocs; i++)
+        if (a->block[i] == p) return 1;
+    return 0;
+}
+
+static void pixel_allocator(void)
+{
+    const clip c = {"alloc.mp4", "scale=98:66,format=yuv420p", "", 98, 66, MAX_DIFF_420, MEAN_DIFF, 1, STRIX_BT601, 0};
+    char path[160];
+    if (!make(&c, path, sizeof path)) return;
+    test_alloc a;
+    memset(&a, 0, sizeof a);
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    o.nv12 = 1;
+    o.pixel_alloc = ta_alloc;
+    o.pixel_free = ta_free;
+    o.pixel_ctx = &a;
+    o.pixel_memory = STRIX_PINNED;
+    strix_video_reader *ra, *rm;
+    strix_error e;
+    TL_CHECK(strix_video_open(&ra, path, &o, &e) == STRIX_OK, "alloc.mp4: %s", e.message);
+    TL_CHECK(open_nv12(&rm, path, 1, -1, &e) == STRIX_OK, "alloc.mp4: %s", e.message);
+    strix_video_frame fa = {0}, fm = {0};
+    int frames = 0;
+    while (!tl_g.failed && strix_video_read(ra, &fa, &e) == 1 && strix_video_read(rm, &fm, &e) == 1) {
+        frames++;
+        const strix_image ia = strix_video_frame_image(&fa, 0), na = strix_video_frame_image(&fa, 1);
+        const strix_image im = strix_video_frame_image(&fm, 0), nm = strix_video_frame_image(&fm, 1);
+        TL_CHECK(ta_holds(&a, fa.rgb) && ta_holds(&a, fa.nv12) && a.allocs == 2,
+                 "frame %d: rgb %p, nv12 %p not the allocator's, or %d allocations", frames, (void *)fa.rgb,
+                 (void *)fa.nv12, a.allocs);
+        TL_CHECK(ia.memory == STRIX_PINNED && na.memory == STRIX_PINNED && im.memory == STRIX_HOST &&
+                 nm.memory == STRIX_HOST, "frame %d: memory kinds %d %d (malloc reader %d %d)", frames, ia.memory,
+                 na.memory, im.memory, nm.memory);
+        TL_CHECK(fa.stride == fm.stride && fa.nv12_stride == fm.nv12_stride, "frame %d: strides differ", frames);
+        for (int y = 0; y < fa.height; y++)
+            TL_CHECK(!memcmp(fa.rgb + (size_t)y * fa.stride, fm.rgb + (size_t)y * fm.stride, (size_t)fa.width * 3),
+                     "frame %d: RGB row %d differs from the malloc reader's", frames, y);
+        for (int y = 0; y < fa.height + (fa.height + 1) / 2; y++)
+            TL_CHECK(!memcmp(fa.nv12 + (size_t)y * fa.nv12_stride, fm.nv12 + (size_t)y * fm.nv12_stride,
+                             (size_t)fa.width), "frame %d: NV12 row %d differs from the malloc reader's", frames, y);
+    }
+    TL_CHECK(!tl_g.failed && frames == 10, "%d frames read (%s)", frames, e.message);
+    /* the same frame struct read into by the malloc reader: the blocks go back first */
+    strix_video_close(rm);
+    TL_CHECK(open_nv12(&rm, path, 1, -1, &e) == STRIX_OK, "alloc.mp4: %s", e.message);
+    TL_CHECK(strix_video_read(rm, &fa, &e) == 1, "alloc.mp4: %s", e.message);
+    TL_CHECK(a.frees == 2 && !ta_holds(&a, fa.rgb) && strix_video_frame_image(&fa, 0).memory == STRIX_HOST,
+             "a malloc reader into the allocator's frame: %d of 2 blocks freed, memory %d", a.frees,
+             strix_video_frame_image(&fa, 0).memory);
+    strix_video_frame_free(&fa);
+    strix_video_frame_free(&fm);
+    strix_video_close(rm);
+    strix_video_close(ra);
+    /* a failing allocator: the read fails with its message */
+    a.refuse = 1;
+    TL_CHECK(strix_video_open(&ra, path, &o, &e) == STRIX_OK, "alloc.mp4: %s", e.message);
+    strix_video_frame ff = {0};
+    int r = strix_video_read(ra, &ff, &e);
+    strix_video_frame_free(&ff);
+    strix_video_close(ra);
+    TL_CHECK(r == -1 && e.status == STRIX_E_NOMEM && strstr(e.message, "test allocator refused"),
+             "a refusing allocator: read %d, status %d: %s", r, e.status, e.message);
+    o.pixel_free = NULL;
+    TL_CHECK(strix_video_open(&ra, path, &o, &e) == STRIX_E_ARG && strstr(e.message, "pixel_free"),
+             "pixel_alloc without pixel_free: %s", e.message);
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -298,6 +410,7 @@ int main(int argc, char **argv)
     TL_RUN(nv12_from_422);
     TL_RUN(nv12_rotated);
     TL_RUN(nv12_only);
+    TL_RUN(pixel_allocator);
     TL_RUN(nvdec_matches_cpu);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

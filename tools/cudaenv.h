@@ -23,7 +23,8 @@
     "                       for small grids (not yet run on a GPU)\n"                \
     "  STRIX_CUDA_NVTX=1    NVTX ranges per layer and per stage, for Nsight Systems\n" \
     "  STRIX_CUDA_ASYNC=1   two batches in flight: the next one's upload overlaps this\n" \
-    "                       one's network (not yet run on a GPU; default 0)\n"
+    "                       one's network, and video frames are decoded into page-locked\n" \
+    "                       memory DMA'd without a copy (not yet run on a GPU; default 0)\n"
 
 static inline void strix_cuda_env_apply(strix_model_options *o)
 {

@@ -1293,7 +1293,10 @@ static void cuda_free(strix_backend *base)
 
 /* Frame memory (strix_model_alloc_pinned): page-locked, so the frames'
  * DMA reads it where it is; portable, so every device (and context) takes
- * it as pinned.  Called from any thread: cudaSetDevice is per thread. */
+ * it as pinned.  Called from any thread (a video's reader): cudaSetDevice
+ * is per thread, and the forward's graph capture is thread-local
+ * (cudaStreamCaptureModeThreadLocal), so an allocation on another thread
+ * neither fails nor breaks it. */
 static strix_status cuda_pinned_alloc(strix_backend *base, size_t bytes, void **out, strix_error *err)
 {
     const strix_cuda_backend *b = (const strix_cuda_backend *)base;

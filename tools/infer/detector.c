@@ -3,7 +3,8 @@
  * every video of the run (tools/infer/pipeline.h calls it with frames of
  * several inputs in one batch): one blocking call, or (STRIX_CUDA_ASYNC=1)
  * the asynchronous API's submit and collect, so the pipeline queues the
- * next batch before it waits for the last. */
+ * next batch before it waits for the last, and the videos' frames are the
+ * model's page-locked frame memory (STRIX_PINNED). */
 #include <string.h>
 
 #include "job.h"
@@ -20,6 +21,10 @@ void detector_init(detector *d, const options *o, strix_model *model, const char
     d->mask = mask;
     d->nvtx = o->nvtx;
     d->async = o->async;
+    /* the opt-in of the not yet GPU-verified async path (cuda_async) takes
+     * this one too: on the CPU the model's frame memory is plain memory, so
+     * CPU runs with STRIX_CUDA_ASYNC=1 go through the same code */
+    d->pinned = o->async && model;
     strix_detect_options_init(&d->dopt);
     d->dopt.conf = (float)o->conf;
     d->dopt.iou = (float)o->iou;

@@ -163,7 +163,9 @@ typedef struct video_plan {
 typedef struct detector {
     strix_model *model;
     int nvtx;                    /* an NVTX range around each call (infer/trace.h) */
-    int async;                   /* the pipeline uses submit/collect (two batches in flight) */          /* NULL with --detections (nothing to detect) */
+    int async;                   /* the pipeline uses submit/collect (two batches in flight) */
+    int pinned;                  /* with async: each video's frame pool is the model's page-locked
+                                    frame memory (STRIX_PINNED), DMA'd without a CPU copy */          /* NULL with --detections (nothing to detect) */
     strix_detect_options dopt;
     const char *const *names;
     int n_names;
@@ -179,6 +181,9 @@ typedef struct source_config {
                                          ("decode", "preprocess": the reader's own) */
     int rgb, nv12;                    /* what the frames carry (strix_video_read_options) */
     int nvdec;                        /* strix_video_read_options.nvdec */
+    strix_model *pinned;              /* non-NULL: the frames' pixels are this model's frame memory
+                                         (strix_model_alloc_pinned), swscale writing straight into
+                                         it, and reach it as STRIX_PINNED */
 } source_config;
 
 typedef struct source {

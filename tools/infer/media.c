@@ -1,6 +1,7 @@
 /* media.c — the infer job's FFmpeg stages of one video (loaders/video.h):
  * the source (demux, decode, conversion to RGB and/or NV12 on the video's
- * reader thread) and the annotated-video sink (conversion back, encoder, muxer on
+ * reader thread, into the model's page-locked frame memory with
+ * STRIX_CUDA_ASYNC=1) and the annotated-video sink (conversion back, encoder, muxer on
  * its writer thread, through a temporary file published at the end). */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,14 @@
 #include "job.h"
 #include "outfile.h"
 #include "trace.h"
+
+/* The reader's pixel allocator over the model's frame memory (any thread). */
+static strix_status pinned_alloc(void *ctx, size_t bytes, void **out, strix_error *err)
+{
+    return strix_model_alloc_pinned(ctx, bytes, out, err);
+}
+
+static void pinned_free(void *ctx, void *p) { strix_model_free_pinned(ctx, p); }
 
 int source_open(source *s, const source_config *c)
 {
@@ -23,6 +32,12 @@ int source_open(source *s, const source_config *c)
     ro.nvdec = c->nvdec;
     ro.nvtx = c->nvtx; /* the reader marks its "decode" and "preprocess" (conversion) apart */
     ro.interrupt = c->interrupt;
+    if (c->pinned) {
+        ro.pixel_alloc = pinned_alloc;
+        ro.pixel_free = pinned_free;
+        ro.pixel_ctx = c->pinned;
+        ro.pixel_memory = STRIX_PINNED;
+    }
     strix_error e;
     strix_status st = strix_video_open(&s->rd, c->url, &ro, &e);
     if (st) {

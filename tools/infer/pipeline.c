@@ -16,6 +16,20 @@
  * deadlock, and a stalled writer stalls only its own reader (its frames
  * wait in its own pool).
  *
+ * Slot lifecycle with submit/collect.  A submitted batch's pixels may still
+ * be read after submit returns (STRIX_PINNED frames are DMA'd from the slot
+ * while the batch runs, STRIX_DEVICE ones read in place), so a slot must not
+ * reach its reader again before its ticket is collected or finished.  It
+ * cannot: a flush's frames move from `pend` to `prev` when submitted and
+ * leave `prev` only through complete_prev (collect, then finish, then the
+ * writers' queues, and only the writers give slots back to `free_q`); a
+ * stop drops `pend` and the read queues, never `prev`; after a detection
+ * failure the slots in `prev` are never handed over (finish waits for the
+ * ticket, the readers are aborted); and a stream's pool is released
+ * (release) only after the detection stage has collected or finished every
+ * ticket.  The frames `pend` gives back to `free_q` (a stop, an aborted
+ * stream) were never submitted.
+ *
  * Stopping.  A reader or writer failure marks its stream aborted and wakes
  * every waiter: its reader and writer leave at their next wait, detection
  * drops its pending frames, the other streams go on.  A detection failure
@@ -240,7 +254,8 @@ static int next_group(pipe *p, dstage *d)
             d->call[n] = f;
             d->im[n++] = f->nv12.data ? f->nv12
                                       : (strix_image){.data = f->rgb, .width = f->width, .height = f->height,
-                                                      .stride = f->stride, .format = c->format};
+                                                      .stride = f->stride, .format = c->format,
+                                                      .memory = f->memory};
             d->per[k]++;
         }
     return n;

@@ -39,6 +39,9 @@ typedef struct strix_pipe_frame {
      * [height, stride bytes]; write() may draw on them */
     uint8_t *rgb;
     int width, height, stride;
+    strix_memory memory; /* set by read(): where rgb lies (STRIX_HOST, or STRIX_PINNED:
+                            page-locked memory the detector DMAs from while the batch
+                            runs); the detect callback's image says so */
     strix_image nv12; /* set by read() for the detect callback instead of rgb
                          when its data is set (NV12 planes); rgb may then be NULL */
     int skip;       /* set by read() (0 before each read): 1 for a placeholder
@@ -91,10 +94,13 @@ typedef struct strix_pipe_config {
     /* Or, with detect NULL, detection in two halves (strix_model_submit and
      * strix_batch_collect), so that the next batch is queued before the
      * previous one is awaited: submit queues n <= batch frames of one size
-     * (their pixels may be reused once it returns) and gives a ticket;
-     * collect waits for a ticket's detections (out valid until finish);
-     * finish gives a ticket back, collected or not.  At most two tickets
-     * are out at once; each stream's pool then holds one batch more. */
+     * and gives a ticket; collect waits for a ticket's detections (out valid
+     * until finish); finish gives a ticket back, collected or not.  At most
+     * two tickets are out at once; each stream's pool then holds one batch
+     * more.  A submitted frame's slot goes back to its reader only after
+     * its ticket was collected or finished, so the detector may read the
+     * pixels while the batch runs (pinned and device frames are DMA'd or
+     * read in place, not copied at submit). */
     strix_status (*submit)(void *ctx, const strix_image *im, int n, void **ticket, strix_error *err);
     strix_status (*collect)(void *ctx, void *ticket, strix_detections *out, strix_error *err);
     void (*finish)(void *ctx, void *ticket);

@@ -53,6 +53,7 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
     int r = source_read(&v->src, vf, err);
     if (r == 1) {
         f->rgb = vf->rgb;
+        f->memory = vf->memory;
         f->width = vf->width;
         f->height = vf->height;
         f->stride = vf->stride;
@@ -364,7 +365,7 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
                     o->track_opts.gmc_method != STRIX_GMC_NONE;
     const int nv12 = o->nv12 || o->nvdec >= 0;
     source_config sc = {p->input, o->save && o->audio, stop_requested, o->nvtx,
-                        !nv12 || p->video_out || gmc, nv12, o->nvdec};
+                        !nv12 || p->video_out || gmc, nv12, o->nvdec, det->pinned ? det->model : NULL};
     int rc = source_open(&v->src, &sc);
     if (rc) return rc;
     v->expected = strix_video_reader_info(v->src.rd)->frames;
