@@ -27,7 +27,7 @@ else
     elif [ -s "$T/out" ] || [ -e "$T/nogpu/perf" ]; then fail no_gpu_exit "wrote something: $(ls "$T/nogpu")"
     else pass no_gpu_exit; fi
 fi
-for bad in "--seeds 0" "--batch 1,x" "--models yolov9n" "--python /nonexistent/python" "--frobnicate"; do
+for bad in "--seeds 0" "--batch 1,x" "--models yolov9n" "--python /nonexistent/python" "--time-limit soon" "--frobnicate"; do
     # shellcheck disable=SC2086 # $bad: option and value
     sh "$ROOT/tools/gpu-check.sh" $bad >/dev/null 2>"$T/err"
     rc=$?
@@ -71,6 +71,7 @@ cat >"$fake/build/perf/gpu_bench" <<'EOF'
 json="" mode="" name="" half=fp32
 while [ $# -gt 0 ]; do case "$1" in --json) json=$2; shift 2 ;; --mode) mode=$2; shift 2 ;; --name) name=$2; shift 2 ;; --half) half=fp16; shift ;; *) shift ;; esac; done
 [ "$FAKE_FAIL" = "bench" ] && [ "$mode" = layers ] && { echo "gpu_bench: fake failure" >&2; exit 9; }
+[ "$FAKE_FAIL" = "slow" ] && sleep 1
 case $mode in
 detect) case "$*" in *--async*) echo "{\"tool\": \"strix\", \"model\": \"$name\", \"dtype\": \"$half\", \"batch\": 8, \"mode\": \"detect-1280x720-async\", \"median_ms\": 2, \"images_per_s\": 4000, \"latency_median_ms\": 3}" >>"$json" ;; esac ;;
 forward) echo "{\"tool\": \"strix\", \"model\": \"$name\", \"dtype\": \"$half\", \"batch\": 8, \"mode\": \"forward-device\", \"median_ms\": 4, \"images_per_s\": 2000}" >>"$json" ;;
@@ -88,12 +89,14 @@ EOF
 done
 chmod +x "$fake/bin/"* "$fake/build/tests/test_cuda_ops" "$fake/build/mkweights" "$fake/build/perf/gpu_bench" \
     "$fake/build/perf/cuda/"*
-# fakecheck NAME FAKE_FAIL WANT_RC: run the fake bundle's check into $T/NAME
+# fakecheck NAME FAKE_FAIL WANT_RC [ARGS]: run the fake bundle's check into $T/NAME
 fakecheck() {
-    FAKE_FAIL=$2 PATH="$fake/bin:$PATH" sh "$fake/tools/gpu-check.sh" --out "$T/$1" --models yolov8n --batch 8 \
-        --sanitizer-timeout 60 >"$T/$1.out" 2>&1
+    name=$1 ff=$2 want_rc=$3
+    shift 3
+    FAKE_FAIL=$ff PATH="$fake/bin:$PATH" sh "$fake/tools/gpu-check.sh" --out "$T/$name" --models yolov8n --batch 8 \
+        --sanitizer-timeout 60 "$@" >"$T/$name.out" 2>&1
     rc=$?
-    [ $rc -eq "$3" ] || { fail "$1" "exit $rc, want $3: $(tail -n 5 "$T/$1.out")"; return 1; }
+    [ $rc -eq "$want_rc" ] || { fail "$name" "exit $rc, want $want_rc: $(tail -n 5 "$T/$name.out")"; return 1; }
 }
 if fakecheck fake_pass none 0; then
     s=$T/fake_pass/summary.txt
@@ -110,13 +113,27 @@ fi
 for f in initcheck bench pool_lab nodevice; do
     want=$f
     [ $f = pool_lab ] && want="lab-pool"
-    [ $f = nodevice ] && want="ops network memcheck racecheck initcheck synccheck memcheck-network lab lab-batch1 lab-pool lab-resize lab-letterbox"
+    [ $f = bench ] && want="bench bench-more" # the first model's layers, with kernel sets 2, 3 and then 1
+    [ $f = nodevice ] && want="ops network memcheck memcheck-network lab lab-batch1 lab-pool lab-resize lab-letterbox racecheck initcheck synccheck"
     if fakecheck "fake_fail_$f" "$f" 1; then
         last=$(tail -n 1 "$T/fake_fail_$f/summary.txt")
         if [ "$last" != "gpu-check: FAILED steps: $want" ]; then fail "fake_fail_$f" "last line: $last"
         else pass "fake_fail_$f"; fi
     fi
 done
+
+# the time limit: every stand-in benchmark call takes a second and the limit
+# is 4 s, so the goals' calls start and the later steps and calls are left
+# out, each named; the report is still made and the exit is 0
+if fakecheck fake_time_limit slow 0 --time-limit 4; then
+    s=$T/fake_time_limit/summary.txt
+    if ! grep -q '^PASS ops' "$s" || ! grep -q '^PASS bench' "$s" || ! grep -q '^    SKIP the time limit (4s) left out: ' "$s" ||
+        ! grep -q '^SKIP racecheck: the time limit (4s, --time-limit) was reached before it started' "$s" ||
+        ! grep -q '^PASS report' "$s" || ! grep -q '^gpu-check: the time limit cut: .*racecheck' "$s" ||
+        [ "$(tail -n 1 "$s")" != "gpu-check: every step that ran passed" ] || [ ! -s "$T/fake_time_limit/table.md" ]; then
+        fail fake_time_limit "summary: $(cat "$s")"
+    else pass fake_time_limit; fi
+fi
 
 # --- perf/gpu_video.sh with a stand-in infer (one JSON Lines file of 3 frames
 # per input; its summary names NVDEC for --decode nvdec; FAKE_BAD makes the
