@@ -14,11 +14,16 @@
  *   device   the same with the frames already in device memory
  *            (STRIX_DEVICE, pitched rows as NVDEC hands them out): what an
  *            NVDEC decode feeds the engine; mode "device-WxH".  CUDA only.
+ *   pinned   the same with the frames in the model's page-locked frame
+ *            memory (strix_model_alloc_pinned, STRIX_PINNED, one
+ *            allocation: one copy per batch), DMA'd without the copy into
+ *            the staging: what infer's video frames are with
+ *            STRIX_CUDA_ASYNC=1; mode "pinned-WxH".
  *
- *   --pixels nv12 (detect, device): the frames as NV12 planes (a video
+ *   --pixels nv12 (detect, device, pinned): the frames as NV12 planes (a video
  *            decoder's output, converted on the device while letterboxing)
  *            instead of packed RGB; the mode gains "-nv12".
- *   --async (detect, device): the asynchronous API with the model option
+ *   --async (detect, device, pinned): the asynchronous API with the model option
  *            cuda_async: strix_model_submit / strix_batch_collect /
  *            strix_batch_release with STRIX_MAX_IN_FLIGHT (2) batches in
  *            flight, the next batch submitted before the oldest is
@@ -35,7 +40,7 @@
  *            of one --frame written to --out, with max RSS; mode
  *            "cold-start".  Run it as a fresh process.
  *
- *   build/perf/gpu_bench --mode forward|detect|device|layers|cold --model YAML
+ *   build/perf/gpu_bench --mode forward|detect|device|pinned|layers|cold --model YAML
  *       --scale n --weights FILE [--name yolov8n] [--half] [--device cuda:0]
  *       [--batch 1,8,64,256] [--frame 1280x720] [--pixels rgb|nv12] [--async]
  *       [--runs 20] [--warmup 3] [--out FILE] [--json FILE]
@@ -81,12 +86,13 @@ typedef struct opts {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gpu_bench --mode forward|detect|device|layers|cold --model YAML --scale n|s|m|l|x\n"
+    fprintf(f, "usage: gpu_bench --mode forward|detect|device|pinned|layers|cold --model YAML --scale n|s|m|l|x\n"
                "                 --weights FILE [--name NAME] [--half] [--device cuda[:N]] [--batch 1,8,64,256]\n"
                "                 [--frame WxH] [--pixels rgb|nv12] [--async] [--runs N] [--warmup N]\n"
                "                 [--out FILE] [--json FILE]\n"
                "                 [--kernels 1|2|3] (the CUDA kernel set; over STRIX_CUDA_KERNELS)\n"
-               "  device: as detect, the frames already in device memory; --async (detect, device):\n"
+               "  device: as detect, the frames already in device memory; pinned: as detect, the frames\n"
+               "  in the model's page-locked frame memory (STRIX_PINNED); --async (detect, device, pinned):\n"
                "  two batches in flight through strix_model_submit, the model option cuda_async on\n"
                STRIX_CUDA_ENV_HELP STRIX_EXIT_CODES_HELP);
 }
@@ -153,15 +159,15 @@ static int parse_args(int argc, char **argv, opts *o)
             return 0;
         }
     }
-    static const char *modes[] = {"forward", "detect", "device", "layers", "cold"};
+    static const char *modes[] = {"forward", "detect", "device", "pinned", "layers", "cold"};
     int known = 0;
     for (size_t k = 0; o->mode && k < sizeof modes / sizeof *modes; k++) known |= !strcmp(o->mode, modes[k]);
     if (!known || !o->yaml || !o->weights || !o->scale) {
-        fprintf(stderr, "gpu_bench: --mode (forward, detect, device, layers or cold), --model, --scale and --weights are required (see --help)\n");
+        fprintf(stderr, "gpu_bench: --mode (forward, detect, device, pinned, layers or cold), --model, --scale and --weights are required (see --help)\n");
         return 0;
     }
-    if ((o->async || o->nv12) && strcmp(o->mode, "detect") && strcmp(o->mode, "device")) {
-        fprintf(stderr, "gpu_bench: --async and --pixels apply to --mode detect and device only\n");
+    if ((o->async || o->nv12) && strcmp(o->mode, "detect") && strcmp(o->mode, "device") && strcmp(o->mode, "pinned")) {
+        fprintf(stderr, "gpu_bench: --async and --pixels apply to --mode detect, device and pinned only\n");
         return 0;
     }
     if (!strcmp(o->mode, "cold") && !o->out) {
@@ -301,13 +307,16 @@ static int mode_forward(const opts *o, strix_model *m, FILE *f)
 #endif
 }
 
-/* The frames of one detect measurement: n images in host memory, or (device)
+/* The frames of one detect measurement: n images in host memory, or
+ * (pinned) copied once into the model's frame memory, dense, or (device)
  * copied once into device memory, each row starting at a 256-byte aligned
  * pitch as NVDEC's surfaces do. */
 typedef struct frames {
     strix_image *im;
     uint8_t *host;
-    uint8_t *dev; /* NULL for host frames */
+    uint8_t *dev;    /* NULL for host and pinned frames */
+    uint8_t *pinned; /* strix_model_alloc_pinned memory of m, or NULL */
+    strix_model *m;
 } frames;
 
 static void frames_free(frames *fr)
@@ -315,11 +324,14 @@ static void frames_free(frames *fr)
 #ifdef STRIX_WITH_CUDA
     if (fr->dev) cudaFree(fr->dev);
 #endif
+    strix_model_free_pinned(fr->m, fr->pinned);
     free(fr->host), free(fr->im);
     memset(fr, 0, sizeof *fr);
 }
 
-static strix_status frames_make(const opts *o, int n, int device, frames *fr, strix_error *e)
+/* memory: STRIX_HOST, STRIX_PINNED (m's frame memory) or STRIX_DEVICE. */
+static strix_status frames_make(const opts *o, int n, strix_memory memory, strix_model *m, frames *fr,
+                                strix_error *e)
 {
     memset(fr, 0, sizeof *fr);
     fr->im = malloc(sizeof *fr->im * (size_t)n);
@@ -329,7 +341,22 @@ static strix_status frames_make(const opts *o, int n, int device, frames *fr, st
         snprintf(e->message, sizeof e->message, "out of host memory for %d frames of %dx%d", n, o->fw, o->fh);
         return STRIX_E_NOMEM;
     }
-    if (!device) return STRIX_OK;
+    if (memory == STRIX_PINNED) {
+        const size_t one = frame_size(o->fw, o->fh, o->nv12);
+        strix_status st = strix_model_alloc_pinned(m, one * (size_t)n, (void **)&fr->pinned, e);
+        if (st) {
+            frames_free(fr);
+            return st;
+        }
+        fr->m = m;
+        memcpy(fr->pinned, fr->host, one * (size_t)n);
+        for (int i = 0; i < n; i++) { /* the same offsets as in fr->host */
+            fr->im[i].data = fr->pinned + (fr->im[i].data - fr->host);
+            if (fr->im[i].uv) fr->im[i].uv = fr->pinned + (fr->im[i].uv - fr->host);
+            fr->im[i].memory = STRIX_PINNED;
+        }
+    }
+    if (memory != STRIX_DEVICE) return STRIX_OK;
 #ifdef STRIX_WITH_CUDA
     const int w = o->fw, h = o->fh, uv_rows = (h + 1) / 2;
     const size_t row = o->nv12 ? (size_t)w : (size_t)w * 3, uv_row = (size_t)2 * ((w + 1) / 2);
@@ -405,11 +432,11 @@ static strix_status one_batch(strix_model *m, const strix_image *im, int n, cons
     return st;
 }
 
-/* detect and device: the frames to host boxes, synchronously or (--async)
+/* detect, device and pinned: the frames to host boxes, synchronously or (--async)
  * with two batches in flight. */
 static int mode_detect(const opts *o, strix_model *m, FILE *f)
 {
-    const int device = !strcmp(o->mode, "device");
+    const int device = !strcmp(o->mode, "device"), pinned = !strcmp(o->mode, "pinned");
     strix_detect_options d;
     strix_detect_options_init(&d);
     char mode[64];
@@ -421,7 +448,9 @@ static int mode_detect(const opts *o, strix_model *m, FILE *f)
         strix_error e;
         strix_detections *r = malloc(sizeof *r * (size_t)n);
         double *ms = malloc(sizeof *ms * (size_t)o->runs), *lat = malloc(sizeof *lat * (size_t)o->runs);
-        strix_status st = r && ms && lat ? frames_make(o, n, device, &fr, &e) : STRIX_E_NOMEM;
+        strix_status st = r && ms && lat ? frames_make(o, n, device ? STRIX_DEVICE : pinned ? STRIX_PINNED : STRIX_HOST,
+                                                       m, &fr, &e)
+                                         : STRIX_E_NOMEM;
         if (!(r && ms && lat)) snprintf(e.message, sizeof e.message, "out of host memory for batch %d", n);
         long dets = 0;
         double wall = 0;
@@ -450,7 +479,7 @@ static int mode_detect(const opts *o, strix_model *m, FILE *f)
             row_head(f, o, mode, n);
             row_times(f, ms, o->runs, o->warmup, n);
             fprintf(f, ", \"frame\": \"%dx%d\", \"pixels\": \"%s\", \"memory\": \"%s\", \"dets_per_img\": %.1f", o->fw,
-                    o->fh, o->nv12 ? "nv12" : "rgb", device ? "device" : "host", (double)dets / n);
+                    o->fh, o->nv12 ? "nv12" : "rgb", device ? "device" : pinned ? "pinned" : "host", (double)dets / n);
             if (o->async) {
                 qsort(lat, (size_t)o->runs, sizeof *lat, cmp_double);
                 int k90 = (9 * o->runs + 9) / 10 - 1;
@@ -612,7 +641,8 @@ int main(int argc, char **argv)
         rc = load(&o, &m);
         if (!rc) {
             if (!strcmp(o.mode, "forward")) rc = mode_forward(&o, m, f);
-            else if (!strcmp(o.mode, "detect") || !strcmp(o.mode, "device")) rc = mode_detect(&o, m, f);
+            else if (!strcmp(o.mode, "detect") || !strcmp(o.mode, "device") || !strcmp(o.mode, "pinned"))
+                rc = mode_detect(&o, m, f);
             else rc = mode_layers(&o, m, f);
             strix_model_free(m);
         }

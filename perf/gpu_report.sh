@@ -64,14 +64,16 @@ function section(title, head, rule, rows, n,    i) {
 }
 function add_key(k) { if (!(k in key_seen)) { key_seen[k] = 1; keys[++n_keys] = k } }
 function row_key(mode, model, dtype, batch) { return (mode == "forward-device" ? 1 : 2) SUBSEP mode SUBSEP model SUBSEP dtype SUBSEP sprintf("%06d", batch) }
-# a path mode (gpu_bench): forward-device, or detect|device-WxH[-nv12][-async]
-function title_of(m,   dev, rest, size) {
+# a path mode (gpu_bench): forward-device, or detect|device|pinned-WxH[-nv12][-async]
+function title_of(m,   dev, pin, rest, size) {
     if (m == "forward-device") return "Forward, input already on the device, head left there (graph replay; peers: Ultralytics DetectionModel)"
-    dev = m ~ /^device-/; rest = m; sub(/^[a-z]+-/, "", rest); size = rest; sub(/-.*/, "", size)
-    return (dev ? "Frames already in device memory " : "Detect path ") size ": uint8 " (rest ~ /-nv12/ ? "NV12" : "RGB") " frames in " \
-        (dev ? "device" : "host") " memory to boxes in host memory (" \
+    dev = m ~ /^device-/; pin = m ~ /^pinned-/; rest = m; sub(/^[a-z]+-/, "", rest); size = rest; sub(/-.*/, "", size)
+    return (dev ? "Frames already in device memory " : pin ? "Detect path from pinned frames " : "Detect path ") size ": uint8 " \
+        (rest ~ /-nv12/ ? "NV12" : "RGB") " frames in " \
+        (dev ? "device" : pin ? "page-locked host (strix_model_alloc_pinned, STRIX_PINNED: DMA without the staging copy)" : "host") \
+        " memory to boxes in host memory (" \
         (rest ~ /-async$/ ? "strix_model_submit/collect, 2 batches in flight, cuda_async; ms: the steady-state period" : "strix_model_detect") \
-        (dev ? "" : "; peer: Ultralytics predict") ")"
+        (dev || pin ? "" : "; peer: Ultralytics predict") ")"
 }
 function goal(what, got, target, ok) { ng++; goal_line[ng] = sprintf("| %s | %s | %s | %s |", what, got, target, got == "" ? "not measured" : ok ? "yes" : "no") }
 {

@@ -101,7 +101,7 @@ fakecheck() {
 if fakecheck fake_pass none 0; then
     s=$T/fake_pass/summary.txt
     if ! grep -q '^SKIP build: a bundle' "$s" || ! grep -q '^PASS ops' "$s" || ! grep -q '^PASS initcheck' "$s" ||
-        ! grep -q '^PASS async' "$s" || [ "$(grep -c -- '--async' "$T/fake_pass/async.log")" -ne 4 ] ||
+        ! grep -q '^PASS async' "$s" || [ "$(grep -c -- '--async' "$T/fake_pass/async.log")" -ne 5 ] ||
         ! grep -q '^SKIP peers: no --python PATH given' "$s" || [ "$(tail -n 1 "$s")" != "gpu-check: every step passed" ]; then
         fail fake_pass "summary: $(cat "$s")"
     elif ! grep -q '"model": "yolov8n", "dtype": "fp16", "batch": 8, "mode": "forward-device"' "$T/fake_pass/results.json" ||
@@ -213,6 +213,7 @@ cat >"$r/rows.jsonl" <<'EOF'
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "detect-1280x720-async", "median_ms": 16.0, "images_per_s": 4000, "latency_median_ms": 20.5, "latency_p90_ms": 21, "wall_images_per_s": 3900}
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 1, "imgsz": 640, "mode": "detect-1280x720-async", "median_ms": 0.4, "images_per_s": 2500, "latency_median_ms": 0.7, "latency_p90_ms": 0.8, "wall_images_per_s": 2400}
 {"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "device-1280x720-nv12-async", "median_ms": 15.0, "images_per_s": 4266.67, "latency_median_ms": 18, "latency_p90_ms": 19, "wall_images_per_s": 4200}
+{"tool": "strix", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "pinned-1280x720-async", "median_ms": 15.5, "images_per_s": 4129.03, "latency_median_ms": 19, "latency_p90_ms": 20, "wall_images_per_s": 4100}
 {"tool": "ultralytics", "model": "yolov8n", "device": "cuda", "dtype": "fp16", "batch": 64, "imgsz": 640, "mode": "detect-1280x720", "median_ms": 93.2, "images_per_s": 687}
 {"kind": "video", "name": "mem-8-b64", "inputs": 8, "frames": 14400, "fps": 2000, "async": 1, "batch": 64, "nvdec_util_infer": 55.0, "samples": 30, "rss_first_half_mb": 700, "max_rss_mb": 702, "max_device_mb": 0, "device_used_delta_mb": 1100}
 {"kind": "video-annotated", "name": "annotated", "frames": 1800, "fps": 400.1, "ffmpeg_fps": 420.0, "ratio": 0.953, "encoder": "libx264", "async": 0}
@@ -243,8 +244,11 @@ elif ! grep -q '^| yolov8n detect path, host frames to host boxes, async, batch 
     ! grep -q '^| device memory, 8 inputs at batch 64 (MB) | 1100 | <= 1024 | no |$' "$r/table.md" ||
     ! grep -q '^| yolov8n | fp16 | device-1280x720-nv12-async | 64 | 18.000 | 19.000 | 4200 |$' "$r/table.md" ||
     ! grep -q '^| mem-8-b64 | 8 | 64 | 700 | 702 | 0 | 1100 |$' "$r/table.md"; then fail report_goals "$(cat "$r/table.md")"
-elif [ "$(grep -c '"tool"' "$r/results.json")" -ne 18 ] || ! grep -q '"FAIL initcheck (exit 99, 3s): initcheck.log"' "$r/results.json"; then
+elif [ "$(grep -c '"tool"' "$r/results.json")" -ne 19 ] || ! grep -q '"FAIL initcheck (exit 99, 3s): initcheck.log"' "$r/results.json"; then
     fail report_json "$(cat "$r/results.json")"
+elif ! grep -q '^## Detect path from pinned frames 1280x720: uint8 RGB frames in page-locked host (strix_model_alloc_pinned' "$r/table.md" ||
+    ! grep -q '^| yolov8n | fp16 | pinned-1280x720-async | 64 | 19.000 | 20.000 | 4100 |$' "$r/table.md"; then
+    fail report_pinned "$(cat "$r/table.md")"
 elif [ "$(grep -c '<polyline' "$r/plot.svg")" -ne 6 ]; then fail report_plot "want 6 lines (2 tools x 2 paths, strix k2 and k3 forward): $(grep -c '<polyline' "$r/plot.svg")"
 else pass report; fi
 mkdir -p "$T/empty"
@@ -277,7 +281,7 @@ else
         [ $rc -eq 9 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "device 'cuda'" "$T/err" && [ ! -s "$T/rows.jsonl" ] &&
             pass gpu_bench_no_device || fail gpu_bench_no_device "exit $rc, want 9 and one line: $(cat "$T/err")"
         # the device-resident and async paths: the same exit before any frame is made
-        for how in "device --async --pixels nv12" "detect --async"; do
+        for how in "device --async --pixels nv12" "detect --async" "pinned --async"; do
             # shellcheck disable=SC2086 # $how: options
             "$B/perf/gpu_bench" --mode $how --model "$ROOT/weights/yolov8.yaml" --scale n --weights "$T/w.safetensors" \
                 --json "$T/rows.jsonl" >/dev/null 2>"$T/err"

@@ -32,7 +32,9 @@
 #   async         gpu_bench on the first model, fp16, the default kernel set,
 #                 1280x720 frames, the same batches: the asynchronous API
 #                 (--async: two batches in flight, cuda_async) from host RGB
-#                 and host NV12 frames, and frames already in device memory
+#                 and host NV12 frames, from RGB frames in page-locked memory
+#                 (--mode pinned: STRIX_PINNED, no staging copy; what infer's
+#                 video frames are with STRIX_CUDA_ASYNC=1), and frames already in device memory
 #                 (--mode device: NV12 as NVDEC hands them out, synchronous and
 #                 async; RGB async): images/s, batch-1 latency; async.log;
 #   bench-models  the other models (yolov8s, yolo11n), fp16 forward, and the
@@ -312,8 +314,8 @@ bench_goals() {
     for ks in $new_sets; do layers "$first" "$ks"; done
 }
 bench_async() {
-    for how in "detect --async" "detect --async --pixels nv12" "device --pixels nv12" "device --async --pixels nv12" \
-        "device --async"; do
+    for how in "detect --async" "pinned --async" "detect --async --pixels nv12" "device --pixels nv12" \
+        "device --async --pixels nv12" "device --async"; do
         # shellcheck disable=SC2046,SC2086 # $how, common_of: words
         run_bench "$how" --mode $how $(common_of "$first") --half --batch "$batches" --frame 1280x720 --runs 50
     done
