@@ -402,8 +402,9 @@ typedef struct strix_track_options {
 void strix_track_options_init(strix_track_options *o, strix_tracker_type type);
 strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err);
 /* Advance by one frame with its detections (any order).  frame: the decoded
- * frame the detections came from, for BoT-SORT's motion compensation (NULL:
- * no camera motion this frame; ignored by ByteTrack and gmc none).  ids[i]
+ * frame the detections came from, RGB or BGR in host memory (STRIX_HOST or
+ * STRIX_PINNED), for BoT-SORT's motion compensation (NULL: no camera motion
+ * this frame; ignored by ByteTrack and gmc none).  ids[i]
  * receives the identity of the confirmed track detection i updated, or -1
  * (a low-score box no track took, a track's first frame after the first
  * frame of the stream: confirmation needs a second hit).  Identities start
@@ -414,6 +415,26 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
  * score outside 0..1 is an error. */
 strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, const strix_detection *dets, int n,
                                   int *ids, strix_error *err);
+/* BoT-SORT's motion compensation reads each frame as a grey image of half
+ * its size, (width / 2) x (height / 2) bytes (Ultralytics' GMC input:
+ * OpenCV's grey, then INTER_LINEAR to half size).  strix_tracker_update
+ * makes it from the frame it is given, reading all of the frame's pixels,
+ * which by then have usually left the CPU's caches (a 1080p frame is 6 MB).
+ * A video pipeline can make it where the frame is decoded, band by band as
+ * the decoder writes the frame (strix_track_grey), and hand it over
+ * instead (strix_tracker_update_grey): the same identities, the same
+ * numbers, without the frame read back from memory.
+ * strix_track_grey: frame rows y0..y1-1 (RGB or BGR in host memory) into
+ * grey rows y0 / 2..y1 / 2 - 1 of grey [height / 2][width / 2]; y0 and y1
+ * even, or the whole frame (y0 = 0, y1 = height), the only choice for a
+ * frame of odd height.  The bands, in any order, make the same bytes as the
+ * whole frame.  Errors: STRIX_E_ARG, STRIX_E_NOMEM (a few kB of scratch). */
+strix_status strix_track_grey(const strix_image *frame, int y0, int y1, uint8_t *grey, strix_error *err);
+/* strix_tracker_update with the frame given as its grey half-size image
+ * (strix_track_grey's, all rows made) of a width x height frame: what
+ * strix_tracker_update on that frame does. */
+strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, int width, int height,
+                                       const strix_detection *dets, int n, int *ids, strix_error *err);
 /* Short name of a tracker type ("botsort", "bytetrack"). */
 const char *strix_tracker_type_name(strix_tracker_type t);
 /* Detections ignored so far for a degenerate box (see strix_tracker_update). */

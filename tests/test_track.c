@@ -114,8 +114,34 @@ static const stream streams[] = {{"cross", 0},    {"occlusion", 0}, {"crowd", 0}
                                  {"slow_fps", 0}, {"burst", 0},     {"pan", 1},   {"shake", 1}};
 
 /* The three configurations of NAME.ref.txt's columns. */
-enum { BYTETRACK, BOTSORT, BOTSORT_NOGMC, N_CONF };
-static const char *const conf_name[N_CONF] = {"bytetrack", "botsort", "botsort gmc none"};
+/* BOTSORT_GREY: BoT-SORT given each frame as its grey half-size image, made
+ * in random bands (strix_track_grey, strix_tracker_update_grey): it must
+ * give BOTSORT's identities exactly, so it is compared with Ultralytics'
+ * BOTSORT column and with a frame-fed BoT-SORT run beside it. */
+enum { BYTETRACK, BOTSORT, BOTSORT_NOGMC, N_REF, BOTSORT_GREY = N_REF, N_CONF };
+static const char *const conf_name[N_CONF] = {"bytetrack", "botsort", "botsort gmc none", "botsort grey bands"};
+
+/* frame's grey half-size image into grey through strix_track_grey, in bands
+ * of random even heights taken top down or bottom up (the whole frame at
+ * once when its height is odd); 0, or -1 (test failed). */
+static int grey_in_bands(const strix_image *frame, uint8_t *grey)
+{
+    int h = frame->height, n = 0, y0[1024];
+    strix_error e;
+    if (h % 2) y0[n++] = 0;
+    else
+        for (int y = 0; y < h && n < 1023; y += 2 * tl_int(1, 24)) y0[n++] = y;
+    y0[n] = h;
+    int up = tl_int(0, 1);
+    for (int k = 0; k < n; k++) {
+        int i = up ? n - 1 - k : k, y1 = y0[i + 1] < h ? y0[i + 1] : h;
+        if (strix_track_grey(frame, y0[i], y1, grey, &e)) {
+            tl_fail("strix_track_grey rows %d..%d of %dx%d: %s", y0[i], y1, frame->width, h, e.message);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 /* The frame of a camera clip: the texture hash of tools/reference/track_goldens.py
  * (8x8 cells, unsigned 32-bit), then the objects of the scene line; RGB. */
@@ -189,13 +215,17 @@ static int run_stream(const stream *s, int c, result *r)
     strix_track_options o;
     strix_track_options_init(&o, c == BYTETRACK ? STRIX_TRACKER_BYTETRACK : STRIX_TRACKER_BOTSORT);
     if (c == BOTSORT_NOGMC) o.gmc_method = STRIX_GMC_NONE;
-    strix_tracker *t = NULL;
+    const int col = c == BOTSORT_GREY ? BOTSORT : c; /* its column of NAME.ref.txt */
+    strix_tracker *t = NULL, *t2 = NULL;             /* t2: BOTSORT_GREY's frame-fed twin */
+    int *ids2 = NULL;
+    uint8_t *grey = NULL;
     strix_mot_box *hyp = NULL, *rhyp = NULL, *gt = NULL;
     long n_hyp = 0, n_rhyp = 0, cap = 0, rcap = 0, n_gt = 0;
     int *ids = NULL, ids_cap = 0, rc = -1, w = 0, h = 0;
     uint8_t *rgb = NULL;
     char line[512];
-    if (!ref || (s->camera && !scene) || strix_tracker_create(&t, &o, &e)) {
+    if (!ref || (s->camera && !scene) || strix_tracker_create(&t, &o, &e) ||
+        (c == BOTSORT_GREY && strix_tracker_create(&t2, &o, &e))) {
         tl_fail("%s: %s", s->name, ref && (scene || !s->camera) ? e.message : "cannot open a golden file");
         goto out;
     }
@@ -204,7 +234,7 @@ static int run_stream(const stream *s, int c, result *r)
         goto out;
     }
     if (scene && (fscanf(scene, "# %d x %d", &w, &h) != 2 || w < 16 || h < 16 ||
-                  !(rgb = malloc((size_t)w * (size_t)h * 3)))) {
+                  !(rgb = malloc((size_t)w * (size_t)h * 3)) || !(grey = malloc((size_t)(w / 2) * (size_t)(h / 2))))) {
         tl_fail("%s: bad scene header", s->name);
         goto out;
     }
@@ -213,36 +243,49 @@ static int run_stream(const stream *s, int c, result *r)
     while ((got = strix_jsonl_next(rd, &rec, &e)) > 0) {
         if (rec.n > ids_cap) {
             ids_cap = 2 * rec.n;
-            int *v = realloc(ids, sizeof *v * (size_t)ids_cap);
-            if (!v) {
+            int *v = realloc(ids, sizeof *v * (size_t)ids_cap), *v2 = v ? realloc(ids2, sizeof *v2 * (size_t)ids_cap) : NULL;
+            if (v) ids = v;
+            if (v2) ids2 = v2;
+            if (!v || !v2) {
                 tl_fail("out of memory");
                 goto out;
             }
-            ids = v;
         }
         strix_image img = {.data = rgb, .width = w, .height = h, .format = STRIX_RGB};
         if (scene && draw_scene(scene, rec.frame, rgb, w, h)) {
             tl_fail("%s: scene out of step at frame %ld", s->name, rec.frame);
             goto out;
         }
-        if (strix_tracker_update(t, scene ? &img : NULL, rec.dets, rec.n, ids, &e)) {
+        if (c == BOTSORT_GREY && scene) {
+            if (grey_in_bands(&img, grey)) goto out;
+            if (strix_tracker_update_grey(t, grey, w, h, rec.dets, rec.n, ids, &e) ||
+                strix_tracker_update(t2, &img, rec.dets, rec.n, ids2, &e)) {
+                tl_fail("%s frame %ld: %s", s->name, rec.frame, e.message);
+                goto out;
+            }
+            if (memcmp(ids, ids2, sizeof *ids * (size_t)rec.n)) {
+                tl_fail("%s frame %ld: the grey-fed BoT-SORT's identities differ from the frame-fed one's", s->name,
+                        rec.frame);
+                goto out;
+            }
+        } else if (strix_tracker_update(t, scene ? &img : NULL, rec.dets, rec.n, ids, &e)) {
             tl_fail("%s frame %ld: %s", s->name, rec.frame, e.message);
             goto out;
         }
         for (int i = 0; i < rec.n; i++) {
             long fr;
-            int k, want[N_CONF];
+            int k, want[N_REF];
             if (fscanf(ref, "%ld %d %d %d %d", &fr, &k, &want[0], &want[1], &want[2]) != 5 || fr != rec.frame ||
                 k != i) {
                 tl_fail("%s: reference out of step at frame %ld detection %d", s->name, rec.frame, i);
                 goto out;
             }
-            if (ids[i] != want[c] && r->differ++ < 3)
+            if (ids[i] != want[col] && r->differ++ < 3)
                 printf("  %s %s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", s->name,
-                       conf_name[c], rec.frame, i, (double)rec.dets[i].score, ids[i], want[c]);
+                       conf_name[c], rec.frame, i, (double)rec.dets[i].score, ids[i], want[col]);
             r->compared++;
             if ((ids[i] >= 0 && add_row(&hyp, &n_hyp, &cap, rec.frame, ids[i], &rec.dets[i])) ||
-                (want[c] >= 0 && add_row(&rhyp, &n_rhyp, &rcap, rec.frame, want[c], &rec.dets[i]))) {
+                (want[col] >= 0 && add_row(&rhyp, &n_rhyp, &rcap, rec.frame, want[col], &rec.dets[i]))) {
                 tl_fail("out of memory");
                 goto out;
             }
@@ -264,7 +307,10 @@ out:
     if (scene) fclose(scene);
     strix_jsonl_close(rd);
     strix_tracker_free(t);
+    strix_tracker_free(t2);
     free(ids);
+    free(ids2);
+    free(grey);
     free(rgb);
     free(hyp);
     free(rhyp);
@@ -305,8 +351,8 @@ static void matches_ultralytics(void)
  * compensation keeps identities that the Kalman prediction alone loses. */
 static void gmc_beats_no_gmc(void)
 {
-    result r[N_CONF];
-    for (int c = 0; c < N_CONF; c++)
+    result r[N_REF];
+    for (int c = 0; c < N_REF; c++)
         if (run_stream(&streams[7], c, &r[c])) return;
     printf("  shake: IDF1 botsort %.3f, bytetrack %.3f, botsort gmc none %.3f (idsw %ld, %ld, %ld)\n",
            r[BOTSORT].strix.idf1, r[BYTETRACK].strix.idf1, r[BOTSORT_NOGMC].strix.idf1, r[BOTSORT].strix.idsw,
@@ -521,12 +567,12 @@ static void gmc_grey_builds_agree(void)
                     want[(size_t)y * (size_t)ow + (size_t)x] = (uint8_t)(sum >> 2);
                 }
         else {
-            steps[0]->grey(&sc, pix, w, h, stride, bgr);
+            steps[0]->grey(pix, w, h, stride, bgr, sc.grey, sc.rows);
             memcpy(want, sc.grey, (size_t)ow * (size_t)oh);
         }
         for (int i = 0; i < nb; i++) {
             memset(sc.grey, 0, (size_t)ow * (size_t)oh);
-            steps[i]->grey(&sc, pix, w, h, stride, bgr);
+            steps[i]->grey(pix, w, h, stride, bgr, sc.grey, sc.rows);
             for (size_t k = 0; k < (size_t)ow * (size_t)oh; k++)
                 if (sc.grey[k] != want[k]) {
                     tl_fail("%dx%d (stride %d, bgr %d): %s build's grey at (%zu, %zu) is %d, want %d", w, h, stride,
@@ -537,6 +583,73 @@ static void gmc_grey_builds_agree(void)
         }
         free(pix), free(want), free(sc.grey), free(sc.rows);
     }
+}
+
+/* strix_track_grey: bands of random even heights in random order give the
+ * whole frame's bytes, and strix_gmc_apply_grey on them the same H as
+ * strix_gmc_apply on the frame (random textures, sizes even and odd, RGB
+ * and BGR, rows with slack, a moving camera); bad bands and frames are
+ * refused with STRIX_E_ARG and a message. */
+static void track_grey_bands(void)
+{
+    strix_gmc *ga = strix_gmc_create(), *gb = strix_gmc_create();
+    if (!ga || !gb) tl_fail("out of memory");
+    for (int si = 0; si < 4 && ga && gb && !tl_g.failed; si++) {
+        int w = tl_int(40, 500), h = tl_int(40, 300), ww = w + 40, wh = h + 40, bgr = tl_int(0, 1), cell = tl_int(3, 9);
+        int stride = 3 * ww + tl_int(0, 9);
+        uint8_t *world = malloc((size_t)stride * (size_t)wh), *whole = malloc((size_t)(w / 2) * (size_t)(h / 2)),
+                *bands = malloc((size_t)(w / 2) * (size_t)(h / 2));
+        if (!world || !whole || !bands) {
+            tl_fail("out of memory");
+            free(world), free(whole), free(bands);
+            break;
+        }
+        uint64_t key = tl_u64();
+        for (int y = 0; y < wh; y++)
+            for (int x = 0; x < 3 * ww; x++)
+                world[(size_t)y * (size_t)stride + (size_t)x] =
+                    (uint8_t)((((uint64_t)(x / 3 / cell) * 73856093u ^ (uint64_t)(y / cell) * 19349663u ^ key) *
+                               0x9E3779B97F4A7C15ull) >> (8 * (x % 3) + 20)) + (uint8_t)tl_int(0, 9);
+        strix_error e;
+        for (int f = 0; f < 4 && !tl_g.failed; f++) {
+            int cx = tl_int(0, 40), cy = tl_int(0, 40);
+            strix_image img = {.data = world + (size_t)cy * (size_t)stride + 3 * (size_t)cx, .width = w, .height = h,
+                               .stride = stride, .format = bgr ? STRIX_BGR : STRIX_RGB};
+            memset(bands, 0, (size_t)(w / 2) * (size_t)(h / 2));
+            if (strix_track_grey(&img, 0, h, whole, &e) || grey_in_bands(&img, bands)) {
+                tl_fail("%dx%d: %s", w, h, e.message);
+                break;
+            }
+            TL_CHECK(!memcmp(whole, bands, (size_t)(w / 2) * (size_t)(h / 2)), "%dx%d (stride %d, bgr %d): bands differ "
+                     "from the whole frame's grey", w, h, stride, bgr);
+            double ha[6], hb[6];
+            if (strix_gmc_apply(ga, img.data, w, h, stride, bgr, ha) || strix_gmc_apply_grey(gb, bands, w, h, hb)) {
+                tl_fail("out of memory");
+                break;
+            }
+            TL_CHECK(!memcmp(ha, hb, sizeof ha), "%dx%d frame %d: H from the grey %.9g %.9g %.9g, from the frame "
+                     "%.9g %.9g %.9g", w, h, f, hb[0], hb[1], hb[2], ha[0], ha[1], ha[2]);
+        }
+        free(world), free(whole), free(bands);
+    }
+    strix_gmc_free(ga);
+    strix_gmc_free(gb);
+    /* refusals */
+    uint8_t px[12 * 7 * 3] = {0}, grey[6 * 3];
+    strix_image odd = {.data = px, .width = 12, .height = 7}, nv = {.data = px, .width = 12, .height = 6, .format = STRIX_NV12},
+                dev = {.data = px, .width = 12, .height = 6, .memory = STRIX_DEVICE};
+    strix_image even = {.data = px, .width = 12, .height = 6};
+    struct { const strix_image *im; int y0, y1; uint8_t *g; const char *what; } bad[] = {
+        {&odd, 0, 4, grey, "a band of an odd-height frame"}, {&even, 1, 5, grey, "an odd first row"},
+        {&even, 0, 8, grey, "rows past the frame"}, {&even, 4, 2, grey, "an empty band"},
+        {&even, 0, 6, NULL, "no grey buffer"}, {&nv, 0, 6, grey, "an NV12 frame"}, {&dev, 0, 6, grey, "device memory"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        strix_error e = {0};
+        strix_status st = strix_track_grey(bad[i].im, bad[i].y0, bad[i].y1, bad[i].g, &e);
+        TL_CHECK(st == STRIX_E_ARG && e.message[0], "%s: status %d, want STRIX_E_ARG with a message", bad[i].what, st);
+    }
+    strix_error e = {0};
+    TL_CHECK(strix_track_grey(&odd, 0, 7, grey, &e) == STRIX_OK, "the whole odd-height frame: %s", e.message);
 }
 
 /* GMC's transforms over a fixed clip, pinned to the last bit: a hash of
@@ -835,6 +948,7 @@ int main(int argc, char **argv)
     TL_RUN(gmc_corner_guess_redone);
     TL_RUN(gmc_builds_agree);
     TL_RUN(gmc_grey_builds_agree);
+    TL_RUN(track_grey_bands);
     TL_RUN(gmc_transforms_pinned);
     TL_RUN(gmc_step_times);
     TL_RUN(perfect_detections_keep_identities);

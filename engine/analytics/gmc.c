@@ -255,19 +255,12 @@ void strix_gmc_time_steps(strix_gmc *g, int on)
 
 void strix_gmc_step_times(const strix_gmc *g, double t[GMC_NSTEPS]) { memcpy(t, g->times, sizeof g->times); }
 
-int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int stride, int bgr, double H[6])
+/* The steps after the grey frame, on s->img (w x h, the half size of a
+ * width x height frame). */
+static int apply_img(strix_gmc *g, int width, int height, double H[6])
 {
-    static const double eye[6] = {1, 0, 0, 0, 1, 0};
-    memcpy(H, eye, sizeof eye);
-    memset(g->times, 0, sizeof g->times);
     int w = width / 2, h = height / 2;
-    if (w < 3 || h < 3) return 0;
-    if (width != g->fw || height != g->fh) g->have_prev = 0;
-    if (scratch_reserve(&g->s, width, w, h)) return -1;
     const gmc_steps *st = g->steps;
-    mark(g, -1);
-    st->grey(&g->s, pix, width, height, stride, bgr);
-    mark(g, GMC_STEP_GREY);
     int nc = st->corners(&g->s, w, h, g->pts);
     mark(g, GMC_STEP_CORNERS);
     if (st->pyramid(&g->s, &g->cur, w, h)) return -1;
@@ -304,5 +297,58 @@ int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int
     g->have_prev = nc > 0;
     g->fw = width;
     g->fh = height;
+    return 0;
+}
+
+/* The start of a frame: H the identity, the step times cleared; 1 when the
+ * frame is too small to track (H stays the identity), 0 to go on, -1 on OOM. */
+static int apply_begin(strix_gmc *g, int width, int height, double H[6])
+{
+    static const double eye[6] = {1, 0, 0, 0, 1, 0};
+    memcpy(H, eye, sizeof eye);
+    memset(g->times, 0, sizeof g->times);
+    int w = width / 2, h = height / 2;
+    if (w < 3 || h < 3) return 1;
+    if (width != g->fw || height != g->fh) g->have_prev = 0;
+    if (scratch_reserve(&g->s, width, w, h)) return -1;
+    mark(g, -1);
+    return 0;
+}
+
+int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int stride, int bgr, double H[6])
+{
+    int r = apply_begin(g, width, height, H);
+    if (r) return r < 0 ? -1 : 0;
+    g->steps->grey(pix, width, height, stride, bgr, g->s.grey, g->s.rows);
+    mark(g, GMC_STEP_GREY);
+    g->s.img = g->s.grey;
+    return apply_img(g, width, height, H);
+}
+
+int strix_gmc_apply_grey(strix_gmc *g, const uint8_t *grey, int width, int height, double H[6])
+{
+    int r = apply_begin(g, width, height, H);
+    if (r) return r < 0 ? -1 : 0;
+    g->s.img = grey;
+    return apply_img(g, width, height, H);
+}
+
+int strix_gmc_grey(const uint8_t *pix, int width, int stride, int bgr, int y0, int y1, uint8_t *grey)
+{
+    int isa = strix_gmc_best_isa();
+    const gmc_steps *st = &strix_gmc_steps_generic;
+#if defined(__x86_64__)
+    if (isa == GMC_ISA_AVX2) st = &strix_gmc_steps_avx2;
+    else if (isa == GMC_ISA_AVX512) st = &strix_gmc_steps_avx512;
+#else
+    (void)isa;
+#endif
+    uint16_t *rows = malloc(sizeof *rows * 2 * (size_t)width); /* a few kB; the caller holds no handle */
+    if (!rows) return -1;
+    /* rows y0..y1-1 alone: an even band's grey rows are the frame's (each reads its two rows, and
+     * the half width is the frame's), and the whole frame is itself */
+    st->grey(pix + (size_t)y0 * (size_t)stride, width, y1 - y0, stride, bgr, grey + (size_t)(y0 / 2) * (size_t)(width / 2),
+             rows);
+    free(rows);
     return 0;
 }

@@ -23,6 +23,20 @@ void strix_gmc_free(strix_gmc *g);
  * memory runs out. */
 int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int stride, int bgr, double H[6]);
 
+/* strix_gmc_apply on a frame whose grey half-size image (strix_gmc_grey)
+ * is already made: grey [height / 2][width / 2], dense rows, read until
+ * the call returns.  The same H as strix_gmc_apply on the frame. */
+int strix_gmc_apply_grey(strix_gmc *g, const uint8_t *grey, int width, int height, double H[6]);
+
+/* The grey half-size image strix_gmc_apply makes of a frame (OpenCV's
+ * fixed-point grey, then INTER_LINEAR to (width / 2) x (height / 2)), or
+ * part of it: frame rows y0..y1-1 into grey rows y0 / 2..y1 / 2 - 1, with y0
+ * and y1 even when the frame's height is (each band's rows are then the
+ * same bytes as the whole frame's); a frame of odd height only whole (y0 =
+ * 0, y1 = its height: its half-size rows mix three rows).  In the widest
+ * build this CPU runs.  Returns 0, or -1 when memory runs out. */
+int strix_gmc_grey(const uint8_t *pix, int width, int stride, int bgr, int y0, int y1, uint8_t *grey);
+
 /* The steps of strix_gmc_apply, for benchmarks: the grey half-size frame,
  * corners, pyramid, Lucas-Kanade, the RANSAC fit. */
 enum { GMC_STEP_GREY, GMC_STEP_CORNERS, GMC_STEP_PYRAMID, GMC_STEP_LK, GMC_STEP_FIT, GMC_NSTEPS };

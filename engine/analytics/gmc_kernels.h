@@ -808,13 +808,13 @@ static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, gmc_s
 
 /* ------------------------------------------------------------ entry points */
 
-static void step_grey(gmc_scratch *s, const uint8_t *pix, int width, int height, int stride, int bgr)
+static void step_grey(const uint8_t *pix, int width, int height, int stride, int bgr, uint8_t *out, uint16_t *rows)
 {
-    grey_half(pix, width, height, stride, bgr, s->grey, width / 2, height / 2, s->rows);
+    grey_half(pix, width, height, stride, bgr, out, width / 2, height / 2, rows);
 }
 
-static int step_corners(gmc_scratch *s, int w, int h, float *pts) { return corners(s, s->grey, w, h, pts); }
+static int step_corners(gmc_scratch *s, int w, int h, float *pts) { return corners(s, s->img, w, h, pts); }
 
-static int step_pyramid(gmc_scratch *s, gmc_pyramid *cur, int w, int h) { return pyramid_build(cur, s->grey, w, h, s); }
+static int step_pyramid(gmc_scratch *s, gmc_pyramid *cur, int w, int h) { return pyramid_build(cur, s->img, w, h, s); }
 
 const gmc_steps GMC_CAT(strix_gmc_steps_, GMC_SUFFIX) = {step_grey, step_corners, step_pyramid, lk};

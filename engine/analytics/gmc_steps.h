@@ -57,7 +57,9 @@ typedef struct gmc_cand {
 typedef struct gmc_scratch {
     int width, w; /* full width and half width it was sized for */
     size_t n;     /* half-size pixels it was sized for */
-    uint8_t *grey;        /* half-size grey frame [n] */
+    uint8_t *grey;        /* half-size grey frame [n], made by the grey step */
+    const uint8_t *img;   /* the half-size grey frame the steps after grey read: grey, or the
+                             caller's (strix_gmc_apply_grey) */
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
     int *row;             /* pyrDown's vertical sums [w + 4] */
     int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
@@ -72,11 +74,12 @@ typedef struct gmc_scratch {
  * w x h the half size). */
 typedef struct gmc_steps {
     /* the grey half-size frame of pix (uint8 HWC, 3 channels, bgr: B
-     * first, rows stride bytes apart) into s->grey */
-    void (*grey)(gmc_scratch *s, const uint8_t *pix, int width, int height, int stride, int bgr);
-    /* its corners (x, y) into pts [GMC_MAX_CORNERS][2]: the count */
+     * first, rows stride bytes apart) into out [height / 2][width / 2];
+     * rows: [2][width] scratch */
+    void (*grey)(const uint8_t *pix, int width, int height, int stride, int bgr, uint8_t *out, uint16_t *rows);
+    /* the corners (x, y) of s->img into pts [GMC_MAX_CORNERS][2]: the count */
     int (*corners)(gmc_scratch *s, int w, int h, float *pts);
-    /* its pyramid into cur; -1 when memory runs out */
+    /* s->img's pyramid into cur; -1 when memory runs out */
     int (*pyramid)(gmc_scratch *s, gmc_pyramid *cur, int w, int h);
     /* pyramidal Lucas-Kanade of prev's points pts [n][2] into cur: next
      * [n][2] and status[n] (0: lost) */

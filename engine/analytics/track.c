@@ -546,8 +546,17 @@ static int remove_duplicates(strix_tracker *t)
     return 0;
 }
 
+/* What GMC reads of a frame: the frame (RGB or BGR), or its grey half-size
+ * image already made (strix_track_grey: grey [height / 2][width / 2]); no
+ * camera motion this frame when both are NULL. */
+typedef struct gmc_input {
+    const strix_image *frame;
+    const uint8_t *grey;
+    int width, height;
+} gmc_input;
+
 /* One frame; 0, or -1 when memory ran out (the tracker is then unusable). */
-static int update(strix_tracker *t, const strix_image *frame, const strix_detection *dets, int n, int *ids,
+static int update(strix_tracker *t, const gmc_input *in, const strix_detection *dets, int n, int *ids,
                   scratch *s)
 {
     t->frame_id++;
@@ -592,10 +601,12 @@ static int update(strix_tracker *t, const strix_image *frame, const strix_detect
         }
         kalman_predict(k, t->xywh);
     }
-    if (t->gmc && frame) {
+    if (t->gmc && (in->frame || in->grey)) {
         double H[6];
-        if (strix_gmc_apply(t->gmc, frame->data, frame->width, frame->height,
-                            frame->stride ? frame->stride : 3 * frame->width, frame->format == STRIX_BGR, H))
+        const strix_image *f = in->frame;
+        if (f ? strix_gmc_apply(t->gmc, f->data, f->width, f->height, f->stride ? f->stride : 3 * f->width,
+                                f->format == STRIX_BGR, H)
+              : strix_gmc_apply_grey(t->gmc, in->grey, in->width, in->height, H))
             return -1;
         for (int i = 0; i < s->pool.n; i++) warp(&t->pool[s->pool.v[i]], H);
         for (int i = 0; i < s->unconfirmed.n; i++) warp(&t->pool[s->unconfirmed.v[i]], H);
@@ -730,8 +741,9 @@ out:
     return rc;
 }
 
-strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, const strix_detection *dets, int n,
-                                  int *ids, strix_error *err)
+/* The checks every update makes of its detections, then the update. */
+static strix_status run_update(strix_tracker *t, const gmc_input *in, const strix_detection *dets, int n, int *ids,
+                               strix_error *err)
 {
     if (n < 0 || (n && (!dets || !ids))) return strix_fail(err, STRIX_E_ARG, "tracker: bad detection array");
     for (int i = 0; i < n; i++) {
@@ -739,22 +751,59 @@ strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, co
         if (!(x->score >= 0 && x->score <= 1))
             return strix_fail(err, STRIX_E_ARG, "tracker: detection %d has a score outside 0..1", i);
     }
-    if (frame && (frame->format == STRIX_NV12 || frame->memory != STRIX_HOST))
-        return strix_fail(err, STRIX_E_ARG, "tracker: camera-motion compensation reads RGB or BGR frames in host "
-                          "memory (got %s)", frame->memory != STRIX_HOST ? "device memory" : "NV12");
-    if (frame && (!frame->data || frame->width < 1 || frame->height < 1 ||
-                  (frame->stride && frame->stride < 3 * frame->width)))
-        return strix_fail(err, STRIX_E_ARG, "tracker: bad frame (%dx%d, stride %d)", frame->width, frame->height,
-                          frame->stride);
     if (t->broken) return strix_fail(err, STRIX_E_NOMEM, "tracker: unusable after running out of memory");
     scratch s;
     memset(&s, 0, sizeof s);
-    int rc = update(t, frame, dets, n, ids, &s);
+    int rc = update(t, in, dets, n, ids, &s);
     scratch_free(&s);
     if (rc) {
         t->broken = 1;
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     }
+    return STRIX_OK;
+}
+
+/* A frame GMC can read: RGB or BGR in memory the CPU reads. */
+static strix_status check_frame(const strix_image *f, strix_error *err)
+{
+    if (f->format == STRIX_NV12 || f->memory == STRIX_DEVICE)
+        return strix_fail(err, STRIX_E_ARG, "tracker: camera-motion compensation reads RGB or BGR frames in host "
+                          "memory (got %s)", f->memory == STRIX_DEVICE ? "device memory" : "NV12");
+    if (!f->data || f->width < 1 || f->height < 1 || (f->stride && f->stride < 3 * f->width))
+        return strix_fail(err, STRIX_E_ARG, "tracker: bad frame (%dx%d, stride %d)", f->width, f->height, f->stride);
+    return STRIX_OK;
+}
+
+strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, const strix_detection *dets, int n,
+                                  int *ids, strix_error *err)
+{
+    strix_status st = frame ? check_frame(frame, err) : STRIX_OK;
+    gmc_input in = {frame, NULL, 0, 0};
+    return st ? st : run_update(t, &in, dets, n, ids, err);
+}
+
+strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, int width, int height,
+                                       const strix_detection *dets, int n, int *ids, strix_error *err)
+{
+    if (!grey || width < 1 || height < 1)
+        return strix_fail(err, STRIX_E_ARG, "tracker: bad grey frame (%dx%d%s)", width, height, grey ? "" : ", no pixels");
+    gmc_input in = {NULL, grey, width, height};
+    return run_update(t, &in, dets, n, ids, err);
+}
+
+strix_status strix_track_grey(const strix_image *frame, int y0, int y1, uint8_t *grey, strix_error *err)
+{
+    strix_status st = check_frame(frame, err);
+    if (st) return st;
+    if (!grey) return strix_fail(err, STRIX_E_ARG, "strix_track_grey: no grey buffer");
+    const int h = frame->height;
+    if (y0 < 0 || y1 > h || y0 >= y1 || (!(y0 == 0 && y1 == h) && (h % 2 || y0 % 2 || y1 % 2)))
+        return strix_fail(err, STRIX_E_ARG,
+                          "strix_track_grey: rows %d..%d of a frame of height %d: give even rows of an even-height "
+                          "frame, or the whole frame", y0, y1, h);
+    if (strix_gmc_grey(frame->data, frame->width, frame->stride ? frame->stride : 3 * frame->width,
+                       frame->format == STRIX_BGR, y0, y1, grey))
+        return strix_fail(err, STRIX_E_NOMEM, "strix_track_grey: out of memory");
     return STRIX_OK;
 }
 
