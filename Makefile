@@ -129,7 +129,8 @@ TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libstrix.a
 VIDEO_OBJ   = $(VIDEO_SRC:%.c=$(BUILD)/obj/%.o)
 VIDEO_LIB   = $(BUILD)/libstrix_video.a
-VIDEO_USERS = $(BUILD)/infer $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_video*.c))
+VIDEO_USERS = $(BUILD)/infer $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/test_video*.c)) \
+              $(BUILD)/perf/bench_gmc_clip
 JOB_OBJ     = $(JOB_SRC:%.c=$(BUILD)/obj/%.o)
 JOB_LIB     = $(BUILD)/libstrix_infer.a
 JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_pipeline $(BUILD)/tests/test_worker
@@ -210,11 +211,12 @@ $(BUILD)/tests/%: tests/%.c $(LIB) $(CUBLAS_DL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< $(JOB_LINK) $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
-# perf/ programs (benchmark, per-kernel harnesses): build/perf/NAME, library only.
+# perf/ programs (benchmark, per-kernel harnesses): build/perf/NAME, the
+# library (and FFmpeg's for bench_gmc_clip, a VIDEO_USER).
 PERF = $(patsubst perf/%.c,$(BUILD)/perf/%,$(wildcard perf/*.c))
 $(BUILD)/perf/%: perf/%.c $(LIB) $(CUBLAS_DL)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $< $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
 # The CUDA kernel lab (perf/cuda/*.c, perf/README.md): CUDA builds only;
 # `make tests` builds it too (KERNEL_LAB is set above that rule, whose

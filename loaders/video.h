@@ -119,7 +119,19 @@ typedef struct strix_video_read_options {
     void (*pixel_free)(void *ctx, void *p);
     void *pixel_ctx;
     strix_memory pixel_memory;
+    /* RGB frames: rows(rows_ctx, f, y0, y1, err) is called on the reading
+     * thread as the conversion writes each frame, once rows y0..y1-1 of
+     * f->rgb are final, while they are still in the CPU's caches: in order,
+     * covering the frame once, in bands of about STRIX_VIDEO_ROWS_BAND rows
+     * (any count: swscale says how many it wrote) when the conversion keeps
+     * the frame's size and turns nothing, else one call for the whole frame.
+     * For work on every pixel that costs less then than later, when the
+     * frame has gone to memory (BoT-SORT's grey frame, strix_track_grey).
+     * Nonzero (err filled) fails the read.  NULL (default): no calls. */
+    int (*rows)(void *ctx, const strix_video_frame *f, int y0, int y1, strix_error *err);
+    void *rows_ctx;
 } strix_video_read_options;
+#define STRIX_VIDEO_ROWS_BAND 32
 
 void strix_video_read_options_init(strix_video_read_options *o);
 

@@ -417,6 +417,53 @@ static int pixel_reserve(const strix_video_reader *r, strix_video_frame *f, uint
     return 0;
 }
 
+static void no_free(void *opaque, uint8_t *data) { (void)opaque, (void)data; }
+
+/* convert()'s swscale pass with the rows callback: the whole source given
+ * at once, the output asked for in bands (sws_receive_slice), each band's
+ * rows computed from the whole source and so the same bytes as one
+ * sws_scale of the frame (slices of *input*, as sws_scale takes them, give
+ * other bytes at their edges: the chroma rows past a slice are not there
+ * yet), the callback run on each band as soon as it is written. */
+static int convert_in_bands(strix_video_reader *r, struct SwsContext *s, const AVFrame *fr, strix_video_frame *f,
+                            strix_error *err)
+{
+    AVFrame *dst = av_frame_alloc();
+    AVBufferRef *buf = av_buffer_create(f->rgb, (size_t)f->stride * (size_t)f->height, no_free, NULL, 0);
+    int rc = dst && buf ? 0 : AVERROR(ENOMEM);
+    if (!rc) {
+        dst->buf[0] = buf; /* the frame's own pixels, wrapped: sws_frame_start wants reference-counted ones */
+        buf = NULL;
+        dst->data[0] = f->rgb;
+        dst->linesize[0] = f->stride;
+        dst->width = f->width;
+        dst->height = f->height;
+        dst->format = AV_PIX_FMT_RGB24;
+        rc = sws_frame_start(s, dst, fr);
+    }
+    int refused = 0; /* by the callback, err filled */
+    if (!rc) {
+        rc = sws_send_slice(s, 0, (unsigned)fr->height);
+        const int align = (int)sws_receive_slice_alignment(s);
+        int band = (STRIX_VIDEO_ROWS_BAND + align - 1) / align * align;
+        for (int y = 0; rc >= 0 && !refused && y < f->height; y += band) {
+            int h = f->height - y < band ? f->height - y : band;
+            rc = sws_receive_slice(s, (unsigned)y, (unsigned)h);
+            refused = rc >= 0 && r->opt.rows(r->opt.rows_ctx, f, y, y + h, err);
+        }
+        sws_frame_end(s);
+    }
+    av_buffer_unref(&buf);
+    av_frame_free(&dst);
+    if (rc < 0) {
+        char msg[AV_ERROR_MAX_STRING_SIZE];
+        av_strerror(rc, msg, sizeof msg);
+        strix_fail(err, STRIX_E_IMAGE, "cannot convert a %dx%d %s frame to RGB: %s", fr->width, fr->height,
+                   av_get_pix_fmt_name(fr->format) ? av_get_pix_fmt_name(fr->format) : "?", msg);
+    }
+    return rc < 0 || refused ? -1 : 0;
+}
+
 /* RGB24 in display orientation from fr (a decoded frame in host memory)
  * into f: swscale writes straight into f->rgb (into r->tmp first only to
  * be turned for a rotated input). */
@@ -470,9 +517,10 @@ static int convert(strix_video_reader *r, const AVFrame *fr, strix_video_frame *
     }
     uint8_t *planes[4] = {dst, NULL, NULL, NULL};
     int strides[4] = {dst_stride, 0, 0, 0};
+    if (r->opt.rows && !in->rotation) return convert_in_bands(r, s, fr, f, err);
     sws_scale(s, (const uint8_t *const *)fr->data, fr->linesize, 0, fr->height, planes, strides);
     if (in->rotation) strix_video_rotate(f->rgb, stride, r->tmp, dst_stride, cw, ch, in->rotation, 3);
-    return 0;
+    return r->opt.rows && r->opt.rows(r->opt.rows_ctx, f, 0, f->height, err) ? -1 : 0;
 }
 
 /* Grow *buf to need bytes. */

@@ -18,7 +18,11 @@
  *     for the whole clip, the pixels those of a malloc reader, the images
  *     of its memory kind; every block back through its pixel_free; a
  *     failing allocator fails the read with its own message; pixel_alloc
- *     without pixel_free is refused.
+ *     without pixel_free is refused;
+ *   - the rows callback (strix_video_read_options.rows): bands in order
+ *     covering each frame once, each band's rows already final when it is
+ *     called, one call for a turned frame, and a failing callback fails
+ *     the read with its message.
  * SKIPs every test when ffmpeg is missing. */
 #include <math.h>
 #include <stdio.h>
@@ -252,6 +256,107 @@ static void nv12_only(void)
  * that a device frame is downloaded to equals the CPU decoder's byte for
  * byte, and every frame is handed out in device memory.  SKIPs where FFmpeg
  * or the machine has no NVDEC, saying which. */
+/* What the rows callback saw of one frame: the bands, and a copy of the
+ * rows when each was called. */
+typedef struct rows_seen {
+    int bands, next, bad, fail;
+    uint8_t *copy; /* [height][width * 3] */
+    size_t cap;
+} rows_seen;
+
+static int rows_cb(void *ctx, const strix_video_frame *f, int y0, int y1, strix_error *err)
+{
+    rows_seen *s = ctx;
+    if (s->fail) {
+        snprintf(err->message, sizeof err->message, "the rows callback refused rows %d..%d", y0, y1);
+        err->status = STRIX_E_IO;
+        return -1;
+    }
+    size_t need = (size_t)f->height * (size_t)f->width * 3;
+    if (y0 == 0) {
+        s->bands = s->next = 0;
+        if (s->cap < need) {
+            free(s->copy);
+            s->cap = (s->copy = malloc(need)) ? need : 0;
+        }
+    }
+    if (y0 != s->next || y1 <= y0 || y1 > f->height || !s->copy) s->bad++;
+    else
+        for (int y = y0; y < y1; y++)
+            memcpy(s->copy + (size_t)y * f->width * 3, f->rgb + (size_t)y * f->stride, (size_t)f->width * 3);
+    s->next = y1;
+    s->bands++;
+    return 0;
+}
+
+/* Read path with the rows callback beside a plain reader: every frame's
+ * bands cover it once, in order (more than one when the frame keeps its
+ * size and is taller than a band; one when turned), the rows as they were
+ * at each call are the final frame's and the plain reader's. */
+static void rows_on(const char *path, int turned)
+{
+    rows_seen seen = {0};
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    o.rows = rows_cb;
+    o.rows_ctx = &seen;
+    strix_video_reader *ra, *rp;
+    strix_error e;
+    TL_CHECK(strix_video_open(&ra, path, &o, &e) == STRIX_OK && open_nv12(&rp, path, 1, -1, &e) == STRIX_OK, "%s: %s",
+             path, e.message);
+    if (tl_g.failed) return;
+    strix_video_frame fa = {0}, fp = {0};
+    int frames = 0;
+    while (!tl_g.failed && strix_video_read(ra, &fa, &e) == 1 && strix_video_read(rp, &fp, &e) == 1) {
+        frames++;
+        int want_one = turned || fa.height <= STRIX_VIDEO_ROWS_BAND;
+        TL_CHECK(!seen.bad && seen.next == fa.height && (want_one ? seen.bands == 1 : seen.bands > 1),
+                 "%s frame %d (%dx%d): %d bands, %d out of order, ending at row %d", path, frames, fa.width, fa.height,
+                 seen.bands, seen.bad, seen.next);
+        for (int y = 0; y < fa.height && !tl_g.failed; y++) {
+            TL_CHECK(!memcmp(seen.copy + (size_t)y * fa.width * 3, fa.rgb + (size_t)y * fa.stride, (size_t)fa.width * 3),
+                     "%s frame %d row %d: not final when the callback had it", path, frames, y);
+            TL_CHECK(!memcmp(fa.rgb + (size_t)y * fa.stride, fp.rgb + (size_t)y * fp.stride, (size_t)fa.width * 3),
+                     "%s frame %d row %d: not the plain reader's", path, frames, y);
+        }
+    }
+    TL_CHECK(frames == 10, "%s: %d frames read (%s)", path, frames, e.message);
+    strix_video_frame_free(&fa);
+    strix_video_frame_free(&fp);
+    strix_video_close(ra);
+    strix_video_close(rp);
+    /* a failing callback fails the read with its message */
+    seen.fail = 1;
+    TL_CHECK(strix_video_open(&ra, path, &o, &e) == STRIX_OK, "%s: %s", path, e.message);
+    strix_video_frame ff = {0};
+    int r = strix_video_read(ra, &ff, &e);
+    TL_CHECK(r == -1 && strstr(e.message, "the rows callback refused"), "%s: a refusing callback: read %d: %s", path, r,
+             e.message);
+    strix_video_frame_free(&ff);
+    strix_video_close(ra);
+    free(seen.copy);
+}
+
+static void rows_callback(void)
+{
+    const clip even = {"rows.mp4", "scale=98:66,format=yuv420p", "", 98, 66, MAX_DIFF_420, MEAN_DIFF, 1, STRIX_BT601, 0};
+    const clip odd = {"rows-odd.mp4", "scale=97:75,format=yuv444p", "-pix_fmt yuv444p", 97, 75, MAX_DIFF_420, MEAN_DIFF,
+                      0, STRIX_BT601, 0};
+    char path[160], base[160], cmd[512];
+    if (!make(&even, path, sizeof path)) return;
+    rows_on(path, 0);
+    if (!make(&odd, path, sizeof path)) return;
+    rows_on(path, 0);
+    const clip c = {"rows-rot-src.mp4", "scale=160:96,format=yuv420p", "", 160, 96, MAX_DIFF_420, MEAN_DIFF, 1,
+                    STRIX_BT601, 0};
+    if (!make(&c, base, sizeof base)) return;
+    snprintf(path, sizeof path, "%s/rows-rot.mp4", g_dir);
+    snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -i '%s' -c copy -metadata:s:v:0 rotate=90 '%s' || "
+             "ffmpeg -v error -nostdin -y -display_rotation:v:0 -90 -i '%s' -c copy '%s'", base, path, base, path);
+    TL_CHECK(system(cmd) == 0, "ffmpeg could not tag %s with a rotation", base);
+    rows_on(path, 1);
+}
+
 static void nvdec_matches_cpu(void)
 {
     const clip c = {"nvdec.mp4", "scale=320:240,format=yuv420p", "", 320, 240, MAX_DIFF_420, MEAN_DIFF, 1,
@@ -411,6 +516,7 @@ int main(int argc, char **argv)
     TL_RUN(nv12_rotated);
     TL_RUN(nv12_only);
     TL_RUN(pixel_allocator);
+    TL_RUN(rows_callback);
     TL_RUN(nvdec_matches_cpu);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

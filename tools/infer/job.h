@@ -184,6 +184,9 @@ typedef struct source_config {
     strix_model *pinned;              /* non-NULL: the frames' pixels are this model's frame memory
                                          (strix_model_alloc_pinned), swscale writing straight into
                                          it, and reach it as STRIX_PINNED */
+    /* strix_video_read_options.rows: called as swscale writes each RGB frame (NULL: not) */
+    int (*rows)(void *ctx, const strix_video_frame *f, int y0, int y1, strix_error *err);
+    void *rows_ctx;
 } source_config;
 
 typedef struct source {
@@ -321,9 +324,11 @@ strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *e
 /* One frame, in order: the identities of its n detections into t->ids (a
  * frame --vid-stride skipped, inferred 0, keeps the last ones), then the
  * counter, its crossings in t->cross[0..*n_cross).  img: the frame (for
- * BoT-SORT's camera-motion compensation). */
-strix_status tracking_frame(tracking *t, const strix_image *img, long index, double time, int inferred,
-                            const strix_detection *d, int n, int *n_cross, strix_error *err);
+ * BoT-SORT's camera-motion compensation); grey: its grey half-size image
+ * when the reader made it (strix_track_grey), which GMC then reads
+ * instead, else NULL. */
+strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, long index, double time,
+                            int inferred, const strix_detection *d, int n, int *n_cross, strix_error *err);
 void tracking_close(tracking *t);
 
 /* detector.c */

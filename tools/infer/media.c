@@ -32,6 +32,8 @@ int source_open(source *s, const source_config *c)
     ro.nvdec = c->nvdec;
     ro.nvtx = c->nvtx; /* the reader marks its "decode" and "preprocess" (conversion) apart */
     ro.interrupt = c->interrupt;
+    ro.rows = c->rows;
+    ro.rows_ctx = c->rows_ctx;
     if (c->pinned) {
         ro.pixel_alloc = pinned_alloc;
         ro.pixel_free = pinned_free;

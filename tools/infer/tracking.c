@@ -19,8 +19,8 @@ strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *e
     return st;
 }
 
-strix_status tracking_frame(tracking *t, const strix_image *img, long index, double time, int inferred,
-                            const strix_detection *d, int n, int *n_cross, strix_error *err)
+strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, long index, double time,
+                            int inferred, const strix_detection *d, int n, int *n_cross, strix_error *err)
 {
     *n_cross = 0;
     if (n > t->cap) {
@@ -34,7 +34,9 @@ strix_status tracking_frame(tracking *t, const strix_image *img, long index, dou
     }
     /* a frame --vid-stride skipped repeats the last detections: same identities */
     stage_push(t->nvtx, "tracking");
-    strix_status st = inferred ? strix_tracker_update(t->tracker, img, d, n, t->ids, err) : STRIX_OK;
+    strix_status st = !inferred ? STRIX_OK
+                      : grey    ? strix_tracker_update_grey(t->tracker, grey, img->width, img->height, d, n, t->ids, err)
+                                : strix_tracker_update(t->tracker, img, d, n, t->ids, err);
     stage_pop(t->nvtx);
     if (!st) st = strix_counter_add(t->counter, index, time, d, t->ids, n, t->cross, n_cross, err);
     return st;

@@ -41,15 +41,57 @@ void set_error(strix_error *e, strix_status st, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A frame slot's state (strix_pipe_frame.user): the decoded frame and, for
+ * BoT-SORT's motion compensation, its grey half-size image, made by
+ * grey_band as swscale writes the frame (the frame's rows are still in the
+ * caches then; the writer thread would read the whole frame back from
+ * memory, 6 MB at 1080p). */
+typedef struct vslot {
+    strix_video_frame vf; /* first: the reader's callbacks get &vf */
+    uint8_t *grey;        /* [height / 2][width / 2] */
+    size_t grey_cap;
+    int grey_rows;        /* frame rows made into grey so far */
+} vslot;
+
+/* The reader's rows callback (strix_video_read_options.rows) with BoT-SORT's
+ * GMC: rows y0..y1-1 of the frame are final; their grey rows, in even
+ * bands (a frame of odd height at its end, whole).  Frames --vid-stride
+ * leaves out are not tracked: none made for them (by the reader's count;
+ * the writer falls back to the frame where grey_rows does not cover it). */
+static int grey_band(void *ctx, const strix_video_frame *vf, int y0, int y1, strix_error *err)
+{
+    const vrun *v = ctx;
+    vslot *s = (vslot *)vf; /* vf is the first member of its slot */
+    if (y0 == 0) s->grey_rows = 0;
+    if (vf->index % v->o->vid_stride) return 0;
+    const int h = vf->height, end = y1 == h ? h : y1 & ~1, start = h % 2 ? 0 : s->grey_rows;
+    if (end <= start || (h % 2 && end < h)) return 0;
+    size_t need = (size_t)(vf->width / 2) * (size_t)(h / 2);
+    if (need > s->grey_cap) {
+        free(s->grey);
+        s->grey_cap = (s->grey = malloc(need)) ? need : 0;
+        if (!s->grey) {
+            set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
+            return -1;
+        }
+    }
+    strix_image img = {.data = vf->rgb, .width = vf->width, .height = h, .stride = vf->stride};
+    strix_status st = strix_track_grey(&img, start, end, s->grey, err);
+    if (!st) s->grey_rows = end;
+    return st ? -1 : 0;
+}
+
 static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
 {
     vrun *v = ctx;
     if (g_stop) return 0;
-    strix_video_frame *vf = f->user;
-    if (!vf && !(vf = f->user = calloc(1, sizeof *vf))) {
+    vslot *slot = f->user;
+    if (!slot && !(slot = f->user = calloc(1, sizeof *slot))) {
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
     }
+    strix_video_frame *vf = &slot->vf;
+    slot->grey_rows = 0;
     int r = source_read(&v->src, vf, err);
     if (r == 1) {
         f->rgb = vf->rgb;
@@ -72,8 +114,12 @@ static strix_status replay_detect(void *ctx, const strix_image *im, int n, strix
 static void video_release(void *ctx, void *user)
 {
     (void)ctx;
-    strix_video_frame_free(user);
-    free(user);
+    vslot *slot = user;
+    if (slot) {
+        strix_video_frame_free(&slot->vf);
+        free(slot->grey);
+    }
+    free(slot);
 }
 
 /* "1:02:03" or "2:03" */
@@ -229,7 +275,8 @@ static int video_write(void *ctx, strix_pipe_frame *f, strix_error *err)
 static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
 {
     const options *o = v->o;
-    strix_video_frame *vf = f->user;
+    vslot *slot = f->user;
+    strix_video_frame *vf = &slot->vf;
     if (g_stop > 1) {
         set_error(err, STRIX_E_INTERNAL, "%s: stopped at once (a second signal, or one with --manifest)", v->shown);
         return -1;
@@ -247,7 +294,8 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     if (v->trk.tracker) {
         /* for BoT-SORT's GMC */
         strix_image img = {.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
-        strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, f->index, vf->time, inferred, dets, n,
+        const uint8_t *grey = f->rgb && slot->grey_rows == f->height ? slot->grey : NULL;
+        strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, grey, f->index, vf->time, inferred, dets, n,
                                           &n_cross, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
@@ -365,7 +413,8 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
                     o->track_opts.gmc_method != STRIX_GMC_NONE;
     const int nv12 = o->nv12 || o->nvdec >= 0;
     source_config sc = {p->input, o->save && o->audio, stop_requested, o->nvtx,
-                        !nv12 || p->video_out || gmc, nv12, o->nvdec, det->pinned ? det->model : NULL};
+                        !nv12 || p->video_out || gmc, nv12, o->nvdec, det->pinned ? det->model : NULL,
+                        gmc ? grey_band : NULL, v};
     int rc = source_open(&v->src, &sc);
     if (rc) return rc;
     v->expected = strix_video_reader_info(v->src.rd)->frames;
