@@ -424,14 +424,17 @@ strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, co
  * the decoder writes the frame (strix_track_grey), and hand it over
  * instead (strix_tracker_update_grey): the same identities, the same
  * numbers, without the frame read back from memory.
- * strix_track_grey: frame rows y0..y1-1 (RGB or BGR in host memory) into
- * grey rows y0 / 2..y1 / 2 - 1 of grey [height / 2][width / 2]; y0 and y1
- * even, or the whole frame (y0 = 0, y1 = height), the only choice for a
- * frame of odd height.  The bands, in any order, make the same bytes as the
- * whole frame.  Errors: STRIX_E_ARG, STRIX_E_NOMEM (a few kB of scratch). */
-strix_status strix_track_grey(const strix_image *frame, int y0, int y1, uint8_t *grey, strix_error *err);
+ * strix_track_grey: frame rows *done..y1-1 (RGB or BGR in host memory) are
+ * written since the last call (top down; *done = 0 for a new frame): their
+ * grey rows into grey [height / 2][width / 2] as far as whole row pairs go
+ * (a frame of odd height, whose half-size rows mix three rows, waits for
+ * its last row and is then made whole), and *done advances to the rows
+ * made; the image is complete when *done == height.  Whatever the bands,
+ * the bytes are the whole frame's.  Errors: STRIX_E_ARG, STRIX_E_NOMEM (a
+ * few kB of scratch). */
+strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8_t *grey, strix_error *err);
 /* strix_tracker_update with the frame given as its grey half-size image
- * (strix_track_grey's, all rows made) of a width x height frame: what
+ * (strix_track_grey's, complete) of a width x height frame: what
  * strix_tracker_update on that frame does. */
 strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, int width, int height,
                                        const strix_detection *dets, int n, int *ids, strix_error *err);

@@ -98,17 +98,6 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* The 1-, 5- and 15-minute load averages, as /proc/loadavg gives them. */
-static void loadavg(char *out, size_t n)
-{
-    snprintf(out, n, "unknown");
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (!f) return;
-    double a, b, c;
-    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(out, n, "%.2f %.2f %.2f", a, b, c);
-    fclose(f);
-}
-
 /* xorshift64*: a local generator, so runs with the same seed see the same inputs. */
 static float next_uniform(uint64_t *s)
 {

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "gmc.h"
 #include "strix.h"
 #include "video.h"
@@ -40,16 +41,10 @@ static double cpu_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static double median(double *v, int n)
 {
     if (n < 1) return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
     return v[n / 2];
 }
 
@@ -69,9 +64,7 @@ static int bands(void *ctx, const strix_video_frame *vf, int y0, int y1, strix_e
     slot *s = (slot *)vf; /* vf is the first member of its slot */
     double t0 = cpu_ms();
     if (y0 == 0) s->rows = 0, s->grey_ms = 0;
-    const int h = vf->height, end = y1 == h ? h : y1 & ~1, start = h % 2 ? 0 : s->rows;
-    if (end <= start || (h % 2 && end < h)) return 0;
-    size_t need = (size_t)(vf->width / 2) * (size_t)(h / 2);
+    size_t need = (size_t)(vf->width / 2) * (size_t)(vf->height / 2);
     if (need > s->cap) {
         free(s->grey);
         s->cap = (s->grey = malloc(need)) ? need : 0;
@@ -81,22 +74,10 @@ static int bands(void *ctx, const strix_video_frame *vf, int y0, int y1, strix_e
             return -1;
         }
     }
-    strix_image img = {.data = vf->rgb, .width = vf->width, .height = h, .stride = vf->stride};
-    if (strix_track_grey(&img, start, end, s->grey, err)) return -1;
-    s->rows = end;
+    strix_image img = {.data = vf->rgb, .width = vf->width, .height = vf->height, .stride = vf->stride};
+    if (strix_track_grey(&img, &s->rows, y1, s->grey, err)) return -1;
     s->grey_ms += cpu_ms() - t0;
     return 0;
-}
-
-static void loadavg(char *out, size_t n)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-    out[0] = 0;
-    if (f) {
-        if (!fgets(out, (int)n, f)) out[0] = 0;
-        fclose(f);
-    }
-    out[strcspn(out, "\n")] = 0;
 }
 
 int main(int argc, char **argv)
@@ -104,12 +85,14 @@ int main(int argc, char **argv)
     const char *clip = NULL;
     int frames = 300, lag = 64;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--frames") && i + 1 < argc) frames = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--lag") && i + 1 < argc) lag = atoi(argv[++i]);
+        int ok = 1;
+        if (!strcmp(argv[i], "--frames") && i + 1 < argc) ok = parse_int(argv[++i], 2, 1 << 20, &frames);
+        else if (!strcmp(argv[i], "--lag") && i + 1 < argc) ok = parse_int(argv[++i], 0, 4096, &lag);
         else if (argv[i][0] != '-' && !clip) clip = argv[i];
-        else clip = NULL, i = argc;
+        else ok = 0;
+        if (!ok) clip = NULL, i = argc;
     }
-    if (!clip || frames < 2 || lag < 0) {
+    if (!clip) {
         fprintf(stderr, "usage: bench_gmc_clip CLIP [--frames N >= 2] [--lag K >= 0]\n");
         return 2;
     }

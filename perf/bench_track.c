@@ -49,17 +49,6 @@ static double next_uniform(uint64_t *s)
     return (double)((*s * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
 }
 
-static void loadavg(char *out, size_t n)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-    out[0] = 0;
-    if (f) {
-        if (!fgets(out, (int)n, f)) out[0] = 0;
-        fclose(f);
-    }
-    out[strcspn(out, "\n")] = 0;
-}
-
 typedef struct clip {
     int w, h, ww, wh, frames, objects;
     uint8_t *world;    /* [wh][ww][3] RGB */

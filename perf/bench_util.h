@@ -3,6 +3,7 @@
 #define STRIX_BENCH_UTIL_H
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -30,6 +31,18 @@ static inline int parse_int(const char *s, int lo, int hi, int *out)
     if (!*s || *end || errno || v < lo || v > hi) return 0;
     *out = (int)v;
     return 1;
+}
+
+/* The 1-, 5- and 15-minute load averages, as /proc/loadavg gives them
+ * ("unknown" where it cannot be read): the machine may be shared. */
+static inline void loadavg(char *out, size_t n)
+{
+    snprintf(out, n, "unknown");
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return;
+    double a, b, c;
+    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(out, n, "%.2f %.2f %.2f", a, b, c);
+    fclose(f);
 }
 
 #endif

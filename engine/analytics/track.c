@@ -791,19 +791,22 @@ strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, in
     return run_update(t, &in, dets, n, ids, err);
 }
 
-strix_status strix_track_grey(const strix_image *frame, int y0, int y1, uint8_t *grey, strix_error *err)
+strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8_t *grey, strix_error *err)
 {
     strix_status st = check_frame(frame, err);
     if (st) return st;
-    if (!grey) return strix_fail(err, STRIX_E_ARG, "strix_track_grey: no grey buffer");
     const int h = frame->height;
-    if (y0 < 0 || y1 > h || y0 >= y1 || (!(y0 == 0 && y1 == h) && (h % 2 || y0 % 2 || y1 % 2)))
-        return strix_fail(err, STRIX_E_ARG,
-                          "strix_track_grey: rows %d..%d of a frame of height %d: give even rows of an even-height "
-                          "frame, or the whole frame", y0, y1, h);
+    if (!grey || !done || *done < 0 || *done > y1 || y1 > h)
+        return strix_fail(err, STRIX_E_ARG, "strix_track_grey: rows %d..%d of a frame of height %d%s",
+                          done ? *done : -1, y1, h, grey ? "" : ", no grey buffer");
+    /* whole row pairs (each band's grey rows are then the whole frame's); an odd height whole, at its end */
+    const int y0 = *done, end = y1 == h ? h : y1 & ~1;
+    if (h % 2 ? y1 < h : end <= y0) return STRIX_OK;
+    const int from = h % 2 ? 0 : y0;
     if (strix_gmc_grey(frame->data, frame->width, frame->stride ? frame->stride : 3 * frame->width,
-                       frame->format == STRIX_BGR, y0, y1, grey))
+                       frame->format == STRIX_BGR, from, end, grey))
         return strix_fail(err, STRIX_E_NOMEM, "strix_track_grey: out of memory");
+    *done = end;
     return STRIX_OK;
 }
 

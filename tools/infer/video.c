@@ -54,19 +54,17 @@ typedef struct vslot {
 } vslot;
 
 /* The reader's rows callback (strix_video_read_options.rows) with BoT-SORT's
- * GMC: rows y0..y1-1 of the frame are final; their grey rows, in even
- * bands (a frame of odd height at its end, whole).  Frames --vid-stride
- * leaves out are not tracked: none made for them (by the reader's count;
- * the writer falls back to the frame where grey_rows does not cover it). */
+ * GMC: rows y0..y1-1 of the frame are final; their grey rows.  Frames
+ * --vid-stride leaves out are not tracked: none made for them (by the
+ * reader's count; the writer falls back to the frame where grey_rows does
+ * not cover it). */
 static int grey_band(void *ctx, const strix_video_frame *vf, int y0, int y1, strix_error *err)
 {
     const vrun *v = ctx;
     vslot *s = (vslot *)vf; /* vf is the first member of its slot */
     if (y0 == 0) s->grey_rows = 0;
     if (vf->index % v->o->vid_stride) return 0;
-    const int h = vf->height, end = y1 == h ? h : y1 & ~1, start = h % 2 ? 0 : s->grey_rows;
-    if (end <= start || (h % 2 && end < h)) return 0;
-    size_t need = (size_t)(vf->width / 2) * (size_t)(h / 2);
+    size_t need = (size_t)(vf->width / 2) * (size_t)(vf->height / 2);
     if (need > s->grey_cap) {
         free(s->grey);
         s->grey_cap = (s->grey = malloc(need)) ? need : 0;
@@ -75,10 +73,8 @@ static int grey_band(void *ctx, const strix_video_frame *vf, int y0, int y1, str
             return -1;
         }
     }
-    strix_image img = {.data = vf->rgb, .width = vf->width, .height = h, .stride = vf->stride};
-    strix_status st = strix_track_grey(&img, start, end, s->grey, err);
-    if (!st) s->grey_rows = end;
-    return st ? -1 : 0;
+    strix_image img = {.data = vf->rgb, .width = vf->width, .height = vf->height, .stride = vf->stride};
+    return strix_track_grey(&img, &s->grey_rows, y1, s->grey, err) ? -1 : 0;
 }
 
 static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
