@@ -72,6 +72,19 @@ static int make(const clip *c, char *path, size_t n)
     return 1;
 }
 
+/* base remuxed as g_dir/name with a 90-degree display matrix (the rotate
+ * tag, FFmpeg 5; else -display_rotation, 6 on): 1, or 0 (test failed). */
+static int make_rotated(const char *base, const char *name, char *path, size_t n)
+{
+    char cmd[768];
+    snprintf(path, n, "%s/%s", g_dir, name);
+    snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -i '%s' -c copy -metadata:s:v:0 rotate=90 '%s' || "
+             "ffmpeg -v error -nostdin -y -display_rotation:v:0 -90 -i '%s' -c copy '%s'", base, path, base, path);
+    if (system(cmd) == 0) return 1;
+    tl_fail("ffmpeg could not tag %s with a rotation", base);
+    return 0;
+}
+
 /* A reader with NV12 frames (and RGB ones unless rgb is 0), decoding with
  * NVDEC on device nvdec (-1: on the CPU). */
 static strix_status open_nv12(strix_video_reader **r, const char *path, int rgb, int nvdec, strix_error *e)
@@ -199,15 +212,11 @@ static void nv12_from_422(void)
 static void nv12_rotated(void)
 {
     /* a 90-degree display matrix: planes turned like the RGB picture */
-    char base[160], path[160], cmd[512];
+    char base[160], path[160];
     const clip c = {"rot-src.mp4", "scale=160:96,format=yuv420p", "", 160, 96, MAX_DIFF_420, MEAN_DIFF, 1,
                     STRIX_BT601, 0};
     if (!make(&c, base, sizeof base)) return;
-    snprintf(path, sizeof path, "%s/rot.mp4", g_dir);
-    /* a display matrix by remuxing: the rotate tag (FFmpeg 5), else -display_rotation (6 on) */
-    snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -i '%s' -c copy -metadata:s:v:0 rotate=90 '%s' || "
-             "ffmpeg -v error -nostdin -y -display_rotation:v:0 -90 -i '%s' -c copy '%s'", base, path, base, path);
-    TL_CHECK(system(cmd) == 0, "ffmpeg could not tag %s with a rotation", base);
+    if (!make_rotated(base, "rot.mp4", path, sizeof path)) return;
     strix_video_reader *r;
     strix_error e;
     TL_CHECK(open_nv12(&r, path, 1, -1, &e) == STRIX_OK, "rot.mp4: %s", e.message);
@@ -342,7 +351,7 @@ static void rows_callback(void)
     const clip even = {"rows.mp4", "scale=98:66,format=yuv420p", "", 98, 66, MAX_DIFF_420, MEAN_DIFF, 1, STRIX_BT601, 0};
     const clip odd = {"rows-odd.mp4", "scale=97:75,format=yuv444p", "-pix_fmt yuv444p", 97, 75, MAX_DIFF_420, MEAN_DIFF,
                       0, STRIX_BT601, 0};
-    char path[160], base[160], cmd[512];
+    char path[160], base[160];
     if (!make(&even, path, sizeof path)) return;
     rows_on(path, 0);
     if (!make(&odd, path, sizeof path)) return;
@@ -350,11 +359,7 @@ static void rows_callback(void)
     const clip c = {"rows-rot-src.mp4", "scale=160:96,format=yuv420p", "", 160, 96, MAX_DIFF_420, MEAN_DIFF, 1,
                     STRIX_BT601, 0};
     if (!make(&c, base, sizeof base)) return;
-    snprintf(path, sizeof path, "%s/rows-rot.mp4", g_dir);
-    snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -i '%s' -c copy -metadata:s:v:0 rotate=90 '%s' || "
-             "ffmpeg -v error -nostdin -y -display_rotation:v:0 -90 -i '%s' -c copy '%s'", base, path, base, path);
-    TL_CHECK(system(cmd) == 0, "ffmpeg could not tag %s with a rotation", base);
-    rows_on(path, 1);
+    if (make_rotated(base, "rows-rot.mp4", path, sizeof path)) rows_on(path, 1);
 }
 
 static void nvdec_matches_cpu(void)
