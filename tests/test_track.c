@@ -643,6 +643,9 @@ static void track_grey_bands(void)
     TL_CHECK(strix_track_grey(&odd, &done, 4, grey, &e) == STRIX_OK && done == 0 &&
                  strix_track_grey(&odd, &done, 7, grey, &e) == STRIX_OK && done == 7,
              "an odd-height frame: rows made %d (%s)", done, e.message);
+    memset(grey, 0xAB, sizeof grey); /* a complete image is not made again */
+    TL_CHECK(strix_track_grey(&odd, &done, 7, grey, &e) == STRIX_OK && done == 7 && grey[0] == 0xAB,
+             "a call after the odd-height frame was complete made it again");
     done = 0;
     TL_CHECK(strix_track_grey(&even, &done, 5, grey, &e) == STRIX_OK && done == 4, "rows 0..4 of 6: %d made", done);
     int d5 = 5, d0 = 0, d4 = 4;

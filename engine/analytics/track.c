@@ -801,7 +801,7 @@ strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8
                           done ? *done : -1, y1, h, grey ? "" : ", no grey buffer");
     /* whole row pairs (each band's grey rows are then the whole frame's); an odd height whole, at its end */
     const int y0 = *done, end = y1 == h ? h : y1 & ~1;
-    if (h % 2 ? y1 < h : end <= y0) return STRIX_OK;
+    if (y0 == h || (h % 2 ? y1 < h : end <= y0)) return STRIX_OK; /* complete, or no whole row pair yet */
     const int from = h % 2 ? 0 : y0;
     if (strix_gmc_grey(frame->data, frame->width, frame->stride ? frame->stride : 3 * frame->width,
                        frame->format == STRIX_BGR, from, end, grey))
