@@ -12,7 +12,10 @@
  * last fractions of a pixel (gmc_kernels.h says where else).
  *
  * The frame's buffers live in the handle and grow with the frame, never per
- * frame; the current frame's pyramid becomes the previous one by a swap. */
+ * frame; the current frame's pyramid becomes the previous one by a swap.
+ * strix_gmc_apply_grey starts from a grey frame made elsewhere
+ * (strix_gmc_grey, e.g. by a video reader as it converts the frame), the
+ * steps after the grey one reading it where it is (gmc_scratch.img). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -52,16 +55,24 @@ int strix_gmc_best_isa(void)
     return GMC_ISA_GENERIC;
 }
 
+/* The steps of build isa (a GMC_ISA_* this CPU runs). */
+static const gmc_steps *steps_of(int isa)
+{
+#if defined(__x86_64__)
+    if (isa == GMC_ISA_AVX2) return &strix_gmc_steps_avx2;
+    if (isa == GMC_ISA_AVX512) return &strix_gmc_steps_avx512;
+#else
+    (void)isa;
+#endif
+    return &strix_gmc_steps_generic;
+}
+
 strix_gmc *strix_gmc_create_isa(int isa)
 {
     if (isa < GMC_ISA_GENERIC || isa > strix_gmc_best_isa()) return NULL; /* each build runs where a wider one does */
     strix_gmc *g = calloc(1, sizeof *g);
     if (!g) return NULL;
-    g->steps = &strix_gmc_steps_generic;
-#if defined(__x86_64__)
-    if (isa == GMC_ISA_AVX2) g->steps = &strix_gmc_steps_avx2;
-    else if (isa == GMC_ISA_AVX512) g->steps = &strix_gmc_steps_avx512;
-#endif
+    g->steps = steps_of(isa);
     g->prev_pts = malloc(sizeof(float) * 2 * GMC_MAX_CORNERS);
     g->pts = malloc(sizeof(float) * 2 * GMC_MAX_CORNERS);
     g->next = malloc(sizeof(float) * 2 * GMC_MAX_CORNERS);
@@ -335,14 +346,7 @@ int strix_gmc_apply_grey(strix_gmc *g, const uint8_t *grey, int width, int heigh
 
 int strix_gmc_grey(const uint8_t *pix, int width, int stride, int bgr, int y0, int y1, uint8_t *grey)
 {
-    int isa = strix_gmc_best_isa();
-    const gmc_steps *st = &strix_gmc_steps_generic;
-#if defined(__x86_64__)
-    if (isa == GMC_ISA_AVX2) st = &strix_gmc_steps_avx2;
-    else if (isa == GMC_ISA_AVX512) st = &strix_gmc_steps_avx512;
-#else
-    (void)isa;
-#endif
+    const gmc_steps *st = steps_of(strix_gmc_best_isa());
     uint16_t *rows = malloc(sizeof *rows * 2 * (size_t)width); /* a few kB; the caller holds no handle */
     if (!rows) return -1;
     /* rows y0..y1-1 alone: an even band's grey rows are the frame's (each reads its two rows, and
