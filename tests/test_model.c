@@ -563,22 +563,36 @@ static int same_dets(const strix_detections *a, const strix_detection *b, int nb
     return a->count == nb && (!nb || !memcmp(a->items, b, sizeof *b * (size_t)nb));
 }
 
+/* A yolov8n of synthetic weights (seed) loaded for the detect tests below,
+ * its file removed again, and the detect options they share (imgsz 128,
+ * conf 0.05: small images, some boxes); 0, or -1 (the test failed). */
+static int small_detector(const char *name, int seed, strix_model **m, strix_detect_options *d)
+{
+    const char *p = tmp_path(name);
+    make_weights("weights/yolov8.yaml", 'n', p, seed, 0, 0);
+    if (tl_g.failed) return -1;
+    strix_error e;
+    strix_status st = load(m, "weights/yolov8.yaml", 'n', p, &e);
+    unlink(p);
+    if (st) {
+        tl_fail("%s", e.message);
+        return -1;
+    }
+    strix_detect_options_init(d);
+    d->imgsz = 128;
+    d->conf = 0.05f;
+    return 0;
+}
+
 /* The asynchronous API: batches submitted together and collected in any
  * order give what detect gives; at most STRIX_MAX_IN_FLIGHT out at once;
  * a batch's results survive later detect calls until it is released. */
 static void submit_collect_equals_detect(void)
 {
-    const char *p = tmp_path("s.safetensors");
-    make_weights("weights/yolov8.yaml", 'n', p, 9, 0, 0);
-    if (tl_g.failed) return;
     strix_model *m;
     strix_error e;
-    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
-    if (tl_g.failed) return;
     strix_detect_options d;
-    strix_detect_options_init(&d);
-    d.imgsz = 128;
-    d.conf = 0.05f;
+    if (small_detector("s.safetensors", 9, &m, &d)) return;
     strix_image ia[2], ib[1], ic[1];
     uint8_t *px[4] = {random_image(96, 64, &ia[0]), random_image(96, 64, &ia[1]), random_image(70, 100, &ib[0]),
                       random_image(128, 40, &ic[0])};
@@ -619,7 +633,6 @@ static void submit_collect_equals_detect(void)
     strix_batch_release(c);
     strix_model_free(m);
     for (int i = 0; i < 4; i++) free(px[i]);
-    unlink(p);
 }
 
 /* NV12 frames detect exactly as the RGB images of their converted pixels
@@ -627,17 +640,10 @@ static void submit_collect_equals_detect(void)
  * memory on a CPU model are refused. */
 static void nv12_detects_as_converted_rgb(void)
 {
-    const char *p = tmp_path("n.safetensors");
-    make_weights("weights/yolov8.yaml", 'n', p, 11, 0, 0);
-    if (tl_g.failed) return;
     strix_model *m;
     strix_error e;
-    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
-    unlink(p);
     strix_detect_options d;
-    strix_detect_options_init(&d);
-    d.imgsz = 128;
-    d.conf = 0.05f;
+    if (small_detector("n.safetensors", 11, &m, &d)) return;
     enum { N = 3 };
     const int ws[N] = {97, 128, 97}, hs[N] = {65, 72, 65};
     strix_image nv[N], rgb[N];
@@ -730,17 +736,10 @@ static void pinned_alloc_on_cpu(void)
  * memory kind is refused. */
 static void pinned_detects_as_host(void)
 {
-    const char *p = tmp_path("pd.safetensors");
-    make_weights("weights/yolov8.yaml", 'n', p, 15, 0, 0);
-    if (tl_g.failed) return;
     strix_model *m;
     strix_error e;
-    TL_CHECK(load(&m, "weights/yolov8.yaml", 'n', p, &e) == STRIX_OK, "%s", e.message);
-    unlink(p);
     strix_detect_options d;
-    strix_detect_options_init(&d);
-    d.imgsz = 128;
-    d.conf = 0.05f;
+    if (small_detector("pd.safetensors", 15, &m, &d)) return;
     enum { N = 4 };
     const int w = tl_int(60, 140), h = tl_int(40, 120), pad = tl_int(0, 9);
     size_t bytes[N], total = 0;
