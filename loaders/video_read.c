@@ -417,6 +417,20 @@ static int pixel_reserve(const strix_video_reader *r, strix_video_frame *f, uint
     return 0;
 }
 
+/* Grow *buf to need bytes. */
+static int reserve(uint8_t **buf, size_t *cap, size_t need, const strix_video_info *in, strix_error *err)
+{
+    if (*cap >= need) return 0;
+    free(*buf);
+    *cap = 0;
+    if (!(*buf = malloc(need))) {
+        strix_fail(err, STRIX_E_NOMEM, "out of memory for a %dx%d frame", in->width, in->height);
+        return -1;
+    }
+    *cap = need;
+    return 0;
+}
+
 static void no_free(void *opaque, uint8_t *data) { (void)opaque, (void)data; }
 
 /* convert()'s swscale pass with the rows callback: the whole source given
@@ -503,16 +517,7 @@ static int convert(strix_video_reader *r, const AVFrame *fr, strix_video_frame *
     int dst_stride = stride;
     if (in->rotation) {
         dst_stride = (cw * 3 + 63) & ~63;
-        size_t tneed = (size_t)dst_stride * (size_t)ch + 64;
-        if (r->tmp_cap < tneed) {
-            free(r->tmp);
-            r->tmp_cap = 0;
-            if (!(r->tmp = malloc(tneed))) {
-                strix_fail(err, STRIX_E_NOMEM, "out of memory for a %dx%d frame", cw, ch);
-                return -1;
-            }
-            r->tmp_cap = tneed;
-        }
+        if (reserve(&r->tmp, &r->tmp_cap, (size_t)dst_stride * (size_t)ch + 64, in, err)) return -1;
         dst = r->tmp;
     }
     uint8_t *planes[4] = {dst, NULL, NULL, NULL};
@@ -521,20 +526,6 @@ static int convert(strix_video_reader *r, const AVFrame *fr, strix_video_frame *
     sws_scale(s, (const uint8_t *const *)fr->data, fr->linesize, 0, fr->height, planes, strides);
     if (in->rotation) strix_video_rotate(f->rgb, stride, r->tmp, dst_stride, cw, ch, in->rotation, 3);
     return r->opt.rows && r->opt.rows(r->opt.rows_ctx, f, 0, f->height, err) ? -1 : 0;
-}
-
-/* Grow *buf to need bytes. */
-static int reserve(uint8_t **buf, size_t *cap, size_t need, const strix_video_info *in, strix_error *err)
-{
-    if (*cap >= need) return 0;
-    free(*buf);
-    *cap = 0;
-    if (!(*buf = malloc(need))) {
-        strix_fail(err, STRIX_E_NOMEM, "out of memory for a %dx%d frame", in->width, in->height);
-        return -1;
-    }
-    *cap = need;
-    return 0;
 }
 
 /* NV12 in display orientation from fr (in host memory) into f (see strix_video_frame). */

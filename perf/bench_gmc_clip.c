@@ -14,7 +14,8 @@
  * Both see the same frames in the same order (two GMC states); their
  * transforms must be equal to the bit (a difference fails the run).
  * Reported: the median, over the frames, of this thread's CPU time per
- * frame of each part (the first frame of each path, which only
+ * frame of each part (and of the frame path's grey step,
+ * strix_gmc_step_times) (the first frame of each path, which only
  * initialises GMC, left out), and the load average before and after (the
  * machine is shared).  The decode and the RGB conversion are not counted:
  * both paths need them.
@@ -98,12 +99,14 @@ int main(int argc, char **argv)
     }
     slot *ring = calloc((size_t)lag + 1, sizeof *ring);
     double *t_frame = malloc(sizeof(double) * (size_t)frames), *t_grey = malloc(sizeof(double) * (size_t)frames),
-           *t_apply = malloc(sizeof(double) * (size_t)frames), *t_total = malloc(sizeof(double) * (size_t)frames);
+           *t_apply = malloc(sizeof(double) * (size_t)frames), *t_total = malloc(sizeof(double) * (size_t)frames),
+           *t_fgrey = malloc(sizeof(double) * (size_t)frames);
     strix_gmc *ga = strix_gmc_create(), *gb = strix_gmc_create();
-    if (!ring || !t_frame || !t_grey || !t_apply || !t_total || !ga || !gb) {
+    if (!ring || !t_frame || !t_grey || !t_apply || !t_total || !t_fgrey || !ga || !gb) {
         fprintf(stderr, "bench_gmc_clip: out of memory\n");
         return 8;
     }
+    strix_gmc_time_steps(ga, 1); /* the frame path's grey step: what the grey path moves to the reader */
     strix_video_read_options o;
     strix_video_read_options_init(&o);
     o.audio = 0;
@@ -141,6 +144,9 @@ int main(int argc, char **argv)
             rb = strix_gmc_apply_grey(gb, s->grey, w, h, hb), t2 = cpu_ms();
             t_frame[j] = t1 - t0, t_apply[j] = t2 - t1;
         }
+        double steps[GMC_NSTEPS];
+        strix_gmc_step_times(ga, steps);
+        t_fgrey[j] = steps[GMC_STEP_GREY] * 1e3;
         t_grey[j] = s->grey_ms;
         t_total[j] = s->grey_ms + t_apply[j];
         if (ra || rb || s->rows != h) {
@@ -159,8 +165,8 @@ int main(int argc, char **argv)
         int m = done - 1; /* without frame 0 */
         printf("bench_gmc_clip: %s, %dx%d, %d frames, lag %d frames, one thread; load average before: %s\n", clip, w, h,
                done, lag, la);
-        printf("frame path  (strix_gmc_apply on the frame from memory)       cpu ms/frame, median %.3f\n",
-               median(t_frame + 1, m));
+        printf("frame path  (strix_gmc_apply on the frame from memory)       cpu ms/frame, median %.3f: grey %.3f\n",
+               median(t_frame + 1, m), median(t_fgrey + 1, m));
         printf("grey path   (grey made at decode + strix_gmc_apply_grey)     cpu ms/frame, median %.3f: grey %.3f, "
                "apply %.3f\n", median(t_total + 1, m), median(t_grey + 1, m), median(t_apply + 1, m));
         printf("transforms: %d of %d differ\nload average after: %s\n", differ, done, lb);
@@ -174,7 +180,7 @@ int main(int argc, char **argv)
         strix_video_frame_free(&ring[i].f);
         free(ring[i].grey);
     }
-    free(ring), free(t_frame), free(t_grey), free(t_apply), free(t_total);
+    free(ring), free(t_frame), free(t_grey), free(t_apply), free(t_total), free(t_fgrey);
     strix_gmc_free(ga);
     strix_gmc_free(gb);
     return rc;
