@@ -3,14 +3,21 @@
  * read, detected); one detection stage on the calling thread over all the
  * streams; one mutex over every ring.
  *
- * Sizing.  Per stream, detection gathers frames in a pending list; with
- * vid_stride s the frames between two detected ones ride along, so a list
- * holds up to (batch-1)*s + 1 frames, capped at 4*batch so a large stride
- * does not hold many frames.  A batch is flushed when the pending lists of
- * all streams together hold `batch` frames to detect, when one list reaches
- * its cap, or when no stream has more to give.  Each stream's pool has
- * cap + 2*batch + 1 slots, so while one batch is detected its reader can
- * fill the next and its writer drain the previous one.  Every slot is
+ * Sizing.  Per stream, detection gathers frames in a pending list.  A lone
+ * stream fills whole batches; of S streams each gives about batch/S frames
+ * of a batch, so its list is sized for its share, 2*batch/S rounded up (at
+ * most batch), twice the average for streams that go at different paces.
+ * With vid_stride s the frames between two detected ones ride along, so a
+ * list holds up to (share-1)*s + 1 frames, capped at 4*share so a large
+ * stride does not hold many frames.  A batch is flushed when the pending
+ * lists of all streams together hold `batch` frames to detect, when one
+ * list reaches its cap, or when no stream has more to give.  Each stream's
+ * pool has cap + 2*ceil(batch/S) + 1 slots, so while one batch is detected
+ * its reader can fill its part of the next and its writer drain its part
+ * of the previous one.  The frames in memory then grow with the batch, not
+ * with batch x streams: 8 streams of 1080p at batch 64 held 8 x 193 frames
+ * (9.4 GB peak) when each was sized as if alone, 8 x 33 now (1.7 GB;
+ * perf/rss_streams.sh).  Every slot is
  * somewhere in free/read/pending/detected/writer, and the pool is larger
  * than the pending cap, so each reader always finds a slot eventually: no
  * deadlock, and a stalled writer stalls only its own reader (its frames
@@ -525,12 +532,14 @@ strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats,
     p.c = c;
     p.ss = calloc((size_t)S, sizeof *p.ss);
     size_t slots = 0, ring_slots = 0;
+    int part = (c->batch + S - 1) / S; /* a stream's part of a batch, on average */
+    int share = S == 1 || 2 * part >= c->batch ? c->batch : 2 * part;
     for (int k = 0; p.ss && k < S; k++) {
         stream *s = &p.ss[k];
-        long span = (long)(c->batch - 1) * c->streams[k].vid_stride + 1;
-        s->pending_cap = span < 4L * c->batch ? (int)span : 4 * c->batch;
+        long span = (long)(share - 1) * c->streams[k].vid_stride + 1;
+        s->pending_cap = span < 4L * share ? (int)span : 4 * share;
         /* submit/collect: one more flush in flight */
-        stats[k].slots = s->pending_cap * (async ? 2 : 1) + 2 * c->batch + 1;
+        stats[k].slots = s->pending_cap * (async ? 2 : 1) + 2 * part + 1;
         slots += (size_t)stats[k].slots + 1; /* + 1: `last` */
         ring_slots += (size_t)stats[k].slots * 3 + (size_t)s->pending_cap * 2;
     }
