@@ -137,11 +137,14 @@ JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_p
 
 KERNEL_LAB  = $(if $(filter 1,$(CUDA)),$(patsubst perf/cuda/%.c,$(BUILD)/perf/cuda/%,$(wildcard perf/cuda/*.c)),)
 
+PERF        = $(patsubst perf/%.c,$(BUILD)/perf/%,$(wildcard perf/*.c))
+
 .PHONY: all lib tools tests test deps demo clean fuzz fuzz-build fuzzers
 all: lib tools
 lib: $(LIB)
 tools: $(TOOLS)
-tests: $(TESTS) $(TOOLS) $(BUILD)/perf/gpu_bench $(KERNEL_LAB)
+# the perf/ programs too, so a change to the library that breaks one fails the build
+tests: $(TESTS) $(TOOLS) $(PERF) $(KERNEL_LAB)
 
 # Every object depends on the build's configuration (compilers, flags, CUDA,
 # SAN, OPENMP): switching one of them in the same BUILD directory rebuilds
@@ -211,9 +214,8 @@ $(BUILD)/tests/%: tests/%.c $(LIB) $(CUBLAS_DL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< $(JOB_LINK) $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
-# perf/ programs (benchmark, per-kernel harnesses): build/perf/NAME, the
-# library (and FFmpeg's for bench_gmc_clip, a VIDEO_USER).
-PERF = $(patsubst perf/%.c,$(BUILD)/perf/%,$(wildcard perf/*.c))
+# perf/ programs (benchmark, per-kernel harnesses; PERF above): build/perf/NAME,
+# the library (and FFmpeg's for bench_gmc_clip, a VIDEO_USER).
 $(BUILD)/perf/%: perf/%.c $(LIB) $(CUBLAS_DL)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
