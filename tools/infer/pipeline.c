@@ -5,8 +5,8 @@
  *
  * Sizing.  Per stream, detection gathers frames in a pending list.  A lone
  * stream fills whole batches; of S streams each gives about batch/S frames
- * of a batch, so its list is sized for its share, 2*batch/S rounded up (at
- * most batch), twice the average for streams that go at different paces.
+ * of a batch, so its list is sized for its share, 2*ceil(batch/S) (at most
+ * batch), twice the average for streams that go at different paces.
  * With vid_stride s the frames between two detected ones ride along, so a
  * list holds up to (share-1)*s + 1 frames, capped at 4*share so a large
  * stride does not hold many frames.  A batch is flushed when the pending
