@@ -100,6 +100,33 @@ size_t strix_utf8_len(const unsigned char *s, size_t avail)
     return len;
 }
 
+const char *strix_quote(char buf[STRIX_QUOTE_MAX], const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t k = 0, n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t l = p[i] < 0x80 ? 1 : strix_utf8_len(p + i, n - i);
+        int esc = l == 0 || p[i] < 0x20 || p[i] == 0x7f;
+        size_t need = esc ? 4 : l;
+        if (k + need + 4 > STRIX_QUOTE_MAX) {
+            memcpy(buf + k, "...", 3);
+            k += 3;
+            break;
+        }
+        if (esc) {
+            snprintf(buf + k, 5, "\\x%02x", p[i]);
+            k += 4;
+            i++;
+        } else {
+            memcpy(buf + k, p + i, l);
+            k += l;
+            i += l;
+        }
+    }
+    buf[k] = 0;
+    return buf;
+}
+
 /* Four hex digits at s[0..4) (avail bytes there) into *v; 0 when not. */
 static int hex4(const unsigned char *s, size_t avail, unsigned *v)
 {

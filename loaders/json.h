@@ -116,4 +116,10 @@ int strix_json_skip(strix_json *j);
  * invalid: no overlong forms, no surrogates, nothing above U+10FFFF. */
 size_t strix_utf8_len(const unsigned char *s, size_t avail);
 
+/* s as it can appear inside a one-line message: control bytes (newlines,
+ * terminal escapes) and bytes that are not valid UTF-8 as \xNN, a long s
+ * cut between characters with "...".  Returns buf. */
+#define STRIX_QUOTE_MAX 160
+const char *strix_quote(char buf[STRIX_QUOTE_MAX], const char *s);
+
 #endif

@@ -157,37 +157,6 @@ static void st_strerror(int e, char *buf, size_t n)
         snprintf(buf, n, "error %d", e);
 }
 
-/* A name as it can appear in a one-line message: control bytes and bytes
- * that are not valid UTF-8 as \xNN, long names cut (between characters)
- * with "...". */
-#define ST_QUOTE_MAX 160
-static const char *st_quote(char buf[ST_QUOTE_MAX], const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t k = 0, n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        size_t l = p[i] < 0x80 ? 1 : strix_utf8_len(p + i, n - i);
-        int esc = l == 0 || p[i] < 0x20 || p[i] == 0x7f;
-        size_t need = esc ? 4 : l;
-        if (k + need + 4 > ST_QUOTE_MAX) {
-            memcpy(buf + k, "...", 3);
-            k += 3;
-            break;
-        }
-        if (esc) {
-            snprintf(buf + k, 5, "\\x%02x", p[i]);
-            k += 4;
-            i++;
-        } else {
-            memcpy(buf + k, p + i, l);
-            k += l;
-            i += l;
-        }
-    }
-    buf[k] = 0;
-    return buf;
-}
-
 static int st_valid_utf8(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
@@ -318,8 +287,8 @@ static void st_describe(char *buf, size_t n, const char *dtype, int ndim, const 
 
 static strix_status st_tensor_entry(st_parser *p, const char *name)
 {
-    char q[ST_QUOTE_MAX], ctx[ST_QUOTE_MAX + 40], fq[ST_QUOTE_MAX];
-    snprintf(ctx, sizeof ctx, "tensor '%s'", st_quote(q, name));
+    char q[STRIX_QUOTE_MAX], ctx[STRIX_QUOTE_MAX + 40], fq[STRIX_QUOTE_MAX];
+    snprintf(ctx, sizeof ctx, "tensor '%s'", strix_quote(q, name));
     strix_json *j = &p->j;
     if (strix_json_peek(j) != '{')
         return st_bad(p, "%s must be an object {dtype, shape, data_offsets}, found %s", ctx,
@@ -354,7 +323,7 @@ static strix_status st_tensor_entry(st_parser *p, const char *name)
                                   ctx, dtype_s);
                 return st_bad(p, "%s has an unknown dtype '%s' (expected F32, F16, BF16, F64, "
                               "I64, I32, I16, I8, U64, U32, U16, U8, BOOL, F8_E4M3, F8_E5M2, "
-                              "F8_E8M0 or C64)", ctx, st_quote(fq, dtype_s));
+                              "F8_E8M0 or C64)", ctx, strix_quote(fq, dtype_s));
             }
         } else if (strcmp(key, "shape") == 0) {
             if (ndim >= 0)
@@ -373,7 +342,7 @@ static strix_status st_tensor_entry(st_parser *p, const char *name)
                               ctx, noff, noff == 1 ? "y" : "ies");
         } else {
             return st_bad(p, "%s has an unknown field \"%s\" (expected dtype, shape, "
-                          "data_offsets)", ctx, st_quote(fq, key));
+                          "data_offsets)", ctx, strix_quote(fq, key));
         }
     }
     if (more < 0)
@@ -455,14 +424,14 @@ static strix_status st_metadata(st_parser *p)
     int seen = 0, more;
     while ((more = strix_json_more(j, '}', &seen)) > 0) {
         const char *key, *value;
-        char q[ST_QUOTE_MAX];
+        char q[STRIX_QUOTE_MAX];
         strix_status s;
         if ((s = st_string(p, &key)))
             return s;
         if (strix_json_expect(j, ':', "':'"))
             return st_syntax(p);
         if (strix_json_peek(j) != '"')
-            return st_bad(p, "metadata '%s' must be a string, found %s", st_quote(q, key),
+            return st_bad(p, "metadata '%s' must be a string, found %s", strix_quote(q, key),
                           strix_json_found(j));
         if ((s = st_string(p, &value)))
             return s;
@@ -533,7 +502,7 @@ static int st_cmp_kv_key(const void *a, const void *b)
  * section: sorted by begin, each must start where the previous ended. */
 static strix_status st_finish(st_parser *p, strix_st_file *f)
 {
-    char q[ST_QUOTE_MAX], q2[ST_QUOTE_MAX];
+    char q[STRIX_QUOTE_MAX], q2[STRIX_QUOTE_MAX];
     f->tensors = p->t;
     f->n_tensors = p->nt;
     p->t = NULL;
@@ -554,14 +523,14 @@ static strix_status st_finish(st_parser *p, strix_st_file *f)
     for (size_t i = 1; i < f->n_tensors; i++)
         if (strcmp(f->by_name[i - 1]->name, f->by_name[i]->name) == 0)
             return st_bad(p, "duplicate tensor name '%s' in the header",
-                          st_quote(q, f->by_name[i]->name));
+                          strix_quote(q, f->by_name[i]->name));
     for (size_t i = 0; i < f->n_meta; i++)
         f->meta_by_key[i] = &f->meta[i];
     if (f->n_meta > 1)
         qsort(f->meta_by_key, f->n_meta, sizeof *f->meta_by_key, st_cmp_kv_key);
     for (size_t i = 1; i < f->n_meta; i++)
         if (strcmp(f->meta_by_key[i - 1]->key, f->meta_by_key[i]->key) == 0)
-            return st_bad(p, "duplicate metadata key '%s'", st_quote(q, f->meta_by_key[i]->key));
+            return st_bad(p, "duplicate metadata key '%s'", strix_quote(q, f->meta_by_key[i]->key));
 
     uint64_t end = 0;
     for (size_t i = 0; i < f->n_tensors; i++) {
@@ -569,12 +538,12 @@ static strix_status st_finish(st_parser *p, strix_st_file *f)
         if (t->offset > end)
             return st_bad(p, "the data section has a hole: bytes [%llu, %llu) before tensor '%s' "
                           "belong to no tensor", (unsigned long long)end,
-                          (unsigned long long)t->offset, st_quote(q, t->name));
+                          (unsigned long long)t->offset, strix_quote(q, t->name));
         if (t->offset < end)
             return st_bad(p, "tensor '%s' at data_offsets [%llu, %llu] overlaps tensor '%s' "
-                          "ending at %llu", st_quote(q, t->name), (unsigned long long)t->offset,
+                          "ending at %llu", strix_quote(q, t->name), (unsigned long long)t->offset,
                           (unsigned long long)(t->offset + t->nbytes),
-                          st_quote(q2, f->tensors[i - 1].name), (unsigned long long)end);
+                          strix_quote(q2, f->tensors[i - 1].name), (unsigned long long)end);
         end = t->offset + t->nbytes;
     }
     if (end != p->data_size)
@@ -697,7 +666,7 @@ fail:
 strix_status strix_st_from_memory(strix_st_file **out, const char *path, const strix_st_source *src, size_t n,
                                   void (*release)(void *), void *owner, strix_error *err)
 {
-    char q[ST_QUOTE_MAX];
+    char q[STRIX_QUOTE_MAX];
     *out = NULL;
     strix_st_file *f = calloc(1, sizeof *f);
     if (!f) {
@@ -726,7 +695,7 @@ strix_status strix_st_from_memory(strix_st_file **out, const char *path, const s
         strix_st_tensor *t = &f->tensors[i];
         if ((unsigned)src[i].dtype >= STRIX_ST_DTYPE_COUNT || src[i].ndim < 0 || src[i].ndim > STRIX_ST_MAX_DIMS) {
             s = st_fail(err, STRIX_E_WEIGHTS, "%s: tensor '%s' has a bad dtype or rank", path,
-                        st_quote(q, src[i].name));
+                        strix_quote(q, src[i].name));
             goto done;
         }
         t->name = strcpy(w, src[i].name);
@@ -754,7 +723,7 @@ strix_status strix_st_from_memory(strix_st_file **out, const char *path, const s
         qsort(f->by_name, n, sizeof *f->by_name, st_cmp_tensor_name);
     for (size_t i = 1; i < n; i++)
         if (strcmp(f->by_name[i - 1]->name, f->by_name[i]->name) == 0) {
-            s = st_fail(err, STRIX_E_WEIGHTS, "%s: two tensors are named '%s'", path, st_quote(q, f->by_name[i]->name));
+            s = st_fail(err, STRIX_E_WEIGHTS, "%s: two tensors are named '%s'", path, strix_quote(q, f->by_name[i]->name));
             goto done;
         }
 done:
@@ -847,10 +816,10 @@ strix_status strix_st_to_f32(float *dst, const strix_st_tensor *t, strix_error *
         }
         return STRIX_OK;
     default: {
-        char q[ST_QUOTE_MAX];
+        char q[STRIX_QUOTE_MAX];
         return st_fail(err, STRIX_E_WEIGHTS, "%s: tensor '%s' has dtype %s, not a float type "
                        "(F32, F16, BF16, F64); the weights do not match the model",
-                       t->file ? t->file->path : "safetensors", st_quote(q, t->name),
+                       t->file ? t->file->path : "safetensors", strix_quote(q, t->name),
                        t->dtype_name);
     }
     }
@@ -912,35 +881,35 @@ strix_status strix_st_writer_add(strix_st_writer *w, const char *name, strix_st_
                                  int ndim, const int64_t *shape, const float *data,
                                  strix_error *err)
 {
-    char q[ST_QUOTE_MAX];
+    char q[STRIX_QUOTE_MAX];
     if (!name)
         return st_fail(err, STRIX_E_ARG, "safetensors writer: tensor without a name");
     if (!st_valid_utf8(name))
         return st_fail(err, STRIX_E_ARG, "safetensors writer: tensor name '%s' is not valid "
-                       "UTF-8", st_quote(q, name));
+                       "UTF-8", strix_quote(q, name));
     if (strcmp(name, "__metadata__") == 0)
         return st_fail(err, STRIX_E_ARG, "safetensors writer: '__metadata__' is reserved and "
                        "cannot name a tensor");
     if (dtype != STRIX_ST_F32 && dtype != STRIX_ST_F16)
         return st_fail(err, STRIX_E_ARG, "safetensors writer: tensor '%s': dtype must be F32 or "
-                       "F16", st_quote(q, name));
+                       "F16", strix_quote(q, name));
     if (ndim < 0 || ndim > STRIX_ST_MAX_DIMS)
         return st_fail(err, STRIX_E_ARG, "safetensors writer: tensor '%s': %d dimensions, "
-                       "expected 0..%d", st_quote(q, name), ndim, STRIX_ST_MAX_DIMS);
+                       "expected 0..%d", strix_quote(q, name), ndim, STRIX_ST_MAX_DIMS);
     /* numel * 4 must fit size_t so that offsets and the file size do */
     size_t numel = 1, limit = SIZE_MAX / 4;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0)
             return st_fail(err, STRIX_E_ARG, "safetensors writer: tensor '%s': negative "
-                           "dimension %lld", st_quote(q, name), (long long)shape[i]);
+                           "dimension %lld", strix_quote(q, name), (long long)shape[i]);
         if (shape[i] != 0 && numel > limit / (uint64_t)shape[i])
             return st_fail(err, STRIX_E_ARG, "safetensors writer: tensor '%s': shape too large",
-                           st_quote(q, name));
+                           strix_quote(q, name));
         numel *= (size_t)shape[i];
     }
     if (numel && !data)
         return st_fail(err, STRIX_E_ARG, "safetensors writer: tensor '%s': no data",
-                       st_quote(q, name));
+                       strix_quote(q, name));
     if (w->nt == w->capt) {
         size_t cap = w->capt ? 2 * w->capt : 64;
         st_wtensor *t = realloc(w->t, cap * sizeof *t);
@@ -966,12 +935,12 @@ strix_status strix_st_writer_add(strix_st_writer *w, const char *name, strix_st_
 strix_status strix_st_writer_set_metadata(strix_st_writer *w, const char *key, const char *value,
                                           strix_error *err)
 {
-    char q[ST_QUOTE_MAX];
+    char q[STRIX_QUOTE_MAX];
     if (!key || !value)
         return st_fail(err, STRIX_E_ARG, "safetensors writer: metadata needs a key and a value");
     if (!st_valid_utf8(key) || !st_valid_utf8(value))
         return st_fail(err, STRIX_E_ARG, "safetensors writer: metadata '%s' is not valid UTF-8",
-                       st_quote(q, key));
+                       strix_quote(q, key));
     char *v = st_strdup(value);
     if (!v)
         return st_fail(err, STRIX_E_NOMEM, "safetensors writer: out of memory");
@@ -1089,7 +1058,7 @@ static void st_put_metadata(st_buf *b, const st_wkv *const *kv, size_t n)
 static strix_status st_build_header(const strix_st_writer *w, const char *path, st_buf *b,
                                     strix_error *err)
 {
-    char q[ST_QUOTE_MAX];
+    char q[STRIX_QUOTE_MAX];
     strix_status s = STRIX_OK;
     const st_wtensor **tn = malloc((w->nt ? w->nt : 1) * sizeof *tn);
     const st_wkv **mk = malloc((w->nkv ? w->nkv : 1) * sizeof *mk);
@@ -1112,7 +1081,7 @@ static strix_status st_build_header(const strix_st_writer *w, const char *path, 
     for (size_t i = 1; i < w->nt; i++) {
         if (strcmp(tn[i - 1]->name, tn[i]->name) == 0) {
             s = st_fail(err, STRIX_E_ARG, "%s: not written: two tensors are named '%s'; give "
-                        "each tensor a distinct name", path, st_quote(q, tn[i]->name));
+                        "each tensor a distinct name", path, strix_quote(q, tn[i]->name));
             goto done;
         }
     }

@@ -39,6 +39,22 @@ static void manifest_plain(void)
         tl_fail("items: %ld; first '%s' -> '%s' line %ld", wl.n, wl.v[0].input, wl.v[0].name, wl.v[0].line);
     else if (!ok) tl_fail("no items");
     work_list_free(&wl);
+
+    /* a URL's last component longer than a file name may be: its first 200
+     * bytes (an item's directory of 300 could not be made: the worker
+     * stopped at it, the items after it undone) */
+    char text[1024], want[256];
+    int k = tl_int(201, 400);
+    memset(want, 'v', 200);
+    want[200] = 0;
+    int n = snprintf(text, sizeof text, "https://cdn.example/");
+    memset(text + n, 'v', (size_t)k);
+    snprintf(text + n + k, sizeof text - (size_t)(n + k), "?sig=1\nb.mp4\n");
+    rc = parse(text, &wl, err);
+    TL_CHECK(rc == 0 && wl.n == 2, "a %d-byte name: rc %d: %s", k, rc, err);
+    TL_CHECK(!strcmp(wl.v[0].name, want) && !strcmp(wl.v[1].name, "b"), "a %d-byte name became %zu bytes", k,
+             strlen(wl.v[0].name));
+    work_list_free(&wl);
 }
 
 static void manifest_jsonl(void)
@@ -57,6 +73,10 @@ static void manifest_jsonl(void)
     work_list_free(&wl);
 }
 
+#define V20 "vvvvvvvvvvvvvvvvvvvv"
+#define V60 V20 V20 V20
+#define V200 V60 V60 V60 V20
+
 static void manifest_errors(void)
 {
     static const struct {
@@ -64,6 +84,9 @@ static void manifest_errors(void)
     } cases[] = {
         {"a.mp4\n{\"input\": \"b.mp4\",}\n", "m.txt:2: "},
         {"{\"input\": \"b.mp4\", \"camera\": 3}\n", "m.txt:1: unknown key \"camera\""},
+        /* what the line names, escaped: the message stays one line, no terminal escape reaches the log */
+        {"{\"in\\nput\": \"b.mp4\"}\n", "m.txt:1: unknown key \"in\\x0aput\" (an item"},
+        {"{\"input\": \"b.mp4\", \"output\": \"a\\u001b[2J\"}\n", "m.txt:1: \"output\" \"a\\x1b[2J\" holds a '/' or a control"},
         {"a.mp4\n\n{\"input\": \"b.mp4\", \"output\": \"x/y\"}\n", "m.txt:3: \"output\" \"x/y\" holds a '/'"},
         {"{\"input\": \"b.mp4\", \"output\": \"..\"}\n", "m.txt:1: \"output\" \"..\" starts with '.'"},
         {"{\"output\": \"b\"}\n", "m.txt:1: the item has no \"input\""},
@@ -73,6 +96,8 @@ static void manifest_errors(void)
         {"x/a.mp4\nb.mp4\ny/a.avi\n", "m.txt:3: output name \"a\" is also that of line 1"},
         {"a.mp4\n{\"input\": \"b.mp4\", \"output\": \"a\"}\n", "m.txt:2: output name \"a\" is also that of line 1"},
         {"# nothing\n\n", "m.txt: no items"},
+        /* two names that differ past the first 200 bytes share their default name */
+        {"http://h/" V200 "a.mp4\nhttp://h/" V200 "b.mp4\n", "m.txt:2: output name \"" V60 "\" is also that of line 1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         work_list wl;

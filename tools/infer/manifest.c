@@ -25,7 +25,10 @@ void work_list_free(work_list *wl)
 
 /* The default output name: the base name without its extension (a URL's
  * last path component, query dropped), other characters than
- * [A-Za-z0-9._+-] made '_'; "item" when nothing is left.  malloc'd. */
+ * [A-Za-z0-9._+-] made '_', its first NAME_MAX_LEN bytes (a URL's last
+ * component can be longer than a file name may be: the item's directory
+ * could not be made, and the worker stopped there); "item" when nothing is
+ * left.  malloc'd. */
 static char *default_name(const char *input)
 {
     size_t n = strcspn(input, "?#");
@@ -38,6 +41,7 @@ static char *default_name(const char *input)
             e = k - 1;
             break;
         }
+    if (e - b > NAME_MAX_LEN) e = b + NAME_MAX_LEN;
     char *s = malloc(e - b + 5);
     if (!s) return NULL;
     size_t m = 0;
@@ -98,8 +102,9 @@ static int parse_object(const char *path, long line, char *s, size_t n, work_lis
         if (strix_json_string(&j, &key, &len) || strix_json_expect(&j, ':', "':'")) goto syntax;
         int is_in = !strcmp(key, "input"), is_out = !strcmp(key, "output");
         if (!is_in && !is_out) {
-            snprintf(err, errn, "%s:%ld: unknown key \"%.40s\" (an item has \"input\" and optionally \"output\")",
-                     path, line, key);
+            char q[STRIX_QUOTE_MAX];
+            snprintf(err, errn, "%s:%ld: unknown key \"%s\" (an item has \"input\" and optionally \"output\")", path,
+                     line, strix_quote(q, key));
             return EXIT_USAGE;
         }
         if ((is_in && input) || (is_out && output)) {
@@ -128,7 +133,9 @@ static int parse_object(const char *path, long line, char *s, size_t n, work_lis
     }
     const char *why = output ? bad_name(output) : NULL;
     if (why) {
-        snprintf(err, errn, "%s:%ld: \"output\" \"%.60s\" %s (give a plain file name)", path, line, output, why);
+        char q[STRIX_QUOTE_MAX];
+        snprintf(err, errn, "%s:%ld: \"output\" \"%s\" %s (give a plain file name)", path, line,
+                 strix_quote(q, output), why);
         return EXIT_USAGE;
     }
     char *name = output ? strdup(output) : NULL;
