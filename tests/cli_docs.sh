@@ -136,9 +136,11 @@ while IFS="$tab" read -r f line blk mode arg want file; do
         fi
         missing=""
         # the command's words, without a trailing # comment
+        set -f # the words are literal text (a * in a path is not a glob here)
         for w in $(sed 's/[ \t]#.*//' "$file"); do
             grep -qF -- "$w" "$script" || missing="$missing $w"
         done
+        set +f
         if [ -n "$missing" ]; then
             fail "$label" "tested-by: $arg, but $script does not contain:$missing"
         else
