@@ -575,7 +575,7 @@ def main():
                     help="first wait (polling each minute) for the 1-minute load average to drop below this")
     ap.add_argument("--wait-max", type=int, default=1200)
     ap.add_argument("--machine", default="")
-    ap.add_argument("--readme", default="README.md", help="README whose performance section is regenerated ('' none)")
+    ap.add_argument("--readme", default="docs/performance.md", help="the page whose performance section is regenerated ('' none)")
     ap.add_argument("--no-harness", action="store_true", help="skip bench_conv / bench_nms")
     # child mode: one peer, one configuration
     ap.add_argument("--peer")
