@@ -65,14 +65,22 @@ strix_cpu_isa strix_cpu_isa_best(void)
 size_t strix_cpu_conv2d_workspace(const strix_view *out, const strix_view *in,
                                   const strix_conv_params *p, int threads)
 {
-    size_t most = strix_cpu_conv2d_workspace_generic(out, in, p, threads), b;
+    size_t most = strix_cpu_conv2d_workspace_generic(out, in, p, threads), b = 0;
 #if defined(__x86_64__)
-    b = strix_cpu_conv2d_workspace_avx2(out, in, p, threads);
-    if (b > most) most = b;
-    b = strix_cpu_conv2d_workspace_avx512(out, in, p, threads);
-    if (b > most) most = b;
-    b = strix_cpu_conv2d_workspace_avx512_n16(out, in, p, threads);
-    if (b > most) most = b;
+    /* only the instruction sets this CPU has: each sizing function is
+     * compiled for its set, and GCC vectorises their memsets with it (zmm
+     * stores in the AVX-512 ones, SIGILL on an AVX2-only CPU); a set the CPU
+     * lacks is never picked, so its workspace is never needed */
+    if (strix_cpu_isa_supported(STRIX_CPU_ISA_AVX2)) {
+        b = strix_cpu_conv2d_workspace_avx2(out, in, p, threads);
+        if (b > most) most = b;
+    }
+    if (strix_cpu_isa_supported(STRIX_CPU_ISA_AVX512)) {
+        b = strix_cpu_conv2d_workspace_avx512(out, in, p, threads);
+        if (b > most) most = b;
+        b = strix_cpu_conv2d_workspace_avx512_n16(out, in, p, threads);
+        if (b > most) most = b;
+    }
 #endif
 #if defined(__aarch64__)
     b = strix_cpu_conv2d_workspace_neon(out, in, p, threads);
