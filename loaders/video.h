@@ -161,10 +161,11 @@ typedef struct strix_video_read_stats {
                            * not decode, say): damage it recovered from without flagging a packet or
                            * frame.  Counted once the process's FFmpeg log goes through strix (see
                            * strix_video_log_level) */
-    long frames_lost;     /* after the end, with decoder errors or skipped packets: the video packets
-                           * given to the decoder that yielded no frame (damage it dropped whole);
-                           * 0 otherwise, and before the end (frames still in the decoder) */
-    char decoder_error[160]; /* the first error message, "h264: decode_slice_header error"; "" if none */
+    long frames_lost;     /* after the end: video packets given to the decoder that yielded no frame
+                           * (damage it dropped whole), at most as many as met a decoder error (logged
+                           * or returned); 0 before the end (frames may still be in the decoder) */
+    char decoder_error[160]; /* the first error message, the decoder's name first: "h264: A non-intra
+                              * slice in an IDR NAL unit"; "" if none */
     int stopped;          /* the interrupt callback ended the input early */
     double decode_ms;     /* demux + decode */
     double convert_ms;    /* pixel format conversion to RGB and/or NV12, rotation (NVDEC:

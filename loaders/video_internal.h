@@ -69,6 +69,8 @@ struct strix_video_reader {
     atomic_int log_first_state;   /* 0: no message yet, 1: log_first being written, 2: written */
     char log_first[160];          /* the first of them, "h264: decode_slice_header error" */
     long packets_in;              /* video packets handed to the decoder, AV_PKT_FLAG_DISCARD ones aside */
+    long error_packets;           /* of those, the ones during whose decoding errors came (frames_lost) */
+    long errors_seen;             /* errors (logged + returned) when the last packet was sent */
     int64_t last_pts, last_dur;
     strix_video_read_stats stats;
     strix_video_read_options opt;

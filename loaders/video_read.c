@@ -197,6 +197,8 @@ static void log_cb(void *avcl, int level, const char *fmt, va_list vl)
                 va_end(copy);
                 size_t n = strlen(msg);
                 while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ' || msg[n - 1] == '.')) msg[--n] = 0;
+                for (size_t i = 0; i < n; i++) /* one line, no terminal controls: it is printed */
+                    if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f) msg[i] = ' ';
                 snprintf(r->log_first, sizeof r->log_first, "%s: %s", c->codec->name, msg);
                 atomic_store_explicit(&r->log_first_state, 2, memory_order_release);
             }
@@ -423,6 +425,12 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
 
 const strix_video_info *strix_video_reader_info(const strix_video_reader *r) { return &r->info; }
 
+/* Errors so far: logged by the decoder and returned by it (bad_packets). */
+static long error_seen(const strix_video_reader *r)
+{
+    return atomic_load_explicit(&r->log_errors, memory_order_relaxed) + r->stats.bad_packets;
+}
+
 void strix_video_reader_stats(const strix_video_reader *r, strix_video_read_stats *s)
 {
     *s = r->stats;
@@ -431,16 +439,17 @@ void strix_video_reader_stats(const strix_video_reader *r, strix_video_read_stat
         snprintf(s->decoder_error, sizeof s->decoder_error, "%s", r->log_first);
     /* Frames lost: once the decoder is drained (ended: the final flush has
      * returned every frame it held, so decoder delay no longer hides any),
-     * each packet given to it should have made one frame.  Fewer frames,
-     * where the decoder logged errors or refused packets, are frames its
-     * errors dropped: a packet whose slices all failed, a refused packet,
-     * a frame receive_frame failed.  Without errors a shortfall is not
-     * counted as loss: some codecs legitimately decode packets into no
-     * frame (VP9's hidden frames, split by FFmpeg into packets of their
-     * own).  Packets flagged AV_PKT_FLAG_DISCARD (the decoder drops their
-     * frames on purpose: MP4 edit lists) are not counted in packets_in. */
-    long lost = r->packets_in - r->stats.frames;
-    s->frames_lost = r->ended && (s->decode_errors || r->stats.bad_packets) && lost > 0 ? lost : 0;
+     * the packets given to it that made no frame, but no more than the
+     * packets that met an error (error_packets, and the last one's, still
+     * uncounted): a packet whose slices all failed, a refused packet, a
+     * frame receive_frame failed.  Some streams legitimately decode packets
+     * into no frame (VP9's hidden frames, which FFmpeg splits into packets
+     * of their own; H.264 fields sent one per packet, two to a frame): the
+     * bound keeps those out unless they met an error.  Packets flagged
+     * AV_PKT_FLAG_DISCARD (the decoder drops their frames on purpose: MP4
+     * edit lists) are not in packets_in. */
+    long lost = r->packets_in - r->stats.frames, hit = r->error_packets + (error_seen(r) != r->errors_seen);
+    s->frames_lost = r->ended && lost > 0 ? lost < hit ? lost : hit : 0;
 }
 
 static void note_problem(strix_video_reader *r, const char *what, int ret)
@@ -814,6 +823,12 @@ int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *e
                 r->stats.corrupt_packets++;
                 r->tainted = 1;
             }
+            /* errors since the previous packet was sent: it met them (its
+             * decode ran in that send: strix's decoders run on the reading
+             * thread, libavcodec's default of one thread) */
+            long seen = error_seen(r);
+            r->error_packets += seen != r->errors_seen;
+            r->errors_seen = seen;
             int discard = (pkt->flags & AV_PKT_FLAG_DISCARD) != 0;
             ret = avcodec_send_packet(r->dec, pkt);
             av_packet_unref(pkt);
