@@ -217,9 +217,10 @@ void strix_video_writer_free(strix_video_writer *w);
  * start: 0 silences it (strix reports problems itself), 1 shows warnings.
  * Either way it installs strix's callback, which counts each reader's
  * decoder errors (strix_video_read_stats.decode_errors) and prints what the
- * level lets through as FFmpeg would; strix_video_open installs it too when
- * a program never calls this.  Call it before any other thread uses FFmpeg:
- * FFmpeg's callback pointer is not atomic. */
+ * level lets through as FFmpeg would (it replaces a callback the program
+ * set itself); strix_video_open installs it too when a program never calls
+ * this.  Call it before any other thread uses FFmpeg: FFmpeg's callback
+ * pointer is not atomic. */
 void strix_video_log_level(int verbose);
 
 /* ------------------------------------------------------------------------
