@@ -157,6 +157,15 @@ typedef struct strix_video_read_stats {
     long tainted;         /* other frames delivered after damage, before the next keyframe: they decode
                            * from damaged or missing references */
     long corrupt_packets; /* video packets the demuxer flagged corrupt (e.g. MPEG-TS continuity errors) */
+    long decode_errors;   /* error messages FFmpeg's decoder logged for this input (a slice it could
+                           * not decode, say): damage it recovered from without flagging a packet or
+                           * frame.  Counted once the process's FFmpeg log goes through strix (see
+                           * strix_video_log_level) */
+    long frames_lost;     /* after the end: video packets given to the decoder that yielded no frame
+                           * (damage it dropped whole), at most as many as met a decoder error (logged
+                           * or returned); 0 before the end (frames may still be in the decoder) */
+    char decoder_error[160]; /* the first error message, the decoder's name first: "h264: A non-intra
+                              * slice in an IDR NAL unit"; "" if none */
     int stopped;          /* the interrupt callback ended the input early */
     double decode_ms;     /* demux + decode */
     double convert_ms;    /* pixel format conversion to RGB and/or NV12, rotation (NVDEC:
@@ -205,7 +214,13 @@ const char *strix_video_writer_codec(const strix_video_writer *w);
 void strix_video_writer_free(strix_video_writer *w);
 
 /* FFmpeg logs through a process-wide callback; tools call this once at
- * start: 0 silences it (strix reports problems itself), 1 shows warnings. */
+ * start: 0 silences it (strix reports problems itself), 1 shows warnings.
+ * Either way it installs strix's callback, which counts each reader's
+ * decoder errors (strix_video_read_stats.decode_errors) and prints what the
+ * level lets through as FFmpeg would (it replaces a callback the program
+ * set itself); strix_video_open installs it too when a program never calls
+ * this.  Call it before any other thread uses FFmpeg: FFmpeg's callback
+ * pointer is not atomic. */
 void strix_video_log_level(int verbose);
 
 /* ------------------------------------------------------------------------

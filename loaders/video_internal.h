@@ -6,6 +6,8 @@
 #ifndef STRIX_VIDEO_INTERNAL_H
 #define STRIX_VIDEO_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/display.h>
@@ -58,6 +60,17 @@ struct strix_video_reader {
     struct strix_video_side pending; /* audio packets waiting for the next frame */
     int flushing, ended;
     int tainted;                  /* damage seen since the last keyframe: frames now decode from it */
+    /* Errors FFmpeg's decoder logs (video_read.c's log callback, on any of
+     * the decoder's threads: atomics).  It finds the reader through
+     * dec->opaque, which is set to the reader before the decoder opens
+     * (frame threads' copies of the context keep it); nothing else in strix
+     * sets a codec context's opaque. */
+    atomic_long log_errors;       /* error-level messages (<= AV_LOG_ERROR) */
+    atomic_int log_first_state;   /* 0: no message yet, 1: log_first being written, 2: written */
+    char log_first[160];          /* the first of them, "h264: decode_slice_header error" */
+    long packets_in;              /* video packets handed to the decoder, AV_PKT_FLAG_DISCARD ones aside */
+    long error_packets;           /* of those, the ones during whose decoding errors came (frames_lost) */
+    long errors_seen;             /* errors (logged + returned) when the last packet was sent */
     int64_t last_pts, last_dur;
     strix_video_read_stats stats;
     strix_video_read_options opt;

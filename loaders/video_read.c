@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +167,53 @@ void strix_video_read_options_init(strix_video_read_options *o)
     o->nvdec = -1;
 }
 
+/* FFmpeg's decoders report much of the damage they meet only in their log
+ * ("decode_slice_header error": the slice, maybe the whole frame, dropped,
+ * with no packet or frame flagged), so strix reads that log: this callback
+ * counts the error-level messages of each reader's decoder, on whatever
+ * decoder thread logs them, and passes every message on to FFmpeg's own
+ * callback, which prints what av_log_set_level lets through as it always
+ * did.  A message is a reader's when it comes from a codec context (class
+ * avcodec_get_class(), the class of every AVCodecContext and of the frame
+ * threads' copies, which libavcodec makes with memdup and refreshes from
+ * the user's context, opaque included: pthread_frame.c) that decodes and
+ * has an opaque: strix sets opaque only on its readers' decoders.  Messages
+ * during avformat_find_stream_info (its own decoders, opaque NULL) are not
+ * counted: the reader decodes those frames again. */
+static void log_cb(void *avcl, int level, const char *fmt, va_list vl)
+{
+    const AVClass *cls = avcl ? *(const AVClass *const *)avcl : NULL;
+    if (level <= AV_LOG_ERROR && cls && cls == avcodec_get_class()) {
+        const AVCodecContext *c = avcl;
+        strix_video_reader *r = c->opaque;
+        if (r && c->codec && av_codec_is_decoder(c->codec)) {
+            atomic_fetch_add_explicit(&r->log_errors, 1, memory_order_relaxed);
+            int none = 0; /* the first message: one thread claims log_first, writes it, publishes it */
+            if (atomic_compare_exchange_strong(&r->log_first_state, &none, 1)) {
+                char msg[sizeof r->log_first];
+                va_list copy;
+                va_copy(copy, vl);
+                vsnprintf(msg, sizeof msg, fmt, copy);
+                va_end(copy);
+                size_t n = strlen(msg);
+                while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ' || msg[n - 1] == '.')) msg[--n] = 0;
+                for (size_t i = 0; i < n; i++) /* one line, no terminal controls: it is printed */
+                    if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f) msg[i] = ' ';
+                snprintf(r->log_first, sizeof r->log_first, "%s: %s", c->codec->name, msg);
+                atomic_store_explicit(&r->log_first_state, 2, memory_order_release);
+            }
+        }
+    }
+    av_log_default_callback(avcl, level, fmt, vl);
+}
+
+/* FFmpeg's log callback is one pointer for the whole process: strix's is
+ * installed once (the only process-wide state strix touches; the counts
+ * live in each reader), by strix_video_log_level, which tools call at start
+ * before any thread uses FFmpeg, or else by the first strix_video_open. */
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+static void install_log(void) { av_log_set_callback(log_cb); }
+
 static int interrupt_cb(void *opaque)
 {
     strix_video_reader *r = opaque;
@@ -278,6 +327,7 @@ static strix_status open_streams(strix_video_reader *r, const char *url, strix_e
     if ((ret = avcodec_parameters_to_context(r->dec, par)) < 0)
         return strix_fail(err, STRIX_E_NOMEM, "%s: %s", url, strix_video_averr(ret, eb));
     r->dec->pkt_timebase = st->time_base;
+    r->dec->opaque = r; /* before opening: the frame threads copy the context then (see log_cb) */
     strix_status st_hw = r->opt.nvdec >= 0 ? open_nvdec(r, codec, url, err) : STRIX_OK;
     if (st_hw) return st_hw;
     if ((ret = avcodec_open2(r->dec, codec, NULL)) < 0)
@@ -323,6 +373,7 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
 {
     strix_error_clear(err);
     *out = NULL;
+    pthread_once(&log_once, install_log);
     strix_video_reader *r = calloc(1, sizeof *r);
     if (!r) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
     if (o) r->opt = *o;
@@ -374,7 +425,32 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
 
 const strix_video_info *strix_video_reader_info(const strix_video_reader *r) { return &r->info; }
 
-void strix_video_reader_stats(const strix_video_reader *r, strix_video_read_stats *s) { *s = r->stats; }
+/* Errors so far: logged by the decoder and returned by it (bad_packets). */
+static long error_seen(const strix_video_reader *r)
+{
+    return atomic_load_explicit(&r->log_errors, memory_order_relaxed) + r->stats.bad_packets;
+}
+
+void strix_video_reader_stats(const strix_video_reader *r, strix_video_read_stats *s)
+{
+    *s = r->stats;
+    s->decode_errors = atomic_load_explicit(&r->log_errors, memory_order_relaxed);
+    if (atomic_load_explicit(&r->log_first_state, memory_order_acquire) == 2)
+        snprintf(s->decoder_error, sizeof s->decoder_error, "%s", r->log_first);
+    /* Frames lost: once the decoder is drained (ended: the final flush has
+     * returned every frame it held, so decoder delay no longer hides any),
+     * the packets given to it that made no frame, but no more than the
+     * packets that met an error (error_packets, and the last one's, still
+     * uncounted): a packet whose slices all failed, a refused packet, a
+     * frame receive_frame failed.  Some streams legitimately decode packets
+     * into no frame (VP9's hidden frames, which FFmpeg splits into packets
+     * of their own; H.264 fields sent one per packet, two to a frame): the
+     * bound keeps those out unless they met an error.  Packets flagged
+     * AV_PKT_FLAG_DISCARD (the decoder drops their frames on purpose: MP4
+     * edit lists) are not in packets_in. */
+    long lost = r->packets_in - r->stats.frames, hit = r->error_packets + (error_seen(r) != r->errors_seen);
+    s->frames_lost = r->ended && lost > 0 ? lost < hit ? lost : hit : 0;
+}
 
 static void note_problem(strix_video_reader *r, const char *what, int ret)
 {
@@ -747,8 +823,16 @@ int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *e
                 r->stats.corrupt_packets++;
                 r->tainted = 1;
             }
+            /* errors since the previous packet was sent: it met them (its
+             * decode ran in that send: strix's decoders run on the reading
+             * thread, libavcodec's default of one thread) */
+            long seen = error_seen(r);
+            r->error_packets += seen != r->errors_seen;
+            r->errors_seen = seen;
+            int discard = (pkt->flags & AV_PKT_FLAG_DISCARD) != 0;
             ret = avcodec_send_packet(r->dec, pkt);
             av_packet_unref(pkt);
+            r->packets_in += ret != AVERROR(EAGAIN) && !discard;
             if (ret < 0 && ret != AVERROR(EAGAIN)) {
                 r->stats.bad_packets++;
                 r->tainted = 1;
@@ -790,5 +874,6 @@ void strix_video_read_tail(strix_video_reader *r, strix_video_frame *f)
 
 void strix_video_log_level(int verbose)
 {
+    pthread_once(&log_once, install_log);
     av_log_set_level(verbose ? AV_LOG_WARNING : AV_LOG_QUIET);
 }

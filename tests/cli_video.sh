@@ -4,7 +4,7 @@
 # codecs (MP4 H.264+AAC, MKV VP9+Opus, AVI MJPEG+PCM, an odd size, a rotated
 # clip, a variable-frame-rate clip, truncated and corrupted streams, a
 # Cinepak AVI whose header miscounts its frames, H.264 with a damaged NAL
-# unit, an image sequence),
+# unit, an MP4 whose H.264 slice headers are damaged, an image sequence),
 # checked with ffprobe: frame counts, durations, timestamps, rotation,
 # audio packets byte for byte (framemd5), JSON Lines count and schema, exit
 # codes, one-line errors, no temporary files left, memory flat over a long
@@ -16,7 +16,7 @@ NAME=cli_video
 . "$(dirname "$0")/lib_cli.sh"
 
 ALL="help mp4_h264_aac mkv_vp9_opus avi_mjpeg_pcm odd_size rotated vfr truncated corrupt avi_wrong_count damaged_h264
-not_a_video empty_file audio_only zero_frames unsupported_codec missing_input unreachable_url same_as_input unwritable_out
+decoder_errors not_a_video empty_file audio_only zero_frames unsupported_codec missing_input unreachable_url same_as_input unwritable_out
 full_disk refuse_overwrite no_audio classes classes_images vid_stride batch nv12 txt sequence file_url codec_fallback
 bad_encoder_options json_option mixed_inputs sigint memory_flat vtest temps"
 if [ ! -x "$B/infer" ] || [ ! -x "$B/mkweights" ]; then
@@ -80,7 +80,7 @@ jsonl_ok() {
     NR == 1 {
         c = "\"[a-z_]+\": [0-9]+ *"
         h = "^\\{\"header\": \\{\"video\": \"[^\"]*\", \"frames\": " want " *, \"damage\": \\{"
-        h = h c ", " c ", " c ", " c "\\}, \"degenerate_boxes\": ([0-9]+|null) *\\}\\}$"
+        h = h c ", " c ", " c ", " c ", " c ", " c "\\}, \"degenerate_boxes\": ([0-9]+|null) *\\}\\}$"
         if ($0 !~ h) {
             print "line 1 is not the header: " substr($0, 1, 160); exit 1
         }
@@ -99,6 +99,12 @@ jsonl_ok() {
         if (NR > 2 && a[4] + 0 <= last) { print "pts not increasing at line " NR; exit 1 }
         last = a[4] + 0
     }' "$1"
+}
+
+# header_count FILE KEY: a count in the JSON Lines header, -1 when there is none
+header_count() {
+    c=$(head -n 1 "$1" 2>/dev/null | grep -o "\"$2\": [0-9]*" | grep -o '[0-9]*$')
+    echo "${c:--1}"
 }
 
 # ------------------------------------------------------------------ media
@@ -249,7 +255,11 @@ else
         if [ "$said" != 90 ]; then fail avi_wrong_count "the patched header says $said frames, want 90"
         elif ! why=$(jsonl_ok "$T/o_avi/cinepak.jsonl" 30); then fail avi_wrong_count "JSON Lines: $why"
         elif grep -qi "truncat\|corrupt\|damage" "$T/err"; then fail avi_wrong_count "warned: $(cat "$T/err")"
-        elif ! grep -q "header counts 90 frames; 30 decoded" "$T/err"; then fail avi_wrong_count "no notice: $(cat "$T/err")"
+        elif ! grep -q "header counts 90 frames; 30 decoded, with no read or decode error" "$T/err"; then
+            fail avi_wrong_count "no notice: $(cat "$T/err")"
+        elif [ "$(header_count "$T/o_avi/cinepak.jsonl" decode_errors)" != 0 ] ||
+            [ "$(header_count "$T/o_avi/cinepak.jsonl" frames_lost)" != 0 ]; then
+            fail avi_wrong_count "header: $(head -n 1 "$T/o_avi/cinepak.jsonl")"
         else pass avi_wrong_count; fi
     fi
 fi
@@ -268,11 +278,6 @@ else
     cp "$T/clean.h264" "$T/damaged.h264"
     awk 'BEGIN { for (i = 0; i < 32; i++) printf "\377" }' |
         dd of="$T/damaged.h264" bs=1 seek=$(((a + b) / 2)) conv=notrunc 2>/dev/null
-    # header_count FILE KEY: a count in the JSON Lines header, -1 when there is none
-    header_count() {
-        c=$(head -n 1 "$1" 2>/dev/null | grep -o "\"$2\": [0-9]*" | grep -o '[0-9]*$')
-        echo "${c:--1}"
-    }
     # shellcheck disable=SC2086
     if run damaged_h264 0 $M --no-save --out "$T/o_dmg" "$T/damaged.h264" "$T/clean.h264"; then
         J=$T/o_dmg/damaged.jsonl
@@ -287,6 +292,71 @@ else
             [ "$(header_count "$T/o_dmg/clean.jsonl" tainted_frames)" != 0 ]; then
             fail damaged_h264 "the clean stream reported damage: $(cat "$T/err")"
         else pass damaged_h264; fi
+    fi
+fi
+
+# decoder_errors: damage FFmpeg's H.264 decoder only logs.  An MP4 of 51
+# frames, 4 slices each, IDR frames at 0, 25 and 50, whose slice headers are
+# damaged before muxing: the first slice of frame 25 and all four of frame
+# 50 say slice type 8 (SI) in an IDR NAL unit.  FFmpeg logs "A non-intra
+# slice in an IDR NAL unit" and "decode_slice_header error" for each slice
+# (and "no frame!" for frame 50), conceals frame 25 and loses frame 50: the
+# header still counts 51 frames, 50 decode.  The errors and the lost frame
+# are counted on stderr and in the JSON Lines header, and the neutral "no
+# read or decode error" notice about the header's count must not appear;
+# the same clip undamaged counts nothing.  With --quiet: the damage line
+# only.
+# flip_slice FILE OFFSET: the IDR slice whose start code (00 00 01) is at
+# OFFSET, its slice_type 7 (I: the 7-bit Exp-Golomb code 0001000 after
+# first_mb_in_slice's code) made 8 (0001001, SI) by flipping one bit
+flip_slice() {
+    at=$(od -An -tu1 -j $(($2 + 4)) -N6 "$1" | awk '{
+        bits = ""
+        for (i = 1; i <= NF; i++) for (b = 128; b >= 1; b /= 2) bits = bits (int($i / b) % 2)
+        z = 0
+        while (substr(bits, z + 1, 1) == "0") z++
+        p = 2 * z + 1
+        if (substr(bits, p + 1, 7) != "0001000") { print "-1 0"; exit }
+        bit = p + 6
+        print int(bit / 8), $(int(bit / 8) + 1) + 2 ^ (7 - bit % 8)
+    }')
+    [ "${at%% *}" -ge 0 ] || return 1
+    # shellcheck disable=SC2059
+    printf "$(printf '\\%03o' "${at#* }")" | dd of="$1" bs=1 seek=$(($2 + 4 + ${at%% *})) conv=notrunc 2>/dev/null
+}
+ff -f lavfi -i "testsrc=size=320x240:rate=25" -frames:v 51 -c:v libx264 -preset ultrafast -g 25 -bf 0 \
+    -x264-params slices=4 -f h264 "$T/slices.h264"
+grep -obUaP '\x00\x00\x01\x65' "$T/slices.h264" | cut -d: -f1 >"$T/idr.txt"
+cp "$T/slices.h264" "$T/slices_bad.h264"
+flipped=0
+for k in 5 9 10 11 12; do
+    o=$(sed -n "${k}p" "$T/idr.txt")
+    [ -n "$o" ] && flip_slice "$T/slices_bad.h264" "$o" && flipped=$((flipped + 1))
+done
+for f in slices slices_bad; do ff -r 25 -f h264 -i "$T/$f.h264" -c copy "$T/$f.mp4"; done
+if [ "$flipped" != 5 ]; then skip decoder_errors "libx264's slices are not laid out as expected (IDR slice offsets: $(tr '\n' ' ' <"$T/idr.txt"))"
+else
+    J=$T/o_dec/slices_bad.jsonl
+    # shellcheck disable=SC2086
+    if run decoder_errors 0 $M --no-save --out "$T/o_dec" "$T/slices_bad.mp4" "$T/slices.mp4"; then
+        if ! why=$(jsonl_ok "$J" 50); then fail decoder_errors "JSON Lines: $why"
+        elif [ "$(header_count "$J" decode_errors)" -lt 10 ] || [ "$(header_count "$J" frames_lost)" != 1 ] ||
+            [ "$(header_count "$J" concealed_frames)" != 1 ]; then
+            fail decoder_errors "header: $(head -n 1 "$J")"
+        elif ! grep -q "slices_bad.mp4: damaged input: .*[0-9][0-9] errors logged by FFmpeg's decoder, 1 frame lost.*FFmpeg's h264 decoder first said 'A non-intra slice in an IDR NAL unit'" "$T/err"
+        then fail decoder_errors "stderr: $(cat "$T/err")"
+        elif grep -q "no read or decode error\|\[h264 @" "$T/err"; then fail decoder_errors "stderr: $(cat "$T/err")"
+        elif grep -q "slices.mp4: damaged" "$T/err" || ! why=$(jsonl_ok "$T/o_dec/slices.jsonl" 51) ||
+            [ "$(header_count "$T/o_dec/slices.jsonl" decode_errors)" != 0 ] ||
+            [ "$(header_count "$T/o_dec/slices.jsonl" frames_lost)" != 0 ]; then
+            fail decoder_errors "the clean clip reported damage: $why $(cat "$T/err") $(head -n 1 "$T/o_dec/slices.jsonl")"
+        # shellcheck disable=SC2086
+        elif run decoder_errors 0 $M --no-save --quiet --out "$T/o_decq" "$T/slices_bad.mp4" && one_line decoder_errors; then
+            if ! grep -q "slices_bad.mp4: damaged input: .*1 frame lost" "$T/err"; then fail decoder_errors "--quiet: $(cat "$T/err")"
+            elif [ "$(head -n 1 "$T/o_decq/slices_bad.jsonl")" != "$(head -n 1 "$J")" ]; then
+                fail decoder_errors "--quiet header: $(head -n 1 "$T/o_decq/slices_bad.jsonl")"
+            else pass decoder_errors; fi
+        fi
     fi
 fi
 

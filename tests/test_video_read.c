@@ -505,6 +505,73 @@ static void pixel_allocator(void)
              "pixel_alloc without pixel_free: %s", e.message);
 }
 
+/* Read every frame of path; the stats after the end, 1 (0: test failed). */
+static int read_all(const char *path, strix_video_read_stats *rs)
+{
+    strix_video_reader *r;
+    strix_error e;
+    if (strix_video_open(&r, path, NULL, &e) != STRIX_OK) {
+        tl_fail("%s: %s", path, e.message);
+        return 0;
+    }
+    strix_video_frame f = {0};
+    int rc;
+    while ((rc = strix_video_read(r, &f, &e)) == 1) {}
+    strix_video_reader_stats(r, rs);
+    strix_video_frame_free(&f);
+    strix_video_close(r);
+    if (rc != 0) tl_fail("%s: %s", path, e.message);
+    return rc == 0;
+}
+
+/* Damage FFmpeg's H.264 decoder only logs: 26 frames, one slice each, IDR
+ * frames 0 and 25, the last one's slice_type turned from 7 (I, ue code
+ * 0001000 after first_mb_in_slice's "1": the byte 0x88) to 8 (SI: 0x89).
+ * FFmpeg logs "A non-intra slice in an IDR NAL unit" and
+ * "decode_slice_header error" and drops the frame, flagging nothing; the
+ * reader counts the errors and the frame lost.  The clean clip: none. */
+static void decoder_errors(void)
+{
+    if (system("ffmpeg -version >/dev/null 2>&1") != 0) {
+        tl_skip("ffmpeg is not installed (sh tools/deps.sh)");
+        return;
+    }
+    char raw[160], mp4[2][192], cmd[640];
+    snprintf(raw, sizeof raw, "%s/idr.h264", g_dir);
+    snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -f lavfi -i 'testsrc2=r=25' -frames:v 26 -c:v libx264 "
+             "-preset ultrafast -g 25 -bf 0 -f h264 '%s'", raw);
+    TL_CHECK(system(cmd) == 0, "ffmpeg could not make %s", raw);
+    FILE *fp = fopen(raw, "rb");
+    TL_CHECK(fp, "cannot open %s", raw);
+    static unsigned char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf, fp);
+    fclose(fp);
+    TL_CHECK(n > 0 && n < sizeof buf, "%s: %zu bytes", raw, n);
+    long idr[2] = {-1, -1};
+    int k = 0;
+    for (size_t i = 0; i + 4 < n && k < 2; i++)
+        if (buf[i] == 0 && buf[i + 1] == 0 && buf[i + 2] == 1 && buf[i + 3] == 0x65) idr[k++] = (long)i + 4;
+    TL_CHECK(k == 2 && buf[idr[1]] == 0x88, "%s: no second IDR slice of type 7 (%d IDR slices)", raw, k);
+    for (int d = 0; d < 2; d++) {
+        snprintf(mp4[d], sizeof mp4[d], "%s/%s.mp4", g_dir, d ? "damaged" : "clean");
+        snprintf(cmd, sizeof cmd, "ffmpeg -v error -nostdin -y -r 25 -f h264 -i '%s' -c copy '%s'", raw, mp4[d]);
+        TL_CHECK(system(cmd) == 0, "ffmpeg could not mux %s", mp4[d]);
+        buf[idr[1]] = 0x89; /* the damaged file is written next */
+        fp = fopen(raw, "wb");
+        TL_CHECK(fp && fwrite(buf, 1, n, fp) == n && fclose(fp) == 0, "cannot rewrite %s", raw);
+    }
+    strix_video_read_stats rs;
+    if (!read_all(mp4[0], &rs)) return;
+    TL_CHECK(rs.frames == 26 && rs.decode_errors == 0 && rs.frames_lost == 0 && !rs.decoder_error[0],
+             "clean clip: %ld frames, %ld decoder errors, %ld lost, '%s'", rs.frames, rs.decode_errors,
+             rs.frames_lost, rs.decoder_error);
+    if (!read_all(mp4[1], &rs)) return;
+    TL_CHECK(rs.frames == 25 && rs.decode_errors >= 2 && rs.frames_lost == 1 &&
+             !strcmp(rs.decoder_error, "h264: A non-intra slice in an IDR NAL unit"),
+             "damaged clip: %ld frames, %ld decoder errors, %ld lost, '%s'", rs.frames, rs.decode_errors,
+             rs.frames_lost, rs.decoder_error);
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -523,6 +590,7 @@ int main(int argc, char **argv)
     TL_RUN(pixel_allocator);
     TL_RUN(rows_callback);
     TL_RUN(nvdec_matches_cpu);
+    TL_RUN(decoder_errors);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (!getenv("STRIX_KEEP_TMP") && system(cmd) != 0) fprintf(stderr, "test_video_read: could not remove %s\n", g_dir);

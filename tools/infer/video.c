@@ -365,8 +365,9 @@ static int pipe_exit_code(strix_pipe_stage stage, strix_status st)
 }
 
 /* What the decoder met in a damaged input, e.g. "2 corrupt packets skipped,
- * 1 frame concealed by the decoder, 28 more frames decoded from damaged
- * references before the next keyframe"; "" for a clean input. */
+ * 2 errors logged by FFmpeg's decoder, 1 frame lost, 1 frame concealed by
+ * the decoder, 28 more frames decoded from damaged references before the
+ * next keyframe"; "" for a clean input. */
 static void describe_damage(const strix_video_read_stats *rs, char *buf, size_t n)
 {
     const struct {
@@ -375,6 +376,8 @@ static void describe_damage(const strix_video_read_stats *rs, char *buf, size_t 
     } part[] = {
         {rs->bad_packets, "corrupt packet skipped", "corrupt packets skipped"},
         {rs->corrupt_packets, "packet flagged corrupt by the demuxer", "packets flagged corrupt by the demuxer"},
+        {rs->decode_errors, "error logged by FFmpeg's decoder", "errors logged by FFmpeg's decoder"},
+        {rs->frames_lost, "frame lost", "frames lost"},
         {rs->concealed, "frame concealed by the decoder", "frames concealed by the decoder"},
         {rs->tainted, "more frame decoded from damaged references before the next keyframe",
          "more frames decoded from damaged references before the next keyframe"},
@@ -529,11 +532,20 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     double stage_ms[STAGE_COUNT] = {rs.decode_ms + rs.convert_ms, ps->detect_ms, ps->post_ms + v->side_ms,
                                     v->track_ms, v->annotate_ms, enc};
     for (int k = 0; k < STAGE_COUNT; k++) metrics_stage(o->metrics, k, stage_ms[k]);
-    char damage[320];
+    char damage[400], said[224] = "", lead[520] = "";
     describe_damage(&rs, damage, sizeof damage);
+    /* the first problem strix met, and the decoder's first error message
+     * ("h264: decode_slice_header error": the decoder's name, FFmpeg's words) */
+    const char *colon = strchr(rs.decoder_error, ':');
+    if (colon)
+        snprintf(said, sizeof said, "FFmpeg's %.*s decoder first said '%s'", (int)(colon - rs.decoder_error),
+                 rs.decoder_error, colon + 1 + (colon[1] == ' '));
+    if (rs.problem[0] || said[0])
+        snprintf(lead, sizeof lead, " (%s%s%s%s)", rs.problem[0] ? "first: " : "", rs.problem,
+                 rs.problem[0] && said[0] ? "; " : "", said);
     if (damage[0])
-        fprintf(stderr, "infer: %s: damaged input: %s%s%s%s; the %ld frames that decoded are in the output\n",
-                p->input, damage, rs.problem[0] ? " (first: " : "", rs.problem, rs.problem[0] ? ")" : "", ps->frames);
+        fprintf(stderr, "infer: %s: damaged input: %s%s; the %ld frames that decoded are in the output\n",
+                p->input, damage, lead, ps->frames);
     else if (rs.problem[0])
         fprintf(stderr, "infer: %s: %s; the %ld frames before it are in the output\n", p->input, rs.problem,
                 ps->frames);

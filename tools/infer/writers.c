@@ -550,8 +550,10 @@ out:
 
 /* The JSON Lines' first line: what the run found in the whole input, e.g.
  *   {"header": {"video": "clip.mp4", "frames": 300, "damage": {"skipped_packets": 0,
- *    "corrupt_packets": 0, "concealed_frames": 2, "tainted_frames": 47}, "degenerate_boxes": 0}}
- * (degenerate_boxes: null without --track).  The counts are known only at
+ *    "corrupt_packets": 0, "concealed_frames": 2, "tainted_frames": 47, "decode_errors": 3,
+ *    "frames_lost": 1}, "degenerate_boxes": 0}}
+ * (degenerate_boxes: null without --track; the damage counts are
+ * strix_video_read_stats').  The counts are known only at
  * the end, so it is written first with zeros and rewritten in place: every
  * number takes a fixed width, padded with spaces (JSON allows them), so the
  * line keeps its length. */
@@ -562,6 +564,7 @@ void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_st
     fputs("{\"header\": {\"video\": ", j);
     strix_json_str(j, v->p->input);
     fprintf(j, ", \"frames\": %-12ld, \"damage\": {\"skipped_packets\": %-12ld, \"corrupt_packets\": %-12ld, "
-            "\"concealed_frames\": %-12ld, \"tainted_frames\": %-12ld}, \"degenerate_boxes\": %-12s}}\n", frames,
-            rs->bad_packets, rs->corrupt_packets, rs->concealed, rs->tainted, degen);
+            "\"concealed_frames\": %-12ld, \"tainted_frames\": %-12ld, \"decode_errors\": %-12ld, "
+            "\"frames_lost\": %-12ld}, \"degenerate_boxes\": %-12s}}\n", frames, rs->bad_packets,
+            rs->corrupt_packets, rs->concealed, rs->tainted, rs->decode_errors, rs->frames_lost, degen);
 }
