@@ -254,7 +254,7 @@ dist:
 print-cuda-archs:
 	@echo $(CUDA_ARCHS)
 
-# OCI images of the tarballs (tools/image.sh, README "Container image"),
+# OCI images of the tarballs (tools/image.sh, docs/run-anywhere.md "Container image"),
 # built from Debian packages (mmdebstrap) without pulling from a registry:
 # the CPU-only image, and the CUDA one (with cuBLAS) when CUDA is 1, given or
 # as tools/dist.sh decides.

@@ -19,7 +19,7 @@
  *     track_id    optional integer >= 0 (or null); -1 in the record when absent
  * The first line may instead be the run's header, an object with one key
  *   {"header": {"video": "clip.mp4", "frames": 300, "damage": {...}, ...}}
- * (written by infer, see README); it is checked as JSON and skipped.
+ * (written by infer, see docs/videos-and-outputs.md); it is checked as JSON and skipped.
  * Keys may come in any order; unknown keys (any JSON value) are skipped, so
  * newer writers stay readable; whitespace is free wherever JSON allows it;
  * CRLF line ends and blank lines are fine.  The JSON itself is checked

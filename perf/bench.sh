@@ -2,8 +2,8 @@
 # bench.sh — what `make bench` runs after building: strix's perf/bench and its
 # CPU peers (ONNX Runtime, OpenVINO, ncnn, OpenCV DNN, Ultralytics/PyTorch) in one run, the
 # cold start, the per-kernel harnesses, then perf/results/<date>-<machine>/
-# (raw logs, results.json, table.md, plot.png) and the README's performance
-# section.  Dev-time only: the peers need Python from PyPI (perf/setup.sh);
+# (raw logs, results.json, table.md, plot.png) and the performance
+# section of docs/performance.md.  Dev-time only: the peers need Python from PyPI (perf/setup.sh);
 # strix itself never does.
 #   sh perf/bench.sh [bench_peers.py options]     (BUILD=dir, default build)
 # Environment: STRIX_REF_PY (default /opt/strix-ref/bin/python).

@@ -13,7 +13,7 @@
 #     layer 2  CUDA images only: cuBLAS (libcublas.so.N, libcublasLt.so.N)
 #              copied unmodified from the CUDA toolkit the tarball was built
 #              with, and NVIDIA's licence beside them in
-#              /usr/share/doc/nvidia-cublas (README "Container image": why
+#              /usr/share/doc/nvidia-cublas (docs/run-anywhere.md "Container image": why
 #              not Debian's packages)
 #     layer 3  the tarball, unpacked as /opt/strix
 #     config   PATH=/opt/strix/bin:/usr/bin:/bin, no entrypoint and the
@@ -43,7 +43,7 @@
 # less BUILD's `built:` line, the time, this script), so a second
 # `make image` re-packs only what changed; layers that no image's last build
 # used are removed.  The unpacked size (the sum of the layer tars) is
-# checked against the goals of README "Container image": at most 100 MB
+# checked against the goals of docs/run-anywhere.md "Container image": at most 100 MB
 # without CUDA, 1000 MB with cuBLAS (exit 1 above them).  Prints each
 # archive's path on a line of its own, last.
 set -eu
@@ -284,7 +284,7 @@ EOF
     mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
     echo "image: $out: $(mb "$bytes") MB unpacked (limit $limit_mb MB), $(mb "$packed") MB in $(echo $layers | wc -w) gzip layers, manifest sha256:$digest"
     if [ "$bytes" -gt $((limit_mb * 1000000)) ]; then
-        echo "image: $out unpacks to $(mb "$bytes") MB, over the $limit_mb MB goal (README \"Container image\")" >&2
+        echo "image: $out unpacks to $(mb "$bytes") MB, over the $limit_mb MB goal (docs/run-anywhere.md \"Container image\")" >&2
         exit 1
     fi
     outs="$outs $out"
