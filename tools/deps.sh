@@ -14,8 +14,9 @@
 # and zlib1g-dev for the minimal FFmpeg, nasm for its x86 assembly,
 # libffmpeg-nvenc-dev for its NVDEC/NVENC headers, dpkg-dev to unpack the
 # source package; its tests (tests/cli_dist.sh) cross-build for aarch64
-# (gcc-aarch64-linux-gnu, with the arm64 libraries below) and run that build
-# under qemu-user-static.  The batch-worker tests run real engines on
+# (gcc-aarch64-linux-gnu and its C library libc6-dev-arm64-cross, which is
+# only a Recommends of the compiler, with the arm64 libraries below) and run
+# that build under qemu-user-static.  The batch-worker tests run real engines on
 # localhost: Slurm (slurm-wlm: slurmctld, slurmd, sbatch; tests/cli_slurm.sh)
 # and Prometheus (prometheus, queried with curl; tests/cli_prometheus.sh).
 # `make image` (tools/image.sh) builds its base root with mmdebstrap from
@@ -28,7 +29,7 @@ need=""
 for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg62-turbo-dev pkg-config clang libclang-rt-dev \
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg \
     libx264-dev libmbedtls-dev zlib1g-dev nasm libffmpeg-nvenc-dev dpkg-dev \
-    gcc-aarch64-linux-gnu qemu-user-static slurm-wlm prometheus curl mmdebstrap skopeo podman runc; do
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static slurm-wlm prometheus curl mmdebstrap skopeo podman runc; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then
