@@ -11,12 +11,14 @@
 #
 #   sh tests/cli_fresh.sh BUILD
 #
-# Lines: cli_fresh_deps (deps.sh exits 0 in the root), cli_fresh_cpu (make
-# tools, CPU-only), cli_fresh_dist (make dist), cli_fresh_aarch64 (make dist
+# Lines: cli_fresh_deps (deps.sh exits 0 in the root), cli_fresh_demo (the
+# README's first command, `sh tools/deps.sh && make demo`: the CPU-only build,
+# no nvcc in the root, and infer on the demo's synthetic clip),
+# cli_fresh_dist (make dist), cli_fresh_aarch64 (make dist
 # CC=aarch64-linux-gnu-gcc, and its inspect run under qemu-aarch64-static),
 # cli_fresh_tools (every program the tests start, clang's libFuzzer link, an
-# x264 encode).  The builds are -O0: they prove headers and libraries, not
-# speed.
+# x264 encode).  The two dist builds are -O0: they prove headers and
+# libraries, not speed.
 #
 # Caches under build/fresh/ (none of them installs anything into the root):
 # the base root as a tarball keyed by its configuration, apt's downloaded
@@ -117,8 +119,10 @@ tools() {
         ffmpeg -v error -f lavfi -i testsrc=size=64x64:rate=5 -frames:v 3 -c:v libx264 -y /tmp/x.mp4 &&
         ffprobe -v error /tmp/x.mp4
 }
-step deps env DEBIAN_FRONTEND=noninteractive sh tools/deps.sh
-step cpu make -j"$(nproc)" CUDA=0 CFLAGS_OPT=-O0 tools
+# the README's first command as written (MAKEFLAGS only spreads the build
+# over the cores); "deps" is its first half, "demo" both
+step deps sh tools/deps.sh
+step demo env MAKEFLAGS=-j"$(nproc)" sh -c 'sh tools/deps.sh && make demo && test -s runs/demo/synthetic.mp4'
 step dist make dist CFLAGS_OPT=-O0
 step aarch64 aarch64
 step tools tools
@@ -142,7 +146,7 @@ what() { # STEP: the most telling lines of its log (a compiler's or linker's fir
     { grep -E 'fatal error|cannot find|unable to|missing program|Unable to locate' "$logs/$1.log" ||
         grep -E 'rror|not found|No such file' "$logs/$1.log"; } | head -n 2 | tr '\n' ' ' | cut -c1-400
 }
-for s in deps cpu dist aarch64 tools; do
+for s in deps demo dist aarch64 tools; do
     st=$(sed -n "s/^$s //p" "$logs/status")
     case "$st" in
     0) pass "$s" ;;
