@@ -114,6 +114,7 @@
 #include "infer/job.h"
 #include "infer/worker.h"
 #include "tracker_yaml.h"
+#include "yamldir.h"
 
 #define CALIB_MAX 16 /* --calibrate: images used at most */
 
@@ -139,7 +140,8 @@ static void usage(FILE *f)
             "recursive), a quoted glob pattern such as 'photos/*.jpg', an image-sequence\n"
             "pattern such as 'frames/%%04d.png', or a URL FFmpeg opens (rtsp://, http://).\n"
             "\n"
-            "  --model YAML      Ultralytics model YAML (default: the one a .pt checkpoint embeds)\n"
+            "  --model YAML      Ultralytics model YAML (default: the one a .pt checkpoint embeds; for\n"
+            "                    an Ultralytics .onnx export, weights/FAMILY.yaml its metadata names)\n"
             "  --weights FILE    weights (required): .safetensors, Ultralytics .pt (read without\n"
             "                    running its pickle) or Ultralytics ONNX export (.onnx, with --model)\n"
             "  --scale n|s|m|l|x model scale (default: from the YAML file name)\n"
@@ -516,8 +518,10 @@ static int parse_args(int argc, char **argv, options *o)
         if (!*val) return usage_error("%s: empty value", name);
     }
     size_t wl = o->weights ? strlen(o->weights) : 0;
-    if (!o->detections && !o->model && (wl < 3 || strcmp(o->weights + wl - 3, ".pt")))
-        return usage_error("--model YAML is required (only a .pt checkpoint embeds its graph; or --detections FILE)");
+    if (!o->detections && !o->model && (wl < 3 || strcmp(o->weights + wl - 3, ".pt")) &&
+        (wl < 5 || strcasecmp(o->weights + wl - 5, ".onnx")))
+        return usage_error("--model YAML is required (only a .pt checkpoint or an Ultralytics ONNX export names its "
+                           "graph; or --detections FILE)");
     if (!o->detections && !o->weights) return usage_error("--weights FILE is required (or --detections FILE)");
     if (o->manifest && (o->n_inputs || o->json || o->detections))
         return usage_error("--manifest FILE lists the inputs: give no INPUT, --json or --detections with it");
@@ -625,6 +629,8 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     strix_model_options_init(&mo);
     mo.yaml_path = o->model;
     mo.weights_path = o->weights;
+    char yaml_dir[PATH_MAX];
+    mo.yaml_dir = strix_tool_yaml_dir(yaml_dir);
     mo.scale = o->scale;
     mo.nc = o->nc;
     mo.threads = o->threads;
