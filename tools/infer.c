@@ -101,9 +101,7 @@
  * infer/inputs.c, outputs.c, images.c, stills.c, video.c, media.c, detector.c,
  * tracking.c, pipeline.c, writers.c.
  */
-#include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +110,7 @@
 
 #include "cudaenv.h"
 #include "infer/job.h"
+#include "infer/optparse.h"
 #include "infer/worker.h"
 #include "tracker_yaml.h"
 #include "yamldir.h"
@@ -267,69 +266,6 @@ static void usage(FILE *f)
             "of memory; 9 device error or unavailable; 10 some --manifest items failed (listed\n"
             "in OUT/failures-I-of-N.jsonl); 11 as 10, some inputs missing or unreachable\n"
             "(a retry may help); 130 interrupted (with --manifest: nothing partial kept).\n", STRIX_MAX_CLASSES, CALIB_MAX);
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "infer: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see infer --help)\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return usage_error("%s: '%s' is not an integer in %d..%d", opt, s, lo, hi);
-    *out = (int)v;
-    return 0;
-}
-
-/* A number in lo..hi ("what" names the range in the message). */
-static int parse_number(const char *opt, const char *s, double lo, double hi, const char *what, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) return usage_error("%s: '%s' is not %s", opt, s, what);
-    *out = v;
-    return 0;
-}
-
-static int parse_seconds(const char *opt, const char *s, double *out)
-{
-    return parse_number(opt, s, 0, 1e7, "a number of seconds (0 or more)", out);
-}
-
-/* --line "x1,y1,x2,y2" */
-static int parse_line(const char *s, float *l)
-{
-    const char *p = s;
-    for (int k = 0; k < 4; k++) {
-        char *end;
-        errno = 0;
-        double v = strtod(p, &end);
-        if (errno || end == p || !(v > -1e7 && v < 1e7) || (k < 3 ? *end != ',' : *end != 0))
-            return usage_error("--line: '%s' is not four numbers x1,y1,x2,y2 (pixels)", s);
-        l[k] = (float)v;
-        p = end + 1;
-    }
-    if (l[0] == l[2] && l[1] == l[3]) return usage_error("--line: '%s' has two equal points", s);
-    return 0;
-}
-
-static int parse_unit(const char *opt, const char *s, double *out)
-{
-    return parse_number(opt, s, 0, 1, "a number in 0..1", out);
 }
 
 /* --tracker NAME or FILE.yaml (Ultralytics' tracker YAMLs), then the
