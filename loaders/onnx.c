@@ -542,7 +542,7 @@ int strix_onnx_family(const char *description, char *family, size_t cap, char *s
     while (p < end && isdigit((unsigned char)*p)) p++;
     if (p == digits) return 0;
     size_t ver_len = (size_t)(p - ver);
-    char s = p < end && strchr("nsmlx", *p) ? *p++ : 0;
+    char s = p < end && islower((unsigned char)*p) && *p != 'u' ? *p++ : 0; /* n s m l x; YOLOv9's t c e */
     int p6 = s && p < end && *p == '6'; /* yolov5n6u: the P6 model of scale n */
     p += p6;
     p += p < end && *p == 'u'; /* the anchor-free v3/v5 (yolov5nu) use the same YAML */
