@@ -222,7 +222,9 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
     char scale = o->scale, picked[1100] = "";
     if (!st) st = load_yaml(m, o, &ck, &scale, picked, sizeof picked, err);
-    if (!st) st = strix_graph_build(&m->graph, &m->yaml, scale, o->nc, err);
+    /* a YAML picked for an export has the family's nc (80): the export's names say how many it was trained for */
+    int nc = o->nc ? o->nc : picked[0] ? ck.n_names : 0;
+    if (!st) st = strix_graph_build(&m->graph, &m->yaml, scale, nc, err);
     if (!st) st = choose_head(m, o, ck.tensors, err);
     if (!st) st = strix_program_build(&m->prog, &m->graph, err);
     m->threads = o->threads ? o->threads : online_cpus();
@@ -245,8 +247,8 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         if (st == STRIX_E_WEIGHTS && picked[0] && err) {
             /* the YAML came from the description: say so, the shapes disagree with it */
             char msg[sizeof err->message];
-            snprintf(msg, sizeof msg, "%s (the YAML %s, scale %c, that its description '%.100s' names; give the "
-                     "right one with --model and --scale)", err->message, picked, scale ? scale : '-', ck.description);
+            snprintf(msg, sizeof msg, "%s (the YAML %s its description '%.100s' names, at scale %c: give the right "
+                     "one with --model and --scale)", err->message, picked, ck.description, scale ? scale : '-');
             snprintf(err->message, sizeof err->message, "%s", msg);
         }
     }

@@ -12,7 +12,8 @@
  *   - an Ultralytics-shaped ONNX export (written here: each Conv an initializer
  *     pair named as torch.onnx names them, the exporter's metadata) of every
  *     family in weights/ at two scales (yolov3u: its one) loads without a YAML: the family and
- *     scale its description names, its class names; and one without
+ *     scale its description names, its class names (and their count: a
+ *     custom-trained model's nc); and one without
  *     metadata, of another task, an unknown family or a description the
  *     shapes disagree with is refused with one line
  *   - hostile or broken files are refused with one line: a pickle calling
@@ -304,12 +305,14 @@ static void pb_meta(pb *b, const char *key, const char *value)
  * initializers under their state_dict names), with Ultralytics' metadata
  * (description, task; none when description is NULL) and `names` n0, n1, ...
  * Returns 0 when something failed (reported). */
-static int write_export(const char *path, const char *yaml, char scale, const char *description, const char *task)
+static int write_export(const char *path, const char *yaml, char scale, int nc, const char *description,
+                        const char *task)
 {
     strix_model_options o;
     strix_model_options_init(&o);
     o.yaml_path = yaml;
     o.scale = scale;
+    o.nc = nc;
     strix_model *m;
     strix_error e;
     char st_path[300];
@@ -318,7 +321,7 @@ static int write_export(const char *path, const char *yaml, char scale, const ch
         tl_fail("%s: %s", yaml, e.message);
         return 0;
     }
-    int nc = strix_model_class_count(m);
+    nc = strix_model_class_count(m);
     strix_status st = strix_model_write_synthetic_weights(m, st_path, 7, 1, 0, 1, &e);
     strix_model_free(m);
     strix_st_file *f = NULL;
@@ -426,15 +429,17 @@ static void test_onnx_export_families(void)
             snprintf(pretty, sizeof pretty, "%s", fam[i].pretty);
             if (scale) *strchr(pretty, 'S') = scale;
             snprintf(desc, sizeof desc, "Ultralytics %s model trained on coco.yaml", pretty);
-            if (!write_export(path, yaml, scale, desc, "detect")) return;
+            int want = i % 2 ? 80 : 3; /* the family's 80 classes, or a custom-trained model's 3 */
+            if (!write_export(path, yaml, scale, want, desc, "detect")) return;
             strix_error e;
             int nc = 0;
-            char last[64] = "";
+            char last[64] = "", want_last[16];
             strix_status st = load_export(path, &e, &nc, last);
             unlink(path);
-            TL_CHECK(!st, "%s (%s, scale %c): %s", desc, yaml, scale ? scale : '-', e.message);
-            TL_CHECK(nc == 80 && !strcmp(last, "n79"), "%s: %d classes, the last '%s': not the metadata's", desc, nc,
-                     last);
+            snprintf(want_last, sizeof want_last, "n%d", want - 1);
+            TL_CHECK(!st, "%s (%s, scale %c, %d classes): %s", desc, yaml, scale ? scale : '-', want, e.message);
+            TL_CHECK(nc == want && !strcmp(last, want_last), "%s: %d classes, the last '%s': not the metadata's", desc,
+                     nc, last);
         }
 }
 
@@ -444,7 +449,7 @@ static void refused_export(const char *yaml, char scale, const char *description
 {
     char path[64];
     snprintf(path, sizeof path, "/tmp/strix-test-export-%d.onnx", (int)getpid());
-    if (!write_export(path, yaml, scale, description, task)) return;
+    if (!write_export(path, yaml, scale, 0, description, task)) return;
     strix_error e;
     int nc;
     char last[64];
@@ -463,7 +468,7 @@ static void test_onnx_export_refusals(void)
     refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv8n-seg model", "segment", STRIX_E_WEIGHTS,
                    "an Ultralytics 'segment' model; strix runs detection models only");
     refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv8s model trained on coco.yaml", "detect",
-                   STRIX_E_WEIGHTS, "scale s, that its description");
+                   STRIX_E_WEIGHTS, "yolov8.yaml its description 'Ultralytics YOLOv8s model trained on coco.yaml' names, at scale s");
     refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv9t model trained on coco.yaml", "detect",
                    STRIX_E_ARG, "names the family yolov9, which strix does not support");
     refused_export("weights/yolov8.yaml", 'n', "a model from somewhere", "detect", STRIX_E_ARG,
