@@ -166,14 +166,14 @@ static int has_prefix(const strix_st_file *f, const char *prefix)
  * nms_free, else the one-to-many head, unless the checkpoint holds only the
  * one-to-one head (fused; an ONNX export with nms=False), as Ultralytics
  * falls back to it. */
-static strix_status choose_head(strix_model *m, const strix_model_options *o, const strix_st_file *f,
+static strix_status choose_head(strix_graph *g, const strix_model_options *o, const strix_st_file *f,
                                 strix_error *err)
 {
-    strix_layer *L = &m->graph.layers[m->graph.n_layers - 1];
+    strix_layer *L = &g->layers[g->n_layers - 1];
     if (!L->end2end) {
         if (o->nms_free)
             return strix_fail(err, STRIX_E_ARG, "%s: this model has no one-to-one head (end2end): drop --nms-free",
-                              m->yaml.path);
+                              g->path);
         return STRIX_OK;
     }
     L->one2one = o->nms_free;
@@ -187,6 +187,28 @@ static strix_status choose_head(strix_model *m, const strix_model_options *o, co
                           "nms=False?): drop --nms-free", strix_st_path(f));
     if (!has_o2m && has_o2o) L->one2one = 1;
     return STRIX_OK;
+}
+
+/* An export whose description names no scale (a model built from
+ * yolo26.yaml itself) and a YAML of several: the first scale its tensors
+ * bind to, as their shapes pin it down; 0 when none does (the load then asks
+ * for --scale). */
+static char scale_from_shapes(const strix_yaml_model *y, int nc, const strix_model_options *o, strix_st_file *f)
+{
+    for (int i = 0; i < y->n_scales; i++) {
+        strix_graph g;
+        strix_program p = {0};
+        strix_error e;
+        char s = y->scales[i].letter;
+        int ok = !strix_graph_build(&g, y, s, nc, &e) && !choose_head(&g, o, f, &e) && !strix_program_build(&p, &g, &e);
+        float *w = ok ? malloc(sizeof(float) * (p.weight_floats ? p.weight_floats : 1)) : NULL;
+        ok = w && !strix_weights_bind(&p, f, w, &e);
+        free(w);
+        strix_program_free(&p);
+        strix_graph_free(&g);
+        if (ok) return s;
+    }
+    return 0;
 }
 
 strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err)
@@ -224,8 +246,13 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     if (!st) st = load_yaml(m, o, &ck, &scale, picked, sizeof picked, err);
     /* a YAML picked for an export has the family's nc (80): the export's names say how many it was trained for */
     int nc = o->nc ? o->nc : picked[0] ? ck.n_names : 0;
+    if (!st && picked[0] && !scale && !m->yaml.scale && m->yaml.n_scales &&
+        !(scale = scale_from_shapes(&m->yaml, nc, o, ck.tensors)))
+        st = strix_fail(err, STRIX_E_WEIGHTS, "%s: its description '%.200s' names %s but no scale, and its tensors "
+                        "have the shapes of none of that YAML's scales: give the YAML it was exported from with "
+                        "--model (and --scale)", o->weights_path, ck.description, picked);
     if (!st) st = strix_graph_build(&m->graph, &m->yaml, scale, nc, err);
-    if (!st) st = choose_head(m, o, ck.tensors, err);
+    if (!st) st = choose_head(&m->graph, o, ck.tensors, err);
     if (!st) st = strix_program_build(&m->prog, &m->graph, err);
     m->threads = o->threads ? o->threads : online_cpus();
     if (!st) {

@@ -42,6 +42,9 @@ grep -q "v8_op12.onnx: its description 'Ultralytics tiny-v8 model ' names no YOL
 expect inspect_onnx_family 5 "$B/inspect" --weights "$L/f-26.onnx" --scale n --device cpu
 grep -q "weights/yolo26.yaml its description 'Ultralytics YOLO26 model ' names, at scale n: give" "$T/err" &&
     pass inspect_onnx_family_named || fail inspect_onnx_family_named "$(cat "$T/err")"
+expect inspect_onnx_no_scale 5 "$B/inspect" --weights "$L/f-26.onnx" --device cpu
+grep -q "names .*weights/yolo26.yaml but no scale, and its tensors have the shapes of none" "$T/err" &&
+    pass inspect_onnx_no_scale_says_so || fail inspect_onnx_no_scale_says_so "$(cat "$T/err")"
 
 # The families (README's table), against the counts Ultralytics 8.4.190 gives for
 # its own YAMLs (DetectionModel(...).parameters(), and after fuse())

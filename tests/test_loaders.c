@@ -12,7 +12,8 @@
  *   - an Ultralytics-shaped ONNX export (written here: each Conv an initializer
  *     pair named as torch.onnx names them, the exporter's metadata) of every
  *     family in weights/ at two scales (yolov3u: its one) loads without a YAML: the family and
- *     scale its description names, its class names (and their count: a
+ *     scale its description names (or, without a scale letter, the shapes
+ *     pin down), its class names (and their count: a
  *     custom-trained model's nc); and one without
  *     metadata, of another task, an unknown family or a description the
  *     shapes disagree with is refused with one line
@@ -441,6 +442,15 @@ static void test_onnx_export_families(void)
             TL_CHECK(nc == want && !strcmp(last, want_last), "%s: %d classes, the last '%s': not the metadata's", desc,
                      nc, last);
         }
+    /* built from yolo26.yaml itself: no scale in the name, the shapes pin it down */
+    if (!write_export(path, "weights/yolo26.yaml", 's', 0, "Ultralytics YOLO26 model trained on coco.yaml", "detect"))
+        return;
+    strix_error e;
+    int nc;
+    char last[64];
+    strix_status st = load_export(path, &e, &nc, last);
+    unlink(path);
+    TL_CHECK(!st, "YOLO26 without a scale letter, scale s shapes: %s", e.message);
 }
 
 /* expect_refused on an export of yaml at scale written with description and task */
