@@ -135,8 +135,11 @@ static strix_status load_yaml(strix_model *m, const strix_model_options *o, cons
     char family[64], s;
     if (!strix_onnx_family(ck->description, family, sizeof family, &s)) {
         char found[300];
-        if (ck->description) snprintf(found, sizeof found, "its description '%.200s' names no YOLO model", ck->description);
-        else snprintf(found, sizeof found, "no Ultralytics metadata (producer %s)", ck->producer[0] ? ck->producer : "unknown");
+        if (ck->description)
+            snprintf(found, sizeof found, "its description '%.200s' names no YOLO model", ck->description);
+        else
+            snprintf(found, sizeof found, "no Ultralytics metadata (producer %s)",
+                     ck->producer[0] ? ck->producer : "unknown");
         return strix_fail(err, STRIX_E_ARG, "%s: %s: give the YAML it was exported from (--model weights/yolov8.yaml "
                           "--scale n)", o->weights_path, found);
     }
@@ -200,7 +203,8 @@ static char scale_from_shapes(const strix_yaml_model *y, int nc, const strix_mod
         strix_program p = {0};
         strix_error e;
         char s = y->scales[i].letter;
-        int ok = !strix_graph_build(&g, y, s, nc, &e) && !choose_head(&g, o, f, &e) && !strix_program_build(&p, &g, &e);
+        int ok = !strix_graph_build(&g, y, s, nc, &e) && !choose_head(&g, o, f, &e) &&
+                 !strix_program_build(&p, &g, &e);
         float *w = ok ? malloc(sizeof(float) * (p.weight_floats ? p.weight_floats : 1)) : NULL;
         ok = w && !strix_weights_bind(&p, f, w, &e);
         free(w);

@@ -579,6 +579,8 @@ strix_status strix_onnx_read(strix_checkpoint *c, const char *path, const uint8_
         if ((num == 2 || num == 3) && wt == 2) { /* producer_name, producer_version */
             size_t l = strlen(c->producer);
             snprintf(c->producer + l, sizeof c->producer - l, "%s%.*s", l ? " " : "", (int)s.n, (const char *)s.p);
+            for (char *d = c->producer; *d; d++)
+                if ((unsigned char)*d < 32) *d = '?'; /* it goes into one-line messages */
         }
         if (num == 14 && wt == 2) { /* metadata_props */
             const uint8_t *q = s.p, *qe = s.p + s.n;
@@ -599,8 +601,10 @@ strix_status strix_onnx_read(strix_checkpoint *c, const char *path, const uint8_
                 goto done;
             }
             if (span_eq(k, "names") && !c->names) parse_names(text, &c->names, &c->n_names);
-            else if (span_eq(k, "description") && !c->description) c->description = strdup(text);
-            else if (span_eq(k, "task")) snprintf(task, sizeof task, "%s", text);
+            else if (span_eq(k, "description") && !c->description && (c->description = strdup(text))) {
+                for (char *d = c->description; *d; d++)
+                    if ((unsigned char)*d < 32) *d = '?'; /* it goes into one-line messages */
+            } else if (span_eq(k, "task")) snprintf(task, sizeof task, "%s", text);
         }
     }
     if (r < 0 || graphs != 1) {

@@ -418,8 +418,8 @@ static void test_onnx_export_families(void)
 {
     static const struct {
         const char *yaml, *pretty, *scales; /* the exporter's pretty name has 'S' where the scale letter goes */
-    } fam[] = {{"yolov8", "YOLOv8S", "ns"},      {"yolo11", "YOLO11S", "ns"},        {"yolo26", "YOLO26S", "ns"},
-               {"yolov5", "YOLOv5Su", "ns"},     {"yolov5-p6", "YOLOv5S6u", "ns"},   {"yolov8-p2", "YOLOv8S-p2", "ns"},
+    } fam[] = {{"yolov8", "YOLOv8S", "ns"},    {"yolo11", "YOLO11S", "ns"},        {"yolo26", "YOLO26S", "ns"},
+               {"yolov5", "YOLOv5Su", "ns"},   {"yolov5-p6", "YOLOv5S6u", "ns"}, {"yolov8-p2", "YOLOv8S-p2", "ns"},
                {"yolov3", "YOLOv3u", "-"}}; /* one scale, none in the name */
     char path[64], yaml[64], desc[128];
     snprintf(path, sizeof path, "/tmp/strix-test-export-%d.onnx", (int)getpid());
@@ -478,7 +478,8 @@ static void test_onnx_export_refusals(void)
     refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv8n-seg model", "segment", STRIX_E_WEIGHTS,
                    "an Ultralytics 'segment' model; strix runs detection models only");
     refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv8s model trained on coco.yaml", "detect",
-                   STRIX_E_WEIGHTS, "yolov8.yaml its description 'Ultralytics YOLOv8s model trained on coco.yaml' names, at scale s");
+                   STRIX_E_WEIGHTS,
+                   "yolov8.yaml its description 'Ultralytics YOLOv8s model trained on coco.yaml' names, at scale s");
     refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv9t model trained on coco.yaml", "detect",
                    STRIX_E_ARG, "names the family yolov9, which strix does not support");
     refused_export("weights/yolov8.yaml", 'n', "a model from somewhere", "detect", STRIX_E_ARG,
