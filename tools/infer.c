@@ -142,7 +142,7 @@ static void usage(FILE *f)
             "  --model YAML      Ultralytics model YAML (default: the one a .pt checkpoint embeds; for\n"
             "                    an Ultralytics .onnx export, weights/FAMILY.yaml its metadata names)\n"
             "  --weights FILE    weights (required): .safetensors, Ultralytics .pt (read without\n"
-            "                    running its pickle) or Ultralytics ONNX export (.onnx, with --model)\n"
+            "                    running its pickle) or Ultralytics ONNX export (.onnx)\n"
             "  --scale n|s|m|l|x model scale (default: from the YAML file name)\n"
             "  --nc N            class count override (1..%d)\n"
             "  --names FILE      class names, one per line\n"

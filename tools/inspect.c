@@ -18,7 +18,7 @@ static void usage(FILE *f)
             "usage: inspect --model YAML [--scale n|s|m|l|x] [--nc N] [--imgsz N | --size HxW]\n"
             "               [--weights FILE] [--device cpu|cuda[:N]] [--half] [--summary] [--tensors]\n"
             "       inspect --weights FILE.pt ...   (the graph embedded in an Ultralytics checkpoint)\n"
-            "       inspect --weights FILE.onnx ... (an Ultralytics export: weights/FAMILY.yaml, from its metadata)\n"
+            "       inspect --weights FILE.onnx ... (an Ultralytics export: weights/FAMILY.yaml its metadata names)\n"
             "  --imgsz N     square input size (default 640)\n"
             "  --size HxW    rectangular input size (multiples of the stride)\n"
             "  --weights F   also check that the checkpoint loads (.safetensors, .pt, .onnx)\n"
