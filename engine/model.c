@@ -114,21 +114,47 @@ static strix_status numbered_names(strix_model *m, strix_error *err)
     return STRIX_OK;
 }
 
-/* The graph: the YAML file given, else the one a .pt checkpoint embeds. */
-static strix_status load_yaml(strix_model *m, const strix_model_options *o, const strix_checkpoint *ck,
-                              strix_error *err)
+/* The graph: the YAML file given, else the one a .pt checkpoint embeds, else
+ * (an Ultralytics ONNX export) the family YAML in o->yaml_dir its description
+ * names; *scale: the one to build, o->scale or the description's.  picked:
+ * that YAML's path ("" when none was picked). */
+static strix_status load_yaml(strix_model *m, const strix_model_options *o, const strix_checkpoint *ck, char *scale,
+                              char *picked, size_t cap, strix_error *err)
 {
+    *scale = o->scale;
+    picked[0] = 0;
     if (o->yaml_path) return strix_yaml_model_load(o->yaml_path, &m->yaml, err);
     if (ck->yaml) {
         char label[600];
         snprintf(label, sizeof label, "%s (its model YAML)", o->weights_path);
         return strix_yaml_model_parse(ck->yaml, strlen(ck->yaml), label, &m->yaml, err);
     }
-    if (ck->description)
-        return strix_fail(err, STRIX_E_ARG, "%s: an ONNX file holds no model YAML (its description: '%s'): give the "
-                          "YAML it was exported from with --model (and --scale)", o->weights_path, ck->description);
-    return strix_fail(err, STRIX_E_ARG, "%s: a %s file holds no model YAML: give it with --model", o->weights_path,
-                      ck->format);
+    if (strcmp(ck->format, "onnx"))
+        return strix_fail(err, STRIX_E_ARG, "%s: a %s file holds no model YAML: give it with --model",
+                          o->weights_path, ck->format);
+    char family[64], s;
+    if (!strix_onnx_family(ck->description, family, sizeof family, &s)) {
+        char found[300];
+        if (ck->description)
+            snprintf(found, sizeof found, "its description '%.200s' names no YOLO model", ck->description);
+        else
+            snprintf(found, sizeof found, "no Ultralytics metadata (producer %s)",
+                     ck->producer[0] ? ck->producer : "unknown");
+        return strix_fail(err, STRIX_E_ARG, "%s: %s: give the YAML it was exported from (--model weights/yolov8.yaml "
+                          "--scale n)", o->weights_path, found);
+    }
+    if (!o->yaml_dir)
+        return strix_fail(err, STRIX_E_ARG, "%s: an Ultralytics %s export (scale %c) and no directory of family YAMLs "
+                          "given: give --model %s.yaml", o->weights_path, family, s ? s : '-', family);
+    snprintf(picked, cap, "%s/%s.yaml", o->yaml_dir, family);
+    FILE *f = fopen(picked, "rb");
+    if (!f)
+        return strix_fail(err, STRIX_E_ARG, "%s: its description '%.200s' names the family %s, which strix does not "
+                          "support (no %s): give its YAML with --model (and --scale)", o->weights_path,
+                          ck->description, family, picked);
+    fclose(f);
+    if (!*scale) *scale = s;
+    return strix_yaml_model_load(picked, &m->yaml, err);
 }
 
 static int has_prefix(const strix_st_file *f, const char *prefix)
@@ -143,14 +169,14 @@ static int has_prefix(const strix_st_file *f, const char *prefix)
  * nms_free, else the one-to-many head, unless the checkpoint holds only the
  * one-to-one head (fused; an ONNX export with nms=False), as Ultralytics
  * falls back to it. */
-static strix_status choose_head(strix_model *m, const strix_model_options *o, const strix_st_file *f,
+static strix_status choose_head(strix_graph *g, const strix_model_options *o, const strix_st_file *f,
                                 strix_error *err)
 {
-    strix_layer *L = &m->graph.layers[m->graph.n_layers - 1];
+    strix_layer *L = &g->layers[g->n_layers - 1];
     if (!L->end2end) {
         if (o->nms_free)
             return strix_fail(err, STRIX_E_ARG, "%s: this model has no one-to-one head (end2end): drop --nms-free",
-                              m->yaml.path);
+                              g->path);
         return STRIX_OK;
     }
     L->one2one = o->nms_free;
@@ -164,6 +190,29 @@ static strix_status choose_head(strix_model *m, const strix_model_options *o, co
                           "nms=False?): drop --nms-free", strix_st_path(f));
     if (!has_o2m && has_o2o) L->one2one = 1;
     return STRIX_OK;
+}
+
+/* An export whose description names no scale (a model built from
+ * yolo26.yaml itself) and a YAML of several: the first scale its tensors
+ * bind to, as their shapes pin it down; 0 when none does (the load then asks
+ * for --scale). */
+static char scale_from_shapes(const strix_yaml_model *y, int nc, const strix_model_options *o, strix_st_file *f)
+{
+    for (int i = 0; i < y->n_scales; i++) {
+        strix_graph g;
+        strix_program p = {0};
+        strix_error e;
+        char s = y->scales[i].letter;
+        int ok = !strix_graph_build(&g, y, s, nc, &e) && !choose_head(&g, o, f, &e) &&
+                 !strix_program_build(&p, &g, &e);
+        float *w = ok ? malloc(sizeof(float) * (p.weight_floats ? p.weight_floats : 1)) : NULL;
+        ok = w && !strix_weights_bind(&p, f, w, &e);
+        free(w);
+        strix_program_free(&p);
+        strix_graph_free(&g);
+        if (ok) return s;
+    }
+    return 0;
 }
 
 strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err)
@@ -197,9 +246,17 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     m->half = device >= 0 && o->half;
     strix_checkpoint ck = {0};
     strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
-    if (!st) st = load_yaml(m, o, &ck, err);
-    if (!st) st = strix_graph_build(&m->graph, &m->yaml, o->scale, o->nc, err);
-    if (!st) st = choose_head(m, o, ck.tensors, err);
+    char scale = o->scale, picked[1100] = "";
+    if (!st) st = load_yaml(m, o, &ck, &scale, picked, sizeof picked, err);
+    /* a YAML picked for an export has the family's nc (80): the export's names say how many it was trained for */
+    int nc = o->nc ? o->nc : picked[0] ? ck.n_names : 0;
+    if (!st && picked[0] && !scale && !m->yaml.scale && m->yaml.n_scales &&
+        !(scale = scale_from_shapes(&m->yaml, nc, o, ck.tensors)))
+        st = strix_fail(err, STRIX_E_WEIGHTS, "%s: its description '%.200s' names %s but no scale, and its tensors "
+                        "have the shapes of none of that YAML's scales: give the YAML it was exported from with "
+                        "--model (and --scale)", o->weights_path, ck.description, picked);
+    if (!st) st = strix_graph_build(&m->graph, &m->yaml, scale, nc, err);
+    if (!st) st = choose_head(&m->graph, o, ck.tensors, err);
     if (!st) st = strix_program_build(&m->prog, &m->graph, err);
     m->threads = o->threads ? o->threads : online_cpus();
     if (!st) {
@@ -218,6 +275,13 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         m->weights = malloc(sizeof(float) * (m->prog.weight_floats ? m->prog.weight_floats : 1));
         if (!m->weights) st = strix_fail(err, STRIX_E_NOMEM, "out of memory for the weights");
         else st = strix_weights_bind(&m->prog, ck.tensors, m->weights, err);
+        if (st == STRIX_E_WEIGHTS && picked[0] && err) {
+            /* the YAML came from the description: say so, the shapes disagree with it */
+            char msg[sizeof err->message];
+            snprintf(msg, sizeof msg, "%s (the YAML %s its description '%.100s' names, at scale %c: give the right "
+                     "one with --model and --scale)", err->message, picked, ck.description, scale ? scale : '-');
+            snprintf(err->message, sizeof err->message, "%s", msg);
+        }
     }
     if (!st && m->weights) {
         strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,

@@ -81,8 +81,15 @@ const char *strix_cpu_isa_name(strix_cpu_isa isa);
 typedef struct strix_model_options {
     const char *yaml_path;    /* Ultralytics model YAML; NULL: the one a .pt weights file embeds */
     const char *weights_path; /* .safetensors, Ultralytics .pt (read without running any of its
-                                 pickle) or Ultralytics ONNX export (.onnx, needs yaml_path);
-                                 NULL builds the graph only (inspect) */
+                                 pickle) or Ultralytics ONNX export (.onnx: without yaml_path,
+                                 its family's YAML in yaml_dir); NULL builds the graph only
+                                 (inspect) */
+    const char *yaml_dir;     /* the directory of the family YAMLs (strix's weights/:
+                                 yolov8.yaml, yolo11.yaml, ...) where an Ultralytics ONNX export
+                                 given without yaml_path finds its YAML: the family and scale
+                                 its description metadata names ("Ultralytics YOLOv8n model":
+                                 yolov8.yaml, scale n unless scale is set); NULL: such an
+                                 export needs yaml_path */
     char scale;               /* 'n','s','m','l','x'; 0 = from the file name (yolov8n.yaml) */
     int nc;                   /* class count override; 0 = the YAML's nc */
     int threads;              /* CPU threads; 0 = all available */

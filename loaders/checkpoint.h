@@ -25,6 +25,7 @@ typedef struct strix_checkpoint {
     char **names;           /* class names the file carries (.pt: model.names, ONNX: metadata); NULL if none */
     int n_names;
     char *description;      /* ONNX: its `description` metadata ("Ultralytics YOLOv8n model"), or NULL */
+    char producer[64];      /* ONNX: its producer_name and producer_version ("pytorch 2.3.0"), or "" */
 } strix_checkpoint;
 
 /* Errors: STRIX_E_IO (missing, unreadable), STRIX_E_WEIGHTS (malformed, or
@@ -32,6 +33,14 @@ typedef struct strix_checkpoint {
  * wrong), STRIX_E_NOMEM.  c is zeroed on failure. */
 strix_status strix_checkpoint_open(strix_checkpoint *c, const char *path, strix_error *err);
 void strix_checkpoint_close(strix_checkpoint *c);
+
+/* From an Ultralytics ONNX export's description ("Ultralytics YOLOv8n model
+ * trained on coco.yaml": the exporter's pretty name, the stem of the model's
+ * YAML with yolo written YOLO), the stem of the one-file-per-family YAML it
+ * was made from (yolov8n -> yolov8, yolov5n6u -> yolov5-p6, yolov8s-p2 ->
+ * yolov8-p2, yolov3u -> yolov3) into family[cap] and its scale letter
+ * (0 when the name gives none); 0 when the description is not of that form. */
+int strix_onnx_family(const char *description, char *family, size_t cap, char *scale);
 
 /* The per-format readers behind strix_checkpoint_open (the fuzzers call
  * them directly): c->tensors points into buf[0..len).  owns_map: buf is a

@@ -7,8 +7,8 @@
  * TensorProto and skip every other field.
  *
  * Field numbers (onnx/onnx.proto3):
- *   ModelProto  7 graph, 14 metadata_props {1 key, 2 value} (the opset does not matter: only
- *               initializers and node names are read)
+ *   ModelProto  2 producer_name, 3 producer_version, 7 graph, 14 metadata_props {1 key, 2 value}
+ *               (the opset does not matter: only initializers and node names are read)
  *   GraphProto  1 node, 5 initializer
  *   NodeProto   1 input, 2 output, 3 name, 4 op_type, 5 attribute {1 name, 5 t}
  *   TensorProto 1 dims, 2 data_type, 4 float_data, 5 int32_data, 8 name, 9 raw_data,
@@ -20,6 +20,7 @@
  * model.22.cv2.0.2 and the tensors model.22.cv2.0.2.weight / .bias.  This is
  * what survives onnxslim, which renames and de-duplicates initializers (two
  * equal biases become one) but keeps node names. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,6 +531,30 @@ static int parse_names(const char *s, char ***out, int *n_out)
     return 1;
 }
 
+int strix_onnx_family(const char *description, char *family, size_t cap, char *scale)
+{
+    static const char pre[] = "Ultralytics YOLO";
+    if (!description || strncmp(description, pre, sizeof pre - 1)) return 0;
+    const char *p = description + sizeof pre - 1, *end = p + strcspn(p, " ");
+    const char *ver = p;
+    if (*p == 'v') p++;
+    const char *digits = p;
+    while (p < end && isdigit((unsigned char)*p)) p++;
+    if (p == digits) return 0;
+    size_t ver_len = (size_t)(p - ver);
+    char s = p < end && islower((unsigned char)*p) && *p != 'u' ? *p++ : 0; /* n s m l x; YOLOv9's t c e */
+    int p6 = s && p < end && *p == '6'; /* yolov5n6u: the P6 model of scale n */
+    p += p6;
+    p += p < end && *p == 'u'; /* the anchor-free v3/v5 (yolov5nu) use the same YAML */
+    if (p < end && *p != '-') return 0;
+    for (const char *q = p; q < end; q++)
+        if (!isalnum((unsigned char)*q) && *q != '-' && *q != '_') return 0; /* it becomes a file name */
+    int n = snprintf(family, cap, "yolo%.*s%s%.*s", (int)ver_len, ver, p6 ? "-p6" : "", (int)(end - p), p);
+    if (n < 0 || (size_t)n >= cap) return 0;
+    *scale = s;
+    return 1;
+}
+
 strix_status strix_onnx_read(strix_checkpoint *c, const char *path, const uint8_t *buf, size_t len, int owns_map,
                              strix_error *err)
 {
@@ -551,6 +576,12 @@ strix_status strix_onnx_read(strix_checkpoint *c, const char *path, const uint8_
     char task[64] = "";
     while ((r = field(&p, e, &num, &wt, &v, &s)) > 0) {
         if (num == 7 && wt == 2) graph = s, graphs++;
+        if ((num == 2 || num == 3) && wt == 2) { /* producer_name, producer_version */
+            size_t l = strlen(c->producer);
+            snprintf(c->producer + l, sizeof c->producer - l, "%s%.*s", l ? " " : "", (int)s.n, (const char *)s.p);
+            for (char *d = c->producer; *d; d++)
+                if ((unsigned char)*d < 32) *d = '?'; /* it goes into one-line messages */
+        }
         if (num == 14 && wt == 2) { /* metadata_props */
             const uint8_t *q = s.p, *qe = s.p + s.n;
             span k = {0}, val = {0}, x;
@@ -570,8 +601,10 @@ strix_status strix_onnx_read(strix_checkpoint *c, const char *path, const uint8_
                 goto done;
             }
             if (span_eq(k, "names") && !c->names) parse_names(text, &c->names, &c->n_names);
-            else if (span_eq(k, "description") && !c->description) c->description = strdup(text);
-            else if (span_eq(k, "task")) snprintf(task, sizeof task, "%s", text);
+            else if (span_eq(k, "description") && !c->description && (c->description = strdup(text))) {
+                for (char *d = c->description; *d; d++)
+                    if ((unsigned char)*d < 32) *d = '?'; /* it goes into one-line messages */
+            } else if (span_eq(k, "task")) snprintf(task, sizeof task, "%s", text);
         }
     }
     if (r < 0 || graphs != 1) {

@@ -1,9 +1,10 @@
 #!/bin/sh
 # cli_loaders.sh — the weights formats from the command line: infer and
 # inspect on an Ultralytics .pt without --model (the graph it embeds), an ONNX
-# export with --model, inspect --tensors, and the refusals (a pickle that
-# calls os.system, an ONNX file without its YAML): documented exit codes, one
-# error line, no output left behind.
+# export with --model, or without (the family YAML its metadata names),
+# inspect --tensors, and the refusals (a pickle that calls os.system, an ONNX
+# file whose YAML is unknown or disagrees): documented exit codes, one error
+# line, no output left behind.
 #   sh tests/cli_loaders.sh BUILD_DIR      (from the repository root)
 NAME=cli_loaders
 . "$(dirname "$0")/lib_cli.sh"
@@ -34,6 +35,16 @@ grep -q "model.22.cv3.2.2.bias .* from initializer '.*' of node /model.22/cv3.2/
 expect inspect_evil_pt 5 "$B/inspect" --weights "$L/evil.pt"
 grep -q "posix.system" "$T/err" && pass evil_pt_names_global || fail evil_pt_names_global "$(cat "$T/err")"
 expect inspect_onnx_no_yaml 2 "$B/inspect" --weights "$L/v8_op12.onnx"
+grep -q "v8_op12.onnx: its description 'Ultralytics tiny-v8 model ' names no YOLO model: give the YAML it was exported from (--model weights/yolov8.yaml --scale n)" "$T/err" &&
+    pass inspect_onnx_no_yaml_says_what || fail inspect_onnx_no_yaml_says_what "$(cat "$T/err")"
+# without --model an export's description picks weights/FAMILY.yaml (this tiny
+# YOLO26 fixture's shapes are no YOLO26 scale's: refused, the picked YAML named)
+expect inspect_onnx_family 5 "$B/inspect" --weights "$L/f-26.onnx" --scale n --device cpu
+grep -q "weights/yolo26.yaml its description 'Ultralytics YOLO26 model ' names, at scale n: give" "$T/err" &&
+    pass inspect_onnx_family_named || fail inspect_onnx_family_named "$(cat "$T/err")"
+expect inspect_onnx_no_scale 5 "$B/inspect" --weights "$L/f-26.onnx" --device cpu
+grep -q "names .*weights/yolo26.yaml but no scale, and its tensors have the shapes of none" "$T/err" &&
+    pass inspect_onnx_no_scale_says_so || fail inspect_onnx_no_scale_says_so "$(cat "$T/err")"
 
 # The families (README's table), against the counts Ultralytics 8.4.190 gives for
 # its own YAMLs (DetectionModel(...).parameters(), and after fuse())
@@ -69,6 +80,22 @@ else
         --device cpu --out "$T/onnx" "$DATA/dog.jpg"; then
         pass infer_onnx
     fi
+    run infer_onnx_no_model 5 --weights "$L/f-26.onnx" --scale s --device cpu --out "$T/onnx2" "$DATA/dog.jpg" &&
+        { grep -q "weights/yolo26.yaml its description .* at scale s" "$T/err" && pass infer_onnx_no_model ||
+            fail infer_onnx_no_model "$(cat "$T/err")"; }
+    # the same export, its description made an Ultralytics one's (same length), run
+    # without --model by a copy of infer laid out as the dist tarball (bin/infer,
+    # weights/yolov8.yaml, here the tiny YAML): the same detections
+    mkdir -p "$T/dist/bin" "$T/dist/weights"
+    cp "$B/infer" "$T/dist/bin/infer" && cp "$L/tiny-v8.yaml" "$T/dist/weights/yolov8.yaml" &&
+        LC_ALL=C perl -pe 's/Ultralytics tiny-v8 model/Ultralytics YOLOv8n model/' "$L/v8_op12.onnx" >"$T/v8.onnx"
+    if "$T/dist/bin/infer" --weights "$T/v8.onnx" --imgsz 160 --conf 0.5 --device cpu --out "$T/onnx3" \
+        "$DATA/dog.jpg" >"$T/out" 2>"$T/err"; then
+        grep -v '"model"\|"weights"' "$T/onnx/detections.json" >"$T/a" &&
+            grep -v '"model"\|"weights"' "$T/onnx3/detections.json" >"$T/b" &&
+            grep -q class_name "$T/b" && cmp -s "$T/a" "$T/b" && pass infer_onnx_family_yaml ||
+            fail infer_onnx_family_yaml "detections differ from --model's: $(head -c 300 "$T/onnx3/detections.json")"
+    else fail infer_onnx_family_yaml "exit $?: $(head -c 300 "$T/err")"; fi
     run infer_nms_free_v8 2 --weights "$L/v8_f16.pt" --nms-free --device cpu --out "$T/nf" "$DATA/dog.jpg" &&
         { grep -q "no one-to-one head" "$T/err" && pass infer_nms_free_v8 || fail infer_nms_free_v8 "$(cat "$T/err")"; }
     run infer_yolo26_nms_free 0 --weights "$L/f-26.pt" --nms-free --imgsz 160 --device cpu --out "$T/26" "$DATA/dog.jpg" &&

@@ -9,6 +9,14 @@
  *     count and order, same class, IoU >= 0.999, |score difference| <= 1e-4
  *   - the tensors of the same weights agree across formats (fp16 .pt vs its
  *     bf16 copy within bf16 rounding; an ONNX export's fused weights)
+ *   - an Ultralytics-shaped ONNX export (written here: each Conv an initializer
+ *     pair named as torch.onnx names them, the exporter's metadata) of every
+ *     family in weights/ at two scales (yolov3u: its one) loads without a YAML: the family and
+ *     scale its description names (or, without a scale letter, the shapes
+ *     pin down), its class names (and their count: a
+ *     custom-trained model's nc); and one without
+ *     metadata, of another task, an unknown family or a description the
+ *     shapes disagree with is refused with one line
  *   - hostile or broken files are refused with one line: a pickle calling
  *     os.system, a compressed entry, every truncation of a .pt and of an
  *     ONNX file, a .pt or ONNX file with a byte flipped, pickles sharing one
@@ -230,7 +238,252 @@ static void test_refuses_shared_yaml_bomb(void)
 
 static void test_onnx_needs_yaml(void)
 {
-    expect_refused(DIR "v8_op12.onnx", NULL, STRIX_E_ARG, "holds no model YAML");
+    expect_refused(DIR "v8_op12.onnx", NULL, STRIX_E_ARG, "'Ultralytics tiny-v8 model ' names no YOLO model");
+}
+
+/* A protobuf being written. */
+typedef struct pb {
+    uint8_t *p;
+    size_t n, cap;
+    int oom;
+} pb;
+
+static void pb_raw(pb *b, const void *d, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t c = (b->n + n) * 2;
+        uint8_t *q = realloc(b->p, c);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = c;
+    }
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+
+static void pb_varint(pb *b, uint64_t v)
+{
+    uint8_t x[10];
+    int k = 0;
+    do {
+        x[k++] = (uint8_t)((v & 127) | (v > 127 ? 128 : 0));
+        v >>= 7;
+    } while (v);
+    pb_raw(b, x, (size_t)k);
+}
+
+static void pb_bytes(pb *b, int field, const void *d, size_t n)
+{
+    pb_varint(b, (uint64_t)field << 3 | 2);
+    pb_varint(b, n);
+    pb_raw(b, d, n);
+}
+
+static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
+
+static void pb_msg(pb *b, int field, pb *m)
+{
+    pb_bytes(b, field, m->p, m->n);
+    b->oom |= m->oom;
+    free(m->p);
+    memset(m, 0, sizeof *m);
+}
+
+/* ModelProto metadata_props entry. */
+static void pb_meta(pb *b, const char *key, const char *value)
+{
+    pb e = {0};
+    pb_str(&e, 1, key);
+    pb_str(&e, 2, value);
+    pb_msg(b, 14, &e);
+}
+
+/* Writes path: an ONNX file as torch.onnx exports the fused model of yaml at
+ * scale (a Conv node /model.N/REST/Conv per convolution, its weight and bias
+ * initializers under their state_dict names), with Ultralytics' metadata
+ * (description, task; none when description is NULL) and `names` n0, n1, ...
+ * Returns 0 when something failed (reported). */
+static int write_export(const char *path, const char *yaml, char scale, int nc, const char *description,
+                        const char *task)
+{
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = yaml;
+    o.scale = scale;
+    o.nc = nc;
+    strix_model *m;
+    strix_error e;
+    char st_path[300];
+    snprintf(st_path, sizeof st_path, "%s.safetensors", path);
+    if (strix_model_load(&m, &o, &e)) {
+        tl_fail("%s: %s", yaml, e.message);
+        return 0;
+    }
+    nc = strix_model_class_count(m);
+    strix_status st = strix_model_write_synthetic_weights(m, st_path, 7, 1, 0, 1, &e);
+    strix_model_free(m);
+    strix_st_file *f = NULL;
+    if (st || (st = strix_st_open(&f, st_path, &e))) {
+        unlink(st_path);
+        tl_fail("%s: %s", yaml, e.message);
+        return 0;
+    }
+    pb model = {0}, graph = {0};
+    pb_varint(&model, 1 << 3); /* ir_version 8 */
+    pb_varint(&model, 8);
+    pb_str(&model, 2, "pytorch");
+    pb_str(&model, 3, "2.3.0");
+    for (size_t i = 0; i < strix_st_count(f); i++) {
+        const strix_st_tensor *t = strix_st_get(f, i);
+        size_t l = strlen(t->name);
+        if (t->ndim != 4 || l < 8 || strcmp(t->name + l - 7, ".weight")) continue;
+        char module[256], bias[270], node_name[300];
+        snprintf(module, sizeof module, "%.*s", (int)(l - 7), t->name);
+        snprintf(bias, sizeof bias, "%s.bias", module);
+        const strix_st_tensor *tb = strix_st_find(f, bias);
+        const char *rest = strchr(module + 6, '.'); /* model.N.REST */
+        snprintf(node_name, sizeof node_name, "/%.*s/%s/Conv", (int)(rest - module), module, rest + 1);
+        pb n = {0};
+        pb_str(&n, 1, "x");
+        pb_str(&n, 1, t->name);
+        if (tb) pb_str(&n, 1, bias);
+        pb_str(&n, 2, node_name);
+        pb_str(&n, 3, node_name);
+        pb_str(&n, 4, "Conv");
+        pb_msg(&graph, 1, &n);
+        for (const strix_st_tensor *w = t; w; w = w == t ? tb : NULL) {
+            pb init = {0};
+            for (int d = 0; d < w->ndim; d++) {
+                pb_varint(&init, 1 << 3);
+                pb_varint(&init, (uint64_t)w->shape[d]);
+            }
+            pb_varint(&init, 2 << 3);
+            pb_varint(&init, 1); /* FLOAT */
+            pb_str(&init, 8, w->name);
+            pb_bytes(&init, 9, w->data, w->nbytes);
+            pb_msg(&graph, 5, &init);
+        }
+    }
+    strix_st_close(f);
+    unlink(st_path);
+    pb_msg(&model, 7, &graph);
+    if (description) {
+        pb_meta(&model, "description", description);
+        pb_meta(&model, "author", "Ultralytics");
+        pb_meta(&model, "license", "AGPL-3.0 License (https://ultralytics.com/license)");
+        pb_meta(&model, "stride", "32");
+        pb_meta(&model, "task", task);
+        pb_meta(&model, "batch", "1");
+        pb_meta(&model, "imgsz", "[640, 640]");
+        pb names = {0};
+        char item[40];
+        for (int c = 0; c < nc; c++) {
+            snprintf(item, sizeof item, "%s%d: 'n%d'", c ? ", " : "{", c, c);
+            pb_raw(&names, item, strlen(item));
+        }
+        pb_raw(&names, "}", 2);
+        pb_meta(&model, "names", (const char *)names.p);
+        model.oom |= names.oom;
+        free(names.p);
+    }
+    FILE *out = fopen(path, "wb");
+    int ok = !model.oom && out && fwrite(model.p, 1, model.n, out) == model.n;
+    if (out && fclose(out)) ok = 0;
+    free(model.p);
+    if (!ok) tl_fail("%s: cannot write", path);
+    return ok;
+}
+
+/* Loads path without a YAML (the family YAMLs in weights/); its status,
+ * message in e, class count and the name of the last class in last[64]. */
+static strix_status load_export(const char *path, strix_error *e, int *nc, char *last)
+{
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.weights_path = path;
+    o.yaml_dir = "weights";
+    strix_model *m;
+    strix_status st = strix_model_load(&m, &o, e);
+    if (st) return st;
+    *nc = strix_model_class_count(m);
+    snprintf(last, 64, "%s", strix_model_class_name(m, *nc - 1));
+    strix_model_free(m);
+    return STRIX_OK;
+}
+
+static void test_onnx_export_families(void)
+{
+    static const struct {
+        const char *yaml, *pretty, *scales; /* the exporter's pretty name has 'S' where the scale letter goes */
+    } fam[] = {{"yolov8", "YOLOv8S", "ns"},    {"yolo11", "YOLO11S", "ns"},        {"yolo26", "YOLO26S", "ns"},
+               {"yolov5", "YOLOv5Su", "ns"},   {"yolov5-p6", "YOLOv5S6u", "ns"}, {"yolov8-p2", "YOLOv8S-p2", "ns"},
+               {"yolov3", "YOLOv3u", "-"}}; /* one scale, none in the name */
+    char path[64], yaml[64], desc[128];
+    snprintf(path, sizeof path, "/tmp/strix-test-export-%d.onnx", (int)getpid());
+    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++)
+        for (const char *sc = fam[i].scales; *sc; sc++) {
+            char scale = *sc == '-' ? 0 : *sc, pretty[32];
+            snprintf(yaml, sizeof yaml, "weights/%s.yaml", fam[i].yaml);
+            snprintf(pretty, sizeof pretty, "%s", fam[i].pretty);
+            if (scale) *strchr(pretty, 'S') = scale;
+            snprintf(desc, sizeof desc, "Ultralytics %s model trained on coco.yaml", pretty);
+            int want = i % 2 ? 80 : 3; /* the family's 80 classes, or a custom-trained model's 3 */
+            if (!write_export(path, yaml, scale, want, desc, "detect")) return;
+            strix_error e;
+            int nc = 0;
+            char last[64] = "", want_last[16];
+            strix_status st = load_export(path, &e, &nc, last);
+            unlink(path);
+            snprintf(want_last, sizeof want_last, "n%d", want - 1);
+            TL_CHECK(!st, "%s (%s, scale %c, %d classes): %s", desc, yaml, scale ? scale : '-', want, e.message);
+            TL_CHECK(nc == want && !strcmp(last, want_last), "%s: %d classes, the last '%s': not the metadata's", desc,
+                     nc, last);
+        }
+    /* built from yolo26.yaml itself: no scale in the name, the shapes pin it down */
+    if (!write_export(path, "weights/yolo26.yaml", 's', 0, "Ultralytics YOLO26 model trained on coco.yaml", "detect"))
+        return;
+    strix_error e;
+    int nc;
+    char last[64];
+    strix_status st = load_export(path, &e, &nc, last);
+    unlink(path);
+    TL_CHECK(!st, "YOLO26 without a scale letter, scale s shapes: %s", e.message);
+}
+
+/* expect_refused on an export of yaml at scale written with description and task */
+static void refused_export(const char *yaml, char scale, const char *description, const char *task,
+                           strix_status want, const char *needle)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/strix-test-export-%d.onnx", (int)getpid());
+    if (!write_export(path, yaml, scale, 0, description, task)) return;
+    strix_error e;
+    int nc;
+    char last[64];
+    strix_status st = load_export(path, &e, &nc, last);
+    unlink(path);
+    TL_CHECK(st == want, "%s: status %s, expected %s (%s)", description ? description : "no metadata",
+             strix_status_name(st), strix_status_name(want), st ? e.message : "loaded");
+    TL_CHECK(strstr(e.message, needle) && !strchr(e.message, '\n'), "message '%s' lacks '%s'", e.message, needle);
+}
+
+static void test_onnx_export_refusals(void)
+{
+    refused_export("weights/yolov8.yaml", 'n', NULL, NULL, STRIX_E_ARG,
+                   "no Ultralytics metadata (producer pytorch 2.3.0): give the YAML it was exported from "
+                   "(--model weights/yolov8.yaml --scale n)");
+    refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv8n-seg model", "segment", STRIX_E_WEIGHTS,
+                   "an Ultralytics 'segment' model; strix runs detection models only");
+    refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv8s model trained on coco.yaml", "detect",
+                   STRIX_E_WEIGHTS,
+                   "yolov8.yaml its description 'Ultralytics YOLOv8s model trained on coco.yaml' names, at scale s");
+    refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv9t model trained on coco.yaml", "detect",
+                   STRIX_E_ARG, "names the family yolov9, which strix does not support");
+    refused_export("weights/yolov8.yaml", 'n', "a model from somewhere", "detect", STRIX_E_ARG,
+                   "its description 'a model from somewhere' names no YOLO model");
 }
 
 static void test_onnx_wrong_yaml(void)
@@ -307,6 +560,8 @@ int main(int argc, char **argv)
     TL_RUN(test_refuses_shared_yaml_bomb);
     TL_RUN(test_onnx_needs_yaml);
     TL_RUN(test_onnx_wrong_yaml);
+    TL_RUN(test_onnx_export_families);
+    TL_RUN(test_onnx_export_refusals);
     TL_RUN(test_pt_truncated_and_flipped);
     TL_RUN(test_onnx_truncated_and_flipped);
     TL_MAIN_END();

@@ -101,9 +101,7 @@
  * infer/inputs.c, outputs.c, images.c, stills.c, video.c, media.c, detector.c,
  * tracking.c, pipeline.c, writers.c.
  */
-#include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,8 +110,10 @@
 
 #include "cudaenv.h"
 #include "infer/job.h"
+#include "infer/optparse.h"
 #include "infer/worker.h"
 #include "tracker_yaml.h"
+#include "yamldir.h"
 
 #define CALIB_MAX 16 /* --calibrate: images used at most */
 
@@ -139,9 +139,10 @@ static void usage(FILE *f)
             "recursive), a quoted glob pattern such as 'photos/*.jpg', an image-sequence\n"
             "pattern such as 'frames/%%04d.png', or a URL FFmpeg opens (rtsp://, http://).\n"
             "\n"
-            "  --model YAML      Ultralytics model YAML (default: the one a .pt checkpoint embeds)\n"
+            "  --model YAML      Ultralytics model YAML (default: the one a .pt checkpoint embeds; for\n"
+            "                    an Ultralytics .onnx export, weights/FAMILY.yaml its metadata names)\n"
             "  --weights FILE    weights (required): .safetensors, Ultralytics .pt (read without\n"
-            "                    running its pickle) or Ultralytics ONNX export (.onnx, with --model)\n"
+            "                    running its pickle) or Ultralytics ONNX export (.onnx)\n"
             "  --scale n|s|m|l|x model scale (default: from the YAML file name)\n"
             "  --nc N            class count override (1..%d)\n"
             "  --names FILE      class names, one per line\n"
@@ -265,69 +266,6 @@ static void usage(FILE *f)
             "of memory; 9 device error or unavailable; 10 some --manifest items failed (listed\n"
             "in OUT/failures-I-of-N.jsonl); 11 as 10, some inputs missing or unreachable\n"
             "(a retry may help); 130 interrupted (with --manifest: nothing partial kept).\n", STRIX_MAX_CLASSES, CALIB_MAX);
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "infer: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see infer --help)\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return usage_error("%s: '%s' is not an integer in %d..%d", opt, s, lo, hi);
-    *out = (int)v;
-    return 0;
-}
-
-/* A number in lo..hi ("what" names the range in the message). */
-static int parse_number(const char *opt, const char *s, double lo, double hi, const char *what, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) return usage_error("%s: '%s' is not %s", opt, s, what);
-    *out = v;
-    return 0;
-}
-
-static int parse_seconds(const char *opt, const char *s, double *out)
-{
-    return parse_number(opt, s, 0, 1e7, "a number of seconds (0 or more)", out);
-}
-
-/* --line "x1,y1,x2,y2" */
-static int parse_line(const char *s, float *l)
-{
-    const char *p = s;
-    for (int k = 0; k < 4; k++) {
-        char *end;
-        errno = 0;
-        double v = strtod(p, &end);
-        if (errno || end == p || !(v > -1e7 && v < 1e7) || (k < 3 ? *end != ',' : *end != 0))
-            return usage_error("--line: '%s' is not four numbers x1,y1,x2,y2 (pixels)", s);
-        l[k] = (float)v;
-        p = end + 1;
-    }
-    if (l[0] == l[2] && l[1] == l[3]) return usage_error("--line: '%s' has two equal points", s);
-    return 0;
-}
-
-static int parse_unit(const char *opt, const char *s, double *out)
-{
-    return parse_number(opt, s, 0, 1, "a number in 0..1", out);
 }
 
 /* --tracker NAME or FILE.yaml (Ultralytics' tracker YAMLs), then the
@@ -516,8 +454,10 @@ static int parse_args(int argc, char **argv, options *o)
         if (!*val) return usage_error("%s: empty value", name);
     }
     size_t wl = o->weights ? strlen(o->weights) : 0;
-    if (!o->detections && !o->model && (wl < 3 || strcmp(o->weights + wl - 3, ".pt")))
-        return usage_error("--model YAML is required (only a .pt checkpoint embeds its graph; or --detections FILE)");
+    if (!o->detections && !o->model && (wl < 3 || strcmp(o->weights + wl - 3, ".pt")) &&
+        (wl < 5 || strcasecmp(o->weights + wl - 5, ".onnx")))
+        return usage_error("--model YAML is required (only a .pt checkpoint or an Ultralytics ONNX export names its "
+                           "graph; or --detections FILE)");
     if (!o->detections && !o->weights) return usage_error("--weights FILE is required (or --detections FILE)");
     if (o->manifest && (o->n_inputs || o->json || o->detections))
         return usage_error("--manifest FILE lists the inputs: give no INPUT, --json or --detections with it");
@@ -625,6 +565,8 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     strix_model_options_init(&mo);
     mo.yaml_path = o->model;
     mo.weights_path = o->weights;
+    char yaml_dir[PATH_MAX];
+    mo.yaml_dir = strix_tool_yaml_dir(yaml_dir);
     mo.scale = o->scale;
     mo.nc = o->nc;
     mo.threads = o->threads;

@@ -10,6 +10,7 @@
 #include "checkpoint.h"
 #include "exitcodes.h"
 #include "strix.h"
+#include "yamldir.h"
 
 static void usage(FILE *f)
 {
@@ -17,6 +18,7 @@ static void usage(FILE *f)
             "usage: inspect --model YAML [--scale n|s|m|l|x] [--nc N] [--imgsz N | --size HxW]\n"
             "               [--weights FILE] [--device cpu|cuda[:N]] [--half] [--summary] [--tensors]\n"
             "       inspect --weights FILE.pt ...   (the graph embedded in an Ultralytics checkpoint)\n"
+            "       inspect --weights FILE.onnx ... (an Ultralytics export: weights/FAMILY.yaml its metadata names)\n"
             "  --imgsz N     square input size (default 640)\n"
             "  --size HxW    rectangular input size (multiples of the stride)\n"
             "  --weights F   also check that the checkpoint loads (.safetensors, .pt, .onnx)\n"
@@ -96,9 +98,12 @@ int main(int argc, char **argv)
         }
     }
     if (!o.yaml_path && !o.weights_path) {
-        fprintf(stderr, "inspect: --model YAML (or --weights with a .pt checkpoint) is required (see --help)\n");
+        fprintf(stderr, "inspect: --model YAML (or --weights with a .pt checkpoint or an Ultralytics ONNX export) is "
+                "required (see --help)\n");
         return EXIT_USAGE;
     }
+    char yaml_dir[PATH_MAX];
+    o.yaml_dir = strix_tool_yaml_dir(yaml_dir);
     if (tensors && !o.weights_path) {
         fprintf(stderr, "inspect: --tensors needs --weights (see --help)\n");
         return EXIT_USAGE;
