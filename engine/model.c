@@ -147,12 +147,10 @@ static strix_status load_yaml(strix_model *m, const strix_model_options *o, cons
         return strix_fail(err, STRIX_E_ARG, "%s: an Ultralytics %s export (scale %c) and no directory of family YAMLs "
                           "given: give --model %s.yaml", o->weights_path, family, s ? s : '-', family);
     snprintf(picked, cap, "%s/%s.yaml", o->yaml_dir, family);
-    FILE *f = fopen(picked, "rb");
-    if (!f)
+    if (access(picked, R_OK)) /* only whether it is there: loaders/ reads it */
         return strix_fail(err, STRIX_E_ARG, "%s: its description '%.200s' names the family %s, which strix does not "
                           "support (no %s): give its YAML with --model (and --scale)", o->weights_path,
                           ck->description, family, picked);
-    fclose(f);
     if (!*scale) *scale = s;
     return strix_yaml_model_load(picked, &m->yaml, err);
 }
