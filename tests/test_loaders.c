@@ -30,6 +30,7 @@
 
 #include "checkpoint.h"
 #include "fileread.h"
+#include "model_internal.h"
 #include "strix.h"
 #include "testlib.h"
 
@@ -301,11 +302,56 @@ static void pb_meta(pb *b, const char *key, const char *value)
     pb_msg(b, 14, &e);
 }
 
+/* One Conv node /model.N/REST/Conv of graph with its weight (shape ws) and,
+ * when bias, bias initializers NAME.weight, NAME.bias; the values are small
+ * constants: the tests load the file, they do not run it. */
+static void export_conv(pb *graph, const char *name, const int64_t ws[4], int bias)
+{
+    char module[256], wn[270], bn[270], node_name[300];
+    snprintf(module, sizeof module, "%s", name);
+    snprintf(wn, sizeof wn, "%s.weight", module);
+    snprintf(bn, sizeof bn, "%s.bias", module);
+    const char *rest = strchr(module + 6, '.'); /* model.N.REST */
+    snprintf(node_name, sizeof node_name, "/%.*s/%s/Conv", (int)(rest - module), module, rest + 1);
+    pb n = {0};
+    pb_str(&n, 1, "x");
+    pb_str(&n, 1, wn);
+    if (bias) pb_str(&n, 1, bn);
+    pb_str(&n, 2, node_name);
+    pb_str(&n, 3, node_name);
+    pb_str(&n, 4, "Conv");
+    pb_msg(graph, 1, &n);
+    for (int k = 0; k < 1 + bias; k++) {
+        int nd = k ? 1 : 4;
+        size_t count = k ? (size_t)ws[0] : (size_t)(ws[0] * ws[1] * ws[2] * ws[3]);
+        float *v = malloc(sizeof(float) * count);
+        if (!v) {
+            graph->oom = 1;
+            return;
+        }
+        for (size_t i = 0; i < count; i++) v[i] = (float)(i % 16); /* the DFL conv's arange too */
+        pb init = {0};
+        for (int d = 0; d < nd; d++) {
+            pb_varint(&init, 1 << 3);
+            pb_varint(&init, (uint64_t)ws[d]);
+        }
+        pb_varint(&init, 2 << 3);
+        pb_varint(&init, 1); /* FLOAT */
+        pb_str(&init, 8, k ? bn : wn);
+        pb_bytes(&init, 9, v, sizeof(float) * count);
+        pb_msg(graph, 5, &init);
+        free(v);
+    }
+}
+
 /* Writes path: an ONNX file as torch.onnx exports the fused model of yaml at
  * scale (a Conv node /model.N/REST/Conv per convolution, its weight and bias
  * initializers under their state_dict names), with Ultralytics' metadata
  * (description, task; none when description is NULL) and `names` n0, n1, ...
- * Returns 0 when something failed (reported). */
+ * The convolutions come from the program strix builds for yaml, not from
+ * synthetic weights: calibrating those runs the network, minutes for the
+ * large families under ASan or qemu.  Returns 0 when something failed
+ * (reported). */
 static int write_export(const char *path, const char *yaml, char scale, int nc, const char *description,
                         const char *task)
 {
@@ -316,59 +362,32 @@ static int write_export(const char *path, const char *yaml, char scale, int nc, 
     o.nc = nc;
     strix_model *m;
     strix_error e;
-    char st_path[300];
-    snprintf(st_path, sizeof st_path, "%s.safetensors", path);
     if (strix_model_load(&m, &o, &e)) {
         tl_fail("%s: %s", yaml, e.message);
         return 0;
     }
     nc = strix_model_class_count(m);
-    strix_status st = strix_model_write_synthetic_weights(m, st_path, 7, 1, 0, 1, &e);
-    strix_model_free(m);
-    strix_st_file *f = NULL;
-    if (st || (st = strix_st_open(&f, st_path, &e))) {
-        unlink(st_path);
-        tl_fail("%s: %s", yaml, e.message);
-        return 0;
-    }
     pb model = {0}, graph = {0};
     pb_varint(&model, 1 << 3); /* ir_version 8 */
     pb_varint(&model, 8);
     pb_str(&model, 2, "pytorch");
     pb_str(&model, 3, "2.3.0");
-    for (size_t i = 0; i < strix_st_count(f); i++) {
-        const strix_st_tensor *t = strix_st_get(f, i);
-        size_t l = strlen(t->name);
-        if (t->ndim != 4 || l < 8 || strcmp(t->name + l - 7, ".weight")) continue;
-        char module[256], bias[270], node_name[300];
-        snprintf(module, sizeof module, "%.*s", (int)(l - 7), t->name);
-        snprintf(bias, sizeof bias, "%s.bias", module);
-        const strix_st_tensor *tb = strix_st_find(f, bias);
-        const char *rest = strchr(module + 6, '.'); /* model.N.REST */
-        snprintf(node_name, sizeof node_name, "/%.*s/%s/Conv", (int)(rest - module), module, rest + 1);
-        pb n = {0};
-        pb_str(&n, 1, "x");
-        pb_str(&n, 1, t->name);
-        if (tb) pb_str(&n, 1, bias);
-        pb_str(&n, 2, node_name);
-        pb_str(&n, 3, node_name);
-        pb_str(&n, 4, "Conv");
-        pb_msg(&graph, 1, &n);
-        for (const strix_st_tensor *w = t; w; w = w == t ? tb : NULL) {
-            pb init = {0};
-            for (int d = 0; d < w->ndim; d++) {
-                pb_varint(&init, 1 << 3);
-                pb_varint(&init, (uint64_t)w->shape[d]);
-            }
-            pb_varint(&init, 2 << 3);
-            pb_varint(&init, 1); /* FLOAT */
-            pb_str(&init, 8, w->name);
-            pb_bytes(&init, 9, w->data, w->nbytes);
-            pb_msg(&graph, 5, &init);
-        }
+    const strix_program *p = &m->prog;
+    for (int i = 0; i < p->n_nodes; i++) {
+        const strix_node *n = &p->nodes[i];
+        if (n->op != STRIX_OP_CONV) continue;
+        int64_t ws[4] = {n->cout, n->cin / n->conv.groups, n->conv.kh, n->conv.kw};
+        char name[128];
+        snprintf(name, sizeof name, n->plain ? "%s" : "%s.conv", n->wname);
+        export_conv(&graph, name, ws, 1);
     }
-    strix_st_close(f);
-    unlink(st_path);
+    if (p->dfl_name[0]) {
+        int64_t ws[4] = {1, p->reg_max, 1, 1};
+        char name[96];
+        snprintf(name, sizeof name, "%.*s", (int)strlen(p->dfl_name) - 7, p->dfl_name); /* less ".weight" */
+        export_conv(&graph, name, ws, 0);
+    }
+    strix_model_free(m);
     pb_msg(&model, 7, &graph);
     if (description) {
         pb_meta(&model, "description", description);
