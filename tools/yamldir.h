@@ -2,7 +2,8 @@
  * ...), which an Ultralytics ONNX export given without --model picks from its
  * metadata: the weights/ folder beside the executable's folder, as the
  * source tree (build/infer, weights/) and the dist tarball (bin/infer,
- * weights/) both lay them out.  Header-only: each tool is one .c file. */
+ * weights/) both lay them out, or one level further up (the sanitizer
+ * build's build/asan/infer).  Header-only: each tool is one .c file. */
 #ifndef STRIX_YAMLDIR_H
 #define STRIX_YAMLDIR_H
 
@@ -12,21 +13,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The folder's absolute path in buf[PATH_MAX], or NULL when there is none. */
+/* The folder's absolute path in buf[PATH_MAX], or NULL when there is none:
+ * weights/ in the parent of the executable's folder, else one level up (the
+ * sanitizer build's build/asan/infer). */
 static inline const char *strix_tool_yaml_dir(char *buf)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1); /* symbolic links resolved */
     if (n <= 0) return NULL;
     exe[n] = 0;
-    for (int up = 0; up < 2; up++) { /* drop the file name, then its folder */
+    for (int up = 0; up < 3; up++) { /* drop the file name, then its folder, then that folder's parent */
         char *slash = strrchr(exe, '/');
         if (!slash) return NULL;
         *slash = 0;
+        struct stat st;
+        snprintf(buf, PATH_MAX, "%s/weights", exe);
+        if (up && stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) return buf;
     }
-    struct stat st;
-    snprintf(buf, PATH_MAX, "%s/weights", exe);
-    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
+    return NULL;
 }
 
 #endif
