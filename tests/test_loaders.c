@@ -31,6 +31,7 @@
 #include "checkpoint.h"
 #include "fileread.h"
 #include "model_internal.h"
+#include "pbwrite.h"
 #include "strix.h"
 #include "testlib.h"
 
@@ -240,57 +241,6 @@ static void test_refuses_shared_yaml_bomb(void)
 static void test_onnx_needs_yaml(void)
 {
     expect_refused(DIR "v8_op12.onnx", NULL, STRIX_E_ARG, "'Ultralytics tiny-v8 model ' names no YOLO model");
-}
-
-/* A protobuf being written. */
-typedef struct pb {
-    uint8_t *p;
-    size_t n, cap;
-    int oom;
-} pb;
-
-static void pb_raw(pb *b, const void *d, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t c = (b->n + n) * 2;
-        uint8_t *q = realloc(b->p, c);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = c;
-    }
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-
-static void pb_varint(pb *b, uint64_t v)
-{
-    uint8_t x[10];
-    int k = 0;
-    do {
-        x[k++] = (uint8_t)((v & 127) | (v > 127 ? 128 : 0));
-        v >>= 7;
-    } while (v);
-    pb_raw(b, x, (size_t)k);
-}
-
-static void pb_bytes(pb *b, int field, const void *d, size_t n)
-{
-    pb_varint(b, (uint64_t)field << 3 | 2);
-    pb_varint(b, n);
-    pb_raw(b, d, n);
-}
-
-static void pb_str(pb *b, int field, const char *s) { pb_bytes(b, field, s, strlen(s)); }
-
-static void pb_msg(pb *b, int field, pb *m)
-{
-    pb_bytes(b, field, m->p, m->n);
-    b->oom |= m->oom;
-    free(m->p);
-    memset(m, 0, sizeof *m);
 }
 
 /* ModelProto metadata_props entry. */

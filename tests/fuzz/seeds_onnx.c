@@ -15,73 +15,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A growing protobuf message. */
-typedef struct pb {
-    uint8_t *b;
-    size_t n, cap;
-} pb;
-
-static void put(pb *m, const void *p, size_t n)
-{
-    if (m->n + n > m->cap) {
-        m->cap = (m->n + n) * 2 + 64;
-        m->b = realloc(m->b, m->cap);
-        if (!m->b) {
-            fprintf(stderr, "seeds_onnx: out of memory\n");
-            exit(1);
-        }
-    }
-    memcpy(m->b + m->n, p, n);
-    m->n += n;
-}
-
-static void varint(pb *m, uint64_t v)
-{
-    uint8_t c;
-    do {
-        c = (uint8_t)(v & 127);
-        v >>= 7;
-        if (v) c |= 128;
-        put(m, &c, 1);
-    } while (v);
-}
-
-static void field_int(pb *m, int f, uint64_t v)
-{
-    varint(m, (uint64_t)f << 3);
-    varint(m, v);
-}
-
-static void field_bytes(pb *m, int f, const void *p, size_t n)
-{
-    varint(m, (uint64_t)f << 3 | 2);
-    varint(m, n);
-    put(m, p, n);
-}
-
-static void field_str(pb *m, int f, const char *s) { field_bytes(m, f, s, strlen(s)); }
-
-/* Appends sub as field f of m and empties sub. */
-static void field_msg(pb *m, int f, pb *sub)
-{
-    field_bytes(m, f, sub->b, sub->n);
-    sub->n = 0;
-}
+#include "../pbwrite.h"
 
 /* AttributeProto: name 1, i 3, ints 8, type 20 (INT 2, INTS 7). */
 static void attr_ints(pb *node, const char *name, const int *v, int n)
 {
     pb a = {0};
-    field_str(&a, 1, name);
+    pb_str(&a, 1, name);
     if (n == 1) {
-        field_int(&a, 3, (uint64_t)v[0]);
-        field_int(&a, 20, 2);
+        pb_int(&a, 3, (uint64_t)v[0]);
+        pb_int(&a, 20, 2);
     } else {
-        for (int i = 0; i < n; i++) field_int(&a, 8, (uint64_t)v[i]);
-        field_int(&a, 20, 7);
+        for (int i = 0; i < n; i++) pb_int(&a, 8, (uint64_t)v[i]);
+        pb_int(&a, 20, 7);
     }
-    field_msg(node, 5, &a);
-    free(a.b);
+    pb_msg(node, 5, &a);
 }
 
 /* ValueInfoProto of an fp32 tensor [1, c, h, w] (type 2 > tensor_type 1 >
@@ -90,16 +38,15 @@ static void value_info(pb *graph, int f, const char *name, const int dims[4])
 {
     pb shape = {0}, dim = {0}, tensor = {0}, type = {0}, vi = {0};
     for (int i = 0; i < 4; i++) {
-        field_int(&dim, 1, (uint64_t)dims[i]);
-        field_msg(&shape, 1, &dim);
+        pb_int(&dim, 1, (uint64_t)dims[i]);
+        pb_msg(&shape, 1, &dim);
     }
-    field_int(&tensor, 1, 1);
-    field_msg(&tensor, 2, &shape);
-    field_msg(&type, 1, &tensor);
-    field_str(&vi, 1, name);
-    field_msg(&vi, 2, &type);
-    field_msg(graph, f, &vi);
-    free(shape.b), free(dim.b), free(tensor.b), free(type.b), free(vi.b);
+    pb_int(&tensor, 1, 1);
+    pb_msg(&tensor, 2, &shape);
+    pb_msg(&type, 1, &tensor);
+    pb_str(&vi, 1, name);
+    pb_msg(&vi, 2, &type);
+    pb_msg(graph, f, &vi);
 }
 
 /* TensorProto: dims 1, data_type 2 (FLOAT 1), name 8, raw_data 9. */
@@ -108,18 +55,17 @@ static void initializer(pb *graph, const char *name, const int *dims, int nd)
     pb t = {0};
     size_t count = 1;
     for (int i = 0; i < nd; i++) {
-        field_int(&t, 1, (uint64_t)dims[i]);
+        pb_int(&t, 1, (uint64_t)dims[i]);
         count *= (size_t)dims[i];
     }
-    field_int(&t, 2, 1);
-    field_str(&t, 8, name);
+    pb_int(&t, 2, 1);
+    pb_str(&t, 8, name);
     float *v = malloc(count * sizeof *v);
     if (!v) exit(1);
     for (size_t i = 0; i < count; i++) v[i] = (float)((int)(i % 7) - 3) * 0.125f; /* exact in fp16 too */
-    field_bytes(&t, 9, v, count * sizeof *v); /* little-endian hosts, as ONNX's raw_data */
+    pb_bytes(&t, 9, v, count * sizeof *v); /* little-endian hosts, as ONNX's raw_data */
     free(v);
-    field_msg(graph, 5, &t);
-    free(t.b);
+    pb_msg(graph, 5, &t);
 }
 
 /* NodeProto: input 1, output 2, name 3, op_type 4, attribute 5. */
@@ -127,10 +73,10 @@ static void node(pb *graph, const char *const *in, int n_in, const char *out, co
                  int conv)
 {
     pb nd = {0};
-    for (int i = 0; i < n_in; i++) field_str(&nd, 1, in[i]);
-    if (out) field_str(&nd, 2, out);
-    field_str(&nd, 3, name);
-    field_str(&nd, 4, op);
+    for (int i = 0; i < n_in; i++) pb_str(&nd, 1, in[i]);
+    if (out) pb_str(&nd, 2, out);
+    pb_str(&nd, 3, name);
+    pb_str(&nd, 4, op);
     if (conv) {
         static const int one[2] = {1, 1}, k[2] = {3, 3}, pads[4] = {1, 1, 1, 1}, strides[2] = {2, 2}, group = 1;
         attr_ints(&nd, "dilations", one, 2);
@@ -139,17 +85,15 @@ static void node(pb *graph, const char *const *in, int n_in, const char *out, co
         attr_ints(&nd, "pads", pads, 4);
         attr_ints(&nd, "strides", strides, 2);
     }
-    field_msg(graph, 1, &nd);
-    free(nd.b);
+    pb_msg(graph, 1, &nd);
 }
 
 static void metadata(pb *model, const char *key, const char *value)
 {
     pb e = {0};
-    field_str(&e, 1, key);
-    if (value) field_str(&e, 2, value);
-    field_msg(model, 14, &e);
-    free(e.b);
+    pb_str(&e, 1, key);
+    if (value) pb_str(&e, 2, value);
+    pb_msg(model, 14, &e);
 }
 
 /* ModelProto: ir_version 1, producer_name 2, producer_version 3, graph 7,
@@ -161,30 +105,30 @@ static int write_model(const char *dir, const char *file, int conv_output, int m
     static const char *sig_in[] = {"/model.0/conv/Conv_output_0"};
     static const char *mul_in[] = {"/model.0/conv/Conv_output_0", "/model.0/act/Sigmoid_output_0"};
     static const int w_dims[4] = {4, 3, 3, 3}, b_dims[1] = {4}, in_dims[4] = {1, 3, 8, 8}, out_dims[4] = {1, 4, 4, 4};
-    field_int(&model, 1, 7);
-    field_str(&model, 2, "pytorch");
-    field_str(&model, 3, "2.15.0");
+    pb_int(&model, 1, 7);
+    pb_str(&model, 2, "pytorch");
+    pb_str(&model, 3, "2.15.0");
     node(&graph, conv_in, 3, conv_output ? "/model.0/conv/Conv_output_0" : NULL, "/model.0/conv/Conv", "Conv", 1);
     node(&graph, sig_in, 1, "/model.0/act/Sigmoid_output_0", "/model.0/act/Sigmoid", "Sigmoid", 0);
     node(&graph, mul_in, 2, "10", "/model.0/act/Mul", "Mul", 0);
-    field_str(&graph, 2, "main_graph");
+    pb_str(&graph, 2, "main_graph");
     initializer(&graph, "model.0.conv.weight", w_dims, 4);
     initializer(&graph, "model.0.conv.bias", b_dims, 1);
     value_info(&graph, 11, "images", in_dims);
     value_info(&graph, 12, "10", out_dims);
-    field_msg(&model, 7, &graph);
-    field_int(&opset, 2, 12);
-    field_msg(&model, 8, &opset);
+    pb_msg(&model, 7, &graph);
+    pb_int(&opset, 2, 12);
+    pb_msg(&model, 8, &opset);
     metadata(&model, "task", "detect");
     metadata(&model, "names", "{0: 'a', 1: \"it's\"}");
     metadata(&model, "description", metadata_value ? "seed" : NULL);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(model.b, 1, model.n, f) == model.n;
+    int ok = !model.oom && f && fwrite(model.p, 1, model.n, f) == model.n;
     if (f && fclose(f)) ok = 0;
     if (!ok) fprintf(stderr, "seeds_onnx: cannot write %s\n", path);
-    free(model.b), free(graph.b), free(opset.b);
+    free(model.p);
     return ok;
 }
 
