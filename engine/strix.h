@@ -387,6 +387,12 @@ typedef enum strix_tracker_type { STRIX_TRACKER_BOTSORT = 0, STRIX_TRACKER_BYTET
 /* BoT-SORT's camera-motion compensation: none, or Ultralytics' sparseOptFlow
  * (its orb, sift and ecc are not implemented). */
 typedef enum strix_gmc_method { STRIX_GMC_SPARSE_OPTFLOW = 0, STRIX_GMC_NONE = 1 } strix_gmc_method;
+/* The grey frame GMC reads, as cv2.cvtColor's fixed point makes it: OpenCV
+ * 5's (R 9798 + G 19235 + B 3735 + 2^14) >> 15, what `pip install
+ * ultralytics` installs today, or OpenCV 4's (R 4899 + G 9617 + B 1868 +
+ * 2^13) >> 14, to follow an Ultralytics run on OpenCV 4.  One grey level
+ * apart on some colours, enough to move corners and so the camera motion. */
+typedef enum strix_grey_rounding { STRIX_GREY_OPENCV5 = 0, STRIX_GREY_OPENCV4 = 1 } strix_grey_rounding;
 
 /* The keys of Ultralytics' botsort.yaml / bytetrack.yaml, same names, same
  * defaults (strix_track_options_init).  BoT-SORT's ReID branch (with_reid)
@@ -401,6 +407,7 @@ typedef struct strix_track_options {
     float match_thresh;              /* first association: highest accepted cost, default 0.8 */
     int fuse_score;                  /* 1 (default): cost 1 - IoU * score; 0: 1 - IoU */
     strix_gmc_method gmc_method;     /* BoT-SORT only, default sparseOptFlow */
+    strix_grey_rounding gmc_grey;        /* its grey frame, default OpenCV 5's (strix's key, not Ultralytics') */
     float proximity_thresh;          /* BoT-SORT ReID gate, default 0.5 */
     float appearance_thresh;         /* BoT-SORT ReID gate, default 0.8 */
 } strix_track_options;
@@ -437,9 +444,11 @@ strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, co
  * (a frame of odd height, whose half-size rows mix three rows, waits for
  * its last row and is then made whole), and *done advances to the rows
  * made; the image is complete when *done == height.  Whatever the bands,
- * the bytes are the whole frame's.  Errors: STRIX_E_ARG, STRIX_E_NOMEM (a
- * few kB of scratch). */
-strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8_t *grey, strix_error *err);
+ * the bytes are the whole frame's.  kind: the tracker's gmc_grey (the
+ * image is only good for a tracker with the same one).  Errors:
+ * STRIX_E_ARG, STRIX_E_NOMEM (a few kB of scratch). */
+strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8_t *grey, strix_grey_rounding kind,
+                              strix_error *err);
 /* strix_tracker_update with the frame given as its grey half-size image
  * (strix_track_grey's, complete) of a width x height frame: what
  * strix_tracker_update on that frame does. */

@@ -40,7 +40,7 @@ static int parse_bool(const char *s, int *b)
     return 0;
 }
 
-typedef enum { K_TYPE, K_FLOAT, K_INT, K_BOOL, K_GMC, K_REID, K_MODEL } kind;
+typedef enum { K_TYPE, K_FLOAT, K_INT, K_BOOL, K_GMC, K_GREY, K_REID, K_MODEL } kind;
 
 static const struct key {
     const char *name;
@@ -55,6 +55,7 @@ static const struct key {
     {"match_thresh", K_FLOAT, offsetof(strix_track_options, match_thresh)},
     {"fuse_score", K_BOOL, offsetof(strix_track_options, fuse_score)},
     {"gmc_method", K_GMC, 0},
+    {"gmc_grey", K_GREY, 0}, /* strix's own: which OpenCV's grey GMC follows */
     {"proximity_thresh", K_FLOAT, offsetof(strix_track_options, proximity_thresh)},
     {"appearance_thresh", K_FLOAT, offsetof(strix_track_options, appearance_thresh)},
     {"with_reid", K_REID, 0},
@@ -93,6 +94,12 @@ static strix_status read_value(const char *path, const struct key *k, const yaml
                               "sparseOptFlow (Ultralytics' default) or none", path, line, s);
         else
             return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown gmc_method '%s' (sparseOptFlow or none)", path, line, s);
+        return STRIX_OK;
+    case K_GREY:
+        if (!strcmp(s, "opencv5")) o->gmc_grey = STRIX_GREY_OPENCV5;
+        else if (!strcmp(s, "opencv4")) o->gmc_grey = STRIX_GREY_OPENCV4;
+        else
+            return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown gmc_grey '%s' (opencv5 or opencv4)", path, line, s);
         return STRIX_OK;
     case K_REID:
         if (!parse_bool(s, &b))
@@ -143,7 +150,7 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
             return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown key '%s' (botsort.yaml and bytetrack.yaml define "
                               "tracker_type, track_high_thresh, track_low_thresh, new_track_thresh, track_buffer, "
                               "match_thresh, fuse_score, gmc_method, proximity_thresh, appearance_thresh, with_reid, "
-                              "model)", path, line_of(k), name);
+                              "model; and strix's gmc_grey)", path, line_of(k), name);
         if (v->type != YAML_SCALAR_NODE)
             return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a single value", path, line_of(v), name);
         strix_status st = read_value(path, key, v, o, err);

@@ -10,7 +10,9 @@
  * leaves out.  An unknown key, a value of the wrong type, a tracker or GMC
  * method strix lacks (ocsort, orb, ...) or with_reid: true is an error
  * naming the file and line: STRIX_E_ARG (STRIX_E_UNSUPPORTED for what strix
- * lacks), STRIX_E_IO when the file cannot be read. */
+ * lacks), STRIX_E_IO when the file cannot be read.  One key is strix's own,
+ * not Ultralytics': gmc_grey, opencv5 (the default) or opencv4, the grey
+ * frame BoT-SORT's GMC follows (strix_grey_rounding). */
 strix_status strix_tracker_yaml_read(const char *path, strix_track_options *o, strix_error *err);
 
 #endif

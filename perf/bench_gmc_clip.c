@@ -76,7 +76,7 @@ static int bands(void *ctx, const strix_video_frame *vf, int y0, int y1, strix_e
         }
     }
     strix_image img = {.data = vf->rgb, .width = vf->width, .height = vf->height, .stride = vf->stride};
-    if (strix_track_grey(&img, &s->rows, y1, s->grey, err)) return -1;
+    if (strix_track_grey(&img, &s->rows, y1, s->grey, STRIX_GREY_OPENCV5, err)) return -1;
     s->grey_ms += cpu_ms() - t0;
     return 0;
 }

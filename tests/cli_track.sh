@@ -151,7 +151,7 @@ if infer_rc 0 --detections "$T/exact/clip.jsonl" --track --line 0,90,320,90 --no
 else fail retrack "re-tracking changed the output"; fi
 
 # tracker_choice: --tracker bytetrack and a tracker YAML (the keys and values of Ultralytics' botsort.yaml,
-# gmc none) name themselves in tracks.json; an unknown key, ReID, an unsupported GMC method or tracker and a
+# gmc none; then sparseOptFlow with strix's gmc_grey) name themselves in tracks.json; an unknown key, ReID, an unsupported GMC method or tracker and a
 # bad name: exit 2 with one line naming file:line; a missing file: exit 3
 O=$T/choice
 cat >"$T/mybot.yaml" <<'YAML'
@@ -174,8 +174,15 @@ infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker bytetrack --no-s
 infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$T/mybot.yaml" --track-buffer 12 --no-save \
     --out "$O/y" "$T/clip.mp4" && grep -q '"track_buffer": 12, "fuse_score": true, "gmc_method": "none"' \
     "$O/y/clip.tracks.json" || ok=0
+# strix's own key gmc_grey: OpenCV 5's grey by default, OpenCV 4's on request
+infer_rc 0 --detections "$T/exact/clip.jsonl" --track --no-save --out "$O/g5" "$T/clip.mp4" &&
+    grep -q '"gmc_method": "sparseOptFlow", "gmc_grey": "opencv5"' "$O/g5/clip.tracks.json" || ok=0
+sed 's/^gmc_method: none/gmc_method: sparseOptFlow\ngmc_grey: opencv4/' "$T/mybot.yaml" >"$T/grey4.yaml"
+infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$T/grey4.yaml" --no-save --out "$O/g4" "$T/clip.mp4" &&
+    grep -q '"gmc_method": "sparseOptFlow", "gmc_grey": "opencv4"' "$O/g4/clip.tracks.json" || ok=0
 for bad in "unknown key 'lost_thresh'@lost_thresh: 0.3" "with_reid: True is not supported@with_reid: True" \
-    "gmc_method orb is not implemented@gmc_method: orb" "match_thresh must be a number in 0..1@match_thresh: 1.5"; do
+    "gmc_method orb is not implemented@gmc_method: orb" "match_thresh must be a number in 0..1@match_thresh: 1.5" \
+    "unknown gmc_grey 'opencv3'@gmc_grey: opencv3"; do
     sed "s/^tracker_type: botsort.*/&\n${bad#*@}/" "$T/mybot.yaml" | awk '!seen[$1]++' >"$T/bad.yaml"
     if ! infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/bad.yaml" --no-save --out "$O/x" \
         "$T/clip.mp4" || ! grep -q "bad.yaml:2: ${bad%@*}" "$T/err" || [ "$(wc -l <"$T/err")" != 1 ]; then

@@ -124,14 +124,14 @@ static const char *const conf_name[N_CONF] = {"bytetrack", "botsort", "botsort g
 /* frame's grey half-size image into grey through strix_track_grey, fed
  * top down in bands of random heights, odd ones too (the rows a decoder
  * would have written by each call); 0, or -1 (test failed). */
-static int grey_in_bands(const strix_image *frame, uint8_t *grey)
+static int grey_in_bands(const strix_image *frame, strix_grey_rounding kind, uint8_t *grey)
 {
     int h = frame->height, done = 0;
     strix_error e;
     for (int y1 = 0; y1 < h;) {
         int step = tl_int(1, 40);
         y1 = y1 + step < h ? y1 + step : h;
-        if (strix_track_grey(frame, &done, y1, grey, &e)) {
+        if (strix_track_grey(frame, &done, y1, grey, kind, &e)) {
             tl_fail("strix_track_grey up to row %d of %dx%d: %s", y1, frame->width, h, e.message);
             return -1;
         }
@@ -254,7 +254,7 @@ static int run_stream(const stream *s, int c, result *r)
             goto out;
         }
         if (c == BOTSORT_GREY && scene) {
-            if (grey_in_bands(&img, grey)) goto out;
+            if (grey_in_bands(&img, STRIX_GREY_OPENCV5, grey)) goto out;
             if (strix_tracker_update_grey(t, grey, w, h, rec.dets, rec.n, ids, &e) ||
                 strix_tracker_update(t2, &img, rec.dets, rec.n, ids2, &e)) {
                 tl_fail("%s frame %ld: %s", s->name, rec.frame, e.message);
@@ -529,9 +529,10 @@ static void gmc_builds_agree(void)
 
 /* The grey half-size frame, GMC's first step, from every build this CPU
  * runs: random pixels, random sizes (even: against the definition, OpenCV's
- * fixed-point grey of each pixel, (R 4899 + G 9617 + B 1868 + 2^13) >> 14,
- * then the rounded mean of each 2x2 block; odd: the same bytes as the
- * generic build's bilinear), RGB and BGR, rows with slack. */
+ * fixed-point grey of each pixel, OpenCV 5's (R 9798 + G 19235 + B 3735 +
+ * 2^14) >> 15 or OpenCV 4's (R 4899 + G 9617 + B 1868 + 2^13) >> 14, then
+ * the rounded mean of each 2x2 block; odd: the same bytes as the generic
+ * build's bilinear), RGB and BGR, both roundings, rows with slack. */
 static void gmc_grey_builds_agree(void)
 {
     static const char *names[GMC_ISA_COUNT] = {"generic", "AVX2", "AVX-512"};
@@ -543,7 +544,7 @@ static void gmc_grey_builds_agree(void)
     int nb = strix_gmc_best_isa() + 1;
     for (int si = 0; si < 24; si++) {
         int w = si < 16 ? 2 * tl_int(3, 400) : tl_int(6, 800), h = si < 16 ? 2 * tl_int(3, 40) : tl_int(6, 80);
-        int stride = 3 * w + tl_int(0, 40), bgr = tl_int(0, 1), ow = w / 2, oh = h / 2;
+        int stride = 3 * w + tl_int(0, 40), bgr = tl_int(0, 1), cv4 = tl_int(0, 1), ow = w / 2, oh = h / 2;
         uint8_t *pix = malloc((size_t)stride * (size_t)h), *want = malloc((size_t)ow * (size_t)oh);
         gmc_scratch sc = {.grey = malloc((size_t)ow * (size_t)oh), .rows = malloc(sizeof(uint16_t) * 2 * (size_t)w)};
         if (!pix || !want || !sc.grey || !sc.rows) {
@@ -559,21 +560,22 @@ static void gmc_grey_builds_agree(void)
                     for (int k = 0; k < 4; k++) {
                         const uint8_t *q = pix + (size_t)(2 * y + k / 2) * (size_t)stride + 3 * (size_t)(2 * x + k % 2);
                         int r = q[bgr ? 2 : 0], g = q[1], b = q[bgr ? 0 : 2];
-                        sum += (r * 4899 + g * 9617 + b * 1868 + (1 << 13)) >> 14;
+                        sum += cv4 ? (r * 4899 + g * 9617 + b * 1868 + (1 << 13)) >> 14
+                                   : (r * 9798 + g * 19235 + b * 3735 + (1 << 14)) >> 15;
                     }
                     want[(size_t)y * (size_t)ow + (size_t)x] = (uint8_t)(sum >> 2);
                 }
         else {
-            steps[0]->grey(pix, w, h, stride, bgr, sc.grey, sc.rows);
+            steps[0]->grey(pix, w, h, stride, bgr, cv4, sc.grey, sc.rows);
             memcpy(want, sc.grey, (size_t)ow * (size_t)oh);
         }
         for (int i = 0; i < nb; i++) {
             memset(sc.grey, 0, (size_t)ow * (size_t)oh);
-            steps[i]->grey(pix, w, h, stride, bgr, sc.grey, sc.rows);
+            steps[i]->grey(pix, w, h, stride, bgr, cv4, sc.grey, sc.rows);
             for (size_t k = 0; k < (size_t)ow * (size_t)oh; k++)
                 if (sc.grey[k] != want[k]) {
-                    tl_fail("%dx%d (stride %d, bgr %d): %s build's grey at (%zu, %zu) is %d, want %d", w, h, stride,
-                            bgr, names[i], k % (size_t)ow, k / (size_t)ow, sc.grey[k], want[k]);
+                    tl_fail("%dx%d (stride %d, bgr %d, OpenCV %d): %s build's grey at (%zu, %zu) is %d, want %d", w, h,
+                            stride, bgr, cv4 ? 4 : 5, names[i], k % (size_t)ow, k / (size_t)ow, sc.grey[k], want[k]);
                     si = 24;
                     break;
                 }
@@ -582,11 +584,113 @@ static void gmc_grey_builds_agree(void)
     }
 }
 
+/* A binary PPM (P6, 3 channels) or PGM (P5) of tests/golden/gmc/ as
+ * tools/reference/grey_golden.py writes it: its pixels (malloc'd) and size,
+ * or NULL. */
+static uint8_t *read_pnm(const char *path, int channels, int *w, int *h)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    int maxv = 0;
+    uint8_t *px = NULL;
+    if (fscanf(f, channels == 3 ? "P6 %d %d %d" : "P5 %d %d %d", w, h, &maxv) == 3 && maxv == 255 && fgetc(f) == '\n' &&
+        *w > 0 && *h > 0 && *w <= 4096 && *h <= 4096) {
+        size_t n = (size_t)*w * (size_t)*h * (size_t)channels;
+        px = malloc(n);
+        if (px && fread(px, 1, n, f) != n) {
+            free(px);
+            px = NULL;
+        }
+    }
+    fclose(f);
+    return px;
+}
+
+/* One build (a GMC_ISA_*) against tests/golden/gmc/, OpenCV 5's greys of a
+ * 160 x 120 crop of a vtest.avi frame where OpenCV 4's rounding differs on
+ * 328 pixels (tools/reference/grey_golden.py): the crop made twice as large
+ * (each pixel a 2x2 block) has the golden full-size grey as its half-size
+ * grey, so every pixel's grey is checked, not only 2x2 means; the crop
+ * itself gives the golden half-size frame (cv2.resize), as RGB and as BGR;
+ * and with OpenCV 4's rounding the greys are the 14-bit formula's, 328
+ * pixels off the golden (the golden tells the two apart). */
+static void grey_golden_check(int isa)
+{
+    static const char *names[GMC_ISA_COUNT] = {"generic", "AVX2", "AVX-512"};
+    const gmc_steps *steps = &strix_gmc_steps_generic;
+#if defined(__x86_64__)
+    if (isa == GMC_ISA_AVX2) steps = &strix_gmc_steps_avx2;
+    if (isa == GMC_ISA_AVX512) steps = &strix_gmc_steps_avx512;
+#endif
+    int w = 0, h = 0, fw = 0, fh = 0, hw = 0, hh = 0;
+    uint8_t *src = read_pnm("tests/golden/gmc/grey_src.ppm", 3, &w, &h);
+    uint8_t *full = read_pnm("tests/golden/gmc/grey_full.pgm", 1, &fw, &fh);
+    uint8_t *half = read_pnm("tests/golden/gmc/grey_half.pgm", 1, &hw, &hh);
+    size_t n = (size_t)w * (size_t)h;
+    uint8_t *big = malloc(4 * 3 * n), *bgr = malloc(3 * n), *out = malloc(n);
+    gmc_scratch sc = {.rows = malloc(sizeof(uint16_t) * 4 * (size_t)w)};
+    if (!src || !full || !half || fw != w || fh != h || hw != w / 2 || hh != h / 2 || !big || !bgr || !out || !sc.rows) {
+        tl_fail("cannot read tests/golden/gmc/grey_{src.ppm,full.pgm,half.pgm} (or out of memory)");
+        goto out;
+    }
+    for (int y = 0; y < 2 * h; y++)
+        for (int x = 0; x < 2 * w; x++) memcpy(big + 3 * ((size_t)y * 2 * (size_t)w + (size_t)x), src + 3 * ((size_t)(y / 2) * (size_t)w + (size_t)(x / 2)), 3);
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < 3; c++) bgr[3 * i + (size_t)c] = src[3 * i + (size_t)(2 - c)];
+    for (int cv4 = 0; cv4 < 2; cv4++) {
+        steps->grey(big, 2 * w, 2 * h, 6 * w, 0, cv4, out, sc.rows);
+        int differ = 0;
+        for (size_t i = 0; i < n; i++) {
+            int r = src[3 * i], g = src[3 * i + 1], b = src[3 * i + 2];
+            int want = cv4 ? (r * 4899 + g * 9617 + b * 1868 + (1 << 13)) >> 14 : full[i];
+            if (out[i] != want) {
+                tl_fail("%s build, OpenCV %d rounding: the grey of pixel (%zu, %zu) (RGB %d %d %d) is %d, want %d",
+                        names[isa], cv4 ? 4 : 5, i % (size_t)w, i / (size_t)w, r, g, b, out[i], want);
+                goto out;
+            }
+            differ += out[i] != full[i];
+        }
+        if (cv4 && differ != 328) {
+            tl_fail("OpenCV 4's rounding differs from the golden on %d pixels, want 328", differ);
+            goto out;
+        }
+    }
+    for (int b = 0; b < 2; b++) {
+        steps->grey(b ? bgr : src, w, h, 3 * w, b, 0, out, sc.rows);
+        for (size_t i = 0; i < (size_t)hw * (size_t)hh; i++)
+            if (out[i] != half[i]) {
+                tl_fail("%s build (%s): the half-size grey at (%zu, %zu) is %d, OpenCV 5's %d", names[isa],
+                        b ? "BGR" : "RGB", i % (size_t)hw, i / (size_t)hw, out[i], half[i]);
+                goto out;
+            }
+    }
+out:
+    free(src), free(full), free(half), free(big), free(bgr), free(out), free(sc.rows);
+}
+
+/* OpenCV 5's grey on the golden, from the generic build and (x86-64 with
+ * AVX2) the AVX2 one. */
+static void gmc_grey_opencv5_golden(void)
+{
+    int best = strix_gmc_best_isa();
+    for (int isa = GMC_ISA_GENERIC; isa <= best && isa <= GMC_ISA_AVX2 && !tl_g.failed; isa++) grey_golden_check(isa);
+}
+
+/* The same from the AVX-512 build, on a CPU that runs it. */
+static void gmc_grey_opencv5_golden_avx512(void)
+{
+    if (strix_gmc_best_isa() < GMC_ISA_AVX512) {
+        tl_skip("this CPU has no AVX-512 F/BW/VL/VNNI: the AVX-512 build cannot run here");
+        return;
+    }
+    grey_golden_check(GMC_ISA_AVX512);
+}
+
 /* strix_track_grey: bands of random heights, top down, give the whole
  * frame's bytes, and strix_gmc_apply_grey on them the same H as
  * strix_gmc_apply on the frame (random textures, sizes even and odd, RGB
- * and BGR, rows with slack, a moving camera); bad calls are refused with
- * STRIX_E_ARG and a message. */
+ * and BGR, either rounding, rows with slack, a moving camera); bad calls
+ * are refused with STRIX_E_ARG and a message. */
 static void track_grey_bands(void)
 {
     strix_gmc *ga = strix_gmc_create(), *gb = strix_gmc_create();
@@ -594,6 +698,9 @@ static void track_grey_bands(void)
     for (int si = 0; si < 4 && ga && gb && !tl_g.failed; si++) {
         int w = tl_int(40, 500), h = tl_int(40, 300), ww = w + 40, wh = h + 40, bgr = tl_int(0, 1), cell = tl_int(3, 9);
         int stride = 3 * ww + tl_int(0, 9);
+        strix_grey_rounding kind = tl_int(0, 1) ? STRIX_GREY_OPENCV4 : STRIX_GREY_OPENCV5;
+        strix_gmc_set_grey(ga, kind == STRIX_GREY_OPENCV4);
+        strix_gmc_set_grey(gb, kind == STRIX_GREY_OPENCV4); /* it reads the grey given: no grey of its own */
         uint8_t *world = malloc((size_t)stride * (size_t)wh), *whole = malloc((size_t)(w / 2) * (size_t)(h / 2)),
                 *bands = malloc((size_t)(w / 2) * (size_t)(h / 2));
         if (!world || !whole || !bands) {
@@ -614,11 +721,11 @@ static void track_grey_bands(void)
                                .stride = stride, .format = bgr ? STRIX_BGR : STRIX_RGB};
             memset(bands, 0, (size_t)(w / 2) * (size_t)(h / 2));
             int done = 0;
-            if (strix_track_grey(&img, &done, h, whole, &e) || done != h) {
+            if (strix_track_grey(&img, &done, h, whole, kind, &e) || done != h) {
                 tl_fail("%dx%d: %s", w, h, e.message);
                 break;
             }
-            if (grey_in_bands(&img, bands)) break;
+            if (grey_in_bands(&img, kind, bands)) break;
             TL_CHECK(!memcmp(whole, bands, (size_t)(w / 2) * (size_t)(h / 2)), "%dx%d (stride %d, bgr %d): bands differ "
                      "from the whole frame's grey", w, h, stride, bgr);
             double ha[6], hb[6];
@@ -640,14 +747,14 @@ static void track_grey_bands(void)
     strix_image even = {.data = px, .width = 12, .height = 6};
     strix_error e = {0};
     int done = 0;
-    TL_CHECK(strix_track_grey(&odd, &done, 4, grey, &e) == STRIX_OK && done == 0 &&
-                 strix_track_grey(&odd, &done, 7, grey, &e) == STRIX_OK && done == 7,
+    TL_CHECK(strix_track_grey(&odd, &done, 4, grey, STRIX_GREY_OPENCV5, &e) == STRIX_OK && done == 0 &&
+                 strix_track_grey(&odd, &done, 7, grey, STRIX_GREY_OPENCV5, &e) == STRIX_OK && done == 7,
              "an odd-height frame: rows made %d (%s)", done, e.message);
     memset(grey, 0xAB, sizeof grey); /* a complete image is not made again */
-    TL_CHECK(strix_track_grey(&odd, &done, 7, grey, &e) == STRIX_OK && done == 7 && grey[0] == 0xAB,
+    TL_CHECK(strix_track_grey(&odd, &done, 7, grey, STRIX_GREY_OPENCV5, &e) == STRIX_OK && done == 7 && grey[0] == 0xAB,
              "a call after the odd-height frame was complete made it again");
     done = 0;
-    TL_CHECK(strix_track_grey(&even, &done, 5, grey, &e) == STRIX_OK && done == 4, "rows 0..4 of 6: %d made", done);
+    TL_CHECK(strix_track_grey(&even, &done, 5, grey, STRIX_GREY_OPENCV5, &e) == STRIX_OK && done == 4, "rows 0..4 of 6: %d made", done);
     int d5 = 5, d0 = 0, d4 = 4;
     struct { const strix_image *im; int *done, y1; uint8_t *g; const char *what; } bad[] = {
         {&even, &d0, 8, grey, "rows past the frame"}, {&even, &d5, 4, grey, "rows made past the rows written"},
@@ -655,7 +762,7 @@ static void track_grey_bands(void)
         {&nv, &d0, 6, grey, "an NV12 frame"}, {&dev, &d0, 6, grey, "device memory"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         e = (strix_error){0};
-        strix_status st = strix_track_grey(bad[i].im, bad[i].done, bad[i].y1, bad[i].g, &e);
+        strix_status st = strix_track_grey(bad[i].im, bad[i].done, bad[i].y1, bad[i].g, STRIX_GREY_OPENCV5, &e);
         TL_CHECK(st == STRIX_E_ARG && e.message[0], "%s: status %d, want STRIX_E_ARG with a message", bad[i].what, st);
     }
 }
@@ -666,7 +773,9 @@ static void track_grey_bands(void)
  * numbers (a faster kernel, a new build) must keep these; one that is
  * meant to change them updates the hashes and says why (the identities
  * against Ultralytics in the goldens above are the arbiter).  Pinned at
- * main 64c5546 (2026-11-27); the clip: a world of 8x8 cells of hashed
+ * main 64c5546 (2026-11-27) with OpenCV 4's grey, then again for OpenCV 5's
+ * grey when it became the default (2026-11-29: the transforms of the two
+ * larger sizes changed, as a grey level moved corners); the clip: a world of 8x8 cells of hashed
  * colour (perf/bench_track.c's), the camera drifting 2 px a frame with up
  * to 20 px of shake. */
 static uint64_t gmc_clip_hash(strix_gmc *g, int w, int h, int frames)
@@ -698,19 +807,24 @@ static uint64_t gmc_clip_hash(strix_gmc *g, int w, int h, int frames)
 
 static void gmc_transforms_pinned(void)
 {
+    /* hash: OpenCV 5's grey (the default); hash4: OpenCV 4's, the numbers pinned before it became the default */
     static const struct {
         int w, h;
-        uint64_t hash;
-    } clip[] = {{640, 360, 0x0642557eba7f8e0dull}, {321, 181, 0x6f2d331ecf086471ull}, {25, 23, 0x1ef7fb763ecd5d83ull}};
+        uint64_t hash, hash4;
+    } clip[] = {{640, 360, 0x6ae28160a95d8adcull, 0x0642557eba7f8e0dull},
+                {321, 181, 0x4bf8bf38cd6817c7ull, 0x6f2d331ecf086471ull},
+                {25, 23, 0x1ef7fb763ecd5d83ull, 0x1ef7fb763ecd5d83ull}};
     static const char *names[GMC_ISA_COUNT] = {"generic", "AVX2", "AVX-512"};
     for (int isa = 0; isa <= strix_gmc_best_isa(); isa++)
-        for (size_t k = 0; k < sizeof clip / sizeof clip[0]; k++) {
-            strix_gmc *g = strix_gmc_create_isa(isa);
-            uint64_t got = g ? gmc_clip_hash(g, clip[k].w, clip[k].h, 40) : 0;
-            strix_gmc_free(g);
-            TL_CHECK(got == clip[k].hash, "%s build, %dx%d: transforms hash to %016llx, pinned %016llx", names[isa],
-                     clip[k].w, clip[k].h, (unsigned long long)got, (unsigned long long)clip[k].hash);
-        }
+        for (size_t k = 0; k < sizeof clip / sizeof clip[0]; k++)
+            for (int cv4 = 0; cv4 < 2; cv4++) {
+                strix_gmc *g = strix_gmc_create_isa(isa);
+                if (g) strix_gmc_set_grey(g, cv4);
+                uint64_t got = g ? gmc_clip_hash(g, clip[k].w, clip[k].h, 40) : 0, want = cv4 ? clip[k].hash4 : clip[k].hash;
+                strix_gmc_free(g);
+                TL_CHECK(got == want, "%s build, %dx%d, OpenCV %d's grey: transforms hash to %016llx, pinned %016llx",
+                         names[isa], clip[k].w, clip[k].h, cv4 ? 4 : 5, (unsigned long long)got, (unsigned long long)want);
+            }
 }
 
 /* strix_gmc_time_steps: off, every step time is 0; on, the first frame
@@ -956,6 +1070,8 @@ int main(int argc, char **argv)
     TL_RUN(gmc_corner_guess_redone);
     TL_RUN(gmc_builds_agree);
     TL_RUN(gmc_grey_builds_agree);
+    TL_RUN(gmc_grey_opencv5_golden);
+    TL_RUN(gmc_grey_opencv5_golden_avx512);
     TL_RUN(track_grey_bands);
     TL_RUN(gmc_transforms_pinned);
     TL_RUN(gmc_step_times);

@@ -34,6 +34,7 @@ struct strix_gmc {
     gmc_pyramid prev, cur;
     const gmc_steps *steps; /* of the build this CPU runs (gmc_steps.h) */
     int timed;              /* strix_gmc_time_steps */
+    int grey_cv4;           /* strix_gmc_set_grey */
     double t0, times[GMC_NSTEPS];
     float *prev_pts;      /* [n_prev][2] corners of the previous frame (half size) */
     int n_prev;
@@ -87,6 +88,8 @@ strix_gmc *strix_gmc_create_isa(int isa)
 }
 
 strix_gmc *strix_gmc_create(void) { return strix_gmc_create_isa(strix_gmc_best_isa()); }
+
+void strix_gmc_set_grey(strix_gmc *g, int opencv4) { g->grey_cv4 = opencv4 != 0; }
 
 static void pyramid_free(gmc_pyramid *p)
 {
@@ -330,7 +333,7 @@ int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int
 {
     int r = apply_begin(g, width, height, H);
     if (r) return r < 0 ? -1 : 0;
-    g->steps->grey(pix, width, height, stride, bgr, g->s.grey, g->s.rows);
+    g->steps->grey(pix, width, height, stride, bgr, g->grey_cv4, g->s.grey, g->s.rows);
     mark(g, GMC_STEP_GREY);
     g->s.img = g->s.grey;
     return apply_img(g, width, height, H);
@@ -344,15 +347,15 @@ int strix_gmc_apply_grey(strix_gmc *g, const uint8_t *grey, int width, int heigh
     return apply_img(g, width, height, H);
 }
 
-int strix_gmc_grey(const uint8_t *pix, int width, int stride, int bgr, int y0, int y1, uint8_t *grey)
+int strix_gmc_grey(const uint8_t *pix, int width, int stride, int bgr, int opencv4, int y0, int y1, uint8_t *grey)
 {
     const gmc_steps *st = steps_of(strix_gmc_best_isa());
     uint16_t *rows = malloc(sizeof *rows * 2 * (size_t)width); /* a few kB; the caller holds no handle */
     if (!rows) return -1;
     /* rows y0..y1-1 alone: an even band's grey rows are the frame's (each reads its two rows, and
      * the half width is the frame's), and the whole frame is itself */
-    st->grey(pix + (size_t)y0 * (size_t)stride, width, y1 - y0, stride, bgr, grey + (size_t)(y0 / 2) * (size_t)(width / 2),
-             rows);
+    st->grey(pix + (size_t)y0 * (size_t)stride, width, y1 - y0, stride, bgr, opencv4,
+             grey + (size_t)(y0 / 2) * (size_t)(width / 2), rows);
     free(rows);
     return 0;
 }

@@ -11,8 +11,14 @@
 
 typedef struct strix_gmc strix_gmc;
 
-/* NULL when memory runs out. */
+/* NULL when memory runs out.  The grey frame is OpenCV 5's until
+ * strix_gmc_set_grey says otherwise. */
 strix_gmc *strix_gmc_create(void);
+/* opencv4 != 0: the grey frame as OpenCV 4's cv2.cvtColor makes it, (R 4899
+ * + G 9617 + B 1868 + 2^13) >> 14; 0 (the default): as OpenCV 5's, (R 9798
+ * + G 19235 + B 3735 + 2^14) >> 15, what `pip install ultralytics` brings
+ * today.  One grey level apart on some colours, which moves corners. */
+void strix_gmc_set_grey(strix_gmc *g, int opencv4);
 void strix_gmc_free(strix_gmc *g);
 
 /* One frame, uint8 HWC with 3 channels (bgr: 1 when B comes first), rows
@@ -29,13 +35,14 @@ int strix_gmc_apply(strix_gmc *g, const uint8_t *pix, int width, int height, int
 int strix_gmc_apply_grey(strix_gmc *g, const uint8_t *grey, int width, int height, double H[6]);
 
 /* The grey half-size image strix_gmc_apply makes of a frame (OpenCV's
- * fixed-point grey, then INTER_LINEAR to (width / 2) x (height / 2)), or
+ * fixed-point grey, OpenCV 4's when opencv4 != 0 (strix_gmc_set_grey), then
+ * INTER_LINEAR to (width / 2) x (height / 2)), or
  * part of it: frame rows y0..y1-1 into grey rows y0 / 2..y1 / 2 - 1, with y0
  * and y1 even when the frame's height is (each band's rows are then the
  * same bytes as the whole frame's); a frame of odd height only whole (y0 =
  * 0, y1 = its height: its half-size rows mix three rows).  In the widest
  * build this CPU runs.  Returns 0, or -1 when memory runs out. */
-int strix_gmc_grey(const uint8_t *pix, int width, int stride, int bgr, int y0, int y1, uint8_t *grey);
+int strix_gmc_grey(const uint8_t *pix, int width, int stride, int bgr, int opencv4, int y0, int y1, uint8_t *grey);
 
 /* The steps of strix_gmc_apply, for benchmarks: the grey half-size frame,
  * corners, pyramid, Lucas-Kanade, the RANSAC fit. */

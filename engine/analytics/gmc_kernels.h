@@ -67,27 +67,44 @@ static int reflect(int i, int n)
 
 /* ----------------------------------------------------------- grey frame */
 
-/* OpenCV's grey in fixed point, (R 4899 + G 9617 + B 1868 + 2^13) >> 14, in
- * 16-bit lanes: each weight is 256 hi + lo (4899 = 19.256 + 35, 9617 =
- * 37.256 + 145, 1868 = 7.256 + 76), so the sum is 256 H + L with H = 19R +
- * 37G + 7B <= 16065 and L = 35R + 145G + 76B <= 65280 (the lo weights add
- * up to 256), and (256 H + L + 2^13) >> 14 = (H + (L >> 8) + 32) >> 6
- * exactly.  Twice the lanes of 32-bit arithmetic for the vectoriser.
- * bgr: B comes first.  Two loops with constant offsets, so the compiler
- * vectorises them (aarch64 reads the three channels with one ld3). */
-static void grey_row(const uint8_t *p, int n, int bgr, uint16_t *g)
+/* OpenCV's grey in fixed point: OpenCV 5's (R 9798 + G 19235 + B 3735 +
+ * 2^14) >> 15 (what `pip install ultralytics` brings since opencv-python
+ * 5.0), or OpenCV 4's (R 4899 + G 9617 + B 1868 + 2^13) >> 14 (opencv4: 1);
+ * they give different greys for 43864 of the 2^24 colours, which moves
+ * corners and so the transforms.  In 16-bit lanes: each weight is 256 hi +
+ * lo (OpenCV 5: 9798 = 38.256 + 70, 19235 = 75.256 + 35, 3735 = 14.256 +
+ * 151; OpenCV 4: 4899 = 19.256 + 35, 9617 = 37.256 + 145, 1868 = 7.256 +
+ * 76), so the sum is 256 H + L with H <= 127.255 and L <= 65280 (the lo
+ * weights add up to 256), and (256 H + L + 2^(s-1)) >> s = (H + (L >> 8) +
+ * 2^(s-9)) >> (s - 8) exactly.  Twice the lanes of 32-bit arithmetic for
+ * the vectoriser.  bgr: B comes first.  Two loops with constant offsets, so
+ * the compiler vectorises them (aarch64 reads the three channels with one
+ * ld3). */
+typedef struct grey_weights {
+    uint16_t hr, hg, hb, lr, lg, lb, round, shift; /* the 16-bit split above */
+    int32_t r, g, b, round32, shift32;              /* the whole weights, for the 32-bit lanes of AVX2 / AVX-512 */
+} grey_weights;
+
+static const grey_weights GREY_WEIGHTS[2] = {
+    {38, 75, 14, 70, 35, 151, 64, 7, 9798, 19235, 3735, 1 << 14, 15}, /* OpenCV 5 */
+    {19, 37, 7, 35, 145, 76, 32, 6, 4899, 9617, 1868, 1 << 13, 14},   /* OpenCV 4 */
+};
+
+static void grey_row(const uint8_t *p, int n, int bgr, const grey_weights *k, uint16_t *g)
 {
+    const unsigned hr = k->hr, hg = k->hg, hb = k->hb, lr = k->lr, lg = k->lg, lb = k->lb, rnd = k->round,
+                   sh = k->shift;
     if (!bgr)
         for (int x = 0; x < n; x++) {
             unsigned r = p[3 * x], gr = p[3 * x + 1], b = p[3 * x + 2];
-            uint16_t hi = (uint16_t)(r * 19 + gr * 37 + b * 7), lo = (uint16_t)(r * 35 + gr * 145 + b * 76);
-            g[x] = (uint16_t)((hi + (lo >> 8) + 32) >> 6);
+            uint16_t hi = (uint16_t)(r * hr + gr * hg + b * hb), lo = (uint16_t)(r * lr + gr * lg + b * lb);
+            g[x] = (uint16_t)((hi + (lo >> 8) + rnd) >> sh);
         }
     else
         for (int x = 0; x < n; x++) {
             unsigned r = p[3 * x + 2], gr = p[3 * x + 1], b = p[3 * x];
-            uint16_t hi = (uint16_t)(r * 19 + gr * 37 + b * 7), lo = (uint16_t)(r * 35 + gr * 145 + b * 76);
-            g[x] = (uint16_t)((hi + (lo >> 8) + 32) >> 6);
+            uint16_t hi = (uint16_t)(r * hr + gr * hg + b * hb), lo = (uint16_t)(r * lr + gr * lg + b * lb);
+            g[x] = (uint16_t)((hi + (lo >> 8) + rnd) >> sh);
         }
 }
 
@@ -96,10 +113,11 @@ static void grey_row(const uint8_t *p, int n, int bgr, uint16_t *g)
  * deinterleaves 3-byte pixels with long shuffle chains; here one byte
  * shuffle per 4 pixels puts (first, second) channel pairs and (third, 1)
  * pairs in 16-bit lanes and one multiply-add each (pmaddwd) gives the
- * 32-bit weighted sum, the rounding 2^13 riding on the constant 1: the same
- * integer as grey_row.  About twice as fast as grey_row at 1080p.  w0, w1,
- * w2: the weights of the three bytes in memory order. */
-static __m256i grey16_avx2(const uint8_t *p, __m256i w01, __m256i w2r)
+ * 32-bit weighted sum, the rounding riding on the constant 1, then the
+ * shift (sh): the same integer as grey_row.  About twice as fast as
+ * grey_row at 1080p.  w01, w2r: the weights of the three bytes in memory
+ * order, and the rounding. */
+static __m256i grey16_avx2(const uint8_t *p, __m256i w01, __m256i w2r, __m128i sh)
 {
     /* pixels 0-3 | 4-7 and 8-11 | 12-15: 12 bytes at the start of each 128-bit half */
     __m256i a = _mm256_loadu2_m128i((const __m128i *)(p + 12), (const __m128i *)p);
@@ -114,20 +132,23 @@ static __m256i grey16_avx2(const uint8_t *p, __m256i w01, __m256i w2r)
     __m256i gb = _mm256_add_epi32(_mm256_madd_epi16(_mm256_shuffle_epi8(b, s01), w01),
                                   _mm256_madd_epi16(_mm256_or_si256(_mm256_shuffle_epi8(b, s2), one), w2r));
     /* 16-bit greys: packing interleaves the halves (0-3, 8-11 | 4-7, 12-15); the permute restores the order */
-    return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srli_epi32(ga, 14), _mm256_srli_epi32(gb, 14)), 0xD8);
+    return _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_srl_epi32(ga, sh), _mm256_srl_epi32(gb, sh)), 0xD8);
 }
 
 /* One output row from source rows r0, r1 (w pixels each); returns how many
  * outputs it wrote (a multiple of 16; the caller does the rest). */
-static int grey_half_avx2(const uint8_t *r0, const uint8_t *r1, int w, int bgr, uint8_t *o, int ow)
+static int grey_half_avx2(const uint8_t *r0, const uint8_t *r1, int w, int bgr, const grey_weights *k, uint8_t *o,
+                          int ow)
 {
-    int w0 = bgr ? 1868 : 4899, w2 = bgr ? 4899 : 1868;
-    __m256i w01 = _mm256_set1_epi32(w0 | 9617 << 16), w2r = _mm256_set1_epi32(w2 | 8192 << 16);
+    int w0 = bgr ? k->b : k->r, w2 = bgr ? k->r : k->b;
+    __m256i w01 = _mm256_set1_epi32(w0 | k->g << 16), w2r = _mm256_set1_epi32(w2 | k->round32 << 16);
+    __m128i sh = _mm_cvtsi32_si128(k->shift32);
     int x = 0;
     /* 32 pixels of each row a step; the last load reads 4 bytes past them, so stop inside the row */
     for (; x + 16 <= ow && 6 * x + 100 <= 3 * w; x += 16) {
-        __m256i s0 = _mm256_add_epi16(grey16_avx2(r0 + 6 * x, w01, w2r), grey16_avx2(r1 + 6 * x, w01, w2r));
-        __m256i s1 = _mm256_add_epi16(grey16_avx2(r0 + 6 * x + 48, w01, w2r), grey16_avx2(r1 + 6 * x + 48, w01, w2r));
+        __m256i s0 = _mm256_add_epi16(grey16_avx2(r0 + 6 * x, w01, w2r, sh), grey16_avx2(r1 + 6 * x, w01, w2r, sh));
+        __m256i s1 = _mm256_add_epi16(grey16_avx2(r0 + 6 * x + 48, w01, w2r, sh),
+                                     grey16_avx2(r1 + 6 * x + 48, w01, w2r, sh));
         /* horizontal pairs (hadd works per 128-bit half: permute back), then (sum + 2) >> 2 */
         __m256i q = _mm256_permute4x64_epi64(_mm256_hadd_epi16(s0, s1), 0xD8);
         q = _mm256_srli_epi16(_mm256_add_epi16(q, _mm256_set1_epi16(2)), 2);
@@ -143,7 +164,7 @@ static int grey_half_avx2(const uint8_t *r0, const uint8_t *r1, int w, int bgr, 
  * the 12 bytes of pixels 0-3, 4-7, 8-11, 12-15 at the start of each 128-bit
  * lane (the masked load reads the 48 bytes only), then the same byte
  * shuffles and multiply-adds. */
-static __m512i grey16_avx512(const uint8_t *p, __m512i w01, __m512i w2r)
+static __m512i grey16_avx512(const uint8_t *p, __m512i w01, __m512i w2r, __m128i sh)
 {
     const __m512i idx = _mm512_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0);
     const __m512i s01 = _mm512_broadcast_i32x4(_mm_setr_epi8(0, -1, 1, -1, 3, -1, 4, -1, 6, -1, 7, -1, 9, -1, 10, -1));
@@ -152,23 +173,25 @@ static __m512i grey16_avx512(const uint8_t *p, __m512i w01, __m512i w2r)
     __m512i g = _mm512_add_epi32(
         _mm512_madd_epi16(_mm512_shuffle_epi8(a, s01), w01),
         _mm512_madd_epi16(_mm512_or_si512(_mm512_shuffle_epi8(a, s2), _mm512_set1_epi32(1 << 16)), w2r));
-    return _mm512_srli_epi32(g, 14);
+    return _mm512_srl_epi32(g, sh);
 }
 
 /* grey_half_avx2 with 16 outputs a step from 16-lane greys: the two rows'
  * greys added, then the even and odd columns of each pair gathered by two
  * permutes and added, rounded, narrowed to bytes.  Returns how many
  * outputs it wrote (a multiple of 16). */
-static int grey_half_avx512(const uint8_t *r0, const uint8_t *r1, int bgr, uint8_t *o, int ow)
+static int grey_half_avx512(const uint8_t *r0, const uint8_t *r1, int bgr, const grey_weights *k, uint8_t *o, int ow)
 {
-    int w0 = bgr ? 1868 : 4899, w2 = bgr ? 4899 : 1868;
-    __m512i w01 = _mm512_set1_epi32(w0 | 9617 << 16), w2r = _mm512_set1_epi32(w2 | 8192 << 16);
+    int w0 = bgr ? k->b : k->r, w2 = bgr ? k->r : k->b;
+    __m512i w01 = _mm512_set1_epi32(w0 | k->g << 16), w2r = _mm512_set1_epi32(w2 | k->round32 << 16);
+    __m128i sh = _mm_cvtsi32_si128(k->shift32);
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     int x = 0;
     for (; x + 16 <= ow; x += 16) {
-        __m512i a = _mm512_add_epi32(grey16_avx512(r0 + 6 * x, w01, w2r), grey16_avx512(r1 + 6 * x, w01, w2r));
-        __m512i b = _mm512_add_epi32(grey16_avx512(r0 + 6 * x + 48, w01, w2r), grey16_avx512(r1 + 6 * x + 48, w01, w2r));
+        __m512i a = _mm512_add_epi32(grey16_avx512(r0 + 6 * x, w01, w2r, sh), grey16_avx512(r1 + 6 * x, w01, w2r, sh));
+        __m512i b = _mm512_add_epi32(grey16_avx512(r0 + 6 * x + 48, w01, w2r, sh),
+                                     grey16_avx512(r1 + 6 * x + 48, w01, w2r, sh));
         __m512i q = _mm512_add_epi32(_mm512_permutex2var_epi32(a, even, b), _mm512_permutex2var_epi32(a, odd, b));
         q = _mm512_srli_epi32(_mm512_add_epi32(q, _mm512_set1_epi32(2)), 2);
         _mm_storeu_si128((__m128i *)(o + x), _mm512_cvtepi32_epi8(q));
@@ -180,9 +203,10 @@ static int grey_half_avx512(const uint8_t *r0, const uint8_t *r1, int bgr, uint8
 /* Grey, then half size: the rounded mean of each 2x2 block where the size
  * halves exactly (OpenCV's INTER_LINEAR becomes INTER_AREA there), else
  * bilinear with OpenCV's pixel-centre mapping.  rows: [2][w] scratch. */
-static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uint8_t *out, int ow, int oh,
+static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, int opencv4, uint8_t *out, int ow, int oh,
                       uint16_t *rows)
 {
+    const grey_weights *wt = &GREY_WEIGHTS[opencv4 != 0];
     uint16_t *g0 = rows, *g1 = rows + w;
     if (ow * 2 == w && oh * 2 == h) {
         for (int y = 0; y < oh; y++) {
@@ -190,13 +214,13 @@ static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uin
             uint8_t *o = out + (size_t)y * (size_t)ow;
             int x = 0;
 #if defined(__AVX512BW__)
-            x = grey_half_avx512(r0, r1, bgr, o, ow);
+            x = grey_half_avx512(r0, r1, bgr, wt, o, ow);
 #elif defined(__AVX2__)
-            x = grey_half_avx2(r0, r1, w, bgr, o, ow);
+            x = grey_half_avx2(r0, r1, w, bgr, wt, o, ow);
 #endif
             /* the rest of the row (all of it without AVX2) */
-            grey_row(r0 + 6 * x, w - 2 * x, bgr, g0);
-            grey_row(r1 + 6 * x, w - 2 * x, bgr, g1);
+            grey_row(r0 + 6 * x, w - 2 * x, bgr, wt, g0);
+            grey_row(r1 + 6 * x, w - 2 * x, bgr, wt, g1);
             for (int k = 0; k < ow - x; k++)
                 o[x + k] = (uint8_t)((g0[2 * k] + g0[2 * k + 1] + g1[2 * k] + g1[2 * k + 1] + 2) >> 2);
         }
@@ -209,8 +233,8 @@ static void grey_half(const uint8_t *pix, int w, int h, int stride, int bgr, uin
         double b = fy - y0;
         if (y0 < 0) y0 = 0, b = 0;
         int y1 = y0 + 1 < h ? y0 + 1 : h - 1;
-        grey_row(pix + (size_t)y0 * (size_t)stride, w, bgr, g0);
-        grey_row(pix + (size_t)y1 * (size_t)stride, w, bgr, g1);
+        grey_row(pix + (size_t)y0 * (size_t)stride, w, bgr, wt, g0);
+        grey_row(pix + (size_t)y1 * (size_t)stride, w, bgr, wt, g1);
         for (int x = 0; x < ow; x++) {
             double fx = (x + 0.5) * sx - 0.5;
             int x0 = (int)floor(fx);
@@ -808,9 +832,10 @@ static int pyramid_build(gmc_pyramid *p, const uint8_t *img, int w, int h, gmc_s
 
 /* ------------------------------------------------------------ entry points */
 
-static void step_grey(const uint8_t *pix, int width, int height, int stride, int bgr, uint8_t *out, uint16_t *rows)
+static void step_grey(const uint8_t *pix, int width, int height, int stride, int bgr, int opencv4, uint8_t *out,
+                      uint16_t *rows)
 {
-    grey_half(pix, width, height, stride, bgr, out, width / 2, height / 2, rows);
+    grey_half(pix, width, height, stride, bgr, opencv4, out, width / 2, height / 2, rows);
 }
 
 static int step_corners(gmc_scratch *s, int w, int h, float *pts) { return corners(s, s->img, w, h, pts); }

@@ -74,9 +74,11 @@ typedef struct gmc_scratch {
  * w x h the half size). */
 typedef struct gmc_steps {
     /* the grey half-size frame of pix (uint8 HWC, 3 channels, bgr: B
-     * first, rows stride bytes apart) into out [height / 2][width / 2];
-     * rows: [2][width] scratch */
-    void (*grey)(const uint8_t *pix, int width, int height, int stride, int bgr, uint8_t *out, uint16_t *rows);
+     * first, rows stride bytes apart) into out [height / 2][width / 2],
+     * with OpenCV 5's grey (opencv4: OpenCV 4's, gmc.h); rows: [2][width]
+     * scratch */
+    void (*grey)(const uint8_t *pix, int width, int height, int stride, int bgr, int opencv4, uint8_t *out,
+                 uint16_t *rows);
     /* the corners (x, y) of s->img into pts [GMC_MAX_CORNERS][2]: the count */
     int (*corners)(gmc_scratch *s, int w, int h, float *pts);
     /* s->img's pyramid into cur; -1 when memory runs out */

@@ -89,6 +89,7 @@ void strix_track_options_init(strix_track_options *o, strix_tracker_type type)
     o->match_thresh = 0.8f;
     o->fuse_score = 1;
     o->gmc_method = STRIX_GMC_SPARSE_OPTFLOW;
+    o->gmc_grey = STRIX_GREY_OPENCV5;
     o->proximity_thresh = 0.5f;
     o->appearance_thresh = 0.8f;
 }
@@ -107,6 +108,8 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown tracker type %d", (int)o->tracker_type);
     if (o->gmc_method != STRIX_GMC_SPARSE_OPTFLOW && o->gmc_method != STRIX_GMC_NONE)
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown GMC method %d", (int)o->gmc_method);
+    if (o->gmc_grey != STRIX_GREY_OPENCV5 && o->gmc_grey != STRIX_GREY_OPENCV4)
+        return strix_fail(err, STRIX_E_ARG, "tracker: unknown GMC grey %d", (int)o->gmc_grey);
     const float th[] = {o->track_high_thresh, o->track_low_thresh, o->new_track_thresh, o->match_thresh,
                         o->proximity_thresh, o->appearance_thresh};
     const char *names[] = {"track_high_thresh", "track_low_thresh", "new_track_thresh", "match_thresh",
@@ -127,6 +130,7 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
         free(t);
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     }
+    if (t->gmc) strix_gmc_set_grey(t->gmc, o->gmc_grey == STRIX_GREY_OPENCV4);
     *out = t;
     return STRIX_OK;
 }
@@ -791,7 +795,8 @@ strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, in
     return run_update(t, &in, dets, n, ids, err);
 }
 
-strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8_t *grey, strix_error *err)
+strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8_t *grey, strix_grey_rounding kind,
+                              strix_error *err)
 {
     strix_status st = check_frame(frame, err);
     if (st) return st;
@@ -804,7 +809,7 @@ strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8
     if (y0 == h || (h % 2 ? y1 < h : end <= y0)) return STRIX_OK; /* complete, or no whole row pair yet */
     const int from = h % 2 ? 0 : y0;
     if (strix_gmc_grey(frame->data, frame->width, frame->stride ? frame->stride : 3 * frame->width,
-                       frame->format == STRIX_BGR, from, end, grey))
+                       frame->format == STRIX_BGR, kind == STRIX_GREY_OPENCV4, from, end, grey))
         return strix_fail(err, STRIX_E_NOMEM, "strix_track_grey: out of memory");
     *done = end;
     return STRIX_OK;

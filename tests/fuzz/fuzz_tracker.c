@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             st = STRIX_OK;
             for (int y1 = 0; !st && done < img.height;) {
                 y1 = y1 + rows < img.height ? y1 + rows : img.height;
-                st = strix_track_grey(&img, &done, y1, grey, &err);
+                st = strix_track_grey(&img, &done, y1, grey, o.gmc_grey, &err);
             }
             if (!st) st = strix_tracker_update_grey(t, grey, img.width, img.height, dets, got, ids, &err);
         } else {

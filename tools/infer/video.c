@@ -74,7 +74,7 @@ static int grey_band(void *ctx, const strix_video_frame *vf, int y0, int y1, str
         }
     }
     strix_image img = {.data = vf->rgb, .width = vf->width, .height = vf->height, .stride = vf->stride};
-    return strix_track_grey(&img, &s->grey_rows, y1, s->grey, err) ? -1 : 0;
+    return strix_track_grey(&img, &s->grey_rows, y1, s->grey, v->o->track_opts.gmc_grey, err) ? -1 : 0;
 }
 
 static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)

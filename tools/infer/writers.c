@@ -204,7 +204,10 @@ int write_tracks_json(vrun *v, long frames, double fps)
     strix_json_double(j, to->match_thresh);
     fprintf(j, ", \"track_buffer\": %d, \"fuse_score\": %s", to->track_buffer, to->fuse_score ? "true" : "false");
     if (to->tracker_type == STRIX_TRACKER_BOTSORT)
-        fprintf(j, ", \"gmc_method\": \"%s\"", to->gmc_method == STRIX_GMC_NONE ? "none" : "sparseOptFlow");
+        fprintf(j, ", \"gmc_method\": \"%s\"%s", to->gmc_method == STRIX_GMC_NONE ? "none" : "sparseOptFlow",
+                to->gmc_method == STRIX_GMC_NONE          ? ""
+                : to->gmc_grey == STRIX_GREY_OPENCV4 ? ", \"gmc_grey\": \"opencv4\""
+                                                          : ", \"gmc_grey\": \"opencv5\"");
     fputs(", \"conf\": ", j);
     strix_json_double(j, o->conf);
     fputs("},\n  \"counts\": {", j);
