@@ -456,6 +456,13 @@ strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, in
                                        const strix_detection *dets, int n, int *ids, strix_error *err);
 /* Short name of a tracker type ("botsort", "bytetrack"). */
 const char *strix_tracker_type_name(strix_tracker_type t);
+/* The tracker's box of detection i of the last update, as Ultralytics'
+ * tracker.update returns it for a tracked detection (STrack.xyxy: the
+ * Kalman state after this frame's update, x1 = cx - w / 2, x2 = x1 + w in
+ * double, stored as float32), into xyxy (x1, y1, x2, y2): 1; 0 when
+ * detection i got no identity (xyxy untouched).  Not clipped: Ultralytics'
+ * results clip it to the image (Results.update), as `infer` does. */
+int strix_tracker_box(const strix_tracker *t, int i, float xyxy[4]);
 /* Detections ignored so far for a degenerate box (see strix_tracker_update). */
 long strix_tracker_degenerate(const strix_tracker *t);
 void strix_tracker_free(strix_tracker *t);

@@ -75,6 +75,8 @@ struct strix_tracker {
     long *removed;               /* identities of the last REMOVED_KEEP removed tracks, oldest first */
     int n_removed;
     strix_gmc *gmc;              /* BoT-SORT with sparseOptFlow */
+    float *boxes;                /* [n_boxes][4]: the tracker's box of each detection of the last update (NaN: none) */
+    int n_boxes, boxes_cap;
     int broken;                  /* an update ran out of memory half way */
     long degenerate;             /* detections ignored for an empty or non-finite box */
 };
@@ -143,6 +145,7 @@ void strix_tracker_free(strix_tracker *t)
     free(t->tracked.v);
     free(t->lost.v);
     free(t->removed);
+    free(t->boxes);
     free(t);
 }
 
@@ -344,7 +347,9 @@ static void warp(track *k, const double H[6])
 
 /* -------------------------------------------------------------------- IoU */
 
-/* A track's (x1, y1, x2, y2) from its mean, as the reference's xyxy, in float32. */
+/* A track's (x1, y1, x2, y2) from its mean, as the reference's xyxy, in
+ * float32 (its IoUs run on these; tracker.update's rows are these too:
+ * STrack.result's doubles stored as float32). */
 static void track_xyxy(const track *k, int xywh, float b[4])
 {
     double w = xywh ? k->mean[2] : k->mean[2] * k->mean[3], h = k->mean[3];
@@ -565,6 +570,15 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
 {
     t->frame_id++;
     size_t nn = (size_t)(n > 0 ? n : 1);
+    t->n_boxes = 0;
+    if (n > t->boxes_cap) {
+        float *b = realloc(t->boxes, sizeof *b * 4 * (size_t)n);
+        if (!b) return -1;
+        t->boxes = b;
+        t->boxes_cap = n;
+    }
+    t->n_boxes = n;
+    for (size_t i = 0; i < 4 * (size_t)n; i++) t->boxes[i] = NAN;
     s->d = malloc(sizeof *s->d * nn);
     s->high = malloc(sizeof *s->high * nn);
     s->low = malloc(sizeof *s->low * nn);
@@ -729,10 +743,14 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         t->removed[t->n_removed++] = t->pool[s->removed_now.v[i]].id;
     }
 
-    /* identities for the detections of confirmed, tracked tracks */
+    /* identities for the detections of confirmed, tracked tracks, and
+     * their boxes: the reference's output rows, from the mean after this
+     * frame's update */
     for (int i = 0; i < t->tracked.n; i++) {
         const track *k = &t->pool[t->tracked.v[i]];
-        if (k->activated) ids[k->idx] = (int)k->id;
+        if (!k->activated) continue;
+        ids[k->idx] = (int)k->id;
+        track_xyxy(k, t->xywh, &t->boxes[4 * k->idx]);
     }
     /* slots no list holds any more are free (state NEW) */
     for (int i = 0; i < t->n_pool; i++)
@@ -816,3 +834,10 @@ strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8
 }
 
 long strix_tracker_degenerate(const strix_tracker *t) { return t->degenerate; }
+
+int strix_tracker_box(const strix_tracker *t, int i, float xyxy[4])
+{
+    if (i < 0 || i >= t->n_boxes || isnan(t->boxes[4 * i])) return 0;
+    memcpy(xyxy, &t->boxes[4 * i], sizeof(float) * 4);
+    return 1;
+}

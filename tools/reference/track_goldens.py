@@ -14,6 +14,14 @@ each stream NAME:
                 frame 0-based, index in the frame's JSON array, then the
                 identity each Ultralytics tracker returned for it (the idx
                 column of tracker.update's rows; -1: not returned)
+  NAME.boxes.txt (the streams of BOXES only, to keep the goldens small)
+                per detection that BYTETracker or BOTSORT returned: "frame
+                index bx1 by1 bx2 by2 sx1 sy1 sx2 sy2", the box of its row
+                of tracker.update (float32 as the rows are, shortest
+                decimal; STrack.xyxy from the Kalman state after the update:
+                what Ultralytics' tracked results carry, before
+                Results.update clips them to the image), BYTETracker's then
+                BOTSORT's; "- - - -" where that tracker returned none
 
 Two kinds of stream:
 - detection streams (cross, occlusion, crowd, enter_exit, slow_fps, burst):
@@ -253,26 +261,34 @@ def cfg(name, **over):
 
 
 def run_tracker(tracker, frames, images=None):
-    """identity per detection (-1: not returned) for each frame"""
-    out = []
+    """identity per detection (-1: not returned) for each frame, and the
+    row's box (float32 x1 y1 x2 y2, None: not returned)"""
+    out, boxes = [], []
     for f, dets in enumerate(frames):
         n = len(dets)
         b = Boxes([[float(v) for v in bx] for bx, _, _ in dets], [float(s) for _, s, _ in dets],
                   [c for _, _, c in dets])
         img = images(f) if images else None
         rows = tracker.update(b, img)
-        ids = [-1] * n
+        ids, bx = [-1] * n, [None] * n
         for r in rows:
             ids[int(r[-1])] = int(r[4])
+            bx[int(r[-1])] = [np.float32(v) for v in r[:4]]
         out.append(ids)
-    return out
+        boxes.append(bx)
+    return out, boxes
 
 
 def references(frames, images=None):
-    """(bytetrack, botsort, botsort without GMC) identities"""
-    return (run_tracker(BYTETracker(cfg("bytetrack")), frames, images),
-            run_tracker(BOTSORT(cfg("botsort")), frames, images),
-            run_tracker(BOTSORT(cfg("botsort", gmc_method="none")), frames, images))
+    """(bytetrack, botsort, botsort without GMC) identities; (bytetrack, botsort) boxes"""
+    b, bb = run_tracker(BYTETracker(cfg("bytetrack")), frames, images)
+    s, sb = run_tracker(BOTSORT(cfg("botsort")), frames, images)
+    n, _ = run_tracker(BOTSORT(cfg("botsort", gmc_method="none")), frames, images)
+    return (b, s, n), (bb, sb)
+
+
+# the streams whose tracked boxes are written (NAME.boxes.txt)
+BOXES = ("cross", "occlusion", "slow_fps", "enter_exit", "pan", "shake")
 
 
 # ----------------------------------------------------------------- camera clips
@@ -356,6 +372,16 @@ def camera_clip(name, rng):
 
 # ------------------------------------------------------------------------ files
 
+def write_boxes(outdir, name, boxes):
+    with open(os.path.join(outdir, name + ".boxes.txt"), "w") as f:
+        for i, (fb, fs) in enumerate(zip(*boxes)):
+            for k, (b, s) in enumerate(zip(fb, fs)):
+                if b is None and s is None:
+                    continue
+                f.write("%d %d %s %s\n" % (i, k, " ".join(fmt(v) for v in b) if b else "- - - -",
+                                           " ".join(fmt(v) for v in s) if s else "- - - -"))
+
+
 def write(outdir, name, frames, gt, fps, refs, note):
     with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
         for i, dets in enumerate(frames):
@@ -383,15 +409,18 @@ def main():
     assert ultralytics.__version__ == "8.4.190", "made with ultralytics 8.4.190 (see the header)"
     for seed, name in enumerate(["cross", "occlusion", "crowd", "enter_exit", "slow_fps", "burst"]):
         frames, gt, fps = simulate(name, 1000 + seed)
-        refs = references(frames)
+        refs, boxes = references(frames)
         write(outdir, name, frames, gt, fps, refs, "; no frames: no GMC")
+        if name in BOXES:
+            write_boxes(outdir, name, boxes)
         ids = {i for fr in refs[0] for i in fr if i >= 0}
         print("%-10s %4d frames %5d detections %3d bytetrack identities" % (name, len(frames),
                                                                             sum(len(d) for d in frames), len(ids)))
     for seed, name in enumerate(["pan", "shake"]):
         scene, frames, gt = camera_clip(name, np.random.default_rng(2000 + seed))
-        refs = references(frames, lambda f: draw(scene[f]))
+        refs, boxes = references(frames, lambda f: draw(scene[f]))
         write(outdir, name, frames, gt, 30.0, refs, "; botsort with gmc_method sparseOptFlow on the drawn frames")
+        write_boxes(outdir, name, boxes)
         with open(os.path.join(outdir, name + ".scene.txt"), "w") as f:
             f.write("# %d x %d\n" % (CW, CH))
             for fr, cx, cy, objs in scene:
