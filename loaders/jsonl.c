@@ -33,6 +33,7 @@ struct strix_jsonl_reader {
     int failed;
     strix_detection *dets;
     int *track_ids;
+    strix_detection *raw; /* the detections with "detection_box" where given */
     int det_cap;
     char **names;     /* [name_cap]: class names, NULL where none seen */
     long *name_lines; /* [name_cap]: line where each name was first seen */
@@ -132,12 +133,13 @@ static int num_value(parser *P, const char *name, const char **tok, int *len)
     return 0;
 }
 
-enum { K_CLASS = 1, K_NAME = 2, K_SCORE = 4, K_BOX = 8, K_TRACK = 16 };
+enum { K_CLASS = 1, K_NAME = 2, K_SCORE = 4, K_BOX = 8, K_TRACK = 16, K_DBOX = 32 };
 
 typedef struct det_ctx {
     int seen; /* K_ flags */
     strix_detection d;
     int track;
+    float dbox[4]; /* "detection_box", when K_DBOX */
     const char *name; /* NULL: none given */
 } det_ctx;
 
@@ -145,6 +147,29 @@ static int twice(parser *P, int *seen, int flag, const char *name)
 {
     if (*seen & flag) return FAIL(P, "\"%s\" appears twice", name);
     *seen |= flag;
+    return 0;
+}
+
+/* An array of exactly 4 finite numbers into b. */
+static int box_value(parser *P, const char *name, float b[4])
+{
+    const char *tok = NULL;
+    int n = 0;
+    if (peek(P) != '[') return FAIL(P, "\"%s\" must be an array of 4 numbers", name);
+    P->j.pos++;
+    for (int i = 0; i < 4; i++) {
+        if (i) { /* a comma between numbers */
+            if (peek(P) != ',') return FAIL(P, "\"%s\" must be an array of 4 numbers", name);
+            P->j.pos++;
+        }
+        int ch = peek(P);
+        if (ch != '-' && !(ch >= '0' && ch <= '9')) return FAIL(P, "\"%s\" must be an array of 4 numbers", name);
+        if (num_value(P, name, &tok, &n)) return -1;
+        b[i] = strtof(tok, NULL);
+        if (!isfinite(b[i])) return FAIL(P, "\"%s\" number %.*s is not finite", name, n, tok);
+    }
+    if (peek(P) != ']') return FAIL(P, "\"%s\" must be an array of 4 numbers", name);
+    P->j.pos++;
     return 0;
 }
 
@@ -172,28 +197,14 @@ static int det_member(parser *P, const char *key, size_t len, void *vctx)
         c->d.score = strtof(tok, NULL);
         if (!(c->d.score >= 0 && c->d.score <= 1)) return FAIL(P, "\"score\" %.*s is outside [0, 1]", n, tok);
     } else if (key_is(key, len, "box")) {
-        if (twice(P, &c->seen, K_BOX, "box")) return -1;
         float b[4];
-        if (peek(P) != '[') return FAIL(P, "\"box\" must be an array of 4 numbers");
-        P->j.pos++;
-        for (int i = 0; i < 4; i++) {
-            if (i) { /* a comma between numbers */
-                if (peek(P) != ',') return FAIL(P, "\"box\" must be an array of 4 numbers");
-                P->j.pos++;
-            }
-            int ch = peek(P);
-            if (ch != '-' && !(ch >= '0' && ch <= '9'))
-                return FAIL(P, "\"box\" must be an array of 4 numbers");
-            if (num_value(P, "box", &tok, &n)) return -1;
-            b[i] = strtof(tok, NULL);
-            if (!isfinite(b[i])) return FAIL(P, "\"box\" number %.*s is not finite", n, tok);
-        }
-        if (peek(P) != ']') return FAIL(P, "\"box\" must be an array of 4 numbers");
-        P->j.pos++;
+        if (twice(P, &c->seen, K_BOX, "box") || box_value(P, "box", b)) return -1;
         c->d.x1 = b[0];
         c->d.y1 = b[1];
         c->d.x2 = b[2];
         c->d.y2 = b[3];
+    } else if (key_is(key, len, "detection_box")) {
+        if (twice(P, &c->seen, K_DBOX, "detection_box") || box_value(P, "detection_box", c->dbox)) return -1;
     } else if (key_is(key, len, "track_id")) {
         if (twice(P, &c->seen, K_TRACK, "track_id") || integer(P, "track_id", 0, INT_MAX, 1, &v)) return -1;
         c->track = (int)v;
@@ -245,12 +256,14 @@ static int detections(parser *P)
             strix_detection *d = realloc(r->dets, (size_t)cap * sizeof *d);
             if (d) r->dets = d;
             int *t = d ? realloc(r->track_ids, (size_t)cap * sizeof *t) : NULL;
-            if (!t) return failv(P, STRIX_E_NOMEM, "out of memory for %d detections", cap);
-            r->track_ids = t;
+            if (t) r->track_ids = t;
+            strix_detection *raw = t ? realloc(r->raw, (size_t)cap * sizeof *raw) : NULL;
+            if (!raw) return failv(P, STRIX_E_NOMEM, "out of memory for %d detections", cap);
+            r->raw = raw;
             r->det_cap = cap;
         }
         P->det = n - 1;
-        det_ctx c = {0, {0, 0, 0, 0, 0, 0}, -1, NULL};
+        det_ctx c = {0, {0, 0, 0, 0, 0, 0}, -1, {0, 0, 0, 0}, NULL};
         if (peek(P) != '{') return FAIL(P, "must be an object");
         if (object(P, det_member, &c)) return -1;
         const char *missing = !(c.seen & K_CLASS) ? "class_id" : !(c.seen & K_SCORE) ? "score"
@@ -260,6 +273,9 @@ static int detections(parser *P)
         if (class_seen(P, c.d.class_id, c.name)) return -1;
         r->dets[n - 1] = c.d;
         r->track_ids[n - 1] = c.track;
+        r->raw[n - 1] = c.d;
+        if (c.seen & K_DBOX)
+            r->raw[n - 1] = (strix_detection){c.dbox[0], c.dbox[1], c.dbox[2], c.dbox[3], c.d.score, c.d.class_id};
         P->det = -1;
     }
     return more < 0 ? syntax(P) : n;
@@ -335,6 +351,7 @@ static int parse_line(strix_jsonl_reader *r, char *line, size_t len, strix_jsonl
     r->prev_line = r->lineno;
     rec->dets = r->dets;
     rec->track_ids = r->track_ids;
+    rec->raw = r->raw;
     return 0;
 }
 
@@ -409,6 +426,7 @@ void strix_jsonl_close(strix_jsonl_reader *r)
     free(r->name_lines);
     free(r->dets);
     free(r->track_ids);
+    free(r->raw);
     free(r->line);
     free(r->path);
     free(r);

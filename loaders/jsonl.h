@@ -6,7 +6,8 @@
  * A line:
  *   {"frame": 0, "pts": 0.04, "inferred": true,
  *    "detections": [{"class_id": 0, "class_name": "person", "score": 0.87,
- *                    "box": [x1, y1, x2, y2], "track_id": 3}]}
+ *                    "box": [x1, y1, x2, y2], "track_id": 3,
+ *                    "detection_box": [x1, y1, x2, y2]}]}
  *   frame       required, integer >= 0, strictly increasing from line to line
  *   pts         required, finite number (seconds)
  *   inferred    optional true/false (default true)
@@ -17,6 +18,9 @@
  *     score       required, number in [0, 1]
  *     box         required, array of exactly 4 finite numbers
  *     track_id    optional integer >= 0 (or null); -1 in the record when absent
+ *     detection_box  optional, as box: a tracked detection's own box when
+ *                 box is the tracker's (infer --track writes both); the
+ *                 record's raw has it, dets the box
  * The first line may instead be the run's header, an object with one key
  *   {"header": {"video": "clip.mp4", "frames": 300, "damage": {...}, ...}}
  * (written by infer, see docs/videos-and-outputs.md); it is checked as JSON and skipped.
@@ -51,6 +55,7 @@ typedef struct strix_jsonl_record {
     int n;                  /* detections */
     strix_detection *dets;  /* [n], reader-owned, valid until the next call */
     int *track_ids;         /* [n], -1 when a detection has none; same lifetime */
+    strix_detection *raw;   /* [n], dets with "detection_box" as the box where given; same lifetime */
 } strix_jsonl_record;
 
 strix_status strix_jsonl_open(strix_jsonl_reader **out, const char *path, strix_error *err);

@@ -223,6 +223,30 @@ static void test_unknown_keys_and_order(void)
     TL_CHECK(ok, "class name");
 }
 
+/* "detection_box" (infer --track's detection's own box beside the
+ * tracker's "box"): the record's raw has it, dets the box; without it raw
+ * is dets. */
+static void test_detection_box(void)
+{
+    const char *text = "{\"frame\": 0, \"pts\": 0, \"detections\": ["
+                       "{\"class_id\": 3, \"score\": 0.5, \"box\": [1.5, 2, 3, 4], \"track_id\": 7, "
+                       "\"detection_box\": [1.25, 2.5, 3.75, 4.125]},"
+                       "{\"detection_box\": [9, 9, 19, 19], \"class_id\": 1, \"score\": 0.25, \"box\": [10, 10, 20, 20]},"
+                       "{\"class_id\": 0, \"score\": 0.75, \"box\": [5, 6, 7, 8]}]}\n";
+    const char *path = put_file("t.jsonl", text, strlen(text));
+    strix_jsonl_reader *r;
+    strix_error e = {STRIX_OK, ""};
+    TL_CHECK(path && strix_jsonl_open(&r, path, &e) == STRIX_OK, "open: %s", e.message);
+    strix_jsonl_record rec;
+    int rc = strix_jsonl_next(r, &rec, &e);
+    const strix_detection want[3] = {{1.5f, 2, 3, 4, 0.5f, 3}, {10, 10, 20, 20, 0.25f, 1}, {5, 6, 7, 8, 0.75f, 0}},
+                          raw[3] = {{1.25f, 2.5f, 3.75f, 4.125f, 0.5f, 3}, {9, 9, 19, 19, 0.25f, 1}, {5, 6, 7, 8, 0.75f, 0}};
+    int ok = rc == 1 && rec.n == 3;
+    for (int k = 0; ok && k < 3; k++) ok = same_det(&rec.dets[k], &want[k]) && same_det(&rec.raw[k], &raw[k]);
+    strix_jsonl_close(r);
+    TL_CHECK(ok, "rc %d (%s): the boxes and detection boxes read back wrong", rc, e.message);
+}
+
 static void test_track_ids(void)
 {
     const char *text = "{\"frame\": 0, \"pts\": 0, \"detections\": ["
@@ -375,6 +399,11 @@ static const bad_case bad_cases[] = {
      "detection 1: \"box\" must be an array of 4 numbers"},
     {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 1e39]}"),
      "detection 1: \"box\" number 1e39 is not finite"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"detection_box\": [1, 2, 3]}"),
+     "detection 1: \"detection_box\" must be an array of 4 numbers"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"detection_box\": [1, 2, 3, 4], "
+             "\"detection_box\": [1, 2, 3, 4]}"),
+     "detection 1: \"detection_box\" appears twice"},
     {BAD_DET("{\"class_id\": -1, \"score\": 0.5, \"box\": [1, 2, 3, 4]}"),
      "detection 1: \"class_id\" -1 is out of range (0..999999)"},
     {BAD_DET("{\"class_id\": 1000000, \"score\": 0.5, \"box\": [1, 2, 3, 4]}"),
@@ -783,6 +812,7 @@ int main(int argc, char **argv)
     TL_RUN(test_compact_and_spacing);
     TL_RUN(test_unknown_keys_and_order);
     TL_RUN(test_track_ids);
+    TL_RUN(test_detection_box);
     TL_RUN(test_empty_and_line_ends);
     TL_RUN(test_header_line);
     TL_RUN(test_long_line);

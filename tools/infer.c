@@ -67,8 +67,10 @@
  *   (what --highlights needs of every frame waits in a file: infer/framelog.h).
  *
  * Tracking and highlights (videos; README "Tracking, counting and highlight
- * reels"): --track runs ByteTrack (engine/analytics/track.c) on the writer thread, in
- * frame order, adding "track_id" to the JSON Lines and writing
+ * reels"): --track runs BoT-SORT or ByteTrack (engine/analytics/track.c) on the writer thread, in
+ * frame order, adding "track_id" to the JSON Lines (a tracked detection's
+ * "box" becomes the tracker's, clipped to the frame, as Ultralytics'
+ * tracked results carry it, and its own box "detection_box") and writing
  * OUT/<stem>.mot.txt and OUT/<stem>.tracks.json (engine/analytics/count.c totals);
  * --highlights logs each frame's qualifying detections, then after the
  * video cuts OUT/<stem>.highlights.mp4 (loaders/video_cut.c, segments from
@@ -216,7 +218,11 @@ static void usage(FILE *f)
             "Tracking, counting and highlight reels (videos):\n"
             "  --track           follow objects across frames (BoT-SORT by default, as\n"
             "                    Ultralytics' yolo track): a \"track_id\" per\n"
-            "                    detection in the JSON Lines, \"#ID\" labels coloured by identity,\n"
+            "                    detection in the JSON Lines; a tracked detection's \"box\" is\n"
+            "                    then the tracker's, as in Ultralytics' tracked results (the\n"
+            "                    Kalman state after the update, clipped to the frame; drawn,\n"
+            "                    counted and in the MOT rows too), its own box kept as\n"
+            "                    \"detection_box\"; \"#ID\" labels coloured by identity,\n"
             "                    OUT/NAME.mot.txt (MOTChallenge: frame,id,left,top,width,height,\n"
             "                    score,-1,-1,-1; frames from 1) and OUT/NAME.tracks.json (each\n"
             "                    track; unique tracks per class).  Lowers the --conf default to\n"

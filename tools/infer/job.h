@@ -223,6 +223,7 @@ typedef struct tracking {
     strix_tracker *tracker;           /* NULL: no --track */
     strix_counter *counter;           /* totals, trails, --line crossings */
     int *ids;                         /* [cap]: the identities of the last frame's detections */
+    strix_detection *boxes;           /* [cap]: its detections with the tracker's boxes where tracked */
     strix_crossing *cross;            /* [cap]: its line crossings */
     int cap, nvtx;
 } tracking;
@@ -251,9 +252,10 @@ typedef struct vrun {
     int fail_rc;                 /* exit code of a failure the writer knows better (bad --detections) */
     long replayed;               /* detections replayed (after the filters) */
     const unsigned char *mask;   /* --classes (applied here to replayed detections) */
-    /* --detections: the records replayed instead of detections, filtered into rdets/rids */
+    /* --detections: the records replayed instead of detections, filtered into rdets/rids (rraw: with
+     * their "detection_box" where given) */
     strix_jsonl_reader *replay;
-    strix_detection *rdets;
+    strix_detection *rdets, *rraw;
     int *rids, rcap;
     tracking trk;                /* --track */
     FILE *mot;
@@ -321,14 +323,19 @@ void video_sink_close(video_sink *s);
 
 /* tracking.c */
 strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *err);
-/* One frame, in order: the identities of its n detections into t->ids (a
- * frame --vid-stride skipped, inferred 0, keeps the last ones), then the
- * counter, its crossings in t->cross[0..*n_cross).  img: the frame (for
- * BoT-SORT's camera-motion compensation); grey: its grey half-size image
- * when the reader made it (strix_track_grey), which GMC then reads
- * instead, else NULL. */
-strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, long index, double time,
-                            int inferred, const strix_detection *d, int n, int *n_cross, strix_error *err);
+/* One frame, in order: the identities of its n detections into t->ids and
+ * the detections as tracked into t->boxes (a frame --vid-stride skipped,
+ * inferred 0, keeps the last ones), then the counter (on t->boxes), its
+ * crossings in t->cross[0..*n_cross).  A tracked detection's box there is
+ * the tracker's, as Ultralytics' tracked results carry it: the Kalman
+ * state after the update (strix_tracker_box), clipped to the w x h frame
+ * (Results.update's clip_boxes); the others keep theirs.  img: the frame
+ * (for BoT-SORT's camera-motion compensation; NULL without pixels); grey:
+ * its grey half-size image when the reader made it (strix_track_grey),
+ * which GMC then reads instead, else NULL. */
+strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, int w, int h, long index,
+                            double time, int inferred, const strix_detection *d, int n, int *n_cross,
+                            strix_error *err);
 void tracking_close(tracking *t);
 
 /* detector.c */
@@ -362,8 +369,8 @@ void still_sink_init(still_sink *s, const still_sink_config *c);
 strix_status still_sink_write(still_sink *s, const char *path, still *img, const strix_detection *d, int n,
                               strix_error *err);
 const char *class_name_of(const vrun *v, int id);
-void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets, const int *ids,
-                 int n, int n_cross);
+void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets,
+                 const strix_detection *raw, const int *ids, int n, int n_cross);
 void mot_frame(FILE *mot, long index, const strix_detection *dets, const int *ids, int n);
 int write_tracks_json(vrun *v, long frames, double fps);
 int write_highlights(vrun *v, double end_time);

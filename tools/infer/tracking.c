@@ -1,8 +1,9 @@
 /* tracking.c — the infer job's tracking stage, one per video, run on its
  * writer thread with the frames in order: the tracker (--tracker: ByteTrack
- * or BoT-SORT, engine/analytics/track.c) gives each detection an identity,
- * the counter (engine/analytics/count.c) keeps each track's totals and
- * trail and counts --line crossings. */
+ * or BoT-SORT, engine/analytics/track.c) gives each detection an identity
+ * and a tracked detection the tracker's box, the counter
+ * (engine/analytics/count.c) keeps each track's totals and trail and counts
+ * --line crossings. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,26 +20,42 @@ strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *e
     return st;
 }
 
-strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, long index, double time,
-                            int inferred, const strix_detection *d, int n, int *n_cross, strix_error *err)
+/* Ultralytics' ops.clip_boxes on a float32 tensor: clamp_(0, size) */
+static float clip(float v, int size) { return v < 0 ? 0 : v > (float)size ? (float)size : v; }
+
+strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, int w, int h, long index,
+                            double time, int inferred, const strix_detection *d, int n, int *n_cross,
+                            strix_error *err)
 {
     *n_cross = 0;
     if (n > t->cap) {
         int cap = n > 2 * t->cap ? n : 2 * t->cap;
         int *ids = realloc(t->ids, sizeof *ids * (size_t)cap); /* keeps the last frame's identities */
         if (ids) t->ids = ids;
+        strix_detection *bx = realloc(t->boxes, sizeof *bx * (size_t)cap); /* and boxes */
+        if (bx) t->boxes = bx;
         strix_crossing *cr = realloc(t->cross, sizeof *cr * (size_t)cap);
         if (cr) t->cross = cr;
-        if (!ids || !cr) return strix_fail(err, STRIX_E_NOMEM, "out of memory for %d tracked detections", n);
+        if (!ids || !bx || !cr) return strix_fail(err, STRIX_E_NOMEM, "out of memory for %d tracked detections", n);
         t->cap = cap;
     }
     /* a frame --vid-stride skipped repeats the last detections: same identities */
     stage_push(t->nvtx, "tracking");
     strix_status st = !inferred ? STRIX_OK
-                      : grey    ? strix_tracker_update_grey(t->tracker, grey, img->width, img->height, d, n, t->ids, err)
+                      : grey    ? strix_tracker_update_grey(t->tracker, grey, w, h, d, n, t->ids, err)
                                 : strix_tracker_update(t->tracker, img, d, n, t->ids, err);
+    for (int i = 0; !st && inferred && i < n; i++) {
+        strix_detection *b = &t->boxes[i];
+        float xyxy[4];
+        *b = d[i];
+        if (!strix_tracker_box(t->tracker, i, xyxy)) continue;
+        b->x1 = clip(xyxy[0], w);
+        b->y1 = clip(xyxy[1], h);
+        b->x2 = clip(xyxy[2], w);
+        b->y2 = clip(xyxy[3], h);
+    }
     stage_pop(t->nvtx);
-    if (!st) st = strix_counter_add(t->counter, index, time, d, t->ids, n, t->cross, n_cross, err);
+    if (!st) st = strix_counter_add(t->counter, index, time, t->boxes, t->ids, n, t->cross, n_cross, err);
     return st;
 }
 
@@ -47,6 +64,7 @@ void tracking_close(tracking *t)
     strix_tracker_free(t->tracker);
     strix_counter_free(t->counter);
     free(t->ids);
+    free(t->boxes);
     free(t->cross);
     memset(t, 0, sizeof *t);
 }

@@ -195,19 +195,24 @@ static int grow_frame_buffers(vrun *v, int n)
     int cap = n > 2 * v->rcap ? n : 2 * v->rcap;
     strix_detection *d = realloc(v->rdets, sizeof *d * (size_t)cap);
     if (d) v->rdets = d;
+    strix_detection *raw = realloc(v->rraw, sizeof *raw * (size_t)cap);
+    if (raw) v->rraw = raw;
     int *r = realloc(v->rids, sizeof *r * (size_t)cap);
     if (r) v->rids = r;
     strix_frame_item *hi = realloc(v->hl_items, sizeof *hi * (size_t)cap);
     if (hi) v->hl_items = hi;
-    if (!d || !r || !hi) return -1;
+    if (!d || !raw || !r || !hi) return -1;
     v->rcap = cap;
     return 0;
 }
 
 /* --detections: this frame's record, checked against the video and
- * filtered by --classes (and --conf when given); 0 or -1 with err. */
-static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_detection **dets, int *n,
-                        const int **rec_ids, int *inferred, strix_error *err)
+ * filtered by --classes (and --conf when given); 0 or -1 with err.  *dets:
+ * the boxes as written ("box"), or with --track the detections' own
+ * ("detection_box" where a tracked run wrote it: re-tracking starts from
+ * what the detector gave); *raw: the detections' own boxes. */
+static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_detection **dets,
+                        const strix_detection **raw, int *n, const int **rec_ids, int *inferred, strix_error *err)
 {
     strix_jsonl_record rec;
     int r = strix_jsonl_next(v->replay, &rec, err);
@@ -235,10 +240,12 @@ static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_d
         if (v->o->conf_set && d->score < v->o->conf) continue;
         if (v->mask && (d->class_id >= v->n_names || !v->mask[d->class_id])) continue;
         v->rdets[m] = *d;
+        v->rraw[m] = rec.raw[i];
         v->rids[m++] = rec.track_ids[i];
         any_id |= rec.track_ids[i] >= 0;
     }
-    *dets = v->rdets;
+    *dets = v->trk.tracker ? v->rraw : v->rdets;
+    *raw = v->rraw;
     *n = m;
     v->replayed += m;
     *rec_ids = any_id ? v->rids : NULL;
@@ -278,10 +285,10 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         return -1;
     }
     double t0 = now_ms();
-    const strix_detection *dets = f->dets;
+    const strix_detection *dets = f->dets, *raw = NULL; /* raw: the detections' own boxes, when dets are tracked */
     const int *ids = NULL;
     int n = f->n_dets, inferred = f->inferred;
-    if (v->replay && replay_frame(v, f, vf->time, &dets, &n, &ids, &inferred, err)) return -1;
+    if (v->replay && replay_frame(v, f, vf->time, &dets, &raw, &n, &ids, &inferred, err)) return -1;
     if (grow_frame_buffers(v, n)) {
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
@@ -291,13 +298,16 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         /* for BoT-SORT's GMC */
         strix_image img = {.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
         const uint8_t *grey = f->rgb && slot->grey_rows == f->height ? slot->grey : NULL;
-        strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, grey, f->index, vf->time, inferred, dets, n,
-                                          &n_cross, err);
+        strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, grey, f->width, f->height, f->index, vf->time,
+                                          inferred, dets, n, &n_cross, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
         }
         ids = v->trk.ids;
+        /* from here on, as Ultralytics' tracked results: the tracker's boxes (drawn, written, counted) */
+        raw = dets;
+        dets = v->trk.boxes;
     }
     double t_track = now_ms();
     v->track_ms += t_track - t0;
@@ -309,7 +319,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     double t1 = now_ms();
     v->annotate_ms += t1 - t_track;
-    jsonl_frame(v, f->index, vf->time, inferred, dets, ids, n, n_cross);
+    jsonl_frame(v, f->index, vf->time, inferred, dets, raw, ids, n, n_cross);
     if (ferror(v->jl)) {
         set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->jsonl, strerror(errno));
         return -1;
@@ -470,6 +480,7 @@ static void video_close(vrun *v)
     tracking_close(&v->trk);
     free(v->rdets);
     free(v->rids);
+    free(v->rraw);
     strix_frame_log_free(v->hl);
     free(v->hl_items);
     memset(v, 0, sizeof *v);

@@ -41,10 +41,23 @@ const char *name_of(const char *const *names, int n_names, int id)
     return id >= 0 && id < n_names ? names[id] : "?";
 }
 
+static void json_box(FILE *j, const strix_detection *b)
+{
+    strix_json_float(j, b->x1);
+    fputs(", ", j);
+    strix_json_float(j, b->y1);
+    fputs(", ", j);
+    strix_json_float(j, b->x2);
+    fputs(", ", j);
+    strix_json_float(j, b->y2);
+}
+
 /* The detection objects of a JSON "detections" array: `first` before the
- * first one, `next` before each of the others. */
-static void json_dets(FILE *j, const char *const *names, int n_names, const strix_detection *d, const int *ids,
-                      int n, const char *first, const char *next)
+ * first one, `next` before each of the others.  A tracked one (ids[i] >=
+ * 0) has its "track_id" and, with raw, its own box as "detection_box" (its
+ * "box" is then the tracker's). */
+static void json_dets(FILE *j, const char *const *names, int n_names, const strix_detection *d,
+                      const strix_detection *raw, const int *ids, int n, const char *first, const char *next)
 {
     for (int i = 0; i < n; i++) {
         const strix_detection *b = &d[i];
@@ -53,15 +66,17 @@ static void json_dets(FILE *j, const char *const *names, int n_names, const stri
         fputs(", \"score\": ", j);
         strix_json_float(j, b->score);
         fputs(", \"box\": [", j);
-        strix_json_float(j, b->x1);
-        fputs(", ", j);
-        strix_json_float(j, b->y1);
-        fputs(", ", j);
-        strix_json_float(j, b->x2);
-        fputs(", ", j);
-        strix_json_float(j, b->y2);
-        if (ids && ids[i] >= 0) fprintf(j, "], \"track_id\": %d}", ids[i]);
-        else fputs("]}", j);
+        json_box(j, b);
+        fputs("]", j);
+        if (ids && ids[i] >= 0) {
+            fprintf(j, ", \"track_id\": %d", ids[i]);
+            if (raw) {
+                fputs(", \"detection_box\": [", j);
+                json_box(j, &raw[i]);
+                fputs("]", j);
+            }
+        }
+        fputs("}", j);
     }
 }
 
@@ -100,7 +115,7 @@ void report_image(report *r, const char *name, int width, int height, const stri
     fputs("{\"image\": ", j);
     strix_json_str(j, name);
     fprintf(j, ", \"width\": %d, \"height\": %d, \"detections\": [", width, height);
-    json_dets(j, r->c.names, r->c.n_names, d->items, NULL, d->count, "\n      ", ",\n      ");
+    json_dets(j, r->c.names, r->c.n_names, d->items, NULL, NULL, d->count, "\n      ", ",\n      ");
     fputs(d->count ? "\n    ]}" : "]}", j);
 }
 
@@ -143,16 +158,17 @@ void report_close(report *r)
 const char *class_name_of(const vrun *v, int id) { return name_of(v->names, v->n_names, id); }
 
 /* One frame's JSON Lines record (the format: tools/infer.c): its
- * detections with their identities (ids: NULL without), then the
- * --line crossings, the first n_cross of v->trk.cross. */
-void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets, const int *ids,
-                 int n, int n_cross)
+ * detections with their identities (ids: NULL without) and, for the
+ * tracked ones, their own boxes (raw: NULL without), then the --line
+ * crossings, the first n_cross of v->trk.cross. */
+void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets,
+                 const strix_detection *raw, const int *ids, int n, int n_cross)
 {
     FILE *j = v->jl;
     fprintf(j, "{\"frame\": %ld, \"pts\": ", index);
     strix_json_double(j, pts);
     fprintf(j, ", \"inferred\": %s, \"detections\": [", inferred ? "true" : "false");
-    json_dets(j, v->names, v->n_names, dets, ids, n, "", ", ");
+    json_dets(j, v->names, v->n_names, dets, raw, ids, n, "", ", ");
     fputs("]", j);
     for (int i = 0; i < n_cross; i++)
         fprintf(j, "%s{\"track_id\": %d, \"direction\": \"%s\"}", i ? ", " : ", \"crossings\": [", v->trk.cross[i].id,
@@ -163,7 +179,7 @@ void jsonl_frame(const vrun *v, long index, double pts, int inferred, const stri
 /* One frame's lines of OUT/NAME.mot.txt, its tracked detections (ids >= 0). */
 void mot_frame(FILE *mot, long index, const strix_detection *dets, const int *ids, int n)
 {
-    for (int i = 0; i < n; i++) /* MOTChallenge: frames from 1, the detector's box */
+    for (int i = 0; i < n; i++) /* MOTChallenge: frames from 1, the tracker's box */
         if (ids[i] >= 0)
             fprintf(mot, "%ld,%d,%.2f,%.2f,%.2f,%.2f,%.4f,-1,-1,-1\n", index + 1, ids[i], (double)dets[i].x1,
                     (double)dets[i].y1, (double)(dets[i].x2 - dets[i].x1), (double)(dets[i].y2 - dets[i].y1),
