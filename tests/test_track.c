@@ -774,6 +774,68 @@ static void gmc_grey_opencv5_golden_avx512(void)
     grey_golden_check(GMC_ISA_AVX512);
 }
 
+/* GMC's RANSAC against OpenCV's estimateAffinePartial2D (tests/golden/gmc/
+ * ransac.txt, tools/reference/ransac_golden.py: point sets where the way a
+ * sample is drawn and the float32 errors decide the inliers): the same
+ * inliers, and the transform within 1e-5 px of OpenCV's over the points'
+ * range (OpenCV refines by Levenberg-Marquardt, strix solves the least
+ * squares those iterations approach). */
+static void gmc_ransac_matches_opencv(void)
+{
+    FILE *f = fopen("tests/golden/gmc/ransac.txt", "r");
+    TL_CHECK(f, "cannot open tests/golden/gmc/ransac.txt");
+    char line[256];
+    int cases = 0, n;
+    double worst = 0;
+    double *p = malloc(sizeof(double) * 2 * 64), *q = malloc(sizeof(double) * 2 * 64);
+    unsigned char inl[64];
+    char want[72];
+    while (p && q && fgets(line, sizeof line, f)) {
+        if (line[0] == '#') continue;
+        if (sscanf(line, "%d", &n) != 1 || n < 2 || n > 64) break;
+        int ok = 1;
+        for (int i = 0; i < n && ok; i++) {
+            float v[4];
+            ok = fgets(line, sizeof line, f) && sscanf(line, "%f %f %f %f", &v[0], &v[1], &v[2], &v[3]) == 4;
+            p[2 * i] = v[0], p[2 * i + 1] = v[1], q[2 * i] = v[2], q[2 * i + 1] = v[3];
+        }
+        double Hw[6], H[6];
+        ok = ok && fscanf(f, "%71s %lf %lf %lf %lf %lf %lf ", want, &Hw[0], &Hw[1], &Hw[2], &Hw[3], &Hw[4], &Hw[5]) == 7 &&
+             (int)strlen(want) == n;
+        if (!ok) break;
+        cases++;
+        if (strix_gmc_ransac(p, q, n, inl, H)) {
+            tl_fail("case %d: no model (OpenCV has one)", cases);
+            break;
+        }
+        for (int i = 0; i < n; i++)
+            if (inl[i] != (want[i] == '1')) {
+                tl_fail("case %d (%d points): point %d is %s, an %s for OpenCV", cases, n, i, inl[i] ? "an inlier" : "an outlier",
+                        want[i] == '1' ? "inlier" : "outlier");
+                goto out;
+            }
+        /* the largest difference of the two transforms over the 300 x 300 px the points span */
+        double d = 0;
+        for (int c = 0; c < 4; c++) {
+            double x = c & 1 ? 300 : 0, y = c & 2 ? 300 : 0;
+            double dx = (H[0] - Hw[0]) * x + (H[1] - Hw[1]) * y + H[2] - Hw[2];
+            double dy = (H[3] - Hw[3]) * x + (H[4] - Hw[4]) * y + H[5] - Hw[5];
+            d = fmax(d, hypot(dx, dy));
+        }
+        worst = fmax(worst, d);
+        if (!(d <= 1e-5)) {
+            tl_fail("case %d: the transform is %.3g px from OpenCV's", cases, d);
+            break;
+        }
+    }
+    if (!tl_g.failed && cases != 100) tl_fail("read %d cases of tests/golden/gmc/ransac.txt, want 100", cases);
+    printf("  %d point sets: OpenCV's inliers in each, transforms at most %.2g px apart\n", cases, worst);
+out:
+    fclose(f);
+    free(p);
+    free(q);
+}
+
 /* strix_track_grey: bands of random heights, top down, give the whole
  * frame's bytes, and strix_gmc_apply_grey on them the same H as
  * strix_gmc_apply on the frame (random textures, sizes even and odd, RGB
@@ -1160,6 +1222,7 @@ int main(int argc, char **argv)
     TL_RUN(gmc_grey_builds_agree);
     TL_RUN(gmc_grey_opencv5_golden);
     TL_RUN(gmc_grey_opencv5_golden_avx512);
+    TL_RUN(gmc_ransac_matches_opencv);
     TL_RUN(track_grey_bands);
     TL_RUN(gmc_transforms_pinned);
     TL_RUN(gmc_step_times);

@@ -7,9 +7,12 @@
  * OpenCV's Levenberg-Marquardt refinement converges to: the residuals are
  * linear in the four parameters).
  * Written here rather than linked: the runtime has no OpenCV, and these
- * steps are a few hundred lines.  RANSAC draws OpenCV's samples from its own
- * copy of OpenCV's generator, so a transform can differ from OpenCV's in the
- * last fractions of a pixel (gmc_kernels.h says where else).
+ * steps are a few hundred lines.  RANSAC is OpenCV's step for step (its
+ * generator, its way of drawing a sample, its closed-form 2-point model,
+ * its float32 errors), so it picks OpenCV's inliers from the same points;
+ * the least-squares fit over them is what OpenCV's refinement converges to,
+ * within about 1e-6 px (gmc_kernels.h says where the points themselves can
+ * differ).
  *
  * The frame's buffers live in the handle and grow with the frame, never per
  * frame; the current frame's pyramid becomes the previous one by a swap.
@@ -188,13 +191,40 @@ static int fit_similarity(const double *p, const double *q, int n, const unsigne
     return 0;
 }
 
+/* OpenCV's AffinePartial2DEstimatorCallback::runKernel: the similarity
+ * through two pairs, in its closed form (the same model as fit_similarity
+ * on the two, rounded differently). */
+static void kernel2(const double *p, const double *q, int i0, int i1, double H[6])
+{
+    double x1 = p[2 * i0], y1 = p[2 * i0 + 1], x2 = p[2 * i1], y2 = p[2 * i1 + 1];
+    double X1 = q[2 * i0], Y1 = q[2 * i0 + 1], X2 = q[2 * i1], Y2 = q[2 * i1 + 1];
+    double d = 1. / ((x1 - x2) * (x1 - x2) + (y1 - y2) * (y1 - y2));
+    double S0 = d * ((X1 - X2) * (x1 - x2) + (Y1 - Y2) * (y1 - y2));
+    double S1 = d * ((Y1 - Y2) * (x1 - x2) - (X1 - X2) * (y1 - y2));
+    double S2 = d * ((Y1 - Y2) * (x1 * y2 - x2 * y1) - (X1 * y2 - X2 * y1) * (y1 - y2) - (X1 * x2 - X2 * x1) * (x1 - x2));
+    double S3 = d * (-(X1 - X2) * (x1 * y2 - x2 * y1) - (Y1 * x2 - Y2 * x1) * (x1 - x2) - (Y1 * y2 - Y2 * y1) * (y1 - y2));
+    H[0] = H[4] = S0;
+    H[1] = -S1;
+    H[2] = S2;
+    H[3] = S1;
+    H[5] = S3;
+}
+
+/* The inliers of H, as OpenCV's Affine2DEstimatorCallback::computeError
+ * and findInliers decide them: the model rounded to float, the squared
+ * error in float, <= (float)(thresh^2).  In float because a point about
+ * RANSAC_THRESH off is in or out by the last bits (double arithmetic
+ * flipped such points: a different inlier set, a different transform). */
 static int inliers(const double *p, const double *q, int n, const double H[6], unsigned char *mask)
 {
+    const float h[6] = {(float)H[0], (float)H[1], (float)H[2], (float)H[3], (float)H[4], (float)H[5]};
+    const float t = (float)(RANSAC_THRESH * RANSAC_THRESH);
     int k = 0;
     for (int i = 0; i < n; i++) {
-        double ex = H[0] * p[2 * i] + H[1] * p[2 * i + 1] + H[2] - q[2 * i];
-        double ey = H[3] * p[2 * i] + H[4] * p[2 * i + 1] + H[5] - q[2 * i + 1];
-        mask[i] = ex * ex + ey * ey <= RANSAC_THRESH * RANSAC_THRESH;
+        float fx = (float)p[2 * i], fy = (float)p[2 * i + 1]; /* the points are floats (Lucas-Kanade's) */
+        float a = h[0] * fx + h[1] * fy + h[2] - (float)q[2 * i];
+        float b = h[3] * fx + h[4] * fy + h[5] - (float)q[2 * i + 1];
+        mask[i] = a * a + b * b <= t;
         k += mask[i];
     }
     return k;
@@ -209,25 +239,29 @@ static int update_iters(double outliers, int iters)
     return denom >= 0 || -num >= iters * -denom ? iters : (int)lrint(num / denom);
 }
 
-/* estimateAffinePartial2D(p -> q, RANSAC).  Returns -1 when no model. */
+/* OpenCV's RNG::uniform(0, n): one multiply-with-carry step */
+static int rng_uniform(uint64_t *rng, int n)
+{
+    *rng = (uint64_t)(uint32_t)*rng * 4164903690u + (*rng >> 32);
+    return (int)((uint32_t)*rng % (uint32_t)n);
+}
+
+/* estimateAffinePartial2D(p -> q, RANSAC), n >= 2.  Returns -1 when no
+ * model.  Samples as OpenCV's RANSACPointSetRegistrator::getSubset: the
+ * first index, then the second drawn again until it differs (redrawing
+ * both would shift the generator: other samples, another best model). */
 static int ransac_similarity(const double *p, const double *q, int n, unsigned char *best, unsigned char *mask,
                              double H[6])
 {
-    uint64_t rng = (uint64_t)-1; /* OpenCV's RNG state and step (multiply with carry) */
+    uint64_t rng = (uint64_t)-1; /* OpenCV's RNG state */
     int best_k = -1, iters = RANSAC_ITERS;
     for (int it = 0; it < iters; it++) {
-        int i0 = 0, i1 = 0;
-        for (int tries = 0; tries < 100 && i0 == i1; tries++) {
-            rng = (uint64_t)(uint32_t)rng * 4164903690u + (rng >> 32);
-            i0 = (int)((uint32_t)rng % (uint32_t)n);
-            rng = (uint64_t)(uint32_t)rng * 4164903690u + (rng >> 32);
-            i1 = (int)((uint32_t)rng % (uint32_t)n);
-        }
-        if (i0 == i1) continue;
-        double sp[4] = {p[2 * i0], p[2 * i0 + 1], p[2 * i1], p[2 * i1 + 1]};
-        double sq[4] = {q[2 * i0], q[2 * i0 + 1], q[2 * i1], q[2 * i1 + 1]};
+        int i0 = rng_uniform(&rng, n), i1;
+        do i1 = rng_uniform(&rng, n);
+        while (i1 == i0);
+        if (p[2 * i0] == p[2 * i1] && p[2 * i0 + 1] == p[2 * i1 + 1]) continue; /* no model (OpenCV: d = inf) */
         double h[6];
-        if (fit_similarity(sp, sq, 2, NULL, h)) continue;
+        kernel2(p, q, i0, i1, h);
         int k = inliers(p, q, n, h, mask);
         if (k > best_k && k > 1) {
             best_k = k;
@@ -240,6 +274,14 @@ static int ransac_similarity(const double *p, const double *q, int n, unsigned c
     double h[6];
     if (!fit_similarity(p, q, n, best, h)) memcpy(H, h, sizeof h);
     return 0;
+}
+
+int strix_gmc_ransac(const double *p, const double *q, int n, unsigned char *inl, double H[6])
+{
+    unsigned char *mask = n > 1 ? malloc((size_t)n) : NULL;
+    int r = mask ? ransac_similarity(p, q, n, inl, mask, H) : -1;
+    free(mask);
+    return r;
 }
 
 /* ------------------------------------------------------------------ apply */

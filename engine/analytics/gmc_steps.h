@@ -99,6 +99,12 @@ enum { GMC_ISA_GENERIC, GMC_ISA_AVX2, GMC_ISA_AVX512, GMC_ISA_COUNT };
 /* The widest build this CPU runs (a GMC_ISA_*). */
 int strix_gmc_best_isa(void);
 
+/* GMC's last step alone, for tests: estimateAffinePartial2D(p -> q,
+ * RANSAC) over n >= 2 pairs (p, q: [n][2], float values): inl[n] the
+ * inliers, H the least-squares similarity over them; 0, or -1 (no model,
+ * or out of memory). */
+int strix_gmc_ransac(const double *p, const double *q, int n, unsigned char *inl, double H[6]);
+
 /* strix_gmc_create with a chosen build (a GMC_ISA_*): NULL where the CPU
  * cannot run it (or it is not x86-64), or memory runs out.  For tests and
  * benchmarks. */
