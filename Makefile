@@ -285,7 +285,7 @@ deps:
 #   share/strix/ (where the tools find them: tools/yamldir.h) and a man page
 #   per tool (help2man, from its --help) in share/man/man1/.
 # make uninstall removes exactly those files.
-# ABI rule (README "Use from C"): while the version is 0.y every minor
+# ABI rule (README "Use from C", docs/embedding.md): while the version is 0.y every minor
 # version may change the ABI, so the soname carries both numbers
 # (libstrix.so.0.1); from 1.0 on it carries the major only.  The library
 # exports the functions strix.h declares and nothing else (BUILD/strix.map).
