@@ -13,6 +13,9 @@
 #   make image      dist/strix-VERSION-linux-ARCH[-cudaN].oci.tar: OCI images of
 #                   the dist tarballs on a Debian libc6 root (tools/image.sh)
 #   make kernel-lab the CUDA kernel lab, perf/cuda/ (CUDA builds)
+#   make install    libstrix (.a, .so), strix.h, pkg-config files, the tools,
+#                   YAMLs and man pages under PREFIX (/usr/local), DESTDIR
+#   make shared     BUILD/libstrix.so.VERSION only (python/ bundles it)
 #
 # Knobs: CUDA=0/1 (default: 1 when nvcc is on PATH), OPENMP=0/1 (default 1;
 #        the CPU backend has threads of its own, engine/cpu/team.h: OpenMP
@@ -56,8 +59,16 @@ endif
 ifeq ($(OPENMP),1)
   CFLAGS_OMP = -fopenmp
 endif
+# The plain build's objects are position-independent, so the same objects
+# make libstrix.a and libstrix.so (make install); -fno-semantic-interposition
+# keeps calls inside the library direct, as in an executable.  The dist and
+# sanitizer builds make no shared library.
+ifeq ($(DIST)$(SAN),00)
+  CFLAGS_PIC = -fPIC -fno-semantic-interposition
+  NVCCFLAGS_PIC = -Xcompiler -fPIC
+endif
 CFLAGS  ?=
-CFLAGS  += $(CFLAGS_BASE) $(CFLAGS_OPT) $(CFLAGS_OMP)
+CFLAGS  += $(CFLAGS_BASE) $(CFLAGS_OPT) $(CFLAGS_OMP) $(CFLAGS_PIC)
 ifeq ($(DIST),1)
   # Everything but glibc linked in (libyaml, libjpeg-turbo, stb, libgomp,
   # libgcc; libstdc++ and the CUDA runtime below): the binaries run on any
@@ -106,24 +117,25 @@ ifeq ($(CUDA),1)
   CUDA_ARCHS  ?= 75 80 86 87 89 90
   NVCCFLAGS   = -O3 -std=c++17 -Xcompiler -Wall,-Wextra,-Werror -Werror all-warnings \
                 -Iengine -lineinfo $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
-                -gencode arch=compute_90,code=compute_90 --threads 0
+                -gencode arch=compute_90,code=compute_90 --threads 0 $(NVCCFLAGS_PIC)
   CU_SRC      = $(wildcard kernels/*.cu)
   LIB_SRC    += $(wildcard engine/cuda/*.c)
   CFLAGS     += -DSTRIX_WITH_CUDA=1 -I$(CUDA_HOME)/include
   # cuBLAS is opened on first use (tools/dist/cublas_dl.c), never linked: a
   # CUDA build run on the CPU does not load it (~200 MB resident and a
   # slower start); libcuda is the driver's, dlopen()ed by cudart.
+  # It is a member of libstrix.a (and of libstrix.so).
   CUBLAS_DL     = $(BUILD)/obj/tools/dist/cublas_dl.o
   ifeq ($(DIST),1)
     # the CUDA runtime and libstdc++ linked in: nothing of the toolkit needed
-    LDLIBS     += $(CUBLAS_DL) -L$(CUDA_HOME)/lib64 -lcudart_static -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic \
+    LDLIBS     += -L$(CUDA_HOME)/lib64 -lcudart_static -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic \
                   -ldl -lpthread -lrt
   else
-    LDLIBS     += $(CUBLAS_DL) -L$(CUDA_HOME)/lib64 -lcudart -lstdc++ -ldl -lpthread -lrt
+    LDLIBS     += -L$(CUDA_HOME)/lib64 -lcudart -lstdc++ -ldl -lpthread -lrt
   endif
 endif
 
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_SRC:%.cu=$(BUILD)/obj/%.o) $(CUBLAS_DL)
 TOOLS    = $(TOOL_SRC:tools/%.c=$(BUILD)/%)
 TESTS    = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 LIB      = $(BUILD)/libstrix.a
@@ -156,7 +168,7 @@ CONFIG_LINE  = $(CC) $(CFLAGS) | $(NVCC) $(NVCCFLAGS) | $(LDLIBS)
 $(CONFIG_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(CONFIG_LINE)' | cmp -s - $@ || echo '$(CONFIG_LINE)' > $@
-$(LIB_OBJ) $(VIDEO_OBJ) $(JOB_OBJ) $(CUBLAS_DL): $(CONFIG_STAMP)
+$(LIB_OBJ) $(VIDEO_OBJ) $(JOB_OBJ): $(CONFIG_STAMP)
 
 # The x86-64 convolution builds (engine/cpu/conv.c calls each only on a CPU
 # that has its instructions); empty files on other architectures.
@@ -206,17 +218,17 @@ $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(BUILD)/%: tools/%.c $(LIB) $(CUBLAS_DL)
+$(BUILD)/%: tools/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(JOB_LINK) $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c $(LIB) $(CUBLAS_DL)
+$(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests $< $(JOB_LINK) $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
 # perf/ programs (benchmark, per-kernel harnesses; PERF above): build/perf/NAME,
 # the library (and FFmpeg's for bench_gmc_clip, a VIDEO_USER).
-$(BUILD)/perf/%: perf/%.c $(LIB) $(CUBLAS_DL)
+$(BUILD)/perf/%: perf/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(VIDEO_LINK) $(LIB) $(LDLIBS) -o $@
 
@@ -227,7 +239,7 @@ $(BUILD)/perf/%: perf/%.c $(LIB) $(CUBLAS_DL)
 .PHONY: kernel-lab
 kernel-lab: $(KERNEL_LAB)
 	@$(if $(KERNEL_LAB),true,echo "kernel-lab: needs a CUDA build (nvcc on PATH, CUDA=1)" >&2; exit 9)
-$(BUILD)/perf/cuda/%: perf/cuda/%.c $(LIB) $(CUBLAS_DL)
+$(BUILD)/perf/cuda/%: perf/cuda/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
@@ -264,6 +276,90 @@ image:
 
 deps:
 	@sh tools/deps.sh
+
+# --- strix inside other programs (README "Use from C") -----------------------
+# make install [PREFIX=/usr/local] [DESTDIR=]   (plain builds: not DIST or SAN)
+#   lib/libstrix.a, lib/libstrix.so.VERSION (+ the soname and .so links),
+#   lib/pkgconfig/strix.pc (and strix-static.pc: libstrix.a), the public
+#   header include/strix/strix.h, the tools in bin/, the family YAMLs in
+#   share/strix/ (where the tools find them: tools/yamldir.h) and a man page
+#   per tool (help2man, from its --help) in share/man/man1/.
+# make uninstall removes exactly those files.
+# ABI rule (README "Use from C", docs/embedding.md): while the version is 0.y every minor
+# version may change the ABI, so the soname carries both numbers
+# (libstrix.so.0.1); from 1.0 on it carries the major only.  The library
+# exports the functions strix.h declares and nothing else (BUILD/strix.map).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := $(shell sed -n 's/^\#define STRIX_VERSION "\(.*\)"/\1/p' engine/strix.h)
+VERSION_WORDS = $(subst ., ,$(VERSION))
+SOVERSION = $(if $(filter 0,$(word 1,$(VERSION_WORDS))),0.$(word 2,$(VERSION_WORDS)),$(word 1,$(VERSION_WORDS)))
+SHLIB     = $(BUILD)/libstrix.so.$(VERSION)
+STRIX_MAP = $(BUILD)/strix.map
+# What libstrix needs besides libc.  The shared library links the CUDA
+# runtime statically (cuBLAS is opened at run time, cublas_dl.c): a CPU-only
+# program linking libstrix.so loads no CUDA library.
+LIB_DEPS  = -lyaml -ljpeg -lstb -lm -pthread $(CFLAGS_OMP) \
+            $(if $(filter 1,$(CUDA)),-L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt)
+TOOL_DESC_infer     = detect, track and highlight objects in images and videos with a YOLO model
+TOOL_DESC_inspect   = show a YOLO model's layers, parameters, FLOPs and weights
+TOOL_DESC_mkweights = write synthetic weights for a YOLO model YAML
+TOOL_DESC_moteval   = score tracker output against MOTChallenge ground truth
+MANS = $(TOOLS:$(BUILD)/%=$(BUILD)/man/%.1)
+I_LIB = $(DESTDIR)$(PREFIX)/lib
+I_INC = $(DESTDIR)$(PREFIX)/include/strix
+I_BIN = $(DESTDIR)$(PREFIX)/bin
+I_SHARE = $(DESTDIR)$(PREFIX)/share/strix
+I_MAN = $(DESTDIR)$(PREFIX)/share/man/man1
+YAMLS = $(notdir $(wildcard weights/*.yaml))
+
+.PHONY: shared install uninstall
+shared: $(SHLIB)
+
+# The version script: every function declared in strix.h (a declaration
+# starts a line; tests/cli_install.sh checks the exports against GCC's own
+# list of the header's prototypes).
+$(STRIX_MAP): engine/strix.h
+	@mkdir -p $(dir $@)
+	@{ echo 'STRIX_$(SOVERSION) {'; echo '  global:'; \
+	   sed -n 's/^[a-z].*[ *]\(strix_[a-z0-9_]*\)(.*/    \1;/p' engine/strix.h; \
+	   echo '  local: *;'; echo '};'; } > $@
+
+$(SHLIB): $(LIB_OBJ) $(STRIX_MAP)
+	@$(if $(filter 00,$(DIST)$(SAN)),true,echo "shared: a plain build only (DIST=0 SAN=0)" >&2; exit 2)
+	$(CC) -shared -Wl,-soname,libstrix.so.$(SOVERSION) -Wl,--version-script=$(STRIX_MAP) \
+	    -Wl,--no-undefined $(LIB_OBJ) $(LIB_DEPS) -o $@
+
+$(BUILD)/man/%.1: $(BUILD)/%
+	@mkdir -p $(dir $@)
+	help2man -N --version-string=$(VERSION) -n "$(TOOL_DESC_$*)" -o $@ $<
+
+install: all $(SHLIB) $(MANS)
+	install -d $(I_LIB)/pkgconfig $(I_INC) $(I_BIN) $(I_SHARE) $(I_MAN)
+	install -m 644 $(LIB) $(I_LIB)/libstrix.a
+	install -m 755 $(SHLIB) $(I_LIB)/libstrix.so.$(VERSION)
+	ln -sf libstrix.so.$(VERSION) $(I_LIB)/libstrix.so.$(SOVERSION)
+	ln -sf libstrix.so.$(SOVERSION) $(I_LIB)/libstrix.so
+	install -m 644 engine/strix.h $(I_INC)/strix.h
+	install -m 755 $(TOOLS) $(I_BIN)
+	install -m 644 $(addprefix weights/,$(YAMLS)) $(I_SHARE)
+	install -m 644 $(MANS) $(I_MAN)
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: strix' 'Description: YOLO object detection and tracking in C' 'Version: $(VERSION)' \
+	    'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lstrix' 'Libs.private: $(strip $(LIB_DEPS))' \
+	    > $(I_LIB)/pkgconfig/strix.pc
+	@printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: strix-static' 'Description: YOLO object detection and tracking in C (libstrix.a)' \
+	    'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: $${libdir}/libstrix.a $(strip $(LIB_DEPS))' \
+	    > $(I_LIB)/pkgconfig/strix-static.pc
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig || true; fi
+
+uninstall:
+	rm -f $(I_LIB)/libstrix.a $(I_LIB)/libstrix.so.$(VERSION) $(I_LIB)/libstrix.so.$(SOVERSION) \
+	    $(I_LIB)/libstrix.so $(I_LIB)/pkgconfig/strix.pc $(I_LIB)/pkgconfig/strix-static.pc \
+	    $(I_INC)/strix.h $(addprefix $(I_BIN)/,$(notdir $(TOOLS))) $(addprefix $(I_SHARE)/,$(YAMLS)) \
+	    $(addprefix $(I_MAN)/,$(notdir $(MANS)))
+	-rmdir $(I_INC) $(I_SHARE) 2>/dev/null
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c): clang, the library without video
 # or CUDA, and stb_image compiled in (stb_impl.c) so its decoders are

@@ -53,7 +53,7 @@ typedef struct strix_error {
     char message[1024];
 } strix_error;
 
-/* Short stable name of a status ("ok", "io", "model", ...). */
+/* A status in a few stable words ("ok", "i/o error", "bad model file", ...). */
 const char *strix_status_name(strix_status s);
 
 /* ------------------------------------------------------------------ model */
@@ -277,6 +277,33 @@ typedef struct strix_image {
     int full_range;            /* NV12: 1 = full (JPEG) range, 0 = limited (16-235) */
     strix_memory memory;
 } strix_image;
+
+/* Still images from files, decoded as the strix tools decode them, with the
+ * limits and error lines a batch job needs.  strix_image_load refuses images
+ * with more pixels than this unless the caller asks for more: a hostile
+ * header can claim gigapixels and exhaust memory. */
+#define STRIX_IMAGE_MAX_PIXELS ((size_t)1 << 28)
+
+typedef struct strix_owned_image {
+    uint8_t *data;  /* dense [height, width, 3] RGB, malloc()ed */
+    int width, height;
+} strix_owned_image;
+
+/* Load a JPEG (libjpeg-turbo: grey, YCbCr, CMYK and YCCK, EXIF orientation
+ * applied; the pixels cv2.imread gives) or any other format stb_image reads
+ * (PNG, BMP, TGA, GIF's first frame, PSD, HDR/PNM) as 8-bit RGB.  Errors:
+ * STRIX_E_IO (missing/unreadable), STRIX_E_IMAGE (empty, corrupt, truncated,
+ * 0x0, over max_pixels).  0 = the default limit. */
+strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_image *out,
+                              strix_error *err);
+/* The same from len bytes in memory (what strix_image_load read); name
+ * stands for the file in messages.  buf is only read. */
+strix_status strix_image_decode(const char *name, const uint8_t *buf, size_t len, size_t max_pixels,
+                                strix_owned_image *out, strix_error *err);
+void strix_image_free(strix_owned_image *img);
+
+/* A borrowed view of an owned image. */
+strix_image strix_image_view(const strix_owned_image *img);
 
 typedef struct strix_detect_options {
     float conf;       /* minimum class score, default 0.25 */

@@ -17,7 +17,9 @@
 # cli_fresh_dist (make dist), cli_fresh_aarch64 (make dist
 # CC=aarch64-linux-gnu-gcc, and its inspect run under qemu-aarch64-static),
 # cli_fresh_tools (every program the tests start, clang's libFuzzer link, an
-# x264 encode).  The two dist builds are -O0: they prove headers and
+# x264 encode), cli_fresh_embed (make install, examples/detect.c built with
+# pkg-config and run, pip install ./python in a venv and a detection from
+# numpy).  The two dist builds are -O0: they prove headers and
 # libraries, not speed.
 #
 # Caches under build/fresh/ (none of them installs anything into the root):
@@ -119,6 +121,18 @@ tools() {
         ffmpeg -v error -f lavfi -i testsrc=size=64x64:rate=5 -frames:v 3 -c:v libx264 -y /tmp/x.mp4 &&
         ffprobe -v error /tmp/x.mp4
 }
+# README "Use from C" and "Use from Python": make install (help2man) with an
+# example built by pkg-config, and the package in a venv (python3-venv,
+# python3-numpy), after the demo's build
+embed() {
+    make install DESTDIR=/tmp/inst && P=/tmp/inst/usr/local &&
+        cc examples/detect.c -o /tmp/detect $(PKG_CONFIG_PATH=$P/lib/pkgconfig pkg-config --define-prefix --cflags --libs strix) &&
+        LD_LIBRARY_PATH=$P/lib /tmp/detect tests/loaders/v8_f16.pt perf/demo/vtest-annotated.png >/tmp/dets &&
+        head -n 3 /tmp/dets &&
+        python3 -m venv --system-site-packages /tmp/venv && /tmp/venv/bin/pip install --no-index ./python &&
+        w=$PWD/tests/loaders/v8_f16.pt &&
+        (cd /tmp && /tmp/venv/bin/python -c "import strix, numpy; r = strix.Model('$w')(numpy.zeros((64, 96, 3), numpy.uint8)); print(len(r[0]))")
+}
 # the README's first command as written (MAKEFLAGS only spreads the build
 # over the cores); "deps" is its first half, "demo" both
 step deps sh tools/deps.sh
@@ -126,6 +140,7 @@ step demo env MAKEFLAGS=-j"$(nproc)" sh -c 'sh tools/deps.sh && make demo && tes
 step dist make dist CFLAGS_OPT=-O0
 step aarch64 aarch64
 step tools tools
+step embed embed
 EOF
 start=$(date +%s)
 unshare --mount --propagation private sh -c '
@@ -146,7 +161,7 @@ what() { # STEP: the most telling lines of its log (a compiler's or linker's fir
     { grep -E 'fatal error|cannot find|unable to|missing program|Unable to locate' "$logs/$1.log" ||
         grep -E 'rror|not found|No such file' "$logs/$1.log"; } | head -n 2 | tr '\n' ' ' | cut -c1-400
 }
-for s in deps demo dist aarch64 tools; do
+for s in deps demo dist aarch64 tools embed; do
     st=$(sed -n "s/^$s //p" "$logs/status")
     case "$st" in
     0) pass "$s" ;;

@@ -22,14 +22,18 @@
 # `make image` (tools/image.sh) builds its base root with mmdebstrap from
 # .debs downloaded here once (tools/image.sh fetch); its test
 # (tests/cli_image.sh) reads the images with skopeo and runs them with
-# podman (runc where crun cannot run: cgroup v1/v2 hybrids).
+# podman (runc where crun cannot run: cgroup v1/v2 hybrids).  `make install`
+# writes a man page per tool with help2man; the Python package's tests
+# (tests/cli_python.sh) use Debian's python3 with python3-numpy and make
+# their venv with python3-venv (pip and setuptools come in its wheels).
 set -e
 cd "$(dirname "$0")/.."
 need=""
 for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg62-turbo-dev pkg-config clang libclang-rt-dev \
     libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg \
     libx264-dev libmbedtls-dev zlib1g-dev nasm libffmpeg-nvenc-dev dpkg-dev \
-    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static slurm-wlm prometheus curl mmdebstrap skopeo podman runc; do
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static slurm-wlm prometheus curl mmdebstrap skopeo podman runc \
+    help2man python3 python3-numpy python3-venv; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then

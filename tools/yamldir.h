@@ -3,7 +3,9 @@
  * metadata: the weights/ folder beside the executable's folder, as the
  * source tree (build/infer, weights/) and the dist tarball (bin/infer,
  * weights/) both lay them out, or one level further up (the sanitizer
- * build's build/asan/infer).  Header-only: each tool is one .c file. */
+ * build's build/asan/infer), or share/strix/ beside it, where make install
+ * puts them (PREFIX/bin/infer, PREFIX/share/strix/).  Header-only: each tool
+ * is one .c file. */
 #ifndef STRIX_YAMLDIR_H
 #define STRIX_YAMLDIR_H
 
@@ -14,8 +16,8 @@
 #include <unistd.h>
 
 /* The folder's absolute path in buf[PATH_MAX], or NULL when there is none:
- * weights/ in the parent of the executable's folder, else one level up (the
- * sanitizer build's build/asan/infer). */
+ * weights/ or share/strix/ in the parent of the executable's folder, else
+ * weights/ one level up (the sanitizer build's build/asan/infer). */
 static inline const char *strix_tool_yaml_dir(char *buf)
 {
     char exe[PATH_MAX];
@@ -29,6 +31,8 @@ static inline const char *strix_tool_yaml_dir(char *buf)
         struct stat st;
         snprintf(buf, PATH_MAX, "%s/weights", exe);
         if (up && stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) return buf;
+        snprintf(buf, PATH_MAX, "%s/share/strix", exe);
+        if (up == 1 && stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) return buf;
     }
     return NULL;
 }

@@ -1,0 +1,190 @@
+"""test_strix.py — the strix Python package (python/) against the C build:
+run by tests/cli_python.sh with the venv the package was installed into.
+
+    python test_strix.py ROOT WEIGHTS REF.json IMAGE...
+
+REF.json is `infer --json` on the IMAGEs with WEIGHTS.  Prints one
+PASS/FAIL/SKIP line per check (cli_python_NAME) and exits 1 on a failure.
+"""
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+
+import numpy as np
+
+import strix
+
+ROOT, WEIGHTS, REF = sys.argv[1:4]
+IMAGES = sys.argv[4:]
+failed = False
+
+
+def check(name, ok, why=""):
+    global failed
+    print("%s cli_python_%s%s" % ("PASS" if ok else "FAIL", name, "" if ok else ": " + why), flush=True)
+    failed |= not ok
+
+
+def same_dets(r, ref, tol=1e-3):
+    """Results r against one image's detections of infer's JSON report: same
+    count, boxes within tol pixels, same classes and names, scores within 1e-6."""
+    if len(r) != len(ref):
+        return "%d detections, infer found %d" % (len(r), len(ref))
+    for i, d in enumerate(ref):
+        if (np.abs(r.boxes[i] - np.array(d["box"], np.float32)).max() > tol or r.classes[i] != d["class_id"]
+                or r.names[i] != d["class_name"] or abs(float(r.scores[i]) - d["score"]) > 1e-6):
+            return "detection %d: %s %s %s %s, infer: %s" % (i, r.boxes[i], r.scores[i], r.classes[i],
+                                                             r.names[i], d)
+    return ""
+
+
+# --- the ctypes structures equal the header's, field by field ---------------
+def abi():
+    lines = ['#include <stddef.h>', '#include <stdio.h>', '#include "strix.h"', 'int main(void) {']
+    for cname, cls in strix._STRUCTS.items():
+        lines.append('printf("%s %%zu\\n", sizeof(%s));' % (cname, cname))
+        for f, _ in cls._fields_:
+            lines.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (cname, f, cname, f))
+    for i, s in enumerate(strix._STATUS[1:], 1):
+        lines.append('printf("status.%s %%d\\n", (int)STRIX_E_%s);' % (s, s.upper()))
+    lines.append('printf("format.bgr %d\\nformat.rgb %d\\n", (int)STRIX_BGR, (int)STRIX_RGB);')
+    lines.append('printf("tracker.botsort %d\\ntracker.bytetrack %d\\n", (int)STRIX_TRACKER_BOTSORT, '
+                 '(int)STRIX_TRACKER_BYTETRACK);')
+    lines.append('return 0; }')
+    want = {}
+    for cname, cls in strix._STRUCTS.items():
+        want[cname] = __import__("ctypes").sizeof(cls)
+        for f, _ in cls._fields_:
+            want["%s.%s" % (cname, f)] = getattr(cls, f).offset
+    for i, s in enumerate(strix._STATUS[1:], 1):
+        want["status." + s] = i
+    want.update({"format.bgr": strix._STRIX_BGR, "format.rgb": strix._STRIX_RGB,
+                 "tracker.botsort": strix._TRACKERS["botsort"], "tracker.bytetrack": strix._TRACKERS["bytetrack"]})
+    with tempfile.TemporaryDirectory() as d:
+        src, exe = os.path.join(d, "abi.c"), os.path.join(d, "abi")
+        with open(src, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        subprocess.run(["cc", "-std=c11", "-I", os.path.join(ROOT, "engine"), src, "-o", exe], check=True)
+        got = dict(l.split() for l in subprocess.run([exe], check=True, capture_output=True, text=True).stdout.split("\n") if l)
+    bad = ["%s: C %s, Python %s" % (k, got.get(k), v) for k, v in want.items() if int(got.get(k, -1)) != v]
+    check("abi", not bad, "; ".join(bad[:5]))
+
+
+abi()
+
+ref = {im["image"]: im["detections"] for im in json.load(open(REF))["images"]}
+model = strix.Model(WEIGHTS)
+
+# --- the same detections as infer, one by one, as a batch, BGR and RGB ------
+frames = [strix.imread(p) for p in IMAGES]
+bad = [p + ": " + same_dets(model(f)[0], ref[p]) for p, f in zip(IMAGES, frames) if same_dets(model(f)[0], ref[p])]
+check("same_as_infer", not bad, "; ".join(bad))
+# a batch of one size: the same minimal letterbox as one frame (frames of
+# different sizes share a square one, as in Ultralytics' batches)
+res = model([frames[0]] * 3)
+bad = [same_dets(r, ref[IMAGES[0]]) for r in res if same_dets(r, ref[IMAGES[0]])]
+check("batch_same_as_infer", len(res) == 3 and not bad, "; ".join(bad))
+rgb = [np.ascontiguousarray(f[:, :, ::-1]) for f in frames]
+bad = [p + ": " + same_dets(model(f, rgb=True)[0], ref[p]) for p, f in zip(IMAGES, rgb)
+       if same_dets(model(f, rgb=True)[0], ref[p])]
+check("rgb_same_as_infer", not bad, "; ".join(bad))
+# a view into a larger array (rows padded, a crop's offset) reads the same pixels as a copy
+seed = random.randrange(1 << 30)
+rng = np.random.default_rng(seed)
+big = rng.integers(0, 256, (300, 420, 3), np.uint8)
+view = big[17:257, 31:351]
+a, b = model(view)[0], model(np.ascontiguousarray(view))[0]
+check("strided_view", len(a) == len(b) and np.array_equal(a.boxes, b.boxes) and np.array_equal(a.scores, b.scores),
+      "seed %d: a strided view and its copy differ" % seed)
+
+# --- a frame with nothing in it: every array empty, with its dtype ----------
+# (these synthetic weights score every box of a black frame below 0.75 and
+# the sample images' above it)
+high = strix.Model(WEIGHTS, conf=0.8)
+r0, r1 = high([np.zeros((240, 320, 3), np.uint8), frames[0]])
+check("zero_detections", len(r0) == 0 and r0.boxes.shape == (0, 4) and r0.boxes.dtype == np.float32
+      and r0.scores.shape == (0,) and r0.classes.shape == (0,) and len(r0.names) == 0 and len(r1) > 0,
+      "black frame: %d detections, boxes %s; sample image: %d" % (len(r0), r0.boxes.shape, len(r1)))
+
+# --- wrong frames: a clear exception before anything runs -------------------
+def raises(fn, exc, words):
+    try:
+        fn()
+    except exc as e:
+        return all(w in str(e) for w in words), "%s: %s" % (type(e).__name__, e)
+    except Exception as e:  # noqa: BLE001 — the wrong kind is the failure being reported
+        return False, "%s: %s" % (type(e).__name__, e)
+    return False, "no exception"
+
+
+for name, fn, exc, words in [
+        ("dtype_float", lambda: model(frames[0].astype(np.float32)), TypeError, ["uint8", "float32"]),
+        ("shape_grey", lambda: model(frames[0][:, :, 0]), ValueError, ["(height, width, 3)", str(frames[0].shape[:2])]),
+        ("shape_rgba", lambda: model(np.zeros((8, 8, 4), np.uint8)), ValueError, ["(8, 8, 4)"]),
+        ("not_array", lambda: model([[1, 2, 3]]), TypeError, ["numpy array", "list"]),
+        ("bad_tracker", lambda: model.track(frames[0], tracker="sort"), ValueError, ["botsort", "'sort'"])]:
+    ok, why = raises(fn, exc, words)
+    check(name, ok, why)
+
+# --- bad weights: StrixError with the library's status and message ----------
+missing = os.path.join(tempfile.gettempdir(), "strix-no-such-file-%d.pt" % seed)
+ok, why = raises(lambda: strix.Model(missing), strix.StrixError, [missing])
+try:
+    strix.Model(missing)
+except strix.StrixError as e:
+    ok = ok and e.status == "io" and e.code == 2
+    why += " (status %s, code %s)" % (e.status, e.code)
+check("bad_weights_path", ok, why)
+with tempfile.NamedTemporaryFile(suffix=".pt") as junk:
+    junk.write(b"this is not a checkpoint")
+    junk.flush()
+    try:
+        strix.Model(junk.name)
+        check("bad_weights_file", False, "a junk .pt loaded")
+    except strix.StrixError as e:
+        check("bad_weights_file", e.status in ("weights", "model") and junk.name in str(e), "%s: %s" % (e.status, e))
+
+# --- two models in two threads: each equals the single-threaded results -----
+second = strix.Model(WEIGHTS)
+outs, errs = [None, None], []
+
+
+def work(i, m):
+    try:
+        outs[i] = [m(f)[0] for f in frames for _ in range(2)]
+    except Exception as e:  # noqa: BLE001 — reported below
+        errs.append(repr(e))
+
+
+ts = [threading.Thread(target=work, args=(i, m)) for i, m in enumerate([model, second])]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+bad = errs + ["thread %d: %s" % (i, same_dets(r, ref[IMAGES[j // 2]]))
+              for i in range(2) for j, r in enumerate(outs[i] or []) if same_dets(r, ref[IMAGES[j // 2]])]
+check("two_threads", not bad and all(outs), "; ".join(bad[:3]))
+
+# --- tracking: a still frame keeps every identity; reset starts over --------
+tr = model.track([frames[0]] * 4)
+ids = [r.track_ids for r in tr]
+stable = all(np.array_equal(ids[1], i) for i in ids[2:])
+check("track_still", len(tr) == 4 and (ids[1] > 0).all() and stable and len(set(ids[1].tolist())) == len(ids[1]),
+      "ids per frame: %s" % [i[:6].tolist() for i in ids])
+model.reset_tracker()
+again = model.track(frames[0])[0].track_ids
+check("track_reset", np.array_equal(again, ids[0]), "after reset_tracker: %s, first run: %s" % (again[:6], ids[0][:6]))
+bt = model.track([frames[0]] * 3, tracker="bytetrack")
+check("track_bytetrack", (bt[2].track_ids > 0).all() and bt[2].track_ids.min() == 1,
+      "bytetrack ids: %s" % bt[2].track_ids[:6])
+
+# --- closed model -----------------------------------------------------------
+second.close()
+ok, why = raises(lambda: second(frames[0]), ValueError, ["closed"])
+check("closed", ok, why)
+
+sys.exit(1 if failed else 0)
