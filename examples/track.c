@@ -1,6 +1,9 @@
 /* track.c — strix's tracker on detections made elsewhere: a MOTChallenge
  * det.txt in (frame,id,x,y,w,h,score,... per line, frames from 1, sorted),
- * tracks out in MOTChallenge's format (frame,id,x,y,w,h,score,-1,-1,-1).
+ * tracks out in MOTChallenge's format (frame,id,x,y,w,h,score,-1,-1,-1),
+ * each with the tracker's box (strix_tracker_box: the Kalman state after
+ * the update, as Ultralytics' tracked results carry it; not clipped, as
+ * the frame's size is not known here).
  *
  *   cc track.c -o track $(pkg-config --cflags --libs strix)
  *   ./track det.txt > tracks.txt          # BoT-SORT with Ultralytics' botsort.yaml
@@ -53,10 +56,12 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s\n", err.message);
                 rc = 1;
             }
-            for (int i = 0; rc == 0 && i < n; i++)
-                if (ids[i] > 0)
-                    printf("%d,%d,%.2f,%.2f,%.2f,%.2f,%.4f,-1,-1,-1\n", frame, ids[i], dets[i].x1, dets[i].y1,
-                           dets[i].x2 - dets[i].x1, dets[i].y2 - dets[i].y1, dets[i].score);
+            for (int i = 0; rc == 0 && i < n; i++) {
+                float b[4];
+                if (ids[i] > 0 && strix_tracker_box(t, i, b))
+                    printf("%d,%d,%.2f,%.2f,%.2f,%.2f,%.4f,-1,-1,-1\n", frame, ids[i], b[0], b[1], b[2] - b[0],
+                           b[3] - b[1], dets[i].score);
+            }
             n = 0;
             frame++;
             if (!more) break;

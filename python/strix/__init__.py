@@ -93,7 +93,7 @@ class _TrackOptions(ctypes.Structure):
     _fields_ = [("tracker_type", ctypes.c_int), ("track_high_thresh", ctypes.c_float),
                 ("track_low_thresh", ctypes.c_float), ("new_track_thresh", ctypes.c_float),
                 ("track_buffer", ctypes.c_int), ("match_thresh", ctypes.c_float),
-                ("fuse_score", ctypes.c_int), ("gmc_method", ctypes.c_int),
+                ("fuse_score", ctypes.c_int), ("gmc_method", ctypes.c_int), ("gmc_grey", ctypes.c_int),
                 ("proximity_thresh", ctypes.c_float), ("appearance_thresh", ctypes.c_float)]
 
 
@@ -128,6 +128,7 @@ _tracker_create = _fn("strix_tracker_create", ctypes.c_int, _P(ctypes.c_void_p),
 _tracker_update = _fn("strix_tracker_update", ctypes.c_int, ctypes.c_void_p, _P(_Image), _P(_Detection),
                       ctypes.c_int, _P(ctypes.c_int), _P(_Error))
 _tracker_free = _fn("strix_tracker_free", None, ctypes.c_void_p)
+_tracker_box = _fn("strix_tracker_box", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(ctypes.c_float))
 _image_load = _fn("strix_image_load", ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, _P(_OwnedImage), _P(_Error))
 _image_free = _fn("strix_image_free", None, _P(_OwnedImage))
 
@@ -183,16 +184,20 @@ class Results:
     """One frame's detections, best first: `boxes` (n, 4) float32 xyxy in the
     frame's pixels, `scores` (n,) float32, `classes` (n,) int32, `names` (n,)
     the class names, and `track_ids` (n,) int32 from Model.track (-1: no
-    confirmed track) or None."""
+    confirmed track) or None.  From Model.track a tracked detection's box is
+    the tracker's, as Ultralytics' tracked results carry it (the Kalman
+    state after the update, clipped to the frame), and `detection_boxes`
+    (n, 4) holds the detector's own boxes (None from Model.detect)."""
 
-    __slots__ = ("boxes", "scores", "classes", "names", "track_ids")
+    __slots__ = ("boxes", "scores", "classes", "names", "track_ids", "detection_boxes")
 
-    def __init__(self, dets, names, track_ids=None):
-        self.boxes = dets["box"].copy()
+    def __init__(self, dets, names, track_ids=None, tracked_boxes=None):
+        self.boxes = dets["box"].copy() if tracked_boxes is None else tracked_boxes
         self.scores = dets["score"].copy()
         self.classes = dets["class_id"].copy()
         self.names = np.array([names[c] for c in self.classes.tolist()], dtype=str)
         self.track_ids = track_ids
+        self.detection_boxes = None if tracked_boxes is None else dets["box"].copy()
 
     def __len__(self):
         return len(self.scores)
@@ -327,7 +332,12 @@ class Model:
                 cdets = dets.ctypes.data_as(_P(_Detection))
                 _check(_tracker_update(self._tracker, ctypes.byref(img), cdets, len(dets),
                                        ids.ctypes.data_as(_P(ctypes.c_int)), ctypes.byref(err)), err)
-                results.append(Results(dets, self.names, ids))
+                boxes, box = dets["box"].copy(), (ctypes.c_float * 4)()
+                for i in np.nonzero(ids >= 0)[0].tolist():  # Ultralytics' Results.update clips them
+                    if _tracker_box(self._tracker, i, box):
+                        boxes[i] = np.clip(np.array(box, np.float32), 0,
+                                           np.array([img.width, img.height] * 2, np.float32))
+                results.append(Results(dets, self.names, ids, boxes))
         return results
 
     def reset_tracker(self):

@@ -175,6 +175,15 @@ ids = [r.track_ids for r in tr]
 stable = all(np.array_equal(ids[1], i) for i in ids[2:])
 check("track_still", len(tr) == 4 and (ids[1] > 0).all() and stable and len(set(ids[1].tolist())) == len(ids[1]),
       "ids per frame: %s" % [i[:6].tolist() for i in ids])
+# a tracked detection's box is the tracker's (clipped to the frame), its own box in detection_boxes
+d0, h0, w0 = model(frames[0])[0], frames[0].shape[0], frames[0].shape[1]
+t3 = tr[3]
+on = t3.track_ids >= 0
+check("track_boxes", t3.detection_boxes is not None and np.array_equal(t3.detection_boxes, d0.boxes) and
+      (t3.boxes[on] >= 0).all() and (t3.boxes[on][:, [0, 2]] <= w0).all() and (t3.boxes[on][:, [1, 3]] <= h0).all() and
+      np.abs(t3.boxes[on] - d0.boxes[on]).max() < 2 and not np.array_equal(t3.boxes[on], d0.boxes[on]) and
+      np.array_equal(t3.boxes[~on], d0.boxes[~on]) and d0.detection_boxes is None,
+      "tracked boxes %s, detections %s" % (t3.boxes[:2].tolist(), d0.boxes[:2].tolist()))
 model.reset_tracker()
 again = model.track(frames[0])[0].track_ids
 check("track_reset", np.array_equal(again, ids[0]), "after reset_tracker: %s, first run: %s" % (again[:6], ids[0][:6]))
