@@ -48,7 +48,11 @@
  * window_at sits on every iteration's path */
 #define GMC_INLINE inline __attribute__((always_inline))
 
-#define QUALITY 0.01f
+/* goodFeaturesToTrack's qualityLevel, a double: OpenCV thresholds at
+ * (float)(maxVal * qualityLevel) in double (threshold() on a float image
+ * rounds its double threshold to float), 1 ulp away from the float product
+ * for a quarter of maxima: a corner at the threshold then in or out */
+#define QUALITY 0.01
 #define WIN 21
 #define HALF_WIN 10
 #define LK_ITERS 30
@@ -661,10 +665,10 @@ static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cand
 static int corners(gmc_scratch *sc, const uint8_t *img, int w, int h, float *pts)
 {
     cands bs = {sc->cand, 0, sc->hint, 0};
-    float thresh = corner_rows(sc, img, w, h, &bs) * QUALITY;
+    float thresh = (float)((double)corner_rows(sc, img, w, h, &bs) * QUALITY);
     if (bs.seen < GMC_MAX_CORNERS && sc->hint > 0) {
         bs = (cands){sc->cand, 0, 0, 0};
-        thresh = corner_rows(sc, img, w, h, &bs) * QUALITY;
+        thresh = (float)((double)corner_rows(sc, img, w, h, &bs) * QUALITY);
     }
     if (bs.n > GMC_MAX_CORNERS) cand_select(bs.c, bs.n, GMC_MAX_CORNERS);
     gmc_cand *cd = bs.c;
