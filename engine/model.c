@@ -246,8 +246,9 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
     char scale = o->scale, picked[1100] = "";
     if (!st) st = load_yaml(m, o, &ck, &scale, picked, sizeof picked, err);
-    /* a YAML picked for an export has the family's nc (80): the export's names say how many it was trained for */
-    int nc = o->nc ? o->nc : picked[0] ? ck.n_names : 0;
+    /* an export's YAML (picked, or given: a family YAML has nc 80) says nothing of the classes it was trained
+     * for: its names do, as Ultralytics' AutoBackend takes them (a custom-trained model's nc) */
+    int nc = o->nc ? o->nc : ck.format && !strcmp(ck.format, "onnx") ? ck.n_names : 0;
     if (!st && picked[0] && !scale && !m->yaml.scale && m->yaml.n_scales &&
         !(scale = scale_from_shapes(&m->yaml, nc, o, ck.tensors)))
         st = strix_fail(err, STRIX_E_WEIGHTS, "%s: its description '%.200s' names %s but no scale, and its tensors "

@@ -91,7 +91,7 @@ typedef struct strix_model_options {
                                  yolov8.yaml, scale n unless scale is set); NULL: such an
                                  export needs yaml_path */
     char scale;               /* 'n','s','m','l','x'; 0 = from the file name (yolov8n.yaml) */
-    int nc;                   /* class count override; 0 = the YAML's nc */
+    int nc;                   /* class count override; 0 = an ONNX export's `names` count, else the YAML's nc */
     int threads;              /* CPU threads; 0 = all available */
     const char *device;       /* "cpu" (default; NULL or "" too), "cuda" (= "cuda:0") or "cuda:N" */
     int half;                 /* 1: fp16 activations and weights with fp32 accumulation (CUDA);

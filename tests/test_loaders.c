@@ -14,7 +14,7 @@
  *     family in weights/ at two scales (yolov3u: its one) loads without a YAML: the family and
  *     scale its description names (or, without a scale letter, the shapes
  *     pin down), its class names (and their count: a
- *     custom-trained model's nc); a static export (fixed input height and
+ *     custom-trained model's nc, with a YAML given too); a static export (fixed input height and
  *     width) runs at that size, letterboxed with auto=False (the fixtures:
  *     ONNX Runtime's boxes with detect's default imgsz and rect), a dynamic
  *     one at imgsz and rect; and one without
@@ -563,6 +563,39 @@ static void test_onnx_static_letterbox(void)
              strix_status_name(st), st ? e.message : "loaded");
 }
 
+/* An export of a model trained on 5 classes, with --model (the family YAML,
+ * nc 80) and without: nc comes from the export's names, as the names do
+ * (the class branch is then 64 wide, not 80: a YAML's nc would not bind). */
+static void test_onnx_nc_from_names(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/strix-test-export-%d.onnx", (int)getpid());
+    if (!write_export(path, "weights/yolov8.yaml", 'n', 5, "Ultralytics YOLOv8n model trained on data.yaml", "detect",
+                      0, 0))
+        return;
+    for (int given = 0; given < 2; given++) {
+        strix_model_options o;
+        strix_model_options_init(&o);
+        o.weights_path = path;
+        o.yaml_path = given ? "weights/yolov8.yaml" : NULL;
+        o.scale = given ? 'n' : 0;
+        o.yaml_dir = "weights";
+        strix_model *m;
+        strix_error e;
+        strix_status st = strix_model_load(&m, &o, &e);
+        if (st) unlink(path);
+        TL_CHECK(!st, "%s --model: %s", given ? "with" : "without", e.message);
+        int nc = strix_model_class_count(m);
+        char last[64];
+        snprintf(last, sizeof last, "%s", strix_model_class_name(m, nc - 1));
+        strix_model_free(m);
+        if (nc != 5 || strcmp(last, "n4")) unlink(path);
+        TL_CHECK(nc == 5 && !strcmp(last, "n4"), "%s --model: %d classes, the last '%s', not the export's 5 (n4)",
+                 given ? "with" : "without", nc, last);
+    }
+    unlink(path);
+}
+
 static void test_onnx_wrong_yaml(void)
 {
     expect_refused(DIR "11_op17.onnx", DIR "tiny-v8.yaml", STRIX_E_WEIGHTS, "tensor");
@@ -641,6 +674,7 @@ int main(int argc, char **argv)
     TL_RUN(test_onnx_export_families);
     TL_RUN(test_onnx_export_refusals);
     TL_RUN(test_onnx_static_letterbox);
+    TL_RUN(test_onnx_nc_from_names);
     TL_RUN(test_pt_truncated_and_flipped);
     TL_RUN(test_onnx_truncated_and_flipped);
     TL_MAIN_END();
