@@ -334,11 +334,12 @@ static strix_status resolve(ox *o, span name, tproto *t, int *found, int depth)
  * is malformed: the caller then finds no shape, as for a dynamic one). */
 static span sub_msg(span m, uint32_t num)
 {
+    span s, none = {0};
+    if (!m.p) return none; /* an absent message: no pointer arithmetic on NULL */
     const uint8_t *p = m.p, *e = m.p + m.n;
     uint32_t f;
     int wt;
     uint64_t v;
-    span s, none = {0};
     while (field(&p, e, &f, &wt, &v, &s) > 0)
         if (f == num && wt == 2) return s;
     return none;
@@ -363,6 +364,7 @@ static strix_status input_shape(ox *o, strix_checkpoint *c)
         }
         if (is_init) continue;
         span shape = sub_msg(sub_msg(sub_msg(o->inputs[i], 2), 1), 2);
+        if (!shape.p) return STRIX_OK; /* no type or shape: as a dynamic input */
         const uint8_t *p = shape.p, *e = shape.p + shape.n;
         uint32_t f;
         int wt, r, nd = 0;
