@@ -246,8 +246,9 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
     char scale = o->scale, picked[1100] = "";
     if (!st) st = load_yaml(m, o, &ck, &scale, picked, sizeof picked, err);
-    /* a YAML picked for an export has the family's nc (80): the export's names say how many it was trained for */
-    int nc = o->nc ? o->nc : picked[0] ? ck.n_names : 0;
+    /* an export's YAML (picked, or given: a family YAML has nc 80) says nothing of the classes it was trained
+     * for: its names do, as Ultralytics' AutoBackend takes them (a custom-trained model's nc) */
+    int nc = o->nc ? o->nc : ck.format && !strcmp(ck.format, "onnx") ? ck.n_names : 0;
     if (!st && picked[0] && !scale && !m->yaml.scale && m->yaml.n_scales &&
         !(scale = scale_from_shapes(&m->yaml, nc, o, ck.tensors)))
         st = strix_fail(err, STRIX_E_WEIGHTS, "%s: its description '%.200s' names %s but no scale, and its tensors "
@@ -305,6 +306,8 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
             }
         }
     }
+    m->input_h = ck.input_h;
+    m->input_w = ck.input_w;
     strix_checkpoint_close(&ck);
     if (!st && !m->n_names && m->graph.nc != STRIX_COCO_CLASSES) st = numbered_names(m, err);
     if (st) {
@@ -318,6 +321,13 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
 int strix_model_class_count(const strix_model *m) { return m->graph.nc; }
 int strix_model_stride(const strix_model *m) { return m->graph.max_stride; }
 strix_cpu_isa strix_model_cpu_isa(const strix_model *m) { return m->cpu_isa; }
+
+int strix_model_fixed_input(const strix_model *m, int *height, int *width)
+{
+    *height = m->input_h;
+    *width = m->input_w;
+    return m->input_h > 0;
+}
 
 const char *strix_model_class_name(const strix_model *m, int id)
 {
@@ -526,11 +536,19 @@ strix_status strix_model_forward(strix_model *m, const float *input, int n, int 
 
 /* A detect call's checks and its batch shape (Ultralytics: imgsz rounded up
  * to the stride; minimal padding only when every image of the batch has
- * the same size). */
+ * the same size; a static ONNX export's own input size, as Ultralytics
+ * reuses the export's imgsz and letterboxes with auto=False for it). */
 typedef struct detect_call {
-    int sz, th, tw, rect;
+    int sz, th, tw, rect, fixed;
     strix_nms_params np;
 } detect_call;
+
+/* Image im's letterbox for the call c. */
+static void plan_image(const strix_model *m, const detect_call *c, const strix_image *im, strix_letterbox_info *info)
+{
+    if (c->fixed) strix_letterbox_geometry(im->width, im->height, c->tw, c->th, info);
+    else strix_letterbox_plan(im->width, im->height, c->sz, m->graph.max_stride, c->rect, info);
+}
 
 static strix_status detect_check(const strix_model *m, const strix_image *im, int n, const strix_detect_options *o,
                                  detect_call *c, strix_error *err)
@@ -563,7 +581,12 @@ static strix_status detect_check(const strix_model *m, const strix_image *im, in
     c->sz = (o->imgsz + s - 1) / s * s;
     c->th = c->tw = c->sz;
     c->rect = o->rect && same;
-    if (c->rect) strix_letterbox_shape(im[0].width, im[0].height, c->sz, s, 1, &c->tw, &c->th);
+    c->fixed = m->input_h > 0;
+    if (c->fixed) {
+        c->th = m->input_h;
+        c->tw = m->input_w;
+        c->rect = 0;
+    } else if (c->rect) strix_letterbox_shape(im[0].width, im[0].height, c->sz, s, 1, &c->tw, &c->th);
     c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
     return STRIX_OK;
 }
@@ -615,7 +638,7 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
     strix_letterbox_info *info = m->scratch;
     int *counts = (int *)((char *)m->scratch + info_bytes);
-    for (int i = 0; i < n; i++) strix_letterbox_plan(im[i].width, im[i].height, c.sz, m->graph.max_stride, c.rect, &info[i]);
+    for (int i = 0; i < n; i++) plan_image(m, &c, &im[i], &info[i]);
     st = m->backend->ops->detect(m->backend, im, n, info, &c.np, m->dets, counts, err);
     if (st) return st;
     for (int i = 0; i < n; i++) {
@@ -679,7 +702,7 @@ strix_status strix_model_submit(strix_model *m, const strix_image *im, int n, co
     b->lane = (int)(b - m->batches);
     b->n = n;
     b->max_det = o->max_det;
-    for (int i = 0; i < n; i++) strix_letterbox_plan(im[i].width, im[i].height, c.sz, m->graph.max_stride, c.rect, &b->info[i]);
+    for (int i = 0; i < n; i++) plan_image(m, &c, &im[i], &b->info[i]);
     strix_error_clear(&b->err);
     const strix_backend_ops *ops = m->backend->ops;
     if (m->async && ops->detect_submit) {

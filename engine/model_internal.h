@@ -35,6 +35,7 @@ struct strix_model {
     strix_backend *backend;  /* CPU or CUDA (per device); NULL without weights */
     char **names;
     int n_names;
+    int input_h, input_w;    /* a static ONNX export's input size (strix_model_fixed_input); 0 otherwise */
     /* run state for the current (n, h, w); the backend holds the memory */
     strix_plan plan;
     int planned;

@@ -91,7 +91,7 @@ typedef struct strix_model_options {
                                  yolov8.yaml, scale n unless scale is set); NULL: such an
                                  export needs yaml_path */
     char scale;               /* 'n','s','m','l','x'; 0 = from the file name (yolov8n.yaml) */
-    int nc;                   /* class count override; 0 = the YAML's nc */
+    int nc;                   /* class count override; 0 = an ONNX export's `names` count, else the YAML's nc */
     int threads;              /* CPU threads; 0 = all available */
     const char *device;       /* "cpu" (default; NULL or "" too), "cuda" (= "cuda:0") or "cuda:N" */
     int half;                 /* 1: fp16 activations and weights with fp32 accumulation (CUDA);
@@ -166,6 +166,12 @@ const char *strix_model_class_name(const strix_model *m, int class_id);
 strix_status strix_model_load_names(strix_model *m, const char *path, strix_error *err);
 /* Largest stride of the network (32 for YOLOv8/11). */
 int strix_model_stride(const strix_model *m);
+/* A static ONNX export (export(dynamic=False)) runs only at the input size
+ * it was exported with: 1 and its height and width, and detect letterboxes
+ * every image to exactly that size, whatever imgsz and rect say (as
+ * Ultralytics and ONNX Runtime run it: the export's imgsz, rect=False);
+ * 0 for any other model (imgsz and rect apply). */
+int strix_model_fixed_input(const strix_model *m, int *height, int *width);
 /* The CPU convolution's instruction set this model runs with (never AUTO);
  * meaningful on the CPU device only. */
 strix_cpu_isa strix_model_cpu_isa(const strix_model *m);
@@ -311,7 +317,8 @@ typedef struct strix_detect_options {
     int max_det;      /* at most this many boxes per image, default 300 */
     int imgsz;        /* target long side, default 640 (rounded up to the stride) */
     int rect;         /* 1 (default): minimal stride-aligned padding when all images
-                         of the batch share one size; 0: always imgsz x imgsz */
+                         of the batch share one size; 0: always imgsz x imgsz
+                         (a static ONNX export ignores both: strix_model_fixed_input) */
     int agnostic;     /* 1: class-agnostic NMS; default 0 (class-aware) */
     const unsigned char *classes; /* NULL (default) keeps every class; otherwise nc flags: an
                                      anchor whose best class c has classes[c] == 0 is dropped

@@ -65,7 +65,9 @@ strix_status strix_checkpoint_open(strix_checkpoint *c, const char *path, strix_
     int onnx = ends_with(path, ".onnx") || ends_with(path, ".ONNX");
     if (!onnx) {
         /* a .pt is a ZIP: "PK\3\4"; a safetensors file starts with its header size */
-        FILE *f = fopen(path, "rb");
+        FILE *f;
+        struct stat sb;
+        strix_file_open(path, &f, &sb); /* not a regular file: strix_st_open says so */
         unsigned char sig[4] = {0};
         size_t got = f ? fread(sig, 1, 4, f) : 0;
         if (f) fclose(f);

@@ -1,5 +1,6 @@
-/* fileread.c — strix_file_read: open, check it is a regular file of a
- * bounded size, read it whole; strix_file_map: the same checks, mapped. */
+/* fileread.c — strix_file_open: a regular file opened without a FIFO's
+ * wait; strix_file_read: open, check it is a regular file of a bounded
+ * size, read it whole; strix_file_map: the same checks, mapped. */
 #include "fileread.h"
 
 #include <errno.h>
@@ -13,19 +14,32 @@
 
 #include "util.h"
 
+int strix_file_open(const char *path, FILE **f, struct stat *st)
+{
+    *f = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return STRIX_FILE_UNOPENED;
+    int kind = STRIX_FILE_UNOPENED;
+    if (fstat(fd, st) == 0) kind = S_ISREG(st->st_mode) ? 0 : S_ISDIR(st->st_mode) ? STRIX_FILE_DIR : STRIX_FILE_OTHER;
+    int flags = kind ? -1 : fcntl(fd, F_GETFL);
+    if (flags != -1 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0 && (*f = fdopen(fd, "rb"))) return 0;
+    int e = errno;
+    close(fd);
+    errno = e;
+    return kind ? kind : STRIX_FILE_UNOPENED;
+}
+
 strix_status strix_file_read(const char *path, size_t max_bytes, char **out, size_t *len, strix_error *err)
 {
     *out = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        int dir = S_ISDIR(st.st_mode);
-        fclose(f);
+    int kind = strix_file_open(path, &f, &st);
+    if (kind == STRIX_FILE_UNOPENED) return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (kind)
         return strix_fail(err, STRIX_E_IO, "%s: %s; give the path of a file", path,
-                          dir ? "is a directory" : "is not a regular file");
-    }
+                          kind == STRIX_FILE_DIR ? "is a directory" : "is not a regular file");
     if ((unsigned long long)st.st_size > max_bytes) {
         fclose(f);
         return strix_fail(err, STRIX_E_IO, "%s: %lld bytes, more than the %zu this reader takes", path,
@@ -55,7 +69,7 @@ strix_status strix_file_map(const char *path, size_t max_bytes, const uint8_t **
 {
     *out = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* mmap does not care */
     if (fd < 0) return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -32,6 +32,7 @@
 #include <stb_image.h>
 #include <stb_image_write.h>
 
+#include "fileread.h"
 #include "outfile.h"
 #include "util.h"
 
@@ -319,21 +320,15 @@ strix_status strix_image_load(const char *path, size_t max_pixels, strix_owned_i
                               strix_error *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    FILE *f;
+    struct stat st;
+    int kind = strix_file_open(path, &f, &st); /* a FIFO is refused at once, not waited on */
+    if (kind == STRIX_FILE_UNOPENED)
         return strix_fail(err, STRIX_E_IO, "%s: cannot open: %s (check the path and permissions)",
                           path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
-        int e = errno;
-        fclose(f);
-        return strix_fail(err, STRIX_E_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        fclose(f);
+    if (kind)
         return strix_fail(err, STRIX_E_IO, "%s: %s (give an image file)", path,
-                          S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
-    }
+                          kind == STRIX_FILE_DIR ? "is a directory" : "is not a regular file");
     size_t len = (size_t)st.st_size;
     strix_status s = check_size(path, len, err);
     if (s) {

@@ -9,7 +9,8 @@
  * Field numbers (onnx/onnx.proto3):
  *   ModelProto  2 producer_name, 3 producer_version, 7 graph, 14 metadata_props {1 key, 2 value}
  *               (the opset does not matter: only initializers and node names are read)
- *   GraphProto  1 node, 5 initializer
+ *   GraphProto  1 node, 5 initializer, 11 input (ValueInfoProto {1 name, 2 type})
+ *   TypeProto   1 tensor_type {2 shape: TensorShapeProto {1 dim: {1 dim_value, 2 dim_param}}}
  *   NodeProto   1 input, 2 output, 3 name, 4 op_type, 5 attribute {1 name, 5 t}
  *   TensorProto 1 dims, 2 data_type, 4 float_data, 5 int32_data, 8 name, 9 raw_data,
  *               10 double_data, 14 data_location (1 = external)
@@ -19,7 +20,11 @@
  * extends the previous one (cv2.0 -> cv2.0.2) replaces it, so the path is
  * model.22.cv2.0.2 and the tensors model.22.cv2.0.2.weight / .bias.  This is
  * what survives onnxslim, which renames and de-duplicates initializers (two
- * equal biases become one) but keeps node names. */
+ * equal biases become one) but keeps node names.
+ * The graph's image input (the one input that is no initializer: IR < 4
+ * lists the initializers among the inputs too) tells a static export
+ * (dim_value height and width, as export(dynamic=False) writes them) from
+ * a dynamic one (dim_param names): a static export runs at that size only. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +66,8 @@ typedef struct ox {
     size_t n_nodes, cap_nodes;
     span *inits;                /* TensorProto bytes */
     size_t n_inits, cap_inits;
+    span *inputs;               /* the graph's inputs (ValueInfoProto bytes) */
+    size_t n_inputs, cap_inputs;
     tproto *by_name;            /* the initializers parsed, sorted by name */
     node **by_out;              /* the nodes, sorted by first output */
     strix_ckpt_owner *own;
@@ -222,6 +229,20 @@ static strix_status parse_node(ox *o, span m)
     return STRIX_OK;
 }
 
+/* Appends s to the list *a of *n (capacity *cap); 0 when out of memory. */
+static int span_push(span **a, size_t *n, size_t *cap, span s)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 256;
+        span *b = realloc(*a, c * sizeof *b);
+        if (!b) return 0;
+        *a = b;
+        *cap = c;
+    }
+    (*a)[(*n)++] = s;
+    return 1;
+}
+
 static strix_status parse_graph(ox *o, span g)
 {
     const uint8_t *p = g.p, *e = g.p + g.n;
@@ -233,16 +254,8 @@ static strix_status parse_graph(ox *o, span g)
     while ((r = field(&p, e, &num, &wt, &v, &s)) > 0) {
         if (wt != 2) continue;
         if (num == 1 && (st = parse_node(o, s))) return st;
-        if (num == 5) {
-            if (o->n_inits == o->cap_inits) {
-                size_t c = o->cap_inits ? 2 * o->cap_inits : 256;
-                span *a = realloc(o->inits, c * sizeof *a);
-                if (!a) return ox_oom(o);
-                o->inits = a;
-                o->cap_inits = c;
-            }
-            o->inits[o->n_inits++] = s;
-        }
+        if (num == 5 && !span_push(&o->inits, &o->n_inits, &o->cap_inits, s)) return ox_oom(o);
+        if (num == 11 && !span_push(&o->inputs, &o->n_inputs, &o->cap_inputs, s)) return ox_oom(o);
     }
     return r < 0 ? ox_bad(o, "the graph is malformed protobuf") : STRIX_OK;
 }
@@ -312,6 +325,76 @@ static strix_status resolve(ox *o, span name, tproto *t, int *found, int depth)
             return st;
         }
         if (span_eq(n->op, "Identity") && n->n_in == 1) return resolve(o, n->in[0], t, found, depth + 1);
+        return STRIX_OK;
+    }
+    return STRIX_OK;
+}
+
+/* The first message field num of m; a NULL span when there is none (or m
+ * is malformed: the caller then finds no shape, as for a dynamic one). */
+static span sub_msg(span m, uint32_t num)
+{
+    span s, none = {0};
+    if (!m.p) return none; /* an absent message: no pointer arithmetic on NULL */
+    const uint8_t *p = m.p, *e = m.p + m.n;
+    uint32_t f;
+    int wt;
+    uint64_t v;
+    while (field(&p, e, &f, &wt, &v, &s) > 0)
+        if (f == num && wt == 2) return s;
+    return none;
+}
+
+/* c->input_h, input_w: the fixed height and width of the image input (the
+ * graph input that is no initializer, [N, 3, H, W]); both 0 when either is
+ * a named (dynamic) dimension or the input has no shape.  8192: the largest
+ * imgsz detect takes. */
+static strix_status input_shape(ox *o, strix_checkpoint *c)
+{
+    for (size_t i = 0; i < o->n_inputs; i++) {
+        span name = sub_msg(o->inputs[i], 1);
+        size_t lo = 0, hi = o->n_inits;
+        int is_init = 0;
+        while (lo < hi && !is_init) {
+            size_t mid = lo + (hi - lo) / 2;
+            int cmp = span_cmp(o->by_name[mid].name, name);
+            if (!cmp) is_init = 1;
+            else if (cmp < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        if (is_init) continue;
+        span shape = sub_msg(sub_msg(sub_msg(o->inputs[i], 2), 1), 2);
+        if (!shape.p) return STRIX_OK; /* no type or shape: as a dynamic input */
+        const uint8_t *p = shape.p, *e = shape.p + shape.n;
+        uint32_t f;
+        int wt, r, nd = 0;
+        uint64_t v;
+        int64_t dims[4] = {0};
+        span d;
+        while ((r = field(&p, e, &f, &wt, &v, &d)) > 0) {
+            if (f != 1 || wt != 2) continue;
+            span dv;
+            const uint8_t *q = d.p, *qe = d.p + d.n;
+            uint32_t k;
+            int w;
+            uint64_t x;
+            int64_t val = 0; /* 0: a dim_param, or no value */
+            while (field(&q, qe, &k, &w, &x, &dv) > 0)
+                if (k == 1 && w == 0) val = (int64_t)x;
+            if (nd < 4) dims[nd] = val;
+            nd++;
+        }
+        if (r < 0) return ox_bad(o, "the image input's shape is malformed protobuf");
+        if (nd != 4 || !dims[2] || !dims[3]) return STRIX_OK; /* dynamic, or no shape given */
+        if (dims[2] < 0 || dims[3] < 0 || dims[2] > 8192 || dims[3] > 8192) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "the image input has shape [%lld, %lld, %lld, %lld]: its height and width "
+                     "must lie in 1..8192", (long long)dims[0], (long long)dims[1], (long long)dims[2],
+                     (long long)dims[3]);
+            return ox_bad(o, msg);
+        }
+        c->input_h = (int)dims[2];
+        c->input_w = (int)dims[3];
         return STRIX_OK;
     }
     return STRIX_OK;
@@ -616,7 +699,7 @@ strix_status strix_onnx_read(strix_checkpoint *c, const char *path, const uint8_
                         task);
         goto done;
     }
-    if ((st = parse_graph(&o, graph)) || (st = index_graph(&o))) goto done;
+    if ((st = parse_graph(&o, graph)) || (st = index_graph(&o)) || (st = input_shape(&o, c))) goto done;
     char mod[512], nm[600], node_name[512];
     for (size_t i = 0; i < o.n_nodes && !st; i++) {
         const node *n = &o.nodes[i];
@@ -645,6 +728,7 @@ done:
     strix_ckpt_owner_release(o.own);
     free(o.nodes);
     free(o.inits);
+    free(o.inputs);
     free(o.by_name);
     free(o.by_out);
     free(o.t);

@@ -576,7 +576,7 @@ strix_status strix_st_open(strix_st_file **out, const char *path, strix_error *e
     *out = NULL;
     if (!path)
         return st_fail(err, STRIX_E_ARG, "safetensors: no path given");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* no FIFO's wait: refused below; mmap does not care */
     if (fd < 0) {
         st_strerror(errno, es, sizeof es);
         return st_fail(err, STRIX_E_IO, "%s: cannot open: %s", path, es);

@@ -102,8 +102,10 @@ typedef struct strix_video_read_options {
                                        (the conversion: swscale, rotation, NVDEC's hand-over) on
                                        the calling thread, for Nsight Systems (CUDA builds;
                                        nothing otherwise); default 0 */
-    /* Polled during blocking I/O and between packets; nonzero ends the input
-     * early (strix_video_read then returns 0 and stats.stopped is set). */
+    /* Polled during blocking I/O (a FIFO's wait for a writer and for its
+     * bytes included, every 100 ms) and between packets; nonzero ends the
+     * input early (strix_video_read then returns 0 and stats.stopped is set;
+     * strix_video_open fails with STRIX_E_IO, "interrupted while opening"). */
     int (*interrupt)(void *ctx);
     void *interrupt_ctx;
     /* Where the frames' pixel buffers (rgb, nv12) come from: NULL (default)

@@ -42,6 +42,8 @@ void strix_video_side_clear(struct strix_video_side *s);
 
 struct strix_video_reader {
     AVFormatContext *fmt;
+    int fifo;                 /* a FIFO input's descriptor (non-blocking), read through avio; -1 otherwise */
+    AVIOContext *avio;        /* a FIFO input's: FFmpeg reads it through fifo_read (video_read.c) */
     AVCodecContext *dec;
     int vidx;                 /* the video stream */
     int64_t *offset;          /* per input stream: subtracted from every timestamp */

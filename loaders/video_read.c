@@ -10,17 +10,28 @@
  * inputs is at 0 and audio keeps its offset to the video.  Frame times are
  * made strictly increasing (a repeated or missing pts becomes the previous
  * one plus one frame), which the encoder needs.
+ *
+ * A FIFO (mkfifo, a shell's <(...)) is not opened by FFmpeg's file
+ * protocol, whose open(2) blocks until a writer comes and whose read(2)
+ * blocks while it writes nothing, neither of them looking at the interrupt
+ * callback: strix opens it non-blocking and feeds FFmpeg from it through
+ * its own AVIOContext, which waits in poll() a slice at a time and asks the
+ * interrupt callback between slices.
  */
 #include "video_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
@@ -220,11 +231,63 @@ static int interrupt_cb(void *opaque)
     return r->opt.interrupt(r->opt.interrupt_ctx);
 }
 
+static int stop_requested(strix_video_reader *r)
+{
+    return r->opt.interrupt && r->opt.interrupt(r->opt.interrupt_ctx);
+}
+
+#define FIFO_BUF_BYTES 32768 /* the AVIOContext's buffer over a FIFO (FFmpeg's own IO_BUFFER_SIZE) */
+#define FIFO_POLL_MS 100     /* the longest a FIFO read waits before it asks the interrupt callback */
+
+/* The AVIOContext's read over a FIFO: the bytes there are, else EOF once a
+ * writer has come and gone (POLLHUP, read 0); waits FIFO_POLL_MS at a time
+ * (for a writer to come, or to write) and between waits gives up when the
+ * interrupt callback says so. */
+static int fifo_read(void *opaque, uint8_t *buf, int size)
+{
+    strix_video_reader *r = opaque;
+    for (;;) {
+        struct pollfd pf = {r->fifo, POLLIN, 0};
+        int n = poll(&pf, 1, FIFO_POLL_MS);
+        if (n > 0) {
+            ssize_t got = read(r->fifo, buf, (size_t)size);
+            if (got > 0) return (int)got;
+            if (got == 0) return AVERROR_EOF;
+            if (errno != EAGAIN && errno != EINTR) return AVERROR(errno);
+        } else if (n < 0 && errno != EINTR) {
+            return AVERROR(errno);
+        }
+        if (stop_requested(r)) return AVERROR_EXIT;
+    }
+}
+
+/* url, when it names a FIFO: opened non-blocking (no wait for a writer) and
+ * made r->fmt's input (fifo_read); nothing for anything else. */
+static strix_status open_fifo(strix_video_reader *r, const char *url, strix_error *err)
+{
+    struct stat sb;
+    if (stat(url, &sb) || !S_ISFIFO(sb.st_mode)) return STRIX_OK;
+    if ((r->fifo = open(url, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return strix_fail(err, STRIX_E_IO, "%s: cannot open the FIFO: %s (check its permissions)", url,
+                          strerror(errno));
+    uint8_t *buf = av_malloc(FIFO_BUF_BYTES);
+    if (!buf || !(r->avio = avio_alloc_context(buf, FIFO_BUF_BYTES, 0, r, fifo_read, NULL, NULL))) {
+        av_free(buf);
+        return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
+    }
+    r->fmt->pb = r->avio;
+    r->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+    return STRIX_OK;
+}
+
 void strix_video_close(strix_video_reader *r)
 {
     if (!r) return;
     avcodec_free_context(&r->dec);
     avformat_close_input(&r->fmt);
+    if (r->avio) av_freep(&r->avio->buffer); /* custom IO: FFmpeg frees neither */
+    avio_context_free(&r->avio);
+    if (r->fifo >= 0) close(r->fifo);
     sws_freeContext(r->sws);
     sws_freeContext(r->sws_nv12);
     av_packet_free(&r->pkt);
@@ -376,6 +439,7 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
     pthread_once(&log_once, install_log);
     strix_video_reader *r = calloc(1, sizeof *r);
     if (!r) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
+    r->fifo = -1;
     if (o) r->opt = *o;
     else strix_video_read_options_init(&r->opt);
     if (r->opt.pixel_alloc && !r->opt.pixel_free) {
@@ -401,11 +465,17 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
         r->fmt->interrupt_callback.callback = interrupt_cb;
         r->fmt->interrupt_callback.opaque = r;
     }
+    strix_status fst = open_fifo(r, url, err);
+    if (fst) {
+        strix_video_close(r);
+        return fst;
+    }
     int ret = avformat_open_input(&r->fmt, url, NULL, NULL); /* frees fmt on failure */
     if (ret < 0) {
         char eb[AV_ERROR_MAX_STRING_SIZE];
         strix_status st = ret == AVERROR(ENOMEM) ? STRIX_E_NOMEM : is_io_error(ret) ? STRIX_E_IO : STRIX_E_IMAGE;
-        if (ret == AVERROR_EOF)
+        if (stop_requested(r)) st = strix_fail(err, STRIX_E_IO, "%s: interrupted while opening: nothing read", url);
+        else if (ret == AVERROR_EOF)
             strix_fail(err, st, "%s: the input ends before its first frame (an empty or truncated video)", url);
         else
             strix_fail(err, st, st == STRIX_E_IO ? "%s: cannot open: %s (check the path or URL)"
@@ -415,6 +485,7 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
         return st;
     }
     strix_status st = open_streams(r, url, err);
+    if (st && stop_requested(r)) st = strix_fail(err, STRIX_E_IO, "%s: interrupted while opening: nothing read", url);
     if (st) {
         strix_video_close(r);
         return st;
@@ -765,11 +836,6 @@ static int deliver(strix_video_reader *r, strix_video_frame *f, strix_error *err
     range_pop(r);
     av_frame_unref(fr);
     return rc ? -1 : 1;
-}
-
-static int stop_requested(strix_video_reader *r)
-{
-    return r->opt.interrupt && r->opt.interrupt(r->opt.interrupt_ctx);
 }
 
 int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *err)

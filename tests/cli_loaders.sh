@@ -2,9 +2,10 @@
 # cli_loaders.sh — the weights formats from the command line: infer and
 # inspect on an Ultralytics .pt without --model (the graph it embeds), an ONNX
 # export with --model, or without (the family YAML its metadata names),
-# inspect --tensors, and the refusals (a pickle that calls os.system, an ONNX
-# file whose YAML is unknown or disagrees): documented exit codes, one error
-# line, no output left behind.
+# inspect --tensors, a static ONNX export run at its own input size, and the
+# refusals (a pickle that calls os.system, an ONNX file whose YAML is unknown
+# or disagrees, a static export given another --imgsz): documented exit
+# codes, one error line, no output left behind.
 #   sh tests/cli_loaders.sh BUILD_DIR      (from the repository root)
 NAME=cli_loaders
 . "$(dirname "$0")/lib_cli.sh"
@@ -80,6 +81,18 @@ else
         --device cpu --out "$T/onnx" "$DATA/dog.jpg"; then
         pass infer_onnx
     fi
+    # a static export (v8_op12.onnx: input 1x3x160x160) runs at its own size, square,
+    # without --imgsz too; another --imgsz is refused, nothing written
+    if run infer_onnx_static_own_size 0 --model "$L/tiny-v8.yaml" --scale n --weights "$L/v8_op12.onnx" --conf 0.5 \
+        --device cpu --out "$T/onnx_own" "$DATA/dog.jpg"; then
+        grep -q '"imgsz": 160,' "$T/onnx_own/detections.json" &&
+            cmp -s "$T/onnx/detections.json" "$T/onnx_own/detections.json" && pass infer_onnx_static_own_size ||
+            fail infer_onnx_static_own_size "detections differ from --imgsz 160's, or imgsz not 160"
+    fi
+    expect infer_onnx_static_other_imgsz 2 "$B/infer" --model "$L/tiny-v8.yaml" --scale n --weights "$L/v8_op12.onnx" \
+        --imgsz 320 --device cpu --out "$T/onnx320" "$DATA/dog.jpg"
+    grep -q "static ONNX export with input 160x160 (HxW) and runs at that size only" "$T/err" && [ ! -e "$T/onnx320" ] &&
+        pass infer_onnx_static_other_imgsz_says_so || fail infer_onnx_static_other_imgsz_says_so "$(cat "$T/err")"
     run infer_onnx_no_model 5 --weights "$L/f-26.onnx" --scale s --device cpu --out "$T/onnx2" "$DATA/dog.jpg" &&
         { grep -q "weights/yolo26.yaml its description .* at scale s" "$T/err" && pass infer_onnx_no_model ||
             fail infer_onnx_no_model "$(cat "$T/err")"; }

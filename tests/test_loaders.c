@@ -14,7 +14,10 @@
  *     family in weights/ at two scales (yolov3u: its one) loads without a YAML: the family and
  *     scale its description names (or, without a scale letter, the shapes
  *     pin down), its class names (and their count: a
- *     custom-trained model's nc); and one without
+ *     custom-trained model's nc, with a YAML given too); a static export (fixed input height and
+ *     width) runs at that size, letterboxed with auto=False (the fixtures:
+ *     ONNX Runtime's boxes with detect's default imgsz and rect), a dynamic
+ *     one at imgsz and rect; and one without
  *     metadata, of another task, an unknown family or a description the
  *     shapes disagree with is refused with one line
  *   - hostile or broken files are refused with one line: a pickle calling
@@ -84,8 +87,10 @@ static float iou(const float *a, const strix_detection *b)
 }
 
 /* Load path (with yaml, or the graph it embeds) and compare with
- * DIR/file<suffix>.dets. */
-static void check_fixture2(const char *file, const char *yaml, const char *suffix, int nms_free)
+ * DIR/file<suffix>.dets.  own_size: detect with imgsz and rect left at
+ * their defaults (640, 1), not the golden's: a static export runs at the
+ * size it was exported with, whatever they say. */
+static void check_fixture3(const char *file, const char *yaml, const char *suffix, int nms_free, int own_size)
 {
     char path[256], gpath[256];
     snprintf(path, sizeof path, DIR "%s", file);
@@ -106,8 +111,10 @@ static void check_fixture2(const char *file, const char *yaml, const char *suffi
     strix_detect_options_init(&d);
     d.conf = g.conf;
     d.iou = g.iou;
-    d.imgsz = g.imgsz;
-    d.rect = g.rect;
+    if (!own_size) {
+        d.imgsz = g.imgsz;
+        d.rect = g.rect;
+    }
     strix_image img = {.data = g_pic, .width = 200, .height = 150, .format = STRIX_RGB};
     strix_detections r;
     strix_status st = strix_model_detect(m, &img, 1, &d, &r, &e);
@@ -132,7 +139,7 @@ static void check_fixture2(const char *file, const char *yaml, const char *suffi
     printf("    %s: %d boxes match (worst IoU %.6f, worst |score difference| %.2g)\n", file, g.n, worst_iou, worst_ds);
 }
 
-static void check_fixture(const char *file, const char *yaml) { check_fixture2(file, yaml, "", 0); }
+static void check_fixture(const char *file, const char *yaml) { check_fixture3(file, yaml, "", 0, 0); }
 
 static void test_pt_f16_unfused(void) { check_fixture("v8_f16.pt", NULL); }
 static void test_pt_bf16(void) { check_fixture("v8_bf16.pt", NULL); }
@@ -140,6 +147,15 @@ static void test_pt_f32_fused_yolo11(void) { check_fixture("11_f32_fused.pt", NU
 static void test_onnx_op12_static(void) { check_fixture("v8_op12.onnx", DIR "tiny-v8.yaml"); }
 static void test_onnx_op17_dynamic_simplified(void) { check_fixture("v8_op17_dyn.onnx", DIR "tiny-v8.yaml"); }
 static void test_onnx_op17_yolo11(void) { check_fixture("11_op17.onnx", DIR "tiny-11.yaml"); }
+
+/* The static exports (160x160) with detect's defaults, imgsz 640 and rect 1
+ * (the dynamic export's golden at rect 1 differs: another box score): ONNX
+ * Runtime's square 160x160 letterbox of the 200x150 picture all the same. */
+static void test_onnx_static_runs_at_its_size(void)
+{
+    check_fixture3("v8_op12.onnx", DIR "tiny-v8.yaml", "", 0, 1);
+    check_fixture3("11_op17.onnx", DIR "tiny-11.yaml", "", 0, 1);
+}
 
 /* More families, from Ultralytics' own YAMLs (nc 3, width 1/16). */
 static void test_family_yolov8_p2(void) { check_fixture("f-v8-p2.pt", NULL); }
@@ -152,7 +168,7 @@ static void test_family_yolov3u(void) { check_fixture("f-v3.pt", NULL); }
  * one-to-one head's top-k selection (predict(nms=False)); its ONNX exports
  * hold one head each. */
 static void test_family_yolo26(void) { check_fixture("f-26.pt", NULL); }
-static void test_family_yolo26_nms_free(void) { check_fixture2("f-26.pt", NULL, ".e2e", 1); }
+static void test_family_yolo26_nms_free(void) { check_fixture3("f-26.pt", NULL, ".e2e", 1, 0); }
 static void test_family_yolo26_onnx(void) { check_fixture("f-26.onnx", DIR "tiny-26.yaml"); }
 static void test_family_yolo26_onnx_nms_free(void) { check_fixture("f-26-e2e.onnx", DIR "tiny-26.yaml"); }
 
@@ -197,8 +213,14 @@ static void test_onnx_tensors_and_origin(void)
     const strix_st_tensor *dfl = strix_st_find(c.tensors, "model.22.dfl.conv.weight");
     int ok = b0 && b2 && dfl && b2->origin && strstr(b2->origin, "/model.22/cv3.2/cv3.2.2/Conv") &&
              !strix_st_find(c.tensors, "model.0.bn.weight") && c.n_names == 3 && c.description && !c.yaml;
+    int dyn_h = c.input_h, dyn_w = c.input_w;
     strix_checkpoint_close(&c);
     TL_CHECK(ok, "ONNX tensors not mapped to their modules, or metadata missing");
+    TL_CHECK(!dyn_h && !dyn_w, "the dynamic export read as static %dx%d", dyn_h, dyn_w);
+    TL_CHECK(!strix_checkpoint_open(&c, DIR "v8_op12.onnx", &e), "%s", e.message);
+    int h = c.input_h, w = c.input_w;
+    strix_checkpoint_close(&c);
+    TL_CHECK(h == 160 && w == 160, "the static export's input read as %dx%d, not 160x160", h, w);
 }
 
 static void expect_refused(const char *path, const char *yaml, strix_status want, const char *needle)
@@ -294,16 +316,38 @@ static void export_conv(pb *graph, const char *name, const int64_t ws[4], int bi
     }
 }
 
+/* The graph's input `images`, [1, 3, in_h, in_w] (export(dynamic=False));
+ * in_h 0: [batch, 3, height, width], named dimensions (dynamic=True). */
+static void export_input(pb *graph, int in_h, int in_w)
+{
+    static const char *const names[4] = {"batch", "channels", "height", "width"};
+    const int64_t dims[4] = {1, 3, in_h, in_w};
+    pb shape = {0}, tensor = {0}, type = {0}, vi = {0};
+    for (int d = 0; d < 4; d++) {
+        pb dim = {0};
+        if (in_h || d == 1) pb_int(&dim, 1, (uint64_t)dims[d]);
+        else pb_str(&dim, 2, names[d]);
+        pb_msg(&shape, 1, &dim);
+    }
+    pb_int(&tensor, 1, 1); /* FLOAT */
+    pb_msg(&tensor, 2, &shape);
+    pb_msg(&type, 1, &tensor);
+    pb_str(&vi, 1, "images");
+    pb_msg(&vi, 2, &type);
+    pb_msg(graph, 11, &vi);
+}
+
 /* Writes path: an ONNX file as torch.onnx exports the fused model of yaml at
  * scale (a Conv node /model.N/REST/Conv per convolution, its weight and bias
- * initializers under their state_dict names), with Ultralytics' metadata
+ * initializers under their state_dict names; the input `images` of
+ * export_input), with Ultralytics' metadata
  * (description, task; none when description is NULL) and `names` n0, n1, ...
  * The convolutions come from the program strix builds for yaml, not from
  * synthetic weights: calibrating those runs the network, minutes for the
  * large families under ASan or qemu.  Returns 0 when something failed
  * (reported). */
 static int write_export(const char *path, const char *yaml, char scale, int nc, const char *description,
-                        const char *task)
+                        const char *task, int in_h, int in_w)
 {
     strix_model_options o;
     strix_model_options_init(&o);
@@ -323,6 +367,7 @@ static int write_export(const char *path, const char *yaml, char scale, int nc, 
     pb_str(&model, 2, "pytorch");
     pb_str(&model, 3, "2.3.0");
     const strix_program *p = &m->prog;
+    export_input(&graph, in_h, in_w);
     for (int i = 0; i < p->n_nodes; i++) {
         const strix_node *n = &p->nodes[i];
         if (n->op != STRIX_OP_CONV) continue;
@@ -400,7 +445,7 @@ static void test_onnx_export_families(void)
             if (scale) *strchr(pretty, 'S') = scale;
             snprintf(desc, sizeof desc, "Ultralytics %s model trained on coco.yaml", pretty);
             int want = i % 2 ? 80 : 3; /* the family's 80 classes, or a custom-trained model's 3 */
-            if (!write_export(path, yaml, scale, want, desc, "detect")) return;
+            if (!write_export(path, yaml, scale, want, desc, "detect", 0, 0)) return;
             strix_error e;
             int nc = 0;
             char last[64] = "", want_last[16];
@@ -412,7 +457,8 @@ static void test_onnx_export_families(void)
                      nc, last);
         }
     /* built from yolo26.yaml itself: no scale in the name, the shapes pin it down */
-    if (!write_export(path, "weights/yolo26.yaml", 's', 0, "Ultralytics YOLO26 model trained on coco.yaml", "detect"))
+    if (!write_export(path, "weights/yolo26.yaml", 's', 0, "Ultralytics YOLO26 model trained on coco.yaml", "detect",
+                      0, 0))
         return;
     strix_error e;
     int nc;
@@ -428,7 +474,7 @@ static void refused_export(const char *yaml, char scale, const char *description
 {
     char path[64];
     snprintf(path, sizeof path, "/tmp/strix-test-export-%d.onnx", (int)getpid());
-    if (!write_export(path, yaml, scale, 0, description, task)) return;
+    if (!write_export(path, yaml, scale, 0, description, task, 0, 0)) return;
     strix_error e;
     int nc;
     char last[64];
@@ -453,6 +499,101 @@ static void test_onnx_export_refusals(void)
                    STRIX_E_ARG, "names the family yolov9, which strix does not support");
     refused_export("weights/yolov8.yaml", 'n', "a model from somewhere", "detect", STRIX_E_ARG,
                    "its description 'a model from somewhere' names no YOLO model");
+}
+
+/* An export of imgsz=(96, 160) (static: [1, 3, 96, 160]) runs on a 200x150
+ * picture at 96x160 whatever imgsz and rect say, the picture scaled by
+ * min(96/150, 160/200) = 0.64 to 128x96 and centred (16 columns each side),
+ * as LetterBox(new_shape=(96, 160), auto=False); the same export made
+ * dynamic keeps imgsz and rect (640 x 480 here). */
+static void test_onnx_static_letterbox(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/strix-test-export-%d.onnx", (int)getpid());
+    const char *desc = "Ultralytics YOLOv8n model trained on coco.yaml";
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+        if (!write_export(path, "weights/yolov8.yaml", 'n', 3, desc, "detect", dynamic ? 0 : 96, dynamic ? 0 : 160))
+            return;
+        strix_model_options o;
+        strix_model_options_init(&o);
+        o.weights_path = path;
+        o.yaml_dir = "weights";
+        o.threads = 2;
+        strix_model *m;
+        strix_error e;
+        strix_status st = strix_model_load(&m, &o, &e);
+        unlink(path);
+        TL_CHECK(!st, "%s export: %s", dynamic ? "dynamic" : "static", e.message);
+        int h = -1, w = -1, fixed = strix_model_fixed_input(m, &h, &w);
+        strix_detect_options d;
+        strix_detect_options_init(&d);
+        strix_image img = {.data = g_pic, .width = 200, .height = 150, .format = STRIX_RGB};
+        strix_detections r;
+        st = strix_model_detect(m, &img, 1, &d, &r, &e);
+        strix_letterbox_info info = {0};
+        if (!st) info = *(const strix_letterbox_info *)m->scratch; /* detect's letterbox plan of the image */
+        int ph = m->plan.h, pw = m->plan.w;
+        int boxes_inside = 1;
+        for (int i = 0; !st && i < r.count; i++)
+            boxes_inside &= r.items[i].x1 >= 0 && r.items[i].x2 <= 200 && r.items[i].y1 >= 0 && r.items[i].y2 <= 150;
+        strix_model_free(m);
+        TL_CHECK(!st, "%s export: %s", dynamic ? "dynamic" : "static", e.message);
+        TL_CHECK(boxes_inside, "a box lies outside the picture");
+        if (dynamic) {
+            TL_CHECK(!fixed && !h && !w, "the dynamic export reports a fixed input %dx%d", h, w);
+            TL_CHECK(ph == 480 && pw == 640, "the dynamic export ran at %dx%d, not imgsz 640 rect (480x640)", ph, pw);
+        } else {
+            TL_CHECK(fixed && h == 96 && w == 160, "the static export reports %d, %dx%d, not its 96x160", fixed, h, w);
+            TL_CHECK(ph == 96 && pw == 160, "the static export ran at %dx%d, not its 96x160", ph, pw);
+            TL_CHECK(info.dst_w == 160 && info.dst_h == 96 && info.new_w == 128 && info.new_h == 96 &&
+                         info.left == 16 && info.top == 0 && fabsf(info.gain - 0.64f) < 1e-6f,
+                     "letterbox %dx%d in %dx%d at (%d, %d), gain %g: not 128x96 in 160x96 at (16, 0), gain 0.64",
+                     info.new_w, info.new_h, info.dst_w, info.dst_h, info.left, info.top, info.gain);
+        }
+    }
+    /* a fixed size beyond what detect runs is refused */
+    if (!write_export(path, "weights/yolov8.yaml", 'n', 3, desc, "detect", 9600, 160)) return;
+    strix_error e;
+    int nc;
+    char last[64];
+    strix_status st = load_export(path, &e, &nc, last);
+    unlink(path);
+    TL_CHECK(st == STRIX_E_WEIGHTS && strstr(e.message, "has shape [1, 3, 9600, 160]: its height and width must lie "
+                                             "in 1..8192"), "a 9600x160 input: status %s, '%s'",
+             strix_status_name(st), st ? e.message : "loaded");
+}
+
+/* An export of a model trained on 5 classes, with --model (the family YAML,
+ * nc 80) and without: nc comes from the export's names, as the names do
+ * (the class branch is then 64 wide, not 80: a YAML's nc would not bind). */
+static void test_onnx_nc_from_names(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/strix-test-export-%d.onnx", (int)getpid());
+    if (!write_export(path, "weights/yolov8.yaml", 'n', 5, "Ultralytics YOLOv8n model trained on data.yaml", "detect",
+                      0, 0))
+        return;
+    for (int given = 0; given < 2; given++) {
+        strix_model_options o;
+        strix_model_options_init(&o);
+        o.weights_path = path;
+        o.yaml_path = given ? "weights/yolov8.yaml" : NULL;
+        o.scale = given ? 'n' : 0;
+        o.yaml_dir = "weights";
+        strix_model *m;
+        strix_error e;
+        strix_status st = strix_model_load(&m, &o, &e);
+        if (st) unlink(path);
+        TL_CHECK(!st, "%s --model: %s", given ? "with" : "without", e.message);
+        int nc = strix_model_class_count(m);
+        char last[64];
+        snprintf(last, sizeof last, "%s", strix_model_class_name(m, nc - 1));
+        strix_model_free(m);
+        if (nc != 5 || strcmp(last, "n4")) unlink(path);
+        TL_CHECK(nc == 5 && !strcmp(last, "n4"), "%s --model: %d classes, the last '%s', not the export's 5 (n4)",
+                 given ? "with" : "without", nc, last);
+    }
+    unlink(path);
 }
 
 static void test_onnx_wrong_yaml(void)
@@ -521,6 +662,7 @@ int main(int argc, char **argv)
     TL_RUN(test_onnx_op12_static);
     TL_RUN(test_onnx_op17_dynamic_simplified);
     TL_RUN(test_onnx_op17_yolo11);
+    TL_RUN(test_onnx_static_runs_at_its_size);
     TL_RUN(test_pt_tensors_and_origin);
     TL_RUN(test_onnx_tensors_and_origin);
     TL_RUN(test_refuses_os_system);
@@ -531,6 +673,8 @@ int main(int argc, char **argv)
     TL_RUN(test_onnx_wrong_yaml);
     TL_RUN(test_onnx_export_families);
     TL_RUN(test_onnx_export_refusals);
+    TL_RUN(test_onnx_static_letterbox);
+    TL_RUN(test_onnx_nc_from_names);
     TL_RUN(test_pt_truncated_and_flipped);
     TL_RUN(test_onnx_truncated_and_flipped);
     TL_MAIN_END();

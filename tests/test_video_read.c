@@ -22,12 +22,18 @@
  *   - the rows callback (strix_video_read_options.rows): bands in order
  *     covering each frame once, each band's rows already final when it is
  *     called, one call for a turned frame, and a failing callback fails
- *     the read with its message.
- * SKIPs every test when ffmpeg is missing. */
+ *     the read with its message;
+ *   - a FIFO no one writes: the open waits for a writer, asking the
+ *     interrupt callback at least every 100 ms, and fails with STRIX_E_IO
+ *     "interrupted while opening" once it says stop (its open(2) used to
+ *     block for good).
+ * SKIPs every test but the FIFO's when ffmpeg is missing. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "letterbox.h"
@@ -572,6 +578,38 @@ static void decoder_errors(void)
              rs.frames_lost, rs.decoder_error);
 }
 
+/* The interrupt callback of fifo_interrupted: stop from the 4th call on. */
+static int stop_after_three(void *ctx)
+{
+    int *calls = ctx;
+    return ++*calls > 3;
+}
+
+static void fifo_interrupted(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s/nobody.mp4", g_dir);
+    TL_CHECK(mkfifo(path, 0600) == 0, "cannot make the FIFO %s", path);
+    strix_video_read_options o;
+    strix_video_read_options_init(&o);
+    int calls = 0;
+    o.interrupt = stop_after_three;
+    o.interrupt_ctx = &calls;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    strix_video_reader *r = NULL;
+    strix_error e;
+    strix_status st = strix_video_open(&r, path, &o, &e);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    strix_video_close(r);
+    unlink(path);
+    TL_CHECK(st == STRIX_E_IO && strstr(e.message, "nobody.mp4: interrupted while opening"),
+             "status %s, '%s'", strix_status_name(st), st ? e.message : "opened");
+    TL_CHECK(s < 2.0 && calls >= 4, "stopped after %.2f s and %d interrupt calls (want < 2 s, >= 4 calls)", s,
+             calls);
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -591,6 +629,7 @@ int main(int argc, char **argv)
     TL_RUN(rows_callback);
     TL_RUN(nvdec_matches_cpu);
     TL_RUN(decoder_errors);
+    TL_RUN(fifo_interrupted);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
     if (!getenv("STRIX_KEEP_TMP") && system(cmd) != 0) fprintf(stderr, "test_video_read: could not remove %s\n", g_dir);

@@ -151,7 +151,8 @@ static void usage(FILE *f)
             "  --conf X          minimum class score, 0..1 (default 0.25)\n"
             "  --iou X           NMS IoU threshold, 0..1 (default 0.7)\n"
             "  --max-det N       at most N boxes per image (default 300)\n"
-            "  --imgsz N         model input size, long side (default 640)\n"
+            "  --imgsz N         model input size, long side (default 640; a static ONNX\n"
+            "                    export: the size it was exported with)\n"
             "  --batch N         images or frames per forward pass (default 1); with several\n"
             "                    videos the frames of all of them fill one batch; images or\n"
             "                    frames of different sizes never share one, so each input's\n"
@@ -445,7 +446,10 @@ static int parse_args(int argc, char **argv, options *o)
         }
         else if (!strcmp(name, "--iou")) rc = parse_unit(name, val, &o->iou);
         else if (!strcmp(name, "--max-det")) rc = parse_int(name, val, 1, 100000, &o->max_det);
-        else if (!strcmp(name, "--imgsz")) rc = parse_int(name, val, 32, 8192, &o->imgsz);
+        else if (!strcmp(name, "--imgsz")) {
+            rc = parse_int(name, val, 32, 8192, &o->imgsz);
+            o->imgsz_set = 1;
+        }
         else if (!strcmp(name, "--batch")) rc = parse_int(name, val, 1, 1024, &o->batch);
         else if (!strcmp(name, "--jobs")) rc = parse_int(name, val, 1, 64, &o->jobs);
         else if (!strcmp(name, "--threads")) rc = parse_int(name, val, 0, 4096, &o->threads);
@@ -602,6 +606,15 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     if (st) {
         fprintf(stderr, "infer: %s\n", e.message);
         return strix_exit_code(st);
+    }
+    int fh, fw;
+    if (strix_model_fixed_input(*model, &fh, &fw)) { /* it runs at that size: the JSON records it */
+        int side = fh > fw ? fh : fw;
+        if (o->imgsz_set && o->imgsz != side)
+            return usage_error("--imgsz %d: %s is a static ONNX export with input %dx%d (HxW) and runs at that size "
+                               "only: drop --imgsz, or export it with imgsz=%d or dynamic=True", o->imgsz, o->weights,
+                               fh, fw, o->imgsz);
+        o->imgsz = side;
     }
     int rc = o->int8 ? calibrate_int8(o, *model) : 0;
     if (rc) return rc;

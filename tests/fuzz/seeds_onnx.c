@@ -4,9 +4,11 @@
  *                              (Sigmoid, Mul) under /model.0/conv/Conv, opset
  *                              12, fp32 initializers, names/task metadata;
  *   crash-no-node-output.onnx  the same with the Conv node's output left out;
- *   crash-no-metadata-value.onnx  a metadata entry without a value.
- * The two crash-* seeds rebuild the inputs of the two UBSan findings of
- * tests/fuzz/RESULTS.md (a memcmp/memcpy on an absent, empty field).
+ *   crash-no-metadata-value.onnx  a metadata entry without a value;
+ *   crash-no-input-type.onnx   the graph input `images` without its type.
+ * The crash-* seeds rebuild the inputs of the UBSan findings of
+ * tests/fuzz/RESULTS.md (a memcmp/memcpy on an absent, empty field; pointer
+ * arithmetic on the absent type of an input).
  * Field numbers are those of onnx.proto (ModelProto, GraphProto, NodeProto,
  * AttributeProto, TensorProto, ValueInfoProto).
  *   seeds_onnx DIR */
@@ -98,7 +100,7 @@ static void metadata(pb *model, const char *key, const char *value)
 
 /* ModelProto: ir_version 1, producer_name 2, producer_version 3, graph 7,
  * opset_import 8 (version 2), metadata_props 14. */
-static int write_model(const char *dir, const char *file, int conv_output, int metadata_value)
+static int write_model(const char *dir, const char *file, int conv_output, int metadata_value, int input_type)
 {
     pb model = {0}, graph = {0}, opset = {0};
     static const char *conv_in[] = {"images", "model.0.conv.weight", "model.0.conv.bias"};
@@ -114,7 +116,13 @@ static int write_model(const char *dir, const char *file, int conv_output, int m
     pb_str(&graph, 2, "main_graph");
     initializer(&graph, "model.0.conv.weight", w_dims, 4);
     initializer(&graph, "model.0.conv.bias", b_dims, 1);
-    value_info(&graph, 11, "images", in_dims);
+    if (input_type) {
+        value_info(&graph, 11, "images", in_dims);
+    } else {
+        pb vi = {0};
+        pb_str(&vi, 1, "images");
+        pb_msg(&graph, 11, &vi);
+    }
     value_info(&graph, 12, "10", out_dims);
     pb_msg(&model, 7, &graph);
     pb_int(&opset, 2, 12);
@@ -138,7 +146,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: seeds_onnx DIR\n");
         return 2;
     }
-    int ok = write_model(argv[1], "conv.onnx", 1, 1) && write_model(argv[1], "crash-no-node-output.onnx", 0, 1) &&
-             write_model(argv[1], "crash-no-metadata-value.onnx", 1, 0);
+    int ok = write_model(argv[1], "conv.onnx", 1, 1, 1) && write_model(argv[1], "crash-no-node-output.onnx", 0, 1, 1) &&
+             write_model(argv[1], "crash-no-metadata-value.onnx", 1, 0, 1) &&
+             write_model(argv[1], "crash-no-input-type.onnx", 1, 1, 0);
     return ok ? 0 : 1;
 }

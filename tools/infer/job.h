@@ -48,6 +48,7 @@ typedef struct options {
     int int8;                            /* --int8: calibrate on --calibrate, then run int8 (CPU) */
     const char *calibrate;               /* --calibrate: images, a directory or a quoted glob */
     int conf_set;                        /* --conf given (tracking lowers the default) */
+    int imgsz_set;                       /* --imgsz given (a static ONNX export has its own) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* --track-thresh etc.: -1 unless given */
     const char *tracker;                 /* --tracker botsort|bytetrack|FILE.yaml */

@@ -44,7 +44,7 @@ int source_open(source *s, const source_config *c)
     strix_status st = strix_video_open(&s->rd, c->url, &ro, &e);
     if (st) {
         fprintf(stderr, "infer: %s\n", e.message);
-        return strix_exit_code(st);
+        return c->interrupt && c->interrupt(NULL) ? EXIT_INTERRUPTED : strix_exit_code(st);
     }
     return 0;
 }
