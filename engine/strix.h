@@ -441,7 +441,7 @@ typedef struct strix_track_options {
     float match_thresh;              /* first association: highest accepted cost, default 0.8 */
     int fuse_score;                  /* 1 (default): cost 1 - IoU * score; 0: 1 - IoU */
     strix_gmc_method gmc_method;     /* BoT-SORT only, default sparseOptFlow */
-    strix_grey_rounding gmc_grey;        /* its grey frame, default OpenCV 5's (strix's key, not Ultralytics') */
+    strix_grey_rounding gmc_grey;    /* its grey frame, default OpenCV 5's (strix's key, not Ultralytics') */
     float proximity_thresh;          /* BoT-SORT ReID gate, default 0.5 */
     float appearance_thresh;         /* BoT-SORT ReID gate, default 0.8 */
 } strix_track_options;
