@@ -701,7 +701,8 @@ static uint8_t *read_pnm(const char *path, int channels, int *w, int *h)
  * grey, so every pixel's grey is checked, not only 2x2 means; the crop
  * itself gives the golden half-size frame (cv2.resize), as RGB and as BGR;
  * and with OpenCV 4's rounding the greys are the 14-bit formula's, 328
- * pixels off the golden (the golden tells the two apart). */
+ * pixels off the golden (the golden tells the two apart).  A 77 x 59 crop
+ * of it gives cv2.resize's INTER_LINEAR half-size frame of odd sizes. */
 static void grey_golden_check(int isa)
 {
     static const char *names[GMC_ISA_COUNT] = {"generic", "AVX2", "AVX-512"};
@@ -743,7 +744,23 @@ static void grey_golden_check(int isa)
             goto out;
         }
     }
-    for (int b = 0; b < 2; b++) {
+    int ow = 0, oh = 0, qw = 0, qh = 0;
+    uint8_t *odd = read_pnm("tests/golden/gmc/grey_odd.ppm", 3, &ow, &oh);
+    uint8_t *oddh = read_pnm("tests/golden/gmc/grey_odd_half.pgm", 1, &qw, &qh);
+    if (!odd || !oddh || qw != ow / 2 || qh != oh / 2 || ow % 2 == 0 || oh % 2 == 0 || ow > w || oh > h) {
+        tl_fail("cannot read tests/golden/gmc/grey_odd{.ppm,_half.pgm} (or they are not odd sizes)");
+        free(odd), free(oddh);
+        goto out;
+    }
+    steps->grey(odd, ow, oh, 3 * ow, 0, 0, out, sc.rows);
+    for (size_t i = 0; i < (size_t)qw * (size_t)qh; i++)
+        if (out[i] != oddh[i]) {
+            tl_fail("%s build, %dx%d: the half-size grey at (%zu, %zu) is %d, OpenCV 5's INTER_LINEAR %d", names[isa], ow,
+                    oh, i % (size_t)qw, i / (size_t)qw, out[i], oddh[i]);
+            break;
+        }
+    free(odd), free(oddh);
+    for (int b = 0; b < 2 && !tl_g.failed; b++) {
         steps->grey(b ? bgr : src, w, h, 3 * w, b, 0, out, sc.rows);
         for (size_t i = 0; i < (size_t)hw * (size_t)hh; i++)
             if (out[i] != half[i]) {
@@ -925,7 +942,9 @@ static void track_grey_bands(void)
  * against Ultralytics in the goldens above are the arbiter).  Pinned at
  * main 64c5546 (2026-11-27) with OpenCV 4's grey, then again for OpenCV 5's
  * grey when it became the default (2026-11-29: the transforms of the two
- * larger sizes changed, as a grey level moved corners); the clip: a world of 8x8 cells of hashed
+ * larger sizes changed, as a grey level moved corners), and for odd sizes
+ * when their half-size frame became OpenCV's fixed-point INTER_LINEAR
+ * (2026-11-29: 321x181 changed with either grey); the clip: a world of 8x8 cells of hashed
  * colour (perf/bench_track.c's), the camera drifting 2 px a frame with up
  * to 20 px of shake. */
 static uint64_t gmc_clip_hash(strix_gmc *g, int w, int h, int frames)
@@ -957,12 +976,13 @@ static uint64_t gmc_clip_hash(strix_gmc *g, int w, int h, int frames)
 
 static void gmc_transforms_pinned(void)
 {
-    /* hash: OpenCV 5's grey (the default); hash4: OpenCV 4's, the numbers pinned before it became the default */
+    /* hash: OpenCV 5's grey (the default); hash4: OpenCV 4's (640x360: the numbers pinned before OpenCV 5's
+     * became the default) */
     static const struct {
         int w, h;
         uint64_t hash, hash4;
     } clip[] = {{640, 360, 0x6ae28160a95d8adcull, 0x0642557eba7f8e0dull},
-                {321, 181, 0x4bf8bf38cd6817c7ull, 0x6f2d331ecf086471ull},
+                {321, 181, 0xba4dac576ed2f968ull, 0x885d52ca0a72f603ull},
                 {25, 23, 0x1ef7fb763ecd5d83ull, 0x1ef7fb763ecd5d83ull}};
     static const char *names[GMC_ISA_COUNT] = {"generic", "AVX2", "AVX-512"};
     for (int isa = 0; isa <= strix_gmc_best_isa(); isa++)

@@ -16,6 +16,9 @@ today):
                  RGB
   grey_full.pgm  cv2.cvtColor(crop, COLOR_BGR2GRAY), W x H
   grey_half.pgm  cv2.resize(that grey, (W // 2, H // 2)): GMC's input
+  grey_odd.ppm, grey_odd_half.pgm  the same for a 77 x 59 crop of it: odd
+                 sizes, where INTER_LINEAR interpolates (even ones halve
+                 exactly: 2x2 means)
 
 It also checks the two formulas above against cv2.cvtColor on every one of
 the 2^24 colours and prints how many colours each gets wrong.
@@ -65,6 +68,13 @@ def main():
         f.write(b"P5\n%d %d\n255\n" % (w, h) + full.tobytes())
     with open(os.path.join(outdir, "grey_half.pgm"), "wb") as f:
         f.write(b"P5\n%d %d\n255\n" % (w // 2, h // 2) + half.tobytes())
+    odd = np.ascontiguousarray(crop[30:89, 40:117])
+    oh, ow = odd.shape[:2]
+    with open(os.path.join(outdir, "grey_odd.ppm"), "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (ow, oh) + odd[..., ::-1].tobytes())
+    with open(os.path.join(outdir, "grey_odd_half.pgm"), "wb") as f:
+        f.write(b"P5\n%d %d\n255\n" % (ow // 2, oh // 2)
+                + cv2.resize(cv2.cvtColor(odd, cv2.COLOR_BGR2GRAY), (ow // 2, oh // 2)).tobytes())
 
 
 if __name__ == "__main__":
