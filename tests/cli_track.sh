@@ -18,7 +18,7 @@ NAME=cli_track
 . "$(dirname "$0")/lib_cli.sh"
 
 ALL="help segments_exact reel_durations mot_file counts_and_line tracked_boxes pad_gap_defaults min_frames max_len no_match
-rerender_keeps_ids retrack tracker_choice degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
+rerender_keeps_ids retrack skipped_frames tracker_choice degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
 if [ ! -x "$B/infer" ]; then
     for t in $ALL; do skip "$t" "$B/infer is not built"; done
     exit 0
@@ -181,6 +181,22 @@ O=$T/retrack
 if infer_rc 0 --detections "$T/exact/clip.jsonl" --track --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
     cmp -s "$O/clip.jsonl" "$T/exact/clip.jsonl" && cmp -s "$O/clip.mot.txt" "$T/exact/clip.mot.txt"; then pass retrack
 else fail retrack "re-tracking changed the output"; fi
+
+# skipped_frames: replayed frames marked "inferred": false keep the last tracked frame's identities and boxes;
+# the first frame skipped, or a skipped frame with more detections than the last, has none for them
+printf '%s\n' '{"frame": 0, "pts": 0, "inferred": false, "detections": [{"class_id": 0, "score": 0.9, "box": [10, 10, 50, 90]}]}' \
+    '{"frame": 1, "pts": 0.04, "detections": [{"class_id": 0, "score": 0.9, "box": [12, 10, 52, 90]}]}' \
+    '{"frame": 2, "pts": 0.08, "inferred": false, "detections": [{"class_id": 0, "score": 0.9, "box": [12, 10, 52, 90]}, {"class_id": 0, "score": 0.8, "box": [100, 10, 150, 90]}]}' \
+    >"$T/skip.jsonl"
+O=$T/skip
+ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25:duration=0.12 -c:v libx264 -preset ultrafast \
+    -pix_fmt yuv420p "$T/c3.mp4" 2>"$T/err"
+if infer_rc 0 --detections "$T/skip.jsonl" --track --no-save --out "$O" "$T/c3.mp4" &&
+    [ "$(sed -n 2p "$O/c3.jsonl" | grep -c track_id)" = 0 ] &&
+    sed -n 3p "$O/c3.jsonl" | grep -q '"box": \[12, 10, 52, 90\], "track_id": 1, "detection_box": \[12, 10, 52, 90\]}\]' &&
+    sed -n 4p "$O/c3.jsonl" | grep -q '"track_id": 1, "detection_box": \[12, 10, 52, 90\]}, {[^}]*"box": \[100, 10, 150, 90\]}\]}$'; then
+    pass skipped_frames
+else fail skipped_frames "$(sed -n 2,4p "$O/c3.jsonl" 2>/dev/null)"; fi
 
 # tracker_choice: --tracker bytetrack and a tracker YAML (the keys and values of Ultralytics' botsort.yaml,
 # gmc none; then sparseOptFlow with strix's gmc_grey) name themselves in tracks.json; an unknown key, ReID, an unsupported GMC method or tracker and a

@@ -227,6 +227,7 @@ typedef struct tracking {
     strix_detection *boxes;           /* [cap]: its detections with the tracker's boxes where tracked */
     strix_crossing *cross;            /* [cap]: its line crossings */
     int cap, nvtx;
+    int n_last;                       /* detections of the last frame tracked (ids and boxes hold them) */
 } tracking;
 
 /* The state of one video's run, shared by the pipeline callbacks: read on

@@ -44,16 +44,20 @@ strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *
     strix_status st = !inferred ? STRIX_OK
                       : grey    ? strix_tracker_update_grey(t->tracker, grey, w, h, d, n, t->ids, err)
                                 : strix_tracker_update(t->tracker, img, d, n, t->ids, err);
-    for (int i = 0; !st && inferred && i < n; i++) {
+    /* a skipped frame keeps the last frame's; detections past those (a replayed file can skip a frame with more,
+     * or its first) have none */
+    for (int i = inferred ? 0 : t->n_last; !st && i < n; i++) {
         strix_detection *b = &t->boxes[i];
         float xyxy[4];
         *b = d[i];
-        if (!strix_tracker_box(t->tracker, i, xyxy)) continue;
+        if (!inferred) t->ids[i] = -1;
+        if (!inferred || !strix_tracker_box(t->tracker, i, xyxy)) continue;
         b->x1 = clip(xyxy[0], w);
         b->y1 = clip(xyxy[1], h);
         b->x2 = clip(xyxy[2], w);
         b->y2 = clip(xyxy[3], h);
     }
+    if (inferred || n > t->n_last) t->n_last = n;
     stage_pop(t->nvtx);
     if (!st) st = strix_counter_add(t->counter, index, time, t->boxes, t->ids, n, t->cross, n_cross, err);
     return st;
