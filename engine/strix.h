@@ -402,7 +402,8 @@ size_t strix_model_anchor_count(const strix_model *m, int h, int w);
 /* --------------------------------------------------------------- tracking */
 
 /* Multi-object trackers as Ultralytics defines them (`yolo track`,
- * ultralytics/trackers 8.4.190): BYTETracker (Zhang et al., ECCV 2022) and
+ * ultralytics/trackers 8.4.190): BYTETracker (Zhang et al., ECCV 2022),
+ * OCSORT (Cao et al., CVPR 2023; below) and
  * BOTSORT (Aharon et al., 2022), which is BYTETracker with a Kalman state
  * over (cx, cy, w, h) instead of (cx, cy, w/h, h) and global motion
  * compensation (GMC): the frame-to-frame camera motion, a similarity
@@ -417,7 +418,20 @@ size_t strix_model_anchor_count(const strix_model *m, int h, int w);
  * equal Ultralytics' on the test streams (tests/test_track.c). */
 typedef struct strix_tracker strix_tracker;
 
-typedef enum strix_tracker_type { STRIX_TRACKER_BOTSORT = 0, STRIX_TRACKER_BYTETRACK = 1 } strix_tracker_type;
+/* OC-SORT (oc_sort.py) is ByteTrack's association and Kalman filter plus:
+ * the first association's cost adds inertia x the angle (/ pi) between a
+ * track's direction of motion, taken from its own detections delta_t frames
+ * apart, and the direction from its last detection to the candidate;
+ * detections left over are matched by IoU with the unmatched tracks' last
+ * detections (still tracked tracks first, then lost ones); a lost track
+ * found so has its Kalman state re-run along a straight line from its last
+ * detection to the new one; the low-score association runs only with
+ * use_byte.  No camera-motion compensation. */
+typedef enum strix_tracker_type {
+    STRIX_TRACKER_BOTSORT = 0,
+    STRIX_TRACKER_BYTETRACK = 1,
+    STRIX_TRACKER_OCSORT = 2
+} strix_tracker_type;
 /* BoT-SORT's camera-motion compensation: none, or Ultralytics' sparseOptFlow
  * (its orb, sift and ecc are not implemented). */
 typedef enum strix_gmc_method { STRIX_GMC_SPARSE_OPTFLOW = 0, STRIX_GMC_NONE = 1 } strix_gmc_method;
@@ -428,8 +442,8 @@ typedef enum strix_gmc_method { STRIX_GMC_SPARSE_OPTFLOW = 0, STRIX_GMC_NONE = 1
  * apart on some colours, enough to move corners and so the camera motion. */
 typedef enum strix_grey_rounding { STRIX_GREY_OPENCV5 = 0, STRIX_GREY_OPENCV4 = 1 } strix_grey_rounding;
 
-/* The keys of Ultralytics' botsort.yaml / bytetrack.yaml, same names, same
- * defaults (strix_track_options_init).  BoT-SORT's ReID branch (with_reid)
+/* The keys of Ultralytics' botsort.yaml / bytetrack.yaml / ocsort.yaml,
+ * same names, same defaults (strix_track_options_init).  BoT-SORT's ReID branch (with_reid)
  * is not implemented; without it, as in Ultralytics, proximity_thresh and
  * appearance_thresh are accepted and change nothing. */
 typedef struct strix_track_options {
@@ -444,15 +458,19 @@ typedef struct strix_track_options {
     strix_grey_rounding gmc_grey;    /* its grey frame, default OpenCV 5's (strix's key, not Ultralytics') */
     float proximity_thresh;          /* BoT-SORT ReID gate, default 0.5 */
     float appearance_thresh;         /* BoT-SORT ReID gate, default 0.8 */
+    int delta_t;                     /* OC-SORT: frames between the detections a direction is taken from, default 3 */
+    float inertia;                   /* OC-SORT: weight of the direction cost, >= 0, default 0.2 */
+    int use_byte;                    /* OC-SORT: 1: the low-score association too; default 0 */
 } strix_track_options;
 
-/* Ultralytics' defaults for the given tracker (botsort.yaml, bytetrack.yaml). */
+/* Ultralytics' defaults for the given tracker (botsort.yaml, bytetrack.yaml,
+ * ocsort.yaml). */
 void strix_track_options_init(strix_track_options *o, strix_tracker_type type);
 strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err);
 /* Advance by one frame with its detections (any order).  frame: the decoded
  * frame the detections came from, RGB or BGR in host memory (STRIX_HOST or
  * STRIX_PINNED), for BoT-SORT's motion compensation (NULL: no camera motion
- * this frame; ignored by ByteTrack and gmc none).  ids[i]
+ * this frame; ignored by ByteTrack, OC-SORT and gmc none).  ids[i]
  * receives the identity of the confirmed track detection i updated, or -1
  * (a low-score box no track took, a track's first frame after the first
  * frame of the stream: confirmation needs a second hit).  Identities start
@@ -488,7 +506,7 @@ strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8
  * strix_tracker_update on that frame does. */
 strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, int width, int height,
                                        const strix_detection *dets, int n, int *ids, strix_error *err);
-/* Short name of a tracker type ("botsort", "bytetrack"). */
+/* Short name of a tracker type ("botsort", "bytetrack", "ocsort"). */
 const char *strix_tracker_type_name(strix_tracker_type t);
 /* The tracker's box of detection i of the last update, as Ultralytics'
  * tracker.update returns it for a tracked detection (STrack.xyxy: the

@@ -1,7 +1,7 @@
 /* tracker_yaml.c — reads an Ultralytics tracker YAML (a flat mapping of
  * scalars, as the files in ultralytics/cfg/trackers) with libyaml's document API.
- * Strict: a key the file names must be one Ultralytics' botsort.yaml or
- * bytetrack.yaml defines, with a value of its type. */
+ * Strict: a key the file names must be one Ultralytics' botsort.yaml,
+ * bytetrack.yaml or ocsort.yaml defines, with a value of its type. */
 #include "tracker_yaml.h"
 
 #include <errno.h>
@@ -40,7 +40,7 @@ static int parse_bool(const char *s, int *b)
     return 0;
 }
 
-typedef enum { K_TYPE, K_FLOAT, K_INT, K_BOOL, K_GMC, K_GREY, K_REID, K_MODEL } kind;
+typedef enum { K_TYPE, K_FLOAT, K_WEIGHT, K_INT, K_BOOL, K_GMC, K_GREY, K_REID, K_MODEL } kind;
 
 static const struct key {
     const char *name;
@@ -60,6 +60,9 @@ static const struct key {
     {"appearance_thresh", K_FLOAT, offsetof(strix_track_options, appearance_thresh)},
     {"with_reid", K_REID, 0},
     {"model", K_MODEL, 0},
+    {"delta_t", K_INT, offsetof(strix_track_options, delta_t)},
+    {"inertia", K_WEIGHT, offsetof(strix_track_options, inertia)},
+    {"use_byte", K_BOOL, offsetof(strix_track_options, use_byte)},
 };
 
 /* One key's value into o; the type key is handled by the caller. */
@@ -73,6 +76,11 @@ static strix_status read_value(const char *path, const struct key *k, const yaml
     case K_FLOAT:
         if (!parse_number(s, &x) || x < 0 || x > 1)
             return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a number in 0..1, not '%s'", path, line, k->name, s);
+        *(float *)((char *)o + k->off) = (float)x;
+        return STRIX_OK;
+    case K_WEIGHT: /* a weight, not a threshold: any size */
+        if (!parse_number(s, &x) || x < 0 || x > 1e9)
+            return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a number >= 0, not '%s'", path, line, k->name, s);
         *(float *)((char *)o + k->off) = (float)x;
         return STRIX_OK;
     case K_INT:
@@ -127,16 +135,16 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
         if (k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "tracker_type"))
             type = yaml_document_get_node(doc, p->value);
     }
-    if (!type) return strix_fail(err, STRIX_E_ARG, "%s: no tracker_type (botsort or bytetrack)", path);
+    if (!type) return strix_fail(err, STRIX_E_ARG, "%s: no tracker_type (botsort, bytetrack or ocsort)", path);
     const char *ts = type->type == YAML_SCALAR_NODE ? (const char *)type->data.scalar.value : "";
     if (!strcmp(ts, "botsort")) strix_track_options_init(o, STRIX_TRACKER_BOTSORT);
     else if (!strcmp(ts, "bytetrack")) strix_track_options_init(o, STRIX_TRACKER_BYTETRACK);
-    else if (!strcmp(ts, "ocsort") || !strcmp(ts, "deepocsort") || !strcmp(ts, "fasttrack") ||
-             !strcmp(ts, "tracktrack"))
-        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: tracker_type %s is not implemented in strix; use botsort "
-                          "or bytetrack", path, line_of(type), ts);
+    else if (!strcmp(ts, "ocsort")) strix_track_options_init(o, STRIX_TRACKER_OCSORT);
+    else if (!strcmp(ts, "deepocsort") || !strcmp(ts, "fasttrack") || !strcmp(ts, "tracktrack"))
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: tracker_type %s is not implemented in strix; use botsort, "
+                          "bytetrack or ocsort", path, line_of(type), ts);
     else
-        return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown tracker_type '%s' (botsort or bytetrack)", path,
+        return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown tracker_type '%s' (botsort, bytetrack or ocsort)", path,
                           line_of(type), ts);
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
@@ -147,10 +155,11 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             if (!strcmp(name, keys[i].name)) key = &keys[i];
         if (!key)
-            return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown key '%s' (botsort.yaml and bytetrack.yaml define "
-                              "tracker_type, track_high_thresh, track_low_thresh, new_track_thresh, track_buffer, "
-                              "match_thresh, fuse_score, gmc_method, proximity_thresh, appearance_thresh, with_reid, "
-                              "model; and strix's gmc_grey)", path, line_of(k), name);
+            return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown key '%s' (botsort.yaml, bytetrack.yaml and "
+                              "ocsort.yaml define tracker_type, track_high_thresh, track_low_thresh, new_track_thresh, "
+                              "track_buffer, match_thresh, fuse_score, gmc_method, proximity_thresh, "
+                              "appearance_thresh, with_reid, model, delta_t, inertia, use_byte; and strix's gmc_grey)",
+                              path, line_of(k), name);
         if (v->type != YAML_SCALAR_NODE)
             return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a single value", path, line_of(v), name);
         strix_status st = read_value(path, key, v, o, err);

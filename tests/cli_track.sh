@@ -9,8 +9,8 @@
 # appearances are frames 51-99, 121-149 and 201-224.  Checked: the exact
 # highlight segments (JSON and CSV), the reel's frame count, video and audio
 # durations with ffprobe, the MOT file, the per-class counts, the crossing,
-# replay checks, --tracker (names, a tracker YAML with every key of
-# Ultralytics' botsort.yaml, and its errors), usage errors and exit codes,
+# replay checks, --tracker (names, tracker YAMLs with every key of
+# Ultralytics' botsort.yaml and ocsort.yaml, and their errors), usage errors and exit codes,
 # no temporary files left.  One
 # run with a (synthetic-weight) model checks the live path.
 #   sh tests/cli_track.sh BUILD_DIR
@@ -198,8 +198,8 @@ if infer_rc 0 --detections "$T/skip.jsonl" --track --no-save --out "$O" "$T/c3.m
     pass skipped_frames
 else fail skipped_frames "$(sed -n 2,4p "$O/c3.jsonl" 2>/dev/null)"; fi
 
-# tracker_choice: --tracker bytetrack and a tracker YAML (the keys and values of Ultralytics' botsort.yaml,
-# gmc none; then sparseOptFlow with strix's gmc_grey) name themselves in tracks.json; an unknown key, ReID, an unsupported GMC method or tracker and a
+# tracker_choice: --tracker bytetrack, --tracker ocsort and tracker YAMLs (the keys and values of Ultralytics' botsort.yaml,
+# gmc none; then sparseOptFlow with strix's gmc_grey; ocsort.yaml's) name themselves in tracks.json; an unknown key, ReID, an unsupported GMC method or tracker and a
 # bad name: exit 2 with one line naming file:line; a missing file: exit 3
 O=$T/choice
 cat >"$T/mybot.yaml" <<'YAML'
@@ -238,9 +238,31 @@ for bad in "unknown key 'lost_thresh'@lost_thresh: 0.3" "with_reid: True is not 
         echo "    ${bad#*@}: $(cat "$T/err")"
     fi
 done
-printf 'tracker_type: ocsort\n' >"$T/oc.yaml"
+# OC-SORT: --tracker ocsort, and a YAML with every key of Ultralytics' ocsort.yaml; its own keys in tracks.json
+cat >"$T/myoc.yaml" <<'YAML'
+tracker_type: ocsort
+track_high_thresh: 0.25
+track_low_thresh: 0.1
+new_track_thresh: 0.25
+track_buffer: 30
+match_thresh: 0.8
+fuse_score: True
+delta_t: 3
+inertia: 0.2
+use_byte: False
+YAML
+infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker ocsort --no-save --out "$O/o" "$T/clip.mp4" &&
+    grep -q '"name": "ocsort", .*"fuse_score": true, "delta_t": 3, "inertia": 0.2, "use_byte": false' \
+        "$O/o/clip.tracks.json" || ok=0
+sed 's/^delta_t: 3/delta_t: 5/; s/^use_byte: False/use_byte: True/' "$T/myoc.yaml" >"$T/oc5.yaml"
+infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc5.yaml" --no-save --out "$O/o5" "$T/clip.mp4" &&
+    grep -q '"delta_t": 5, "inertia": 0.2, "use_byte": true' "$O/o5/clip.tracks.json" || ok=0
+printf 'tracker_type: ocsort\ninertia: -1\n' >"$T/oc.yaml"
 infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc.yaml" --out "$O/x" "$T/clip.mp4" &&
-    grep -q "oc.yaml:1: tracker_type ocsort is not implemented" "$T/err" || ok=0
+    grep -q "oc.yaml:2: inertia must be a number >= 0" "$T/err" || ok=0
+printf 'tracker_type: deepocsort\n' >"$T/oc.yaml"
+infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc.yaml" --out "$O/x" "$T/clip.mp4" &&
+    grep -q "oc.yaml:1: tracker_type deepocsort is not implemented" "$T/err" || ok=0
 infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker deepsort --out "$O/x" "$T/clip.mp4" || ok=0
 infer_rc 3 --detections "$T/exact/clip.jsonl" --track --tracker "$T/none.yaml" --out "$O/x" "$T/clip.mp4" || ok=0
 [ ! -e "$O/x" ] || { ok=0; echo "    a refused run left $O/x"; }

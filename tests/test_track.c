@@ -8,7 +8,9 @@
  * shaking camera, objects walking in it, drawn here byte for byte as the
  * reference drew them), with the identities Ultralytics 8.4.190's
  * BYTETracker, BOTSORT and BOTSORT without GMC gave every detection
- * (tools/reference/track_goldens.py).  strix's three configurations must
+ * (tools/reference/track_goldens.py), and NAME.ocsort.txt the identities and
+ * boxes of its OCSORT (ocsort.yaml, and with use_byte), which strix's
+ * OC-SORT must equal exactly.  strix's three configurations must
  * give the same identities (>= 99% of detections) and score within 0.01
  * of Ultralytics in MOTA and IDF1 with the project's evaluator
  * (engine/eval/moteval.c) against the ground truth; NAME.boxes.txt (six of
@@ -428,6 +430,123 @@ static void matches_ultralytics(void)
         printf("  %s: %ld detections, %ld identities differ from Ultralytics'", conf_name[c], total, differ);
         if (boxes) printf("; %ld tracked boxes, %ld bit-equal to Ultralytics', the rest at most %g px off", boxes, exact,
                           (double)box_max);
+        printf("\n");
+    }
+}
+
+/* strix's OC-SORT over a golden stream, with ocsort.yaml's defaults or with
+ * use_byte (NAME.ocsort.txt's identity columns 0 and 1): the detections
+ * compared, those whose identity differs from Ultralytics' OCSORT's, and
+ * for the defaults the tracked boxes compared and those not bit-equal to
+ * its rows' (the state is Kalman's in double and the rest float32 on both
+ * sides, in the same order of operations).  0, or -1 (test failed). */
+static int run_ocsort(const stream *s, int use_byte, long *compared, long *differ, long *boxes, long *box_bad)
+{
+    char path[256], line[512];
+    snprintf(path, sizeof path, GOLDEN "%s.jsonl", s->name);
+    strix_jsonl_reader *rd = NULL;
+    strix_error e;
+    *compared = *differ = *boxes = *box_bad = 0;
+    if (strix_jsonl_open(&rd, path, &e)) {
+        tl_fail("%s", e.message);
+        return -1;
+    }
+    snprintf(path, sizeof path, GOLDEN "%s.ocsort.txt", s->name);
+    FILE *ref = fopen(path, "r");
+    strix_track_options o;
+    strix_track_options_init(&o, STRIX_TRACKER_OCSORT);
+    o.use_byte = use_byte;
+    strix_tracker *t = NULL;
+    int *ids = NULL, ids_cap = 0, rc = -1, got;
+    if (!ref || strix_tracker_create(&t, &o, &e) || !fgets(line, sizeof line, ref) || line[0] != '#') {
+        tl_fail("%s: %s", path, ref ? "no tracker or no header" : "cannot open it");
+        goto out;
+    }
+    strix_jsonl_record rec;
+    while ((got = strix_jsonl_next(rd, &rec, &e)) > 0) {
+        if (rec.n > ids_cap) {
+            int *v = realloc(ids, sizeof *v * (size_t)(2 * rec.n));
+            if (!v) {
+                tl_fail("out of memory");
+                goto out;
+            }
+            ids = v;
+            ids_cap = 2 * rec.n;
+        }
+        if (strix_tracker_update(t, NULL, rec.dets, rec.n, ids, &e)) {
+            tl_fail("%s frame %ld: %s", s->name, rec.frame, e.message);
+            goto out;
+        }
+        for (int i = 0; i < rec.n; i++) {
+            long fr;
+            int k, want[2];
+            char tok[4][32];
+            if (!fgets(line, sizeof line, ref) ||
+                sscanf(line, "%ld %d %d %d %31s %31s %31s %31s", &fr, &k, &want[0], &want[1], tok[0], tok[1], tok[2],
+                       tok[3]) != 8 ||
+                fr != rec.frame || k != i) {
+                tl_fail("%s: out of step at frame %ld detection %d", path, rec.frame, i);
+                goto out;
+            }
+            if (ids[i] != want[use_byte] && (*differ)++ < 3)
+                printf("  %s ocsort%s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", s->name,
+                       use_byte ? " use_byte" : "", rec.frame, i, (double)rec.dets[i].score, ids[i], want[use_byte]);
+            (*compared)++;
+            float sb[4], rb[4];
+            int has = strix_tracker_box(t, i, sb);
+            if (has != (ids[i] >= 0)) {
+                tl_fail("%s frame %ld detection %d: identity %d but strix_tracker_box says %d", s->name, rec.frame, i,
+                        ids[i], has);
+                goto out;
+            }
+            if (use_byte || !has || ids[i] != want[0] || !strcmp(tok[0], "-")) continue;
+            for (int q = 0; q < 4; q++) rb[q] = strtof(tok[q], NULL);
+            (*boxes)++;
+            if (memcmp(sb, rb, sizeof sb) && (*box_bad)++ < 3)
+                printf("  %s ocsort frame %ld detection %d: box %.9g %.9g %.9g %.9g, Ultralytics %.9g %.9g %.9g %.9g\n",
+                       s->name, rec.frame, i, (double)sb[0], (double)sb[1], (double)sb[2], (double)sb[3],
+                       (double)rb[0], (double)rb[1], (double)rb[2], (double)rb[3]);
+        }
+    }
+    if (got < 0) {
+        tl_fail("%s", e.message);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (ref) fclose(ref);
+    strix_jsonl_close(rd);
+    strix_tracker_free(t);
+    free(ids);
+    return rc;
+}
+
+/* OC-SORT on every stream, with ocsort.yaml's defaults and with use_byte:
+ * every identity equal to Ultralytics' OCSORT's, and (defaults) every
+ * tracked box bit-equal to its rows'. */
+static void ocsort_matches_ultralytics(void)
+{
+    for (int use_byte = 0; use_byte < 2; use_byte++) {
+        long total = 0, differ = 0, boxes = 0, bad_boxes = 0;
+        for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
+            const stream *s = &streams[i];
+            long n, d, b, bad;
+            if (run_ocsort(s, use_byte, &n, &d, &b, &bad)) return;
+            printf("  ocsort%-9s %-10s %5ld detections, %ld differ", use_byte ? " use_byte" : "", s->name, n, d);
+            if (!use_byte) printf("; boxes %ld, %ld not bit-equal", b, bad);
+            printf("\n");
+            if (d) tl_fail("ocsort%s %s: %ld of %ld identities differ from Ultralytics'", use_byte ? " use_byte" : "",
+                           s->name, d, n);
+            if (bad) tl_fail("ocsort %s: %ld of %ld tracked boxes differ from Ultralytics'", s->name, bad, b);
+            if (!use_byte && b < 50) tl_fail("ocsort %s: only %ld tracked boxes compared", s->name, b);
+            total += n;
+            differ += d;
+            boxes += b;
+            bad_boxes += bad;
+        }
+        printf("  ocsort%s: %ld detections, %ld identities differ from Ultralytics'", use_byte ? " use_byte" : "",
+               total, differ);
+        if (!use_byte) printf("; %ld tracked boxes, %ld not bit-equal to Ultralytics'", boxes, bad_boxes);
         printf("\n");
     }
 }
@@ -1137,6 +1256,17 @@ static void tracker_arguments(void)
     strix_track_options_init(&o, STRIX_TRACKER_BYTETRACK);
     o.track_buffer = -1;
     TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG, "track_buffer -1");
+    strix_track_options_init(&o, STRIX_TRACKER_OCSORT); /* ocsort.yaml's own keys */
+    TL_CHECK(o.delta_t == 3 && o.inertia == 0.2f && !o.use_byte && !strcmp(strix_tracker_type_name(o.tracker_type), "ocsort"),
+             "ocsort.yaml's defaults");
+    o.delta_t = -1;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "delta_t"), "delta_t -1");
+    strix_track_options_init(&o, STRIX_TRACKER_OCSORT);
+    o.inertia = NAN;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "inertia"), "inertia NaN");
+    strix_track_options_init(&o, STRIX_TRACKER_OCSORT);
+    o.use_byte = 2;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "use_byte"), "use_byte 2");
     strix_track_options_init(&o, STRIX_TRACKER_BYTETRACK);
     TL_CHECK(!strix_tracker_create(&t, &o, &e), "%s", e.message);
     strix_detection d = {10, 10, 20, 20, NAN, 0};
@@ -1235,6 +1365,7 @@ int main(int argc, char **argv)
     TL_RUN(assign_is_optimal);
     TL_RUN(assign_beats_greedy_at_a_crossing);
     TL_RUN(matches_ultralytics);
+    TL_RUN(ocsort_matches_ultralytics);
     TL_RUN(gmc_beats_no_gmc);
     TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(gmc_corner_guess_redone);

@@ -1,12 +1,14 @@
 /* track.c — the trackers of strix.h, step for step as Ultralytics 8.4.190
  * defines them (ultralytics/trackers: byte_tracker.py BYTETracker,
- * bot_sort.py BOTSORT without ReID, utils/kalman_filter.py, utils/matching.py,
+ * bot_sort.py BOTSORT without ReID, oc_sort.py OCSORT, whose own per-track
+ * state is track_ocsort.c's, utils/kalman_filter.py, utils/matching.py,
  * utils/stracks.py), so identities match it (tests/test_track.c checks them
  * against goldens made by tools/reference/track_goldens.py).
  *
  * Kalman state per track, doubles: mean[8] = (cx, cy, a, h, vcx, vcy, va, vh)
- * with a = w / h for ByteTrack (measurements (cx, cy, a, h)), (cx, cy, w, h,
- * vcx, vcy, vw, vh) for BoT-SORT (measurements (cx, cy, w, h)); cov[8][8].
+ * with a = w / h for ByteTrack and OC-SORT (measurements (cx, cy, a, h)),
+ * (cx, cy, w, h, vcx, vcy, vw, vh) for BoT-SORT (measurements (cx, cy, w,
+ * h)); cov[8][8].
  *
  * The reference's number types are kept where they change results: a
  * detection box is float32 (x1, y1, w, h), derived from (cx, cy, w, h)
@@ -32,6 +34,7 @@
 #include "assign.h"
 #include "gmc.h"
 #include "strix.h"
+#include "track_ocsort.h"
 #include "util.h"
 
 enum { NEW, TRACKED, LOST, REMOVED };
@@ -43,6 +46,8 @@ enum { NEW, TRACKED, LOST, REMOVED };
 #define UNCONFIRMED_MATCH_THRESH 0.7
 #define DUPLICATE_IOU_DIST 0.15f
 #define REMOVED_KEEP 1000
+/* OC-SORT's delta_t, bounded so its observations stay a few kB a track */
+#define OCSORT_MAX_DELTA_T 10000
 
 typedef struct track {
     double mean[8], cov[64];
@@ -75,6 +80,7 @@ struct strix_tracker {
     long *removed;               /* identities of the last REMOVED_KEEP removed tracks, oldest first */
     int n_removed;
     strix_gmc *gmc;              /* BoT-SORT with sparseOptFlow */
+    strix_ocsort *oc;            /* OC-SORT's per-slot state */
     float *boxes;                /* [n_boxes][4]: the tracker's box of each detection of the last update (NaN: none) */
     int n_boxes, boxes_cap;
     int broken;                  /* an update ran out of memory half way */
@@ -94,11 +100,14 @@ void strix_track_options_init(strix_track_options *o, strix_tracker_type type)
     o->gmc_grey = STRIX_GREY_OPENCV5;
     o->proximity_thresh = 0.5f;
     o->appearance_thresh = 0.8f;
+    o->delta_t = 3;
+    o->inertia = 0.2f;
+    o->use_byte = 0;
 }
 
 const char *strix_tracker_type_name(strix_tracker_type t)
 {
-    return t == STRIX_TRACKER_BYTETRACK ? "bytetrack" : "botsort";
+    return t == STRIX_TRACKER_BYTETRACK ? "bytetrack" : t == STRIX_TRACKER_OCSORT ? "ocsort" : "botsort";
 }
 
 static int in_unit(float v) { return v >= 0 && v <= 1; }
@@ -106,7 +115,8 @@ static int in_unit(float v) { return v >= 0 && v <= 1; }
 strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err)
 {
     *out = NULL;
-    if (o->tracker_type != STRIX_TRACKER_BOTSORT && o->tracker_type != STRIX_TRACKER_BYTETRACK)
+    if (o->tracker_type != STRIX_TRACKER_BOTSORT && o->tracker_type != STRIX_TRACKER_BYTETRACK &&
+        o->tracker_type != STRIX_TRACKER_OCSORT)
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown tracker type %d", (int)o->tracker_type);
     if (o->gmc_method != STRIX_GMC_SPARSE_OPTFLOW && o->gmc_method != STRIX_GMC_NONE)
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown GMC method %d", (int)o->gmc_method);
@@ -123,6 +133,13 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
         return strix_fail(err, STRIX_E_ARG, "tracker: track_buffer %d must be >= 0", o->track_buffer);
     if (o->fuse_score != 0 && o->fuse_score != 1)
         return strix_fail(err, STRIX_E_ARG, "tracker: fuse_score %d must be 0 or 1", o->fuse_score);
+    /* OC-SORT keeps delta_t + 2 observations per track */
+    if (o->delta_t < 0 || o->delta_t > OCSORT_MAX_DELTA_T)
+        return strix_fail(err, STRIX_E_ARG, "tracker: delta_t %d must be in 0..%d", o->delta_t, OCSORT_MAX_DELTA_T);
+    if (!(o->inertia >= 0) || !isfinite(o->inertia))
+        return strix_fail(err, STRIX_E_ARG, "tracker: inertia %g must be a number >= 0", (double)o->inertia);
+    if (o->use_byte != 0 && o->use_byte != 1)
+        return strix_fail(err, STRIX_E_ARG, "tracker: use_byte %d must be 0 or 1", o->use_byte);
     strix_tracker *t = calloc(1, sizeof *t);
     if (!t) return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     t->o = *o;
@@ -133,6 +150,10 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     }
     if (t->gmc) strix_gmc_set_grey(t->gmc, o->gmc_grey == STRIX_GREY_OPENCV4);
+    if (o->tracker_type == STRIX_TRACKER_OCSORT && !(t->oc = strix_ocsort_create(o->delta_t))) {
+        free(t);
+        return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
+    }
     *out = t;
     return STRIX_OK;
 }
@@ -141,6 +162,7 @@ void strix_tracker_free(strix_tracker *t)
 {
     if (!t) return;
     strix_gmc_free(t->gmc);
+    strix_ocsort_free(t->oc);
     free(t->pool);
     free(t->tracked.v);
     free(t->lost.v);
@@ -232,7 +254,8 @@ static void kalman_initiate(track *k, int xywh, const float m[4])
     for (int i = 0; i < 8; i++) k->cov[i * 9] = std[i] * std[i];
 }
 
-/* x' = F x, P' = F P F^T + Q with F = [[I, I], [0, I]] */
+/* x' = F x, P' = F P F^T + Q with F = [[I, I], [0, I]]: multi_predict's
+ * (F P) F^T */
 static void kalman_predict(track *k, int xywh)
 {
     double q[8];
@@ -244,6 +267,23 @@ static void kalman_predict(track *k, int xywh)
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 8; j++)
             p[i * 8 + j] = j < 4 ? left[i * 8 + j] + left[i * 8 + j + 4] : left[i * 8 + j];
+    for (int i = 0; i < 8; i++) p[i * 9] += q[i] * q[i];
+}
+
+/* The same step as the single-track predict (KalmanFilterXYAH.predict,
+ * OC-SORT's re-update) computes it: its multi_dot takes F (P F^T), which
+ * sums the four terms of a position entry in another order. */
+static void kalman_predict_one(track *k)
+{
+    double q[8];
+    noise(k->mean, 0, STD_POS, STD_VEL, q);
+    for (int i = 0; i < 4; i++) k->mean[i] += k->mean[4 + i];
+    double right[64], *p = k->cov;
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) right[i * 8 + j] = j < 4 ? p[i * 8 + j] + p[i * 8 + j + 4] : p[i * 8 + j];
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++)
+            p[i * 8 + j] = i < 4 ? right[i * 8 + j] + right[(i + 4) * 8 + j] : right[i * 8 + j];
     for (int i = 0; i < 8; i++) p[i * 9] += q[i] * q[i];
 }
 
@@ -391,6 +431,7 @@ static int new_slot(strix_tracker *t)
     for (int i = 0; i < t->n_pool; i++)
         if (t->pool[i].state == NEW) return i;
     int n = t->n_pool ? 2 * t->n_pool : 32;
+    if (t->oc && strix_ocsort_reserve(t->oc, n)) return -1;
     track *p = realloc(t->pool, sizeof *p * (size_t)n);
     if (!p) return -1;
     memset(p + t->n_pool, 0, sizeof *p * (size_t)(n - t->n_pool));
@@ -400,10 +441,20 @@ static int new_slot(strix_tracker *t)
     return slot;
 }
 
+/* OC-SORT: the detection's box is the track's observation, recorded before
+ * its Kalman update (oc_sort.py's update and re_activate). */
+static void ocsort_observe(strix_tracker *t, track *k, const det *d)
+{
+    float b[4];
+    det_xyxy(d, b);
+    strix_ocsort_observe(t->oc, (int)(k - t->pool), t->frame_id, b);
+}
+
 static void track_update(strix_tracker *t, track *k, const det *d)
 {
     float m[4];
     det_measure(d, t->xywh, m);
+    if (t->oc) ocsort_observe(t, k, d);
     k->frame_id = t->frame_id;
     k->tracklet_len++;
     kalman_update(k, t->xywh, m);
@@ -411,12 +462,14 @@ static void track_update(strix_tracker *t, track *k, const det *d)
     k->activated = 1;
     k->score = d->score;
     k->idx = d->index;
+    if (t->oc) strix_ocsort_settle(t->oc, (int)(k - t->pool), k->mean, k->cov);
 }
 
 static void track_reactivate(strix_tracker *t, track *k, const det *d)
 {
     float m[4];
     det_measure(d, t->xywh, m);
+    if (t->oc) ocsort_observe(t, k, d);
     kalman_update(k, t->xywh, m);
     k->tracklet_len = 0;
     k->state = TRACKED;
@@ -424,6 +477,27 @@ static void track_reactivate(strix_tracker *t, track *k, const det *d)
     k->frame_id = t->frame_id;
     k->score = d->score;
     k->idx = d->index;
+    if (t->oc) strix_ocsort_settle(t->oc, (int)(k - t->pool), k->mean, k->cov);
+}
+
+/* OC-SORT's observation-centric re-update (apply_oru) of a lost track found
+ * again by detection d: from the state saved at its last observation,
+ * predict and update along the straight line from that observation to d,
+ * one virtual observation a frame, then predict to this frame (the
+ * single-track predict, without the lost track's zeroed height velocity). */
+static void track_reupdate(strix_tracker *t, track *k, const det *d)
+{
+    const int slot = (int)(k - t->pool);
+    const int gap = strix_ocsort_gap(t->oc, slot, t->frame_id, k->mean, k->cov);
+    if (!gap) return;
+    float b[4], m[4];
+    det_xyxy(d, b);
+    for (int step = 1; step < gap; step++) {
+        strix_ocsort_virtual(t->oc, slot, b, step, gap, m);
+        kalman_predict_one(k);
+        kalman_update(k, 0, m);
+    }
+    kalman_predict_one(k);
 }
 
 /* Scratch of one update, freed together. */
@@ -432,7 +506,8 @@ typedef struct scratch {
     int *high, *low, *left, *match, *u_rows, *u_cols, *u_track;
     double *cost;
     size_t cost_cap;
-    list unconfirmed, pool, activated, refind, lost_now, removed_now, r_tracked;
+    list unconfirmed, pool, activated, refind, lost_now, removed_now, r_tracked, ocr;
+    char *ocr_done; /* OC-SORT's recovery: the unmatched tracks it matched */
 } scratch;
 
 static void scratch_free(scratch *s)
@@ -446,18 +521,24 @@ static void scratch_free(scratch *s)
     free(s->u_cols);
     free(s->u_track);
     free(s->cost);
+    free(s->ocr_done);
     list *l[] = {&s->unconfirmed, &s->pool, &s->activated, &s->refind, &s->lost_now, &s->removed_now,
-                 &s->r_tracked};
+                 &s->r_tracked, &s->ocr};
     for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) free(l[i]->v);
 }
 
-/* The reference's get_dists (fuse: with the score fusion) or plain
- * iou_distance of tracks ta [na] against detections db [nb], then
- * linear_assignment with thresh: lap.lapjv with cost_limit, whose optimum
- * (pairs cheaper than thresh, least total of cost - thresh) is the
- * rectangular optimum of the costs clamped at thresh.  s->match[i] = the
- * column of row i, or -1.  Returns -1 on OOM. */
-static int associate(strix_tracker *t, scratch *s, const int *ta, int na, const int *db, int nb, int fuse,
+/* The costs of an association: plain iou_distance; the reference's
+ * get_dists (with the score fusion when fuse_score; OC-SORT adds inertia x
+ * its direction cost); OC-SORT's recovery (_ocr_associate: the IoU with the
+ * track's last observation, score fused when fuse_score). */
+enum { COST_IOU, COST_DISTS, COST_OCR };
+
+/* The costs (a COST_*) of tracks ta [na] (pool slots) against detections
+ * db [nb], then linear_assignment with thresh: lap.lapjv with cost_limit,
+ * whose optimum (pairs cheaper than thresh, least total of cost - thresh)
+ * is the rectangular optimum of the costs clamped at thresh.  s->match[i] =
+ * the column of row i, or -1.  Returns -1 on OOM. */
+static int associate(strix_tracker *t, scratch *s, const int *ta, int na, const int *db, int nb, int kind,
                      double thresh)
 {
     for (int i = 0; i < na; i++) s->match[i] = -1;
@@ -469,15 +550,17 @@ static int associate(strix_tracker *t, scratch *s, const int *ta, int na, const 
         s->cost = c;
         s->cost_cap = need;
     }
+    const int fuse = kind != COST_IOU && t->o.fuse_score, ocm = kind == COST_DISTS && t->oc;
     for (int i = 0; i < na; i++) {
         float a[4];
-        track_xyxy(&t->pool[ta[i]], t->xywh, a);
+        if (kind != COST_OCR || !strix_ocsort_last(t->oc, ta[i], a)) track_xyxy(&t->pool[ta[i]], t->xywh, a);
         for (int j = 0; j < nb; j++) {
             const det *d = &s->d[db[j]];
             float b[4];
             det_xyxy(d, b);
             float c = iou_dist(a, b);
             if (fuse) c = 1 - (1 - c) * d->score;
+            if (ocm) c = c + t->o.inertia * strix_ocsort_direction_cost(t->oc, ta[i], b);
             s->cost[i * nb + j] = isfinite(c) ? (double)c : 1;
         }
     }
@@ -502,6 +585,57 @@ static void unmatched(const scratch *s, int rows, int cols, int *u_rows, int *n_
     *n_cols = 0;
     for (int j = 0; j < cols; j++)
         if (!taken[j]) u_cols[(*n_cols)++] = j;
+}
+
+/* OC-SORT's recovery (OCSORT._post_first_association): the detections the
+ * first association left, s->left [*n_left], matched by COST_OCR with the
+ * pool tracks it left, s->u_track [*n_ut] (positions in s->pool), the still
+ * tracked ones first, then the lost ones on the detections that remain, so
+ * a track lost a while cannot outbid an active one; a tracked track so
+ * matched is updated, a lost one re-updated over its gap, then
+ * re-activated.  Both lists lose what was matched, keeping their order.  0,
+ * or -1 on OOM. */
+static int recover(strix_tracker *t, scratch *s, int *n_ut, int *n_left, char *taken)
+{
+    if (!*n_left) return 0;
+    free(s->ocr_done);
+    if (!(s->ocr_done = calloc((size_t)*n_ut + 1, 1))) return -1;
+    for (int pass = 0; pass < 2; pass++) {
+        /* the tracks of this pass; a tracked one matched in the first stays tracked but is done */
+        list *g = &s->ocr;
+        g->n = 0;
+        for (int i = 0; i < *n_ut; i++) {
+            int slot = s->pool.v[s->u_track[i]];
+            if (!s->ocr_done[i] && (t->pool[slot].state == TRACKED) == !pass && list_push(g, slot)) return -1;
+        }
+        if (associate(t, s, g->v, g->n, s->left, *n_left, COST_OCR, t->o.match_thresh)) return -1;
+        memset(taken, 0, (size_t)*n_left + 1);
+        for (int r = 0; r < g->n; r++) {
+            if (s->match[r] < 0) continue;
+            track *k = &t->pool[g->v[r]];
+            const det *d = &s->d[s->left[s->match[r]]];
+            taken[s->match[r]] = 1;
+            for (int i = 0; i < *n_ut; i++)
+                if (s->pool.v[s->u_track[i]] == g->v[r]) s->ocr_done[i] = 1;
+            if (k->state == TRACKED) {
+                track_update(t, k, d);
+                if (list_push(&s->activated, g->v[r])) return -1;
+            } else {
+                track_reupdate(t, k, d);
+                track_reactivate(t, k, d);
+                if (list_push(&s->refind, g->v[r])) return -1;
+            }
+        }
+        int m = 0;
+        for (int j = 0; j < *n_left; j++)
+            if (!taken[j]) s->left[m++] = s->left[j];
+        *n_left = m;
+    }
+    int m = 0;
+    for (int i = 0; i < *n_ut; i++)
+        if (!s->ocr_done[i]) s->u_track[m++] = s->u_track[i];
+    *n_ut = m;
+    return 0;
 }
 
 /* A box with no area or a non-finite corner: nothing to match or predict. */
@@ -641,7 +775,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     int rc = -1;
 
     /* first association: high-score detections with the pool */
-    if (associate(t, s, s->pool.v, s->pool.n, s->high, n_high, t->o.fuse_score, t->o.match_thresh)) goto out;
+    if (associate(t, s, s->pool.v, s->pool.n, s->high, n_high, COST_DISTS, t->o.match_thresh)) goto out;
     for (int i = 0; i < s->pool.n; i++) {
         int j = s->match[i];
         if (j < 0) continue;
@@ -658,11 +792,15 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     int n_ut, n_left;
     unmatched(s, s->pool.n, n_high, s->u_track, &n_ut, s->u_cols, &n_left, taken);
     for (int j = 0; j < n_left; j++) s->left[j] = s->high[s->u_cols[j]];
-    /* second association: the unmatched pool tracks still tracked, with the low-score detections, plain IoU */
+    if (t->oc && recover(t, s, &n_ut, &n_left, taken)) goto out;
+    /* second association: the unmatched pool tracks still tracked, with the low-score detections, plain IoU
+     * (OC-SORT without use_byte: with none, so they are all lost) */
     for (int i = 0; i < n_ut; i++)
         if (t->pool[s->pool.v[s->u_track[i]]].state == TRACKED && list_push(&s->r_tracked, s->pool.v[s->u_track[i]]))
             goto out;
-    if (associate(t, s, s->r_tracked.v, s->r_tracked.n, s->low, n_low, 0, SECOND_MATCH_THRESH)) goto out;
+    if (associate(t, s, s->r_tracked.v, s->r_tracked.n, s->low, t->oc && !t->o.use_byte ? 0 : n_low, COST_IOU,
+                  SECOND_MATCH_THRESH))
+        goto out;
     for (int i = 0; i < s->r_tracked.n; i++) {
         if (s->match[i] < 0) continue;
         const det *d = &s->d[s->low[s->match[i]]];
@@ -677,8 +815,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     }
 
     /* unconfirmed tracks (one frame old) with the leftover high detections */
-    if (associate(t, s, s->unconfirmed.v, s->unconfirmed.n, s->left, n_left, t->o.fuse_score,
-                  UNCONFIRMED_MATCH_THRESH))
+    if (associate(t, s, s->unconfirmed.v, s->unconfirmed.n, s->left, n_left, COST_DISTS, UNCONFIRMED_MATCH_THRESH))
         goto out;
     for (int i = 0; i < s->unconfirmed.n; i++) {
         if (s->match[i] < 0) continue;
@@ -703,6 +840,11 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         float m[4];
         det_measure(d, t->xywh, m);
         kalman_initiate(k, t->xywh, m);
+        if (t->oc) { /* its first observation: its box from the new state */
+            float b[4];
+            track_xyxy(k, 0, b);
+            strix_ocsort_start(t->oc, slot, t->frame_id, b, k->mean, k->cov);
+        }
         k->id = t->next_id++;
         k->state = TRACKED;
         k->activated = t->frame_id == 1;

@@ -52,8 +52,8 @@ def abi():
     for i, s in enumerate(strix._STATUS[1:], 1):
         lines.append('printf("status.%s %%d\\n", (int)STRIX_E_%s);' % (s, s.upper()))
     lines.append('printf("format.bgr %d\\nformat.rgb %d\\n", (int)STRIX_BGR, (int)STRIX_RGB);')
-    lines.append('printf("tracker.botsort %d\\ntracker.bytetrack %d\\n", (int)STRIX_TRACKER_BOTSORT, '
-                 '(int)STRIX_TRACKER_BYTETRACK);')
+    lines.append('printf("tracker.botsort %d\\ntracker.bytetrack %d\\ntracker.ocsort %d\\n", '
+                 '(int)STRIX_TRACKER_BOTSORT, (int)STRIX_TRACKER_BYTETRACK, (int)STRIX_TRACKER_OCSORT);')
     lines.append('return 0; }')
     want = {}
     for cname, cls in strix._STRUCTS.items():
@@ -63,7 +63,8 @@ def abi():
     for i, s in enumerate(strix._STATUS[1:], 1):
         want["status." + s] = i
     want.update({"format.bgr": strix._STRIX_BGR, "format.rgb": strix._STRIX_RGB,
-                 "tracker.botsort": strix._TRACKERS["botsort"], "tracker.bytetrack": strix._TRACKERS["bytetrack"]})
+                 "tracker.botsort": strix._TRACKERS["botsort"], "tracker.bytetrack": strix._TRACKERS["bytetrack"],
+                 "tracker.ocsort": strix._TRACKERS["ocsort"]})
     with tempfile.TemporaryDirectory() as d:
         src, exe = os.path.join(d, "abi.c"), os.path.join(d, "abi")
         with open(src, "w") as f:
@@ -190,6 +191,9 @@ check("track_reset", np.array_equal(again, ids[0]), "after reset_tracker: %s, fi
 bt = model.track([frames[0]] * 3, tracker="bytetrack")
 check("track_bytetrack", (bt[2].track_ids > 0).all() and bt[2].track_ids.min() == 1,
       "bytetrack ids: %s" % bt[2].track_ids[:6])
+oc = model.track([frames[0]] * 3, tracker="ocsort")
+check("track_ocsort", (oc[2].track_ids > 0).all() and oc[2].track_ids.min() == 1,
+      "ocsort ids: %s" % oc[2].track_ids[:6])
 
 # --- closed model -----------------------------------------------------------
 second.close()

@@ -224,6 +224,11 @@ int write_tracks_json(vrun *v, long frames, double fps)
                 to->gmc_method == STRIX_GMC_NONE          ? ""
                 : to->gmc_grey == STRIX_GREY_OPENCV4 ? ", \"gmc_grey\": \"opencv4\""
                                                           : ", \"gmc_grey\": \"opencv5\"");
+    if (to->tracker_type == STRIX_TRACKER_OCSORT) {
+        fprintf(j, ", \"delta_t\": %d, \"inertia\": ", to->delta_t);
+        strix_json_float(j, to->inertia);
+        fprintf(j, ", \"use_byte\": %s", to->use_byte ? "true" : "false");
+    }
     fputs(", \"conf\": ", j);
     strix_json_double(j, o->conf);
     fputs("},\n  \"counts\": {", j);

@@ -2,9 +2,9 @@
 """track_goldens.py — dev-time only: the tracker goldens of tests/golden/track/.
 
 Runs deterministic synthetic streams with known ground truth through
-Ultralytics' own trackers (ultralytics/trackers 8.4.190: BYTETracker and
-BOTSORT, configured from its bytetrack.yaml and botsort.yaml) and writes for
-each stream NAME:
+Ultralytics' own trackers (ultralytics/trackers 8.4.190: BYTETracker,
+BOTSORT and OCSORT, configured from its bytetrack.yaml, botsort.yaml and
+ocsort.yaml) and writes for each stream NAME:
 
   NAME.jsonl    the detections, in infer's video JSON Lines format (what
                 `infer --detections` replays): frame (0-based), pts,
@@ -22,6 +22,11 @@ each stream NAME:
                 what Ultralytics' tracked results carry, before
                 Results.update clips them to the image), BYTETracker's then
                 BOTSORT's; "- - - -" where that tracker returned none
+  NAME.ocsort.txt per detection: "frame index ocsort ocsort_byte x1 y1 x2
+                y2", the identity OCSORT (oc_sort.py, ocsort.yaml's
+                defaults) returned for it and OCSORT's with use_byte: True
+                (-1: not returned), then the default OCSORT's row box as in
+                NAME.boxes.txt ("- - - -": none); every stream
 
 Two kinds of stream:
 - detection streams (cross, occlusion, crowd, enter_exit, slow_fps, burst):
@@ -100,6 +105,7 @@ import cv2  # noqa: E402
 import ultralytics  # noqa: E402
 from ultralytics.trackers.bot_sort import BOTSORT  # noqa: E402
 from ultralytics.trackers.byte_tracker import BYTETracker  # noqa: E402
+from ultralytics.trackers.oc_sort import OCSORT  # noqa: E402
 from ultralytics.utils import YAML, IterableSimpleNamespace  # noqa: E402
 
 W, H = 1280, 720
@@ -287,6 +293,13 @@ def references(frames, images=None):
     return (b, s, n), (bb, sb)
 
 
+def ocsort_references(frames):
+    """OCSORT's identities and boxes (ocsort.yaml), and its identities with use_byte"""
+    o, ob = run_tracker(OCSORT(cfg("ocsort")), frames)
+    u, _ = run_tracker(OCSORT(cfg("ocsort", use_byte=True)), frames)
+    return o, u, ob
+
+
 # the streams whose tracked boxes are written (NAME.boxes.txt)
 BOXES = ("cross", "occlusion", "slow_fps", "enter_exit", "pan", "shake")
 
@@ -382,6 +395,18 @@ def write_boxes(outdir, name, boxes):
                                            " ".join(fmt(v) for v in s) if s else "- - - -"))
 
 
+def write_ocsort(outdir, name, refs):
+    o, u, ob = refs
+    with open(os.path.join(outdir, name + ".ocsort.txt"), "w") as f:
+        f.write("# frame index ocsort ocsort_byte x1 y1 x2 y2  (ultralytics %s, numpy %s, lap %s; ocsort.yaml "
+                "defaults, then with use_byte: True)\n" % (ultralytics.__version__, np.__version__,
+                                                            __import__("lap").__version__))
+        for i in range(len(o)):
+            for k in range(len(o[i])):
+                b = ob[i][k]
+                f.write("%d %d %d %d %s\n" % (i, k, o[i][k], u[i][k], " ".join(fmt(v) for v in b) if b else "- - - -"))
+
+
 def write(outdir, name, frames, gt, fps, refs, note):
     with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
         for i, dets in enumerate(frames):
@@ -413,6 +438,7 @@ def main():
         write(outdir, name, frames, gt, fps, refs, "; no frames: no GMC")
         if name in BOXES:
             write_boxes(outdir, name, boxes)
+        write_ocsort(outdir, name, ocsort_references(frames))
         ids = {i for fr in refs[0] for i in fr if i >= 0}
         print("%-10s %4d frames %5d detections %3d bytetrack identities" % (name, len(frames),
                                                                             sum(len(d) for d in frames), len(ids)))
@@ -421,6 +447,7 @@ def main():
         refs, boxes = references(frames, lambda f: draw(scene[f]))
         write(outdir, name, frames, gt, 30.0, refs, "; botsort with gmc_method sparseOptFlow on the drawn frames")
         write_boxes(outdir, name, boxes)
+        write_ocsort(outdir, name, ocsort_references(frames))  # OC-SORT has no GMC: the frames are not needed
         with open(os.path.join(outdir, name + ".scene.txt"), "w") as f:
             f.write("# %d x %d\n" % (CW, CH))
             for fr, cx, cy, objs in scene:
