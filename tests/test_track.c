@@ -9,8 +9,9 @@
  * reference drew them), with the identities Ultralytics 8.4.190's
  * BYTETracker, BOTSORT and BOTSORT without GMC gave every detection
  * (tools/reference/track_goldens.py), and NAME.ocsort.txt the identities and
- * boxes of its OCSORT (ocsort.yaml, and with use_byte), which strix's
- * OC-SORT must equal exactly.  strix's three configurations must
+ * boxes of its OCSORT (ocsort.yaml; identities also with use_byte, and with
+ * other delta_t, inertia and fuse_score), which strix's OC-SORT must equal
+ * exactly.  strix's three configurations must
  * give the same identities (>= 99% of detections) and score within 0.01
  * of Ultralytics in MOTA and IDF1 with the project's evaluator
  * (engine/eval/moteval.c) against the ground truth; NAME.boxes.txt (six of
@@ -434,13 +435,19 @@ static void matches_ultralytics(void)
     }
 }
 
-/* strix's OC-SORT over a golden stream, with ocsort.yaml's defaults or with
- * use_byte (NAME.ocsort.txt's identity columns 0 and 1): the detections
- * compared, those whose identity differs from Ultralytics' OCSORT's, and
- * for the defaults the tracked boxes compared and those not bit-equal to
- * its rows' (the state is Kalman's in double and the rest float32 on both
- * sides, in the same order of operations).  0, or -1 (test failed). */
-static int run_ocsort(const stream *s, int use_byte, long *compared, long *differ, long *boxes, long *box_bad)
+/* The configurations of NAME.ocsort.txt's identity columns: ocsort.yaml's
+ * defaults, with use_byte: True, with delta_t: 1, inertia: 0.5,
+ * fuse_score: False. */
+enum { OC_DEFAULT, OC_BYTE, OC_ALT, N_OC };
+static const char *const oc_name[N_OC] = {"ocsort", "ocsort use_byte", "ocsort delta_t 1 inertia 0.5 no fuse"};
+
+/* strix's OC-SORT over a golden stream in configuration c (an OC_*): the
+ * detections compared, those whose identity differs from Ultralytics'
+ * OCSORT's, and for the defaults the tracked boxes compared and those not
+ * bit-equal to its rows' (the state is Kalman's in double and the rest
+ * float32 on both sides, in the same order of operations).  0, or -1 (test
+ * failed). */
+static int run_ocsort(const stream *s, int c, long *compared, long *differ, long *boxes, long *box_bad)
 {
     char path[256], line[512];
     snprintf(path, sizeof path, GOLDEN "%s.jsonl", s->name);
@@ -455,7 +462,12 @@ static int run_ocsort(const stream *s, int use_byte, long *compared, long *diffe
     FILE *ref = fopen(path, "r");
     strix_track_options o;
     strix_track_options_init(&o, STRIX_TRACKER_OCSORT);
-    o.use_byte = use_byte;
+    o.use_byte = c == OC_BYTE;
+    if (c == OC_ALT) {
+        o.delta_t = 1;
+        o.inertia = 0.5f;
+        o.fuse_score = 0;
+    }
     strix_tracker *t = NULL;
     int *ids = NULL, ids_cap = 0, rc = -1, got;
     if (!ref || strix_tracker_create(&t, &o, &e) || !fgets(line, sizeof line, ref) || line[0] != '#') {
@@ -479,18 +491,18 @@ static int run_ocsort(const stream *s, int use_byte, long *compared, long *diffe
         }
         for (int i = 0; i < rec.n; i++) {
             long fr;
-            int k, want[2];
+            int k, want[N_OC];
             char tok[4][32];
             if (!fgets(line, sizeof line, ref) ||
-                sscanf(line, "%ld %d %d %d %31s %31s %31s %31s", &fr, &k, &want[0], &want[1], tok[0], tok[1], tok[2],
-                       tok[3]) != 8 ||
+                sscanf(line, "%ld %d %d %d %d %31s %31s %31s %31s", &fr, &k, &want[0], &want[1], &want[2], tok[0],
+                       tok[1], tok[2], tok[3]) != 9 ||
                 fr != rec.frame || k != i) {
                 tl_fail("%s: out of step at frame %ld detection %d", path, rec.frame, i);
                 goto out;
             }
-            if (ids[i] != want[use_byte] && (*differ)++ < 3)
-                printf("  %s ocsort%s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", s->name,
-                       use_byte ? " use_byte" : "", rec.frame, i, (double)rec.dets[i].score, ids[i], want[use_byte]);
+            if (ids[i] != want[c] && (*differ)++ < 3)
+                printf("  %s %s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", s->name,
+                       oc_name[c], rec.frame, i, (double)rec.dets[i].score, ids[i], want[c]);
             (*compared)++;
             float sb[4], rb[4];
             int has = strix_tracker_box(t, i, sb);
@@ -499,7 +511,7 @@ static int run_ocsort(const stream *s, int use_byte, long *compared, long *diffe
                         ids[i], has);
                 goto out;
             }
-            if (use_byte || !has || ids[i] != want[0] || !strcmp(tok[0], "-")) continue;
+            if (c != OC_DEFAULT || !has || ids[i] != want[c] || !strcmp(tok[0], "-")) continue;
             for (int q = 0; q < 4; q++) rb[q] = strtof(tok[q], NULL);
             (*boxes)++;
             if (memcmp(sb, rb, sizeof sb) && (*box_bad)++ < 3)
@@ -521,32 +533,30 @@ out:
     return rc;
 }
 
-/* OC-SORT on every stream, with ocsort.yaml's defaults and with use_byte:
- * every identity equal to Ultralytics' OCSORT's, and (defaults) every
- * tracked box bit-equal to its rows'. */
+/* OC-SORT on every stream in every OC_* configuration: every identity
+ * equal to Ultralytics' OCSORT's, and (defaults) every tracked box
+ * bit-equal to its rows'. */
 static void ocsort_matches_ultralytics(void)
 {
-    for (int use_byte = 0; use_byte < 2; use_byte++) {
+    for (int c = 0; c < N_OC; c++) {
         long total = 0, differ = 0, boxes = 0, bad_boxes = 0;
         for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
             const stream *s = &streams[i];
             long n, d, b, bad;
-            if (run_ocsort(s, use_byte, &n, &d, &b, &bad)) return;
-            printf("  ocsort%-9s %-10s %5ld detections, %ld differ", use_byte ? " use_byte" : "", s->name, n, d);
-            if (!use_byte) printf("; boxes %ld, %ld not bit-equal", b, bad);
+            if (run_ocsort(s, c, &n, &d, &b, &bad)) return;
+            printf("  %-36s %-10s %5ld detections, %ld differ", oc_name[c], s->name, n, d);
+            if (c == OC_DEFAULT) printf("; boxes %ld, %ld not bit-equal", b, bad);
             printf("\n");
-            if (d) tl_fail("ocsort%s %s: %ld of %ld identities differ from Ultralytics'", use_byte ? " use_byte" : "",
-                           s->name, d, n);
+            if (d) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", oc_name[c], s->name, d, n);
             if (bad) tl_fail("ocsort %s: %ld of %ld tracked boxes differ from Ultralytics'", s->name, bad, b);
-            if (!use_byte && b < 50) tl_fail("ocsort %s: only %ld tracked boxes compared", s->name, b);
+            if (c == OC_DEFAULT && b < 50) tl_fail("ocsort %s: only %ld tracked boxes compared", s->name, b);
             total += n;
             differ += d;
             boxes += b;
             bad_boxes += bad;
         }
-        printf("  ocsort%s: %ld detections, %ld identities differ from Ultralytics'", use_byte ? " use_byte" : "",
-               total, differ);
-        if (!use_byte) printf("; %ld tracked boxes, %ld not bit-equal to Ultralytics'", boxes, bad_boxes);
+        printf("  %s: %ld detections, %ld identities differ from Ultralytics'", oc_name[c], total, differ);
+        if (c == OC_DEFAULT) printf("; %ld tracked boxes, %ld not bit-equal to Ultralytics'", boxes, bad_boxes);
         printf("\n");
     }
 }
@@ -1257,7 +1267,8 @@ static void tracker_arguments(void)
     o.track_buffer = -1;
     TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG, "track_buffer -1");
     strix_track_options_init(&o, STRIX_TRACKER_OCSORT); /* ocsort.yaml's own keys */
-    TL_CHECK(o.delta_t == 3 && o.inertia == 0.2f && !o.use_byte && !strcmp(strix_tracker_type_name(o.tracker_type), "ocsort"),
+    TL_CHECK(o.delta_t == 3 && o.inertia == 0.2f && !o.use_byte &&
+                 !strcmp(strix_tracker_type_name(o.tracker_type), "ocsort"),
              "ocsort.yaml's defaults");
     o.delta_t = -1;
     TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "delta_t"), "delta_t -1");

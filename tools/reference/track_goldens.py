@@ -22,11 +22,13 @@ ocsort.yaml) and writes for each stream NAME:
                 what Ultralytics' tracked results carry, before
                 Results.update clips them to the image), BYTETracker's then
                 BOTSORT's; "- - - -" where that tracker returned none
-  NAME.ocsort.txt per detection: "frame index ocsort ocsort_byte x1 y1 x2
-                y2", the identity OCSORT (oc_sort.py, ocsort.yaml's
-                defaults) returned for it and OCSORT's with use_byte: True
-                (-1: not returned), then the default OCSORT's row box as in
-                NAME.boxes.txt ("- - - -": none); every stream
+  NAME.ocsort.txt per detection: "frame index ocsort ocsort_byte
+                ocsort_alt x1 y1 x2 y2", the identity OCSORT (oc_sort.py,
+                ocsort.yaml's defaults) returned for it, OCSORT's with
+                use_byte: True and OCSORT's with delta_t: 1, inertia: 0.5,
+                fuse_score: False (-1: not returned), then the default
+                OCSORT's row box as in NAME.boxes.txt ("- - - -": none);
+                every stream
 
 Two kinds of stream:
 - detection streams (cross, occlusion, crowd, enter_exit, slow_fps, burst):
@@ -294,10 +296,11 @@ def references(frames, images=None):
 
 
 def ocsort_references(frames):
-    """OCSORT's identities and boxes (ocsort.yaml), and its identities with use_byte"""
+    """OCSORT's identities and boxes (ocsort.yaml); its identities with use_byte, and with other weights"""
     o, ob = run_tracker(OCSORT(cfg("ocsort")), frames)
     u, _ = run_tracker(OCSORT(cfg("ocsort", use_byte=True)), frames)
-    return o, u, ob
+    a, _ = run_tracker(OCSORT(cfg("ocsort", delta_t=1, inertia=0.5, fuse_score=False)), frames)
+    return o, u, a, ob
 
 
 # the streams whose tracked boxes are written (NAME.boxes.txt)
@@ -396,15 +399,16 @@ def write_boxes(outdir, name, boxes):
 
 
 def write_ocsort(outdir, name, refs):
-    o, u, ob = refs
+    o, u, a, ob = refs
     with open(os.path.join(outdir, name + ".ocsort.txt"), "w") as f:
-        f.write("# frame index ocsort ocsort_byte x1 y1 x2 y2  (ultralytics %s, numpy %s, lap %s; ocsort.yaml "
-                "defaults, then with use_byte: True)\n" % (ultralytics.__version__, np.__version__,
-                                                            __import__("lap").__version__))
+        f.write("# frame index ocsort ocsort_byte ocsort_alt x1 y1 x2 y2  (ultralytics %s, numpy %s, lap %s; "
+                "ocsort.yaml defaults, with use_byte: True, with delta_t: 1, inertia: 0.5, fuse_score: False)\n"
+                % (ultralytics.__version__, np.__version__, __import__("lap").__version__))
         for i in range(len(o)):
             for k in range(len(o[i])):
                 b = ob[i][k]
-                f.write("%d %d %d %d %s\n" % (i, k, o[i][k], u[i][k], " ".join(fmt(v) for v in b) if b else "- - - -"))
+                f.write("%d %d %d %d %d %s\n" % (i, k, o[i][k], u[i][k], a[i][k],
+                                                 " ".join(fmt(v) for v in b) if b else "- - - -"))
 
 
 def write(outdir, name, frames, gt, fps, refs, note):
