@@ -443,9 +443,9 @@ typedef enum strix_gmc_method { STRIX_GMC_SPARSE_OPTFLOW = 0, STRIX_GMC_NONE = 1
 typedef enum strix_grey_rounding { STRIX_GREY_OPENCV5 = 0, STRIX_GREY_OPENCV4 = 1 } strix_grey_rounding;
 
 /* The keys of Ultralytics' botsort.yaml / bytetrack.yaml / ocsort.yaml,
- * same names, same defaults (strix_track_options_init).  BoT-SORT's ReID branch (with_reid)
- * is not implemented; without it, as in Ultralytics, proximity_thresh and
- * appearance_thresh are accepted and change nothing. */
+ * same names, same defaults (strix_track_options_init).  BoT-SORT's ReID
+ * branch (with_reid) is not implemented; without it, as in Ultralytics,
+ * proximity_thresh and appearance_thresh are accepted and change nothing. */
 typedef struct strix_track_options {
     strix_tracker_type tracker_type; /* default botsort */
     float track_high_thresh;         /* first association, default 0.25 */
@@ -458,7 +458,8 @@ typedef struct strix_track_options {
     strix_grey_rounding gmc_grey;    /* its grey frame, default OpenCV 5's (strix's key, not Ultralytics') */
     float proximity_thresh;          /* BoT-SORT ReID gate, default 0.5 */
     float appearance_thresh;         /* BoT-SORT ReID gate, default 0.8 */
-    int delta_t;                     /* OC-SORT: frames between the detections a direction is taken from, default 3 */
+    int delta_t;                     /* OC-SORT: frames between the detections a direction is taken from, 0..10000,
+                                      * default 3 */
     float inertia;                   /* OC-SORT: weight of the direction cost, >= 0, default 0.2 */
     int use_byte;                    /* OC-SORT: 1: the low-score association too; default 0 */
 } strix_track_options;
