@@ -86,9 +86,9 @@ static int reconnect(source *s, const char *why, long frames)
     source_gap g = {why, "", "", 0, 0};
     wall_clock(g.lost_at, sizeof g.lost_at);
     double t0 = now_ms(), wait = RECONNECT_FIRST_MS;
-    if (!s->c.quiet)
-        fprintf(stderr, "infer: %s: the stream dropped (%s) after frame %ld; reconnecting\n", s->c.url, why,
-                frames - 1);
+    char at[48] = "before its first frame";
+    if (frames) snprintf(at, sizeof at, "after frame %ld", frames - 1);
+    if (!s->c.quiet) fprintf(stderr, "infer: %s: the stream dropped (%s) %s; reconnecting\n", s->c.url, why, at);
     strix_error e;
     e.message[0] = 0;
     for (;;) {
