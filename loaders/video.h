@@ -210,6 +210,14 @@ typedef struct strix_video_write_options {
                             the codec); 0: none */
     const char *name;    /* the path to name in messages (the final one when writing
                             to a temporary file); NULL: the path written */
+    double segment;      /* > 0: rolling files of about this many seconds each:
+                            the path is a pattern with one %03d (NAME-%03d.mp4),
+                            files 000, 001, ... written in place as fragmented MP4
+                            (a keyframe forced every `segment` seconds of the
+                            timeline starts each file; a fragment at least every
+                            second), each complete when the next begins and
+                            playable up to its last fragment while it is written;
+                            0 (default): one MP4 with +faststart */
     /* Called with one line for each change the writer had to make (encoder
      * fallback, audio re-encoded, 4:4:4 for odd sizes, streams dropped). */
     void (*notice)(void *ctx, const char *line);
