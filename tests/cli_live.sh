@@ -6,7 +6,9 @@
 # its place, each followed by a reconnect with its event line in the JSON
 # Lines and frame numbers going on 0, 1, 2, ...; the JSON Lines read while
 # the run goes on, every line whole JSON; SIGTERM mid-stream (exit 130,
-# outputs closed); a source that never comes up (exit 3).  About 35 s.
+# outputs closed); --segment on a file (every piece plays, no frame lost)
+# and SIGKILL mid-segment on a stream (closed pieces play, the open one is
+# readable); a source that never comes up (exit 3).  About 45 s.
 #   sh tests/cli_live.sh BUILD_DIR      (from the repository root)
 NAME=cli_live
 . "$(dirname "$0")/lib_cli.sh"
@@ -197,7 +199,54 @@ elif ! c=$(check "$T/t/live.jsonl" 2>&1); then fail sigterm "$c"
 elif ! ffprobe -v error "$T/t/live.mp4"; then fail sigterm "live.mp4 does not play"
 else pass sigterm; fi
 
-# 6. sources that never come up: input missing (3), nothing written
+# frames_in FILE: the frames ffprobe decodes from FILE ("" when it cannot read it)
+frames_in() {
+    ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" \
+        2>/dev/null | tr -d '[:space:]'
+}
+
+# 6. --segment on a file: NAME-000.mp4, ... of 1 s each, every one playable,
+# all the frames between them
+ffmpeg -v error -nostdin -y -f lavfi -i testsrc=size=160x120:rate=25 -t 3 -c:v libx264 -preset ultrafast \
+    -pix_fmt yuv420p "$T/clip.mp4"
+if run segment_file 0 $M --out "$T/g" --segment 1s "$T/clip.mp4"; then
+    n=0 sum=0 bad=""
+    for f in "$T"/g/clip-*.mp4; do
+        k=$(frames_in "$f")
+        [ -n "$k" ] && [ "$k" -gt 0 ] || bad="$bad $(basename "$f")"
+        n=$((n + 1))
+        sum=$((sum + ${k:-0}))
+    done
+    if [ -n "$bad" ]; then fail segment_file "not playable:$bad"
+    elif [ $n -ne 3 ] || [ $sum -ne 75 ]; then fail segment_file "$n files, $sum frames; want 3 files, 75 frames"
+    elif [ -e "$T/g/clip.mp4" ]; then fail segment_file "clip.mp4 written beside the segments"
+    else pass segment_file; fi
+fi
+
+# 7. SIGKILL mid-segment on a live stream: every closed segment plays; the
+# open one is readable (its header and the fragments written)
+serve 30 "$URL"
+A=$SRV
+sleep 0.5
+infer_bg --out "$T/k" --segment 1s "$URL"
+sleep 4.5
+kill -KILL $RUN
+wait $RUN 2>/dev/null
+stop $A
+last=$(ls "$T"/k/live-*.mp4 2>/dev/null | tail -1)
+bad="" n=0
+for f in "$T"/k/live-*.mp4; do
+    [ -e "$f" ] || continue
+    n=$((n + 1))
+    k=$(frames_in "$f")
+    if [ "$f" = "$last" ]; then [ -n "$k" ] || bad="$bad $(basename "$f") (open)"
+    else { [ -n "$k" ] && [ "$k" -gt 0 ]; } || bad="$bad $(basename "$f")"; fi
+done
+if [ $n -lt 2 ]; then fail segment_sigkill "$n segments after 4.5 s of 1 s ones: $(ls "$T/k")"
+elif [ -n "$bad" ]; then fail segment_sigkill "not readable by ffprobe:$bad"
+else pass segment_sigkill; fi
+
+# 8. sources that never come up: input missing (3), nothing written
 run never_up_http 3 $M --out "$T/n1" "http://127.0.0.1:$PORT/none.ts" &&
     if [ -e "$T/n1/none.jsonl" ]; then fail never_up_http "none.jsonl written"
     elif ! grep -q "cannot open" "$T/err"; then fail never_up_http "$(cat "$T/err")"

@@ -227,6 +227,10 @@ static void usage(FILE *f)
             "                    waiting 0.5 s, then twice as long each time, at most 8 s)\n"
             "  --max-reconnects N  reopen attempts after one drop before the run ends,\n"
             "                    exit 3 with the outputs kept (default: no limit)\n"
+            "  --segment D       the annotated video as rolling files OUT/NAME-000.mp4,\n"
+            "                    NAME-001.mp4, ... of D each (4s, 10m, 1h; a number:\n"
+            "                    seconds), fragmented MP4 written in place: each plays\n"
+            "                    once closed, the open one up to its last fragment\n"
             "\n"
             "Tracking, counting and highlight reels (videos):\n"
             "  --track           follow objects across frames (BoT-SORT by default, as\n"
@@ -409,7 +413,7 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len", "--manifest", "--shard", "--shards",
                                                  "--metrics-port", "--metrics-file", "--decode", "--calibrate",
-                                                 "--stall-timeout", "--max-reconnects"};
+                                                 "--stall-timeout", "--max-reconnects", "--segment"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
         if (!known) return usage_error("unknown option '%s'", a);
@@ -471,6 +475,7 @@ static int parse_args(int argc, char **argv, options *o)
                 rc = usage_error("--stall-timeout: '%s' is under 0.1 s (give the seconds a live source may be silent)",
                                  val);
         }
+        else if (!strcmp(name, "--segment")) rc = parse_duration(name, val, &o->segment);
         else if (!strcmp(name, "--max-reconnects")) rc = parse_int(name, val, 0, 1000000000, &o->max_reconnects);
         else if (!strcmp(name, "--threads")) rc = parse_int(name, val, 0, 4096, &o->threads);
         else if (!strcmp(name, "--manifest")) o->manifest = val;
@@ -498,6 +503,7 @@ static int parse_args(int argc, char **argv, options *o)
         return usage_error("--shard, --shards and --metrics-* work with --manifest FILE");
     if (!o->n_inputs && !o->manifest) return usage_error("no INPUT given (or --manifest FILE)");
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");
+    if (o->segment > 0 && !o->save) return usage_error("--segment cuts the annotated video: leave out --no-save");
     if (o->int8 && !o->calibrate)
         return usage_error("--int8 needs --calibrate SRC: a few images like the inputs (an image, a directory or a "
                            "quoted glob) to set the activation ranges");

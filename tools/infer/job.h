@@ -65,6 +65,7 @@ typedef struct options {
     double stall_timeout;                /* --stall-timeout: seconds a live source may send nothing */
     int reconnect;                       /* 0: --no-reconnect */
     int max_reconnects;                  /* --max-reconnects: attempts after one drop; -1: no limit */
+    double segment;                      /* --segment: seconds per annotated file, 0: one file */
     struct metrics *metrics;             /* NULL: no metrics to update */
 } options;
 
@@ -227,12 +228,16 @@ typedef struct video_sink_config {
     void (*notice)(void *ctx, const char *line); /* an encoder fallback, say */
     void *notice_ctx;
     int nvtx;                         /* an NVTX range around each frame's encode */
+    double segment;                   /* > 0: rolling files NAME-000.mp4, ... of this many seconds,
+                                         written in place (strix_video_write_options.segment) */
+    int overwrite;                    /* segments: replace an existing NAME-000.mp4 */
 } video_sink_config;
 
 typedef struct video_sink {
     strix_video_writer *wr;           /* NULL: no annotated video (--no-save) */
-    char *tmp;                        /* the temporary file until published */
+    char *tmp;                        /* the temporary file until published (not with segments) */
     const char *path;
+    char *shown;                      /* segments: "OUT/NAME-NNN.mp4" for messages, else NULL */
     int nvtx;
 } video_sink;
 

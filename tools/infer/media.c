@@ -135,29 +135,69 @@ void source_close(source *s)
     memset(s, 0, sizeof *s);
 }
 
+/* --segment: OUT/NAME.mp4 -> the pattern OUT/NAME-%03d.mp4 (a % of the
+ * name doubled) in s->tmp's place, written in place; and s->shown; an exit code */
+static int segment_paths(video_sink *s, const video_sink_config *c, char **pattern)
+{
+    size_t n = strlen(c->path), stem = n > 4 && !strcmp(c->path + n - 4, ".mp4") ? n - 4 : n;
+    char *p = malloc(2 * n + 16), *shown = malloc(n + 16);
+    if (!p || !shown) {
+        free(p);
+        free(shown);
+        fprintf(stderr, "infer: out of memory\n");
+        return EXIT_NOMEM;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < stem; i++) {
+        if (c->path[i] == '%') p[k++] = '%';
+        p[k++] = c->path[i];
+    }
+    snprintf(p + k, 2 * n + 16 - k, "-%%03d.mp4");
+    snprintf(shown, n + 16, "%.*s-NNN.mp4", (int)stem, c->path);
+    s->shown = shown;
+    *pattern = p;
+    char first[4096];
+    snprintf(first, sizeof first, "%.*s-000.mp4", (int)stem, c->path);
+    if (!c->overwrite && !access(first, F_OK)) {
+        fprintf(stderr, "infer: %s: exists; give --overwrite to replace it, or another --out\n", first);
+        return EXIT_OUTPUT;
+    }
+    return 0;
+}
+
 int video_sink_open(video_sink *s, const video_sink_config *c, const source *src)
 {
     memset(s, 0, sizeof *s);
     s->path = c->path;
     s->nvtx = c->nvtx;
-    FILE *t = strix_temp_open(c->path, &s->tmp);
-    if (!t) {
+    char *pattern = NULL;
+    if (c->segment > 0) {
+        int rc = segment_paths(s, c, &pattern);
+        if (rc) {
+            free(pattern);
+            return rc;
+        }
+    }
+    FILE *t = pattern ? NULL : strix_temp_open(c->path, &s->tmp);
+    if (!pattern && !t) {
         fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n", c->path,
                 strerror(errno));
         return EXIT_OUTPUT;
     }
-    fclose(t);
+    if (t) fclose(t);
     strix_video_write_options wo;
     strix_video_write_options_init(&wo);
     if (c->codec) wo.codec = c->codec;
     wo.crf = c->crf;
     wo.preset = c->preset;
     wo.audio = c->audio;
-    wo.name = c->path;
+    wo.name = s->shown ? s->shown : c->path;
+    wo.segment = c->segment;
     wo.notice = c->notice;
     wo.notice_ctx = c->notice_ctx;
     strix_error e;
-    strix_status st = strix_video_writer_open(&s->wr, s->tmp, src->rd, &wo, &e);
+    strix_status st = strix_video_writer_open(&s->wr, pattern ? pattern : s->tmp, src->rd, &wo, &e);
+    free(pattern);
     if (st) {
         fprintf(stderr, "infer: %s\n", e.message);
         return st == STRIX_E_ARG ? EXIT_USAGE : st == STRIX_E_IO ? EXIT_OUTPUT : strix_exit_code(st);
@@ -186,6 +226,7 @@ int video_sink_finish(video_sink *s, const source *src, int overwrite)
         fprintf(stderr, "infer: %s\n", e.message);
         return st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
     }
+    if (!s->tmp) return 0; /* segments: written in place */
     int rc = commit_file(s->tmp, s->path, overwrite);
     s->tmp = NULL;
     return rc;
@@ -198,5 +239,6 @@ void video_sink_close(video_sink *s)
         unlink(s->tmp);
         free(s->tmp);
     }
+    free(s->shown);
     memset(s, 0, sizeof *s);
 }

@@ -486,7 +486,8 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
         return EXIT_NOMEM;
     }
     if (p->video_out) {
-        video_sink_config vc = {p->video_out, o->codec, o->preset, o->crf, o->audio, print_notice, v, o->nvtx};
+        video_sink_config vc = {p->video_out, o->codec, o->preset, o->crf, o->audio, print_notice, v, o->nvtx,
+                                o->segment, o->overwrite};
         if ((rc = video_sink_open(&v->vs, &vc, &v->src))) return rc;
     }
     strix_status st;
@@ -664,7 +665,8 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
                 rs.decode_ms / 1e3, rs.convert_ms / 1e3, ps->detect_ms / 1e3, (ps->post_ms + v->side_ms) / 1e3,
                 v->track_ms / 1e3, v->annotate_ms / 1e3, enc / 1e3,
                 v->concurrent > 1 ? "; inference shared with the inputs beside it" : "", nvdec, peak_rss_mb(),
-                g_stop ? "interrupted: kept the frames read so far in " : "wrote ", p->video_out ? p->video_out : "",
+                g_stop ? "interrupted: kept the frames read so far in " : "wrote ",
+                v->vs.shown ? v->vs.shown : p->video_out ? p->video_out : "",
                 p->video_out ? " and " : "", p->jsonl);
     if (v->trk.counter && (!o->quiet || g_stop)) {
         const strix_track_info *ti;
