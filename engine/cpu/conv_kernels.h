@@ -22,6 +22,9 @@
  *     block into the workspace, row-major like the 1x1 case).
  *   - depthwise convolutions (Cin/g == Cout/g == 1) are not a GEMM but a
  *     per-pixel multiply-add over channels, handled by their own loop.
+ *   - a build that defines CONV_DIRECT (AVX2) runs the shapes its rule
+ *     DIRECT_FITS picks (thin 3x3 layers at >= 40 pixels a row, the stem)
+ *     as a direct convolution instead: same packed B, no A at all (below).
  * The GEMM is blocked GotoBLAS-style: B is packed into NR-wide panels, once
  * at load (strix_cpu_conv2d_pack, the CPU backend does it for every conv) or
  * else once per call and group (shared by all threads); blocks of MC rows
@@ -500,6 +503,231 @@ static void conv_depthwise(const strix_view *out, const strix_view *in, const fl
     strix_cpu_team_run(team, out->n * out->h, dw_task, &j);
 }
 
+#if defined(CONV_DIRECT)
+/* Direct convolution (no im2col), for the builds that define CONV_DIRECT
+ * (conv_avx2.c; its rule, direct_fits, says for which shapes).  The same
+ * packed B panels as the GEMM (pack_b_panel: NR output channels, k in
+ * (ky, kx, ci) order) are read as they are; A is never built: each MR x NR
+ * block of C (MR pixels of one output row x NR channels) keeps its
+ * accumulators in registers through all taps, reading the input pixels in
+ * place through a table of MR pointers per segment, then applies the
+ * epilogue (epi_vec, as epilogue() does) on the registers and stores into
+ * out.  A segment is a run of k that is contiguous in every pixel's
+ * receptive field: one tap's Cin channels, or when the input is dense
+ * (pix_stride == Cin) and undilated a whole kernel row's KW * Cin floats
+ * (the RGB stem: 3 segments of 9 instead of 9 of 3).  Segments that fall
+ * in the padding for some of the block's pixels are gathered, zero-filled,
+ * into a per-call stack scratch; kernel rows wholly outside the input are
+ * skipped (they would add zeros).  Sums run k ascending in KC-deep
+ * partial sums, as the GEMM's, so results are the GEMM's to the bit. */
+#define DIRECT_K_MAX 576 /* 3 x 3 x 64: the scratch's depth */
+#define DIRECT_TAPS_MAX 9
+
+/* One block's segments: MR input pointers each, and where in B they start. */
+typedef struct direct_seg {
+    const float *a[MR];
+    int k0;
+} direct_seg;
+
+typedef struct direct_job {
+    const strix_view *out, *in, *residual;
+    const float *bp, *bias;
+    const strix_conv_params *p;
+    const conv_plan *pl;
+    int seg_taps, row_segs; /* taps per segment, segments per kernel row */
+    int seg_len;            /* floats per segment: seg_taps * Cin */
+} direct_job;
+
+/* acc[i][v] += sum over e < len of a[i][off + e] * b[e*NR + v*VL ...]. */
+static inline void direct_segment(vf acc[MR][NV], const float *const *a, int off, const float *b,
+                                  int len)
+{
+    const float *ai[MR];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++) ai[i] = a[i] + off;
+    for (int e = 0; e < len; e++) {
+        vf bv[NV];
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) bv[v] = v_load(b + (size_t)e * NR + v * VL);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++) {
+            vf av = v_splat(ai[i][e]);
+#pragma GCC unroll 16
+            for (int v = 0; v < NV; v++) acc[i][v] = v_fma(av, bv[v], acc[i][v]);
+        }
+    }
+}
+
+static inline void direct_zero(vf acc[MR][NV])
+{
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) acc[i][v] = v_splat(0.0f);
+}
+
+/* sum = acc for the first K block (blocks == 0), sum + acc after. */
+static inline void direct_fold(vf sum[MR][NV], vf acc[MR][NV], int blocks)
+{
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) sum[i][v] = blocks ? sum[i][v] + acc[i][v] : acc[i][v];
+}
+
+/* acc = epi_vec(acc, bias, res, act) for the whole block, act a constant
+ * at each call so that the unrolled body has no branch. */
+static inline void direct_epilogue(vf acc[MR][NV], const vf *bv, vf rv[MR][NV], strix_act act)
+{
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) acc[i][v] = epi_vec(acc[i][v], bv[v], rv[i][v], act);
+}
+
+/* The segments of the block of output pixels (oy, ox0 .. ox0 + MR - 1) of
+ * image n; pixels past cnt repeat the last one (computed, not stored).
+ * Returns how many; scratch holds MR * K floats. */
+static int direct_segments(direct_seg *seg, float *scratch, const direct_job *j, int n, int oy,
+                           int ox0, int cnt)
+{
+    const strix_view *in = j->in;
+    const strix_conv_params *p = j->p;
+    int cg = j->pl->cg, taps = j->seg_taps, count = 0;
+    size_t ps = in->pix_stride, step = (size_t)p->sw * ps;
+    const float *img = in->data + (size_t)n * in->batch_stride;
+    for (int ky = 0; ky < p->kh; ky++) {
+        int iy = oy * p->sh - p->ph + ky * p->dh;
+        if (iy < 0 || iy >= in->h) continue;
+        const float *row = img + (size_t)iy * in->w * ps;
+        for (int s = 0; s < j->row_segs; s++) {
+            int kx0 = s * taps;
+            direct_seg *d = &seg[count++];
+            d->k0 = (ky * p->kw + kx0) * cg;
+            int first = ox0 * p->sw - p->pw + kx0 * p->dw;
+            int last = first + (cnt - 1) * p->sw + (taps - 1) * p->dw;
+            if (first >= 0 && last < in->w) { /* the whole block in place */
+                const float *a = row + (size_t)first * ps;
+                for (int i = 0; i < MR; i++) d->a[i] = a + (size_t)(i < cnt ? i : cnt - 1) * step;
+                continue;
+            }
+            for (int i = 0; i < MR; i++) {
+                int ix = first + (i < cnt ? i : cnt - 1) * p->sw;
+                if (ix >= 0 && ix + (taps - 1) * p->dw < in->w) {
+                    d->a[i] = row + (size_t)ix * ps;
+                    continue;
+                }
+                float *dst = scratch + (size_t)i * j->pl->k + d->k0;
+                for (int t = 0; t < taps; t++, ix += p->dw) {
+                    if (ix >= 0 && ix < in->w)
+                        memcpy(dst + t * cg, row + (size_t)ix * ps, (size_t)cg * sizeof(float));
+                    else
+                        memset(dst + t * cg, 0, (size_t)cg * sizeof(float));
+                }
+                d->a[i] = dst;
+            }
+        }
+    }
+    return count;
+}
+
+/* Task: output row `row` (image row / out->h, y row % out->h), all channels. */
+static void direct_task(void *ctx, int row, int worker)
+{
+    const direct_job *j = ctx;
+    const strix_view *out = j->out, *residual = j->residual;
+    const conv_plan *pl = j->pl;
+    (void)worker;
+    int n = row / out->h, oy = row % out->h;
+    direct_seg seg[DIRECT_TAPS_MAX];
+    float scratch[MR * DIRECT_K_MAX];
+    for (int ox0 = 0; ox0 < out->w; ox0 += MR) {
+        int cnt = out->w - ox0 < MR ? out->w - ox0 : MR;
+        int nseg = direct_segments(seg, scratch, j, n, oy, ox0, cnt);
+        for (int co = 0; co < pl->ng; co += NR) {
+            const float *b = j->bp + (size_t)co * pl->k;
+            /* k in KC-deep blocks, each summed from zero and added to the
+             * earlier ones' sum, as the GEMM does (gemm_block): the same
+             * results to the bit, whichever path a shape takes */
+            vf acc[MR][NV], sum[MR][NV];
+            int kb = KC, blocks = 0;
+            direct_zero(acc);
+            for (int s = 0; s < nseg; s++) {
+                int k0 = seg[s].k0;
+                for (int e = 0; e < j->seg_len;) {
+                    if (k0 + e >= kb) {
+                        direct_fold(sum, acc, blocks++);
+                        direct_zero(acc);
+                        kb += KC;
+                        continue;
+                    }
+                    int stop = kb - k0 < j->seg_len ? kb - k0 : j->seg_len;
+                    direct_segment(acc, seg[s].a, e, b + (size_t)(k0 + e) * NR, stop - e);
+                    e = stop;
+                }
+            }
+            if (blocks) {
+                direct_fold(sum, acc, blocks);
+                memcpy(acc, sum, sizeof acc);
+            }
+            /* the epilogue on the registers, all MR x NV vectors before
+             * any store (their SiLUs' long dependency chains overlap); a
+             * channel tail through a zero-padded vector, as epilogue() does */
+            vf zero = v_splat(0.0f), bv[NV], rv[MR][NV];
+            int cols[NV];
+            for (int v = 0; v < NV; v++) {
+                int c = co + v * VL, left = pl->ng - c;
+                cols[v] = left < 0 ? 0 : left < VL ? left : VL;
+                bv[v] = zero;
+                memcpy(&bv[v], j->bias + c, (size_t)cols[v] * sizeof(float));
+            }
+            for (int i = 0; i < MR; i++) {
+                const float *r = residual && i < cnt ? strix_view_at(residual, n, oy, ox0 + i) + co : NULL;
+                for (int v = 0; v < NV; v++) {
+                    rv[i][v] = zero;
+                    if (r && cols[v] == VL)
+                        rv[i][v] = v_load(r + v * VL);
+                    else if (r)
+                        memcpy(&rv[i][v], r + v * VL, (size_t)cols[v] * sizeof(float));
+                }
+            }
+            if (j->p->act == STRIX_ACT_SILU)
+                direct_epilogue(acc, bv, rv, STRIX_ACT_SILU);
+            else
+                direct_epilogue(acc, bv, rv, STRIX_ACT_NONE);
+            for (int i = 0; i < cnt; i++) {
+                float *o = strix_view_at(out, n, oy, ox0 + i) + co;
+                for (int v = 0; v < NV; v++) {
+                    if (cols[v] == VL)
+                        v_store(o + v * VL, acc[i][v]);
+                    else
+                        memcpy(o + v * VL, &acc[i][v], (size_t)cols[v] * sizeof(float));
+                }
+            }
+        }
+    }
+}
+
+/* Whether the direct kernel takes this convolution: the build's measured
+ * rule DIRECT_FITS(out, p) (conv_<isa>.c, which defines CONV_DIRECT), within
+ * what the kernel handles (one group, the stack arrays' bounds). */
+static int direct_fits(const conv_plan *pl, const strix_view *out, const strix_conv_params *p)
+{
+    return DIRECT_FITS(out, p) && p->groups == 1 && p->kh * p->kw <= DIRECT_TAPS_MAX &&
+           pl->k <= DIRECT_K_MAX;
+}
+
+static void conv_direct(const strix_view *out, const strix_view *in, const float *bp,
+                        const float *bias, const strix_view *residual, const strix_conv_params *p,
+                        const conv_plan *pl, strix_cpu_team *team)
+{
+    int dense_rows = p->dw == 1 && in->pix_stride == (size_t)pl->cg;
+    int taps = dense_rows ? p->kw : 1;
+    direct_job j = {out, in, residual, bp, bias, p, pl, taps, p->kw / taps, taps * pl->cg};
+    strix_cpu_team_run(team, out->n * out->h, direct_task, &j);
+}
+#endif
+
 size_t CONV_FN(strix_cpu_conv2d_packed_floats_)(int cin, int cout, const strix_conv_params *p)
 {
     conv_plan pl = weight_plan(cin, cout, p);
@@ -538,7 +766,17 @@ void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, con
             packed = ws;
         }
         conv_depthwise(out, in, packed, bias, residual, p, team);
-    } else {
-        conv_gemm(out, in, w, packed, bias, residual, p, &pl, ws, team);
+        return;
     }
+#if defined(CONV_DIRECT)
+    if (direct_fits(&pl, out, p)) {
+        if (!packed) {
+            for (int s = 0; s < pl.npad / NR; s++) pack_b_panel(ws, w, &pl, 0, s);
+            packed = ws;
+        }
+        conv_direct(out, in, packed, bias, residual, p, &pl, team);
+        return;
+    }
+#endif
+    conv_gemm(out, in, w, packed, bias, residual, p, &pl, ws, team);
 }
