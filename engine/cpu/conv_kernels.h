@@ -522,6 +522,7 @@ static void conv_depthwise(const strix_view *out, const strix_view *in, const fl
  * partial sums, as the GEMM's, so results are the GEMM's to the bit. */
 #define DIRECT_K_MAX 576 /* 3 x 3 x 64: the scratch's depth */
 #define DIRECT_TAPS_MAX 9
+#define DIRECT_PANELS_MAX 4 /* NR-wide panels of output channels */
 
 /* One block's segments: MR input pointers each, and where in B they start. */
 typedef struct direct_seg {
@@ -575,14 +576,40 @@ static inline void direct_fold(vf sum[MR][NV], vf acc[MR][NV], int blocks)
         for (int v = 0; v < NV; v++) sum[i][v] = blocks ? sum[i][v] + acc[i][v] : acc[i][v];
 }
 
-/* acc = epi_vec(acc, bias, res, act) for the whole block, act a constant
- * at each call so that the unrolled body has no branch. */
-static inline void direct_epilogue(vf acc[MR][NV], const vf *bv, vf rv[MR][NV], strix_act act)
+/* out pixel i < cnt (at o + i*ldo) = epi_vec(acc[i], bias, residual pixel i
+ * (at r + i*ldr; zero without one), act), all MR x NV vectors computed
+ * before any store (their SiLUs' long dependency chains overlap); a
+ * channel tail (cols[v] < VL) through a zero-padded vector, as epilogue()
+ * does.  act and has_res are constants at each call, so the unrolled body
+ * has no branch on them. */
+static inline void direct_store(vf acc[MR][NV], const vf *bv, const int *cols, float *o, size_t ldo,
+                                const float *r, size_t ldr, int cnt, strix_act act, int has_res)
 {
+    vf zero = v_splat(0.0f), rv[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) {
+            rv[i][v] = zero;
+            if (has_res && i < cnt) {
+                if (cols[v] == VL)
+                    rv[i][v] = v_load(r + i * ldr + v * VL);
+                else
+                    memcpy(&rv[i][v], r + i * ldr + v * VL, (size_t)cols[v] * sizeof(float));
+            }
+        }
 #pragma GCC unroll 16
     for (int i = 0; i < MR; i++)
 #pragma GCC unroll 16
         for (int v = 0; v < NV; v++) acc[i][v] = epi_vec(acc[i][v], bv[v], rv[i][v], act);
+    for (int i = 0; i < cnt; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) {
+            if (cols[v] == VL)
+                v_store(o + i * ldo + v * VL, acc[i][v]);
+            else
+                memcpy(o + i * ldo + v * VL, &acc[i][v], (size_t)cols[v] * sizeof(float));
+        }
 }
 
 /* The segments of the block of output pixels (oy, ox0 .. ox0 + MR - 1) of
@@ -641,6 +668,16 @@ static void direct_task(void *ctx, int row, int worker)
     int n = row / out->h, oy = row % out->h;
     direct_seg seg[DIRECT_TAPS_MAX];
     float scratch[MR * DIRECT_K_MAX];
+    /* each panel's bias, zero-padded past ng, and its channels per vector */
+    vf bv[DIRECT_PANELS_MAX][NV];
+    int cols[DIRECT_PANELS_MAX][NV];
+    for (int c = 0; c < pl->npad; c += VL) {
+        int left = pl->ng - c, *nc = &cols[c / NR][c % NR / VL];
+        vf *bc = &bv[c / NR][c % NR / VL];
+        *nc = left < 0 ? 0 : left < VL ? left : VL;
+        *bc = v_splat(0.0f);
+        memcpy(bc, j->bias + c, (size_t)*nc * sizeof(float));
+    }
     for (int ox0 = 0; ox0 < out->w; ox0 += MR) {
         int cnt = out->w - ox0 < MR ? out->w - ox0 : MR;
         int nseg = direct_segments(seg, scratch, j, n, oy, ox0, cnt);
@@ -670,51 +707,31 @@ static void direct_task(void *ctx, int row, int worker)
                 direct_fold(sum, acc, blocks);
                 memcpy(acc, sum, sizeof acc);
             }
-            /* the epilogue on the registers, all MR x NV vectors before
-             * any store (their SiLUs' long dependency chains overlap); a
-             * channel tail through a zero-padded vector, as epilogue() does */
-            vf zero = v_splat(0.0f), bv[NV], rv[MR][NV];
-            int cols[NV];
-            for (int v = 0; v < NV; v++) {
-                int c = co + v * VL, left = pl->ng - c;
-                cols[v] = left < 0 ? 0 : left < VL ? left : VL;
-                bv[v] = zero;
-                memcpy(&bv[v], j->bias + c, (size_t)cols[v] * sizeof(float));
-            }
-            for (int i = 0; i < MR; i++) {
-                const float *r = residual && i < cnt ? strix_view_at(residual, n, oy, ox0 + i) + co : NULL;
-                for (int v = 0; v < NV; v++) {
-                    rv[i][v] = zero;
-                    if (r && cols[v] == VL)
-                        rv[i][v] = v_load(r + v * VL);
-                    else if (r)
-                        memcpy(&rv[i][v], r + v * VL, (size_t)cols[v] * sizeof(float));
-                }
-            }
-            if (j->p->act == STRIX_ACT_SILU)
-                direct_epilogue(acc, bv, rv, STRIX_ACT_SILU);
-            else
-                direct_epilogue(acc, bv, rv, STRIX_ACT_NONE);
-            for (int i = 0; i < cnt; i++) {
-                float *o = strix_view_at(out, n, oy, ox0 + i) + co;
-                for (int v = 0; v < NV; v++) {
-                    if (cols[v] == VL)
-                        v_store(o + v * VL, acc[i][v]);
-                    else
-                        memcpy(o + v * VL, &acc[i][v], (size_t)cols[v] * sizeof(float));
-                }
+            int p0 = co / NR, silu = j->p->act == STRIX_ACT_SILU;
+            float *o = strix_view_at(out, n, oy, ox0) + co;
+            if (residual) {
+                const float *r = strix_view_at(residual, n, oy, ox0) + co;
+                size_t ldr = residual->pix_stride;
+                if (silu)
+                    direct_store(acc, bv[p0], cols[p0], o, out->pix_stride, r, ldr, cnt, STRIX_ACT_SILU, 1);
+                else
+                    direct_store(acc, bv[p0], cols[p0], o, out->pix_stride, r, ldr, cnt, STRIX_ACT_NONE, 1);
+            } else if (silu) {
+                direct_store(acc, bv[p0], cols[p0], o, out->pix_stride, NULL, 0, cnt, STRIX_ACT_SILU, 0);
+            } else {
+                direct_store(acc, bv[p0], cols[p0], o, out->pix_stride, NULL, 0, cnt, STRIX_ACT_NONE, 0);
             }
         }
     }
 }
 
 /* Whether the direct kernel takes this convolution: the build's measured
- * rule DIRECT_FITS(out, p) (conv_<isa>.c, which defines CONV_DIRECT), within
+ * rule DIRECT_FITS(pl, out, p) (conv_<isa>.c, which defines CONV_DIRECT), within
  * what the kernel handles (one group, the stack arrays' bounds). */
 static int direct_fits(const conv_plan *pl, const strix_view *out, const strix_conv_params *p)
 {
-    return DIRECT_FITS(out, p) && p->groups == 1 && p->kh * p->kw <= DIRECT_TAPS_MAX &&
-           pl->k <= DIRECT_K_MAX;
+    return DIRECT_FITS(pl, out, p) && p->groups == 1 && p->kh * p->kw <= DIRECT_TAPS_MAX &&
+           pl->k <= DIRECT_K_MAX && pl->npad <= DIRECT_PANELS_MAX * NR;
 }
 
 static void conv_direct(const strix_view *out, const strix_view *in, const float *bp,
