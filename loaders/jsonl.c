@@ -281,7 +281,7 @@ static int detections(parser *P)
     return more < 0 ? syntax(P) : n;
 }
 
-enum { K_FRAME = 1, K_PTS = 2, K_INFERRED = 4, K_DETS = 8, K_HEADER = 16 };
+enum { K_FRAME = 1, K_PTS = 2, K_INFERRED = 4, K_DETS = 8, K_HEADER = 16, K_EVENT = 32 };
 
 typedef struct rec_ctx {
     int seen; /* K_FRAME ... flags */
@@ -311,6 +311,10 @@ static int rec_member(parser *P, const char *key, size_t len, void *vctx)
         if (twice(P, &c->seen, K_HEADER, "header")) return -1;
         if (peek(P) != '{') return FAIL(P, "\"header\" must be an object");
         return skip_value(P);
+    } else if (key_is(key, len, "event")) { /* a live run's event (a reconnect): checked, not read */
+        if (twice(P, &c->seen, K_EVENT, "event")) return -1;
+        if (peek(P) != '{') return FAIL(P, "\"event\" must be an object");
+        return skip_value(P);
     } else {
         return skip_value(P);
     }
@@ -318,7 +322,7 @@ static int rec_member(parser *P, const char *key, size_t len, void *vctx)
 }
 
 /* One non-blank line of len bytes (NUL-terminated, no NUL inside) into
- * rec; 1 for the header line (nothing in rec).  The line end ("\n", "\r\n",
+ * rec; 1 for the header line or an event line (nothing in rec).  The line end ("\n", "\r\n",
  * a last "\r") is not part of the JSON: a string open there is
  * unterminated. */
 static int parse_line(strix_jsonl_reader *r, char *line, size_t len, strix_jsonl_record *rec, strix_error *err)
@@ -338,6 +342,10 @@ static int parse_line(strix_jsonl_reader *r, char *line, size_t len, strix_jsonl
         if (c.seen != K_HEADER) return FAIL(&P, "a \"header\" line holds no frame keys");
         if (r->prev_line || r->had_header) return FAIL(&P, "a \"header\" line must come first");
         r->had_header = 1;
+        return 1;
+    }
+    if (c.seen & K_EVENT) {
+        if (c.seen != K_EVENT) return FAIL(&P, "an \"event\" line holds no frame keys");
         return 1;
     }
     const char *missing = !(c.seen & K_FRAME) ? "frame" : !(c.seen & K_PTS) ? "pts"

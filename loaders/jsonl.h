@@ -24,6 +24,9 @@
  * The first line may instead be the run's header, an object with one key
  *   {"header": {"video": "clip.mp4", "frames": 300, "damage": {...}, ...}}
  * (written by infer, see docs/videos-and-outputs.md); it is checked as JSON and skipped.
+ * A live run's event lines, objects with the one key "event" (a reconnect:
+ *   {"event": {"type": "reconnect", ...}}), may come between frames; they
+ * are checked as JSON and skipped too.
  * Keys may come in any order; unknown keys (any JSON value) are skipped, so
  * newer writers stay readable; whitespace is free wherever JSON allows it;
  * CRLF line ends and blank lines are fine.  The JSON itself is checked

@@ -108,6 +108,12 @@ typedef struct strix_video_read_options {
      * strix_video_open fails with STRIX_E_IO, "interrupted while opening"). */
     int (*interrupt)(void *ctx);
     void *interrupt_ctx;
+    /* > 0: a network input that delivers no packet for this many seconds
+     * (while opening, or between packets) is given up as stalled: the open
+     * fails with STRIX_E_IO, a read ends the input (stats.stalled set), as
+     * a server that stops sending without closing would otherwise block the
+     * read for good.  0 (default): no limit. */
+    double stall_timeout;
     /* Where the frames' pixel buffers (rgb, nv12) come from: NULL (default)
      * malloc and free, memory STRIX_HOST; else pixel_alloc(pixel_ctx, bytes,
      * &p, err) (STRIX_OK and p, or a status with err filled, which the read
@@ -169,6 +175,8 @@ typedef struct strix_video_read_stats {
     char decoder_error[160]; /* the first error message, the decoder's name first: "h264: A non-intra
                               * slice in an IDR NAL unit"; "" if none */
     int stopped;          /* the interrupt callback ended the input early */
+    int stalled;          /* options.stall_timeout ended the input (no packet for that long) */
+    int read_failed;      /* a read error ended the input (a connection reset, say), not its end */
     double decode_ms;     /* demux + decode */
     double convert_ms;    /* pixel format conversion to RGB and/or NV12, rotation (NVDEC:
                              downloads included) */
@@ -177,6 +185,20 @@ typedef struct strix_video_read_stats {
 } strix_video_read_stats;
 
 void strix_video_reader_stats(const strix_video_reader *r, strix_video_read_stats *s);
+
+/* After the end of an input (strix_video_read returned 0, not -1): open its
+ * URL again, for a live source that dropped or stalled, and go on reading
+ * on the same timeline: frame indices continue, the next frame's time is
+ * the last one's plus its duration (the gap is not in the timeline), frames
+ * keep the first open's size (scaled when the source comes back in
+ * another) and time base, so a writer opened on r takes them as they come.
+ * Audio goes on when the source comes back with the same audio streams
+ * (codec, time base), else it is dropped from then on.  The stats go on
+ * counting (stopped, stalled, read_failed and a read error's problem are
+ * cleared).  On
+ * failure r stays at its end (read returns 0) and may be reopened again.
+ * Errors: as strix_video_open. */
+strix_status strix_video_reopen(strix_video_reader *r, strix_error *err);
 void strix_video_close(strix_video_reader *r);
 
 typedef struct strix_video_write_options {
@@ -188,6 +210,14 @@ typedef struct strix_video_write_options {
                             the codec); 0: none */
     const char *name;    /* the path to name in messages (the final one when writing
                             to a temporary file); NULL: the path written */
+    double segment;      /* > 0: rolling files of about this many seconds each:
+                            the path is a pattern with one %03d (NAME-%03d.mp4),
+                            files 000, 001, ... written in place as fragmented MP4
+                            (a keyframe forced every `segment` seconds of the
+                            timeline starts each file; a fragment at least every
+                            second), each complete when the next begins and
+                            playable up to its last fragment while it is written;
+                            0 (default): one MP4 with +faststart */
     /* Called with one line for each change the writer had to make (encoder
      * fallback, audio re-encoded, 4:4:4 for odd sizes, streams dropped). */
     void (*notice)(void *ctx, const char *line);

@@ -73,7 +73,21 @@ struct strix_video_reader {
     long packets_in;              /* video packets handed to the decoder, AV_PKT_FLAG_DISCARD ones aside */
     long error_packets;           /* of those, the ones during whose decoding errors came (frames_lost) */
     long errors_seen;             /* errors (logged + returned) when the last packet was sent */
-    int64_t last_pts, last_dur;
+    int64_t last_pts, last_dur;   /* in tb */
+    AVRational tb;                /* the timeline's: the first open's video time base (strix_video_reopen) */
+    char *url;                    /* as opened, for strix_video_reopen */
+    /* The first open's streams, which a reopened input's must match for
+     * its audio to go on (the writer maps audio by stream index) */
+    struct strix_video_stream_sig {
+        enum AVMediaType type;
+        enum AVCodecID codec;
+        AVRational tb;
+    } *sig;
+    unsigned n_sig;
+    double wait_from_ms;          /* when the read (or the open) now waiting began (stall_timeout) */
+    int64_t seen_pos;             /* the input's byte position when the callback last looked */
+    int stall_hit;                /* the interrupt callback gave up for stall_timeout */
+    int read_problem;             /* stats.problem is a read error's (a reopen clears it) */
     strix_video_read_stats stats;
     strix_video_read_options opt;
 };

@@ -225,10 +225,22 @@ static void log_cb(void *avcl, int level, const char *fmt, va_list vl)
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static void install_log(void) { av_log_set_callback(log_cb); }
 
+/* FFmpeg asks this between waits during blocking I/O: the caller's
+ * interrupt, or no data for stall_timeout: since the read (or open) began
+ * waiting, or since the input's byte position last moved (an open's
+ * probing reads for seconds while data flows). */
 static int interrupt_cb(void *opaque)
 {
     strix_video_reader *r = opaque;
-    return r->opt.interrupt(r->opt.interrupt_ctx);
+    if (r->opt.interrupt && r->opt.interrupt(r->opt.interrupt_ctx)) return 1;
+    if (r->opt.stall_timeout <= 0) return 0;
+    double now = strix_video_now_ms();
+    if (r->fmt && r->fmt->pb && r->fmt->pb->pos != r->seen_pos) {
+        r->seen_pos = r->fmt->pb->pos;
+        r->wait_from_ms = now;
+    }
+    if (now - r->wait_from_ms > r->opt.stall_timeout * 1e3) r->stall_hit = 1;
+    return r->stall_hit;
 }
 
 static int stop_requested(strix_video_reader *r)
@@ -280,25 +292,37 @@ static strix_status open_fifo(strix_video_reader *r, const char *url, strix_erro
     return STRIX_OK;
 }
 
-void strix_video_close(strix_video_reader *r)
+/* Close the input and its decoder (the reader's conversion state, frames,
+ * stats and timeline stay). */
+static void close_input(strix_video_reader *r)
 {
-    if (!r) return;
     avcodec_free_context(&r->dec);
     avformat_close_input(&r->fmt);
     if (r->avio) av_freep(&r->avio->buffer); /* custom IO: FFmpeg frees neither */
     avio_context_free(&r->avio);
     if (r->fifo >= 0) close(r->fifo);
+    r->fifo = -1;
+    av_buffer_unref(&r->hw_dev);
+    free(r->offset);
+    free(r->keep);
+    r->offset = NULL;
+    r->keep = NULL;
+}
+
+void strix_video_close(strix_video_reader *r)
+{
+    if (!r) return;
+    close_input(r);
     sws_freeContext(r->sws);
     sws_freeContext(r->sws_nv12);
     av_packet_free(&r->pkt);
     av_frame_free(&r->frame);
     av_frame_free(&r->sw);
-    av_buffer_unref(&r->hw_dev);
     strix_video_side_clear(&r->pending);
     free(r->pending.audio);
-    free(r->offset);
-    free(r->keep);
     free(r->tmp);
+    free(r->url);
+    free(r->sig);
     free(r);
 }
 
@@ -431,6 +455,44 @@ static strix_status open_streams(strix_video_reader *r, const char *url, strix_e
     return STRIX_OK;
 }
 
+/* r->fmt opened on r->url, its streams found and the decoder opened;
+ * on failure the caller closes r (close_input). */
+static strix_status open_url(strix_video_reader *r, strix_error *err)
+{
+    const char *url = r->url;
+    if (!(r->fmt = avformat_alloc_context())) return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
+    if (r->opt.interrupt || r->opt.stall_timeout > 0) {
+        r->fmt->interrupt_callback.callback = interrupt_cb;
+        r->fmt->interrupt_callback.opaque = r;
+    }
+    r->stall_hit = 0;
+    r->wait_from_ms = strix_video_now_ms();
+    r->seen_pos = -1;
+    strix_status fst = open_fifo(r, url, err);
+    if (fst) return fst;
+    int ret = avformat_open_input(&r->fmt, url, NULL, NULL); /* frees fmt on failure */
+    if (ret < 0) {
+        char eb[AV_ERROR_MAX_STRING_SIZE];
+        strix_status st = ret == AVERROR(ENOMEM) ? STRIX_E_NOMEM : is_io_error(ret) ? STRIX_E_IO : STRIX_E_IMAGE;
+        if (stop_requested(r)) return strix_fail(err, STRIX_E_IO, "%s: interrupted while opening: nothing read", url);
+        if (r->stall_hit)
+            return strix_fail(err, STRIX_E_IO, "%s: nothing came for %g s while opening: the source is not sending "
+                              "(check it, or allow a longer stall timeout)", url, r->opt.stall_timeout);
+        if (ret == AVERROR_EOF)
+            return strix_fail(err, st, "%s: the input ends before its first frame (an empty or truncated video)",
+                              url);
+        return strix_fail(err, st, st == STRIX_E_IO ? "%s: cannot open: %s (check the path or URL)"
+                                                    : "%s: not a video FFmpeg can read, or a damaged one (%s)",
+                          url, strix_video_averr(ret, eb));
+    }
+    strix_status st = open_streams(r, url, err);
+    if (st && stop_requested(r)) st = strix_fail(err, STRIX_E_IO, "%s: interrupted while opening: nothing read", url);
+    else if (st && r->stall_hit)
+        st = strix_fail(err, STRIX_E_IO, "%s: nothing came for %g s while opening: the source is not sending "
+                        "(check it, or allow a longer stall timeout)", url, r->opt.stall_timeout);
+    return st;
+}
+
 strix_status strix_video_open(strix_video_reader **out, const char *url, const strix_video_read_options *o,
                               strix_error *err)
 {
@@ -453,44 +515,65 @@ strix_status strix_video_open(strix_video_reader **out, const char *url, const s
     }
     r->last_pts = AV_NOPTS_VALUE;
     r->sws_fmt = r->nv12_fmt = -1;
-    r->fmt = avformat_alloc_context();
+    r->url = strdup(url);
     r->pkt = av_packet_alloc();
     r->frame = av_frame_alloc();
     r->sw = av_frame_alloc();
-    if (!r->fmt || !r->pkt || !r->frame || !r->sw) {
+    if (!r->url || !r->pkt || !r->frame || !r->sw) {
         strix_video_close(r);
         return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
     }
-    if (r->opt.interrupt) {
-        r->fmt->interrupt_callback.callback = interrupt_cb;
-        r->fmt->interrupt_callback.opaque = r;
+    strix_status st = open_url(r, err);
+    if (!st) {
+        r->tb = r->fmt->streams[r->vidx]->time_base;
+        r->n_sig = r->fmt->nb_streams;
+        if (!(r->sig = calloc(r->n_sig, sizeof *r->sig))) st = strix_fail(err, STRIX_E_NOMEM, "%s: out of memory", url);
+        for (unsigned i = 0; !st && i < r->n_sig; i++) {
+            const AVStream *s = r->fmt->streams[i];
+            r->sig[i] = (struct strix_video_stream_sig){s->codecpar->codec_type, s->codecpar->codec_id, s->time_base};
+        }
     }
-    strix_status fst = open_fifo(r, url, err);
-    if (fst) {
-        strix_video_close(r);
-        return fst;
-    }
-    int ret = avformat_open_input(&r->fmt, url, NULL, NULL); /* frees fmt on failure */
-    if (ret < 0) {
-        char eb[AV_ERROR_MAX_STRING_SIZE];
-        strix_status st = ret == AVERROR(ENOMEM) ? STRIX_E_NOMEM : is_io_error(ret) ? STRIX_E_IO : STRIX_E_IMAGE;
-        if (stop_requested(r)) st = strix_fail(err, STRIX_E_IO, "%s: interrupted while opening: nothing read", url);
-        else if (ret == AVERROR_EOF)
-            strix_fail(err, st, "%s: the input ends before its first frame (an empty or truncated video)", url);
-        else
-            strix_fail(err, st, st == STRIX_E_IO ? "%s: cannot open: %s (check the path or URL)"
-                                                 : "%s: not a video FFmpeg can read, or a damaged one (%s)",
-                       url, strix_video_averr(ret, eb));
-        strix_video_close(r);
-        return st;
-    }
-    strix_status st = open_streams(r, url, err);
-    if (st && stop_requested(r)) st = strix_fail(err, STRIX_E_IO, "%s: interrupted while opening: nothing read", url);
     if (st) {
         strix_video_close(r);
         return st;
     }
     *out = r;
+    return STRIX_OK;
+}
+
+strix_status strix_video_reopen(strix_video_reader *r, strix_error *err)
+{
+    strix_error_clear(err);
+    const strix_video_info first = r->info; /* what the timeline and a writer were set up with */
+    close_input(r);
+    av_packet_unref(r->pkt);
+    av_frame_unref(r->frame);
+    memset(&r->info, 0, sizeof r->info);
+    strix_status st = open_url(r, err);
+    r->info = first;
+    if (st) {
+        close_input(r);
+        r->ended = 1;
+        return st;
+    }
+    /* the new input's first frame continues the timeline where the last
+     * frame ended */
+    AVFormatContext *fmt = r->fmt;
+    int64_t start = fmt->start_time != AV_NOPTS_VALUE && fmt->start_time > 0 ? fmt->start_time : 0;
+    int64_t next = r->last_pts == AV_NOPTS_VALUE ? 0 : r->last_pts + (r->last_dur > 0 ? r->last_dur : 1);
+    for (unsigned i = 0; i < fmt->nb_streams; i++) {
+        AVStream *s = fmt->streams[i];
+        r->offset[i] = av_rescale_q(start, AV_TIME_BASE_Q, s->time_base) - av_rescale_q(next, r->tb, s->time_base);
+        if (r->keep[i] && (i >= r->n_sig || r->sig[i].type != s->codecpar->codec_type ||
+                           r->sig[i].codec != s->codecpar->codec_id || av_cmp_q(r->sig[i].tb, s->time_base))) {
+            r->keep[i] = 0; /* not the audio the writer was set up for */
+            s->discard = AVDISCARD_ALL;
+        }
+    }
+    r->flushing = r->ended = r->tainted = 0;
+    r->stats.stopped = r->stats.stalled = r->stats.read_failed = 0;
+    if (r->read_problem) r->stats.problem[0] = 0;
+    r->read_problem = 0;
     return STRIX_OK;
 }
 
@@ -804,16 +887,18 @@ static int deliver(strix_video_reader *r, strix_video_frame *f, strix_error *err
     } else if (r->tainted) {
         r->stats.tainted++;
     }
+    /* in the timeline's time base (the stream's, but for a reopened input's
+     * other one) */
     int64_t pts = fr->best_effort_timestamp;
     if (pts == AV_NOPTS_VALUE) pts = r->last_pts == AV_NOPTS_VALUE ? 0 : r->last_pts + (r->last_dur > 0 ? r->last_dur : 1);
-    else pts -= r->offset[r->vidx];
+    else pts = av_rescale_q(pts - r->offset[r->vidx], st->time_base, r->tb);
     if (r->last_pts != AV_NOPTS_VALUE && pts <= r->last_pts) pts = r->last_pts + (r->last_dur > 0 ? r->last_dur : 1);
-    int64_t dur = STRIX_FRAME_DURATION(fr) > 0 ? STRIX_FRAME_DURATION(fr) : 0;
+    int64_t dur = STRIX_FRAME_DURATION(fr) > 0 ? av_rescale_q(STRIX_FRAME_DURATION(fr), st->time_base, r->tb) : 0;
     r->last_pts = pts;
     r->last_dur = dur;
     f->side->pts = pts;
     f->side->duration = dur;
-    f->time = (double)pts * st->time_base.num / st->time_base.den;
+    f->time = (double)pts * r->tb.num / r->tb.den;
     f->index = r->stats.frames++;
     /* the pending audio packets move to the frame: swap the arrays */
     struct strix_video_side t = r->pending;
@@ -871,14 +956,24 @@ int strix_video_read(strix_video_reader *r, strix_video_frame *f, strix_error *e
             if (r->flushing) continue;
         }
         if (r->flushing) continue;
+        r->wait_from_ms = strix_video_now_ms(); /* a stall is counted from here, not from the last packet */
         ret = stop_requested(r) ? AVERROR_EXIT : av_read_frame(r->fmt, r->pkt);
         if (ret == AVERROR(EAGAIN)) {
             av_usleep(10000);
             continue;
         }
         if (ret < 0) {
-            if (ret == AVERROR_EXIT || stop_requested(r)) r->stats.stopped = 1;
-            else if (ret != AVERROR_EOF) note_problem(r, "read error (input ends here)", ret);
+            /* a stall may have hit a read that still returned buffered
+             * packets: the input's AVIOContext keeps the error for later */
+            if (r->stall_hit || (ret == AVERROR_EXIT && !stop_requested(r))) {
+                r->stats.stalled = 1;
+            } else if (ret == AVERROR_EXIT || stop_requested(r)) {
+                r->stats.stopped = 1;
+            } else if (ret != AVERROR_EOF) {
+                r->stats.read_failed = 1;
+                r->read_problem = !r->stats.problem[0];
+                note_problem(r, "read error (input ends here)", ret);
+            }
             avcodec_send_packet(r->dec, NULL);
             r->flushing = 1;
             continue;

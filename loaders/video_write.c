@@ -63,6 +63,9 @@ struct strix_video_writer {
     int *map;              /* input stream index -> audio index, or -1 */
     int n_map;
     int opened, finished;
+    double segment;        /* write options' segment: seconds per file, 0 for one file */
+    const AVOutputFormat *mp4; /* the MP4 muxer: what the files hold (the segment muxer's too) */
+    double next_cut;       /* segment: the timeline's time where the next file begins */
     double ms;
     char name[1024];
     char codec[32];
@@ -163,7 +166,7 @@ static strix_status open_video_encoder(strix_video_writer *w, const AVCodec *enc
                              par->format == AV_PIX_FMT_YUVJ422P || par->format == AV_PIX_FMT_YUVJ444P
                          ? AVCOL_RANGE_JPEG
                          : par->color_range;
-    if (w->oc->oformat->flags & AVFMT_GLOBALHEADER) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    if (w->mp4->flags & AVFMT_GLOBALHEADER) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     AVDictionary *opts = NULL;
     int nvenc = strstr(enc->name, "nvenc") != NULL;
     if (o->crf >= 0) av_dict_set_int(&opts, nvenc ? "cq" : "crf", o->crf, 0);
@@ -198,7 +201,7 @@ static strix_status open_video(strix_video_writer *w, const strix_video_reader *
     if (!enc || enc->type != AVMEDIA_TYPE_VIDEO)
         return strix_fail(err, STRIX_E_ARG, "--codec %s: %s (try libx264)", name,
                           enc ? "not a video encoder" : "no such encoder in this FFmpeg build");
-    if (avformat_query_codec(w->oc->oformat, enc->id, FF_COMPLIANCE_NORMAL) != 1)
+    if (avformat_query_codec(w->mp4, enc->id, FF_COMPLIANCE_NORMAL) != 1)
         return strix_fail(err, STRIX_E_ARG, "--codec %s: MP4 cannot hold %s video (try libx264)", name,
                           avcodec_get_name(enc->id));
     if (o->preset && !strcmp(enc->name, "libx264")) {
@@ -313,7 +316,7 @@ static strix_status open_aac_encoder(strix_video_writer *w, audio_out *a, int ra
     }
     e->bit_rate = 64000L * (e->ch_layout.nb_channels < 5 ? e->ch_layout.nb_channels : 5);
     e->time_base = (AVRational){1, e->sample_rate};
-    if (w->oc->oformat->flags & AVFMT_GLOBALHEADER) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+    if (w->mp4->flags & AVFMT_GLOBALHEADER) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     int ret = avcodec_open2(e, ec, NULL);
     if (ret < 0)
         return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: cannot open the AAC encoder: %s", w->name,
@@ -357,7 +360,7 @@ static strix_status open_audio(strix_video_writer *w, const strix_video_reader *
         const char *cname = avcodec_get_name(par->codec_id);
         audio_out *a = &w->audio[w->n_audio];
         a->in_tb = ist->time_base;
-        if (avformat_query_codec(w->oc->oformat, par->codec_id, FF_COMPLIANCE_NORMAL) == 1) {
+        if (avformat_query_codec(w->mp4, par->codec_id, FF_COMPLIANCE_NORMAL) == 1) {
             if (!(a->st = avformat_new_stream(w->oc, NULL)) || avcodec_parameters_copy(a->st->codecpar, par) < 0)
                 return strix_fail(err, STRIX_E_NOMEM, "out of memory");
             a->st->codecpar->codec_tag = 0;
@@ -433,17 +436,38 @@ static strix_status open_writer(strix_video_writer **out, const char *path, cons
     w->coded_w = src->info.coded_width;
     w->coded_h = src->info.coded_height;
     char eb[AV_ERROR_MAX_STRING_SIZE];
-    int ret = avformat_alloc_output_context2(&w->oc, NULL, "mp4", path);
+    w->segment = pcm ? 0 : o->segment;
+    w->next_cut = w->segment;
+    /* segments: FFmpeg's segment muxer cuts at the first keyframe past each
+     * boundary (one is forced there, see strix_video_write) into
+     * fragmented MP4s, which need no index at the end to play */
+    int ret = avformat_alloc_output_context2(&w->oc, NULL, w->segment > 0 ? "segment" : "mp4", path);
+    w->mp4 = av_guess_format("mp4", NULL, NULL);
+    if (ret >= 0 && !w->mp4) ret = AVERROR_MUXER_NOT_FOUND;
     strix_status st = ret < 0 ? strix_fail(err, STRIX_E_NOMEM, "%s: %s", w->name, strix_video_averr(ret, eb))
                               : open_video(w, src, o, err);
     if (!st && pcm && dec) st = open_pcm_audio(w, ist, dec, err);
     else if (!st && !pcm && o->audio) st = open_audio(w, src, err);
-    if (!st && (ret = avio_open(&w->oc->pb, path, AVIO_FLAG_WRITE)) < 0)
+    if (!st && !w->segment && (ret = avio_open(&w->oc->pb, path, AVIO_FLAG_WRITE)) < 0)
         st = strix_fail(err, STRIX_E_IO, "%s: cannot create the file: %s (check that the directory is writable)",
                         w->name, strix_video_averr(ret, eb));
     if (!st) {
         AVDictionary *mo = NULL;
-        av_dict_set(&mo, "movflags", "+faststart", 0);
+        if (w->segment > 0) {
+            char t[32];
+            snprintf(t, sizeof t, "%.6f", w->segment);
+            av_dict_set(&mo, "segment_time", t, 0);
+            av_dict_set(&mo, "segment_format", "mp4", 0);
+            /* a fragment at each keyframe and at least every second, each
+             * flushed to the file, so a killed run loses at most the last
+             * second of the open file (and the frames in the encoder) */
+            av_dict_set(&mo, "segment_format_options",
+                        "movflags=+frag_keyframe+empty_moov+default_base_moof:frag_duration=1000000:"
+                        "flush_packets=1", 0);
+            av_dict_set(&mo, "reset_timestamps", "1", 0); /* each file starts at 0 */
+        } else {
+            av_dict_set(&mo, "movflags", "+faststart", 0);
+        }
         ret = avformat_write_header(w->oc, &mo);
         av_dict_free(&mo);
         if (ret < 0)
@@ -624,6 +648,13 @@ strix_status strix_video_write(strix_video_writer *w, strix_video_frame *f, stri
         if (ret < 0) return write_failed(w, ret, err);
         sws_scale(w->sws, &src, &stride, 0, w->coded_h, w->yuv->data, w->yuv->linesize);
         w->yuv->pts = f->side ? f->side->pts : w->ring_n;
+        /* segments: a keyframe where the next file is to begin */
+        double t = (double)w->yuv->pts * av_q2d(w->enc->time_base);
+        w->yuv->pict_type = AV_PICTURE_TYPE_NONE;
+        if (w->segment > 0 && t >= w->next_cut - 1e-6) {
+            w->yuv->pict_type = AV_PICTURE_TYPE_I;
+            while (w->next_cut <= t + 1e-6) w->next_cut += w->segment;
+        }
         w->ring_pts[w->ring_n % DURATION_RING] = w->yuv->pts;
         w->ring_dur[w->ring_n % DURATION_RING] = f->side ? f->side->duration : 0;
         w->ring_n++;

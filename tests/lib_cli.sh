@@ -27,7 +27,12 @@ run() {
     "$B/infer" "$@" >"$T/out" 2>"$T/err"
     rc=$?
     if [ "$rc" -ne "$want" ]; then
-        fail "$name" "exit status $rc, want $want; stderr: $(head -c 400 "$T/err")"
+        # a short stderr whole; a long one (progress lines first) by its start and its end
+        if [ "$(wc -c <"$T/err")" -le 800 ]; then
+            fail "$name" "exit status $rc, want $want; stderr: $(cat "$T/err")"
+        else
+            fail "$name" "exit status $rc, want $want; stderr: $(head -c 300 "$T/err") ... $(tail -c 500 "$T/err")"
+        fi
         return 1
     fi
     return 0

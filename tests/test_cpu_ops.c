@@ -448,6 +448,67 @@ static void test_conv_random(void)
     }
 }
 
+/* Random shapes of the ones the AVX2 build runs as a direct convolution
+ * (engine/cpu/conv_avx2.c's rule: a kernel larger than 1x1, output rows of
+ * at least 40 pixels, <= 64 output channels, one group, K <= 576, <= 288
+ * at vertical stride 2; its results are the GEMM's to the bit), the other
+ * builds running them as their GEMM: odd sizes, strides 1 and 2, padding
+ * up to KH-1 / KW-1, dilation 2, channel counts off the 8/16-wide vectors,
+ * the RGB stem's 3-channel dense input (whose kernel rows are read as one
+ * run), inputs and outputs as slices of wider buffers, residuals (also in
+ * place). */
+static void test_conv_direct(void)
+{
+    static const int chans[] = {1, 3, 5, 8, 16, 17, 24, 32, 33, 48, 64};
+    for (int it = 0; it < 40; it++) {
+        conv_case cc;
+        memset(&cc, 0, sizeof cc);
+        do {
+            cc.p.kh = tl_int(1, 3);
+            cc.p.kw = tl_int(0, 3) ? cc.p.kh : tl_int(1, 3);
+        } while (cc.p.kh * cc.p.kw == 1);
+        cc.p.sh = tl_int(1, 2);
+        cc.p.sw = tl_int(0, 3) ? cc.p.sh : tl_int(1, 2);
+        cc.p.dh = tl_int(0, 5) ? 1 : 2;
+        cc.p.dw = tl_int(0, 5) ? cc.p.dh : tl_int(1, 2);
+        cc.p.ph = tl_int(0, 2) ? cc.p.dh * (cc.p.kh - 1) / 2 : tl_int(0, cc.p.kh - 1);
+        cc.p.pw = tl_int(0, 2) ? cc.p.dw * (cc.p.kw - 1) / 2 : tl_int(0, cc.p.kw - 1);
+        cc.p.groups = 1;
+        int cin;
+        do cin = tl_int(0, 1) ? pick(chans, 11) : tl_int(1, 64);
+        while (cc.p.kh * cc.p.kw * cin > (cc.p.sh == 1 ? 576 : 288));
+        cc.cin = cin;
+        cc.cout = tl_int(0, 1) ? pick(chans, 11) : tl_int(1, 40);
+        cc.n = tl_int(1, 2);
+        /* the input width that gives ow output columns (plus what the
+         * stride drops); rows few, to keep the reference quick */
+        int ow = tl_int(40, 70), oh = tl_int(1, 4);
+        cc.w = (ow - 1) * cc.p.sw + cc.p.dw * (cc.p.kw - 1) + 1 - 2 * cc.p.pw + tl_int(0, cc.p.sw - 1);
+        cc.h = (oh - 1) * cc.p.sh + cc.p.dh * (cc.p.kh - 1) + 1 - 2 * cc.p.ph + tl_int(0, cc.p.sh - 1);
+        if (cc.h < 1) cc.h = 1;
+        cc.p.act = tl_int(0, 1) ? STRIX_ACT_SILU : STRIX_ACT_NONE;
+        cc.res = tl_int(0, 2);
+        cc.strided_in = tl_int(0, 2) == 0; /* mostly dense: the stem's whole-row runs */
+        cc.strided_out = tl_int(0, 1);
+        cc.bias_range = tl_int(0, 3) ? 1.0f : 20.0f;
+        if (it == 0) { /* the stem: 3 -> 16 channels, 3x3 stride 2, dense */
+            cc.cin = 3, cc.cout = 16, cc.p.kh = cc.p.kw = 3, cc.p.sh = cc.p.sw = 2;
+            cc.p.ph = cc.p.pw = 1, cc.p.dh = cc.p.dw = 1, cc.strided_in = 0;
+            cc.h = 9, cc.w = 97, cc.p.act = STRIX_ACT_SILU;
+        }
+        char name[200];
+        snprintf(name, sizeof name,
+                 "direct %d: n%d %dx%dx%d->%d k%dx%d s%dx%d p%dx%d d%dx%d act%d res%d in%s", it,
+                 cc.n, cc.h, cc.w, cc.cin, cc.cout, cc.p.kh, cc.p.kw, cc.p.sh, cc.p.sw, cc.p.ph,
+                 cc.p.pw, cc.p.dh, cc.p.dw, (int)cc.p.act, cc.res, cc.strided_in ? "strided" : "dense");
+        if (conv_ow(&cc) < 40) {
+            tl_fail("%s: the test made %d output columns, not >= 40", name, conv_ow(&cc));
+            return;
+        }
+        if (!conv_run_case(&cc, name)) return;
+    }
+}
+
 /* SiLU element by element over [-100, 100]: a 1x1 identity convolution.
  * The fast exp behind it is good to ~2e-7 relative (3.4 ulp measured).
  * Relative accuracy per element, not just against the largest output. */
@@ -876,6 +937,7 @@ int main(int argc, char **argv)
     }
     TL_RUN_ISA(test_conv_cases);
     TL_RUN_ISA(test_conv_random);
+    TL_RUN_ISA(test_conv_direct);
     TL_RUN_ISA(test_conv_silu_accuracy);
     TL_RUN_ISA(test_conv_workspace_reuse);
     TL_RUN(test_maxpool);

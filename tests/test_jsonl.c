@@ -320,6 +320,29 @@ static void test_header_line(void)
     }
 }
 
+/* a live run's event lines (a reconnect between frames) are checked and
+ * skipped; mixed with frame keys, or not an object, they are errors */
+static void test_event_line(void)
+{
+    const char *text = "{\"header\": {\"frames\": null        }}\n"
+                       "{\"frame\": 0, \"pts\": 0, \"detections\": []}\n"
+                       "{\"event\": {\"type\": \"reconnect\", \"reason\": \"stalled\", \"gap_s\": 1.5, "
+                       "\"next_frame\": 1}}\n"
+                       "{\"frame\": 1, \"pts\": 0.04, \"detections\": []}\n";
+    got g[2];
+    strix_error e = {STRIX_OK, ""};
+    int rc = read_n(text, g, 2, NULL, &e);
+    TL_CHECK(rc == 0 && g[0].frame == 0 && g[1].frame == 1, "with an event: rc %d: %s", rc, e.message);
+    e.message[0] = 0;
+    rc = read_n("{\"event\": {}, \"frame\": 0}\n", g, 2, NULL, &e);
+    TL_CHECK(rc != 0 && strstr(e.message, "t.jsonl:1: an \"event\" line holds no frame keys"), "mixed: '%s'",
+             e.message);
+    e.message[0] = 0;
+    rc = read_n("{\"event\": 3}\n", g, 2, NULL, &e);
+    TL_CHECK(rc != 0 && strstr(e.message, "t.jsonl:1: \"event\" must be an object"), "not an object: '%s'",
+             e.message);
+}
+
 static void test_long_line(void)
 {
     enum { N = 5000 };
@@ -815,6 +838,7 @@ int main(int argc, char **argv)
     TL_RUN(test_detection_box);
     TL_RUN(test_empty_and_line_ends);
     TL_RUN(test_header_line);
+    TL_RUN(test_event_line);
     TL_RUN(test_long_line);
     TL_RUN(test_errors);
     TL_RUN(test_open_and_nul);

@@ -13,7 +13,8 @@ enum {
     EXIT_OK_ = 0,
     EXIT_INTERNAL = 1, /* a bug in strix */
     EXIT_USAGE = 2,    /* bad or missing option or value */
-    EXIT_INPUT = 3,    /* an input file is missing or unreadable */
+    EXIT_INPUT = 3,    /* an input file is missing or unreadable (a live source: never came up, or
+                          gone for good, its --max-reconnects used up) */
     EXIT_MODEL = 4,    /* the model YAML is malformed or unsupported */
     EXIT_WEIGHTS = 5,  /* the weights file is malformed or does not match the model */
     EXIT_IMAGE = 6,    /* an image could not be decoded or is out of limits */

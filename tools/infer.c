@@ -216,6 +216,24 @@ static void usage(FILE *f)
             "  --preset NAME     encoder preset (default: the encoder's, medium for libx264)\n"
             "  --no-audio        leave the audio out\n"
             "\n"
+            "Live sources (network URLs http(s):// rtsp:// udp:// srt:// ..., devices\n"
+            "such as /dev/video0, or any input but a local file with no known duration;\n"
+            "docs/videos-and-outputs.md \"Live sources\"): the progress line shows\n"
+            "frames, fps and drops; OUT/NAME.jsonl is written at its final name and\n"
+            "flushed per frame (tail -f it); a network source that drops, ends or\n"
+            "stalls is reopened, its gap an {\"event\": ...} line in the JSON Lines.\n"
+            "  --live            treat every video input as live\n"
+            "  --stall-timeout S a live source that sends nothing for S seconds has\n"
+            "                    dropped (default 10)\n"
+            "  --no-reconnect    a live source's drop ends its run (default: reopen it,\n"
+            "                    waiting 0.5 s, then twice as long each time, at most 8 s)\n"
+            "  --max-reconnects N  reopen attempts after one drop before the run ends,\n"
+            "                    exit 3 with the outputs kept (default: no limit)\n"
+            "  --segment D       the annotated video as rolling files OUT/NAME-000.mp4,\n"
+            "                    NAME-001.mp4, ... of D each (4s, 10m, 1h; a number:\n"
+            "                    seconds), fragmented MP4 written in place: each plays\n"
+            "                    once closed, the open one up to its last fragment\n"
+            "\n"
             "Tracking, counting and highlight reels (videos):\n"
             "  --track           follow objects across frames (BoT-SORT by default, as\n"
             "                    Ultralytics' yolo track): a \"track_id\" per\n"
@@ -339,6 +357,9 @@ static int parse_args(int argc, char **argv, options *o)
     o->hl_pad = 0.5;
     o->hl_min_frames = 1;
     o->metrics_port = -1;
+    o->stall_timeout = 10;
+    o->reconnect = 1;
+    o->max_reconnects = -1;
     o->inputs = calloc((size_t)argc, sizeof *o->inputs);
     if (!o->inputs) {
         fprintf(stderr, "infer: out of memory\n");
@@ -368,7 +389,7 @@ static int parse_args(int argc, char **argv, options *o)
                   : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet
                   : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track
                   : !strcmp(a, "--nms-free") ? &o->nms_free : !strcmp(a, "--nv12") ? &o->nv12
-                  : !strcmp(a, "--int8") ? &o->int8 : NULL;
+                  : !strcmp(a, "--int8") ? &o->int8 : !strcmp(a, "--live") ? &o->live : NULL;
         if (flag) {
             *flag = 1;
             continue;
@@ -379,6 +400,10 @@ static int parse_args(int argc, char **argv, options *o)
         }
         if (!strcmp(a, "--no-audio")) {
             o->audio = 0;
+            continue;
+        }
+        if (!strcmp(a, "--no-reconnect")) {
+            o->reconnect = 0;
             continue;
         }
         /* options with a value: "--opt VALUE" or "--opt=VALUE" */
@@ -403,7 +428,8 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--trail", "--line", "--detections", "--highlights", "--hl-score",
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len", "--manifest", "--shard", "--shards",
-                                                 "--metrics-port", "--metrics-file", "--decode", "--calibrate"};
+                                                 "--metrics-port", "--metrics-file", "--decode", "--calibrate",
+                                                 "--stall-timeout", "--max-reconnects", "--segment"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
         if (!known) return usage_error("unknown option '%s'", a);
@@ -459,6 +485,14 @@ static int parse_args(int argc, char **argv, options *o)
         }
         else if (!strcmp(name, "--batch")) rc = parse_int(name, val, 1, 1024, &o->batch);
         else if (!strcmp(name, "--jobs")) rc = parse_int(name, val, 1, 64, &o->jobs);
+        else if (!strcmp(name, "--stall-timeout")) {
+            rc = parse_seconds(name, val, &o->stall_timeout);
+            if (!rc && o->stall_timeout < 0.1)
+                rc = usage_error("--stall-timeout: '%s' is under 0.1 s (give the seconds a live source may be silent)",
+                                 val);
+        }
+        else if (!strcmp(name, "--segment")) rc = parse_duration(name, val, &o->segment);
+        else if (!strcmp(name, "--max-reconnects")) rc = parse_int(name, val, 0, 1000000000, &o->max_reconnects);
         else if (!strcmp(name, "--threads")) rc = parse_int(name, val, 0, 4096, &o->threads);
         else if (!strcmp(name, "--manifest")) o->manifest = val;
         else if (!strcmp(name, "--shard")) o->shard = val;
@@ -485,6 +519,7 @@ static int parse_args(int argc, char **argv, options *o)
         return usage_error("--shard, --shards and --metrics-* work with --manifest FILE");
     if (!o->n_inputs && !o->manifest) return usage_error("no INPUT given (or --manifest FILE)");
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");
+    if (o->segment > 0 && !o->save) return usage_error("--segment cuts the annotated video: leave out --no-save");
     if (o->int8 && !o->calibrate)
         return usage_error("--int8 needs --calibrate SRC: a few images like the inputs (an image, a directory or a "
                            "quoted glob) to set the activation ranges");

@@ -7,7 +7,9 @@
  *
  *   generic  4-wide vectors, MR x NR = 6 x 8: SSE2 on any x86-64, NEON on
  *            aarch64, scalar code elsewhere;
- *   avx2     x86-64 AVX2 + FMA, 6 x 16 (12 of the 16 ymm registers);
+ *   avx2     x86-64 AVX2 + FMA, 6 x 16 (12 of the 16 ymm registers), and
+ *            a direct (no im2col) kernel of the same block for the stem and
+ *            the thin 3x3 layers (conv_avx2.c says which, and why);
  *   avx512   x86-64 AVX-512F, 14 x 32 (28 of the 32 zmm registers), and
  *            14 x 16 (avx512_n16) for layers whose channels per group are
  *            not a multiple of 32;

@@ -22,6 +22,9 @@
  *     block into the workspace, row-major like the 1x1 case).
  *   - depthwise convolutions (Cin/g == Cout/g == 1) are not a GEMM but a
  *     per-pixel multiply-add over channels, handled by their own loop.
+ *   - a build that defines CONV_DIRECT (AVX2) runs the shapes its rule
+ *     DIRECT_FITS picks (thin 3x3 layers at >= 40 pixels a row, the stem)
+ *     as a direct convolution instead: same packed B, no A at all (below).
  * The GEMM is blocked GotoBLAS-style: B is packed into NR-wide panels, once
  * at load (strix_cpu_conv2d_pack, the CPU backend does it for every conv) or
  * else once per call and group (shared by all threads); blocks of MC rows
@@ -500,6 +503,248 @@ static void conv_depthwise(const strix_view *out, const strix_view *in, const fl
     strix_cpu_team_run(team, out->n * out->h, dw_task, &j);
 }
 
+#if defined(CONV_DIRECT)
+/* Direct convolution (no im2col), for the builds that define CONV_DIRECT
+ * (conv_avx2.c; its rule, direct_fits, says for which shapes).  The same
+ * packed B panels as the GEMM (pack_b_panel: NR output channels, k in
+ * (ky, kx, ci) order) are read as they are; A is never built: each MR x NR
+ * block of C (MR pixels of one output row x NR channels) keeps its
+ * accumulators in registers through all taps, reading the input pixels in
+ * place through a table of MR pointers per segment, then applies the
+ * epilogue (epi_vec, as epilogue() does) on the registers and stores into
+ * out.  A segment is a run of k that is contiguous in every pixel's
+ * receptive field: one tap's Cin channels, or when the input is dense
+ * (pix_stride == Cin) and undilated a whole kernel row's KW * Cin floats
+ * (the RGB stem: 3 segments of 9 instead of 9 of 3).  Segments that fall
+ * in the padding for some of the block's pixels are gathered, zero-filled,
+ * into a per-call stack scratch; kernel rows wholly outside the input are
+ * skipped (they would add zeros).  Sums run k ascending in KC-deep
+ * partial sums, as the GEMM's, so results are the GEMM's to the bit. */
+#define DIRECT_K_MAX 576 /* 3 x 3 x 64: the scratch's depth */
+#define DIRECT_TAPS_MAX 9
+#define DIRECT_PANELS_MAX 4 /* NR-wide panels of output channels */
+
+/* One block's segments: MR input pointers each, and where in B they start. */
+typedef struct direct_seg {
+    const float *a[MR];
+    int k0;
+} direct_seg;
+
+typedef struct direct_job {
+    const strix_view *out, *in, *residual;
+    const float *bp, *bias;
+    const strix_conv_params *p;
+    const conv_plan *pl;
+    int seg_taps, row_segs; /* taps per segment, segments per kernel row */
+    int seg_len;            /* floats per segment: seg_taps * Cin */
+} direct_job;
+
+/* acc[i][v] += sum over e < len of a[i][off + e] * b[e*NR + v*VL ...]. */
+static inline void direct_segment(vf acc[MR][NV], const float *const *a, int off, const float *b,
+                                  int len)
+{
+    const float *ai[MR];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++) ai[i] = a[i] + off;
+    for (int e = 0; e < len; e++) {
+        vf bv[NV];
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) bv[v] = v_load(b + (size_t)e * NR + v * VL);
+#pragma GCC unroll 16
+        for (int i = 0; i < MR; i++) {
+            vf av = v_splat(ai[i][e]);
+#pragma GCC unroll 16
+            for (int v = 0; v < NV; v++) acc[i][v] = v_fma(av, bv[v], acc[i][v]);
+        }
+    }
+}
+
+static inline void direct_zero(vf acc[MR][NV])
+{
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) acc[i][v] = v_splat(0.0f);
+}
+
+/* sum = acc for the first K block (blocks == 0), sum + acc after. */
+static inline void direct_fold(vf sum[MR][NV], vf acc[MR][NV], int blocks)
+{
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) sum[i][v] = blocks ? sum[i][v] + acc[i][v] : acc[i][v];
+}
+
+/* out pixel i < cnt (at o + i*ldo) = epi_vec(acc[i], bias, residual pixel i
+ * (at r + i*ldr; zero without one), act), all MR x NV vectors computed
+ * before any store (their SiLUs' long dependency chains overlap); a
+ * channel tail (cols[v] < VL) through a zero-padded vector, as epilogue()
+ * does.  act and has_res are constants at each call, so the unrolled body
+ * has no branch on them. */
+static inline void direct_store(vf acc[MR][NV], const vf *bv, const int *cols, float *o, size_t ldo,
+                                const float *r, size_t ldr, int cnt, strix_act act, int has_res)
+{
+    vf zero = v_splat(0.0f), rv[MR][NV];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) {
+            rv[i][v] = zero;
+            if (has_res && i < cnt) {
+                if (cols[v] == VL)
+                    rv[i][v] = v_load(r + i * ldr + v * VL);
+                else
+                    memcpy(&rv[i][v], r + i * ldr + v * VL, (size_t)cols[v] * sizeof(float));
+            }
+        }
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) acc[i][v] = epi_vec(acc[i][v], bv[v], rv[i][v], act);
+    for (int i = 0; i < cnt; i++)
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) {
+            if (cols[v] == VL)
+                v_store(o + i * ldo + v * VL, acc[i][v]);
+            else
+                memcpy(o + i * ldo + v * VL, &acc[i][v], (size_t)cols[v] * sizeof(float));
+        }
+}
+
+/* The segments of the block of output pixels (oy, ox0 .. ox0 + MR - 1) of
+ * image n; pixels past cnt repeat the last one (computed, not stored).
+ * Returns how many; scratch holds MR * K floats. */
+static int direct_segments(direct_seg *seg, float *scratch, const direct_job *j, int n, int oy,
+                           int ox0, int cnt)
+{
+    const strix_view *in = j->in;
+    const strix_conv_params *p = j->p;
+    int cg = j->pl->cg, taps = j->seg_taps, count = 0;
+    size_t ps = in->pix_stride, step = (size_t)p->sw * ps;
+    const float *img = in->data + (size_t)n * in->batch_stride;
+    for (int ky = 0; ky < p->kh; ky++) {
+        int iy = oy * p->sh - p->ph + ky * p->dh;
+        if (iy < 0 || iy >= in->h) continue;
+        const float *row = img + (size_t)iy * in->w * ps;
+        for (int s = 0; s < j->row_segs; s++) {
+            int kx0 = s * taps;
+            direct_seg *d = &seg[count++];
+            d->k0 = (ky * p->kw + kx0) * cg;
+            int first = ox0 * p->sw - p->pw + kx0 * p->dw;
+            int last = first + (cnt - 1) * p->sw + (taps - 1) * p->dw;
+            if (first >= 0 && last < in->w) { /* the whole block in place */
+                const float *a = row + (size_t)first * ps;
+                for (int i = 0; i < MR; i++) d->a[i] = a + (size_t)(i < cnt ? i : cnt - 1) * step;
+                continue;
+            }
+            for (int i = 0; i < MR; i++) {
+                int ix = first + (i < cnt ? i : cnt - 1) * p->sw;
+                if (ix >= 0 && ix + (taps - 1) * p->dw < in->w) {
+                    d->a[i] = row + (size_t)ix * ps;
+                    continue;
+                }
+                float *dst = scratch + (size_t)i * j->pl->k + d->k0;
+                for (int t = 0; t < taps; t++, ix += p->dw) {
+                    if (ix >= 0 && ix < in->w)
+                        memcpy(dst + t * cg, row + (size_t)ix * ps, (size_t)cg * sizeof(float));
+                    else
+                        memset(dst + t * cg, 0, (size_t)cg * sizeof(float));
+                }
+                d->a[i] = dst;
+            }
+        }
+    }
+    return count;
+}
+
+/* Task: output row `row` (image row / out->h, y row % out->h), all channels. */
+static void direct_task(void *ctx, int row, int worker)
+{
+    const direct_job *j = ctx;
+    const strix_view *out = j->out, *residual = j->residual;
+    const conv_plan *pl = j->pl;
+    (void)worker;
+    int n = row / out->h, oy = row % out->h;
+    direct_seg seg[DIRECT_TAPS_MAX];
+    float scratch[MR * DIRECT_K_MAX];
+    /* each panel's bias, zero-padded past ng, and its channels per vector */
+    vf bv[DIRECT_PANELS_MAX][NV];
+    int cols[DIRECT_PANELS_MAX][NV];
+    for (int c = 0; c < pl->npad; c += VL) {
+        int left = pl->ng - c, *nc = &cols[c / NR][c % NR / VL];
+        vf *bc = &bv[c / NR][c % NR / VL];
+        *nc = left < 0 ? 0 : left < VL ? left : VL;
+        *bc = v_splat(0.0f);
+        memcpy(bc, j->bias + c, (size_t)*nc * sizeof(float));
+    }
+    for (int ox0 = 0; ox0 < out->w; ox0 += MR) {
+        int cnt = out->w - ox0 < MR ? out->w - ox0 : MR;
+        int nseg = direct_segments(seg, scratch, j, n, oy, ox0, cnt);
+        for (int co = 0; co < pl->ng; co += NR) {
+            const float *b = j->bp + (size_t)co * pl->k;
+            /* k in KC-deep blocks, each summed from zero and added to the
+             * earlier ones' sum, as the GEMM does (gemm_block): the same
+             * results to the bit, whichever path a shape takes */
+            vf acc[MR][NV], sum[MR][NV];
+            int kb = KC, blocks = 0;
+            direct_zero(acc);
+            for (int s = 0; s < nseg; s++) {
+                int k0 = seg[s].k0;
+                for (int e = 0; e < j->seg_len;) {
+                    if (k0 + e >= kb) {
+                        direct_fold(sum, acc, blocks++);
+                        direct_zero(acc);
+                        kb += KC;
+                        continue;
+                    }
+                    int stop = kb - k0 < j->seg_len ? kb - k0 : j->seg_len;
+                    direct_segment(acc, seg[s].a, e, b + (size_t)(k0 + e) * NR, stop - e);
+                    e = stop;
+                }
+            }
+            if (blocks) {
+                direct_fold(sum, acc, blocks);
+                memcpy(acc, sum, sizeof acc);
+            }
+            int p0 = co / NR, silu = j->p->act == STRIX_ACT_SILU;
+            float *o = strix_view_at(out, n, oy, ox0) + co;
+            if (residual) {
+                const float *r = strix_view_at(residual, n, oy, ox0) + co;
+                size_t ldr = residual->pix_stride;
+                if (silu)
+                    direct_store(acc, bv[p0], cols[p0], o, out->pix_stride, r, ldr, cnt, STRIX_ACT_SILU, 1);
+                else
+                    direct_store(acc, bv[p0], cols[p0], o, out->pix_stride, r, ldr, cnt, STRIX_ACT_NONE, 1);
+            } else if (silu) {
+                direct_store(acc, bv[p0], cols[p0], o, out->pix_stride, NULL, 0, cnt, STRIX_ACT_SILU, 0);
+            } else {
+                direct_store(acc, bv[p0], cols[p0], o, out->pix_stride, NULL, 0, cnt, STRIX_ACT_NONE, 0);
+            }
+        }
+    }
+}
+
+/* Whether the direct kernel takes this convolution: the build's measured
+ * rule DIRECT_FITS(pl, out, p) (conv_<isa>.c, which defines CONV_DIRECT), within
+ * what the kernel handles (one group, the stack arrays' bounds). */
+static int direct_fits(const conv_plan *pl, const strix_view *out, const strix_conv_params *p)
+{
+    return DIRECT_FITS(pl, out, p) && p->groups == 1 && p->kh * p->kw <= DIRECT_TAPS_MAX &&
+           pl->k <= DIRECT_K_MAX && pl->npad <= DIRECT_PANELS_MAX * NR;
+}
+
+static void conv_direct(const strix_view *out, const strix_view *in, const float *bp,
+                        const float *bias, const strix_view *residual, const strix_conv_params *p,
+                        const conv_plan *pl, strix_cpu_team *team)
+{
+    int dense_rows = p->dw == 1 && in->pix_stride == (size_t)pl->cg;
+    int taps = dense_rows ? p->kw : 1;
+    direct_job j = {out, in, residual, bp, bias, p, pl, taps, p->kw / taps, taps * pl->cg};
+    strix_cpu_team_run(team, out->n * out->h, direct_task, &j);
+}
+#endif
+
 size_t CONV_FN(strix_cpu_conv2d_packed_floats_)(int cin, int cout, const strix_conv_params *p)
 {
     conv_plan pl = weight_plan(cin, cout, p);
@@ -538,7 +783,17 @@ void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, con
             packed = ws;
         }
         conv_depthwise(out, in, packed, bias, residual, p, team);
-    } else {
-        conv_gemm(out, in, w, packed, bias, residual, p, &pl, ws, team);
+        return;
     }
+#if defined(CONV_DIRECT)
+    if (direct_fits(&pl, out, p)) {
+        if (!packed) {
+            for (int s = 0; s < pl.npad / NR; s++) pack_b_panel(ws, w, &pl, 0, s);
+            packed = ws;
+        }
+        conv_direct(out, in, packed, bias, residual, p, &pl, team);
+        return;
+    }
+#endif
+    conv_gemm(out, in, w, packed, bias, residual, p, &pl, ws, team);
 }

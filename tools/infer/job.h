@@ -61,6 +61,11 @@ typedef struct options {
     const char *manifest, *shard, *metrics_file;
     long shards;
     int metrics_port;                    /* -1: none */
+    int live;                            /* --live: every video input is live */
+    double stall_timeout;                /* --stall-timeout: seconds a live source may send nothing */
+    int reconnect;                       /* 0: --no-reconnect */
+    int max_reconnects;                  /* --max-reconnects: attempts after one drop; -1: no limit */
+    double segment;                      /* --segment: seconds per annotated file, 0: one file */
     struct metrics *metrics;             /* NULL: no metrics to update */
 } options;
 
@@ -188,10 +193,30 @@ typedef struct source_config {
     /* strix_video_read_options.rows: called as swscale writes each RGB frame (NULL: not) */
     int (*rows)(void *ctx, const strix_video_frame *f, int y0, int y1, strix_error *err);
     void *rows_ctx;
+
+    double stall_timeout;             /* > 0: strix_video_read_options.stall_timeout */
+    int reconnect;                    /* reopen the input after a drop (a stall, a read error) */
+    int end_drops;                    /* the input's end is a drop too (a live network source: a
+                                         camera never ends) */
+    int max_reconnects;               /* reopen attempts after one drop; -1: no limit */
+    int quiet;                        /* no line on stderr for a drop and its reconnect */
 } source_config;
+
+/* A drop of a live source and the reconnect that ended it, for the JSON
+ * Lines' event line (the first frame after it carries it to the writer). */
+typedef struct source_gap {
+    const char *why;                  /* "end of stream", "stalled", "read error" */
+    char lost_at[32], back_at[32];    /* wall clock, UTC, ISO 8601 with milliseconds */
+    double seconds;                   /* from the drop to the reopened input */
+    int attempts;                     /* reopen attempts it took */
+} source_gap;
 
 typedef struct source {
     strix_video_reader *rd;
+    source_config c;
+    int gap_pending;                  /* gap is new: the next frame read takes it */
+    source_gap gap;
+    int gave_up;                      /* the reconnects were used up: the input ended there */
 } source;
 
 /* The annotated-video sink (media.c): encode and mux on the writer thread
@@ -203,12 +228,16 @@ typedef struct video_sink_config {
     void (*notice)(void *ctx, const char *line); /* an encoder fallback, say */
     void *notice_ctx;
     int nvtx;                         /* an NVTX range around each frame's encode */
+    double segment;                   /* > 0: rolling files NAME-000.mp4, ... of this many seconds,
+                                         written in place (strix_video_write_options.segment) */
+    int overwrite;                    /* segments: replace an existing NAME-000.mp4 */
 } video_sink_config;
 
 typedef struct video_sink {
     strix_video_writer *wr;           /* NULL: no annotated video (--no-save) */
-    char *tmp;                        /* the temporary file until published */
+    char *tmp;                        /* the temporary file until published (not with segments) */
     const char *path;
+    char *shown;                      /* segments: "OUT/NAME-NNN.mp4" for messages, else NULL */
     int nvtx;
 } video_sink;
 
@@ -242,7 +271,10 @@ typedef struct vrun {
     source src;
     video_sink vs;               /* --no-save: none (vs.wr NULL) */
     FILE *jl;
-    char *jl_tmp;                /* the JSON Lines' temporary file until published */
+    char *jl_tmp;                /* the JSON Lines' temporary file until published (not live) */
+    int live;                    /* a live source: JSON Lines at the final name, flushed per frame */
+    long jl_frames;              /* frame lines written (live: none, the file goes at the end) */
+    long drops;                  /* the source's drops reconnected so far (writer thread) */
     char *label_path;            /* room for <label_base>_<n>.txt */
     long expected;               /* frames, -1 when unknown */
     double t0, last_progress, track_ms, annotate_ms, side_ms;
@@ -315,7 +347,9 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
 
 /* media.c: each open prints its failure and returns an exit code */
 int source_open(source *s, const source_config *c);
-int source_read(source *s, strix_video_frame *vf, strix_error *err); /* 1, 0 at the end, -1 */
+/* 1, 0 at the end, -1; with c.reconnect a drop is followed by reopen
+ * attempts (gap_pending set when one works, gave_up when none did) */
+int source_read(source *s, strix_video_frame *vf, strix_error *err);
 void source_close(source *s);
 int video_sink_open(video_sink *s, const video_sink_config *c, const source *src);
 strix_status video_sink_frame(video_sink *s, strix_video_frame *vf, strix_error *err);
@@ -376,6 +410,9 @@ void jsonl_frame(const vrun *v, long index, double pts, int inferred, const stri
 void mot_frame(FILE *mot, long index, const strix_detection *dets, const int *ids, int n);
 int write_tracks_json(vrun *v, long frames, double fps);
 int write_highlights(vrun *v, double end_time);
+/* frames -1: not known (a live run's header, never rewritten) */
 void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_stats *rs);
+/* A live source's drop and reconnect, before the first frame after it. */
+void jsonl_gap(FILE *j, const source_gap *g, long next_frame, double pts);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tools/exitcodes.h"
 
@@ -46,6 +47,19 @@ int parse_number(const char *opt, const char *s, double lo, double hi, const cha
 int parse_seconds(const char *opt, const char *s, double *out)
 {
     return parse_number(opt, s, 0, 1e7, "a number of seconds (0 or more)", out);
+}
+
+/* "4s", "10m", "1h" or a number of seconds; at least 0.1 s */
+int parse_duration(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end), unit = !strcmp(end, "") || !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60
+                                     : !strcmp(end, "h") ? 3600 : 0;
+    if (errno || end == s || !unit || !(v * unit >= 0.1 && v * unit <= 1e7))
+        return usage_error("%s: '%s' is not a duration of 0.1 s or more (4s, 10m, 1h, or seconds)", opt, s);
+    *out = v * unit;
+    return 0;
 }
 
 /* --line "x1,y1,x2,y2" */

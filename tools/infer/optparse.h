@@ -15,6 +15,7 @@ int parse_int(const char *opt, const char *s, int lo, int hi, int *out);
 int parse_number(const char *opt, const char *s, double lo, double hi, const char *what, double *out);
 /* A number of seconds, 0 or more. */
 int parse_seconds(const char *opt, const char *s, double *out);
+int parse_duration(const char *opt, const char *s, double *out);
 /* --line "x1,y1,x2,y2": two different points, in pixels. */
 int parse_line(const char *s, float *l);
 /* A number in 0..1. */

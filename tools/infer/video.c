@@ -5,7 +5,8 @@
  * (media.c), the detector (detector.c), tracking (tracking.c), the
  * --detections replay, the JSON Lines, MOT and labels written per frame
  * (writers.c), what --highlights needs of each frame logged (framelog.h);
- * the progress line and the summary. */
+ * live sources (their JSON Lines flushed per frame, their reconnects'
+ * event lines); the progress line and the summary. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "annotate.h"
@@ -22,6 +24,11 @@
 #include "pipeline.h"
 #include "trace.h"
 #include "worker.h"
+
+/* A live run's JSON Lines buffer: larger than a frame's lines at the
+ * default --max-det 300 (under 64 kB with tracks and crossings), so a
+ * frame's flush writes whole lines at once (one write(2)). */
+#define JSONL_LIVE_BUFFER (1 << 20)
 
 int stop_requested(void *ctx)
 {
@@ -51,6 +58,8 @@ typedef struct vslot {
     uint8_t *grey;        /* [height / 2][width / 2] */
     size_t grey_cap;
     int grey_rows;        /* frame rows made into grey so far */
+    int has_gap;          /* a live source reconnected before this frame: gap says how */
+    source_gap gap;
 } vslot;
 
 /* The reader's rows callback (strix_video_read_options.rows) with BoT-SORT's
@@ -89,6 +98,11 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
     strix_video_frame *vf = &slot->vf;
     slot->grey_rows = 0;
     int r = source_read(&v->src, vf, err);
+    slot->has_gap = r == 1 && v->src.gap_pending;
+    if (slot->has_gap) {
+        slot->gap = v->src.gap;
+        v->src.gap_pending = 0;
+    }
     if (r == 1) {
         f->rgb = vf->rgb;
         f->memory = vf->memory;
@@ -135,6 +149,16 @@ static void progress(vrun *v, long done, int final)
     if (!final && now - v->last_progress < (v->tty ? 200 : 5000)) return;
     v->last_progress = now;
     double el = (now - v->t0) / 1e3, fps = el > 0 ? done / el : 0;
+    if (v->live) { /* no end to count down to: frames, rate and drops */
+        if (v->tty)
+            fprintf(stderr, "\r%s [live] %ld frames  %.1f fps  %ld drop%s\033[K%s", v->shown, done, fps, v->drops,
+                    v->drops == 1 ? "" : "s", final ? "\n" : "");
+        else
+            fprintf(stderr, "infer: %s: live, %ld frames, %.1f fps, %ld drop%s\n", v->shown, done, fps, v->drops,
+                    v->drops == 1 ? "" : "s");
+        fflush(stderr);
+        return;
+    }
     long total = v->expected >= done ? v->expected : -1;
     char eta[32] = "?", tot[32] = "?";
     if (total > 0) snprintf(tot, sizeof tot, "%ld", total);
@@ -319,7 +343,15 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     double t1 = now_ms();
     v->annotate_ms += t1 - t_track;
+    if (slot->has_gap) {
+        jsonl_gap(v->jl, &slot->gap, f->index, vf->time);
+        v->drops++;
+    }
     jsonl_frame(v, f->index, vf->time, inferred, dets, raw, ids, n, n_cross);
+    v->jl_frames++;
+    /* live: the frame's lines reach the file whole (one write: the stream's
+     * buffer holds them, see video_open), for a reader following it */
+    if (v->live) fflush(v->jl);
     if (ferror(v->jl)) {
         set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->jsonl, strerror(errno));
         return -1;
@@ -400,6 +432,26 @@ static void describe_damage(const strix_video_read_stats *rs, char *buf, size_t 
                                    part[i].k == 1 ? part[i].one : part[i].many);
 }
 
+/* A URL of one of FFmpeg's network protocols: a server at the other end,
+ * which may drop, stall, or never end. */
+static int network_url(const char *s)
+{
+    static const char *const net[] = {"http", "https", "rtsp", "rtsps", "rtmp", "rtmps", "rtmpt", "udp", "rtp",
+                                      "srt", "tcp", "tls", "mmsh", "mmst", "rist"};
+    size_t k = strcspn(s, ":/");
+    if (strncmp(s + k, "://", 3)) return 0;
+    for (size_t i = 0; i < sizeof net / sizeof net[0]; i++)
+        if (strlen(net[i]) == k && !strncmp(s, net[i], k)) return 1;
+    return 0;
+}
+
+/* A capture device (/dev/video0): a character device, live by nature. */
+static int device_path(const char *s)
+{
+    struct stat sb;
+    return !stat(s, &sb) && S_ISCHR(sb.st_mode);
+}
+
 /* Open one video's reader, writer and output files (temporary until the
  * end); an exit code (the failure printed).  video_close frees what it
  * opened either way. */
@@ -421,30 +473,54 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     const int gmc = o->track && o->track_opts.tracker_type == STRIX_TRACKER_BOTSORT &&
                     o->track_opts.gmc_method != STRIX_GMC_NONE;
     const int nv12 = o->nv12 || o->nvdec >= 0;
+    /* live: said so, a network URL, a device; or no known duration where
+     * there is no local file (a pipe: URL, say) */
+    const int net = network_url(p->input), dev = device_path(p->input);
+    struct stat sb;
     source_config sc = {p->input, o->save && o->audio, stop_requested, o->nvtx,
                         !nv12 || p->video_out || gmc, nv12, o->nvdec, det->pinned ? det->model : NULL,
-                        gmc ? grey_band : NULL, v};
+                        gmc ? grey_band : NULL, v,
+                        o->live || net || dev ? o->stall_timeout : 0, o->reconnect && (net || dev), 0,
+                        o->max_reconnects, o->quiet};
     int rc = source_open(&v->src, &sc);
     if (rc) return rc;
-    v->expected = strix_video_reader_info(v->src.rd)->frames;
+    const strix_video_info *info = strix_video_reader_info(v->src.rd);
+    v->expected = info->frames;
+    v->live = o->live || net || dev || (info->duration <= 0 && stat(p->input, &sb));
+    /* a network stream's end is a drop (a camera never ends); a file served
+     * over the network (a known duration) ends at its end unless --live */
+    v->src.c.end_drops = net && (o->live || info->duration <= 0);
 
     if (p->label_base && !(v->label_path = malloc(strlen(p->label_base) + 32))) {
         fprintf(stderr, "infer: out of memory\n");
         return EXIT_NOMEM;
     }
     if (p->video_out) {
-        video_sink_config vc = {p->video_out, o->codec, o->preset, o->crf, o->audio, print_notice, v, o->nvtx};
+        video_sink_config vc = {p->video_out, o->codec, o->preset, o->crf, o->audio, print_notice, v, o->nvtx,
+                                o->segment, o->overwrite};
         if ((rc = video_sink_open(&v->vs, &vc, &v->src))) return rc;
     }
     strix_status st;
-    if (!(v->jl = strix_temp_open(p->jsonl, &v->jl_tmp))) {
+    if (v->live) {
+        /* at its final name from the start, for readers following it (the
+         * checks before the run refused an existing one without --overwrite);
+         * a buffer that holds any frame's lines, so each frame's flush is
+         * one write(2) of whole lines */
+        if (!(v->jl = fopen(p->jsonl, "w"))) {
+            fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
+                    p->jsonl, strerror(errno));
+            return EXIT_OUTPUT;
+        }
+        setvbuf(v->jl, NULL, _IOFBF, JSONL_LIVE_BUFFER);
+    } else if (!(v->jl = strix_temp_open(p->jsonl, &v->jl_tmp))) {
         fprintf(stderr, "infer: %s: cannot create the file: %s (check that the directory is writable)\n",
                 p->jsonl, strerror(errno));
         return EXIT_OUTPUT;
     }
     strix_video_read_stats none;
     memset(&none, 0, sizeof none);
-    jsonl_header(v->jl, v, 0, &none);
+    jsonl_header(v->jl, v, v->live ? -1 : 0, &none);
+    if (v->live) fflush(v->jl);
     if (hl_mask && (st = strix_frame_log_open(&v->hl, &e))) {
         fprintf(stderr, "infer: %s\n", e.message);
         return st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
@@ -473,7 +549,12 @@ static void video_close(vrun *v)
 {
     video_sink_close(&v->vs);
     source_close(&v->src);
-    if (v->jl || v->jl_tmp) abandon_temp(v->jl, v->jl_tmp);
+    if (v->live && v->jl) { /* a live run's lines stay where readers saw them; a file of no frame goes */
+        fclose(v->jl);
+        if (!v->jl_frames) unlink(v->p->jsonl);
+    } else if (v->jl || v->jl_tmp) {
+        abandon_temp(v->jl, v->jl_tmp);
+    }
     if (v->mot || v->mot_tmp) abandon_temp(v->mot, v->mot_tmp);
     free(v->label_path);
     strix_jsonl_close(v->replay);
@@ -517,9 +598,11 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     progress(v, ps->frames, 1);
     int rc = v->vs.wr ? video_sink_finish(&v->vs, &v->src, o->overwrite) : 0;
     if (rc) return rc;
-    /* the header's counts, now known (same length: see jsonl_header) */
-    int unwritten = fflush(v->jl) || fseek(v->jl, 0, SEEK_SET);
-    if (!unwritten) {
+    /* the header's counts, now known (same length: see jsonl_header); a
+     * live run's header stays as readers saw it, the counts are in the
+     * summary */
+    int unwritten = v->live ? fflush(v->jl) : fflush(v->jl) || fseek(v->jl, 0, SEEK_SET);
+    if (!unwritten && !v->live) {
         jsonl_header(v->jl, v, ps->frames, &rs);
         unwritten = fflush(v->jl) || fseek(v->jl, 0, SEEK_END);
     }
@@ -527,7 +610,12 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
         fprintf(stderr, "infer: %s: write failed: %s (check free disk space)\n", p->jsonl, strerror(errno));
         return EXIT_OUTPUT;
     }
-    rc = commit_temp(v->jl, v->jl_tmp, p->jsonl, o->overwrite);
+    if (v->live) {
+        rc = fclose(v->jl) ? EXIT_OUTPUT : 0;
+        if (rc) fprintf(stderr, "infer: %s: write failed: %s (check free disk space)\n", p->jsonl, strerror(errno));
+    } else {
+        rc = commit_temp(v->jl, v->jl_tmp, p->jsonl, o->overwrite);
+    }
     v->jl = NULL;
     v->jl_tmp = NULL;
     if (rc) return rc;
@@ -588,7 +676,8 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
                 rs.decode_ms / 1e3, rs.convert_ms / 1e3, ps->detect_ms / 1e3, (ps->post_ms + v->side_ms) / 1e3,
                 v->track_ms / 1e3, v->annotate_ms / 1e3, enc / 1e3,
                 v->concurrent > 1 ? "; inference shared with the inputs beside it" : "", nvdec, peak_rss_mb(),
-                g_stop ? "interrupted: kept the frames read so far in " : "wrote ", p->video_out ? p->video_out : "",
+                g_stop ? "interrupted: kept the frames read so far in " : "wrote ",
+                v->vs.shown ? v->vs.shown : p->video_out ? p->video_out : "",
                 p->video_out ? " and " : "", p->jsonl);
     if (v->trk.counter && (!o->quiet || g_stop)) {
         const strix_track_info *ti;
@@ -612,6 +701,7 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
         fprintf(stderr, "infer: %s: %ld detection%s with an empty or non-finite box (no area) not tracked\n", p->input,
                 degen, degen == 1 ? "" : "s");
     if (g_stop) return EXIT_INTERRUPTED;
+    if (v->src.gave_up) return EXIT_INPUT; /* said when it gave up; the outputs are kept */
     if (v->hl_mask) {
         /* the end of the last frame: the next frame's time is unknown, so one average frame */
         double fps = info->fps > 0 ? info->fps : 25, last = strix_frame_log_last_pts(v->hl);

@@ -587,8 +587,17 @@ void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_st
     if (v->trk.tracker) snprintf(degen, sizeof degen, "%ld", strix_tracker_degenerate(v->trk.tracker));
     fputs("{\"header\": {\"video\": ", j);
     strix_json_str(j, v->p->input);
-    fprintf(j, ", \"frames\": %-12ld, \"damage\": {\"skipped_packets\": %-12ld, \"corrupt_packets\": %-12ld, "
+    char nframes[24] = "null";
+    if (frames >= 0) snprintf(nframes, sizeof nframes, "%ld", frames);
+    fprintf(j, ", \"frames\": %-12s, \"damage\": {\"skipped_packets\": %-12ld, \"corrupt_packets\": %-12ld, "
             "\"concealed_frames\": %-12ld, \"tainted_frames\": %-12ld, \"decode_errors\": %-12ld, "
-            "\"frames_lost\": %-12ld}, \"degenerate_boxes\": %-12s}}\n", frames, rs->bad_packets,
+            "\"frames_lost\": %-12ld}, \"degenerate_boxes\": %-12s}}\n", nframes, rs->bad_packets,
             rs->corrupt_packets, rs->concealed, rs->tainted, rs->decode_errors, rs->frames_lost, degen);
+}
+
+void jsonl_gap(FILE *j, const source_gap *g, long next_frame, double pts)
+{
+    fprintf(j, "{\"event\": {\"type\": \"reconnect\", \"reason\": \"%s\", \"lost_at\": \"%s\", \"back_at\": \"%s\", "
+            "\"gap_s\": %.3f, \"attempts\": %d, \"next_frame\": %ld, \"next_pts\": %.6f}}\n", g->why, g->lost_at,
+            g->back_at, g->seconds, g->attempts, next_frame, pts);
 }

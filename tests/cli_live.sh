@@ -1,0 +1,258 @@
+#!/bin/sh
+# cli_live.sh — infer on live sources served by local ffmpeg processes this
+# script starts (and always kills): an HTTP MPEG-TS stream and UDP read to
+# their end; a server killed and restarted mid-stream, and one stopped
+# (SIGSTOP: it sends nothing and does not close) with another started in
+# its place, each followed by a reconnect with its event line in the JSON
+# Lines and frame numbers going on 0, 1, 2, ...; the JSON Lines read while
+# the run goes on, every line whole JSON; SIGTERM mid-stream (exit 130,
+# outputs closed); --segment on a file (every piece plays, no frame lost)
+# and SIGKILL mid-segment on a stream (closed pieces play, the open one is
+# readable); a source that never comes up (exit 3).  About 45 s.
+#   sh tests/cli_live.sh BUILD_DIR      (from the repository root)
+NAME=cli_live
+. "$(dirname "$0")/lib_cli.sh"
+M="--weights $ROOT/tests/loaders/v8_f16.pt --imgsz 64 --threads 1 --device cpu --no-audio"
+
+if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
+    skip all "ffmpeg/ffprobe not installed (sh tools/deps.sh)"
+    exit 0
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+    skip all "python3 not installed (it checks the JSON Lines)"
+    exit 0
+fi
+
+# ports of this run's own, apart from other runs on the machine
+PORT=$((20000 + $$ % 20000))
+URL=http://127.0.0.1:$PORT/live.ts
+PIDS=""
+# shellcheck disable=SC2086
+trap 'kill -CONT $PIDS 2>/dev/null; kill -KILL $PIDS 2>/dev/null; rm -rf "$T"' EXIT
+
+# serve SECONDS TARGET: a 160x120 25 fps H.264 MPEG-TS stream in real time
+# to TARGET (an http:// URL it listens on, or a udp:// one it sends to) in
+# the background; its pid in SRV
+serve() {
+    if [ "${2#http}" != "$2" ]; then listen="-listen 1"; else listen=""; fi
+    # shellcheck disable=SC2086
+    ffmpeg -v error -nostdin -re -f lavfi -i testsrc=size=160x120:rate=25 -t "$1" -c:v libx264 -preset ultrafast \
+        -g 25 -pix_fmt yuv420p -f mpegts $listen "$2" >>"$T/srv.log" 2>&1 &
+    SRV=$!
+    PIDS="$PIDS $SRV"
+}
+
+# stop PID: a server ended (it may wait for a client that never comes)
+stop() {
+    kill -CONT "$1" 2>/dev/null
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+
+# infer_bg ARGS...: infer in the background, stdout/stderr in $T/out, $T/err; its pid in RUN
+infer_bg() {
+    # shellcheck disable=SC2086
+    "$B/infer" $M "$@" >"$T/out" 2>"$T/err" &
+    RUN=$!
+    PIDS="$PIDS $RUN"
+}
+
+# finish SECONDS: wait up to SECONDS for infer to end; its exit status in
+# RC (124 and killed when it did not)
+finish() {
+    i=0
+    while [ $i -lt $(($1 * 10)) ] && kill -0 $RUN 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    if kill -0 $RUN 2>/dev/null; then
+        kill -KILL $RUN 2>/dev/null
+        wait $RUN 2>/dev/null
+        RC=124
+    else
+        wait $RUN
+        RC=$?
+    fi
+}
+
+# check FILE [EVENTS]: every line of FILE whole JSON, ending in a newline;
+# the header first; frames 0, 1, 2, ... with increasing pts; at least
+# EVENTS reconnect events (default 0), each before the frame it names.
+# Prints "frames=N events=N reasons=..." or the problem (and fails).
+check() {
+    python3 - "$1" "${2:-0}" <<'EOF'
+import json, sys
+path, want = sys.argv[1], int(sys.argv[2])
+data = open(path, 'rb').read()
+if not data.endswith(b'\n'):
+    sys.exit('the file does not end in a newline (a torn line): %r' % data[-80:])
+lines = data.decode().split('\n')[:-1]
+recs = [json.loads(l) for l in lines]
+if not recs or 'header' not in recs[0]:
+    sys.exit('no header line first')
+frames, events, reasons, pts, pending = 0, 0, [], -1.0, None
+for r in recs[1:]:
+    if 'event' in r:
+        e = r['event']
+        if e['type'] != 'reconnect' or e['next_frame'] != frames or not e['lost_at'] or not e['back_at']:
+            sys.exit('bad event %r after %d frames' % (e, frames))
+        events += 1
+        reasons.append(e['reason'])
+        continue
+    if r['frame'] != frames:
+        sys.exit('frame %d where %d was due' % (r['frame'], frames))
+    if r['pts'] <= pts:
+        sys.exit('frame %d: pts %g not after %g' % (frames, r['pts'], pts))
+    pts = r['pts']
+    frames += 1
+if events < want:
+    sys.exit('%d reconnect events, want %d' % (events, want))
+print('frames=%d events=%d reasons=%s' % (frames, events, ','.join(reasons)))
+EOF
+}
+
+# frames_of CHECK_OUTPUT: the N of frames=N
+frames_of() { echo "$1" | sed -n 's/^frames=\([0-9]*\).*/\1/p'; }
+
+# 1. HTTP MPEG-TS to its end (--no-reconnect: the end ends the run)
+serve 3 "$URL"
+sleep 0.5
+infer_bg --out "$T/h" --no-reconnect "$URL"
+finish 20
+if [ $RC -ne 0 ]; then fail http_stream "exit $RC: $(head -c 300 "$T/err")"
+elif ! c=$(check "$T/h/live.jsonl" 2>&1); then fail http_stream "$c"
+elif [ "$(frames_of "$c")" -lt 50 ]; then fail http_stream "too few frames: $c"
+elif ! ffprobe -v error "$T/h/live.mp4"; then fail http_stream "live.mp4 does not play"
+elif ! head -1 "$T/h/live.jsonl" | grep -q '"frames": null'; then fail http_stream "header: $(head -c 200 "$T/h/live.jsonl")"
+else pass http_stream; fi
+stop $SRV
+
+# 2. UDP: infer listens first; the sender's silence at the end is a stall (1 s)
+infer_bg --out "$T/u" --no-reconnect --stall-timeout 1 "udp://127.0.0.1:$PORT"
+sleep 0.5
+serve 3 "udp://127.0.0.1:$PORT?pkt_size=1316"
+finish 20
+if [ $RC -ne 0 ]; then fail udp_stream "exit $RC: $(head -c 300 "$T/err")"
+elif ! c=$(check "$T/u/$PORT.jsonl" 2>&1); then fail udp_stream "$c"
+elif [ "$(frames_of "$c")" -lt 25 ]; then fail udp_stream "too few frames: $c"
+else pass udp_stream; fi
+stop $SRV
+
+# 3. the server killed and restarted mid-stream; the JSON Lines read while the
+# run goes on; after the second server's end the reconnects are used up (exit 3)
+serve 30 "$URL"
+A=$SRV
+sleep 0.5
+infer_bg --out "$T/r" --max-reconnects 2 "$URL"
+sleep 2
+mid_ok=1
+mid=$(check "$T/r/live.jsonl" 2>&1) || { fail readable_mid_run "before the kill: $mid"; mid_ok=0; }
+stop $A
+sleep 0.3
+serve 3 "$URL"
+sleep 2
+mid2=$(check "$T/r/live.jsonl" 2>&1) || { fail readable_mid_run "after the restart: $mid2"; mid_ok=0; }
+[ $mid_ok = 1 ] && pass readable_mid_run
+finish 20
+if [ $RC -ne 3 ]; then fail server_restart "exit $RC, want 3 (reconnects used up): $(head -c 400 "$T/err")"
+elif ! c=$(check "$T/r/live.jsonl" 1 2>&1); then fail server_restart "$c"
+elif ! grep -q "reconnected after" "$T/err" || ! grep -q "gave up after 2 reconnect attempts" "$T/err"; then
+    fail server_restart "stderr: $(head -c 600 "$T/err")"
+elif [ $mid_ok = 1 ] && { [ "$(frames_of "$c")" -le "$(frames_of "$mid2")" ] || [ "$(frames_of "$mid2")" -le 0 ]; }; then
+    fail server_restart "frames did not go on: $mid, $mid2, $c"
+elif ! ffprobe -v error "$T/r/live.mp4"; then fail server_restart "live.mp4 does not play"
+else pass server_restart; fi
+stop $SRV
+
+# 4. a stall: the server stopped (SIGSTOP: the connection open, nothing sent);
+# another one serves in its place; --stall-timeout 1 finds the silence
+serve 30 "$URL"
+A=$SRV
+sleep 0.5
+infer_bg --out "$T/s" --stall-timeout 1 --max-reconnects 3 "$URL"
+sleep 2
+kill -STOP $A
+serve 4 "$URL"
+finish 25
+stop $A
+if [ $RC -ne 3 ]; then fail stall "exit $RC, want 3: $(head -c 400 "$T/err")"
+elif ! c=$(check "$T/s/live.jsonl" 1 2>&1); then fail stall "$c"
+else
+    case "$c" in
+    *reasons=stalled*) pass stall ;;
+    *) fail stall "the first reconnect is not for a stall: $c" ;;
+    esac
+fi
+stop $SRV
+
+# 5. SIGTERM mid-stream: exit 130, the JSON Lines whole, the MP4 playable
+serve 30 "$URL"
+A=$SRV
+sleep 0.5
+infer_bg --out "$T/t" "$URL"
+sleep 2
+kill -TERM $RUN
+finish 10
+stop $A
+if [ $RC -ne 130 ]; then fail sigterm "exit $RC, want 130: $(head -c 300 "$T/err")"
+elif ! c=$(check "$T/t/live.jsonl" 2>&1); then fail sigterm "$c"
+elif ! ffprobe -v error "$T/t/live.mp4"; then fail sigterm "live.mp4 does not play"
+else pass sigterm; fi
+
+# frames_in FILE: the frames ffprobe decodes from FILE ("" when it cannot read it)
+frames_in() {
+    ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" \
+        2>/dev/null | tr -d '[:space:]'
+}
+
+# 6. --segment on a file: NAME-000.mp4, ... of 1 s each, every one playable,
+# all the frames between them
+ffmpeg -v error -nostdin -y -f lavfi -i testsrc=size=160x120:rate=25 -t 3 -c:v libx264 -preset ultrafast \
+    -pix_fmt yuv420p "$T/clip.mp4"
+if run segment_file 0 $M --out "$T/g" --segment 1s "$T/clip.mp4"; then
+    n=0 sum=0 bad=""
+    for f in "$T"/g/clip-*.mp4; do
+        k=$(frames_in "$f")
+        [ -n "$k" ] && [ "$k" -gt 0 ] || bad="$bad $(basename "$f")"
+        n=$((n + 1))
+        sum=$((sum + ${k:-0}))
+    done
+    if [ -n "$bad" ]; then fail segment_file "not playable:$bad"
+    elif [ $n -ne 3 ] || [ $sum -ne 75 ]; then fail segment_file "$n files, $sum frames; want 3 files, 75 frames"
+    elif [ -e "$T/g/clip.mp4" ]; then fail segment_file "clip.mp4 written beside the segments"
+    else pass segment_file; fi
+fi
+
+# 7. SIGKILL mid-segment on a live stream: every closed segment plays; the
+# open one is readable (its header and the fragments written)
+serve 30 "$URL"
+A=$SRV
+sleep 0.5
+infer_bg --out "$T/k" --segment 1s "$URL"
+sleep 4.5
+kill -KILL $RUN
+wait $RUN 2>/dev/null
+stop $A
+last=$(ls "$T"/k/live-*.mp4 2>/dev/null | tail -1)
+bad="" n=0
+for f in "$T"/k/live-*.mp4; do
+    [ -e "$f" ] || continue
+    n=$((n + 1))
+    k=$(frames_in "$f")
+    if [ "$f" = "$last" ]; then [ -n "$k" ] || bad="$bad $(basename "$f") (open)"
+    else { [ -n "$k" ] && [ "$k" -gt 0 ]; } || bad="$bad $(basename "$f")"; fi
+done
+if [ $n -lt 2 ]; then fail segment_sigkill "$n segments after 4.5 s of 1 s ones: $(ls "$T/k")"
+elif [ -n "$bad" ]; then fail segment_sigkill "not readable by ffprobe:$bad"
+else pass segment_sigkill; fi
+
+# 8. sources that never come up: input missing (3), nothing written
+run never_up_http 3 $M --out "$T/n1" "http://127.0.0.1:$PORT/none.ts" &&
+    if [ -e "$T/n1/none.jsonl" ]; then fail never_up_http "none.jsonl written"
+    elif ! grep -q "cannot open" "$T/err"; then fail never_up_http "$(cat "$T/err")"
+    else pass never_up_http; fi
+run never_up_udp 3 $M --out "$T/n2" --stall-timeout 1 "udp://127.0.0.1:$PORT" &&
+    if ! grep -q "nothing came for 1 s" "$T/err"; then fail never_up_udp "$(cat "$T/err")"
+    else pass never_up_udp; fi
+
+exit $FAILED
