@@ -68,9 +68,10 @@ def _wheel_file():
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     """The metadata alone, without running make (pip asks for it first)."""
-    dist_info = "strix-%s.dist-info" % _version()
+    version = _version()
+    dist_info = "strix-%s.dist-info" % version
     os.makedirs(os.path.join(metadata_directory, dist_info), exist_ok=True)
-    for name, data in [("METADATA", _metadata(_version()).encode()), ("WHEEL", _wheel_file())]:
+    for name, data in [("METADATA", _metadata(version).encode()), ("WHEEL", _wheel_file())]:
         with open(os.path.join(metadata_directory, dist_info, name), "wb") as f:
             f.write(data)
     return dist_info

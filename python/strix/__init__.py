@@ -26,7 +26,7 @@ import numpy as np
 
 from ._version import __version__  # written by the build (python/_backend), from strix.h
 
-__all__ = ["Model", "Results", "StrixError", "imread", "version"]
+__all__ = ["Model", "Results", "StrixError", "imread", "__version__"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -160,11 +160,6 @@ def _check(status, err):
 
 def _path(p):
     return os.fsencode(os.fspath(p))
-
-
-def version():
-    """The version of the library this package wraps."""
-    return __version__
 
 
 def imread(path, rgb=False):

@@ -42,6 +42,11 @@ def same_dets(r, ref, tol=1e-3):
     return ""
 
 
+def differences(cases):
+    """same_dets over (label, results, ref) triples, once each: the messages of those that differ."""
+    return [label + same for label, r, rf in cases for same in [same_dets(r, rf)] if same]
+
+
 # --- the ctypes structures equal the header's, field by field ---------------
 def abi():
     lines = ['#include <stddef.h>', '#include <stdio.h>', '#include "strix.h"', 'int main(void) {']
@@ -82,16 +87,15 @@ model = strix.Model(WEIGHTS)
 
 # --- the same detections as infer, one by one, as a batch, BGR and RGB ------
 frames = [strix.imread(p) for p in IMAGES]
-bad = [p + ": " + same_dets(model(f)[0], ref[p]) for p, f in zip(IMAGES, frames) if same_dets(model(f)[0], ref[p])]
+bad = differences((p + ": ", model(f)[0], ref[p]) for p, f in zip(IMAGES, frames))
 check("same_as_infer", not bad, "; ".join(bad))
 # a batch of one size: the same minimal letterbox as one frame (frames of
 # different sizes share a square one, as in Ultralytics' batches)
 res = model([frames[0]] * 3)
-bad = [same_dets(r, ref[IMAGES[0]]) for r in res if same_dets(r, ref[IMAGES[0]])]
+bad = differences(("", r, ref[IMAGES[0]]) for r in res)
 check("batch_same_as_infer", len(res) == 3 and not bad, "; ".join(bad))
 rgb = [np.ascontiguousarray(f[:, :, ::-1]) for f in frames]
-bad = [p + ": " + same_dets(model(f, rgb=True)[0], ref[p]) for p, f in zip(IMAGES, rgb)
-       if same_dets(model(f, rgb=True)[0], ref[p])]
+bad = differences((p + ": ", model(f, rgb=True)[0], ref[p]) for p, f in zip(IMAGES, rgb))
 check("rgb_same_as_infer", not bad, "; ".join(bad))
 # a view into a larger array (rows padded, a crop's offset) reads the same pixels as a copy
 seed = random.randrange(1 << 30)
@@ -166,8 +170,7 @@ for t in ts:
     t.start()
 for t in ts:
     t.join()
-bad = errs + ["thread %d: %s" % (i, same_dets(r, ref[IMAGES[j // 2]]))
-              for i in range(2) for j, r in enumerate(outs[i] or []) if same_dets(r, ref[IMAGES[j // 2]])]
+bad = errs + differences(("thread %d: " % i, r, ref[IMAGES[j // 2]]) for i in range(2) for j, r in enumerate(outs[i] or []))
 check("two_threads", not bad and all(outs), "; ".join(bad[:3]))
 
 # --- tracking: a still frame keeps every identity; reset starts over --------
