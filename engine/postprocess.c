@@ -210,26 +210,33 @@ int strix_nms(strix_detection *out, const float *head, size_t anchors, const str
 /* torch's clamp_(0, limit): NaN stays NaN. */
 static float clip(float v, float limit) { return v < 0.f ? 0.f : v > limit ? limit : v; }
 
-void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info *info)
+void strix_scale_geometry(int dst_w, int dst_h, int src_w, int src_h, strix_scale_geom *g)
 {
-    /* scale_boxes(img1_shape=tensor, boxes, img0_shape=source) recomputes
-     * the geometry from the two shapes (never from the letterbox it
-     * undoes), with per-axis gains and Python rounding; the subtraction and
-     * division then happen in float32 */
-    int w0 = info->src_w, h0 = info->src_h;
-    double gh = (double)info->dst_h / h0, gw = (double)info->dst_w / w0;
+    /* scale_boxes / scale_coords (img1_shape=tensor, img0_shape=source)
+     * recompute the geometry from the two shapes (never from the letterbox
+     * they undo), with per-axis gains and Python rounding; the subtraction
+     * and division then happen in float32 */
+    double gh = (double)dst_h / src_h, gw = (double)dst_w / src_w;
     double gain = gh < gw ? gh : gw;
-    int new_h = (int)nearbyint(h0 * gain), new_w = (int)nearbyint(w0 * gain);
+    int new_h = (int)nearbyint(src_h * gain), new_w = (int)nearbyint(src_w * gain);
     if (new_h < 1) new_h = 1;
     if (new_w < 1) new_w = 1;
-    float gain_x = (float)((double)new_w / w0), gain_y = (float)((double)new_h / h0);
-    float pad_x = (float)nearbyint((info->dst_w - new_w) / 2.0 - 0.1);
-    float pad_y = (float)nearbyint((info->dst_h - new_h) / 2.0 - 0.1);
+    g->gain_x = (float)((double)new_w / src_w);
+    g->gain_y = (float)((double)new_h / src_h);
+    g->pad_x = (float)nearbyint((dst_w - new_w) / 2.0 - 0.1);
+    g->pad_y = (float)nearbyint((dst_h - new_h) / 2.0 - 0.1);
+}
+
+void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info *info)
+{
+    int w0 = info->src_w, h0 = info->src_h;
+    strix_scale_geom g;
+    strix_scale_geometry(info->dst_w, info->dst_h, w0, h0, &g);
     for (int i = 0; i < n; i++) {
         strix_detection *d = &dets[i];
-        d->x1 = clip((d->x1 - pad_x) / gain_x, (float)w0);
-        d->y1 = clip((d->y1 - pad_y) / gain_y, (float)h0);
-        d->x2 = clip((d->x2 - pad_x) / gain_x, (float)w0);
-        d->y2 = clip((d->y2 - pad_y) / gain_y, (float)h0);
+        d->x1 = clip((d->x1 - g.pad_x) / g.gain_x, (float)w0);
+        d->y1 = clip((d->y1 - g.pad_y) / g.gain_y, (float)h0);
+        d->x2 = clip((d->x2 - g.pad_x) / g.gain_x, (float)w0);
+        d->y2 = clip((d->y2 - g.pad_y) / g.gain_y, (float)h0);
     }
 }

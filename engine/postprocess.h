@@ -43,4 +43,11 @@ int strix_topk(strix_detection *out, const float *head, size_t anchors, const st
  * Ultralytics does. */
 void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info *info);
 
+/* The geometry scale_boxes and scale_coords undo, from the tensor (dst)
+ * and source sizes: x_src = (x - pad_x) / gain_x in float32, likewise y. */
+typedef struct strix_scale_geom {
+    float gain_x, gain_y, pad_x, pad_y;
+} strix_scale_geom;
+void strix_scale_geometry(int dst_w, int dst_h, int src_w, int src_h, strix_scale_geom *g);
+
 #endif
