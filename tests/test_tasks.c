@@ -1,0 +1,756 @@
+/* test_tasks.c — the task post-processing (engine/tasks.c, contour.c)
+ * against Ultralytics 8.4.190 (tests/golden/tasks/, made by
+ * tools/reference/task_goldens.py from the same generated inputs), and on
+ * fresh random inputs against naive references and invariants.
+ *
+ * Tolerances: masks by IoU >= 0.99 per mask and >= 99.9% of all pixels
+ * equal (torch's sgemm and bilinear kernel round differently from a plain
+ * float loop, which flips logits within ~1e-6 of 0); polygons vertex for
+ * vertex (1e-3 px) from the golden mask itself, and from our own mask when
+ * it equals the golden one; probiou 2e-6; rotated NMS kept sets exactly (their order
+ * too, but among equal scores);
+ * obb corners and scaled boxes 1e-4 px; keypoints 1e-3 px; top-5 exactly
+ * (values where torch orders ties arbitrarily). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "postprocess.h"
+#include "tasks.h"
+#include "testlib.h"
+
+#define GOLDEN "tests/golden/tasks/"
+
+/* ------------------------------------------------ the shared generator */
+
+typedef struct gen {
+    uint64_t x;
+} gen;
+
+static uint64_t g_u64(gen *g)
+{
+    uint64_t z = (g->x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static uint32_t g_u24(gen *g) { return (uint32_t)(g_u64(g) >> 40); }
+static float g_unit(gen *g) { return (float)(g_u24(g) / 16777216.0); }
+
+/* task_goldens.py's mask_inputs */
+static void mask_inputs(gen *g, int c, int mh, int mw, int n, int in_h, int in_w, float *protos, float *coeffs,
+                        float *boxes)
+{
+    int bh = (mh + 3) / 4, bw = (mw + 3) / 4;
+    float *coarse = malloc(sizeof(float) * (size_t)(c * bh * bw));
+    for (int i = 0; i < c * bh * bw; i++) coarse[i] = (g_unit(g) - 0.5f) * 4.f;
+    for (int k = 0; k < c; k++)
+        for (int y = 0; y < mh; y++)
+            for (int x = 0; x < mw; x++)
+                protos[((size_t)k * mh + y) * mw + x] = coarse[((size_t)k * bh + y / 4) * bw + x / 4];
+    free(coarse);
+    for (int i = 0; i < n * c; i++) coeffs[i] = (g_unit(g) - 0.5f) * 2.f;
+    for (int i = 0; i < n; i++) {
+        double x1 = g_u24(g) % (uint32_t)(in_w * 8) / 8.0 - 8;
+        double y1 = g_u24(g) % (uint32_t)(in_h * 8) / 8.0 - 8;
+        double x2 = x1 + 2 + g_u24(g) % (uint32_t)(in_w * 4) / 8.0;
+        double y2 = y1 + 2 + g_u24(g) % (uint32_t)(in_h * 4) / 8.0;
+        boxes[4 * i] = (float)x1, boxes[4 * i + 1] = (float)y1, boxes[4 * i + 2] = (float)x2,
+        boxes[4 * i + 3] = (float)y2;
+    }
+}
+
+/* ------------------------------------------------ golden file reading */
+
+typedef struct lines {
+    char *buf;
+    char **v;
+    int n;
+} lines;
+
+static int read_lines(const char *path, lines *l)
+{
+    memset(l, 0, sizeof *l);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    l->buf = malloc((size_t)size + 1);
+    size_t got = fread(l->buf, 1, (size_t)size, f);
+    fclose(f);
+    l->buf[got] = 0;
+    int cap = 0;
+    for (char *p = l->buf; *p;) {
+        char *e = strchr(p, '\n');
+        if (e) *e = 0;
+        if (l->n == cap) {
+            cap = cap ? 2 * cap : 256;
+            l->v = realloc(l->v, sizeof(char *) * (size_t)cap);
+        }
+        l->v[l->n++] = p;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 1;
+}
+
+static void free_lines(lines *l)
+{
+    free(l->buf);
+    free(l->v);
+}
+
+/* The numbers after the tag of a line (at most max). */
+static int numbers(const char *line, double *out, int max)
+{
+    const char *p = strchr(line, ' ');
+    int n = 0;
+    while (p && n < max) {
+        char *e;
+        double v = strtod(p, &e);
+        if (e == p) break;
+        out[n++] = v;
+        p = e;
+    }
+    return n;
+}
+
+static int starts(const char *line, const char *tag)
+{
+    size_t k = strlen(tag);
+    return strncmp(line, tag, k) == 0 && line[k] == ' ';
+}
+
+/* Decode run lengths (zeros first) into m [npix]; 0 when they do not add up. */
+static int unrle(const double *r, int nr, uint8_t *m, size_t npix)
+{
+    size_t at = 0;
+    for (int k = 0; k < nr; k++) {
+        if (at + (size_t)r[k] > npix) return 0;
+        memset(m + at, k & 1, (size_t)r[k]);
+        at += (size_t)r[k];
+    }
+    return at == npix;
+}
+
+static int same_polygon(const strix_polygon *p, const double *g, int ng, double tol)
+{
+    if (p->n != ng) return 0;
+    for (int i = 0; i < 2 * ng; i++)
+        if (fabs(p->xy[i] - g[i]) > tol) return 0;
+    return 1;
+}
+
+#define MAXN (1 << 20)
+static double nums[MAXN];
+
+/* -------------------------------------------------------- mask goldens */
+
+static void test_masks_golden(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "masks.txt", &l)) {
+        tl_fail("cannot read " GOLDEN "masks.txt");
+        return;
+    }
+    int in_h = 0, in_w = 0, src_h = 0, src_w = 0, c = 0, n = 0, cases = 0, exact_polys = 0;
+    float *protos = NULL, *coeffs = NULL, *boxes = NULL;
+    uint8_t *def = NULL, *ret = NULL, *gold = NULL, *ne = NULL;
+    size_t diff_total = 0, pix_total = 0;
+    strix_polygon poly = {0};
+    strix_error err;
+    for (int li = 0; li < l.n && !tl_g.failed; li++) {
+        const char *s = l.v[li];
+        int k = numbers(s, nums, MAXN);
+        if (starts(s, "case")) {
+            in_h = (int)nums[1], in_w = (int)nums[2], src_h = (int)nums[3], src_w = (int)nums[4];
+            c = (int)nums[5], n = (int)nums[6];
+            gen g = {(uint64_t)nums[7]};
+            int mh = in_h / 4, mw = in_w / 4;
+            free(protos), free(coeffs), free(boxes), free(def), free(ret), free(gold), free(ne);
+            protos = malloc(sizeof(float) * (size_t)(c * mh * mw));
+            coeffs = malloc(sizeof(float) * (size_t)(n * c));
+            boxes = malloc(sizeof(float) * 4 * (size_t)n);
+            def = malloc((size_t)n * in_h * in_w);
+            ret = malloc((size_t)n * src_h * src_w);
+            gold = malloc((size_t)(in_h * in_w > src_h * src_w ? in_h * in_w : src_h * src_w));
+            ne = malloc((size_t)n);
+            mask_inputs(&g, c, mh, mw, n, in_h, in_w, protos, coeffs, boxes);
+            if (strix_process_mask(protos, c, mh, mw, coeffs, boxes, n, in_h, in_w, def, ne, &err) != STRIX_OK)
+                tl_fail("process_mask: %s", err.message);
+            /* retina: the boxes to the source first, as the predictor does */
+            strix_detection *d = calloc((size_t)n, sizeof *d);
+            for (int i = 0; i < n; i++)
+                d[i].x1 = boxes[4 * i], d[i].y1 = boxes[4 * i + 1], d[i].x2 = boxes[4 * i + 2],
+                d[i].y2 = boxes[4 * i + 3];
+            strix_letterbox_info info = {.src_w = src_w, .src_h = src_h, .dst_w = in_w, .dst_h = in_h};
+            strix_scale_boxes(d, n, &info);
+            float *sb = malloc(sizeof(float) * 4 * (size_t)n);
+            for (int i = 0; i < n; i++)
+                sb[4 * i] = d[i].x1, sb[4 * i + 1] = d[i].y1, sb[4 * i + 2] = d[i].x2, sb[4 * i + 3] = d[i].y2;
+            if (strix_process_mask_native(protos, c, mh, mw, coeffs, sb, n, src_h, src_w, ret, NULL, &err) !=
+                STRIX_OK)
+                tl_fail("process_mask_native: %s", err.message);
+            free(d);
+            free(sb);
+            cases++;
+        } else if (starts(s, "box")) {
+            int i = (int)nums[0];
+            for (int j = 0; j < 4; j++)
+                if ((float)nums[1 + j] != boxes[4 * i + j])
+                    tl_fail("case %d box %d: the generator differs from the script's (%g vs %g)", cases - 1, i,
+                            (double)boxes[4 * i + j], nums[1 + j]);
+        } else if (starts(s, "def") || starts(s, "ret") || starts(s, "draw")) {
+            int i = (int)nums[0], is_def = starts(s, "def"), is_draw = starts(s, "draw");
+            size_t npix = is_def ? (size_t)in_h * in_w : (size_t)src_h * src_w;
+            if (!unrle(nums + 1, k - 1, gold, npix)) {
+                tl_fail("%s: bad run lengths", s);
+                break;
+            }
+            uint8_t *mine = is_def ? def + (size_t)i * npix : ret + (size_t)i * npix;
+            uint8_t *drawn = NULL;
+            if (is_draw) { /* the Annotator's scale_masks of our default mask */
+                drawn = malloc(npix);
+                strix_mask_to_source(def + (size_t)i * in_h * in_w, in_h, in_w, drawn, src_h, src_w, &err);
+                mine = drawn;
+            }
+            size_t inter = 0, uni = 0, diff = 0, any = 0;
+            for (size_t p = 0; p < npix; p++) {
+                inter += mine[p] & gold[p];
+                uni += mine[p] | gold[p];
+                diff += mine[p] != gold[p];
+                any |= gold[p];
+            }
+            free(drawn);
+            diff_total += diff;
+            pix_total += npix;
+            double iou = uni ? (double)inter / (double)uni : 1.0;
+            if (iou < 0.99)
+                tl_fail("case %d %s mask %d: IoU %.4f with Ultralytics' (< 0.99)", cases - 1, is_draw ? "drawn" :
+                        is_def ? "default" : "retina", i, iou);
+            if (is_def && ne[i] != (any != 0)) tl_fail("case %d mask %d: nonempty %d, Ultralytics %d", cases - 1, i,
+                                                       ne[i], (int)(any != 0));
+        } else if (starts(s, "xy") || starts(s, "rxy")) {
+            /* Results.masks.xy: our contours of the golden mask must be Ultralytics' polygon exactly */
+            int i = (int)nums[0], ng = (int)nums[1], is_def = starts(s, "xy");
+            int mh = is_def ? in_h : src_h, mw = is_def ? in_w : src_w;
+            for (int pass = 0; pass < 2; pass++) {
+                const uint8_t *m;
+                if (pass == 0) { /* the golden mask: decode it again from its line */
+                    const char *tag = is_def ? "def" : "ret";
+                    int found = 0;
+                    for (int lj = li - 1; lj >= 0 && !found; lj--)
+                        if (starts(l.v[lj], tag) && atoi(l.v[lj] + strlen(tag) + 1) == i) {
+                            static double rr[MAXN];
+                            int kr = numbers(l.v[lj], rr, MAXN);
+                            unrle(rr + 1, kr - 1, gold, (size_t)mh * mw);
+                            found = 1;
+                        }
+                    m = gold;
+                } else {
+                    m = (is_def ? def : ret) + (size_t)i * mh * mw;
+                    if (memcmp(m, gold, (size_t)mh * mw) != 0) continue; /* masks differ: IoU checked above */
+                }
+                if (strix_mask_segment(m, mh, mw, STRIX_SEGMENT_ALL, &poly, &err) != STRIX_OK) {
+                    tl_fail("masks2segments: %s", err.message);
+                    break;
+                }
+                strix_scale_coords(poly.xy, poly.n, 2, mw, mh, src_w, src_h, 0);
+                if (!same_polygon(&poly, nums + 2, ng, 1e-3)) {
+                    tl_fail("case %d %s mask %d (%s mask): polygon of %d points, Ultralytics' %d (or a vertex off)",
+                            cases - 1, is_def ? "default" : "retina", i, pass ? "our" : "golden", poly.n, ng);
+                    break;
+                }
+                exact_polys += pass;
+            }
+        }
+    }
+    double agree = pix_total ? 1.0 - (double)diff_total / (double)pix_total : 0;
+    if (!tl_g.failed && agree < 0.999) tl_fail("masks: %.5f of pixels equal Ultralytics' (< 0.999)", agree);
+    if (!tl_g.failed && cases != 4) tl_fail("masks.txt: %d cases, expected 4", cases);
+    if (!tl_g.failed && exact_polys == 0) tl_fail("no mask of ours equalled the golden one exactly");
+    strix_polygon_free(&poly);
+    free(protos), free(coeffs), free(boxes), free(def), free(ret), free(gold), free(ne);
+    free_lines(&l);
+}
+
+/* ---------------------------------------------------- contour goldens */
+
+static void ring_mask(uint8_t *m) /* task_goldens.py's ring_mask, 24 x 30 */
+{
+    memset(m, 0, 24 * 30);
+    for (int y = 1; y < 22; y++)
+        for (int x = 1; x < 22; x++) m[y * 30 + x] = 1;
+    for (int y = 3; y < 20; y++)
+        for (int x = 3; x < 20; x++) m[y * 30 + x] = 0;
+    for (int y = 5; y < 18; y++)
+        for (int x = 5; x < 18; x++) m[y * 30 + x] = 1;
+    for (int y = 7; y < 16; y++)
+        for (int x = 7; x < 16; x++) m[y * 30 + x] = 0;
+    for (int y = 10; y < 12; y++)
+        for (int x = 10; x < 12; x++) m[y * 30 + x] = 1;
+    for (int k = 0; k < 6; k++) m[(2 + k) * 30 + 23 + k % 7] = 1;
+    m[23 * 30 + 29] = 1;
+    for (int x = 25; x < 30; x++) m[x] = 1;
+}
+
+static void test_contours_golden(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "contours.txt", &l)) {
+        tl_fail("cannot read " GOLDEN "contours.txt");
+        return;
+    }
+    uint8_t m[64 * 64];
+    int h = 0, w = 0, masks = 0, nc = 0, at = 0;
+    strix_polygon all = {0}, seg = {0};
+    int *st = NULL, cap = 0;
+    strix_error err;
+    for (int li = 0; li < l.n && !tl_g.failed; li++) {
+        const char *s = l.v[li];
+        int k = numbers(s, nums, MAXN);
+        if (starts(s, "mask")) {
+            if (masks && at != nc) tl_fail("mask %d: %d contours, OpenCV %d", masks - 1, nc, at);
+            h = (int)nums[1], w = (int)nums[2];
+            if ((int)nums[3] < 0) {
+                ring_mask(m);
+            } else {
+                gen g = {(uint64_t)nums[4]};
+                for (int p = 0; p < h * w; p++) m[p] = g_u24(&g) % 100 < (uint32_t)nums[3];
+            }
+            if (strix_mask_contours(m, h, w, &all, &st, &cap, &nc, &err) != STRIX_OK) tl_fail("%s", err.message);
+            masks++;
+            at = 0;
+        } else if (starts(s, "contour")) {
+            int np = (int)nums[0];
+            int ours = at < nc ? st[at + 1] - st[at] : -1;
+            int same = ours == np;
+            for (int j = 0; same && j < 2 * np; j++) same = all.xy[2 * st[at] + j] == (float)nums[1 + j];
+            if (!same)
+                tl_fail("mask %d (%dx%d) contour %d: %d points, OpenCV's %d (or a vertex differs)", masks - 1, w, h,
+                        at, ours, np);
+            at++;
+        } else if (starts(s, "all") || starts(s, "largest")) {
+            strix_segment_strategy sg = starts(s, "all") ? STRIX_SEGMENT_ALL : STRIX_SEGMENT_LARGEST;
+            if (strix_mask_segment(m, h, w, sg, &seg, &err) != STRIX_OK) tl_fail("%s", err.message);
+            if (!same_polygon(&seg, nums + 1, (int)nums[0], 0))
+                tl_fail("mask %d: masks2segments(%s) %d points, Ultralytics' %d (or a vertex differs)", masks - 1,
+                        sg == STRIX_SEGMENT_ALL ? "all" : "largest", seg.n, (int)nums[0]);
+        }
+        (void)k;
+    }
+    if (!tl_g.failed && masks < 30) tl_fail("contours.txt: only %d masks", masks);
+    strix_polygon_free(&all);
+    strix_polygon_free(&seg);
+    free(st);
+    free_lines(&l);
+}
+
+/* -------------------------------------------------------- obb goldens */
+
+static void obb_inputs(gen *g, int n, float *b, float *s)
+{
+    for (int i = 0; i < n; i++) {
+        b[5 * i] = g_unit(g) * 64.f;
+        b[5 * i + 1] = g_unit(g) * 64.f;
+        b[5 * i + 2] = 1.f + g_unit(g) * 32.f;
+        b[5 * i + 3] = 1.f + g_unit(g) * 32.f;
+        b[5 * i + 4] = (g_unit(g) - 0.5f) * 16.f;
+        s[i] = g_unit(g);
+    }
+    s[5] = s[3];
+}
+
+static void test_obb_golden(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "obb.txt", &l)) {
+        tl_fail("cannot read " GOLDEN "obb.txt");
+        return;
+    }
+    enum { N = 40 };
+    float b[5 * N], s[N], reg[5 * N], cor[8 * N], sc[5 * N];
+    int keep[N], checked = 0;
+    gen g = {21};
+    obb_inputs(&g, N, b, s);
+    memcpy(reg, b, sizeof b);
+    strix_regularize_rboxes(reg, N);
+    strix_xywhr_corners(b, N, cor);
+    memcpy(sc, b, sizeof b);
+    strix_scale_rboxes(sc, N, 96, 64, 111, 150);
+    for (int li = 0; li < l.n && !tl_g.failed; li++) {
+        const char *t = l.v[li];
+        int k = numbers(t, nums, MAXN);
+        if (starts(t, "probiou")) {
+            int i = (int)nums[0], j = (int)nums[1];
+            float v = strix_probiou(b + 5 * i, b + 5 * j);
+            if (fabs(v - nums[2]) > 2e-6) tl_fail("probiou(%d, %d) = %.9g, Ultralytics %.9g", i, j, (double)v, nums[2]);
+        } else if (starts(t, "nms")) {
+            /* the same boxes kept, in the same order but for equal scores (torch
+             * orders ties arbitrarily past 16 boxes; strix: lower index first) */
+            int m = strix_nms_rotated(b, s, N, (float)nums[0], keep);
+            int same = m == (int)nums[1];
+            for (int j = 0; same && j < m; j++) {
+                int in = 0;
+                for (int q = 0; q < m; q++) in |= keep[q] == (int)nums[2 + j];
+                same = in && s[keep[j]] == s[(int)nums[2 + j]];
+            }
+            if (!same) tl_fail("nms_rotated(iou %.2f): %d kept, Ultralytics %d (or another set or order)", nums[0], m,
+                               (int)nums[1]);
+        } else if (starts(t, "reg") || starts(t, "corners") || starts(t, "scaled")) {
+            int i = (int)nums[0], dim = starts(t, "corners") ? 8 : 5;
+            const float *v = starts(t, "reg") ? reg + 5 * i : starts(t, "corners") ? cor + 8 * i : sc + 5 * i;
+            double tol = starts(t, "reg") ? 2e-6 : 1e-4;
+            for (int j = 0; j < dim && k == dim + 1; j++)
+                if (fabs(v[j] - nums[1 + j]) > tol * (1 + fabs(nums[1 + j])))
+                    tl_fail("%.7s box %d value %d: %.9g, Ultralytics %.9g", t, i, j, (double)v[j], nums[1 + j]);
+        }
+        checked++;
+    }
+    if (!tl_g.failed && checked < N * N + 5 + 3 * N) tl_fail("obb.txt: only %d lines", checked);
+    free_lines(&l);
+}
+
+/* --------------------------------------------------- keypoint goldens */
+
+static void test_keypoints_golden(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "kpts.txt", &l)) {
+        tl_fail("cannot read " GOLDEN "kpts.txt");
+        return;
+    }
+    float k[3 * 17 * 3], pts[17 * 2];
+    gen g = {31};
+    for (int i = 0; i < 3 * 17; i++) {
+        k[3 * i] = (float)(g_u24(&g) % (192 * 8) / 8.0 - 16);
+        k[3 * i + 1] = (float)(g_u24(&g) % (192 * 8) / 8.0 - 16);
+        k[3 * i + 2] = g_unit(&g);
+    }
+    for (int j = 0; j < 17; j++) pts[2 * j] = k[3 * j], pts[2 * j + 1] = k[3 * j + 1];
+    strix_scale_coords(k, 3 * 17, 3, 128, 160, 250, 333, 0);
+    strix_scale_coords(pts, 17, 2, 160, 96, 211, 90, 1);
+    int seen = 0;
+    for (int li = 0; li < l.n && !tl_g.failed; li++) {
+        const char *t = l.v[li];
+        numbers(t, nums, 8);
+        if (starts(t, "kpt")) {
+            const float *p = k + 3 * (17 * (int)nums[0] + (int)nums[1]);
+            if (fabs(p[0] - nums[2]) > 1e-3 || fabs(p[1] - nums[3]) > 1e-3 || p[2] != (float)nums[4])
+                tl_fail("keypoint %d.%d: %g %g %g, Ultralytics %g %g %g", (int)nums[0], (int)nums[1], (double)p[0],
+                        (double)p[1], (double)p[2], nums[2], nums[3], nums[4]);
+            seen++;
+        } else if (starts(t, "xyn")) {
+            const float *p = pts + 2 * (int)nums[0];
+            if (fabs(p[0] - nums[1]) > 1e-6 || fabs(p[1] - nums[2]) > 1e-6)
+                tl_fail("normalized point %d: %.9g %.9g, Ultralytics %.9g %.9g", (int)nums[0], (double)p[0],
+                        (double)p[1], nums[1], nums[2]);
+            seen++;
+        }
+    }
+    if (!tl_g.failed && seen != 3 * 17 + 17) tl_fail("kpts.txt: %d lines of %d", seen, 3 * 17 + 17);
+    free_lines(&l);
+}
+
+/* ------------------------------------------------------ probs goldens */
+
+static void test_top5_golden(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "probs.txt", &l)) {
+        tl_fail("cannot read " GOLDEN "probs.txt");
+        return;
+    }
+    gen g = {41};
+    float p[30], q[1000];
+    for (int i = 0; i < 30; i++) p[i] = (float)(g_u24(&g) % 16) / 16.f;
+    for (int i = 0; i < 1000; i++) q[i] = g_unit(&g);
+    int top[5], seen = 0;
+    for (int li = 0; li < l.n && !tl_g.failed; li++) {
+        const char *t = l.v[li];
+        numbers(t, nums, 64);
+        if (starts(t, "probs")) {
+            for (int i = 0; i < 30; i++)
+                if (p[i] != (float)nums[1 + i]) tl_fail("probability %d: the generator differs", i);
+        } else if (starts(t, "top5") || starts(t, "top5q")) {
+            int ties = starts(t, "top5");
+            const float *v = ties ? p : q;
+            int m = strix_topk_probs(v, ties ? 30 : 1000, 5, top);
+            for (int j = 0; j < 5 && m == 5; j++)
+                if (ties ? v[top[j]] != v[(int)nums[1 + j]] : top[j] != (int)nums[1 + j])
+                    tl_fail("%s: rank %d is class %d (%g), Ultralytics class %d", ties ? "top5" : "top5q", j, top[j],
+                            (double)v[top[j]], (int)nums[1 + j]);
+            if (m != 5) tl_fail("top-5 of %d gave %d", ties ? 30 : 1000, m);
+            seen++;
+        } else if (starts(t, "top1") || starts(t, "top1q")) {
+            int ties = starts(t, "top1");
+            strix_topk_probs(ties ? p : q, ties ? 30 : 1000, 1, top);
+            if (top[0] != (int)nums[0]) tl_fail("top1: class %d, Ultralytics %d", top[0], (int)nums[0]);
+            seen++;
+        }
+    }
+    if (!tl_g.failed && seen != 4) tl_fail("probs.txt: %d results of 4", seen);
+    free_lines(&l);
+}
+
+/* ----------------------------------------------- fresh random inputs */
+
+/* Naive: the outermost 8-connected components of a mask (those whose
+ * surrounding background, 4-connected, reaches the frame). */
+static int naive_outer_components(const uint8_t *m, int h, int w)
+{
+    int W = w + 2, H = h + 2, count = 0;
+    int *lab = calloc((size_t)(W * H), sizeof(int)), *stack = malloc(sizeof(int) * (size_t)(W * H) * 8);
+    uint8_t *ext = calloc((size_t)(W * H), 1);
+#define PIX(x, y) ((x) >= 1 && (y) >= 1 && (x) <= w && (y) <= h && m[((y)-1) * w + (x)-1])
+    int sp = 0;
+    stack[sp++] = 0;
+    ext[0] = 1;
+    while (sp) { /* the exterior: background 4-connected to the frame */
+        int p = stack[--sp], x = p % W, y = p / W;
+        const int dx[4] = {1, -1, 0, 0}, dy[4] = {0, 0, 1, -1};
+        for (int d = 0; d < 4; d++) {
+            int nx = x + dx[d], ny = y + dy[d];
+            if (nx < 0 || ny < 0 || nx >= W || ny >= H || ext[ny * W + nx] || PIX(nx, ny)) continue;
+            ext[ny * W + nx] = 1;
+            stack[sp++] = ny * W + nx;
+        }
+    }
+    for (int y = 1; y <= h; y++)
+        for (int x = 1; x <= w; x++) {
+            if (!PIX(x, y) || lab[y * W + x]) continue;
+            int outer = 0;
+            lab[y * W + x] = 1;
+            sp = 0;
+            stack[sp++] = y * W + x;
+            while (sp) {
+                int p = stack[--sp], px = p % W, py = p / W;
+                for (int dy = -1; dy <= 1; dy++)
+                    for (int dx = -1; dx <= 1; dx++) {
+                        int nx = px + dx, ny = py + dy;
+                        if (PIX(nx, ny) && !lab[ny * W + nx]) {
+                            lab[ny * W + nx] = 1;
+                            stack[sp++] = ny * W + nx;
+                        }
+                        if ((dx == 0) != (dy == 0) && ext[ny * W + nx]) outer = 1;
+                    }
+            }
+            count += outer;
+        }
+#undef PIX
+    free(lab);
+    free(stack);
+    free(ext);
+    return count;
+}
+
+static void test_contours_random(void)
+{
+    strix_polygon all = {0};
+    int *st = NULL, cap = 0, nc = 0;
+    strix_error err;
+    for (int it = 0; it < 300 && !tl_g.failed; it++) {
+        int h = tl_int(1, 40), w = tl_int(1, 40), density = tl_int(5, 95);
+        uint8_t *m = malloc((size_t)(h * w));
+        for (int p = 0; p < h * w; p++) m[p] = (uint8_t)(tl_int(0, 99) < density ? tl_int(1, 255) : 0);
+        if (strix_mask_contours(m, h, w, &all, &st, &cap, &nc, &err) != STRIX_OK) tl_fail("%s", err.message);
+        int want = naive_outer_components(m, h, w);
+        if (nc != want) tl_fail("%dx%d mask, density %d%%: %d contours, %d outermost components", w, h, density, nc,
+                                want);
+        for (int j = 0; j < all.n && !tl_g.failed; j++) { /* every vertex a foreground pixel */
+            int x = (int)all.xy[2 * j], y = (int)all.xy[2 * j + 1];
+            if (x < 0 || y < 0 || x >= w || y >= h || !m[y * w + x])
+                tl_fail("%dx%d mask: vertex (%d, %d) is not a foreground pixel", w, h, x, y);
+        }
+        free(m);
+    }
+    strix_polygon_free(&all);
+    free(st);
+}
+
+static void test_masks_random(void)
+{
+    /* against a double-precision direct evaluation of the same definition */
+    strix_error err;
+    for (int it = 0; it < 6 && !tl_g.failed; it++) {
+        int mh = tl_int(2, 24), mw = tl_int(2, 24), c = tl_int(1, 12), n = tl_int(1, 4);
+        int in_h = 4 * mh, in_w = 4 * mw;
+        float *protos = malloc(sizeof(float) * (size_t)(c * mh * mw)), *co = malloc(sizeof(float) * (size_t)(n * c));
+        float *boxes = malloc(sizeof(float) * 4 * (size_t)n);
+        uint8_t *m = malloc((size_t)(n * in_h * in_w));
+        for (int i = 0; i < c * mh * mw; i++) protos[i] = tl_uniform(-2, 2);
+        for (int i = 0; i < n * c; i++) co[i] = tl_uniform(-1, 1);
+        for (int i = 0; i < n; i++) {
+            boxes[4 * i] = tl_uniform(-10, (float)in_w), boxes[4 * i + 1] = tl_uniform(-10, (float)in_h);
+            boxes[4 * i + 2] = boxes[4 * i] + tl_uniform(0, (float)in_w);
+            boxes[4 * i + 3] = boxes[4 * i + 1] + tl_uniform(0, (float)in_h);
+        }
+        if (strix_process_mask(protos, c, mh, mw, co, boxes, n, in_h, in_w, m, NULL, &err) != STRIX_OK)
+            tl_fail("%s", err.message);
+        size_t diff = 0, total = (size_t)(n * in_h * in_w);
+        for (int i = 0; i < n && !tl_g.failed; i++)
+            for (int y = 0; y < in_h; y++)
+                for (int x = 0; x < in_w; x++) {
+                    double sy = fmax((y + 0.5) * mh / in_h - 0.5, 0), sx = fmax((x + 0.5) * mw / in_w - 0.5, 0);
+                    int y0 = (int)sy, x0 = (int)sx, y1 = y0 + (y0 < mh - 1), x1 = x0 + (x0 < mw - 1);
+                    double ly = sy - y0, lx = sx - x0, v = 0;
+                    for (int k = 0; k < c; k++) {
+                        const float *pk = protos + (size_t)k * mh * mw;
+                        double t0 = pk[y0 * mw + x0] * (1 - lx) + pk[y0 * mw + x1] * lx;
+                        double t1 = pk[y1 * mw + x0] * (1 - lx) + pk[y1 * mw + x1] * lx;
+                        v += co[i * c + k] * (t0 * (1 - ly) + t1 * ly);
+                    }
+                    const float *b = boxes + 4 * i;
+                    int inside = x >= b[0] && x < b[2] && y >= b[1] && y < b[3];
+                    int want = inside && v > 0, got = m[((size_t)i * in_h + y) * in_w + x];
+                    if (got && !inside) tl_fail("mask %d: pixel (%d, %d) set outside its box", i, x, y);
+                    diff += want != got;
+                }
+        if (!tl_g.failed && diff > total / 500)
+            tl_fail("%d masks %dx%d: %zu of %zu pixels differ from the direct evaluation", n, in_w, in_h, diff, total);
+        free(protos), free(co), free(boxes), free(m);
+    }
+}
+
+static void test_nms_rotated_random(void)
+{
+    for (int it = 0; it < 50 && !tl_g.failed; it++) {
+        int n = tl_int(1, 60);
+        float *b = malloc(sizeof(float) * 5 * (size_t)n), *s = malloc(sizeof(float) * (size_t)n);
+        int *keep = malloc(sizeof(int) * (size_t)n), *rank = malloc(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n; i++) {
+            b[5 * i] = tl_uniform(0, 50), b[5 * i + 1] = tl_uniform(0, 50);
+            b[5 * i + 2] = tl_uniform(1, 30), b[5 * i + 3] = tl_uniform(1, 30), b[5 * i + 4] = tl_uniform(-4, 4);
+            s[i] = (float)tl_int(0, 20) / 20.f; /* ties */
+        }
+        float thr = tl_uniform(0.05f, 0.95f);
+        int m = strix_nms_rotated(b, s, n, thr, keep);
+        /* naive: rank by (score desc, index asc); dropped iff an earlier-ranked box overlaps > thr */
+        for (int i = 0; i < n; i++) {
+            rank[i] = 0;
+            for (int j = 0; j < n; j++) rank[i] += s[j] > s[i] || (s[j] == s[i] && j < i);
+        }
+        int want = 0;
+        for (int r = 0; r < n && !tl_g.failed; r++) {
+            int i = 0;
+            while (rank[i] != r) i++;
+            int dropped = 0;
+            for (int j = 0; j < n; j++)
+                if (rank[j] < r && strix_probiou(b + 5 * j, b + 5 * i) > thr) dropped = 1;
+            if (!dropped) {
+                if (want >= m || keep[want] != i) tl_fail("n %d iou %.3f: kept #%d should be box %d", n, (double)thr,
+                                                          want, i);
+                want++;
+            }
+        }
+        if (!tl_g.failed && want != m) tl_fail("n %d: %d kept, naive %d", n, m, want);
+        for (int i = 0; i < n && !tl_g.failed; i++) { /* probiou: symmetric, in [0, 1], near 1 on itself */
+            int j = tl_int(0, n - 1);
+            float a = strix_probiou(b + 5 * i, b + 5 * j), c = strix_probiou(b + 5 * j, b + 5 * i);
+            if (a != c || a < 0 || a > 1) tl_fail("probiou(%d, %d) = %g, reversed %g", i, j, (double)a, (double)c);
+            if (strix_probiou(b + 5 * i, b + 5 * i) < 0.99f) tl_fail("probiou of box %d with itself < 0.99", i);
+        }
+        free(b), free(s), free(keep), free(rank);
+    }
+}
+
+static void test_rboxes_random(void)
+{
+    /* regularize_rboxes keeps the rectangle: the same 4 corners, in some order */
+    for (int it = 0; it < 500 && !tl_g.failed; it++) {
+        float r[5] = {tl_uniform(-100, 100), tl_uniform(-100, 100), tl_uniform(1, 50), tl_uniform(1, 50),
+                      tl_uniform(-10, 10)};
+        float q[5], a[8], b[8];
+        memcpy(q, r, sizeof r);
+        strix_regularize_rboxes(q, 1);
+        if (!(q[4] >= 0 && q[4] < 1.5707964f)) tl_fail("angle %g regularized to %g", (double)r[4], (double)q[4]);
+        strix_xywhr_corners(r, 1, a);
+        strix_xywhr_corners(q, 1, b);
+        for (int i = 0; i < 4; i++) {
+            double best = 1e9;
+            for (int j = 0; j < 4; j++) best = fmin(best, hypot(a[2 * i] - b[2 * j], a[2 * i + 1] - b[2 * j + 1]));
+            if (best > 1e-3 * (1 + fabs(r[2]) + fabs(r[3])))
+                tl_fail("box (%g %g %g %g %g): corner %d moved %g after regularizing", (double)r[0], (double)r[1],
+                        (double)r[2], (double)r[3], (double)r[4], i, best);
+        }
+    }
+}
+
+static void test_topk_random(void)
+{
+    for (int it = 0; it < 200 && !tl_g.failed; it++) {
+        int n = tl_int(1, 50), k = tl_int(1, 8), top[8];
+        float p[50];
+        for (int i = 0; i < n; i++) p[i] = (float)tl_int(0, 9) / 9.f;
+        int m = strix_topk_probs(p, n, k, top);
+        if (m != (k < n ? k : n)) tl_fail("top-%d of %d gave %d", k, n, m);
+        for (int j = 0; j < m && !tl_g.failed; j++) { /* naive: rank by (value desc, index asc) */
+            int want = -1;
+            for (int i = 0; i < n; i++) {
+                int r = 0;
+                for (int q = 0; q < n; q++) r += p[q] > p[i] || (p[q] == p[i] && q < i);
+                if (r == j) want = i;
+            }
+            if (top[j] != want) tl_fail("top-%d of %d: rank %d is %d, naive %d", k, n, j, top[j], want);
+        }
+    }
+}
+
+static void test_scale_coords_random(void)
+{
+    /* source -> letterbox (the geometry's forward map) -> back: the same point, within the clip */
+    for (int it = 0; it < 300 && !tl_g.failed; it++) {
+        int sw = tl_int(1, 2000), sh = tl_int(1, 2000), iw = 32 * tl_int(1, 20), ih = 32 * tl_int(1, 20);
+        strix_scale_geom g;
+        strix_scale_geometry(iw, ih, sw, sh, &g);
+        float x = tl_uniform(0, (float)sw), y = tl_uniform(0, (float)sh), v = tl_uniform(0, 1);
+        float p[3] = {x * g.gain_x + g.pad_x, y * g.gain_y + g.pad_y, v};
+        strix_scale_coords(p, 1, 3, iw, ih, sw, sh, 0);
+        if (fabsf(p[0] - x) > 1e-3f * (1 + x) || fabsf(p[1] - y) > 1e-3f * (1 + y) || p[2] != v)
+            tl_fail("%dx%d in %dx%d: (%g, %g) came back as (%g, %g)", sw, sh, iw, ih, (double)x, (double)y,
+                    (double)p[0], (double)p[1]);
+        float far[2] = {-1e6f, 1e6f};
+        strix_scale_coords(far, 1, 2, iw, ih, sw, sh, 0);
+        if (far[0] != 0 || far[1] != (float)sh) tl_fail("not clipped: (%g, %g)", (double)far[0], (double)far[1]);
+    }
+}
+
+static void test_bad_shapes(void)
+{
+    /* hostile shapes: refused with an error, never a crash */
+    float protos[4] = {1, 1, 1, 1}, co[1] = {1}, box[4] = {NAN, 0, 1e30f, 1};
+    uint8_t m[16];
+    strix_error err;
+    if (strix_process_mask(protos, 1, 2, 2, co, box, 1, 0, 4, m, NULL, &err) != STRIX_E_ARG)
+        tl_fail("a 4x0 input was accepted");
+    if (strix_process_mask(protos, 1, 2, 2, co, box, 1, 4, 4, m, NULL, &err) != STRIX_OK) tl_fail("%s", err.message);
+    for (int i = 0; i < 16; i++)
+        if (m[i]) tl_fail("a NaN box left pixel %d set", i);
+    if (strix_process_mask_native(protos, 1, 2, 2, co, box, 1, 4, 4, m, NULL, &err) != STRIX_OK)
+        tl_fail("%s", err.message);
+    strix_polygon p = {0};
+    if (strix_mask_segment(m, 0, 3, STRIX_SEGMENT_ALL, &p, &err) != STRIX_E_ARG) tl_fail("a 3x0 mask was accepted");
+    int keep[1];
+    if (strix_nms_rotated(NULL, NULL, 0, 0.5f, keep) != 0) tl_fail("nms of nothing kept something");
+}
+
+int main(int argc, char **argv)
+{
+    tl_init();
+    TL_RUN(test_masks_golden);
+    TL_RUN(test_contours_golden);
+    TL_RUN(test_obb_golden);
+    TL_RUN(test_keypoints_golden);
+    TL_RUN(test_top5_golden);
+    TL_RUN(test_contours_random);
+    TL_RUN(test_masks_random);
+    TL_RUN(test_nms_rotated_random);
+    TL_RUN(test_rboxes_random);
+    TL_RUN(test_topk_random);
+    TL_RUN(test_scale_coords_random);
+    TL_RUN(test_bad_shapes);
+    TL_MAIN_END();
+}
