@@ -145,7 +145,8 @@ VIDEO_USERS = $(BUILD)/infer $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard te
               $(BUILD)/perf/bench_gmc_clip
 JOB_OBJ     = $(JOB_SRC:%.c=$(BUILD)/obj/%.o)
 JOB_LIB     = $(BUILD)/libstrix_infer.a
-JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_pipeline $(BUILD)/tests/test_worker
+JOB_USERS   = $(BUILD)/infer $(BUILD)/tests/test_highlight $(BUILD)/tests/test_pipeline $(BUILD)/tests/test_worker \
+              $(BUILD)/tests/test_tasks
 
 KERNEL_LAB  = $(if $(filter 1,$(CUDA)),$(patsubst perf/cuda/%.c,$(BUILD)/perf/cuda/%,$(wildcard perf/cuda/*.c)),)
 

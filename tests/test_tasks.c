@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotate.h"
 #include "postprocess.h"
 #include "tasks.h"
 #include "testlib.h"
+#include "tools/infer/task_writers.h"
 
 #define GOLDEN "tests/golden/tasks/"
 
@@ -416,14 +418,11 @@ static void test_obb_golden(void)
 
 /* --------------------------------------------------- keypoint goldens */
 
-static void test_keypoints_golden(void)
+/* task_goldens.py's kpt_inputs: 3 x 17 keypoints in a 128x160 input,
+ * scaled to a 250x333 source as the pose predictor does; pts [17, 2] the
+ * first detection's unscaled points. */
+static void pose_inputs(float *k, float *pts)
 {
-    lines l;
-    if (!read_lines(GOLDEN "kpts.txt", &l)) {
-        tl_fail("cannot read " GOLDEN "kpts.txt");
-        return;
-    }
-    float k[3 * 17 * 3], pts[17 * 2];
     gen g = {31};
     for (int i = 0; i < 3 * 17; i++) {
         k[3 * i] = (float)(g_u24(&g) % (192 * 8) / 8.0 - 16);
@@ -432,6 +431,17 @@ static void test_keypoints_golden(void)
     }
     for (int j = 0; j < 17; j++) pts[2 * j] = k[3 * j], pts[2 * j + 1] = k[3 * j + 1];
     strix_scale_coords(k, 3 * 17, 3, 128, 160, 250, 333, 0);
+}
+
+static void test_keypoints_golden(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "kpts.txt", &l)) {
+        tl_fail("cannot read " GOLDEN "kpts.txt");
+        return;
+    }
+    float k[3 * 17 * 3], pts[17 * 2];
+    pose_inputs(k, pts);
     strix_scale_coords(pts, 17, 2, 160, 96, 211, 90, 1);
     int seen = 0;
     for (int li = 0; li < l.n && !tl_g.failed; li++) {
@@ -737,6 +747,395 @@ static void test_bad_shapes(void)
     if (strix_nms_rotated(NULL, NULL, 0, 0.5f, keep) != 0) tl_fail("nms of nothing kept something");
 }
 
+/* ------------------------------------------------ writers vs summary */
+
+/* The strings and numbers of a JSON text, in order (structure dropped). */
+typedef struct tokens {
+    int n;
+    char *str[8192]; /* NULL: a number */
+    double num[8192];
+} tokens;
+
+static void tokenize(char *text, tokens *t)
+{
+    t->n = 0;
+    for (char *p = text; *p && t->n < 8192;) {
+        if (*p == '"') {
+            char *e = strchr(p + 1, '"');
+            if (!e) break;
+            *e = 0;
+            t->str[t->n] = p + 1;
+            t->num[t->n++] = 0;
+            p = e + 1;
+        } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+            char *e;
+            t->num[t->n] = strtod(p, &e);
+            t->str[t->n++] = NULL;
+            p = e > p ? e : p + 1;
+        } else {
+            p++;
+        }
+    }
+}
+
+/* The index of the last (or first) string token equal to key, -1 if none. */
+static int find_key(const tokens *t, const char *key, int last)
+{
+    int at = -1;
+    for (int i = 0; i < t->n; i++)
+        if (t->str[i] && !strcmp(t->str[i], key)) {
+            at = i;
+            if (!last) break;
+        }
+    return at;
+}
+
+/* Compare tokens a[a0..] with b[b0, b1): strings equal, numbers within
+ * 6e-6 + 1e-6 |v| (summary rounds to 5 decimals).  0 and the reason in why. */
+static int same_tokens(const tokens *a, int a0, int a1, const tokens *b, int b0, int b1, char *why, size_t n)
+{
+    if (a1 - a0 != b1 - b0) {
+        snprintf(why, n, "%d tokens, Ultralytics %d", a1 - a0, b1 - b0);
+        return 0;
+    }
+    for (int i = 0; i < a1 - a0; i++) {
+        const char *x = a->str[a0 + i], *y = b->str[b0 + i];
+        double u = a->num[a0 + i], v = b->num[b0 + i];
+        if ((x == NULL) != (y == NULL) || (x && strcmp(x, y)) || (!x && fabs(u - v) > 6e-6 + 1e-6 * fabs(v))) {
+            snprintf(why, n, "token %d: %s %g, Ultralytics %s %g", i, x ? x : "", u, y ? y : "", v);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* What f holds, as a string (f rewound and closed). */
+static char *slurp(FILE *f)
+{
+    long size = ftell(f);
+    char *s = malloc((size_t)size + 1);
+    rewind(f);
+    size_t got = fread(s, 1, (size_t)size, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Case 0 of masks.txt: its default masks, boxes and nonempty flags. */
+enum { C0_IN = 160, C0_SRC_H = 77, C0_SRC_W = 101, C0_C = 32, C0_N = 5 };
+static void case0_masks(uint8_t *masks, uint8_t *nonempty)
+{
+    gen g = {11};
+    float *protos = malloc(sizeof(float) * C0_C * (C0_IN / 4) * (C0_IN / 4)), co[C0_N * C0_C], boxes[4 * C0_N];
+    mask_inputs(&g, C0_C, C0_IN / 4, C0_IN / 4, C0_N, C0_IN, C0_IN, protos, co, boxes);
+    strix_process_mask(protos, C0_C, C0_IN / 4, C0_IN / 4, co, boxes, C0_N, C0_IN, C0_IN, masks, nonempty, NULL);
+    free(protos);
+}
+
+static void test_writers_summary(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "summary.json", &l) || l.n < 1) {
+        tl_fail("cannot read " GOLDEN "summary.json");
+        return;
+    }
+    static tokens gold, mine;
+    tokenize(l.v[0], &gold);
+    FILE *f = tmpfile();
+    FILE *txt = tmpfile();
+    if (!f || !txt) {
+        tl_fail("tmpfile failed");
+        return;
+    }
+    /* segment: the kept masks' polygons (masks.xy) */
+    uint8_t *masks = malloc((size_t)C0_N * C0_IN * C0_IN), ne[C0_N];
+    case0_masks(masks, ne);
+    strix_polygon poly = {0};
+    for (int i = 0; i < C0_N; i++) {
+        if (!ne[i]) continue;
+        strix_mask_segment(masks + (size_t)i * C0_IN * C0_IN, C0_IN, C0_IN, STRIX_SEGMENT_ALL, &poly, NULL);
+        strix_scale_coords(poly.xy, poly.n, 2, C0_IN, C0_IN, C0_SRC_W, C0_SRC_H, 0);
+        strix_json_segments(f, poly.xy, poly.n);
+        fputc('\n', f);
+        if (poly.n >= 3) {
+            fputs("0", txt);
+            strix_txt_points(txt, poly.xy, poly.n, 2, 0, C0_SRC_W, C0_SRC_H);
+            fputc('\n', txt);
+        }
+    }
+    strix_polygon_free(&poly);
+    free(masks);
+    fputs("\"@pose\"\n", f); /* section markers: strings that are no key */
+    fputs("@pose\n", txt);
+    float k[3 * 17 * 3], pts[17 * 2];
+    pose_inputs(k, pts);
+    for (int i = 0; i < 3; i++) {
+        strix_json_keypoints(f, k + 51 * i, 17, 3);
+        fputc('\n', f);
+        strix_txt_points(txt, k + 51 * i, 17, 3, 1, 250, 333);
+        fputc('\n', txt);
+    }
+    fputs("\"@obb\"\n", f);
+    fputs("@obb\n", txt);
+    enum { N = 40 };
+    float b[5 * N], sc[N], cor[8 * N];
+    gen g = {21};
+    obb_inputs(&g, N, b, sc);
+    strix_xywhr_corners(b, 4, cor);
+    for (int i = 0; i < 4; i++) {
+        strix_json_obb(f, cor + 8 * i);
+        fputc('\n', f);
+        fputs("0", txt);
+        strix_txt_points(txt, cor + 8 * i, 4, 2, 0, 250, 333);
+        fputc('\n', txt);
+    }
+    fputs("\"@classify\"\n", f);
+    fputs("@classify\n", txt);
+    gen gp = {41};
+    float q[1000];
+    for (int i = 0; i < 30; i++) g_u24(&gp);
+    for (int i = 0; i < 1000; i++) q[i] = g_unit(&gp);
+    char *names[1000], store[1000][8];
+    for (int i = 0; i < 1000; i++) snprintf(store[i], sizeof store[i], "c%d", i), names[i] = store[i];
+    int top[5];
+    strix_topk_probs(q, 1000, 5, top);
+    strix_json_probs(f, top, q, 5, (const char *const *)names, 1000);
+    strix_txt_probs(txt, top, q, 5, (const char *const *)names, 1000);
+    char *js = slurp(f), *tx = slurp(txt);
+    tokenize(js, &mine);
+    /* the JSON: each section's tokens, less our field names, against summary's */
+    const char *sec[4] = {"segment", "pose", "obb", "classify"}, *mark[4] = {NULL, "@pose", "@obb", "@classify"};
+    const char *field[4] = {"segments", "keypoints", "obb", "probs"};
+    const char *gend[4] = {"segment_kept", "obb", "classify", NULL};
+    char why[200];
+    for (int si = 0; si < 4 && !tl_g.failed; si++) {
+        int g0 = find_key(&gold, sec[si], 1) + 1, g1 = gend[si] ? find_key(&gold, gend[si], 1) : gold.n;
+        int m0 = mark[si] ? find_key(&mine, mark[si], 0) + 1 : 0, m1 = si < 3 ? find_key(&mine, mark[si + 1], 0) : mine.n;
+        /* drop our field names */
+        static tokens strip;
+        strip.n = 0;
+        for (int i = m0; i < m1; i++)
+            if (!(mine.str[i] && !strcmp(mine.str[i], field[si]))) {
+                strip.str[strip.n] = mine.str[i];
+                strip.num[strip.n++] = mine.num[i];
+            }
+        if (g0 <= 0 || g1 < g0 || !same_tokens(&strip, 0, strip.n, &gold, g0, g1, why, sizeof why))
+            tl_fail("JSON %s: %s", field[si], g0 <= 0 ? "missing in summary.json" : why);
+    }
+    /* save_txt: the golden lines are strings of the first "save_txt" section */
+    int t0 = find_key(&gold, "save_txt", 0);
+    int line = 0;
+    char *save = NULL;
+    for (char *ln = strtok_r(tx, "\n", &save); ln && !tl_g.failed; ln = strtok_r(NULL, "\n", &save)) {
+        if (ln[0] == '@') continue;
+        /* the next golden line (skip the section keys) */
+        int gi = t0 + 1, seen = -1;
+        for (; gi < gold.n; gi++) {
+            if (!gold.str[gi]) break;
+            if (!strcmp(gold.str[gi], "segment") || !strcmp(gold.str[gi], "pose") || !strcmp(gold.str[gi], "obb") ||
+                !strcmp(gold.str[gi], "classify"))
+                continue;
+            if (++seen == line) break;
+        }
+        if (gi >= gold.n || !gold.str[gi]) {
+            tl_fail("save_txt: line %d has no golden line", line);
+            break;
+        }
+        const char *want = gold.str[gi];
+        int is_pose = strchr(ln, ' ') == NULL || ln[0] == ' ';
+        if (is_pose) { /* ours is the keypoints only: skip the golden class and box */
+            for (int sp = 0; sp < 5 && want; sp++) want = strchr(want + 1, ' ');
+            if (!want) want = "";
+        }
+        double a[128], c[128];
+        char bufa[4096], bufb[4096];
+        snprintf(bufa, sizeof bufa, "x %s", ln);
+        snprintf(bufb, sizeof bufb, "x %s", want);
+        int na = numbers(bufa, a, 128), nb = numbers(bufb, c, 128);
+        int same = na == nb && strcmp(ln + strcspn(ln, "c"), want + strcspn(want, "c")) == 0;
+        for (int i = 0; same && i < na; i++) same = fabs(a[i] - c[i]) <= 1e-6 + 2e-5 * fabs(c[i]);
+        if (!same) tl_fail("save_txt line %d: \"%.60s\", Ultralytics \"%.60s\"", line, ln, want);
+        line++;
+    }
+    if (!tl_g.failed && line < 10) tl_fail("save_txt: only %d lines", line);
+    free(js);
+    free(tx);
+    free_lines(&l);
+}
+
+/* ------------------------------------------------------------ drawing */
+
+/* A frame inside guard bytes: a row above and below, and padding at the end
+ * of every row, all 0xA5; the frame itself filled with v. */
+typedef struct framebuf {
+    uint8_t *mem, *px;
+    int w, h, stride;
+} framebuf;
+
+static void frame_new(framebuf *f, int w, int h, uint8_t v)
+{
+    f->w = w, f->h = h, f->stride = 3 * w + 7;
+    f->mem = malloc((size_t)f->stride * (size_t)(h + 2));
+    memset(f->mem, 0xA5, (size_t)f->stride * (size_t)(h + 2));
+    f->px = f->mem + f->stride;
+    for (int y = 0; y < h; y++) memset(f->px + (size_t)y * f->stride, v, (size_t)(3 * w));
+}
+
+static int frame_guard_ok(const framebuf *f)
+{
+    for (int y = -1; y <= f->h; y++) {
+        const uint8_t *row = f->px + (ptrdiff_t)y * f->stride;
+        int from = (y < 0 || y == f->h) ? 0 : 3 * f->w;
+        for (int x = from; x < f->stride; x++)
+            if (row[x] != 0xA5) return 0;
+    }
+    return 1;
+}
+
+static const uint8_t *px_at(const framebuf *f, int x, int y) { return f->px + (size_t)y * f->stride + (size_t)x * 3; }
+
+static void test_draw_masks_golden(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "draw_masks.txt", &l) || l.n < 1) {
+        tl_fail("cannot read " GOLDEN "draw_masks.txt");
+        return;
+    }
+    int k = numbers(l.v[0], nums, MAXN), h = (int)nums[0], w = (int)nums[1];
+    TL_CHECK(k == 2 + h * w * 3, "draw_masks.txt: %d numbers", k);
+    gen g = {51};
+    framebuf f;
+    frame_new(&f, w, h, 0);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < 3 * w; x++) f.px[(size_t)y * f.stride + x] = (uint8_t)(g_u24(&g) % 256);
+    uint8_t *m = malloc((size_t)(3 * h * w));
+    for (int i = 0; i < 3 * h * w; i++) m[i] = g_u24(&g) % 100 < 40;
+    const int cls[3] = {0, 5, 7};
+    strix_draw_masks(f.px, w, h, f.stride, m, 3, cls, 0.5f);
+    int diff = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < 3 * w; x++) diff += f.px[(size_t)y * f.stride + x] != (uint8_t)nums[2 + y * 3 * w + x];
+    if (diff) tl_fail("%d of %d bytes differ from Annotator.masks'", diff, 3 * h * w);
+    if (!frame_guard_ok(&f)) tl_fail("wrote outside the frame");
+    free(m);
+    free(f.mem);
+    free_lines(&l);
+}
+
+static void test_draw_masks_random(void)
+{
+    /* one mask over a random frame: covered pixels become trunc(p/2 + c/2) (alpha 0.5), others stay */
+    for (int it = 0; it < 20 && !tl_g.failed; it++) {
+        int w = tl_int(1, 41), h = tl_int(1, 33), cls = tl_int(0, 40);
+        framebuf f;
+        frame_new(&f, w, h, 0);
+        uint8_t *orig = malloc((size_t)(3 * w * h)), *m = malloc((size_t)(w * h));
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < 3 * w; x++) f.px[(size_t)y * f.stride + x] = orig[y * 3 * w + x] = (uint8_t)tl_int(0, 255);
+        for (int i = 0; i < w * h; i++) m[i] = (uint8_t)tl_int(0, 1);
+        strix_draw_masks(f.px, w, h, f.stride, m, 1, &cls, 0.5f);
+        uint8_t c[3];
+        strix_class_color(cls, c);
+        for (int y = 0; y < h && !tl_g.failed; y++)
+            for (int x = 0; x < w; x++)
+                for (int ch = 0; ch < 3; ch++) {
+                    int p = orig[y * 3 * w + 3 * x + ch], want = m[y * w + x] ? (p + c[ch]) / 2 : p;
+                    int got = px_at(&f, x, y)[ch];
+                    if (abs(got - want) > 1) /* float rounding of p/255 * 0.5 + c/255 * 0.5 */
+                        tl_fail("%dx%d: pixel (%d, %d) channel %d is %d, want %d", w, h, x, y, ch, got, want);
+                }
+        if (!frame_guard_ok(&f)) tl_fail("%dx%d: wrote outside the frame", w, h);
+        free(orig), free(m), free(f.mem);
+    }
+}
+
+static void test_draw_keypoints(void)
+{
+    /* a COCO skeleton on an odd-sized frame: shown points in the pose palette,
+     * hidden ones (visibility < 0.25) absent, a limb between two shown points,
+     * none to a hidden one; points off the frame write nothing outside it */
+    framebuf f;
+    frame_new(&f, 101, 67, 0);
+    float k[17 * 3];
+    for (int i = 0; i < 17; i++) {
+        k[3 * i] = 5.f + 5.f * (float)i, k[3 * i + 1] = 10.f + 3.f * (float)(i % 5), k[3 * i + 2] = 0.9f;
+    }
+    k[3 * 6] = 90.f, k[3 * 6 + 1] = 40.f, k[3 * 6 + 2] = 0.1f; /* keypoint 7 hidden, away from every limb */
+    /* keypoints 12 and 13 (1-based) far apart on one row: the limb {12, 13} between them */
+    k[3 * 11] = 20.f, k[3 * 11 + 1] = 60.f, k[3 * 12] = 80.f, k[3 * 12 + 1] = 60.f;
+    k[3 * 16] = -30.f, k[3 * 16 + 1] = 200.f; /* off the frame */
+    strix_draw_keypoints(f.px, f.w, f.h, f.stride, k, 17, 3, 2, 2, 0.25f, NULL);
+    const uint8_t *p = px_at(&f, 5, 10); /* keypoint 1: colour 16 (0, 255, 0) */
+    TL_CHECK(p[0] == 0 && p[1] == 255 && p[2] == 0, "keypoint 1 drawn as (%d %d %d)", p[0], p[1], p[2]);
+    p = px_at(&f, 90, 40); /* keypoint 7, hidden */
+    TL_CHECK(p[0] == 0 && p[1] == 0 && p[2] == 0, "hidden keypoint 7 drawn");
+    p = px_at(&f, 50, 60); /* the middle of limb {12, 13} (the 5th): pose colour 7, (255, 51, 255) */
+    TL_CHECK(p[0] == 255 && p[1] == 51 && p[2] == 255, "limb 12-13 missing: (%d %d %d)", p[0], p[1], p[2]);
+    TL_CHECK(frame_guard_ok(&f), "wrote outside the frame");
+    /* not COCO: points only, in the class palette reversed, no limbs */
+    framebuf g;
+    frame_new(&g, 33, 21, 0);
+    float k2[4 * 2] = {3, 3, 30, 3, 0, 0, 16, 18};
+    strix_draw_keypoints(g.px, g.w, g.h, g.stride, k2, 4, 2, 2, 1, 0.25f, NULL);
+    uint8_t c[3];
+    strix_class_color(1, c);
+    p = px_at(&g, 30, 3);
+    TL_CHECK(p[0] == c[2] && p[1] == c[1] && p[2] == c[0], "point 2 drawn as (%d %d %d)", p[0], p[1], p[2]);
+    p = px_at(&g, 16, 3); /* between points 1 and 2: no limb */
+    TL_CHECK(p[0] == 0 && p[1] == 0 && p[2] == 0, "a limb drawn for a non-COCO shape");
+    p = px_at(&g, 0, 0); /* (0, 0) marks a missing point */
+    TL_CHECK(p[0] == 0 && p[1] == 0 && p[2] == 0, "the missing (0, 0) point drawn");
+    TL_CHECK(frame_guard_ok(&g), "wrote outside the frame");
+    free(f.mem);
+    free(g.mem);
+}
+
+static void test_draw_rotated_and_probs(void)
+{
+    for (int it = 0; it < 30 && !tl_g.failed; it++) {
+        int w = tl_int(1, 80), h = tl_int(1, 60);
+        framebuf f;
+        frame_new(&f, w, h, 0);
+        int n = tl_int(1, 4);
+        float r[5 * 4], cor[8 * 4];
+        strix_detection d[4];
+        for (int i = 0; i < n; i++) {
+            r[5 * i] = tl_uniform(-20, (float)w + 20), r[5 * i + 1] = tl_uniform(-20, (float)h + 20);
+            r[5 * i + 2] = tl_uniform(1, 60), r[5 * i + 3] = tl_uniform(1, 60), r[5 * i + 4] = tl_uniform(-4, 4);
+            d[i] = (strix_detection){0};
+            d[i].class_id = tl_int(0, 30), d[i].score = tl_uniform(0, 1);
+        }
+        strix_xywhr_corners(r, n, cor);
+        strix_annotate_rotated(f.px, w, h, f.stride, d, cor, n, NULL, 0, NULL);
+        int probs_top[2] = {3, 1};
+        float probs[4] = {0.1f, 0.2f, 0.3f, 0.4f};
+        strix_annotate_probs(f.px, w, h, f.stride, probs_top, probs, 2, NULL, 0);
+        if (!frame_guard_ok(&f)) tl_fail("%dx%d: wrote outside the frame", w, h);
+        free(f.mem);
+    }
+    /* a box well inside a frame: its first corner's edge is drawn in its class colour */
+    framebuf f;
+    frame_new(&f, 120, 90, 0);
+    float r[5] = {60, 50, 40, 20, 0.3f}, cor[8];
+    strix_detection d = {0};
+    d.class_id = 2;
+    strix_xywhr_corners(r, 1, cor);
+    strix_annotate_style st;
+    strix_annotate_style_init(&st);
+    st.show_label = st.show_score = 0;
+    strix_annotate_rotated(f.px, f.w, f.h, f.stride, &d, cor, 1, NULL, 0, &st);
+    uint8_t c[3];
+    strix_class_color(2, c);
+    int mx = (int)((cor[2] + cor[4]) / 2), my = (int)((cor[3] + cor[5]) / 2); /* middle of edge 2-3 */
+    int found = 0;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) found |= !memcmp(px_at(&f, mx + dx, my + dy), c, 3);
+    TL_CHECK(found, "edge 2-3 of the rotated box not drawn near (%d, %d)", mx, my);
+    TL_CHECK(!memcmp(px_at(&f, 60, 50), "\0\0\0", 3), "the box's centre was filled");
+    TL_CHECK(frame_guard_ok(&f), "wrote outside the frame");
+    free(f.mem);
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -752,5 +1151,10 @@ int main(int argc, char **argv)
     TL_RUN(test_topk_random);
     TL_RUN(test_scale_coords_random);
     TL_RUN(test_bad_shapes);
+    TL_RUN(test_writers_summary);
+    TL_RUN(test_draw_masks_golden);
+    TL_RUN(test_draw_masks_random);
+    TL_RUN(test_draw_keypoints);
+    TL_RUN(test_draw_rotated_and_probs);
     TL_MAIN_END();
 }

@@ -1,4 +1,6 @@
-/* annotate.c — boxes and "name score" labels drawn onto RGB frames, laid
+/* annotate.c — boxes and "name score" labels drawn onto RGB frames (and
+ * the tasks' oriented boxes, translucent masks, keypoints and skeletons,
+ * top-5 text, as Ultralytics' Results.plot draws them), laid
  * out as Ultralytics' Annotator (cv2 path) does: line width
  * max(round((h + w + 3) / 2 * 0.003), 2) (the sum of the image shape, channels
  * included), the 20-colour palette by class id, a filled label box above
@@ -258,8 +260,57 @@ static void outline(uint8_t *rgb, int width, int height, int stride, int x1, int
     fill(rgb, width, height, stride, x2 - a, y1 - a, x2 - a + lw, y2 - a + lw, c); /* right */
 }
 
+/* The label of detection d ("#7 dog 0.87" and its variants) into label;
+ * 0 when the style shows none. */
+static int make_label(char *label, size_t size, const strix_detection *d, int id, const char *const *class_names,
+                      int n_names, const strix_annotate_style *style)
+{
+    char tag[16] = "";
+    if (id >= 0) snprintf(tag, sizeof tag, "#%d ", id);
+    const char *name = d->class_id >= 0 && d->class_id < n_names && class_names ? class_names[d->class_id] : NULL;
+    char fallback[24];
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "class%d", d->class_id);
+        name = fallback;
+    }
+    if (style->show_label && style->show_score)
+        snprintf(label, size, "%s%s %.2f", tag, name, (double)d->score);
+    else if (style->show_label)
+        snprintf(label, size, "%s%s", tag, name);
+    else if (style->show_score)
+        snprintf(label, size, "%s%.2f", tag, (double)d->score);
+    else if (id >= 0)
+        snprintf(label, size, "#%d", id);
+    else
+        return 0;
+    return 1;
+}
+
+/* A filled label box at (x1, y1) in palette colour pi: above the point
+ * when it fits, else below; shifted left when it would leave the frame. */
+static void draw_label(uint8_t *rgb, int width, int height, int stride, int x1, int y1, const char *label, int pi,
+                       int lw)
+{
+    int scale = lw;            /* Hershey at scale lw/3 has caps about 7*lw pixels tall */
+    int margin = (lw + 1) / 2; /* around the text inside the label box */
+    int bw = strix_text_width(label, scale) + 2 * margin;
+    int bh = strix_text_height(scale) + 2 * margin;
+    int lx = x1, ly = y1 >= bh ? y1 - bh : y1; /* above the box when it fits */
+    if (lx > width - bw) lx = width - bw;
+    const uint8_t *fg = dark_text_on[pi] ? dark_text : white_text;
+    fill(rgb, width, height, stride, lx, ly, lx + bw, ly + bh, palette[pi]);
+    strix_draw_text(rgb, width, height, stride, lx + margin, ly + margin, label, scale, fg, NULL);
+}
+
 void strix_annotate(uint8_t *rgb, int width, int height, int stride, const strix_detection *dets,
                     int n, const char *const *class_names, int n_names, const strix_annotate_style *style)
+{
+    strix_annotate_rotated(rgb, width, height, stride, dets, NULL, n, class_names, n_names, style);
+}
+
+void strix_annotate_rotated(uint8_t *rgb, int width, int height, int stride, const strix_detection *dets,
+                            const float *corners, int n, const char *const *class_names, int n_names,
+                            const strix_annotate_style *style)
 {
     if (!rgb || width <= 0 || height <= 0 || !dets || n <= 0) return;
     if (stride == 0) stride = width * 3;
@@ -269,44 +320,61 @@ void strix_annotate(uint8_t *rgb, int width, int height, int stride, const strix
         style = &def;
     }
     int lw = style->line_width > 0 ? style->line_width : line_width_for(width, height);
-    int scale = lw;           /* Hershey at scale lw/3 has caps about 7*lw pixels tall */
-    int margin = (lw + 1) / 2; /* around the text inside the label box */
 
     for (int i = n - 1; i >= 0; i--) { /* lowest score first: the best ends on top */
         const strix_detection *d = &dets[i];
         int id = style->track_ids ? style->track_ids[i] : -1;
         int pi = id >= 0 ? palette_index(id) : palette_index(d->class_id);
-        const uint8_t *color = palette[pi];
-        int x1 = to_px(d->x1), y1 = to_px(d->y1), x2 = to_px(d->x2), y2 = to_px(d->y2);
-        outline(rgb, width, height, stride, x1, y1, x2, y2, lw, color);
+        int x1, y1;
+        if (corners) { /* cv2.polylines of the 4 corners; the label at the first, as int() truncates it */
+            const float *c = corners + 8 * (size_t)i;
+            for (int k = 0; k < 4; k++)
+                strix_draw_line(rgb, width, height, stride, (float)to_px(c[2 * k]), (float)to_px(c[2 * k + 1]),
+                                (float)to_px(c[(2 * k + 2) % 8]), (float)to_px(c[(2 * k + 3) % 8]), lw, palette[pi],
+                                1.f);
+            x1 = to_px(c[0]);
+            y1 = to_px(c[1]);
+        } else {
+            x1 = to_px(d->x1);
+            y1 = to_px(d->y1);
+            outline(rgb, width, height, stride, x1, y1, to_px(d->x2), to_px(d->y2), lw, palette[pi]);
+        }
+        char label[160];
+        if (make_label(label, sizeof label, d, id, class_names, n_names, style))
+            draw_label(rgb, width, height, stride, x1, y1, label, pi, lw);
+    }
+}
 
-        char label[160], tag[16] = "";
-        if (id >= 0) snprintf(tag, sizeof tag, "#%d ", id);
-        const char *name = d->class_id >= 0 && d->class_id < n_names && class_names ?
-                               class_names[d->class_id] : NULL;
-        char fallback[24];
+void strix_annotate_probs(uint8_t *rgb, int width, int height, int stride, const int *top, const float *probs,
+                          int k, const char *const *class_names, int n_names)
+{
+    if (!rgb || width <= 0 || height <= 0 || !top || !probs || k <= 0) return;
+    if (stride == 0) stride = width * 3;
+    /* Results.plot: PIL text from (x, x), x = round(0.03 h), a font of
+     * max(round((w + h) / 2 * 0.035), 12) pixels, white on translucent grey */
+    int x = (int)nearbyint(height * 0.03);
+    int fs = (int)nearbyint((width + height) / 2.0 * 0.035);
+    int scale = (fs < 12 ? 12 : fs) / GLYPH_H;
+    if (scale < 1) scale = 1;
+    static const uint8_t grey[3] = {64, 64, 64};
+    int y = x;
+    for (int j = 0; j < k; j++) {
+        char line[160], fallback[24];
+        int c = top[j];
+        const char *name = class_names && c >= 0 && c < n_names ? class_names[c] : NULL;
         if (!name) {
-            snprintf(fallback, sizeof fallback, "class%d", d->class_id);
+            snprintf(fallback, sizeof fallback, "%d", c);
             name = fallback;
         }
-        if (style->show_label && style->show_score)
-            snprintf(label, sizeof label, "%s%s %.2f", tag, name, (double)d->score);
-        else if (style->show_label)
-            snprintf(label, sizeof label, "%s%s", tag, name);
-        else if (style->show_score)
-            snprintf(label, sizeof label, "%s%.2f", tag, (double)d->score);
-        else if (id >= 0)
-            snprintf(label, sizeof label, "#%d", id);
-        else
-            continue;
-
-        int bw = strix_text_width(label, scale) + 2 * margin;
-        int bh = strix_text_height(scale) + 2 * margin;
-        int lx = x1, ly = y1 >= bh ? y1 - bh : y1; /* above the box when it fits */
-        if (lx > width - bw) lx = width - bw;
-        const uint8_t *fg = dark_text_on[pi] ? dark_text : white_text;
-        fill(rgb, width, height, stride, lx, ly, lx + bw, ly + bh, color);
-        strix_draw_text(rgb, width, height, stride, lx + margin, ly + margin, label, scale, fg, NULL);
+        snprintf(line, sizeof line, "%s %.2f", name, (double)probs[c]);
+        int tw = strix_text_width(line, scale), th = strix_text_height(scale) + scale;
+        for (int r = y; r < y + th && r < height; r++) /* the box at alpha 128/255 */
+            for (int q = x < 0 ? 0 : x; r >= 0 && q < x + tw && q < width; q++) {
+                uint8_t *p = rgb + (size_t)r * stride + (size_t)q * 3;
+                for (int ch = 0; ch < 3; ch++) p[ch] = (uint8_t)((p[ch] * 127 + grey[ch] * 128) / 255);
+            }
+        strix_draw_text(rgb, width, height, stride, x, y, line, scale, white_text, NULL);
+        y += th;
     }
 }
 
@@ -365,4 +433,98 @@ void strix_draw_trail(uint8_t *rgb, int width, int height, int stride, const flo
     for (int i = 1; i < n; i++)
         strix_draw_line(rgb, width, height, stride, xy[2 * i - 2], xy[2 * i - 1], xy[2 * i], xy[2 * i + 1],
                         thickness, color, 0.25f + 0.75f * (float)i / (float)(n - 1));
+}
+
+void strix_draw_masks(uint8_t *rgb, int width, int height, int stride, const uint8_t *masks, int n,
+                      const int *class_ids, float alpha)
+{
+    if (!rgb || width <= 0 || height <= 0 || !masks || n <= 0) return;
+    if (stride == 0) stride = width * 3;
+    alpha = alpha < 0 ? 0 : alpha > 1 ? 1 : alpha;
+    size_t plane = (size_t)width * (size_t)height;
+    for (int y = 0; y < height; y++) {
+        uint8_t *row = rgb + (size_t)y * (size_t)stride;
+        for (int x = 0; x < width; x++) {
+            size_t at = (size_t)y * (size_t)width + (size_t)x;
+            float inv = 1.f, mcs[3] = {0, 0, 0};
+            int covered = 0;
+            for (int i = 0; i < n; i++) {
+                if (!masks[(size_t)i * plane + at]) continue;
+                const uint8_t *c = palette[palette_index(class_ids ? class_ids[i] : n - 1 - i)];
+                inv *= 1.f - alpha;
+                for (int k = 0; k < 3; k++) {
+                    float v = (float)c[k] / 255.f * alpha;
+                    if (v > mcs[k]) mcs[k] = v;
+                }
+                covered = 1;
+            }
+            if (!covered) continue; /* (in/255 * 1 + 0) * 255 truncates back to in */
+            uint8_t *p = row + (size_t)x * 3;
+            for (int k = 0; k < 3; k++) {
+                float v = ((float)p[k] / 255.f * inv + mcs[k]) * 255.f;
+                p[k] = (uint8_t)(v >= 255.f ? 255 : v);
+            }
+        }
+    }
+}
+
+/* Ultralytics' pose palette entries that COCO's keypoints and limbs use,
+ * RGB (plotting.py lists them as the BGR values it draws with):
+ * 0 (0, 128, 255), 7 (255, 51, 255), 9 (255, 153, 51), 16 (0, 255, 0). */
+static const uint8_t pose_rgb[4][3] = {{0, 128, 255}, {255, 51, 255}, {255, 153, 51}, {0, 255, 0}};
+enum { POSE_0, POSE_7, POSE_9, POSE_16 };
+static const uint8_t kpt_color[17] = {POSE_16, POSE_16, POSE_16, POSE_16, POSE_16, POSE_0, POSE_0, POSE_0, POSE_0,
+                                      POSE_0,  POSE_0,  POSE_9,  POSE_9,  POSE_9,  POSE_9, POSE_9, POSE_9};
+static const uint8_t limb_color[19] = {POSE_9, POSE_9, POSE_9, POSE_9, POSE_7, POSE_7, POSE_7,
+                                       POSE_0, POSE_0, POSE_0, POSE_0, POSE_0, POSE_16, POSE_16,
+                                       POSE_16, POSE_16, POSE_16, POSE_16, POSE_16};
+/* COCO's skeleton, 1-based keypoint pairs (Annotator.skeleton) */
+static const uint8_t skeleton[19][2] = {{16, 14}, {14, 12}, {17, 15}, {15, 13}, {12, 13}, {6, 12}, {7, 13},
+                                        {6, 7},   {6, 8},   {7, 9},   {8, 10},  {9, 11},  {2, 3},  {1, 2},
+                                        {1, 3},   {2, 4},   {3, 5},   {4, 6},   {5, 7}};
+
+static void disc(uint8_t *rgb, int width, int height, int stride, int cx, int cy, int r, const uint8_t c[3])
+{
+    for (int dy = -r; dy <= r; dy++)
+        for (int dx = -r; dx <= r; dx++)
+            if (dx * dx + dy * dy <= r * r) fill(rgb, width, height, stride, cx + dx, cy + dy, cx + dx + 1, cy + dy + 1, c);
+}
+
+/* A keypoint's visibility test: Annotator.kpts skips ndim-3 points below
+ * conf_thr and ndim-2 points at (0, 0), which mark missing ones. */
+static int kpt_shown(const float *k, int ndim, float conf_thr)
+{
+    return ndim >= 3 ? !(k[2] < conf_thr) : (k[0] != 0 || k[1] != 0);
+}
+
+void strix_draw_keypoints(uint8_t *rgb, int width, int height, int stride, const float *kpts, int nk, int ndim,
+                          int line_width, int radius, float conf_thr, const uint8_t *color)
+{
+    if (!rgb || width <= 0 || height <= 0 || !kpts || nk <= 0 || ndim < 2) return;
+    if (stride == 0) stride = width * 3;
+    int lw = line_width > 0 ? line_width : line_width_for(width, height);
+    int is_pose = nk == 17 && ndim <= 3;
+    for (int i = 0; i < nk; i++) {
+        const float *k = kpts + (size_t)i * (size_t)ndim;
+        if (!kpt_shown(k, ndim, conf_thr)) continue;
+        uint8_t other[3];
+        const uint8_t *c = color;
+        if (!c && is_pose) c = pose_rgb[kpt_color[i]];
+        if (!c) { /* colors(i) in RGB order drawn on a BGR image: Ultralytics shows it reversed */
+            const uint8_t *p = palette[palette_index(i)];
+            other[0] = p[2], other[1] = p[1], other[2] = p[0];
+            c = other;
+        }
+        disc(rgb, width, height, stride, to_px(k[0]), to_px(k[1]), radius, c);
+    }
+    if (!is_pose) return;
+    for (int i = 0; i < 19; i++) {
+        const float *a = kpts + (size_t)(skeleton[i][0] - 1) * (size_t)ndim;
+        const float *b = kpts + (size_t)(skeleton[i][1] - 1) * (size_t)ndim;
+        if (!kpt_shown(a, ndim, conf_thr) || !kpt_shown(b, ndim, conf_thr)) continue;
+        int x0 = to_px(a[0]), y0 = to_px(a[1]), x1 = to_px(b[0]), y1 = to_px(b[1]);
+        if (x0 < 0 || y0 < 0 || x1 < 0 || y1 < 0) continue;
+        strix_draw_line(rgb, width, height, stride, (float)x0, (float)y0, (float)x1, (float)y1, (lw + 1) / 2,
+                        color ? color : pose_rgb[limb_color[i]], 1.f);
+    }
 }

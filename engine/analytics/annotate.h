@@ -29,6 +29,40 @@ void strix_annotate(uint8_t *rgb, int width, int height, int stride,
                     const strix_detection *dets, int n, const char *const *class_names,
                     int n_names, const strix_annotate_style *style);
 
+/* strix_annotate for oriented boxes: corners [n, 4, 2] (strix_xywhr_corners
+ * in source pixels) drawn as closed polygons, the label at the first corner
+ * (Ultralytics' box_label of xyxyxyxy); dets give each box's class and score.
+ * corners NULL: the axis-aligned boxes of dets (strix_annotate). */
+void strix_annotate_rotated(uint8_t *rgb, int width, int height, int stride, const strix_detection *dets,
+                            const float *corners, int n, const char *const *class_names, int n_names,
+                            const strix_annotate_style *style);
+
+/* Classification: k lines "name 0.87" for the classes top[k] (strix_topk_probs;
+ * Ultralytics draws k = 5) with their probs[class], white on translucent grey
+ * from (x, x), x = round(0.03 height), as Results.plot places them. */
+void strix_annotate_probs(uint8_t *rgb, int width, int height, int stride, const int *top, const float *probs,
+                          int k, const char *const *class_names, int n_names);
+
+/* Translucent instance masks, as Annotator.masks (alpha 0.5 in Results.plot):
+ * masks [n, height, width] (0/1, at the frame: strix_mask_to_source for
+ * the default ones), colour of mask i strix_class_color(class_ids[i]) (NULL:
+ * of n - 1 - i, Ultralytics' order without boxes).  Per pixel, over the
+ * masks covering it: out = trunc((in/255 * prod(1 - alpha) + max(alpha *
+ * colour/255)) * 255).  Draw them before the boxes. */
+void strix_draw_masks(uint8_t *rgb, int width, int height, int stride, const uint8_t *masks, int n,
+                      const int *class_ids, float alpha);
+
+/* Keypoints of one detection, kpts [nk, ndim] (ndim 2: x y, 3: x y
+ * visibility) in frame pixels, as Annotator.kpts: a filled disc of radius
+ * (Results.plot: 5) per keypoint whose visibility is >= conf_thr (0.25;
+ * ndim 2: not at (0, 0)); when nk is 17 (COCO), the skeleton's 19 limbs in
+ * COCO's colours, ceil(line_width / 2) thick (0: from the frame size), a
+ * limb drawn when both ends pass and none is negative.  color NULL: the
+ * pose palette (17 points) or the class palette by keypoint index; else
+ * every point and limb in color (track colours). */
+void strix_draw_keypoints(uint8_t *rgb, int width, int height, int stride, const float *kpts, int nk, int ndim,
+                          int line_width, int radius, float conf_thr, const uint8_t *color);
+
 /* The colour of a track identity (the same palette, cycled by identity). */
 void strix_track_color(int id, uint8_t rgb[3]);
 

@@ -29,7 +29,12 @@ arithmetic), so the files hold only Ultralytics' outputs:
                 in sixteenths (ties: torch orders them arbitrarily past 16
                 values, so the test compares the top-5 values there); "top5q",
                 "top1q" of 1000 unit() values (no ties at the top)
-  summary.json  Results.summary() of a segment, pose, obb and classify result
+  summary.json  Results.summary() of a segment (case 0's default masks, the
+                empty ones dropped), pose (kpts.txt's), obb (the first 4 of
+                obb.txt's boxes) and classify (probs.txt's 1000) result, and
+                the lines Results.save_txt writes for each
+  draw_masks.txt "draw H W bytes...": Annotator.masks of 3 masks over a
+                random RGB image (classes 0, 5, 7; alpha 0.5), the RGB result
 
 Run: /tmp/coldref/bin/python tools/reference/task_goldens.py tests/golden/tasks
 """
@@ -268,12 +273,12 @@ def make_probs(out):
         "top1q %d" % rq.probs.top1,
     ]
     open(os.path.join(out, "probs.txt"), "w").write("\n".join(lines) + "\n")
-    return r
+    return rq
 
 
 def make_summary(out, obb_b, obb_s, kpts_src, cls_result):
     orig = np.zeros((333, 250, 3), np.uint8)
-    names = {i: f"c{i}" for i in range(30)}
+    names = {i: f"c{i}" for i in range(1000)}
     # segment: case 0's default masks through Results
     cid, in_h, in_w, src_h, src_w, c, n, seed = MASK_CASES[0]
     g = Gen(seed)
@@ -288,7 +293,16 @@ def make_summary(out, obb_b, obb_s, kpts_src, cls_result):
     obb = Results(orig, path="", names=names,
                   obb=torch.cat([torch.from_numpy(obb_b[:4]), torch.from_numpy(obb_s[:4, None]),
                                  torch.zeros((4, 1))], 1))
+    txt = {}
+    for name, r in (("segment", seg), ("pose", pose), ("obb", obb), ("classify", cls_result)):
+        path = os.path.join(out, "_save_txt.tmp")
+        if os.path.exists(path):
+            os.remove(path)
+        r.save_txt(path)
+        txt[name] = open(path).read().splitlines()
+        os.remove(path)
     doc = {
+        "save_txt": txt,
         "segment": [r["segments"] for r in seg.summary()],
         "segment_kept": [int(i) for i in torch.nonzero(keep).view(-1)],
         "pose": [r["keypoints"] for r in pose.summary()],
@@ -296,6 +310,22 @@ def make_summary(out, obb_b, obb_s, kpts_src, cls_result):
         "classify": cls_result.summary(),
     }
     open(os.path.join(out, "summary.json"), "w").write(json.dumps(doc) + "\n")
+
+
+def make_drawing(out):
+    """Annotator.masks on a random image: 3 masks, classes 0, 5, 7, alpha 0.5."""
+    from ultralytics.utils.plotting import Annotator, colors
+
+    g = Gen(51)
+    h, w = 17, 23
+    rgb = np.array([g.u24() % 256 for _ in range(h * w * 3)], np.uint8).reshape(h, w, 3)
+    masks = np.array([1 if g.u24() % 100 < 40 else 0 for _ in range(3 * h * w)], np.uint8).reshape(3, h, w)
+    cls = [0, 5, 7]
+    a = Annotator(np.ascontiguousarray(rgb[..., ::-1]))  # the Annotator draws on BGR, with BGR colours
+    a.masks(torch.from_numpy(masks), colors=[colors(c, True) for c in cls])
+    res = np.asarray(a.result())[..., ::-1]
+    open(os.path.join(out, "draw_masks.txt"), "w").write(
+        "draw %d %d %s\n" % (h, w, " ".join(str(int(v)) for v in res.reshape(-1))))
 
 
 def main():
@@ -308,6 +338,7 @@ def main():
     _, k = make_kpts(out)
     r = make_probs(out)
     make_summary(out, b, s, k, r)
+    make_drawing(out)
 
 
 if __name__ == "__main__":
