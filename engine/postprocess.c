@@ -1,7 +1,8 @@
 /* postprocess.c — Ultralytics' non_max_suppression (detect: best class only,
- * no class filter) and scale_boxes + clip_boxes, reproducing the float32
- * arithmetic of ultralytics/utils/nms.py, torchvision.ops.nms (CPU) and
- * ultralytics/utils/ops.py so the same head gives the same boxes.
+ * no class filter; OBB: the rotated fast NMS over probiou) and scale_boxes +
+ * clip_boxes, reproducing the float32 arithmetic of ultralytics/utils/nms.py,
+ * torchvision.ops.nms (CPU) and ultralytics/utils/ops.py so the same head
+ * gives the same boxes.
  *
  * head: [A, 4 + nc] fp32 per image: cx, cy, w, h in tensor pixels, then the
  * class scores.  Checked box for box against Ultralytics 8.4 on random
@@ -9,6 +10,7 @@
  * orders exactly equal scores arbitrarily, we put the lower anchor first.
  */
 #include "postprocess.h"
+#include "tasks.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -239,4 +241,26 @@ void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info 
         d->x2 = clip((d->x2 - g.pad_x) / g.gain_x, (float)w0);
         d->y2 = clip((d->y2 - g.pad_y) / g.gain_y, (float)h0);
     }
+}
+
+int strix_nms_rotated(const float *xywhr, const float *scores, int n, float iou_thr, int *keep)
+{
+    if (n <= 0 || !xywhr || !scores || !keep) return 0;
+    scored *order = malloc(sizeof *order * (size_t)n);
+    if (!order) return -1;
+    for (int i = 0; i < n; i++) {
+        order[i].score = scores[i] == scores[i] ? scores[i] : -INFINITY; /* NaN scores last */
+        order[i].idx = i;
+    }
+    qsort(order, (size_t)n, sizeof *order, by_scored);
+    int m = 0;
+    for (int j = 0; j < n; j++) {
+        const float *bj = xywhr + 5 * (size_t)order[j].idx;
+        int dropped = 0;
+        for (int i = 0; i < j && !dropped; i++)
+            dropped = strix_probiou(xywhr + 5 * (size_t)order[i].idx, bj) > iou_thr;
+        if (!dropped) keep[m++] = order[j].idx;
+    }
+    free(order);
+    return m;
 }

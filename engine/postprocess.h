@@ -50,4 +50,12 @@ typedef struct strix_scale_geom {
 } strix_scale_geom;
 void strix_scale_geometry(int dst_w, int dst_h, int src_w, int src_h, strix_scale_geom *g);
 
+/* Ultralytics' rotated NMS (TorchNMS.fast_nms with batch_probiou): boxes
+ * xywhr [n, 5] (with the caller's per-class offset on cx, cy), scores [n].
+ * In decreasing score (ties: lower index first) a box is dropped when any
+ * box before it, kept or not, has probiou > iou_thr (fast NMS does not
+ * let dropped boxes stop suppressing).  keep [n] gets the kept indices in
+ * that order; returns their count (-1 when out of memory). */
+int strix_nms_rotated(const float *xywhr, const float *scores, int n, float iou_thr, int *keep);
+
 #endif

@@ -22,24 +22,37 @@ typedef struct axis {
     float *l0, *l1;
 } axis;
 
-static int axis_alloc(axis *a, int out)
+/* The tables of both axes of a resize to oh x ow. */
+typedef struct resize {
+    axis y, x;
+} resize;
+
+static void resize_free(resize *r)
 {
-    a->i0 = malloc(sizeof(int) * 2 * (size_t)out);
-    a->l0 = malloc(sizeof(float) * 2 * (size_t)out);
-    if (!a->i0 || !a->l0) {
-        free(a->i0);
-        free(a->l0);
-        return 0;
-    }
-    a->step = a->i0 + out;
-    a->l1 = a->l0 + out;
-    return 1;
+    free(r->y.i0);
+    free(r->y.l0);
+    free(r->x.i0);
+    free(r->x.l0);
+    memset(r, 0, sizeof *r);
 }
 
-static void axis_free(axis *a)
+/* 0 when out of memory (then nothing is held). */
+static int resize_alloc(resize *r, int oh, int ow)
 {
-    free(a->i0);
-    free(a->l0);
+    axis *a[2] = {&r->y, &r->x};
+    int n[2] = {oh, ow};
+    memset(r, 0, sizeof *r);
+    for (int k = 0; k < 2; k++) {
+        a[k]->i0 = malloc(sizeof(int) * 2 * (size_t)n[k]);
+        a[k]->l0 = malloc(sizeof(float) * 2 * (size_t)n[k]);
+        if (!a[k]->i0 || !a[k]->l0) {
+            resize_free(r);
+            return 0;
+        }
+        a[k]->step = a[k]->i0 + n[k];
+        a[k]->l1 = a[k]->l0 + n[k];
+    }
+    return 1;
 }
 
 static void axis_fill(axis *a, int in, int out, float scale)
@@ -58,8 +71,9 @@ static void axis_fill(axis *a, int in, int out, float scale)
     }
 }
 
-static inline float bilinear(const float *in, size_t in_stride, const axis *ay, const axis *ax, int y, int x)
+static inline float bilinear(const float *in, size_t in_stride, const resize *r, int y, int x)
 {
+    const axis *ay = &r->y, *ax = &r->x;
     const float *r0 = in + (size_t)ay->i0[y] * in_stride, *r1 = r0 + (size_t)ay->step[y] * in_stride;
     int c0 = ax->i0[x], c1 = c0 + ax->step[x];
     float t0 = r0[c0] * ax->l0[x] + r0[c1] * ax->l1[x];
@@ -100,8 +114,8 @@ static int bad_mask_args(const float *protos, int c, int mh, int mw, const float
 /* Threshold (> 0) and crop: the box's window of the resize of src [sh, sw]
  * (row stride src_stride) to out [h, w]; zero elsewhere.  Returns 1 when
  * any pixel is set. */
-static int crop_resized(const float *src, size_t src_stride, const axis *ay, const axis *ax, const float *box,
-                        int h, int w, uint8_t *out)
+static int crop_resized(const float *src, size_t src_stride, const resize *r, const float *box, int h, int w,
+                        uint8_t *out)
 {
     int x0, x1, y0, y1, any = 0;
     crop_span(box[0], box[2], w, &x0, &x1);
@@ -110,7 +124,7 @@ static int crop_resized(const float *src, size_t src_stride, const axis *ay, con
     for (int y = y0; y < y1; y++) {
         uint8_t *row = out + (size_t)y * (size_t)w;
         for (int x = x0; x < x1; x++) {
-            row[x] = bilinear(src, src_stride, ay, ax, y, x) > 0.f;
+            row[x] = bilinear(src, src_stride, r, y, x) > 0.f;
             any |= row[x];
         }
     }
@@ -126,25 +140,22 @@ strix_status strix_process_mask(const float *protos, int c, int mh, int mw, cons
                           c, mh, mw, n, in_w, in_h);
     size_t hw = (size_t)mh * (size_t)mw;
     float *logits = malloc(sizeof(float) * hw);
-    axis ay, ax;
-    int ok_y = axis_alloc(&ay, in_h), ok_x = axis_alloc(&ax, in_w);
-    if (!logits || !ok_y || !ok_x) {
+    resize rz;
+    if (!resize_alloc(&rz, in_h, in_w) || !logits) {
         free(logits);
-        if (ok_y) axis_free(&ay);
-        if (ok_x) axis_free(&ax);
+        resize_free(&rz);
         return strix_fail(err, STRIX_E_NOMEM, "process_mask: out of memory for a %dx%d mask", mw, mh);
     }
-    axis_fill(&ay, mh, in_h, (float)mh / (float)in_h);
-    axis_fill(&ax, mw, in_w, (float)mw / (float)in_w);
+    axis_fill(&rz.y, mh, in_h, (float)mh / (float)in_h);
+    axis_fill(&rz.x, mw, in_w, (float)mw / (float)in_w);
     for (int i = 0; i < n; i++) {
         mask_logits(protos, c, hw, coeffs + (size_t)i * (size_t)c, logits);
-        int any = crop_resized(logits, (size_t)mw, &ay, &ax, boxes + 4 * (size_t)i, in_h, in_w,
+        int any = crop_resized(logits, (size_t)mw, &rz, boxes + 4 * (size_t)i, in_h, in_w,
                                masks + (size_t)i * (size_t)in_h * (size_t)in_w);
         if (nonempty) nonempty[i] = (uint8_t)any;
     }
     free(logits);
-    axis_free(&ay);
-    axis_free(&ax);
+    resize_free(&rz);
     return STRIX_OK;
 }
 
@@ -167,16 +178,6 @@ static void unpad_window(int ih, int iw, int oh, int ow, int *top, int *bottom, 
     *right = r > iw ? iw : r < *left ? *left : r;
 }
 
-static int gcd(int a, int b)
-{
-    while (b) {
-        int t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 strix_status strix_process_mask_native(const float *protos, int c, int mh, int mw, const float *coeffs,
                                        const float *boxes, int n, int src_h, int src_w, uint8_t *masks,
                                        uint8_t *nonempty, strix_error *err)
@@ -192,26 +193,23 @@ strix_status strix_process_mask_native(const float *protos, int c, int mh, int m
     int nh = (int)nearbyint(src_h * g4), nw = (int)nearbyint(src_w * g4);
     int pad = (4 * mh - (nh < 1 ? 1 : nh)) | (4 * mw - (nw < 1 ? 1 : nw));
     if (pad < 0) pad = 0; /* never for a letterbox: round(side * gain) <= 4 mh */
-    int f = 4 / gcd(4, pad | pad / 2);
+    int v = pad | pad / 2, f = v % 4 == 0 ? 1 : v % 2 == 0 ? 2 : 4; /* 4 // gcd(4, v) */
     int uh = f * mh, uw = f * mw; /* the upsampled logits */
     size_t hw = (size_t)mh * (size_t)mw, uhw = (size_t)uh * (size_t)uw;
     float *logits = malloc(sizeof(float) * (hw + (f > 1 ? uhw : 0)));
-    axis fy = {0}, fx = {0}, ay, ax;
-    int ok = logits != NULL, ok_y = axis_alloc(&ay, src_h), ok_x = axis_alloc(&ax, src_w);
-    int ok_f = f == 1 || (axis_alloc(&fy, uh) && axis_alloc(&fx, uw));
-    if (!ok || !ok_y || !ok_x || !ok_f) {
+    resize rf = {0}, rz;     /* rf: the upsample by f, rz: the window to the source */
+    int ok = resize_alloc(&rz, src_h, src_w) && logits && (f == 1 || resize_alloc(&rf, uh, uw));
+    if (!ok) {
         free(logits);
-        if (ok_y) axis_free(&ay);
-        if (ok_x) axis_free(&ax);
-        axis_free(&fy);
-        axis_free(&fx);
+        resize_free(&rz);
+        resize_free(&rf);
         return strix_fail(err, STRIX_E_NOMEM, "process_mask_native: out of memory for a %dx%d mask", src_w,
                           src_h);
     }
     float *up = f > 1 ? logits + hw : logits;
     if (f > 1) {
-        axis_fill(&fy, mh, uh, 1.f / (float)f);
-        axis_fill(&fx, mw, uw, 1.f / (float)f);
+        axis_fill(&rf.y, mh, uh, 1.f / (float)f);
+        axis_fill(&rf.x, mw, uw, 1.f / (float)f);
     }
     /* scale_masks: unchanged when already at the source size, else the
      * padding cropped and the window resized to the source */
@@ -220,8 +218,8 @@ strix_status strix_process_mask_native(const float *protos, int c, int mh, int m
     int wh = bottom - top, ww = right - left;
     if (wh < 1 || ww < 1) wh = ww = 0; /* an empty window: no mask (degenerate shapes only) */
     if (wh) {
-        axis_fill(&ay, wh, src_h, (uh == src_h && uw == src_w) ? 1.f : (float)wh / (float)src_h);
-        axis_fill(&ax, ww, src_w, (uh == src_h && uw == src_w) ? 1.f : (float)ww / (float)src_w);
+        axis_fill(&rz.y, wh, src_h, (uh == src_h && uw == src_w) ? 1.f : (float)wh / (float)src_h);
+        axis_fill(&rz.x, ww, src_w, (uh == src_h && uw == src_w) ? 1.f : (float)ww / (float)src_w);
     }
     for (int i = 0; i < n; i++) {
         uint8_t *m = masks + (size_t)i * (size_t)src_h * (size_t)src_w;
@@ -232,17 +230,15 @@ strix_status strix_process_mask_native(const float *protos, int c, int mh, int m
             mask_logits(protos, c, hw, coeffs + (size_t)i * (size_t)c, logits);
             if (f > 1)
                 for (int y = 0; y < uh; y++)
-                    for (int x = 0; x < uw; x++) up[(size_t)y * uw + x] = bilinear(logits, (size_t)mw, &fy, &fx, y, x);
-            any = crop_resized(up + (size_t)top * uw + left, (size_t)uw, &ay, &ax, boxes + 4 * (size_t)i, src_h,
-                               src_w, m);
+                    for (int x = 0; x < uw; x++) up[(size_t)y * uw + x] = bilinear(logits, (size_t)mw, &rf, y, x);
+            any = crop_resized(up + (size_t)top * uw + left, (size_t)uw, &rz, boxes + 4 * (size_t)i, src_h, src_w,
+                               m);
         }
         if (nonempty) nonempty[i] = (uint8_t)any;
     }
     free(logits);
-    axis_free(&ay);
-    axis_free(&ax);
-    axis_free(&fy);
-    axis_free(&fx);
+    resize_free(&rz);
+    resize_free(&rf);
     return STRIX_OK;
 }
 
@@ -263,24 +259,20 @@ strix_status strix_mask_to_source(const uint8_t *mask, int mh, int mw, uint8_t *
         return STRIX_OK;
     }
     float *win = malloc(sizeof(float) * (size_t)wh * (size_t)ww);
-    axis ay, ax;
-    int ok_y = axis_alloc(&ay, src_h), ok_x = axis_alloc(&ax, src_w);
-    if (!win || !ok_y || !ok_x) {
+    resize rz;
+    if (!resize_alloc(&rz, src_h, src_w) || !win) {
         free(win);
-        if (ok_y) axis_free(&ay);
-        if (ok_x) axis_free(&ax);
+        resize_free(&rz);
         return strix_fail(err, STRIX_E_NOMEM, "scale_masks: out of memory for a %dx%d mask", src_w, src_h);
     }
     for (int y = 0; y < wh; y++)
         for (int x = 0; x < ww; x++) win[(size_t)y * ww + x] = mask[(size_t)(y + top) * mw + x + left] ? 1.f : 0.f;
-    axis_fill(&ay, wh, src_h, (float)wh / (float)src_h);
-    axis_fill(&ax, ww, src_w, (float)ww / (float)src_w);
+    axis_fill(&rz.y, wh, src_h, (float)wh / (float)src_h);
+    axis_fill(&rz.x, ww, src_w, (float)ww / (float)src_w);
     for (int y = 0; y < src_h; y++)
-        for (int x = 0; x < src_w; x++)
-            out[(size_t)y * src_w + x] = bilinear(win, (size_t)ww, &ay, &ax, y, x) > 0.5f;
+        for (int x = 0; x < src_w; x++) out[(size_t)y * src_w + x] = bilinear(win, (size_t)ww, &rz, y, x) > 0.5f;
     free(win);
-    axis_free(&ay);
-    axis_free(&ax);
+    resize_free(&rz);
     return STRIX_OK;
 }
 
@@ -337,39 +329,6 @@ float strix_probiou(const float p[5], const float q[5])
     bd = bd < eps ? eps : bd > 100.f ? 100.f : bd; /* clamp: NaN stays NaN, as torch's */
     float hd = sqrtf(1.f - expf(-bd) + eps);
     return 1.f - hd;
-}
-
-typedef struct scored {
-    float s;
-    int i;
-} scored;
-
-static int by_score_desc(const void *pa, const void *pb)
-{
-    const scored *a = pa, *b = pb;
-    if (a->s != b->s) return a->s > b->s ? -1 : 1;
-    return (a->i > b->i) - (a->i < b->i);
-}
-
-int strix_nms_rotated(const float *xywhr, const float *scores, int n, float iou_thr, int *keep)
-{
-    if (n <= 0 || !xywhr || !scores || !keep) return 0;
-    scored *order = malloc(sizeof *order * (size_t)n);
-    if (!order) return -1;
-    for (int i = 0; i < n; i++) {
-        order[i].s = scores[i] == scores[i] ? scores[i] : -INFINITY; /* NaN scores last */
-        order[i].i = i;
-    }
-    qsort(order, (size_t)n, sizeof *order, by_score_desc);
-    int m = 0;
-    for (int j = 0; j < n; j++) {
-        const float *bj = xywhr + 5 * (size_t)order[j].i;
-        int dropped = 0;
-        for (int i = 0; i < j && !dropped; i++) dropped = strix_probiou(xywhr + 5 * (size_t)order[i].i, bj) > iou_thr;
-        if (!dropped) keep[m++] = order[j].i;
-    }
-    free(order);
-    return m;
 }
 
 /* torch.remainder in float32: fmod, moved to the divisor's sign. */

@@ -7,8 +7,9 @@
  *             CHAIN_APPROX_SIMPLE; strategy "all" as Results.masks.xy, or
  *             "largest") and scale_coords;
  *   keypoints scale_coords (clipped, visibility kept);
- *   obb       batch_probiou, the rotated NMS (TorchNMS.fast_nms over
- *             probiou), regularize_rboxes, xywhr2xyxyxyxy, scale_boxes(xywh=True);
+ *   obb       batch_probiou (the rotated NMS over it, strix_nms_rotated,
+ *             is in postprocess.h), regularize_rboxes, xywhr2xyxyxyxy,
+ *             scale_boxes(xywh=True);
  *   classify  Probs.top5.
  * Layouts are stated per function; every array is row-major. */
 #ifndef STRIX_TASKS_H
@@ -94,14 +95,6 @@ void strix_scale_coords(float *coords, int n, int stride, int in_w, int in_h, in
 
 /* Probabilistic IoU (batch_probiou) of two boxes cx cy w h r (radians). */
 float strix_probiou(const float a[5], const float b[5]);
-
-/* Ultralytics' rotated NMS (TorchNMS.fast_nms with batch_probiou): boxes
- * xywhr [n, 5] (with the caller's per-class offset on cx, cy), scores [n].
- * In decreasing score (ties: lower index first) a box is dropped when any
- * box before it, kept or not, has probiou > iou_thr (fast NMS does not
- * let dropped boxes stop suppressing).  keep [n] gets the kept indices in
- * that order; returns their count (-1 when out of memory). */
-int strix_nms_rotated(const float *xywhr, const float *scores, int n, float iou_thr, int *keep);
 
 /* regularize_rboxes: angle into [0, pi/2), w and h swapped when the angle
  * mod pi is >= pi/2.  xywhr [n, 5] in place. */
