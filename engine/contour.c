@@ -64,13 +64,13 @@ static int starts_push(int **starts, int *cap, int n, int v)
 
 /* icvFetchContour for an outer border starting at i0 (stride W), the
  * CHAIN_APPROX_SIMPLE points (those where the chain turns) appended to out
- * in mask coordinates (the frame's minus one). */
-static int fetch_contour(signed char *img, size_t W, size_t i0, strix_polygon *out)
+ * in mask coordinates: the frame's minus one, plus (ox, oy). */
+static int fetch_contour(signed char *img, size_t W, size_t i0, int ox, int oy, strix_polygon *out)
 {
     const ptrdiff_t w = (ptrdiff_t)W;
     const ptrdiff_t delta[16] = {1, -w + 1, -w, -w - 1, -1, w - 1, w, w + 1,
                                  1, -w + 1, -w, -w - 1, -1, w - 1, w, w + 1};
-    int px = (int)(i0 % W) - 1, py = (int)(i0 / W) - 1;
+    int px = (int)(i0 % W) - 1 + ox, py = (int)(i0 / W) - 1 + oy;
     int s = 4, s_end = 4;
     size_t i1;
     do {
@@ -113,13 +113,29 @@ strix_status strix_mask_contours(const uint8_t *mask, int h, int w, strix_polygo
     if (!mask || !all || !starts || !starts_cap || !n_contours || h <= 0 || w <= 0 ||
         (size_t)(h + 2) * (size_t)(w + 2) > ((size_t)1 << 31))
         return strix_fail(err, STRIX_E_ARG, "findContours: invalid mask (%dx%d)", w, h);
-    size_t W = (size_t)w + 2, H = (size_t)h + 2;
+    /* only the rows and columns that hold foreground: contours do not change
+     * when the mask moves inside its frame of zeros */
+    int x0 = w, x1 = -1, y0 = h, y1 = -1;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            if (mask[(size_t)y * w + x]) {
+                x0 = x < x0 ? x : x0, x1 = x > x1 ? x : x1;
+                y0 = y < y0 ? y : y0, y1 = y;
+            }
+    all->n = 0;
+    *n_contours = 0;
+    if (x1 < 0) { /* no foreground, no contour */
+        if (!starts_push(starts, starts_cap, 0, 0)) return strix_fail(err, STRIX_E_NOMEM, "findContours: out of memory");
+        return STRIX_OK;
+    }
+    size_t W = (size_t)(x1 - x0 + 1) + 2, H = (size_t)(y1 - y0 + 1) + 2;
     signed char *img = calloc(W * H, 1);
     strix_polygon found = {0};
     int *fstart = NULL, fcap = 0, nf = 0;
     if (!img) return strix_fail(err, STRIX_E_NOMEM, "findContours: out of memory for a %dx%d mask", w, h);
-    for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) img[(size_t)(y + 1) * W + (size_t)x + 1] = mask[(size_t)y * w + x] != 0;
+    for (int y = y0; y <= y1; y++)
+        for (int x = x0; x <= x1; x++)
+            img[(size_t)(y - y0 + 1) * W + (size_t)(x - x0) + 1] = mask[(size_t)y * w + x] != 0;
 
     int ok = 1;
     for (size_t y = 1; ok && y + 1 < H; y++) {
@@ -130,7 +146,7 @@ strix_status strix_mask_contours(const uint8_t *mask, int h, int w, strix_polygo
             signed char p = img[i];
             if (p == prev) continue;
             if (prev == 0 && p == 1 && img[lnbd] <= 0) { /* an outermost outer border */
-                ok = starts_push(&fstart, &fcap, nf, found.n) && fetch_contour(img, W, i, &found);
+                ok = starts_push(&fstart, &fcap, nf, found.n) && fetch_contour(img, W, i, x0, y0, &found);
                 nf++;
                 prev = img[i]; /* the scan resumes past it; lnbd stays where it was */
                 continue;
@@ -141,8 +157,6 @@ strix_status strix_mask_contours(const uint8_t *mask, int h, int w, strix_polygo
     }
     free(img);
     /* OpenCV hands them back last found first */
-    all->n = 0;
-    *n_contours = 0;
     for (int k = nf - 1; ok && k >= 0; k--) {
         int a = fstart[k], b = k + 1 < nf ? fstart[k + 1] : found.n;
         ok = starts_push(starts, starts_cap, *n_contours, all->n);
