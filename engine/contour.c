@@ -125,7 +125,8 @@ strix_status strix_mask_contours(const uint8_t *mask, int h, int w, strix_polygo
     all->n = 0;
     *n_contours = 0;
     if (x1 < 0) { /* no foreground, no contour */
-        if (!starts_push(starts, starts_cap, 0, 0)) return strix_fail(err, STRIX_E_NOMEM, "findContours: out of memory");
+        if (!starts_push(starts, starts_cap, 0, 0))
+            return strix_fail(err, STRIX_E_NOMEM, "findContours: out of memory");
         return STRIX_OK;
     }
     size_t W = (size_t)(x1 - x0 + 1) + 2, H = (size_t)(y1 - y0 + 1) + 2;
@@ -263,7 +264,8 @@ strix_status strix_mask_segment(const uint8_t *mask, int h, int w, strix_segment
         int best = 0;
         for (int k = 1; k < n; k++)
             if (starts[k + 1] - starts[k] > starts[best + 1] - starts[best]) best = k;
-        for (int j = starts[best]; ok && j < starts[best + 1]; j++) ok = poly_push(out, all.xy[2 * j], all.xy[2 * j + 1]);
+        for (int j = starts[best]; ok && j < starts[best + 1]; j++)
+            ok = poly_push(out, all.xy[2 * j], all.xy[2 * j + 1]);
     } else if (st == STRIX_OK && n > 1) {
         ok = merge_segments(&all, starts, n, out);
     }

@@ -910,7 +910,8 @@ static void test_writers_summary(void)
     char why[200];
     for (int si = 0; si < 4 && !tl_g.failed; si++) {
         int g0 = find_key(&gold, sec[si], 1) + 1, g1 = gend[si] ? find_key(&gold, gend[si], 1) : gold.n;
-        int m0 = mark[si] ? find_key(&mine, mark[si], 0) + 1 : 0, m1 = si < 3 ? find_key(&mine, mark[si + 1], 0) : mine.n;
+        int m0 = mark[si] ? find_key(&mine, mark[si], 0) + 1 : 0;
+        int m1 = si < 3 ? find_key(&mine, mark[si + 1], 0) : mine.n;
         /* drop our field names */
         static tokens strip;
         strip.n = 0;
@@ -1031,7 +1032,8 @@ static void test_draw_masks_random(void)
         frame_new(&f, w, h, 0);
         uint8_t *orig = malloc((size_t)(3 * w * h)), *m = malloc((size_t)(w * h));
         for (int y = 0; y < h; y++)
-            for (int x = 0; x < 3 * w; x++) f.px[(size_t)y * f.stride + x] = orig[y * 3 * w + x] = (uint8_t)tl_int(0, 255);
+            for (int x = 0; x < 3 * w; x++)
+                f.px[(size_t)y * f.stride + x] = orig[y * 3 * w + x] = (uint8_t)tl_int(0, 255);
         for (int i = 0; i < w * h; i++) m[i] = (uint8_t)tl_int(0, 1);
         strix_draw_masks(f.px, w, h, f.stride, m, 1, &cls, 0.5f);
         uint8_t c[3];

@@ -487,7 +487,8 @@ static void disc(uint8_t *rgb, int width, int height, int stride, int cx, int cy
 {
     for (int dy = -r; dy <= r; dy++)
         for (int dx = -r; dx <= r; dx++)
-            if (dx * dx + dy * dy <= r * r) fill(rgb, width, height, stride, cx + dx, cy + dy, cx + dx + 1, cy + dy + 1, c);
+            if (dx * dx + dy * dy <= r * r)
+                fill(rgb, width, height, stride, cx + dx, cy + dy, cx + dx + 1, cy + dy + 1, c);
 }
 
 /* A keypoint's visibility test: Annotator.kpts skips ndim-3 points below
