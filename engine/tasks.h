@@ -112,10 +112,11 @@ void strix_scale_rboxes(float *xywhr, int n, int in_w, int in_h, int src_w, int 
 
 /* ---- classification ------------------------------------------------- */
 
-/* Probs.top5 for k <= 5 (any k here): the indices of the k highest of
+/* Probs.top5 for k = 5 (any k here): the indices of the k highest of
  * probs [n] in decreasing order, ties by lower index (torch's argsort of
- * -probs, which is stable on the CPU); top[0] is Probs.top1.  Returns
- * min(k, n). */
+ * -probs keeps that order up to 16 classes and orders ties arbitrarily
+ * beyond); top[0] is Probs.top1 (argmax: the first of equals).  NaN ranks
+ * below every number.  Returns min(k, n). */
 int strix_topk_probs(const float *probs, int n, int k, int *top);
 
 #endif
