@@ -471,6 +471,7 @@ static void fasttrack_columns(strix_track_options *o, int col)
     o->dampen_motion_occ = 0.8;
     o->active_occ_to_lost_thresh = 4;
     o->occ_reappear_window = 10;
+    o->track_buffer = 5;
 }
 
 /* NAME.deepocsort.txt: deepocsort.yaml's defaults, and track_goldens.py's

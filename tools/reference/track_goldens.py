@@ -317,10 +317,11 @@ def ocsort_references(frames):
 
 # the non-default FASTTracker (tests/test_track.c sets the same): occlusion
 # declared sooner, rolled back and enlarged more, lost and forgotten sooner,
-# new tracks suppressed at a lower IoU
+# new tracks suppressed at a lower IoU; a short track_buffer, so that the
+# occlusion grace outlives it
 FASTTRACK_ALT = dict(occ_cover_thresh=0.5, init_iou_suppress=0.5, reset_velocity_offset_occ=2,
                      reset_pos_offset_occ=1, enlarge_bbox_occ=1.3, dampen_motion_occ=0.8,
-                     active_occ_to_lost_thresh=4, occ_reappear_window=10)
+                     active_occ_to_lost_thresh=4, occ_reappear_window=10, track_buffer=5)
 # the non-default DeepOCSORT: camera-motion compensation (acts where frames
 # are given: the camera clips) and the low-score association
 DEEPOCSORT_ALT = dict(gmc_method="sparseOptFlow", use_byte=True)
