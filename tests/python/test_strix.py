@@ -59,6 +59,8 @@ def abi():
     lines.append('printf("format.bgr %d\\nformat.rgb %d\\n", (int)STRIX_BGR, (int)STRIX_RGB);')
     lines.append('printf("tracker.botsort %d\\ntracker.bytetrack %d\\ntracker.ocsort %d\\n", '
                  '(int)STRIX_TRACKER_BOTSORT, (int)STRIX_TRACKER_BYTETRACK, (int)STRIX_TRACKER_OCSORT);')
+    lines.append('printf("tracker.fasttrack %d\\ntracker.deepocsort %d\\n", '
+                 '(int)STRIX_TRACKER_FASTTRACK, (int)STRIX_TRACKER_DEEPOCSORT);')
     lines.append('return 0; }')
     want = {}
     for cname, cls in strix._STRUCTS.items():
@@ -69,7 +71,8 @@ def abi():
         want["status." + s] = i
     want.update({"format.bgr": strix._STRIX_BGR, "format.rgb": strix._STRIX_RGB,
                  "tracker.botsort": strix._TRACKERS["botsort"], "tracker.bytetrack": strix._TRACKERS["bytetrack"],
-                 "tracker.ocsort": strix._TRACKERS["ocsort"]})
+                 "tracker.ocsort": strix._TRACKERS["ocsort"], "tracker.fasttrack": strix._TRACKERS["fasttrack"],
+                 "tracker.deepocsort": strix._TRACKERS["deepocsort"]})
     with tempfile.TemporaryDirectory() as d:
         src, exe = os.path.join(d, "abi.c"), os.path.join(d, "abi")
         with open(src, "w") as f:
