@@ -1354,6 +1354,35 @@ static void tracker_arguments(void)
     strix_track_options_init(&o, STRIX_TRACKER_OCSORT);
     o.use_byte = 2;
     TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "use_byte"), "use_byte 2");
+    strix_track_options_init(&o, STRIX_TRACKER_DEEPOCSORT); /* deepocsort.yaml's own values */
+    TL_CHECK(o.track_high_thresh == 0.3f && o.new_track_thresh == 0.3f && o.gmc_method == STRIX_GMC_NONE &&
+                 o.appearance_thresh == 0.9f && o.alpha_fixed_emb == 0.95f && o.delta_t == 3 &&
+                 !strcmp(strix_tracker_type_name(o.tracker_type), "deepocsort"),
+             "deepocsort.yaml's defaults");
+    strix_track_options_init(&o, STRIX_TRACKER_FASTTRACK); /* fasttrack.yaml's */
+    TL_CHECK(o.reset_velocity_offset_occ == 5 && o.reset_pos_offset_occ == 3 && o.enlarge_bbox_occ == 1.1 &&
+                 o.dampen_motion_occ == 0.5 && o.active_occ_to_lost_thresh == 10 && o.occ_cover_thresh == 0.7f &&
+                 o.occ_reappear_window == 40 && o.init_iou_suppress == 0.7f && o.track_high_thresh == 0.25f &&
+                 !strcmp(strix_tracker_type_name(o.tracker_type), "fasttrack"),
+             "fasttrack.yaml's defaults");
+    o.reset_pos_offset_occ = 101;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "reset_pos_offset_occ"),
+             "reset_pos_offset_occ 101");
+    strix_track_options_init(&o, STRIX_TRACKER_FASTTRACK);
+    o.enlarge_bbox_occ = INFINITY;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "enlarge_bbox_occ"),
+             "enlarge_bbox_occ inf");
+    strix_track_options_init(&o, STRIX_TRACKER_FASTTRACK);
+    o.occ_cover_thresh = -0.5f;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "occ_cover_thresh"),
+             "occ_cover_thresh -0.5");
+    strix_track_options_init(&o, STRIX_TRACKER_FASTTRACK);
+    o.occ_reappear_window = -1;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "occ_reappear_window"),
+             "occ_reappear_window -1");
+    o.tracker_type = (strix_tracker_type)99;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "tracker type 99"),
+             "tracker type 99");
     strix_track_options_init(&o, STRIX_TRACKER_BYTETRACK);
     TL_CHECK(!strix_tracker_create(&t, &o, &e), "%s", e.message);
     strix_detection d = {10, 10, 20, 20, NAN, 0};
