@@ -200,6 +200,10 @@ check("track_bytetrack", (bt[2].track_ids > 0).all() and bt[2].track_ids.min() =
 oc = model.track([frames[0]] * 3, tracker="ocsort")
 check("track_ocsort", (oc[2].track_ids > 0).all() and oc[2].track_ids.min() == 1,
       "ocsort ids: %s" % oc[2].track_ids[:6])
+for name in ("fasttrack", "deepocsort"):  # some boxes may stay untracked: suppressed, or below deepocsort's 0.3
+    t = model.track([frames[0]] * 3, tracker=name)[2].track_ids
+    check("track_" + name, (t > 0).any() and t[t > 0].min() == 1 and ((t == -1) | (t > 0)).all(),
+          "%s ids: %s" % (name, t[:6]))
 
 # --- closed model -----------------------------------------------------------
 second.close()
