@@ -35,10 +35,11 @@ ocsort.yaml) and writes for each stream NAME:
                 with the occlusion knobs of FASTTRACK_ALT, then the default
                 FASTTracker's row box, as NAME.ocsort.txt; every stream
   NAME.deepocsort.txt per detection: "frame index deepocsort deepocsort_alt
-                x1 y1 x2 y2", the same for DeepOCSORT (deep_oc_sort.py,
-                deepocsort.yaml's defaults: no ReID, gmc_method none) and
-                DeepOCSORT with DEEPOCSORT_ALT (sparseOptFlow GMC on the
-                camera clips' frames, use_byte); every stream
+                x1 y1 x2 y2 ax1 ay1 ax2 ay2", the same for DeepOCSORT
+                (deep_oc_sort.py, deepocsort.yaml's defaults: no ReID,
+                gmc_method none) and DeepOCSORT with DEEPOCSORT_ALT
+                (sparseOptFlow GMC on the camera clips' frames, use_byte),
+                then also the _ALT's row box; every stream
 
 Two kinds of stream:
 - detection streams (cross, occlusion, crowd, enter_exit, slow_fps, burst):
@@ -333,8 +334,8 @@ def new_references(frames, images=None):
     f, fb = run_tracker(FASTTracker(cfg("fasttrack")), frames, images)
     fa, _ = run_tracker(FASTTracker(cfg("fasttrack", **FASTTRACK_ALT)), frames, images)
     d, db = run_tracker(DeepOCSORT(cfg("deepocsort")), frames, images)
-    da, _ = run_tracker(DeepOCSORT(cfg("deepocsort", **DEEPOCSORT_ALT)), frames, images)
-    return (f, fa, fb), (d, da, db)
+    da, dab = run_tracker(DeepOCSORT(cfg("deepocsort", **DEEPOCSORT_ALT)), frames, images)
+    return (f, fa, fb, None), (d, da, db, dab)
 
 
 # the streams whose tracked boxes are written (NAME.boxes.txt)
@@ -447,17 +448,20 @@ def write_ocsort(outdir, name, refs):
 
 def write_new(outdir, name, refs):
     """NAME.fasttrack.txt and NAME.deepocsort.txt"""
-    for kind, (ids, alt, bx), note in zip(("fasttrack", "deepocsort"), refs, (FASTTRACK_ALT, DEEPOCSORT_ALT)):
+    def box(b):
+        return " ".join(fmt(v) for v in b) if b else "- - - -"
+
+    for kind, (ids, alt, bx, abx), note in zip(("fasttrack", "deepocsort"), refs, (FASTTRACK_ALT, DEEPOCSORT_ALT)):
         with open(os.path.join(outdir, "%s.%s.txt" % (name, kind)), "w") as f:
-            f.write("# frame index %s %s_alt x1 y1 x2 y2  (ultralytics %s, numpy %s, opencv %s, lap %s; "
+            f.write("# frame index %s %s_alt x1 y1 x2 y2%s  (ultralytics %s, numpy %s, opencv %s, lap %s; "
                     "%s.yaml defaults, with %s)\n"
-                    % (kind, kind, ultralytics.__version__, np.__version__, cv2.__version__,
-                       __import__("lap").__version__, kind, ", ".join("%s: %s" % kv for kv in note.items())))
+                    % (kind, kind, " ax1 ay1 ax2 ay2" if abx else "", ultralytics.__version__, np.__version__,
+                       cv2.__version__, __import__("lap").__version__, kind,
+                       ", ".join("%s: %s" % kv for kv in note.items())))
             for i in range(len(ids)):
                 for k in range(len(ids[i])):
-                    b = bx[i][k]
-                    f.write("%d %d %d %d %s\n" % (i, k, ids[i][k], alt[i][k],
-                                                   " ".join(fmt(v) for v in b) if b else "- - - -"))
+                    f.write("%d %d %d %d %s%s\n" % (i, k, ids[i][k], alt[i][k], box(bx[i][k]),
+                                                     " " + box(abx[i][k]) if abx else ""))
 
 
 def write(outdir, name, frames, gt, fps, refs, note):
