@@ -3,8 +3,9 @@
 
 Runs deterministic synthetic streams with known ground truth through
 Ultralytics' own trackers (ultralytics/trackers 8.4.190: BYTETracker,
-BOTSORT and OCSORT, configured from its bytetrack.yaml, botsort.yaml and
-ocsort.yaml) and writes for each stream NAME:
+BOTSORT, OCSORT, FASTTracker and DeepOCSORT, configured from its
+bytetrack.yaml, botsort.yaml, ocsort.yaml, fasttrack.yaml and
+deepocsort.yaml) and writes for each stream NAME:
 
   NAME.jsonl    the detections, in infer's video JSON Lines format (what
                 `infer --detections` replays): frame (0-based), pts,
@@ -330,7 +331,7 @@ DEEPOCSORT_ALT = dict(gmc_method="sparseOptFlow", use_byte=True)
 
 def new_references(frames, images=None):
     """FASTTracker's and DeepOCSORT's identities (defaults, then the _ALT
-    variant) and their default rows' boxes"""
+    variant), their default rows' boxes, and DeepOCSORT's _ALT rows' boxes"""
     f, fb = run_tracker(FASTTracker(cfg("fasttrack")), frames, images)
     fa, _ = run_tracker(FASTTracker(cfg("fasttrack", **FASTTRACK_ALT)), frames, images)
     d, db = run_tracker(DeepOCSORT(cfg("deepocsort")), frames, images)
