@@ -426,13 +426,33 @@ typedef struct strix_tracker strix_tracker;
  * detections (still tracked tracks first, then lost ones); a lost track
  * found so has its Kalman state re-run along a straight line from its last
  * detection to the new one; the low-score association runs only with
- * use_byte.  No camera-motion compensation. */
+ * use_byte.  No camera-motion compensation.
+ *
+ * FastTrack (fast_tracker.py) is ByteTrack plus occlusion handling: a
+ * tracked track left unmatched stays tracked (not output) for two more
+ * updates; one whose box another matched track covers by more than
+ * occ_cover_thresh of its area is declared occluded, its Kalman state
+ * rolled back to reset_pos_offset_occ (position, covariance) and
+ * reset_velocity_offset_occ (velocity) updates before, its height scaled
+ * by enlarge_bbox_occ and its velocity by dampen_motion_occ, and it stays
+ * tracked up to active_occ_to_lost_thresh updates; once lost it is kept
+ * occ_reappear_window updates after its occlusion even past track_buffer;
+ * a new track is not started on a detection whose IoU with a live track
+ * is >= init_iou_suppress (1: never suppressed).
+ *
+ * Deep OC-SORT (deep_oc_sort.py) is OC-SORT plus camera-motion
+ * compensation (gmc_method, default none; it moves the positions, their
+ * velocities and the last detections, not the aspect and height) and,
+ * with ReID, appearance; strix has no ReID (with_reid must be False), and
+ * without it Ultralytics' Deep OC-SORT is exactly this. */
 typedef enum strix_tracker_type {
     STRIX_TRACKER_BOTSORT = 0,
     STRIX_TRACKER_BYTETRACK = 1,
-    STRIX_TRACKER_OCSORT = 2
+    STRIX_TRACKER_OCSORT = 2,
+    STRIX_TRACKER_FASTTRACK = 3,
+    STRIX_TRACKER_DEEPOCSORT = 4
 } strix_tracker_type;
-/* BoT-SORT's camera-motion compensation: none, or Ultralytics' sparseOptFlow
+/* BoT-SORT's and Deep OC-SORT's camera-motion compensation: none, or Ultralytics' sparseOptFlow
  * (its orb, sift and ecc are not implemented). */
 typedef enum strix_gmc_method { STRIX_GMC_SPARSE_OPTFLOW = 0, STRIX_GMC_NONE = 1 } strix_gmc_method;
 /* The grey frame GMC reads, as cv2.cvtColor's fixed point makes it: OpenCV
@@ -442,10 +462,12 @@ typedef enum strix_gmc_method { STRIX_GMC_SPARSE_OPTFLOW = 0, STRIX_GMC_NONE = 1
  * apart on some colours, enough to move corners and so the camera motion. */
 typedef enum strix_grey_rounding { STRIX_GREY_OPENCV5 = 0, STRIX_GREY_OPENCV4 = 1 } strix_grey_rounding;
 
-/* The keys of Ultralytics' botsort.yaml / bytetrack.yaml / ocsort.yaml,
- * same names, same defaults (strix_track_options_init).  BoT-SORT's ReID
- * branch (with_reid) is not implemented; without it, as in Ultralytics,
- * proximity_thresh and appearance_thresh are accepted and change nothing. */
+/* The keys of Ultralytics' botsort.yaml / bytetrack.yaml / ocsort.yaml /
+ * fasttrack.yaml / deepocsort.yaml, same names, same defaults
+ * (strix_track_options_init).  The ReID branch (with_reid) of BoT-SORT and
+ * Deep OC-SORT is not implemented; without it, as in Ultralytics,
+ * proximity_thresh, appearance_thresh and alpha_fixed_emb are accepted and
+ * change nothing. */
 typedef struct strix_track_options {
     strix_tracker_type tracker_type; /* default botsort */
     float track_high_thresh;         /* first association, default 0.25 */
@@ -454,24 +476,35 @@ typedef struct strix_track_options {
     int track_buffer;                /* updates a lost track is kept, default 30 */
     float match_thresh;              /* first association: highest accepted cost, default 0.8 */
     int fuse_score;                  /* 1 (default): cost 1 - IoU * score; 0: 1 - IoU */
-    strix_gmc_method gmc_method;     /* BoT-SORT only, default sparseOptFlow */
+    strix_gmc_method gmc_method;     /* BoT-SORT (default sparseOptFlow) and Deep OC-SORT (default none) */
     strix_grey_rounding gmc_grey;    /* its grey frame, default OpenCV 5's (strix's key, not Ultralytics') */
     float proximity_thresh;          /* BoT-SORT ReID gate, default 0.5 */
-    float appearance_thresh;         /* BoT-SORT ReID gate, default 0.8 */
+    float appearance_thresh;         /* ReID gate, default 0.8 (Deep OC-SORT 0.9) */
     int delta_t;                     /* OC-SORT: frames between the detections a direction is taken from, 0..10000,
                                       * default 3 */
     float inertia;                   /* OC-SORT: weight of the direction cost, >= 0, default 0.2 */
     int use_byte;                    /* OC-SORT: 1: the low-score association too; default 0 */
+    /* FastTrack (above), defaults 5, 3, 1.1, 0.5, 10, 0.7, 40, 0.7; the offsets 0..100 (0: the oldest state kept) */
+    int reset_velocity_offset_occ;
+    int reset_pos_offset_occ;
+    double enlarge_bbox_occ;         /* >= 0 */
+    double dampen_motion_occ;        /* 0..1 */
+    int active_occ_to_lost_thresh;   /* >= 0 */
+    float occ_cover_thresh;          /* 0..1 */
+    int occ_reappear_window;         /* >= 0 */
+    float init_iou_suppress;         /* 0..1 */
+    float alpha_fixed_emb;           /* Deep OC-SORT's ReID embedding update, 0..1, default 0.95 */
 } strix_track_options;
 
 /* Ultralytics' defaults for the given tracker (botsort.yaml, bytetrack.yaml,
- * ocsort.yaml). */
+ * ocsort.yaml, fasttrack.yaml, deepocsort.yaml: track_high_thresh and
+ * new_track_thresh 0.3, gmc_method none). */
 void strix_track_options_init(strix_track_options *o, strix_tracker_type type);
 strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err);
 /* Advance by one frame with its detections (any order).  frame: the decoded
  * frame the detections came from, RGB or BGR in host memory (STRIX_HOST or
- * STRIX_PINNED), for BoT-SORT's motion compensation (NULL: no camera motion
- * this frame; ignored by ByteTrack, OC-SORT and gmc none).  ids[i]
+ * STRIX_PINNED), for BoT-SORT's and Deep OC-SORT's motion compensation
+ * (NULL: no camera motion this frame; ignored by the others and gmc none).  ids[i]
  * receives the identity of the confirmed track detection i updated, or -1
  * (a low-score box no track took, a track's first frame after the first
  * frame of the stream: confirmation needs a second hit).  Identities start
@@ -507,7 +540,7 @@ strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8
  * strix_tracker_update on that frame does. */
 strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, int width, int height,
                                        const strix_detection *dets, int n, int *ids, strix_error *err);
-/* Short name of a tracker type ("botsort", "bytetrack", "ocsort"). */
+/* Short name of a tracker type ("botsort", "bytetrack", "ocsort", "fasttrack", "deepocsort"). */
 const char *strix_tracker_type_name(strix_tracker_type t);
 /* The tracker's box of detection i of the last update, as Ultralytics'
  * tracker.update returns it for a tracked detection (STrack.xyxy: the

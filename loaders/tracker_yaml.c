@@ -1,7 +1,8 @@
 /* tracker_yaml.c — reads an Ultralytics tracker YAML (a flat mapping of
  * scalars, as the files in ultralytics/cfg/trackers) with libyaml's document API.
  * Strict: a key the file names must be one Ultralytics' botsort.yaml,
- * bytetrack.yaml or ocsort.yaml defines, with a value of its type. */
+ * bytetrack.yaml, ocsort.yaml, fasttrack.yaml or deepocsort.yaml defines,
+ * with a value of its type. */
 #include "tracker_yaml.h"
 
 #include <errno.h>
@@ -40,7 +41,7 @@ static int parse_bool(const char *s, int *b)
     return 0;
 }
 
-typedef enum { K_TYPE, K_FLOAT, K_WEIGHT, K_INT, K_BOOL, K_GMC, K_GREY, K_REID, K_MODEL } kind;
+typedef enum { K_TYPE, K_FLOAT, K_WEIGHT, K_INT, K_BOOL, K_GMC, K_GREY, K_REID, K_MODEL, K_SCALE, K_UNIT } kind;
 
 static const struct key {
     const char *name;
@@ -63,6 +64,15 @@ static const struct key {
     {"delta_t", K_INT, offsetof(strix_track_options, delta_t)},
     {"inertia", K_WEIGHT, offsetof(strix_track_options, inertia)},
     {"use_byte", K_BOOL, offsetof(strix_track_options, use_byte)},
+    {"reset_velocity_offset_occ", K_INT, offsetof(strix_track_options, reset_velocity_offset_occ)},
+    {"reset_pos_offset_occ", K_INT, offsetof(strix_track_options, reset_pos_offset_occ)},
+    {"enlarge_bbox_occ", K_SCALE, offsetof(strix_track_options, enlarge_bbox_occ)},
+    {"dampen_motion_occ", K_UNIT, offsetof(strix_track_options, dampen_motion_occ)},
+    {"active_occ_to_lost_thresh", K_INT, offsetof(strix_track_options, active_occ_to_lost_thresh)},
+    {"occ_cover_thresh", K_FLOAT, offsetof(strix_track_options, occ_cover_thresh)},
+    {"occ_reappear_window", K_INT, offsetof(strix_track_options, occ_reappear_window)},
+    {"init_iou_suppress", K_FLOAT, offsetof(strix_track_options, init_iou_suppress)},
+    {"alpha_fixed_emb", K_FLOAT, offsetof(strix_track_options, alpha_fixed_emb)},
 };
 
 /* One key's value into o; the type key is handled by the caller. */
@@ -82,6 +92,13 @@ static strix_status read_value(const char *path, const struct key *k, const yaml
         if (!parse_number(s, &x) || x < 0 || x > 1e9)
             return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a number >= 0, not '%s'", path, line, k->name, s);
         *(float *)((char *)o + k->off) = (float)x;
+        return STRIX_OK;
+    case K_SCALE: /* a factor on the Kalman state: a double, as Ultralytics' float() */
+    case K_UNIT:
+        if (!parse_number(s, &x) || x < 0 || x > (k->k == K_UNIT ? 1 : 1e9))
+            return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a number %s, not '%s'", path, line, k->name,
+                              k->k == K_UNIT ? "in 0..1" : ">= 0", s);
+        *(double *)((char *)o + k->off) = x;
         return STRIX_OK;
     case K_INT:
         if (!parse_number(s, &x) || x != floor(x) || x < 0 || x > 1e9)
@@ -113,8 +130,8 @@ static strix_status read_value(const char *path, const struct key *k, const yaml
         if (!parse_bool(s, &b))
             return strix_fail(err, STRIX_E_ARG, "%s:%d: with_reid must be True or False, not '%s'", path, line, s);
         if (b)
-            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: with_reid: True is not supported (strix's BoT-SORT has "
-                              "no ReID branch); set it to False", path, line);
+            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: with_reid: True is not supported (strix's BoT-SORT and "
+                              "Deep OC-SORT have no ReID branch, not even model: auto); set it to False", path, line);
         return STRIX_OK;
     case K_MODEL: /* the ReID model: unused without ReID */
     case K_TYPE: return STRIX_OK;
@@ -135,17 +152,20 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
         if (k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "tracker_type"))
             type = yaml_document_get_node(doc, p->value);
     }
-    if (!type) return strix_fail(err, STRIX_E_ARG, "%s: no tracker_type (botsort, bytetrack or ocsort)", path);
+#define TYPES "botsort, bytetrack, ocsort, fasttrack or deepocsort"
+    if (!type) return strix_fail(err, STRIX_E_ARG, "%s: no tracker_type (" TYPES ")", path);
     const char *ts = type->type == YAML_SCALAR_NODE ? (const char *)type->data.scalar.value : "";
-    if (!strcmp(ts, "botsort")) strix_track_options_init(o, STRIX_TRACKER_BOTSORT);
-    else if (!strcmp(ts, "bytetrack")) strix_track_options_init(o, STRIX_TRACKER_BYTETRACK);
-    else if (!strcmp(ts, "ocsort")) strix_track_options_init(o, STRIX_TRACKER_OCSORT);
-    else if (!strcmp(ts, "deepocsort") || !strcmp(ts, "fasttrack") || !strcmp(ts, "tracktrack"))
-        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: tracker_type %s is not implemented in strix; use botsort, "
-                          "bytetrack or ocsort", path, line_of(type), ts);
+    static const strix_tracker_type types[] = {STRIX_TRACKER_BOTSORT, STRIX_TRACKER_BYTETRACK, STRIX_TRACKER_OCSORT,
+                                               STRIX_TRACKER_FASTTRACK, STRIX_TRACKER_DEEPOCSORT};
+    size_t ti = 0;
+    while (ti < sizeof types / sizeof types[0] && strcmp(ts, strix_tracker_type_name(types[ti]))) ti++;
+    if (ti < sizeof types / sizeof types[0]) strix_track_options_init(o, types[ti]);
+    else if (!strcmp(ts, "tracktrack"))
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: tracker_type %s is not implemented in strix; use " TYPES,
+                          path, line_of(type), ts);
     else
-        return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown tracker_type '%s' (botsort, bytetrack or ocsort)", path,
-                          line_of(type), ts);
+        return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown tracker_type '%s' (" TYPES ")", path, line_of(type), ts);
+#undef TYPES
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
         if (k->type != YAML_SCALAR_NODE)
@@ -155,10 +175,13 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             if (!strcmp(name, keys[i].name)) key = &keys[i];
         if (!key)
-            return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown key '%s' (botsort.yaml, bytetrack.yaml and "
-                              "ocsort.yaml define tracker_type, track_high_thresh, track_low_thresh, new_track_thresh, "
-                              "track_buffer, match_thresh, fuse_score, gmc_method, proximity_thresh, "
-                              "appearance_thresh, with_reid, model, delta_t, inertia, use_byte; and strix's gmc_grey)",
+            return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown key '%s' (Ultralytics' botsort.yaml, bytetrack.yaml, "
+                              "ocsort.yaml, fasttrack.yaml and deepocsort.yaml define tracker_type, track_high_thresh, "
+                              "track_low_thresh, new_track_thresh, track_buffer, match_thresh, fuse_score, gmc_method, "
+                              "proximity_thresh, appearance_thresh, with_reid, model, delta_t, inertia, use_byte, "
+                              "reset_velocity_offset_occ, reset_pos_offset_occ, enlarge_bbox_occ, dampen_motion_occ, "
+                              "active_occ_to_lost_thresh, occ_cover_thresh, occ_reappear_window, init_iou_suppress, "
+                              "alpha_fixed_emb; and strix's gmc_grey)",
                               path, line_of(k), name);
         if (v->type != YAML_SCALAR_NODE)
             return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a single value", path, line_of(v), name);

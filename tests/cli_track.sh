@@ -10,7 +10,8 @@
 # highlight segments (JSON and CSV), the reel's frame count, video and audio
 # durations with ffprobe, the MOT file, the per-class counts, the crossing,
 # replay checks, --tracker (names, tracker YAMLs with every key of
-# Ultralytics' botsort.yaml and ocsort.yaml, and their errors), usage errors and exit codes,
+# Ultralytics' botsort.yaml and ocsort.yaml, its fasttrack.yaml and deepocsort.yaml
+# as shipped, and their errors), usage errors and exit codes,
 # no temporary files left.  One
 # run with a (synthetic-weight) model checks the live path.
 #   sh tests/cli_track.sh BUILD_DIR
@@ -18,7 +19,7 @@ NAME=cli_track
 . "$(dirname "$0")/lib_cli.sh"
 
 ALL="help segments_exact reel_durations mot_file counts_and_line tracked_boxes pad_gap_defaults min_frames max_len no_match
-rerender_keeps_ids retrack skipped_frames tracker_choice degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
+rerender_keeps_ids retrack skipped_frames tracker_choice fasttrack_deepocsort degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
 if [ ! -x "$B/infer" ]; then
     for t in $ALL; do skip "$t" "$B/infer is not built"; done
     exit 0
@@ -260,13 +261,110 @@ infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc5.yaml" --
 printf 'tracker_type: ocsort\ninertia: -1\n' >"$T/oc.yaml"
 infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc.yaml" --out "$O/x" "$T/clip.mp4" &&
     grep -q "oc.yaml:2: inertia must be a number >= 0" "$T/err" || ok=0
-printf 'tracker_type: deepocsort\n' >"$T/oc.yaml"
+printf 'tracker_type: tracktrack\n' >"$T/oc.yaml"
 infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc.yaml" --out "$O/x" "$T/clip.mp4" &&
-    grep -q "oc.yaml:1: tracker_type deepocsort is not implemented" "$T/err" || ok=0
+    grep -q "oc.yaml:1: tracker_type tracktrack is not implemented" "$T/err" || ok=0
 infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker deepsort --out "$O/x" "$T/clip.mp4" || ok=0
 infer_rc 3 --detections "$T/exact/clip.jsonl" --track --tracker "$T/none.yaml" --out "$O/x" "$T/clip.mp4" || ok=0
 [ ! -e "$O/x" ] || { ok=0; echo "    a refused run left $O/x"; }
 [ $ok = 1 ] && pass tracker_choice || fail tracker_choice "see above"
+
+# fasttrack_deepocsort: Ultralytics 8.4.190's fasttrack.yaml and deepocsort.yaml, their text as shipped, and
+# the names fasttrack / deepocsort run and name themselves and their keys in tracks.json; Deep OC-SORT's
+# sparseOptFlow GMC runs on the clip's frames; with_reid: True is refused (exit 2, one line naming file:line)
+O=$T/new
+mkdir -p "$T/ul"
+cat >"$T/ul/fasttrack.yaml" <<'YAML'
+# Ultralytics 🚀 AGPL-3.0 License - https://ultralytics.com/license
+
+# FastTracker tracker defaults for mode="track"
+# Occlusion-aware ByteTrack-style tracker with lightweight Kalman rollback and init IoU suppression.
+# Paper: https://arxiv.org/abs/2508.14370
+# Docs: https://docs.ultralytics.com/modes/track
+
+tracker_type: fasttrack # (str) Tracker backend: fasttrack
+track_high_thresh: 0.25 # (float) First-stage match threshold
+track_low_thresh: 0.1 # (float) Second-stage threshold for low-score matches
+new_track_thresh: 0.25 # (float) Start a new track if no match ≥ this
+track_buffer: 30 # (int) Frames to keep lost tracks alive
+match_thresh: 0.8 # (float) First-stage association similarity threshold
+fuse_score: True # (bool) Fuse detection score with IoU when matching
+
+# --- FastTracker-specific knobs ---
+reset_velocity_offset_occ: 5 # (int) History frames back to restore KF velocity on occlusion onset
+reset_pos_offset_occ: 3 # (int) History frames back to restore KF position on occlusion onset
+enlarge_bbox_occ: 1.1 # (float) One-shot bbox height scale while occluded (widens search region)
+dampen_motion_occ: 0.5 # (float) Velocity dampening factor applied while occluded (0-1)
+active_occ_to_lost_thresh: 10 # (int) Max consecutive occluded frames before marking lost
+occ_cover_thresh: 0.7 # (float) Fraction of track's area covered by another to declare occlusion
+occ_reappear_window: 40 # (int) Frames a recently-occluded lost track stays re-findable
+init_iou_suppress: 0.7 # (float) Suppress new-track init if IoU with any active track ≥ this (1.0 disables)
+YAML
+cat >"$T/ul/deepocsort.yaml" <<'YAML'
+# Ultralytics 🚀 AGPL-3.0 License - https://ultralytics.com/license
+
+# Deep OC-SORT tracker defaults for mode="track"
+# Paper: https://arxiv.org/abs/2302.11813
+# Docs: https://docs.ultralytics.com/modes/track
+
+tracker_type: deepocsort # (str) Tracker backend: Deep OC-SORT with appearance features and GMC
+track_high_thresh: 0.3 # (float) First-stage match threshold; raise for cleaner tracks, lower to keep more
+track_low_thresh: 0.1 # (float) Second-stage threshold for low-score matches; used with use_byte=True
+new_track_thresh: 0.3 # (float) Start a new track if no match ≥ this; higher reduces false tracks
+track_buffer: 30 # (int) Frames to keep lost tracks alive; higher handles occlusion, increases ID switches risk
+match_thresh: 0.8 # (float) Association similarity threshold (IoU/cost); tune with detector quality
+fuse_score: True # (bool) Fuse detection score with motion/IoU for matching; stabilizes weak detections
+
+# OC-SORT specifics (inherited)
+delta_t: 3 # (int) Temporal window for velocity direction computation in OCM
+inertia: 0.2 # (float) Weight of velocity consistency cost in association
+use_byte: False # (bool) Enable ByteTrack-style low-confidence second association pass
+
+# Deep OC-SORT specifics
+gmc_method: none # (str) Global motion compensation: sparseOptFlow|orb|sift|ecc|none; enable for moving-camera scenes
+with_reid: False # (bool) Enable ReID model use; needs extra model and compute
+model: auto # (str) ReID model path; "auto" uses detector features, or use a .pt checkpoint or exported embedding model
+proximity_thresh: 0.5 # (float) Min IoU to consider tracks proximate for ReID; higher is stricter
+appearance_thresh: 0.9 # (float) Min appearance similarity for ReID; raise to avoid identity swaps
+alpha_fixed_emb: 0.95 # (float) Base EMA factor for track embedding updates; higher = slower update
+YAML
+ok=1
+# each tracker's own keys, after the common ones (float32 thresholds, written as doubles)
+FT='"fuse_score": true, "reset_velocity_offset_occ": 5, "reset_pos_offset_occ": 3, "enlarge_bbox_occ": 1.1, "dampen_motion_occ": 0.5, "active_occ_to_lost_thresh": 10, "occ_cover_thresh": 0.7, "occ_reappear_window": 40, "init_iou_suppress": 0.7, "conf"'
+DO='"fuse_score": true, "gmc_method": "none", "delta_t": 3, "inertia": 0.2, "use_byte": false, "conf"'
+for run in "fasttrack@0.25@$FT@$T/ul/fasttrack.yaml" "fasttrack@0.25@$FT@fasttrack" \
+    "deepocsort@0.30000001192092896@$DO@$T/ul/deepocsort.yaml" "deepocsort@0.30000001192092896@$DO@deepocsort"; do
+    name=${run%%@*} tracker=${run##*@} rest=${run#*@}
+    high=${rest%%@*} keys=${rest#*@}
+    keys=${keys%@*}
+    d=$O/$name${tracker##*/}
+    if ! infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$tracker" --no-save --out "$d" \
+        "$T/clip.mp4" || ! grep -qF "\"name\": \"$name\", \"track_high_thresh\": $high," "$d/clip.tracks.json" ||
+        ! grep -qF "$keys" "$d/clip.tracks.json" || ! grep -q ',1,' "$d/clip.mot.txt"; then
+        ok=0
+        echo "    --tracker $tracker: $(grep -o '"tracker": {[^}]*}' "$d/clip.tracks.json" 2>/dev/null)"
+    fi
+done
+sed 's/^gmc_method: none/gmc_method: sparseOptFlow/' "$T/ul/deepocsort.yaml" >"$T/dogmc.yaml"
+infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$T/dogmc.yaml" --no-save --out "$O/g" "$T/clip.mp4" &&
+    grep -q '"name": "deepocsort", .*"gmc_method": "sparseOptFlow", "gmc_grey": "opencv5", "delta_t": 3' \
+        "$O/g/clip.tracks.json" || ok=0
+for bad in "with_reid: True is not supported@with_reid: True@22" "occ_cover_thresh must be a number in 0..1@occ_cover_thresh: 2@22" \
+    "enlarge_bbox_occ must be a number >= 0@enlarge_bbox_occ: -1@19"; do
+    msg=${bad%%@*} line=${bad##*@} set=${bad#*@}
+    set=${set%@*}
+    key=${set%%:*}
+    f="$T/ul/deepocsort.yaml"
+    grep -q "^$key:" "$f" || f="$T/ul/fasttrack.yaml"
+    sed "s/^$key: [^ ]*/$set/" "$f" >"$T/bad.yaml"
+    if ! infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/bad.yaml" --no-save --out "$O/x" \
+        "$T/clip.mp4" || ! grep -q "bad.yaml:$line: $msg" "$T/err" || [ "$(wc -l <"$T/err")" != 1 ]; then
+        ok=0
+        echo "    $set: $(cat "$T/err")"
+    fi
+done
+[ ! -e "$O/x" ] || { ok=0; echo "    a refused run left $O/x"; }
+[ $ok = 1 ] && pass fasttrack_deepocsort || fail fasttrack_deepocsort "see above"
 
 # degenerate_boxes: a box clipped to zero width and an inverted box (replayed) are not tracked, counted,
 # and change nothing else: the same MOT rows as the clean replay

@@ -11,7 +11,10 @@
  * (tools/reference/track_goldens.py), and NAME.ocsort.txt the identities and
  * boxes of its OCSORT (ocsort.yaml; identities also with use_byte, and with
  * other delta_t, inertia and fuse_score), which strix's OC-SORT must equal
- * exactly.  strix's three configurations must
+ * exactly, NAME.fasttrack.txt and NAME.deepocsort.txt the same for its
+ * FASTTracker and DeepOCSORT (defaults and one other configuration each;
+ * DeepOCSORT's with sparseOptFlow GMC on the camera clips, whose boxes
+ * may differ by GMC_BOX_TOL).  strix's three configurations must
  * give the same identities (>= 99% of detections) and score within 0.01
  * of Ultralytics in MOTA and IDF1 with the project's evaluator
  * (engine/eval/moteval.c) against the ground truth; NAME.boxes.txt (six of
@@ -435,39 +438,102 @@ static void matches_ultralytics(void)
     }
 }
 
-/* The configurations of NAME.ocsort.txt's identity columns: ocsort.yaml's
- * defaults, with use_byte: True, with delta_t: 1, inertia: 0.5,
- * fuse_score: False. */
-enum { OC_DEFAULT, OC_BYTE, OC_ALT, N_OC };
-static const char *const oc_name[N_OC] = {"ocsort", "ocsort use_byte", "ocsort delta_t 1 inertia 0.5 no fuse"};
+/* The goldens of one tracker each, NAME.KIND.txt: per detection "frame
+ * index" then the identity of each configuration (the column's), then
+ * the defaults' tracked box ("- - - -": none), and where alt_box >= 0 the
+ * tracked box of that configuration. */
+typedef struct golden {
+    const char *kind;                  /* ocsort, fasttrack, deepocsort */
+    strix_tracker_type type;
+    int cols;
+    const char *name[3];               /* of each column's configuration */
+    void (*configure)(strix_track_options *o, int col); /* column col's changes to the defaults */
+    int frames;                        /* the column given the camera clips' frames (-1: none) */
+    int alt_box;                       /* the column whose boxes follow the defaults' (-1: none) */
+} golden;
 
-/* strix's OC-SORT over a golden stream in configuration c (an OC_*): the
- * detections compared, those whose identity differs from Ultralytics'
- * OCSORT's, and for the defaults the tracked boxes compared and those not
- * bit-equal to its rows' (the state is Kalman's in double and the rest
- * float32 on both sides, in the same order of operations).  0, or -1 (test
- * failed). */
-static int run_ocsort(const stream *s, int c, long *compared, long *differ, long *boxes, long *box_bad)
+/* NAME.ocsort.txt: ocsort.yaml's defaults, with use_byte: True, with
+ * delta_t: 1, inertia: 0.5, fuse_score: False. */
+static void ocsort_columns(strix_track_options *o, int col)
+{
+    o->use_byte = col == 1;
+    if (col == 2) {
+        o->delta_t = 1;
+        o->inertia = 0.5f;
+        o->fuse_score = 0;
+    }
+}
+
+/* NAME.fasttrack.txt: fasttrack.yaml's defaults, and track_goldens.py's FASTTRACK_ALT. */
+static void fasttrack_columns(strix_track_options *o, int col)
+{
+    if (col != 1) return;
+    o->occ_cover_thresh = 0.5f;
+    o->init_iou_suppress = 0.5f;
+    o->reset_velocity_offset_occ = 2;
+    o->reset_pos_offset_occ = 1;
+    o->enlarge_bbox_occ = 1.3;
+    o->dampen_motion_occ = 0.8;
+    o->active_occ_to_lost_thresh = 4;
+    o->occ_reappear_window = 10;
+    o->track_buffer = 5;
+}
+
+/* NAME.deepocsort.txt: deepocsort.yaml's defaults, and track_goldens.py's
+ * DEEPOCSORT_ALT (sparseOptFlow on the camera clips' frames, use_byte). */
+static void deepocsort_columns(strix_track_options *o, int col)
+{
+    if (col != 1) return;
+    o->gmc_method = STRIX_GMC_SPARSE_OPTFLOW;
+    o->use_byte = 1;
+}
+
+static const golden goldens[] = {
+    {"ocsort", STRIX_TRACKER_OCSORT, 3, {"ocsort", "ocsort use_byte", "ocsort delta_t 1 inertia 0.5 no fuse"},
+     ocsort_columns, -1, -1},
+    {"fasttrack", STRIX_TRACKER_FASTTRACK, 2, {"fasttrack", "fasttrack occlusion knobs"}, fasttrack_columns, -1, -1},
+    {"deepocsort", STRIX_TRACKER_DEEPOCSORT, 2, {"deepocsort", "deepocsort sparseOptFlow use_byte"},
+     deepocsort_columns, 1, 1},
+};
+
+/* strix's tracker g over a golden stream in configuration c (a column):
+ * the detections compared, those whose identity differs from
+ * Ultralytics', and where the golden holds the column's boxes the tracked
+ * boxes compared and those not bit-equal to its rows' (the state is
+ * Kalman's in double and the rest float32 on both sides, in the same order
+ * of operations), or where camera motion was estimated, further than
+ * GMC_BOX_TOL, *box_max the largest difference.  0, or -1 (test failed). */
+static int run_golden(const golden *g, const stream *s, int c, long *compared, long *differ, long *boxes,
+                      long *box_bad, float *box_max)
 {
     char path[256], line[512];
     snprintf(path, sizeof path, GOLDEN "%s.jsonl", s->name);
     strix_jsonl_reader *rd = NULL;
     strix_error e;
     *compared = *differ = *boxes = *box_bad = 0;
+    *box_max = 0;
     if (strix_jsonl_open(&rd, path, &e)) {
         tl_fail("%s", e.message);
         return -1;
     }
-    snprintf(path, sizeof path, GOLDEN "%s.ocsort.txt", s->name);
+    FILE *scene = NULL;
+    uint8_t *rgb = NULL;
+    int w = 0, h = 0;
+    if (s->camera && c == g->frames) {
+        snprintf(path, sizeof path, GOLDEN "%s.scene.txt", s->name);
+        if (!(scene = fopen(path, "r")) || fscanf(scene, "# %d x %d", &w, &h) != 2 || w < 16 || h < 16 ||
+            !(rgb = malloc((size_t)w * (size_t)h * 3))) {
+            tl_fail("%s: cannot open it, bad header or out of memory", path);
+            if (scene) fclose(scene);
+            strix_jsonl_close(rd);
+            return -1;
+        }
+    }
+    snprintf(path, sizeof path, GOLDEN "%s.%s.txt", s->name, g->kind);
     FILE *ref = fopen(path, "r");
     strix_track_options o;
-    strix_track_options_init(&o, STRIX_TRACKER_OCSORT);
-    o.use_byte = c == OC_BYTE;
-    if (c == OC_ALT) {
-        o.delta_t = 1;
-        o.inertia = 0.5f;
-        o.fuse_score = 0;
-    }
+    strix_track_options_init(&o, g->type);
+    g->configure(&o, c);
     strix_tracker *t = NULL;
     int *ids = NULL, ids_cap = 0, rc = -1, got;
     if (!ref || strix_tracker_create(&t, &o, &e) || !fgets(line, sizeof line, ref) || line[0] != '#') {
@@ -485,24 +551,38 @@ static int run_ocsort(const stream *s, int c, long *compared, long *differ, long
             ids = v;
             ids_cap = 2 * rec.n;
         }
-        if (strix_tracker_update(t, NULL, rec.dets, rec.n, ids, &e)) {
+        strix_image img = {.data = rgb, .width = w, .height = h, .format = STRIX_RGB};
+        if (scene && draw_scene(scene, rec.frame, rgb, w, h)) {
+            tl_fail("%s: scene out of step at frame %ld", s->name, rec.frame);
+            goto out;
+        }
+        if (strix_tracker_update(t, scene ? &img : NULL, rec.dets, rec.n, ids, &e)) {
             tl_fail("%s frame %ld: %s", s->name, rec.frame, e.message);
             goto out;
         }
         for (int i = 0; i < rec.n; i++) {
-            long fr;
-            int k, want[N_OC];
-            char tok[4][32];
-            if (!fgets(line, sizeof line, ref) ||
-                sscanf(line, "%ld %d %d %d %d %31s %31s %31s %31s", &fr, &k, &want[0], &want[1], &want[2], tok[0],
-                       tok[1], tok[2], tok[3]) != 9 ||
+            long fr = -1;
+            int k = -1, want = 0, n = 0;
+            char tok[8][32];
+            int ok = fgets(line, sizeof line, ref) && sscanf(line, "%ld %d%n", &fr, &k, &n) == 2;
+            const char *p = line + n;
+            for (int q = 0; q < g->cols && ok; q++) {
+                int v;
+                ok = sscanf(p, "%d%n", &v, &n) == 1;
+                p += n;
+                if (q == c) want = v;
+            }
+            const int ntok = g->alt_box >= 0 ? 8 : 4;
+            if (!ok ||
+                sscanf(p, "%31s %31s %31s %31s %31s %31s %31s %31s", tok[0], tok[1], tok[2], tok[3], tok[4], tok[5],
+                       tok[6], tok[7]) != ntok ||
                 fr != rec.frame || k != i) {
                 tl_fail("%s: out of step at frame %ld detection %d", path, rec.frame, i);
                 goto out;
             }
-            if (ids[i] != want[c] && (*differ)++ < 3)
+            if (ids[i] != want && (*differ)++ < 3)
                 printf("  %s %s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", s->name,
-                       oc_name[c], rec.frame, i, (double)rec.dets[i].score, ids[i], want[c]);
+                       g->name[c], rec.frame, i, (double)rec.dets[i].score, ids[i], want);
             (*compared)++;
             float sb[4], rb[4];
             int has = strix_tracker_box(t, i, sb);
@@ -511,12 +591,18 @@ static int run_ocsort(const stream *s, int c, long *compared, long *differ, long
                         ids[i], has);
                 goto out;
             }
-            if (c != OC_DEFAULT || !has || ids[i] != want[c] || !strcmp(tok[0], "-")) continue;
-            for (int q = 0; q < 4; q++) rb[q] = strtof(tok[q], NULL);
+            const int bo = c ? 4 : 0; /* the column's box */
+            if ((c && c != g->alt_box) || !has || ids[i] != want || !strcmp(tok[bo], "-")) continue;
+            float far = 0;
+            for (int q = 0; q < 4; q++) {
+                rb[q] = strtof(tok[bo + q], NULL);
+                far = fmaxf(far, fabsf(sb[q] - rb[q]));
+            }
             (*boxes)++;
-            if (memcmp(sb, rb, sizeof sb) && (*box_bad)++ < 3)
-                printf("  %s ocsort frame %ld detection %d: box %.9g %.9g %.9g %.9g, Ultralytics %.9g %.9g %.9g %.9g\n",
-                       s->name, rec.frame, i, (double)sb[0], (double)sb[1], (double)sb[2], (double)sb[3],
+            *box_max = fmaxf(*box_max, far);
+            if ((scene ? !(far <= GMC_BOX_TOL) : memcmp(sb, rb, sizeof sb) != 0) && (*box_bad)++ < 3)
+                printf("  %s %s frame %ld detection %d: box %.9g %.9g %.9g %.9g, Ultralytics %.9g %.9g %.9g %.9g\n",
+                       s->name, g->name[c], rec.frame, i, (double)sb[0], (double)sb[1], (double)sb[2], (double)sb[3],
                        (double)rb[0], (double)rb[1], (double)rb[2], (double)rb[3]);
         }
     }
@@ -527,39 +613,52 @@ static int run_ocsort(const stream *s, int c, long *compared, long *differ, long
     rc = 0;
 out:
     if (ref) fclose(ref);
+    if (scene) fclose(scene);
+    free(rgb);
     strix_jsonl_close(rd);
     strix_tracker_free(t);
     free(ids);
     return rc;
 }
 
-/* OC-SORT on every stream in every OC_* configuration: every identity
- * equal to Ultralytics' OCSORT's, and (defaults) every tracked box
- * bit-equal to its rows'. */
-static void ocsort_matches_ultralytics(void)
+/* Tracker g on every stream in every configuration of its goldens: every
+ * identity equal to Ultralytics', and every tracked box the golden holds
+ * bit-equal to its rows' (within GMC_BOX_TOL where camera motion was
+ * estimated on frames). */
+static void golden_matches_ultralytics(const golden *g)
 {
-    for (int c = 0; c < N_OC; c++) {
+    for (int c = 0; c < g->cols; c++) {
+        const int has_boxes = !c || c == g->alt_box;
         long total = 0, differ = 0, boxes = 0, bad_boxes = 0;
+        float most = 0;
         for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
             const stream *s = &streams[i];
             long n, d, b, bad;
-            if (run_ocsort(s, c, &n, &d, &b, &bad)) return;
-            printf("  %-36s %-10s %5ld detections, %ld differ", oc_name[c], s->name, n, d);
-            if (c == OC_DEFAULT) printf("; boxes %ld, %ld not bit-equal", b, bad);
+            float far;
+            if (run_golden(g, s, c, &n, &d, &b, &bad, &far)) return;
+            printf("  %-36s %-10s %5ld detections, %ld differ", g->name[c], s->name, n, d);
+            if (has_boxes) printf("; boxes %ld, %ld off, at most %g px apart", b, bad, (double)far);
             printf("\n");
-            if (d) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", oc_name[c], s->name, d, n);
-            if (bad) tl_fail("ocsort %s: %ld of %ld tracked boxes differ from Ultralytics'", s->name, bad, b);
-            if (c == OC_DEFAULT && b < 50) tl_fail("ocsort %s: only %ld tracked boxes compared", s->name, b);
+            if (d) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", g->name[c], s->name, d, n);
+            if (bad) tl_fail("%s %s: %ld of %ld tracked boxes differ from Ultralytics'", g->name[c], s->name, bad, b);
+            if (has_boxes && b < 50) tl_fail("%s %s: only %ld tracked boxes compared", g->name[c], s->name, b);
             total += n;
             differ += d;
             boxes += b;
             bad_boxes += bad;
+            most = fmaxf(most, far);
         }
-        printf("  %s: %ld detections, %ld identities differ from Ultralytics'", oc_name[c], total, differ);
-        if (c == OC_DEFAULT) printf("; %ld tracked boxes, %ld not bit-equal to Ultralytics'", boxes, bad_boxes);
+        printf("  %s: %ld detections, %ld identities differ from Ultralytics'", g->name[c], total, differ);
+        if (has_boxes)
+            printf("; %ld tracked boxes, %ld off (not bit-equal; with GMC on frames, over %g px), at most %g px apart",
+                   boxes, bad_boxes, (double)GMC_BOX_TOL, (double)most);
         printf("\n");
     }
 }
+
+static void ocsort_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[0]); }
+static void fasttrack_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[1]); }
+static void deepocsort_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[2]); }
 
 /* The handheld clip (jumps of up to 20 px a frame): camera-motion
  * compensation keeps identities that the Kalman prediction alone loses. */
@@ -1278,6 +1377,35 @@ static void tracker_arguments(void)
     strix_track_options_init(&o, STRIX_TRACKER_OCSORT);
     o.use_byte = 2;
     TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "use_byte"), "use_byte 2");
+    strix_track_options_init(&o, STRIX_TRACKER_DEEPOCSORT); /* deepocsort.yaml's own values */
+    TL_CHECK(o.track_high_thresh == 0.3f && o.new_track_thresh == 0.3f && o.gmc_method == STRIX_GMC_NONE &&
+                 o.appearance_thresh == 0.9f && o.alpha_fixed_emb == 0.95f && o.delta_t == 3 &&
+                 !strcmp(strix_tracker_type_name(o.tracker_type), "deepocsort"),
+             "deepocsort.yaml's defaults");
+    strix_track_options_init(&o, STRIX_TRACKER_FASTTRACK); /* fasttrack.yaml's */
+    TL_CHECK(o.reset_velocity_offset_occ == 5 && o.reset_pos_offset_occ == 3 && o.enlarge_bbox_occ == 1.1 &&
+                 o.dampen_motion_occ == 0.5 && o.active_occ_to_lost_thresh == 10 && o.occ_cover_thresh == 0.7f &&
+                 o.occ_reappear_window == 40 && o.init_iou_suppress == 0.7f && o.track_high_thresh == 0.25f &&
+                 !strcmp(strix_tracker_type_name(o.tracker_type), "fasttrack"),
+             "fasttrack.yaml's defaults");
+    o.reset_pos_offset_occ = 101;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "reset_pos_offset_occ"),
+             "reset_pos_offset_occ 101");
+    strix_track_options_init(&o, STRIX_TRACKER_FASTTRACK);
+    o.enlarge_bbox_occ = INFINITY;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "enlarge_bbox_occ"),
+             "enlarge_bbox_occ inf");
+    strix_track_options_init(&o, STRIX_TRACKER_FASTTRACK);
+    o.occ_cover_thresh = -0.5f;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "occ_cover_thresh"),
+             "occ_cover_thresh -0.5");
+    strix_track_options_init(&o, STRIX_TRACKER_FASTTRACK);
+    o.occ_reappear_window = -1;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "occ_reappear_window"),
+             "occ_reappear_window -1");
+    o.tracker_type = (strix_tracker_type)99;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "tracker type 99"),
+             "tracker type 99");
     strix_track_options_init(&o, STRIX_TRACKER_BYTETRACK);
     TL_CHECK(!strix_tracker_create(&t, &o, &e), "%s", e.message);
     strix_detection d = {10, 10, 20, 20, NAN, 0};
@@ -1377,6 +1505,8 @@ int main(int argc, char **argv)
     TL_RUN(assign_beats_greedy_at_a_crossing);
     TL_RUN(matches_ultralytics);
     TL_RUN(ocsort_matches_ultralytics);
+    TL_RUN(fasttrack_matches_ultralytics);
+    TL_RUN(deepocsort_matches_ultralytics);
     TL_RUN(gmc_beats_no_gmc);
     TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(gmc_corner_guess_redone);

@@ -247,14 +247,17 @@ static void usage(FILE *f)
             "                    track; unique tracks per class).  Lowers the --conf default to\n"
             "                    0.1: the trackers use the low-score boxes to keep tracks alive\n"
             "  --tracker T       botsort (default: BoT-SORT with camera-motion compensation,\n"
-            "                    gmc_method sparseOptFlow), bytetrack, ocsort, or an\n"
-            "                    Ultralytics tracker YAML (botsort.yaml/bytetrack.yaml/\n"
-            "                    ocsort.yaml keys; deepocsort, fasttrack, tracktrack,\n"
-            "                    orb/sift/ecc GMC and with_reid: True are not supported).\n"
+            "                    gmc_method sparseOptFlow), bytetrack, ocsort, fasttrack,\n"
+            "                    deepocsort, or an Ultralytics tracker YAML (the keys of\n"
+            "                    botsort/bytetrack/ocsort/fasttrack/deepocsort.yaml;\n"
+            "                    tracktrack, orb/sift/ecc GMC and with_reid: True are not\n"
+            "                    supported).\n"
             "                    Defaults are Ultralytics': track_high_thresh 0.25,\n"
             "                    track_low_thresh 0.1, new_track_thresh 0.25, track_buffer 30,\n"
             "                    match_thresh 0.8; OC-SORT's delta_t 3, inertia 0.2,\n"
-            "                    use_byte False.\n"
+            "                    use_byte False; Deep OC-SORT's track_high_thresh and\n"
+            "                    new_track_thresh 0.3, gmc_method none; FastTrack's\n"
+            "                    fasttrack.yaml's.\n"
             "                    One key is strix's own: gmc_grey opencv5 (default: the grey\n"
             "                    frame as OpenCV 5, which pip install ultralytics brings,\n"
             "                    makes it) or opencv4 (OpenCV 4's rounding)\n"
@@ -304,20 +307,24 @@ static void usage(FILE *f)
 static int tracker_options(options *o)
 {
     strix_track_options *t = &o->track_opts;
-    /* as Ultralytics' check_yaml: a file of that name here first, else its own botsort.yaml / bytetrack.yaml /
-     * ocsort.yaml */
-    int here = access(o->tracker, F_OK) == 0;
-    if (!strcmp(o->tracker, "botsort") || (!here && !strcmp(o->tracker, "botsort.yaml")))
-        strix_track_options_init(t, STRIX_TRACKER_BOTSORT);
-    else if (!strcmp(o->tracker, "bytetrack") || (!here && !strcmp(o->tracker, "bytetrack.yaml")))
-        strix_track_options_init(t, STRIX_TRACKER_BYTETRACK);
-    else if (!strcmp(o->tracker, "ocsort") || (!here && !strcmp(o->tracker, "ocsort.yaml")))
-        strix_track_options_init(t, STRIX_TRACKER_OCSORT);
+    /* as Ultralytics' check_yaml: a file of that name here first, else its own botsort.yaml, bytetrack.yaml,
+     * ocsort.yaml, fasttrack.yaml, deepocsort.yaml */
+    static const strix_tracker_type types[] = {STRIX_TRACKER_BOTSORT, STRIX_TRACKER_BYTETRACK, STRIX_TRACKER_OCSORT,
+                                               STRIX_TRACKER_FASTTRACK, STRIX_TRACKER_DEEPOCSORT};
+    int here = access(o->tracker, F_OK) == 0, named = -1;
+    for (int i = 0; i < (int)(sizeof types / sizeof types[0]); i++) {
+        const char *name = strix_tracker_type_name(types[i]);
+        size_t n = strlen(name);
+        if (!strcmp(o->tracker, name) || (!here && !strncmp(o->tracker, name, n) && !strcmp(o->tracker + n, ".yaml")))
+            named = i;
+    }
+    if (named >= 0)
+        strix_track_options_init(t, types[named]);
     else {
         size_t n = strlen(o->tracker);
         if (n < 5 || (strcmp(o->tracker + n - 5, ".yaml") && (n < 4 || strcmp(o->tracker + n - 4, ".yml"))))
-            return usage_error("--tracker: '%s' is neither botsort, bytetrack, ocsort nor a tracker .yaml file",
-                               o->tracker);
+            return usage_error("--tracker: '%s' is neither botsort, bytetrack, ocsort, fasttrack, deepocsort nor a "
+                               "tracker .yaml file", o->tracker);
         strix_error e;
         strix_status st = strix_tracker_yaml_read(o->tracker, t, &e);
         if (st) {

@@ -1,12 +1,14 @@
 /* track.c — the trackers of strix.h, step for step as Ultralytics 8.4.190
  * defines them (ultralytics/trackers: byte_tracker.py BYTETracker,
- * bot_sort.py BOTSORT without ReID, oc_sort.py OCSORT, whose own per-track
- * state is track_ocsort.c's, utils/kalman_filter.py, utils/matching.py,
+ * bot_sort.py BOTSORT without ReID, oc_sort.py OCSORT and deep_oc_sort.py
+ * DeepOCSORT without ReID, whose own per-track state is track_ocsort.c's,
+ * fast_tracker.py FASTTracker, whose own is track_fasttrack.c's,
+ * utils/kalman_filter.py, utils/matching.py,
  * utils/stracks.py), so identities match it (tests/test_track.c checks them
  * against goldens made by tools/reference/track_goldens.py).
  *
  * Kalman state per track, doubles: mean[8] = (cx, cy, a, h, vcx, vcy, va, vh)
- * with a = w / h for ByteTrack and OC-SORT (measurements (cx, cy, a, h)),
+ * with a = w / h for all but BoT-SORT (measurements (cx, cy, a, h)),
  * (cx, cy, w, h, vcx, vcy, vw, vh) for BoT-SORT (measurements (cx, cy, w,
  * h)); cov[8][8].
  *
@@ -34,6 +36,7 @@
 #include "assign.h"
 #include "gmc.h"
 #include "strix.h"
+#include "track_fasttrack.h"
 #include "track_ocsort.h"
 #include "util.h"
 
@@ -79,8 +82,9 @@ struct strix_tracker {
     list tracked, lost;
     long *removed;               /* identities of the last REMOVED_KEEP removed tracks, oldest first */
     int n_removed;
-    strix_gmc *gmc;              /* BoT-SORT with sparseOptFlow */
-    strix_ocsort *oc;            /* OC-SORT's per-slot state */
+    strix_gmc *gmc;              /* BoT-SORT or Deep OC-SORT with sparseOptFlow */
+    strix_ocsort *oc;            /* OC-SORT's and Deep OC-SORT's per-slot state */
+    strix_fasttrack *ft;         /* FastTrack's per-slot state */
     float *boxes;                /* [n_boxes][4]: the tracker's box of each detection of the last update (NaN: none) */
     int n_boxes, boxes_cap;
     int broken;                  /* an update ran out of memory half way */
@@ -103,11 +107,26 @@ void strix_track_options_init(strix_track_options *o, strix_tracker_type type)
     o->delta_t = 3;
     o->inertia = 0.2f;
     o->use_byte = 0;
+    o->reset_velocity_offset_occ = 5;
+    o->reset_pos_offset_occ = 3;
+    o->enlarge_bbox_occ = 1.1;
+    o->dampen_motion_occ = 0.5;
+    o->active_occ_to_lost_thresh = 10;
+    o->occ_cover_thresh = 0.7f;
+    o->occ_reappear_window = 40;
+    o->init_iou_suppress = 0.7f;
+    o->alpha_fixed_emb = 0.95f;
+    if (type == STRIX_TRACKER_DEEPOCSORT) { /* deepocsort.yaml */
+        o->track_high_thresh = o->new_track_thresh = 0.3f;
+        o->gmc_method = STRIX_GMC_NONE;
+        o->appearance_thresh = 0.9f;
+    }
 }
 
 const char *strix_tracker_type_name(strix_tracker_type t)
 {
-    return t == STRIX_TRACKER_BYTETRACK ? "bytetrack" : t == STRIX_TRACKER_OCSORT ? "ocsort" : "botsort";
+    static const char *const names[] = {"botsort", "bytetrack", "ocsort", "fasttrack", "deepocsort"};
+    return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "botsort";
 }
 
 static int in_unit(float v) { return v >= 0 && v <= 1; }
@@ -115,18 +134,19 @@ static int in_unit(float v) { return v >= 0 && v <= 1; }
 strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err)
 {
     *out = NULL;
-    if (o->tracker_type != STRIX_TRACKER_BOTSORT && o->tracker_type != STRIX_TRACKER_BYTETRACK &&
-        o->tracker_type != STRIX_TRACKER_OCSORT)
+    if (o->tracker_type < STRIX_TRACKER_BOTSORT || o->tracker_type > STRIX_TRACKER_DEEPOCSORT)
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown tracker type %d", (int)o->tracker_type);
     if (o->gmc_method != STRIX_GMC_SPARSE_OPTFLOW && o->gmc_method != STRIX_GMC_NONE)
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown GMC method %d", (int)o->gmc_method);
     if (o->gmc_grey != STRIX_GREY_OPENCV5 && o->gmc_grey != STRIX_GREY_OPENCV4)
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown GMC grey %d", (int)o->gmc_grey);
     const float th[] = {o->track_high_thresh, o->track_low_thresh, o->new_track_thresh, o->match_thresh,
-                        o->proximity_thresh, o->appearance_thresh};
-    const char *names[] = {"track_high_thresh", "track_low_thresh", "new_track_thresh", "match_thresh",
-                           "proximity_thresh", "appearance_thresh"};
-    for (int i = 0; i < 6; i++)
+                        o->proximity_thresh, o->appearance_thresh, o->occ_cover_thresh,   o->init_iou_suppress,
+                        o->alpha_fixed_emb,  (float)o->dampen_motion_occ};
+    const char *names[] = {"track_high_thresh", "track_low_thresh",  "new_track_thresh", "match_thresh",
+                           "proximity_thresh",  "appearance_thresh", "occ_cover_thresh", "init_iou_suppress",
+                           "alpha_fixed_emb",   "dampen_motion_occ"};
+    for (int i = 0; i < (int)(sizeof th / sizeof th[0]); i++)
         if (!in_unit(th[i]))
             return strix_fail(err, STRIX_E_ARG, "tracker: %s %g is not in 0..1", names[i], (double)th[i]);
     if (o->track_buffer < 0)
@@ -140,18 +160,32 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
         return strix_fail(err, STRIX_E_ARG, "tracker: inertia %g must be a number >= 0", (double)o->inertia);
     if (o->use_byte != 0 && o->use_byte != 1)
         return strix_fail(err, STRIX_E_ARG, "tracker: use_byte %d must be 0 or 1", o->use_byte);
+    /* FastTrack keeps max(offsets) + 4 Kalman states per track */
+    const int off[] = {o->reset_velocity_offset_occ, o->reset_pos_offset_occ};
+    for (int i = 0; i < 2; i++)
+        if (off[i] < 0 || off[i] > STRIX_FASTTRACK_MAX_OFFSET)
+            return strix_fail(err, STRIX_E_ARG, "tracker: %s %d must be in 0..%d",
+                              i ? "reset_pos_offset_occ" : "reset_velocity_offset_occ", off[i],
+                              STRIX_FASTTRACK_MAX_OFFSET);
+    if (!(o->enlarge_bbox_occ >= 0) || !isfinite(o->enlarge_bbox_occ))
+        return strix_fail(err, STRIX_E_ARG, "tracker: enlarge_bbox_occ %g must be a number >= 0", o->enlarge_bbox_occ);
+    if (o->active_occ_to_lost_thresh < 0 || o->occ_reappear_window < 0)
+        return strix_fail(err, STRIX_E_ARG, "tracker: active_occ_to_lost_thresh %d and occ_reappear_window %d must be "
+                          ">= 0", o->active_occ_to_lost_thresh, o->occ_reappear_window);
     strix_tracker *t = calloc(1, sizeof *t);
     if (!t) return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     t->o = *o;
     t->xywh = o->tracker_type == STRIX_TRACKER_BOTSORT;
     t->next_id = 1;
-    if (t->xywh && o->gmc_method == STRIX_GMC_SPARSE_OPTFLOW && !(t->gmc = strix_gmc_create())) {
+    const int deep = o->tracker_type == STRIX_TRACKER_DEEPOCSORT;
+    if ((t->xywh || deep) && o->gmc_method == STRIX_GMC_SPARSE_OPTFLOW && !(t->gmc = strix_gmc_create())) {
         free(t);
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     }
     if (t->gmc) strix_gmc_set_grey(t->gmc, o->gmc_grey == STRIX_GREY_OPENCV4);
-    if (o->tracker_type == STRIX_TRACKER_OCSORT && !(t->oc = strix_ocsort_create(o->delta_t))) {
-        free(t);
+    if (((o->tracker_type == STRIX_TRACKER_OCSORT || deep) && !(t->oc = strix_ocsort_create(o->delta_t))) ||
+        (o->tracker_type == STRIX_TRACKER_FASTTRACK && !(t->ft = strix_fasttrack_create(o)))) {
+        strix_tracker_free(t);
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     }
     *out = t;
@@ -163,6 +197,7 @@ void strix_tracker_free(strix_tracker *t)
     if (!t) return;
     strix_gmc_free(t->gmc);
     strix_ocsort_free(t->oc);
+    strix_fasttrack_free(t->ft);
     free(t->pool);
     free(t->tracked.v);
     free(t->lost.v);
@@ -348,14 +383,15 @@ static void kalman_update(track *k, int xywh, const float m[4])
 }
 
 /* The camera-motion warp of stracks.py's multi_gmc: centre and its velocity
- * rotate with R and shift by t, sizes and their velocities scale by |R|:
+ * rotate with R and shift by t, sizes and their velocities scale by |R|
+ * (xyah: Deep OC-SORT's, whose aspect and height and their velocities stay):
  * x := R8 x + (t, 0...), P := R8 P R8^T. */
-static void warp(track *k, const double H[6])
+static void warp(track *k, const double H[6], int xyah)
 {
     double r8[64] = {0};
-    double R[4] = {H[0], H[1], H[3], H[4]}, A[4] = {fabs(H[0]), fabs(H[1]), fabs(H[3]), fabs(H[4])};
+    double R[4] = {H[0], H[1], H[3], H[4]}, A[4] = {fabs(H[0]), fabs(H[1]), fabs(H[3]), fabs(H[4])}, I[4] = {1, 0, 0, 1};
     for (int b = 0; b < 4; b++) {
-        const double *m = b & 1 ? A : R;
+        const double *m = b & 1 ? xyah ? I : A : R;
         int o = 2 * b;
         r8[o * 8 + o] = m[0];
         r8[o * 8 + o + 1] = m[1];
@@ -408,19 +444,33 @@ static void det_xyxy(const det *d, float b[4])
     b[3] = d->tlwh[1] + d->tlwh[3];
 }
 
-/* 1 - IoU in float32, as metrics.bbox_ioa(iou=True) with its eps.  The boxes
+/* The intersection of two boxes in float32, as metrics.bbox_ioa.  The boxes
  * are finite, so plain comparisons stand for fminf/fmaxf (not inlined). */
-static inline float iou_dist(const float a[4], const float b[4])
+static inline float inter(const float a[4], const float b[4])
 {
 #define MIN(x, y) ((x) < (y) ? (x) : (y))
 #define MAX(x, y) ((x) > (y) ? (x) : (y))
     float iw = MIN(a[2], b[2]) - MAX(a[0], b[0]), ih = MIN(a[3], b[3]) - MAX(a[1], b[1]);
 #undef MIN
 #undef MAX
-    float inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
+    return (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
+}
+
+/* IoU of box1 a and box2 b in float32, as metrics.bbox_ioa(iou=True) with its eps. */
+static inline float iou(const float a[4], const float b[4])
+{
+    float i = inter(a, b);
     float area_b = (b[2] - b[0]) * (b[3] - b[1]), area_a = (a[2] - a[0]) * (a[3] - a[1]);
-    float uni = area_b + area_a - inter;
-    return 1 - inter / (uni + 1e-7f);
+    float uni = area_b + area_a - i;
+    return i / (uni + 1e-7f);
+}
+
+static inline float iou_dist(const float a[4], const float b[4]) { return 1 - iou(a, b); }
+
+/* The fraction of box2 b that box1 a covers, as metrics.bbox_ioa (iou=False). */
+static inline float ioa(const float a[4], const float b[4])
+{
+    return inter(a, b) / ((b[2] - b[0]) * (b[3] - b[1]) + 1e-7f);
 }
 
 /* ------------------------------------------------------------------ update */
@@ -431,7 +481,7 @@ static int new_slot(strix_tracker *t)
     for (int i = 0; i < t->n_pool; i++)
         if (t->pool[i].state == NEW) return i;
     int n = t->n_pool ? 2 * t->n_pool : 32;
-    if (t->oc && strix_ocsort_reserve(t->oc, n)) return -1;
+    if ((t->oc && strix_ocsort_reserve(t->oc, n)) || (t->ft && strix_fasttrack_reserve(t->ft, n))) return -1;
     track *p = realloc(t->pool, sizeof *p * (size_t)n);
     if (!p) return -1;
     memset(p + t->n_pool, 0, sizeof *p * (size_t)(n - t->n_pool));
@@ -463,6 +513,7 @@ static void track_update(strix_tracker *t, track *k, const det *d)
     k->score = d->score;
     k->idx = d->index;
     if (t->oc) strix_ocsort_settle(t->oc, (int)(k - t->pool), k->mean, k->cov);
+    if (t->ft) strix_fasttrack_updated(t->ft, (int)(k - t->pool), 0, k->mean, k->cov);
 }
 
 static void track_reactivate(strix_tracker *t, track *k, const det *d)
@@ -478,6 +529,7 @@ static void track_reactivate(strix_tracker *t, track *k, const det *d)
     k->score = d->score;
     k->idx = d->index;
     if (t->oc) strix_ocsort_settle(t->oc, (int)(k - t->pool), k->mean, k->cov);
+    if (t->ft) strix_fasttrack_updated(t->ft, (int)(k - t->pool), 1, k->mean, k->cov);
 }
 
 /* OC-SORT's observation-centric re-update (apply_oru) of a lost track found
@@ -508,6 +560,7 @@ typedef struct scratch {
     size_t cost_cap;
     list unconfirmed, pool, activated, refind, lost_now, removed_now, r_tracked, ocr;
     char *ocr_done; /* OC-SORT's recovery: the unmatched tracks it matched */
+    float *live;    /* FastTrack's live boxes [][4] */
 } scratch;
 
 static void scratch_free(scratch *s)
@@ -522,6 +575,7 @@ static void scratch_free(scratch *s)
     free(s->u_track);
     free(s->cost);
     free(s->ocr_done);
+    free(s->live);
     list *l[] = {&s->unconfirmed, &s->pool, &s->activated, &s->refind, &s->lost_now, &s->removed_now,
                  &s->r_tracked, &s->ocr};
     for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) free(l[i]->v);
@@ -636,6 +690,66 @@ static int recover(strix_tracker *t, scratch *s, int *n_ut, int *n_left, char *t
         if (!s->ocr_done[i]) s->u_track[m++] = s->u_track[i];
     *n_ut = m;
     return 0;
+}
+
+/* FastTrack's _handle_occlusions: each tracked track the low-score
+ * association left unmatched (s->r_tracked rows without a match), covered
+ * by the largest fraction any track matched this frame (confirmed, not
+ * occluded) covers of its box, may be rolled back, and is lost or stays
+ * tracked.  0, or -1 on OOM. */
+static int fasttrack_unmatched(strix_tracker *t, scratch *s)
+{
+    for (int i = 0; i < s->r_tracked.n; i++) {
+        if (s->match[i] >= 0) continue;
+        const int slot = s->r_tracked.v[i];
+        track *k = &t->pool[slot];
+        float u[4], cover = 0;
+        track_xyxy(k, 0, u);
+        for (int j = 0; j < s->activated.n; j++) {
+            const track *x = &t->pool[s->activated.v[j]];
+            if (!x->activated || strix_fasttrack_occluded(t->ft, s->activated.v[j]) || x->id == k->id) continue;
+            float b[4];
+            track_xyxy(x, 0, b);
+            float c = ioa(b, u);
+            if (c > cover) cover = c;
+        }
+        if (strix_fasttrack_unmatched(t->ft, slot, t->frame_id, cover, k->mean, k->cov)) {
+            k->state = LOST;
+            if (list_push(&s->lost_now, slot)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* FastTrack's _init_new_tracks: the boxes (float32) a new track must not
+ * overlap by init_iou_suppress: the tracks matched or found again this
+ * frame (confirmed), and those still tracked; *n of them, room for extra
+ * more.  NULL on OOM. */
+static float *fasttrack_live(const strix_tracker *t, const scratch *s, int extra, int *n)
+{
+    float *b = malloc(sizeof *b * 4 * (size_t)(s->activated.n + s->refind.n + t->tracked.n + extra + 1));
+    if (!b) return NULL;
+    *n = 0;
+    const list *l[] = {&s->activated, &s->refind, &t->tracked};
+    for (int q = 0; q < 3; q++)
+        for (int i = 0; i < l[q]->n; i++) {
+            const track *k = &t->pool[l[q]->v[i]];
+            if (q < 2 ? k->activated : k->state == TRACKED) track_xyxy(k, 0, b + 4 * (*n)++);
+        }
+    return b;
+}
+
+/* 1 when detection d overlaps one of the n live boxes by init_iou_suppress or more. */
+static int fasttrack_suppressed(const strix_tracker *t, const det *d, const float *live, int n)
+{
+    if (!(t->o.init_iou_suppress < 1) || !n) return 0;
+    float b[4], most = -1;
+    det_xyxy(d, b);
+    for (int i = 0; i < n; i++) {
+        float v = iou(b, live + 4 * i);
+        if (v > most) most = v;
+    }
+    return most >= t->o.init_iou_suppress;
 }
 
 /* A box with no area or a non-finite corner: nothing to match or predict. */
@@ -760,8 +874,12 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
                                 f->format == STRIX_BGR, H)
               : strix_gmc_apply_grey(t->gmc, in->grey, in->width, in->height, H))
             return -1;
-        for (int i = 0; i < s->pool.n; i++) warp(&t->pool[s->pool.v[i]], H);
-        for (int i = 0; i < s->unconfirmed.n; i++) warp(&t->pool[s->unconfirmed.v[i]], H);
+        const list *l[] = {&s->pool, &s->unconfirmed};
+        for (int q = 0; q < 2; q++)
+            for (int i = 0; i < l[q]->n; i++) {
+                warp(&t->pool[l[q]->v[i]], H, !t->xywh);
+                if (t->oc) strix_ocsort_warp(t->oc, l[q]->v[i], H); /* Deep OC-SORT's: its last detection too */
+            }
     }
     int most = s->pool.n > s->unconfirmed.n ? s->pool.n : s->unconfirmed.n;
     s->match = malloc(sizeof *s->match * (size_t)(most + 1));
@@ -788,6 +906,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
             track_reactivate(t, k, d);
             if (list_push(&s->refind, s->pool.v[i])) goto out;
         }
+        if (t->ft) strix_fasttrack_matched(t->ft, s->pool.v[i]);
     }
     int n_ut, n_left;
     unmatched(s, s->pool.n, n_high, s->u_track, &n_ut, s->u_cols, &n_left, taken);
@@ -806,9 +925,12 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         const det *d = &s->d[s->low[s->match[i]]];
         track *k = &t->pool[s->r_tracked.v[i]];
         track_update(t, k, d); /* every r_tracked track is tracked */
+        if (t->ft) strix_fasttrack_matched(t->ft, s->r_tracked.v[i]);
         if (list_push(&s->activated, s->r_tracked.v[i])) goto out;
     }
-    for (int i = 0; i < s->r_tracked.n; i++) {
+    /* the rest are lost (FastTrack: unless occluded, or unmatched only once or twice) */
+    if (t->ft && fasttrack_unmatched(t, s)) goto out;
+    for (int i = 0; i < s->r_tracked.n && !t->ft; i++) {
         if (s->match[i] >= 0) continue;
         t->pool[s->r_tracked.v[i]].state = LOST;
         if (list_push(&s->lost_now, s->r_tracked.v[i])) goto out;
@@ -829,10 +951,12 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         if (list_push(&s->removed_now, s->unconfirmed.v[s->u_rows[i]])) goto out;
     }
 
-    /* new tracks from the leftovers that clear the start threshold */
+    /* new tracks from the leftovers that clear the start threshold (FastTrack: and overlap no live track) */
+    int n_live = 0;
+    if (t->ft && !(s->live = fasttrack_live(t, s, n_new, &n_live))) goto out;
     for (int j = 0; j < n_new; j++) {
         const det *d = &s->d[s->left[s->u_cols[j]]];
-        if (d->score < t->o.new_track_thresh) continue;
+        if (d->score < t->o.new_track_thresh || (t->ft && fasttrack_suppressed(t, d, s->live, n_live))) continue;
         int slot = new_slot(t);
         if (slot < 0 || list_push(&s->activated, slot)) goto out;
         track *k = &t->pool[slot];
@@ -845,6 +969,10 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
             track_xyxy(k, 0, b);
             strix_ocsort_start(t->oc, slot, t->frame_id, b, k->mean, k->cov);
         }
+        if (t->ft) {
+            strix_fasttrack_start(t->ft, slot, k->mean, k->cov);
+            track_xyxy(k, 0, s->live + 4 * n_live++);
+        }
         k->id = t->next_id++;
         k->state = TRACKED;
         k->activated = t->frame_id == 1;
@@ -856,7 +984,8 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     /* lost tracks past the buffer */
     for (int i = 0; i < t->lost.n; i++) {
         track *k = &t->pool[t->lost.v[i]];
-        if (t->frame_id - k->frame_id > t->o.track_buffer) {
+        if (t->frame_id - k->frame_id > t->o.track_buffer &&
+            !(t->ft && strix_fasttrack_grace(t->ft, t->lost.v[i], t->frame_id))) {
             k->state = REMOVED;
             if (list_push(&s->removed_now, t->lost.v[i])) goto out;
         }
@@ -887,10 +1016,10 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
 
     /* identities for the detections of confirmed, tracked tracks, and
      * their boxes: the reference's output rows, from the mean after this
-     * frame's update */
+     * frame's update (FastTrack's tracked tracks left unmatched have none) */
     for (int i = 0; i < t->tracked.n; i++) {
         const track *k = &t->pool[t->tracked.v[i]];
-        if (!k->activated) continue;
+        if (!k->activated || k->frame_id != t->frame_id) continue;
         ids[k->idx] = (int)k->id;
         track_xyxy(k, t->xywh, &t->boxes[4 * k->idx]);
     }

@@ -175,6 +175,22 @@ int strix_ocsort_last(const strix_ocsort *o, int slot_i, float xyxy[4])
     return 1;
 }
 
+void strix_ocsort_warp(strix_ocsort *o, int slot_i, const double H[6])
+{
+    float *l = o->s[slot_i].last;
+    if (!(l[0] >= 0)) return;
+    /* centre and size in float32; R @ centre + t in double (the float32 centre promoted); corners back to float32 */
+    float c[2], w = l[2] - l[0], h = l[3] - l[1];
+    centre(l, c);
+    double x = H[0] * c[0] + H[1] * c[1], y = H[3] * c[0] + H[4] * c[1];
+    x += H[2];
+    y += H[5];
+    l[0] = (float)(x - w / 2);
+    l[1] = (float)(y - h / 2);
+    l[2] = (float)(x + w / 2);
+    l[3] = (float)(y + h / 2);
+}
+
 int strix_ocsort_gap(const strix_ocsort *o, int slot_i, long frame, double *mean, double *cov)
 {
     const slot *s = &o->s[slot_i];

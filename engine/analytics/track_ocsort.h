@@ -35,6 +35,12 @@ float strix_ocsort_direction_cost(const strix_ocsort *o, int slot, const float d
  * (_ocr_distance then takes the Kalman box). */
 int strix_ocsort_last(const strix_ocsort *o, int slot, float xyxy[4]);
 
+/* Deep OC-SORT's camera-motion warp of the track's last observation
+ * (DeepOCSortTrack.multi_gmc): its centre moved by the 2x3 affine H, its
+ * width and height kept; nothing when its x1 is negative.  The other
+ * observations (the velocity's, the re-update's) stay as detected. */
+void strix_ocsort_warp(strix_ocsort *o, int slot, const double H[6]);
+
 /* The re-update (apply_oru) of the track of slot found again at frame: the
  * frames since its last observation, with mean and cov set back to the
  * state saved then, when more than one; 0 (nothing to do) otherwise. */

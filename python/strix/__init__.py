@@ -95,7 +95,12 @@ class _TrackOptions(ctypes.Structure):
                 ("track_buffer", ctypes.c_int), ("match_thresh", ctypes.c_float),
                 ("fuse_score", ctypes.c_int), ("gmc_method", ctypes.c_int), ("gmc_grey", ctypes.c_int),
                 ("proximity_thresh", ctypes.c_float), ("appearance_thresh", ctypes.c_float),
-                ("delta_t", ctypes.c_int), ("inertia", ctypes.c_float), ("use_byte", ctypes.c_int)]
+                ("delta_t", ctypes.c_int), ("inertia", ctypes.c_float), ("use_byte", ctypes.c_int),
+                ("reset_velocity_offset_occ", ctypes.c_int), ("reset_pos_offset_occ", ctypes.c_int),
+                ("enlarge_bbox_occ", ctypes.c_double), ("dampen_motion_occ", ctypes.c_double),
+                ("active_occ_to_lost_thresh", ctypes.c_int), ("occ_cover_thresh", ctypes.c_float),
+                ("occ_reappear_window", ctypes.c_int), ("init_iou_suppress", ctypes.c_float),
+                ("alpha_fixed_emb", ctypes.c_float)]
 
 
 _STRUCTS = {"strix_error": _Error, "strix_model_options": _ModelOptions, "strix_image": _Image,
@@ -104,7 +109,7 @@ _STRUCTS = {"strix_error": _Error, "strix_model_options": _ModelOptions, "strix_
             "strix_track_options": _TrackOptions}
 
 _STRIX_BGR, _STRIX_RGB = 1, 0
-_TRACKERS = {"botsort": 0, "bytetrack": 1, "ocsort": 2}
+_TRACKERS = {"botsort": 0, "bytetrack": 1, "ocsort": 2, "fasttrack": 3, "deepocsort": 4}
 _DET_DTYPE = np.dtype([("box", "<f4", 4), ("score", "<f4"), ("class_id", "<i4")])
 
 
@@ -307,8 +312,9 @@ class Model:
 
     def track(self, frames, rgb=False, tracker="botsort"):
         """Detect and track, frame after frame of one stream, as `yolo track`
-        does (tracker: "botsort", "bytetrack" or "ocsort", with Ultralytics'
-        YAML defaults; BoT-SORT compensates camera motion from the frames).  The
+        does (tracker: "botsort", "bytetrack", "ocsort", "fasttrack" or
+        "deepocsort", with Ultralytics' YAML defaults; BoT-SORT compensates
+        camera motion from the frames).  The
         tracker persists across calls; reset_tracker() starts a new stream."""
         if tracker not in _TRACKERS:
             raise ValueError("strix: tracker must be one of %s, not %r" % (", ".join(_TRACKERS), tracker))

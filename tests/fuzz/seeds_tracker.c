@@ -1,11 +1,14 @@
 /* seeds_tracker.c — writes the seeds of fuzz_tracker into a folder (run by
  * tests/fuzz/run.sh before the target): each a tracker YAML (the keys and
- * values of Ultralytics' botsort.yaml or bytetrack.yaml), a NUL byte, then
+ * values of Ultralytics' botsort.yaml, bytetrack.yaml, fasttrack.yaml or
+ * deepocsort.yaml), a NUL byte, then
  * 24 frames in fuzz_tracker.c's format: three boxes moving 3 px every 4
  * frames over a 96x64 frame that pans, so tracks start, confirm and follow.
  *   botsort.bin   BoT-SORT, GMC sparseOptFlow, GMC on the frame
  *   bands.bin     the same, GMC on the grey half frame made in bands
  *   bytetrack.bin ByteTrack, no pixels
+ *   fasttrack.bin FastTrack, no pixels
+ *   deepocsort.bin Deep OC-SORT, GMC sparseOptFlow, GMC on the frame
  *   seeds_tracker DIR */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +20,17 @@ static const char *botsort = "tracker_type: botsort\ntrack_high_thresh: 0.25\ntr
                              "with_reid: False\nmodel: auto\n";
 static const char *bytetrack = "tracker_type: bytetrack\ntrack_high_thresh: 0.25\ntrack_low_thresh: 0.1\n"
                                "new_track_thresh: 0.25\ntrack_buffer: 30\nmatch_thresh: 0.8\nfuse_score: True\n";
+
+static const char *fasttrack = "tracker_type: fasttrack\ntrack_high_thresh: 0.25\ntrack_low_thresh: 0.1\n"
+                               "new_track_thresh: 0.25\ntrack_buffer: 30\nmatch_thresh: 0.8\nfuse_score: True\n"
+                               "reset_velocity_offset_occ: 5\nreset_pos_offset_occ: 3\nenlarge_bbox_occ: 1.1\n"
+                               "dampen_motion_occ: 0.5\nactive_occ_to_lost_thresh: 10\nocc_cover_thresh: 0.7\n"
+                               "occ_reappear_window: 40\ninit_iou_suppress: 0.7\n";
+static const char *deepocsort = "tracker_type: deepocsort\ntrack_high_thresh: 0.3\ntrack_low_thresh: 0.1\n"
+                                "new_track_thresh: 0.3\ntrack_buffer: 30\nmatch_thresh: 0.8\nfuse_score: True\n"
+                                "delta_t: 3\ninertia: 0.2\nuse_byte: False\ngmc_method: sparseOptFlow\n"
+                                "with_reid: False\nmodel: auto\nproximity_thresh: 0.5\nappearance_thresh: 0.9\n"
+                                "alpha_fixed_emb: 0.95\n";
 
 /* mode: fuzz_tracker's pixel mode (0 the frame, 2 grey bands, 3 none).
  * The seed is made in memory, then written at once. */
@@ -55,6 +69,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int ok = write_seed(argv[1], "botsort.bin", botsort, 0) && write_seed(argv[1], "bands.bin", botsort, 2) &&
-             write_seed(argv[1], "bytetrack.bin", bytetrack, 3);
+             write_seed(argv[1], "bytetrack.bin", bytetrack, 3) && write_seed(argv[1], "fasttrack.bin", fasttrack, 3) &&
+             write_seed(argv[1], "deepocsort.bin", deepocsort, 0);
     return ok ? 0 : 1;
 }

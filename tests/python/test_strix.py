@@ -59,6 +59,8 @@ def abi():
     lines.append('printf("format.bgr %d\\nformat.rgb %d\\n", (int)STRIX_BGR, (int)STRIX_RGB);')
     lines.append('printf("tracker.botsort %d\\ntracker.bytetrack %d\\ntracker.ocsort %d\\n", '
                  '(int)STRIX_TRACKER_BOTSORT, (int)STRIX_TRACKER_BYTETRACK, (int)STRIX_TRACKER_OCSORT);')
+    lines.append('printf("tracker.fasttrack %d\\ntracker.deepocsort %d\\n", '
+                 '(int)STRIX_TRACKER_FASTTRACK, (int)STRIX_TRACKER_DEEPOCSORT);')
     lines.append('return 0; }')
     want = {}
     for cname, cls in strix._STRUCTS.items():
@@ -69,7 +71,8 @@ def abi():
         want["status." + s] = i
     want.update({"format.bgr": strix._STRIX_BGR, "format.rgb": strix._STRIX_RGB,
                  "tracker.botsort": strix._TRACKERS["botsort"], "tracker.bytetrack": strix._TRACKERS["bytetrack"],
-                 "tracker.ocsort": strix._TRACKERS["ocsort"]})
+                 "tracker.ocsort": strix._TRACKERS["ocsort"], "tracker.fasttrack": strix._TRACKERS["fasttrack"],
+                 "tracker.deepocsort": strix._TRACKERS["deepocsort"]})
     with tempfile.TemporaryDirectory() as d:
         src, exe = os.path.join(d, "abi.c"), os.path.join(d, "abi")
         with open(src, "w") as f:
@@ -197,6 +200,10 @@ check("track_bytetrack", (bt[2].track_ids > 0).all() and bt[2].track_ids.min() =
 oc = model.track([frames[0]] * 3, tracker="ocsort")
 check("track_ocsort", (oc[2].track_ids > 0).all() and oc[2].track_ids.min() == 1,
       "ocsort ids: %s" % oc[2].track_ids[:6])
+for name in ("fasttrack", "deepocsort"):  # some boxes may stay untracked: suppressed, or below deepocsort's 0.3
+    t = model.track([frames[0]] * 3, tracker=name)[2].track_ids
+    check("track_" + name, (t > 0).any() and t[t > 0].min() == 1 and ((t == -1) | (t > 0)).all(),
+          "%s ids: %s" % (name, t[:6]))
 
 # --- closed model -----------------------------------------------------------
 second.close()

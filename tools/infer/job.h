@@ -51,7 +51,7 @@ typedef struct options {
     int imgsz_set;                       /* --imgsz given (a static ONNX export has its own) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* --track-thresh etc.: -1 unless given */
-    const char *tracker;                 /* --tracker botsort|bytetrack|ocsort|FILE.yaml */
+    const char *tracker;                 /* --tracker botsort|bytetrack|ocsort|fasttrack|deepocsort|FILE.yaml */
     strix_track_options track_opts;      /* what --tracker and the overrides above make */
     double hl_score, hl_gap, hl_pad, hl_min_len, hl_max_len;
     float line[4];                       /* --line x1,y1,x2,y2 */

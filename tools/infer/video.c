@@ -49,7 +49,7 @@ void set_error(strix_error *e, strix_status st, const char *fmt, ...)
 }
 
 /* A frame slot's state (strix_pipe_frame.user): the decoded frame and, for
- * BoT-SORT's motion compensation, its grey half-size image, made by
+ * BoT-SORT's or Deep OC-SORT's motion compensation, its grey half-size image, made by
  * grey_band as swscale writes the frame (the frame's rows are still in the
  * caches then; the writer thread would read the whole frame back from
  * memory, 6 MB at 1080p). */
@@ -469,8 +469,10 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     strix_error e;
 
     /* RGB only where something reads it: the annotated video and BoT-SORT's
-     * camera-motion compensation (with --nv12 the model reads NV12) */
-    const int gmc = o->track && o->track_opts.tracker_type == STRIX_TRACKER_BOTSORT &&
+     * or Deep OC-SORT's camera-motion compensation (with --nv12 the model reads NV12) */
+    const int gmc = o->track &&
+                    (o->track_opts.tracker_type == STRIX_TRACKER_BOTSORT ||
+                     o->track_opts.tracker_type == STRIX_TRACKER_DEEPOCSORT) &&
                     o->track_opts.gmc_method != STRIX_GMC_NONE;
     const int nv12 = o->nv12 || o->nvdec >= 0;
     /* live: said so, a network URL, a device; or no known duration where

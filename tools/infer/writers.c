@@ -219,15 +219,26 @@ int write_tracks_json(vrun *v, long frames, double fps)
     fputs(", \"match_thresh\": ", j);
     strix_json_double(j, to->match_thresh);
     fprintf(j, ", \"track_buffer\": %d, \"fuse_score\": %s", to->track_buffer, to->fuse_score ? "true" : "false");
-    if (to->tracker_type == STRIX_TRACKER_BOTSORT)
+    if (to->tracker_type == STRIX_TRACKER_BOTSORT || to->tracker_type == STRIX_TRACKER_DEEPOCSORT)
         fprintf(j, ", \"gmc_method\": \"%s\"%s", to->gmc_method == STRIX_GMC_NONE ? "none" : "sparseOptFlow",
                 to->gmc_method == STRIX_GMC_NONE          ? ""
                 : to->gmc_grey == STRIX_GREY_OPENCV4 ? ", \"gmc_grey\": \"opencv4\""
                                                           : ", \"gmc_grey\": \"opencv5\"");
-    if (to->tracker_type == STRIX_TRACKER_OCSORT) {
+    if (to->tracker_type == STRIX_TRACKER_OCSORT || to->tracker_type == STRIX_TRACKER_DEEPOCSORT) {
         fprintf(j, ", \"delta_t\": %d, \"inertia\": ", to->delta_t);
         strix_json_float(j, to->inertia);
         fprintf(j, ", \"use_byte\": %s", to->use_byte ? "true" : "false");
+    }
+    if (to->tracker_type == STRIX_TRACKER_FASTTRACK) {
+        fprintf(j, ", \"reset_velocity_offset_occ\": %d, \"reset_pos_offset_occ\": %d, \"enlarge_bbox_occ\": ",
+                to->reset_velocity_offset_occ, to->reset_pos_offset_occ);
+        strix_json_double(j, to->enlarge_bbox_occ);
+        fputs(", \"dampen_motion_occ\": ", j);
+        strix_json_double(j, to->dampen_motion_occ);
+        fprintf(j, ", \"active_occ_to_lost_thresh\": %d, \"occ_cover_thresh\": ", to->active_occ_to_lost_thresh);
+        strix_json_float(j, to->occ_cover_thresh);
+        fprintf(j, ", \"occ_reappear_window\": %d, \"init_iou_suppress\": ", to->occ_reappear_window);
+        strix_json_float(j, to->init_iou_suppress);
     }
     fputs(", \"conf\": ", j);
     strix_json_double(j, o->conf);

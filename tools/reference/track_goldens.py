@@ -3,8 +3,9 @@
 
 Runs deterministic synthetic streams with known ground truth through
 Ultralytics' own trackers (ultralytics/trackers 8.4.190: BYTETracker,
-BOTSORT and OCSORT, configured from its bytetrack.yaml, botsort.yaml and
-ocsort.yaml) and writes for each stream NAME:
+BOTSORT, OCSORT, FASTTracker and DeepOCSORT, configured from its
+bytetrack.yaml, botsort.yaml, ocsort.yaml, fasttrack.yaml and
+deepocsort.yaml) and writes for each stream NAME:
 
   NAME.jsonl    the detections, in infer's video JSON Lines format (what
                 `infer --detections` replays): frame (0-based), pts,
@@ -29,6 +30,17 @@ ocsort.yaml) and writes for each stream NAME:
                 fuse_score: False (-1: not returned), then the default
                 OCSORT's row box as in NAME.boxes.txt ("- - - -": none);
                 every stream
+  NAME.fasttrack.txt per detection: "frame index fasttrack fasttrack_alt
+                x1 y1 x2 y2", the identity FASTTracker (fast_tracker.py,
+                fasttrack.yaml's defaults) returned for it, FASTTracker's
+                with the occlusion knobs of FASTTRACK_ALT, then the default
+                FASTTracker's row box, as NAME.ocsort.txt; every stream
+  NAME.deepocsort.txt per detection: "frame index deepocsort deepocsort_alt
+                x1 y1 x2 y2 ax1 ay1 ax2 ay2", the same for DeepOCSORT
+                (deep_oc_sort.py, deepocsort.yaml's defaults: no ReID,
+                gmc_method none) and DeepOCSORT with DEEPOCSORT_ALT
+                (sparseOptFlow GMC on the camera clips' frames, use_byte),
+                then also the _ALT's row box; every stream
 
 Two kinds of stream:
 - detection streams (cross, occlusion, crowd, enter_exit, slow_fps, burst):
@@ -107,6 +119,8 @@ import cv2  # noqa: E402
 import ultralytics  # noqa: E402
 from ultralytics.trackers.bot_sort import BOTSORT  # noqa: E402
 from ultralytics.trackers.byte_tracker import BYTETracker  # noqa: E402
+from ultralytics.trackers.deep_oc_sort import DeepOCSORT  # noqa: E402
+from ultralytics.trackers.fast_tracker import FASTTracker  # noqa: E402
 from ultralytics.trackers.oc_sort import OCSORT  # noqa: E402
 from ultralytics.utils import YAML, IterableSimpleNamespace  # noqa: E402
 
@@ -303,6 +317,28 @@ def ocsort_references(frames):
     return o, u, a, ob
 
 
+# the non-default FASTTracker (tests/test_track.c sets the same): occlusion
+# declared sooner, rolled back and enlarged more, lost and forgotten sooner,
+# new tracks suppressed at a lower IoU; a short track_buffer, so that the
+# occlusion grace outlives it
+FASTTRACK_ALT = dict(occ_cover_thresh=0.5, init_iou_suppress=0.5, reset_velocity_offset_occ=2,
+                     reset_pos_offset_occ=1, enlarge_bbox_occ=1.3, dampen_motion_occ=0.8,
+                     active_occ_to_lost_thresh=4, occ_reappear_window=10, track_buffer=5)
+# the non-default DeepOCSORT: camera-motion compensation (acts where frames
+# are given: the camera clips) and the low-score association
+DEEPOCSORT_ALT = dict(gmc_method="sparseOptFlow", use_byte=True)
+
+
+def new_references(frames, images=None):
+    """FASTTracker's and DeepOCSORT's identities (defaults, then the _ALT
+    variant), their default rows' boxes, and DeepOCSORT's _ALT rows' boxes"""
+    f, fb = run_tracker(FASTTracker(cfg("fasttrack")), frames, images)
+    fa, _ = run_tracker(FASTTracker(cfg("fasttrack", **FASTTRACK_ALT)), frames, images)
+    d, db = run_tracker(DeepOCSORT(cfg("deepocsort")), frames, images)
+    da, dab = run_tracker(DeepOCSORT(cfg("deepocsort", **DEEPOCSORT_ALT)), frames, images)
+    return (f, fa, fb, None), (d, da, db, dab)
+
+
 # the streams whose tracked boxes are written (NAME.boxes.txt)
 BOXES = ("cross", "occlusion", "slow_fps", "enter_exit", "pan", "shake")
 
@@ -411,6 +447,24 @@ def write_ocsort(outdir, name, refs):
                                                  " ".join(fmt(v) for v in b) if b else "- - - -"))
 
 
+def write_new(outdir, name, refs):
+    """NAME.fasttrack.txt and NAME.deepocsort.txt"""
+    def box(b):
+        return " ".join(fmt(v) for v in b) if b else "- - - -"
+
+    for kind, (ids, alt, bx, abx), note in zip(("fasttrack", "deepocsort"), refs, (FASTTRACK_ALT, DEEPOCSORT_ALT)):
+        with open(os.path.join(outdir, "%s.%s.txt" % (name, kind)), "w") as f:
+            f.write("# frame index %s %s_alt x1 y1 x2 y2%s  (ultralytics %s, numpy %s, opencv %s, lap %s; "
+                    "%s.yaml defaults, with %s)\n"
+                    % (kind, kind, " ax1 ay1 ax2 ay2" if abx else "", ultralytics.__version__, np.__version__,
+                       cv2.__version__, __import__("lap").__version__, kind,
+                       ", ".join("%s: %s" % kv for kv in note.items())))
+            for i in range(len(ids)):
+                for k in range(len(ids[i])):
+                    f.write("%d %d %d %d %s%s\n" % (i, k, ids[i][k], alt[i][k], box(bx[i][k]),
+                                                     " " + box(abx[i][k]) if abx else ""))
+
+
 def write(outdir, name, frames, gt, fps, refs, note):
     with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
         for i, dets in enumerate(frames):
@@ -443,6 +497,7 @@ def main():
         if name in BOXES:
             write_boxes(outdir, name, boxes)
         write_ocsort(outdir, name, ocsort_references(frames))
+        write_new(outdir, name, new_references(frames))
         ids = {i for fr in refs[0] for i in fr if i >= 0}
         print("%-10s %4d frames %5d detections %3d bytetrack identities" % (name, len(frames),
                                                                             sum(len(d) for d in frames), len(ids)))
@@ -452,6 +507,7 @@ def main():
         write(outdir, name, frames, gt, 30.0, refs, "; botsort with gmc_method sparseOptFlow on the drawn frames")
         write_boxes(outdir, name, boxes)
         write_ocsort(outdir, name, ocsort_references(frames))  # OC-SORT has no GMC: the frames are not needed
+        write_new(outdir, name, new_references(frames, lambda f: draw(scene[f])))
         with open(os.path.join(outdir, name + ".scene.txt"), "w") as f:
             f.write("# %d x %d\n" % (CW, CH))
             for fr, cx, cy, objs in scene:
