@@ -114,6 +114,10 @@ typedef struct strix_video_read_options {
      * a server that stops sending without closing would otherwise block the
      * read for good.  0 (default): no limit. */
     double stall_timeout;
+    /* RTSP inputs: "tcp" (RTP interleaved in the RTSP connection) or "udp"
+     * (RTP over UDP ports); NULL (default): FFmpeg's choice, UDP first and
+     * TCP when no UDP packet comes.  Other inputs ignore it. */
+    const char *rtsp_transport;
     /* Where the frames' pixel buffers (rgb, nv12) come from: NULL (default)
      * malloc and free, memory STRIX_HOST; else pixel_alloc(pixel_ctx, bytes,
      * &p, err) (STRIX_OK and p, or a status with err filled, which the read

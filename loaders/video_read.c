@@ -470,7 +470,10 @@ static strix_status open_url(strix_video_reader *r, strix_error *err)
     r->seen_pos = -1;
     strix_status fst = open_fifo(r, url, err);
     if (fst) return fst;
-    int ret = avformat_open_input(&r->fmt, url, NULL, NULL); /* frees fmt on failure */
+    AVDictionary *fo = NULL;
+    if (r->opt.rtsp_transport && !strncmp(url, "rtsp", 4)) av_dict_set(&fo, "rtsp_transport", r->opt.rtsp_transport, 0);
+    int ret = avformat_open_input(&r->fmt, url, NULL, &fo); /* frees fmt on failure */
+    av_dict_free(&fo);
     if (ret < 0) {
         char eb[AV_ERROR_MAX_STRING_SIZE];
         strix_status st = ret == AVERROR(ENOMEM) ? STRIX_E_NOMEM : is_io_error(ret) ? STRIX_E_IO : STRIX_E_IMAGE;

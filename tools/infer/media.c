@@ -35,6 +35,7 @@ int source_open(source *s, const source_config *c)
     ro.nvtx = c->nvtx; /* the reader marks its "decode" and "preprocess" (conversion) apart */
     ro.interrupt = c->interrupt;
     ro.stall_timeout = c->stall_timeout;
+    ro.rtsp_transport = c->rtsp_transport;
     ro.rows = c->rows;
     ro.rows_ctx = c->rows_ctx;
     if (c->pinned) {

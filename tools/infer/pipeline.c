@@ -133,7 +133,14 @@ static void *reader_main(void *arg)
     pipe *p = s->p;
     for (;;) {
         pthread_mutex_lock(&p->mu);
-        while (!s->free_q.n && !s->abort && !p->stopping) pthread_cond_wait(&s->cv_free, &p->mu);
+        while (!s->free_q.n && !s->abort && !p->stopping) {
+            if (s->s->realtime && s->read_q.n) { /* no time to wait: the waiting frame's slot */
+                ring_push(&s->free_q, ring_pop(&s->read_q));
+                s->st->late++;
+                break;
+            }
+            pthread_cond_wait(&s->cv_free, &p->mu);
+        }
         if (s->abort || p->stopping) {
             s->read_done = 1;
             pthread_cond_broadcast(&p->cv_read);
@@ -156,6 +163,8 @@ static void *reader_main(void *arg)
             r = -1;
         }
         if (r == 1 && !s->abort) {
+            for (; s->s->realtime && s->read_q.n; s->st->late++) /* replaced by the newer frame */
+                ring_push(&s->free_q, ring_pop(&s->read_q));
             f->index = s->next_index++;
             f->stream = s->k;
             ring_push(&s->read_q, f);

@@ -58,8 +58,11 @@ typedef struct vslot {
     uint8_t *grey;        /* [height / 2][width / 2] */
     size_t grey_cap;
     int grey_rows;        /* frame rows made into grey so far */
-    int has_gap;          /* a live source reconnected before this frame: gap says how */
-    source_gap gap;
+    long gap_seq;         /* the live source's reconnects before this frame: one more than the
+                             writer has written means gap is new */
+    source_gap gap;       /* the last reconnect */
+    double read_ms;       /* now_ms() when the frame was read */
+    double glass_ms;      /* now_ms() when the frame was at the source (live: see video_read) */
 } vslot;
 
 /* The reader's rows callback (strix_video_read_options.rows) with BoT-SORT's
@@ -98,12 +101,25 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
     strix_video_frame *vf = &slot->vf;
     slot->grey_rows = 0;
     int r = source_read(&v->src, vf, err);
-    slot->has_gap = r == 1 && v->src.gap_pending;
-    if (slot->has_gap) {
-        slot->gap = v->src.gap;
-        v->src.gap_pending = 0;
-    }
     if (r == 1) {
+        /* every frame carries the last reconnect: the first one written after it says so (with
+         * --realtime the frame read first after it may be dropped) */
+        if (v->src.gap_pending) {
+            v->gap_seq++;
+            v->gap = v->src.gap;
+            v->src.gap_pending = 0;
+            v->anchored = 0;
+        }
+        slot->gap_seq = v->gap_seq;
+        slot->gap = v->gap;
+        /* The moment the frame was at the source ("glass"): its pts on our clock, placed by the
+         * frame that came soonest after its pts so far (since the last reconnect), so network,
+         * demux and decode delays beyond that frame's count as latency */
+        slot->read_ms = now_ms();
+        double at = slot->read_ms - vf->time * 1e3;
+        if (!v->anchored || at < v->anchor_ms) v->anchor_ms = at;
+        v->anchored = 1;
+        slot->glass_ms = v->anchor_ms + vf->time * 1e3;
         f->rgb = vf->rgb;
         f->memory = vf->memory;
         f->width = vf->width;
@@ -149,13 +165,14 @@ static void progress(vrun *v, long done, int final)
     if (!final && now - v->last_progress < (v->tty ? 200 : 5000)) return;
     v->last_progress = now;
     double el = (now - v->t0) / 1e3, fps = el > 0 ? done / el : 0;
-    if (v->live) { /* no end to count down to: frames, rate and drops */
+    if (v->live) { /* no end to count down to: frames, rate, latency, drops and reconnects */
+        const char *rs = v->reconnects == 1 ? "" : "s";
         if (v->tty)
-            fprintf(stderr, "\r%s [live] %ld frames  %.1f fps  %ld drop%s\033[K%s", v->shown, done, fps, v->drops,
-                    v->drops == 1 ? "" : "s", final ? "\n" : "");
+            fprintf(stderr, "\r%s [live] %ld frames  %.1f fps  latency %.2f s  %ld dropped  %ld reconnect%s\033[K%s",
+                    v->shown, done, fps, v->lat_last, v->late, v->reconnects, rs, final ? "\n" : "");
         else
-            fprintf(stderr, "infer: %s: live, %ld frames, %.1f fps, %ld drop%s\n", v->shown, done, fps, v->drops,
-                    v->drops == 1 ? "" : "s");
+            fprintf(stderr, "infer: %s: live, %ld frames, %.1f fps, latency %.2f s, %ld dropped, %ld reconnect%s\n",
+                    v->shown, done, fps, v->lat_last, v->late, v->reconnects, rs);
         fflush(stderr);
         return;
     }
@@ -317,6 +334,20 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
     }
+    /* a reconnect before this frame: with --track the time without frames,
+     * at the source's rate, counts as frames without detections */
+    int gap = slot->gap_seq > v->gap_written, missed = -1;
+    if (gap && v->trk.tracker) {
+        double fps = strix_video_reader_info(v->src.rd)->fps;
+        double k = v->jl_frames ? (slot->read_ms - v->last_read_ms) / 1e3 * (fps > 0 ? fps : 30) - 1 : 0;
+        missed = k < 0 ? 0 : k > 1e9 ? 1000000000 : (int)(k + 0.5);
+        strix_status tst = tracking_gap(&v->trk, missed, o->track_opts.track_buffer, err);
+        if (tst) {
+            v->fail_rc = track_exit_code(v, tst);
+            return -1;
+        }
+    }
+    v->last_read_ms = slot->read_ms;
     int n_cross = 0;
     if (v->trk.tracker) {
         /* for BoT-SORT's GMC */
@@ -343,12 +374,25 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     double t1 = now_ms();
     v->annotate_ms += t1 - t_track;
-    if (slot->has_gap) {
-        jsonl_gap(v->jl, &slot->gap, f->index, vf->time);
-        v->drops++;
+    if (gap) {
+        jsonl_gap(v->jl, &slot->gap, f->index, vf->time, missed, missed > o->track_opts.track_buffer);
+        v->gap_written = slot->gap_seq;
+        v->reconnects++;
     }
-    jsonl_frame(v, f->index, vf->time, inferred, dets, raw, ids, n, n_cross);
+    double lat = -1;
+    if (v->live) { /* latency: to this frame's line, written now */
+        lat = (now_ms() - slot->glass_ms) / 1e3;
+        v->lat_last = lat;
+        v->lat_sum += lat;
+        v->lat_max = lat > v->lat_max ? lat : v->lat_max;
+        v->lat_n++;
+        metrics_latency(o->metrics, lat);
+    }
+    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_cross);
     v->jl_frames++;
+    long late = f->index + 1 - v->jl_frames; /* --realtime's holes in the frame numbers */
+    metrics_dropped(o->metrics, late - v->late);
+    v->late = late;
     /* live: the frame's lines reach the file whole (one write: the stream's
      * buffer holds them, see video_open), for a reader following it */
     if (v->live) fflush(v->jl);
@@ -381,7 +425,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     v->side_ms += now_ms() - t1;
     if (v->vs.wr && video_sink_frame(&v->vs, vf, err)) return -1;
-    progress(v, f->index + 1, 0);
+    progress(v, v->jl_frames, 0);
     metrics_frames(o->metrics, 1, 0);
     return 0;
 }
@@ -481,7 +525,7 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
                         !nv12 || p->video_out || gmc, nv12, o->nvdec, det->pinned ? det->model : NULL,
                         gmc ? grey_band : NULL, v,
                         o->live || net || dev ? o->stall_timeout : 0, o->reconnect && (net || dev), 0,
-                        o->max_reconnects, o->quiet};
+                        o->max_reconnects, o->quiet, o->rtsp_transport};
     int rc = source_open(&v->src, &sc);
     if (rc) return rc;
     const strix_video_info *info = strix_video_reader_info(v->src.rd);
@@ -679,6 +723,11 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
                 g_stop ? "interrupted: kept the frames read so far in " : "wrote ",
                 v->vs.shown ? v->vs.shown : p->video_out ? p->video_out : "",
                 p->video_out ? " and " : "", p->jsonl);
+    if (v->live && v->lat_n && (!o->quiet || g_stop))
+        fprintf(s, "infer: %s: live: latency mean %.3f s, max %.3f s (from the frame at the source to its JSON line); "
+                "%ld frame%s dropped%s; %ld reconnect%s\n", p->input, v->lat_sum / (double)v->lat_n, v->lat_max, v->late,
+                v->late == 1 ? "" : "s", o->realtime ? " to keep up (--realtime)" : "", v->reconnects,
+                v->reconnects == 1 ? "" : "s");
     if (v->trk.counter && (!o->quiet || g_stop)) {
         const strix_track_info *ti;
         int n_ti = strix_counter_tracks(v->trk.counter, &ti);
@@ -747,8 +796,8 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
                 continue;
             }
             /* a replay has a record for every frame: no stride */
-            streams[open] = (strix_pipe_stream){o->detections ? 1 : o->vid_stride, &vs[open], video_read,
-                                                video_write, video_release};
+            streams[open] = (strix_pipe_stream){o->detections ? 1 : o->vid_stride, o->realtime && vs[open].live,
+                                                &vs[open], video_read, video_write, video_release};
             open++;
         }
         if (stop || !open) {

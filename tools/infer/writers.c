@@ -161,12 +161,13 @@ const char *class_name_of(const vrun *v, int id) { return name_of(v->names, v->n
  * detections with their identities (ids: NULL without) and, for the
  * tracked ones, their own boxes (raw: NULL without), then the --line
  * crossings, the first n_cross of v->trk.cross. */
-void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets,
+void jsonl_frame(const vrun *v, long index, double pts, double latency, int inferred, const strix_detection *dets,
                  const strix_detection *raw, const int *ids, int n, int n_cross)
 {
     FILE *j = v->jl;
     fprintf(j, "{\"frame\": %ld, \"pts\": ", index);
     strix_json_double(j, pts);
+    if (latency >= 0) fprintf(j, ", \"latency_s\": %.3f", latency);
     fprintf(j, ", \"inferred\": %s, \"detections\": [", inferred ? "true" : "false");
     json_dets(j, v->names, v->n_names, dets, raw, ids, n, "", ", ");
     fputs("]", j);
@@ -595,9 +596,11 @@ void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_st
             rs->corrupt_packets, rs->concealed, rs->tainted, rs->decode_errors, rs->frames_lost, degen);
 }
 
-void jsonl_gap(FILE *j, const source_gap *g, long next_frame, double pts)
+void jsonl_gap(FILE *j, const source_gap *g, long next_frame, double pts, int missed, int tracks_ended)
 {
     fprintf(j, "{\"event\": {\"type\": \"reconnect\", \"reason\": \"%s\", \"lost_at\": \"%s\", \"back_at\": \"%s\", "
-            "\"gap_s\": %.3f, \"attempts\": %d, \"next_frame\": %ld, \"next_pts\": %.6f}}\n", g->why, g->lost_at,
+            "\"gap_s\": %.3f, \"attempts\": %d, \"next_frame\": %ld, \"next_pts\": %.6f", g->why, g->lost_at,
             g->back_at, g->seconds, g->attempts, next_frame, pts);
+    if (missed >= 0) fprintf(j, ", \"missed_frames\": %d, \"tracks_ended\": %s", missed, tracks_ended ? "true" : "false");
+    fputs("}}\n", j);
 }
