@@ -333,7 +333,8 @@ static int is_io_error(int ret)
            ret == AVERROR(ETIMEDOUT) || ret == AVERROR(EHOSTUNREACH) || ret == AVERROR(ENETUNREACH) ||
            ret == AVERROR_PROTOCOL_NOT_FOUND || ret == AVERROR_EXIT || ret == AVERROR(ENAMETOOLONG) ||
            ret == AVERROR_HTTP_BAD_REQUEST || ret == AVERROR_HTTP_UNAUTHORIZED || ret == AVERROR_HTTP_FORBIDDEN ||
-           ret == AVERROR_HTTP_NOT_FOUND || ret == AVERROR_HTTP_OTHER_4XX || ret == AVERROR_HTTP_SERVER_ERROR;
+           ret == AVERROR_HTTP_NOT_FOUND || ret == AVERROR_HTTP_OTHER_4XX || ret == AVERROR_HTTP_SERVER_ERROR ||
+           ret == AVERROR(EPROTONOSUPPORT); /* an RTSP server refusing the transport (461) */
 }
 
 /* Short container name: "mov,mp4,m4a,..." -> "mov". */

@@ -18,101 +18,17 @@ if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; 
     skip all "ffmpeg/ffprobe not installed (sh tools/deps.sh)"
     exit 0
 fi
-if ! command -v python3 >/dev/null 2>&1; then
-    skip all "python3 not installed (it checks the JSON Lines)"
+if ! command -v jq >/dev/null 2>&1; then
+    skip all "jq not installed (it checks the JSON Lines; sh tools/deps.sh)"
     exit 0
 fi
+. "$ROOT/tests/lib_live.sh"
 
 # ports of this run's own, apart from other runs on the machine
 PORT=$((20000 + $$ % 20000))
 URL=http://127.0.0.1:$PORT/live.ts
 PIDS=""
-# shellcheck disable=SC2086
-trap 'kill -CONT $PIDS 2>/dev/null; kill -KILL $PIDS 2>/dev/null; rm -rf "$T"' EXIT
-
-# serve SECONDS TARGET: a 160x120 25 fps H.264 MPEG-TS stream in real time
-# to TARGET (an http:// URL it listens on, or a udp:// one it sends to) in
-# the background; its pid in SRV
-serve() {
-    if [ "${2#http}" != "$2" ]; then listen="-listen 1"; else listen=""; fi
-    # shellcheck disable=SC2086
-    ffmpeg -v error -nostdin -re -f lavfi -i testsrc=size=160x120:rate=25 -t "$1" -c:v libx264 -preset ultrafast \
-        -g 25 -pix_fmt yuv420p -f mpegts $listen "$2" >>"$T/srv.log" 2>&1 &
-    SRV=$!
-    PIDS="$PIDS $SRV"
-}
-
-# stop PID: a server ended (it may wait for a client that never comes)
-stop() {
-    kill -CONT "$1" 2>/dev/null
-    kill -KILL "$1" 2>/dev/null
-    wait "$1" 2>/dev/null
-}
-
-# infer_bg ARGS...: infer in the background, stdout/stderr in $T/out, $T/err; its pid in RUN
-infer_bg() {
-    # shellcheck disable=SC2086
-    "$B/infer" $M "$@" >"$T/out" 2>"$T/err" &
-    RUN=$!
-    PIDS="$PIDS $RUN"
-}
-
-# finish SECONDS: wait up to SECONDS for infer to end; its exit status in
-# RC (124 and killed when it did not)
-finish() {
-    i=0
-    while [ $i -lt $(($1 * 10)) ] && kill -0 $RUN 2>/dev/null; do
-        sleep 0.1
-        i=$((i + 1))
-    done
-    if kill -0 $RUN 2>/dev/null; then
-        kill -KILL $RUN 2>/dev/null
-        wait $RUN 2>/dev/null
-        RC=124
-    else
-        wait $RUN
-        RC=$?
-    fi
-}
-
-# check FILE [EVENTS]: every line of FILE whole JSON, ending in a newline;
-# the header first; frames 0, 1, 2, ... with increasing pts; at least
-# EVENTS reconnect events (default 0), each before the frame it names.
-# Prints "frames=N events=N reasons=..." or the problem (and fails).
-check() {
-    python3 - "$1" "${2:-0}" <<'EOF'
-import json, sys
-path, want = sys.argv[1], int(sys.argv[2])
-data = open(path, 'rb').read()
-if not data.endswith(b'\n'):
-    sys.exit('the file does not end in a newline (a torn line): %r' % data[-80:])
-lines = data.decode().split('\n')[:-1]
-recs = [json.loads(l) for l in lines]
-if not recs or 'header' not in recs[0]:
-    sys.exit('no header line first')
-frames, events, reasons, pts, pending = 0, 0, [], -1.0, None
-for r in recs[1:]:
-    if 'event' in r:
-        e = r['event']
-        if e['type'] != 'reconnect' or e['next_frame'] != frames or not e['lost_at'] or not e['back_at']:
-            sys.exit('bad event %r after %d frames' % (e, frames))
-        events += 1
-        reasons.append(e['reason'])
-        continue
-    if r['frame'] != frames:
-        sys.exit('frame %d where %d was due' % (r['frame'], frames))
-    if r['pts'] <= pts:
-        sys.exit('frame %d: pts %g not after %g' % (frames, r['pts'], pts))
-    pts = r['pts']
-    frames += 1
-if events < want:
-    sys.exit('%d reconnect events, want %d' % (events, want))
-print('frames=%d events=%d reasons=%s' % (frames, events, ','.join(reasons)))
-EOF
-}
-
-# frames_of CHECK_OUTPUT: the N of frames=N
-frames_of() { echo "$1" | sed -n 's/^frames=\([0-9]*\).*/\1/p'; }
+trap 'kill_all; rm -rf "$T"' EXIT
 
 # 1. HTTP MPEG-TS to its end (--no-reconnect: the end ends the run)
 serve 3 "$URL"
@@ -198,12 +114,6 @@ if [ $RC -ne 130 ]; then fail sigterm "exit $RC, want 130: $(head -c 300 "$T/err
 elif ! c=$(check "$T/t/live.jsonl" 2>&1); then fail sigterm "$c"
 elif ! ffprobe -v error "$T/t/live.mp4"; then fail sigterm "live.mp4 does not play"
 else pass sigterm; fi
-
-# frames_in FILE: the frames ffprobe decodes from FILE ("" when it cannot read it)
-frames_in() {
-    ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" \
-        2>/dev/null | tr -d '[:space:]'
-}
 
 # 6. --segment on a file: NAME-000.mp4, ... of 1 s each, every one playable,
 # all the frames between them
