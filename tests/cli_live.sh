@@ -8,7 +8,8 @@
 # the run goes on, every line whole JSON; SIGTERM mid-stream (exit 130,
 # outputs closed); --segment on a file (every piece plays, no frame lost)
 # and SIGKILL mid-segment on a stream (closed pieces play, the open one is
-# readable); a source that never comes up (exit 3).  About 45 s.
+# readable); a source that never comes up (exit 3); --realtime with a slow
+# model (drops counted, latency bounded).  About 45 s.
 #   sh tests/cli_live.sh BUILD_DIR      (from the repository root)
 NAME=cli_live
 . "$(dirname "$0")/lib_cli.sh"
@@ -164,5 +165,31 @@ run never_up_http 3 $M --out "$T/n1" "http://127.0.0.1:$PORT/none.ts" &&
 run never_up_udp 3 $M --out "$T/n2" --stall-timeout 1 "udp://127.0.0.1:$PORT" &&
     if ! grep -q "nothing came for 1 s" "$T/err"; then fail never_up_udp "$(cat "$T/err")"
     else pass never_up_udp; fi
+
+# 9. --realtime with a deliberately slow model (--imgsz 1280 on a 25 fps
+# stream: about 0.12 s a frame on this project's 2-core machine, 3 times a
+# frame's 0.04 s): frames dropped, never queued; the JSON Lines' frame
+# numbers rise with holes; every frame's latency_s under 2 s (a queue would
+# reach the stream's length, 4 s); the drops and latencies in the summary
+# and the metrics file (strix_frames_dropped_total, strix_frame_latency_seconds)
+serve 4 "$URL"
+sleep 0.5
+infer_bg --out "$T/rt" --realtime --imgsz 1280 --no-reconnect --metrics-file "$T/rt.prom" "$URL"
+finish 30
+if [ $RC -ne 0 ]; then fail realtime "exit $RC: $(head -c 300 "$T/err")"
+elif ! c=$(check "$T/rt/live.jsonl" 0 1); then fail realtime "$c"
+else
+    n=$(frames_of "$c")
+    max=$(jq -s '[.[1:][] | .latency_s] | max' "$T/rt/live.jsonl")
+    dropped=$(sed -n 's/.*; \([0-9]*\) frames* dropped to keep up.*/\1/p' "$T/out")
+    if [ -z "$dropped" ] || [ "$dropped" -eq 0 ]; then fail realtime "no drops reported: $(cat "$T/out")"
+    elif ! awk -v m="$max" 'BEGIN { exit !(m < 2) }'; then
+        fail realtime "latency up to $max s, bound 2 s"
+    elif ! grep -q "^strix_frames_dropped_total $dropped\$" "$T/rt.prom" ||
+         ! grep -q "^strix_frame_latency_seconds_count $n\$" "$T/rt.prom"; then
+        fail realtime "metrics: $(grep -E 'dropped_total |latency_seconds_count' "$T/rt.prom"), want $dropped drops, $n latencies"
+    else pass realtime; fi
+fi
+stop $SRV
 
 exit $FAILED
