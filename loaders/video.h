@@ -222,6 +222,9 @@ typedef struct strix_video_write_options {
                             second), each complete when the next begins and
                             playable up to its last fragment while it is written;
                             0 (default): one MP4 with +faststart */
+    int segment_ts;      /* with segment: the files are MPEG-TS (NAME-%03d.ts),
+                            each packet flushed as it is muxed, each file
+                            starting with a keyframe and its own headers */
     /* Called with one line for each change the writer had to make (encoder
      * fallback, audio re-encoded, 4:4:4 for odd sizes, streams dropped). */
     void (*notice)(void *ctx, const char *line);

@@ -6,7 +6,8 @@
 # its place, each followed by a reconnect with its event line in the JSON
 # Lines and frame numbers going on 0, 1, 2, ...; the JSON Lines read while
 # the run goes on, every line whole JSON; SIGTERM mid-stream (exit 130,
-# outputs closed); --segment on a file (every piece plays, no frame lost)
+# outputs closed); --segment on a file, as MP4 and as MPEG-TS with audio
+# (every piece plays, no frame lost)
 # and SIGKILL mid-segment on a stream (closed pieces play, the open one is
 # readable); a source that never comes up (exit 3); --realtime with a slow
 # model (drops counted, latency bounded).  About 45 s.
@@ -132,6 +133,25 @@ if run segment_file 0 $M --out "$T/g" --segment 1s "$T/clip.mp4"; then
     elif [ $n -ne 3 ] || [ $sum -ne 75 ]; then fail segment_file "$n files, $sum frames; want 3 files, 75 frames"
     elif [ -e "$T/g/clip.mp4" ]; then fail segment_file "clip.mp4 written beside the segments"
     else pass segment_file; fi
+fi
+
+# 6b. --segment-format ts on a clip with audio: NAME-000.ts, ... each
+# playable with its video and audio, all the frames between them
+ffmpeg -v error -nostdin -y -f lavfi -i testsrc=size=160x120:rate=25 -f lavfi -i sine=frequency=440 -t 3 \
+    -c:v libx264 -preset ultrafast -pix_fmt yuv420p -c:a aac -shortest "$T/clipa.mp4"
+if run segment_ts 0 --weights "$ROOT/tests/loaders/v8_f16.pt" --imgsz 64 --threads 1 --device cpu --out "$T/ts" \
+    --segment 1s --segment-format ts "$T/clipa.mp4"; then
+    n=0 sum=0 bad=""
+    for f in "$T"/ts/clipa-*.ts; do
+        k=$(frames_in "$f")
+        a=$(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 "$f" 2>/dev/null)
+        { [ -n "$k" ] && [ "$k" -gt 0 ] && [ "$a" = aac ]; } || bad="$bad $(basename "$f") ($k frames, audio '$a')"
+        n=$((n + 1))
+        sum=$((sum + ${k:-0}))
+    done
+    if [ -n "$bad" ]; then fail segment_ts "not playable with its audio:$bad"
+    elif [ $n -ne 3 ] || [ $sum -ne 75 ]; then fail segment_ts "$n files, $sum frames; want 3 files, 75 frames"
+    else pass segment_ts; fi
 fi
 
 # 7. SIGKILL mid-segment on a live stream: every closed segment plays; the

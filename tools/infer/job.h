@@ -235,13 +235,14 @@ typedef struct video_sink_config {
     double segment;                   /* > 0: rolling files NAME-000.mp4, ... of this many seconds,
                                          written in place (strix_video_write_options.segment) */
     int overwrite;                    /* segments: replace an existing NAME-000.mp4 */
+    int ts;                           /* segments as MPEG-TS: NAME-000.ts, ... */
 } video_sink_config;
 
 typedef struct video_sink {
     strix_video_writer *wr;           /* NULL: no annotated video (--no-save) */
     char *tmp;                        /* the temporary file until published (not with segments) */
     const char *path;
-    char *shown;                      /* segments: "OUT/NAME-NNN.mp4" for messages, else NULL */
+    char *shown;                      /* segments: "OUT/NAME-NNN.mp4" (.ts) for messages, else NULL */
     int nvtx;
 } video_sink;
 

@@ -541,7 +541,7 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     }
     if (p->video_out) {
         video_sink_config vc = {p->video_out, o->codec, o->preset, o->crf, o->audio, print_notice, v, o->nvtx,
-                                o->segment, o->overwrite};
+                                o->segment, o->overwrite, o->segment_ts};
         if ((rc = video_sink_open(&v->vs, &vc, &v->src))) return rc;
     }
     strix_status st;
