@@ -144,7 +144,7 @@ if run segment_ts 0 --weights "$ROOT/tests/loaders/v8_f16.pt" --imgsz 64 --threa
     n=0 sum=0 bad=""
     for f in "$T"/ts/clipa-*.ts; do
         k=$(frames_in "$f")
-        a=$(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 "$f" 2>/dev/null)
+        a=$(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 "$f" 2>/dev/null | sed -n 1p)
         { [ -n "$k" ] && [ "$k" -gt 0 ] && [ "$a" = aac ]; } || bad="$bad $(basename "$f") ($k frames, audio '$a')"
         n=$((n + 1))
         sum=$((sum + ${k:-0}))

@@ -93,8 +93,9 @@ check() {
 # frames_of CHECK_OUTPUT: the N of frames=N
 frames_of() { echo "$1" | sed -n 's/^frames=\([0-9]*\).*/\1/p'; }
 
-# frames_in FILE: the frames ffprobe decodes from FILE ("" when it cannot read it)
+# frames_in FILE: the frames ffprobe decodes from FILE ("" when it cannot
+# read it; an MPEG-TS lists its streams under its program too: the first)
 frames_in() {
     ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" \
-        2>/dev/null | tr -d '[:space:]'
+        2>/dev/null | sed -n 1p | tr -d '[:space:]'
 }
