@@ -246,6 +246,10 @@ strix_status strix_video_write(strix_video_writer *w, strix_video_frame *f, stri
 /* Flush the encoders and finish the file (with +faststart: the index moves
  * to the front).  The file is complete only after this returns STRIX_OK. */
 strix_status strix_video_writer_finish(strix_video_writer *w, strix_error *err);
+/* With segments: the files begun so far by the frames given (file k is
+ * complete once file k + 1 exists), and in *start the time
+ * (strix_video_frame.time) of the frame the last one begins with. */
+int strix_video_writer_pieces(const strix_video_writer *w, double *start);
 /* Encoding time so far: colour conversion, rotation, encoders, muxing. */
 double strix_video_writer_ms(const strix_video_writer *w);
 const char *strix_video_writer_codec(const strix_video_writer *w);

@@ -67,6 +67,8 @@ struct strix_video_writer {
     const AVOutputFormat *mp4; /* the muxer of what the files hold: MP4, or MPEG-TS for TS segments */
     const char *container;     /* its name in messages: "MP4" or "MPEG-TS" */
     double next_cut;       /* segment: the timeline's time where the next file begins */
+    int pieces;            /* segment: files begun (by the frames given) */
+    double piece_start;    /* segment: the frame time (strix_video_frame.time) the last one begins at */
     double ms;
     char name[1024];
     char codec[32];
@@ -128,6 +130,12 @@ void strix_video_writer_free(strix_video_writer *w)
 }
 
 double strix_video_writer_ms(const strix_video_writer *w) { return w->ms; }
+
+int strix_video_writer_pieces(const strix_video_writer *w, double *start)
+{
+    *start = w->piece_start;
+    return w->pieces;
+}
 
 const char *strix_video_writer_codec(const strix_video_writer *w) { return w->codec; }
 
@@ -669,9 +677,16 @@ strix_status strix_video_write(strix_video_writer *w, strix_video_frame *f, stri
         /* segments: a keyframe where the next file is to begin */
         double t = (double)w->yuv->pts * av_q2d(w->enc->time_base);
         w->yuv->pict_type = AV_PICTURE_TYPE_NONE;
+        /* (the segment muxer never cuts at the first packet: file 000 begins there) */
         if (w->segment > 0 && t >= w->next_cut - 1e-6) {
             w->yuv->pict_type = AV_PICTURE_TYPE_I;
             while (w->next_cut <= t + 1e-6) w->next_cut += w->segment;
+            w->pieces += w->pieces > 0;
+            w->piece_start = f->time;
+        }
+        if (!w->pieces) {
+            w->pieces = 1;
+            w->piece_start = f->time;
         }
         w->ring_pts[w->ring_n % DURATION_RING] = w->yuv->pts;
         w->ring_dur[w->ring_n % DURATION_RING] = f->side ? f->side->duration : 0;

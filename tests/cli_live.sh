@@ -10,7 +10,8 @@
 # (every piece plays, no frame lost)
 # and SIGKILL mid-segment on a stream (closed pieces play, the open one is
 # readable); a source that never comes up (exit 3); --realtime with a slow
-# model (drops counted, latency bounded).  About 45 s.
+# model (drops counted, latency bounded); --highlights with --segment (a
+# reel per closed piece, with the audio).  About 50 s.
 #   sh tests/cli_live.sh BUILD_DIR      (from the repository root)
 NAME=cli_live
 . "$(dirname "$0")/lib_cli.sh"
@@ -210,6 +211,38 @@ else
         fail realtime "metrics: $(grep -E 'dropped_total |latency_seconds_count' "$T/rt.prom"), want $dropped drops, $n latencies"
     else pass realtime; fi
 fi
+stop $SRV
+
+# 10. --highlights with --segment on a live stream with audio: a reel per
+# piece, cut from the piece once it is closed (the first one while the run
+# goes on), each playable with its video and the audio
+ffmpeg -v error -nostdin -re -f lavfi -i testsrc=size=160x120:rate=25 -f lavfi -i sine=frequency=440 -t 5 \
+    -c:v libx264 -preset ultrafast -g 25 -pix_fmt yuv420p -c:a aac -f mpegts -listen 1 "$URL" >>"$T/srv.log" 2>&1 &
+SRV=$!
+PIDS="$PIDS $SRV"
+sleep 0.5
+"$B/infer" --weights "$ROOT/tests/loaders/v8_f16.pt" --imgsz 64 --threads 1 --device cpu --out "$T/hl" --segment 1s \
+    --highlights 0,1,2 --no-reconnect "$URL" >"$T/out" 2>"$T/err" &
+RUN=$!
+PIDS="$PIDS $RUN"
+sleep 3.5
+early=0
+[ -e "$T/hl/live-000.highlights.mp4" ] && kill -0 $RUN 2>/dev/null && early=1
+finish 20
+n=0 bad=""
+for f in "$T"/hl/live-*.highlights.mp4; do
+    [ -e "$f" ] || continue
+    n=$((n + 1))
+    k=$(frames_in "$f")
+    a=$(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 "$f" 2>/dev/null | sed -n 1p)
+    { [ -n "$k" ] && [ "$k" -gt 0 ] && [ "$a" = aac ]; } || bad="$bad $(basename "$f") ($k frames, audio '$a')"
+done
+if [ $RC -ne 0 ]; then fail highlights_segments "exit $RC: $(head -c 300 "$T/err")"
+elif [ $early = 0 ]; then fail highlights_segments "no reel of the first piece 3.5 s into a 5 s stream: $(ls "$T/hl")"
+elif [ $n -lt 3 ]; then fail highlights_segments "$n reels of 1 s pieces of a 5 s stream: $(ls "$T/hl")"
+elif [ -n "$bad" ]; then fail highlights_segments "not playable with audio:$bad"
+elif ! grep -q "$n highlight reels" "$T/out"; then fail highlights_segments "summary: $(cat "$T/out")"
+else pass highlights_segments; fi
 stop $SRV
 
 exit $FAILED

@@ -538,6 +538,8 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");
     if (o->segment > 0 && !o->save) return usage_error("--segment cuts the annotated video: leave out --no-save");
     if (o->segment_format_set && o->segment <= 0) return usage_error("--segment-format needs --segment D");
+    if (o->segment > 0 && o->hl_min_frames > 1)
+        return usage_error("--hl-min-frames: a piece's reel (--segment) is cut before its tracks end: leave it out");
     if (o->int8 && !o->calibrate)
         return usage_error("--int8 needs --calibrate SRC: a few images like the inputs (an image, a directory or a "
                            "quoted glob) to set the activation ranges");

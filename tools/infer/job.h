@@ -264,6 +264,25 @@ typedef struct tracking {
     int n_last;                       /* detections of the last frame tracked (ids and boxes hold them) */
 } tracking;
 
+/* --highlights with --segment (reels.c): a piece whose reel is not cut yet:
+ * the time its first frame has on the source's timeline, and per frame its
+ * time in the piece and its activity (qualifying detections). */
+typedef struct reel_piece {
+    double start;
+    double *pts, *act;
+    long n, cap;
+} reel_piece;
+
+/* The pieces not yet cut, oldest first (the last one being written). */
+typedef struct reels {
+    char *stem;                  /* OUT/NAME: pieces STEM-000.EXT, reels STEM-000.highlights.mp4; NULL: none */
+    const char *ext;             /* "mp4" or "ts" */
+    reel_piece *q;
+    int n, cap;
+    long first;                  /* q[0]'s piece number */
+    long written;                /* reels written */
+} reels;
+
 /* The state of one video's run, shared by the pipeline callbacks: read on
  * its decode thread, write on its annotate/encode thread, the rest on the
  * calling thread. */
@@ -317,6 +336,7 @@ typedef struct vrun {
     const unsigned char *hl_mask;
     strix_frame_log *hl;
     strix_frame_item *hl_items; /* [rcap]: this frame's */
+    reels reels;                /* --highlights with --segment: a reel per piece instead (writer thread) */
 } vrun;
 
 /* Set from the signal handler (tools/infer.c); a flag is all a handler may
@@ -374,6 +394,14 @@ strix_status video_sink_frame(video_sink *s, strix_video_frame *vf, strix_error 
 /* the audio after the last frame, the trailer, then publish: an exit code */
 int video_sink_finish(video_sink *s, const source *src, int overwrite);
 void video_sink_close(video_sink *s);
+
+/* reels.c: each an exit code (printed) */
+int reels_open(reels *r, const char *video_out, int ts);
+/* After the frame went to the video sink: note it; cut the reels of the pieces closed since. */
+int reels_frame(vrun *v, double time, double activity);
+/* After the sink finished: the reels of the pieces left. */
+int reels_finish(vrun *v);
+void reels_free(reels *r);
 
 /* tracking.c */
 strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *err);

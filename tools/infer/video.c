@@ -405,15 +405,15 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->mot, strerror(errno));
         return -1;
     }
-    if (v->hl) {
-        int k = 0;
+    int k = 0; /* --highlights: this frame's qualifying detections */
+    if (v->hl || v->reels.stem) {
         for (int i = 0; i < n; i++) {
             const strix_detection *d = &dets[i];
             if (d->class_id < v->n_names && v->hl_mask[d->class_id] && d->score >= o->hl_score &&
                 (!o->track || ids[i] >= 0))
                 v->hl_items[k++] = (strix_frame_item){d->class_id, ids ? ids[i] : -1};
         }
-        if (strix_frame_log_add(v->hl, vf->time, v->hl_items, k, err)) return -1;
+        if (v->hl && strix_frame_log_add(v->hl, vf->time, v->hl_items, k, err)) return -1;
     }
     if (v->label_path) {
         snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
@@ -425,6 +425,11 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     v->side_ms += now_ms() - t1;
     if (v->vs.wr && video_sink_frame(&v->vs, vf, err)) return -1;
+    if (v->reels.stem && (v->fail_rc = reels_frame(v, vf->time, k))) {
+        v->reported = 1;
+        set_error(err, STRIX_E_IO, "%s: a highlight reel failed", v->shown);
+        return -1;
+    }
     progress(v, v->jl_frames, 0);
     metrics_frames(o->metrics, 1, 0);
     return 0;
@@ -565,7 +570,8 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     memset(&none, 0, sizeof none);
     jsonl_header(v->jl, v, v->live ? -1 : 0, &none);
     if (v->live) fflush(v->jl);
-    if (hl_mask && (st = strix_frame_log_open(&v->hl, &e))) {
+    if (hl_mask && o->segment > 0 && (rc = reels_open(&v->reels, p->video_out, o->segment_ts))) return rc;
+    if (hl_mask && o->segment <= 0 && (st = strix_frame_log_open(&v->hl, &e))) {
         fprintf(stderr, "infer: %s\n", e.message);
         return st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
     }
@@ -608,6 +614,7 @@ static void video_close(vrun *v)
     free(v->rraw);
     strix_frame_log_free(v->hl);
     free(v->hl_items);
+    reels_free(&v->reels);
     memset(v, 0, sizeof *v);
 }
 
@@ -641,6 +648,7 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     }
     progress(v, ps->frames, 1);
     int rc = v->vs.wr ? video_sink_finish(&v->vs, &v->src, o->overwrite) : 0;
+    if (!rc && v->reels.stem) rc = reels_finish(v);
     if (rc) return rc;
     /* the header's counts, now known (same length: see jsonl_header); a
      * live run's header stays as readers saw it, the counts are in the
@@ -749,9 +757,12 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     if (degen)
         fprintf(stderr, "infer: %s: %ld detection%s with an empty or non-finite box (no area) not tracked\n", p->input,
                 degen, degen == 1 ? "" : "s");
+    if (v->reels.stem && (!o->quiet || g_stop))
+        fprintf(s, "infer: %s: %ld highlight reel%s (%s-NNN.highlights.mp4, one per piece with activity)\n", p->input,
+                v->reels.written, v->reels.written == 1 ? "" : "s", v->reels.stem);
     if (g_stop) return EXIT_INTERRUPTED;
     if (v->src.gave_up) return EXIT_INPUT; /* said when it gave up; the outputs are kept */
-    if (v->hl_mask) {
+    if (v->hl) {
         /* the end of the last frame: the next frame's time is unknown, so one average frame */
         double fps = info->fps > 0 ? info->fps : 25, last = strix_frame_log_last_pts(v->hl);
         long logged = strix_frame_log_frames(v->hl);
