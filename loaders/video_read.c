@@ -36,6 +36,9 @@
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/time.h>
+#ifdef STRIX_HAVE_AVDEVICE
+#include <libavdevice/avdevice.h>
+#endif
 
 #include "image.h"
 #include "util.h"
@@ -223,6 +226,9 @@ static void log_cb(void *avcl, int level, const char *fmt, va_list vl)
  * live in each reader), by strix_video_log_level, which tools call at start
  * before any thread uses FFmpeg, or else by the first strix_video_open. */
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+#ifdef STRIX_HAVE_AVDEVICE
+static pthread_once_t avdevice_once = PTHREAD_ONCE_INIT; /* libavdevice's formats registered, once */
+#endif
 static void install_log(void) { av_log_set_callback(log_cb); }
 
 /* FFmpeg asks this between waits during blocking I/O: the caller's
@@ -473,7 +479,23 @@ static strix_status open_url(strix_video_reader *r, strix_error *err)
     if (fst) return fst;
     AVDictionary *fo = NULL;
     if (r->opt.rtsp_transport && !strncmp(url, "rtsp", 4)) av_dict_set(&fo, "rtsp_transport", r->opt.rtsp_transport, 0);
-    int ret = avformat_open_input(&r->fmt, url, NULL, &fo); /* frees fmt on failure */
+    /* a character device is a V4L2 camera: libavdevice's demuxer, which no
+     * probe finds (the file protocol cannot read a camera) */
+    const AVInputFormat *ifmt = NULL;
+    struct stat sb;
+    if (!stat(url, &sb) && S_ISCHR(sb.st_mode)) {
+#ifdef STRIX_HAVE_AVDEVICE
+        pthread_once(&avdevice_once, avdevice_register_all);
+        ifmt = av_find_input_format("video4linux2");
+#endif
+        if (!ifmt) {
+            avformat_free_context(r->fmt);
+            r->fmt = NULL;
+            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: a capture device, and this build's FFmpeg has no V4L2 "
+                              "input (libavdevice): use a build linked with Debian's FFmpeg", url);
+        }
+    }
+    int ret = avformat_open_input(&r->fmt, url, ifmt, &fo); /* frees fmt on failure */
     av_dict_free(&fo);
     if (ret < 0) {
         char eb[AV_ERROR_MAX_STRING_SIZE];

@@ -6,7 +6,8 @@
 # archives for the aarch64 build).  Called by `make deps`,
 # `make test`, `make demo`; the only step that uses the network.
 # The core library needs a C compiler, libyaml, libjpeg-turbo and stb; `infer` reads and
-# writes video through FFmpeg's libraries (found with pkg-config); the ffmpeg
+# writes video through FFmpeg's libraries (found with pkg-config; libavdevice
+# for V4L2 cameras); the ffmpeg
 # and ffprobe programs make and check the test clips and run the benchmark;
 # JPEGs are decoded with libjpeg-turbo (libjpeg62-turbo-dev, which OpenCV uses);
 # clang and its libFuzzer runtime (libclang-rt-dev) build the fuzz targets.
@@ -35,7 +36,7 @@ set -e
 cd "$(dirname "$0")/.."
 need=""
 for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg62-turbo-dev pkg-config clang libclang-rt-dev \
-    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg \
+    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavdevice-dev ffmpeg \
     libx264-dev libmbedtls-dev zlib1g-dev nasm libffmpeg-nvenc-dev dpkg-dev \
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static slurm-wlm prometheus curl mmdebstrap skopeo podman runc \
     help2man python3 python3-numpy python3-venv jq libglib-object-introspection-perl gir1.2-gst-rtsp-server-1.0 \
