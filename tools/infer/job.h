@@ -19,6 +19,7 @@
 
 #include "count.h"
 #include "framelog.h"
+#include "highlight.h"
 #include "image.h"
 #include "jsonl.h"
 #include "strix.h"
@@ -463,6 +464,10 @@ void jsonl_frame(const vrun *v, long index, double pts, double latency, int infe
 void mot_frame(FILE *mot, long index, const strix_detection *dets, const int *ids, int n);
 int write_tracks_json(vrun *v, long frames, double fps);
 int write_highlights(vrun *v, double end_time);
+/* The --hl-* options as the segmenter's; the reel's encoder options (--codec, --crf, --preset, audio),
+ * its name in messages, notices printed, interrupted by a stop */
+void highlight_options(const options *o, strix_highlight_options *ho);
+void reel_cut_options(vrun *v, const char *name, strix_video_cut_options *co);
 /* frames -1: not known (a live run's header, never rewritten) */
 void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_stats *rs);
 /* A live source's drop and reconnect, before the first frame after it;

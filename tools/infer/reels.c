@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "highlight.h"
 #include "job.h"
 #include "outfile.h"
 
@@ -46,11 +45,7 @@ static int cut_oldest(vrun *v)
     piece_name(r, r->first, 0, src, sizeof src);
     piece_name(r, r->first, 1, dst, sizeof dst);
     strix_highlight_options ho;
-    strix_highlight_options_init(&ho);
-    ho.gap = o->hl_gap;
-    ho.pad = o->hl_pad;
-    ho.min_len = o->hl_min_len;
-    ho.max_total = o->hl_max_len;
+    highlight_options(o, &ho);
     double fps = strix_video_reader_info(v->src.rd)->fps;
     double end = p->n ? p->pts[p->n - 1] + 1 / (fps > 0 ? fps : 25) : 0;
     strix_highlight_segment *sg = NULL;
@@ -70,15 +65,7 @@ static int cut_oldest(vrun *v)
         FILE *t = strix_temp_open(dst, &tmp);
         if (t) fclose(t);
         strix_video_cut_options co;
-        strix_video_cut_options_init(&co);
-        if (o->codec) co.write.codec = o->codec;
-        co.write.crf = o->crf;
-        co.write.preset = o->preset;
-        co.write.audio = o->audio;
-        co.write.name = dst;
-        co.write.notice = print_notice;
-        co.write.notice_ctx = v;
-        co.interrupt = stop_requested;
+        reel_cut_options(v, dst, &co);
         strix_status st = !t ? STRIX_E_IO : strix_video_cut(src, tmp, cut, (int)n_sg, &co, NULL, &e);
         if (!t) {
             fprintf(stderr, "infer: %s: cannot create the file: %s\n", dst, strerror(errno));

@@ -361,6 +361,29 @@ static int reel_draw(void *ctx, strix_video_frame *f, strix_error *err)
 
 /* --highlights: segments from the logged frames, the reel, the JSON and
  * CSV segment lists; an exit code. */
+void highlight_options(const options *o, strix_highlight_options *ho)
+{
+    strix_highlight_options_init(ho);
+    ho->gap = o->hl_gap;
+    ho->pad = o->hl_pad;
+    ho->min_len = o->hl_min_len;
+    ho->max_total = o->hl_max_len;
+}
+
+void reel_cut_options(vrun *v, const char *name, strix_video_cut_options *co)
+{
+    const options *o = v->o;
+    strix_video_cut_options_init(co);
+    if (o->codec) co->write.codec = o->codec;
+    co->write.crf = o->crf;
+    co->write.preset = o->preset;
+    co->write.audio = o->audio;
+    co->write.name = name;
+    co->write.notice = print_notice;
+    co->write.notice_ctx = v;
+    co->interrupt = stop_requested;
+}
+
 int write_highlights(vrun *v, double end_time)
 {
     const options *o = v->o;
@@ -407,11 +430,7 @@ int write_highlights(vrun *v, double end_time)
         }
     }
     strix_highlight_options ho;
-    strix_highlight_options_init(&ho);
-    ho.gap = o->hl_gap;
-    ho.pad = o->hl_pad;
-    ho.min_len = o->hl_min_len;
-    ho.max_total = o->hl_max_len;
+    highlight_options(o, &ho);
     if (strix_highlight_segments(pts, activity, frames, end_time, &ho, &sg, &n_sg, &e)) {
         fprintf(stderr, "infer: %s\n", e.message);
         rc = strix_exit_code(e.status);
@@ -445,17 +464,9 @@ int write_highlights(vrun *v, double end_time)
         }
         rl.v = v;
         strix_video_cut_options co;
-        strix_video_cut_options_init(&co);
-        if (o->codec) co.write.codec = o->codec;
-        co.write.crf = o->crf;
-        co.write.preset = o->preset;
-        co.write.audio = o->audio;
-        co.write.name = p->hl_video;
-        co.write.notice = print_notice;
-        co.write.notice_ctx = v;
+        reel_cut_options(v, p->hl_video, &co);
         co.draw = reel_draw;
         co.ctx = &rl;
-        co.interrupt = stop_requested;
         strix_video_cut_stats cs;
         strix_status st = strix_video_cut(p->input, tmp_v, cut, (int)n_sg, &co, &cs, &e);
         if (st) {
