@@ -282,6 +282,7 @@ typedef struct reels {
     int n, cap;
     long first;                  /* q[0]'s piece number */
     long written;                /* reels written */
+    time_t since;                /* when the run began: a piece file older than that is an earlier run's */
 } reels;
 
 /* The state of one video's run, shared by the pipeline callbacks: read on

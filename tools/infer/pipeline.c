@@ -37,6 +37,12 @@
  * ticket.  The frames `pend` gives back to `free_q` (a stop, an aborted
  * stream) were never submitted.
  *
+ * Realtime streams.  Their reader never waits for detection: a frame read
+ * replaces the one still in its read queue (given back to free_q, counted
+ * late), and with free_q empty it takes that frame's slot; so the read
+ * queue holds at most one frame, the newest, and detection never works on
+ * a backlog.  Frames already pending or detected are kept.
+ *
  * Stopping.  A reader or writer failure marks its stream aborted and wakes
  * every waiter: its reader and writer leave at their next wait, detection
  * drops its pending frames, the other streams go on.  A detection failure

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "job.h"
@@ -26,6 +28,7 @@ int reels_open(reels *r, const char *video_out, int ts)
     memcpy(r->stem, video_out, stem);
     r->stem[stem] = 0;
     r->ext = ts ? "ts" : "mp4";
+    r->since = time(NULL);
     return 0;
 }
 
@@ -116,12 +119,14 @@ int reels_frame(vrun *v, double time, double activity)
     }
     p->pts[p->n] = time - p->start;
     p->act[p->n++] = activity;
-    /* piece k is closed once k + 1 exists */
+    /* piece k is closed once this run made k + 1 (--overwrite may have left an older one); a stop cuts
+     * no more */
     int rc = 0;
-    while (!rc && r->n > 1) {
+    while (!rc && r->n > 1 && !g_stop) {
         char next[4096];
+        struct stat sb;
         piece_name(r, r->first + 1, 0, next, sizeof next);
-        if (access(next, F_OK)) break;
+        if (stat(next, &sb) || sb.st_mtime < r->since) break;
         rc = cut_oldest(v);
     }
     return rc;

@@ -5,8 +5,10 @@
  * (media.c), the detector (detector.c), tracking (tracking.c), the
  * --detections replay, the JSON Lines, MOT and labels written per frame
  * (writers.c), what --highlights needs of each frame logged (framelog.h);
- * live sources (their JSON Lines flushed per frame, their reconnects'
- * event lines); the progress line and the summary. */
+ * live sources (their JSON Lines flushed per frame with each frame's
+ * latency, their reconnects' event lines, the tracker told of each gap,
+ * --realtime's dropped frames); --highlights with --segment (reels.c); the
+ * progress line and the summary. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -539,6 +541,11 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     /* a network stream's end is a drop (a camera never ends); a file served
      * over the network (a known duration) ends at its end unless --live */
     v->src.c.end_drops = net && (o->live || info->duration <= 0);
+    if (v->live && hl_mask && o->segment <= 0) { /* a file's reel is cut from the input, read again at the end */
+        fprintf(stderr, "infer: %s: --highlights on a live source needs --segment D: its reels are cut from the "
+                "pieces as they close\n", p->input);
+        return EXIT_USAGE;
+    }
 
     if (p->label_base && !(v->label_path = malloc(strlen(p->label_base) + 32))) {
         fprintf(stderr, "infer: out of memory\n");
@@ -648,7 +655,7 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     }
     progress(v, ps->frames, 1);
     int rc = v->vs.wr ? video_sink_finish(&v->vs, &v->src, o->overwrite) : 0;
-    if (!rc && v->reels.stem) rc = reels_finish(v);
+    if (!rc && v->reels.stem && !g_stop) rc = reels_finish(v); /* stopped: the pending pieces get no reel */
     if (rc) return rc;
     /* the header's counts, now known (same length: see jsonl_header); a
      * live run's header stays as readers saw it, the counts are in the
