@@ -13,14 +13,15 @@
 #                  RESTARTS (default 5) restarts of an `ffmpeg -listen 1` HTTP
 #                  MPEG-TS server and of tests/rtsp_server.pl (RTSP over TCP),
 #                  each down RESTART_DOWN s (default 0.3), 4 s apart: infer's
-#                  JSON Lines (the reconnect events' gap_s: from the drop seen
+#                  JSON Lines, slim (below; the reconnect events' gap_s: from the drop seen
 #                  to the source reopened) and stderr
-#   latency-*.out, latency-*.jsonl
+#   latency-*.out, latency-*.jsonl (slim)
 #                  a 20 s 25 fps 160x120 HTTP stream through a slow model
 #                  (--imgsz 1280, about 3 frame times a frame on a 2-core CPU) with
 #                  and without --realtime, and --imgsz 320 with it: summaries and
 #                  per-frame latency_s
-#   lscpu.txt, summary.txt (the figures, computed with jq and awk from the logs)
+#   lscpu.txt, summary.txt (the figures, computed with jq and awk from the logs;
+#                  ONLY=summary sh perf/live.sh BUILD OUTDIR recomputes it alone)
 set -u
 cd "$(dirname "$0")/.."
 B=${1:?usage: sh perf/live.sh BUILD OUTDIR}
@@ -34,6 +35,7 @@ PIDS=""
 trap 'kill -KILL $PIDS 2>/dev/null; rm -rf "$T"' EXIT
 M="--weights tests/loaders/v8_f16.pt --threads 1 --device cpu --no-audio"
 PORT=$((20000 + $$ % 20000))
+if [ "${ONLY:-}" != summary ]; then
 lscpu >"$OUT/lscpu.txt"
 
 # 1. memory over HOURS of stream
@@ -59,6 +61,11 @@ wait $run
 echo "rss: exit $?" >>"$OUT/rss.out"
 ls -l "$T/long" | head -5 >>"$OUT/rss.out"
 rm -rf "$T/long"
+
+# slim JSONL: infer's JSON Lines less the detections (the header and event
+# lines whole; of a frame line its frame, pts and latency_s): what the
+# figures read, without megabytes of boxes
+slim() { jq -c 'if has("frame") then {frame, pts, latency_s} else . end' "$1"; }
 
 # 2. reconnects: a server killed and restarted RESTARTS times
 # restarts KIND URL START_CMD...: infer on URL, the server (START_CMD) restarted
@@ -87,7 +94,7 @@ restarts() {
     sleep 4
     kill -KILL $srv
     wait $run
-    cp "$T/$kind"/*.jsonl "$OUT/reconnect-$kind.jsonl"
+    slim "$T/$kind"/*.jsonl >"$OUT/reconnect-$kind.jsonl"
 }
 restarts http "http://127.0.0.1:$PORT/live.ts" ffmpeg -v error -nostdin -re -f lavfi -i testsrc=size=160x120:rate=25 \
     -t 60 -c:v libx264 -preset ultrafast -g 25 -pix_fmt yuv420p -f mpegts -listen 1 "http://127.0.0.1:$PORT/live.ts"
@@ -103,11 +110,12 @@ latency() {
     PIDS="$PIDS $!"
     sleep 0.5
     "$B/infer" $M "$@" --no-reconnect --out "$T/$name" "http://127.0.0.1:$PORT/live.ts" >"$OUT/latency-$name.out" 2>&1
-    cp "$T/$name/live.jsonl" "$OUT/latency-$name.jsonl"
+    slim "$T/$name/live.jsonl" >"$OUT/latency-$name.jsonl"
 }
 latency realtime-1280 --imgsz 1280 --realtime
 latency queued-1280 --imgsz 1280
 latency realtime-320 --imgsz 320 --realtime
+fi
 
 {
     echo "CPU: $(sed -n 's/^Model name: *//p' "$OUT/lscpu.txt"), $(sed -n 's/^CPU(s): *//p' "$OUT/lscpu.txt") vCPUs"
@@ -119,7 +127,7 @@ latency realtime-320 --imgsz 320 --realtime
         echo "reconnect $k: gap_s $(jq -r 'select(.event) | .event.gap_s' "$OUT/reconnect-$k.jsonl" | tr '\n' ' ')"
     done
     for n in realtime-1280 queued-1280 realtime-320; do
-        echo "latency $n: $(jq -s -r '[.[1:][] | .latency_s] | sort | "\(length) frames, p50 \(.[length / 2 | floor]) s, p99 \(.[length * 99 / 100 | floor]) s, max \(.[-1]) s"' "$OUT/latency-$n.jsonl"); $(grep -o '[0-9]* frames* dropped[a-z (-]*' "$OUT/latency-$n.out" | head -1)"
+        echo "latency $n: $(jq -s -r '[.[1:][] | .latency_s] | sort | "\(length) frames, p50 \(.[length / 2 | floor]) s, p99 \(.[length * 99 / 100 | floor]) s, max \(.[-1]) s"' "$OUT/latency-$n.jsonl"); $(grep -o '[0-9]* frames* dropped[a-z (-]*)*' "$OUT/latency-$n.out" | head -1)"
     done
 } >"$OUT/summary.txt"
 cat "$OUT/summary.txt"
