@@ -478,7 +478,8 @@ static strix_status open_url(strix_video_reader *r, strix_error *err)
     strix_status fst = open_fifo(r, url, err);
     if (fst) return fst;
     AVDictionary *fo = NULL;
-    if (r->opt.rtsp_transport && !strncmp(url, "rtsp", 4)) av_dict_set(&fo, "rtsp_transport", r->opt.rtsp_transport, 0);
+    if (r->opt.rtsp_transport && !strncmp(url, "rtsp", 4))
+        av_dict_set(&fo, "rtsp_transport", r->opt.rtsp_transport, 0);
     /* a character device is a V4L2 camera: libavdevice's demuxer, which no
      * probe finds (the file protocol cannot read a camera) */
     const AVInputFormat *ifmt = NULL;

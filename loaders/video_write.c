@@ -403,8 +403,8 @@ static strix_status open_audio(strix_video_writer *w, const strix_video_reader *
                 avcodec_parameters_from_context(a->st->codecpar, a->enc) < 0)
                 return strix_fail(err, STRIX_E_NOMEM, "out of memory");
             a->st->time_base = a->enc->time_base;
-            notice(w, "%s: audio stream #%d (%s) cannot go into %s as it is: re-encoded to AAC", w->name, i, w->container,
-                   cname);
+            notice(w, "%s: audio stream #%d (%s) cannot go into %s as it is: re-encoded to AAC", w->name, i, cname,
+                   w->container);
         }
         a->st->disposition = ist->disposition;
         av_dict_copy(&a->st->metadata, ist->metadata, 0);

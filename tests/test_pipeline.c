@@ -271,7 +271,8 @@ static int fake_write(void *ctx, strix_pipe_frame *fr, strix_error *err)
     long src = carried(f, i); /* the frame whose detections this one carries */
     int want = src < 0 || is_skip(f, i) ? 0 : fake_count(src);
     long expect = atomic_load(&f->next_written);
-    if (f->realtime ? i < expect : i != expect) snprintf(f->why, sizeof f->why, "stream %d: frame %ld arrived, expected %ld", f->k, i, expect);
+    if (f->realtime ? i < expect : i != expect)
+        snprintf(f->why, sizeof f->why, "stream %d: frame %ld arrived, expected %ld", f->k, i, expect);
     else if (fr->skip != is_skip(f, i)) snprintf(f->why, sizeof f->why, "frame %ld: skip=%d", i, fr->skip);
     else if (fr->stream != f->k || (!fr->skip && fr->rgb[3] != f->k))
         snprintf(f->why, sizeof f->why, "stream %d: frame %ld of stream %d", f->k, i, fr->skip ? -1 : fr->rgb[3]);

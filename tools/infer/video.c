@@ -740,8 +740,8 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
                 p->video_out ? " and " : "", p->jsonl);
     if (v->live && v->lat_n && (!o->quiet || g_stop))
         fprintf(s, "infer: %s: live: latency mean %.3f s, max %.3f s (from the frame at the source to its JSON line); "
-                "%ld frame%s dropped%s; %ld reconnect%s\n", p->input, v->lat_sum / (double)v->lat_n, v->lat_max, v->late,
-                v->late == 1 ? "" : "s", o->realtime ? " to keep up (--realtime)" : "", v->reconnects,
+                "%ld frame%s dropped%s; %ld reconnect%s\n", p->input, v->lat_sum / (double)v->lat_n, v->lat_max,
+                v->late, v->late == 1 ? "" : "s", o->realtime ? " to keep up (--realtime)" : "", v->reconnects,
                 v->reconnects == 1 ? "" : "s");
     if (v->trk.counter && (!o->quiet || g_stop)) {
         const strix_track_info *ti;

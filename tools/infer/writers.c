@@ -612,6 +612,7 @@ void jsonl_gap(FILE *j, const source_gap *g, long next_frame, double pts, int mi
     fprintf(j, "{\"event\": {\"type\": \"reconnect\", \"reason\": \"%s\", \"lost_at\": \"%s\", \"back_at\": \"%s\", "
             "\"gap_s\": %.3f, \"attempts\": %d, \"next_frame\": %ld, \"next_pts\": %.6f", g->why, g->lost_at,
             g->back_at, g->seconds, g->attempts, next_frame, pts);
-    if (missed >= 0) fprintf(j, ", \"missed_frames\": %d, \"tracks_ended\": %s", missed, tracks_ended ? "true" : "false");
+    if (missed >= 0)
+        fprintf(j, ", \"missed_frames\": %d, \"tracks_ended\": %s", missed, tracks_ended ? "true" : "false");
     fputs("}}\n", j);
 }
