@@ -11,7 +11,7 @@
 # and SIGKILL mid-segment on a stream (closed pieces play, the open one is
 # readable); a source that never comes up (exit 3); --realtime with a slow
 # model (drops counted, latency bounded); --highlights with --segment (a
-# reel per closed piece, with the audio).  About 50 s.
+# reel per closed piece, with the audio).  About 60 s.
 #   sh tests/cli_live.sh BUILD_DIR      (from the repository root)
 NAME=cli_live
 . "$(dirname "$0")/lib_cli.sh"

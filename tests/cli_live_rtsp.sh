@@ -11,7 +11,7 @@
 # --track-buffer 5, the same restart (found by --stall-timeout 3) is a long
 # gap: every track ended ("tracks_ended": true) and the ids after it all
 # new.  Each run ends when its reconnects are used up (exit 3, outputs
-# kept).  About 40 s.
+# kept).  About 30 s.
 #   sh tests/cli_live_rtsp.sh BUILD_DIR      (from the repository root)
 NAME=cli_live_rtsp
 . "$(dirname "$0")/lib_cli.sh"
