@@ -93,16 +93,17 @@ endif
 # FFmpeg; only infer and the video tests (VIDEO_USERS) link it.  Normally
 # Debian's shared FFmpeg (pkg-config); with DIST=1 the minimal static one of
 # tools/ffmpeg.sh (built once per configuration under build/ffmpeg/), with
-# libx264, mbedTLS and zlib from Debian's static archives.
+# libx264, mbedTLS and zlib from Debian's static archives.  Debian's has
+# libavdevice too (V4L2 cameras: STRIX_HAVE_AVDEVICE); the static one not.
 VIDEO_SRC   = $(wildcard loaders/video*.c)
-FFMPEG_PKGS = libavformat libavcodec libavutil libswscale libswresample
+FFMPEG_PKGS = libavformat libavcodec libavutil libswscale libswresample libavdevice
 ifeq ($(DIST),1)
   FFMPEG_PREFIX := $(shell sh tools/ffmpeg.sh prefix $(ARCH))
   FFMPEG_CFLAGS  = -I$(FFMPEG_PREFIX)/include
   FFMPEG_LIBS    = $(foreach l,avformat avcodec swscale swresample avutil,$(FFMPEG_PREFIX)/lib/lib$(l).a) \
                    -Wl,-Bstatic -lx264 -lmbedtls -lmbedx509 -lmbedcrypto -lz -Wl,-Bdynamic -ldl
 else
-  FFMPEG_CFLAGS  = $(shell pkg-config --cflags $(FFMPEG_PKGS))
+  FFMPEG_CFLAGS  = $(shell pkg-config --cflags $(FFMPEG_PKGS)) -DSTRIX_HAVE_AVDEVICE
   FFMPEG_LIBS    = $(shell pkg-config --libs $(FFMPEG_PKGS))
 endif
 LIB_SRC  = $(filter-out $(VIDEO_SRC),$(wildcard engine/*.c engine/cpu/*.c engine/analytics/*.c engine/eval/*.c loaders/*.c))

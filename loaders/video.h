@@ -114,6 +114,10 @@ typedef struct strix_video_read_options {
      * a server that stops sending without closing would otherwise block the
      * read for good.  0 (default): no limit. */
     double stall_timeout;
+    /* RTSP inputs: "tcp" (RTP interleaved in the RTSP connection) or "udp"
+     * (RTP over UDP ports); NULL (default): FFmpeg's choice, UDP first and
+     * TCP when no UDP packet comes.  Other inputs ignore it. */
+    const char *rtsp_transport;
     /* Where the frames' pixel buffers (rgb, nv12) come from: NULL (default)
      * malloc and free, memory STRIX_HOST; else pixel_alloc(pixel_ctx, bytes,
      * &p, err) (STRIX_OK and p, or a status with err filled, which the read
@@ -218,6 +222,9 @@ typedef struct strix_video_write_options {
                             second), each complete when the next begins and
                             playable up to its last fragment while it is written;
                             0 (default): one MP4 with +faststart */
+    int segment_ts;      /* with segment: the files are MPEG-TS (NAME-%03d.ts),
+                            each packet flushed as it is muxed, each file
+                            starting with a keyframe and its own headers */
     /* Called with one line for each change the writer had to make (encoder
      * fallback, audio re-encoded, 4:4:4 for odd sizes, streams dropped). */
     void (*notice)(void *ctx, const char *line);
@@ -239,6 +246,10 @@ strix_status strix_video_write(strix_video_writer *w, strix_video_frame *f, stri
 /* Flush the encoders and finish the file (with +faststart: the index moves
  * to the front).  The file is complete only after this returns STRIX_OK. */
 strix_status strix_video_writer_finish(strix_video_writer *w, strix_error *err);
+/* With segments: the files begun so far by the frames given (file k is
+ * complete once file k + 1 exists), and in *start the time
+ * (strix_video_frame.time) of the frame the last one begins with. */
+int strix_video_writer_pieces(const strix_video_writer *w, double *start);
 /* Encoding time so far: colour conversion, rotation, encoders, muxing. */
 double strix_video_writer_ms(const strix_video_writer *w);
 const char *strix_video_writer_codec(const strix_video_writer *w);

@@ -36,6 +36,9 @@
 #include <libavutil/hwcontext.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/time.h>
+#ifdef STRIX_HAVE_AVDEVICE
+#include <libavdevice/avdevice.h>
+#endif
 
 #include "image.h"
 #include "util.h"
@@ -223,6 +226,9 @@ static void log_cb(void *avcl, int level, const char *fmt, va_list vl)
  * live in each reader), by strix_video_log_level, which tools call at start
  * before any thread uses FFmpeg, or else by the first strix_video_open. */
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+#ifdef STRIX_HAVE_AVDEVICE
+static pthread_once_t avdevice_once = PTHREAD_ONCE_INIT; /* libavdevice's formats registered, once */
+#endif
 static void install_log(void) { av_log_set_callback(log_cb); }
 
 /* FFmpeg asks this between waits during blocking I/O: the caller's
@@ -333,7 +339,8 @@ static int is_io_error(int ret)
            ret == AVERROR(ETIMEDOUT) || ret == AVERROR(EHOSTUNREACH) || ret == AVERROR(ENETUNREACH) ||
            ret == AVERROR_PROTOCOL_NOT_FOUND || ret == AVERROR_EXIT || ret == AVERROR(ENAMETOOLONG) ||
            ret == AVERROR_HTTP_BAD_REQUEST || ret == AVERROR_HTTP_UNAUTHORIZED || ret == AVERROR_HTTP_FORBIDDEN ||
-           ret == AVERROR_HTTP_NOT_FOUND || ret == AVERROR_HTTP_OTHER_4XX || ret == AVERROR_HTTP_SERVER_ERROR;
+           ret == AVERROR_HTTP_NOT_FOUND || ret == AVERROR_HTTP_OTHER_4XX || ret == AVERROR_HTTP_SERVER_ERROR ||
+           ret == AVERROR(EPROTONOSUPPORT); /* an RTSP server refusing the transport (461) */
 }
 
 /* Short container name: "mov,mp4,m4a,..." -> "mov". */
@@ -470,7 +477,27 @@ static strix_status open_url(strix_video_reader *r, strix_error *err)
     r->seen_pos = -1;
     strix_status fst = open_fifo(r, url, err);
     if (fst) return fst;
-    int ret = avformat_open_input(&r->fmt, url, NULL, NULL); /* frees fmt on failure */
+    AVDictionary *fo = NULL;
+    if (r->opt.rtsp_transport && !strncmp(url, "rtsp", 4))
+        av_dict_set(&fo, "rtsp_transport", r->opt.rtsp_transport, 0);
+    /* a character device is a V4L2 camera: libavdevice's demuxer, which no
+     * probe finds (the file protocol cannot read a camera) */
+    const AVInputFormat *ifmt = NULL;
+    struct stat sb;
+    if (!stat(url, &sb) && S_ISCHR(sb.st_mode)) {
+#ifdef STRIX_HAVE_AVDEVICE
+        pthread_once(&avdevice_once, avdevice_register_all);
+        ifmt = av_find_input_format("video4linux2");
+#endif
+        if (!ifmt) {
+            avformat_free_context(r->fmt);
+            r->fmt = NULL;
+            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: a capture device, and this build's FFmpeg has no V4L2 "
+                              "input (libavdevice): use a build linked with Debian's FFmpeg", url);
+        }
+    }
+    int ret = avformat_open_input(&r->fmt, url, ifmt, &fo); /* frees fmt on failure */
+    av_dict_free(&fo);
     if (ret < 0) {
         char eb[AV_ERROR_MAX_STRING_SIZE];
         strix_status st = ret == AVERROR(ENOMEM) ? STRIX_E_NOMEM : is_io_error(ret) ? STRIX_E_IO : STRIX_E_IMAGE;

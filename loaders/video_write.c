@@ -64,8 +64,11 @@ struct strix_video_writer {
     int n_map;
     int opened, finished;
     double segment;        /* write options' segment: seconds per file, 0 for one file */
-    const AVOutputFormat *mp4; /* the MP4 muxer: what the files hold (the segment muxer's too) */
+    const AVOutputFormat *mp4; /* the muxer of what the files hold: MP4, or MPEG-TS for TS segments */
+    const char *container;     /* its name in messages: "MP4" or "MPEG-TS" */
     double next_cut;       /* segment: the timeline's time where the next file begins */
+    int pieces;            /* segment: files begun (by the frames given) */
+    double piece_start;    /* segment: the frame time (strix_video_frame.time) the last one begins at */
     double ms;
     char name[1024];
     char codec[32];
@@ -127,6 +130,12 @@ void strix_video_writer_free(strix_video_writer *w)
 }
 
 double strix_video_writer_ms(const strix_video_writer *w) { return w->ms; }
+
+int strix_video_writer_pieces(const strix_video_writer *w, double *start)
+{
+    *start = w->piece_start;
+    return w->pieces;
+}
 
 const char *strix_video_writer_codec(const strix_video_writer *w) { return w->codec; }
 
@@ -193,6 +202,20 @@ static strix_status open_video_encoder(strix_video_writer *w, const AVCodec *enc
     return STRIX_OK;
 }
 
+/* Whether the files' container takes codec id as it is.  FFmpeg's MPEG-TS
+ * muxer answers no query (it names only MPEG-2 and MP2 as defaults): the
+ * codecs its stream types carry that strix writes or copies. */
+static int holds(const strix_video_writer *w, enum AVCodecID id)
+{
+    static const enum AVCodecID ts[] = {AV_CODEC_ID_H264, AV_CODEC_ID_HEVC, AV_CODEC_ID_MPEG2VIDEO,
+                                        AV_CODEC_ID_AAC, AV_CODEC_ID_MP3, AV_CODEC_ID_MP2, AV_CODEC_ID_AC3,
+                                        AV_CODEC_ID_EAC3, AV_CODEC_ID_OPUS};
+    if (strcmp(w->container, "MPEG-TS")) return avformat_query_codec(w->mp4, id, FF_COMPLIANCE_NORMAL) == 1;
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
+        if (ts[i] == id) return 1;
+    return 0;
+}
+
 static strix_status open_video(strix_video_writer *w, const strix_video_reader *src,
                                const strix_video_write_options *o, strix_error *err)
 {
@@ -201,8 +224,8 @@ static strix_status open_video(strix_video_writer *w, const strix_video_reader *
     if (!enc || enc->type != AVMEDIA_TYPE_VIDEO)
         return strix_fail(err, STRIX_E_ARG, "--codec %s: %s (try libx264)", name,
                           enc ? "not a video encoder" : "no such encoder in this FFmpeg build");
-    if (avformat_query_codec(w->mp4, enc->id, FF_COMPLIANCE_NORMAL) != 1)
-        return strix_fail(err, STRIX_E_ARG, "--codec %s: MP4 cannot hold %s video (try libx264)", name,
+    if (!holds(w, enc->id))
+        return strix_fail(err, STRIX_E_ARG, "--codec %s: %s cannot hold %s video (try libx264)", name, w->container,
                           avcodec_get_name(enc->id));
     if (o->preset && !strcmp(enc->name, "libx264")) {
         /* x264 prints its own complaint about an unknown preset: check first */
@@ -360,7 +383,7 @@ static strix_status open_audio(strix_video_writer *w, const strix_video_reader *
         const char *cname = avcodec_get_name(par->codec_id);
         audio_out *a = &w->audio[w->n_audio];
         a->in_tb = ist->time_base;
-        if (avformat_query_codec(w->mp4, par->codec_id, FF_COMPLIANCE_NORMAL) == 1) {
+        if (holds(w, par->codec_id)) {
             if (!(a->st = avformat_new_stream(w->oc, NULL)) || avcodec_parameters_copy(a->st->codecpar, par) < 0)
                 return strix_fail(err, STRIX_E_NOMEM, "out of memory");
             a->st->codecpar->codec_tag = 0;
@@ -369,8 +392,8 @@ static strix_status open_audio(strix_video_writer *w, const strix_video_reader *
             strix_status st = open_aac(w, a, ist, err);
             if (st == STRIX_E_NOMEM) return st;
             if (st) {
-                notice(w, "%s: audio stream #%d (%s) can neither go into MP4 as it is nor be re-encoded: "
-                       "dropped", w->name, i, cname);
+                notice(w, "%s: audio stream #%d (%s) can neither go into %s as it is nor be re-encoded: "
+                       "dropped", w->name, i, cname, w->container);
                 strix_error_clear(err);
                 free_audio(a);
                 memset(a, 0, sizeof *a);
@@ -380,8 +403,8 @@ static strix_status open_audio(strix_video_writer *w, const strix_video_reader *
                 avcodec_parameters_from_context(a->st->codecpar, a->enc) < 0)
                 return strix_fail(err, STRIX_E_NOMEM, "out of memory");
             a->st->time_base = a->enc->time_base;
-            notice(w, "%s: audio stream #%d (%s) cannot go into MP4 as it is: re-encoded to AAC", w->name, i,
-                   cname);
+            notice(w, "%s: audio stream #%d (%s) cannot go into %s as it is: re-encoded to AAC", w->name, i, cname,
+                   w->container);
         }
         a->st->disposition = ist->disposition;
         av_dict_copy(&a->st->metadata, ist->metadata, 0);
@@ -442,7 +465,8 @@ static strix_status open_writer(strix_video_writer **out, const char *path, cons
      * boundary (one is forced there, see strix_video_write) into
      * fragmented MP4s, which need no index at the end to play */
     int ret = avformat_alloc_output_context2(&w->oc, NULL, w->segment > 0 ? "segment" : "mp4", path);
-    w->mp4 = av_guess_format("mp4", NULL, NULL);
+    w->mp4 = av_guess_format(w->segment > 0 && o->segment_ts ? "mpegts" : "mp4", NULL, NULL);
+    w->container = w->segment > 0 && o->segment_ts ? "MPEG-TS" : "MP4";
     if (ret >= 0 && !w->mp4) ret = AVERROR_MUXER_NOT_FOUND;
     strix_status st = ret < 0 ? strix_fail(err, STRIX_E_NOMEM, "%s: %s", w->name, strix_video_averr(ret, eb))
                               : open_video(w, src, o, err);
@@ -457,13 +481,15 @@ static strix_status open_writer(strix_video_writer **out, const char *path, cons
             char t[32];
             snprintf(t, sizeof t, "%.6f", w->segment);
             av_dict_set(&mo, "segment_time", t, 0);
-            av_dict_set(&mo, "segment_format", "mp4", 0);
-            /* a fragment at each keyframe and at least every second, each
-             * flushed to the file, so a killed run loses at most the last
-             * second of the open file (and the frames in the encoder) */
+            av_dict_set(&mo, "segment_format", o->segment_ts ? "mpegts" : "mp4", 0);
+            /* MP4: a fragment at each keyframe and at least every second,
+             * each flushed to the file, so a killed run loses at most the
+             * last second of the open file (and the frames in the encoder);
+             * MPEG-TS needs no index: each packet is flushed as it is muxed */
             av_dict_set(&mo, "segment_format_options",
-                        "movflags=+frag_keyframe+empty_moov+default_base_moof:frag_duration=1000000:"
-                        "flush_packets=1", 0);
+                        o->segment_ts ? "flush_packets=1"
+                                      : "movflags=+frag_keyframe+empty_moov+default_base_moof:frag_duration=1000000:"
+                                        "flush_packets=1", 0);
             av_dict_set(&mo, "reset_timestamps", "1", 0); /* each file starts at 0 */
         } else {
             av_dict_set(&mo, "movflags", "+faststart", 0);
@@ -471,7 +497,7 @@ static strix_status open_writer(strix_video_writer **out, const char *path, cons
         ret = avformat_write_header(w->oc, &mo);
         av_dict_free(&mo);
         if (ret < 0)
-            st = strix_fail(err, STRIX_E_IO, "%s: cannot write the MP4 header: %s", w->name,
+            st = strix_fail(err, STRIX_E_IO, "%s: cannot write the %s header: %s", w->name, w->container,
                             strix_video_averr(ret, eb));
     }
     if (st) {
@@ -651,9 +677,16 @@ strix_status strix_video_write(strix_video_writer *w, strix_video_frame *f, stri
         /* segments: a keyframe where the next file is to begin */
         double t = (double)w->yuv->pts * av_q2d(w->enc->time_base);
         w->yuv->pict_type = AV_PICTURE_TYPE_NONE;
+        /* (the segment muxer never cuts at the first packet: file 000 begins there) */
         if (w->segment > 0 && t >= w->next_cut - 1e-6) {
             w->yuv->pict_type = AV_PICTURE_TYPE_I;
             while (w->next_cut <= t + 1e-6) w->next_cut += w->segment;
+            w->pieces += w->pieces > 0;
+            w->piece_start = f->time;
+        }
+        if (!w->pieces) {
+            w->pieces = 1;
+            w->piece_start = f->time;
         }
         w->ring_pts[w->ring_n % DURATION_RING] = w->yuv->pts;
         w->ring_dur[w->ring_n % DURATION_RING] = f->side ? f->side->duration : 0;

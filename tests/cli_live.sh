@@ -6,9 +6,12 @@
 # its place, each followed by a reconnect with its event line in the JSON
 # Lines and frame numbers going on 0, 1, 2, ...; the JSON Lines read while
 # the run goes on, every line whole JSON; SIGTERM mid-stream (exit 130,
-# outputs closed); --segment on a file (every piece plays, no frame lost)
+# outputs closed); --segment on a file, as MP4 and as MPEG-TS with audio
+# (every piece plays, no frame lost)
 # and SIGKILL mid-segment on a stream (closed pieces play, the open one is
-# readable); a source that never comes up (exit 3).  About 45 s.
+# readable); a source that never comes up (exit 3); --realtime with a slow
+# model (drops counted, latency bounded); --highlights with --segment (a
+# reel per closed piece, with the audio).  About 60 s.
 #   sh tests/cli_live.sh BUILD_DIR      (from the repository root)
 NAME=cli_live
 . "$(dirname "$0")/lib_cli.sh"
@@ -18,101 +21,17 @@ if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; 
     skip all "ffmpeg/ffprobe not installed (sh tools/deps.sh)"
     exit 0
 fi
-if ! command -v python3 >/dev/null 2>&1; then
-    skip all "python3 not installed (it checks the JSON Lines)"
+if ! command -v jq >/dev/null 2>&1; then
+    skip all "jq not installed (it checks the JSON Lines; sh tools/deps.sh)"
     exit 0
 fi
+. "$ROOT/tests/lib_live.sh"
 
 # ports of this run's own, apart from other runs on the machine
 PORT=$((20000 + $$ % 20000))
 URL=http://127.0.0.1:$PORT/live.ts
 PIDS=""
-# shellcheck disable=SC2086
-trap 'kill -CONT $PIDS 2>/dev/null; kill -KILL $PIDS 2>/dev/null; rm -rf "$T"' EXIT
-
-# serve SECONDS TARGET: a 160x120 25 fps H.264 MPEG-TS stream in real time
-# to TARGET (an http:// URL it listens on, or a udp:// one it sends to) in
-# the background; its pid in SRV
-serve() {
-    if [ "${2#http}" != "$2" ]; then listen="-listen 1"; else listen=""; fi
-    # shellcheck disable=SC2086
-    ffmpeg -v error -nostdin -re -f lavfi -i testsrc=size=160x120:rate=25 -t "$1" -c:v libx264 -preset ultrafast \
-        -g 25 -pix_fmt yuv420p -f mpegts $listen "$2" >>"$T/srv.log" 2>&1 &
-    SRV=$!
-    PIDS="$PIDS $SRV"
-}
-
-# stop PID: a server ended (it may wait for a client that never comes)
-stop() {
-    kill -CONT "$1" 2>/dev/null
-    kill -KILL "$1" 2>/dev/null
-    wait "$1" 2>/dev/null
-}
-
-# infer_bg ARGS...: infer in the background, stdout/stderr in $T/out, $T/err; its pid in RUN
-infer_bg() {
-    # shellcheck disable=SC2086
-    "$B/infer" $M "$@" >"$T/out" 2>"$T/err" &
-    RUN=$!
-    PIDS="$PIDS $RUN"
-}
-
-# finish SECONDS: wait up to SECONDS for infer to end; its exit status in
-# RC (124 and killed when it did not)
-finish() {
-    i=0
-    while [ $i -lt $(($1 * 10)) ] && kill -0 $RUN 2>/dev/null; do
-        sleep 0.1
-        i=$((i + 1))
-    done
-    if kill -0 $RUN 2>/dev/null; then
-        kill -KILL $RUN 2>/dev/null
-        wait $RUN 2>/dev/null
-        RC=124
-    else
-        wait $RUN
-        RC=$?
-    fi
-}
-
-# check FILE [EVENTS]: every line of FILE whole JSON, ending in a newline;
-# the header first; frames 0, 1, 2, ... with increasing pts; at least
-# EVENTS reconnect events (default 0), each before the frame it names.
-# Prints "frames=N events=N reasons=..." or the problem (and fails).
-check() {
-    python3 - "$1" "${2:-0}" <<'EOF'
-import json, sys
-path, want = sys.argv[1], int(sys.argv[2])
-data = open(path, 'rb').read()
-if not data.endswith(b'\n'):
-    sys.exit('the file does not end in a newline (a torn line): %r' % data[-80:])
-lines = data.decode().split('\n')[:-1]
-recs = [json.loads(l) for l in lines]
-if not recs or 'header' not in recs[0]:
-    sys.exit('no header line first')
-frames, events, reasons, pts, pending = 0, 0, [], -1.0, None
-for r in recs[1:]:
-    if 'event' in r:
-        e = r['event']
-        if e['type'] != 'reconnect' or e['next_frame'] != frames or not e['lost_at'] or not e['back_at']:
-            sys.exit('bad event %r after %d frames' % (e, frames))
-        events += 1
-        reasons.append(e['reason'])
-        continue
-    if r['frame'] != frames:
-        sys.exit('frame %d where %d was due' % (r['frame'], frames))
-    if r['pts'] <= pts:
-        sys.exit('frame %d: pts %g not after %g' % (frames, r['pts'], pts))
-    pts = r['pts']
-    frames += 1
-if events < want:
-    sys.exit('%d reconnect events, want %d' % (events, want))
-print('frames=%d events=%d reasons=%s' % (frames, events, ','.join(reasons)))
-EOF
-}
-
-# frames_of CHECK_OUTPUT: the N of frames=N
-frames_of() { echo "$1" | sed -n 's/^frames=\([0-9]*\).*/\1/p'; }
+trap 'kill_all; rm -rf "$T"' EXIT
 
 # 1. HTTP MPEG-TS to its end (--no-reconnect: the end ends the run)
 serve 3 "$URL"
@@ -199,12 +118,6 @@ elif ! c=$(check "$T/t/live.jsonl" 2>&1); then fail sigterm "$c"
 elif ! ffprobe -v error "$T/t/live.mp4"; then fail sigterm "live.mp4 does not play"
 else pass sigterm; fi
 
-# frames_in FILE: the frames ffprobe decodes from FILE ("" when it cannot read it)
-frames_in() {
-    ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1" \
-        2>/dev/null | tr -d '[:space:]'
-}
-
 # 6. --segment on a file: NAME-000.mp4, ... of 1 s each, every one playable,
 # all the frames between them
 ffmpeg -v error -nostdin -y -f lavfi -i testsrc=size=160x120:rate=25 -t 3 -c:v libx264 -preset ultrafast \
@@ -221,6 +134,25 @@ if run segment_file 0 $M --out "$T/g" --segment 1s "$T/clip.mp4"; then
     elif [ $n -ne 3 ] || [ $sum -ne 75 ]; then fail segment_file "$n files, $sum frames; want 3 files, 75 frames"
     elif [ -e "$T/g/clip.mp4" ]; then fail segment_file "clip.mp4 written beside the segments"
     else pass segment_file; fi
+fi
+
+# 6b. --segment-format ts on a clip with audio: NAME-000.ts, ... each
+# playable with its video and audio, all the frames between them
+ffmpeg -v error -nostdin -y -f lavfi -i testsrc=size=160x120:rate=25 -f lavfi -i sine=frequency=440 -t 3 \
+    -c:v libx264 -preset ultrafast -pix_fmt yuv420p -c:a aac -shortest "$T/clipa.mp4"
+if run segment_ts 0 --weights "$ROOT/tests/loaders/v8_f16.pt" --imgsz 64 --threads 1 --device cpu --out "$T/ts" \
+    --segment 1s --segment-format ts "$T/clipa.mp4"; then
+    n=0 sum=0 bad=""
+    for f in "$T"/ts/clipa-*.ts; do
+        k=$(frames_in "$f")
+        a=$(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 "$f" 2>/dev/null | sed -n 1p)
+        { [ -n "$k" ] && [ "$k" -gt 0 ] && [ "$a" = aac ]; } || bad="$bad $(basename "$f") ($k frames, audio '$a')"
+        n=$((n + 1))
+        sum=$((sum + ${k:-0}))
+    done
+    if [ -n "$bad" ]; then fail segment_ts "not playable with its audio:$bad"
+    elif [ $n -ne 3 ] || [ $sum -ne 75 ]; then fail segment_ts "$n files, $sum frames; want 3 files, 75 frames"
+    else pass segment_ts; fi
 fi
 
 # 7. SIGKILL mid-segment on a live stream: every closed segment plays; the
@@ -254,5 +186,69 @@ run never_up_http 3 $M --out "$T/n1" "http://127.0.0.1:$PORT/none.ts" &&
 run never_up_udp 3 $M --out "$T/n2" --stall-timeout 1 "udp://127.0.0.1:$PORT" &&
     if ! grep -q "nothing came for 1 s" "$T/err"; then fail never_up_udp "$(cat "$T/err")"
     else pass never_up_udp; fi
+
+# 9. --realtime with a deliberately slow model (--imgsz 1280 on a 25 fps
+# stream: about 0.12 s a frame in the optimised build on this project's
+# 2-core machine, 3 frame times; slower under the sanitizers): frames
+# dropped, never queued; the JSON Lines' frame numbers rise with holes; the
+# latency bounded: every frame's latency_s under 3 detection times (the
+# summary's inference time per frame detected) + 1 s, where a queue grows
+# by a detection time less a frame time with every frame; the drops and
+# latencies in the summary and the metrics file (strix_frames_dropped_total,
+# strix_frame_latency_seconds)
+serve 4 "$URL"
+sleep 0.5
+infer_bg --out "$T/rt" --realtime --imgsz 1280 --no-reconnect --metrics-file "$T/rt.prom" "$URL"
+finish 60
+if [ $RC -ne 0 ]; then fail realtime "exit $RC: $(head -c 300 "$T/err")"
+elif ! c=$(check "$T/rt/live.jsonl" 0 1); then fail realtime "$c"
+else
+    n=$(frames_of "$c")
+    max=$(jq -s '[.[1:][] | .latency_s] | max' "$T/rt/live.jsonl")
+    dropped=$(sed -n 's/.*; \([0-9]*\) frames* dropped to keep up.*/\1/p' "$T/out")
+    bound=$(sed -n 's/.*(\([0-9]*\) detected).*inference \([0-9.]*\) s.*/\1 \2/p' "$T/out" |
+        awk '$1 > 0 { printf "%.3f", 3 * $2 / $1 + 1 }')
+    if [ -z "$dropped" ] || [ "$dropped" -eq 0 ]; then fail realtime "no drops reported: $(cat "$T/out")"
+    elif [ -z "$bound" ]; then fail realtime "no inference time in the summary: $(cat "$T/out")"
+    elif ! awk -v m="$max" -v b="$bound" 'BEGIN { exit !(m < b) }'; then
+        fail realtime "latency up to $max s, bound $bound s (3 detections + 1 s)"
+    elif ! grep -q "^strix_frames_dropped_total $dropped\$" "$T/rt.prom" ||
+         ! grep -q "^strix_frame_latency_seconds_count $n\$" "$T/rt.prom"; then
+        fail realtime "metrics: $(grep -E 'dropped_total |latency_seconds_count' "$T/rt.prom"), want $dropped drops, $n latencies"
+    else pass realtime; fi
+fi
+stop $SRV
+
+# 10. --highlights with --segment on a live stream with audio: a reel per
+# piece, cut from the piece once it is closed (the first one while the run
+# goes on), each playable with its video and the audio
+ffmpeg -v error -nostdin -re -f lavfi -i testsrc=size=160x120:rate=25 -f lavfi -i sine=frequency=440 -t 5 \
+    -c:v libx264 -preset ultrafast -g 25 -pix_fmt yuv420p -c:a aac -f mpegts -listen 1 "$URL" >>"$T/srv.log" 2>&1 &
+SRV=$!
+PIDS="$PIDS $SRV"
+sleep 0.5
+"$B/infer" --weights "$ROOT/tests/loaders/v8_f16.pt" --imgsz 64 --threads 1 --device cpu --out "$T/hl" --segment 1s \
+    --highlights 0,1,2 --no-reconnect "$URL" >"$T/out" 2>"$T/err" &
+RUN=$!
+PIDS="$PIDS $RUN"
+sleep 3.5
+early=0
+[ -e "$T/hl/live-000.highlights.mp4" ] && kill -0 $RUN 2>/dev/null && early=1
+finish 20
+n=0 bad=""
+for f in "$T"/hl/live-*.highlights.mp4; do
+    [ -e "$f" ] || continue
+    n=$((n + 1))
+    k=$(frames_in "$f")
+    a=$(ffprobe -v error -select_streams a:0 -show_entries stream=codec_name -of csv=p=0 "$f" 2>/dev/null | sed -n 1p)
+    { [ -n "$k" ] && [ "$k" -gt 0 ] && [ "$a" = aac ]; } || bad="$bad $(basename "$f") ($k frames, audio '$a')"
+done
+if [ $RC -ne 0 ]; then fail highlights_segments "exit $RC: $(head -c 300 "$T/err")"
+elif [ $early = 0 ]; then fail highlights_segments "no reel of the first piece 3.5 s into a 5 s stream: $(ls "$T/hl")"
+elif [ $n -lt 3 ]; then fail highlights_segments "$n reels of 1 s pieces of a 5 s stream: $(ls "$T/hl")"
+elif [ -n "$bad" ]; then fail highlights_segments "not playable with audio:$bad"
+elif ! grep -q "$n highlight reels" "$T/out"; then fail highlights_segments "summary: $(cat "$T/out")"
+else pass highlights_segments; fi
+stop $SRV
 
 exit $FAILED

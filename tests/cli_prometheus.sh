@@ -4,10 +4,13 @@
 # Prometheus on localhost with a generated configuration scraping the
 # worker's --metrics-port every second, runs a worker over a clip, and reads
 # strix_frames_done_total back through Prometheus' HTTP query API (a value
-# in 1..the stream's frames; the item is a live MPEG-TS stream in a FIFO, so
-# the worker runs for the stream's 6 s however fast the machine); the
-# --metrics-file written beside it ends with every frame and item counted.  SKIPs, with the reason, where Prometheus
-# or curl is not installed or Prometheus cannot start here.
+# in 1..the stream's frames; the item is a live MPEG-TS stream in a FIFO,
+# read with --live, so the worker runs for the stream's 6 s however fast
+# the machine), and the count of the live latency histogram
+# strix_frame_latency_seconds likewise; the --metrics-file written beside
+# it ends with every frame and item counted, every frame in the histogram.
+# SKIPs, with the reason, where Prometheus or curl is not installed or
+# Prometheus cannot start here.
 #   sh tests/cli_prometheus.sh BUILD_DIR
 NAME=cli_prometheus
 . "$(dirname "$0")/lib_cli.sh"
@@ -75,15 +78,19 @@ ffmpeg -v error -nostdin -y -re -f lavfi -i "testsrc2=size=128x96:rate=5" -frame
     -preset ultrafast -tune zerolatency -f mpegts "$T/live.ts" 2>"$T/fferr" &
 ffpid=$!
 "$B/infer" --model "$YAML" --scale n --weights "$W" --imgsz 64 --threads 1 --device cpu --preset ultrafast \
-    --manifest "$T/m.txt" --out "$T/out" --metrics-port $mport --metrics-file "$T/out/strix.prom" \
+    --live --manifest "$T/m.txt" --out "$T/out" --metrics-port $mport --metrics-file "$T/out/strix.prom" \
     >"$T/out.txt" 2>"$T/err" &
 wpid=$!
-got=""
-n=0 # until Prometheus has a sample with frames in it
+got="" lat=""
+# query NAME: the value Prometheus has for NAME now ("" when none)
+query() {
+    curl -s "http://127.0.0.1:$pport/api/v1/query?query=$1" | sed -n 's/.*"value":\[[0-9.]*,"\([0-9]*\)"\].*/\1/p'
+}
+n=0 # until Prometheus has a sample with frames in it, and one of the live latency histogram
 while [ $n -lt 300 ]; do
-    got=$(curl -s "http://127.0.0.1:$pport/api/v1/query?query=strix_frames_done_total" |
-        sed -n 's/.*"value":\[[0-9.]*,"\([0-9]*\)"\].*/\1/p')
-    [ -n "$got" ] && [ "$got" -gt 0 ] && break
+    got=$(query strix_frames_done_total)
+    lat=$(query strix_frame_latency_seconds_count)
+    [ -n "$got" ] && [ "$got" -gt 0 ] && [ -n "$lat" ] && [ "$lat" -gt 0 ] && break
     kill -0 $wpid 2>/dev/null || break
     sleep 0.2
     n=$((n + 1))
@@ -95,6 +102,10 @@ wait $ffpid
 if [ $rc -ne 0 ]; then fail $t "the worker exited with $rc: $(head -c 300 "$T/err")"
 elif [ -z "$got" ] || [ "$got" -lt 1 ] || [ "$got" -gt $FRAMES ]; then
     fail $t "Prometheus' query API gave strix_frames_done_total '$got' (want 1..$FRAMES; the worker ended first?)"
+elif [ -z "$lat" ] || [ "$lat" -lt 1 ] || [ "$lat" -gt $FRAMES ]; then
+    fail $t "Prometheus' query API gave strix_frame_latency_seconds_count '$lat' (want 1..$FRAMES)"
+elif ! grep -q "^strix_frame_latency_seconds_count $FRAMES\$" "$T/out/strix.prom"; then
+    fail $t "the metrics file's latency histogram does not count the $FRAMES frames: $(grep latency_seconds_count "$T/out/strix.prom")"
 elif ! grep -q "^strix_frames_done_total $FRAMES\$" "$T/out/strix.prom" || ! grep -q "^strix_items_done_total 1\$" "$T/out/strix.prom"; then
     fail $t "the metrics file does not end with $FRAMES frames and 1 item: $(grep -E '^strix_(frames|items)_done' "$T/out/strix.prom" | tr '\n' ' ')"
 else pass $t; fi

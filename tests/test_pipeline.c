@@ -15,8 +15,11 @@
  * CUDA model DMAs them from the slot while the batch runs): the detector
  * sees that memory kind, and a slot never reaches its reader again before
  * its ticket is finished (its pixels at collect are those submitted), on
- * normal ends, failures and stops alike.  Random sizes and random sleeps
- * shake the thread interleavings.
+ * normal ends, failures and stops alike.  A realtime stream whose detector
+ * is slower than its reader drops frames instead of holding the reader
+ * back: the frames written are read ones in increasing order, the newest
+ * last, and written + late add up to the frames read.  Random sizes and
+ * random sleeps shake the thread interleavings.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,6 +43,7 @@ typedef struct fake {
     int skip_mod;       /* frames i with i % skip_mod == 2 are placeholders (skip); 0: none */
     long read_sleep_ns, write_sleep_ns; /* a slow reader or writer */
     int pinned;         /* mark the frames STRIX_PINNED (the submit/collect runs) */
+    int realtime;       /* the stream drops frames: indices rise with holes */
     /* reader thread */
     atomic_long produced;
     atomic_int reused;  /* a slot came back to the reader while its batch was in flight */
@@ -180,7 +184,7 @@ static strix_status fake_detect(void *ctx, const strix_image *im, int n, strix_d
         }
         if (im[j].width != im[0].width && !d->detect_bad) d->detect_bad = 3;
         if (im[j].memory != (f->pinned ? STRIX_PINNED : STRIX_HOST) && !d->detect_bad) d->detect_bad = 4;
-        if (i != f->next_inferred && !d->detect_bad) {
+        if ((f->realtime ? i < f->next_inferred : i != f->next_inferred) && !d->detect_bad) {
             d->detect_bad = 2;
             snprintf(d->why, sizeof d->why, "stream %d: frame %ld detected, expected %ld", k, i, f->next_inferred);
         }
@@ -267,7 +271,8 @@ static int fake_write(void *ctx, strix_pipe_frame *fr, strix_error *err)
     long src = carried(f, i); /* the frame whose detections this one carries */
     int want = src < 0 || is_skip(f, i) ? 0 : fake_count(src);
     long expect = atomic_load(&f->next_written);
-    if (i != expect) snprintf(f->why, sizeof f->why, "stream %d: frame %ld arrived, expected %ld", f->k, i, expect);
+    if (f->realtime ? i < expect : i != expect)
+        snprintf(f->why, sizeof f->why, "stream %d: frame %ld arrived, expected %ld", f->k, i, expect);
     else if (fr->skip != is_skip(f, i)) snprintf(f->why, sizeof f->why, "frame %ld: skip=%d", i, fr->skip);
     else if (fr->stream != f->k || (!fr->skip && fr->rgb[3] != f->k))
         snprintf(f->why, sizeof f->why, "stream %d: frame %ld of stream %d", f->k, i, fr->skip ? -1 : fr->rgb[3]);
@@ -332,7 +337,8 @@ static strix_pipe_config config(fdet *d, strix_pipe_stream *ps)
     strix_pipe_config c;
     memset(&c, 0, sizeof c);
     for (int k = 0; k < d->n_streams; k++)
-        ps[k] = (strix_pipe_stream){d->s[k].stride, &d->s[k], fake_read, fake_write, fake_release};
+        ps[k] = (strix_pipe_stream){d->s[k].stride, d->s[k].realtime, &d->s[k], fake_read, fake_write,
+                                    fake_release};
     c.batch = d->batch;
     c.max_det = MAX_PER_FRAME;
     c.streams = ps;
@@ -534,6 +540,35 @@ static void test_pipe_back_pressure(void)
     }
 }
 
+/* --realtime: a detector ten times slower than the reader; frames are
+ * dropped (late), never queued: the writer sees read frames in increasing
+ * order, the last one read among them, and nothing is lost unaccounted. */
+static void test_pipe_realtime(void)
+{
+    for (int rep = 0; rep < 6; rep++) {
+        fake f;
+        fdet d;
+        fake_init(&f, 0, 400, 1);
+        f.realtime = 1;
+        f.jitter = rep % 2;
+        f.read_sleep_ns = 50000; /* 0.05 ms a frame */
+        fdet_init(&d, &f, 1, tl_int(1, 3));
+        d.async = rep >= 3;
+        d.sleep_ns = 500000; /* 0.5 ms a call */
+        strix_pipe_stream ps[1];
+        strix_pipe_config c = config(&d, ps);
+        strix_pipe_stats st;
+        strix_error e;
+        TL_CHECK(strix_pipe_run(&c, &st, &e) == STRIX_OK, "%s", e.message);
+        TL_CHECK(!f.why[0] && !d.detect_bad, "%s%s", f.why, d.why);
+        TL_CHECK(st.late > 0 && st.frames > 0, "batch %d: %ld late, %ld written of 400", d.batch, st.late, st.frames);
+        TL_CHECK(st.frames + st.late == 400, "%ld written + %ld late, 400 read", st.frames, st.late);
+        TL_CHECK(atomic_load(&f.next_written) == 400, "the newest frame was not written (last: %ld)",
+                 atomic_load(&f.next_written) - 1);
+        TL_CHECK(f.allocs <= st.slots, "%d slot states, %d slots", f.allocs, st.slots);
+    }
+}
+
 /* A failure in each stage: that stage's status and message come back, the
  * run ends (no hang), every slot state is released; a reader or writer
  * failure leaves the other streams whole, a detection failure stops all. */
@@ -701,6 +736,7 @@ int main(int argc, char **argv)
     TL_RUN(test_pipe_flat_memory);
     TL_RUN(test_pipe_shared_memory);
     TL_RUN(test_pipe_back_pressure);
+    TL_RUN(test_pipe_realtime);
     TL_RUN(test_pipe_failures);
     TL_RUN(test_pipe_skip);
     TL_RUN(test_pipe_stop);

@@ -6,7 +6,8 @@
 # archives for the aarch64 build).  Called by `make deps`,
 # `make test`, `make demo`; the only step that uses the network.
 # The core library needs a C compiler, libyaml, libjpeg-turbo and stb; `infer` reads and
-# writes video through FFmpeg's libraries (found with pkg-config); the ffmpeg
+# writes video through FFmpeg's libraries (found with pkg-config; libavdevice
+# for V4L2 cameras); the ffmpeg
 # and ffprobe programs make and check the test clips and run the benchmark;
 # JPEGs are decoded with libjpeg-turbo (libjpeg62-turbo-dev, which OpenCV uses);
 # clang and its libFuzzer runtime (libclang-rt-dev) build the fuzz targets.
@@ -19,6 +20,11 @@
 # that build under qemu-user-static.  The batch-worker tests run real engines on
 # localhost: Slurm (slurm-wlm: slurmctld, slurmd, sbatch; tests/cli_slurm.sh)
 # and Prometheus (prometheus, queried with curl; tests/cli_prometheus.sh).
+# The live-source tests read their JSON Lines with jq and serve RTSP with
+# GStreamer's gst-rtsp-server driven from Perl (tests/rtsp_server.pl:
+# libglib-object-introspection-perl, gir1.2-gst-rtsp-server-1.0, with
+# videotestsrc from gstreamer1.0-plugins-base, rtph264pay from -good and
+# x264enc from -ugly; tests/cli_live_rtsp.sh).
 # `make image` (tools/image.sh) builds its base root with mmdebstrap from
 # .debs downloaded here once (tools/image.sh fetch); its test
 # (tests/cli_image.sh) reads the images with skopeo and runs them with
@@ -30,10 +36,11 @@ set -e
 cd "$(dirname "$0")/.."
 need=""
 for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg62-turbo-dev pkg-config clang libclang-rt-dev \
-    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev ffmpeg \
+    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavdevice-dev ffmpeg \
     libx264-dev libmbedtls-dev zlib1g-dev nasm libffmpeg-nvenc-dev dpkg-dev \
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static slurm-wlm prometheus curl mmdebstrap skopeo podman runc \
-    help2man python3 python3-numpy python3-venv; do
+    help2man python3 python3-numpy python3-venv jq libglib-object-introspection-perl gir1.2-gst-rtsp-server-1.0 \
+    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then

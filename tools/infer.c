@@ -219,9 +219,11 @@ static void usage(FILE *f)
             "Live sources (network URLs http(s):// rtsp:// udp:// srt:// ..., devices\n"
             "such as /dev/video0, or any input but a local file with no known duration;\n"
             "docs/videos-and-outputs.md \"Live sources\"): the progress line shows\n"
-            "frames, fps and drops; OUT/NAME.jsonl is written at its final name and\n"
-            "flushed per frame (tail -f it); a network source that drops, ends or\n"
-            "stalls is reopened, its gap an {\"event\": ...} line in the JSON Lines.\n"
+            "frames, fps, latency and drops; OUT/NAME.jsonl is written at its final\n"
+            "name and flushed per frame, each with its latency_s (tail -f it); a\n"
+            "network source that drops, ends or stalls is reopened, its gap an\n"
+            "{\"event\": ...} line in the JSON Lines (tracks survive a gap of up to\n"
+            "--track-buffer frames).\n"
             "  --live            treat every video input as live\n"
             "  --stall-timeout S a live source that sends nothing for S seconds has\n"
             "                    dropped (default 10)\n"
@@ -232,7 +234,14 @@ static void usage(FILE *f)
             "  --segment D       the annotated video as rolling files OUT/NAME-000.mp4,\n"
             "                    NAME-001.mp4, ... of D each (4s, 10m, 1h; a number:\n"
             "                    seconds), fragmented MP4 written in place: each plays\n"
-            "                    once closed, the open one up to its last fragment\n"
+            "                    once closed, the open one up to its last fragment;\n"
+            "                    with --highlights a reel per piece, NAME-000.highlights.mp4\n"
+            "  --segment-format F  mp4 (default) or ts: the pieces as MPEG-TS, NAME-000.ts\n"
+            "  --rtsp-transport T  tcp or udp for rtsp:// inputs (default: FFmpeg's, UDP\n"
+            "                    first, TCP when no UDP packet comes)\n"
+            "  --realtime        keep up with a live source: when detection falls behind,\n"
+            "                    drop the frames waiting for it (the newest is kept) and\n"
+            "                    count them, never queueing\n"
             "\n"
             "Tracking, counting and highlight reels (videos):\n"
             "  --track           follow objects across frames (BoT-SORT by default, as\n"
@@ -396,7 +405,8 @@ static int parse_args(int argc, char **argv, options *o)
                   : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet
                   : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track
                   : !strcmp(a, "--nms-free") ? &o->nms_free : !strcmp(a, "--nv12") ? &o->nv12
-                  : !strcmp(a, "--int8") ? &o->int8 : !strcmp(a, "--live") ? &o->live : NULL;
+                  : !strcmp(a, "--int8") ? &o->int8 : !strcmp(a, "--live") ? &o->live
+                  : !strcmp(a, "--realtime") ? &o->realtime : NULL;
         if (flag) {
             *flag = 1;
             continue;
@@ -436,7 +446,8 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len", "--manifest", "--shard", "--shards",
                                                  "--metrics-port", "--metrics-file", "--decode", "--calibrate",
-                                                 "--stall-timeout", "--max-reconnects", "--segment"};
+                                                 "--stall-timeout", "--max-reconnects", "--segment",
+                                                 "--segment-format", "--rtsp-transport"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
         if (!known) return usage_error("unknown option '%s'", a);
@@ -499,6 +510,16 @@ static int parse_args(int argc, char **argv, options *o)
                                  val);
         }
         else if (!strcmp(name, "--segment")) rc = parse_duration(name, val, &o->segment);
+        else if (!strcmp(name, "--segment-format")) {
+            if (strcmp(val, "mp4") && strcmp(val, "ts"))
+                return usage_error("--segment-format: '%s' is not mp4 or ts", val);
+            o->segment_ts = !strcmp(val, "ts");
+            o->segment_format_set = 1;
+        } else if (!strcmp(name, "--rtsp-transport")) {
+            if (strcmp(val, "tcp") && strcmp(val, "udp"))
+                return usage_error("--rtsp-transport: '%s' is not tcp or udp", val);
+            o->rtsp_transport = val;
+        }
         else if (!strcmp(name, "--max-reconnects")) rc = parse_int(name, val, 0, 1000000000, &o->max_reconnects);
         else if (!strcmp(name, "--threads")) rc = parse_int(name, val, 0, 4096, &o->threads);
         else if (!strcmp(name, "--manifest")) o->manifest = val;
@@ -522,11 +543,13 @@ static int parse_args(int argc, char **argv, options *o)
     if (!o->detections && !o->weights) return usage_error("--weights FILE is required (or --detections FILE)");
     if (o->manifest && (o->n_inputs || o->json || o->detections))
         return usage_error("--manifest FILE lists the inputs: give no INPUT, --json or --detections with it");
-    if (!o->manifest && (o->shard || o->shards || o->metrics_port >= 0 || o->metrics_file))
-        return usage_error("--shard, --shards and --metrics-* work with --manifest FILE");
+    if (!o->manifest && (o->shard || o->shards)) return usage_error("--shard and --shards work with --manifest FILE");
     if (!o->n_inputs && !o->manifest) return usage_error("no INPUT given (or --manifest FILE)");
     if (o->save_conf && !o->txt) return usage_error("--save-conf needs --txt");
     if (o->segment > 0 && !o->save) return usage_error("--segment cuts the annotated video: leave out --no-save");
+    if (o->segment_format_set && o->segment <= 0) return usage_error("--segment-format needs --segment D");
+    if (o->segment > 0 && o->hl_min_frames > 1)
+        return usage_error("--hl-min-frames: a piece's reel (--segment) is cut before its tracks end: leave it out");
     if (o->int8 && !o->calibrate)
         return usage_error("--int8 needs --calibrate SRC: a few images like the inputs (an image, a directory or a "
                            "quoted glob) to set the activation ranges");
@@ -763,7 +786,11 @@ int main(int argc, char **argv)
     if (o.manifest) { /* the work list, the shard, the metrics (infer/worker.c) */
         rc = worker_open(&w, &o, argc, argv);
         g_discard = 1;
-    } else rc = plan_run_outputs(&o, &in, &json_path, &plan, &vplan, &labels_dir, &created);
+    } else {
+        rc = plan_run_outputs(&o, &in, &json_path, &plan, &vplan, &labels_dir, &created);
+        w.sh = (shard){0, 1, "no --manifest"};
+        if (!rc) rc = worker_metrics(&w, &o, 0);
+    }
     if (rc) goto out;
 
     /* from here on a signal finishes the current batch (images) or the

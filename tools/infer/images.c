@@ -149,7 +149,7 @@ int run_images(const options *o, const strlist *images, const plan_entry *plan, 
     still_sink_config kc = {det->names, det->n_names, o->overwrite};
     still_sink_init(&r.sink, &kc);
 
-    strix_pipe_stream stream = {1, &r, image_read, image_write, image_release};
+    strix_pipe_stream stream = {1, 0, &r, image_read, image_write, image_release};
     strix_pipe_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.batch = o->batch;

@@ -19,6 +19,7 @@
 
 #include "count.h"
 #include "framelog.h"
+#include "highlight.h"
 #include "image.h"
 #include "jsonl.h"
 #include "strix.h"
@@ -66,6 +67,9 @@ typedef struct options {
     int reconnect;                       /* 0: --no-reconnect */
     int max_reconnects;                  /* --max-reconnects: attempts after one drop; -1: no limit */
     double segment;                      /* --segment: seconds per annotated file, 0: one file */
+    int segment_ts, segment_format_set;  /* --segment-format ts: the pieces as MPEG-TS */
+    const char *rtsp_transport;          /* --rtsp-transport tcp|udp; NULL: FFmpeg's default */
+    int realtime;                        /* --realtime: drop frames detection has no time for */
     struct metrics *metrics;             /* NULL: no metrics to update */
 } options;
 
@@ -200,6 +204,7 @@ typedef struct source_config {
                                          camera never ends) */
     int max_reconnects;               /* reopen attempts after one drop; -1: no limit */
     int quiet;                        /* no line on stderr for a drop and its reconnect */
+    const char *rtsp_transport;       /* strix_video_read_options.rtsp_transport */
 } source_config;
 
 /* A drop of a live source and the reconnect that ended it, for the JSON
@@ -231,13 +236,14 @@ typedef struct video_sink_config {
     double segment;                   /* > 0: rolling files NAME-000.mp4, ... of this many seconds,
                                          written in place (strix_video_write_options.segment) */
     int overwrite;                    /* segments: replace an existing NAME-000.mp4 */
+    int ts;                           /* segments as MPEG-TS: NAME-000.ts, ... */
 } video_sink_config;
 
 typedef struct video_sink {
     strix_video_writer *wr;           /* NULL: no annotated video (--no-save) */
     char *tmp;                        /* the temporary file until published (not with segments) */
     const char *path;
-    char *shown;                      /* segments: "OUT/NAME-NNN.mp4" for messages, else NULL */
+    char *shown;                      /* segments: "OUT/NAME-NNN.mp4" (.ts) for messages, else NULL */
     int nvtx;
 } video_sink;
 
@@ -259,6 +265,26 @@ typedef struct tracking {
     int n_last;                       /* detections of the last frame tracked (ids and boxes hold them) */
 } tracking;
 
+/* --highlights with --segment (reels.c): a piece whose reel is not cut yet:
+ * the time its first frame has on the source's timeline, and per frame its
+ * time in the piece and its activity (qualifying detections). */
+typedef struct reel_piece {
+    double start;
+    double *pts, *act;
+    long n, cap;
+} reel_piece;
+
+/* The pieces not yet cut, oldest first (the last one being written). */
+typedef struct reels {
+    char *stem;                  /* OUT/NAME: pieces STEM-000.EXT, reels STEM-000.highlights.mp4; NULL: none */
+    const char *ext;             /* "mp4" or "ts" */
+    reel_piece *q;
+    int n, cap;
+    long first;                  /* q[0]'s piece number */
+    long written;                /* reels written */
+    time_t since;                /* when the run began: a piece file older than that is an earlier run's */
+} reels;
+
 /* The state of one video's run, shared by the pipeline callbacks: read on
  * its decode thread, write on its annotate/encode thread, the rest on the
  * calling thread. */
@@ -274,7 +300,20 @@ typedef struct vrun {
     char *jl_tmp;                /* the JSON Lines' temporary file until published (not live) */
     int live;                    /* a live source: JSON Lines at the final name, flushed per frame */
     long jl_frames;              /* frame lines written (live: none, the file goes at the end) */
-    long drops;                  /* the source's drops reconnected so far (writer thread) */
+    long reconnects;             /* the source's drops reconnected so far (writer thread) */
+    /* reader thread: the reconnects so far and the last one (each frame's slot copies them); the
+     * clock offset that places a frame's pts at its moment at the source (live latency) */
+    long gap_seq;
+    source_gap gap;
+    double anchor_ms;
+    int anchored;
+    /* writer thread: the reconnects written; the last frame's read time; frames --realtime
+     * dropped (the holes in the frame numbers); the live latency: last, sum, max, frames */
+    long gap_written;
+    double last_read_ms;
+    long late;
+    double lat_last, lat_sum, lat_max;
+    long lat_n;
     char *label_path;            /* room for <label_base>_<n>.txt */
     long expected;               /* frames, -1 when unknown */
     double t0, last_progress, track_ms, annotate_ms, side_ms;
@@ -299,6 +338,7 @@ typedef struct vrun {
     const unsigned char *hl_mask;
     strix_frame_log *hl;
     strix_frame_item *hl_items; /* [rcap]: this frame's */
+    reels reels;                /* --highlights with --segment: a reel per piece instead (writer thread) */
 } vrun;
 
 /* Set from the signal handler (tools/infer.c); a flag is all a handler may
@@ -357,6 +397,14 @@ strix_status video_sink_frame(video_sink *s, strix_video_frame *vf, strix_error 
 int video_sink_finish(video_sink *s, const source *src, int overwrite);
 void video_sink_close(video_sink *s);
 
+/* reels.c: each an exit code (printed) */
+int reels_open(reels *r, const char *video_out, int ts);
+/* After the frame went to the video sink: note it; cut the reels of the pieces closed since. */
+int reels_frame(vrun *v, double time, double activity);
+/* After the sink finished: the reels of the pieces left. */
+int reels_finish(vrun *v);
+void reels_free(reels *r);
+
 /* tracking.c */
 strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *err);
 /* One frame, in order: the identities of its n detections into t->ids and
@@ -369,6 +417,12 @@ strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *e
  * (for BoT-SORT's camera-motion compensation; NULL without pixels); grey:
  * its grey half-size image when the reader made it (strix_track_grey),
  * which GMC then reads instead, else NULL. */
+/* A live source's gap of `missed` frames: as many updates without
+ * detections, at most track_buffer + 2 (a lost track is dropped after
+ * track_buffer updates and stays matchable one more), so a gap longer than
+ * track_buffer frames ends every track and a shorter one leaves them lost,
+ * to be found again. */
+strix_status tracking_gap(tracking *t, long missed, int track_buffer, strix_error *err);
 strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, int w, int h, long index,
                             double time, int inferred, const strix_detection *d, int n, int *n_cross,
                             strix_error *err);
@@ -405,14 +459,21 @@ void still_sink_init(still_sink *s, const still_sink_config *c);
 strix_status still_sink_write(still_sink *s, const char *path, still *img, const strix_detection *d, int n,
                               strix_error *err);
 const char *class_name_of(const vrun *v, int id);
-void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets,
+/* latency: seconds from the frame at the source to this line (live runs), < 0: none */
+void jsonl_frame(const vrun *v, long index, double pts, double latency, int inferred, const strix_detection *dets,
                  const strix_detection *raw, const int *ids, int n, int n_cross);
 void mot_frame(FILE *mot, long index, const strix_detection *dets, const int *ids, int n);
 int write_tracks_json(vrun *v, long frames, double fps);
 int write_highlights(vrun *v, double end_time);
+/* The --hl-* options as the segmenter's; the reel's encoder options (--codec, --crf, --preset, audio),
+ * its name in messages, notices printed, interrupted by a stop */
+void highlight_options(const options *o, strix_highlight_options *ho);
+void reel_cut_options(vrun *v, const char *name, strix_video_cut_options *co);
 /* frames -1: not known (a live run's header, never rewritten) */
 void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_stats *rs);
-/* A live source's drop and reconnect, before the first frame after it. */
-void jsonl_gap(FILE *j, const source_gap *g, long next_frame, double pts);
+/* A live source's drop and reconnect, before the first frame after it;
+ * missed: the frames the tracker was told it missed (tracks_ended: every
+ * track ended), < 0 without --track. */
+void jsonl_gap(FILE *j, const source_gap *g, long next_frame, double pts, int missed, int tracks_ended);
 
 #endif

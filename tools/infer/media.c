@@ -35,6 +35,7 @@ int source_open(source *s, const source_config *c)
     ro.nvtx = c->nvtx; /* the reader marks its "decode" and "preprocess" (conversion) apart */
     ro.interrupt = c->interrupt;
     ro.stall_timeout = c->stall_timeout;
+    ro.rtsp_transport = c->rtsp_transport;
     ro.rows = c->rows;
     ro.rows_ctx = c->rows_ctx;
     if (c->pinned) {
@@ -135,10 +136,12 @@ void source_close(source *s)
     memset(s, 0, sizeof *s);
 }
 
-/* --segment: OUT/NAME.mp4 -> the pattern OUT/NAME-%03d.mp4 (a % of the
- * name doubled) in s->tmp's place, written in place; and s->shown; an exit code */
+/* --segment: OUT/NAME.mp4 -> the pattern OUT/NAME-%03d.mp4 (.ts with
+ * --segment-format ts; a % of the name doubled) in s->tmp's place, written
+ * in place; and s->shown; an exit code */
 static int segment_paths(video_sink *s, const video_sink_config *c, char **pattern)
 {
+    const char *ext = c->ts ? "ts" : "mp4";
     size_t n = strlen(c->path), stem = n > 4 && !strcmp(c->path + n - 4, ".mp4") ? n - 4 : n;
     char *p = malloc(2 * n + 16), *shown = malloc(n + 16);
     if (!p || !shown) {
@@ -152,12 +155,12 @@ static int segment_paths(video_sink *s, const video_sink_config *c, char **patte
         if (c->path[i] == '%') p[k++] = '%';
         p[k++] = c->path[i];
     }
-    snprintf(p + k, 2 * n + 16 - k, "-%%03d.mp4");
-    snprintf(shown, n + 16, "%.*s-NNN.mp4", (int)stem, c->path);
+    snprintf(p + k, 2 * n + 16 - k, "-%%03d.%s", ext);
+    snprintf(shown, n + 16, "%.*s-NNN.%s", (int)stem, c->path, ext);
     s->shown = shown;
     *pattern = p;
     char first[4096];
-    snprintf(first, sizeof first, "%.*s-000.mp4", (int)stem, c->path);
+    snprintf(first, sizeof first, "%.*s-000.%s", (int)stem, c->path, ext);
     if (!c->overwrite && !access(first, F_OK)) {
         fprintf(stderr, "infer: %s: exists; give --overwrite to replace it, or another --out\n", first);
         return EXIT_OUTPUT;
@@ -193,6 +196,7 @@ int video_sink_open(video_sink *s, const video_sink_config *c, const source *src
     wo.audio = c->audio;
     wo.name = s->shown ? s->shown : c->path;
     wo.segment = c->segment;
+    wo.segment_ts = c->ts;
     wo.notice = c->notice;
     wo.notice_ctx = c->notice_ctx;
     strix_error e;

@@ -1,7 +1,8 @@
 /* metrics.c — the worker's metrics in Prometheus' text exposition format
  * (version 0.0.4), for autoscaling and dashboards: items done, skipped and
  * failed, frames done and frames/s, the items still queued, time per
- * stage, and the GPU's utilisation, memory and decoder utilisation read
+ * stage, live sources' frames dropped by --realtime and their latency (a
+ * histogram), and the GPU's utilisation, memory and decoder utilisation read
  * through NVML (tools/infer/nvml.h: libnvidia-ml.so.1 opened at run time;
  * the CPU build and machines without the driver run without it, and the
  * text says so).
@@ -29,6 +30,10 @@
 
 #define FILE_EVERY_MS 5000.0
 
+/* strix_frame_latency_seconds' bucket bounds (seconds; +Inf after them) */
+static const double lat_le[] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+#define N_LAT ((int)(sizeof lat_le / sizeof lat_le[0]))
+
 static const char *const stage_names[STAGE_COUNT] = {"decode", "detect", "postprocess", "track", "annotate",
                                                      "write"};
 
@@ -41,6 +46,8 @@ struct metrics {
     shard sh;
     long items, outcome[3], frames, frames_failed;
     double stage_ms[STAGE_COUNT], t0;
+    long dropped, lat_count, lat_bucket[N_LAT]; /* lat_bucket[i]: latencies <= lat_le[i] */
+    double lat_sum;
     nvml gpu;
 };
 
@@ -74,6 +81,15 @@ char *metrics_render(metrics *m)
                "# HELP strix_frames_per_second Frames done per second since the worker started.\n"
                "# TYPE strix_frames_per_second gauge\nstrix_frames_per_second %.3f\n",
             m->frames, m->frames_failed, secs > 0 ? (double)m->frames / secs : 0.0);
+    fprintf(f, "# HELP strix_frames_dropped_total Frames of live sources dropped by --realtime to keep up.\n"
+               "# TYPE strix_frames_dropped_total counter\nstrix_frames_dropped_total %ld\n"
+               "# HELP strix_frame_latency_seconds Live sources: from a frame at the source (its pts on the "
+               "local clock) to its JSON line written.\n# TYPE strix_frame_latency_seconds histogram\n",
+            m->dropped);
+    for (int i = 0; i < N_LAT; i++)
+        fprintf(f, "strix_frame_latency_seconds_bucket{le=\"%g\"} %ld\n", lat_le[i], m->lat_bucket[i]);
+    fprintf(f, "strix_frame_latency_seconds_bucket{le=\"+Inf\"} %ld\nstrix_frame_latency_seconds_sum %.3f\n"
+               "strix_frame_latency_seconds_count %ld\n", m->lat_count, m->lat_sum, m->lat_count);
     fprintf(f, "# HELP strix_stage_seconds_total Time spent in each stage (stages overlap across threads).\n"
                "# TYPE strix_stage_seconds_total counter\n");
     for (int s = 0; s < STAGE_COUNT; s++)
@@ -238,6 +254,24 @@ void metrics_stage(metrics *m, int stage, double ms)
     if (!m) return;
     pthread_mutex_lock(&m->mu);
     m->stage_ms[stage] += ms;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_dropped(metrics *m, long n)
+{
+    if (!m || n <= 0) return;
+    pthread_mutex_lock(&m->mu);
+    m->dropped += n;
+    pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_latency(metrics *m, double seconds)
+{
+    if (!m) return;
+    pthread_mutex_lock(&m->mu);
+    for (int i = 0; i < N_LAT; i++) m->lat_bucket[i] += seconds <= lat_le[i]; /* cumulative, as Prometheus' */
+    m->lat_count++;
+    m->lat_sum += seconds;
     pthread_mutex_unlock(&m->mu);
 }
 

@@ -37,6 +37,12 @@
  * ticket.  The frames `pend` gives back to `free_q` (a stop, an aborted
  * stream) were never submitted.
  *
+ * Realtime streams.  Their reader never waits for detection: a frame read
+ * replaces the one still in its read queue (given back to free_q, counted
+ * late), and with free_q empty it takes that frame's slot; so the read
+ * queue holds at most one frame, the newest, and detection never works on
+ * a backlog.  Frames already pending or detected are kept.
+ *
  * Stopping.  A reader or writer failure marks its stream aborted and wakes
  * every waiter: its reader and writer leave at their next wait, detection
  * drops its pending frames, the other streams go on.  A detection failure
@@ -133,7 +139,14 @@ static void *reader_main(void *arg)
     pipe *p = s->p;
     for (;;) {
         pthread_mutex_lock(&p->mu);
-        while (!s->free_q.n && !s->abort && !p->stopping) pthread_cond_wait(&s->cv_free, &p->mu);
+        while (!s->free_q.n && !s->abort && !p->stopping) {
+            if (s->s->realtime && s->read_q.n) { /* no time to wait: the waiting frame's slot */
+                ring_push(&s->free_q, ring_pop(&s->read_q));
+                s->st->late++;
+                break;
+            }
+            pthread_cond_wait(&s->cv_free, &p->mu);
+        }
         if (s->abort || p->stopping) {
             s->read_done = 1;
             pthread_cond_broadcast(&p->cv_read);
@@ -156,6 +169,8 @@ static void *reader_main(void *arg)
             r = -1;
         }
         if (r == 1 && !s->abort) {
+            for (; s->s->realtime && s->read_q.n; s->st->late++) /* replaced by the newer frame */
+                ring_push(&s->free_q, ring_pop(&s->read_q));
             f->index = s->next_index++;
             f->stream = s->k;
             ring_push(&s->read_q, f);

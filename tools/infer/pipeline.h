@@ -13,6 +13,9 @@
  * queue; a slot's pixels are owned by the callbacks through its `user`
  * pointer, which survives reuse (so a decoder reuses its buffers).
  *
+ * A realtime stream trades frames for latency instead: at most one frame
+ * waits for detection, the newest.
+ *
  * A frame the reader could not read may still keep its place (skip): the
  * writer meets it, in order, without detections.
  *
@@ -71,6 +74,13 @@ typedef enum strix_pipe_stage {
 typedef struct strix_pipe_stream {
     int vid_stride;  /* detect on frames 0, s, 2s, ...; the others reuse the
                         detections of the last detected frame; >= 1 */
+    int realtime;    /* 1: the reader never waits for detection (a live source
+                        that must not queue): a frame read while an earlier one
+                        still waits for a detect call replaces it, and with no
+                        free slot the reader takes the waiting frame's; the
+                        frames so replaced are never written (stats.late) and
+                        their indices are skipped, so index still counts the
+                        frames read.  A slow writer still stalls the reader. */
     void *ctx;       /* passed to read, write and release */
     /* reader thread: fill f (pixels, size) and return 1, or 0 at the end of
      * the stream, or -1 with err filled to stop this stream */
@@ -117,6 +127,7 @@ typedef struct strix_pipe_config {
 typedef struct strix_pipe_stats {
     long frames;      /* frames the writer accepted */
     long dropped;     /* frames read but dropped by config.stop */
+    long late;        /* frames read but replaced by a newer one (realtime) */
     long inferred;    /* frames given to detect */
     long batches;     /* detect calls that held frames of this stream */
     long detections;  /* boxes over all written frames (after the class filter) */

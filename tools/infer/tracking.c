@@ -20,6 +20,14 @@ strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *e
     return st;
 }
 
+strix_status tracking_gap(tracking *t, long missed, int track_buffer, strix_error *err)
+{
+    long k = missed < track_buffer + 2L ? missed : track_buffer + 2L;
+    strix_status st = STRIX_OK;
+    for (long i = 0; i < k && !st; i++) st = strix_tracker_update(t->tracker, NULL, NULL, 0, NULL, err);
+    return st;
+}
+
 /* Ultralytics' ops.clip_boxes on a float32 tensor: clamp_(0, size) */
 static float clip(float v, int size) { return v < 0 ? 0 : v > (float)size ? (float)size : v; }
 

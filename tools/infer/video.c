@@ -5,8 +5,10 @@
  * (media.c), the detector (detector.c), tracking (tracking.c), the
  * --detections replay, the JSON Lines, MOT and labels written per frame
  * (writers.c), what --highlights needs of each frame logged (framelog.h);
- * live sources (their JSON Lines flushed per frame, their reconnects'
- * event lines); the progress line and the summary. */
+ * live sources (their JSON Lines flushed per frame with each frame's
+ * latency, their reconnects' event lines, the tracker told of each gap,
+ * --realtime's dropped frames); --highlights with --segment (reels.c); the
+ * progress line and the summary. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -58,8 +60,11 @@ typedef struct vslot {
     uint8_t *grey;        /* [height / 2][width / 2] */
     size_t grey_cap;
     int grey_rows;        /* frame rows made into grey so far */
-    int has_gap;          /* a live source reconnected before this frame: gap says how */
-    source_gap gap;
+    long gap_seq;         /* the live source's reconnects before this frame: one more than the
+                             writer has written means gap is new */
+    source_gap gap;       /* the last reconnect */
+    double read_ms;       /* now_ms() when the frame was read */
+    double glass_ms;      /* now_ms() when the frame was at the source (live: see video_read) */
 } vslot;
 
 /* The reader's rows callback (strix_video_read_options.rows) with BoT-SORT's
@@ -98,12 +103,25 @@ static int video_read(void *ctx, strix_pipe_frame *f, strix_error *err)
     strix_video_frame *vf = &slot->vf;
     slot->grey_rows = 0;
     int r = source_read(&v->src, vf, err);
-    slot->has_gap = r == 1 && v->src.gap_pending;
-    if (slot->has_gap) {
-        slot->gap = v->src.gap;
-        v->src.gap_pending = 0;
-    }
     if (r == 1) {
+        /* every frame carries the last reconnect: the first one written after it says so (with
+         * --realtime the frame read first after it may be dropped) */
+        if (v->src.gap_pending) {
+            v->gap_seq++;
+            v->gap = v->src.gap;
+            v->src.gap_pending = 0;
+            v->anchored = 0;
+        }
+        slot->gap_seq = v->gap_seq;
+        slot->gap = v->gap;
+        /* The moment the frame was at the source ("glass"): its pts on our clock, placed by the
+         * frame that came soonest after its pts so far (since the last reconnect), so network,
+         * demux and decode delays beyond that frame's count as latency */
+        slot->read_ms = now_ms();
+        double at = slot->read_ms - vf->time * 1e3;
+        if (!v->anchored || at < v->anchor_ms) v->anchor_ms = at;
+        v->anchored = 1;
+        slot->glass_ms = v->anchor_ms + vf->time * 1e3;
         f->rgb = vf->rgb;
         f->memory = vf->memory;
         f->width = vf->width;
@@ -149,13 +167,14 @@ static void progress(vrun *v, long done, int final)
     if (!final && now - v->last_progress < (v->tty ? 200 : 5000)) return;
     v->last_progress = now;
     double el = (now - v->t0) / 1e3, fps = el > 0 ? done / el : 0;
-    if (v->live) { /* no end to count down to: frames, rate and drops */
+    if (v->live) { /* no end to count down to: frames, rate, latency, drops and reconnects */
+        const char *rs = v->reconnects == 1 ? "" : "s";
         if (v->tty)
-            fprintf(stderr, "\r%s [live] %ld frames  %.1f fps  %ld drop%s\033[K%s", v->shown, done, fps, v->drops,
-                    v->drops == 1 ? "" : "s", final ? "\n" : "");
+            fprintf(stderr, "\r%s [live] %ld frames  %.1f fps  latency %.2f s  %ld dropped  %ld reconnect%s\033[K%s",
+                    v->shown, done, fps, v->lat_last, v->late, v->reconnects, rs, final ? "\n" : "");
         else
-            fprintf(stderr, "infer: %s: live, %ld frames, %.1f fps, %ld drop%s\n", v->shown, done, fps, v->drops,
-                    v->drops == 1 ? "" : "s");
+            fprintf(stderr, "infer: %s: live, %ld frames, %.1f fps, latency %.2f s, %ld dropped, %ld reconnect%s\n",
+                    v->shown, done, fps, v->lat_last, v->late, v->reconnects, rs);
         fflush(stderr);
         return;
     }
@@ -317,6 +336,20 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
     }
+    /* a reconnect before this frame: with --track the time without frames,
+     * at the source's rate, counts as frames without detections */
+    int gap = slot->gap_seq > v->gap_written, missed = -1;
+    if (gap && v->trk.tracker) {
+        double fps = strix_video_reader_info(v->src.rd)->fps;
+        double k = v->jl_frames ? (slot->read_ms - v->last_read_ms) / 1e3 * (fps > 0 ? fps : 30) - 1 : 0;
+        missed = k < 0 ? 0 : k > 1e9 ? 1000000000 : (int)(k + 0.5);
+        strix_status tst = tracking_gap(&v->trk, missed, o->track_opts.track_buffer, err);
+        if (tst) {
+            v->fail_rc = track_exit_code(v, tst);
+            return -1;
+        }
+    }
+    v->last_read_ms = slot->read_ms;
     int n_cross = 0;
     if (v->trk.tracker) {
         /* for BoT-SORT's GMC */
@@ -343,12 +376,25 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     double t1 = now_ms();
     v->annotate_ms += t1 - t_track;
-    if (slot->has_gap) {
-        jsonl_gap(v->jl, &slot->gap, f->index, vf->time);
-        v->drops++;
+    if (gap) {
+        jsonl_gap(v->jl, &slot->gap, f->index, vf->time, missed, missed > o->track_opts.track_buffer);
+        v->gap_written = slot->gap_seq;
+        v->reconnects++;
     }
-    jsonl_frame(v, f->index, vf->time, inferred, dets, raw, ids, n, n_cross);
+    double lat = -1;
+    if (v->live) { /* latency: to this frame's line, written now */
+        lat = (now_ms() - slot->glass_ms) / 1e3;
+        v->lat_last = lat;
+        v->lat_sum += lat;
+        v->lat_max = lat > v->lat_max ? lat : v->lat_max;
+        v->lat_n++;
+        metrics_latency(o->metrics, lat);
+    }
+    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_cross);
     v->jl_frames++;
+    long late = f->index + 1 - v->jl_frames; /* --realtime's holes in the frame numbers */
+    metrics_dropped(o->metrics, late - v->late);
+    v->late = late;
     /* live: the frame's lines reach the file whole (one write: the stream's
      * buffer holds them, see video_open), for a reader following it */
     if (v->live) fflush(v->jl);
@@ -361,15 +407,15 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         set_error(err, STRIX_E_IO, "%s: write failed: %s (check free disk space)", v->p->mot, strerror(errno));
         return -1;
     }
-    if (v->hl) {
-        int k = 0;
+    int k = 0; /* --highlights: this frame's qualifying detections */
+    if (v->hl || v->reels.stem) {
         for (int i = 0; i < n; i++) {
             const strix_detection *d = &dets[i];
             if (d->class_id < v->n_names && v->hl_mask[d->class_id] && d->score >= o->hl_score &&
                 (!o->track || ids[i] >= 0))
                 v->hl_items[k++] = (strix_frame_item){d->class_id, ids ? ids[i] : -1};
         }
-        if (strix_frame_log_add(v->hl, vf->time, v->hl_items, k, err)) return -1;
+        if (v->hl && strix_frame_log_add(v->hl, vf->time, v->hl_items, k, err)) return -1;
     }
     if (v->label_path) {
         snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
@@ -381,7 +427,12 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     v->side_ms += now_ms() - t1;
     if (v->vs.wr && video_sink_frame(&v->vs, vf, err)) return -1;
-    progress(v, f->index + 1, 0);
+    if (v->reels.stem && (v->fail_rc = reels_frame(v, vf->time, k))) {
+        v->reported = 1;
+        set_error(err, STRIX_E_IO, "%s: a highlight reel failed", v->shown);
+        return -1;
+    }
+    progress(v, v->jl_frames, 0);
     metrics_frames(o->metrics, 1, 0);
     return 0;
 }
@@ -483,7 +534,7 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
                         !nv12 || p->video_out || gmc, nv12, o->nvdec, det->pinned ? det->model : NULL,
                         gmc ? grey_band : NULL, v,
                         o->live || net || dev ? o->stall_timeout : 0, o->reconnect && (net || dev), 0,
-                        o->max_reconnects, o->quiet};
+                        o->max_reconnects, o->quiet, o->rtsp_transport};
     int rc = source_open(&v->src, &sc);
     if (rc) return rc;
     const strix_video_info *info = strix_video_reader_info(v->src.rd);
@@ -492,6 +543,11 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     /* a network stream's end is a drop (a camera never ends); a file served
      * over the network (a known duration) ends at its end unless --live */
     v->src.c.end_drops = net && (o->live || info->duration <= 0);
+    if (v->live && hl_mask && o->segment <= 0) { /* a file's reel is cut from the input, read again at the end */
+        fprintf(stderr, "infer: %s: --highlights on a live source needs --segment D: its reels are cut from the "
+                "pieces as they close\n", p->input);
+        return EXIT_USAGE;
+    }
 
     if (p->label_base && !(v->label_path = malloc(strlen(p->label_base) + 32))) {
         fprintf(stderr, "infer: out of memory\n");
@@ -499,7 +555,7 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     }
     if (p->video_out) {
         video_sink_config vc = {p->video_out, o->codec, o->preset, o->crf, o->audio, print_notice, v, o->nvtx,
-                                o->segment, o->overwrite};
+                                o->segment, o->overwrite, o->segment_ts};
         if ((rc = video_sink_open(&v->vs, &vc, &v->src))) return rc;
     }
     strix_status st;
@@ -523,7 +579,8 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     memset(&none, 0, sizeof none);
     jsonl_header(v->jl, v, v->live ? -1 : 0, &none);
     if (v->live) fflush(v->jl);
-    if (hl_mask && (st = strix_frame_log_open(&v->hl, &e))) {
+    if (hl_mask && o->segment > 0 && (rc = reels_open(&v->reels, p->video_out, o->segment_ts))) return rc;
+    if (hl_mask && o->segment <= 0 && (st = strix_frame_log_open(&v->hl, &e))) {
         fprintf(stderr, "infer: %s\n", e.message);
         return st == STRIX_E_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT;
     }
@@ -566,6 +623,7 @@ static void video_close(vrun *v)
     free(v->rraw);
     strix_frame_log_free(v->hl);
     free(v->hl_items);
+    reels_free(&v->reels);
     memset(v, 0, sizeof *v);
 }
 
@@ -599,6 +657,7 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     }
     progress(v, ps->frames, 1);
     int rc = v->vs.wr ? video_sink_finish(&v->vs, &v->src, o->overwrite) : 0;
+    if (!rc && v->reels.stem && !g_stop) rc = reels_finish(v); /* stopped: the pending pieces get no reel */
     if (rc) return rc;
     /* the header's counts, now known (same length: see jsonl_header); a
      * live run's header stays as readers saw it, the counts are in the
@@ -681,6 +740,11 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
                 g_stop ? "interrupted: kept the frames read so far in " : "wrote ",
                 v->vs.shown ? v->vs.shown : p->video_out ? p->video_out : "",
                 p->video_out ? " and " : "", p->jsonl);
+    if (v->live && v->lat_n && (!o->quiet || g_stop))
+        fprintf(s, "infer: %s: live: latency mean %.3f s, max %.3f s (from the frame at the source to its JSON line); "
+                "%ld frame%s dropped%s; %ld reconnect%s\n", p->input, v->lat_sum / (double)v->lat_n, v->lat_max,
+                v->late, v->late == 1 ? "" : "s", o->realtime ? " to keep up (--realtime)" : "", v->reconnects,
+                v->reconnects == 1 ? "" : "s");
     if (v->trk.counter && (!o->quiet || g_stop)) {
         const strix_track_info *ti;
         int n_ti = strix_counter_tracks(v->trk.counter, &ti);
@@ -702,9 +766,12 @@ static int video_finish(vrun *v, const strix_pipe_stats *ps)
     if (degen)
         fprintf(stderr, "infer: %s: %ld detection%s with an empty or non-finite box (no area) not tracked\n", p->input,
                 degen, degen == 1 ? "" : "s");
+    if (v->reels.stem && (!o->quiet || g_stop))
+        fprintf(s, "infer: %s: %ld highlight reel%s (%s-NNN.highlights.mp4, one per piece with activity)\n", p->input,
+                v->reels.written, v->reels.written == 1 ? "" : "s", v->reels.stem);
     if (g_stop) return EXIT_INTERRUPTED;
     if (v->src.gave_up) return EXIT_INPUT; /* said when it gave up; the outputs are kept */
-    if (v->hl_mask) {
+    if (v->hl) {
         /* the end of the last frame: the next frame's time is unknown, so one average frame */
         double fps = info->fps > 0 ? info->fps : 25, last = strix_frame_log_last_pts(v->hl);
         long logged = strix_frame_log_frames(v->hl);
@@ -749,8 +816,8 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
                 continue;
             }
             /* a replay has a record for every frame: no stride */
-            streams[open] = (strix_pipe_stream){o->detections ? 1 : o->vid_stride, &vs[open], video_read,
-                                                video_write, video_release};
+            streams[open] = (strix_pipe_stream){o->detections ? 1 : o->vid_stride, o->realtime && vs[open].live,
+                                                &vs[open], video_read, video_write, video_release};
             open++;
         }
         if (stop || !open) {

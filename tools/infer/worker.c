@@ -38,6 +38,20 @@ static int gpu_index(const char *device)
     return device && !strncmp(device, "cuda:", 5) ? atoi(device + 5) : 0;
 }
 
+int worker_metrics(worker *w, options *o, long items)
+{
+    if (o->metrics_port < 0 && !o->metrics_file) return 0;
+    char err[512];
+    if (!(w->m = metrics_open(o->metrics_port, o->metrics_file, gpu_index(o->device), &w->sh, items, err,
+                              sizeof err))) {
+        fprintf(stderr, "infer: %s\n", err);
+        return EXIT_USAGE;
+    }
+    o->metrics = w->m;
+    if (o->metrics_port >= 0) fprintf(stderr, "infer: metrics on port %d\n", metrics_port(w->m));
+    return 0;
+}
+
 int worker_open(worker *w, options *o, int argc, char **argv)
 {
     memset(w, 0, sizeof *w);
@@ -51,15 +65,7 @@ int worker_open(worker *w, options *o, int argc, char **argv)
     }
     long mine = 0;
     for (long k = 0; k < w->wl.n; k++) mine += shard_takes(&w->sh, k);
-    if (o->metrics_port >= 0 || o->metrics_file) {
-        if (!(w->m = metrics_open(o->metrics_port, o->metrics_file, gpu_index(o->device), &w->sh, mine, err,
-                                  sizeof err))) {
-            fprintf(stderr, "infer: %s\n", err);
-            return EXIT_USAGE;
-        }
-        o->metrics = w->m;
-        if (o->metrics_port >= 0) fprintf(stderr, "infer: metrics on port %d\n", metrics_port(w->m));
-    }
+    if ((rc = worker_metrics(w, o, mine))) return rc;
     if (!o->quiet)
         printf("infer: %s: shard %ld of %ld (%s): %ld of %ld items\n", o->manifest, w->sh.index, w->sh.count,
                w->sh.source, mine, w->wl.n);

@@ -91,6 +91,8 @@ int metrics_port(const metrics *m); /* the bound port, -1 none */
 void metrics_item(metrics *m, int outcome);
 void metrics_frames(metrics *m, long done, long failed);
 void metrics_stage(metrics *m, int stage, double ms);
+void metrics_dropped(metrics *m, long n);          /* frames --realtime dropped */
+void metrics_latency(metrics *m, double seconds);  /* one live frame's latency */
 /* Renders the exposition text (malloc'd, NUL-terminated). */
 char *metrics_render(metrics *m);
 /* Stops the thread and writes the file a last time (m may be NULL). */
@@ -105,6 +107,10 @@ typedef struct worker {
     metrics *m;
 } worker;
 int worker_open(worker *w, options *o, int argc, char **argv);
+/* --metrics-port, --metrics-file (if given) into w->m and o->metrics, for
+ * w->sh and its items (a run without --manifest: shard 0 of 1, no items);
+ * an exit code (printed) */
+int worker_metrics(worker *w, options *o, long items);
 int worker_run(worker *w, const options *o, const detector *det, const unsigned char *hl_mask);
 void worker_close(worker *w);
 

@@ -161,12 +161,13 @@ const char *class_name_of(const vrun *v, int id) { return name_of(v->names, v->n
  * detections with their identities (ids: NULL without) and, for the
  * tracked ones, their own boxes (raw: NULL without), then the --line
  * crossings, the first n_cross of v->trk.cross. */
-void jsonl_frame(const vrun *v, long index, double pts, int inferred, const strix_detection *dets,
+void jsonl_frame(const vrun *v, long index, double pts, double latency, int inferred, const strix_detection *dets,
                  const strix_detection *raw, const int *ids, int n, int n_cross)
 {
     FILE *j = v->jl;
     fprintf(j, "{\"frame\": %ld, \"pts\": ", index);
     strix_json_double(j, pts);
+    if (latency >= 0) fprintf(j, ", \"latency_s\": %.3f", latency);
     fprintf(j, ", \"inferred\": %s, \"detections\": [", inferred ? "true" : "false");
     json_dets(j, v->names, v->n_names, dets, raw, ids, n, "", ", ");
     fputs("]", j);
@@ -371,6 +372,29 @@ static int reel_draw(void *ctx, strix_video_frame *f, strix_error *err)
 
 /* --highlights: segments from the logged frames, the reel, the JSON and
  * CSV segment lists; an exit code. */
+void highlight_options(const options *o, strix_highlight_options *ho)
+{
+    strix_highlight_options_init(ho);
+    ho->gap = o->hl_gap;
+    ho->pad = o->hl_pad;
+    ho->min_len = o->hl_min_len;
+    ho->max_total = o->hl_max_len;
+}
+
+void reel_cut_options(vrun *v, const char *name, strix_video_cut_options *co)
+{
+    const options *o = v->o;
+    strix_video_cut_options_init(co);
+    if (o->codec) co->write.codec = o->codec;
+    co->write.crf = o->crf;
+    co->write.preset = o->preset;
+    co->write.audio = o->audio;
+    co->write.name = name;
+    co->write.notice = print_notice;
+    co->write.notice_ctx = v;
+    co->interrupt = stop_requested;
+}
+
 int write_highlights(vrun *v, double end_time)
 {
     const options *o = v->o;
@@ -417,11 +441,7 @@ int write_highlights(vrun *v, double end_time)
         }
     }
     strix_highlight_options ho;
-    strix_highlight_options_init(&ho);
-    ho.gap = o->hl_gap;
-    ho.pad = o->hl_pad;
-    ho.min_len = o->hl_min_len;
-    ho.max_total = o->hl_max_len;
+    highlight_options(o, &ho);
     if (strix_highlight_segments(pts, activity, frames, end_time, &ho, &sg, &n_sg, &e)) {
         fprintf(stderr, "infer: %s\n", e.message);
         rc = strix_exit_code(e.status);
@@ -455,17 +475,9 @@ int write_highlights(vrun *v, double end_time)
         }
         rl.v = v;
         strix_video_cut_options co;
-        strix_video_cut_options_init(&co);
-        if (o->codec) co.write.codec = o->codec;
-        co.write.crf = o->crf;
-        co.write.preset = o->preset;
-        co.write.audio = o->audio;
-        co.write.name = p->hl_video;
-        co.write.notice = print_notice;
-        co.write.notice_ctx = v;
+        reel_cut_options(v, p->hl_video, &co);
         co.draw = reel_draw;
         co.ctx = &rl;
-        co.interrupt = stop_requested;
         strix_video_cut_stats cs;
         strix_status st = strix_video_cut(p->input, tmp_v, cut, (int)n_sg, &co, &cs, &e);
         if (st) {
@@ -606,9 +618,12 @@ void jsonl_header(FILE *j, const vrun *v, long frames, const strix_video_read_st
             rs->corrupt_packets, rs->concealed, rs->tainted, rs->decode_errors, rs->frames_lost, degen);
 }
 
-void jsonl_gap(FILE *j, const source_gap *g, long next_frame, double pts)
+void jsonl_gap(FILE *j, const source_gap *g, long next_frame, double pts, int missed, int tracks_ended)
 {
     fprintf(j, "{\"event\": {\"type\": \"reconnect\", \"reason\": \"%s\", \"lost_at\": \"%s\", \"back_at\": \"%s\", "
-            "\"gap_s\": %.3f, \"attempts\": %d, \"next_frame\": %ld, \"next_pts\": %.6f}}\n", g->why, g->lost_at,
+            "\"gap_s\": %.3f, \"attempts\": %d, \"next_frame\": %ld, \"next_pts\": %.6f", g->why, g->lost_at,
             g->back_at, g->seconds, g->attempts, next_frame, pts);
+    if (missed >= 0)
+        fprintf(j, ", \"missed_frames\": %d, \"tracks_ended\": %s", missed, tracks_ended ? "true" : "false");
+    fputs("}}\n", j);
 }
