@@ -1,7 +1,8 @@
 /* tracker_yaml.c — reads an Ultralytics tracker YAML (a flat mapping of
  * scalars, as the files in ultralytics/cfg/trackers) with libyaml's document API.
  * Strict: a key the file names must be one Ultralytics' botsort.yaml,
- * bytetrack.yaml or ocsort.yaml defines, with a value of its type. */
+ * bytetrack.yaml, ocsort.yaml or tracktrack.yaml defines, with a value of
+ * its type. */
 #include "tracker_yaml.h"
 
 #include <errno.h>
@@ -63,6 +64,16 @@ static const struct key {
     {"delta_t", K_INT, offsetof(strix_track_options, delta_t)},
     {"inertia", K_WEIGHT, offsetof(strix_track_options, inertia)},
     {"use_byte", K_BOOL, offsetof(strix_track_options, use_byte)},
+    {"lost_match_thr", K_FLOAT, offsetof(strix_track_options, lost_match_thr)},
+    {"iou_weight", K_WEIGHT, offsetof(strix_track_options, iou_weight)},
+    {"reid_weight", K_WEIGHT, offsetof(strix_track_options, reid_weight)},
+    {"conf_weight", K_WEIGHT, offsetof(strix_track_options, conf_weight)},
+    {"angle_weight", K_WEIGHT, offsetof(strix_track_options, angle_weight)},
+    {"penalty_p", K_WEIGHT, offsetof(strix_track_options, penalty_p)},
+    {"penalty_q", K_WEIGHT, offsetof(strix_track_options, penalty_q)},
+    {"reduce_step", K_FLOAT, offsetof(strix_track_options, reduce_step)},
+    {"tai_thr", K_FLOAT, offsetof(strix_track_options, tai_thr)},
+    {"min_track_len", K_INT, offsetof(strix_track_options, min_track_len)},
 };
 
 /* One key's value into o; the type key is handled by the caller. */
@@ -113,8 +124,8 @@ static strix_status read_value(const char *path, const struct key *k, const yaml
         if (!parse_bool(s, &b))
             return strix_fail(err, STRIX_E_ARG, "%s:%d: with_reid must be True or False, not '%s'", path, line, s);
         if (b)
-            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: with_reid: True is not supported (strix's BoT-SORT has "
-                              "no ReID branch); set it to False", path, line);
+            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: with_reid: True is not supported (strix's trackers "
+                              "have no ReID branch); set it to False", path, line);
         return STRIX_OK;
     case K_MODEL: /* the ReID model: unused without ReID */
     case K_TYPE: return STRIX_OK;
@@ -135,17 +146,19 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
         if (k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "tracker_type"))
             type = yaml_document_get_node(doc, p->value);
     }
-    if (!type) return strix_fail(err, STRIX_E_ARG, "%s: no tracker_type (botsort, bytetrack or ocsort)", path);
+    if (!type)
+        return strix_fail(err, STRIX_E_ARG, "%s: no tracker_type (botsort, bytetrack, ocsort or tracktrack)", path);
     const char *ts = type->type == YAML_SCALAR_NODE ? (const char *)type->data.scalar.value : "";
     if (!strcmp(ts, "botsort")) strix_track_options_init(o, STRIX_TRACKER_BOTSORT);
     else if (!strcmp(ts, "bytetrack")) strix_track_options_init(o, STRIX_TRACKER_BYTETRACK);
     else if (!strcmp(ts, "ocsort")) strix_track_options_init(o, STRIX_TRACKER_OCSORT);
-    else if (!strcmp(ts, "deepocsort") || !strcmp(ts, "fasttrack") || !strcmp(ts, "tracktrack"))
+    else if (!strcmp(ts, "tracktrack")) strix_track_options_init(o, STRIX_TRACKER_TRACKTRACK);
+    else if (!strcmp(ts, "deepocsort") || !strcmp(ts, "fasttrack"))
         return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: tracker_type %s is not implemented in strix; use botsort, "
-                          "bytetrack or ocsort", path, line_of(type), ts);
+                          "bytetrack, ocsort or tracktrack", path, line_of(type), ts);
     else
-        return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown tracker_type '%s' (botsort, bytetrack or ocsort)", path,
-                          line_of(type), ts);
+        return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown tracker_type '%s' (botsort, bytetrack, ocsort or "
+                          "tracktrack)", path, line_of(type), ts);
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
         if (k->type != YAML_SCALAR_NODE)
@@ -155,10 +168,12 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             if (!strcmp(name, keys[i].name)) key = &keys[i];
         if (!key)
-            return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown key '%s' (botsort.yaml, bytetrack.yaml and "
-                              "ocsort.yaml define tracker_type, track_high_thresh, track_low_thresh, new_track_thresh, "
-                              "track_buffer, match_thresh, fuse_score, gmc_method, proximity_thresh, "
-                              "appearance_thresh, with_reid, model, delta_t, inertia, use_byte; and strix's gmc_grey)",
+            return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown key '%s' (botsort.yaml, bytetrack.yaml, "
+                              "ocsort.yaml and tracktrack.yaml define tracker_type, track_high_thresh, "
+                              "track_low_thresh, new_track_thresh, track_buffer, match_thresh, fuse_score, gmc_method, "
+                              "proximity_thresh, appearance_thresh, with_reid, model, delta_t, inertia, use_byte, "
+                              "lost_match_thr, iou_weight, reid_weight, conf_weight, angle_weight, penalty_p, "
+                              "penalty_q, reduce_step, tai_thr, min_track_len; and strix's gmc_grey)",
                               path, line_of(k), name);
         if (v->type != YAML_SCALAR_NODE)
             return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a single value", path, line_of(v), name);

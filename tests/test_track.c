@@ -533,6 +533,154 @@ out:
     return rc;
 }
 
+/* The configurations of NAME.tracktrack.txt's identity columns:
+ * tracktrack.yaml's defaults, and with lost_match_thr 0.9, min_track_len 1,
+ * reduce_step 0.1, penalty_p 0.3, tai_thr 0.4. */
+enum { TT_DEFAULT, TT_ALT, N_TT };
+static const char *const tt_name[N_TT] = {"tracktrack", "tracktrack alt"};
+
+/* strix's TrackTrack over a golden stream in configuration c (a TT_*), its
+ * GMC on the camera clips' frames: the detections compared, those whose
+ * identity differs from Ultralytics' TRACKTRACK's, and for the defaults
+ * the tracked boxes compared and those not equal to its rows' (bit for bit
+ * without frames; within GMC_BOX_TOL where the camera motion is
+ * estimated).  0, or -1 (test failed). */
+static int run_tracktrack(const stream *s, int c, long *compared, long *differ, long *boxes, long *box_bad)
+{
+    char path[256], line[512];
+    snprintf(path, sizeof path, GOLDEN "%s.jsonl", s->name);
+    strix_jsonl_reader *rd = NULL;
+    strix_error e;
+    *compared = *differ = *boxes = *box_bad = 0;
+    if (strix_jsonl_open(&rd, path, &e)) {
+        tl_fail("%s", e.message);
+        return -1;
+    }
+    snprintf(path, sizeof path, GOLDEN "%s.tracktrack.txt", s->name);
+    FILE *ref = fopen(path, "r"), *scene = NULL;
+    strix_track_options o;
+    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK);
+    if (c == TT_ALT) {
+        o.lost_match_thr = 0.9f;
+        o.min_track_len = 1;
+        o.reduce_step = 0.1f;
+        o.penalty_p = 0.3f;
+        o.tai_thr = 0.4f;
+    }
+    strix_tracker *t = NULL;
+    int *ids = NULL, ids_cap = 0, rc = -1, got, w = 0, h = 0;
+    uint8_t *rgb = NULL;
+    if (s->camera) {
+        char sp[256];
+        snprintf(sp, sizeof sp, GOLDEN "%s.scene.txt", s->name);
+        if (!(scene = fopen(sp, "r")) || fscanf(scene, "# %d x %d", &w, &h) != 2 || w < 16 || h < 16 ||
+            !(rgb = malloc((size_t)w * (size_t)h * 3))) {
+            tl_fail("%s: cannot read its scene", s->name);
+            goto out;
+        }
+    }
+    if (!ref || strix_tracker_create(&t, &o, &e) || !fgets(line, sizeof line, ref) || line[0] != '#') {
+        tl_fail("%s: %s", path, ref ? "no tracker or no header" : "cannot open it");
+        goto out;
+    }
+    strix_jsonl_record rec;
+    while ((got = strix_jsonl_next(rd, &rec, &e)) > 0) {
+        if (rec.n > ids_cap) {
+            int *v = realloc(ids, sizeof *v * (size_t)(2 * rec.n));
+            if (!v) {
+                tl_fail("out of memory");
+                goto out;
+            }
+            ids = v;
+            ids_cap = 2 * rec.n;
+        }
+        strix_image img = {.data = rgb, .width = w, .height = h, .format = STRIX_RGB};
+        if (scene && draw_scene(scene, rec.frame, rgb, w, h)) {
+            tl_fail("%s: scene out of step at frame %ld", s->name, rec.frame);
+            goto out;
+        }
+        if (strix_tracker_update(t, scene ? &img : NULL, rec.dets, rec.n, ids, &e)) {
+            tl_fail("%s frame %ld: %s", s->name, rec.frame, e.message);
+            goto out;
+        }
+        for (int i = 0; i < rec.n; i++) {
+            long fr;
+            int k, want[N_TT];
+            char tok[4][32];
+            if (!fgets(line, sizeof line, ref) ||
+                sscanf(line, "%ld %d %d %d %31s %31s %31s %31s", &fr, &k, &want[0], &want[1], tok[0], tok[1], tok[2],
+                       tok[3]) != 8 ||
+                fr != rec.frame || k != i) {
+                tl_fail("%s: out of step at frame %ld detection %d", path, rec.frame, i);
+                goto out;
+            }
+            if (ids[i] != want[c] && (*differ)++ < 3)
+                printf("  %s %s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", s->name,
+                       tt_name[c], rec.frame, i, (double)rec.dets[i].score, ids[i], want[c]);
+            (*compared)++;
+            float sb[4], rb[4];
+            int has = strix_tracker_box(t, i, sb);
+            if (has != (ids[i] >= 0)) {
+                tl_fail("%s frame %ld detection %d: identity %d but strix_tracker_box says %d", s->name, rec.frame, i,
+                        ids[i], has);
+                goto out;
+            }
+            if (c != TT_DEFAULT || !has || ids[i] != want[c] || !strcmp(tok[0], "-")) continue;
+            float worst = 0;
+            for (int q = 0; q < 4; q++) {
+                rb[q] = strtof(tok[q], NULL);
+                worst = fmaxf(worst, fabsf(sb[q] - rb[q]));
+            }
+            (*boxes)++;
+            if ((s->camera ? !(worst <= GMC_BOX_TOL) : memcmp(sb, rb, sizeof sb) != 0) && (*box_bad)++ < 3)
+                printf("  %s tracktrack frame %ld detection %d: box %.9g %.9g %.9g %.9g, Ultralytics %.9g %.9g %.9g "
+                       "%.9g\n", s->name, rec.frame, i, (double)sb[0], (double)sb[1], (double)sb[2], (double)sb[3],
+                       (double)rb[0], (double)rb[1], (double)rb[2], (double)rb[3]);
+        }
+    }
+    if (got < 0) {
+        tl_fail("%s", e.message);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (ref) fclose(ref);
+    if (scene) fclose(scene);
+    strix_jsonl_close(rd);
+    strix_tracker_free(t);
+    free(ids);
+    free(rgb);
+    return rc;
+}
+
+/* TrackTrack on every stream in both TT_* configurations: every identity
+ * equal to Ultralytics' TRACKTRACK's, and (defaults) every tracked box
+ * equal to its rows'. */
+static void tracktrack_matches_ultralytics(void)
+{
+    for (int c = 0; c < N_TT; c++) {
+        long total = 0, differ = 0, boxes = 0, bad_boxes = 0;
+        for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
+            const stream *s = &streams[i];
+            long n, d, b, bad;
+            if (run_tracktrack(s, c, &n, &d, &b, &bad)) return;
+            printf("  %-16s %-10s %5ld detections, %ld differ", tt_name[c], s->name, n, d);
+            if (c == TT_DEFAULT) printf("; boxes %ld, %ld off", b, bad);
+            printf("\n");
+            if (d) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", tt_name[c], s->name, d, n);
+            if (bad) tl_fail("tracktrack %s: %ld of %ld tracked boxes differ from Ultralytics'", s->name, bad, b);
+            if (c == TT_DEFAULT && b < 50) tl_fail("tracktrack %s: only %ld tracked boxes compared", s->name, b);
+            total += n;
+            differ += d;
+            boxes += b;
+            bad_boxes += bad;
+        }
+        printf("  %s: %ld detections, %ld identities differ from Ultralytics'", tt_name[c], total, differ);
+        if (c == TT_DEFAULT) printf("; %ld tracked boxes, %ld off", boxes, bad_boxes);
+        printf("\n");
+    }
+}
+
 /* OC-SORT on every stream in every OC_* configuration: every identity
  * equal to Ultralytics' OCSORT's, and (defaults) every tracked box
  * bit-equal to its rows'. */
@@ -1377,6 +1525,7 @@ int main(int argc, char **argv)
     TL_RUN(assign_beats_greedy_at_a_crossing);
     TL_RUN(matches_ultralytics);
     TL_RUN(ocsort_matches_ultralytics);
+    TL_RUN(tracktrack_matches_ultralytics);
     TL_RUN(gmc_beats_no_gmc);
     TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(gmc_corner_guess_redone);

@@ -219,7 +219,7 @@ int write_tracks_json(vrun *v, long frames, double fps)
     fputs(", \"match_thresh\": ", j);
     strix_json_double(j, to->match_thresh);
     fprintf(j, ", \"track_buffer\": %d, \"fuse_score\": %s", to->track_buffer, to->fuse_score ? "true" : "false");
-    if (to->tracker_type == STRIX_TRACKER_BOTSORT)
+    if (to->tracker_type == STRIX_TRACKER_BOTSORT || to->tracker_type == STRIX_TRACKER_TRACKTRACK)
         fprintf(j, ", \"gmc_method\": \"%s\"%s", to->gmc_method == STRIX_GMC_NONE ? "none" : "sparseOptFlow",
                 to->gmc_method == STRIX_GMC_NONE          ? ""
                 : to->gmc_grey == STRIX_GREY_OPENCV4 ? ", \"gmc_grey\": \"opencv4\""
@@ -228,6 +228,16 @@ int write_tracks_json(vrun *v, long frames, double fps)
         fprintf(j, ", \"delta_t\": %d, \"inertia\": ", to->delta_t);
         strix_json_float(j, to->inertia);
         fprintf(j, ", \"use_byte\": %s", to->use_byte ? "true" : "false");
+    }
+    if (to->tracker_type == STRIX_TRACKER_TRACKTRACK) {
+        const char *key[] = {"lost_match_thr", "conf_weight", "angle_weight", "penalty_p", "reduce_step", "tai_thr"};
+        const float val[] = {to->lost_match_thr, to->conf_weight, to->angle_weight, to->penalty_p, to->reduce_step,
+                           to->tai_thr};
+        for (size_t i = 0; i < sizeof val / sizeof val[0]; i++) {
+            fprintf(j, ", \"%s\": ", key[i]);
+            strix_json_float(j, val[i]);
+        }
+        fprintf(j, ", \"min_track_len\": %d", to->min_track_len);
     }
     fputs(", \"conf\": ", j);
     strix_json_double(j, o->conf);

@@ -3,8 +3,8 @@
 
 Runs deterministic synthetic streams with known ground truth through
 Ultralytics' own trackers (ultralytics/trackers 8.4.190: BYTETracker,
-BOTSORT and OCSORT, configured from its bytetrack.yaml, botsort.yaml and
-ocsort.yaml) and writes for each stream NAME:
+BOTSORT, OCSORT and TRACKTRACK, configured from its bytetrack.yaml,
+botsort.yaml, ocsort.yaml and tracktrack.yaml) and writes for each stream NAME:
 
   NAME.jsonl    the detections, in infer's video JSON Lines format (what
                 `infer --detections` replays): frame (0-based), pts,
@@ -29,6 +29,16 @@ ocsort.yaml) and writes for each stream NAME:
                 fuse_score: False (-1: not returned), then the default
                 OCSORT's row box as in NAME.boxes.txt ("- - - -": none);
                 every stream
+  NAME.tracktrack.txt per detection: "frame index tracktrack
+                tracktrack_alt x1 y1 x2 y2", the identity TRACKTRACK
+                (track_tracker.py, tracktrack.yaml's defaults; its
+                sparseOptFlow GMC on the camera clips' frames) returned for it
+                and TRACKTRACK's with lost_match_thr: 0.9, min_track_len: 1,
+                reduce_step: 0.1, penalty_p: 0.3, tai_thr: 0.4 (-1: not
+                returned), then the default TRACKTRACK's row box as in
+                NAME.boxes.txt ("- - - -": none); every stream.  No
+                loose-NMS detections (dets_del): what `infer --detections`
+                replays
 
 Two kinds of stream:
 - detection streams (cross, occlusion, crowd, enter_exit, slow_fps, burst):
@@ -108,6 +118,7 @@ import ultralytics  # noqa: E402
 from ultralytics.trackers.bot_sort import BOTSORT  # noqa: E402
 from ultralytics.trackers.byte_tracker import BYTETracker  # noqa: E402
 from ultralytics.trackers.oc_sort import OCSORT  # noqa: E402
+from ultralytics.trackers.track_tracker import TRACKTRACK  # noqa: E402
 from ultralytics.utils import YAML, IterableSimpleNamespace  # noqa: E402
 
 W, H = 1280, 720
@@ -303,6 +314,16 @@ def ocsort_references(frames):
     return o, u, a, ob
 
 
+TT_ALT = dict(lost_match_thr=0.9, min_track_len=1, reduce_step=0.1, penalty_p=0.3, tai_thr=0.4)
+
+
+def tracktrack_references(frames, images=None):
+    """TRACKTRACK's identities and boxes (tracktrack.yaml); its identities with TT_ALT"""
+    t, tb = run_tracker(TRACKTRACK(cfg("tracktrack")), frames, images)
+    a, _ = run_tracker(TRACKTRACK(cfg("tracktrack", **TT_ALT)), frames, images)
+    return t, a, tb
+
+
 # the streams whose tracked boxes are written (NAME.boxes.txt)
 BOXES = ("cross", "occlusion", "slow_fps", "enter_exit", "pan", "shake")
 
@@ -411,6 +432,19 @@ def write_ocsort(outdir, name, refs):
                                                  " ".join(fmt(v) for v in b) if b else "- - - -"))
 
 
+def write_tracktrack(outdir, name, refs, note):
+    t, a, tb = refs
+    with open(os.path.join(outdir, name + ".tracktrack.txt"), "w") as f:
+        f.write("# frame index tracktrack tracktrack_alt x1 y1 x2 y2  (ultralytics %s, numpy %s, opencv %s; "
+                "tracktrack.yaml defaults, with %s%s)\n"
+                % (ultralytics.__version__, np.__version__, cv2.__version__,
+                   ", ".join("%s: %s" % kv for kv in TT_ALT.items()), note))
+        for i in range(len(t)):
+            for k in range(len(t[i])):
+                b = tb[i][k]
+                f.write("%d %d %d %d %s\n" % (i, k, t[i][k], a[i][k], " ".join(fmt(v) for v in b) if b else "- - - -"))
+
+
 def write(outdir, name, frames, gt, fps, refs, note):
     with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
         for i, dets in enumerate(frames):
@@ -443,6 +477,7 @@ def main():
         if name in BOXES:
             write_boxes(outdir, name, boxes)
         write_ocsort(outdir, name, ocsort_references(frames))
+        write_tracktrack(outdir, name, tracktrack_references(frames), "; no frames: no GMC")
         ids = {i for fr in refs[0] for i in fr if i >= 0}
         print("%-10s %4d frames %5d detections %3d bytetrack identities" % (name, len(frames),
                                                                             sum(len(d) for d in frames), len(ids)))
@@ -452,6 +487,8 @@ def main():
         write(outdir, name, frames, gt, 30.0, refs, "; botsort with gmc_method sparseOptFlow on the drawn frames")
         write_boxes(outdir, name, boxes)
         write_ocsort(outdir, name, ocsort_references(frames))  # OC-SORT has no GMC: the frames are not needed
+        write_tracktrack(outdir, name, tracktrack_references(frames, lambda f: draw(scene[f])),
+                         "; gmc_method sparseOptFlow on the drawn frames")
         with open(os.path.join(outdir, name + ".scene.txt"), "w") as f:
             f.write("# %d x %d\n" % (CW, CH))
             for fr, cx, cy, objs in scene:
