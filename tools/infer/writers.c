@@ -211,13 +211,13 @@ int write_tracks_json(vrun *v, long frames, double fps)
     const strix_track_options *to = &o->track_opts;
     fprintf(j, ",\n  \"tracker\": {\"name\": \"%s\", \"track_high_thresh\": ",
             strix_tracker_type_name(to->tracker_type));
-    strix_json_double(j, to->track_high_thresh);
+    strix_json_float(j, to->track_high_thresh);
     fputs(", \"track_low_thresh\": ", j);
-    strix_json_double(j, to->track_low_thresh);
+    strix_json_float(j, to->track_low_thresh);
     fputs(", \"new_track_thresh\": ", j);
-    strix_json_double(j, to->new_track_thresh);
+    strix_json_float(j, to->new_track_thresh);
     fputs(", \"match_thresh\": ", j);
-    strix_json_double(j, to->match_thresh);
+    strix_json_float(j, to->match_thresh);
     fprintf(j, ", \"track_buffer\": %d, \"fuse_score\": %s", to->track_buffer, to->fuse_score ? "true" : "false");
     if (to->tracker_type == STRIX_TRACKER_BOTSORT || to->tracker_type == STRIX_TRACKER_TRACKTRACK)
         fprintf(j, ", \"gmc_method\": \"%s\"%s", to->gmc_method == STRIX_GMC_NONE ? "none" : "sparseOptFlow",
