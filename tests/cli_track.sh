@@ -19,7 +19,7 @@ NAME=cli_track
 . "$(dirname "$0")/lib_cli.sh"
 
 ALL="help segments_exact reel_durations mot_file counts_and_line tracked_boxes pad_gap_defaults min_frames max_len no_match
-rerender_keeps_ids retrack skipped_frames tracker_choice default_tracktrack degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
+rerender_keeps_ids retrack skipped_frames tracker_choice default_tracktrack real_footage degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
 if [ ! -x "$B/infer" ]; then
     for t in $ALL; do skip "$t" "$B/infer is not built"; done
     exit 0
@@ -320,6 +320,49 @@ for bad in "with_reid: True is not supported@with_reid: True" "unknown key 'pena
     fi
 done
 [ $ok = 1 ] && pass default_tracktrack || fail default_tracktrack "see above"
+
+# real_footage: the first 150 frames of the sample video vtest.avi (a street, static camera) with the detections
+# strix's synthetic weights made on them (tests/golden/track/vtest.jsonl; tools/reference/track_goldens.py --real),
+# replayed through each tracker: every detection's identity equals the one Ultralytics 8.4.190's tracker gave it
+# (vtest.real.txt: ByteTrack, BoT-SORT with GMC, OC-SORT, TrackTrack, which with its defaults tracks none of these
+# ~0.5-score boxes, and TrackTrack with lower thresholds), and that last one's tracked boxes equal Ultralytics'
+# (clipped to the frame) within 0.01 px (GMC's transforms differ from OpenCV's in the last fractions of a pixel)
+V=$DATA/vtest.avi
+if [ ! -f "$V" ]; then skip real_footage "$V is absent (the project's sample media, ../shared/data)"
+elif ! ffmpeg -v error -y -i "$V" -frames:v 150 -c copy "$T/vtest150.avi" 2>"$T/ffmpeg.err"; then
+    fail real_footage "ffmpeg could not cut $V: $(head -c 200 "$T/ffmpeg.err")"
+else
+    O=$T/real
+    printf 'tracker_type: tracktrack\ntrack_high_thresh: 0.3\ntrack_low_thresh: 0.2\nnew_track_thresh: 0.4\n' >"$T/ttlow.yaml"
+    ok=1
+    for c in 3:bytetrack 4:botsort 5:ocsort 6:tracktrack "7:$T/ttlow.yaml"; do
+        col=${c%%:*} trk=${c#*:}
+        if ! infer_rc 0 --detections "$G/vtest.jsonl" --track --tracker "$trk" --no-save --out "$O/$col" "$T/vtest150.avi"; then
+            ok=0
+            continue
+        fi
+        # per detection of the output: frame index identity box (the tracker's, "- - - -" untracked)
+        awk '/"detections"/ { match($0, /"frame": [0-9]+/); fr = substr($0, RSTART + 9, RLENGTH - 9)
+            n = split($0, seg, /\{"class_id"/)
+            for (i = 2; i <= n; i++) { id = -1; box = "- - - -"
+                if (match(seg[i], /"track_id": [0-9]+/)) { id = substr(seg[i], RSTART + 12, RLENGTH - 12)
+                    match(seg[i], /"box": \[[^]]*\]/); box = substr(seg[i], RSTART + 8, RLENGTH - 9); gsub(/, /, " ", box) }
+                print fr, i - 2, id, box } }' "$O/$col/vtest150.jsonl" >"$O/$col.ids"
+        res=$(grep -v '^#' "$G/vtest.real.txt" | paste -d' ' - "$O/$col.ids" | awk -v c="$col" -v box="$([ "$col" = 7 ] && echo 1)" '
+            function off(a, b) { return a > b ? a - b : b - a }
+            { n++; if ($1 != $12 || $2 != $13) { bad = "out of step at line " n; exit }
+              if ($c >= 0) t++
+              if ($c != $14) d++
+              if (box && $c >= 0 && $c == $14) { b++; for (q = 0; q < 4; q++) if (!(off($(8 + q), $(15 + q)) <= 0.01)) { o++; break } } }
+            END { if (bad) print bad; else printf "%d %d %d %d %d\n", n, t, d, b, o }')
+        echo "    $trk: $res (detections, tracked by Ultralytics, identities differing, boxes compared, boxes off)"
+        set -- $res
+        if [ "$#" != 5 ] || [ "$1" != 1017 ] || [ "$3" != 0 ] || [ "$5" != 0 ] || { [ "$col" = 7 ] && [ "$4" -lt 150 ]; }; then
+            ok=0
+        fi
+    done
+    [ $ok = 1 ] && pass real_footage || fail real_footage "see above"
+fi
 
 # degenerate_boxes: a box clipped to zero width and an inverted box (replayed) are not tracked, counted,
 # and change nothing else: the same MOT rows as the clean replay

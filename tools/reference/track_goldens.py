@@ -56,6 +56,28 @@ cam_y + y) then the objects; texture(X, Y) is the hash below of the 8x8 cell
 (X // 8, Y // 8), all in unsigned 32-bit arithmetic, so tests/test_track.c
 draws the same bytes without Python.
 
+Real footage (--real VIDEO DETS.jsonl, writes only these): the first 150
+frames of /work/shared/data/vtest.avi (768 x 576, 10 fps, a static camera
+over a street), cut with `ffmpeg -i vtest.avi -frames:v 150 -c copy`, and
+the detections `infer` made on them with strix's synthetic weights
+(`mkweights --model weights/yolov8.yaml --scale n --seed 7`; `infer --model
+weights/yolov8.yaml --scale n --weights W --device cpu --conf 0.1`), kept
+from score 0.2 (most of those weights' boxes score about 0.5, 107 above
+0.6; the cut keeps the file small):
+  vtest.jsonl     those detections, as NAME.jsonl
+  vtest.real.txt  per detection: "frame index bytetrack botsort ocsort
+                tracktrack tracktrack_low x1 y1 x2 y2", the identity each
+                Ultralytics tracker (its YAML's defaults; BOTSORT and
+                TRACKTRACK with their sparseOptFlow GMC on the frames)
+                returned for it, TRACKTRACK's with REAL_TT_LOW (with its
+                defaults it tracks none of these detections: too few score
+                above its 0.6 / 0.7 two frames running), then the latter's
+                row box clipped to the frame as Results.update clips it
+                ("- - - -": none)
+The frames the trackers see are decoded by the ffmpeg CLI with swscale's
+bilinear conversion to RGB, as strix's reader decodes them (then BGR, as
+OpenCV's), so GMC reads the same pixels on both sides.
+
 Ultralytics is imported without PyTorch (its trackers do not use it; a stub
 module stands in), so only numpy, opencv-python, lap and scipy are needed:
   python3 -m venv /tmp/ulref && /tmp/ulref/bin/pip install --no-deps ultralytics==8.4.190 &&
@@ -466,7 +488,64 @@ def write(outdir, name, frames, gt, fps, refs, note):
                 f.write("%d %d %d %d %d\n" % (i, k, refs[0][i][k], refs[1][i][k], refs[2][i][k]))
 
 
+REAL_TT_LOW = dict(track_high_thresh=0.3, track_low_thresh=0.2, new_track_thresh=0.4)
+
+
+def real_footage(outdir, video, dets_path, n_frames=150, min_score=0.2):
+    import subprocess
+    frames = []
+    for line in open(dets_path):
+        r = json.loads(line)
+        if "detections" not in r:
+            continue
+        frames.append([([float(v) for v in d["box"]], np.float32(d["score"]), d["class_id"])
+                       for d in r["detections"] if np.float32(d["score"]) >= np.float32(min_score)])
+    frames = frames[:n_frames]
+    for dets in frames:
+        dets.sort(key=lambda d: -float(d[1]))
+    w, h = 768, 576
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", video, "-frames:v", str(n_frames), "-f", "rawvideo",
+                          "-pix_fmt", "rgb24", "-sws_flags", "bilinear", "-"], check=True, capture_output=True).stdout
+    rgb = np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
+    assert len(rgb) == len(frames) == n_frames, (len(rgb), len(frames))
+    images = lambda f: np.ascontiguousarray(rgb[f][:, :, ::-1])  # noqa: E731
+    ids = [run_tracker(BYTETracker(cfg("bytetrack")), frames, images)[0],
+           run_tracker(BOTSORT(cfg("botsort")), frames, images)[0],
+           run_tracker(OCSORT(cfg("ocsort")), frames, images)[0]]
+    ids.append(run_tracker(TRACKTRACK(cfg("tracktrack")), frames, images)[0])
+    t, tb = run_tracker(TRACKTRACK(cfg("tracktrack", **REAL_TT_LOW)), frames, images)
+    ids.append(t)
+    with open(os.path.join(outdir, "vtest.jsonl"), "w") as f:
+        for i, dets in enumerate(frames):
+            items = ['{"class_id": %d, "score": %s, "box": [%s]}' % (c, fmt(s), ", ".join(fmt(v) for v in b))
+                     for b, s, c in dets]
+            f.write('{"frame": %d, "pts": %s, "inferred": true, "detections": [%s]}\n'
+                    % (i, json.dumps(round(i / 10.0, 6)), ", ".join(items)))
+    lim = np.array([w, h, w, h], np.float32)
+    with open(os.path.join(outdir, "vtest.real.txt"), "w") as f:
+        f.write("# frame index bytetrack botsort ocsort tracktrack tracktrack_low x1 y1 x2 y2  (ultralytics %s, numpy %s, "
+                "opencv %s, lap %s; the YAMLs' defaults, tracktrack_low with %s; GMC sparseOptFlow on the frames; "
+                "vtest.avi's first %d frames)\n"
+                % (ultralytics.__version__, np.__version__, cv2.__version__, __import__("lap").__version__,
+                   ", ".join("%s: %s" % kv for kv in REAL_TT_LOW.items()), n_frames))
+        for i in range(len(frames)):
+            for k in range(len(frames[i])):
+                b = tb[i][k]
+                if b is not None:
+                    b = np.clip(np.array(b, np.float32), np.float32(0), lim)
+                f.write("%d %d %s %s\n" % (i, k, " ".join("%d" % c[i][k] for c in ids),
+                                          " ".join(fmt(v) for v in b) if b is not None else "- - - -"))
+    for name, col in zip(("bytetrack", "botsort", "ocsort", "tracktrack", "tracktrack_low"), ids):
+        print("vtest %-10s %5d tracked of %5d detections, %3d identities" % (
+            name, sum(i >= 0 for fr in col for i in fr), sum(len(fr) for fr in col),
+            len({i for fr in col for i in fr if i >= 0})))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--real":
+        _, _, video, dets, *rest = sys.argv
+        real_footage(rest[0] if rest else "tests/golden/track", video, dets)
+        return
     outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/golden/track"
     os.makedirs(outdir, exist_ok=True)
     assert ultralytics.__version__ == "8.4.190", "made with ultralytics 8.4.190 (see the header)"
