@@ -11,7 +11,10 @@
  * (tools/reference/track_goldens.py), and NAME.ocsort.txt the identities and
  * boxes of its OCSORT (ocsort.yaml; identities also with use_byte, and with
  * other delta_t, inertia and fuse_score), which strix's OC-SORT must equal
- * exactly.  strix's three configurations must
+ * exactly, and NAME.tracktrack.txt those of its TRACKTRACK (tracktrack.yaml,
+ * GMC on the camera clips; identities also with other lost_match_thr,
+ * min_track_len, reduce_step, penalty_p, tai_thr), which strix's TrackTrack
+ * must equal exactly.  strix's three configurations must
  * give the same identities (>= 99% of detections) and score within 0.01
  * of Ultralytics in MOTA and IDF1 with the project's evaluator
  * (engine/eval/moteval.c) against the ground truth; NAME.boxes.txt (six of
@@ -653,61 +656,43 @@ out:
     return rc;
 }
 
-/* TrackTrack on every stream in both TT_* configurations: every identity
- * equal to Ultralytics' TRACKTRACK's, and (defaults) every tracked box
- * equal to its rows'. */
-static void tracktrack_matches_ultralytics(void)
+/* A tracker's run over one golden stream in configuration c (0: its YAML's
+ * defaults, whose boxes are compared too): run_ocsort, run_tracktrack. */
+typedef int (*golden_run)(const stream *s, int c, long *compared, long *differ, long *boxes, long *box_bad);
+
+/* run on every stream in each of the n configurations named name[]: every
+ * identity equal to Ultralytics', and (defaults) every tracked box equal to
+ * its rows' (bit for bit, or as run_* says), at least 50 a stream. */
+static void streams_match(const char *tracker, golden_run run, const char *const *name, int n)
 {
-    for (int c = 0; c < N_TT; c++) {
+    for (int c = 0; c < n; c++) {
         long total = 0, differ = 0, boxes = 0, bad_boxes = 0;
         for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
             const stream *s = &streams[i];
-            long n, d, b, bad;
-            if (run_tracktrack(s, c, &n, &d, &b, &bad)) return;
-            printf("  %-16s %-10s %5ld detections, %ld differ", tt_name[c], s->name, n, d);
-            if (c == TT_DEFAULT) printf("; boxes %ld, %ld off", b, bad);
+            long k, d, b, bad;
+            if (run(s, c, &k, &d, &b, &bad)) return;
+            printf("  %-36s %-10s %5ld detections, %ld differ", name[c], s->name, k, d);
+            if (!c) printf("; boxes %ld, %ld off", b, bad);
             printf("\n");
-            if (d) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", tt_name[c], s->name, d, n);
-            if (bad) tl_fail("tracktrack %s: %ld of %ld tracked boxes differ from Ultralytics'", s->name, bad, b);
-            if (c == TT_DEFAULT && b < 50) tl_fail("tracktrack %s: only %ld tracked boxes compared", s->name, b);
-            total += n;
+            if (d) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", name[c], s->name, d, k);
+            if (bad) tl_fail("%s %s: %ld of %ld tracked boxes differ from Ultralytics'", tracker, s->name, bad, b);
+            if (!c && b < 50) tl_fail("%s %s: only %ld tracked boxes compared", tracker, s->name, b);
+            total += k;
             differ += d;
             boxes += b;
             bad_boxes += bad;
         }
-        printf("  %s: %ld detections, %ld identities differ from Ultralytics'", tt_name[c], total, differ);
-        if (c == TT_DEFAULT) printf("; %ld tracked boxes, %ld off", boxes, bad_boxes);
+        printf("  %s: %ld detections, %ld identities differ from Ultralytics'", name[c], total, differ);
+        if (!c) printf("; %ld tracked boxes, %ld off", boxes, bad_boxes);
         printf("\n");
     }
 }
 
-/* OC-SORT on every stream in every OC_* configuration: every identity
- * equal to Ultralytics' OCSORT's, and (defaults) every tracked box
- * bit-equal to its rows'. */
-static void ocsort_matches_ultralytics(void)
-{
-    for (int c = 0; c < N_OC; c++) {
-        long total = 0, differ = 0, boxes = 0, bad_boxes = 0;
-        for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
-            const stream *s = &streams[i];
-            long n, d, b, bad;
-            if (run_ocsort(s, c, &n, &d, &b, &bad)) return;
-            printf("  %-36s %-10s %5ld detections, %ld differ", oc_name[c], s->name, n, d);
-            if (c == OC_DEFAULT) printf("; boxes %ld, %ld not bit-equal", b, bad);
-            printf("\n");
-            if (d) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", oc_name[c], s->name, d, n);
-            if (bad) tl_fail("ocsort %s: %ld of %ld tracked boxes differ from Ultralytics'", s->name, bad, b);
-            if (c == OC_DEFAULT && b < 50) tl_fail("ocsort %s: only %ld tracked boxes compared", s->name, b);
-            total += n;
-            differ += d;
-            boxes += b;
-            bad_boxes += bad;
-        }
-        printf("  %s: %ld detections, %ld identities differ from Ultralytics'", oc_name[c], total, differ);
-        if (c == OC_DEFAULT) printf("; %ld tracked boxes, %ld not bit-equal to Ultralytics'", boxes, bad_boxes);
-        printf("\n");
-    }
-}
+/* OC-SORT on every stream in every OC_* configuration, its boxes bit-equal. */
+static void ocsort_matches_ultralytics(void) { streams_match("ocsort", run_ocsort, oc_name, N_OC); }
+
+/* TrackTrack on every stream in both TT_* configurations. */
+static void tracktrack_matches_ultralytics(void) { streams_match("tracktrack", run_tracktrack, tt_name, N_TT); }
 
 /* The handheld clip (jumps of up to 20 px a frame): camera-motion
  * compensation keeps identities that the Kalman prediction alone loses. */
@@ -1426,6 +1411,23 @@ static void tracker_arguments(void)
     strix_track_options_init(&o, STRIX_TRACKER_OCSORT);
     o.use_byte = 2;
     TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "use_byte"), "use_byte 2");
+    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK); /* tracktrack.yaml's own keys */
+    TL_CHECK(o.track_high_thresh == 0.6f && o.track_low_thresh == 0.25f && o.new_track_thresh == 0.7f &&
+                 o.match_thresh == 0.7f && o.track_buffer == 30 && o.lost_match_thr == 0 && o.conf_weight == 0.1f &&
+                 o.angle_weight == 0.05f && o.penalty_p == 0.2f && o.penalty_q == 0.4f && o.reduce_step == 0.05f &&
+                 o.tai_thr == 0.55f && o.min_track_len == 3 && o.gmc_method == STRIX_GMC_SPARSE_OPTFLOW &&
+                 !strcmp(strix_tracker_type_name(o.tracker_type), "tracktrack"),
+             "tracktrack.yaml's defaults");
+    o.angle_weight = -0.1f;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "angle_weight"),
+             "angle_weight -0.1");
+    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK);
+    o.tai_thr = 1.5f;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "tai_thr"), "tai_thr 1.5");
+    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK);
+    o.min_track_len = -1;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "min_track_len"),
+             "min_track_len -1");
     strix_track_options_init(&o, STRIX_TRACKER_BYTETRACK);
     TL_CHECK(!strix_tracker_create(&t, &o, &e), "%s", e.message);
     strix_detection d = {10, 10, 20, 20, NAN, 0};

@@ -31,9 +31,10 @@
 #include "track_tracktrack.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 enum { T_FREE, T_NEW, T_TRACKED, T_LOST, T_REMOVED };
 
@@ -70,7 +71,7 @@ typedef struct ilist {
 
 struct strix_tracktrack {
     strix_track_options o;
-    double match_thr, lost_match_thr, reduce_step, angle_weight; /* the YAML's doubles (yaml_double) */
+    double match_thr, lost_match_thr, reduce_step, angle_weight; /* the YAML's doubles (strix_typed_double) */
     long frame_id, next_id;
     tt_track *pool;
     int n_pool;
@@ -80,29 +81,15 @@ struct strix_tracktrack {
     int n_removed;
 };
 
-/* The double a YAML value was read as, from the float32 it was stored in:
- * the shortest decimal that reads back as that float.  Ultralytics keeps
- * the YAML's doubles, and its shrinking thresholds and the double angle
- * cost start from them. */
-static double yaml_double(float f)
-{
-    char s[32];
-    for (int p = 1; p <= 9; p++) {
-        snprintf(s, sizeof s, "%.*g", p, (double)f);
-        if (strtof(s, NULL) == f) return strtod(s, NULL);
-    }
-    return f;
-}
-
 strix_tracktrack *strix_tracktrack_create(const strix_track_options *o)
 {
     strix_tracktrack *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->o = *o;
-    t->match_thr = yaml_double(o->match_thresh);
-    t->lost_match_thr = yaml_double(o->lost_match_thr);
-    t->reduce_step = yaml_double(o->reduce_step);
-    t->angle_weight = yaml_double(o->angle_weight);
+    t->match_thr = strix_typed_double(o->match_thresh);
+    t->lost_match_thr = strix_typed_double(o->lost_match_thr);
+    t->reduce_step = strix_typed_double(o->reduce_step);
+    t->angle_weight = strix_typed_double(o->angle_weight);
     t->next_id = 1;
     return t;
 }

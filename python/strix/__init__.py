@@ -95,7 +95,11 @@ class _TrackOptions(ctypes.Structure):
                 ("track_buffer", ctypes.c_int), ("match_thresh", ctypes.c_float),
                 ("fuse_score", ctypes.c_int), ("gmc_method", ctypes.c_int), ("gmc_grey", ctypes.c_int),
                 ("proximity_thresh", ctypes.c_float), ("appearance_thresh", ctypes.c_float),
-                ("delta_t", ctypes.c_int), ("inertia", ctypes.c_float), ("use_byte", ctypes.c_int)]
+                ("delta_t", ctypes.c_int), ("inertia", ctypes.c_float), ("use_byte", ctypes.c_int),
+                ("lost_match_thr", ctypes.c_float), ("iou_weight", ctypes.c_float), ("reid_weight", ctypes.c_float),
+                ("conf_weight", ctypes.c_float), ("angle_weight", ctypes.c_float), ("penalty_p", ctypes.c_float),
+                ("penalty_q", ctypes.c_float), ("reduce_step", ctypes.c_float), ("tai_thr", ctypes.c_float),
+                ("min_track_len", ctypes.c_int)]
 
 
 _STRUCTS = {"strix_error": _Error, "strix_model_options": _ModelOptions, "strix_image": _Image,
@@ -104,7 +108,7 @@ _STRUCTS = {"strix_error": _Error, "strix_model_options": _ModelOptions, "strix_
             "strix_track_options": _TrackOptions}
 
 _STRIX_BGR, _STRIX_RGB = 1, 0
-_TRACKERS = {"botsort": 0, "bytetrack": 1, "ocsort": 2}
+_TRACKERS = {"tracktrack": 5, "botsort": 0, "bytetrack": 1, "ocsort": 2}
 _DET_DTYPE = np.dtype([("box", "<f4", 4), ("score", "<f4"), ("class_id", "<i4")])
 
 
@@ -305,10 +309,11 @@ class Model:
         with self._lock:
             return [Results(d, self.names) for d in self._detect(imgs)]
 
-    def track(self, frames, rgb=False, tracker="botsort"):
+    def track(self, frames, rgb=False, tracker="tracktrack"):
         """Detect and track, frame after frame of one stream, as `yolo track`
-        does (tracker: "botsort", "bytetrack" or "ocsort", with Ultralytics'
-        YAML defaults; BoT-SORT compensates camera motion from the frames).  The
+        does (tracker: "tracktrack", Ultralytics' default, "botsort",
+        "bytetrack" or "ocsort", with Ultralytics' YAML defaults; TrackTrack
+        and BoT-SORT compensate camera motion from the frames).  The
         tracker persists across calls; reset_tracker() starts a new stream."""
         if tracker not in _TRACKERS:
             raise ValueError("strix: tracker must be one of %s, not %r" % (", ".join(_TRACKERS), tracker))

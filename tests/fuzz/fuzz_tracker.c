@@ -3,7 +3,7 @@
  * (or, when the file is refused, Ultralytics' defaults) driven through a
  * stream of frames whose detections and pixels come from the input, as
  * `infer --track` drives it with a model's or a replayed (--detections)
- * stream: ByteTrack, OC-SORT, BoT-SORT and its camera-motion compensation on small
+ * stream: ByteTrack, OC-SORT, TrackTrack, BoT-SORT and their camera-motion compensation on small
  * frames of any size, by the frame and by the grey half frame in bands.
  *
  * Input: the YAML text up to the first NUL byte; after it, frames, each
@@ -50,9 +50,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     strix_track_options o;
     strix_error err;
     if (strix_tracker_yaml_read(path, &o, &err) != STRIX_OK)
-        strix_track_options_init(&o, yaml_len % 3 == 2 ? STRIX_TRACKER_OCSORT
-                                     : yaml_len % 3   ? STRIX_TRACKER_BYTETRACK
-                                                      : STRIX_TRACKER_BOTSORT);
+        strix_track_options_init(&o, yaml_len % 4 == 3   ? STRIX_TRACKER_TRACKTRACK
+                                     : yaml_len % 4 == 2 ? STRIX_TRACKER_OCSORT
+                                     : yaml_len % 4      ? STRIX_TRACKER_BYTETRACK
+                                                         : STRIX_TRACKER_BOTSORT);
     close(fd);
     if (!nul) return 0;
 
