@@ -438,6 +438,38 @@ static void matches_ultralytics(void)
     }
 }
 
+/* One detection i of a golden stream's frame rec: strix's identity id
+ * against Ultralytics' want, and where box (a tracker's defaults) its
+ * tracked box against tok, the reference row's ("-": none): bit-equal, or
+ * within tol pixels where tol > 0.  Counted into the run's totals; 0, or -1
+ * (test failed). */
+static int compare_one(const stream *s, const char *conf, const strix_tracker *t, const strix_jsonl_record *rec, int i,
+                       int id, int want, int box, char tok[][32], float tol, long *compared, long *differ, long *boxes,
+                       long *box_bad)
+{
+    if (id != want && (*differ)++ < 3)
+        printf("  %s %s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", s->name, conf, rec->frame,
+               i, (double)rec->dets[i].score, id, want);
+    (*compared)++;
+    float sb[4], rb[4], worst = 0;
+    int has = strix_tracker_box(t, i, sb);
+    if (has != (id >= 0)) {
+        tl_fail("%s frame %ld detection %d: identity %d but strix_tracker_box says %d", s->name, rec->frame, i, id, has);
+        return -1;
+    }
+    if (!box || !has || id != want || !strcmp(tok[0], "-")) return 0;
+    for (int q = 0; q < 4; q++) {
+        rb[q] = strtof(tok[q], NULL);
+        worst = fmaxf(worst, fabsf(sb[q] - rb[q]));
+    }
+    (*boxes)++;
+    if ((tol > 0 ? !(worst <= tol) : memcmp(sb, rb, sizeof sb) != 0) && (*box_bad)++ < 3)
+        printf("  %s %s frame %ld detection %d: box %.9g %.9g %.9g %.9g, Ultralytics %.9g %.9g %.9g %.9g\n", s->name,
+               conf, rec->frame, i, (double)sb[0], (double)sb[1], (double)sb[2], (double)sb[3], (double)rb[0],
+               (double)rb[1], (double)rb[2], (double)rb[3]);
+    return 0;
+}
+
 /* The configurations of NAME.ocsort.txt's identity columns: ocsort.yaml's
  * defaults, with use_byte: True, with delta_t: 1, inertia: 0.5,
  * fuse_score: False. */
@@ -503,24 +535,9 @@ static int run_ocsort(const stream *s, int c, long *compared, long *differ, long
                 tl_fail("%s: out of step at frame %ld detection %d", path, rec.frame, i);
                 goto out;
             }
-            if (ids[i] != want[c] && (*differ)++ < 3)
-                printf("  %s %s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", s->name,
-                       oc_name[c], rec.frame, i, (double)rec.dets[i].score, ids[i], want[c]);
-            (*compared)++;
-            float sb[4], rb[4];
-            int has = strix_tracker_box(t, i, sb);
-            if (has != (ids[i] >= 0)) {
-                tl_fail("%s frame %ld detection %d: identity %d but strix_tracker_box says %d", s->name, rec.frame, i,
-                        ids[i], has);
+            if (compare_one(s, oc_name[c], t, &rec, i, ids[i], want[c], c == OC_DEFAULT, tok, 0, compared, differ,
+                            boxes, box_bad))
                 goto out;
-            }
-            if (c != OC_DEFAULT || !has || ids[i] != want[c] || !strcmp(tok[0], "-")) continue;
-            for (int q = 0; q < 4; q++) rb[q] = strtof(tok[q], NULL);
-            (*boxes)++;
-            if (memcmp(sb, rb, sizeof sb) && (*box_bad)++ < 3)
-                printf("  %s ocsort frame %ld detection %d: box %.9g %.9g %.9g %.9g, Ultralytics %.9g %.9g %.9g %.9g\n",
-                       s->name, rec.frame, i, (double)sb[0], (double)sb[1], (double)sb[2], (double)sb[3],
-                       (double)rb[0], (double)rb[1], (double)rb[2], (double)rb[3]);
         }
     }
     if (got < 0) {
@@ -617,28 +634,9 @@ static int run_tracktrack(const stream *s, int c, long *compared, long *differ, 
                 tl_fail("%s: out of step at frame %ld detection %d", path, rec.frame, i);
                 goto out;
             }
-            if (ids[i] != want[c] && (*differ)++ < 3)
-                printf("  %s %s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", s->name,
-                       tt_name[c], rec.frame, i, (double)rec.dets[i].score, ids[i], want[c]);
-            (*compared)++;
-            float sb[4], rb[4];
-            int has = strix_tracker_box(t, i, sb);
-            if (has != (ids[i] >= 0)) {
-                tl_fail("%s frame %ld detection %d: identity %d but strix_tracker_box says %d", s->name, rec.frame, i,
-                        ids[i], has);
+            if (compare_one(s, tt_name[c], t, &rec, i, ids[i], want[c], c == TT_DEFAULT, tok,
+                            s->camera ? GMC_BOX_TOL : 0, compared, differ, boxes, box_bad))
                 goto out;
-            }
-            if (c != TT_DEFAULT || !has || ids[i] != want[c] || !strcmp(tok[0], "-")) continue;
-            float worst = 0;
-            for (int q = 0; q < 4; q++) {
-                rb[q] = strtof(tok[q], NULL);
-                worst = fmaxf(worst, fabsf(sb[q] - rb[q]));
-            }
-            (*boxes)++;
-            if ((s->camera ? !(worst <= GMC_BOX_TOL) : memcmp(sb, rb, sizeof sb) != 0) && (*box_bad)++ < 3)
-                printf("  %s tracktrack frame %ld detection %d: box %.9g %.9g %.9g %.9g, Ultralytics %.9g %.9g %.9g "
-                       "%.9g\n", s->name, rec.frame, i, (double)sb[0], (double)sb[1], (double)sb[2], (double)sb[3],
-                       (double)rb[0], (double)rb[1], (double)rb[2], (double)rb[3]);
         }
     }
     if (got < 0) {

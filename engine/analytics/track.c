@@ -63,11 +63,9 @@ typedef strix_track_det det;
 #define det_measure strix_det_measure
 #define det_xyxy strix_det_xyxy
 
-/* A list of track slots (indices into the pool). */
-typedef struct list {
-    int *v;
-    int n, cap;
-} list;
+/* track_kalman.h's slot lists, under the names this file has always used */
+typedef strix_slots list;
+#define list_push strix_slots_push
 
 struct strix_tracker {
     strix_track_options o;
@@ -203,49 +201,6 @@ void strix_tracker_free(strix_tracker *t)
     free(t->removed);
     free(t->boxes);
     free(t);
-}
-
-/* ------------------------------------------------------------------ lists */
-
-static int list_push(list *l, int x)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        int *v = realloc(l->v, sizeof *v * (size_t)cap);
-        if (!v) return -1;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = x;
-    return 0;
-}
-
-static int list_has(const list *l, const track *pool, long id)
-{
-    for (int i = 0; i < l->n; i++)
-        if (pool[l->v[i]].id == id) return 1;
-    return 0;
-}
-
-/* a := a followed by the tracks of b not already in a (by identity): joint_stracks */
-static int list_join(list *a, const list *b, const track *pool)
-{
-    int n = a->n;
-    for (int i = 0; i < b->n; i++) {
-        int dup = 0;
-        for (int j = 0; j < n && !dup; j++) dup = pool[a->v[j]].id == pool[b->v[i]].id;
-        if (!dup && list_push(a, b->v[i])) return -1;
-    }
-    return 0;
-}
-
-/* a := a without the tracks of b: sub_stracks */
-static void list_sub(list *a, const list *b, const track *pool)
-{
-    int m = 0;
-    for (int i = 0; i < a->n; i++)
-        if (!list_has(b, pool, pool[a->v[i]].id)) a->v[m++] = a->v[i];
-    a->n = m;
 }
 
 /* ----------------------------------------------------------------- kalman */
@@ -609,7 +564,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     /* tracked tracks split into confirmed (with the lost ones: the pool) and unconfirmed */
     for (int i = 0; i < t->tracked.n; i++)
         if (list_push(t->pool[t->tracked.v[i]].activated ? &s->pool : &s->unconfirmed, t->tracked.v[i])) return -1;
-    if (list_join(&s->pool, &t->lost, t->pool)) return -1;
+    if (strix_slots_join(&s->pool, &t->lost)) return -1;
     for (int i = 0; i < s->pool.n; i++) {
         track *k = &t->pool[s->pool.v[i]];
         if (k->state != TRACKED) {
@@ -729,8 +684,8 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     for (int i = 0; i < t->tracked.n; i++)
         if (t->pool[t->tracked.v[i]].state == TRACKED) t->tracked.v[m++] = t->tracked.v[i];
     t->tracked.n = m;
-    if (list_join(&t->tracked, &s->activated, t->pool) || list_join(&t->tracked, &s->refind, t->pool)) goto out;
-    list_sub(&t->lost, &t->tracked, t->pool);
+    if (strix_slots_join(&t->tracked, &s->activated) || strix_slots_join(&t->tracked, &s->refind)) goto out;
+    strix_slots_sub(&t->lost, &t->tracked);
     for (int i = 0; i < s->lost_now.n; i++)
         if (list_push(&t->lost, s->lost_now.v[i])) goto out;
     m = 0;
@@ -758,8 +713,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     }
     /* slots no list holds any more are free (state NEW) */
     for (int i = 0; i < t->n_pool; i++)
-        if (t->pool[i].state != NEW && !list_has(&t->tracked, t->pool, t->pool[i].id) &&
-            !list_has(&t->lost, t->pool, t->pool[i].id))
+        if (t->pool[i].state != NEW && !strix_slots_has(&t->tracked, i) && !strix_slots_has(&t->lost, i))
             t->pool[i].state = NEW;
     rc = 0;
 out:

@@ -2,11 +2,51 @@
  * utils/kalman_filter.py (XYAH and XYWH, NSA's confidence-scaled
  * measurement noise) and stracks.py's multi_gmc warp, step for step in
  * double so the trackers' states equal the reference's bit for bit (layouts
- * in track_kalman.h). */
+ * in track_kalman.h); the track lists. */
 #include "track_kalman.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+int strix_slots_push(strix_slots *l, int x)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        int *v = realloc(l->v, sizeof *v * (size_t)cap);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = x;
+    return 0;
+}
+
+int strix_slots_has(const strix_slots *l, int x)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == x) return 1;
+    return 0;
+}
+
+int strix_slots_join(strix_slots *a, const strix_slots *b)
+{
+    int n = a->n;
+    for (int i = 0; i < b->n; i++) {
+        int dup = 0;
+        for (int j = 0; j < n && !dup; j++) dup = a->v[j] == b->v[i];
+        if (!dup && strix_slots_push(a, b->v[i])) return -1;
+    }
+    return 0;
+}
+
+void strix_slots_sub(strix_slots *a, const strix_slots *b)
+{
+    int m = 0;
+    for (int i = 0; i < a->n; i++)
+        if (!strix_slots_has(b, a->v[i])) a->v[m++] = a->v[i];
+    a->n = m;
+}
 
 #define STD_POS (1.0 / 20)
 #define STD_VEL (1.0 / 160)

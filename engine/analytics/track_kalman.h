@@ -1,7 +1,8 @@
-/* track_kalman.h — the Kalman filters and box geometry the trackers of
- * track.c and track_tracktrack.c share, as Ultralytics 8.4.190's
- * utils/kalman_filter.py (KalmanFilterXYAH, KalmanFilterXYWH), stracks.py's
- * multi_gmc and metrics.bbox_ioa compute them.
+/* track_kalman.h — the Kalman filters, box geometry and track lists the
+ * trackers of track.c and track_tracktrack.c share, as Ultralytics
+ * 8.4.190's utils/kalman_filter.py (KalmanFilterXYAH, KalmanFilterXYWH),
+ * stracks.py's multi_gmc, joint_stracks and sub_stracks, and
+ * metrics.bbox_ioa compute them.
  *
  * State, doubles: mean[8] = (cx, cy, a, h, vcx, vcy, va, vh) with a = w / h
  * (xywh 0: measurements (cx, cy, w / h, h)) or (cx, cy, w, h, vcx, vcy, vw,
@@ -9,6 +10,21 @@
  * Boxes are float32 (x1, y1, x2, y2). */
 #ifndef STRIX_TRACK_KALMAN_H
 #define STRIX_TRACK_KALMAN_H
+
+/* A list of track slots (indices into a tracker's pool).  A live track has
+ * one slot, so slots stand for identities. */
+typedef struct strix_slots {
+    int *v;
+    int n, cap;
+} strix_slots;
+
+/* Append x: 0, or -1 on OOM. */
+int strix_slots_push(strix_slots *l, int x);
+int strix_slots_has(const strix_slots *l, int x);
+/* a := a followed by the slots of b not already in a (joint_stracks): 0, or -1 on OOM. */
+int strix_slots_join(strix_slots *a, const strix_slots *b);
+/* a := a without the slots of b (sub_stracks). */
+void strix_slots_sub(strix_slots *a, const strix_slots *b);
 
 /* A detection as the reference holds it. */
 typedef struct strix_track_det {

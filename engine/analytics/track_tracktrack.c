@@ -64,11 +64,6 @@ typedef struct tt_track {
     int n_hist;
 } tt_track;
 
-typedef struct ilist {
-    int *v;
-    int n, cap;
-} ilist;
-
 struct strix_tracktrack {
     strix_track_options o;
     double match_thr, lost_match_thr, reduce_step, angle_weight; /* the YAML's doubles (strix_typed_double) */
@@ -76,7 +71,7 @@ struct strix_tracktrack {
     tt_track *pool;
     int n_pool;
     char *mark; /* [n_pool] scratch */
-    ilist tracked, lost;
+    strix_slots tracked, lost;
     long *removed; /* identities of the last REMOVED_KEEP removed tracks, oldest first */
     int n_removed;
 };
@@ -103,49 +98,6 @@ void strix_tracktrack_free(strix_tracktrack *t)
     free(t->lost.v);
     free(t->removed);
     free(t);
-}
-
-/* ------------------------------------------------------------------ lists */
-
-static int push(ilist *l, int x)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        int *v = realloc(l->v, sizeof *v * (size_t)cap);
-        if (!v) return -1;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = x;
-    return 0;
-}
-
-/* Slots are identities here (one slot per live track), so joint_stracks and
- * sub_stracks compare slots. */
-static int has(const ilist *l, int x)
-{
-    for (int i = 0; i < l->n; i++)
-        if (l->v[i] == x) return 1;
-    return 0;
-}
-
-static int join(ilist *a, const ilist *b)
-{
-    int n = a->n;
-    for (int i = 0; i < b->n; i++) {
-        int dup = 0;
-        for (int j = 0; j < n && !dup; j++) dup = a->v[j] == b->v[i];
-        if (!dup && push(a, b->v[i])) return -1;
-    }
-    return 0;
-}
-
-static void sub(ilist *a, const ilist *b)
-{
-    int m = 0;
-    for (int i = 0; i < a->n; i++)
-        if (!has(b, a->v[i])) a->v[m++] = a->v[i];
-    a->n = m;
 }
 
 /* ----------------------------------------------------------------- tracks */
@@ -376,7 +328,7 @@ static void iterate(float *cost, int nr, int nc, double thr, double step, int *m
 typedef struct scratch {
     int *all, *left, *mr, *order, *near, *allow, *taken;
     float *cost, *iou;
-    ilist trk, unconf, pool, activated, refind, lost_now, removed_now, uc, active;
+    strix_slots trk, unconf, pool, activated, refind, lost_now, removed_now, uc, active;
 } scratch;
 
 static void scratch_free(scratch *s)
@@ -390,7 +342,7 @@ static void scratch_free(scratch *s)
     free(s->taken);
     free(s->cost);
     free(s->iou);
-    ilist *l[] = {&s->trk, &s->unconf, &s->pool, &s->activated, &s->refind, &s->lost_now, &s->removed_now, &s->uc,
+    strix_slots *l[] = {&s->trk, &s->unconf, &s->pool, &s->activated, &s->refind, &s->lost_now, &s->removed_now, &s->uc,
                   &s->active};
     for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) free(l[i]->v);
 }
@@ -522,7 +474,7 @@ static int removed_has(const strix_tracktrack *t, long id)
  * 0.85 the younger goes, the tracked one on a tie. */
 static void remove_duplicates(strix_tracktrack *t)
 {
-    ilist *a = &t->tracked, *b = &t->lost;
+    strix_slots *a = &t->tracked, *b = &t->lost;
     memset(t->mark, 0, (size_t)t->n_pool);
     enum { DROP_A = 1, DROP_B = 2 };
     for (int i = 0; i < a->n; i++) {
@@ -564,9 +516,10 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
 
     /* confirmed tracks with the lost ones (the pool), and the unconfirmed */
     for (int i = 0; i < t->tracked.n; i++)
-        if (push(t->pool[t->tracked.v[i]].state == T_TRACKED ? &s->trk : &s->unconf, t->tracked.v[i])) return -1;
-    if (join(&s->pool, &s->trk) || join(&s->pool, &t->lost)) return -1;
-    ilist *moved[2] = {&s->pool, &s->unconf};
+        if (strix_slots_push(t->pool[t->tracked.v[i]].state == T_TRACKED ? &s->trk : &s->unconf, t->tracked.v[i]))
+            return -1;
+    if (strix_slots_join(&s->pool, &s->trk) || strix_slots_join(&s->pool, &t->lost)) return -1;
+    strix_slots *moved[2] = {&s->pool, &s->unconf};
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < moved[l]->n && H; i++) {
             tt_track *k = &t->pool[moved[l]->v[i]];
@@ -596,17 +549,17 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
         tt_track *k = &t->pool[s->pool.v[r]];
         if (k->state == T_TRACKED) {
             track_update(t, k, &d[s->all[s->mr[r]]]);
-            if (push(&s->activated, s->pool.v[r])) return -1;
+            if (strix_slots_push(&s->activated, s->pool.v[r])) return -1;
         } else {
             track_reactivate(t, k, &d[s->all[s->mr[r]]]);
-            if (push(&s->refind, s->pool.v[r])) return -1;
+            if (strix_slots_push(&s->refind, s->pool.v[r])) return -1;
         }
     }
     for (int i = 0; i < s->pool.n; i++) {
         tt_track *k = &t->pool[s->pool.v[i]];
         if (s->mr[i] >= 0 || k->state == T_LOST) continue;
         k->state = T_LOST;
-        if (push(&s->lost_now, s->pool.v[i])) return -1;
+        if (strix_slots_push(&s->lost_now, s->pool.v[i])) return -1;
     }
     /* the high-score detections left */
     int nl = 0;
@@ -622,33 +575,33 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
         for (int q = 0; q < n_order; q++) {
             int r = s->order[q];
             track_update(t, &t->pool[s->unconf.v[r]], &d[s->left[s->mr[r]]]);
-            if (push(&s->activated, s->unconf.v[r])) return -1;
+            if (strix_slots_push(&s->activated, s->unconf.v[r])) return -1;
         }
         for (int i = 0; i < s->unconf.n; i++) {
             if (s->mr[i] >= 0) continue;
             t->pool[s->unconf.v[i]].state = T_REMOVED;
-            if (push(&s->removed_now, s->unconf.v[i])) return -1;
+            if (strix_slots_push(&s->removed_now, s->unconf.v[i])) return -1;
         }
         drop_matched(s, s->unconf.n, s->left, &nl);
     } else {
         for (int i = 0; i < s->unconf.n; i++) {
             t->pool[s->unconf.v[i]].state = T_REMOVED;
-            if (push(&s->removed_now, s->unconf.v[i])) return -1;
+            if (strix_slots_push(&s->removed_now, s->unconf.v[i])) return -1;
         }
     }
 
     /* the relaxed rebind: tracks lost before this frame, still unmatched */
     if (t->lost_match_thr > 0 && nl) {
         for (int i = 0; i < s->pool.n; i++)
-            if (t->pool[s->pool.v[i]].state == T_LOST && !has(&s->lost_now, s->pool.v[i]) &&
-                push(&s->uc, s->pool.v[i]))
+            if (t->pool[s->pool.v[i]].state == T_LOST && !strix_slots_has(&s->lost_now, s->pool.v[i]) &&
+                strix_slots_push(&s->uc, s->pool.v[i]))
                 return -1;
         if (s->uc.n) {
             associate(t, s, s->uc.v, s->uc.n, d, s->left, nl, nl, t->lost_match_thr, &n_order);
             for (int q = 0; q < n_order; q++) {
                 int r = s->order[q];
                 track_reactivate(t, &t->pool[s->uc.v[r]], &d[s->left[s->mr[r]]]);
-                if (push(&s->refind, s->uc.v[r])) return -1;
+                if (strix_slots_push(&s->refind, s->uc.v[r])) return -1;
             }
             drop_matched(s, s->uc.n, s->left, &nl);
         }
@@ -656,14 +609,14 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
 
     /* track-aware initialisation from what is left */
     for (int i = 0; i < t->tracked.n; i++)
-        if (t->pool[t->tracked.v[i]].state == T_TRACKED && push(&s->active, t->tracked.v[i])) return -1;
+        if (t->pool[t->tracked.v[i]].state == T_TRACKED && strix_slots_push(&s->active, t->tracked.v[i])) return -1;
     for (int i = 0; i < s->activated.n; i++)
-        if (push(&s->active, s->activated.v[i])) return -1;
+        if (strix_slots_push(&s->active, s->activated.v[i])) return -1;
     track_aware_nms(t, s, d, s->left, nl);
     for (int j = 0; j < nl; j++) {
         if (!s->allow[j]) continue;
         int slot = new_slot(t);
-        if (slot < 0 || push(&s->activated, slot)) return -1;
+        if (slot < 0 || strix_slots_push(&s->activated, slot)) return -1;
         track_start(t, slot, &d[s->left[j]]);
     }
 
@@ -672,7 +625,7 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
         tt_track *k = &t->pool[t->lost.v[i]];
         if (f - k->frame_id > t->o.track_buffer) {
             k->state = T_REMOVED;
-            if (push(&s->removed_now, t->lost.v[i])) return -1;
+            if (strix_slots_push(&s->removed_now, t->lost.v[i])) return -1;
         }
     }
 
@@ -681,10 +634,10 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
     for (int i = 0; i < t->tracked.n; i++)
         if (t->pool[t->tracked.v[i]].state == T_TRACKED) t->tracked.v[m++] = t->tracked.v[i];
     t->tracked.n = m;
-    if (join(&t->tracked, &s->activated) || join(&t->tracked, &s->refind)) return -1;
-    sub(&t->lost, &t->tracked);
+    if (strix_slots_join(&t->tracked, &s->activated) || strix_slots_join(&t->tracked, &s->refind)) return -1;
+    strix_slots_sub(&t->lost, &t->tracked);
     for (int i = 0; i < s->lost_now.n; i++)
-        if (push(&t->lost, s->lost_now.v[i])) return -1;
+        if (strix_slots_push(&t->lost, s->lost_now.v[i])) return -1;
     m = 0;
     for (int i = 0; i < t->lost.n; i++)
         if (!removed_has(t, t->pool[t->lost.v[i]].id)) t->lost.v[m++] = t->lost.v[i];
