@@ -402,14 +402,15 @@ size_t strix_model_anchor_count(const strix_model *m, int h, int w);
 /* --------------------------------------------------------------- tracking */
 
 /* Multi-object trackers as Ultralytics defines them (`yolo track`,
- * ultralytics/trackers 8.4.190): BYTETracker (Zhang et al., ECCV 2022),
- * OCSORT (Cao et al., CVPR 2023; below) and
+ * ultralytics/trackers 8.4.190): TRACKTRACK, its default (Shim et al.,
+ * CVPR 2025; STRIX_TRACKER_TRACKTRACK below), BYTETracker (Zhang et al.,
+ * ECCV 2022), OCSORT (Cao et al., CVPR 2023; below) and
  * BOTSORT (Aharon et al., 2022), which is BYTETracker with a Kalman state
  * over (cx, cy, w, h) instead of (cx, cy, w/h, h) and global motion
  * compensation (GMC): the frame-to-frame camera motion, a similarity
  * transform estimated from sparse optical flow on a half-size grey frame,
- * warps every track's prediction before matching.  Each frame the
- * detections scoring >= track_high_thresh are matched to the tracked and
+ * warps every track's prediction before matching.  In ByteTrack and
+ * BoT-SORT, each frame the detections scoring >= track_high_thresh are matched to the tracked and
  * lost tracks by 1 - IoU (times the score when fuse_score), the remaining
  * tracked ones to the detections between track_low_thresh and
  * track_high_thresh by 1 - IoU, a new track starts from a leftover

@@ -3,7 +3,9 @@
  * bot_sort.py BOTSORT without ReID, oc_sort.py OCSORT, whose own per-track
  * state is track_ocsort.c's, utils/kalman_filter.py, utils/matching.py,
  * utils/stracks.py), so identities match it (tests/test_track.c checks them
- * against goldens made by tools/reference/track_goldens.py).
+ * against goldens made by tools/reference/track_goldens.py).  TrackTrack
+ * (track_tracker.py) has its own tracks and update in track_tracktrack.c;
+ * this file checks its detections and estimates its camera motion.
  *
  * Kalman state per track, doubles: mean[8] = (cx, cy, a, h, vcx, vcy, va, vh)
  * with a = w / h for ByteTrack and OC-SORT (measurements (cx, cy, a, h)),

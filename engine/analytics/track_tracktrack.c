@@ -470,12 +470,18 @@ static int removed_has(const strix_tracktrack *t, long id)
     return 0;
 }
 
+/* Every slot's mark cleared (none before the first track: mark is NULL then). */
+static void unmark(strix_tracktrack *t)
+{
+    if (t->n_pool) memset(t->mark, 0, (size_t)t->n_pool);
+}
+
 /* remove_duplicate_stracks over tracked x lost: of two tracks with IoU >
  * 0.85 the younger goes, the tracked one on a tie. */
 static void remove_duplicates(strix_tracktrack *t)
 {
     strix_slots *a = &t->tracked, *b = &t->lost;
-    memset(t->mark, 0, (size_t)t->n_pool);
+    unmark(t);
     enum { DROP_A = 1, DROP_B = 2 };
     for (int i = 0; i < a->n; i++) {
         const tt_track *x = &t->pool[a->v[i]];
@@ -660,7 +666,7 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
         track_box(k, &boxes[4 * k->idx]);
     }
     /* slots no list holds any more are free */
-    memset(t->mark, 0, (size_t)t->n_pool);
+    unmark(t);
     for (int i = 0; i < t->tracked.n; i++) t->mark[t->tracked.v[i]] = 1;
     for (int i = 0; i < t->lost.n; i++) t->mark[t->lost.v[i]] = 1;
     for (int i = 0; i < t->n_pool; i++)
