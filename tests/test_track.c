@@ -476,81 +476,15 @@ static int compare_one(const stream *s, const char *conf, const strix_tracker *t
 enum { OC_DEFAULT, OC_BYTE, OC_ALT, N_OC };
 static const char *const oc_name[N_OC] = {"ocsort", "ocsort use_byte", "ocsort delta_t 1 inertia 0.5 no fuse"};
 
-/* strix's OC-SORT over a golden stream in configuration c (an OC_*): the
- * detections compared, those whose identity differs from Ultralytics'
- * OCSORT's, and for the defaults the tracked boxes compared and those not
- * bit-equal to its rows' (the state is Kalman's in double and the rest
- * float32 on both sides, in the same order of operations).  0, or -1 (test
- * failed). */
-static int run_ocsort(const stream *s, int c, long *compared, long *differ, long *boxes, long *box_bad)
+static void oc_options(strix_track_options *o, int c)
 {
-    char path[256], line[512];
-    snprintf(path, sizeof path, GOLDEN "%s.jsonl", s->name);
-    strix_jsonl_reader *rd = NULL;
-    strix_error e;
-    *compared = *differ = *boxes = *box_bad = 0;
-    if (strix_jsonl_open(&rd, path, &e)) {
-        tl_fail("%s", e.message);
-        return -1;
-    }
-    snprintf(path, sizeof path, GOLDEN "%s.ocsort.txt", s->name);
-    FILE *ref = fopen(path, "r");
-    strix_track_options o;
-    strix_track_options_init(&o, STRIX_TRACKER_OCSORT);
-    o.use_byte = c == OC_BYTE;
+    strix_track_options_init(o, STRIX_TRACKER_OCSORT);
+    o->use_byte = c == OC_BYTE;
     if (c == OC_ALT) {
-        o.delta_t = 1;
-        o.inertia = 0.5f;
-        o.fuse_score = 0;
+        o->delta_t = 1;
+        o->inertia = 0.5f;
+        o->fuse_score = 0;
     }
-    strix_tracker *t = NULL;
-    int *ids = NULL, ids_cap = 0, rc = -1, got;
-    if (!ref || strix_tracker_create(&t, &o, &e) || !fgets(line, sizeof line, ref) || line[0] != '#') {
-        tl_fail("%s: %s", path, ref ? "no tracker or no header" : "cannot open it");
-        goto out;
-    }
-    strix_jsonl_record rec;
-    while ((got = strix_jsonl_next(rd, &rec, &e)) > 0) {
-        if (rec.n > ids_cap) {
-            int *v = realloc(ids, sizeof *v * (size_t)(2 * rec.n));
-            if (!v) {
-                tl_fail("out of memory");
-                goto out;
-            }
-            ids = v;
-            ids_cap = 2 * rec.n;
-        }
-        if (strix_tracker_update(t, NULL, rec.dets, rec.n, ids, &e)) {
-            tl_fail("%s frame %ld: %s", s->name, rec.frame, e.message);
-            goto out;
-        }
-        for (int i = 0; i < rec.n; i++) {
-            long fr;
-            int k, want[N_OC];
-            char tok[4][32];
-            if (!fgets(line, sizeof line, ref) ||
-                sscanf(line, "%ld %d %d %d %d %31s %31s %31s %31s", &fr, &k, &want[0], &want[1], &want[2], tok[0],
-                       tok[1], tok[2], tok[3]) != 9 ||
-                fr != rec.frame || k != i) {
-                tl_fail("%s: out of step at frame %ld detection %d", path, rec.frame, i);
-                goto out;
-            }
-            if (compare_one(s, oc_name[c], t, &rec, i, ids[i], want[c], c == OC_DEFAULT, tok, 0, compared, differ,
-                            boxes, box_bad))
-                goto out;
-        }
-    }
-    if (got < 0) {
-        tl_fail("%s", e.message);
-        goto out;
-    }
-    rc = 0;
-out:
-    if (ref) fclose(ref);
-    strix_jsonl_close(rd);
-    strix_tracker_free(t);
-    free(ids);
-    return rc;
 }
 
 /* The configurations of NAME.tracktrack.txt's identity columns:
@@ -559,13 +493,41 @@ out:
 enum { TT_DEFAULT, TT_ALT, N_TT };
 static const char *const tt_name[N_TT] = {"tracktrack", "tracktrack alt"};
 
-/* strix's TrackTrack over a golden stream in configuration c (a TT_*), its
- * GMC on the camera clips' frames: the detections compared, those whose
- * identity differs from Ultralytics' TRACKTRACK's, and for the defaults
- * the tracked boxes compared and those not equal to its rows' (bit for bit
- * without frames; within GMC_BOX_TOL where the camera motion is
- * estimated).  0, or -1 (test failed). */
-static int run_tracktrack(const stream *s, int c, long *compared, long *differ, long *boxes, long *box_bad)
+static void tt_options(strix_track_options *o, int c)
+{
+    strix_track_options_init(o, STRIX_TRACKER_TRACKTRACK);
+    if (c == TT_ALT) {
+        o->lost_match_thr = 0.9f;
+        o->min_track_len = 1;
+        o->reduce_step = 0.1f;
+        o->penalty_p = 0.3f;
+        o->tai_thr = 0.4f;
+    }
+}
+
+/* One tracker's goldens: NAME.SUFFIX.txt, a row per detection, "frame
+ * index ID_1 .. ID_n x1 y1 x2 y2": Ultralytics' identity in each of n
+ * configurations (the first its YAML's defaults), then the defaults' row
+ * box ("- - - -": none). */
+typedef struct golden_table {
+    const char *tracker, *suffix;
+    int n;
+    const char *const *name;
+    void (*options)(strix_track_options *o, int c);
+    int frames; /* the camera clips' frames are drawn and given (GMC) */
+} golden_table;
+
+static const golden_table oc_table = {"ocsort", "ocsort", N_OC, oc_name, oc_options, 0};
+static const golden_table tt_table = {"tracktrack", "tracktrack", N_TT, tt_name, tt_options, 1};
+
+/* strix's tracker over a golden stream in configuration c of table g: the
+ * detections compared, those whose identity differs from Ultralytics', and
+ * for the defaults the tracked boxes compared and those not equal to its
+ * rows' (bit for bit: the state is Kalman's in double and the rest float32
+ * on both sides, in the same order of operations; within GMC_BOX_TOL where
+ * the camera motion is estimated).  0, or -1 (test failed). */
+static int run_golden(const golden_table *g, const stream *s, int c, long *compared, long *differ, long *boxes,
+                      long *box_bad)
 {
     char path[256], line[512];
     snprintf(path, sizeof path, GOLDEN "%s.jsonl", s->name);
@@ -576,21 +538,15 @@ static int run_tracktrack(const stream *s, int c, long *compared, long *differ, 
         tl_fail("%s", e.message);
         return -1;
     }
-    snprintf(path, sizeof path, GOLDEN "%s.tracktrack.txt", s->name);
+    snprintf(path, sizeof path, GOLDEN "%s.%s.txt", s->name, g->suffix);
     FILE *ref = fopen(path, "r"), *scene = NULL;
     strix_track_options o;
-    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK);
-    if (c == TT_ALT) {
-        o.lost_match_thr = 0.9f;
-        o.min_track_len = 1;
-        o.reduce_step = 0.1f;
-        o.penalty_p = 0.3f;
-        o.tai_thr = 0.4f;
-    }
+    g->options(&o, c);
     strix_tracker *t = NULL;
     int *ids = NULL, ids_cap = 0, rc = -1, got, w = 0, h = 0;
     uint8_t *rgb = NULL;
-    if (s->camera) {
+    const int frames = g->frames && s->camera;
+    if (frames) {
         char sp[256];
         snprintf(sp, sizeof sp, GOLDEN "%s.scene.txt", s->name);
         if (!(scene = fopen(sp, "r")) || fscanf(scene, "# %d x %d", &w, &h) != 2 || w < 16 || h < 16 ||
@@ -615,27 +571,31 @@ static int run_tracktrack(const stream *s, int c, long *compared, long *differ, 
             ids_cap = 2 * rec.n;
         }
         strix_image img = {.data = rgb, .width = w, .height = h, .format = STRIX_RGB};
-        if (scene && draw_scene(scene, rec.frame, rgb, w, h)) {
+        if (frames && draw_scene(scene, rec.frame, rgb, w, h)) {
             tl_fail("%s: scene out of step at frame %ld", s->name, rec.frame);
             goto out;
         }
-        if (strix_tracker_update(t, scene ? &img : NULL, rec.dets, rec.n, ids, &e)) {
+        if (strix_tracker_update(t, frames ? &img : NULL, rec.dets, rec.n, ids, &e)) {
             tl_fail("%s frame %ld: %s", s->name, rec.frame, e.message);
             goto out;
         }
         for (int i = 0; i < rec.n; i++) {
-            long fr;
-            int k, want[N_TT];
+            char *p = line, *q;
             char tok[4][32];
-            if (!fgets(line, sizeof line, ref) ||
-                sscanf(line, "%ld %d %d %d %31s %31s %31s %31s", &fr, &k, &want[0], &want[1], tok[0], tok[1], tok[2],
-                       tok[3]) != 8 ||
-                fr != rec.frame || k != i) {
+            int ok = fgets(line, sizeof line, ref) != NULL;
+            long v[2 + N_OC]; /* frame, index, the identities (OC-SORT's table has the most) */
+            for (int col = 0; ok && col < 2 + g->n; col++) {
+                v[col] = strtol(p, &q, 10);
+                ok = q != p;
+                p = q;
+            }
+            if (!ok || sscanf(p, "%31s %31s %31s %31s", tok[0], tok[1], tok[2], tok[3]) != 4 || v[0] != rec.frame ||
+                v[1] != i) {
                 tl_fail("%s: out of step at frame %ld detection %d", path, rec.frame, i);
                 goto out;
             }
-            if (compare_one(s, tt_name[c], t, &rec, i, ids[i], want[c], c == TT_DEFAULT, tok,
-                            s->camera ? GMC_BOX_TOL : 0, compared, differ, boxes, box_bad))
+            if (compare_one(s, g->name[c], t, &rec, i, ids[i], (int)v[2 + c], c == 0, tok, frames ? GMC_BOX_TOL : 0, compared,
+                            differ, boxes, box_bad))
                 goto out;
         }
     }
@@ -654,43 +614,39 @@ out:
     return rc;
 }
 
-/* A tracker's run over one golden stream in configuration c (0: its YAML's
- * defaults, whose boxes are compared too): run_ocsort, run_tracktrack. */
-typedef int (*golden_run)(const stream *s, int c, long *compared, long *differ, long *boxes, long *box_bad);
-
-/* run on every stream in each of the n configurations named name[]: every
+/* Table g's tracker on every stream in each of its configurations: every
  * identity equal to Ultralytics', and (defaults) every tracked box equal to
- * its rows' (bit for bit, or as run_* says), at least 50 a stream. */
-static void streams_match(const char *tracker, golden_run run, const char *const *name, int n)
+ * its rows' (as run_golden says), at least 50 a stream. */
+static void streams_match(const golden_table *g)
 {
-    for (int c = 0; c < n; c++) {
+    for (int c = 0; c < g->n; c++) {
         long total = 0, differ = 0, boxes = 0, bad_boxes = 0;
         for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++) {
             const stream *s = &streams[i];
             long k, d, b, bad;
-            if (run(s, c, &k, &d, &b, &bad)) return;
-            printf("  %-36s %-10s %5ld detections, %ld differ", name[c], s->name, k, d);
+            if (run_golden(g, s, c, &k, &d, &b, &bad)) return;
+            printf("  %-36s %-10s %5ld detections, %ld differ", g->name[c], s->name, k, d);
             if (!c) printf("; boxes %ld, %ld off", b, bad);
             printf("\n");
-            if (d) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", name[c], s->name, d, k);
-            if (bad) tl_fail("%s %s: %ld of %ld tracked boxes differ from Ultralytics'", tracker, s->name, bad, b);
-            if (!c && b < 50) tl_fail("%s %s: only %ld tracked boxes compared", tracker, s->name, b);
+            if (d) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", g->name[c], s->name, d, k);
+            if (bad) tl_fail("%s %s: %ld of %ld tracked boxes differ from Ultralytics'", g->tracker, s->name, bad, b);
+            if (!c && b < 50) tl_fail("%s %s: only %ld tracked boxes compared", g->tracker, s->name, b);
             total += k;
             differ += d;
             boxes += b;
             bad_boxes += bad;
         }
-        printf("  %s: %ld detections, %ld identities differ from Ultralytics'", name[c], total, differ);
+        printf("  %s: %ld detections, %ld identities differ from Ultralytics'", g->name[c], total, differ);
         if (!c) printf("; %ld tracked boxes, %ld off", boxes, bad_boxes);
         printf("\n");
     }
 }
 
 /* OC-SORT on every stream in every OC_* configuration, its boxes bit-equal. */
-static void ocsort_matches_ultralytics(void) { streams_match("ocsort", run_ocsort, oc_name, N_OC); }
+static void ocsort_matches_ultralytics(void) { streams_match(&oc_table); }
 
-/* TrackTrack on every stream in both TT_* configurations. */
-static void tracktrack_matches_ultralytics(void) { streams_match("tracktrack", run_tracktrack, tt_name, N_TT); }
+/* TrackTrack on every stream in both TT_* configurations, GMC on the camera clips. */
+static void tracktrack_matches_ultralytics(void) { streams_match(&tt_table); }
 
 /* The handheld clip (jumps of up to 20 px a frame): camera-motion
  * compensation keeps identities that the Kalman prediction alone loses. */
