@@ -118,7 +118,6 @@ static int by_score(const void *a, const void *b)
     return (x->anchor > y->anchor) - (x->anchor < y->anchor);
 }
 
-
 /* std::max / std::min as torchvision's kernel uses them (NaN behaviour included). */
 static float mx(float a, float b) { return a < b ? b : a; }
 static float mn(float a, float b) { return b < a ? b : a; }

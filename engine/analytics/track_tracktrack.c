@@ -342,8 +342,8 @@ static void scratch_free(scratch *s)
     free(s->taken);
     free(s->cost);
     free(s->iou);
-    strix_slots *l[] = {&s->trk, &s->unconf, &s->pool, &s->activated, &s->refind, &s->lost_now, &s->removed_now, &s->uc,
-                  &s->active};
+    strix_slots *l[] = {&s->trk,      &s->unconf,   &s->pool,        &s->activated, &s->refind,
+                        &s->lost_now, &s->uc,       &s->removed_now, &s->active};
     for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) free(l[i]->v);
 }
 
@@ -400,8 +400,8 @@ static void track_aware_nms(const strix_tracktrack *t, scratch *s, const strix_t
         }
         if (s->active.n && !(most <= thr)) s->allow[j] = 0;
     }
-    /* best score first: numpy's argsort()[::-1], ties (stable for the sizes
-     * met) latest index first */
+    /* best score first, as numpy's argsort()[::-1]; equal scores latest
+     * index first (its introsort sorts fewer than 17 by insertion, stable) */
     int *ord = s->order;
     for (int j = 0; j < nl; j++) ord[j] = j;
     for (int j = 1; j < nl; j++) {
