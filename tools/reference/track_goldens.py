@@ -56,22 +56,28 @@ cam_y + y) then the objects; texture(X, Y) is the hash below of the 8x8 cell
 (X // 8, Y // 8), all in unsigned 32-bit arithmetic, so tests/test_track.c
 draws the same bytes without Python.
 
-Real footage (--real VIDEO DETS.jsonl, writes only these): the first 150
-frames of /work/shared/data/vtest.avi (768 x 576, 10 fps, a static camera
-over a street), cut with `ffmpeg -i vtest.avi -frames:v 150 -c copy`, and
-the detections `infer` made on them with strix's synthetic weights
-(`mkweights --model weights/yolov8.yaml --scale n --seed 7`; `infer --model
-weights/yolov8.yaml --scale n --weights W --device cpu --conf 0.1`), kept
-from score 0.2 (most of those weights' boxes score about 0.5, 107 above
-0.6; the cut keeps the file small):
-  vtest.jsonl     those detections, as NAME.jsonl
-  vtest.real.txt  per detection: "frame index bytetrack botsort ocsort
+Real footage (--real NAME VIDEO DETS.jsonl [OUTDIR], writes only NAME.*):
+a clip of /work/shared/data/vtest.avi (768 x 576, 10 fps, a static camera
+over a street) and the detections `infer` made on it with strix's
+synthetic weights (`mkweights --model weights/yolov8.yaml --scale n --seed
+7`; `infer --model weights/yolov8.yaml --scale n --weights W --device cpu
+--conf 0.1`), kept from score 0.2 (most of those weights' boxes score about
+0.5; the cut keeps the files small), those of the clip's frames.  The clips
+(tests/cli_track.sh makes them the same way):
+  vtest  `ffmpeg -i vtest.avi -frames:v 150 -c copy vtest.avi`
+  hand   `ffmpeg -i vtest.avi -frames:v 28 -vf "crop=640:480:x='2*trunc((64+
+         40*sin(n/7)+20*sin(n/3))/2)':y='2*trunc((48+30*sin(n/5+1)+12*sin(n/2))
+         /2)'" -c:v ffv1 hand.mkv`: a window moving like a handheld camera,
+         lossless (later frames of this window saturate the synthetic
+         weights: 300 boxes scoring 1, whose ties decide identities)
+  NAME.jsonl     those detections, as NAME.jsonl above
+  NAME.real.txt  per detection: "frame index bytetrack botsort ocsort
                 tracktrack tracktrack_low x1 y1 x2 y2", the identity each
                 Ultralytics tracker (its YAML's defaults; BOTSORT and
                 TRACKTRACK with their sparseOptFlow GMC on the frames)
                 returned for it, TRACKTRACK's with REAL_TT_LOW (with its
-                defaults it tracks none of these detections: too few score
-                above its 0.6 / 0.7 two frames running), then the latter's
+                defaults it tracks few or none of these detections: few
+                score above its 0.6 / 0.7 frames running), then the latter's
                 row box clipped to the frame as Results.update clips it
                 ("- - - -": none)
 The frames the trackers see are decoded by the ffmpeg CLI with swscale's
@@ -491,7 +497,7 @@ def write(outdir, name, frames, gt, fps, refs, note):
 REAL_TT_LOW = dict(track_high_thresh=0.3, track_low_thresh=0.2, new_track_thresh=0.4)
 
 
-def real_footage(outdir, video, dets_path, n_frames=150, min_score=0.2):
+def real_footage(outdir, name, video, dets_path, min_score=0.2):
     import subprocess
     frames = []
     for line in open(dets_path):
@@ -500,14 +506,17 @@ def real_footage(outdir, video, dets_path, n_frames=150, min_score=0.2):
             continue
         frames.append([([float(v) for v in d["box"]], np.float32(d["score"]), d["class_id"])
                        for d in r["detections"] if np.float32(d["score"]) >= np.float32(min_score)])
-    frames = frames[:n_frames]
     for dets in frames:
         dets.sort(key=lambda d: -float(d[1]))
-    w, h = 768, 576
-    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", video, "-frames:v", str(n_frames), "-f", "rawvideo",
-                          "-pix_fmt", "rgb24", "-sws_flags", "bilinear", "-"], check=True, capture_output=True).stdout
+    w, h = (int(v) for v in subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0",
+         video], check=True, capture_output=True, text=True).stdout.split(","))
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", video, "-f", "rawvideo", "-pix_fmt", "rgb24", "-sws_flags",
+                          "bilinear", "-"], check=True, capture_output=True).stdout
     rgb = np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
-    assert len(rgb) == len(frames) == n_frames, (len(rgb), len(frames))
+    n_frames = len(rgb)  # the video's frames: the detections of the first n_frames
+    frames = frames[:n_frames]
+    assert len(frames) == n_frames, (len(rgb), len(frames))
     images = lambda f: np.ascontiguousarray(rgb[f][:, :, ::-1])  # noqa: E731
     ids = [run_tracker(BYTETracker(cfg("bytetrack")), frames, images)[0],
            run_tracker(BOTSORT(cfg("botsort")), frames, images)[0],
@@ -515,19 +524,19 @@ def real_footage(outdir, video, dets_path, n_frames=150, min_score=0.2):
     ids.append(run_tracker(TRACKTRACK(cfg("tracktrack")), frames, images)[0])
     t, tb = run_tracker(TRACKTRACK(cfg("tracktrack", **REAL_TT_LOW)), frames, images)
     ids.append(t)
-    with open(os.path.join(outdir, "vtest.jsonl"), "w") as f:
+    with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
         for i, dets in enumerate(frames):
             items = ['{"class_id": %d, "score": %s, "box": [%s]}' % (c, fmt(s), ", ".join(fmt(v) for v in b))
                      for b, s, c in dets]
             f.write('{"frame": %d, "pts": %s, "inferred": true, "detections": [%s]}\n'
                     % (i, json.dumps(round(i / 10.0, 6)), ", ".join(items)))
     lim = np.array([w, h, w, h], np.float32)
-    with open(os.path.join(outdir, "vtest.real.txt"), "w") as f:
+    with open(os.path.join(outdir, name + ".real.txt"), "w") as f:
         f.write("# frame index bytetrack botsort ocsort tracktrack tracktrack_low x1 y1 x2 y2  (ultralytics %s, numpy %s, "
                 "opencv %s, lap %s; the YAMLs' defaults, tracktrack_low with %s; GMC sparseOptFlow on the frames; "
-                "vtest.avi's first %d frames)\n"
+                "%s, %d frames)\n"
                 % (ultralytics.__version__, np.__version__, cv2.__version__, __import__("lap").__version__,
-                   ", ".join("%s: %s" % kv for kv in REAL_TT_LOW.items()), n_frames))
+                   ", ".join("%s: %s" % kv for kv in REAL_TT_LOW.items()), os.path.basename(video), n_frames))
         for i in range(len(frames)):
             for k in range(len(frames[i])):
                 b = tb[i][k]
@@ -535,16 +544,16 @@ def real_footage(outdir, video, dets_path, n_frames=150, min_score=0.2):
                     b = np.clip(np.array(b, np.float32), np.float32(0), lim)
                 f.write("%d %d %s %s\n" % (i, k, " ".join("%d" % c[i][k] for c in ids),
                                           " ".join(fmt(v) for v in b) if b is not None else "- - - -"))
-    for name, col in zip(("bytetrack", "botsort", "ocsort", "tracktrack", "tracktrack_low"), ids):
-        print("vtest %-10s %5d tracked of %5d detections, %3d identities" % (
-            name, sum(i >= 0 for fr in col for i in fr), sum(len(fr) for fr in col),
+    for name_, col in zip(("bytetrack", "botsort", "ocsort", "tracktrack", "tracktrack_low"), ids):
+        print("%s %-10s %5d tracked of %5d detections, %3d identities" % (
+            name, name_, sum(i >= 0 for fr in col for i in fr), sum(len(fr) for fr in col),
             len({i for fr in col for i in fr if i >= 0})))
 
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--real":
-        _, _, video, dets, *rest = sys.argv
-        real_footage(rest[0] if rest else "tests/golden/track", video, dets)
+        _, _, name, video, dets, *rest = sys.argv
+        real_footage(rest[0] if rest else "tests/golden/track", name, video, dets)
         return
     outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/golden/track"
     os.makedirs(outdir, exist_ok=True)
