@@ -13,8 +13,9 @@
 #include "tasks.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
+
+#include "util.h"
 
 #define MAX_WH 7680.f    /* Ultralytics' per-class coordinate offset */
 #define DEFAULT_MAX_NMS 30000
@@ -119,21 +120,6 @@ static int by_score(const void *a, const void *b)
     return (x->anchor > y->anchor) - (x->anchor < y->anchor);
 }
 
-/* The predictor imports torchvision, so non_max_suppression runs
- * torchvision.ops.nms, which compares the float IoU with the threshold as a
- * double: the Python float the caller typed (0.3, not 0.3f = 0.30000001;
- * an IoU of exactly 0.3f is suppressed).  Recover that decimal: the
- * shortest one that rounds to the float we were given. */
-static double typed_threshold(float f)
-{
-    char buf[32];
-    for (int digits = 1; digits <= 9; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
-        if (strtof(buf, NULL) == f) return strtod(buf, NULL);
-    }
-    return f;
-}
-
 /* std::max / std::min as torchvision's kernel uses them (NaN behaviour included). */
 static float mx(float a, float b) { return a < b ? b : a; }
 static float mn(float a, float b) { return b < a ? b : a; }
@@ -180,7 +166,11 @@ int strix_nms(strix_detection *out, const float *head, size_t anchors, const str
     /* greedy NMS on class-offset boxes: a box is dropped when its IoU with
      * any earlier kept box exceeds the threshold; later boxes never affect
      * earlier ones, so stopping at max_det keeps the same first max_det */
-    double thr = typed_threshold(p->iou);
+    /* the predictor imports torchvision, so non_max_suppression runs
+     * torchvision.ops.nms, which compares the float IoU with the threshold as
+     * a double: the Python float the caller typed (an IoU of exactly 0.3f is
+     * suppressed at 0.3) */
+    double thr = strix_typed_double(p->iou);
     int nk = 0;
     for (size_t i = 0; i < n && nk < p->max_det; i++) {
         float off = p->agnostic ? 0.f : (float)c[i].cls * MAX_WH;

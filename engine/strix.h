@@ -402,14 +402,15 @@ size_t strix_model_anchor_count(const strix_model *m, int h, int w);
 /* --------------------------------------------------------------- tracking */
 
 /* Multi-object trackers as Ultralytics defines them (`yolo track`,
- * ultralytics/trackers 8.4.190): BYTETracker (Zhang et al., ECCV 2022),
- * OCSORT (Cao et al., CVPR 2023; below) and
- * BOTSORT (Aharon et al., 2022), which is BYTETracker with a Kalman state
+ * ultralytics/trackers 8.4.190): TRACKTRACK, its default (Shim et al.,
+ * CVPR 2025; STRIX_TRACKER_TRACKTRACK below), BYTETracker (Zhang et al.,
+ * ECCV 2022), OCSORT (Cao et al., CVPR 2023), FASTTRACK and Deep OC-SORT
+ * (below) and BOTSORT (Aharon et al., 2022), which is BYTETracker with a Kalman state
  * over (cx, cy, w, h) instead of (cx, cy, w/h, h) and global motion
  * compensation (GMC): the frame-to-frame camera motion, a similarity
  * transform estimated from sparse optical flow on a half-size grey frame,
- * warps every track's prediction before matching.  Each frame the
- * detections scoring >= track_high_thresh are matched to the tracked and
+ * warps every track's prediction before matching.  In ByteTrack and
+ * BoT-SORT, each frame the detections scoring >= track_high_thresh are matched to the tracked and
  * lost tracks by 1 - IoU (times the score when fuse_score), the remaining
  * tracked ones to the detections between track_low_thresh and
  * track_high_thresh by 1 - IoU, a new track starts from a leftover
@@ -450,9 +451,25 @@ typedef enum strix_tracker_type {
     STRIX_TRACKER_BYTETRACK = 1,
     STRIX_TRACKER_OCSORT = 2,
     STRIX_TRACKER_FASTTRACK = 3,
-    STRIX_TRACKER_DEEPOCSORT = 4
+    STRIX_TRACKER_DEEPOCSORT = 4,
+    /* TrackTrack (track_tracker.py; Shim et al., CVPR 2025), Ultralytics'
+     * default and `infer --track`'s: BoT-SORT's Kalman state and GMC with
+     * NSA-Kalman's confidence-scaled measurement noise; the high- and
+     * low-score detections matched to the tracks in one iterative
+     * assignment (mutually nearest pairs under a threshold that shrinks by
+     * reduce_step a round) on 1 - HMIoU (IoU x vertical IoU) +
+     * conf_weight x |extrapolated track score - score| + angle_weight x the
+     * angle between the track's corner velocities and its corners' motion,
+     * low-score detections penalty_p dearer; optionally (lost_match_thr >
+     * 0) a looser pass for lost tracks; a new track only from a leftover
+     * scoring above new_track_thresh that overlaps (IoU > tai_thr) no
+     * confirmed track and no better leftover; confirmed after
+     * min_track_len updates.  Without ReID, and without Ultralytics'
+     * loose-NMS extra detections (what `--detections` replays has none). */
+    STRIX_TRACKER_TRACKTRACK = 5
 } strix_tracker_type;
-/* BoT-SORT's and Deep OC-SORT's camera-motion compensation: none, or Ultralytics' sparseOptFlow
+/* The camera-motion compensation of BoT-SORT, Deep OC-SORT and TrackTrack:
+ * none, or Ultralytics' sparseOptFlow
  * (its orb, sift and ecc are not implemented). */
 typedef enum strix_gmc_method { STRIX_GMC_SPARSE_OPTFLOW = 0, STRIX_GMC_NONE = 1 } strix_gmc_method;
 /* The grey frame GMC reads, as cv2.cvtColor's fixed point makes it: OpenCV
@@ -463,20 +480,20 @@ typedef enum strix_gmc_method { STRIX_GMC_SPARSE_OPTFLOW = 0, STRIX_GMC_NONE = 1
 typedef enum strix_grey_rounding { STRIX_GREY_OPENCV5 = 0, STRIX_GREY_OPENCV4 = 1 } strix_grey_rounding;
 
 /* The keys of Ultralytics' botsort.yaml / bytetrack.yaml / ocsort.yaml /
- * fasttrack.yaml / deepocsort.yaml, same names, same defaults
- * (strix_track_options_init).  The ReID branch (with_reid) of BoT-SORT and
- * Deep OC-SORT is not implemented; without it, as in Ultralytics,
- * proximity_thresh, appearance_thresh and alpha_fixed_emb are accepted and
- * change nothing. */
+ * fasttrack.yaml / deepocsort.yaml / tracktrack.yaml, same names, same
+ * defaults (strix_track_options_init).  The ReID branch (with_reid) of
+ * BoT-SORT, Deep OC-SORT and TrackTrack is not implemented; without it, as
+ * in Ultralytics, proximity_thresh, appearance_thresh, alpha_fixed_emb,
+ * iou_weight and reid_weight are accepted and change nothing. */
 typedef struct strix_track_options {
-    strix_tracker_type tracker_type; /* default botsort */
-    float track_high_thresh;         /* first association, default 0.25 */
-    float track_low_thresh;          /* second association takes scores above it, default 0.1 */
-    float new_track_thresh;          /* a new track needs this score, default 0.25 */
+    strix_tracker_type tracker_type; /* the type given to strix_track_options_init */
+    float track_high_thresh;         /* first association, default 0.25 (tracktrack 0.6) */
+    float track_low_thresh;          /* second association takes scores above it, default 0.1 (tracktrack 0.25) */
+    float new_track_thresh;          /* a new track needs this score, default 0.25 (tracktrack: above 0.7) */
     int track_buffer;                /* updates a lost track is kept, default 30 */
-    float match_thresh;              /* first association: highest accepted cost, default 0.8 */
+    float match_thresh;              /* first association: highest accepted cost, default 0.8 (tracktrack 0.7) */
     int fuse_score;                  /* 1 (default): cost 1 - IoU * score; 0: 1 - IoU */
-    strix_gmc_method gmc_method;     /* BoT-SORT (default sparseOptFlow) and Deep OC-SORT (default none) */
+    strix_gmc_method gmc_method;     /* BoT-SORT and TrackTrack (default sparseOptFlow), Deep OC-SORT (default none) */
     strix_grey_rounding gmc_grey;    /* its grey frame, default OpenCV 5's (strix's key, not Ultralytics') */
     float proximity_thresh;          /* BoT-SORT ReID gate, default 0.5 */
     float appearance_thresh;         /* ReID gate, default 0.8 (Deep OC-SORT 0.9) */
@@ -494,17 +511,29 @@ typedef struct strix_track_options {
     int occ_reappear_window;         /* >= 0 */
     float init_iou_suppress;         /* 0..1 */
     float alpha_fixed_emb;           /* Deep OC-SORT's ReID embedding update, 0..1, default 0.95 */
+    /* TrackTrack (tracktrack.yaml) */
+    float lost_match_thr; /* gate of the lost tracks' looser pass, 0..1; 0 (default): no such pass */
+    float iou_weight;     /* ReID only (weight of 1 - HMIoU), default 0.5 */
+    float reid_weight;    /* ReID only (weight of the cosine distance), default 0.5 */
+    float conf_weight;    /* weight of the confidence distance, >= 0, default 0.1 */
+    float angle_weight;   /* weight of the corner-angle distance, >= 0, default 0.05 */
+    float penalty_p;      /* added to the cost of low-score detections, >= 0, default 0.2 */
+    float penalty_q;      /* Ultralytics' for loose-NMS detections, which strix has none of; default 0.4 */
+    float reduce_step;    /* threshold reduction per assignment round, 0..1, default 0.05 */
+    float tai_thr;        /* track-aware initialisation's IoU, 0..1, default 0.55 */
+    int min_track_len;    /* updates before a track is confirmed (<= 1: at once), default 3 */
 } strix_track_options;
 
 /* Ultralytics' defaults for the given tracker (botsort.yaml, bytetrack.yaml,
  * ocsort.yaml, fasttrack.yaml, deepocsort.yaml: track_high_thresh and
- * new_track_thresh 0.3, gmc_method none). */
+ * new_track_thresh 0.3, gmc_method none; tracktrack.yaml). */
 void strix_track_options_init(strix_track_options *o, strix_tracker_type type);
 strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err);
 /* Advance by one frame with its detections (any order).  frame: the decoded
  * frame the detections came from, RGB or BGR in host memory (STRIX_HOST or
- * STRIX_PINNED), for BoT-SORT's and Deep OC-SORT's motion compensation
- * (NULL: no camera motion this frame; ignored by the others and gmc none).  ids[i]
+ * STRIX_PINNED), for the motion compensation of BoT-SORT, Deep OC-SORT and
+ * TrackTrack (NULL: no camera motion this frame; ignored by the others and
+ * gmc none).  ids[i]
  * receives the identity of the confirmed track detection i updated, or -1
  * (a low-score box no track took, a track's first frame after the first
  * frame of the stream: confirmation needs a second hit).  Identities start
@@ -540,7 +569,7 @@ strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8
  * strix_tracker_update on that frame does. */
 strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, int width, int height,
                                        const strix_detection *dets, int n, int *ids, strix_error *err);
-/* Short name of a tracker type ("botsort", "bytetrack", "ocsort", "fasttrack", "deepocsort"). */
+/* Short name of a tracker type ("botsort", "bytetrack", "ocsort", "fasttrack", "deepocsort", "tracktrack"). */
 const char *strix_tracker_type_name(strix_tracker_type t);
 /* The tracker's box of detection i of the last update, as Ultralytics'
  * tracker.update returns it for a tracked detection (STrack.xyxy: the

@@ -42,6 +42,16 @@ const char *strix_status_name(strix_status s)
     return "unknown status";
 }
 
+double strix_typed_double(float f)
+{
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        if (strtof(buf, NULL) == f) return strtod(buf, NULL);
+    }
+    return f;
+}
+
 int strix_reserve(void **buf, size_t *cap, size_t need)
 {
     if (need <= *cap) return 1;

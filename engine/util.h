@@ -1,4 +1,5 @@
-/* util.h — small internal helpers shared by the library: error reporting, aligned scratch buffers. */
+/* util.h — small internal helpers shared by the library: error reporting, aligned scratch buffers, the decimal a
+ * float was typed as. */
 #ifndef STRIX_UTIL_H
 #define STRIX_UTIL_H
 
@@ -19,6 +20,11 @@ void strix_error_clear(strix_error *err);
 /* Grow *buf (freed, contents not kept) to at least need bytes, 64-byte
  * aligned; *cap tracks its size.  0 when out of memory (*buf unchanged). */
 int strix_reserve(void **buf, size_t *cap, size_t need);
+
+/* The double a Python caller typed where strix holds a float: the shortest
+ * decimal that rounds to f (0.3, not 0.3f = 0.30000001), read as a double.
+ * Ultralytics compares and accumulates its thresholds in those doubles. */
+double strix_typed_double(float f);
 
 /* Bounded string copy and append: always NUL-terminate, truncate silently
  * (used for names whose length the caller already bounds). */

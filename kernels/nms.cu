@@ -278,7 +278,7 @@ bool params_ok(const strix_nms_gpu_params *p)
 
 /* torchvision compares the float IoU with the threshold as the Python float
  * the caller typed (0.3, not 0.3f): the shortest decimal that rounds to the
- * given float, as strix_nms recovers it (engine/postprocess.c). */
+ * given float, as strix_typed_double recovers it (engine/util.c). */
 double typed_threshold(float f)
 {
     char buf[32];

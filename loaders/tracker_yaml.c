@@ -1,8 +1,8 @@
 /* tracker_yaml.c — reads an Ultralytics tracker YAML (a flat mapping of
  * scalars, as the files in ultralytics/cfg/trackers) with libyaml's document API.
  * Strict: a key the file names must be one Ultralytics' botsort.yaml,
- * bytetrack.yaml, ocsort.yaml, fasttrack.yaml or deepocsort.yaml defines,
- * with a value of its type. */
+ * bytetrack.yaml, ocsort.yaml, fasttrack.yaml, deepocsort.yaml or
+ * tracktrack.yaml defines, with a value of its type. */
 #include "tracker_yaml.h"
 
 #include <errno.h>
@@ -73,6 +73,16 @@ static const struct key {
     {"occ_reappear_window", K_INT, offsetof(strix_track_options, occ_reappear_window)},
     {"init_iou_suppress", K_FLOAT, offsetof(strix_track_options, init_iou_suppress)},
     {"alpha_fixed_emb", K_FLOAT, offsetof(strix_track_options, alpha_fixed_emb)},
+    {"lost_match_thr", K_FLOAT, offsetof(strix_track_options, lost_match_thr)},
+    {"iou_weight", K_WEIGHT, offsetof(strix_track_options, iou_weight)},
+    {"reid_weight", K_WEIGHT, offsetof(strix_track_options, reid_weight)},
+    {"conf_weight", K_WEIGHT, offsetof(strix_track_options, conf_weight)},
+    {"angle_weight", K_WEIGHT, offsetof(strix_track_options, angle_weight)},
+    {"penalty_p", K_WEIGHT, offsetof(strix_track_options, penalty_p)},
+    {"penalty_q", K_WEIGHT, offsetof(strix_track_options, penalty_q)},
+    {"reduce_step", K_FLOAT, offsetof(strix_track_options, reduce_step)},
+    {"tai_thr", K_FLOAT, offsetof(strix_track_options, tai_thr)},
+    {"min_track_len", K_INT, offsetof(strix_track_options, min_track_len)},
 };
 
 /* One key's value into o; the type key is handled by the caller. */
@@ -130,8 +140,8 @@ static strix_status read_value(const char *path, const struct key *k, const yaml
         if (!parse_bool(s, &b))
             return strix_fail(err, STRIX_E_ARG, "%s:%d: with_reid must be True or False, not '%s'", path, line, s);
         if (b)
-            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: with_reid: True is not supported (strix's BoT-SORT and "
-                              "Deep OC-SORT have no ReID branch, not even model: auto); set it to False", path, line);
+            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: with_reid: True is not supported (strix's trackers "
+                              "have no ReID branch, not even model: auto); set it to False", path, line);
         return STRIX_OK;
     case K_MODEL: /* the ReID model: unused without ReID */
     case K_TYPE: return STRIX_OK;
@@ -152,19 +162,17 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
         if (k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "tracker_type"))
             type = yaml_document_get_node(doc, p->value);
     }
-#define TYPES "botsort, bytetrack, ocsort, fasttrack or deepocsort"
+#define TYPES "botsort, bytetrack, ocsort, fasttrack, deepocsort or tracktrack"
     if (!type) return strix_fail(err, STRIX_E_ARG, "%s: no tracker_type (" TYPES ")", path);
     const char *ts = type->type == YAML_SCALAR_NODE ? (const char *)type->data.scalar.value : "";
-    static const strix_tracker_type types[] = {STRIX_TRACKER_BOTSORT, STRIX_TRACKER_BYTETRACK, STRIX_TRACKER_OCSORT,
-                                               STRIX_TRACKER_FASTTRACK, STRIX_TRACKER_DEEPOCSORT};
+    static const strix_tracker_type types[] = {STRIX_TRACKER_BOTSORT,   STRIX_TRACKER_BYTETRACK,
+                                               STRIX_TRACKER_OCSORT,    STRIX_TRACKER_FASTTRACK,
+                                               STRIX_TRACKER_DEEPOCSORT, STRIX_TRACKER_TRACKTRACK};
     size_t ti = 0;
     while (ti < sizeof types / sizeof types[0] && strcmp(ts, strix_tracker_type_name(types[ti]))) ti++;
-    if (ti < sizeof types / sizeof types[0]) strix_track_options_init(o, types[ti]);
-    else if (!strcmp(ts, "tracktrack"))
-        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: tracker_type %s is not implemented in strix; use " TYPES,
-                          path, line_of(type), ts);
-    else
+    if (ti == sizeof types / sizeof types[0])
         return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown tracker_type '%s' (" TYPES ")", path, line_of(type), ts);
+    strix_track_options_init(o, types[ti]);
 #undef TYPES
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
@@ -176,12 +184,14 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
             if (!strcmp(name, keys[i].name)) key = &keys[i];
         if (!key)
             return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown key '%s' (Ultralytics' botsort.yaml, bytetrack.yaml, "
-                              "ocsort.yaml, fasttrack.yaml and deepocsort.yaml define tracker_type, track_high_thresh, "
-                              "track_low_thresh, new_track_thresh, track_buffer, match_thresh, fuse_score, gmc_method, "
-                              "proximity_thresh, appearance_thresh, with_reid, model, delta_t, inertia, use_byte, "
-                              "reset_velocity_offset_occ, reset_pos_offset_occ, enlarge_bbox_occ, dampen_motion_occ, "
-                              "active_occ_to_lost_thresh, occ_cover_thresh, occ_reappear_window, init_iou_suppress, "
-                              "alpha_fixed_emb; and strix's gmc_grey)",
+                              "ocsort.yaml, fasttrack.yaml, deepocsort.yaml and tracktrack.yaml define tracker_type, "
+                              "track_high_thresh, track_low_thresh, new_track_thresh, track_buffer, match_thresh, "
+                              "fuse_score, gmc_method, proximity_thresh, appearance_thresh, with_reid, model, delta_t, "
+                              "inertia, use_byte, reset_velocity_offset_occ, reset_pos_offset_occ, enlarge_bbox_occ, "
+                              "dampen_motion_occ, active_occ_to_lost_thresh, occ_cover_thresh, occ_reappear_window, "
+                              "init_iou_suppress, alpha_fixed_emb, lost_match_thr, iou_weight, reid_weight, "
+                              "conf_weight, angle_weight, penalty_p, penalty_q, reduce_step, tai_thr, min_track_len; "
+                              "and strix's gmc_grey)",
                               path, line_of(k), name);
         if (v->type != YAML_SCALAR_NODE)
             return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a single value", path, line_of(v), name);

@@ -216,7 +216,9 @@ int main(int argc, char **argv)
                 {"gmc alone, avx2 build", STRIX_TRACKER_BOTSORT, STRIX_GMC_SPARSE_OPTFLOW, GMC_ISA_AVX2},
                 {"gmc alone, generic build", STRIX_TRACKER_BOTSORT, STRIX_GMC_SPARSE_OPTFLOW, GMC_ISA_GENERIC},
                 {"botsort gmc none", STRIX_TRACKER_BOTSORT, STRIX_GMC_NONE, -1},
-                {"bytetrack", STRIX_TRACKER_BYTETRACK, STRIX_GMC_NONE, -1}};
+                {"bytetrack", STRIX_TRACKER_BYTETRACK, STRIX_GMC_NONE, -1},
+                {"tracktrack + sparseOptFlow", STRIX_TRACKER_TRACKTRACK, STRIX_GMC_SPARSE_OPTFLOW, -1},
+                {"tracktrack gmc none", STRIX_TRACKER_TRACKTRACK, STRIX_GMC_NONE, -1}};
     int rc = 0, best = strix_gmc_best_isa();
     for (size_t i = 0; i < sizeof conf / sizeof conf[0]; i++) {
         if (only && !strstr(conf[i].name, only)) continue;

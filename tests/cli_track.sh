@@ -10,8 +10,9 @@
 # highlight segments (JSON and CSV), the reel's frame count, video and audio
 # durations with ffprobe, the MOT file, the per-class counts, the crossing,
 # replay checks, --tracker (names, tracker YAMLs with every key of
-# Ultralytics' botsort.yaml and ocsort.yaml, its fasttrack.yaml and deepocsort.yaml
-# as shipped, and their errors), usage errors and exit codes,
+# Ultralytics' botsort.yaml, ocsort.yaml and tracktrack.yaml, its fasttrack.yaml
+# and deepocsort.yaml as shipped, and their errors), --track's default
+# (TrackTrack), usage errors and exit codes,
 # no temporary files left.  One
 # run with a (synthetic-weight) model checks the live path.
 #   sh tests/cli_track.sh BUILD_DIR
@@ -19,7 +20,7 @@ NAME=cli_track
 . "$(dirname "$0")/lib_cli.sh"
 
 ALL="help segments_exact reel_durations mot_file counts_and_line tracked_boxes pad_gap_defaults min_frames max_len no_match
-rerender_keeps_ids retrack skipped_frames tracker_choice fasttrack_deepocsort degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
+rerender_keeps_ids retrack skipped_frames tracker_choice fasttrack_deepocsort default_tracktrack real_footage degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
 if [ ! -x "$B/infer" ]; then
     for t in $ALL; do skip "$t" "$B/infer is not built"; done
     exit 0
@@ -67,6 +68,9 @@ awk 'BEGIN { for (f = 0; f < 300; f++) { d = ""
         d = d sprintf(", {\"class_id\": 0, \"class_name\": \"person\", \"score\": 0.2, \"box\": [250, 10, 260, 30]}") }
     printf("{\"frame\": %d, \"pts\": %g, \"inferred\": true, \"detections\": [%s]}\n", f, f / 25, d) } }' >"$T/dets.jsonl"
 R="--detections $T/dets.jsonl"
+# the cases below were written for BoT-SORT (a track confirmed on its second frame, new tracks from 0.25); the
+# default tracker, TrackTrack, has its own case (default_tracktrack)
+BOT="--tracker botsort"
 
 # help
 if "$B/infer" --help | grep -q -- "--highlights LIST" && "$B/infer" --help | grep -q -- "--track "; then pass help
@@ -74,7 +78,7 @@ else fail help "--help does not document --track / --highlights"; fi
 
 # segments_exact: no padding, no merging: the tracked appearances exactly
 O=$T/exact
-if infer_rc 0 $R --track --line 0,90,320,90 --highlights dog,person --hl-pad 0 --hl-gap 0 --out "$O" "$T/clip.mp4"; then
+if infer_rc 0 $R --track $BOT --line 0,90,320,90 --highlights dog,person --hl-pad 0 --hl-gap 0 --out "$O" "$T/clip.mp4"; then
     csv=$(tail -n +2 "$O/clip.highlights.csv")
     want='2.040000,4.000000,1.960000,0.000000,51,99,"1 dog"
 4.840000,6.000000,1.160000,1.960000,121,149,"1 person"
@@ -144,7 +148,7 @@ grep -o '"frame": [0-9]*\|"box": \[[^]]*\]' "$G/edges.jsonl" | awk '/frame/ { f 
 
 # pad_gap_defaults: pad 0.5 s snapped outward to frames, then merged within 1 s
 O=$T/defaults
-if infer_rc 0 $R --track --highlights dog,person --no-save --out "$O" "$T/clip.mp4"; then
+if infer_rc 0 $R --track $BOT --highlights dog,person --no-save --out "$O" "$T/clip.mp4"; then
     csv=$(tail -n +2 "$O/clip.highlights.csv" | cut -d, -f1,2,5,6)
     # dog 1.52-4.52 and person 4.32-6.52 overlap: one segment 1.52-6.52; dog 7.52-9.52
     want='1.520000,6.520000,38,162
@@ -155,13 +159,13 @@ else fail pad_gap_defaults "infer failed"; fi
 
 # min_frames: the person track (29 frames) is too short for --hl-min-frames 30
 O=$T/minf
-if infer_rc 0 $R --track --highlights person,dog --hl-pad 0 --hl-gap 0 --hl-min-frames 30 --no-save --out "$O" "$T/clip.mp4" &&
+if infer_rc 0 $R --track $BOT --highlights person,dog --hl-pad 0 --hl-gap 0 --hl-min-frames 30 --no-save --out "$O" "$T/clip.mp4" &&
     [ "$(tail -n +2 "$O/clip.highlights.csv" | cut -d, -f5,6 | tr '\n' ' ')" = "51,99 " ]; then pass min_frames
 else fail min_frames "$(cat "$O/clip.highlights.csv" 2>/dev/null)"; fi
 
 # max_len: a 2.5 s cap keeps the most active segment (the first dog: 49 frames)
 O=$T/cap
-if infer_rc 0 $R --track --highlights dog --hl-pad 0 --hl-gap 0 --hl-max-len 2.5 --no-save --out "$O" "$T/clip.mp4" &&
+if infer_rc 0 $R --track $BOT --highlights dog --hl-pad 0 --hl-gap 0 --hl-max-len 2.5 --no-save --out "$O" "$T/clip.mp4" &&
     [ "$(tail -n +2 "$O/clip.highlights.csv" | cut -d, -f5,6 | tr '\n' ' ')" = "51,99 " ]; then pass max_len
 else fail max_len "$(cat "$O/clip.highlights.csv" 2>/dev/null)"; fi
 
@@ -179,7 +183,7 @@ else fail rerender_keeps_ids "$(grep -c '"track_id"' "$O/clip.jsonl" 2>/dev/null
 
 # retrack: the same detections tracked again give the same JSON Lines
 O=$T/retrack
-if infer_rc 0 --detections "$T/exact/clip.jsonl" --track --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
+if infer_rc 0 --detections "$T/exact/clip.jsonl" --track $BOT --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
     cmp -s "$O/clip.jsonl" "$T/exact/clip.jsonl" && cmp -s "$O/clip.mot.txt" "$T/exact/clip.mot.txt"; then pass retrack
 else fail retrack "re-tracking changed the output"; fi
 
@@ -192,7 +196,7 @@ printf '%s\n' '{"frame": 0, "pts": 0, "inferred": false, "detections": [{"class_
 O=$T/skip
 ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25:duration=0.12 -c:v libx264 -preset ultrafast \
     -pix_fmt yuv420p "$T/c3.mp4" 2>"$T/err"
-if infer_rc 0 --detections "$T/skip.jsonl" --track --no-save --out "$O" "$T/c3.mp4" &&
+if infer_rc 0 --detections "$T/skip.jsonl" --track $BOT --no-save --out "$O" "$T/c3.mp4" &&
     [ "$(sed -n 2p "$O/c3.jsonl" | grep -c track_id)" = 0 ] &&
     sed -n 3p "$O/c3.jsonl" | grep -q '"box": \[12, 10, 52, 90\], "track_id": 1, "detection_box": \[12, 10, 52, 90\]}\]' &&
     sed -n 4p "$O/c3.jsonl" | grep -q '"track_id": 1, "detection_box": \[12, 10, 52, 90\]}, {[^}]*"box": \[100, 10, 150, 90\]}\]}$'; then
@@ -261,9 +265,10 @@ infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc5.yaml" --
 printf 'tracker_type: ocsort\ninertia: -1\n' >"$T/oc.yaml"
 infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc.yaml" --out "$O/x" "$T/clip.mp4" &&
     grep -q "oc.yaml:2: inertia must be a number >= 0" "$T/err" || ok=0
-printf 'tracker_type: tracktrack\n' >"$T/oc.yaml"
+printf 'tracker_type: deepsort\n' >"$T/oc.yaml"
 infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/oc.yaml" --out "$O/x" "$T/clip.mp4" &&
-    grep -q "oc.yaml:1: tracker_type tracktrack is not implemented" "$T/err" || ok=0
+    grep -q "oc.yaml:1: unknown tracker_type 'deepsort' (botsort, bytetrack, ocsort, fasttrack, deepocsort or tracktrack)" \
+        "$T/err" || ok=0
 infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker deepsort --out "$O/x" "$T/clip.mp4" || ok=0
 infer_rc 3 --detections "$T/exact/clip.jsonl" --track --tracker "$T/none.yaml" --out "$O/x" "$T/clip.mp4" || ok=0
 [ ! -e "$O/x" ] || { ok=0; echo "    a refused run left $O/x"; }
@@ -365,6 +370,109 @@ for bad in "with_reid: True is not supported@with_reid: True@22" "occ_cover_thre
 done
 [ ! -e "$O/x" ] || { ok=0; echo "    a refused run left $O/x"; }
 [ $ok = 1 ] && pass fasttrack_deepocsort || fail fasttrack_deepocsort "see above"
+# default_tracktrack: --track alone is TrackTrack (Ultralytics' default, tracktrack.yaml): tracks start above 0.7 (the
+# 0.7 person never does) and are confirmed on their third frame (dogs on frames 52-99 and 202-224: 71 MOT rows); a
+# YAML with every key of Ultralytics' tracktrack.yaml, min_track_len 1 and new_track_thresh 0.6, tracks the person too,
+# each object from its first frame (50 + 30 + 25 rows); ReID and an unknown key are refused (exit 2, one line)
+O=$T/tt
+cat >"$T/mytt.yaml" <<'YAML'
+tracker_type: tracktrack # (str) Tracker backend: tracktrack
+track_high_thresh: 0.6
+track_low_thresh: 0.25
+new_track_thresh: 0.6
+track_buffer: 30
+match_thresh: 0.7
+lost_match_thr: 0.0
+iou_weight: 0.5
+reid_weight: 0.5
+conf_weight: 0.1
+angle_weight: 0.05
+penalty_p: 0.2
+penalty_q: 0.4
+reduce_step: 0.05
+tai_thr: 0.55
+min_track_len: 1
+gmc_method: sparseOptFlow
+with_reid: False
+model: auto
+YAML
+ok=1
+if infer_rc 0 $R --track --no-save --out "$O/d" "$T/clip.mp4"; then
+    grep -q '"name": "tracktrack", "track_high_thresh": 0.6, "track_low_thresh": 0.25, "new_track_thresh": 0.7, "match_thresh": 0.7, "track_buffer": 30, .*"gmc_method": "sparseOptFlow", "gmc_grey": "opencv5", "lost_match_thr": 0, "conf_weight": 0.1, "angle_weight": 0.05, "penalty_p": 0.2, "reduce_step": 0.05, "tai_thr": 0.55, "min_track_len": 3' \
+        "$O/d/clip.tracks.json" && grep -q '"counts": {"dog": 2}' "$O/d/clip.tracks.json" || { ok=0; echo "    $(head -c 600 "$O/d/clip.tracks.json")"; }
+    mot=$(awk -F, '{ n[$2]++; if (!($2 in f)) f[$2] = $1; l[$2] = $1 } END { for (i in n) printf "%s:%d:%d-%d ", i, n[i], f[i], l[i] }' "$O/d/clip.mot.txt")
+    case "$mot" in *"1:48:53-100 "*"2:23:203-225 "*|*"2:23:203-225 "*"1:48:53-100 "*) ;; *) ok=0; echo "    default MOT: $mot" ;; esac
+    [ "$(wc -l <"$O/d/clip.mot.txt")" = 71 ] || ok=0
+else ok=0; fi
+if infer_rc 0 $R --track --tracker "$T/mytt.yaml" --no-save --out "$O/y" "$T/clip.mp4"; then
+    grep -q '"counts": {"person": 1, "dog": 2}' "$O/y/clip.tracks.json" && grep -q '"min_track_len": 1' "$O/y/clip.tracks.json" &&
+        [ "$(wc -l <"$O/y/clip.mot.txt")" = 105 ] || { ok=0; echo "    yaml: $(wc -l <"$O/y/clip.mot.txt") MOT rows, $(grep -o '"counts": [^}]*}' "$O/y/clip.tracks.json")"; }
+else ok=0; fi
+for bad in "with_reid: True is not supported@with_reid: True" "unknown key 'penalty_r'@penalty_r: 0.1" \
+    "tai_thr must be a number in 0..1@tai_thr: 2"; do
+    sed "s/^tracker_type: tracktrack.*/&\n${bad#*@}/" "$T/mytt.yaml" | awk '!seen[$1]++' >"$T/badtt.yaml"
+    if ! infer_rc 2 $R --track --tracker "$T/badtt.yaml" --no-save --out "$O/x" "$T/clip.mp4" ||
+        ! grep -q "badtt.yaml:2: ${bad%@*}" "$T/err" || [ "$(wc -l <"$T/err")" != 1 ]; then
+        ok=0
+        echo "    ${bad#*@}: $(cat "$T/err")"
+    fi
+done
+[ $ok = 1 ] && pass default_tracktrack || fail default_tracktrack "see above"
+
+# real_footage: real video with the detections strix's synthetic weights made on it
+# (tools/reference/track_goldens.py --real), replayed through each tracker: every detection's identity equals the one
+# Ultralytics 8.4.190's tracker gave it (NAME.real.txt: ByteTrack, BoT-SORT with GMC, OC-SORT, TrackTrack, which with
+# its defaults tracks few of these ~0.5-score boxes, and TrackTrack with lower thresholds), and that last one's tracked
+# boxes equal Ultralytics' (clipped to the frame) within 0.01 px (GMC's transforms differ from OpenCV's in the last
+# fractions of a pixel). Two clips of the sample video vtest.avi (a street, static camera): vtest, its first 150
+# frames; hand, its first 28 frames seen through a 640x480 window that moves like a handheld camera (lossless FFV1, so
+# the pixels are the decoder's everywhere)
+V=$DATA/vtest.avi
+# real_clip NAME VIDEO DETECTIONS MIN_BOXES: the clip made against $G/NAME.{jsonl,real.txt}; 0 when all agree
+real_clip() {
+    name=$1 video=$2 ndet=$3 minb=$4 rc=0
+    for c in 3:bytetrack 4:botsort 5:ocsort 6:tracktrack "7:$T/ttlow.yaml"; do
+        col=${c%%:*} trk=${c#*:}
+        if ! infer_rc 0 --detections "$G/$name.jsonl" --track --tracker "$trk" --no-save --out "$T/real/$name.$col" \
+            "$video"; then
+            rc=1
+            continue
+        fi
+        # per detection of the output: frame index identity box (the tracker's, "- - - -" untracked)
+        awk '/"detections"/ { match($0, /"frame": [0-9]+/); fr = substr($0, RSTART + 9, RLENGTH - 9)
+            n = split($0, seg, /\{"class_id"/)
+            for (i = 2; i <= n; i++) { id = -1; box = "- - - -"
+                if (match(seg[i], /"track_id": [0-9]+/)) { id = substr(seg[i], RSTART + 12, RLENGTH - 12)
+                    match(seg[i], /"box": \[[^]]*\]/); box = substr(seg[i], RSTART + 8, RLENGTH - 9); gsub(/, /, " ", box) }
+                print fr, i - 2, id, box } }' "$T/real/$name.$col/$name.jsonl" >"$T/real/$name.$col.ids"
+        res=$(grep -v '^#' "$G/$name.real.txt" | paste -d' ' - "$T/real/$name.$col.ids" | awk -v c="$col" -v box="$([ "$col" = 7 ] && echo 1)" '
+            function off(a, b) { return a > b ? a - b : b - a }
+            { n++; if ($1 != $12 || $2 != $13) { bad = "out of step at line " n; exit }
+              if ($c >= 0) t++
+              if ($c != $14) d++
+              if (box && $c >= 0 && $c == $14) { b++; for (q = 0; q < 4; q++) if (!(off($(8 + q), $(15 + q)) <= 0.01)) { o++; break } } }
+            END { if (bad) print bad; else printf "%d %d %d %d %d\n", n, t, d, b, o }')
+        echo "    $name ${trk##*/}: $res (detections, tracked by Ultralytics, identities differing, boxes compared, boxes off)"
+        # shellcheck disable=SC2086 # $res: five numbers
+        set -- $res
+        if [ "$#" != 5 ] || [ "$1" != "$ndet" ] || [ "$3" != 0 ] || [ "$5" != 0 ] || { [ "$col" = 7 ] && [ "$4" -lt "$minb" ]; }; then
+            rc=1
+        fi
+    done
+    return $rc
+}
+if [ ! -f "$V" ]; then skip real_footage "$V is absent (the project's sample media, ../shared/data)"
+elif ! ffmpeg -v error -y -i "$V" -frames:v 150 -c copy "$T/vtest.avi" 2>"$T/ffmpeg.err" ||
+    ! ffmpeg -v error -y -i "$V" -frames:v 28 -vf "crop=640:480:x='2*trunc((64+40*sin(n/7)+20*sin(n/3))/2)':y='2*trunc((48+30*sin(n/5+1)+12*sin(n/2))/2)'" \
+        -c:v ffv1 "$T/hand.mkv" 2>>"$T/ffmpeg.err"; then
+    fail real_footage "ffmpeg could not make the clips of $V: $(head -c 200 "$T/ffmpeg.err")"
+else
+    printf 'tracker_type: tracktrack\ntrack_high_thresh: 0.3\ntrack_low_thresh: 0.2\nnew_track_thresh: 0.4\n' >"$T/ttlow.yaml"
+    ok=1
+    real_clip vtest "$T/vtest.avi" 1017 150 || ok=0
+    real_clip hand "$T/hand.mkv" 863 50 || ok=0
+    [ $ok = 1 ] && pass real_footage || fail real_footage "see above"
+fi
 
 # degenerate_boxes: a box clipped to zero width and an inverted box (replayed) are not tracked, counted,
 # and change nothing else: the same MOT rows as the clean replay
@@ -372,10 +480,10 @@ awk '/"frame": 60,/ { sub(/"detections": \[/, "\"detections\": [{\"class_id\": 1
     /"frame": 61,/ { sub(/"detections": \[/, "\"detections\": [{\"class_id\": 0, \"score\": 0.8, \"box\": [50, 60, 40, 90]}, ") }
     { print }' "$T/dets.jsonl" >"$T/degen.jsonl"
 O=$T/degen
-if infer_rc 0 --detections "$T/degen.jsonl" --track --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
+if infer_rc 0 --detections "$T/degen.jsonl" --track $BOT --line 0,90,320,90 --no-save --out "$O" "$T/clip.mp4" &&
     grep -q "2 detections with an empty or non-finite box (no area) not tracked" "$T/err" &&
     grep -q '"degenerate_boxes": 2,' "$O/clip.tracks.json" && cmp -s "$O/clip.mot.txt" "$T/exact/clip.mot.txt" &&
-    infer_rc 0 --detections "$O/clip.jsonl" --track --no-save --out "$O/again" "$T/clip.mp4" &&
+    infer_rc 0 --detections "$O/clip.jsonl" --track $BOT --no-save --out "$O/again" "$T/clip.mp4" &&
     cmp -s "$O/again/clip.mot.txt" "$T/exact/clip.mot.txt"; then pass degenerate_boxes
 else fail degenerate_boxes "$(cat "$T/err")"; fi
 
@@ -393,7 +501,7 @@ else fail bad_detections "$(cat "$T/err")"; fi
 ffmpeg -v error -y -f lavfi -i testsrc2=size=160x120:rate=30:duration=2 -c:v libx264 -preset ultrafast \
     -pix_fmt yuv420p "$T/other.mp4"
 O=$T/mismatch
-if infer_rc 3 $R --track --out "$O" "$T/other.mp4" && grep -q "frame 3 is at 0.120 s there but at 0.100 s" "$T/err" &&
+if infer_rc 3 $R --track $BOT --out "$O" "$T/other.mp4" && grep -q "frame 3 is at 0.120 s there but at 0.100 s" "$T/err" &&
     [ ! -e "$O/other.mp4" ] && [ ! -e "$O/other.jsonl" ] && [ ! -e "$O/other.mot.txt" ]; then pass mismatched_video
 else fail mismatched_video "$(cat "$T/err")"; fi
 

@@ -11,10 +11,11 @@
  * (tools/reference/track_goldens.py), and NAME.ocsort.txt the identities and
  * boxes of its OCSORT (ocsort.yaml; identities also with use_byte, and with
  * other delta_t, inertia and fuse_score), which strix's OC-SORT must equal
- * exactly, NAME.fasttrack.txt and NAME.deepocsort.txt the same for its
- * FASTTracker and DeepOCSORT (defaults and one other configuration each;
- * DeepOCSORT's with sparseOptFlow GMC on the camera clips, whose boxes
- * may differ by GMC_BOX_TOL).  strix's three configurations must
+ * exactly, NAME.fasttrack.txt, NAME.deepocsort.txt and NAME.tracktrack.txt
+ * the same for its FASTTracker, DeepOCSORT and TRACKTRACK (defaults and
+ * one other configuration each; DeepOCSORT's with sparseOptFlow GMC on the
+ * camera clips, TRACKTRACK's both, whose boxes may differ by GMC_BOX_TOL).
+ * strix's three configurations must
  * give the same identities (>= 99% of detections) and score within 0.01
  * of Ultralytics in MOTA and IDF1 with the project's evaluator
  * (engine/eval/moteval.c) against the ground truth; NAME.boxes.txt (six of
@@ -443,12 +444,12 @@ static void matches_ultralytics(void)
  * the defaults' tracked box ("- - - -": none), and where alt_box >= 0 the
  * tracked box of that configuration. */
 typedef struct golden {
-    const char *kind;                  /* ocsort, fasttrack, deepocsort */
+    const char *kind;                  /* ocsort, fasttrack, deepocsort, tracktrack */
     strix_tracker_type type;
     int cols;
     const char *name[3];               /* of each column's configuration */
     void (*configure)(strix_track_options *o, int col); /* column col's changes to the defaults */
-    int frames;                        /* the column given the camera clips' frames (-1: none) */
+    int frames;                        /* bit c: column c is given the camera clips' frames (GMC) */
     int alt_box;                       /* the column whose boxes follow the defaults' (-1: none) */
 } golden;
 
@@ -488,12 +489,25 @@ static void deepocsort_columns(strix_track_options *o, int col)
     o->use_byte = 1;
 }
 
+/* NAME.tracktrack.txt: tracktrack.yaml's defaults, and with lost_match_thr
+ * 0.9, min_track_len 1, reduce_step 0.1, penalty_p 0.3, tai_thr 0.4. */
+static void tracktrack_columns(strix_track_options *o, int col)
+{
+    if (col != 1) return;
+    o->lost_match_thr = 0.9f;
+    o->min_track_len = 1;
+    o->reduce_step = 0.1f;
+    o->penalty_p = 0.3f;
+    o->tai_thr = 0.4f;
+}
+
 static const golden goldens[] = {
     {"ocsort", STRIX_TRACKER_OCSORT, 3, {"ocsort", "ocsort use_byte", "ocsort delta_t 1 inertia 0.5 no fuse"},
-     ocsort_columns, -1, -1},
-    {"fasttrack", STRIX_TRACKER_FASTTRACK, 2, {"fasttrack", "fasttrack occlusion knobs"}, fasttrack_columns, -1, -1},
+     ocsort_columns, 0, -1},
+    {"fasttrack", STRIX_TRACKER_FASTTRACK, 2, {"fasttrack", "fasttrack occlusion knobs"}, fasttrack_columns, 0, -1},
     {"deepocsort", STRIX_TRACKER_DEEPOCSORT, 2, {"deepocsort", "deepocsort sparseOptFlow use_byte"},
-     deepocsort_columns, 1, 1},
+     deepocsort_columns, 1 << 1, 1},
+    {"tracktrack", STRIX_TRACKER_TRACKTRACK, 2, {"tracktrack", "tracktrack alt"}, tracktrack_columns, 3, -1},
 };
 
 /* strix's tracker g over a golden stream in configuration c (a column):
@@ -519,7 +533,7 @@ static int run_golden(const golden *g, const stream *s, int c, long *compared, l
     FILE *scene = NULL;
     uint8_t *rgb = NULL;
     int w = 0, h = 0;
-    if (s->camera && c == g->frames) {
+    if (s->camera && (g->frames >> c & 1)) {
         snprintf(path, sizeof path, GOLDEN "%s.scene.txt", s->name);
         if (!(scene = fopen(path, "r")) || fscanf(scene, "# %d x %d", &w, &h) != 2 || w < 16 || h < 16 ||
             !(rgb = malloc((size_t)w * (size_t)h * 3))) {
@@ -659,6 +673,7 @@ static void golden_matches_ultralytics(const golden *g)
 static void ocsort_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[0]); }
 static void fasttrack_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[1]); }
 static void deepocsort_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[2]); }
+static void tracktrack_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[3]); }
 
 /* The handheld clip (jumps of up to 20 px a frame): camera-motion
  * compensation keeps identities that the Kalman prediction alone loses. */
@@ -1403,6 +1418,23 @@ static void tracker_arguments(void)
     o.occ_reappear_window = -1;
     TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "occ_reappear_window"),
              "occ_reappear_window -1");
+    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK); /* tracktrack.yaml's own keys */
+    TL_CHECK(o.track_high_thresh == 0.6f && o.track_low_thresh == 0.25f && o.new_track_thresh == 0.7f &&
+                 o.match_thresh == 0.7f && o.track_buffer == 30 && o.lost_match_thr == 0 && o.conf_weight == 0.1f &&
+                 o.angle_weight == 0.05f && o.penalty_p == 0.2f && o.penalty_q == 0.4f && o.reduce_step == 0.05f &&
+                 o.tai_thr == 0.55f && o.min_track_len == 3 && o.gmc_method == STRIX_GMC_SPARSE_OPTFLOW &&
+                 !strcmp(strix_tracker_type_name(o.tracker_type), "tracktrack"),
+             "tracktrack.yaml's defaults");
+    o.angle_weight = -0.1f;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "angle_weight"),
+             "angle_weight -0.1");
+    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK);
+    o.tai_thr = 1.5f;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "tai_thr"), "tai_thr 1.5");
+    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK);
+    o.min_track_len = -1;
+    TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "min_track_len"),
+             "min_track_len -1");
     o.tracker_type = (strix_tracker_type)99;
     TL_CHECK(strix_tracker_create(&t, &o, &e) == STRIX_E_ARG && !t && strstr(e.message, "tracker type 99"),
              "tracker type 99");
@@ -1507,6 +1539,7 @@ int main(int argc, char **argv)
     TL_RUN(ocsort_matches_ultralytics);
     TL_RUN(fasttrack_matches_ultralytics);
     TL_RUN(deepocsort_matches_ultralytics);
+    TL_RUN(tracktrack_matches_ultralytics);
     TL_RUN(gmc_beats_no_gmc);
     TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(gmc_corner_guess_redone);

@@ -244,7 +244,7 @@ static void usage(FILE *f)
             "                    count them, never queueing\n"
             "\n"
             "Tracking, counting and highlight reels (videos):\n"
-            "  --track           follow objects across frames (BoT-SORT by default, as\n"
+            "  --track           follow objects across frames (TrackTrack by default, as\n"
             "                    Ultralytics' yolo track): a \"track_id\" per\n"
             "                    detection in the JSON Lines; a tracked detection's \"box\" is\n"
             "                    then the tracker's, as in Ultralytics' tracked results (the\n"
@@ -255,18 +255,22 @@ static void usage(FILE *f)
             "                    score,-1,-1,-1; frames from 1) and OUT/NAME.tracks.json (each\n"
             "                    track; unique tracks per class).  Lowers the --conf default to\n"
             "                    0.1: the trackers use the low-score boxes to keep tracks alive\n"
-            "  --tracker T       botsort (default: BoT-SORT with camera-motion compensation,\n"
-            "                    gmc_method sparseOptFlow), bytetrack, ocsort, fasttrack,\n"
-            "                    deepocsort, or an Ultralytics tracker YAML (the keys of\n"
-            "                    botsort/bytetrack/ocsort/fasttrack/deepocsort.yaml;\n"
-            "                    tracktrack, orb/sift/ecc GMC and with_reid: True are not\n"
-            "                    supported).\n"
+            "  --tracker T       tracktrack (default: TrackTrack with camera-motion\n"
+            "                    compensation, gmc_method sparseOptFlow), botsort (BoT-SORT,\n"
+            "                    with it too), bytetrack, ocsort, fasttrack, deepocsort, or\n"
+            "                    an Ultralytics tracker YAML (the keys of tracktrack/botsort/\n"
+            "                    bytetrack/ocsort/fasttrack/deepocsort.yaml; orb/sift/ecc GMC\n"
+            "                    and with_reid: True are not supported).\n"
             "                    Defaults are Ultralytics': track_high_thresh 0.25,\n"
             "                    track_low_thresh 0.1, new_track_thresh 0.25, track_buffer 30,\n"
             "                    match_thresh 0.8; OC-SORT's delta_t 3, inertia 0.2,\n"
             "                    use_byte False; Deep OC-SORT's track_high_thresh and\n"
             "                    new_track_thresh 0.3, gmc_method none; FastTrack's\n"
-            "                    fasttrack.yaml's.\n"
+            "                    fasttrack.yaml's; TrackTrack's track_high_thresh 0.6,\n"
+            "                    track_low_thresh 0.25, new_track_thresh 0.7, match_thresh 0.7,\n"
+            "                    lost_match_thr 0, conf_weight 0.1, angle_weight 0.05,\n"
+            "                    penalty_p 0.2, reduce_step 0.05, tai_thr 0.55,\n"
+            "                    min_track_len 3.\n"
             "                    One key is strix's own: gmc_grey opencv5 (default: the grey\n"
             "                    frame as OpenCV 5, which pip install ultralytics brings,\n"
             "                    makes it) or opencv4 (OpenCV 4's rounding)\n"
@@ -316,10 +320,11 @@ static void usage(FILE *f)
 static int tracker_options(options *o)
 {
     strix_track_options *t = &o->track_opts;
-    /* as Ultralytics' check_yaml: a file of that name here first, else its own botsort.yaml, bytetrack.yaml,
-     * ocsort.yaml, fasttrack.yaml, deepocsort.yaml */
-    static const strix_tracker_type types[] = {STRIX_TRACKER_BOTSORT, STRIX_TRACKER_BYTETRACK, STRIX_TRACKER_OCSORT,
-                                               STRIX_TRACKER_FASTTRACK, STRIX_TRACKER_DEEPOCSORT};
+    /* as Ultralytics' check_yaml: a file of that name here first, else its own tracktrack.yaml, botsort.yaml,
+     * bytetrack.yaml, ocsort.yaml, fasttrack.yaml, deepocsort.yaml */
+    static const strix_tracker_type types[] = {STRIX_TRACKER_TRACKTRACK, STRIX_TRACKER_BOTSORT,
+                                               STRIX_TRACKER_BYTETRACK,  STRIX_TRACKER_OCSORT,
+                                               STRIX_TRACKER_FASTTRACK,  STRIX_TRACKER_DEEPOCSORT};
     int here = access(o->tracker, F_OK) == 0, named = -1;
     for (int i = 0; i < (int)(sizeof types / sizeof types[0]); i++) {
         const char *name = strix_tracker_type_name(types[i]);
@@ -332,8 +337,8 @@ static int tracker_options(options *o)
     else {
         size_t n = strlen(o->tracker);
         if (n < 5 || (strcmp(o->tracker + n - 5, ".yaml") && (n < 4 || strcmp(o->tracker + n - 4, ".yml"))))
-            return usage_error("--tracker: '%s' is neither botsort, bytetrack, ocsort, fasttrack, deepocsort nor a "
-                               "tracker .yaml file", o->tracker);
+            return usage_error("--tracker: '%s' is neither tracktrack, botsort, bytetrack, ocsort, fasttrack, "
+                               "deepocsort nor a tracker .yaml file", o->tracker);
         strix_error e;
         strix_status st = strix_tracker_yaml_read(o->tracker, t, &e);
         if (st) {
@@ -367,7 +372,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->track_thresh = -1;
     o->match_thresh = -1;
     o->track_buffer = -1;
-    o->tracker = "botsort";
+    o->tracker = "tracktrack"; /* Ultralytics' default (cfg/default.yaml) */
     o->hl_score = 0.25;
     o->hl_gap = 1;
     o->hl_pad = 0.5;

@@ -5,7 +5,9 @@
  * fast_tracker.py FASTTracker, whose own is track_fasttrack.c's,
  * utils/kalman_filter.py, utils/matching.py,
  * utils/stracks.py), so identities match it (tests/test_track.c checks them
- * against goldens made by tools/reference/track_goldens.py).
+ * against goldens made by tools/reference/track_goldens.py).  TrackTrack
+ * (track_tracker.py) has its own tracks and update in track_tracktrack.c;
+ * this file checks its detections and estimates its camera motion.
  *
  * Kalman state per track, doubles: mean[8] = (cx, cy, a, h, vcx, vcy, va, vh)
  * with a = w / h for all but BoT-SORT (measurements (cx, cy, a, h)),
@@ -37,7 +39,9 @@
 #include "gmc.h"
 #include "strix.h"
 #include "track_fasttrack.h"
+#include "track_kalman.h"
 #include "track_ocsort.h"
+#include "track_tracktrack.h"
 #include "util.h"
 
 enum { NEW, TRACKED, LOST, REMOVED };
@@ -60,18 +64,13 @@ typedef struct track {
     int idx; /* the detection of its last update (index in the caller's array) */
 } track;
 
-/* A detection as the reference holds it. */
-typedef struct det {
-    float tlwh[4]; /* x1, y1, w, h, float32 */
-    float score;
-    int index;     /* in the caller's array */
-} det;
+typedef strix_track_det det;
+#define det_measure strix_det_measure
+#define det_xyxy strix_det_xyxy
 
-/* A list of track slots (indices into the pool). */
-typedef struct list {
-    int *v;
-    int n, cap;
-} list;
+/* track_kalman.h's slot lists, under the names this file has always used */
+typedef strix_slots list;
+#define list_push strix_slots_push
 
 struct strix_tracker {
     strix_track_options o;
@@ -82,9 +81,10 @@ struct strix_tracker {
     list tracked, lost;
     long *removed;               /* identities of the last REMOVED_KEEP removed tracks, oldest first */
     int n_removed;
-    strix_gmc *gmc;              /* BoT-SORT or Deep OC-SORT with sparseOptFlow */
+    strix_gmc *gmc;              /* BoT-SORT, Deep OC-SORT or TrackTrack with sparseOptFlow */
     strix_ocsort *oc;            /* OC-SORT's and Deep OC-SORT's per-slot state */
     strix_fasttrack *ft;         /* FastTrack's per-slot state */
+    strix_tracktrack *tt;        /* TrackTrack: its own tracks and update (track_tracktrack.c) */
     float *boxes;                /* [n_boxes][4]: the tracker's box of each detection of the last update (NaN: none) */
     int n_boxes, boxes_cap;
     int broken;                  /* an update ran out of memory half way */
@@ -116,16 +116,32 @@ void strix_track_options_init(strix_track_options *o, strix_tracker_type type)
     o->occ_reappear_window = 40;
     o->init_iou_suppress = 0.7f;
     o->alpha_fixed_emb = 0.95f;
+    o->lost_match_thr = 0;
+    o->iou_weight = 0.5f;
+    o->reid_weight = 0.5f;
+    o->conf_weight = 0.1f;
+    o->angle_weight = 0.05f;
+    o->penalty_p = 0.2f;
+    o->penalty_q = 0.4f;
+    o->reduce_step = 0.05f;
+    o->tai_thr = 0.55f;
+    o->min_track_len = 3;
     if (type == STRIX_TRACKER_DEEPOCSORT) { /* deepocsort.yaml */
         o->track_high_thresh = o->new_track_thresh = 0.3f;
         o->gmc_method = STRIX_GMC_NONE;
         o->appearance_thresh = 0.9f;
     }
+    if (type == STRIX_TRACKER_TRACKTRACK) { /* tracktrack.yaml's own thresholds */
+        o->track_high_thresh = 0.6f;
+        o->track_low_thresh = 0.25f;
+        o->new_track_thresh = 0.7f;
+        o->match_thresh = 0.7f;
+    }
 }
 
 const char *strix_tracker_type_name(strix_tracker_type t)
 {
-    static const char *const names[] = {"botsort", "bytetrack", "ocsort", "fasttrack", "deepocsort"};
+    static const char *const names[] = {"botsort", "bytetrack", "ocsort", "fasttrack", "deepocsort", "tracktrack"};
     return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "botsort";
 }
 
@@ -134,7 +150,7 @@ static int in_unit(float v) { return v >= 0 && v <= 1; }
 strix_status strix_tracker_create(strix_tracker **out, const strix_track_options *o, strix_error *err)
 {
     *out = NULL;
-    if (o->tracker_type < STRIX_TRACKER_BOTSORT || o->tracker_type > STRIX_TRACKER_DEEPOCSORT)
+    if (o->tracker_type < STRIX_TRACKER_BOTSORT || o->tracker_type > STRIX_TRACKER_TRACKTRACK)
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown tracker type %d", (int)o->tracker_type);
     if (o->gmc_method != STRIX_GMC_SPARSE_OPTFLOW && o->gmc_method != STRIX_GMC_NONE)
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown GMC method %d", (int)o->gmc_method);
@@ -142,13 +158,23 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
         return strix_fail(err, STRIX_E_ARG, "tracker: unknown GMC grey %d", (int)o->gmc_grey);
     const float th[] = {o->track_high_thresh, o->track_low_thresh, o->new_track_thresh, o->match_thresh,
                         o->proximity_thresh, o->appearance_thresh, o->occ_cover_thresh,   o->init_iou_suppress,
-                        o->alpha_fixed_emb,  (float)o->dampen_motion_occ};
+                        o->alpha_fixed_emb,  (float)o->dampen_motion_occ, o->lost_match_thr, o->reduce_step,
+                        o->tai_thr};
     const char *names[] = {"track_high_thresh", "track_low_thresh",  "new_track_thresh", "match_thresh",
                            "proximity_thresh",  "appearance_thresh", "occ_cover_thresh", "init_iou_suppress",
-                           "alpha_fixed_emb",   "dampen_motion_occ"};
-    for (int i = 0; i < (int)(sizeof th / sizeof th[0]); i++)
+                           "alpha_fixed_emb",   "dampen_motion_occ", "lost_match_thr",   "reduce_step",
+                           "tai_thr"};
+    for (size_t i = 0; i < sizeof th / sizeof th[0]; i++)
         if (!in_unit(th[i]))
             return strix_fail(err, STRIX_E_ARG, "tracker: %s %g is not in 0..1", names[i], (double)th[i]);
+    /* TrackTrack's weights and penalties: any size >= 0 */
+    const float wt[] = {o->iou_weight, o->reid_weight, o->conf_weight, o->angle_weight, o->penalty_p, o->penalty_q};
+    const char *wnames[] = {"iou_weight", "reid_weight", "conf_weight", "angle_weight", "penalty_p", "penalty_q"};
+    for (size_t i = 0; i < sizeof wt / sizeof wt[0]; i++)
+        if (!(wt[i] >= 0) || !isfinite(wt[i]))
+            return strix_fail(err, STRIX_E_ARG, "tracker: %s %g must be a number >= 0", wnames[i], (double)wt[i]);
+    if (o->min_track_len < 0)
+        return strix_fail(err, STRIX_E_ARG, "tracker: min_track_len %d must be >= 0", o->min_track_len);
     if (o->track_buffer < 0)
         return strix_fail(err, STRIX_E_ARG, "tracker: track_buffer %d must be >= 0", o->track_buffer);
     if (o->fuse_score != 0 && o->fuse_score != 1)
@@ -178,13 +204,15 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
     t->xywh = o->tracker_type == STRIX_TRACKER_BOTSORT;
     t->next_id = 1;
     const int deep = o->tracker_type == STRIX_TRACKER_DEEPOCSORT;
-    if ((t->xywh || deep) && o->gmc_method == STRIX_GMC_SPARSE_OPTFLOW && !(t->gmc = strix_gmc_create())) {
+    const int gmc = t->xywh || deep || o->tracker_type == STRIX_TRACKER_TRACKTRACK;
+    if (gmc && o->gmc_method == STRIX_GMC_SPARSE_OPTFLOW && !(t->gmc = strix_gmc_create())) {
         free(t);
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     }
     if (t->gmc) strix_gmc_set_grey(t->gmc, o->gmc_grey == STRIX_GREY_OPENCV4);
     if (((o->tracker_type == STRIX_TRACKER_OCSORT || deep) && !(t->oc = strix_ocsort_create(o->delta_t))) ||
-        (o->tracker_type == STRIX_TRACKER_FASTTRACK && !(t->ft = strix_fasttrack_create(o)))) {
+        (o->tracker_type == STRIX_TRACKER_FASTTRACK && !(t->ft = strix_fasttrack_create(o))) ||
+        (o->tracker_type == STRIX_TRACKER_TRACKTRACK && !(t->tt = strix_tracktrack_create(o)))) {
         strix_tracker_free(t);
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     }
@@ -198,6 +226,7 @@ void strix_tracker_free(strix_tracker *t)
     strix_gmc_free(t->gmc);
     strix_ocsort_free(t->oc);
     strix_fasttrack_free(t->ft);
+    strix_tracktrack_free(t->tt);
     free(t->pool);
     free(t->tracked.v);
     free(t->lost.v);
@@ -206,272 +235,24 @@ void strix_tracker_free(strix_tracker *t)
     free(t);
 }
 
-/* ------------------------------------------------------------------ lists */
-
-static int list_push(list *l, int x)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        int *v = realloc(l->v, sizeof *v * (size_t)cap);
-        if (!v) return -1;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = x;
-    return 0;
-}
-
-static int list_has(const list *l, const track *pool, long id)
-{
-    for (int i = 0; i < l->n; i++)
-        if (pool[l->v[i]].id == id) return 1;
-    return 0;
-}
-
-/* a := a followed by the tracks of b not already in a (by identity): joint_stracks */
-static int list_join(list *a, const list *b, const track *pool)
-{
-    int n = a->n;
-    for (int i = 0; i < b->n; i++) {
-        int dup = 0;
-        for (int j = 0; j < n && !dup; j++) dup = pool[a->v[j]].id == pool[b->v[i]].id;
-        if (!dup && list_push(a, b->v[i])) return -1;
-    }
-    return 0;
-}
-
-/* a := a without the tracks of b: sub_stracks */
-static void list_sub(list *a, const list *b, const track *pool)
-{
-    int m = 0;
-    for (int i = 0; i < a->n; i++)
-        if (!list_has(b, pool, pool[a->v[i]].id)) a->v[m++] = a->v[i];
-    a->n = m;
-}
-
 /* ----------------------------------------------------------------- kalman */
 
-#define STD_POS (1.0 / 20)
-#define STD_VEL (1.0 / 160)
-
-/* The measurement of a detection, float32 as the reference's convert_coords:
- * (cx, cy, w, h) for BoT-SORT, (cx, cy, w / h, h) for ByteTrack. */
-static void det_measure(const det *d, int xywh, float m[4])
-{
-    m[0] = d->tlwh[0] + d->tlwh[2] / 2;
-    m[1] = d->tlwh[1] + d->tlwh[3] / 2;
-    m[2] = xywh ? d->tlwh[2] : d->tlwh[2] / d->tlwh[3];
-    m[3] = d->tlwh[3];
-}
-
-/* Position and velocity noise scales of a mean: xywh follows width and height, xyah height only. */
-static void noise(const double *mean, int xywh, double wp, double wv, double std[8])
-{
-    double w = mean[2], h = mean[3];
-    if (xywh) {
-        double s[8] = {wp * w, wp * h, wp * w, wp * h, wv * w, wv * h, wv * w, wv * h};
-        memcpy(std, s, sizeof s);
-    } else {
-        double s[8] = {wp * h, wp * h, 1e-2, wp * h, wv * h, wv * h, 1e-5, wv * h};
-        memcpy(std, s, sizeof s);
-    }
-}
-
-static void kalman_initiate(track *k, int xywh, const float m[4])
-{
-    for (int i = 0; i < 4; i++) {
-        k->mean[i] = m[i];
-        k->mean[4 + i] = 0;
-    }
-    double std[8];
-    noise(k->mean, xywh, 2 * STD_POS, 10 * STD_VEL, std);
-    memset(k->cov, 0, sizeof k->cov);
-    for (int i = 0; i < 8; i++) k->cov[i * 9] = std[i] * std[i];
-}
-
-/* x' = F x, P' = F P F^T + Q with F = [[I, I], [0, I]]: multi_predict's
- * (F P) F^T */
-static void kalman_predict(track *k, int xywh)
-{
-    double q[8];
-    noise(k->mean, xywh, STD_POS, STD_VEL, q);
-    for (int i = 0; i < 4; i++) k->mean[i] += k->mean[4 + i];
-    double left[64], *p = k->cov;
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 8; j++) left[i * 8 + j] = i < 4 ? p[i * 8 + j] + p[(i + 4) * 8 + j] : p[i * 8 + j];
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 8; j++)
-            p[i * 8 + j] = j < 4 ? left[i * 8 + j] + left[i * 8 + j + 4] : left[i * 8 + j];
-    for (int i = 0; i < 8; i++) p[i * 9] += q[i] * q[i];
-}
-
-/* The same step as the single-track predict (KalmanFilterXYAH.predict,
- * OC-SORT's re-update) computes it: its multi_dot takes F (P F^T), which
- * sums the four terms of a position entry in another order. */
-static void kalman_predict_one(track *k)
-{
-    double q[8];
-    noise(k->mean, 0, STD_POS, STD_VEL, q);
-    for (int i = 0; i < 4; i++) k->mean[i] += k->mean[4 + i];
-    double right[64], *p = k->cov;
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 8; j++) right[i * 8 + j] = j < 4 ? p[i * 8 + j] + p[i * 8 + j + 4] : p[i * 8 + j];
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 8; j++)
-            p[i * 8 + j] = i < 4 ? right[i * 8 + j] + right[(i + 4) * 8 + j] : right[i * 8 + j];
-    for (int i = 0; i < 8; i++) p[i * 9] += q[i] * q[i];
-}
-
-/* Correct with measurement m: S = H P H^T + R, K^T = S^-1 H P (Gaussian
- * elimination with partial pivoting, as numpy.linalg.solve), x += K (m - H x),
- * P -= K (S K^T). */
-static void kalman_update(track *k, int xywh, const float m[4])
-{
-    double r[8], *p = k->cov;
-    noise(k->mean, xywh, STD_POS, STD_VEL, r);
-    if (!xywh) r[2] = 1e-1;
-    double s[16], a[4][12];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) s[i * 4 + j] = p[i * 8 + j] + (i == j ? r[i] * r[i] : 0);
-    /* [S | H P] reduced to [I | K^T] */
-    for (int i = 0; i < 4; i++) {
-        for (int j = 0; j < 4; j++) a[i][j] = s[i * 4 + j];
-        for (int c = 0; c < 8; c++) a[i][4 + c] = p[i * 8 + c];
-    }
-    for (int c = 0; c < 4; c++) {
-        int piv = c;
-        for (int i = c + 1; i < 4; i++)
-            if (fabs(a[i][c]) > fabs(a[piv][c])) piv = i;
-        if (piv != c)
-            for (int j = 0; j < 12; j++) {
-                double tmp = a[c][j];
-                a[c][j] = a[piv][j];
-                a[piv][j] = tmp;
-            }
-        for (int i = c + 1; i < 4; i++) {
-            double f = a[i][c] / a[c][c];
-            for (int j = c; j < 12; j++) a[i][j] -= f * a[c][j];
-        }
-    }
-    double kt[32]; /* K^T, 4 x 8 */
-    for (int c = 0; c < 8; c++)
-        for (int i = 3; i >= 0; i--) {
-            double v = a[i][4 + c];
-            for (int q = i + 1; q < 4; q++) v -= a[i][q] * kt[q * 8 + c];
-            kt[i * 8 + c] = v / a[i][i];
-        }
-    double innov[4];
-    for (int i = 0; i < 4; i++) innov[i] = (double)m[i] - k->mean[i];
-    for (int c = 0; c < 8; c++) {
-        double v = 0;
-        for (int i = 0; i < 4; i++) v += innov[i] * kt[i * 8 + c];
-        k->mean[c] += v;
-    }
-    double skt[32]; /* S K^T, 4 x 8 */
-    for (int i = 0; i < 4; i++)
-        for (int c = 0; c < 8; c++) {
-            double v = 0;
-            for (int j = 0; j < 4; j++) v += s[i * 4 + j] * kt[j * 8 + c];
-            skt[i * 8 + c] = v;
-        }
-    for (int a8 = 0; a8 < 8; a8++)
-        for (int b = 0; b < 8; b++) {
-            double v = 0;
-            for (int j = 0; j < 4; j++) v += kt[j * 8 + a8] * skt[j * 8 + b];
-            p[a8 * 8 + b] -= v;
-        }
-}
-
-/* The camera-motion warp of stracks.py's multi_gmc: centre and its velocity
- * rotate with R and shift by t, sizes and their velocities scale by |R|
- * (xyah: Deep OC-SORT's, whose aspect and height and their velocities stay):
- * x := R8 x + (t, 0...), P := R8 P R8^T. */
-static void warp(track *k, const double H[6], int xyah)
-{
-    double r8[64] = {0};
-    double R[4] = {H[0], H[1], H[3], H[4]}, A[4] = {fabs(H[0]), fabs(H[1]), fabs(H[3]), fabs(H[4])}, I[4] = {1, 0, 0, 1};
-    for (int b = 0; b < 4; b++) {
-        const double *m = b & 1 ? xyah ? I : A : R;
-        int o = 2 * b;
-        r8[o * 8 + o] = m[0];
-        r8[o * 8 + o + 1] = m[1];
-        r8[(o + 1) * 8 + o] = m[2];
-        r8[(o + 1) * 8 + o + 1] = m[3];
-    }
-    double mean[8], t[64];
-    for (int i = 0; i < 8; i++) {
-        double v = 0;
-        for (int j = 0; j < 8; j++) v += r8[i * 8 + j] * k->mean[j];
-        mean[i] = v;
-    }
-    mean[0] += H[2];
-    mean[1] += H[5];
-    memcpy(k->mean, mean, sizeof mean);
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 8; j++) {
-            double v = 0;
-            for (int q = 0; q < 8; q++) v += r8[i * 8 + q] * k->cov[q * 8 + j];
-            t[i * 8 + j] = v;
-        }
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 8; j++) {
-            double v = 0;
-            for (int q = 0; q < 8; q++) v += t[i * 8 + q] * r8[j * 8 + q];
-            k->cov[i * 8 + j] = v;
-        }
-}
+/* The Kalman steps (track_kalman.c) on a track's state. */
+static void kalman_initiate(track *k, int xywh, const float m[4]) { strix_kf_initiate(k->mean, k->cov, xywh, m); }
+static void kalman_predict(track *k, int xywh) { strix_kf_predict(k->mean, k->cov, xywh); }
+static void kalman_predict_one(track *k) { strix_kf_predict_one(k->mean, k->cov); }
+static void kalman_update(track *k, int xywh, const float m[4]) { strix_kf_update(k->mean, k->cov, xywh, m, 1); }
+static void warp(track *k, const double H[6], int xyah) { strix_kf_warp(k->mean, k->cov, H, xyah); }
 
 /* -------------------------------------------------------------------- IoU */
 
 /* A track's (x1, y1, x2, y2) from its mean, as the reference's xyxy, in
  * float32 (its IoUs run on these; tracker.update's rows are these too:
  * STrack.result's doubles stored as float32). */
-static void track_xyxy(const track *k, int xywh, float b[4])
-{
-    double w = xywh ? k->mean[2] : k->mean[2] * k->mean[3], h = k->mean[3];
-    double x1 = k->mean[0] - w / 2, y1 = k->mean[1] - h / 2;
-    b[0] = (float)x1;
-    b[1] = (float)y1;
-    b[2] = (float)(w + x1);
-    b[3] = (float)(h + y1);
-}
+static void track_xyxy(const track *k, int xywh, float b[4]) { strix_kf_xyxy(k->mean, xywh, b); }
 
-static void det_xyxy(const det *d, float b[4])
-{
-    b[0] = d->tlwh[0];
-    b[1] = d->tlwh[1];
-    b[2] = d->tlwh[0] + d->tlwh[2];
-    b[3] = d->tlwh[1] + d->tlwh[3];
-}
-
-/* The intersection of two boxes in float32, as metrics.bbox_ioa.  The boxes
- * are finite, so plain comparisons stand for fminf/fmaxf (not inlined). */
-static inline float inter(const float a[4], const float b[4])
-{
-#define MIN(x, y) ((x) < (y) ? (x) : (y))
-#define MAX(x, y) ((x) > (y) ? (x) : (y))
-    float iw = MIN(a[2], b[2]) - MAX(a[0], b[0]), ih = MIN(a[3], b[3]) - MAX(a[1], b[1]);
-#undef MIN
-#undef MAX
-    return (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
-}
-
-/* IoU of box1 a and box2 b in float32, as metrics.bbox_ioa(iou=True) with its eps. */
-static inline float iou(const float a[4], const float b[4])
-{
-    float i = inter(a, b);
-    float area_b = (b[2] - b[0]) * (b[3] - b[1]), area_a = (a[2] - a[0]) * (a[3] - a[1]);
-    float uni = area_b + area_a - i;
-    return i / (uni + 1e-7f);
-}
-
-static inline float iou_dist(const float a[4], const float b[4]) { return 1 - iou(a, b); }
-
-/* The fraction of box2 b that box1 a covers, as metrics.bbox_ioa (iou=False). */
-static inline float ioa(const float a[4], const float b[4])
-{
-    return inter(a, b) / ((b[2] - b[0]) * (b[3] - b[1]) + 1e-7f);
-}
+/* 1 - IoU in float32, as matching.iou_distance */
+static inline float iou_dist(const float a[4], const float b[4]) { return 1 - strix_box_iou(a, b); }
 
 /* ------------------------------------------------------------------ update */
 
@@ -710,7 +491,7 @@ static int fasttrack_unmatched(strix_tracker *t, scratch *s)
             if (!x->activated || strix_fasttrack_occluded(t->ft, s->activated.v[j]) || x->id == k->id) continue;
             float b[4];
             track_xyxy(x, 0, b);
-            float c = ioa(b, u);
+            float c = strix_box_ioa(b, u);
             if (c > cover) cover = c;
         }
         if (strix_fasttrack_unmatched(t->ft, slot, t->frame_id, cover, k->mean, k->cov)) {
@@ -746,7 +527,7 @@ static int fasttrack_suppressed(const strix_tracker *t, const det *d, const floa
     float b[4], most = -1;
     det_xyxy(d, b);
     for (int i = 0; i < n; i++) {
-        float v = iou(b, live + 4 * i);
+        float v = strix_box_iou(b, live + 4 * i);
         if (v > most) most = v;
     }
     return most >= t->o.init_iou_suppress;
@@ -812,6 +593,19 @@ typedef struct gmc_input {
     int width, height;
 } gmc_input;
 
+/* The camera motion of this frame (GMC) into H: 1; 0 when none is
+ * estimated (no GMC, or no frame); -1 on OOM. */
+static int camera_motion(strix_tracker *t, const gmc_input *in, double H[6])
+{
+    if (!t->gmc || (!in->frame && !in->grey)) return 0;
+    const strix_image *f = in->frame;
+    if (f ? strix_gmc_apply(t->gmc, f->data, f->width, f->height, f->stride ? f->stride : 3 * f->width,
+                            f->format == STRIX_BGR, H)
+          : strix_gmc_apply_grey(t->gmc, in->grey, in->width, in->height, H))
+        return -1;
+    return 1;
+}
+
 /* One frame; 0, or -1 when memory ran out (the tracker is then unusable). */
 static int update(strix_tracker *t, const gmc_input *in, const strix_detection *dets, int n, int *ids,
                   scratch *s)
@@ -855,10 +649,18 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         else if (d->score > tl) s->low[n_low++] = i;
     }
 
+    if (t->tt) { /* TrackTrack: its camera motion comes before its own predict */
+        double H[6];
+        int moved = camera_motion(t, in, H);
+        return moved < 0 ? -1
+                         : strix_tracktrack_update(t->tt, moved ? H : NULL, s->d, s->high, n_high, s->low, n_low, ids,
+                                                   t->boxes);
+    }
+
     /* tracked tracks split into confirmed (with the lost ones: the pool) and unconfirmed */
     for (int i = 0; i < t->tracked.n; i++)
         if (list_push(t->pool[t->tracked.v[i]].activated ? &s->pool : &s->unconfirmed, t->tracked.v[i])) return -1;
-    if (list_join(&s->pool, &t->lost, t->pool)) return -1;
+    if (strix_slots_join(&s->pool, &t->lost)) return -1;
     for (int i = 0; i < s->pool.n; i++) {
         track *k = &t->pool[s->pool.v[i]];
         if (k->state != TRACKED) {
@@ -867,13 +669,10 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         }
         kalman_predict(k, t->xywh);
     }
-    if (t->gmc && (in->frame || in->grey)) {
-        double H[6];
-        const strix_image *f = in->frame;
-        if (f ? strix_gmc_apply(t->gmc, f->data, f->width, f->height, f->stride ? f->stride : 3 * f->width,
-                                f->format == STRIX_BGR, H)
-              : strix_gmc_apply_grey(t->gmc, in->grey, in->width, in->height, H))
-            return -1;
+    double H[6];
+    int moved = camera_motion(t, in, H);
+    if (moved < 0) return -1;
+    if (moved) {
         const list *l[] = {&s->pool, &s->unconfirmed};
         for (int q = 0; q < 2; q++)
             for (int i = 0; i < l[q]->n; i++) {
@@ -996,8 +795,8 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     for (int i = 0; i < t->tracked.n; i++)
         if (t->pool[t->tracked.v[i]].state == TRACKED) t->tracked.v[m++] = t->tracked.v[i];
     t->tracked.n = m;
-    if (list_join(&t->tracked, &s->activated, t->pool) || list_join(&t->tracked, &s->refind, t->pool)) goto out;
-    list_sub(&t->lost, &t->tracked, t->pool);
+    if (strix_slots_join(&t->tracked, &s->activated) || strix_slots_join(&t->tracked, &s->refind)) goto out;
+    strix_slots_sub(&t->lost, &t->tracked);
     for (int i = 0; i < s->lost_now.n; i++)
         if (list_push(&t->lost, s->lost_now.v[i])) goto out;
     m = 0;
@@ -1025,8 +824,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     }
     /* slots no list holds any more are free (state NEW) */
     for (int i = 0; i < t->n_pool; i++)
-        if (t->pool[i].state != NEW && !list_has(&t->tracked, t->pool, t->pool[i].id) &&
-            !list_has(&t->lost, t->pool, t->pool[i].id))
+        if (t->pool[i].state != NEW && !strix_slots_has(&t->tracked, i) && !strix_slots_has(&t->lost, i))
             t->pool[i].state = NEW;
     rc = 0;
 out:

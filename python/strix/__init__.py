@@ -100,7 +100,11 @@ class _TrackOptions(ctypes.Structure):
                 ("enlarge_bbox_occ", ctypes.c_double), ("dampen_motion_occ", ctypes.c_double),
                 ("active_occ_to_lost_thresh", ctypes.c_int), ("occ_cover_thresh", ctypes.c_float),
                 ("occ_reappear_window", ctypes.c_int), ("init_iou_suppress", ctypes.c_float),
-                ("alpha_fixed_emb", ctypes.c_float)]
+                ("alpha_fixed_emb", ctypes.c_float),
+                ("lost_match_thr", ctypes.c_float), ("iou_weight", ctypes.c_float), ("reid_weight", ctypes.c_float),
+                ("conf_weight", ctypes.c_float), ("angle_weight", ctypes.c_float), ("penalty_p", ctypes.c_float),
+                ("penalty_q", ctypes.c_float), ("reduce_step", ctypes.c_float), ("tai_thr", ctypes.c_float),
+                ("min_track_len", ctypes.c_int)]
 
 
 _STRUCTS = {"strix_error": _Error, "strix_model_options": _ModelOptions, "strix_image": _Image,
@@ -109,7 +113,7 @@ _STRUCTS = {"strix_error": _Error, "strix_model_options": _ModelOptions, "strix_
             "strix_track_options": _TrackOptions}
 
 _STRIX_BGR, _STRIX_RGB = 1, 0
-_TRACKERS = {"botsort": 0, "bytetrack": 1, "ocsort": 2, "fasttrack": 3, "deepocsort": 4}
+_TRACKERS = {"tracktrack": 5, "botsort": 0, "bytetrack": 1, "ocsort": 2, "fasttrack": 3, "deepocsort": 4}
 _DET_DTYPE = np.dtype([("box", "<f4", 4), ("score", "<f4"), ("class_id", "<i4")])
 
 
@@ -310,11 +314,12 @@ class Model:
         with self._lock:
             return [Results(d, self.names) for d in self._detect(imgs)]
 
-    def track(self, frames, rgb=False, tracker="botsort"):
+    def track(self, frames, rgb=False, tracker="tracktrack"):
         """Detect and track, frame after frame of one stream, as `yolo track`
-        does (tracker: "botsort", "bytetrack", "ocsort", "fasttrack" or
-        "deepocsort", with Ultralytics' YAML defaults; BoT-SORT compensates
-        camera motion from the frames).  The
+        does (tracker: "tracktrack", Ultralytics' default, "botsort",
+        "bytetrack", "ocsort", "fasttrack" or "deepocsort", with Ultralytics'
+        YAML defaults; TrackTrack and BoT-SORT compensate camera motion from
+        the frames, Deep OC-SORT's YAML leaves it off).  The
         tracker persists across calls; reset_tracker() starts a new stream."""
         if tracker not in _TRACKERS:
             raise ValueError("strix: tracker must be one of %s, not %r" % (", ".join(_TRACKERS), tracker))

@@ -3,8 +3,9 @@
  * (or, when the file is refused, Ultralytics' defaults) driven through a
  * stream of frames whose detections and pixels come from the input, as
  * `infer --track` drives it with a model's or a replayed (--detections)
- * stream: ByteTrack, OC-SORT, FastTrack, BoT-SORT and Deep OC-SORT and their camera-motion
- * compensation on small frames of any size, by the frame and by the grey half frame in bands.
+ * stream: ByteTrack, OC-SORT, FastTrack, TrackTrack, BoT-SORT and Deep OC-SORT and their
+ * camera-motion compensation on small frames of any size, by the frame and by the grey half frame
+ * in bands.
  *
  * Input: the YAML text up to the first NUL byte; after it, frames, each
  *   1 byte   bit 0-3: detections n (0..15); bit 4-5: the pixels given to
@@ -50,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     strix_track_options o;
     strix_error err;
     if (strix_tracker_yaml_read(path, &o, &err) != STRIX_OK)
-        strix_track_options_init(&o, (strix_tracker_type)(yaml_len % 5)); /* each of the five */
+        strix_track_options_init(&o, (strix_tracker_type)(yaml_len % 6)); /* each of the six */
     close(fd);
     if (!nul) return 0;
 

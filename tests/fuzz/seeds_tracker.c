@@ -1,14 +1,16 @@
 /* seeds_tracker.c — writes the seeds of fuzz_tracker into a folder (run by
  * tests/fuzz/run.sh before the target): each a tracker YAML (the keys and
- * values of Ultralytics' botsort.yaml, bytetrack.yaml, fasttrack.yaml or
- * deepocsort.yaml), a NUL byte, then
+ * values of Ultralytics' botsort.yaml, bytetrack.yaml, ocsort.yaml,
+ * fasttrack.yaml, deepocsort.yaml or tracktrack.yaml), a NUL byte, then
  * 24 frames in fuzz_tracker.c's format: three boxes moving 3 px every 4
  * frames over a 96x64 frame that pans, so tracks start, confirm and follow.
  *   botsort.bin   BoT-SORT, GMC sparseOptFlow, GMC on the frame
  *   bands.bin     the same, GMC on the grey half frame made in bands
  *   bytetrack.bin ByteTrack, no pixels
+ *   ocsort.bin    OC-SORT, no pixels
  *   fasttrack.bin FastTrack, no pixels
  *   deepocsort.bin Deep OC-SORT, GMC sparseOptFlow, GMC on the frame
+ *   tracktrack.bin TrackTrack, GMC sparseOptFlow, GMC on the frame
  *   seeds_tracker DIR */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,9 +20,16 @@ static const char *botsort = "tracker_type: botsort\ntrack_high_thresh: 0.25\ntr
                              "new_track_thresh: 0.25\ntrack_buffer: 30\nmatch_thresh: 0.8\nfuse_score: True\n"
                              "gmc_method: sparseOptFlow\nproximity_thresh: 0.5\nappearance_thresh: 0.8\n"
                              "with_reid: False\nmodel: auto\n";
+static const char *tracktrack = "tracker_type: tracktrack\ntrack_high_thresh: 0.6\ntrack_low_thresh: 0.25\n"
+                                "new_track_thresh: 0.7\ntrack_buffer: 30\nmatch_thresh: 0.7\nlost_match_thr: 0.0\n"
+                                "iou_weight: 0.5\nreid_weight: 0.5\nconf_weight: 0.1\nangle_weight: 0.05\n"
+                                "penalty_p: 0.2\npenalty_q: 0.4\nreduce_step: 0.05\ntai_thr: 0.55\nmin_track_len: 3\n"
+                                "gmc_method: sparseOptFlow\nwith_reid: False\nmodel: auto\n";
 static const char *bytetrack = "tracker_type: bytetrack\ntrack_high_thresh: 0.25\ntrack_low_thresh: 0.1\n"
                                "new_track_thresh: 0.25\ntrack_buffer: 30\nmatch_thresh: 0.8\nfuse_score: True\n";
-
+static const char *ocsort = "tracker_type: ocsort\ntrack_high_thresh: 0.25\ntrack_low_thresh: 0.1\n"
+                            "new_track_thresh: 0.25\ntrack_buffer: 30\nmatch_thresh: 0.8\nfuse_score: True\n"
+                            "delta_t: 3\ninertia: 0.2\nuse_byte: False\n";
 static const char *fasttrack = "tracker_type: fasttrack\ntrack_high_thresh: 0.25\ntrack_low_thresh: 0.1\n"
                                "new_track_thresh: 0.25\ntrack_buffer: 30\nmatch_thresh: 0.8\nfuse_score: True\n"
                                "reset_velocity_offset_occ: 5\nreset_pos_offset_occ: 3\nenlarge_bbox_occ: 1.1\n"
@@ -69,7 +78,8 @@ int main(int argc, char **argv)
         return 2;
     }
     int ok = write_seed(argv[1], "botsort.bin", botsort, 0) && write_seed(argv[1], "bands.bin", botsort, 2) &&
-             write_seed(argv[1], "bytetrack.bin", bytetrack, 3) && write_seed(argv[1], "fasttrack.bin", fasttrack, 3) &&
-             write_seed(argv[1], "deepocsort.bin", deepocsort, 0);
+             write_seed(argv[1], "bytetrack.bin", bytetrack, 3) && write_seed(argv[1], "ocsort.bin", ocsort, 3) &&
+             write_seed(argv[1], "fasttrack.bin", fasttrack, 3) && write_seed(argv[1], "deepocsort.bin", deepocsort, 0) &&
+             write_seed(argv[1], "tracktrack.bin", tracktrack, 0);
     return ok ? 0 : 1;
 }

@@ -59,8 +59,8 @@ def abi():
     lines.append('printf("format.bgr %d\\nformat.rgb %d\\n", (int)STRIX_BGR, (int)STRIX_RGB);')
     lines.append('printf("tracker.botsort %d\\ntracker.bytetrack %d\\ntracker.ocsort %d\\n", '
                  '(int)STRIX_TRACKER_BOTSORT, (int)STRIX_TRACKER_BYTETRACK, (int)STRIX_TRACKER_OCSORT);')
-    lines.append('printf("tracker.fasttrack %d\\ntracker.deepocsort %d\\n", '
-                 '(int)STRIX_TRACKER_FASTTRACK, (int)STRIX_TRACKER_DEEPOCSORT);')
+    lines.append('printf("tracker.fasttrack %d\\ntracker.deepocsort %d\\ntracker.tracktrack %d\\n", '
+                 '(int)STRIX_TRACKER_FASTTRACK, (int)STRIX_TRACKER_DEEPOCSORT, (int)STRIX_TRACKER_TRACKTRACK);')
     lines.append('return 0; }')
     want = {}
     for cname, cls in strix._STRUCTS.items():
@@ -72,7 +72,7 @@ def abi():
     want.update({"format.bgr": strix._STRIX_BGR, "format.rgb": strix._STRIX_RGB,
                  "tracker.botsort": strix._TRACKERS["botsort"], "tracker.bytetrack": strix._TRACKERS["bytetrack"],
                  "tracker.ocsort": strix._TRACKERS["ocsort"], "tracker.fasttrack": strix._TRACKERS["fasttrack"],
-                 "tracker.deepocsort": strix._TRACKERS["deepocsort"]})
+                 "tracker.deepocsort": strix._TRACKERS["deepocsort"], "tracker.tracktrack": strix._TRACKERS["tracktrack"]})
     with tempfile.TemporaryDirectory() as d:
         src, exe = os.path.join(d, "abi.c"), os.path.join(d, "abi")
         with open(src, "w") as f:
@@ -177,7 +177,7 @@ bad = errs + differences(("thread %d: " % i, r, ref[IMAGES[j // 2]]) for i in ra
 check("two_threads", not bad and all(outs), "; ".join(bad[:3]))
 
 # --- tracking: a still frame keeps every identity; reset starts over --------
-tr = model.track([frames[0]] * 4)
+tr = model.track([frames[0]] * 4, tracker="botsort")
 ids = [r.track_ids for r in tr]
 stable = all(np.array_equal(ids[1], i) for i in ids[2:])
 check("track_still", len(tr) == 4 and (ids[1] > 0).all() and stable and len(set(ids[1].tolist())) == len(ids[1]),
@@ -192,7 +192,7 @@ check("track_boxes", t3.detection_boxes is not None and np.array_equal(t3.detect
       np.array_equal(t3.boxes[~on], d0.boxes[~on]) and d0.detection_boxes is None,
       "tracked boxes %s, detections %s" % (t3.boxes[:2].tolist(), d0.boxes[:2].tolist()))
 model.reset_tracker()
-again = model.track(frames[0])[0].track_ids
+again = model.track(frames[0], tracker="botsort")[0].track_ids
 check("track_reset", np.array_equal(again, ids[0]), "after reset_tracker: %s, first run: %s" % (again[:6], ids[0][:6]))
 bt = model.track([frames[0]] * 3, tracker="bytetrack")
 check("track_bytetrack", (bt[2].track_ids > 0).all() and bt[2].track_ids.min() == 1,
@@ -204,6 +204,14 @@ for name in ("fasttrack", "deepocsort"):  # some boxes may stay untracked: suppr
     t = model.track([frames[0]] * 3, tracker=name)[2].track_ids
     check("track_" + name, (t > 0).any() and t[t > 0].min() == 1 and ((t == -1) | (t > 0)).all(),
           "%s ids: %s" % (name, t[:6]))
+# the default, TrackTrack: tracks start only from boxes scoring above 0.7 (the best of them always), on the first
+# frame shown at once; a still frame keeps them
+tt = model.track([frames[0]] * 3)
+ti, hi = [r.track_ids for r in tt], tt[0].scores > np.float32(0.7)
+k = int((ti[0] >= 0).sum())
+check("track_tracktrack", all(np.array_equal(ti[0], i) for i in ti[1:]) and not (ti[0][~hi] >= 0).any() and
+      sorted(ti[0][ti[0] >= 0].tolist()) == list(range(1, k + 1)) and (k > 0) == bool(hi.any()),
+      "tracktrack ids %s, scores %s" % ([i[:6].tolist() for i in ti], tt[0].scores[:6]))
 
 # --- closed model -----------------------------------------------------------
 second.close()

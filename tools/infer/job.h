@@ -52,7 +52,7 @@ typedef struct options {
     int imgsz_set;                       /* --imgsz given (a static ONNX export has its own) */
     int track, track_buffer, trail, hl_min_frames, has_line;
     double track_thresh, match_thresh;   /* --track-thresh etc.: -1 unless given */
-    const char *tracker;                 /* --tracker botsort|bytetrack|ocsort|fasttrack|deepocsort|FILE.yaml */
+    const char *tracker;                 /* --tracker tracktrack|botsort|bytetrack|ocsort|fasttrack|deepocsort|FILE.yaml */
     strix_track_options track_opts;      /* what --tracker and the overrides above make */
     double hl_score, hl_gap, hl_pad, hl_min_len, hl_max_len;
     float line[4];                       /* --line x1,y1,x2,y2 */
@@ -414,7 +414,7 @@ strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *e
  * the tracker's, as Ultralytics' tracked results carry it: the Kalman
  * state after the update (strix_tracker_box), clipped to the w x h frame
  * (Results.update's clip_boxes); the others keep theirs.  img: the frame
- * (for BoT-SORT's camera-motion compensation; NULL without pixels); grey:
+ * (for camera-motion compensation; NULL without pixels); grey:
  * its grey half-size image when the reader made it (strix_track_grey),
  * which GMC then reads instead, else NULL. */
 /* A live source's gap of `missed` frames: as many updates without

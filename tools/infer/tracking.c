@@ -1,7 +1,8 @@
 /* tracking.c — the infer job's tracking stage, one per video, run on its
  * writer thread with the frames in order: the tracker (--tracker: ByteTrack,
- * BoT-SORT or OC-SORT, engine/analytics/track.c) gives each detection an identity
- * and a tracked detection the tracker's box, the counter
+ * BoT-SORT, OC-SORT, FastTrack, Deep OC-SORT or TrackTrack,
+ * engine/analytics/track.c) gives each
+ * detection an identity and a tracked detection the tracker's box, the counter
  * (engine/analytics/count.c) keeps each track's totals and trail and counts
  * --line crossings. */
 #include <stdlib.h>

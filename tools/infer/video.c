@@ -51,7 +51,7 @@ void set_error(strix_error *e, strix_status st, const char *fmt, ...)
 }
 
 /* A frame slot's state (strix_pipe_frame.user): the decoded frame and, for
- * BoT-SORT's or Deep OC-SORT's motion compensation, its grey half-size image, made by
+ * the motion compensation of BoT-SORT, Deep OC-SORT or TrackTrack, its grey half-size image, made by
  * grey_band as swscale writes the frame (the frame's rows are still in the
  * caches then; the writer thread would read the whole frame back from
  * memory, 6 MB at 1080p). */
@@ -67,8 +67,8 @@ typedef struct vslot {
     double glass_ms;      /* now_ms() when the frame was at the source (live: see video_read) */
 } vslot;
 
-/* The reader's rows callback (strix_video_read_options.rows) with BoT-SORT's
- * GMC: rows y0..y1-1 of the frame are final; their grey rows.  Frames
+/* The reader's rows callback (strix_video_read_options.rows) with GMC
+ * (BoT-SORT, Deep OC-SORT, TrackTrack): rows y0..y1-1 of the frame are final; their grey rows.  Frames
  * --vid-stride leaves out are not tracked: none made for them (by the
  * reader's count; the writer falls back to the frame where grey_rows does
  * not cover it). */
@@ -352,7 +352,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     v->last_read_ms = slot->read_ms;
     int n_cross = 0;
     if (v->trk.tracker) {
-        /* for BoT-SORT's GMC */
+        /* for the GMC of BoT-SORT, Deep OC-SORT and TrackTrack */
         strix_image img = {.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
         const uint8_t *grey = f->rgb && slot->grey_rows == f->height ? slot->grey : NULL;
         strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, grey, f->width, f->height, f->index, vf->time,
@@ -519,11 +519,12 @@ static int video_open(vrun *v, const options *o, const video_plan *p, const dete
     v->hl_mask = hl_mask;
     strix_error e;
 
-    /* RGB only where something reads it: the annotated video and BoT-SORT's
-     * or Deep OC-SORT's camera-motion compensation (with --nv12 the model reads NV12) */
+    /* RGB only where something reads it: the annotated video and BoT-SORT's,
+     * Deep OC-SORT's and TrackTrack's camera-motion compensation (with --nv12 the model reads NV12) */
     const int gmc = o->track &&
                     (o->track_opts.tracker_type == STRIX_TRACKER_BOTSORT ||
-                     o->track_opts.tracker_type == STRIX_TRACKER_DEEPOCSORT) &&
+                     o->track_opts.tracker_type == STRIX_TRACKER_DEEPOCSORT ||
+                     o->track_opts.tracker_type == STRIX_TRACKER_TRACKTRACK) &&
                     o->track_opts.gmc_method != STRIX_GMC_NONE;
     const int nv12 = o->nv12 || o->nvdec >= 0;
     /* live: said so, a network URL, a device; or no known duration where

@@ -212,15 +212,18 @@ int write_tracks_json(vrun *v, long frames, double fps)
     const strix_track_options *to = &o->track_opts;
     fprintf(j, ",\n  \"tracker\": {\"name\": \"%s\", \"track_high_thresh\": ",
             strix_tracker_type_name(to->tracker_type));
-    strix_json_double(j, to->track_high_thresh);
+    strix_json_float(j, to->track_high_thresh);
     fputs(", \"track_low_thresh\": ", j);
-    strix_json_double(j, to->track_low_thresh);
+    strix_json_float(j, to->track_low_thresh);
     fputs(", \"new_track_thresh\": ", j);
-    strix_json_double(j, to->new_track_thresh);
+    strix_json_float(j, to->new_track_thresh);
     fputs(", \"match_thresh\": ", j);
-    strix_json_double(j, to->match_thresh);
-    fprintf(j, ", \"track_buffer\": %d, \"fuse_score\": %s", to->track_buffer, to->fuse_score ? "true" : "false");
-    if (to->tracker_type == STRIX_TRACKER_BOTSORT || to->tracker_type == STRIX_TRACKER_DEEPOCSORT)
+    strix_json_float(j, to->match_thresh);
+    fprintf(j, ", \"track_buffer\": %d", to->track_buffer);
+    if (to->tracker_type != STRIX_TRACKER_TRACKTRACK) /* tracktrack.yaml has no fuse_score */
+        fprintf(j, ", \"fuse_score\": %s", to->fuse_score ? "true" : "false");
+    if (to->tracker_type == STRIX_TRACKER_BOTSORT || to->tracker_type == STRIX_TRACKER_DEEPOCSORT ||
+        to->tracker_type == STRIX_TRACKER_TRACKTRACK)
         fprintf(j, ", \"gmc_method\": \"%s\"%s", to->gmc_method == STRIX_GMC_NONE ? "none" : "sparseOptFlow",
                 to->gmc_method == STRIX_GMC_NONE          ? ""
                 : to->gmc_grey == STRIX_GREY_OPENCV4 ? ", \"gmc_grey\": \"opencv4\""
@@ -240,6 +243,16 @@ int write_tracks_json(vrun *v, long frames, double fps)
         strix_json_float(j, to->occ_cover_thresh);
         fprintf(j, ", \"occ_reappear_window\": %d, \"init_iou_suppress\": ", to->occ_reappear_window);
         strix_json_float(j, to->init_iou_suppress);
+    }
+    if (to->tracker_type == STRIX_TRACKER_TRACKTRACK) {
+        const char *key[] = {"lost_match_thr", "conf_weight", "angle_weight", "penalty_p", "reduce_step", "tai_thr"};
+        const float val[] = {to->lost_match_thr, to->conf_weight, to->angle_weight, to->penalty_p, to->reduce_step,
+                           to->tai_thr};
+        for (size_t i = 0; i < sizeof val / sizeof val[0]; i++) {
+            fprintf(j, ", \"%s\": ", key[i]);
+            strix_json_float(j, val[i]);
+        }
+        fprintf(j, ", \"min_track_len\": %d", to->min_track_len);
     }
     fputs(", \"conf\": ", j);
     strix_json_double(j, o->conf);

@@ -3,9 +3,9 @@
 
 Runs deterministic synthetic streams with known ground truth through
 Ultralytics' own trackers (ultralytics/trackers 8.4.190: BYTETracker,
-BOTSORT, OCSORT, FASTTracker and DeepOCSORT, configured from its
-bytetrack.yaml, botsort.yaml, ocsort.yaml, fasttrack.yaml and
-deepocsort.yaml) and writes for each stream NAME:
+BOTSORT, OCSORT, FASTTracker, DeepOCSORT and TRACKTRACK, configured from
+its bytetrack.yaml, botsort.yaml, ocsort.yaml, fasttrack.yaml,
+deepocsort.yaml and tracktrack.yaml) and writes for each stream NAME:
 
   NAME.jsonl    the detections, in infer's video JSON Lines format (what
                 `infer --detections` replays): frame (0-based), pts,
@@ -41,6 +41,16 @@ deepocsort.yaml) and writes for each stream NAME:
                 gmc_method none) and DeepOCSORT with DEEPOCSORT_ALT
                 (sparseOptFlow GMC on the camera clips' frames, use_byte),
                 then also the _ALT's row box; every stream
+  NAME.tracktrack.txt per detection: "frame index tracktrack
+                tracktrack_alt x1 y1 x2 y2", the identity TRACKTRACK
+                (track_tracker.py, tracktrack.yaml's defaults; its
+                sparseOptFlow GMC on the camera clips' frames) returned for it
+                and TRACKTRACK's with lost_match_thr: 0.9, min_track_len: 1,
+                reduce_step: 0.1, penalty_p: 0.3, tai_thr: 0.4 (-1: not
+                returned), then the default TRACKTRACK's row box as in
+                NAME.boxes.txt ("- - - -": none); every stream.  No
+                loose-NMS detections (dets_del): what `infer --detections`
+                replays
 
 Two kinds of stream:
 - detection streams (cross, occlusion, crowd, enter_exit, slow_fps, burst):
@@ -57,6 +67,34 @@ The frame (W x H from the header line) is pixel (x, y) = texture(cam_x + x,
 cam_y + y) then the objects; texture(X, Y) is the hash below of the 8x8 cell
 (X // 8, Y // 8), all in unsigned 32-bit arithmetic, so tests/test_track.c
 draws the same bytes without Python.
+
+Real footage (--real NAME VIDEO DETS.jsonl [OUTDIR], writes only NAME.*):
+a clip of /work/shared/data/vtest.avi (768 x 576, 10 fps, a static camera
+over a street) and the detections `infer` made on it with strix's
+synthetic weights (`mkweights --model weights/yolov8.yaml --scale n --seed
+7`; `infer --model weights/yolov8.yaml --scale n --weights W --device cpu
+--conf 0.1`), kept from score 0.2 (most of those weights' boxes score about
+0.5; the cut keeps the files small), those of the clip's frames.  The clips
+(tests/cli_track.sh makes them the same way):
+  vtest  `ffmpeg -i vtest.avi -frames:v 150 -c copy vtest.avi`
+  hand   `ffmpeg -i vtest.avi -frames:v 28 -vf "crop=640:480:x='2*trunc((64+
+         40*sin(n/7)+20*sin(n/3))/2)':y='2*trunc((48+30*sin(n/5+1)+12*sin(n/2))
+         /2)'" -c:v ffv1 hand.mkv`: a window moving like a handheld camera,
+         lossless (later frames of this window saturate the synthetic
+         weights: 300 boxes scoring 1, whose ties decide identities)
+  NAME.jsonl     those detections, as NAME.jsonl above
+  NAME.real.txt  per detection: "frame index bytetrack botsort ocsort
+                tracktrack tracktrack_low x1 y1 x2 y2", the identity each
+                Ultralytics tracker (its YAML's defaults; BOTSORT and
+                TRACKTRACK with their sparseOptFlow GMC on the frames)
+                returned for it, TRACKTRACK's with REAL_TT_LOW (with its
+                defaults it tracks few or none of these detections: few
+                score above its 0.6 / 0.7 frames running), then the latter's
+                row box clipped to the frame as Results.update clips it
+                ("- - - -": none)
+The frames the trackers see are decoded by the ffmpeg CLI with swscale's
+bilinear conversion to RGB, as strix's reader decodes them (then BGR, as
+OpenCV's), so GMC reads the same pixels on both sides.
 
 Ultralytics is imported without PyTorch (its trackers do not use it; a stub
 module stands in), so only numpy, opencv-python, lap and scipy are needed:
@@ -122,6 +160,7 @@ from ultralytics.trackers.byte_tracker import BYTETracker  # noqa: E402
 from ultralytics.trackers.deep_oc_sort import DeepOCSORT  # noqa: E402
 from ultralytics.trackers.fast_tracker import FASTTracker  # noqa: E402
 from ultralytics.trackers.oc_sort import OCSORT  # noqa: E402
+from ultralytics.trackers.track_tracker import TRACKTRACK  # noqa: E402
 from ultralytics.utils import YAML, IterableSimpleNamespace  # noqa: E402
 
 W, H = 1280, 720
@@ -337,6 +376,14 @@ def new_references(frames, images=None):
     d, db = run_tracker(DeepOCSORT(cfg("deepocsort")), frames, images)
     da, dab = run_tracker(DeepOCSORT(cfg("deepocsort", **DEEPOCSORT_ALT)), frames, images)
     return (f, fa, fb, None), (d, da, db, dab)
+TT_ALT = dict(lost_match_thr=0.9, min_track_len=1, reduce_step=0.1, penalty_p=0.3, tai_thr=0.4)
+
+
+def tracktrack_references(frames, images=None):
+    """TRACKTRACK's identities and boxes (tracktrack.yaml); its identities with TT_ALT"""
+    t, tb = run_tracker(TRACKTRACK(cfg("tracktrack")), frames, images)
+    a, _ = run_tracker(TRACKTRACK(cfg("tracktrack", **TT_ALT)), frames, images)
+    return t, a, tb
 
 
 # the streams whose tracked boxes are written (NAME.boxes.txt)
@@ -463,6 +510,17 @@ def write_new(outdir, name, refs):
                 for k in range(len(ids[i])):
                     f.write("%d %d %d %d %s%s\n" % (i, k, ids[i][k], alt[i][k], box(bx[i][k]),
                                                      " " + box(abx[i][k]) if abx else ""))
+def write_tracktrack(outdir, name, refs, note):
+    t, a, tb = refs
+    with open(os.path.join(outdir, name + ".tracktrack.txt"), "w") as f:
+        f.write("# frame index tracktrack tracktrack_alt x1 y1 x2 y2  (ultralytics %s, numpy %s, opencv %s; "
+                "tracktrack.yaml defaults, with %s%s)\n"
+                % (ultralytics.__version__, np.__version__, cv2.__version__,
+                   ", ".join("%s: %s" % kv for kv in TT_ALT.items()), note))
+        for i in range(len(t)):
+            for k in range(len(t[i])):
+                b = tb[i][k]
+                f.write("%d %d %d %d %s\n" % (i, k, t[i][k], a[i][k], " ".join(fmt(v) for v in b) if b else "- - - -"))
 
 
 def write(outdir, name, frames, gt, fps, refs, note):
@@ -486,7 +544,67 @@ def write(outdir, name, frames, gt, fps, refs, note):
                 f.write("%d %d %d %d %d\n" % (i, k, refs[0][i][k], refs[1][i][k], refs[2][i][k]))
 
 
+REAL_TT_LOW = dict(track_high_thresh=0.3, track_low_thresh=0.2, new_track_thresh=0.4)
+
+
+def real_footage(outdir, name, video, dets_path, min_score=0.2):
+    import subprocess
+    frames = []
+    for line in open(dets_path):
+        r = json.loads(line)
+        if "detections" not in r:
+            continue
+        frames.append([([float(v) for v in d["box"]], np.float32(d["score"]), d["class_id"])
+                       for d in r["detections"] if np.float32(d["score"]) >= np.float32(min_score)])
+    for dets in frames:
+        dets.sort(key=lambda d: -float(d[1]))
+    w, h = (int(v) for v in subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0",
+         video], check=True, capture_output=True, text=True).stdout.split(","))
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", video, "-f", "rawvideo", "-pix_fmt", "rgb24", "-sws_flags",
+                          "bilinear", "-"], check=True, capture_output=True).stdout
+    rgb = np.frombuffer(raw, np.uint8).reshape(-1, h, w, 3)
+    n_frames = len(rgb)  # the video's frames: the detections of the first n_frames
+    frames = frames[:n_frames]
+    assert len(frames) == n_frames, (len(rgb), len(frames))
+    images = lambda f: np.ascontiguousarray(rgb[f][:, :, ::-1])  # noqa: E731
+    ids = [run_tracker(BYTETracker(cfg("bytetrack")), frames, images)[0],
+           run_tracker(BOTSORT(cfg("botsort")), frames, images)[0],
+           run_tracker(OCSORT(cfg("ocsort")), frames, images)[0]]
+    ids.append(run_tracker(TRACKTRACK(cfg("tracktrack")), frames, images)[0])
+    t, tb = run_tracker(TRACKTRACK(cfg("tracktrack", **REAL_TT_LOW)), frames, images)
+    ids.append(t)
+    with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
+        for i, dets in enumerate(frames):
+            items = ['{"class_id": %d, "score": %s, "box": [%s]}' % (c, fmt(s), ", ".join(fmt(v) for v in b))
+                     for b, s, c in dets]
+            f.write('{"frame": %d, "pts": %s, "inferred": true, "detections": [%s]}\n'
+                    % (i, json.dumps(round(i / 10.0, 6)), ", ".join(items)))
+    lim = np.array([w, h, w, h], np.float32)
+    with open(os.path.join(outdir, name + ".real.txt"), "w") as f:
+        f.write("# frame index bytetrack botsort ocsort tracktrack tracktrack_low x1 y1 x2 y2  (ultralytics %s, numpy %s, "
+                "opencv %s, lap %s; the YAMLs' defaults, tracktrack_low with %s; GMC sparseOptFlow on the frames; "
+                "%s, %d frames)\n"
+                % (ultralytics.__version__, np.__version__, cv2.__version__, __import__("lap").__version__,
+                   ", ".join("%s: %s" % kv for kv in REAL_TT_LOW.items()), os.path.basename(video), n_frames))
+        for i in range(len(frames)):
+            for k in range(len(frames[i])):
+                b = tb[i][k]
+                if b is not None:
+                    b = np.clip(np.array(b, np.float32), np.float32(0), lim)
+                f.write("%d %d %s %s\n" % (i, k, " ".join("%d" % c[i][k] for c in ids),
+                                          " ".join(fmt(v) for v in b) if b is not None else "- - - -"))
+    for name_, col in zip(("bytetrack", "botsort", "ocsort", "tracktrack", "tracktrack_low"), ids):
+        print("%s %-10s %5d tracked of %5d detections, %3d identities" % (
+            name, name_, sum(i >= 0 for fr in col for i in fr), sum(len(fr) for fr in col),
+            len({i for fr in col for i in fr if i >= 0})))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--real":
+        _, _, name, video, dets, *rest = sys.argv
+        real_footage(rest[0] if rest else "tests/golden/track", name, video, dets)
+        return
     outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/golden/track"
     os.makedirs(outdir, exist_ok=True)
     assert ultralytics.__version__ == "8.4.190", "made with ultralytics 8.4.190 (see the header)"
@@ -498,6 +616,7 @@ def main():
             write_boxes(outdir, name, boxes)
         write_ocsort(outdir, name, ocsort_references(frames))
         write_new(outdir, name, new_references(frames))
+        write_tracktrack(outdir, name, tracktrack_references(frames), "; no frames: no GMC")
         ids = {i for fr in refs[0] for i in fr if i >= 0}
         print("%-10s %4d frames %5d detections %3d bytetrack identities" % (name, len(frames),
                                                                             sum(len(d) for d in frames), len(ids)))
@@ -508,6 +627,8 @@ def main():
         write_boxes(outdir, name, boxes)
         write_ocsort(outdir, name, ocsort_references(frames))  # OC-SORT has no GMC: the frames are not needed
         write_new(outdir, name, new_references(frames, lambda f: draw(scene[f])))
+        write_tracktrack(outdir, name, tracktrack_references(frames, lambda f: draw(scene[f])),
+                         "; gmc_method sparseOptFlow on the drawn frames")
         with open(os.path.join(outdir, name + ".scene.txt"), "w") as f:
             f.write("# %d x %d\n" % (CW, CH))
             for fr, cx, cy, objs in scene:
