@@ -6,10 +6,11 @@
  * the frame's size is not known here).
  *
  *   cc track.c -o track $(pkg-config --cflags --libs strix)
- *   ./track det.txt > tracks.txt          # BoT-SORT with Ultralytics' botsort.yaml
- *   ./track det.txt bytetrack > tracks.txt
+ *   ./track det.txt > tracks.txt          # TrackTrack with Ultralytics' tracktrack.yaml
+ *   ./track det.txt bytetrack > tracks.txt  # or botsort, ocsort, fasttrack, deepocsort
  *
- * No frames are given, so BoT-SORT runs without camera-motion compensation. */
+ * No frames are given, so TrackTrack, BoT-SORT and Deep OC-SORT run without
+ * camera-motion compensation. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,15 @@ enum { MAX_DETS = 1024 }; /* per frame */
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: %s DET.txt [botsort|bytetrack]\n", argv[0]);
+    /* Ultralytics' default first */
+    static const strix_tracker_type types[] = {STRIX_TRACKER_TRACKTRACK, STRIX_TRACKER_BOTSORT,
+                                               STRIX_TRACKER_BYTETRACK,  STRIX_TRACKER_OCSORT,
+                                               STRIX_TRACKER_FASTTRACK,  STRIX_TRACKER_DEEPOCSORT};
+    const int n_types = (int)(sizeof types / sizeof types[0]);
+    int type = 0;
+    while (argc == 3 && type < n_types && strcmp(argv[2], strix_tracker_type_name(types[type]))) type++;
+    if ((argc != 2 && argc != 3) || type == n_types) {
+        fprintf(stderr, "usage: %s DET.txt [tracktrack|botsort|bytetrack|ocsort|fasttrack|deepocsort]\n", argv[0]);
         return 2;
     }
     FILE *in = fopen(argv[1], "r");
@@ -30,8 +38,7 @@ int main(int argc, char **argv)
         return 1;
     }
     strix_track_options to;
-    strix_track_options_init(&to, argc == 3 && !strcmp(argv[2], "bytetrack") ? STRIX_TRACKER_BYTETRACK
-                                                                              : STRIX_TRACKER_BOTSORT);
+    strix_track_options_init(&to, types[type]);
     strix_tracker *t;
     strix_error err;
     if (strix_tracker_create(&t, &to, &err) != STRIX_OK) {
