@@ -334,11 +334,11 @@ appearance_thresh: 0.9 # (float) Min appearance similarity for ReID; raise to av
 alpha_fixed_emb: 0.95 # (float) Base EMA factor for track embedding updates; higher = slower update
 YAML
 ok=1
-# each tracker's own keys, after the common ones (float32 thresholds, written as doubles)
+# each tracker's own keys, after the common ones (float32 thresholds, written as the floats they are)
 FT='"fuse_score": true, "reset_velocity_offset_occ": 5, "reset_pos_offset_occ": 3, "enlarge_bbox_occ": 1.1, "dampen_motion_occ": 0.5, "active_occ_to_lost_thresh": 10, "occ_cover_thresh": 0.7, "occ_reappear_window": 40, "init_iou_suppress": 0.7, "conf"'
 DO='"fuse_score": true, "gmc_method": "none", "delta_t": 3, "inertia": 0.2, "use_byte": false, "conf"'
 for run in "fasttrack@0.25@$FT@$T/ul/fasttrack.yaml" "fasttrack@0.25@$FT@fasttrack" \
-    "deepocsort@0.30000001192092896@$DO@$T/ul/deepocsort.yaml" "deepocsort@0.30000001192092896@$DO@deepocsort"; do
+    "deepocsort@0.3@$DO@$T/ul/deepocsort.yaml" "deepocsort@0.3@$DO@deepocsort"; do
     name=${run%%@*} tracker=${run##*@} rest=${run#*@}
     high=${rest%%@*} keys=${rest#*@}
     keys=${keys%@*}
