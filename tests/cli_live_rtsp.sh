@@ -65,7 +65,9 @@ gap_ids() {
 restart_run() {
     dir=$1 tr=$2 up=$3
     shift 3
-    infer_bg --out "$dir" --rtsp-transport "$tr" --track --max-reconnects 3 "$@" "$URL"
+    # BoT-SORT: its tracks start from 0.25 and are confirmed on their second frame, so the synthetic weights'
+    # boxes on the test pattern are tracked (the default, TrackTrack, starts none below 0.7)
+    infer_bg --out "$dir" --rtsp-transport "$tr" --track --tracker botsort --max-reconnects 3 "$@" "$URL"
     sleep "$up"
     stop $SRV
     sleep 1
