@@ -436,6 +436,67 @@ static void window_next(const gmc_level *J, int jx, int jy, const int wt[4], int
  * A = the sums of gx^2, gx gy, gy^2: lane k adds columns k, k + 4, k + 8,
  * k + 12 of each row in turn; OpenCV's lane sum is (l0 + l2) + (l1 + l3),
  * added to the columns 16..20's sum.  Products below 2^24: exact floats. */
+#if defined(__SSE2__)
+/* |v| of int32 lanes (SSE2 has no abs) */
+static GMC_INLINE __m128i abs32(__m128i v)
+{
+    __m128i m = _mm_srai_epi32(v, 31);
+    return _mm_sub_epi32(_mm_xor_si128(v, m), m);
+}
+
+/* The lanes as four float lanes (the products exact in integers first);
+ * the last columns' chains one addition at a time, or, where the sum of
+ * their magnitudes stays within 2^24 (every partial sum then an integer a
+ * float holds), as their integer sums (see sums_b). */
+static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float A[3])
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128 l[3] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
+    __m128i t[3] = {z, z, z}, m = z; /* the last columns' sums, |gx gy|'s */
+    for (int r = 0; r < WIN; r++) {
+        for (int c = 0; c < WMAIN; c += 8) {
+            __m128i X = _mm_loadu_si128((const __m128i *)(gx + MAIN(r) + c));
+            __m128i Y = _mm_loadu_si128((const __m128i *)(gy + MAIN(r) + c));
+            for (int h = 0; h < 2; h++) { /* columns c..c+3, then c+4..c+7 */
+                __m128i x = h ? _mm_unpackhi_epi16(X, z) : _mm_unpacklo_epi16(X, z);
+                __m128i y = h ? _mm_unpackhi_epi16(Y, z) : _mm_unpacklo_epi16(Y, z);
+                l[0] = _mm_add_ps(l[0], _mm_cvtepi32_ps(_mm_madd_epi16(x, x)));
+                l[1] = _mm_add_ps(l[1], _mm_cvtepi32_ps(_mm_madd_epi16(x, y)));
+                l[2] = _mm_add_ps(l[2], _mm_cvtepi32_ps(_mm_madd_epi16(y, y)));
+            }
+        }
+        __m128i X = _mm_loadu_si128((const __m128i *)(gx + TAIL(r))), Y = _mm_loadu_si128((const __m128i *)(gy + TAIL(r)));
+        __m128i xl = _mm_unpacklo_epi16(X, z), xh = _mm_unpackhi_epi16(X, z);
+        __m128i yl = _mm_unpacklo_epi16(Y, z), yh = _mm_unpackhi_epi16(Y, z);
+        __m128i pl = _mm_madd_epi16(xl, yl), ph = _mm_madd_epi16(xh, yh);
+        t[0] = _mm_add_epi32(t[0], _mm_add_epi32(_mm_madd_epi16(xl, xl), _mm_madd_epi16(xh, xh)));
+        t[1] = _mm_add_epi32(t[1], _mm_add_epi32(pl, ph));
+        t[2] = _mm_add_epi32(t[2], _mm_add_epi32(_mm_madd_epi16(yl, yl), _mm_madd_epi16(yh, yh)));
+        m = _mm_add_epi32(m, _mm_add_epi32(abs32(pl), abs32(ph)));
+    }
+    float lf[3][4];
+    uint32_t tv[4][4];
+    for (int i = 0; i < 3; i++) {
+        _mm_storeu_ps(lf[i], l[i]);
+        _mm_storeu_si128((__m128i *)tv[i], t[i]);
+    }
+    _mm_storeu_si128((__m128i *)tv[3], m);
+    const uint64_t lim = (uint64_t)1 << 24;
+    for (int i = 0; i < 3; i++) {
+        const uint32_t *mag = tv[i == 1 ? 3 : i]; /* gx^2 and gy^2 are their own magnitudes */
+        float s;
+        if ((uint64_t)mag[0] + mag[1] + mag[2] + mag[3] <= lim) {
+            s = (float)((int32_t)tv[i][0] + (int32_t)tv[i][1] + (int32_t)tv[i][2] + (int32_t)tv[i][3]);
+        } else {
+            const int16_t *p = i == 2 ? gy : gx, *q = i == 0 ? gx : gy;
+            s = 0;
+            for (int r = 0; r < WIN; r++)
+                for (int c = 0; c < WIN - WMAIN; c++) s += (float)(p[TAIL(r) + c] * q[TAIL(r) + c]);
+        }
+        A[i] = s + ((lf[i][0] + lf[i][2]) + (lf[i][1] + lf[i][3]));
+    }
+}
+#else
 static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float A[3])
 {
     float l[3][4] = {{0}}, s[3] = {0};
@@ -457,15 +518,16 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
     }
     for (int i = 0; i < 3; i++) A[i] = s[i] + ((l[i][0] + l[i][2]) + (l[i][1] + l[i][3]));
 }
+#endif
 
 /* b = the sums of (J - I) gx and (J - I) gy (jw: window_next's J, iw:
  * window_setup's I): OpenCV multiplies columns k and k + 4 of each 8 in
  * one integer multiply-add, so lane k adds, per row, the pair (k, k + 4)
  * and then (k + 8, k + 12), each pair converted to float (rounded above
  * 2^24); the lanes summed as (l0 + l2) + (l1 + l3), added to the columns
- * 16..20's sum. */
-static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
-                   const int16_t *restrict gy, float b[2])
+ * 16..20's sum.  Float additions one at a time, in that order. */
+static void sums_b_chain(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
+                         const int16_t *restrict gy, float b[2])
 {
     float l[2][4] = {{0}}, s[2] = {0};
     for (int r = 0; r < WIN; r++) {
@@ -488,6 +550,77 @@ static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const
     }
     for (int i = 0; i < 2; i++) b[i] = s[i] + ((l[i][0] + l[i][2]) + (l[i][1] + l[i][3]));
 }
+
+#if defined(__SSE2__)
+/* sums_b_chain's numbers, fast where they can be had from integer sums: a
+ * chain of float additions of integer terms gives their exact sum as long
+ * as no partial sum passes 2^24 (every float up to 2^24 is an integer),
+ * which the sum of the terms' magnitudes bounds.  Each of OpenCV's five
+ * chains per sum (four lanes, the last columns) is summed here in integers
+ * with its magnitudes (any order: exact; the magnitudes in unsigned 32
+ * bits, at most 42 terms below 2^26 each); where every bound holds, the
+ * float results are those integers, combined as sums_b_chain combines
+ * them, else sums_b_chain adds them one by one.  Near convergence the
+ * mismatch J - I is small and the bounds hold. */
+
+static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
+                   const int16_t *restrict gy, float b[2])
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128i lx = z, ly = z, ax = z, ay = z, tx = z, ty = z, bx = z, by = z;
+    for (int r = 0; r < WIN; r++) {
+        for (int c = 0; c < WMAIN; c += 8) {
+            __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + MAIN(r) + c)),
+                                      _mm_loadu_si128((const __m128i *)(iw + MAIN(r) + c)));
+            __m128i X = _mm_loadu_si128((const __m128i *)(gx + MAIN(r) + c));
+            __m128i Y = _mm_loadu_si128((const __m128i *)(gy + MAIN(r) + c));
+            /* columns (k, k + 4) side by side: lane k of the multiply-add is OpenCV's pair */
+            __m128i dd = _mm_unpacklo_epi16(d, _mm_srli_si128(d, 8));
+            __m128i px = _mm_madd_epi16(dd, _mm_unpacklo_epi16(X, _mm_srli_si128(X, 8)));
+            __m128i py = _mm_madd_epi16(dd, _mm_unpacklo_epi16(Y, _mm_srli_si128(Y, 8)));
+            lx = _mm_add_epi32(lx, px);
+            ly = _mm_add_epi32(ly, py);
+            ax = _mm_add_epi32(ax, abs32(px));
+            ay = _mm_add_epi32(ay, abs32(py));
+        }
+        /* columns 16..23 (the gradients past 20 are 0): one product a lane */
+        __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + TAIL(r))),
+                                  _mm_loadu_si128((const __m128i *)(iw + TAIL(r))));
+        __m128i X = _mm_loadu_si128((const __m128i *)(gx + TAIL(r))), Y = _mm_loadu_si128((const __m128i *)(gy + TAIL(r)));
+        __m128i dl = _mm_unpacklo_epi16(d, z), dh = _mm_unpackhi_epi16(d, z);
+        __m128i xl = _mm_madd_epi16(dl, _mm_unpacklo_epi16(X, z)), xh = _mm_madd_epi16(dh, _mm_unpackhi_epi16(X, z));
+        __m128i yl = _mm_madd_epi16(dl, _mm_unpacklo_epi16(Y, z)), yh = _mm_madd_epi16(dh, _mm_unpackhi_epi16(Y, z));
+        tx = _mm_add_epi32(tx, _mm_add_epi32(xl, xh));
+        ty = _mm_add_epi32(ty, _mm_add_epi32(yl, yh));
+        bx = _mm_add_epi32(bx, _mm_add_epi32(abs32(xl), abs32(xh)));
+        by = _mm_add_epi32(by, _mm_add_epi32(abs32(yl), abs32(yh)));
+    }
+    uint32_t a[4][4];
+    int32_t v[4][4];
+    _mm_storeu_si128((__m128i *)a[0], ax);
+    _mm_storeu_si128((__m128i *)a[1], ay);
+    _mm_storeu_si128((__m128i *)a[2], bx);
+    _mm_storeu_si128((__m128i *)a[3], by);
+    _mm_storeu_si128((__m128i *)v[0], lx);
+    _mm_storeu_si128((__m128i *)v[1], ly);
+    _mm_storeu_si128((__m128i *)v[2], tx);
+    _mm_storeu_si128((__m128i *)v[3], ty);
+    const uint64_t lim = (uint64_t)1 << 24;
+    for (int i = 0; i < 2; i++) {
+        uint64_t tail = (uint64_t)a[2 + i][0] + a[2 + i][1] + a[2 + i][2] + a[2 + i][3];
+        if (a[i][0] > lim || a[i][1] > lim || a[i][2] > lim || a[i][3] > lim || tail > lim) {
+            sums_b_chain(jw, iw, gx, gy, b);
+            return;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        float s = (float)(v[2 + i][0] + v[2 + i][1] + v[2 + i][2] + v[2 + i][3]);
+        b[i] = s + (((float)v[i][0] + (float)v[i][2]) + ((float)v[i][1] + (float)v[i][3]));
+    }
+}
+#else
+#define sums_b sums_b_chain
+#endif
 
 /* Ask for the rows of a window (WIN + 1 rows from (ix, iy)) of a plane
  * ahead of use: the next point's window is not in cache on the large
