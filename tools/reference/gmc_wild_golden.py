@@ -36,12 +36,13 @@ ultralytics 8.4.190, torch and opencv-python-headless 5.0.0.93:
 
   /tmp/coldref/bin/python tools/reference/gmc_wild_golden.py ../shared/data tests/golden/gmc
 """
-import importlib.util
 import os
 import sys
 
 import cv2
 import numpy as np
+
+from gmc_peer import load_gmc  # Ultralytics' GMC class from its installed gmc.py (same folder)
 
 W, H = 480, 320
 
@@ -86,15 +87,6 @@ def frames(photo, seed, n, shake, blur, flat):
                 acc += p[ys][:, ox:ox + W]
         out.append(((acc + L // 2) // L).astype(np.uint8))
     return out
-
-
-def load_gmc():
-    """Ultralytics' GMC class, from its installed gmc.py (as gmc_peer.py)."""
-    root = importlib.util.find_spec("ultralytics").submodule_search_locations[0]
-    spec = importlib.util.spec_from_file_location("ultralytics_gmc", os.path.join(root, "trackers", "utils", "gmc.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.GMC
 
 
 def inliers(prev, cur, pk):
