@@ -482,19 +482,25 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
     }
     _mm_storeu_si128((__m128i *)tv[3], m);
     const uint64_t lim = (uint64_t)1 << 24;
+    float t3[3];
+    int chain = 0; /* a last-columns sum past the bound: all three added one by one, side by side */
     for (int i = 0; i < 3; i++) {
         const uint32_t *mag = tv[i == 1 ? 3 : i]; /* gx^2 and gy^2 are their own magnitudes */
-        float s;
-        if ((uint64_t)mag[0] + mag[1] + mag[2] + mag[3] <= lim) {
-            s = (float)((int32_t)tv[i][0] + (int32_t)tv[i][1] + (int32_t)tv[i][2] + (int32_t)tv[i][3]);
-        } else {
-            const int16_t *p = i == 2 ? gy : gx, *q = i == 0 ? gx : gy;
-            s = 0;
-            for (int r = 0; r < WIN; r++)
-                for (int c = 0; c < WIN - WMAIN; c++) s += (float)(p[TAIL(r) + c] * q[TAIL(r) + c]);
-        }
-        A[i] = s + ((lf[i][0] + lf[i][2]) + (lf[i][1] + lf[i][3]));
+        chain |= (uint64_t)mag[0] + mag[1] + mag[2] + mag[3] > lim;
+        t3[i] = (float)((int32_t)tv[i][0] + (int32_t)tv[i][1] + (int32_t)tv[i][2] + (int32_t)tv[i][3]);
     }
+    if (chain) {
+        float c[3] = {0, 0, 0};
+        for (int r = 0; r < WIN; r++)
+            for (int k = 0; k < WIN - WMAIN; k++) {
+                int x = gx[TAIL(r) + k], y = gy[TAIL(r) + k];
+                c[0] += (float)(x * x);
+                c[1] += (float)(x * y);
+                c[2] += (float)(y * y);
+            }
+        for (int i = 0; i < 3; i++) t3[i] = c[i]; /* the chains are the sums: the same where within the bound */
+    }
+    for (int i = 0; i < 3; i++) A[i] = t3[i] + ((lf[i][0] + lf[i][2]) + (lf[i][1] + lf[i][3]));
 }
 #else
 static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float A[3])
@@ -526,7 +532,8 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
  * and then (k + 8, k + 12), each pair converted to float (rounded above
  * 2^24); the lanes summed as (l0 + l2) + (l1 + l3), added to the columns
  * 16..20's sum.  Float additions one at a time, in that order. */
-static void sums_b_chain(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
+#if !defined(__SSE2__)
+static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
                          const int16_t *restrict gy, float b[2])
 {
     float l[2][4] = {{0}}, s[2] = {0};
@@ -550,50 +557,72 @@ static void sums_b_chain(const int16_t *restrict jw, const int16_t *restrict iw,
     }
     for (int i = 0; i < 2; i++) b[i] = s[i] + ((l[i][0] + l[i][2]) + (l[i][1] + l[i][3]));
 }
+#else
+/* A window's gradients rearranged for sums_b, made once per point and
+ * level (grad_pairs): columns 0..15 of each row as OpenCV pairs them, in
+ * each block of 8 columns k and k + 4 side by side (gx, gy), with their
+ * magnitudes (ax, ay); the magnitudes of columns 16..23 (tx, ty). */
+typedef struct lk_grad {
+    _Alignas(16) int16_t gx[WIN * 16], gy[WIN * 16], ax[WIN * 16], ay[WIN * 16], tx[WIN * 8], ty[WIN * 8];
+} lk_grad;
 
-#if defined(__SSE2__)
-/* sums_b_chain's numbers, fast where they can be had from integer sums: a
+/* |v| of int16 lanes (SSE2 has no abs; no lane here is -32768) */
+static GMC_INLINE __m128i abs16(__m128i v) { return _mm_max_epi16(v, _mm_sub_epi16(_mm_setzero_si128(), v)); }
+
+/* columns (k, k + 4) of a block of 8 side by side */
+static GMC_INLINE __m128i pairs(__m128i v) { return _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8)); }
+
+static void grad_pairs(const int16_t *restrict gx, const int16_t *restrict gy, lk_grad *restrict pg)
+{
+    for (int r = 0; r < WIN; r++) {
+        for (int c = 0; c < WMAIN; c += 8) {
+            __m128i X = pairs(_mm_loadu_si128((const __m128i *)(gx + MAIN(r) + c)));
+            __m128i Y = pairs(_mm_loadu_si128((const __m128i *)(gy + MAIN(r) + c)));
+            _mm_store_si128((__m128i *)(pg->gx + r * 16 + c), X);
+            _mm_store_si128((__m128i *)(pg->gy + r * 16 + c), Y);
+            _mm_store_si128((__m128i *)(pg->ax + r * 16 + c), abs16(X));
+            _mm_store_si128((__m128i *)(pg->ay + r * 16 + c), abs16(Y));
+        }
+        _mm_store_si128((__m128i *)(pg->tx + r * 8), abs16(_mm_loadu_si128((const __m128i *)(gx + TAIL(r)))));
+        _mm_store_si128((__m128i *)(pg->ty + r * 8), abs16(_mm_loadu_si128((const __m128i *)(gy + TAIL(r)))));
+    }
+}
+
+/* The numbers of the loops above (other builds), fast where they can be had from integer sums: a
  * chain of float additions of integer terms gives their exact sum as long
  * as no partial sum passes 2^24 (every float up to 2^24 is an integer),
  * which the sum of the terms' magnitudes bounds.  Each of OpenCV's five
  * chains per sum (four lanes, the last columns) is summed here in integers
- * with its magnitudes (any order: exact; the magnitudes in unsigned 32
- * bits, at most 42 terms below 2^26 each); where every bound holds, the
- * float results are those integers, combined as sums_b_chain combines
- * them, else sums_b_chain adds them one by one.  Near convergence the
- * mismatch J - I is small and the bounds hold. */
-
+ * with a bound on its magnitudes (|d_k g_k| + |d_k+4 g_k+4| for a lane's
+ * pair; any order: exact; the bounds in unsigned 32 bits, at most 42
+ * pairs below 2^27 each).  A chain within 2^24 is its integer sum, which
+ * is then also what adding it as OpenCV does gives; past that, the lanes
+ * (or the last columns) of both sums are added as OpenCV adds them (the
+ * lanes in float vectors, the last columns one by one).  Near convergence the mismatch J - I is small
+ * and the bounds hold. */
 static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
-                   const int16_t *restrict gy, float b[2])
+                   const int16_t *restrict gy, const lk_grad *restrict pg, float b[2])
 {
     const __m128i z = _mm_setzero_si128();
     __m128i lx = z, ly = z, ax = z, ay = z, tx = z, ty = z, bx = z, by = z;
     for (int r = 0; r < WIN; r++) {
         for (int c = 0; c < WMAIN; c += 8) {
-            __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + MAIN(r) + c)),
-                                      _mm_loadu_si128((const __m128i *)(iw + MAIN(r) + c)));
-            __m128i X = _mm_loadu_si128((const __m128i *)(gx + MAIN(r) + c));
-            __m128i Y = _mm_loadu_si128((const __m128i *)(gy + MAIN(r) + c));
-            /* columns (k, k + 4) side by side: lane k of the multiply-add is OpenCV's pair */
-            __m128i dd = _mm_unpacklo_epi16(d, _mm_srli_si128(d, 8));
-            __m128i px = _mm_madd_epi16(dd, _mm_unpacklo_epi16(X, _mm_srli_si128(X, 8)));
-            __m128i py = _mm_madd_epi16(dd, _mm_unpacklo_epi16(Y, _mm_srli_si128(Y, 8)));
-            lx = _mm_add_epi32(lx, px);
-            ly = _mm_add_epi32(ly, py);
-            ax = _mm_add_epi32(ax, abs32(px));
-            ay = _mm_add_epi32(ay, abs32(py));
+            __m128i dd = pairs(_mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + MAIN(r) + c)),
+                                             _mm_loadu_si128((const __m128i *)(iw + MAIN(r) + c))));
+            __m128i ad = abs16(dd);
+            lx = _mm_add_epi32(lx, _mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gx + r * 16 + c))));
+            ly = _mm_add_epi32(ly, _mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gy + r * 16 + c))));
+            ax = _mm_add_epi32(ax, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->ax + r * 16 + c))));
+            ay = _mm_add_epi32(ay, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->ay + r * 16 + c))));
         }
-        /* columns 16..23 (the gradients past 20 are 0): one product a lane */
+        /* columns 16..23 (the gradients past 20 are 0): adjacent pairs, the sum is all that counts */
         __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + TAIL(r))),
                                   _mm_loadu_si128((const __m128i *)(iw + TAIL(r))));
-        __m128i X = _mm_loadu_si128((const __m128i *)(gx + TAIL(r))), Y = _mm_loadu_si128((const __m128i *)(gy + TAIL(r)));
-        __m128i dl = _mm_unpacklo_epi16(d, z), dh = _mm_unpackhi_epi16(d, z);
-        __m128i xl = _mm_madd_epi16(dl, _mm_unpacklo_epi16(X, z)), xh = _mm_madd_epi16(dh, _mm_unpackhi_epi16(X, z));
-        __m128i yl = _mm_madd_epi16(dl, _mm_unpacklo_epi16(Y, z)), yh = _mm_madd_epi16(dh, _mm_unpackhi_epi16(Y, z));
-        tx = _mm_add_epi32(tx, _mm_add_epi32(xl, xh));
-        ty = _mm_add_epi32(ty, _mm_add_epi32(yl, yh));
-        bx = _mm_add_epi32(bx, _mm_add_epi32(abs32(xl), abs32(xh)));
-        by = _mm_add_epi32(by, _mm_add_epi32(abs32(yl), abs32(yh)));
+        __m128i ad = abs16(d);
+        tx = _mm_add_epi32(tx, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + TAIL(r)))));
+        ty = _mm_add_epi32(ty, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + TAIL(r)))));
+        bx = _mm_add_epi32(bx, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->tx + r * 8))));
+        by = _mm_add_epi32(by, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->ty + r * 8))));
     }
     uint32_t a[4][4];
     int32_t v[4][4];
@@ -605,21 +634,42 @@ static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const
     _mm_storeu_si128((__m128i *)v[1], ly);
     _mm_storeu_si128((__m128i *)v[2], tx);
     _mm_storeu_si128((__m128i *)v[3], ty);
-    const uint64_t lim = (uint64_t)1 << 24;
+    const uint32_t lim = 1u << 24;
+    float l[2][4], t[2];
+    int lanes = 0, tail = 0; /* chains past their bound: those of both sums added one by one, side by side */
     for (int i = 0; i < 2; i++) {
-        uint64_t tail = (uint64_t)a[2 + i][0] + a[2 + i][1] + a[2 + i][2] + a[2 + i][3];
-        if (a[i][0] > lim || a[i][1] > lim || a[i][2] > lim || a[i][3] > lim || tail > lim) {
-            sums_b_chain(jw, iw, gx, gy, b);
-            return;
+        for (int k = 0; k < 4; k++) {
+            lanes |= a[i][k] > lim;
+            l[i][k] = (float)v[i][k];
         }
+        tail |= (uint64_t)a[2 + i][0] + a[2 + i][1] + a[2 + i][2] + a[2 + i][3] > lim;
+        t[i] = (float)(v[2 + i][0] + v[2 + i][1] + v[2 + i][2] + v[2 + i][3]);
     }
-    for (int i = 0; i < 2; i++) {
-        float s = (float)(v[2 + i][0] + v[2 + i][1] + v[2 + i][2] + v[2 + i][3]);
-        b[i] = s + (((float)v[i][0] + (float)v[i][2]) + ((float)v[i][1] + (float)v[i][3]));
+    if (lanes) { /* the four lanes as OpenCV adds them */
+        __m128 f = _mm_setzero_ps(), h = _mm_setzero_ps();
+        for (int r = 0; r < WIN; r++)
+            for (int c = 0; c < WMAIN; c += 8) {
+                __m128i dd = pairs(_mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + MAIN(r) + c)),
+                                                 _mm_loadu_si128((const __m128i *)(iw + MAIN(r) + c))));
+                f = _mm_add_ps(f, _mm_cvtepi32_ps(_mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gx + r * 16 + c)))));
+                h = _mm_add_ps(h, _mm_cvtepi32_ps(_mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gy + r * 16 + c)))));
+            }
+        _mm_storeu_ps(l[0], f);
+        _mm_storeu_ps(l[1], h);
     }
+    if (tail) { /* the last columns one by one */
+        float c0 = 0, c1 = 0;
+        for (int r = 0; r < WIN; r++)
+            for (int c = 0; c < WIN - WMAIN; c++) {
+                int d = jw[TAIL(r) + c] - iw[TAIL(r) + c];
+                c0 += (float)(d * gx[TAIL(r) + c]);
+                c1 += (float)(d * gy[TAIL(r) + c]);
+            }
+        t[0] = c0;
+        t[1] = c1;
+    }
+    for (int i = 0; i < 2; i++) b[i] = t[i] + ((l[i][0] + l[i][2]) + (l[i][1] + l[i][3]));
 }
-#else
-#define sums_b sums_b_chain
 #endif
 
 /* Ask for the rows of a window (WIN + 1 rows from (ix, iy)) of a plane
@@ -653,6 +703,9 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
  * its inverse determinant D, where its iterations stand. */
 typedef struct lk_track {
     _Alignas(64) int16_t iw[WSTORE], gx[WSTORE], gy[WSTORE];
+#if defined(__SSE2__)
+    lk_grad pg; /* gx and gy as sums_b reads them */
+#endif
     int i, it;
     float nx, ny, pdx, pdy, A11, A12, A22, D;
 } lk_track;
@@ -691,6 +744,9 @@ static int lk_begin(const gmc_level *L, const gmc_level *J, int lv, int top, con
     window_setup(L, ix, iy, wt, L->dx ? NULL : g, t->iw, t->gx, t->gy);
     float A[3];
     sums_A(t->gx, t->gy, A);
+#if defined(__SSE2__)
+    grad_pairs(t->gx, t->gy, &t->pg);
+#endif
     float A11 = A[0] * fscale, A12 = A[1] * fscale, A22 = A[2] * fscale;
     float D = A11 * A22 - A12 * A12;
     float min_eig = (A22 + A11 - sqrtf((A11 - A22) * (A11 - A22) + 4.f * A12 * A12)) / (2 * WIN * WIN);
@@ -723,7 +779,11 @@ static int lk_iterate(const gmc_level *J, int lv, float *next, unsigned char *st
     _Alignas(64) int16_t jw[WSTORE];
     window_next(J, jx, jy, wt, jw);
     float b[2];
+#if defined(__SSE2__)
+    sums_b(jw, t->iw, t->gx, t->gy, &t->pg, b);
+#else
     sums_b(jw, t->iw, t->gx, t->gy, b);
+#endif
     float B1 = b[0] * fscale, B2 = b[1] * fscale;
     float ddx = (t->A12 * B2 - t->A22 * B1) * t->D, ddy = (t->A12 * B1 - t->A11 * B2) * t->D;
     t->nx += ddx;
