@@ -1189,7 +1189,8 @@ static void gmc_wild_clips_match_opencv(void)
     static const struct {
         const char *name;
         int loose; /* frames allowed beyond the bounds (the low-texture clip: see above) */
-    } clips[] = {{"dog_shake", 0}, {"horses_blur", 0}, {"person_blur", 0}, {"eagle_flat", 0}, {"dog_flat", WILD_FLAT_LOOSE}};
+    } clips[] = {{"dog_shake", 0},  {"horses_blur", 0}, {"person_blur", 0},
+                 {"eagle_flat", 0}, {"dog_flat", WILD_FLAT_LOOSE}};
     const char *dir = getenv("STRIX_DATA") ? getenv("STRIX_DATA") : "../shared/data";
     uint8_t *frame = malloc((size_t)WILD_W * WILD_H * 3);
     TL_CHECK(frame, "out of memory");
@@ -1211,8 +1212,7 @@ static void gmc_wild_clips_match_opencv(void)
         strix_error e = {0};
         if (strix_image_load(img_path, 0, &im, &e) != STRIX_OK) {
             fclose(f);
-            tl_skip("%s: %s (the wild clips are made from the project's photographs; set STRIX_DATA)", img_path,
-                    e.message);
+            tl_skip("%s (the wild clips are made from the project's photographs; set STRIX_DATA)", e.message);
             break;
         }
         if (im.width < WILD_W || im.height < WILD_H) {

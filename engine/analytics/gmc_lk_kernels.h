@@ -333,8 +333,10 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
         for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
             size_t k = (size_t)y * (size_t)st + WMAIN;
             _mm256_storeu_si256((__m256i *)(iw + WTAIL + y * 8), bil_pair(pl[0] + k, st, v0, v1, 1));
-            _mm256_storeu_si256((__m256i *)(gx + WTAIL + y * 8), _mm256_and_si256(bil_pair(pl[1] + k, st, v0, v1, 0), keep2));
-            _mm256_storeu_si256((__m256i *)(gy + WTAIL + y * 8), _mm256_and_si256(bil_pair(pl[2] + k, st, v0, v1, 0), keep2));
+            _mm256_storeu_si256((__m256i *)(gx + WTAIL + y * 8),
+                                _mm256_and_si256(bil_pair(pl[1] + k, st, v0, v1, 0), keep2));
+            _mm256_storeu_si256((__m256i *)(gy + WTAIL + y * 8),
+                                _mm256_and_si256(bil_pair(pl[2] + k, st, v0, v1, 0), keep2));
         }
 #else
         for (int r = 0; r < WIN; r++)
@@ -398,11 +400,13 @@ static void window_next(const gmc_level *J, int jx, int jy, const int wt[4], int
         t1 = n1;
     }
     for (; y + 1 < WIN; y += 2) /* the last columns, two rows at a time */
-        _mm256_storeu_si256((__m256i *)(jw + WTAIL + y * 8), bil_pair(jp + (size_t)y * (size_t)st + WMAIN, st, v0, v1, 1));
+        _mm256_storeu_si256((__m256i *)(jw + WTAIL + y * 8),
+                            bil_pair(jp + (size_t)y * (size_t)st + WMAIN, st, v0, v1, 1));
 #else
     for (int r = 0; r < WIN; r++)
         for (int x = 0; x < WMAIN; x += 8)
-            _mm_storeu_si128((__m128i *)(jw + r * WMAIN + x), bil8(jp + (size_t)r * (size_t)st + (size_t)x, st, w0, w1, 1));
+            _mm_storeu_si128((__m128i *)(jw + r * WMAIN + x),
+                             bil8(jp + (size_t)r * (size_t)st + (size_t)x, st, w0, w1, 1));
 #endif
     for (; y < WIN; y++) /* the last columns row by row (AVX2: the last row) */
         _mm_storeu_si128((__m128i *)(jw + WTAIL + y * 8), bil8(jp + (size_t)y * (size_t)st + WMAIN, st, w0, w1, 1));
@@ -465,7 +469,8 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
                 l[2] = _mm_add_ps(l[2], _mm_cvtepi32_ps(_mm_madd_epi16(y, y)));
             }
         }
-        __m128i X = _mm_loadu_si128((const __m128i *)(gx + TAIL(r))), Y = _mm_loadu_si128((const __m128i *)(gy + TAIL(r)));
+        __m128i X = _mm_loadu_si128((const __m128i *)(gx + TAIL(r)));
+        __m128i Y = _mm_loadu_si128((const __m128i *)(gy + TAIL(r)));
         __m128i xl = _mm_unpacklo_epi16(X, z), xh = _mm_unpackhi_epi16(X, z);
         __m128i yl = _mm_unpacklo_epi16(Y, z), yh = _mm_unpackhi_epi16(Y, z);
         __m128i pl = _mm_madd_epi16(xl, yl), ph = _mm_madd_epi16(xh, yh);
@@ -651,8 +656,10 @@ static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const
             for (int c = 0; c < WMAIN; c += 8) {
                 __m128i dd = pairs(_mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + MAIN(r) + c)),
                                                  _mm_loadu_si128((const __m128i *)(iw + MAIN(r) + c))));
-                f = _mm_add_ps(f, _mm_cvtepi32_ps(_mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gx + r * 16 + c)))));
-                h = _mm_add_ps(h, _mm_cvtepi32_ps(_mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gy + r * 16 + c)))));
+                __m128i px = _mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gx + r * 16 + c)));
+                __m128i py = _mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gy + r * 16 + c)));
+                f = _mm_add_ps(f, _mm_cvtepi32_ps(px));
+                h = _mm_add_ps(h, _mm_cvtepi32_ps(py));
             }
         _mm_storeu_ps(l[0], f);
         _mm_storeu_ps(l[1], h);
