@@ -1181,8 +1181,8 @@ static void wild_frame(const uint8_t *ph, int w0, int h0, int f, int shake, int 
  * translation (full size).  Not yet on the low-texture clip (dog_flat, 8
  * grey levels): there many corners tie or nearly tie, and OpenCV's corner
  * strengths differ from strix's in the last bit (its dispatched AVX2
- * Sobel rounds through fused multiply-adds, its box filter keeps running
- * double sums down each column), so the corners come in another order;
+ * Sobel rounds through fused multiply-adds, its box filter's double sums
+ * are not exactly rounded), so the corners come in another order;
  * pinned: at most `loose` of its frames beyond those bounds. */
 static void gmc_wild_clips_match_opencv(void)
 {

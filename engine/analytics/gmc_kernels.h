@@ -16,10 +16,10 @@
  *   final window lies too far outside the frame is lost): the points and
  *   their status equal OpenCV's to the bit.
  * The corner strengths are OpenCV's formula, but OpenCV's dispatched AVX2
- * Sobel rounds through fused multiply-adds and its box filter keeps running
- * double sums, so a strength can differ in its last bit, and two corners
- * of (nearly) equal strength come in the other order (seen on low-texture
- * frames; docs/tracking-and-highlights.md).
+ * Sobel rounds through fused multiply-adds and its box filter's double
+ * sums are not exactly rounded, so a strength can differ in its last bit,
+ * and two corners of (nearly) equal strength come in the other order (seen
+ * on low-texture frames; docs/tracking-and-highlights.md).
  * Included by gmc_generic.c, gmc_avx2.c and gmc_avx512.c (gmc_steps.h),
  * each defining GMC_SUFFIX: the one entry is strix_gmc_steps_<suffix>;
  * everything else is static.  The float loops are written for the
