@@ -1187,7 +1187,11 @@ static void track_grey_bands(void)
  * grey when it became the default (2026-11-29: the transforms of the two
  * larger sizes changed, as a grey level moved corners), and for odd sizes
  * when their half-size frame became OpenCV's fixed-point INTER_LINEAR
- * (2026-11-29: 321x181 changed with either grey); the clip: a world of 8x8 cells of hashed
+ * (2026-11-29: 321x181 changed with either grey), and when Lucas-Kanade
+ * came to add its window sums in OpenCV's float order (2026-11-29: the
+ * points now equal OpenCV's to the bit, where they were a last bit off on
+ * about half of them; both larger sizes changed, with either grey); the
+ * clip: a world of 8x8 cells of hashed
  * colour (perf/bench_track.c's), the camera drifting 2 px a frame with up
  * to 20 px of shake. */
 static uint64_t gmc_clip_hash(strix_gmc *g, int w, int h, int frames)
@@ -1224,8 +1228,8 @@ static void gmc_transforms_pinned(void)
     static const struct {
         int w, h;
         uint64_t hash, hash4;
-    } clip[] = {{640, 360, 0x6ae28160a95d8adcull, 0x0642557eba7f8e0dull},
-                {321, 181, 0xba4dac576ed2f968ull, 0x885d52ca0a72f603ull},
+    } clip[] = {{640, 360, 0x1c437445216432fcull, 0x59ea3e789a789f3cull},
+                {321, 181, 0x8c8b6dd5f196d365ull, 0x0eb49f8d983f8ec8ull},
                 {25, 23, 0x1ef7fb763ecd5d83ull, 0x1ef7fb763ecd5d83ull}};
     static const char *names[GMC_ISA_COUNT] = {"generic", "AVX2", "AVX-512"};
     for (int isa = 0; isa <= strix_gmc_best_isa(); isa++)
@@ -1238,6 +1242,142 @@ static void gmc_transforms_pinned(void)
                 TL_CHECK(got == want, "%s build, %dx%d, OpenCV %d's grey: transforms hash to %016llx, pinned %016llx",
                          names[isa], clip[k].w, clip[k].h, cv4 ? 4 : 5, (unsigned long long)got, (unsigned long long)want);
             }
+}
+
+/* ------------------------------------------- GMC on wild handheld clips */
+
+/* A wild handheld clip of tests/golden/gmc/wild_NAME.txt
+ * (tools/reference/gmc_wild_golden.py says how it is made: a 480 x 320
+ * window of a photograph shaken by up to 30 px a frame on a slow pan,
+ * motion blur, optionally flattened to low texture), frame f of it into
+ * out [320][480][3] RGB, as that script makes it; *s the path's generator
+ * state (advanced three times a frame, from the clip's seed). */
+enum { WILD_W = 480, WILD_H = 320, WILD_FLAT_LOOSE = 25 };
+
+static int wild_tri(int f, int p) { return abs(f % (2 * p) - p) - p / 2; }
+
+static int wild_clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+static void wild_frame(const uint8_t *ph, int w0, int h0, int f, int shake, int blur, uint32_t *s, uint8_t *out)
+{
+    uint32_t u[3];
+    for (int k = 0; k < 3; k++) {
+        *s = *s * 1664525u + 1013904223u;
+        u[k] = *s >> 16;
+    }
+    int ox = wild_clamp((w0 - WILD_W) / 2 + wild_tri(f, 60) + (int)(u[0] % (uint32_t)(2 * shake + 1)) - shake, 0,
+                        w0 - WILD_W);
+    int oy = wild_clamp((h0 - WILD_H) / 2 + wild_tri(f, 44) + (int)(u[1] % (uint32_t)(2 * shake + 1)) - shake, 0,
+                        h0 - WILD_H);
+    int L = 1 + (int)(u[2] % (uint32_t)blur);
+    for (int y = 0; y < WILD_H; y++)
+        for (int x = 0; x < WILD_W; x++)
+            for (int c = 0; c < 3; c++) {
+                int sum = 0;
+                for (int k = 0; k < L; k++) {
+                    int d = k - L / 2;
+                    int px = f % 2 ? wild_clamp(ox + x + d, 0, w0 - 1) : ox + x;
+                    int py = f % 2 ? oy + y : wild_clamp(oy + y + d, 0, h0 - 1);
+                    sum += ph[((size_t)py * (size_t)w0 + (size_t)px) * 3 + (size_t)c];
+                }
+                out[((size_t)y * WILD_W + (size_t)x) * 3 + (size_t)c] = (uint8_t)((sum + L / 2) / L);
+            }
+}
+
+/* strix's GMC against OpenCV 5's (Ultralytics' GMC with opencv-python 5.0.0.93,
+ * tools/reference/gmc_wild_golden.py) on every frame of the wild handheld
+ * clips, made from ../shared/data's photographs (or $STRIX_DATA's).  The
+ * corners and the Lucas-Kanade points are OpenCV's to the bit on the
+ * textured clips, so RANSAC draws the same samples and keeps the same
+ * inliers; what is left is the final fit (strix's least squares, OpenCV's
+ * Levenberg-Marquardt steps towards it: a few 1e-6 px apart).  Checked:
+ * every frame within 1e-4 in the linear part and 1e-3 px in the
+ * translation (full size).  Not yet on the low-texture clip (dog_flat, 8
+ * grey levels): there many corners tie or nearly tie, and OpenCV's corner
+ * strengths differ from strix's in the last bit (its dispatched AVX2
+ * Sobel rounds through fused multiply-adds, its box filter's double sums
+ * are not exactly rounded), so the corners come in another order;
+ * pinned: at most `loose` of its frames beyond those bounds. */
+static void gmc_wild_clips_match_opencv(void)
+{
+    static const struct {
+        const char *name;
+        int loose; /* frames allowed beyond the bounds (the low-texture clip: see above) */
+    } clips[] = {{"dog_shake", 0},  {"horses_blur", 0}, {"person_blur", 0},
+                 {"eagle_flat", 0}, {"dog_flat", WILD_FLAT_LOOSE}};
+    const char *dir = getenv("STRIX_DATA") ? getenv("STRIX_DATA") : "../shared/data";
+    uint8_t *frame = malloc((size_t)WILD_W * WILD_H * 3);
+    TL_CHECK(frame, "out of memory");
+    for (size_t c = 0; c < sizeof clips / sizeof clips[0] && frame && !tl_g.failed; c++) {
+        char path[512], photo[64];
+        snprintf(path, sizeof path, "tests/golden/gmc/wild_%s.txt", clips[c].name);
+        FILE *f = fopen(path, "r");
+        unsigned seed;
+        int n, shake, blur, flat;
+        if (!f || fscanf(f, "# %63s %u %d %d %d %d", photo, &seed, &n, &shake, &blur, &flat) != 6 || n < 2 ||
+            shake < 0 || blur < 1 || flat < 0 || flat > 7) {
+            tl_fail("%s: cannot read its header (tools/reference/gmc_wild_golden.py writes it)", path);
+            if (f) fclose(f);
+            break;
+        }
+        char img_path[600];
+        snprintf(img_path, sizeof img_path, "%s/%s", dir, photo);
+        strix_owned_image im = {0};
+        strix_error e = {0};
+        if (strix_image_load(img_path, 0, &im, &e) != STRIX_OK) {
+            fclose(f);
+            tl_skip("%s (the wild clips are made from the project's photographs; set STRIX_DATA)", e.message);
+            break;
+        }
+        if (im.width < WILD_W || im.height < WILD_H) {
+            tl_fail("%s is %dx%d, smaller than a %dx%d frame", img_path, im.width, im.height, WILD_W, WILD_H);
+            strix_image_free(&im);
+            fclose(f);
+            break;
+        }
+        if (flat)
+            for (size_t i = 0; i < (size_t)im.width * (size_t)im.height * 3; i++)
+                im.data[i] = (uint8_t)(128 - (128 >> flat) + (im.data[i] >> flat));
+        strix_gmc *g = strix_gmc_create();
+        TL_CHECK(g, "out of memory");
+        uint32_t s = seed;
+        int exact = 0, beyond = 0, worst_f = -1;
+        double worst_lin = 0, worst_tr = 0;
+        for (int k = 0; k < n && g && !tl_g.failed; k++) {
+            double want[6], H[6];
+            for (int j = 0; j < 6; j++)
+                if (fscanf(f, "%lf", &want[j]) != 1) {
+                    tl_fail("%s: frame %d has fewer than 6 numbers", path, k);
+                    break;
+                }
+            if (tl_g.failed) break;
+            wild_frame(im.data, im.width, im.height, k, shake, blur, &s, frame);
+            if (strix_gmc_apply(g, frame, WILD_W, WILD_H, 3 * WILD_W, 0, H)) {
+                tl_fail("strix_gmc_apply failed (out of memory)");
+                break;
+            }
+            double lin = 0, tr = hypot(H[2] - want[2], H[5] - want[5]);
+            for (int j = 0; j < 6; j++)
+                if (j != 2 && j != 5) lin = fmax(lin, fabs(H[j] - want[j]));
+            exact += lin == 0 && tr == 0;
+            if (tr > worst_tr) worst_f = k;
+            worst_lin = fmax(worst_lin, lin);
+            worst_tr = fmax(worst_tr, tr);
+            if (!(lin <= 1e-4 && tr <= 1e-3) && ++beyond > clips[c].loose)
+                tl_fail("%s frame %d: strix's transform [%.9g %.9g %.9g; %.9g %.9g %.9g] is %.3g (linear part) and "
+                        "%.3g px (translation) from OpenCV's [%.9g %.9g %.9g; %.9g %.9g %.9g]%s",
+                        clips[c].name, k, H[0], H[1], H[2], H[3], H[4], H[5], lin, tr, want[0], want[1], want[2],
+                        want[3], want[4], want[5], clips[c].loose ? " (one frame more than the pinned residual)" : "");
+        }
+        if (!tl_g.failed)
+            printf("  %s (%s, shake %d px, blur up to %d, flat %d): %d frames, %d bit-equal, %d beyond 1e-3 px; at "
+                   "most %.2g (linear) and %.2g px (translation, frame %d)\n",
+                   clips[c].name, photo, shake, blur, flat, n, exact, beyond, worst_lin, worst_tr, worst_f);
+        strix_gmc_free(g);
+        strix_image_free(&im);
+        fclose(f);
+    }
+    free(frame);
 }
 
 /* strix_gmc_time_steps: off, every step time is 0; on, the first frame
@@ -1550,6 +1690,7 @@ int main(int argc, char **argv)
     TL_RUN(gmc_ransac_matches_opencv);
     TL_RUN(track_grey_bands);
     TL_RUN(gmc_transforms_pinned);
+    TL_RUN(gmc_wild_clips_match_opencv);
     TL_RUN(gmc_step_times);
     TL_RUN(perfect_detections_keep_identities);
     TL_RUN(lost_track_buffer);

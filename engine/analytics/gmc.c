@@ -11,8 +11,8 @@
  * generator, its way of drawing a sample, its closed-form 2-point model,
  * its float32 errors), so it picks OpenCV's inliers from the same points;
  * the least-squares fit over them is what OpenCV's refinement converges to,
- * within about 1e-6 px (gmc_kernels.h says where the points themselves can
- * differ).
+ * within a few 1e-6 px (the one step not bit-equal on frames whose corners
+ * and points are; gmc_kernels.h says where the corners can differ).
  *
  * The frame's buffers live in the handle and grow with the frame, never per
  * frame; the current frame's pyramid becomes the previous one by a swap.

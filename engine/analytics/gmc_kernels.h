@@ -11,10 +11,15 @@
  *   minEigThreshold 1e-4): Gaussian pyramid (pyrDown), Scharr gradients,
  *   iterative Lucas-Kanade per level in OpenCV's fixed point (14-bit
  *   bilinear weights, the window's image x 32 and gradients rounded to
- *   int16, sums of products in integers, scaled by 2^-20 into floats).
- * The window's gradient products are summed exactly here, where OpenCV
- * adds them in float lanes, so a point can differ from OpenCV's in the last
- * bits of a float.
+ *   int16, products in integers, summed in float lanes in the order of
+ *   OpenCV's SSE2 code, scaled by 2^-20), and its last test (a point whose
+ *   final window lies too far outside the frame is lost): the points and
+ *   their status equal OpenCV's to the bit.
+ * The corner strengths are OpenCV's formula, but OpenCV's dispatched AVX2
+ * Sobel rounds through fused multiply-adds and its box filter's double
+ * sums are not exactly rounded, so a strength can differ in its last bit,
+ * and two corners of (nearly) equal strength come in the other order (seen
+ * on low-texture frames; docs/tracking-and-highlights.md).
  * Included by gmc_generic.c, gmc_avx2.c and gmc_avx512.c (gmc_steps.h),
  * each defining GMC_SUFFIX: the one entry is strix_gmc_steps_<suffix>;
  * everything else is static.  The float loops are written for the

@@ -6,19 +6,16 @@
 
 /* OpenCV's fixed point: bilinear weights with 14 fractional bits; the
  * image interpolated to 5 fractional bits (the image x 32), gradients to
- * none, each rounded to int16; the sums of products exact in integers.
+ * none, each rounded to int16; the window's products are integers, summed
+ * in floats in OpenCV's order (sums_A, sums_b).
  * The image is interpolated from its IMG values, 128 v + 2: with weights
  * summing to 2^14 the sum is 2^7 (S + 2^8) for OpenCV's sum S over v, so
  * its high 16 bits are OpenCV's (S + 2^8) >> 9, rounding term and shift
  * included (the sum stays below 2^14 x 32642 < 2^31).
- * Every intermediate is an integer, so every build (and any order of
- * summation) gives the same numbers.  Ranges: image x 32 <= 8160,
- * |gradient| <= 4080, so a 16-bit multiply-add pair of (J - I) and a
- * gradient is <= 2 x 8160 x 4080, and 31 of them (the most any build adds
- * in one 32-bit lane: AVX2's 21 rows and 10 row pairs of the last columns)
- * stay below 2^31; a pair of gradient products is <= 2 x 4080^2, and 63 of
- * them (SSE2's 3 vectors a row for A) stay below 2^31.  The window totals
- * are summed in 64 bits. */
+ * The windows are integers in every build, and the float sums over them
+ * one fixed order, so every build gives the same numbers.  Ranges: image
+ * x 32 <= 8160, |gradient| <= 4080, so a pair of products of (J - I) and a
+ * gradient, <= 2 x 8160 x 4080, fits int32. */
 #define W_BITS 14
 
 /* COPY: at a whole pixel the weights are (2^14, 0, 0, 0), and interpolating
@@ -103,14 +100,6 @@ static GMC_INLINE __m128i bil8(const int16_t *p, ptrdiff_t st, __m128i w0, __m12
     return _mm_packs_epi32(lo, hi);
 }
 
-#if !defined(__AVX2__)
-static int64_t hsum4(__m128i v)
-{
-    int32_t t[4];
-    _mm_storeu_si128((__m128i *)t, v);
-    return (int64_t)t[0] + t[1] + t[2] + t[3];
-}
-#endif
 #endif
 
 /* The AVX2 and AVX-512 paths interpolate without shuffles: a multiply-add
@@ -145,17 +134,6 @@ static GMC_INLINE __m256i bil_pair(const int16_t *p, ptrdiff_t st, __m256i w0, _
     __m256i b0 = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st), (const __m128i *)(p + st));
     __m256i b1 = _mm256_loadu2_m128i((const __m128i *)(p + 2 * st + 1), (const __m128i *)(p + st + 1));
     return bil16(t0, t1, b0, b1, w0, w1, img);
-}
-
-/* The sum of v's 8 and c's 4 int32 lanes, in 64 bits (the lanes' sum can
- * pass 2^31): widened in vectors rather than lane by lane. */
-static GMC_INLINE int64_t hsum12(__m256i v, __m128i c)
-{
-    __m256i s = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(v)),
-                                 _mm256_cvtepi32_epi64(_mm256_extracti128_si256(v, 1)));
-    s = _mm256_add_epi64(s, _mm256_cvtepi32_epi64(c));
-    __m128i t = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    return _mm_cvtsi128_si64(t) + _mm_extract_epi64(t, 1);
 }
 #endif
 
@@ -192,55 +170,31 @@ static GMC_INLINE __m512i bil32(__m512i t0, __m512i t1, __m512i b0, __m512i b1, 
                                    _mm512_maskz_slli_epi32((1u << 10) - 1, od, 16 - W_BITS));
 }
 
-/* The sum of v's 16 int32 lanes in 64 bits. */
-static GMC_INLINE int64_t hsum16(__m512i v)
-{
-    __m512i s = _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)),
-                                 _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)));
-    __m256i t = _mm256_add_epi64(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
-    __m128i u = _mm_add_epi64(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
-    return _mm_cvtsi128_si64(u) + _mm_extract_epi64(u, 1);
-}
 
-/* Window row r of the image (x 32) and the gradients (columns 21..31 0),
- * stored, and its products added to A's sums a. */
-static GMC_INLINE void setup_row(int16_t *iw, int16_t *gx, int16_t *gy, int r, __m512i I, __m512i X, __m512i Y,
-                                 __m512i a[3])
+/* Window row r of the image (x 32) and the gradients (columns 21..31 0), stored. */
+static GMC_INLINE void setup_row(int16_t *iw, int16_t *gx, int16_t *gy, int r, __m512i I, __m512i X, __m512i Y)
 {
     _mm512_store_si512(iw + r * 32, I);
     _mm512_store_si512(gx + r * 32, X);
     _mm512_store_si512(gy + r * 32, Y);
-    a[0] = madd_acc(a[0], X, X);
-    a[1] = madd_acc(a[1], X, Y);
-    a[2] = madd_acc(a[2], Y, Y);
 }
 #elif defined(__AVX2__)
-/* Window row r's columns 0..15 of the image (x 32) and the gradients,
- * stored, and their products added to A's sums a. */
-static GMC_INLINE void setup_main(int16_t *iw, int16_t *gx, int16_t *gy, int r, __m256i I, __m256i X, __m256i Y,
-                                  __m256i a[3])
+/* Window row r's columns 0..15 of the image (x 32) and the gradients, stored. */
+static GMC_INLINE void setup_main(int16_t *iw, int16_t *gx, int16_t *gy, int r, __m256i I, __m256i X, __m256i Y)
 {
     _mm256_storeu_si256((__m256i *)(iw + r * WMAIN), I);
     _mm256_storeu_si256((__m256i *)(gx + r * WMAIN), X);
     _mm256_storeu_si256((__m256i *)(gy + r * WMAIN), Y);
-    a[0] = _mm256_add_epi32(a[0], _mm256_madd_epi16(X, X));
-    a[1] = _mm256_add_epi32(a[1], _mm256_madd_epi16(X, Y));
-    a[2] = _mm256_add_epi32(a[2], _mm256_madd_epi16(Y, Y));
 }
 #endif
 
 #if defined(__SSE2__) && !defined(__AVX512BW__)
-/* Window row y's columns 16..23 (the gradients' 21..23 0), stored, and
- * their products added to A's sums c. */
-static GMC_INLINE void setup_tail(int16_t *iw, int16_t *gx, int16_t *gy, int y, __m128i I, __m128i X, __m128i Y,
-                                  __m128i c[3])
+/* Window row y's columns 16..23 (the gradients' 21..23 0), stored. */
+static GMC_INLINE void setup_tail(int16_t *iw, int16_t *gx, int16_t *gy, int y, __m128i I, __m128i X, __m128i Y)
 {
     _mm_storeu_si128((__m128i *)(iw + WTAIL + y * 8), I);
     _mm_storeu_si128((__m128i *)(gx + WTAIL + y * 8), X);
     _mm_storeu_si128((__m128i *)(gy + WTAIL + y * 8), Y);
-    c[0] = _mm_add_epi32(c[0], _mm_madd_epi16(X, X));
-    c[1] = _mm_add_epi32(c[1], _mm_madd_epi16(X, Y));
-    c[2] = _mm_add_epi32(c[2], _mm_madd_epi16(Y, Y));
 }
 #endif
 
@@ -290,12 +244,12 @@ static void window_gradients(const gmc_level *L, int ix, int iy, int16_t *restri
 }
 
 /* The previous frame's window at (ix, iy) of level L with weights wt: the
- * image x 32 and the gradients (iw, gx, gy: the layout above), and A = the
- * sums of gx^2, gx gy, gy^2 over it.  The gradients come from L's planes,
- * or, where g is not NULL (level 0, whose windows start at whole pixels:
- * wt is COPY), from g's window_gradients [2][WIN][32]. */
+ * image x 32 and the gradients (iw, gx, gy: the layout above).  The
+ * gradients come from L's planes, or, where g is not NULL (level 0, whose
+ * windows start at whole pixels: wt is COPY), from g's window_gradients
+ * [2][WIN][32]. */
 static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], const int16_t *g, int16_t *restrict iw,
-                         int16_t *restrict gx, int16_t *restrict gy, int64_t A[3])
+                         int16_t *restrict gx, int16_t *restrict gy)
 {
     ptrdiff_t st = L->pw, gs = g ? 32 : st; /* rows of the image, of the gradients */
     size_t o = (size_t)(iy + PAD) * (size_t)st + (size_t)(ix + PAD);
@@ -303,12 +257,11 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
     int copy = !wt[1] && !wt[2] && !wt[3];                                                 /* COPY */
 #if defined(__AVX512BW__)
     const __mmask32 keep = ((__mmask32)1 << WIN) - 1;
-    __m512i a[3] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
     if (copy) {
         for (int r = 0; r < WIN; r++) {
             size_t k = (size_t)r * (size_t)st, kg = (size_t)r * (size_t)gs;
             setup_row(iw, gx, gy, r, _mm512_srli_epi16(_mm512_loadu_si512(pl[0] + k), 2),
-                      _mm512_maskz_loadu_epi16(keep, pl[1] + kg), _mm512_maskz_loadu_epi16(keep, pl[2] + kg), a);
+                      _mm512_maskz_loadu_epi16(keep, pl[1] + kg), _mm512_maskz_loadu_epi16(keep, pl[2] + kg));
         }
     } else {
         __m512i v0 = _mm512_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm512_set1_epi32(wpair(wt[2], wt[3]));
@@ -327,43 +280,31 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
                 u[k][0] = n0;
                 u[k][1] = n1;
             }
-            setup_row(iw, gx, gy, r, v[0], v[1], v[2], a);
+            setup_row(iw, gx, gy, r, v[0], v[1], v[2]);
         }
     }
-    A[0] = hsum16(a[0]);
-    A[1] = hsum16(a[1]);
-    A[2] = hsum16(a[2]);
 #elif defined(__SSE2__)
     const __m128i keep = _mm_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0); /* columns 16..20 of 16..23 */
-    __m128i c[3] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
-#if defined(__AVX2__)
-    __m256i a[3] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
-#endif
     if (copy) {
         for (int r = 0; r < WIN; r++) {
             size_t k = (size_t)r * (size_t)st, kg = (size_t)r * (size_t)gs;
 #if defined(__AVX2__)
             setup_main(iw, gx, gy, r, _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(pl[0] + k)), 2),
                        _mm256_loadu_si256((const __m256i *)(pl[1] + kg)),
-                       _mm256_loadu_si256((const __m256i *)(pl[2] + kg)), a);
+                       _mm256_loadu_si256((const __m256i *)(pl[2] + kg)));
 #else
             for (int x = 0; x < WMAIN; x += 8) {
-                __m128i I = _mm_srli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k + x)), 2);
-                __m128i X = _mm_loadu_si128((const __m128i *)(pl[1] + kg + x));
-                __m128i Y = _mm_loadu_si128((const __m128i *)(pl[2] + kg + x));
-                _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
-                _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), X);
-                _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), Y);
-                c[0] = _mm_add_epi32(c[0], _mm_madd_epi16(X, X));
-                c[1] = _mm_add_epi32(c[1], _mm_madd_epi16(X, Y));
-                c[2] = _mm_add_epi32(c[2], _mm_madd_epi16(Y, Y));
+                _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x),
+                                 _mm_srli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k + x)), 2));
+                _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), _mm_loadu_si128((const __m128i *)(pl[1] + kg + x)));
+                _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), _mm_loadu_si128((const __m128i *)(pl[2] + kg + x)));
             }
 #endif
             k += WMAIN;
             kg += WMAIN;
             setup_tail(iw, gx, gy, r, _mm_srli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k)), 2),
                        _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[1] + kg)), keep),
-                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[2] + kg)), keep), c);
+                       _mm_and_si128(_mm_loadu_si128((const __m128i *)(pl[2] + kg)), keep));
         }
     } else {
         __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
@@ -386,171 +327,357 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
                 u[k][0] = n0;
                 u[k][1] = n1;
             }
-            setup_main(iw, gx, gy, r, v[0], v[1], v[2], a);
+            setup_main(iw, gx, gy, r, v[0], v[1], v[2]);
         }
         const __m256i keep2 = _mm256_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1, -1, 0, 0, 0);
         for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
             size_t k = (size_t)y * (size_t)st + WMAIN;
-            __m256i I = bil_pair(pl[0] + k, st, v0, v1, 1);
-            __m256i X = _mm256_and_si256(bil_pair(pl[1] + k, st, v0, v1, 0), keep2);
-            __m256i Y = _mm256_and_si256(bil_pair(pl[2] + k, st, v0, v1, 0), keep2);
-            _mm256_storeu_si256((__m256i *)(iw + WTAIL + y * 8), I);
-            _mm256_storeu_si256((__m256i *)(gx + WTAIL + y * 8), X);
-            _mm256_storeu_si256((__m256i *)(gy + WTAIL + y * 8), Y);
-            a[0] = _mm256_add_epi32(a[0], _mm256_madd_epi16(X, X));
-            a[1] = _mm256_add_epi32(a[1], _mm256_madd_epi16(X, Y));
-            a[2] = _mm256_add_epi32(a[2], _mm256_madd_epi16(Y, Y));
+            _mm256_storeu_si256((__m256i *)(iw + WTAIL + y * 8), bil_pair(pl[0] + k, st, v0, v1, 1));
+            _mm256_storeu_si256((__m256i *)(gx + WTAIL + y * 8),
+                                _mm256_and_si256(bil_pair(pl[1] + k, st, v0, v1, 0), keep2));
+            _mm256_storeu_si256((__m256i *)(gy + WTAIL + y * 8),
+                                _mm256_and_si256(bil_pair(pl[2] + k, st, v0, v1, 0), keep2));
         }
 #else
         for (int r = 0; r < WIN; r++)
             for (int x = 0; x < WMAIN; x += 8) {
                 size_t k = (size_t)r * (size_t)st + (size_t)x;
-                __m128i I = bil8(pl[0] + k, st, w0, w1, 1), X = bil8(pl[1] + k, st, w0, w1, 0);
-                __m128i Y = bil8(pl[2] + k, st, w0, w1, 0);
-                _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), I);
-                _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), X);
-                _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), Y);
-                c[0] = _mm_add_epi32(c[0], _mm_madd_epi16(X, X));
-                c[1] = _mm_add_epi32(c[1], _mm_madd_epi16(X, Y));
-                c[2] = _mm_add_epi32(c[2], _mm_madd_epi16(Y, Y));
+                _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x), bil8(pl[0] + k, st, w0, w1, 1));
+                _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), bil8(pl[1] + k, st, w0, w1, 0));
+                _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), bil8(pl[2] + k, st, w0, w1, 0));
             }
 #endif
         for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
             size_t k = (size_t)y * (size_t)st + WMAIN;
             setup_tail(iw, gx, gy, y, bil8(pl[0] + k, st, w0, w1, 1),
                        _mm_and_si128(bil8(pl[1] + k, st, w0, w1, 0), keep),
-                       _mm_and_si128(bil8(pl[2] + k, st, w0, w1, 0), keep), c);
+                       _mm_and_si128(bil8(pl[2] + k, st, w0, w1, 0), keep));
         }
     }
-#if defined(__AVX2__)
-    A[0] = hsum12(a[0], c[0]);
-    A[1] = hsum12(a[1], c[1]);
-    A[2] = hsum12(a[2], c[2]);
-#else
-    A[0] = hsum4(c[0]);
-    A[1] = hsum4(c[1]);
-    A[2] = hsum4(c[2]);
-#endif
 #else
     (void)copy; /* bil_row copies where the weights say so */
-    A[0] = A[1] = A[2] = 0;
     for (int y = 0; y < WIN; y++) {
-        int16_t *ri = iw + y * WINP, *rx = gx + y * WINP, *ry = gy + y * WINP;
+        int16_t *rx = gx + y * WINP, *ry = gy + y * WINP;
         size_t k = (size_t)y * (size_t)st, kg = (size_t)y * (size_t)gs;
-        bil_row(pl[0] + k, st, wt, 1, ri);
+        bil_row(pl[0] + k, st, wt, 1, iw + y * WINP);
         bil_row(pl[1] + kg, gs, wt, 0, rx);
         bil_row(pl[2] + kg, gs, wt, 0, ry);
         for (int x = WIN; x < WINP; x++) rx[x] = ry[x] = 0;
-        int32_t s11 = 0, s12 = 0, s22 = 0; /* a row's sums fit 32 bits (21 x 4080^2) */
-        for (int x = 0; x < WIN; x++) {
-            s11 += rx[x] * rx[x];
-            s12 += rx[x] * ry[x];
-            s22 += ry[x] * ry[x];
-        }
-        A[0] += s11;
-        A[1] += s12;
-        A[2] += s22;
     }
 #endif
 }
 
-/* The mismatch of the current frame's window at (jx, jy) of level J with
- * weights wt against the previous one's (window_setup): b = the sums of
- * (J - I) gx and (J - I) gy, J interpolated as I was. */
-static void window_mismatch(const gmc_level *J, int jx, int jy, const int wt[4], const int16_t *restrict iw,
-                            const int16_t *restrict gx, const int16_t *restrict gy, int64_t b[2])
+/* The current frame's window at (jx, jy) of level J with weights wt,
+ * interpolated as window_setup's image (x 32), into jw (the layout above). */
+static void window_next(const gmc_level *J, int jx, int jy, const int wt[4], int16_t *restrict jw)
 {
     ptrdiff_t st = J->pw;
     const int16_t *jp = J->img + (size_t)(jy + PAD) * (size_t)st + (size_t)(jx + PAD);
 #if defined(__AVX512BW__)
     __m512i v0 = _mm512_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm512_set1_epi32(wpair(wt[2], wt[3]));
-    /* the even and the odd rows in sums of their own: two chains of multiply-adds half as long */
-    __m512i a1 = _mm512_setzero_si512(), a2 = a1, c1 = a1, c2 = a1;
     /* each image row is the bottom row of one window row and the top row of the next: loaded once */
     __m512i t0 = _mm512_loadu_si512(jp), t1 = _mm512_loadu_si512(jp + 1);
-    for (int r = 0; r < WIN; r += 2) {
+    for (int r = 0; r < WIN; r++) {
         const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
         __m512i n0 = _mm512_loadu_si512(q), n1 = _mm512_loadu_si512(q + 1);
-        __m512i d = _mm512_sub_epi16(bil32(t0, t1, n0, n1, v0, v1, 1), _mm512_load_si512(iw + r * 32));
-        a1 = madd_acc(a1, d, _mm512_load_si512(gx + r * 32));
-        a2 = madd_acc(a2, d, _mm512_load_si512(gy + r * 32));
-        if (r + 1 == WIN) break;
-        q += st;
-        t0 = _mm512_loadu_si512(q);
-        t1 = _mm512_loadu_si512(q + 1);
-        d = _mm512_sub_epi16(bil32(n0, n1, t0, t1, v0, v1, 1), _mm512_load_si512(iw + (r + 1) * 32));
-        c1 = madd_acc(c1, d, _mm512_load_si512(gx + (r + 1) * 32));
-        c2 = madd_acc(c2, d, _mm512_load_si512(gy + (r + 1) * 32));
+        _mm512_store_si512(jw + r * 32, bil32(t0, t1, n0, n1, v0, v1, 1));
+        t0 = n0;
+        t1 = n1;
     }
-    b[0] = hsum16(_mm512_add_epi32(a1, c1));
-    b[1] = hsum16(_mm512_add_epi32(a2, c2));
 #elif defined(__SSE2__)
     __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
-    __m128i c1 = _mm_setzero_si128(), c2 = c1;
     int y = 0;
 #if defined(__AVX2__)
     __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
-    __m256i a1 = _mm256_setzero_si256(), a2 = a1;
     /* columns 0..15: each image row is the bottom row of one window row and the top row of the next:
      * loaded once */
     __m256i t0 = _mm256_loadu_si256((const __m256i *)jp), t1 = _mm256_loadu_si256((const __m256i *)(jp + 1));
     for (int r = 0; r < WIN; r++) {
         const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
         __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
-        __m256i d = _mm256_sub_epi16(bil16(t0, t1, n0, n1, v0, v1, 1),
-                                     _mm256_loadu_si256((const __m256i *)(iw + r * WMAIN)));
-        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gx + r * WMAIN))));
-        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gy + r * WMAIN))));
+        _mm256_storeu_si256((__m256i *)(jw + r * WMAIN), bil16(t0, t1, n0, n1, v0, v1, 1));
         t0 = n0;
         t1 = n1;
     }
-    for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
-        __m256i d = _mm256_sub_epi16(bil_pair(jp + (size_t)y * (size_t)st + WMAIN, st, v0, v1, 1),
-                                     _mm256_loadu_si256((const __m256i *)(iw + WTAIL + y * 8)));
-        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gx + WTAIL + y * 8))));
-        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(gy + WTAIL + y * 8))));
-    }
+    for (; y + 1 < WIN; y += 2) /* the last columns, two rows at a time */
+        _mm256_storeu_si256((__m256i *)(jw + WTAIL + y * 8),
+                            bil_pair(jp + (size_t)y * (size_t)st + WMAIN, st, v0, v1, 1));
 #else
-    __m128i e[2][2] = {{c1, c1}, {c1, c1}}; /* columns 0..7 and 8..15 apart: 21 pairs a lane each */
     for (int r = 0; r < WIN; r++)
-        for (int x = 0; x < WMAIN; x += 8) {
-            __m128i d = _mm_sub_epi16(bil8(jp + (size_t)r * (size_t)st + (size_t)x, st, w0, w1, 1),
-                                      _mm_loadu_si128((const __m128i *)(iw + r * WMAIN + x)));
-            __m128i *h = e[x / 8];
-            h[0] = _mm_add_epi32(h[0], _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + r * WMAIN + x))));
-            h[1] = _mm_add_epi32(h[1], _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + r * WMAIN + x))));
-        }
+        for (int x = 0; x < WMAIN; x += 8)
+            _mm_storeu_si128((__m128i *)(jw + r * WMAIN + x),
+                             bil8(jp + (size_t)r * (size_t)st + (size_t)x, st, w0, w1, 1));
 #endif
-    for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
-        __m128i d = _mm_sub_epi16(bil8(jp + (size_t)y * (size_t)st + WMAIN, st, w0, w1, 1),
-                                  _mm_loadu_si128((const __m128i *)(iw + WTAIL + y * 8)));
-        c1 = _mm_add_epi32(c1, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + WTAIL + y * 8))));
-        c2 = _mm_add_epi32(c2, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + WTAIL + y * 8))));
-    }
-#if defined(__AVX2__)
-    b[0] = hsum12(a1, c1);
-    b[1] = hsum12(a2, c2);
+    for (; y < WIN; y++) /* the last columns row by row (AVX2: the last row) */
+        _mm_storeu_si128((__m128i *)(jw + WTAIL + y * 8), bil8(jp + (size_t)y * (size_t)st + WMAIN, st, w0, w1, 1));
 #else
-    b[0] = hsum4(c1) + hsum4(e[0][0]) + hsum4(e[1][0]);
-    b[1] = hsum4(c2) + hsum4(e[0][1]) + hsum4(e[1][1]);
-#endif
-#else
-    int16_t jr[WINP];
-    b[0] = b[1] = 0;
-    for (int y = 0; y < WIN; y++) {
-        bil_row(jp + (size_t)y * (size_t)st, st, wt, 1, jr);
-        const int16_t *ri = iw + y * WINP, *rx = gx + y * WINP, *ry = gy + y * WINP;
-        int32_t s1 = 0, s2 = 0; /* a row's sums fit 32 bits (21 x 8160 x 4080) */
-        for (int x = 0; x < WIN; x++) {
-            int d = jr[x] - ri[x];
-            s1 += d * rx[x];
-            s2 += d * ry[x];
-        }
-        b[0] += s1;
-        b[1] += s2;
-    }
+    for (int y = 0; y < WIN; y++) bil_row(jp + (size_t)y * (size_t)st, st, wt, 1, jw + y * WINP);
 #endif
 }
+
+/* Where window row r's columns 0..15 (MAIN) and 16..20 (TAIL) lie in the
+ * layout above. */
+#if defined(__AVX512BW__)
+#define MAIN(r) ((r) * 32)
+#define TAIL(r) ((r) * 32 + WMAIN)
+#elif defined(__SSE2__)
+#define MAIN(r) ((r) * WMAIN)
+#define TAIL(r) (WTAIL + (r) * 8)
+#else
+#define MAIN(r) ((r) * WINP)
+#define TAIL(r) ((r) * WINP + WMAIN)
+#endif
+
+/* OpenCV's sums over a window are float sums in the order its SSE2 code
+ * adds (its x86 build, where no wider code is dispatched for
+ * Lucas-Kanade): each window row's columns 0..15 in four float lanes,
+ * column 16..20 in one float; the lanes summed at the end.  Every product
+ * is an exact integer; the float additions round, so only this order
+ * gives OpenCV's points to the bit (the exact integer sums gave a
+ * different last bit on about half the points).  Written as plain float
+ * loops over 4 lanes: every build computes the same numbers.
+ *
+ * A = the sums of gx^2, gx gy, gy^2: lane k adds columns k, k + 4, k + 8,
+ * k + 12 of each row in turn; OpenCV's lane sum is (l0 + l2) + (l1 + l3),
+ * added to the columns 16..20's sum.  Products below 2^24: exact floats. */
+#if defined(__SSE2__)
+/* |v| of int32 lanes (SSE2 has no abs) */
+static GMC_INLINE __m128i abs32(__m128i v)
+{
+    __m128i m = _mm_srai_epi32(v, 31);
+    return _mm_sub_epi32(_mm_xor_si128(v, m), m);
+}
+
+/* The lanes as four float lanes (the products exact in integers first);
+ * the last columns' chains one addition at a time, or, where the sum of
+ * their magnitudes stays within 2^24 (every partial sum then an integer a
+ * float holds), as their integer sums (see sums_b). */
+static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float A[3])
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128 l[3] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
+    __m128i t[3] = {z, z, z}, m = z; /* the last columns' sums, |gx gy|'s */
+    for (int r = 0; r < WIN; r++) {
+        for (int c = 0; c < WMAIN; c += 8) {
+            __m128i X = _mm_loadu_si128((const __m128i *)(gx + MAIN(r) + c));
+            __m128i Y = _mm_loadu_si128((const __m128i *)(gy + MAIN(r) + c));
+            for (int h = 0; h < 2; h++) { /* columns c..c+3, then c+4..c+7 */
+                __m128i x = h ? _mm_unpackhi_epi16(X, z) : _mm_unpacklo_epi16(X, z);
+                __m128i y = h ? _mm_unpackhi_epi16(Y, z) : _mm_unpacklo_epi16(Y, z);
+                l[0] = _mm_add_ps(l[0], _mm_cvtepi32_ps(_mm_madd_epi16(x, x)));
+                l[1] = _mm_add_ps(l[1], _mm_cvtepi32_ps(_mm_madd_epi16(x, y)));
+                l[2] = _mm_add_ps(l[2], _mm_cvtepi32_ps(_mm_madd_epi16(y, y)));
+            }
+        }
+        __m128i X = _mm_loadu_si128((const __m128i *)(gx + TAIL(r)));
+        __m128i Y = _mm_loadu_si128((const __m128i *)(gy + TAIL(r)));
+        __m128i xl = _mm_unpacklo_epi16(X, z), xh = _mm_unpackhi_epi16(X, z);
+        __m128i yl = _mm_unpacklo_epi16(Y, z), yh = _mm_unpackhi_epi16(Y, z);
+        __m128i pl = _mm_madd_epi16(xl, yl), ph = _mm_madd_epi16(xh, yh);
+        t[0] = _mm_add_epi32(t[0], _mm_add_epi32(_mm_madd_epi16(xl, xl), _mm_madd_epi16(xh, xh)));
+        t[1] = _mm_add_epi32(t[1], _mm_add_epi32(pl, ph));
+        t[2] = _mm_add_epi32(t[2], _mm_add_epi32(_mm_madd_epi16(yl, yl), _mm_madd_epi16(yh, yh)));
+        m = _mm_add_epi32(m, _mm_add_epi32(abs32(pl), abs32(ph)));
+    }
+    float lf[3][4];
+    uint32_t tv[4][4];
+    for (int i = 0; i < 3; i++) {
+        _mm_storeu_ps(lf[i], l[i]);
+        _mm_storeu_si128((__m128i *)tv[i], t[i]);
+    }
+    _mm_storeu_si128((__m128i *)tv[3], m);
+    const uint64_t lim = (uint64_t)1 << 24;
+    float t3[3];
+    int chain = 0; /* a last-columns sum past the bound: all three added one by one, side by side */
+    for (int i = 0; i < 3; i++) {
+        const uint32_t *mag = tv[i == 1 ? 3 : i]; /* gx^2 and gy^2 are their own magnitudes */
+        chain |= (uint64_t)mag[0] + mag[1] + mag[2] + mag[3] > lim;
+        t3[i] = (float)((int32_t)tv[i][0] + (int32_t)tv[i][1] + (int32_t)tv[i][2] + (int32_t)tv[i][3]);
+    }
+    if (chain) {
+        float c[3] = {0, 0, 0};
+        for (int r = 0; r < WIN; r++)
+            for (int k = 0; k < WIN - WMAIN; k++) {
+                int x = gx[TAIL(r) + k], y = gy[TAIL(r) + k];
+                c[0] += (float)(x * x);
+                c[1] += (float)(x * y);
+                c[2] += (float)(y * y);
+            }
+        for (int i = 0; i < 3; i++) t3[i] = c[i]; /* the chains are the sums: the same where within the bound */
+    }
+    for (int i = 0; i < 3; i++) A[i] = t3[i] + ((lf[i][0] + lf[i][2]) + (lf[i][1] + lf[i][3]));
+}
+#else
+static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float A[3])
+{
+    float l[3][4] = {{0}}, s[3] = {0};
+    for (int r = 0; r < WIN; r++) {
+        const int16_t *x = gx + MAIN(r), *y = gy + MAIN(r);
+        for (int c = 0; c < WMAIN; c += 4)
+            for (int k = 0; k < 4; k++) {
+                l[0][k] += (float)(x[c + k] * x[c + k]);
+                l[1][k] += (float)(x[c + k] * y[c + k]);
+                l[2][k] += (float)(y[c + k] * y[c + k]);
+            }
+        x = gx + TAIL(r);
+        y = gy + TAIL(r);
+        for (int c = 0; c < WIN - WMAIN; c++) {
+            s[0] += (float)(x[c] * x[c]);
+            s[1] += (float)(x[c] * y[c]);
+            s[2] += (float)(y[c] * y[c]);
+        }
+    }
+    for (int i = 0; i < 3; i++) A[i] = s[i] + ((l[i][0] + l[i][2]) + (l[i][1] + l[i][3]));
+}
+#endif
+
+/* b = the sums of (J - I) gx and (J - I) gy (jw: window_next's J, iw:
+ * window_setup's I): OpenCV multiplies columns k and k + 4 of each 8 in
+ * one integer multiply-add, so lane k adds, per row, the pair (k, k + 4)
+ * and then (k + 8, k + 12), each pair converted to float (rounded above
+ * 2^24); the lanes summed as (l0 + l2) + (l1 + l3), added to the columns
+ * 16..20's sum.  Float additions one at a time, in that order. */
+#if !defined(__SSE2__)
+static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
+                         const int16_t *restrict gy, float b[2])
+{
+    float l[2][4] = {{0}}, s[2] = {0};
+    for (int r = 0; r < WIN; r++) {
+        const int16_t *j = jw + MAIN(r), *i = iw + MAIN(r), *x = gx + MAIN(r), *y = gy + MAIN(r);
+        for (int c = 0; c < WMAIN; c += 8)
+            for (int k = 0; k < 4; k++) {
+                int d0 = j[c + k] - i[c + k], d1 = j[c + k + 4] - i[c + k + 4];
+                l[0][k] += (float)(d0 * x[c + k] + d1 * x[c + k + 4]);
+                l[1][k] += (float)(d0 * y[c + k] + d1 * y[c + k + 4]);
+            }
+        j = jw + TAIL(r);
+        i = iw + TAIL(r);
+        x = gx + TAIL(r);
+        y = gy + TAIL(r);
+        for (int c = 0; c < WIN - WMAIN; c++) {
+            int d = j[c] - i[c];
+            s[0] += (float)(d * x[c]);
+            s[1] += (float)(d * y[c]);
+        }
+    }
+    for (int i = 0; i < 2; i++) b[i] = s[i] + ((l[i][0] + l[i][2]) + (l[i][1] + l[i][3]));
+}
+#else
+/* A window's gradients rearranged for sums_b, made once per point and
+ * level (grad_pairs): columns 0..15 of each row as OpenCV pairs them, in
+ * each block of 8 columns k and k + 4 side by side (gx, gy), with their
+ * magnitudes (ax, ay); the magnitudes of columns 16..23 (tx, ty). */
+typedef struct lk_grad {
+    _Alignas(16) int16_t gx[WIN * 16], gy[WIN * 16], ax[WIN * 16], ay[WIN * 16], tx[WIN * 8], ty[WIN * 8];
+} lk_grad;
+
+/* |v| of int16 lanes (SSE2 has no abs; no lane here is -32768) */
+static GMC_INLINE __m128i abs16(__m128i v) { return _mm_max_epi16(v, _mm_sub_epi16(_mm_setzero_si128(), v)); }
+
+/* columns (k, k + 4) of a block of 8 side by side */
+static GMC_INLINE __m128i pairs(__m128i v) { return _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8)); }
+
+static void grad_pairs(const int16_t *restrict gx, const int16_t *restrict gy, lk_grad *restrict pg)
+{
+    for (int r = 0; r < WIN; r++) {
+        for (int c = 0; c < WMAIN; c += 8) {
+            __m128i X = pairs(_mm_loadu_si128((const __m128i *)(gx + MAIN(r) + c)));
+            __m128i Y = pairs(_mm_loadu_si128((const __m128i *)(gy + MAIN(r) + c)));
+            _mm_store_si128((__m128i *)(pg->gx + r * 16 + c), X);
+            _mm_store_si128((__m128i *)(pg->gy + r * 16 + c), Y);
+            _mm_store_si128((__m128i *)(pg->ax + r * 16 + c), abs16(X));
+            _mm_store_si128((__m128i *)(pg->ay + r * 16 + c), abs16(Y));
+        }
+        _mm_store_si128((__m128i *)(pg->tx + r * 8), abs16(_mm_loadu_si128((const __m128i *)(gx + TAIL(r)))));
+        _mm_store_si128((__m128i *)(pg->ty + r * 8), abs16(_mm_loadu_si128((const __m128i *)(gy + TAIL(r)))));
+    }
+}
+
+/* The numbers of the loops above (other builds), fast where they can be had from integer sums: a
+ * chain of float additions of integer terms gives their exact sum as long
+ * as no partial sum passes 2^24 (every float up to 2^24 is an integer),
+ * which the sum of the terms' magnitudes bounds.  Each of OpenCV's five
+ * chains per sum (four lanes, the last columns) is summed here in integers
+ * with a bound on its magnitudes (|d_k g_k| + |d_k+4 g_k+4| for a lane's
+ * pair; any order: exact; the bounds in unsigned 32 bits, at most 42
+ * pairs below 2^27 each).  A chain within 2^24 is its integer sum, which
+ * is then also what adding it as OpenCV does gives; past that, the lanes
+ * (or the last columns) of both sums are added as OpenCV adds them (the
+ * lanes in float vectors, the last columns one by one).  Near convergence the mismatch J - I is small
+ * and the bounds hold. */
+static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
+                   const int16_t *restrict gy, const lk_grad *restrict pg, float b[2])
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128i lx = z, ly = z, ax = z, ay = z, tx = z, ty = z, bx = z, by = z;
+    for (int r = 0; r < WIN; r++) {
+        for (int c = 0; c < WMAIN; c += 8) {
+            __m128i dd = pairs(_mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + MAIN(r) + c)),
+                                             _mm_loadu_si128((const __m128i *)(iw + MAIN(r) + c))));
+            __m128i ad = abs16(dd);
+            lx = _mm_add_epi32(lx, _mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gx + r * 16 + c))));
+            ly = _mm_add_epi32(ly, _mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gy + r * 16 + c))));
+            ax = _mm_add_epi32(ax, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->ax + r * 16 + c))));
+            ay = _mm_add_epi32(ay, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->ay + r * 16 + c))));
+        }
+        /* columns 16..23 (the gradients past 20 are 0): adjacent pairs, the sum is all that counts */
+        __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + TAIL(r))),
+                                  _mm_loadu_si128((const __m128i *)(iw + TAIL(r))));
+        __m128i ad = abs16(d);
+        tx = _mm_add_epi32(tx, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + TAIL(r)))));
+        ty = _mm_add_epi32(ty, _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + TAIL(r)))));
+        bx = _mm_add_epi32(bx, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->tx + r * 8))));
+        by = _mm_add_epi32(by, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->ty + r * 8))));
+    }
+    uint32_t a[4][4];
+    int32_t v[4][4];
+    _mm_storeu_si128((__m128i *)a[0], ax);
+    _mm_storeu_si128((__m128i *)a[1], ay);
+    _mm_storeu_si128((__m128i *)a[2], bx);
+    _mm_storeu_si128((__m128i *)a[3], by);
+    _mm_storeu_si128((__m128i *)v[0], lx);
+    _mm_storeu_si128((__m128i *)v[1], ly);
+    _mm_storeu_si128((__m128i *)v[2], tx);
+    _mm_storeu_si128((__m128i *)v[3], ty);
+    const uint32_t lim = 1u << 24;
+    float l[2][4], t[2];
+    int lanes = 0, tail = 0; /* chains past their bound: those of both sums added one by one, side by side */
+    for (int i = 0; i < 2; i++) {
+        for (int k = 0; k < 4; k++) {
+            lanes |= a[i][k] > lim;
+            l[i][k] = (float)v[i][k];
+        }
+        tail |= (uint64_t)a[2 + i][0] + a[2 + i][1] + a[2 + i][2] + a[2 + i][3] > lim;
+        t[i] = (float)(v[2 + i][0] + v[2 + i][1] + v[2 + i][2] + v[2 + i][3]);
+    }
+    if (lanes) { /* the four lanes as OpenCV adds them */
+        __m128 f = _mm_setzero_ps(), h = _mm_setzero_ps();
+        for (int r = 0; r < WIN; r++)
+            for (int c = 0; c < WMAIN; c += 8) {
+                __m128i dd = pairs(_mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + MAIN(r) + c)),
+                                                 _mm_loadu_si128((const __m128i *)(iw + MAIN(r) + c))));
+                __m128i px = _mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gx + r * 16 + c)));
+                __m128i py = _mm_madd_epi16(dd, _mm_load_si128((const __m128i *)(pg->gy + r * 16 + c)));
+                f = _mm_add_ps(f, _mm_cvtepi32_ps(px));
+                h = _mm_add_ps(h, _mm_cvtepi32_ps(py));
+            }
+        _mm_storeu_ps(l[0], f);
+        _mm_storeu_ps(l[1], h);
+    }
+    if (tail) { /* the last columns one by one */
+        float c0 = 0, c1 = 0;
+        for (int r = 0; r < WIN; r++)
+            for (int c = 0; c < WIN - WMAIN; c++) {
+                int d = jw[TAIL(r) + c] - iw[TAIL(r) + c];
+                c0 += (float)(d * gx[TAIL(r) + c]);
+                c1 += (float)(d * gy[TAIL(r) + c]);
+            }
+        t[0] = c0;
+        t[1] = c1;
+    }
+    for (int i = 0; i < 2; i++) b[i] = t[i] + ((l[i][0] + l[i][2]) + (l[i][1] + l[i][3]));
+}
+#endif
 
 /* Ask for the rows of a window (WIN + 1 rows from (ix, iy)) of a plane
  * ahead of use: the next point's window is not in cache on the large
@@ -583,6 +710,9 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
  * its inverse determinant D, where its iterations stand. */
 typedef struct lk_track {
     _Alignas(64) int16_t iw[WSTORE], gx[WSTORE], gy[WSTORE];
+#if defined(__SSE2__)
+    lk_grad pg; /* gx and gy as sums_b reads them */
+#endif
     int i, it;
     float nx, ny, pdx, pdy, A11, A12, A22, D;
 } lk_track;
@@ -616,11 +746,15 @@ static int lk_begin(const gmc_level *L, const gmc_level *J, int lv, int top, con
         if (lv == 0) status[i] = 0;
         return 0;
     }
-    int64_t A[3];
     _Alignas(64) int16_t g[2 * WIN * 32];
     if (!L->dx) window_gradients(L, ix, iy, g, g + WIN * 32);
-    window_setup(L, ix, iy, wt, L->dx ? NULL : g, t->iw, t->gx, t->gy, A);
-    float A11 = (float)A[0] * fscale, A12 = (float)A[1] * fscale, A22 = (float)A[2] * fscale;
+    window_setup(L, ix, iy, wt, L->dx ? NULL : g, t->iw, t->gx, t->gy);
+    float A[3];
+    sums_A(t->gx, t->gy, A);
+#if defined(__SSE2__)
+    grad_pairs(t->gx, t->gy, &t->pg);
+#endif
+    float A11 = A[0] * fscale, A12 = A[1] * fscale, A22 = A[2] * fscale;
     float D = A11 * A22 - A12 * A12;
     float min_eig = (A22 + A11 - sqrtf((A11 - A22) * (A11 - A22) + 4.f * A12 * A12)) / (2 * WIN * WIN);
     if (min_eig < MIN_EIG || D < FLT_EPSILON) {
@@ -649,9 +783,15 @@ static int lk_iterate(const gmc_level *J, int lv, float *next, unsigned char *st
         if (lv == 0) status[i] = 0;
         return 0;
     }
-    int64_t b[2];
-    window_mismatch(J, jx, jy, wt, t->iw, t->gx, t->gy, b);
-    float B1 = (float)b[0] * fscale, B2 = (float)b[1] * fscale;
+    _Alignas(64) int16_t jw[WSTORE];
+    window_next(J, jx, jy, wt, jw);
+    float b[2];
+#if defined(__SSE2__)
+    sums_b(jw, t->iw, t->gx, t->gy, &t->pg, b);
+#else
+    sums_b(jw, t->iw, t->gx, t->gy, b);
+#endif
+    float B1 = b[0] * fscale, B2 = b[1] * fscale;
     float ddx = (t->A12 * B2 - t->A22 * B1) * t->D, ddy = (t->A12 * B1 - t->A11 * B2) * t->D;
     t->nx += ddx;
     t->ny += ddy;
@@ -699,5 +839,13 @@ static void lk(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts
     memset(status, 1, (size_t)n);
     int top = prev->n - 1;
     for (int lv = top; lv >= 0; lv--) lk_level(&prev->lv[lv], &cur->lv[lv], lv, top, pts, n, next, status);
+    /* OpenCV's last test, made where it computes the error (always, from Python): a point whose final
+     * window lies too far outside level 0 is lost, whatever its iterations said */
+    const gmc_level *J = &cur->lv[0];
+    for (int i = 0; i < n; i++) {
+        if (!status[i]) continue;
+        int jx = (int)floorf(next[2 * i] - HALF_WIN), jy = (int)floorf(next[2 * i + 1] - HALF_WIN);
+        if (jx < -WIN || jx >= J->w || jy < -WIN || jy >= J->h) status[i] = 0;
+    }
 }
 
