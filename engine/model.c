@@ -267,6 +267,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
                 m->prog.level_stride[l] = pl.decode.level_stride[l];
                 if (pl.decode.level_stride[l] > m->graph.max_stride) m->graph.max_stride = pl.decode.level_stride[l];
             }
+            if (!m->prog.levels) m->graph.max_stride = 32; /* Classify: Ultralytics' max(stride, 32) */
             strix_plan_free(&pl);
         }
     }
@@ -319,6 +320,14 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
 }
 
 int strix_model_class_count(const strix_model *m) { return m->graph.nc; }
+strix_task strix_model_task(const strix_model *m) { return m->graph.task; }
+int strix_model_task_channels(const strix_model *m) { return m->prog.extra; }
+
+void strix_model_kpt_shape(const strix_model *m, int *keypoints, int *dims)
+{
+    *keypoints = m->graph.task == STRIX_TASK_POSE ? m->prog.kpt_n : 0;
+    *dims = m->graph.task == STRIX_TASK_POSE ? m->prog.kpt_d : 0;
+}
 int strix_model_stride(const strix_model *m) { return m->graph.max_stride; }
 strix_cpu_isa strix_model_cpu_isa(const strix_model *m) { return m->cpu_isa; }
 
@@ -431,15 +440,17 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
         any_act |= act && !n->plain;
         s->modules_unfused += n->plain ? 1 : 2 + !act;
         s->modules_fused += n->plain ? 1 : 1 + !act;
-        long long w = (long long)n->cout * n->conv.kh * n->conv.kw * (n->cin / n->conv.groups);
-        s->params_unfused += w + (n->plain ? n->cout : 2LL * n->cout);
-        s->params_fused += w + n->cout;
-        if (p->two_heads && m->graph.layers[n->layer].kind == STRIX_MOD_DETECT) {
+        s->params_unfused += strix_node_params(n, 0);
+        s->params_fused += strix_node_params(n, 1);
+        if (n->twin) {
             /* the other head's copy of this conv: in the unfused model, dropped by fuse() */
             s->modules_unfused += n->plain ? 1 : 2 + !act;
-            s->params_unfused += w + (n->plain ? n->cout : 2LL * n->cout);
+            s->params_unfused += strix_node_params(n, 0);
         }
     }
+    /* training-only modules (flow_model, sigmas, semseg): unfused only */
+    s->params_unfused += p->unused_params;
+    s->modules_unfused += p->unused_modules;
     for (int i = 0; i < m->graph.n_layers; i++) {
         const strix_layer *L = &m->graph.layers[i];
         int extra = L->kind == STRIX_MOD_SPPF ? L->copies /* MaxPool2d */
@@ -464,7 +475,7 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
     for (int i = 0; p->two_heads && i < p->n_nodes; i++) {
         /* the unfused two-head model runs both heads (Detect.forward) */
         const strix_node *n = &p->nodes[i];
-        if (n->op != STRIX_OP_CONV || m->graph.layers[n->layer].kind != STRIX_MOD_DETECT) continue;
+        if (n->op != STRIX_OP_CONV || !n->twin) continue;
         double out = (double)pl.val_h[n->out] * pl.val_w[n->out] * n->cout;
         double mac = out * (n->cin / n->conv.groups) * n->conv.kh * n->conv.kw;
         s->gflops_unfused += 2.0 * (mac + (n->plain ? 0 : 4.0 * out)) / 1e9;

@@ -162,6 +162,24 @@ void strix_model_free(strix_model *m);
  * NULL only for an id outside 0..nc-1. */
 int strix_model_class_count(const strix_model *m);
 const char *strix_model_class_name(const strix_model *m, int class_id);
+/* The model's task, from its head (the last YAML layer): Detect, Segment /
+ * Segment26, Pose / Pose26, OBB / OBB26 or Classify. */
+typedef enum strix_task {
+    STRIX_TASK_DETECT = 0,
+    STRIX_TASK_SEGMENT = 1,
+    STRIX_TASK_POSE = 2,
+    STRIX_TASK_OBB = 3,
+    STRIX_TASK_CLASSIFY = 4
+} strix_task;
+strix_task strix_model_task(const strix_model *m);
+/* Channels a task head adds after the 4 box values and nc scores of each
+ * anchor in strix_model_forward's head: 32 mask coefficients (segment,
+ * Ultralytics' nm), keypoints * dims decoded keypoint values (pose: x, y in
+ * input pixels[, visibility after sigmoid] per keypoint), 1 angle in
+ * radians (obb); 0 for detect and classify. */
+int strix_model_task_channels(const strix_model *m);
+/* Pose: keypoints and dims per keypoint (2 or 3) of kpt_shape; 0, 0 otherwise. */
+void strix_model_kpt_shape(const strix_model *m, int *keypoints, int *dims);
 /* Replace the class names with the lines of a text file (one name per line). */
 strix_status strix_model_load_names(strix_model *m, const char *path, strix_error *err);
 /* Largest stride of the network (32 for YOLOv8/11). */

@@ -81,6 +81,61 @@ static void inspect_matches_ultralytics(void)
     }
 }
 
+/* The task YAMLs (segment, pose, obb, classify) against Ultralytics 8.4.190
+ * (tools/reference/task_counts.py prints these rows): parameters of the model
+ * as built and after fuse(), exactly; fused GFLOPs at 640 in the published
+ * figures' convention (its get_flops with the attention matmuls taken out and
+ * nn.Upsample's elements put in, as the older thop counted), to the 4 decimals
+ * printed. */
+static void inspect_task_heads_match_ultralytics(void)
+{
+    static const struct {
+        const char *yaml;
+        char scale;
+        long long unfused, fused;
+        double gflops;
+    } t[] = {
+        {"weights/yolov8-seg.yaml", 'n', 3409968, 3404320, 12.0052},
+        {"weights/yolov8-seg.yaml", 's', 11821056, 11810560, 40.0911},
+        {"weights/yolov8-pose.yaml", 'n', 3295470, 3289964, 9.1802},
+        {"weights/yolov8-pose.yaml", 's', 11626046, 11615724, 30.1907},
+        {"weights/yolov8-obb.yaml", 'n', 3228867, 3223475, 8.9919},
+        {"weights/yolov8-obb.yaml", 's', 11452739, 11442531, 29.5887},
+        {"weights/yolov8-cls.yaml", 'n', 2719288, 2715880, 3.2902},
+        {"weights/yolov8-cls.yaml", 's', 6361736, 6356200, 12.4489},
+        {"weights/yolo11-seg.yaml", 'n', 2876848, 2868664, 9.7423},
+        {"weights/yolo11-seg.yaml", 's', 10113248, 10097776, 32.9553},
+        {"weights/yolo11-pose.yaml", 'n', 2908507, 2900369, 7.5785},
+        {"weights/yolo11-pose.yaml", 's', 9948811, 9933513, 23.2248},
+        {"weights/yolo11-obb.yaml", 'n', 2695747, 2687819, 6.7289},
+        {"weights/yolo11-obb.yaml", 's', 9744931, 9729747, 22.4529},
+        {"weights/yolo11-cls.yaml", 'n', 2812104, 2807024, 3.1732},
+        {"weights/yolo11-cls.yaml", 's', 6724008, 6715128, 11.9789},
+        {"weights/yolo26-seg.yaml", 'n', 3126280, 2722980, 9.1298},
+        {"weights/yolo26-seg.yaml", 's', 11505800, 10396300, 34.2206},
+        {"weights/yolo26-pose.yaml", 'n', 3747554, 2960395, 7.6218},
+        {"weights/yolo26-pose.yaml", 's', 11870498, 10390323, 24.0510},
+        {"weights/yolo26-obb.yaml", 'n', 2715614, 2480503, 5.6053},
+        {"weights/yolo26-obb.yaml", 's', 10582142, 9782127, 21.6735},
+        {"weights/yolo26-cls.yaml", 'n', 2812104, 2807024, 3.1732},
+        {"weights/yolo26-cls.yaml", 's', 6724008, 6715128, 11.9789},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        strix_model *m;
+        strix_error e;
+        TL_CHECK(load(&m, t[i].yaml, t[i].scale, NULL, &e) == STRIX_OK, "%s", e.message);
+        strix_model_summary s;
+        strix_status st = strix_model_summarize(m, 640, 640, &s, &e);
+        strix_model_free(m);
+        TL_CHECK(st == STRIX_OK, "%s", e.message);
+        TL_CHECK(s.params_unfused == t[i].unfused && s.params_fused == t[i].fused,
+                 "%s %c: params %lld/%lld, Ultralytics %lld/%lld", t[i].yaml, t[i].scale, s.params_unfused,
+                 s.params_fused, t[i].unfused, t[i].fused);
+        TL_CHECK(fabs(s.gflops_fused - t[i].gflops) < 1e-4, "%s %c: %.4f GFLOPs, Ultralytics %.4f",
+                 t[i].yaml, t[i].scale, s.gflops_fused, t[i].gflops);
+    }
+}
+
 /* Ultralytics prints "YOLOv8n summary: 129 layers" unfused, 72 fused. */
 static void inspect_layer_counts_and_shapes(void)
 {
@@ -976,6 +1031,7 @@ int main(int argc, char **argv)
         return 1;
     }
     TL_RUN(inspect_matches_ultralytics);
+    TL_RUN(inspect_task_heads_match_ultralytics);
     TL_RUN(inspect_layer_counts_and_shapes);
     TL_RUN(plan_reuses_memory);
     TL_RUN(yaml_ultralytics_style_and_scale_from_name);

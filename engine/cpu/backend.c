@@ -119,6 +119,14 @@ void strix_cpu_execute_node(const strix_cpu_packed *pk, strix_cpu_team *th, cons
     case STRIX_OP_DECODE:
         strix_cpu_detect_decode(out.data, in.data, pl->n, &pl->decode, th);
         break;
+    case STRIX_OP_SHUFFLE2: strix_cpu_shuffle2(&out, &in, th); break;
+    case STRIX_OP_ADD: {
+        strix_view res = strix_plan_view(pl, p, arena, nd->res);
+        strix_cpu_add(&out, &in, &res, th);
+        break;
+    }
+    case STRIX_OP_AVGPOOL: strix_cpu_avgpool_global(&out, &in, th); break;
+    case STRIX_OP_SOFTMAX: strix_cpu_softmax(&out, &in, th); break;
     }
 }
 
@@ -249,7 +257,7 @@ static strix_status cpu_forward(strix_backend *base, const float *input, float *
     memcpy(input_ptr(b), input, sizeof(float) * (size_t)pl->n * pl->h * pl->w * 3);
     strix_status st = strix_execute(base, b->prog, err);
     if (st) return st;
-    memcpy(decoded, head_ptr(b), sizeof(float) * (size_t)pl->n * pl->anchors * (4 + b->prog->nc));
+    memcpy(decoded, head_ptr(b), sizeof(float) * (size_t)pl->n * pl->buf_elems[b->prog->out_buf]);
     return STRIX_OK;
 }
 
