@@ -323,6 +323,18 @@ int strix_model_class_count(const strix_model *m) { return m->graph.nc; }
 strix_task strix_model_task(const strix_model *m) { return m->graph.task; }
 int strix_model_task_channels(const strix_model *m) { return m->prog.extra; }
 
+const char *strix_task_name(strix_task t)
+{
+    switch (t) {
+    case STRIX_TASK_DETECT: return "detect";
+    case STRIX_TASK_SEGMENT: return "segment";
+    case STRIX_TASK_POSE: return "pose";
+    case STRIX_TASK_OBB: return "obb";
+    case STRIX_TASK_CLASSIFY: return "classify";
+    }
+    return "unknown";
+}
+
 void strix_model_kpt_shape(const strix_model *m, int *keypoints, int *dims)
 {
     *keypoints = m->graph.task == STRIX_TASK_POSE ? m->prog.kpt_n : 0;
@@ -543,6 +555,30 @@ strix_status strix_model_forward(strix_model *m, const float *input, int n, int 
     strix_status st = prepare(m, n, h, w, err);
     if (st) return st;
     return m->backend->ops->forward(m->backend, input, head, err);
+}
+
+strix_status strix_model_protos(strix_model *m, float *out, size_t floats, int *ph, int *pw, strix_error *err)
+{
+    strix_error_clear(err);
+    *ph = *pw = 0;
+    if (m->prog.proto < 0)
+        return strix_fail(err, STRIX_E_ARG, "%s: a %s model has no prototype masks (segment models do)", m->graph.path,
+                          strix_task_name(m->graph.task));
+    if (!m->planned || !m->backend)
+        return strix_fail(err, STRIX_E_ARG, "%s: no prototype masks yet: run strix_model_forward or detect first",
+                          m->graph.path);
+    if (!m->backend->ops->read_value)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: this backend cannot read the prototype masks back",
+                          m->graph.path);
+    wait_all(m);
+    int v = m->prog.proto;
+    *ph = m->plan.val_h[v];
+    *pw = m->plan.val_w[v];
+    size_t need = (size_t)m->plan.n * *ph * *pw * m->prog.values[v].c;
+    if (floats < need)
+        return strix_fail(err, STRIX_E_ARG, "%s: the prototype masks are %zu floats, %zu given", m->graph.path, need,
+                          floats);
+    return m->backend->ops->read_value(m->backend, v, out, err);
 }
 
 /* A detect call's checks and its batch shape (Ultralytics: imgsz rounded up

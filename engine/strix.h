@@ -172,6 +172,9 @@ typedef enum strix_task {
     STRIX_TASK_CLASSIFY = 4
 } strix_task;
 strix_task strix_model_task(const strix_model *m);
+/* "detect", "segment", "pose", "obb", "classify" (Ultralytics' task names);
+ * "unknown" for a value outside the enum. */
+const char *strix_task_name(strix_task t);
 /* Channels a task head adds after the 4 box values and nc scores of each
  * anchor in strix_model_forward's head: 32 mask coefficients (segment,
  * Ultralytics' nm), keypoints * dims decoded keypoint values (pose: x, y in
@@ -411,10 +414,21 @@ strix_status strix_model_quantize(strix_model *m, const strix_image *images, int
                                   const strix_detect_options *o, strix_error *err);
 /* Lower-level stages, for tools, tests and benchmarks.
  * Input tensor layout: [n, h, w, 3] fp32 NHWC, RGB, values in [0, 1].
- * Head layout: [n, A, 4 + nc] fp32: per anchor (cx, cy, w, h) in input pixels
- * followed by sigmoid class scores; A = sum over levels of (h/s) * (w/s). */
+ * Head layout: [n, A, 4 + nc + t] fp32: per anchor (cx, cy, w, h) in input
+ * pixels followed by sigmoid class scores, then the task's t =
+ * strix_model_task_channels(m) values (Ultralytics' eval-mode head output
+ * [n, 4 + nc + t, A] transposed; for obb, (cx, cy) is the rotated box's
+ * centre and (w, h) its sides); A = sum over levels of (h/s) * (w/s).  A
+ * classify model's head is [n, nc]: the softmax probabilities. */
 strix_status strix_model_forward(strix_model *m, const float *input, int n, int h, int w,
                                  float *head, strix_error *err);
+/* A segment model's prototype masks from its last forward (or detect) run:
+ * [n, ph, pw, nm] fp32 NHWC with ph = h/4, pw = w/4, nm =
+ * strix_model_task_channels(m) (Ultralytics' proto [n, nm, ph, pw]
+ * transposed), written to out when it holds `floats` floats (*ph, *pw set
+ * either way).  STRIX_E_ARG for another task, before any run, or a too small
+ * out; STRIX_E_UNSUPPORTED on a backend that cannot read them back. */
+strix_status strix_model_protos(strix_model *m, float *out, size_t floats, int *ph, int *pw, strix_error *err);
 size_t strix_model_anchor_count(const strix_model *m, int h, int w);
 
 /* --------------------------------------------------------------- tracking */

@@ -22,6 +22,7 @@ typedef struct bind {
     strix_error *err;
     float *tmp;               /* conversion scratch */
     size_t tmp_cap;
+    double eps;               /* BatchNorm's (strix_bn_eps) */
 } bind;
 
 static void note_missing(bind *b, const char *name)
@@ -143,7 +144,7 @@ static strix_status bind_conv(bind *b, const strix_node *n, float *blob)
                     return strix_fail(b->err, STRIX_E_WEIGHTS, "%s: tensor '%s' has a negative variance at %d",
                                       strix_st_path(b->f), nm, o);
                 }
-            strix_fold_bn(w, bias, g, beta, mean, var, co, (size_t)cig * kh * kw);
+            strix_fold_bn(w, bias, g, beta, mean, var, co, (size_t)cig * kh * kw, b->eps);
         } else {
             snprintf(nm, sizeof nm, "%s.conv.bias", n->wname);
             if (!strix_st_find(b->f, nm)) {
@@ -159,11 +160,16 @@ static strix_status bind_conv(bind *b, const strix_node *n, float *blob)
     return STRIX_OK;
 }
 
+double strix_bn_eps(const strix_program *p)
+{
+    return p->task == STRIX_TASK_CLASSIFY ? STRIX_BN_EPS_CLASSIFY : STRIX_BN_EPS;
+}
+
 void strix_fold_bn(float *w, float *bias, const float *gamma, const float *beta, const float *mean,
-                   const float *var, int cout, size_t per_out)
+                   const float *var, int cout, size_t per_out, double eps)
 {
     for (int o = 0; o < cout; o++) {
-        double s = gamma[o] / sqrt((double)var[o] + STRIX_BN_EPS);
+        double s = gamma[o] / sqrt((double)var[o] + eps);
         for (size_t i = 0; i < per_out; i++) w[(size_t)o * per_out + i] *= (float)s;
         bias[o] = (float)(beta[o] - mean[o] * s);
     }
@@ -186,6 +192,7 @@ strix_status strix_weights_bind(const strix_program *p, strix_st_file *f, float 
     bind b = {0};
     b.err = err;
     b.f = f;
+    b.eps = strix_bn_eps(p);
     const char *path = strix_st_path(f);
     strix_status st = STRIX_OK;
     size_t nt = strix_st_count(b.f);

@@ -290,6 +290,16 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
     return STRIX_OK;
 }
 
+static strix_status cpu_read_value(strix_backend *base, int v, float *out, strix_error *err)
+{
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    if (!b->plan) return not_planned(err);
+    strix_view src = strix_plan_view(b->plan, b->prog, b->arena, v);
+    strix_view dst = strix_view_dense(out, src.n, src.h, src.w, src.c);
+    strix_cpu_copy(&dst, &src, NULL);
+    return STRIX_OK;
+}
+
 static void cpu_free(strix_backend *base)
 {
     strix_cpu_backend *b = (strix_cpu_backend *)base;
@@ -328,6 +338,7 @@ static const strix_backend_ops cpu_ops = {
     .pinned_alloc = cpu_pinned_alloc,
     .pinned_free = cpu_pinned_free,
     .run_op = cpu_run_op,
+    .read_value = cpu_read_value,
     .int8_begin = cpu_int8_begin,
     .int8_end = cpu_int8_end,
 };
