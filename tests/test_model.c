@@ -136,6 +136,54 @@ static void inspect_task_heads_match_ultralytics(void)
     }
 }
 
+/* Task models: their kind and channels; the CUDA backend refuses every
+ * task but detect in one line (checked before the build's CUDA support, so
+ * a CPU-only build sees it too), the CPU backend runs them. */
+static void task_models_and_cuda_refusal(void)
+{
+    static const struct {
+        const char *yaml;
+        strix_task task;
+        int channels, kn, kd;
+    } t[] = {
+        {"weights/yolov8-seg.yaml", STRIX_TASK_SEGMENT, 32, 0, 0}, {"weights/yolo26-pose.yaml", STRIX_TASK_POSE, 51, 17, 3},
+        {"weights/yolo11-obb.yaml", STRIX_TASK_OBB, 1, 0, 0},      {"weights/yolov8-cls.yaml", STRIX_TASK_CLASSIFY, 0, 0, 0},
+        {"weights/yolo11.yaml", STRIX_TASK_DETECT, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        strix_model *m;
+        strix_error e;
+        TL_CHECK(load(&m, t[i].yaml, 'n', NULL, &e) == STRIX_OK, "%s", e.message);
+        int kn, kd;
+        strix_model_kpt_shape(m, &kn, &kd);
+        TL_CHECK(strix_model_task(m) == t[i].task && strix_model_task_channels(m) == t[i].channels && kn == t[i].kn &&
+                     kd == t[i].kd,
+                 "%s: task %s, %d channels, kpt_shape [%d, %d]", t[i].yaml, strix_task_name(strix_model_task(m)),
+                 strix_model_task_channels(m), kn, kd);
+        float *w = calloc(m->prog.weight_floats + 1, sizeof *w);
+        strix_backend_config c = {0};
+        c.device = 0;
+        c.cpu_isa = strix_model_cpu_isa(m);
+        strix_backend *b = NULL;
+        strix_status st = strix_backend_create(&b, &m->prog, w, &c, &e);
+        if (t[i].task != STRIX_TASK_DETECT) {
+            char want[96];
+            snprintf(want, sizeof want, "a %s model: the CUDA backend runs detect models only; use --device cpu",
+                     strix_task_name(t[i].task));
+            TL_CHECK(st == STRIX_E_UNSUPPORTED && !strcmp(e.message, want), "%s on CUDA: status %d, '%s'", t[i].yaml,
+                     (int)st, st ? e.message : "");
+        }
+        if (b) b->ops->free(b);
+        c.device = -1;
+        b = NULL;
+        st = strix_backend_create(&b, &m->prog, w, &c, &e);
+        TL_CHECK(st == STRIX_OK, "%s on the CPU: %s", t[i].yaml, e.message);
+        b->ops->free(b);
+        free(w);
+        strix_model_free(m);
+    }
+}
+
 /* Ultralytics prints "YOLOv8n summary: 129 layers" unfused, 72 fused. */
 static void inspect_layer_counts_and_shapes(void)
 {
@@ -1032,6 +1080,7 @@ int main(int argc, char **argv)
     }
     TL_RUN(inspect_matches_ultralytics);
     TL_RUN(inspect_task_heads_match_ultralytics);
+    TL_RUN(task_models_and_cuda_refusal);
     TL_RUN(inspect_layer_counts_and_shapes);
     TL_RUN(plan_reuses_memory);
     TL_RUN(yaml_ultralytics_style_and_scale_from_name);
