@@ -96,6 +96,9 @@ void strix_model_free(strix_model *m)
     free(m->weights);
     free(m->scratch);
     free(m->dets);
+    free(m->task_rows);
+    free(m->task_vals);
+    free(m->task_counts);
     free(m);
 }
 
@@ -257,6 +260,10 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     if (!st) st = strix_graph_build(&m->graph, &m->yaml, scale, nc, err);
     if (!st) st = choose_head(&m->graph, o, ck.tensors, err);
     if (!st) st = strix_program_build(&m->prog, &m->graph, err);
+    if (!st && m->prog.end2end && m->graph.task != STRIX_TASK_DETECT)
+        st = strix_fail(err, STRIX_E_UNSUPPORTED, "%s: the one-to-one (NMS-free) head of a %s model is not wired yet: "
+                        "drop --nms-free (its one-to-many head with NMS runs)", m->graph.path,
+                        strix_task_name(m->graph.task));
     m->threads = o->threads ? o->threads : online_cpus();
     if (!st) {
         /* strides as Ultralytics derives them: level sizes of a 256x256 pass */
@@ -634,7 +641,7 @@ static strix_status detect_check(const strix_model *m, const strix_image *im, in
         c->tw = m->input_w;
         c->rect = 0;
     } else if (c->rect) strix_letterbox_shape(im[0].width, im[0].height, c->sz, s, 1, &c->tw, &c->th);
-    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
+    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes, 0, NULL};
     return STRIX_OK;
 }
 
@@ -675,25 +682,59 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
     detect_call c;
     strix_status st = detect_check(m, im, n, o, &c, err);
     if (st) return st;
+    if (m->graph.task == STRIX_TASK_CLASSIFY)
+        return strix_fail(err, STRIX_E_ARG, "%s: a classify model finds no boxes: strix_model_forward gives its class "
+                          "probabilities", m->graph.path);
     wait_all(m); /* the submitted batches keep their own failures */
     st = prepare(m, n, c.th, c.tw, err);
     if (st) return st;
 
     size_t info_bytes = sizeof(strix_letterbox_info) * (size_t)n;
+    strix_task_layout tl = {m->graph.task, m->graph.nc, m->prog.extra, m->prog.kpt_d};
+    size_t row = 4 + (size_t)m->graph.nc + m->prog.extra, nd = (size_t)n * o->max_det;
+    int task = m->graph.task != STRIX_TASK_DETECT, stride = strix_task_stride(&tl);
+    m->task_n = 0;
     if (!strix_reserve(&m->scratch, &m->scratch_cap, info_bytes + sizeof(int) * (size_t)n) ||
-        !strix_reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * (size_t)n * o->max_det))
+        !strix_reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * nd) ||
+        (task && (!strix_reserve((void **)&m->task_rows, &m->task_rows_cap, sizeof(float) * nd * row) ||
+                  !strix_reserve((void **)&m->task_vals, &m->task_vals_cap, sizeof(float) * nd * stride) ||
+                  !strix_reserve((void **)&m->task_counts, &m->task_counts_cap, sizeof(int) * (size_t)n))))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
     strix_letterbox_info *info = m->scratch;
     int *counts = (int *)((char *)m->scratch + info_bytes);
     for (int i = 0; i < n; i++) plan_image(m, &c, &im[i], &info[i]);
+    if (task) c.np.rows_out = m->task_rows;
     st = m->backend->ops->detect(m->backend, im, n, info, &c.np, m->dets, counts, err);
     if (st) return st;
     for (int i = 0; i < n; i++) {
         strix_detection *d = m->dets + (size_t)i * o->max_det;
         strix_scale_boxes(d, counts[i], &info[i]);
+        if (task) {
+            size_t k0 = (size_t)i * o->max_det;
+            strix_scale_task_values(m->task_vals + k0 * stride, d, m->task_rows + k0 * row, counts[i], &tl, &info[i]);
+            m->task_counts[i] = counts[i];
+        }
         out[i].count = counts[i];
         out[i].items = d;
     }
+    if (task) m->task_n = n, m->task_max_det = o->max_det;
+    return STRIX_OK;
+}
+
+strix_status strix_model_task_values(const strix_model *m, int image, strix_task_values *out, strix_error *err)
+{
+    strix_error_clear(err);
+    memset(out, 0, sizeof *out);
+    if (m->graph.task == STRIX_TASK_DETECT || m->graph.task == STRIX_TASK_CLASSIFY)
+        return strix_fail(err, STRIX_E_ARG, "%s: a %s model's detections carry no task values", m->graph.path,
+                          strix_task_name(m->graph.task));
+    if (image < 0 || image >= m->task_n)
+        return strix_fail(err, STRIX_E_ARG, "%s: image %d is not one of the last strix_model_detect's %d",
+                          m->graph.path, image, m->task_n);
+    strix_task_layout tl = {m->graph.task, m->graph.nc, m->prog.extra, m->prog.kpt_d};
+    out->stride = strix_task_stride(&tl);
+    out->count = m->task_counts[image];
+    out->values = m->task_vals + (size_t)image * m->task_max_det * out->stride;
     return STRIX_OK;
 }
 
@@ -728,6 +769,9 @@ strix_status strix_model_submit(strix_model *m, const strix_image *im, int n, co
     }
     if (!out) return strix_fail(err, STRIX_E_ARG, "submit needs somewhere to put the batch handle");
     *out = NULL;
+    if (m->graph.task != STRIX_TASK_DETECT)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: a %s model: submit runs detect models only so far; use "
+                          "strix_model_detect", m->graph.path, strix_task_name(m->graph.task));
     detect_call c;
     strix_status st = detect_check(m, im, n, o, &c, err);
     if (st) return st;

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MAX_WH 7680.f    /* Ultralytics' per-class coordinate offset */
 #define DEFAULT_MAX_NMS 30000
@@ -62,7 +63,7 @@ size_t strix_topk_workspace(size_t anchors, const strix_nms_params *p)
 int strix_topk(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p, void *ws)
 {
     if (p->nc <= 0 || p->max_det <= 0 || anchors == 0) return 0;
-    size_t w = 4 + (size_t)p->nc, k = topk_k(anchors, p);
+    size_t w = p->row ? (size_t)p->row : 4 + (size_t)p->nc, k = topk_k(anchors, p);
     scored *best = ws, *pairs = (scored *)((char *)ws + align_up(anchors * sizeof(scored)));
     for (size_t a = 0; a < anchors; a++) {
         const float *s = head + a * w + 4;
@@ -97,6 +98,7 @@ int strix_topk(strix_detection *out, const float *head, size_t anchors, const st
         }
         if (!(pairs[i].score > p->conf) || (p->classes && !p->classes[cls])) continue;
         const float *h = head + (size_t)anchor * w;
+        if (p->rows_out) memcpy(p->rows_out + (size_t)n * w, h, sizeof(float) * w);
         out[n++] = (strix_detection){h[0] - h[2] / 2, h[1] - h[3] / 2, h[0] + h[2] / 2, h[1] + h[3] / 2,
                                      pairs[i].score, cls};
     }
@@ -136,44 +138,45 @@ static double typed_threshold(float f)
 static float mx(float a, float b) { return a < b ? b : a; }
 static float mn(float a, float b) { return b < a ? b : a; }
 
+/* The candidates: best class score > conf (float compare, as torch does
+ * with a Python scalar on a float32 tensor; a NaN score anywhere in the row
+ * makes torch's amax NaN, which fails the test), in the class filter; by
+ * decreasing score, at most max_nms; boxes left as cx, cy, w, h. */
+static size_t candidates(cand *c, const float *head, size_t anchors, size_t row, const strix_nms_params *p)
+{
+    size_t n = 0;
+    for (size_t a = 0; a < anchors; a++) {
+        const float *r = head + a * row, *s = r + 4;
+        float best = s[0];
+        int bi = 0, nan = s[0] != s[0];
+        for (int j = 1; j < p->nc; j++) {
+            if (s[j] > best) best = s[j], bi = j;
+            nan |= s[j] != s[j];
+        }
+        if (nan || !(best > p->conf) || (p->classes && !p->classes[bi])) continue;
+        c[n++] = (cand){r[0], r[1], r[2], r[3], best, bi, (int)a};
+    }
+    qsort(c, n, sizeof *c, by_score);
+    size_t max_nms = p->max_nms > 0 ? (size_t)p->max_nms : DEFAULT_MAX_NMS;
+    return n < max_nms ? n : max_nms;
+}
+
 int strix_nms(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p,
               void *workspace)
 {
     int nc = p->nc;
     if (nc <= 0 || p->max_det <= 0 || anchors == 0) return 0;
-    size_t row = 4 + (size_t)nc;
+    size_t row = p->row ? (size_t)p->row : 4 + (size_t)nc;
     cand *c = workspace;
     kept *k = (kept *)((unsigned char *)workspace + align_up(anchors * sizeof(cand)));
-
-    /* candidates: best class score > conf (float compare, as torch does
-     * with a Python scalar on a float32 tensor); a NaN score anywhere in the
-     * row makes torch's amax NaN, which fails the test */
-    size_t n = 0;
-    for (size_t a = 0; a < anchors; a++) {
-        const float *r = head + a * row;
-        const float *s = r + 4;
-        float best = s[0];
-        int bi = 0, nan = s[0] != s[0];
-        for (int j = 1; j < nc; j++) {
-            if (s[j] > best) best = s[j], bi = j;
-            nan |= s[j] != s[j];
-        }
-        if (nan || !(best > p->conf) || (p->classes && !p->classes[bi])) continue;
-        float hw = r[2] / 2, hh = r[3] / 2;
-        c[n].x1 = r[0] - hw;
-        c[n].y1 = r[1] - hh;
-        c[n].x2 = r[0] + hw;
-        c[n].y2 = r[1] + hh;
-        c[n].score = best;
-        c[n].cls = bi;
-        c[n].anchor = (int)a;
-        n++;
+    size_t n = candidates(c, head, anchors, row, p);
+    for (size_t i = 0; i < n; i++) { /* cx, cy, w, h to corners */
+        float hw = c[i].x2 / 2, hh = c[i].y2 / 2, cx = c[i].x1, cy = c[i].y1;
+        c[i].x1 = cx - hw;
+        c[i].y1 = cy - hh;
+        c[i].x2 = cx + hw;
+        c[i].y2 = cy + hh;
     }
-    if (n == 0) return 0;
-
-    qsort(c, n, sizeof *c, by_score);
-    size_t max_nms = p->max_nms > 0 ? (size_t)p->max_nms : DEFAULT_MAX_NMS;
-    if (n > max_nms) n = max_nms;
 
     /* greedy NMS on class-offset boxes: a box is dropped when its IoU with
      * any earlier kept box exceeds the threshold; later boxes never affect
@@ -202,29 +205,125 @@ int strix_nms(strix_detection *out, const float *head, size_t anchors, const str
         out[nk].y2 = c[i].y2;
         out[nk].score = c[i].score;
         out[nk].class_id = c[i].cls;
+        if (p->rows_out) memcpy(p->rows_out + (size_t)nk * row, head + (size_t)c[i].anchor * row, sizeof(float) * row);
         nk++;
     }
     return nk;
 }
 
+size_t strix_nms_obb_workspace(size_t anchors, const strix_nms_params *p)
+{
+    (void)p;
+    return align_up(anchors * sizeof(cand)) + align_up(anchors * 5 * sizeof(float)) +
+           align_up(anchors * sizeof(float)) + align_up(anchors * sizeof(int));
+}
+
+int strix_nms_obb(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p,
+                  void *workspace)
+{
+    if (p->nc <= 0 || p->max_det <= 0 || anchors == 0) return 0;
+    size_t row = p->row ? (size_t)p->row : 5 + (size_t)p->nc;
+    char *w = workspace;
+    cand *c = (cand *)w;
+    float *box = (float *)(w + align_up(anchors * sizeof(cand)));
+    float *score = (float *)((char *)box + align_up(anchors * 5 * sizeof(float)));
+    int *keep = (int *)((char *)score + align_up(anchors * sizeof(float)));
+    size_t n = candidates(c, head, anchors, row, p);
+    for (size_t i = 0; i < n; i++) {
+        float off = p->agnostic ? 0.f : (float)c[i].cls * MAX_WH;
+        const float *r = head + (size_t)c[i].anchor * row;
+        float *b = box + 5 * i;
+        b[0] = r[0] + off, b[1] = r[1] + off, b[2] = r[2], b[3] = r[3], b[4] = r[row - 1];
+        score[i] = c[i].score;
+    }
+    int k = strix_nms_rotated(box, score, (int)n, p->iou, keep);
+    if (k < 0) return -1;
+    if (k > p->max_det) k = p->max_det;
+    for (int j = 0; j < k; j++) {
+        const cand *q = &c[keep[j]];
+        const float *r = head + (size_t)q->anchor * row;
+        /* OBB.xyxy: the bounds of the 4 corners, centre +- (w/2 cos - h/2 sin, w/2 sin + h/2 cos) and mirrored */
+        float cs = cosf(r[row - 1]), sn = sinf(r[row - 1]);
+        float ex = fabsf(r[2] / 2 * cs) + fabsf(r[3] / 2 * sn), ey = fabsf(r[2] / 2 * sn) + fabsf(r[3] / 2 * cs);
+        out[j] = (strix_detection){r[0] - ex, r[1] - ey, r[0] + ex, r[1] + ey, q->score, q->cls};
+        if (p->rows_out) memcpy(p->rows_out + (size_t)j * row, r, sizeof(float) * row);
+    }
+    return k;
+}
+
+/* Ultralytics' _get_covariance_matrix: a, b, c of [[a, c], [c, b]]. */
+static void covariance(const float *b, float *a, float *bb, float *c)
+{
+    float w2 = b[2] * b[2] / 12, h2 = b[3] * b[3] / 12, cs = cosf(b[4]), sn = sinf(b[4]);
+    *a = w2 * cs * cs + h2 * sn * sn;
+    *bb = w2 * sn * sn + h2 * cs * cs;
+    *c = (w2 - h2) * cs * sn;
+}
+
+/* batch_probiou of two boxes, in float32 as torch evaluates it. */
+static float probiou(const float *p1, const float *p2)
+{
+    const float eps = 1e-7f;
+    float a1, b1, c1, a2, b2, c2;
+    covariance(p1, &a1, &b1, &c1);
+    covariance(p2, &a2, &b2, &c2);
+    float dy = p1[1] - p2[1], dx = p1[0] - p2[0], den = (a1 + a2) * (b1 + b2) - (c1 + c2) * (c1 + c2);
+    float t1 = ((a1 + a2) * dy * dy + (b1 + b2) * dx * dx) / (den + eps) * 0.25f;
+    float t2 = ((c1 + c2) * (p2[0] - p1[0]) * dy) / (den + eps) * 0.5f;
+    float d1 = a1 * b1 - c1 * c1, d2 = a2 * b2 - c2 * c2;
+    float t3 = logf(den / (4 * sqrtf((d1 > 0 ? d1 : 0) * (d2 > 0 ? d2 : 0)) + eps) + eps) * 0.5f;
+    float bd = t1 + t2 + t3;
+    bd = bd < eps ? eps : bd > 100.f ? 100.f : bd;
+    return 1 - sqrtf(1.0f - expf(-bd) + eps);
+}
+
+int strix_nms_rotated(const float *xywhr, const float *scores, int n, float iou_thr, int *keep)
+{
+    if (n <= 0) return 0;
+    scored *order = malloc(sizeof *order * (size_t)n);
+    if (!order) return -1;
+    for (int i = 0; i < n; i++) order[i] = (scored){scores[i], i};
+    qsort(order, (size_t)n, sizeof *order, by_scored);
+    int k = 0;
+    for (int j = 0; j < n; j++) {
+        int suppressed = 0;
+        for (int i = 0; i < j && !suppressed; i++)
+            suppressed = probiou(xywhr + 5 * (size_t)order[i].idx, xywhr + 5 * (size_t)order[j].idx) > iou_thr;
+        if (!suppressed) keep[k++] = order[j].idx;
+    }
+    free(order);
+    return k;
+}
+
 /* torch's clamp_(0, limit): NaN stays NaN. */
 static float clip(float v, float limit) { return v < 0.f ? 0.f : v > limit ? limit : v; }
 
-void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info *info)
+/* The letterbox undone: scale_boxes(img1_shape=tensor, boxes,
+ * img0_shape=source) recomputes the geometry from the two shapes (never
+ * from the letterbox it undoes), with per-axis gains and Python rounding;
+ * the subtraction and division then happen in float32. */
+typedef struct unletterbox {
+    float gain_x, gain_y, pad_x, pad_y;
+} unletterbox;
+
+static unletterbox unletterbox_of(const strix_letterbox_info *info)
 {
-    /* scale_boxes(img1_shape=tensor, boxes, img0_shape=source) recomputes
-     * the geometry from the two shapes (never from the letterbox it
-     * undoes), with per-axis gains and Python rounding; the subtraction and
-     * division then happen in float32 */
     int w0 = info->src_w, h0 = info->src_h;
     double gh = (double)info->dst_h / h0, gw = (double)info->dst_w / w0;
     double gain = gh < gw ? gh : gw;
     int new_h = (int)nearbyint(h0 * gain), new_w = (int)nearbyint(w0 * gain);
     if (new_h < 1) new_h = 1;
     if (new_w < 1) new_w = 1;
-    float gain_x = (float)((double)new_w / w0), gain_y = (float)((double)new_h / h0);
-    float pad_x = (float)nearbyint((info->dst_w - new_w) / 2.0 - 0.1);
-    float pad_y = (float)nearbyint((info->dst_h - new_h) / 2.0 - 0.1);
+    return (unletterbox){(float)((double)new_w / w0), (float)((double)new_h / h0),
+                         (float)nearbyint((info->dst_w - new_w) / 2.0 - 0.1),
+                         (float)nearbyint((info->dst_h - new_h) / 2.0 - 0.1)};
+}
+
+void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info *info)
+{
+    int w0 = info->src_w, h0 = info->src_h;
+    unletterbox u = unletterbox_of(info);
+    float gain_x = u.gain_x, gain_y = u.gain_y, pad_x = u.pad_x, pad_y = u.pad_y;
     for (int i = 0; i < n; i++) {
         strix_detection *d = &dets[i];
         d->x1 = clip((d->x1 - pad_x) / gain_x, (float)w0);
@@ -232,4 +331,44 @@ void strix_scale_boxes(strix_detection *dets, int n, const strix_letterbox_info 
         d->x2 = clip((d->x2 - pad_x) / gain_x, (float)w0);
         d->y2 = clip((d->y2 - pad_y) / gain_y, (float)h0);
     }
+}
+
+void strix_scale_task_values(float *vals, strix_detection *dets, const float *rows, int n, const strix_task_layout *t,
+                             const strix_letterbox_info *info)
+{
+    unletterbox u = unletterbox_of(info);
+    float w0 = (float)info->src_w, h0 = (float)info->src_h;
+    int row = 4 + t->nc + t->extra, stride = strix_task_stride(t);
+    for (int i = 0; i < n; i++) {
+        const float *r = rows + (size_t)i * row, *x = r + 4 + t->nc;
+        float *v = vals + (size_t)i * stride;
+        if (t->task == STRIX_TASK_SEGMENT) {
+            memcpy(v, x, sizeof(float) * (size_t)t->extra);
+        } else if (t->task == STRIX_TASK_POSE) {
+            /* scale_coords: the letterbox undone, clipped to the source */
+            for (int k = 0; k + t->kpt_d <= t->extra; k += t->kpt_d) {
+                v[k] = clip((x[k] - u.pad_x) / u.gain_x, w0);
+                v[k + 1] = clip((x[k + 1] - u.pad_y) / u.gain_y, h0);
+                if (t->kpt_d == 3) v[k + 2] = x[k + 2];
+            }
+        } else if (t->task == STRIX_TASK_OBB) {
+            /* scale_boxes(xywh=True): centre less the padding, all four over the gains, not clipped */
+            v[0] = (r[0] - u.pad_x) / u.gain_x;
+            v[1] = (r[1] - u.pad_y) / u.gain_y;
+            v[2] = r[2] / u.gain_x;
+            v[3] = r[3] / u.gain_y;
+            v[4] = x[0];
+            float cs = cosf(v[4]), sn = sinf(v[4]);
+            float ex = fabsf(v[2] / 2 * cs) + fabsf(v[3] / 2 * sn), ey = fabsf(v[2] / 2 * sn) + fabsf(v[3] / 2 * cs);
+            dets[i].x1 = clip(v[0] - ex, w0);
+            dets[i].y1 = clip(v[1] - ey, h0);
+            dets[i].x2 = clip(v[0] + ex, w0);
+            dets[i].y2 = clip(v[1] + ey, h0);
+        }
+    }
+}
+
+int strix_task_stride(const strix_task_layout *t)
+{
+    return t->task == STRIX_TASK_OBB ? 5 : t->task == STRIX_TASK_SEGMENT || t->task == STRIX_TASK_POSE ? t->extra : 0;
 }

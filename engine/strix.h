@@ -365,6 +365,30 @@ strix_status strix_model_detect(strix_model *m, const strix_image *images, int n
                                 const strix_detect_options *o, strix_detections *out,
                                 strix_error *err);
 
+/* The task values of a segment, pose or obb model's detections from the
+ * last strix_model_detect, image `image` of its batch: values[k * stride +
+ * j] belongs to detection k of out[image].items (count of them), as
+ * Ultralytics' predictors give them:
+ *   segment: stride = nm (32): the mask coefficients; the masks are
+ *            sigmoid(coefficients . protos) (strix_model_protos, in tensor
+ *            space: crop to the box and undo the letterbox to use them);
+ *   pose:    stride = keypoints x dims: per keypoint x, y in source pixels
+ *            (clipped to the image) and, with dims 3, its visibility;
+ *   obb:     stride = 5: cx, cy, w, h in source pixels (not clipped) and the
+ *            angle r in radians; the detection's box is the axis-aligned
+ *            bounds of those corners (clipped), its NMS the rotated one
+ *            (probiou) Ultralytics uses.
+ * Valid until the next detect or free.  STRIX_E_ARG for detect and classify
+ * models and for an image outside the last batch.  strix_model_submit runs
+ * detect models only so far (STRIX_E_UNSUPPORTED for the others), and a
+ * classify model finds no boxes (strix_model_detect: STRIX_E_ARG). */
+typedef struct strix_task_values {
+    int count;            /* detections of the image */
+    int stride;           /* floats per detection */
+    const float *values;  /* count x stride, model-owned */
+} strix_task_values;
+strix_status strix_model_task_values(const strix_model *m, int image, strix_task_values *out, strix_error *err);
+
 /* Asynchronous detection: submit a batch now, collect its detections later,
  * with up to STRIX_MAX_IN_FLIGHT batches submitted and not yet released.
  * Host images may be reused as soon as submit returns (their pixels are

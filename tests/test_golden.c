@@ -277,7 +277,7 @@ static void run_case(const char *name)
                 double l2 = sqrt(num / (den + 1e-30));
                 if (l2 > worst_l2) worst_l2 = l2;
                 /* (c) our NMS on Ultralytics' output (absent rows score 0: not candidates) */
-                strix_nms_params np = {conf, iouth, 300, 30000, 0, nc, NULL};
+                strix_nms_params np = {conf, iouth, 300, 30000, 0, nc, NULL, 0, NULL};
                 void *ws = malloc(strix_nms_workspace(A, &np) + 1);
                 strix_detection *d = malloc(sizeof *d * 300);
                 int k = strix_nms(d, ghead, A, &np, ws);
@@ -355,6 +355,76 @@ static void l2_add(l2acc *a, const float *ours, const float *theirs, int c0, int
     }
 }
 static double l2_of(const l2acc *a) { return sqrt(a->num / (a->den + 1e-30)); }
+
+/* strix_model_detect on the computed picture at 200 x 150 against
+ * Ultralytics' predict (its `dets`, and `keypoints` or `xywhr`): at least
+ * 90% of its boxes found as in run_case (d), and for each found box the
+ * task values: keypoints within 0.05 pixel (visibility 1e-4), xywhr within
+ * 0.05 pixel and 1e-4 radian. */
+static void task_detect(strix_st_file *g, strix_model *m, const char *name)
+{
+    enum { W = 200, H = 150 };
+    static uint8_t px[W * H * 3];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            for (int c = 0; c < 3; c++) px[(y * W + x) * 3 + c] = (uint8_t)((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255);
+    strix_image im = {px, W, H, 0, STRIX_RGB, NULL, 0, STRIX_BT601, 0, STRIX_HOST};
+    strix_detect_options o;
+    strix_detect_options_init(&o);
+    o.conf = strtof(meta(g, "conf"), NULL);
+    o.iou = strtof(meta(g, "iou"), NULL);
+    o.imgsz = atoi(meta(g, "size"));
+    strix_detections r;
+    strix_task_values tv;
+    strix_error e;
+    if (strix_model_detect(m, &im, 1, &o, &r, &e) || strix_model_task_values(m, 0, &tv, &e)) {
+        tl_fail("%s: %s", name, e.message);
+        return;
+    }
+    const strix_st_tensor *gd = strix_st_find(g, "dets"), *gk = strix_st_find(g, "keypoints");
+    const strix_st_tensor *gx = strix_st_find(g, "xywhr"), *gv = gk ? gk : gx;
+    int k = (int)(gd->numel / 6), stride = gv ? (int)(gv->numel / (k ? k : 1)) : 0;
+    float *dv = malloc(sizeof(float) * (gd->numel + 1)), *vv = malloc(sizeof(float) * (gv ? gv->numel + 1 : 1));
+    strix_st_to_f32(dv, gd, NULL);
+    if (gv) strix_st_to_f32(vv, gv, NULL);
+    for (int j = 0; j < k; j++) /* every strix box is clipped to the image; Ultralytics' OBB.xyxy is not */
+        for (int c = 0; c < 4; c++) dv[j * 6 + c] = fminf(fmaxf(dv[j * 6 + c], 0.0f), c % 2 ? (float)H : (float)W);
+    int found = 0;
+    double worst_px = 0, worst_other = 0;
+    char why[160] = "";
+    for (int j = 0; j < k; j++) {
+        int hit = -1;
+        for (int i = 0; i < r.count && hit < 0; i++)
+            if (same_box(&r.items[i], dv + (size_t)j * 6)) hit = i;
+        if (hit < 0) {
+            if (!why[0])
+                snprintf(why, sizeof why, "Ultralytics' box %d (class %d, score %.6f) has no match", j,
+                         (int)dv[j * 6 + 5], dv[j * 6 + 4]);
+            continue;
+        }
+        found++;
+        if (gv && stride != tv.stride) {
+            tl_fail("%s: %d task values per box, Ultralytics %d", name, tv.stride, stride);
+            break;
+        }
+        for (int c = 0; gv && c < stride; c++) {
+            double d = fabs(tv.values[(size_t)hit * stride + c] - vv[(size_t)j * stride + c]);
+            int is_px = gk ? c % 3 < 2 : c < 4;
+            if (is_px) worst_px = fmax(worst_px, d);
+            else worst_other = fmax(worst_other, d);
+        }
+    }
+    printf("  %s: detect %d/%d of Ultralytics' boxes (%d found), task values max %.2g px, %.2g otherwise\n", name,
+           found, k, r.count, worst_px, worst_other);
+    if (!tl_g.failed) {
+        if (k == 0) tl_fail("%s: the golden has no boxes: regenerate it", name);
+        else if (found < 0.9 * k) tl_fail("%s: only %d/%d boxes match: %s", name, found, k, why);
+        else if (worst_px > 0.05 || worst_other > 1e-4)
+            tl_fail("%s: task values off by %.3g pixels, %.3g otherwise", name, worst_px, worst_other);
+    }
+    free(dv);
+    free(vv);
+}
 
 /* A task head (segment, pose, obb, classify) against Ultralytics' eval-mode
  * output on the same synthetic weights and the computed picture: relative
@@ -446,6 +516,7 @@ static void run_task_case(const char *name)
     }
     printf("  %s: boxes rel L2 %.2g, scores %.2g, task channels %.2g, protos %.2g, keypoints max %.2g px, "
            "probabilities max %.2g\n", name, l2_of(&box), l2_of(&score), l2_of(&extra), l2_of(&proto), kpt_px, prob);
+    if (!tl_g.failed && strix_st_find(g, "dets")) task_detect(g, m, name);
     if (!tl_g.failed) {
         if (l2_of(&box) > 5e-4 || l2_of(&score) > 5e-4 || l2_of(&extra) > 5e-4 || l2_of(&proto) > 5e-4)
             tl_fail("%s: relative L2 error above 5e-4 (boxes %.3g, scores %.3g, task channels %.3g, protos %.3g)",

@@ -271,7 +271,10 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
         return strix_fail(err, STRIX_E_INTERNAL, "engine/cpu/backend.c: detect on %d images, planned for %d", n,
                           pl->n);
     int e2e = b->prog->end2end; /* a one-to-one head: top-k selection, no NMS */
-    size_t need = e2e ? strix_topk_workspace(pl->anchors, np) : strix_nms_workspace(pl->anchors, np);
+    int obb = b->prog->task == STRIX_TASK_OBB; /* rotated NMS */
+    size_t need = e2e ? strix_topk_workspace(pl->anchors, np)
+                : obb ? strix_nms_obb_workspace(pl->anchors, np)
+                      : strix_nms_workspace(pl->anchors, np);
     for (int i = 0; i < n; i++) {
         size_t lb = strix_letterbox_scratch_bytes(&info[i]);
         if (lb > need) need = lb;
@@ -283,10 +286,17 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
     strix_status st = strix_execute(base, b->prog, err);
     if (st) return st;
     const float *head = head_ptr(b);
-    size_t per = pl->anchors * (4 + (size_t)b->prog->nc);
-    for (int i = 0; i < n; i++)
-        counts[i] = e2e ? strix_topk(dets + (size_t)i * np->max_det, head + per * i, pl->anchors, np, b->scratch)
-                        : strix_nms(dets + (size_t)i * np->max_det, head + per * i, pl->anchors, np, b->scratch);
+    size_t row = 4 + (size_t)b->prog->nc + b->prog->extra, per = pl->anchors * row;
+    for (int i = 0; i < n; i++) {
+        strix_nms_params pi = *np; /* image i's rows_out */
+        pi.row = (int)row;
+        if (np->rows_out) pi.rows_out = np->rows_out + (size_t)i * np->max_det * row;
+        strix_detection *d = dets + (size_t)i * np->max_det;
+        counts[i] = e2e ? strix_topk(d, head + per * i, pl->anchors, &pi, b->scratch)
+                  : obb ? strix_nms_obb(d, head + per * i, pl->anchors, &pi, b->scratch)
+                        : strix_nms(d, head + per * i, pl->anchors, &pi, b->scratch);
+        if (counts[i] < 0) return strix_fail(err, STRIX_E_NOMEM, "out of memory for rotated NMS");
+    }
     return STRIX_OK;
 }
 

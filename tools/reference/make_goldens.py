@@ -145,7 +145,32 @@ def run_task_case(args, case, tmp):
             pix = np.arange(0, proto.shape[0], TASK_PROTO_EVERY)
             tensors["proto_pixels"] = pix.astype(np.int32)
             tensors["proto"] = proto[pix].astype(np.float32)
-    meta = {"case": name, "yaml": yaml_path, "scale": scale, "seed": str(seed), "task": task,
+    pred_meta = {}
+    if task != "classify" and "26" not in name:
+        # YOLO.predict on the computed picture at 200 x 150 (letterboxed to 256 x 192): boxes after NMS (rotated
+        # for obb) in source pixels, and the keypoints or xywhr of each
+        pic = task_picture()[0, :, :150, :200]  # [3, 150, 200] RGB
+        bgr = np.ascontiguousarray((pic.permute(1, 2, 0).numpy()[:, :, ::-1] * 255).round().astype(np.uint8))
+        yolo = YOLO({"segment": "yolov8n-seg.yaml", "pose": "yolov8n-pose.yaml", "obb": "yolov8n-obb.yaml"}[task],
+                    verbose=False)
+        yolo.model = model
+        opts = dict(imgsz=TASK_SIZE, iou=0.7, max_det=300, verbose=False, device="cpu")
+        r = yolo.predict(bgr, conf=0.001, **opts)[0]  # conf: about 30 boxes after NMS
+        confs = np.sort((r.obb if task == "obb" else r.boxes).conf.numpy())[::-1]
+        conf = round(float(confs[min(30, len(confs) - 1)]), 4)
+        r = yolo.predict(bgr, conf=conf, **opts)[0]
+        if task == "obb":
+            o = r.obb
+            dets = np.concatenate([o.xyxy.numpy(), o.conf.numpy()[:, None], o.cls.numpy()[:, None]], axis=1)
+            tensors["xywhr"] = o.xywhr.numpy().astype(np.float32).reshape(-1, 5)
+        else:
+            b = r.boxes
+            dets = np.concatenate([b.xyxy.numpy(), b.conf.numpy()[:, None], b.cls.numpy()[:, None]], axis=1)
+        if task == "pose":
+            tensors["keypoints"] = r.keypoints.data.numpy().astype(np.float32).reshape(len(dets), -1)
+        tensors["dets"] = dets.astype(np.float32).reshape(-1, 6)
+        pred_meta = {"conf": str(conf), "iou": "0.7", "picture": "200x150"}
+    meta = {"case": name, "yaml": yaml_path, "scale": scale, "seed": str(seed), "task": task, **pred_meta,
             "size": str(TASK_SIZE), "nc": str(d["nc"]), "weights_sha256": sha256(wpath),
             "synthetic_version": json.loads(open(wpath, "rb").read(8 + int.from_bytes(open(wpath, "rb").read(8), "little"))[8:])
             ["__metadata__"]["strix_synthetic_version"],
@@ -306,7 +331,11 @@ on a computed {size} x {size} picture (pixel (x, y) channel c =
 ((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255) / 255, RGB): `head_rows` /
 `head` (every {rows}th row of [A, 4 + nc + extra] and the 16 best-scoring),
 for segment `proto_pixels` / `proto` (every {protos}th pixel of the protos,
-[H/4 * W/4, 32] NHWC), for classify `probs` ([nc]).
+[H/4 * W/4, 32] NHWC), for classify `probs` ([nc]); for the YOLOv8/YOLO11
+segment, pose and obb cases also YOLO.predict's results on the same picture
+cut to 200 x 150 (imgsz {size}, conf about 30 boxes, iou 0.7): `dets` (x1 y1
+x2 y2 score class in source pixels; obb: OBB.xyxy) and `keypoints` ([k, 17 x 3])
+or `xywhr` ([k, 5]).
 
 {tasks}
 
