@@ -793,6 +793,20 @@ static void test_attention(void)
 
 /* ------------------------------------------------------------- decode */
 
+/* DFL's expected distance over rm bins, in double; reg_max 1 (YOLO26): no
+ * DFL, the output is the distance. */
+static double dfl_reference(const float *lg, int rm)
+{
+    if (rm == 1) return lg[0];
+    double mx = lg[0], sum = 0.0, wsum = 0.0;
+    for (int i = 1; i < rm; i++) mx = lg[i] > mx ? lg[i] : mx;
+    for (int i = 0; i < rm; i++) {
+        sum += exp(lg[i] - mx);
+        wsum += i * exp(lg[i] - mx);
+    }
+    return wsum / sum;
+}
+
 static void test_decode(void)
 {
     for (int it = 0; it < 10; it++) {
@@ -821,20 +835,7 @@ static void test_decode(void)
                     for (int x = 0; x < p.level_w[l]; x++, a++) {
                         const float *hp = head.data + a * iw;
                         double dist[4];
-                        for (int side = 0; side < 4; side++) {
-                            const float *lg = hp + side * rm;
-                            if (rm == 1) { /* reg_max 1 (YOLO26): no DFL, the output is the distance */
-                                dist[side] = lg[0];
-                                continue;
-                            }
-                            double mx = lg[0], sum = 0.0, wsum = 0.0;
-                            for (int i = 1; i < rm; i++) mx = lg[i] > mx ? lg[i] : mx;
-                            for (int i = 0; i < rm; i++) {
-                                sum += exp(lg[i] - mx);
-                                wsum += i * exp(lg[i] - mx);
-                            }
-                            dist[side] = wsum / sum;
-                        }
+                        for (int side = 0; side < 4; side++) dist[side] = dfl_reference(hp + side * rm, rm);
                         double ax = x + 0.5, ay = y + 0.5, s = p.level_stride[l];
                         double x1 = ax - dist[0], y1 = ay - dist[1];
                         double x2 = ax + dist[2], y2 = ay + dist[3];
@@ -1031,13 +1032,7 @@ static void test_decode_tasks(void)
                     for (int x = 0; x < p.level_w[l]; x++, a++) {
                         const float *hp = head.data + a * iw, *xp = hp + 4 * rm + nc;
                         double d[4], s = p.level_stride[l], ax = x + 0.5, ay = y + 0.5, *r = ref + a * ow;
-                        for (int side = 0; side < 4; side++) {
-                            const float *lg = hp + side * rm;
-                            double mx = lg[0], z = 0, wz = 0;
-                            for (int i = 1; i < rm; i++) mx = fmax(mx, lg[i]);
-                            for (int i = 0; i < rm; i++) z += exp(lg[i] - mx), wz += i * exp(lg[i] - mx);
-                            d[side] = rm == 1 ? lg[0] : wz / z;
-                        }
+                        for (int side = 0; side < 4; side++) d[side] = dfl_reference(hp + side * rm, rm);
                         if (p.kind == STRIX_EXTRA_ANGLE) {
                             double ang = p.v26 ? xp[0] : (1 / (1 + exp(-xp[0])) - 0.25) * 3.14159265358979323846;
                             double xf = (d[2] - d[0]) / 2, yf = (d[3] - d[1]) / 2;

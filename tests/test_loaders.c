@@ -86,6 +86,16 @@ static float iou(const float *a, const strix_detection *b)
     return u > 0 ? inter / u : 0;
 }
 
+/* How the fixtures load: path with yaml at scale n, or the graph it embeds. */
+static void fixture_options(strix_model_options *o, const char *path, const char *yaml)
+{
+    strix_model_options_init(o);
+    o->weights_path = path;
+    o->yaml_path = yaml;
+    o->scale = yaml ? 'n' : 0;
+    o->threads = 2;
+}
+
 /* Load path (with yaml, or the graph it embeds) and compare with
  * DIR/file<suffix>.dets.  own_size: detect with imgsz and rect left at
  * their defaults (640, 1), not the golden's: a static export runs at the
@@ -98,11 +108,7 @@ static void check_fixture3(const char *file, const char *yaml, const char *suffi
     golden g;
     TL_CHECK(read_golden(gpath, &g), "%s: missing or malformed", gpath);
     strix_model_options o;
-    strix_model_options_init(&o);
-    o.weights_path = path;
-    o.yaml_path = yaml;
-    o.scale = yaml ? 'n' : 0;
-    o.threads = 2;
+    fixture_options(&o, path, yaml);
     o.nms_free = nms_free;
     strix_model *m;
     strix_error e;
@@ -197,11 +203,7 @@ static void check_classify(const char *file, const char *yaml)
     if (f) fclose(f);
     TL_CHECK(size > 0 && n == 3, DIR "t-cls.probs: missing or malformed (size %d, %d probabilities)", size, n);
     strix_model_options o;
-    strix_model_options_init(&o);
-    o.weights_path = file;
-    o.yaml_path = yaml;
-    o.scale = yaml ? 'n' : 0;
-    o.threads = 2;
+    fixture_options(&o, file, yaml);
     strix_model *m;
     strix_error e;
     TL_CHECK(!strix_model_load(&m, &o, &e), "%s", e.message);
