@@ -679,6 +679,13 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
         fprintf(stderr, "infer: %s\n", e.message);
         return strix_exit_code(st);
     }
+    if (strix_model_task(*model) != STRIX_TASK_DETECT) {
+        /* its outputs (masks, keypoints, oriented boxes, probabilities) are not written yet: boxes alone would
+         * be wrong for obb and meaningless for classify */
+        fprintf(stderr, "infer: %s: a %s model: infer runs detect models only so far; use a detect model\n",
+                o->weights ? o->weights : o->model, strix_task_name(strix_model_task(*model)));
+        return EXIT_MODEL;
+    }
     int fh, fw;
     if (strix_model_fixed_input(*model, &fh, &fw)) { /* it runs at that size: the JSON records it */
         int side = fh > fw ? fh : fw;
