@@ -98,7 +98,7 @@ static int image_write(void *ctx, strix_pipe_frame *f, strix_error *err)
     }
     if (p->image_out) {
         strix_error e;
-        strix_status st = still_sink_write(&r->sink, p->image_out, s, f->dets, f->n_dets, &e);
+        strix_status st = still_sink_write(&r->sink, p->image_out, s, f->dets, f->n_dets, f->task, &e);
         if (st) {
             fprintf(stderr, "infer: %s\n", e.message);
             still_free(s);
@@ -106,10 +106,10 @@ static int image_write(void *ctx, strix_pipe_frame *f, strix_error *err)
         }
     }
     double t0 = now_ms();
-    if (p->label_out) rc = write_labels(o, f->width, f->height, f->dets, f->n_dets, p->label_out);
+    if (p->label_out) rc = write_labels(o, f->width, f->height, f->dets, f->n_dets, f->task, p->label_out);
     if (!rc) {
         strix_detections d = {f->n_dets, f->dets};
-        report_image(&r->rep, s->name, f->width, f->height, &d);
+        report_image(&r->rep, s->name, f->width, f->height, &d, f->task);
     }
     r->t_write += now_ms() - t0;
     still_free(s);
@@ -163,6 +163,10 @@ int run_images(const options *o, const strlist *images, const plan_entry *plan, 
         cfg.finish = detector_finish;
     } else {
         cfg.detect = detector_run;
+    }
+    if (det->task != STRIX_TASK_DETECT) {
+        cfg.take = task_take;
+        cfg.task_free = task_frame_free;
     }
     cfg.format = STRIX_RGB;
     cfg.stop = image_stop;
