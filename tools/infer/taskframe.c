@@ -240,7 +240,8 @@ static int task_copy(task_frame *t, const task_frame *f)
     t->mh = f->mh;
     t->mw = f->mw;
     t->nc = f->nc;
-    size_t masks = (size_t)f->n * f->mh * f->mw, pts = f->poly_at ? (size_t)f->poly_at[f->n] : 0;
+    int seg = f->task == STRIX_TASK_SEGMENT;
+    size_t masks = (size_t)f->n * f->mh * f->mw, pts = seg ? (size_t)f->poly_at[f->n] : 0;
     int ok = copy_floats(&t->values, &t->values_cap, f->values, (size_t)f->n * f->stride) &&
              copy_floats(&t->corners, &t->corners_cap, f->corners, f->task == STRIX_TASK_OBB ? (size_t)f->n * 8 : 0) &&
              copy_floats(&t->xy, &t->xy_cap, f->xy, 2 * pts) &&
@@ -248,7 +249,7 @@ static int task_copy(task_frame *t, const task_frame *f)
              grow(&t->masks, &t->masks_cap, masks, 1) && grow(&t->poly_at, &t->poly_cap, (size_t)f->n + 1, sizeof(int));
     if (!ok) return 0;
     if (masks) memcpy(t->masks, f->masks, masks);
-    if (f->poly_at) memcpy(t->poly_at, f->poly_at, sizeof(int) * ((size_t)f->n + 1));
+    if (seg) memcpy(t->poly_at, f->poly_at, sizeof(int) * ((size_t)f->n + 1));
     else t->poly_at[0] = 0;
     return 1;
 }
