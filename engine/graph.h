@@ -129,9 +129,9 @@ typedef struct strix_node {
     int plain;          /* nn.Conv2d with bias (tensors NAME.weight, NAME.bias) rather than
                            Ultralytics Conv (NAME.conv.weight + NAME.bn.*) */
     int linear;         /* plain, from nn.Linear: NAME.weight is [cout, cin] (a 1x1 conv on a 1x1 map) */
-    int convt;          /* plain, from nn.ConvTranspose2d(c, c/4... k=2, s=2): NAME.weight [cin, cout/4, 2, 2]
-                           as a 1x1 conv to cout = 4 x its channels, channel (dy*2 + dx)*C + c, which a
-                           SHUFFLE2 node then spreads over 2x2 pixels */
+    int convt;          /* plain, from nn.ConvTranspose2d(cin, C, k=2, s=2): NAME.weight [cin, C, 2, 2] run as
+                           a 1x1 conv to cout = 4C channels, channel (dy*2 + dx)*C + c, which a SHUFFLE2
+                           node then spreads over 2x2 pixels */
     int functional;     /* UPSAMPLE: F.interpolate in Ultralytics (Proto26), not an nn.Upsample:
                            no module, so thop counts no FLOPs for it */
     int twin;           /* Detect head conv with an unrun copy in the other head (end2end): inspect
@@ -151,10 +151,10 @@ typedef struct strix_node {
     int fused;
 } strix_node;
 
-#define STRIX_CASCADE_MAX 8
+#define STRIX_CASCADE_MAX 8 /* max-pools fused into one cascade */
 /* Pose26's flow_model (RealNVP: 6 couplings of two 2-64-64-2 MLPs), trained, never run */
 #define STRIX_REALNVP_PARAMS 53784
-#define STRIX_REALNVP_MODULES 66 /* max-pools fused into one cascade */
+#define STRIX_REALNVP_MODULES 66
 
 typedef struct strix_program {
     strix_node *nodes;

@@ -325,8 +325,6 @@ static void classify(lctx *c, const strix_layer *L, const char *pre, int x, int 
  * end2end Detect has a second, one-to-one copy (one2one_cv2, one2one_cv3):
  * one of the two runs (L->one2one), the other is counted by inspect (the
  * unfused model holds both) but not run. */
-static void proto(lctx *c, const strix_layer *L, const int *lv);
-
 static void detect(lctx *c, const strix_layer *L, const int *lv, int out)
 {
     strix_program *p = c->p;

@@ -807,6 +807,53 @@ static double dfl_reference(const float *lg, int rm)
     return wsum / sum;
 }
 
+/* The decode's reference in double, per Ultralytics' formulas: DFL
+ * distances, boxes (OBB: dist2rbox with the angle, (sigmoid - 1/4) pi or
+ * OBB26's raw one), sigmoid scores, then the task channels (Segment's
+ * coefficients copied, Pose.kpts_decode or Pose26's without the 2x - 0.5).
+ * head [n, A, 4 rm + nc + extra]; returns [n, A, 4 + nc + extra] (malloc). */
+static double *decode_reference(const strix_decode_params *p, int n, const float *head, size_t anchors)
+{
+    int rm = p->reg_max, nc = p->nc, ne = p->extra;
+    size_t iw = (size_t)4 * rm + nc + ne, ow = (size_t)4 + nc + ne;
+    double *ref = malloc(n * anchors * ow * sizeof(double));
+    if (!ref) exit(2);
+    for (int b = 0; b < n; b++) {
+        size_t a = (size_t)b * anchors;
+        for (int l = 0; l < p->levels; l++)
+            for (int y = 0; y < p->level_h[l]; y++)
+                for (int x = 0; x < p->level_w[l]; x++, a++) {
+                    const float *hp = head + a * iw, *xp = hp + 4 * rm + nc;
+                    double d[4], s = p->level_stride[l], ax = x + 0.5, ay = y + 0.5, *r = ref + a * ow;
+                    for (int side = 0; side < 4; side++) d[side] = dfl_reference(hp + side * rm, rm);
+                    if (p->kind == STRIX_EXTRA_ANGLE) {
+                        double ang = p->v26 ? xp[0] : (1 / (1 + exp(-xp[0])) - 0.25) * 3.14159265358979323846;
+                        double xf = (d[2] - d[0]) / 2, yf = (d[3] - d[1]) / 2;
+                        r[0] = (xf * cos(ang) - yf * sin(ang) + ax) * s;
+                        r[1] = (xf * sin(ang) + yf * cos(ang) + ay) * s;
+                        r[2] = (d[0] + d[2]) * s;
+                        r[3] = (d[1] + d[3]) * s;
+                        r[4 + nc] = ang;
+                    } else {
+                        r[0] = (ax - d[0] + ax + d[2]) / 2 * s;
+                        r[1] = (ay - d[1] + ay + d[3]) / 2 * s;
+                        r[2] = (d[0] + d[2]) * s;
+                        r[3] = (d[1] + d[3]) * s;
+                    }
+                    for (int c = 0; c < nc; c++) r[4 + c] = 1 / (1 + exp(-hp[4 * rm + c]));
+                    if (p->kind == STRIX_EXTRA_COPY)
+                        for (int k = 0; k < ne; k++) r[4 + nc + k] = xp[k];
+                    if (p->kind == STRIX_EXTRA_KPT)
+                        for (int k = 0; k < ne; k += p->kpt_d) {
+                            r[4 + nc + k] = p->v26 ? (xp[k] + ax) * s : (xp[k] * 2 + x) * s;
+                            r[4 + nc + k + 1] = p->v26 ? (xp[k + 1] + ay) * s : (xp[k + 1] * 2 + y) * s;
+                            if (p->kpt_d == 3) r[4 + nc + k + 2] = 1 / (1 + exp(-xp[k + 2]));
+                        }
+                }
+    }
+    return ref;
+}
+
 static void test_decode(void)
 {
     for (int it = 0; it < 10; it++) {
@@ -826,27 +873,7 @@ static void test_decode(void)
         size_t iw = (size_t)4 * rm + nc, ow = (size_t)4 + nc;
         /* logits up to +-100 on some runs: exp without the max overflows */
         gbuf head = gbuf_new(n * anchors * iw, it % 3 == 0 ? 100.0f : 8.0f);
-        double *ref = malloc(n * anchors * ow * sizeof(double));
-        if (!ref) exit(2);
-        for (int b = 0; b < n; b++) {
-            size_t a = (size_t)b * anchors;
-            for (int l = 0; l < p.levels; l++)
-                for (int y = 0; y < p.level_h[l]; y++)
-                    for (int x = 0; x < p.level_w[l]; x++, a++) {
-                        const float *hp = head.data + a * iw;
-                        double dist[4];
-                        for (int side = 0; side < 4; side++) dist[side] = dfl_reference(hp + side * rm, rm);
-                        double ax = x + 0.5, ay = y + 0.5, s = p.level_stride[l];
-                        double x1 = ax - dist[0], y1 = ay - dist[1];
-                        double x2 = ax + dist[2], y2 = ay + dist[3];
-                        double *r = ref + a * ow;
-                        r[0] = (x1 + x2) / 2 * s;
-                        r[1] = (y1 + y2) / 2 * s;
-                        r[2] = (x2 - x1) * s;
-                        r[3] = (y2 - y1) * s;
-                        for (int c = 0; c < nc; c++) r[4 + c] = 1.0 / (1.0 + exp(-hp[4 * rm + c]));
-                    }
-        }
+        double *ref = decode_reference(&p, n, head.data, anchors);
         gbuf out[2];
         int ok = 1;
         for (int t = 0; t < 2; t++) {
@@ -1023,41 +1050,7 @@ static void test_decode_tasks(void)
         int n = tl_int(1, 2), rm = p.reg_max, nc = p.nc, ne = p.extra;
         size_t iw = (size_t)4 * rm + nc + ne, ow = (size_t)4 + nc + ne;
         gbuf head = gbuf_new(n * anchors * iw, 4.0f);
-        double *ref = malloc(n * anchors * ow * sizeof(double));
-        if (!ref) exit(2);
-        for (int b = 0; b < n; b++) {
-            size_t a = (size_t)b * anchors;
-            for (int l = 0; l < p.levels; l++)
-                for (int y = 0; y < p.level_h[l]; y++)
-                    for (int x = 0; x < p.level_w[l]; x++, a++) {
-                        const float *hp = head.data + a * iw, *xp = hp + 4 * rm + nc;
-                        double d[4], s = p.level_stride[l], ax = x + 0.5, ay = y + 0.5, *r = ref + a * ow;
-                        for (int side = 0; side < 4; side++) d[side] = dfl_reference(hp + side * rm, rm);
-                        if (p.kind == STRIX_EXTRA_ANGLE) {
-                            double ang = p.v26 ? xp[0] : (1 / (1 + exp(-xp[0])) - 0.25) * 3.14159265358979323846;
-                            double xf = (d[2] - d[0]) / 2, yf = (d[3] - d[1]) / 2;
-                            r[0] = (xf * cos(ang) - yf * sin(ang) + ax) * s;
-                            r[1] = (xf * sin(ang) + yf * cos(ang) + ay) * s;
-                            r[2] = (d[0] + d[2]) * s;
-                            r[3] = (d[1] + d[3]) * s;
-                            r[4 + nc] = ang;
-                        } else {
-                            r[0] = (ax - d[0] + ax + d[2]) / 2 * s;
-                            r[1] = (ay - d[1] + ay + d[3]) / 2 * s;
-                            r[2] = (d[0] + d[2]) * s;
-                            r[3] = (d[1] + d[3]) * s;
-                        }
-                        for (int c = 0; c < nc; c++) r[4 + c] = 1 / (1 + exp(-hp[4 * rm + c]));
-                        if (p.kind == STRIX_EXTRA_COPY)
-                            for (int k = 0; k < ne; k++) r[4 + nc + k] = xp[k];
-                        if (p.kind == STRIX_EXTRA_KPT)
-                            for (int k = 0; k < ne; k += p.kpt_d) {
-                                r[4 + nc + k] = p.v26 ? (xp[k] + ax) * s : (xp[k] * 2 + x) * s;
-                                r[4 + nc + k + 1] = p.v26 ? (xp[k + 1] + ay) * s : (xp[k + 1] * 2 + y) * s;
-                                if (p.kpt_d == 3) r[4 + nc + k + 2] = 1 / (1 + exp(-xp[k + 2]));
-                            }
-                    }
-        }
+        double *ref = decode_reference(&p, n, head.data, anchors);
         gbuf out = gbuf_new(n * anchors * ow, 0.0f);
         strix_cpu_detect_decode(out.data, head.data, n, &p, team(2));
         int ok = gbuf_guards_ok(&out);
