@@ -8,7 +8,8 @@
 # number of results, classes in the same order, scores within 2e-4, and
 #   segment   each polygon (masks.xy, --retina-masks too) by its IoU with
 #             Ultralytics' (both filled even-odd, rasterised per pixel row),
-#             >= 0.97 each (seen: 1 with --retina-masks, >= 0.995 without:
+#             >= 0.97 each (seen: 1 with --retina-masks, >= 0.995 without;
+#             the likely cause, not yet confirmed:
 #             process_mask crops to the unclipped box in the input's pixels,
 #             strix to its clipped box mapped back, so a mask reaching into
 #             the letterbox padding is cut at the image's edge a little
