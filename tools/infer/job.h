@@ -422,7 +422,7 @@ __attribute__((format(printf, 3, 4)))
 void set_error(strix_error *e, strix_status st, const char *fmt, ...);
 void draw_frame(const options *o, strix_counter *counter, const char *const *names, int n_names,
                 uint8_t *rgb, int w, int h, int stride, long index, const strix_detection *d,
-                const int *ids, int n, const void *task);
+                const int *ids, int n, const task_frame *task);
 void print_notice(void *ctx, const char *line);
 /* The videos, up to o->jobs at a time through one pipeline (frames of
  * several inputs batched into one detect call); an exit code (the first
@@ -483,12 +483,12 @@ strix_status detector_collect(void *ctx, void *ticket, strix_detections *out, st
 void detector_finish(void *ctx, void *ticket);
 
 /* writers.c */
-int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const void *task,
+int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const task_frame *task,
                  const char *path);
 const char *name_of(const char *const *names, int n_names, int id);
 int report_open(report *r, const report_config *c); /* an exit code (printed) */
 void report_image(report *r, const char *name, int width, int height, const strix_detections *d,
-                  const void *task);
+                  const task_frame *task);
 int report_failure(report *r, const char *name, const char *why); /* 0 or EXIT_NOMEM */
 int report_finish(report *r); /* publish: an exit code (printed) */
 void report_close(report *r); /* an unpublished report's temporary file goes */
@@ -501,13 +501,14 @@ void still_source_open(still_source *s, const still_source_config *c);
 int still_source_read(still_source *s, still *out);
 void still_free(still *s);
 void still_sink_init(still_sink *s, const still_sink_config *c);
-/* Draw d on the image and write it to path (a temporary file renamed) */
+/* Draw d (and a task model's outputs, task; NULL: none) on the image and
+ * write it to path (a temporary file renamed) */
 strix_status still_sink_write(still_sink *s, const char *path, still *img, const strix_detection *d, int n,
-                              const void *task, strix_error *err);
+                              const task_frame *task, strix_error *err);
 const char *class_name_of(const vrun *v, int id);
 /* latency: seconds from the frame at the source to this line (live runs), < 0: none */
 void jsonl_frame(const vrun *v, long index, double pts, double latency, int inferred, const strix_detection *dets,
-                 const strix_detection *raw, const int *ids, int n, int n_cross, const void *task);
+                 const strix_detection *raw, const int *ids, int n, int n_cross, const task_frame *task);
 void mot_frame(FILE *mot, long index, const strix_detection *dets, const int *ids, int n);
 int write_tracks_json(vrun *v, long frames, double fps);
 int write_highlights(vrun *v, double end_time);

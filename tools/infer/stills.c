@@ -36,7 +36,7 @@ void still_sink_init(still_sink *s, const still_sink_config *c)
 }
 
 strix_status still_sink_write(still_sink *s, const char *path, still *img, const strix_detection *d, int n,
-                              const void *task, strix_error *err)
+                              const task_frame *task, strix_error *err)
 {
     double t0 = now_ms();
     strix_annotate_style style;

@@ -197,11 +197,13 @@ static void progress(vrun *v, long done, int final)
     fflush(stderr);
 }
 
-/* Trails, boxes, labels and the counting line with its totals: one frame's
- * drawing, shared by the annotated video and the highlight reel. */
+/* Trails, boxes, labels (with a task model's masks, keypoints, rotated
+ * boxes or top-5: task, NULL for none) and the counting line with its
+ * totals: one frame's drawing, shared by the annotated video and the
+ * highlight reel. */
 void draw_frame(const options *o, strix_counter *counter, const char *const *names, int n_names,
                 uint8_t *rgb, int w, int h, int stride, long index, const strix_detection *d,
-                const int *ids, int n, const void *task)
+                const int *ids, int n, const task_frame *task)
 {
     strix_annotate_style style;
     strix_annotate_style_init(&style);

@@ -13,8 +13,8 @@
 #include "job.h"
 #include "outfile.h"
 
-/* YOLO txt labels for a w x h image or frame. */
-int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const void *task,
+/* YOLO txt labels for a w x h image or frame, per task as save_txt writes them (task NULL: detect). */
+int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const task_frame *task,
                  const char *path)
 {
     char *tmp = NULL;
@@ -24,10 +24,9 @@ int write_labels(const options *o, int w_px, int h_px, const strix_detection *d,
                 strerror(errno));
         return EXIT_OUTPUT;
     }
-    const task_frame *tf = task;
-    task_txt_probs(t, tf);
+    task_txt_probs(t, task);
     for (int i = 0; i < n; i++) {
-        if (!task_txt(t, tf, i, &d[i], w_px, h_px)) continue;
+        if (!task_txt(t, task, i, &d[i], w_px, h_px)) continue;
         if (o->save_conf) fprintf(t, " %g", (double)d[i].score);
         fputc('\n', t);
     }
@@ -108,7 +107,7 @@ int report_open(report *r, const report_config *c)
 }
 
 void report_image(report *r, const char *name, int width, int height, const strix_detections *d,
-                  const void *task)
+                  const task_frame *task)
 {
     FILE *j = r->json;
     fputs(r->first_image ? "\n    " : ",\n    ", j);
@@ -165,7 +164,7 @@ const char *class_name_of(const vrun *v, int id) { return name_of(v->names, v->n
  * tracked ones, their own boxes (raw: NULL without), then the --line
  * crossings, the first n_cross of v->trk.cross. */
 void jsonl_frame(const vrun *v, long index, double pts, double latency, int inferred, const strix_detection *dets,
-                 const strix_detection *raw, const int *ids, int n, int n_cross, const void *task)
+                 const strix_detection *raw, const int *ids, int n, int n_cross, const task_frame *task)
 {
     FILE *j = v->jl;
     fprintf(j, "{\"frame\": %ld, \"pts\": ", index);
