@@ -14,14 +14,26 @@
 
 #include "job.h"
 #include "pipeline.h"
+#include "tasks.h"
 #include "worker.h"
 
-/* "3 detections: 2 person, 1 dog" (the first few classes by best score) */
+/* "3 detections: 2 person, 1 dog" (the first few classes by best score);
+ * classify: its top-1 class and probability */
 static void describe(const run *r, const strix_pipe_frame *f, char *buf, size_t cap)
 {
     enum { MAX_CLASSES = 6 };
     const strix_detection *d = f->dets;
     int n = f->n_dets;
+    const task_frame *t = f->task;
+    if (t && t->task == STRIX_TASK_CLASSIFY) { /* "top-1: dog 0.87" */
+        int top;
+        if (strix_topk_probs(t->probs, t->nc, 1, &top) == 1)
+            snprintf(buf, cap, "top-1: %s %.2f", name_of(r->sink.c.names, r->sink.c.n_names, top),
+                     (double)t->probs[top]);
+        else
+            snprintf(buf, cap, "no classes");
+        return;
+    }
     size_t at = (size_t)snprintf(buf, cap, "%d detection%s", n, n == 1 ? "" : "s");
     int listed = 0;
     for (int i = 0; i < n && at < cap; i++) {
