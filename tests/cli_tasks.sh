@@ -8,12 +8,11 @@
 # number of results, classes in the same order, scores within 2e-4, and
 #   segment   each polygon (masks.xy, --retina-masks too) by its IoU with
 #             Ultralytics' (both filled even-odd, rasterised per pixel row),
-#             >= 0.97 each (seen: 1 with --retina-masks, >= 0.995 without;
-#             the likely cause, not yet confirmed:
+#             >= 0.97 each (seen: 1 with --retina-masks, >= 0.995 without:
 #             process_mask crops to the unclipped box in the input's pixels,
-#             strix to its clipped box mapped back, so a mask reaching into
-#             the letterbox padding is cut at the image's edge a little
-#             differently)
+#             strix to its clipped box mapped back, the library giving no
+#             unclipped box; Ultralytics fed the clipped boxes gives strix's
+#             polygons exactly, checked once on t-seg-dog by hand)
 #   pose      keypoints x, y within 0.05 px, visibility within 1e-4
 #   obb       the 4 corners within 0.05 px, the angle (the first edge's
 #             direction) within 1e-3 rad
