@@ -39,6 +39,10 @@ strix_status strix_backend_check_device(const char *name, int d, strix_error *er
 strix_status strix_backend_create(strix_backend **out, const strix_program *p, const float *weights,
                                   const strix_backend_config *c, strix_error *err)
 {
+    /* before the build check, so that a CPU-only build's tests see it too */
+    if (c->device >= 0 && p->task != STRIX_TASK_DETECT)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "a %s model: the CUDA backend runs detect models only; use "
+                          "--device cpu", strix_task_name(p->task));
 #ifdef STRIX_WITH_CUDA
     if (c->device >= 0 && p->end2end) /* its top-k selection has no device kernel yet */
         return strix_fail(err, STRIX_E_UNSUPPORTED, "the one-to-one (NMS-free) head of YOLO26 runs on the cpu backend "

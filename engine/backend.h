@@ -76,6 +76,9 @@ typedef struct strix_backend_ops {
      * -1 before the first) and the layer entered (end 0) at each change, and
      * with the last layer (end 1) after the walk (timing events). */
     strix_status (*run_op)(strix_backend *b, int i, strix_error *err);
+    /* Optional (NULL: not readable): copy value v of the last run, for all
+     * N images, to out as dense fp32 [N, h, w, c] (the plan's shapes). */
+    strix_status (*read_value)(strix_backend *b, int v, float *out, strix_error *err);
     void (*layer_enter)(strix_backend *b, int layer);
     void (*layer_leave)(strix_backend *b, int layer);
     strix_status (*layer_mark)(strix_backend *b, int layer, int end, strix_error *err);

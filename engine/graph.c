@@ -121,6 +121,18 @@ static void args_text(strix_layer *L, const strix_yaml_row *r, int with_c, int w
     append(L->args_text, sizeof L->args_text, "]");
 }
 
+/* A head's first argument: nc (the YAML's nc) or that number. */
+static strix_status head_nc(bctx *c, const strix_yaml_row *r, strix_layer *L)
+{
+    strix_status st;
+    const strix_yaml_arg *a = &r->args[0];
+    if (a->type == STRIX_ARG_STR && !strcmp(a->str, "nc")) L->nc = c->g->nc;
+    else if ((st = arg_int(c, r, 0, "nc", 1, STRIX_MAX_CLASSES, &L->nc))) return st;
+    if (L->nc != c->g->nc)
+        return row_fail(c, r, "class count %d differs from the model's nc %d", L->nc, c->g->nc);
+    return STRIX_OK;
+}
+
 static int gcd(int a, int b)
 {
     while (b) {
@@ -161,9 +173,18 @@ static strix_status resolve(bctx *c, const strix_yaml_row *r, strix_layer *L, co
     else if (!strcmp(m, "nn.Upsample") || !strcmp(m, "torch.nn.Upsample")) L->kind = STRIX_MOD_UPSAMPLE, base_module = 0;
     else if (!strcmp(m, "Concat")) L->kind = STRIX_MOD_CONCAT, base_module = 0;
     else if (!strcmp(m, "Detect")) L->kind = STRIX_MOD_DETECT, base_module = 0;
+    else if (!strcmp(m, "Segment") || !strcmp(m, "Segment26"))
+        L->kind = STRIX_MOD_DETECT, L->task = STRIX_TASK_SEGMENT, base_module = 0;
+    else if (!strcmp(m, "Pose") || !strcmp(m, "Pose26"))
+        L->kind = STRIX_MOD_DETECT, L->task = STRIX_TASK_POSE, base_module = 0;
+    else if (!strcmp(m, "OBB") || !strcmp(m, "OBB26"))
+        L->kind = STRIX_MOD_DETECT, L->task = STRIX_TASK_OBB, base_module = 0;
+    else if (!strcmp(m, "Classify")) L->kind = STRIX_MOD_CLASSIFY, L->task = STRIX_TASK_CLASSIFY, base_module = 0;
     else
         return row_fail(c, r, "is not a module strix knows (supported: Conv, DWConv, Bottleneck, C2f, C3, "
-                              "C3k, C3k2, SPPF, C2PSA, nn.Upsample, Concat, Detect)");
+                              "C3k, C3k2, SPPF, C2PSA, nn.Upsample, Concat, Detect, Segment, Pose, OBB (and "
+                              "their YOLO26 forms), Classify)");
+    L->v26 = strlen(m) > 2 && !strcmp(m + strlen(m) - 2, "26");
     strix_strlcpy(L->name, sizeof L->name, m);
 
     if (L->kind != STRIX_MOD_CONCAT && L->kind != STRIX_MOD_DETECT && L->n_from != 1)
@@ -328,13 +349,52 @@ static strix_status resolve(bctx *c, const strix_yaml_row *r, strix_layer *L, co
         args_text(L, r, 0, 0, 0, 0);
         break;
     }
+    case STRIX_MOD_CLASSIFY: {
+        /* Classify: [c2 = nc, k=1, s=1, p=None, g=1]; c2 is not width-scaled */
+        if ((st = want_args(c, r, 1, 5, "[nc, k, s, p, g]"))) return st;
+        if ((st = head_nc(c, r, L))) return st;
+        L->k = 1, L->s = 1, L->p = -1, L->g = 1;
+        if (r->n_args > 1 && (st = arg_int(c, r, 1, "kernel", 1, 31, &L->k))) return st;
+        if (r->n_args > 2 && (st = arg_int(c, r, 2, "stride", 1, 16, &L->s))) return st;
+        if (r->n_args > 3 && r->args[3].type != STRIX_ARG_NONE &&
+            (st = arg_int(c, r, 3, "padding", 0, 31, &L->p))) return st;
+        if (r->n_args > 4 && (st = arg_int(c, r, 4, "groups", 1, 1 << 20, &L->g))) return st;
+        if (L->c1 % L->g || STRIX_CLASSIFY_HIDDEN % L->g)
+            return row_fail(c, r, "groups %d must divide both %d input and %d hidden channels", L->g, L->c1,
+                            STRIX_CLASSIFY_HIDDEN);
+        if (n > 1) return row_fail(c, r, "cannot be repeated");
+        L->c2 = L->nc;
+        snprintf(L->args_text, sizeof L->args_text, "[%d, %d]", L->c1, L->nc);
+        break;
+    }
     case STRIX_MOD_DETECT: {
-        if ((st = want_args(c, r, 1, 1, "[nc]"))) return st;
-        const strix_yaml_arg *a = &r->args[0];
-        if (a->type == STRIX_ARG_STR && !strcmp(a->str, "nc")) L->nc = g->nc;
-        else if ((st = arg_int(c, r, 0, "nc", 1, STRIX_MAX_CLASSES, &L->nc))) return st;
-        if (L->nc != g->nc)
-            return row_fail(c, r, "class count %d differs from the model's nc %d", L->nc, g->nc);
+        /* Detect: [nc]; Segment: [nc, nm=32, npr=256] (npr width-scaled);
+         * Pose: [nc, kpt_shape] (the YAML key); OBB: [nc, ne=1] */
+        int task = L->task;
+        if (task == STRIX_TASK_SEGMENT) st = want_args(c, r, 1, 3, "[nc, masks, protos]");
+        else if (task == STRIX_TASK_POSE) st = want_args(c, r, 1, 2, "[nc, kpt_shape]");
+        else if (task == STRIX_TASK_OBB) st = want_args(c, r, 1, 2, "[nc, angles]");
+        else st = want_args(c, r, 1, 1, "[nc]");
+        if (st) return st;
+        if ((st = head_nc(c, r, L))) return st;
+        if (task == STRIX_TASK_SEGMENT) {
+            int npr = 256;
+            L->nm = 32;
+            if (r->n_args > 1 && (st = arg_int(c, r, 1, "masks", 1, 1024, &L->nm))) return st;
+            if (r->n_args > 2 && (st = arg_int(c, r, 2, "protos", 1, 1 << 16, &npr))) return st;
+            L->npr = make_divisible((npr < g->max_channels ? npr : g->max_channels) * g->width, 8);
+            L->extra = L->nm;
+        } else if (task == STRIX_TASK_POSE) {
+            L->kpt_n = g->kpt_n, L->kpt_d = g->kpt_d;
+            if (r->n_args > 1 && !(r->args[1].type == STRIX_ARG_STR && !strcmp(r->args[1].str, "kpt_shape")))
+                return row_fail(c, r, "argument 2 must be kpt_shape (the YAML key kpt_shape: [keypoints, dims])");
+            if (!L->kpt_n) L->kpt_n = 17, L->kpt_d = 3; /* Pose's default (17, 3) */
+            L->extra = L->kpt_n * L->kpt_d;
+        } else if (task == STRIX_TASK_OBB) {
+            L->ne = 1;
+            if (r->n_args > 1 && (st = arg_int(c, r, 1, "angles", 1, 1, &L->ne))) return st;
+            L->extra = L->ne;
+        }
         if (n > 1) return row_fail(c, r, "cannot be repeated");
         if (L->n_from > STRIX_MAX_LEVELS) return row_fail(c, r, "has more than %d levels", STRIX_MAX_LEVELS);
         for (int i = 0; i < L->n_from; i++)
@@ -350,7 +410,17 @@ static strix_status resolve(bctx *c, const strix_yaml_row *r, strix_layer *L, co
             snprintf(e, sizeof e, "%s%d", i ? ", " : "", ch[L->from[i]]);
             append(t, sizeof t, e);
         }
-        snprintf(L->args_text, sizeof L->args_text, "[%d, %d, None, [%s]]", L->nc, L->reg_max, t);
+        if (task == STRIX_TASK_SEGMENT)
+            snprintf(L->args_text, sizeof L->args_text, "[%d, %d, %d, %d, %s, [%s]]", L->nc, L->nm, L->npr,
+                     L->reg_max, L->end2end ? "True" : "False", t);
+        else if (task == STRIX_TASK_POSE)
+            snprintf(L->args_text, sizeof L->args_text, "[%d, [%d, %d], %d, %s, [%s]]", L->nc, L->kpt_n,
+                     L->kpt_d, L->reg_max, L->end2end ? "True" : "False", t);
+        else if (task == STRIX_TASK_OBB)
+            snprintf(L->args_text, sizeof L->args_text, "[%d, %d, %d, %s, [%s]]", L->nc, L->ne, L->reg_max,
+                     L->end2end ? "True" : "False", t);
+        else
+            snprintf(L->args_text, sizeof L->args_text, "[%d, %d, None, [%s]]", L->nc, L->reg_max, t);
         break;
     }
     }
@@ -380,6 +450,8 @@ strix_status strix_graph_build(strix_graph *g, const strix_yaml_model *y, char s
     g->nc = nc_override > 0 ? nc_override : y->nc;
     g->reg_max = y->reg_max;
     g->end2end = y->end2end;
+    g->kpt_n = y->kpt_n;
+    g->kpt_d = y->kpt_d;
     g->depth = y->depth_multiple;
     g->width = y->width_multiple;
     g->max_channels = 1 << 30;
@@ -440,14 +512,15 @@ strix_status strix_graph_build(strix_graph *g, const strix_yaml_model *y, char s
         if (r->from_is_list) append(ft, sizeof L->from_text, "]");
         if (st) break;
         st = resolve(&c, r, L, ch, &legacy);
-        if (!st && L->kind == STRIX_MOD_DETECT && i != y->n_rows - 1)
+        if (!st && (L->kind == STRIX_MOD_DETECT || L->kind == STRIX_MOD_CLASSIFY) && i != y->n_rows - 1)
             st = row_fail(&c, r, "must be the last layer");
         ch[i] = L->c2;
     }
     free(ch);
-    if (!st && g->layers[y->n_rows - 1].kind != STRIX_MOD_DETECT)
-        st = strix_fail(err, STRIX_E_MODEL, "%s:%d: the last layer must be Detect", y->path,
-                        y->rows[y->n_rows - 1].line);
+    if (!st && g->layers[y->n_rows - 1].kind != STRIX_MOD_DETECT && g->layers[y->n_rows - 1].kind != STRIX_MOD_CLASSIFY)
+        st = strix_fail(err, STRIX_E_MODEL, "%s:%d: the last layer must be Detect or another head (Segment, Pose, "
+                        "OBB, Classify)", y->path, y->rows[y->n_rows - 1].line);
+    if (!st) g->task = g->layers[y->n_rows - 1].task;
     if (st) {
         strix_graph_free(g);
         return st;

@@ -27,8 +27,11 @@ typedef enum strix_module {
     STRIX_MOD_C2PSA,
     STRIX_MOD_UPSAMPLE,
     STRIX_MOD_CONCAT,
-    STRIX_MOD_DETECT
+    STRIX_MOD_DETECT,  /* Detect and its task heads: Segment, Pose, OBB (and YOLO26's) */
+    STRIX_MOD_CLASSIFY
 } strix_module;
+
+#define STRIX_CLASSIFY_HIDDEN 1280 /* Classify's conv width (Ultralytics' c_, efficientnet_b0's) */
 
 typedef struct strix_layer {
     int index, line;
@@ -53,6 +56,12 @@ typedef struct strix_layer {
     int end2end;                 /* Detect: a second, one-to-one head (one2one_cv2/cv3: YOLO26) */
     int one2one;                 /* Detect with end2end: run the one-to-one head (top-k, no NMS);
                                     0: the one-to-many head with NMS (model.c chooses) */
+    strix_task task;             /* Detect: DETECT, SEGMENT, POSE or OBB; Classify: CLASSIFY */
+    int v26;                     /* Segment26 (Proto26), Pose26 (cv4_kpts, no 2x-0.5 offset), OBB26 (raw angle) */
+    int nm, npr;                 /* Segment: mask coefficients, proto channels (width-scaled) */
+    int kpt_n, kpt_d;            /* Pose: kpt_shape */
+    int ne;                      /* OBB: angle channels (1) */
+    int extra;                   /* task channels per anchor after the class scores: nm, kpt_n*kpt_d, ne */
     char args_text[128];         /* arguments as Ultralytics prints them */
 } strix_layer;
 
@@ -62,6 +71,8 @@ typedef struct strix_graph {
     double depth, width;
     int max_channels;
     int nc, reg_max, end2end;
+    int kpt_n, kpt_d;  /* the YAML's kpt_shape (0, 0: none) */
+    strix_task task;   /* the last layer's */
     strix_layer *layers;
     int n_layers;
     int max_stride;
@@ -82,7 +93,11 @@ typedef enum strix_op {
     STRIX_OP_UPSAMPLE,
     STRIX_OP_COPY,
     STRIX_OP_ATTENTION,
-    STRIX_OP_DECODE
+    STRIX_OP_DECODE,
+    STRIX_OP_SHUFFLE2, /* [N, H, W, 4C] -> [N, 2H, 2W, C]: ConvTranspose2d(k=2, s=2)'s scatter after its GEMM */
+    STRIX_OP_ADD,      /* out = in + res, elementwise (Proto26's feature sum) */
+    STRIX_OP_AVGPOOL,  /* [N, H, W, C] -> [N, 1, 1, C]: AdaptiveAvgPool2d(1) (Classify) */
+    STRIX_OP_SOFTMAX   /* softmax over the channels of each pixel (Classify's probabilities) */
 } strix_op;
 
 typedef enum strix_buf_kind {
@@ -113,6 +128,14 @@ typedef struct strix_node {
     int cin, cout;
     int plain;          /* nn.Conv2d with bias (tensors NAME.weight, NAME.bias) rather than
                            Ultralytics Conv (NAME.conv.weight + NAME.bn.*) */
+    int linear;         /* plain, from nn.Linear: NAME.weight is [cout, cin] (a 1x1 conv on a 1x1 map) */
+    int convt;          /* plain, from nn.ConvTranspose2d(cin, C, k=2, s=2): NAME.weight [cin, C, 2, 2] run as
+                           a 1x1 conv to cout = 4C channels, channel (dy*2 + dx)*C + c, which a SHUFFLE2
+                           node then spreads over 2x2 pixels */
+    int functional;     /* UPSAMPLE: F.interpolate in Ultralytics (Proto26), not an nn.Upsample:
+                           no module, so thop counts no FLOPs for it */
+    int twin;           /* Detect head conv with an unrun copy in the other head (end2end): inspect
+                           counts it twice in the unfused model */
     char wname[96];
     size_t woff, boff;  /* offsets (floats) of OHWI weights and bias in the weight blob */
     /* MAXPOOL / UPSAMPLE / ATTENTION */
@@ -129,6 +152,9 @@ typedef struct strix_node {
 } strix_node;
 
 #define STRIX_CASCADE_MAX 8 /* max-pools fused into one cascade */
+/* Pose26's flow_model (RealNVP: 6 couplings of two 2-64-64-2 MLPs), trained, never run */
+#define STRIX_REALNVP_PARAMS 53784
+#define STRIX_REALNVP_MODULES 66
 
 typedef struct strix_program {
     strix_node *nodes;
@@ -147,8 +173,17 @@ typedef struct strix_program {
     char dfl_name[96];  /* "model.22.dfl.conv.weight"; empty when reg_max is 1 (no DFL) */
     int two_heads;      /* Detect has one-to-many and one-to-one heads (YOLO26's end2end) */
     int end2end;        /* the one-to-one head runs: top-k selection, no NMS */
-    char unused_prefix[2][48]; /* two heads: the other head's tensors ("model.23.cv2."),
-                                  accepted in a checkpoint but not run */
+#define STRIX_UNUSED_PREFIXES 8
+    char unused_prefix[STRIX_UNUSED_PREFIXES][64]; /* tensors accepted in a checkpoint but not run: the
+                                  other head's ("model.23.cv2."), training-only modules (Pose26's
+                                  flow_model and cv4_sigma, Proto26's semseg) */
+    long long unused_params;  /* their parameters (the unfused model holds them; inspect counts them) */
+    int unused_modules;       /* and their torch modules */
+    strix_task task;
+    int extra;          /* task channels per anchor after the scores (strix_model_task_channels) */
+    int kpt_n, kpt_d;   /* Pose */
+    int v26;            /* the head is YOLO26's (Segment26, Pose26, OBB26) */
+    int proto;          /* Segment: value id of the protos [N, H/4, W/4, nm]; -1 otherwise */
 } strix_program;
 
 strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_error *err);
@@ -172,7 +207,10 @@ void strix_program_free(strix_program *p);
 #define STRIX_UPSAMPLE_FOLD_KERNELS 3
 int strix_program_upsample_fold(const strix_program *p, int u, int kernels);
 
-/* Parameter and FLOP counts, Ultralytics' conventions (see strix.h). */
+/* Parameter and FLOP counts, Ultralytics' conventions (see strix.h).
+ * strix_node_params: a CONV node's parameters, unfused (BatchNorm's two per
+ * channel) or fused. */
+long long strix_node_params(const strix_node *n, int fused);
 void strix_graph_layer_params(const strix_graph *g, const strix_program *p, long long *per_layer);
 
 /* --------------------------------------------------------------- planning */

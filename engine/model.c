@@ -96,6 +96,9 @@ void strix_model_free(strix_model *m)
     free(m->weights);
     free(m->scratch);
     free(m->dets);
+    free(m->task_rows);
+    free(m->task_vals);
+    free(m->task_counts);
     free(m);
 }
 
@@ -257,6 +260,10 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     if (!st) st = strix_graph_build(&m->graph, &m->yaml, scale, nc, err);
     if (!st) st = choose_head(&m->graph, o, ck.tensors, err);
     if (!st) st = strix_program_build(&m->prog, &m->graph, err);
+    if (!st && m->prog.end2end && m->graph.task != STRIX_TASK_DETECT)
+        st = strix_fail(err, STRIX_E_UNSUPPORTED, "%s: the one-to-one (NMS-free) head of a %s model is not wired yet: "
+                        "drop --nms-free (its one-to-many head with NMS runs)", m->graph.path,
+                        strix_task_name(m->graph.task));
     m->threads = o->threads ? o->threads : online_cpus();
     if (!st) {
         /* strides as Ultralytics derives them: level sizes of a 256x256 pass */
@@ -267,6 +274,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
                 m->prog.level_stride[l] = pl.decode.level_stride[l];
                 if (pl.decode.level_stride[l] > m->graph.max_stride) m->graph.max_stride = pl.decode.level_stride[l];
             }
+            if (!m->prog.levels) m->graph.max_stride = 32; /* Classify: Ultralytics' max(stride, 32) */
             strix_plan_free(&pl);
         }
     }
@@ -319,6 +327,26 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
 }
 
 int strix_model_class_count(const strix_model *m) { return m->graph.nc; }
+strix_task strix_model_task(const strix_model *m) { return m->graph.task; }
+int strix_model_task_channels(const strix_model *m) { return m->prog.extra; }
+
+const char *strix_task_name(strix_task t)
+{
+    switch (t) {
+    case STRIX_TASK_DETECT: return "detect";
+    case STRIX_TASK_SEGMENT: return "segment";
+    case STRIX_TASK_POSE: return "pose";
+    case STRIX_TASK_OBB: return "obb";
+    case STRIX_TASK_CLASSIFY: return "classify";
+    }
+    return "unknown";
+}
+
+void strix_model_kpt_shape(const strix_model *m, int *keypoints, int *dims)
+{
+    *keypoints = m->graph.task == STRIX_TASK_POSE ? m->prog.kpt_n : 0;
+    *dims = m->graph.task == STRIX_TASK_POSE ? m->prog.kpt_d : 0;
+}
 int strix_model_stride(const strix_model *m) { return m->graph.max_stride; }
 strix_cpu_isa strix_model_cpu_isa(const strix_model *m) { return m->cpu_isa; }
 
@@ -431,15 +459,17 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
         any_act |= act && !n->plain;
         s->modules_unfused += n->plain ? 1 : 2 + !act;
         s->modules_fused += n->plain ? 1 : 1 + !act;
-        long long w = (long long)n->cout * n->conv.kh * n->conv.kw * (n->cin / n->conv.groups);
-        s->params_unfused += w + (n->plain ? n->cout : 2LL * n->cout);
-        s->params_fused += w + n->cout;
-        if (p->two_heads && m->graph.layers[n->layer].kind == STRIX_MOD_DETECT) {
+        s->params_unfused += strix_node_params(n, 0);
+        s->params_fused += strix_node_params(n, 1);
+        if (n->twin) {
             /* the other head's copy of this conv: in the unfused model, dropped by fuse() */
             s->modules_unfused += n->plain ? 1 : 2 + !act;
-            s->params_unfused += w + (n->plain ? n->cout : 2LL * n->cout);
+            s->params_unfused += strix_node_params(n, 0);
         }
     }
+    /* training-only modules (flow_model, sigmas, semseg): unfused only */
+    s->params_unfused += p->unused_params;
+    s->modules_unfused += p->unused_modules;
     for (int i = 0; i < m->graph.n_layers; i++) {
         const strix_layer *L = &m->graph.layers[i];
         int extra = L->kind == STRIX_MOD_SPPF ? L->copies /* MaxPool2d */
@@ -464,7 +494,7 @@ strix_status strix_model_summarize(const strix_model *m, int height, int width,
     for (int i = 0; p->two_heads && i < p->n_nodes; i++) {
         /* the unfused two-head model runs both heads (Detect.forward) */
         const strix_node *n = &p->nodes[i];
-        if (n->op != STRIX_OP_CONV || m->graph.layers[n->layer].kind != STRIX_MOD_DETECT) continue;
+        if (n->op != STRIX_OP_CONV || !n->twin) continue;
         double out = (double)pl.val_h[n->out] * pl.val_w[n->out] * n->cout;
         double mac = out * (n->cin / n->conv.groups) * n->conv.kh * n->conv.kw;
         s->gflops_unfused += 2.0 * (mac + (n->plain ? 0 : 4.0 * out)) / 1e9;
@@ -534,6 +564,30 @@ strix_status strix_model_forward(strix_model *m, const float *input, int n, int 
     return m->backend->ops->forward(m->backend, input, head, err);
 }
 
+strix_status strix_model_protos(strix_model *m, float *out, size_t floats, int *ph, int *pw, strix_error *err)
+{
+    strix_error_clear(err);
+    *ph = *pw = 0;
+    if (m->prog.proto < 0)
+        return strix_fail(err, STRIX_E_ARG, "%s: a %s model has no prototype masks (segment models do)", m->graph.path,
+                          strix_task_name(m->graph.task));
+    if (!m->planned || !m->backend)
+        return strix_fail(err, STRIX_E_ARG, "%s: no prototype masks yet: run strix_model_forward or detect first",
+                          m->graph.path);
+    if (!m->backend->ops->read_value)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: this backend cannot read the prototype masks back",
+                          m->graph.path);
+    wait_all(m);
+    int v = m->prog.proto;
+    *ph = m->plan.val_h[v];
+    *pw = m->plan.val_w[v];
+    size_t need = (size_t)m->plan.n * *ph * *pw * m->prog.values[v].c;
+    if (floats < need)
+        return strix_fail(err, STRIX_E_ARG, "%s: the prototype masks are %zu floats, %zu given", m->graph.path, need,
+                          floats);
+    return m->backend->ops->read_value(m->backend, v, out, err);
+}
+
 /* A detect call's checks and its batch shape (Ultralytics: imgsz rounded up
  * to the stride; minimal padding only when every image of the batch has
  * the same size; a static ONNX export's own input size, as Ultralytics
@@ -587,7 +641,7 @@ static strix_status detect_check(const strix_model *m, const strix_image *im, in
         c->tw = m->input_w;
         c->rect = 0;
     } else if (c->rect) strix_letterbox_shape(im[0].width, im[0].height, c->sz, s, 1, &c->tw, &c->th);
-    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes};
+    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes, 0, NULL};
     return STRIX_OK;
 }
 
@@ -628,25 +682,59 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
     detect_call c;
     strix_status st = detect_check(m, im, n, o, &c, err);
     if (st) return st;
+    if (m->graph.task == STRIX_TASK_CLASSIFY)
+        return strix_fail(err, STRIX_E_ARG, "%s: a classify model finds no boxes: strix_model_forward gives its class "
+                          "probabilities", m->graph.path);
     wait_all(m); /* the submitted batches keep their own failures */
     st = prepare(m, n, c.th, c.tw, err);
     if (st) return st;
 
     size_t info_bytes = sizeof(strix_letterbox_info) * (size_t)n;
+    strix_task_layout tl = {m->graph.task, m->graph.nc, m->prog.extra, m->prog.kpt_d};
+    size_t row = 4 + (size_t)m->graph.nc + m->prog.extra, nd = (size_t)n * o->max_det;
+    int task = m->graph.task != STRIX_TASK_DETECT, stride = strix_task_stride(&tl);
+    m->task_n = 0;
     if (!strix_reserve(&m->scratch, &m->scratch_cap, info_bytes + sizeof(int) * (size_t)n) ||
-        !strix_reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * (size_t)n * o->max_det))
+        !strix_reserve((void **)&m->dets, &m->dets_cap, sizeof(strix_detection) * nd) ||
+        (task && (!strix_reserve((void **)&m->task_rows, &m->task_rows_cap, sizeof(float) * nd * row) ||
+                  !strix_reserve((void **)&m->task_vals, &m->task_vals_cap, sizeof(float) * nd * stride) ||
+                  !strix_reserve((void **)&m->task_counts, &m->task_counts_cap, sizeof(int) * (size_t)n))))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
     strix_letterbox_info *info = m->scratch;
     int *counts = (int *)((char *)m->scratch + info_bytes);
     for (int i = 0; i < n; i++) plan_image(m, &c, &im[i], &info[i]);
+    if (task) c.np.rows_out = m->task_rows;
     st = m->backend->ops->detect(m->backend, im, n, info, &c.np, m->dets, counts, err);
     if (st) return st;
     for (int i = 0; i < n; i++) {
         strix_detection *d = m->dets + (size_t)i * o->max_det;
         strix_scale_boxes(d, counts[i], &info[i]);
+        if (task) {
+            size_t k0 = (size_t)i * o->max_det;
+            strix_scale_task_values(m->task_vals + k0 * stride, d, m->task_rows + k0 * row, counts[i], &tl, &info[i]);
+            m->task_counts[i] = counts[i];
+        }
         out[i].count = counts[i];
         out[i].items = d;
     }
+    if (task) m->task_n = n, m->task_max_det = o->max_det;
+    return STRIX_OK;
+}
+
+strix_status strix_model_task_values(const strix_model *m, int image, strix_task_values *out, strix_error *err)
+{
+    strix_error_clear(err);
+    memset(out, 0, sizeof *out);
+    if (m->graph.task == STRIX_TASK_DETECT || m->graph.task == STRIX_TASK_CLASSIFY)
+        return strix_fail(err, STRIX_E_ARG, "%s: a %s model's detections carry no task values", m->graph.path,
+                          strix_task_name(m->graph.task));
+    if (image < 0 || image >= m->task_n)
+        return strix_fail(err, STRIX_E_ARG, "%s: image %d is not one of the last strix_model_detect's %d",
+                          m->graph.path, image, m->task_n);
+    strix_task_layout tl = {m->graph.task, m->graph.nc, m->prog.extra, m->prog.kpt_d};
+    out->stride = strix_task_stride(&tl);
+    out->count = m->task_counts[image];
+    out->values = m->task_vals + (size_t)image * m->task_max_det * out->stride;
     return STRIX_OK;
 }
 
@@ -681,6 +769,9 @@ strix_status strix_model_submit(strix_model *m, const strix_image *im, int n, co
     }
     if (!out) return strix_fail(err, STRIX_E_ARG, "submit needs somewhere to put the batch handle");
     *out = NULL;
+    if (m->graph.task != STRIX_TASK_DETECT)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: a %s model: submit runs detect models only so far; use "
+                          "strix_model_detect", m->graph.path, strix_task_name(m->graph.task));
     detect_call c;
     strix_status st = detect_check(m, im, n, o, &c, err);
     if (st) return st;

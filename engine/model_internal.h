@@ -43,6 +43,13 @@ struct strix_model {
     size_t scratch_cap;
     strix_detection *dets;
     size_t dets_cap;
+    /* the task values of the last strix_model_detect (segment, pose, obb): per image max_det rows of the head
+     * (task_rows) and their values in source pixels (task_vals, strix_task_stride floats each) */
+    float *task_rows, *task_vals;
+    size_t task_rows_cap, task_vals_cap;
+    int *task_counts;
+    size_t task_counts_cap;
+    int task_n, task_max_det;
     int async;               /* cuda_async: batches run on the backend's lanes */
     strix_batch batches[STRIX_MAX_IN_FLIGHT];
 };

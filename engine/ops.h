@@ -31,8 +31,20 @@ typedef struct strix_attn_params {
 
 /* Detect head decode: per level its grid size and stride (input pixels per cell). */
 #define STRIX_MAX_LEVELS 8
+typedef enum strix_decode_extra {
+    STRIX_EXTRA_NONE = 0,
+    STRIX_EXTRA_COPY,  /* Segment: mask coefficients, copied */
+    STRIX_EXTRA_KPT,   /* Pose: keypoints decoded (Pose.kpts_decode) */
+    STRIX_EXTRA_ANGLE  /* OBB: the angle, and the box rotated by it (dist2rbox) */
+} strix_decode_extra;
+
 typedef struct strix_decode_params {
     int nc, reg_max, levels;
+    strix_decode_extra kind; /* the task channels after the class logits */
+    int extra;               /* how many: nm, kpt_n * kpt_d, 1 */
+    int kpt_d;               /* Pose: 2 or 3 (x, y[, visibility]) */
+    int v26;                 /* Pose26: (v + anchor) * stride rather than (2v + anchor - 0.5) * stride;
+                                OBB26: the angle as the head gives it, without (sigmoid - 1/4) * pi */
     int level_h[STRIX_MAX_LEVELS], level_w[STRIX_MAX_LEVELS];
     int level_stride[STRIX_MAX_LEVELS];
 } strix_decode_params;

@@ -143,6 +143,16 @@ strix_status strix_plan_build(strix_plan *pl, const strix_program *p, int n, int
             st = set_shape(pl, p, nd->out, ih, iw, nd->layer, err);
             if (!st) st = set_shape(pl, p, nd->out2, ih, iw, nd->layer, err);
             break;
+        case STRIX_OP_SHUFFLE2:
+            st = set_shape(pl, p, nd->out, 2 * ih, 2 * iw, nd->layer, err);
+            break;
+        case STRIX_OP_ADD:
+        case STRIX_OP_SOFTMAX:
+            st = set_shape(pl, p, nd->out, ih, iw, nd->layer, err);
+            break;
+        case STRIX_OP_AVGPOOL:
+            st = set_shape(pl, p, nd->out, 1, 1, nd->layer, err);
+            break;
         case STRIX_OP_DECODE:
             break;
         }
@@ -154,6 +164,13 @@ strix_status strix_plan_build(strix_plan *pl, const strix_program *p, int n, int
     pl->decode.nc = p->nc;
     pl->decode.reg_max = p->reg_max;
     pl->decode.levels = p->levels;
+    pl->decode.extra = p->extra;
+    pl->decode.kind = p->task == STRIX_TASK_SEGMENT ? STRIX_EXTRA_COPY
+                    : p->task == STRIX_TASK_POSE    ? STRIX_EXTRA_KPT
+                    : p->task == STRIX_TASK_OBB     ? STRIX_EXTRA_ANGLE
+                                                    : STRIX_EXTRA_NONE;
+    pl->decode.kpt_d = p->kpt_d;
+    pl->decode.v26 = p->v26;
     for (int l = 0; l < p->levels; l++) {
         int lh = pl->decode.level_h[l], lw = pl->decode.level_w[l];
         /* level_stride is 0 only while the model derives its strides (at 256x256) */
@@ -194,6 +211,7 @@ strix_status strix_plan_build(strix_plan *pl, const strix_program *p, int n, int
         }
     }
     last[p->out_buf] = p->n_nodes; /* read by the host after the run */
+    if (p->proto >= 0) last[p->values[p->proto].buf] = p->n_nodes; /* so are the protos (strix_model_protos) */
 
     /* 4. arena: largest first, each at the lowest offset clear of every
      * already-placed buffer alive at the same time */
@@ -258,10 +276,14 @@ void strix_plan_macs(const strix_plan *pl, const strix_program *p, double *conv_
             double out = (double)pl->val_h[nd->out] * pl->val_w[nd->out] * nd->cout;
             m = out * (nd->cin / nd->conv.groups) * nd->conv.kh * nd->conv.kw;
             if (!nd->plain) bn += 4.0 * out; /* thop: 2 per element, doubled for the affine part */
-        } else if (nd->op == STRIX_OP_UPSAMPLE) {
+        } else if (nd->op == STRIX_OP_UPSAMPLE && !nd->functional) {
             /* Ultralytics' published GFLOPs (an older thop) count one op per
              * upsampled element; without it yolov8l reads 165.1, not 165.2 */
             m = (double)pl->val_h[nd->out] * pl->val_w[nd->out] * p->values[nd->out].c;
+        } else if (nd->op == STRIX_OP_AVGPOOL) {
+            /* thop: one add per pooled input, one divide per output */
+            double in = (double)pl->val_h[nd->in] * pl->val_w[nd->in];
+            m = (in + 1) * p->values[nd->out].c;
         } else if (nd->op == STRIX_OP_DECODE) {
             /* DFL: a 1x1 conv of reg_max bins to 1; none when reg_max is 1 */
             m = p->reg_max > 1 ? (double)pl->anchors * 4 * p->reg_max : 0;

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -65,7 +66,7 @@ size_t strix_topk_workspace(size_t anchors, const strix_nms_params *p)
 int strix_topk(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p, void *ws)
 {
     if (p->nc <= 0 || p->max_det <= 0 || anchors == 0) return 0;
-    size_t w = 4 + (size_t)p->nc, k = topk_k(anchors, p);
+    size_t w = p->row ? (size_t)p->row : 4 + (size_t)p->nc, k = topk_k(anchors, p);
     scored *best = ws, *pairs = (scored *)((char *)ws + align_up(anchors * sizeof(scored)));
     for (size_t a = 0; a < anchors; a++) {
         const float *s = head + a * w + 4;
@@ -100,6 +101,7 @@ int strix_topk(strix_detection *out, const float *head, size_t anchors, const st
         }
         if (!(pairs[i].score > p->conf) || (p->classes && !p->classes[cls])) continue;
         const float *h = head + (size_t)anchor * w;
+        if (p->rows_out) memcpy(p->rows_out + (size_t)n * w, h, sizeof(float) * w);
         out[n++] = (strix_detection){h[0] - h[2] / 2, h[1] - h[3] / 2, h[0] + h[2] / 2, h[1] + h[3] / 2,
                                      pairs[i].score, cls};
     }
@@ -124,44 +126,45 @@ static int by_score(const void *a, const void *b)
 static float mx(float a, float b) { return a < b ? b : a; }
 static float mn(float a, float b) { return b < a ? b : a; }
 
+/* The candidates: best class score > conf (float compare, as torch does
+ * with a Python scalar on a float32 tensor; a NaN score anywhere in the row
+ * makes torch's amax NaN, which fails the test), in the class filter; by
+ * decreasing score, at most max_nms; boxes left as cx, cy, w, h. */
+static size_t candidates(cand *c, const float *head, size_t anchors, size_t row, const strix_nms_params *p)
+{
+    size_t n = 0;
+    for (size_t a = 0; a < anchors; a++) {
+        const float *r = head + a * row, *s = r + 4;
+        float best = s[0];
+        int bi = 0, nan = s[0] != s[0];
+        for (int j = 1; j < p->nc; j++) {
+            if (s[j] > best) best = s[j], bi = j;
+            nan |= s[j] != s[j];
+        }
+        if (nan || !(best > p->conf) || (p->classes && !p->classes[bi])) continue;
+        c[n++] = (cand){r[0], r[1], r[2], r[3], best, bi, (int)a};
+    }
+    qsort(c, n, sizeof *c, by_score);
+    size_t max_nms = p->max_nms > 0 ? (size_t)p->max_nms : DEFAULT_MAX_NMS;
+    return n < max_nms ? n : max_nms;
+}
+
 int strix_nms(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p,
               void *workspace)
 {
     int nc = p->nc;
     if (nc <= 0 || p->max_det <= 0 || anchors == 0) return 0;
-    size_t row = 4 + (size_t)nc;
+    size_t row = p->row ? (size_t)p->row : 4 + (size_t)nc;
     cand *c = workspace;
     kept *k = (kept *)((unsigned char *)workspace + align_up(anchors * sizeof(cand)));
-
-    /* candidates: best class score > conf (float compare, as torch does
-     * with a Python scalar on a float32 tensor); a NaN score anywhere in the
-     * row makes torch's amax NaN, which fails the test */
-    size_t n = 0;
-    for (size_t a = 0; a < anchors; a++) {
-        const float *r = head + a * row;
-        const float *s = r + 4;
-        float best = s[0];
-        int bi = 0, nan = s[0] != s[0];
-        for (int j = 1; j < nc; j++) {
-            if (s[j] > best) best = s[j], bi = j;
-            nan |= s[j] != s[j];
-        }
-        if (nan || !(best > p->conf) || (p->classes && !p->classes[bi])) continue;
-        float hw = r[2] / 2, hh = r[3] / 2;
-        c[n].x1 = r[0] - hw;
-        c[n].y1 = r[1] - hh;
-        c[n].x2 = r[0] + hw;
-        c[n].y2 = r[1] + hh;
-        c[n].score = best;
-        c[n].cls = bi;
-        c[n].anchor = (int)a;
-        n++;
+    size_t n = candidates(c, head, anchors, row, p);
+    for (size_t i = 0; i < n; i++) { /* cx, cy, w, h to corners */
+        float hw = c[i].x2 / 2, hh = c[i].y2 / 2, cx = c[i].x1, cy = c[i].y1;
+        c[i].x1 = cx - hw;
+        c[i].y1 = cy - hh;
+        c[i].x2 = cx + hw;
+        c[i].y2 = cy + hh;
     }
-    if (n == 0) return 0;
-
-    qsort(c, n, sizeof *c, by_score);
-    size_t max_nms = p->max_nms > 0 ? (size_t)p->max_nms : DEFAULT_MAX_NMS;
-    if (n > max_nms) n = max_nms;
 
     /* greedy NMS on class-offset boxes: a box is dropped when its IoU with
      * any earlier kept box exceeds the threshold; later boxes never affect
@@ -194,9 +197,50 @@ int strix_nms(strix_detection *out, const float *head, size_t anchors, const str
         out[nk].y2 = c[i].y2;
         out[nk].score = c[i].score;
         out[nk].class_id = c[i].cls;
+        if (p->rows_out) memcpy(p->rows_out + (size_t)nk * row, head + (size_t)c[i].anchor * row, sizeof(float) * row);
         nk++;
     }
     return nk;
+}
+
+size_t strix_nms_obb_workspace(size_t anchors, const strix_nms_params *p)
+{
+    (void)p;
+    return align_up(anchors * sizeof(cand)) + align_up(anchors * 5 * sizeof(float)) +
+           align_up(anchors * sizeof(float)) + align_up(anchors * sizeof(int));
+}
+
+int strix_nms_obb(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p,
+                  void *workspace)
+{
+    if (p->nc <= 0 || p->max_det <= 0 || anchors == 0) return 0;
+    size_t row = p->row ? (size_t)p->row : 5 + (size_t)p->nc;
+    char *w = workspace;
+    cand *c = (cand *)w;
+    float *box = (float *)(w + align_up(anchors * sizeof(cand)));
+    float *score = (float *)((char *)box + align_up(anchors * 5 * sizeof(float)));
+    int *keep = (int *)((char *)score + align_up(anchors * sizeof(float)));
+    size_t n = candidates(c, head, anchors, row, p);
+    for (size_t i = 0; i < n; i++) {
+        float off = p->agnostic ? 0.f : (float)c[i].cls * MAX_WH;
+        const float *r = head + (size_t)c[i].anchor * row;
+        float *b = box + 5 * i;
+        b[0] = r[0] + off, b[1] = r[1] + off, b[2] = r[2], b[3] = r[3], b[4] = r[row - 1];
+        score[i] = c[i].score;
+    }
+    int k = strix_nms_rotated(box, score, (int)n, p->iou, keep);
+    if (k < 0) return -1;
+    if (k > p->max_det) k = p->max_det;
+    for (int j = 0; j < k; j++) {
+        const cand *q = &c[keep[j]];
+        const float *r = head + (size_t)q->anchor * row;
+        /* OBB.xyxy: the bounds of the 4 corners, centre +- (w/2 cos - h/2 sin, w/2 sin + h/2 cos) and mirrored */
+        float cs = cosf(r[row - 1]), sn = sinf(r[row - 1]);
+        float ex = fabsf(r[2] / 2 * cs) + fabsf(r[3] / 2 * sn), ey = fabsf(r[2] / 2 * sn) + fabsf(r[3] / 2 * cs);
+        out[j] = (strix_detection){r[0] - ex, r[1] - ey, r[0] + ex, r[1] + ey, q->score, q->cls};
+        if (p->rows_out) memcpy(p->rows_out + (size_t)j * row, r, sizeof(float) * row);
+    }
+    return k;
 }
 
 /* torch's clamp_(0, limit): NaN stays NaN. */
@@ -253,4 +297,45 @@ int strix_nms_rotated(const float *xywhr, const float *scores, int n, float iou_
     }
     free(order);
     return m;
+}
+
+void strix_scale_task_values(float *vals, strix_detection *dets, const float *rows, int n, const strix_task_layout *t,
+                             const strix_letterbox_info *info)
+{
+    strix_scale_geom u;
+    strix_scale_geometry(info->dst_w, info->dst_h, info->src_w, info->src_h, &u);
+    float w0 = (float)info->src_w, h0 = (float)info->src_h;
+    int row = 4 + t->nc + t->extra, stride = strix_task_stride(t);
+    for (int i = 0; i < n; i++) {
+        const float *r = rows + (size_t)i * row, *x = r + 4 + t->nc;
+        float *v = vals + (size_t)i * stride;
+        if (t->task == STRIX_TASK_SEGMENT) {
+            memcpy(v, x, sizeof(float) * (size_t)t->extra);
+        } else if (t->task == STRIX_TASK_POSE) {
+            /* scale_coords: the letterbox undone, clipped to the source */
+            for (int k = 0; k + t->kpt_d <= t->extra; k += t->kpt_d) {
+                v[k] = clip((x[k] - u.pad_x) / u.gain_x, w0);
+                v[k + 1] = clip((x[k + 1] - u.pad_y) / u.gain_y, h0);
+                if (t->kpt_d == 3) v[k + 2] = x[k + 2];
+            }
+        } else if (t->task == STRIX_TASK_OBB) {
+            /* scale_boxes(xywh=True): centre less the padding, all four over the gains, not clipped */
+            v[0] = (r[0] - u.pad_x) / u.gain_x;
+            v[1] = (r[1] - u.pad_y) / u.gain_y;
+            v[2] = r[2] / u.gain_x;
+            v[3] = r[3] / u.gain_y;
+            v[4] = x[0];
+            float cs = cosf(v[4]), sn = sinf(v[4]);
+            float ex = fabsf(v[2] / 2 * cs) + fabsf(v[3] / 2 * sn), ey = fabsf(v[2] / 2 * sn) + fabsf(v[3] / 2 * cs);
+            dets[i].x1 = clip(v[0] - ex, w0);
+            dets[i].y1 = clip(v[1] - ey, h0);
+            dets[i].x2 = clip(v[0] + ex, w0);
+            dets[i].y2 = clip(v[1] + ey, h0);
+        }
+    }
+}
+
+int strix_task_stride(const strix_task_layout *t)
+{
+    return t->task == STRIX_TASK_OBB ? 5 : t->task == STRIX_TASK_SEGMENT || t->task == STRIX_TASK_POSE ? t->extra : 0;
 }

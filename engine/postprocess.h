@@ -16,6 +16,9 @@ typedef struct strix_nms_params {
     int nc;
     const unsigned char *classes; /* NULL keeps all; else nc flags: drop an anchor whose best
                                      class c has classes[c] == 0 (before NMS, as Ultralytics) */
+    int row;         /* floats per anchor of head: 4 + nc + the task's channels; 0 means 4 + nc */
+    float *rows_out; /* NULL, or room for max_det rows of `row` floats: each detection's whole
+                        head row (its mask coefficients, keypoints or angle), in output order */
 } strix_nms_params;
 
 /* Workspace bytes for strix_nms with A anchors and p->max_det. */
@@ -26,6 +29,16 @@ size_t strix_nms_workspace(size_t anchors, const strix_nms_params *p);
  * decreasing score, ties broken by lower anchor index; returns the count. */
 int strix_nms(strix_detection *out, const float *head, size_t anchors,
               const strix_nms_params *p, void *workspace);
+
+/* Oriented boxes (OBB heads): head rows [A, 4 + nc + 1] (cx, cy, w, h of the
+ * rotated box in tensor pixels, scores, the angle r in radians).  As
+ * Ultralytics' non_max_suppression(rotated=True): the candidates as in
+ * strix_nms, their centres offset by class, then strix_nms_rotated; out's
+ * boxes are the axis-aligned bounds of the rotated boxes (Ultralytics'
+ * OBB.xyxy), rows_out (p->row = 4 + nc + 1) their xywhr. */
+size_t strix_nms_obb_workspace(size_t anchors, const strix_nms_params *p);
+int strix_nms_obb(strix_detection *out, const float *head, size_t anchors, const strix_nms_params *p,
+                  void *workspace);
 
 /* A one-to-one head's selection instead of NMS (YOLO26 with nms_free:
  * Ultralytics' Detect.postprocess, then the end2end branch of
@@ -57,5 +70,24 @@ void strix_scale_geometry(int dst_w, int dst_h, int src_w, int src_h, strix_scal
  * let dropped boxes stop suppressing).  keep [n] gets the kept indices in
  * that order; returns their count (-1 when out of memory). */
 int strix_nms_rotated(const float *xywhr, const float *scores, int n, float iou_thr, int *keep);
+
+/* A task head's row layout: [4 + nc + extra], the task's channels last. */
+typedef struct strix_task_layout {
+    strix_task task;
+    int nc, extra, kpt_d;
+} strix_task_layout;
+
+/* Floats per detection of strix_scale_task_values: segment extra (the mask
+ * coefficients), pose extra (keypoints x dims), obb 5 (xywhr); 0 otherwise. */
+int strix_task_stride(const strix_task_layout *t);
+
+/* The task values of n detections in source pixels, from their head rows
+ * (rows_out, tensor pixels) as Ultralytics' predictors make them: segment's
+ * coefficients as they are; pose's keypoints through scale_coords (the
+ * letterbox undone, clipped to the source; visibility as it is); obb's
+ * xywhr through scale_boxes(xywh=True) (not clipped), whose corners' bounds
+ * (clipped) then replace dets[i]'s box.  vals: n x strix_task_stride. */
+void strix_scale_task_values(float *vals, strix_detection *dets, const float *rows, int n, const strix_task_layout *t,
+                             const strix_letterbox_info *info);
 
 #endif

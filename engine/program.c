@@ -1,5 +1,6 @@
 /* program.c — lowers resolved layers into primitive ops (conv, max-pool,
- * upsample, copy, attention, decode) over channel slices of buffers.
+ * upsample, copy, attention, decode; the task heads' shuffle, add, average
+ * pool and softmax) over channel slices of buffers.
  *
  * Concat and chunk/split cost nothing: a layer whose output feeds a Concat is
  * written straight into its channel slice of the Concat's buffer (only a
@@ -81,11 +82,11 @@ static strix_node *new_node(lctx *c, strix_op op, int in, int out)
 }
 
 /* Conv (conv + BatchNorm + optional SiLU) or, with plain, nn.Conv2d with bias. */
-static void conv(lctx *c, const char *name, int in, int out, int res, int k, int s, int g,
-                 int act, int plain)
+static strix_node *conv(lctx *c, const char *name, int in, int out, int res, int k, int s, int g,
+                        int act, int plain)
 {
     strix_node *n = new_node(c, STRIX_OP_CONV, in, out);
-    if (!n) return;
+    if (!n) return NULL;
     n->res = res;
     n->cin = c->p->values[in].c;
     n->cout = c->p->values[out].c;
@@ -93,7 +94,33 @@ static void conv(lctx *c, const char *name, int in, int out, int res, int k, int
     /* autopad with dilation 1: 'same' padding for odd kernels */
     n->conv = (strix_conv_params){k, k, s, s, k / 2, k / 2, 1, 1, g, act ? STRIX_ACT_SILU : STRIX_ACT_NONE};
     strix_strlcpy(n->wname, sizeof n->wname, name);
+    return n;
 }
+
+/* A head conv with an unrun copy in the other head (see strix_node.twin). */
+static void head_conv(lctx *c, const char *name, int in, int out, int k, int g, int act, int plain, int twin)
+{
+    strix_node *n = conv(c, name, in, out, -1, k, 1, g, act, plain);
+    if (n) n->twin = twin;
+}
+
+/* Tensors under prefix are accepted but not run; params and modules they hold. */
+static void unused(lctx *c, const char *prefix, long long params, int modules)
+{
+    strix_program *p = c->p;
+    for (int i = 0; i < STRIX_UNUSED_PREFIXES; i++)
+        if (!p->unused_prefix[i][0]) {
+            strix_strlcpy(p->unused_prefix[i], sizeof p->unused_prefix[i], prefix);
+            p->unused_params += params;
+            p->unused_modules += modules;
+            return;
+        }
+    c->oom = 1; /* more than STRIX_UNUSED_PREFIXES: a program bug, reported as out of memory */
+}
+
+/* Params of an unrun Ultralytics Conv (conv + BatchNorm) and of an nn.Conv2d with bias. */
+static long long conv_params(int cin, int cout, int k) { return (long long)cin * cout * k * k + 2LL * cout; }
+static long long plain_params(int cin, int cout, int k) { return (long long)cin * cout * k * k + cout; }
 
 static void name2(char *dst, size_t n, const char *prefix, const char *suffix)
 {
@@ -230,6 +257,69 @@ static void c2psa(lctx *c, const strix_layer *L, const char *pre, int x, int out
     conv(c, nm, cat, out, -1, 1, 1, 1, 1, 0);
 }
 
+/* Proto(c1, c_ = npr, c2 = nm): cv1 (3x3), ConvTranspose2d(c_, c_, 2, 2) as a
+ * 1x1 GEMM to 4 c_ channels and a SHUFFLE2, cv2 (3x3), cv3 (1x1); the
+ * protos, [N, H/4, W/4, nm], are p->proto.  Proto26 first sums the levels
+ * at level 0's size (feat_refine 1x1 convs, nearest upsampling by 2, 4, ...)
+ * and fuses them (feat_fuse, 3x3); its semseg branch trains only. */
+static void proto(lctx *c, const strix_layer *L, const int *lv)
+{
+    strix_program *p = c->p;
+    char nm[96];
+    int ch0 = p->values[lv[0]].c, npr = L->npr, x = lv[0];
+    if (L->v26) {
+        for (int i = 1; i < L->n_from; i++) {
+            int r = tmp(c, ch0), u = tmp(c, ch0), sum = tmp(c, ch0);
+            snprintf(nm, sizeof nm, "model.%d.proto.feat_refine.%d", L->index, i - 1);
+            conv(c, nm, lv[i], r, -1, 1, 1, 1, 1, 0);
+            strix_node *n = new_node(c, STRIX_OP_UPSAMPLE, r, u);
+            if (n) n->scale = 1 << i, n->functional = 1;
+            n = new_node(c, STRIX_OP_ADD, x, sum);
+            if (n) n->res = u;
+            x = sum;
+        }
+        int f = tmp(c, npr);
+        snprintf(nm, sizeof nm, "model.%d.proto.feat_fuse", L->index);
+        conv(c, nm, x, f, -1, 3, 1, 1, 1, 0);
+        x = f;
+        snprintf(nm, sizeof nm, "model.%d.proto.semseg.", L->index);
+        unused(c, nm, conv_params(ch0, npr, 3) + conv_params(npr, npr, 3) + plain_params(npr, L->nc, 1), 5);
+    }
+    int a = tmp(c, npr), g = tmp(c, 4 * npr), up = tmp(c, npr), b = tmp(c, npr);
+    p->proto = tmp(c, L->nm);
+    snprintf(nm, sizeof nm, "model.%d.proto.cv1", L->index);
+    conv(c, nm, x, a, -1, 3, 1, 1, 1, 0);
+    snprintf(nm, sizeof nm, "model.%d.proto.upsample", L->index);
+    strix_node *t = conv(c, nm, a, g, -1, 1, 1, 1, 0, 1);
+    if (t) t->convt = 1;
+    new_node(c, STRIX_OP_SHUFFLE2, g, up);
+    snprintf(nm, sizeof nm, "model.%d.proto.cv2", L->index);
+    conv(c, nm, up, b, -1, 3, 1, 1, 1, 0);
+    snprintf(nm, sizeof nm, "model.%d.proto.cv3", L->index);
+    conv(c, nm, b, p->proto, -1, 1, 1, 1, 1, 0);
+}
+
+/* Classify(c1, nc, k, s, p, g): Conv to 1280 channels, AdaptiveAvgPool2d(1),
+ * Dropout (identity at inference), Linear (a 1x1 conv on the 1x1 map),
+ * softmax: out is [N, 1, 1, nc] probabilities. */
+static void classify(lctx *c, const strix_layer *L, const char *pre, int x, int out)
+{
+    char nm[96];
+    int h = tmp(c, STRIX_CLASSIFY_HIDDEN), pooled = tmp(c, STRIX_CLASSIFY_HIDDEN), logits = tmp(c, L->nc);
+    strix_node *n = new_node(c, STRIX_OP_CONV, x, h);
+    if (!n) return;
+    int pad = L->p >= 0 ? L->p : L->k / 2;
+    n->cin = c->p->values[x].c;
+    n->cout = STRIX_CLASSIFY_HIDDEN;
+    n->conv = (strix_conv_params){L->k, L->k, L->s, L->s, pad, pad, 1, 1, L->g, STRIX_ACT_SILU};
+    name2(n->wname, sizeof n->wname, pre, "conv");
+    new_node(c, STRIX_OP_AVGPOOL, h, pooled);
+    name2(nm, sizeof nm, pre, "linear");
+    n = conv(c, nm, pooled, logits, -1, 1, 1, 1, 0, 1);
+    if (n) n->linear = 1;
+    new_node(c, STRIX_OP_SOFTMAX, logits, out);
+}
+
 /* Detect: per level a box branch (cv2) and a class branch (cv3) writing their
  * slices of the head; YOLO11's class branch uses depthwise convs.  YOLO26's
  * end2end Detect has a second, one-to-one copy (one2one_cv2, one2one_cv3):
@@ -244,50 +334,84 @@ static void detect(lctx *c, const strix_layer *L, const int *lv, int out)
     if (ch0 / 4 > c2) c2 = ch0 / 4;
     if (L->reg_max * 4 > c2) c2 = L->reg_max * 4;
     if ((L->nc < 100 ? L->nc : 100) > c3) c3 = L->nc < 100 ? L->nc : 100;
-    int nb = 4 * L->reg_max;
+    int nb = 4 * L->reg_max, nx = L->extra, tw = L->end2end;
     int o2o = L->end2end && L->one2one;
     const char *bx = o2o ? "one2one_cv2" : "cv2", *cl = o2o ? "one2one_cv3" : "cv3";
+    const char *ex = o2o ? "one2one_cv4" : "cv4", *ek = o2o ? "one2one_cv4_kpts" : "cv4_kpts";
+    int kpts26 = L->task == STRIX_TASK_POSE && L->v26; /* Pose26: cv4 ends at its second Conv, cv4_kpts follows */
+    /* cv4 (Segment, Pose, OBB): c4 channels, then the task's */
+    int c4 = ch0 / 4 > nx ? ch0 / 4 : nx;
+    if (kpts26 && L->kpt_n * (L->kpt_d + 2) > c4) c4 = L->kpt_n * (L->kpt_d + 2);
     p->two_heads = L->end2end;
     p->end2end = o2o;
-    if (L->end2end) { /* the other head's tensors: in the checkpoint, not run */
-        snprintf(p->unused_prefix[0], sizeof p->unused_prefix[0], "model.%d.%s.", L->index, o2o ? "cv2" : "one2one_cv2");
-        snprintf(p->unused_prefix[1], sizeof p->unused_prefix[1], "model.%d.%s.", L->index, o2o ? "cv3" : "one2one_cv3");
+    if (L->end2end) { /* the other head's tensors: in the checkpoint, not run (counted with the twins) */
+        static const char *const heads[4] = {"cv2", "cv3", "cv4", "cv4_kpts"};
+        int n_heads = nx ? 3 + kpts26 : 2;
+        for (int k = 0; k < n_heads; k++) {
+            snprintf(nm, sizeof nm, "model.%d.%s%s.", L->index, o2o ? "" : "one2one_", heads[k]);
+            unused(c, nm, 0, 0);
+        }
     }
-    p->head_buf = new_buf(c, STRIX_BUF_HEAD, nb + L->nc);
+    if (kpts26) {
+        /* training only: the keypoint sigmas of both heads and the RealNVP flow */
+        int ns = 2 * L->kpt_n;
+        long long sig = 0;
+        for (int i = 0; i < L->n_from; i++) sig += plain_params(c4, ns, 1);
+        snprintf(nm, sizeof nm, "model.%d.cv4_sigma.", L->index);
+        unused(c, nm, sig, L->n_from);
+        if (L->end2end) {
+            snprintf(nm, sizeof nm, "model.%d.one2one_cv4_sigma.", L->index);
+            unused(c, nm, sig, L->n_from);
+        }
+        snprintf(nm, sizeof nm, "model.%d.flow_model.", L->index);
+        unused(c, nm, STRIX_REALNVP_PARAMS, STRIX_REALNVP_MODULES);
+    }
+    p->head_buf = new_buf(c, STRIX_BUF_HEAD, nb + L->nc + nx);
     p->levels = L->n_from;
     for (int i = 0; i < L->n_from; i++) {
         int x = lv[i], cx = p->values[x].c;
         int box = new_value(c, p->head_buf, 0, nb, i), cls = new_value(c, p->head_buf, nb, L->nc, i);
         int t1 = tmp(c, c2), t2 = tmp(c, c2);
         snprintf(nm, sizeof nm, "model.%d.%s.%d.0", L->index, bx, i);
-        conv(c, nm, x, t1, -1, 3, 1, 1, 1, 0);
+        head_conv(c, nm, x, t1, 3, 1, 1, 0, tw);
         snprintf(nm, sizeof nm, "model.%d.%s.%d.1", L->index, bx, i);
-        conv(c, nm, t1, t2, -1, 3, 1, 1, 1, 0);
+        head_conv(c, nm, t1, t2, 3, 1, 1, 0, tw);
         snprintf(nm, sizeof nm, "model.%d.%s.%d.2", L->index, bx, i);
-        conv(c, nm, t2, box, -1, 1, 1, 1, 0, 1);
+        head_conv(c, nm, t2, box, 1, 1, 0, 1, tw);
         int u1 = tmp(c, c3), u2 = tmp(c, c3);
         if (L->legacy) {
             snprintf(nm, sizeof nm, "model.%d.%s.%d.0", L->index, cl, i);
-            conv(c, nm, x, u1, -1, 3, 1, 1, 1, 0);
+            head_conv(c, nm, x, u1, 3, 1, 1, 0, tw);
             snprintf(nm, sizeof nm, "model.%d.%s.%d.1", L->index, cl, i);
-            conv(c, nm, u1, u2, -1, 3, 1, 1, 1, 0);
+            head_conv(c, nm, u1, u2, 3, 1, 1, 0, tw);
         } else {
             int d1 = tmp(c, cx), d2 = tmp(c, c3);
             snprintf(nm, sizeof nm, "model.%d.%s.%d.0.0", L->index, cl, i);
-            conv(c, nm, x, d1, -1, 3, 1, cx, 1, 0);
+            head_conv(c, nm, x, d1, 3, cx, 1, 0, tw);
             snprintf(nm, sizeof nm, "model.%d.%s.%d.0.1", L->index, cl, i);
-            conv(c, nm, d1, u1, -1, 1, 1, 1, 1, 0);
+            head_conv(c, nm, d1, u1, 1, 1, 1, 0, tw);
             snprintf(nm, sizeof nm, "model.%d.%s.%d.1.0", L->index, cl, i);
-            conv(c, nm, u1, d2, -1, 3, 1, c3, 1, 0);
+            head_conv(c, nm, u1, d2, 3, c3, 1, 0, tw);
             snprintf(nm, sizeof nm, "model.%d.%s.%d.1.1", L->index, cl, i);
-            conv(c, nm, d2, u2, -1, 1, 1, 1, 1, 0);
+            head_conv(c, nm, d2, u2, 1, 1, 1, 0, tw);
         }
         snprintf(nm, sizeof nm, "model.%d.%s.%d.2", L->index, cl, i);
-        conv(c, nm, u2, cls, -1, 1, 1, 1, 0, 1);
+        head_conv(c, nm, u2, cls, 1, 1, 0, 1, tw);
+        if (nx) {
+            int e1 = tmp(c, c4), e2 = tmp(c, c4), xo = new_value(c, p->head_buf, nb + L->nc, nx, i);
+            snprintf(nm, sizeof nm, "model.%d.%s.%d.0", L->index, ex, i);
+            head_conv(c, nm, x, e1, 3, 1, 1, 0, tw);
+            snprintf(nm, sizeof nm, "model.%d.%s.%d.1", L->index, ex, i);
+            head_conv(c, nm, e1, e2, 3, 1, 1, 0, tw);
+            if (kpts26) snprintf(nm, sizeof nm, "model.%d.%s.%d", L->index, ek, i);
+            else snprintf(nm, sizeof nm, "model.%d.%s.%d.2", L->index, ex, i);
+            head_conv(c, nm, e2, xo, 1, 1, 0, 1, tw);
+        }
     }
     if (L->reg_max > 1) /* reg_max 1 (YOLO26): the box outputs are the distances, no DFL */
         snprintf(p->dfl_name, sizeof p->dfl_name, "model.%d.dfl.conv.weight", L->index);
-    new_node(c, STRIX_OP_DECODE, new_value(c, p->head_buf, 0, nb + L->nc, -1), out);
+    new_node(c, STRIX_OP_DECODE, new_value(c, p->head_buf, 0, nb + L->nc + nx, -1), out);
+    if (L->task == STRIX_TASK_SEGMENT) proto(c, L, lv);
 }
 
 static void lower_layer(lctx *c, const strix_layer *L, const int *outv, int x, int out)
@@ -337,6 +461,7 @@ static void lower_layer(lctx *c, const strix_layer *L, const int *outv, int x, i
             }
             break;
         }
+        case STRIX_MOD_CLASSIFY: classify(c, L, pre, x, o); break;
         case STRIX_MOD_DETECT: {
             int lv[STRIX_YAML_MAX_FROM];
             for (int i = 0; i < L->n_from; i++) lv[i] = outv[L->from[i]];
@@ -387,9 +512,15 @@ static void fuse(strix_program *p)
 strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_error *err)
 {
     memset(p, 0, sizeof *p);
-    p->head_buf = p->out_buf = -1;
+    p->head_buf = p->out_buf = p->proto = -1;
     p->nc = g->nc;
     p->reg_max = g->reg_max;
+    p->task = g->task;
+    const strix_layer *head = &g->layers[g->n_layers - 1];
+    p->extra = head->extra;
+    p->kpt_n = head->kpt_n;
+    p->kpt_d = head->kpt_d;
+    p->v26 = head->v26;
     lctx c = {p, err, g->path, -1, 0};
     int nl = g->n_layers;
     int *outv = malloc(sizeof *outv * (size_t)nl);
@@ -417,8 +548,11 @@ strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_e
         const strix_layer *L = &g->layers[i];
         c.layer = i;
         if (L->kind == STRIX_MOD_DETECT) {
-            p->out_buf = new_buf(&c, STRIX_BUF_OUT, 4 + L->nc);
-            outv[i] = new_value(&c, p->out_buf, 0, 4 + L->nc, -1);
+            p->out_buf = new_buf(&c, STRIX_BUF_OUT, 4 + L->nc + L->extra);
+            outv[i] = new_value(&c, p->out_buf, 0, 4 + L->nc + L->extra, -1);
+        } else if (L->kind == STRIX_MOD_CLASSIFY) {
+            outv[i] = tmp(&c, L->nc); /* [N, 1, 1, nc] */
+            p->out_buf = p->values[outv[i]].buf;
         } else if (outv[i] < 0) {
             outv[i] = tmp(&c, L->c2);
         }
@@ -506,19 +640,26 @@ void strix_program_free(strix_program *p)
     memset(p, 0, sizeof *p);
 }
 
+long long strix_node_params(const strix_node *n, int fused)
+{
+    long long w = (long long)n->cout * n->conv.kh * n->conv.kw * (n->cin / n->conv.groups);
+    if (n->convt) return w + n->cout / 4; /* one bias per ConvTranspose2d output channel */
+    /* unfused: BatchNorm's weight and bias; plain convs carry a bias */
+    return w + (n->plain || fused ? n->cout : 2LL * n->cout);
+}
+
 void strix_graph_layer_params(const strix_graph *g, const strix_program *p, long long *per_layer)
 {
     for (int i = 0; i < g->n_layers; i++) per_layer[i] = 0;
     for (int i = 0; i < p->n_nodes; i++) {
         const strix_node *n = &p->nodes[i];
         if (n->op != STRIX_OP_CONV) continue;
-        long long w = (long long)n->cout * n->conv.kh * n->conv.kw * (n->cin / n->conv.groups);
-        /* unfused: BatchNorm's weight and bias; plain convs carry a bias */
-        per_layer[n->layer] += w + (n->plain ? n->cout : 2LL * n->cout);
+        long long k = strix_node_params(n, 0);
+        per_layer[n->layer] += n->twin ? 2 * k : k; /* a twin: the other head's copy, unfused */
     }
     for (int i = 0; i < g->n_layers; i++)
         if (g->layers[i].kind == STRIX_MOD_DETECT) {
-            if (g->layers[i].end2end) per_layer[i] *= 2; /* the one-to-many copy, unfused */
             if (g->layers[i].reg_max > 1) per_layer[i] += g->layers[i].reg_max; /* DFL conv */
+            per_layer[i] += p->unused_params;
         }
 }

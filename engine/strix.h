@@ -162,6 +162,27 @@ void strix_model_free(strix_model *m);
  * NULL only for an id outside 0..nc-1. */
 int strix_model_class_count(const strix_model *m);
 const char *strix_model_class_name(const strix_model *m, int class_id);
+/* The model's task, from its head (the last YAML layer): Detect, Segment /
+ * Segment26, Pose / Pose26, OBB / OBB26 or Classify. */
+typedef enum strix_task {
+    STRIX_TASK_DETECT = 0,
+    STRIX_TASK_SEGMENT = 1,
+    STRIX_TASK_POSE = 2,
+    STRIX_TASK_OBB = 3,
+    STRIX_TASK_CLASSIFY = 4
+} strix_task;
+strix_task strix_model_task(const strix_model *m);
+/* "detect", "segment", "pose", "obb", "classify" (Ultralytics' task names);
+ * "unknown" for a value outside the enum. */
+const char *strix_task_name(strix_task t);
+/* Channels a task head adds after the 4 box values and nc scores of each
+ * anchor in strix_model_forward's head: 32 mask coefficients (segment,
+ * Ultralytics' nm), keypoints * dims decoded keypoint values (pose: x, y in
+ * input pixels[, visibility after sigmoid] per keypoint), 1 angle in
+ * radians (obb); 0 for detect and classify. */
+int strix_model_task_channels(const strix_model *m);
+/* Pose: keypoints and dims per keypoint (2 or 3) of kpt_shape; 0, 0 otherwise. */
+void strix_model_kpt_shape(const strix_model *m, int *keypoints, int *dims);
 /* Replace the class names with the lines of a text file (one name per line). */
 strix_status strix_model_load_names(strix_model *m, const char *path, strix_error *err);
 /* Largest stride of the network (32 for YOLOv8/11). */
@@ -344,6 +365,30 @@ strix_status strix_model_detect(strix_model *m, const strix_image *images, int n
                                 const strix_detect_options *o, strix_detections *out,
                                 strix_error *err);
 
+/* The task values of a segment, pose or obb model's detections from the
+ * last strix_model_detect, image `image` of its batch: values[k * stride +
+ * j] belongs to detection k of out[image].items (count of them), as
+ * Ultralytics' predictors give them:
+ *   segment: stride = nm (32): the mask coefficients; the masks are
+ *            sigmoid(coefficients . protos) (strix_model_protos, in tensor
+ *            space: crop to the box and undo the letterbox to use them);
+ *   pose:    stride = keypoints x dims: per keypoint x, y in source pixels
+ *            (clipped to the image) and, with dims 3, its visibility;
+ *   obb:     stride = 5: cx, cy, w, h in source pixels (not clipped) and the
+ *            angle r in radians; the detection's box is the axis-aligned
+ *            bounds of those corners (clipped), its NMS the rotated one
+ *            (probiou) Ultralytics uses.
+ * Valid until the next detect or free.  STRIX_E_ARG for detect and classify
+ * models and for an image outside the last batch.  strix_model_submit runs
+ * detect models only so far (STRIX_E_UNSUPPORTED for the others), and a
+ * classify model finds no boxes (strix_model_detect: STRIX_E_ARG). */
+typedef struct strix_task_values {
+    int count;            /* detections of the image */
+    int stride;           /* floats per detection */
+    const float *values;  /* count x stride, model-owned */
+} strix_task_values;
+strix_status strix_model_task_values(const strix_model *m, int image, strix_task_values *out, strix_error *err);
+
 /* Asynchronous detection: submit a batch now, collect its detections later,
  * with up to STRIX_MAX_IN_FLIGHT batches submitted and not yet released.
  * Host images may be reused as soon as submit returns (their pixels are
@@ -393,10 +438,21 @@ strix_status strix_model_quantize(strix_model *m, const strix_image *images, int
                                   const strix_detect_options *o, strix_error *err);
 /* Lower-level stages, for tools, tests and benchmarks.
  * Input tensor layout: [n, h, w, 3] fp32 NHWC, RGB, values in [0, 1].
- * Head layout: [n, A, 4 + nc] fp32: per anchor (cx, cy, w, h) in input pixels
- * followed by sigmoid class scores; A = sum over levels of (h/s) * (w/s). */
+ * Head layout: [n, A, 4 + nc + t] fp32: per anchor (cx, cy, w, h) in input
+ * pixels followed by sigmoid class scores, then the task's t =
+ * strix_model_task_channels(m) values (Ultralytics' eval-mode head output
+ * [n, 4 + nc + t, A] transposed; for obb, (cx, cy) is the rotated box's
+ * centre and (w, h) its sides); A = sum over levels of (h/s) * (w/s).  A
+ * classify model's head is [n, nc]: the softmax probabilities. */
 strix_status strix_model_forward(strix_model *m, const float *input, int n, int h, int w,
                                  float *head, strix_error *err);
+/* A segment model's prototype masks from its last forward (or detect) run:
+ * [n, ph, pw, nm] fp32 NHWC with ph = h/4, pw = w/4, nm =
+ * strix_model_task_channels(m) (Ultralytics' proto [n, nm, ph, pw]
+ * transposed), written to out when it holds `floats` floats (*ph, *pw set
+ * either way).  STRIX_E_ARG for another task, before any run, or a too small
+ * out; STRIX_E_UNSUPPORTED on a backend that cannot read them back. */
+strix_status strix_model_protos(strix_model *m, float *out, size_t floats, int *ph, int *pw, strix_error *err);
 size_t strix_model_anchor_count(const strix_model *m, int h, int w);
 
 /* --------------------------------------------------------------- tracking */

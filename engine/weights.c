@@ -22,6 +22,7 @@ typedef struct bind {
     strix_error *err;
     float *tmp;               /* conversion scratch */
     size_t tmp_cap;
+    double eps;               /* BatchNorm's (strix_bn_eps) */
 } bind;
 
 static void note_missing(bind *b, const char *name)
@@ -91,9 +92,29 @@ static strix_status bind_conv(bind *b, const strix_node *n, float *blob)
     int64_t wshape[4] = {co, cig, kh, kw}, vshape[1] = {co};
     strix_status st = STRIX_OK;
     float *w = b->tmp, *bias = blob + n->boff;
-    if (n->plain) {
+    if (n->convt) {
+        /* ConvTranspose2d(k=2, s=2): weight [cin, C, 2, 2], bias [C]; the
+         * node is a 1x1 conv to 4C channels, output (dy*2 + dx)*C + c */
+        int c = co / 4;
+        int64_t tshape[4] = {n->cin, c, 2, 2}, cshape[1] = {c};
         snprintf(nm, sizeof nm, "%s.weight", n->wname);
-        int have_w = fetch(b, nm, 4, wshape, 0, &st) != NULL;
+        int have_w = fetch(b, nm, 4, tshape, 0, &st) != NULL;
+        if (st) return st;
+        snprintf(nm, sizeof nm, "%s.bias", n->wname);
+        if (fetch(b, nm, 1, cshape, wn, &st))
+            for (int k = 0; k < 4; k++) memcpy(bias + (size_t)k * c, b->tmp + wn, sizeof(float) * (size_t)c);
+        if (st || !have_w) return st;
+        float *dst = blob + n->woff;
+        for (int i = 0; i < n->cin; i++)
+            for (int o = 0; o < c; o++)
+                for (int k = 0; k < 4; k++)
+                    dst[((size_t)k * c + o) * n->cin + i] = w[((size_t)i * c + o) * 4 + k];
+        return STRIX_OK;
+    }
+    if (n->plain) {
+        int64_t lshape[2] = {co, n->cin}; /* nn.Linear: [out, in] */
+        snprintf(nm, sizeof nm, "%s.weight", n->wname);
+        int have_w = fetch(b, nm, n->linear ? 2 : 4, n->linear ? lshape : wshape, 0, &st) != NULL;
         if (st) return st;
         snprintf(nm, sizeof nm, "%s.bias", n->wname);
         if (fetch(b, nm, 1, vshape, wn, &st)) memcpy(bias, b->tmp + wn, sizeof(float) * (size_t)co);
@@ -123,7 +144,7 @@ static strix_status bind_conv(bind *b, const strix_node *n, float *blob)
                     return strix_fail(b->err, STRIX_E_WEIGHTS, "%s: tensor '%s' has a negative variance at %d",
                                       strix_st_path(b->f), nm, o);
                 }
-            strix_fold_bn(w, bias, g, beta, mean, var, co, (size_t)cig * kh * kw);
+            strix_fold_bn(w, bias, g, beta, mean, var, co, (size_t)cig * kh * kw, b->eps);
         } else {
             snprintf(nm, sizeof nm, "%s.conv.bias", n->wname);
             if (!strix_st_find(b->f, nm)) {
@@ -139,11 +160,16 @@ static strix_status bind_conv(bind *b, const strix_node *n, float *blob)
     return STRIX_OK;
 }
 
+double strix_bn_eps(const strix_program *p)
+{
+    return p->task == STRIX_TASK_CLASSIFY ? STRIX_BN_EPS_CLASSIFY : STRIX_BN_EPS;
+}
+
 void strix_fold_bn(float *w, float *bias, const float *gamma, const float *beta, const float *mean,
-                   const float *var, int cout, size_t per_out)
+                   const float *var, int cout, size_t per_out, double eps)
 {
     for (int o = 0; o < cout; o++) {
-        double s = gamma[o] / sqrt((double)var[o] + STRIX_BN_EPS);
+        double s = gamma[o] / sqrt((double)var[o] + eps);
         for (size_t i = 0; i < per_out; i++) w[(size_t)o * per_out + i] *= (float)s;
         bias[o] = (float)(beta[o] - mean[o] * s);
     }
@@ -166,6 +192,7 @@ strix_status strix_weights_bind(const strix_program *p, strix_st_file *f, float 
     bind b = {0};
     b.err = err;
     b.f = f;
+    b.eps = strix_bn_eps(p);
     const char *path = strix_st_path(f);
     strix_status st = STRIX_OK;
     size_t nt = strix_st_count(b.f);
@@ -199,7 +226,7 @@ strix_status strix_weights_bind(const strix_program *p, strix_st_file *f, float 
         int n_extra = 0;
         for (size_t i = 0; i < nt; i++) {
             const char *tn = strix_st_get(b.f, i)->name;
-            for (int k = 0; k < 2; k++) /* an end-to-end head's one-to-many branch: trained, never run */
+            for (int k = 0; k < STRIX_UNUSED_PREFIXES; k++) /* the other head, training-only modules */
                 if (p->unused_prefix[k][0] && !strncmp(tn, p->unused_prefix[k], strlen(p->unused_prefix[k])))
                     b.used[i] = 1;
             if (b.used[i]) continue;

@@ -322,6 +322,18 @@ static strix_status read_top(ctx *c, yaml_node_t *root, strix_yaml_model *m)
                 return strix_fail(c->err, STRIX_E_MODEL,
                                   "%s:%d: activation '%s' is not supported (strix implements nn.SiLU())",
                                   c->path, line_of(v), s ? s : "?");
+        } else if (!strcmp(key, "kpt_shape")) {
+            /* [keypoints, dims]: Pose's layout, dims 2 (x, y) or 3 (x, y, visibility) */
+            if (v->type != YAML_SEQUENCE_NODE || seq_len(v) != 2)
+                return bad(c, v, "kpt_shape must be [keypoints, dims], e.g. [17, 3]");
+            long long kn = 0, kd = 0;
+            if ((st = read_int(c, seq_at(c, v, 0), "kpt_shape's keypoints", &kn)) ||
+                (st = read_int(c, seq_at(c, v, 1), "kpt_shape's dims", &kd)))
+                return st;
+            if (kn < 1 || kn > 1024 || (kd != 2 && kd != 3))
+                return bad(c, v, "kpt_shape must be [1 to 1024 keypoints, 2 or 3 dims]");
+            m->kpt_n = (int)kn;
+            m->kpt_d = (int)kd;
         } else if (!strcmp(key, "end2end")) {
             int b = 0;
             if (!scalar(v) || (!parse_bool(scalar(v), &b) && strcmp(scalar(v), "null")))

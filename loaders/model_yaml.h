@@ -54,6 +54,7 @@ typedef struct strix_yaml_model {
     char scale;                    /* the optional `scale:` key */
     int reg_max;                   /* optional, default 16 */
     int end2end;                   /* `end2end: true`: the one-to-one, NMS-free head (YOLO26) */
+    int kpt_n, kpt_d;              /* `kpt_shape: [keypoints, dims]` (Pose); 0 when absent */
     strix_yaml_row *rows;          /* backbone then head */
     int n_rows, n_backbone;
     char **names;                  /* optional `names` (list or {id: name}) */

@@ -694,21 +694,23 @@ strix_status strix_onnx_read(strix_checkpoint *c, const char *path, const uint8_
         st = ox_bad(&o, r < 0 ? "malformed protobuf" : "no graph, or more than one");
         goto done;
     }
-    if (task[0] && strcmp(task, "detect")) {
-        st = strix_fail(err, STRIX_E_WEIGHTS, "%s: an Ultralytics '%s' model; strix runs detection models only", path,
-                        task);
+    if (task[0] && strcmp(task, "detect") && strcmp(task, "segment") && strcmp(task, "pose") && strcmp(task, "obb") &&
+        strcmp(task, "classify")) {
+        st = strix_fail(err, STRIX_E_WEIGHTS, "%s: an Ultralytics '%s' model; strix runs detect, segment, pose, obb "
+                        "and classify models only", path, task);
         goto done;
     }
     if ((st = parse_graph(&o, graph)) || (st = index_graph(&o)) || (st = input_shape(&o, c))) goto done;
     char mod[512], nm[600], node_name[512];
     for (size_t i = 0; i < o.n_nodes && !st; i++) {
         const node *n = &o.nodes[i];
-        if (!span_eq(n->op, "Conv")) continue;
+        /* Conv; Proto's ConvTranspose; Classify's Linear, exported as Gemm (weight [out, in], transB=1) */
+        if (!span_eq(n->op, "Conv") && !span_eq(n->op, "ConvTranspose") && !span_eq(n->op, "Gemm")) continue;
         span_str(node_name, sizeof node_name, n->name);
         if (!module_path(n->name, mod, sizeof mod) || n->n_in < 2 || n->n_in > 3) {
             char msg[600];
-            snprintf(msg, sizeof msg, "Conv node '%s' names no module (torch.onnx names them /model.N/.../Conv) or "
-                     "has %d inputs", node_name, n->n_in);
+            snprintf(msg, sizeof msg, "%.*s node '%s' names no module (torch.onnx names them /model.N/.../Conv) or "
+                     "has %d inputs", (int)n->op.n, (const char *)n->op.p, node_name, n->n_in);
             st = ox_bad(&o, msg);
             break;
         }

@@ -351,12 +351,19 @@ static strix_status read_root(pt *p, const strix_pk_value *root, strix_checkpoin
     }
     if (model->type != STRIX_PK_OBJECT)
         return pt_bad(p, "the checkpoint's model is not a torch module (not an Ultralytics checkpoint)", NULL);
-    if (strcmp(model->s, "ultralytics.nn.tasks.DetectionModel"))
-        return strix_fail(p->err, STRIX_E_WEIGHTS, "%s: the checkpoint holds a %s; strix runs detection models "
-                          "(ultralytics.nn.tasks.DetectionModel) only", p->path, model->s);
+    /* the task is the graph's (its head module, in the embedded YAML); these are the classes that hold them */
+    static const char *const models[] = {"DetectionModel", "SegmentationModel", "PoseModel", "OBBModel",
+                                         "ClassificationModel"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof models / sizeof *models; i++)
+        known |= !strncmp(model->s, "ultralytics.nn.tasks.", 21) && !strcmp(model->s + 21, models[i]);
+    if (!known)
+        return strix_fail(p->err, STRIX_E_WEIGHTS, "%s: the checkpoint holds a %s; strix runs Ultralytics' "
+                          "DetectionModel, SegmentationModel, PoseModel, OBBModel and ClassificationModel only",
+                          p->path, model->s);
     if ((st = walk_module(p, model, "", 0))) return st;
     const strix_pk_value *y = strix_pk_get(model->state, "yaml"), *names = strix_pk_get(model->state, "names");
-    if (!y) return pt_bad(p, "the DetectionModel has no `yaml` attribute (its graph)", NULL);
+    if (!y) return pt_bad(p, "the model has no `yaml` attribute (its graph)", NULL);
     if ((st = put_yaml(p, y))) return st;
     if (names && names->type != STRIX_PK_NONE && (st = take_names(p, names, c))) return st;
     return STRIX_OK;

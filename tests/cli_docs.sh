@@ -186,6 +186,7 @@ cp "$ROOT/tests/loaders/v8_f16.pt" "$fx/yolov8n.pt"
 cp "$ROOT/tests/loaders/v8_f16.pt" "$fx/best.pt"
 cp "$ROOT/tests/loaders/v8_op12.onnx" "$fx/yolov8n.onnx"
 cp "$ROOT/tests/loaders/tiny-v8.yaml" "$fx/yolov8n.yaml"
+for t in seg pose obb cls; do cp "$ROOT/tests/loaders/t-$t.pt" "$fx/yolo11n-$t.pt"; done
 images=""
 for i in dog horses person eagle; do
     if [ -f "$DATA/$i.jpg" ]; then

@@ -51,6 +51,16 @@ expect inspect_with_weights 0 "$B/inspect" --model weights/yolov8.yaml --scale n
 expect inspect_wrong_scale_weights 5 "$B/inspect" --model weights/yolov8.yaml --scale s --weights "$T/w.safetensors"
 head -c 1000 "$T/w.safetensors" >"$T/trunc.safetensors"
 expect inspect_truncated_weights 5 "$B/inspect" --model weights/yolov8.yaml --scale n --weights "$T/trunc.safetensors"
+# task models: inspect gives Ultralytics' counts (tests/test_model.c checks every task YAML); infer runs
+# them from YAML + safetensors and writes their fields (tests/cli_tasks.sh checks them against Ultralytics)
+expect inspect_seg 0 "$B/inspect" --model weights/yolov8-seg.yaml --scale n --summary
+grep -q "^fused: 85 layers, 3404320 parameters, 12.0 GFLOPs$" "$T/out" && pass inspect_seg_numbers ||
+    fail inspect_seg_numbers "$(cat "$T/out")"
+expect mkweights_pose 0 "$B/mkweights" --model weights/yolo11-pose.yaml --scale n --out "$T/pose.safetensors"
+expect infer_task_model 0 "$B/infer" --model weights/yolo11-pose.yaml --scale n --weights "$T/pose.safetensors" \
+    --device cpu --imgsz 160 --conf 0.05 --no-save tests/golden/inputs.txt --json "$T/pose.json"
+grep -q '"keypoints": {"x": \[' "$T/pose.json" && pass infer_task_model_keypoints ||
+    fail infer_task_model_keypoints "no keypoints in $T/pose.json: $(head -c 300 "$T/pose.json")"
 left=$(find "$T" -name '*.tmp*' | wc -l)
 [ "$left" -eq 0 ] && pass no_temp_files_left || fail no_temp_files_left "$left temporary files"
 expect inspect_bad_device 2 "$B/inspect" --model weights/yolov8.yaml --scale n --device tpu

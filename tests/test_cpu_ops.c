@@ -793,6 +793,67 @@ static void test_attention(void)
 
 /* ------------------------------------------------------------- decode */
 
+/* DFL's expected distance over rm bins, in double; reg_max 1 (YOLO26): no
+ * DFL, the output is the distance. */
+static double dfl_reference(const float *lg, int rm)
+{
+    if (rm == 1) return lg[0];
+    double mx = lg[0], sum = 0.0, wsum = 0.0;
+    for (int i = 1; i < rm; i++) mx = lg[i] > mx ? lg[i] : mx;
+    for (int i = 0; i < rm; i++) {
+        sum += exp(lg[i] - mx);
+        wsum += i * exp(lg[i] - mx);
+    }
+    return wsum / sum;
+}
+
+/* The decode's reference in double, per Ultralytics' formulas: DFL
+ * distances, boxes (OBB: dist2rbox with the angle, (sigmoid - 1/4) pi or
+ * OBB26's raw one), sigmoid scores, then the task channels (Segment's
+ * coefficients copied, Pose.kpts_decode or Pose26's without the 2x - 0.5).
+ * head [n, A, 4 rm + nc + extra]; returns [n, A, 4 + nc + extra] (malloc). */
+static double *decode_reference(const strix_decode_params *p, int n, const float *head, size_t anchors)
+{
+    int rm = p->reg_max, nc = p->nc, ne = p->extra;
+    size_t iw = (size_t)4 * rm + nc + ne, ow = (size_t)4 + nc + ne;
+    double *ref = malloc(n * anchors * ow * sizeof(double));
+    if (!ref) exit(2);
+    for (int b = 0; b < n; b++) {
+        size_t a = (size_t)b * anchors;
+        for (int l = 0; l < p->levels; l++)
+            for (int y = 0; y < p->level_h[l]; y++)
+                for (int x = 0; x < p->level_w[l]; x++, a++) {
+                    const float *hp = head + a * iw, *xp = hp + 4 * rm + nc;
+                    double d[4], s = p->level_stride[l], ax = x + 0.5, ay = y + 0.5, *r = ref + a * ow;
+                    for (int side = 0; side < 4; side++) d[side] = dfl_reference(hp + side * rm, rm);
+                    if (p->kind == STRIX_EXTRA_ANGLE) {
+                        double ang = p->v26 ? xp[0] : (1 / (1 + exp(-xp[0])) - 0.25) * 3.14159265358979323846;
+                        double xf = (d[2] - d[0]) / 2, yf = (d[3] - d[1]) / 2;
+                        r[0] = (xf * cos(ang) - yf * sin(ang) + ax) * s;
+                        r[1] = (xf * sin(ang) + yf * cos(ang) + ay) * s;
+                        r[2] = (d[0] + d[2]) * s;
+                        r[3] = (d[1] + d[3]) * s;
+                        r[4 + nc] = ang;
+                    } else {
+                        r[0] = (ax - d[0] + ax + d[2]) / 2 * s;
+                        r[1] = (ay - d[1] + ay + d[3]) / 2 * s;
+                        r[2] = (d[0] + d[2]) * s;
+                        r[3] = (d[1] + d[3]) * s;
+                    }
+                    for (int c = 0; c < nc; c++) r[4 + c] = 1 / (1 + exp(-hp[4 * rm + c]));
+                    if (p->kind == STRIX_EXTRA_COPY)
+                        for (int k = 0; k < ne; k++) r[4 + nc + k] = xp[k];
+                    if (p->kind == STRIX_EXTRA_KPT)
+                        for (int k = 0; k < ne; k += p->kpt_d) {
+                            r[4 + nc + k] = p->v26 ? (xp[k] + ax) * s : (xp[k] * 2 + x) * s;
+                            r[4 + nc + k + 1] = p->v26 ? (xp[k + 1] + ay) * s : (xp[k + 1] * 2 + y) * s;
+                            if (p->kpt_d == 3) r[4 + nc + k + 2] = 1 / (1 + exp(-xp[k + 2]));
+                        }
+                }
+    }
+    return ref;
+}
+
 static void test_decode(void)
 {
     for (int it = 0; it < 10; it++) {
@@ -812,40 +873,7 @@ static void test_decode(void)
         size_t iw = (size_t)4 * rm + nc, ow = (size_t)4 + nc;
         /* logits up to +-100 on some runs: exp without the max overflows */
         gbuf head = gbuf_new(n * anchors * iw, it % 3 == 0 ? 100.0f : 8.0f);
-        double *ref = malloc(n * anchors * ow * sizeof(double));
-        if (!ref) exit(2);
-        for (int b = 0; b < n; b++) {
-            size_t a = (size_t)b * anchors;
-            for (int l = 0; l < p.levels; l++)
-                for (int y = 0; y < p.level_h[l]; y++)
-                    for (int x = 0; x < p.level_w[l]; x++, a++) {
-                        const float *hp = head.data + a * iw;
-                        double dist[4];
-                        for (int side = 0; side < 4; side++) {
-                            const float *lg = hp + side * rm;
-                            if (rm == 1) { /* reg_max 1 (YOLO26): no DFL, the output is the distance */
-                                dist[side] = lg[0];
-                                continue;
-                            }
-                            double mx = lg[0], sum = 0.0, wsum = 0.0;
-                            for (int i = 1; i < rm; i++) mx = lg[i] > mx ? lg[i] : mx;
-                            for (int i = 0; i < rm; i++) {
-                                sum += exp(lg[i] - mx);
-                                wsum += i * exp(lg[i] - mx);
-                            }
-                            dist[side] = wsum / sum;
-                        }
-                        double ax = x + 0.5, ay = y + 0.5, s = p.level_stride[l];
-                        double x1 = ax - dist[0], y1 = ay - dist[1];
-                        double x2 = ax + dist[2], y2 = ay + dist[3];
-                        double *r = ref + a * ow;
-                        r[0] = (x1 + x2) / 2 * s;
-                        r[1] = (y1 + y2) / 2 * s;
-                        r[2] = (x2 - x1) * s;
-                        r[3] = (y2 - y1) * s;
-                        for (int c = 0; c < nc; c++) r[4 + c] = 1.0 / (1.0 + exp(-hp[4 * rm + c]));
-                    }
-        }
+        double *ref = decode_reference(&p, n, head.data, anchors);
         gbuf out[2];
         int ok = 1;
         for (int t = 0; t < 2; t++) {
@@ -888,6 +916,159 @@ static void test_decode(void)
         }
         gbuf_free(&out[0]);
         gbuf_free(&out[1]);
+        gbuf_free(&head);
+        free(ref);
+        if (!ok) return;
+    }
+}
+
+/* ------------------------------------------------------- task heads */
+
+/* ConvTranspose2d(cin, c, 2, stride 2) as strix runs it: the 1x1 GEMM to 4c
+ * channels (strix_cpu_conv2d, weights reordered as engine/weights.c does)
+ * then strix_cpu_shuffle2, against the transposed convolution computed
+ * straight from PyTorch's [cin, c, 2, 2] weights. */
+static void test_conv_transpose2x2(void)
+{
+    for (int it = 0; it < 8; it++) {
+        int n = tl_int(1, 2), h = tl_int(1, 7), w = tl_int(1, 7), cin = tl_int(1, 40), c = tl_int(1, 24);
+        layout li = layout_make(n, h, w, cin, tl_int(0, 1)), lo = layout_make(n, 2 * h, 2 * w, c, tl_int(0, 1));
+        gbuf in = gbuf_new(layout_len(&li), 1.0f), wt = gbuf_new((size_t)cin * c * 4, 0.5f), bias = gbuf_new(c, 0.5f);
+        strix_view vi = host_view(&li, in.data);
+        float *ohwi = malloc(sizeof(float) * (size_t)cin * c * 4), *b4 = malloc(sizeof(float) * 4 * (size_t)c);
+        float *mid = malloc(sizeof(float) * (size_t)n * h * w * 4 * c);
+        double *ref = malloc(sizeof(double) * (size_t)n * 4 * h * w * c);
+        if (!ohwi || !b4 || !mid || !ref) exit(2);
+        for (int i = 0; i < cin; i++)
+            for (int o = 0; o < c; o++)
+                for (int k = 0; k < 4; k++) ohwi[((size_t)k * c + o) * cin + i] = wt.data[((size_t)i * c + o) * 4 + k];
+        for (int k = 0; k < 4; k++) memcpy(b4 + (size_t)k * c, bias.data, sizeof(float) * (size_t)c);
+        for (int b = 0; b < n; b++)
+            for (int y = 0; y < 2 * h; y++)
+                for (int x = 0; x < 2 * w; x++)
+                    for (int o = 0; o < c; o++) {
+                        double acc = bias.data[o];
+                        for (int i = 0; i < cin; i++)
+                            acc += (double)view_get(&vi, b, y / 2, x / 2, i) *
+                                   wt.data[((size_t)i * c + o) * 4 + (y % 2) * 2 + x % 2];
+                        ref[(((size_t)b * 2 * h + y) * 2 * w + x) * c + o] = acc;
+                    }
+        strix_conv_params p = {1, 1, 1, 1, 0, 0, 1, 1, 1, STRIX_ACT_NONE};
+        strix_view vm = strix_view_dense(mid, n, h, w, 4 * c);
+        int ok = 1;
+        for (int t = 1; t <= 2 && ok; t++) {
+            gbuf out = gbuf_new(layout_len(&lo), 0.0f);
+            strix_view vo = host_view(&lo, out.data);
+            wsbuf ws = ws_new(strix_cpu_conv2d_workspace(&vm, &vi, &p, t), 0);
+            strix_cpu_conv2d(STRIX_CPU_ISA_AUTO, &vm, &vi, ohwi, b4, NULL, &p, ws.ptr, team(t));
+            strix_cpu_shuffle2(&vo, &vm, team(t));
+            ok = check_output("conv_transpose2x2", &out, &vo, ref, NULL, TOL);
+            gbuf_free(&out);
+            free(ws.mem);
+        }
+        free(ohwi), free(b4), free(mid), free(ref);
+        gbuf_free(&in), gbuf_free(&wt), gbuf_free(&bias);
+        if (!ok) return;
+    }
+}
+
+/* strix_cpu_add, strix_cpu_avgpool_global and strix_cpu_softmax against
+ * their definitions in double. */
+static void test_add_pool_softmax(void)
+{
+    for (int it = 0; it < 10; it++) {
+        int n = tl_int(1, 3), h = tl_int(1, 9), w = tl_int(1, 9), c = tl_int(1, 70);
+        layout la = layout_make(n, h, w, c, tl_int(0, 1)), lb = layout_make(n, h, w, c, tl_int(0, 1));
+        layout lo = layout_make(n, h, w, c, tl_int(0, 1)), lp = layout_make(n, 1, 1, c, tl_int(0, 1));
+        /* softmax logits up to +-100 on some runs: exp without the max overflows */
+        gbuf a = gbuf_new(layout_len(&la), it % 3 ? 4.0f : 100.0f), b = gbuf_new(layout_len(&lb), 4.0f);
+        strix_view va = host_view(&la, a.data), vb = host_view(&lb, b.data);
+        size_t e = (size_t)n * h * w * c;
+        double *sum = malloc(e * sizeof(double)), *sm = malloc(e * sizeof(double));
+        double *mean = malloc((size_t)n * c * sizeof(double));
+        if (!sum || !sm || !mean) exit(2);
+        for (int bi = 0; bi < n; bi++)
+            for (int ch = 0; ch < c; ch++) {
+                double acc = 0;
+                for (int y = 0; y < h; y++)
+                    for (int x = 0; x < w; x++) acc += view_get(&va, bi, y, x, ch);
+                mean[(size_t)bi * c + ch] = acc / (h * w);
+            }
+        for (int bi = 0; bi < n; bi++)
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    double mx = -INFINITY, z = 0;
+                    for (int ch = 0; ch < c; ch++) mx = fmax(mx, view_get(&va, bi, y, x, ch));
+                    for (int ch = 0; ch < c; ch++) z += exp(view_get(&va, bi, y, x, ch) - mx);
+                    for (int ch = 0; ch < c; ch++) {
+                        size_t i = (((size_t)bi * h + y) * w + x) * c + ch;
+                        sum[i] = (double)view_get(&va, bi, y, x, ch) + view_get(&vb, bi, y, x, ch);
+                        sm[i] = exp(view_get(&va, bi, y, x, ch) - mx) / z;
+                    }
+                }
+        int ok = 1;
+        for (int t = 1; t <= 2 && ok; t++) {
+            gbuf o1 = gbuf_new(layout_len(&lo), 0.0f), o2 = gbuf_new(layout_len(&lp), 0.0f);
+            gbuf o3 = gbuf_new(layout_len(&lo), 0.0f);
+            strix_view v1 = host_view(&lo, o1.data), v2 = host_view(&lp, o2.data), v3 = host_view(&lo, o3.data);
+            strix_cpu_add(&v1, &va, &vb, team(t));
+            strix_cpu_avgpool_global(&v2, &va, team(t));
+            strix_cpu_softmax(&v3, &va, team(t));
+            ok = check_output("add", &o1, &v1, sum, NULL, TOL) && check_output("avgpool", &o2, &v2, mean, NULL, TOL) &&
+                 check_output("softmax", &o3, &v3, sm, NULL, TOL);
+            gbuf_free(&o1), gbuf_free(&o2), gbuf_free(&o3);
+        }
+        free(sum), free(sm), free(mean);
+        gbuf_free(&a), gbuf_free(&b);
+        if (!ok) return;
+    }
+}
+
+/* The task channels of the decode: Segment's coefficients copied, Pose's
+ * keypoints (Pose.kpts_decode; Pose26's without the 2x - 0.5), OBB's angle
+ * and rotated box (dist2rbox; OBB26's raw angle), per Ultralytics' formulas
+ * in double. */
+static void test_decode_tasks(void)
+{
+    for (int it = 0; it < 12; it++) {
+        strix_decode_params p;
+        memset(&p, 0, sizeof p);
+        p.levels = tl_int(1, 3);
+        p.reg_max = tl_int(0, 1) ? 16 : 1;
+        p.nc = tl_int(1, 5);
+        p.kind = (strix_decode_extra)(1 + it % 3);
+        p.v26 = tl_int(0, 1);
+        p.kpt_d = tl_int(2, 3);
+        p.extra = p.kind == STRIX_EXTRA_COPY ? tl_int(1, 33) : p.kind == STRIX_EXTRA_KPT ? p.kpt_d * tl_int(1, 5) : 1;
+        size_t anchors = 0;
+        for (int l = 0; l < p.levels; l++) {
+            p.level_stride[l] = 8 << l;
+            p.level_h[l] = tl_int(1, 5);
+            p.level_w[l] = tl_int(1, 5);
+            anchors += (size_t)p.level_h[l] * p.level_w[l];
+        }
+        int n = tl_int(1, 2), rm = p.reg_max, nc = p.nc, ne = p.extra;
+        size_t iw = (size_t)4 * rm + nc + ne, ow = (size_t)4 + nc + ne;
+        gbuf head = gbuf_new(n * anchors * iw, 4.0f);
+        double *ref = decode_reference(&p, n, head.data, anchors);
+        gbuf out = gbuf_new(n * anchors * ow, 0.0f);
+        strix_cpu_detect_decode(out.data, head.data, n, &p, team(2));
+        int ok = gbuf_guards_ok(&out);
+        if (!ok) tl_fail("decode (task %d): output guard overwritten", (int)p.kind);
+        /* pixel coordinates to 1e-4 px relative to the image, scores, angles,
+         * visibilities and coefficients to 1e-5 absolute */
+        for (size_t a = 0; a < n * anchors && ok; a++)
+            for (size_t c = 0; c < ow && ok; c++) {
+                double r = ref[a * ow + c], v = out.data[a * ow + c];
+                int pixel = c < 4 || (p.kind == STRIX_EXTRA_KPT && c >= 4 + (size_t)nc &&
+                                      (c - 4 - nc) % (size_t)p.kpt_d < 2);
+                if (!(fabs(v - r) <= (pixel ? 1e-5 * (fabs(r) + 64) : 1e-5 * (fabs(r) + 1)))) {
+                    tl_fail("decode (task %d, v26 %d): anchor %zu field %zu is %.9g, expected %.9g", (int)p.kind,
+                            p.v26, a, c, v, r);
+                    ok = 0;
+                }
+            }
+        gbuf_free(&out);
         gbuf_free(&head);
         free(ref);
         if (!ok) return;
@@ -945,6 +1126,9 @@ int main(int argc, char **argv)
     TL_RUN(test_copy);
     TL_RUN(test_attention);
     TL_RUN(test_decode);
+    TL_RUN(test_conv_transpose2x2);
+    TL_RUN(test_add_pool_softmax);
+    TL_RUN(test_decode_tasks);
     strix_cpu_team_free(two_threads);
     TL_MAIN_END();
 }

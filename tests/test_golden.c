@@ -12,6 +12,8 @@
  *       Ultralytics' boxes found (a 1e-6 score difference can flip a greedy
  *       NMS chain or the max_det cut, so (c) is the exact check; the
  *       fraction is printed).
+ * The task heads (segment, pose, obb, classify; tests/golden/task_*) are
+ * compared as raw head outputs on a computed picture (run_task_case).
  * Run from the repository root (make test does); SKIPs without the sample
  * images. */
 #include <math.h>
@@ -275,7 +277,7 @@ static void run_case(const char *name)
                 double l2 = sqrt(num / (den + 1e-30));
                 if (l2 > worst_l2) worst_l2 = l2;
                 /* (c) our NMS on Ultralytics' output (absent rows score 0: not candidates) */
-                strix_nms_params np = {conf, iouth, 300, 30000, 0, nc, NULL};
+                strix_nms_params np = {conf, iouth, 300, 30000, 0, nc, NULL, 0, NULL};
                 void *ws = malloc(strix_nms_workspace(A, &np) + 1);
                 strix_detection *d = malloc(sizeof *d * 300);
                 int k = strix_nms(d, ghead, A, &np, ws);
@@ -332,6 +334,211 @@ static void run_case(const char *name)
     unlink(wpath);
 }
 
+/* ---------------------------------------------------------- task heads */
+
+/* The computed picture of make_goldens.py's task cases: [1, size, size, 3]. */
+static void task_picture(float *x, int size)
+{
+    for (int y = 0; y < size; y++)
+        for (int xx = 0; xx < size; xx++)
+            for (int c = 0; c < 3; c++)
+                x[((size_t)y * size + xx) * 3 + c] = (float)((xx * 7 + y * 13 + c * 50 + (xx * y) % 31) & 255) / 255.0f;
+}
+
+/* Relative L2 of ours against theirs over columns [c0, c1) of the rows. */
+typedef struct l2acc { double num, den; } l2acc;
+static void l2_add(l2acc *a, const float *ours, const float *theirs, int c0, int c1)
+{
+    for (int c = c0; c < c1; c++) {
+        a->num += (double)(ours[c] - theirs[c]) * (ours[c] - theirs[c]);
+        a->den += (double)theirs[c] * theirs[c];
+    }
+}
+static double l2_of(const l2acc *a) { return sqrt(a->num / (a->den + 1e-30)); }
+
+/* strix_model_detect on the computed picture at 200 x 150 against
+ * Ultralytics' predict (its `dets`, and `keypoints` or `xywhr`): at least
+ * 90% of its boxes found as in run_case (d), and for each found box the
+ * task values: keypoints within 0.05 pixel (visibility 1e-4), xywhr within
+ * 0.05 pixel and 1e-4 radian. */
+static void task_detect(strix_st_file *g, strix_model *m, const char *name)
+{
+    enum { W = 200, H = 150 };
+    static uint8_t px[W * H * 3];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            for (int c = 0; c < 3; c++) px[(y * W + x) * 3 + c] = (uint8_t)((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255);
+    strix_image im = {px, W, H, 0, STRIX_RGB, NULL, 0, STRIX_BT601, 0, STRIX_HOST};
+    strix_detect_options o;
+    strix_detect_options_init(&o);
+    o.conf = strtof(meta(g, "conf"), NULL);
+    o.iou = strtof(meta(g, "iou"), NULL);
+    o.imgsz = atoi(meta(g, "size"));
+    strix_detections r;
+    strix_task_values tv;
+    strix_error e;
+    if (strix_model_detect(m, &im, 1, &o, &r, &e) || strix_model_task_values(m, 0, &tv, &e)) {
+        tl_fail("%s: %s", name, e.message);
+        return;
+    }
+    const strix_st_tensor *gd = strix_st_find(g, "dets"), *gk = strix_st_find(g, "keypoints");
+    const strix_st_tensor *gx = strix_st_find(g, "xywhr"), *gv = gk ? gk : gx;
+    int k = (int)(gd->numel / 6), stride = gv ? (int)(gv->numel / (k ? k : 1)) : 0;
+    float *dv = malloc(sizeof(float) * (gd->numel + 1)), *vv = malloc(sizeof(float) * (gv ? gv->numel + 1 : 1));
+    strix_st_to_f32(dv, gd, NULL);
+    if (gv) strix_st_to_f32(vv, gv, NULL);
+    for (int j = 0; j < k; j++) /* every strix box is clipped to the image; Ultralytics' OBB.xyxy is not */
+        for (int c = 0; c < 4; c++) dv[j * 6 + c] = fminf(fmaxf(dv[j * 6 + c], 0.0f), c % 2 ? (float)H : (float)W);
+    int found = 0;
+    double worst_px = 0, worst_other = 0;
+    char why[160] = "";
+    for (int j = 0; j < k; j++) {
+        int hit = -1;
+        for (int i = 0; i < r.count && hit < 0; i++)
+            if (same_box(&r.items[i], dv + (size_t)j * 6)) hit = i;
+        if (hit < 0) {
+            if (!why[0])
+                snprintf(why, sizeof why, "Ultralytics' box %d (class %d, score %.6f) has no match", j,
+                         (int)dv[j * 6 + 5], dv[j * 6 + 4]);
+            continue;
+        }
+        found++;
+        if (gv && stride != tv.stride) {
+            tl_fail("%s: %d task values per box, Ultralytics %d", name, tv.stride, stride);
+            break;
+        }
+        for (int c = 0; gv && c < stride; c++) {
+            double d = fabs(tv.values[(size_t)hit * stride + c] - vv[(size_t)j * stride + c]);
+            int is_px = gk ? c % 3 < 2 : c < 4;
+            if (is_px) worst_px = fmax(worst_px, d);
+            else worst_other = fmax(worst_other, d);
+        }
+    }
+    printf("  %s: detect %d/%d of Ultralytics' boxes (%d found), task values max %.2g px, %.2g otherwise\n", name,
+           found, k, r.count, worst_px, worst_other);
+    if (!tl_g.failed) {
+        if (k == 0) tl_fail("%s: the golden has no boxes: regenerate it", name);
+        else if (found < 0.9 * k) tl_fail("%s: only %d/%d boxes match: %s", name, found, k, why);
+        else if (worst_px > 0.05 || worst_other > 1e-4)
+            tl_fail("%s: task values off by %.3g pixels, %.3g otherwise", name, worst_px, worst_other);
+    }
+    free(dv);
+    free(vv);
+}
+
+/* A task head (segment, pose, obb, classify) against Ultralytics' eval-mode
+ * output on the same synthetic weights and the computed picture: relative
+ * L2 <= 5e-4 separately over the boxes, the scores and the task channels
+ * (mask coefficients, keypoints, angles) of the stored rows and over the
+ * stored proto pixels (YOLOv8 and YOLO11 heads come within 3e-5, YOLO26's,
+ * behind more attention blocks, within 2.5e-4: fp32 summation order); every
+ * keypoint within 0.05 pixel; classify's probabilities within 1e-5. */
+static void run_task_case(const char *name)
+{
+    char path[256], wpath[128];
+    snprintf(path, sizeof path, GOLDEN_DIR "/%s.safetensors", name);
+    strix_st_file *g;
+    strix_error e;
+    TL_CHECK(strix_st_open(&g, path, &e) == STRIX_OK, "%s", e.message);
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = meta(g, "yaml");
+    o.scale = meta(g, "scale")[0];
+    o.threads = 2;
+    strix_model *m = NULL;
+    snprintf(wpath, sizeof wpath, "%s/%s.safetensors", g_tmpdir, name);
+    strix_status st = strix_model_load(&m, &o, &e);
+    if (!st) st = strix_model_write_synthetic_weights(m, wpath, strtoull(meta(g, "seed"), NULL, 10), 0, 0, 1, &e);
+    strix_model_free(m);
+    m = NULL;
+    o.weights_path = wpath;
+    if (!st) st = strix_model_load(&m, &o, &e);
+    if (st) {
+        strix_st_close(g);
+        tl_fail("%s", e.message);
+        return;
+    }
+    int size = atoi(meta(g, "size")), nc = strix_model_class_count(m), t = strix_model_task_channels(m);
+    strix_task task = strix_model_task(m);
+    TL_CHECK(!strcmp(strix_task_name(task), meta(g, "task")), "%s: task %s, Ultralytics' %s", name,
+             strix_task_name(task), meta(g, "task"));
+    size_t A = strix_model_anchor_count(m, size, size), row = 4 + (size_t)nc + t;
+    size_t head_floats = task == STRIX_TASK_CLASSIFY ? (size_t)nc : A * row;
+    float *x = malloc(sizeof(float) * (size_t)size * size * 3), *head = malloc(sizeof(float) * head_floats);
+    task_picture(x, size);
+    st = strix_model_forward(m, x, 1, size, size, head, &e);
+    if (st) tl_fail("%s", e.message);
+    l2acc box = {0, 0}, score = {0, 0}, extra = {0, 0}, proto = {0, 0};
+    double kpt_px = 0, prob = 0;
+    if (!st && task == STRIX_TASK_CLASSIFY) {
+        const strix_st_tensor *gp = strix_st_find(g, "probs");
+        float *pv = malloc(sizeof(float) * (size_t)nc);
+        TL_CHECK(gp && gp->numel == (size_t)nc, "%s: probs missing or not %d long", name, nc);
+        strix_st_to_f32(pv, gp, NULL);
+        for (int c = 0; c < nc; c++) prob = fmax(prob, fabs(head[c] - pv[c]));
+        free(pv);
+    } else if (!st) {
+        const strix_st_tensor *rows = strix_st_find(g, "head_rows"), *gh = strix_st_find(g, "head");
+        TL_CHECK(rows && gh && gh->numel == rows->numel * row, "%s: head rows missing or not %zu wide", name, row);
+        float *ghv = malloc(sizeof(float) * gh->numel);
+        strix_st_to_f32(ghv, gh, NULL);
+        int kd = 0, kn = 0;
+        strix_model_kpt_shape(m, &kn, &kd);
+        for (size_t r = 0; r < rows->numel; r++) {
+            int32_t a;
+            memcpy(&a, (const int32_t *)rows->data + r, sizeof a);
+            const float *ours = head + (size_t)a * row, *theirs = ghv + r * row;
+            l2_add(&box, ours, theirs, 0, 4);
+            l2_add(&score, ours, theirs, 4, 4 + nc);
+            l2_add(&extra, ours, theirs, 4 + nc, (int)row);
+            for (int k = 0; kd && k < t; k++)
+                if (k % kd < 2) kpt_px = fmax(kpt_px, fabs(ours[4 + nc + k] - theirs[4 + nc + k]));
+        }
+        free(ghv);
+        if (task == STRIX_TASK_SEGMENT) {
+            const strix_st_tensor *pix = strix_st_find(g, "proto_pixels"), *gp = strix_st_find(g, "proto");
+            int ph = 0, pw = 0;
+            size_t pf = (size_t)(size / 4) * (size / 4) * t;
+            float *pv = malloc(sizeof(float) * pf), *gpv = malloc(sizeof(float) * (gp ? gp->numel : 1));
+            TL_CHECK(pix && gp && gp->numel == pix->numel * t, "%s: protos missing", name);
+            st = strix_model_protos(m, pv, pf, &ph, &pw, &e);
+            if (st) tl_fail("%s", e.message);
+            TL_CHECK(ph == size / 4 && pw == size / 4, "%s: protos %dx%d for a %d input", name, pw, ph, size);
+            strix_st_to_f32(gpv, gp, NULL);
+            for (size_t r = 0; r < pix->numel; r++) {
+                int32_t q;
+                memcpy(&q, (const int32_t *)pix->data + r, sizeof q);
+                l2_add(&proto, pv + (size_t)q * t, gpv + r * t, 0, t);
+            }
+            free(pv);
+            free(gpv);
+        }
+    }
+    printf("  %s: boxes rel L2 %.2g, scores %.2g, task channels %.2g, protos %.2g, keypoints max %.2g px, "
+           "probabilities max %.2g\n", name, l2_of(&box), l2_of(&score), l2_of(&extra), l2_of(&proto), kpt_px, prob);
+    if (!tl_g.failed && strix_st_find(g, "dets")) task_detect(g, m, name);
+    if (!tl_g.failed) {
+        if (l2_of(&box) > 5e-4 || l2_of(&score) > 5e-4 || l2_of(&extra) > 5e-4 || l2_of(&proto) > 5e-4)
+            tl_fail("%s: relative L2 error above 5e-4 (boxes %.3g, scores %.3g, task channels %.3g, protos %.3g)",
+                    name, l2_of(&box), l2_of(&score), l2_of(&extra), l2_of(&proto));
+        else if (kpt_px > 0.05) tl_fail("%s: a keypoint is %.3g pixels off", name, kpt_px);
+        else if (prob > 1e-5) tl_fail("%s: a probability is %.3g off", name, prob);
+    }
+    free(x);
+    free(head);
+    strix_model_free(m);
+    strix_st_close(g);
+    unlink(wpath);
+}
+
+static void golden_task_yolov8n_seg(void) { run_task_case("task_yolov8n_seg"); }
+static void golden_task_yolo26n_seg(void) { run_task_case("task_yolo26n_seg"); }
+static void golden_task_yolo11n_pose(void) { run_task_case("task_yolo11n_pose"); }
+static void golden_task_yolo26n_pose(void) { run_task_case("task_yolo26n_pose"); }
+static void golden_task_yolov8n_obb(void) { run_task_case("task_yolov8n_obb"); }
+static void golden_task_yolo26n_obb(void) { run_task_case("task_yolo26n_obb"); }
+static void golden_task_yolo11n_cls(void) { run_task_case("task_yolo11n_cls"); }
+
 static void golden_yolov8n_rect(void) { run_case("yolov8n_rect"); }
 static void golden_yolov8s_batch2(void) { run_case("yolov8s_batch2"); }
 static void golden_yolo11n_rect(void) { run_case("yolo11n_rect"); }
@@ -349,6 +556,13 @@ int main(int argc, char **argv)
     TL_RUN(golden_yolov8s_batch2);
     TL_RUN(golden_yolo11n_rect);
     TL_RUN(golden_yolo11n_batch3_320);
+    TL_RUN(golden_task_yolov8n_seg);
+    TL_RUN(golden_task_yolo26n_seg);
+    TL_RUN(golden_task_yolo11n_pose);
+    TL_RUN(golden_task_yolo26n_pose);
+    TL_RUN(golden_task_yolov8n_obb);
+    TL_RUN(golden_task_yolo26n_obb);
+    TL_RUN(golden_task_yolo11n_cls);
     rmdir(g_tmpdir);
     for (int i = 0; i < g_n_src; i++) strix_image_free(&g_src[i].img);
     TL_MAIN_END();

@@ -86,6 +86,16 @@ static float iou(const float *a, const strix_detection *b)
     return u > 0 ? inter / u : 0;
 }
 
+/* How the fixtures load: path with yaml at scale n, or the graph it embeds. */
+static void fixture_options(strix_model_options *o, const char *path, const char *yaml)
+{
+    strix_model_options_init(o);
+    o->weights_path = path;
+    o->yaml_path = yaml;
+    o->scale = yaml ? 'n' : 0;
+    o->threads = 2;
+}
+
 /* Load path (with yaml, or the graph it embeds) and compare with
  * DIR/file<suffix>.dets.  own_size: detect with imgsz and rect left at
  * their defaults (640, 1), not the golden's: a static export runs at the
@@ -98,11 +108,7 @@ static void check_fixture3(const char *file, const char *yaml, const char *suffi
     golden g;
     TL_CHECK(read_golden(gpath, &g), "%s: missing or malformed", gpath);
     strix_model_options o;
-    strix_model_options_init(&o);
-    o.weights_path = path;
-    o.yaml_path = yaml;
-    o.scale = yaml ? 'n' : 0;
-    o.threads = 2;
+    fixture_options(&o, path, yaml);
     o.nms_free = nms_free;
     strix_model *m;
     strix_error e;
@@ -174,6 +180,53 @@ static void test_family_yolo26_onnx_nms_free(void) { check_fixture("f-26-e2e.onn
 
 /* The .pt's graph with an explicit YAML too (the same file's rows). */
 static void test_pt_with_yaml(void) { check_fixture("v8_f16.pt", DIR "tiny-v8.yaml"); }
+
+/* Task models (tools/reference/make_loader_fixtures.py --only tasks): the
+ * task from the checkpoint's graph; boxes as Ultralytics' predict gives
+ * them (obb: rotated NMS, the boxes' bounds). */
+static void test_task_segment_pt(void) { check_fixture("t-seg.pt", NULL); }
+static void test_task_pose_pt(void) { check_fixture("t-pose.pt", NULL); }
+static void test_task_obb_pt(void) { check_fixture("t-obb.pt", NULL); }
+static void test_task_segment_onnx(void) { check_fixture("t-seg.onnx", DIR "tiny-seg.yaml"); }
+
+/* Classify, .pt and ONNX: the probabilities of t-cls.probs on the picture
+ * at its size (no letterbox), within 1e-5. */
+static void check_classify(const char *file, const char *yaml)
+{
+    FILE *f = fopen(DIR "t-cls.probs", "r");
+    char line[256];
+    int size = 0, n = 0;
+    float want[16];
+    while (f && fgets(line, sizeof line, f))
+        if (line[0] != '#' && !(size == 0 && sscanf(line, "size %d", &size) == 1) && n < 16 && size)
+            n += sscanf(line, "%f", &want[n]) == 1;
+    if (f) fclose(f);
+    TL_CHECK(size > 0 && n == 3, DIR "t-cls.probs: missing or malformed (size %d, %d probabilities)", size, n);
+    strix_model_options o;
+    fixture_options(&o, file, yaml);
+    strix_model *m;
+    strix_error e;
+    TL_CHECK(!strix_model_load(&m, &o, &e), "%s", e.message);
+    float *x = malloc(sizeof(float) * (size_t)size * size * 3), probs[3] = {0};
+    for (int y = 0; y < size; y++)
+        for (int xx = 0; xx < size; xx++)
+            for (int c = 0; c < 3; c++)
+                x[((size_t)y * size + xx) * 3 + c] = (float)((xx * 7 + y * 13 + c * 50 + (xx * y) % 31) & 255) / 255.0f;
+    strix_task task = strix_model_task(m);
+    strix_status st = strix_model_class_count(m) == 3 ? strix_model_forward(m, x, 1, size, size, probs, &e) : STRIX_OK;
+    strix_model_free(m);
+    free(x);
+    TL_CHECK(task == STRIX_TASK_CLASSIFY, "%s: task %s", file, strix_task_name(task));
+    TL_CHECK(!st, "%s", e.message);
+    double worst = 0;
+    for (int c = 0; c < 3; c++) worst = fmax(worst, fabs(probs[c] - want[c]));
+    TL_CHECK(worst <= 1e-5, "%s: probabilities %g %g %g, Ultralytics %g %g %g", file, probs[0], probs[1], probs[2],
+             want[0], want[1], want[2]);
+    printf("    %s: probabilities within %.2g of Ultralytics'\n", file, worst);
+}
+
+static void test_task_classify_pt(void) { check_classify(DIR "t-cls.pt", NULL); }
+static void test_task_classify_onnx(void) { check_classify(DIR "t-cls.onnx", DIR "tiny-cls.yaml"); }
 
 static void test_pt_tensors_and_origin(void)
 {
@@ -490,8 +543,8 @@ static void test_onnx_export_refusals(void)
     refused_export("weights/yolov8.yaml", 'n', NULL, NULL, STRIX_E_ARG,
                    "no Ultralytics metadata (producer pytorch 2.3.0): give the YAML it was exported from "
                    "(--model weights/yolov8.yaml --scale n)");
-    refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv8n-seg model", "segment", STRIX_E_WEIGHTS,
-                   "an Ultralytics 'segment' model; strix runs detection models only");
+    refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLO26n-depth model", "depth", STRIX_E_WEIGHTS,
+                   "an Ultralytics 'depth' model; strix runs detect, segment, pose, obb and classify models only");
     refused_export("weights/yolov8.yaml", 'n', "Ultralytics YOLOv8s model trained on coco.yaml", "detect",
                    STRIX_E_WEIGHTS,
                    "yolov8.yaml its description 'Ultralytics YOLOv8s model trained on coco.yaml' names, at scale s");
@@ -651,6 +704,12 @@ int main(int argc, char **argv)
     TL_RUN(test_pt_bf16);
     TL_RUN(test_pt_f32_fused_yolo11);
     TL_RUN(test_pt_with_yaml);
+    TL_RUN(test_task_segment_pt);
+    TL_RUN(test_task_pose_pt);
+    TL_RUN(test_task_obb_pt);
+    TL_RUN(test_task_segment_onnx);
+    TL_RUN(test_task_classify_pt);
+    TL_RUN(test_task_classify_onnx);
     TL_RUN(test_family_yolov8_p2);
     TL_RUN(test_family_yolov5u);
     TL_RUN(test_family_yolov5u_p6);

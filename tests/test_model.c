@@ -51,21 +51,21 @@ static strix_status load(strix_model **m, const char *yaml, char scale, const ch
 
 /* ------------------------------------------------------------ inspect table */
 
-static void inspect_matches_ultralytics(void)
+/* A YAML at a scale: Ultralytics' parameters (unfused, fused) and fused
+ * GFLOPs at 640 as it prints them. */
+typedef struct counts_case {
+    const char *yaml;
+    char scale;
+    long long unfused, fused;
+    double gflops;
+} counts_case;
+
+/* Each case's summary: parameters exactly, GFLOPs rounded to `decimals` as
+ * the reference was. */
+static void check_counts(const counts_case *t, size_t n, int decimals)
 {
-    static const struct {
-        const char *yaml;
-        char scale;
-        long long unfused, fused;
-        double gflops;
-    } t[] = {
-        {"weights/yolov8.yaml", 'n', 3157200, 3151904, 8.7},   {"weights/yolov8.yaml", 's', 11166560, 11156544, 28.6},
-        {"weights/yolov8.yaml", 'm', 25902640, 25886080, 78.9}, {"weights/yolov8.yaml", 'l', 43691520, 43668288, 165.2},
-        {"weights/yolov8.yaml", 'x', 68229648, 68200608, 257.8}, {"weights/yolo11.yaml", 'n', 2624080, 2616248, 6.5},
-        {"weights/yolo11.yaml", 's', 9458752, 9443760, 21.5},   {"weights/yolo11.yaml", 'm', 20114688, 20091712, 68.0},
-        {"weights/yolo11.yaml", 'l', 25372160, 25340992, 86.9}, {"weights/yolo11.yaml", 'x', 56966176, 56919424, 194.9},
-    };
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+    double k = pow(10, decimals);
+    for (size_t i = 0; i < n; i++) {
         strix_model *m;
         strix_error e;
         TL_CHECK(load(&m, t[i].yaml, t[i].scale, NULL, &e) == STRIX_OK, "%s", e.message);
@@ -76,8 +76,105 @@ static void inspect_matches_ultralytics(void)
         TL_CHECK(s.params_unfused == t[i].unfused && s.params_fused == t[i].fused,
                  "%s %c: params %lld/%lld, Ultralytics %lld/%lld", t[i].yaml, t[i].scale, s.params_unfused,
                  s.params_fused, t[i].unfused, t[i].fused);
-        TL_CHECK(fabs(round(s.gflops_fused * 10) / 10 - t[i].gflops) < 1e-9, "%s %c: %.4f GFLOPs, Ultralytics %.1f",
-                 t[i].yaml, t[i].scale, s.gflops_fused, t[i].gflops);
+        TL_CHECK(fabs(round(s.gflops_fused * k) / k - t[i].gflops) < 1e-9, "%s %c: %.4f GFLOPs, Ultralytics %.*f",
+                 t[i].yaml, t[i].scale, s.gflops_fused, decimals, t[i].gflops);
+    }
+}
+
+static void inspect_matches_ultralytics(void)
+{
+    static const counts_case t[] = {
+        {"weights/yolov8.yaml", 'n', 3157200, 3151904, 8.7},   {"weights/yolov8.yaml", 's', 11166560, 11156544, 28.6},
+        {"weights/yolov8.yaml", 'm', 25902640, 25886080, 78.9}, {"weights/yolov8.yaml", 'l', 43691520, 43668288, 165.2},
+        {"weights/yolov8.yaml", 'x', 68229648, 68200608, 257.8}, {"weights/yolo11.yaml", 'n', 2624080, 2616248, 6.5},
+        {"weights/yolo11.yaml", 's', 9458752, 9443760, 21.5},   {"weights/yolo11.yaml", 'm', 20114688, 20091712, 68.0},
+        {"weights/yolo11.yaml", 'l', 25372160, 25340992, 86.9}, {"weights/yolo11.yaml", 'x', 56966176, 56919424, 194.9},
+    };
+    check_counts(t, sizeof t / sizeof *t, 1);
+}
+
+/* The task YAMLs (segment, pose, obb, classify) against Ultralytics 8.4.190
+ * (tools/reference/task_counts.py prints these rows): parameters of the model
+ * as built and after fuse(), exactly; fused GFLOPs at 640 in the published
+ * figures' convention (its get_flops with the attention matmuls taken out and
+ * nn.Upsample's elements put in, as the older thop counted), to the 4 decimals
+ * it prints. */
+static void inspect_task_heads_match_ultralytics(void)
+{
+    static const counts_case t[] = {
+        {"weights/yolov8-seg.yaml", 'n', 3409968, 3404320, 12.0052},
+        {"weights/yolov8-seg.yaml", 's', 11821056, 11810560, 40.0911},
+        {"weights/yolov8-pose.yaml", 'n', 3295470, 3289964, 9.1802},
+        {"weights/yolov8-pose.yaml", 's', 11626046, 11615724, 30.1907},
+        {"weights/yolov8-obb.yaml", 'n', 3228867, 3223475, 8.9919},
+        {"weights/yolov8-obb.yaml", 's', 11452739, 11442531, 29.5887},
+        {"weights/yolov8-cls.yaml", 'n', 2719288, 2715880, 3.2902},
+        {"weights/yolov8-cls.yaml", 's', 6361736, 6356200, 12.4489},
+        {"weights/yolo11-seg.yaml", 'n', 2876848, 2868664, 9.7423},
+        {"weights/yolo11-seg.yaml", 's', 10113248, 10097776, 32.9553},
+        {"weights/yolo11-pose.yaml", 'n', 2908507, 2900369, 7.5785},
+        {"weights/yolo11-pose.yaml", 's', 9948811, 9933513, 23.2248},
+        {"weights/yolo11-obb.yaml", 'n', 2695747, 2687819, 6.7289},
+        {"weights/yolo11-obb.yaml", 's', 9744931, 9729747, 22.4529},
+        {"weights/yolo11-cls.yaml", 'n', 2812104, 2807024, 3.1732},
+        {"weights/yolo11-cls.yaml", 's', 6724008, 6715128, 11.9789},
+        {"weights/yolo26-seg.yaml", 'n', 3126280, 2722980, 9.1298},
+        {"weights/yolo26-seg.yaml", 's', 11505800, 10396300, 34.2206},
+        {"weights/yolo26-pose.yaml", 'n', 3747554, 2960395, 7.6218},
+        {"weights/yolo26-pose.yaml", 's', 11870498, 10390323, 24.0510},
+        {"weights/yolo26-obb.yaml", 'n', 2715614, 2480503, 5.6053},
+        {"weights/yolo26-obb.yaml", 's', 10582142, 9782127, 21.6735},
+        {"weights/yolo26-cls.yaml", 'n', 2812104, 2807024, 3.1732},
+        {"weights/yolo26-cls.yaml", 's', 6724008, 6715128, 11.9789},
+    };
+    check_counts(t, sizeof t / sizeof *t, 4);
+}
+
+/* Task models: their kind and channels; the CUDA backend refuses every
+ * task but detect in one line (checked before the build's CUDA support, so
+ * a CPU-only build sees it too), the CPU backend runs them. */
+static void task_models_and_cuda_refusal(void)
+{
+    static const struct {
+        const char *yaml;
+        strix_task task;
+        int channels, kn, kd;
+    } t[] = {
+        {"weights/yolov8-seg.yaml", STRIX_TASK_SEGMENT, 32, 0, 0}, {"weights/yolo26-pose.yaml", STRIX_TASK_POSE, 51, 17, 3},
+        {"weights/yolo11-obb.yaml", STRIX_TASK_OBB, 1, 0, 0},      {"weights/yolov8-cls.yaml", STRIX_TASK_CLASSIFY, 0, 0, 0},
+        {"weights/yolo11.yaml", STRIX_TASK_DETECT, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        strix_model *m;
+        strix_error e;
+        TL_CHECK(load(&m, t[i].yaml, 'n', NULL, &e) == STRIX_OK, "%s", e.message);
+        int kn, kd;
+        strix_model_kpt_shape(m, &kn, &kd);
+        TL_CHECK(strix_model_task(m) == t[i].task && strix_model_task_channels(m) == t[i].channels && kn == t[i].kn &&
+                     kd == t[i].kd,
+                 "%s: task %s, %d channels, kpt_shape [%d, %d]", t[i].yaml, strix_task_name(strix_model_task(m)),
+                 strix_model_task_channels(m), kn, kd);
+        float *w = calloc(m->prog.weight_floats + 1, sizeof *w);
+        strix_backend_config c = {0};
+        c.device = 0;
+        c.cpu_isa = strix_model_cpu_isa(m);
+        strix_backend *b = NULL;
+        strix_status st = strix_backend_create(&b, &m->prog, w, &c, &e);
+        if (t[i].task != STRIX_TASK_DETECT) {
+            char want[96];
+            snprintf(want, sizeof want, "a %s model: the CUDA backend runs detect models only; use --device cpu",
+                     strix_task_name(t[i].task));
+            TL_CHECK(st == STRIX_E_UNSUPPORTED && !strcmp(e.message, want), "%s on CUDA: status %d, '%s'", t[i].yaml,
+                     (int)st, st ? e.message : "");
+        }
+        if (b) b->ops->free(b);
+        c.device = -1;
+        b = NULL;
+        st = strix_backend_create(&b, &m->prog, w, &c, &e);
+        TL_CHECK(st == STRIX_OK, "%s on the CPU: %s", t[i].yaml, e.message);
+        b->ops->free(b);
+        free(w);
+        strix_model_free(m);
     }
 }
 
@@ -976,6 +1073,8 @@ int main(int argc, char **argv)
         return 1;
     }
     TL_RUN(inspect_matches_ultralytics);
+    TL_RUN(inspect_task_heads_match_ultralytics);
+    TL_RUN(task_models_and_cuda_refusal);
     TL_RUN(inspect_layer_counts_and_shapes);
     TL_RUN(plan_reuses_memory);
     TL_RUN(yaml_ultralytics_style_and_scale_from_name);

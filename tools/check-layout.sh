@@ -20,7 +20,7 @@ kernels: kernels engine/ops.h engine/tensor.h
 loaders: loaders engine/strix.h engine/util.h engine/tensor.h
 engine/analytics: engine/analytics engine/strix.h engine/util.h engine/tensor.h
 engine/eval: engine/eval engine engine/cpu engine/analytics loaders/safetensors.h loaders/fileread.h
-tools: tools tools/infer engine/strix.h engine/util.h engine/analytics engine/eval loaders
+tools: tools tools/infer engine/strix.h engine/util.h engine/tasks.h engine/analytics engine/eval loaders
 tests: tests tests/fuzz engine engine/cpu engine/cuda engine/analytics engine/eval kernels loaders tools tools/infer
 perf: perf perf/cuda engine engine/cpu engine/cuda engine/analytics engine/eval kernels loaders tools
 '

@@ -165,6 +165,7 @@ static void usage(FILE *f)
             "  --device NAME     compute device: cpu, cuda, cuda:N (default: cuda when a GPU is present, else cpu)\n"
             "  --half            FP16 on a CUDA device (ignored on the CPU, as in Ultralytics)\n"
             "  --nms-free        YOLO26: the one-to-one head, top-k without NMS (Ultralytics' nms=False)\n"
+            "  --retina-masks    segment: masks at the source's resolution (process_mask_native)\n"
             "  --decode cpu|nvdec  videos: decode with FFmpeg on the CPU (default) or with the\n"
             "                    GPU's NVDEC on the model's CUDA device, the frames staying in GPU\n"
             "                    memory as NV12 (implies --nv12; RGB is downloaded only for the\n"
@@ -411,7 +412,8 @@ static int parse_args(int argc, char **argv, options *o)
                   : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track
                   : !strcmp(a, "--nms-free") ? &o->nms_free : !strcmp(a, "--nv12") ? &o->nv12
                   : !strcmp(a, "--int8") ? &o->int8 : !strcmp(a, "--live") ? &o->live
-                  : !strcmp(a, "--realtime") ? &o->realtime : NULL;
+                  : !strcmp(a, "--realtime") ? &o->realtime : !strcmp(a, "--retina-masks") ? &o->retina
+                  : NULL;
         if (flag) {
             *flag = 1;
             continue;
@@ -684,6 +686,18 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
         fprintf(stderr, "infer: %s\n", e.message);
         return strix_exit_code(st);
     }
+    strix_task task = strix_model_task(*model);
+    if (task == STRIX_TASK_CLASSIFY && (o->track || o->highlights || o->has_line))
+        return usage_error("%s: a classify model finds no boxes to track, count or cut highlights from: drop "
+                           "--track, --line and --highlights", o->weights ? o->weights : o->model);
+    if (task == STRIX_TASK_OBB && o->track)
+        /* Ultralytics tracks oriented boxes on xywhr (STrack with an angle); strix's trackers take axis-aligned
+         * boxes, which would match rotated objects by their bounds instead */
+        return usage_error("%s: --track on an obb model: strix's trackers follow axis-aligned boxes, not "
+                           "Ultralytics' rotated xywhr ones; drop --track", o->weights ? o->weights : o->model);
+    if (o->retina && task != STRIX_TASK_SEGMENT)
+        return usage_error("--retina-masks: %s is a %s model; it applies to segment models only",
+                           o->weights ? o->weights : o->model, strix_task_name(task));
     int fh, fw;
     if (strix_model_fixed_input(*model, &fh, &fw)) { /* it runs at that size: the JSON records it */
         int side = fh > fw ? fh : fw;
@@ -754,6 +768,8 @@ int main(int argc, char **argv)
     int nc = 0;
     worker w;
     memset(&w, 0, sizeof w);
+    detector det;
+    memset(&det, 0, sizeof det);
 
     rc = expand_inputs(&o, &in);
     if (rc) goto out;
@@ -825,8 +841,11 @@ int main(int argc, char **argv)
         rc = EXIT_INTERRUPTED;
         goto out;
     }
-    detector det;
     detector_init(&det, &o, model, names, nc, mask);
+    if ((rc = detector_task_init(&det, o.retina))) {
+        fprintf(stderr, "infer: out of memory\n");
+        goto out;
+    }
     if (o.manifest) rc = worker_run(&w, &o, &det, hl_mask);
     if (n_img) {
         rc = run_images(&o, &in.images, plan, &det, json_path, t_start);
@@ -838,6 +857,7 @@ int main(int argc, char **argv)
     }
 
 out:
+    detector_free(&det);
     worker_close(&w);
     if (rc) remove_created(&created); /* only the empty ones go */
     if (model) strix_model_free(model);

@@ -119,6 +119,14 @@ void strix_cpu_execute_node(const strix_cpu_packed *pk, strix_cpu_team *th, cons
     case STRIX_OP_DECODE:
         strix_cpu_detect_decode(out.data, in.data, pl->n, &pl->decode, th);
         break;
+    case STRIX_OP_SHUFFLE2: strix_cpu_shuffle2(&out, &in, th); break;
+    case STRIX_OP_ADD: {
+        strix_view res = strix_plan_view(pl, p, arena, nd->res);
+        strix_cpu_add(&out, &in, &res, th);
+        break;
+    }
+    case STRIX_OP_AVGPOOL: strix_cpu_avgpool_global(&out, &in, th); break;
+    case STRIX_OP_SOFTMAX: strix_cpu_softmax(&out, &in, th); break;
     }
 }
 
@@ -249,7 +257,7 @@ static strix_status cpu_forward(strix_backend *base, const float *input, float *
     memcpy(input_ptr(b), input, sizeof(float) * (size_t)pl->n * pl->h * pl->w * 3);
     strix_status st = strix_execute(base, b->prog, err);
     if (st) return st;
-    memcpy(decoded, head_ptr(b), sizeof(float) * (size_t)pl->n * pl->anchors * (4 + b->prog->nc));
+    memcpy(decoded, head_ptr(b), sizeof(float) * (size_t)pl->n * pl->buf_elems[b->prog->out_buf]);
     return STRIX_OK;
 }
 
@@ -263,7 +271,10 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
         return strix_fail(err, STRIX_E_INTERNAL, "engine/cpu/backend.c: detect on %d images, planned for %d", n,
                           pl->n);
     int e2e = b->prog->end2end; /* a one-to-one head: top-k selection, no NMS */
-    size_t need = e2e ? strix_topk_workspace(pl->anchors, np) : strix_nms_workspace(pl->anchors, np);
+    int obb = b->prog->task == STRIX_TASK_OBB; /* rotated NMS */
+    size_t need = e2e ? strix_topk_workspace(pl->anchors, np)
+                : obb ? strix_nms_obb_workspace(pl->anchors, np)
+                      : strix_nms_workspace(pl->anchors, np);
     for (int i = 0; i < n; i++) {
         size_t lb = strix_letterbox_scratch_bytes(&info[i]);
         if (lb > need) need = lb;
@@ -275,10 +286,27 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
     strix_status st = strix_execute(base, b->prog, err);
     if (st) return st;
     const float *head = head_ptr(b);
-    size_t per = pl->anchors * (4 + (size_t)b->prog->nc);
-    for (int i = 0; i < n; i++)
-        counts[i] = e2e ? strix_topk(dets + (size_t)i * np->max_det, head + per * i, pl->anchors, np, b->scratch)
-                        : strix_nms(dets + (size_t)i * np->max_det, head + per * i, pl->anchors, np, b->scratch);
+    size_t row = 4 + (size_t)b->prog->nc + b->prog->extra, per = pl->anchors * row;
+    for (int i = 0; i < n; i++) {
+        strix_nms_params pi = *np; /* image i's rows_out */
+        pi.row = (int)row;
+        if (np->rows_out) pi.rows_out = np->rows_out + (size_t)i * np->max_det * row;
+        strix_detection *d = dets + (size_t)i * np->max_det;
+        counts[i] = e2e ? strix_topk(d, head + per * i, pl->anchors, &pi, b->scratch)
+                  : obb ? strix_nms_obb(d, head + per * i, pl->anchors, &pi, b->scratch)
+                        : strix_nms(d, head + per * i, pl->anchors, &pi, b->scratch);
+        if (counts[i] < 0) return strix_fail(err, STRIX_E_NOMEM, "out of memory for rotated NMS");
+    }
+    return STRIX_OK;
+}
+
+static strix_status cpu_read_value(strix_backend *base, int v, float *out, strix_error *err)
+{
+    strix_cpu_backend *b = (strix_cpu_backend *)base;
+    if (!b->plan) return not_planned(err);
+    strix_view src = strix_plan_view(b->plan, b->prog, b->arena, v);
+    strix_view dst = strix_view_dense(out, src.n, src.h, src.w, src.c);
+    strix_cpu_copy(&dst, &src, NULL);
     return STRIX_OK;
 }
 
@@ -320,6 +348,7 @@ static const strix_backend_ops cpu_ops = {
     .pinned_alloc = cpu_pinned_alloc,
     .pinned_free = cpu_pinned_free,
     .run_op = cpu_run_op,
+    .read_value = cpu_read_value,
     .int8_begin = cpu_int8_begin,
     .int8_end = cpu_int8_end,
 };

@@ -1,9 +1,11 @@
 /* decode.c — the CPU Detect-head decode (Ultralytics Detect._inference):
  * DFL expectation of each box side, anchor points at cell centres, boxes to
- * cx,cy,w,h in input pixels, sigmoid class scores.
+ * cx,cy,w,h in input pixels, sigmoid class scores; then the task channels
+ * (Segment's coefficients copied, Pose's keypoints decoded, OBB's angle,
+ * which also rotates the box centre).
  *
- * Layouts: head [N, A, 4*reg_max + nc] dense, anchors level by level and
- * row-major within a level; out [N, A, 4 + nc] dense.
+ * Layouts: head [N, A, 4*reg_max + nc + extra] dense, anchors level by level
+ * and row-major within a level; out [N, A, 4 + nc + extra] dense.
  */
 #include <assert.h>
 #include <math.h>
@@ -41,8 +43,8 @@ static void decode_row(void *ctx, int t, int worker)
     const decode_job *j = ctx;
     const strix_decode_params *p = j->p;
     (void)worker;
-    int rm = p->reg_max, nc = p->nc;
-    size_t in_w = (size_t)4 * rm + nc, out_w = (size_t)4 + nc;
+    int rm = p->reg_max, nc = p->nc, ne = p->extra;
+    size_t in_w = (size_t)4 * rm + nc + ne, out_w = (size_t)4 + nc + ne;
     int img = t / j->rows_per_image, y = t % j->rows_per_image, l = 0;
     size_t a = (size_t)img * j->anchors; /* first anchor of the row */
     while (y >= p->level_h[l]) {
@@ -56,13 +58,43 @@ static void decode_row(void *ctx, int t, int worker)
         const float *hp = j->head + a * in_w;
         float *op = j->out + a * out_w;
         float ax = (float)x + 0.5f, ay = (float)y + 0.5f;
-        float x1 = ax - dfl_distance(hp, rm), y1 = ay - dfl_distance(hp + rm, rm);
-        float x2 = ax + dfl_distance(hp + 2 * rm, rm), y2 = ay + dfl_distance(hp + 3 * rm, rm);
-        op[0] = (x1 + x2) * 0.5f * s;
-        op[1] = (y1 + y2) * 0.5f * s;
-        op[2] = (x2 - x1) * s;
-        op[3] = (y2 - y1) * s;
+        float dl = dfl_distance(hp, rm), dt = dfl_distance(hp + rm, rm);
+        float dr = dfl_distance(hp + 2 * rm, rm), db = dfl_distance(hp + 3 * rm, rm);
+        const float *xp = hp + 4 * rm + nc;
+        float *xo = op + 4 + nc;
+        if (p->kind == STRIX_EXTRA_ANGLE) {
+            /* OBB: the angle ((sigmoid - 1/4) pi; OBB26 raw), the centre
+             * offset rotated by it (dist2rbox), w = l + r, h = t + b */
+            float ang = p->v26 ? xp[0] : (1.0f / (1.0f + expf(-xp[0])) - 0.25f) * 3.14159265358979323846f;
+            float c = cosf(ang), sn = sinf(ang), xf = (dr - dl) / 2, yf = (db - dt) / 2;
+            op[0] = (xf * c - yf * sn + ax) * s;
+            op[1] = (xf * sn + yf * c + ay) * s;
+            op[2] = (dl + dr) * s;
+            op[3] = (dt + db) * s;
+            xo[0] = ang;
+        } else {
+            float x1 = ax - dl, y1 = ay - dt, x2 = ax + dr, y2 = ay + db;
+            op[0] = (x1 + x2) * 0.5f * s;
+            op[1] = (y1 + y2) * 0.5f * s;
+            op[2] = (x2 - x1) * s;
+            op[3] = (y2 - y1) * s;
+        }
         for (int c = 0; c < nc; c++) op[4 + c] = 1.0f / (1.0f + expf(-hp[4 * rm + c]));
+        if (p->kind == STRIX_EXTRA_COPY) {
+            for (int k = 0; k < ne; k++) xo[k] = xp[k];
+        } else if (p->kind == STRIX_EXTRA_KPT) {
+            /* Pose.kpts_decode: (2v + anchor - 0.5) * stride; Pose26: (v + anchor) * stride */
+            for (int k = 0; k + p->kpt_d <= ne; k += p->kpt_d) {
+                if (p->v26) {
+                    xo[k] = (xp[k] + ax) * s;
+                    xo[k + 1] = (xp[k + 1] + ay) * s;
+                } else {
+                    xo[k] = (xp[k] * 2.0f + (ax - 0.5f)) * s;
+                    xo[k + 1] = (xp[k + 1] * 2.0f + (ay - 0.5f)) * s;
+                }
+                if (p->kpt_d == 3) xo[k + 2] = 1.0f / (1.0f + expf(-xp[k + 2]));
+            }
+        }
     }
 }
 

@@ -75,6 +75,20 @@ size_t strix_cpu_attention_workspace(const strix_view *qkv, const strix_attn_par
 void strix_cpu_attention(const strix_view *out, const strix_view *v_out, const strix_view *qkv,
                          const strix_attn_params *p, void *workspace, strix_cpu_team *team);
 
+/* ConvTranspose2d(k=2, s=2)'s scatter after its 1x1 GEMM (to 4C channels):
+ * out[n, 2y+dy, 2x+dx, c] = in[n, y, x, (dy*2 + dx)*C + c]; out is
+ * [N, 2H, 2W, C], in [N, H, W, 4C]. */
+void strix_cpu_shuffle2(const strix_view *out, const strix_view *in, strix_cpu_team *team);
+
+/* out = a + b, element by element (shapes equal; out may alias a or b). */
+void strix_cpu_add(const strix_view *out, const strix_view *a, const strix_view *b, strix_cpu_team *team);
+
+/* AdaptiveAvgPool2d(1): out [N, 1, 1, C] = the mean of each channel of in. */
+void strix_cpu_avgpool_global(const strix_view *out, const strix_view *in, strix_cpu_team *team);
+
+/* Softmax over each pixel's channels, the max subtracted; out shaped like in. */
+void strix_cpu_softmax(const strix_view *out, const strix_view *in, strix_cpu_team *team);
+
 /* Detect head decode (Ultralytics Detect._inference for the box/score part).
  *   head: [N, A, 4*reg_max + nc] dense: per anchor 4 groups of reg_max
  *         distance logits (left, top, right, bottom) then nc class logits.

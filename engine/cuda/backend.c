@@ -333,6 +333,10 @@ static const char *op_name(strix_op op)
     case STRIX_OP_COPY: return "copy";
     case STRIX_OP_ATTENTION: return "attention";
     case STRIX_OP_DECODE: return "decode";
+    case STRIX_OP_SHUFFLE2: return "shuffle2";
+    case STRIX_OP_ADD: return "add";
+    case STRIX_OP_AVGPOOL: return "avgpool";
+    case STRIX_OP_SOFTMAX: return "softmax";
     }
     return "op";
 }
@@ -411,6 +415,12 @@ static strix_status run_node(strix_cuda_backend *b, int i, strix_error *err)
     case STRIX_OP_DECODE:
         rc = strix_cuda_detect_decode(b->decoded, in.data, b->dt, b->plan->n, &b->plan->decode, s);
         break;
+    case STRIX_OP_SHUFFLE2:
+    case STRIX_OP_ADD:
+    case STRIX_OP_AVGPOOL:
+    case STRIX_OP_SOFTMAX:
+        /* the task heads' ops: strix_backend_create refuses task models on CUDA */
+        return strix_fail(err, STRIX_E_INTERNAL, "engine/cuda/backend.c: no device code for %s", op_name(nd->op));
     }
     if (rc) return op_fail(err, __LINE__, nd, rc);
     if (b->sync_ops && (rc = (strix_cuda_err)cudaStreamSynchronize(b->stream)))

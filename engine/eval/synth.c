@@ -166,6 +166,26 @@ static strix_status synth_conv(synth *s, rng *r, const strix_node *n, float *d, 
     char nm[160];
     int64_t ws[4] = {co, cig, n->conv.kh, n->conv.kw}, vs[1] = {co};
     strix_status st;
+    if (n->convt) {
+        /* ConvTranspose2d(k=2, s=2): the node's 1x1 weights [4C, cin] as
+         * PyTorch's [cin, C, 2, 2], one bias per C shared by the 4 taps;
+         * zero-mean weights keep the output O(1), the next Conv's
+         * BatchNorm calibrates the rest */
+        int c = co / 4, cin = n->cin;
+        float *t = v, *b = t + wn;
+        for (int i = 0; i < cin; i++)
+            for (int oc = 0; oc < c; oc++)
+                for (int k = 0; k < 4; k++) t[((size_t)i * c + oc) * 4 + k] = d[((size_t)k * c + oc) * cin + i];
+        fill(r, b, (size_t)c, -0.1f, 0.1f);
+        for (int k = 0; k < 4; k++) memcpy(bb + (size_t)k * c, b, sizeof(float) * (size_t)c);
+        int64_t ts[4] = {cin, c, 2, 2}, cs[1] = {c};
+        snprintf(nm, sizeof nm, "%s.weight", n->wname);
+        if ((st = strix_st_writer_add(w, nm, dt, 4, ts, t, err))) return st;
+        snprintf(nm, sizeof nm, "%s.bias", n->wname);
+        if ((st = strix_st_writer_add(w, nm, dt, 1, cs, b, err))) return st;
+        *used = 2 * wn + c;
+        return STRIX_OK;
+    }
     if (n->plain) {
         /* Detect's last convs: box logits N(~0, 2), class logits N(~-4, 1.5):
          * a few per cent of anchors score above 0.25 */
@@ -178,8 +198,9 @@ static strix_status synth_conv(synth *s, rng *r, const strix_node *n, float *d, 
             v[k] = mu - (float)s->mean[k] * scale;
         }
         strix_fold_conv(bw, bb, d, v, co, cig, n->conv.kh, n->conv.kw);
+        int64_t ls[2] = {co, n->cin}; /* nn.Linear (Classify): [out, in] */
         snprintf(nm, sizeof nm, "%s.weight", n->wname);
-        if ((st = strix_st_writer_add(w, nm, dt, 4, ws, d, err))) return st;
+        if ((st = strix_st_writer_add(w, nm, dt, n->linear ? 2 : 4, n->linear ? ls : ws, d, err))) return st;
         snprintf(nm, sizeof nm, "%s.bias", n->wname);
         if ((st = strix_st_writer_add(w, nm, dt, 1, vs, v, err))) return st;
         *used = wn + co;
@@ -195,7 +216,7 @@ static strix_status synth_conv(synth *s, rng *r, const strix_node *n, float *d, 
     if (fused) {
         /* write the folded convolution itself: conv.weight + conv.bias */
         float *fb = v + 4 * co;
-        strix_fold_bn(d, fb, g, beta, mean, var, co, (size_t)cig * kk);
+        strix_fold_bn(d, fb, g, beta, mean, var, co, (size_t)cig * kk, strix_bn_eps(s->p));
         snprintf(nm, sizeof nm, "%s.conv.weight", n->wname);
         if ((st = strix_st_writer_add(w, nm, dt, 4, ws, d, err))) return st;
         snprintf(nm, sizeof nm, "%s.conv.bias", n->wname);
@@ -214,7 +235,7 @@ static strix_status synth_conv(synth *s, rng *r, const strix_node *n, float *d, 
     /* fold a copy: the written weights stay raw */
     float *fw = v + 4 * co, *fb = fw + wn;
     memcpy(fw, d, sizeof(float) * wn);
-    strix_fold_bn(fw, fb, g, beta, mean, var, co, (size_t)cig * kk);
+    strix_fold_bn(fw, fb, g, beta, mean, var, co, (size_t)cig * kk, strix_bn_eps(s->p));
     strix_fold_conv(bw, bb, fw, fb, co, cig, n->conv.kh, n->conv.kw);
     *used = 2 * wn + 5 * (size_t)co;
     return STRIX_OK;

@@ -37,7 +37,8 @@ strix_status detector_run(void *ctx, const strix_image *im, int n, strix_detecti
 {
     const detector *d = ctx;
     stage_push(d->nvtx, "inference");
-    strix_status st = strix_model_detect(d->model, im, n, &d->dopt, out, err);
+    strix_status st = d->task != STRIX_TASK_DETECT ? detector_task_run(d, im, n, out, err)
+                                                   : strix_model_detect(d->model, im, n, &d->dopt, out, err);
     stage_pop(d->nvtx);
     return st;
 }

@@ -14,14 +14,26 @@
 
 #include "job.h"
 #include "pipeline.h"
+#include "tasks.h"
 #include "worker.h"
 
-/* "3 detections: 2 person, 1 dog" (the first few classes by best score) */
+/* "3 detections: 2 person, 1 dog" (the first few classes by best score);
+ * classify: its top-1 class and probability */
 static void describe(const run *r, const strix_pipe_frame *f, char *buf, size_t cap)
 {
     enum { MAX_CLASSES = 6 };
     const strix_detection *d = f->dets;
     int n = f->n_dets;
+    const task_frame *t = f->task;
+    if (t && t->task == STRIX_TASK_CLASSIFY) { /* "top-1: dog 0.87" */
+        int top;
+        if (strix_topk_probs(t->probs, t->nc, 1, &top) == 1)
+            snprintf(buf, cap, "top-1: %s %.2f", name_of(r->sink.c.names, r->sink.c.n_names, top),
+                     (double)t->probs[top]);
+        else
+            snprintf(buf, cap, "no classes");
+        return;
+    }
     size_t at = (size_t)snprintf(buf, cap, "%d detection%s", n, n == 1 ? "" : "s");
     int listed = 0;
     for (int i = 0; i < n && at < cap; i++) {
@@ -98,7 +110,7 @@ static int image_write(void *ctx, strix_pipe_frame *f, strix_error *err)
     }
     if (p->image_out) {
         strix_error e;
-        strix_status st = still_sink_write(&r->sink, p->image_out, s, f->dets, f->n_dets, &e);
+        strix_status st = still_sink_write(&r->sink, p->image_out, s, f->dets, f->n_dets, f->task, &e);
         if (st) {
             fprintf(stderr, "infer: %s\n", e.message);
             still_free(s);
@@ -106,10 +118,10 @@ static int image_write(void *ctx, strix_pipe_frame *f, strix_error *err)
         }
     }
     double t0 = now_ms();
-    if (p->label_out) rc = write_labels(o, f->width, f->height, f->dets, f->n_dets, p->label_out);
+    if (p->label_out) rc = write_labels(o, f->width, f->height, f->dets, f->n_dets, f->task, p->label_out);
     if (!rc) {
         strix_detections d = {f->n_dets, f->dets};
-        report_image(&r->rep, s->name, f->width, f->height, &d);
+        report_image(&r->rep, s->name, f->width, f->height, &d, f->task);
     }
     r->t_write += now_ms() - t0;
     still_free(s);
@@ -163,6 +175,10 @@ int run_images(const options *o, const strlist *images, const plan_entry *plan, 
         cfg.finish = detector_finish;
     } else {
         cfg.detect = detector_run;
+    }
+    if (det->task != STRIX_TASK_DETECT) {
+        cfg.take = task_take;
+        cfg.task_free = task_frame_free;
     }
     cfg.format = STRIX_RGB;
     cfg.stop = image_stop;

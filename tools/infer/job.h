@@ -70,6 +70,7 @@ typedef struct options {
     int segment_ts, segment_format_set;  /* --segment-format ts: the pieces as MPEG-TS */
     const char *rtsp_transport;          /* --rtsp-transport tcp|udp; NULL: FFmpeg's default */
     int realtime;                        /* --realtime: drop frames detection has no time for */
+    int retina;                          /* --retina-masks: segment masks at the source's size */
     struct metrics *metrics;             /* NULL: no metrics to update */
 } options;
 
@@ -180,7 +181,32 @@ typedef struct detector {
     const char *const *names;
     int n_names;
     const unsigned char *mask;   /* --classes: keep class c when mask[c]; NULL keeps all */
+    strix_task task;             /* the model's (detect with --detections) */
+    int retina;                  /* --retina-masks: segment masks at the source's size */
+    int kpt_n, kpt_dims;         /* pose: kpt_shape */
+    struct task_scratch *scratch; /* a task model's buffers on the detection thread (taskframe.c) */
 } detector;
+
+/* A task model's outputs of one frame beside its boxes (taskframe.c), one
+ * per pipeline slot (strix_pipe_frame.task), for the frame's n_dets
+ * detections in their order (a tracked frame keeps that order). */
+typedef struct task_frame {
+    strix_task task;
+    int n;               /* detections it holds outputs for */
+    int stride, kd;      /* floats per detection in values; pose: dims per keypoint (2 or 3) */
+    float *values;       /* [n, stride]: pose keypoints [nk, kd] and obb xywhr, in source pixels */
+    float *corners;      /* obb: [n, 4, 2] corners in source pixels */
+    uint8_t *masks;      /* segment: [n, mh, mw] 0/1, at the letterboxed input (or the source with
+                            --retina-masks) */
+    int mh, mw;
+    float *xy;           /* segment: Results.masks.xy, polygon i = points poly_at[i] .. poly_at[i + 1] */
+    int *poly_at;        /* [n + 1] */
+    float *probs;        /* classify: [nc] */
+    int nc;
+    const char *const *names; /* the class names (the detector's) */
+    int n_names;
+    size_t values_cap, corners_cap, masks_cap, xy_cap, poly_cap, probs_cap;
+} task_frame;
 
 /* The source stage (media.c): one video's demux and decode, on its reader thread. */
 typedef struct source_config {
@@ -346,6 +372,24 @@ typedef struct vrun {
  * at once. */
 extern volatile sig_atomic_t g_stop;
 
+struct strix_pipe_frame; /* pipeline.h */
+/* taskframe.c: detector_task_init after detector_init (0 or an exit code);
+ * detector_task_run is a task model's detect call, task_take the
+ * pipeline's take, task_frame_free its task_free */
+int detector_task_init(detector *d, int retina);
+void detector_free(detector *d);
+strix_status detector_task_run(const detector *d, const strix_image *im, int n, strix_detections *out,
+                               strix_error *err);
+int task_take(void *ctx, int image, struct strix_pipe_frame *f, const struct strix_pipe_frame *from,
+              strix_error *err);
+void task_frame_free(void *ctx, void *task);
+void task_json(FILE *j, const task_frame *t, int i);
+void task_json_probs(FILE *j, const task_frame *t);
+void task_txt_probs(FILE *f, const task_frame *t);
+int task_txt(FILE *f, const task_frame *t, int i, const strix_detection *b, int w, int h);
+int task_draw(const task_frame *t, uint8_t *rgb, int w, int h, int stride, const strix_detection *d, int n,
+              const int *ids, const char *const *names, int n_names);
+
 /* inputs.c */
 int list_add(strlist *l, const char *s);
 void list_free(strlist *l);
@@ -378,7 +422,7 @@ __attribute__((format(printf, 3, 4)))
 void set_error(strix_error *e, strix_status st, const char *fmt, ...);
 void draw_frame(const options *o, strix_counter *counter, const char *const *names, int n_names,
                 uint8_t *rgb, int w, int h, int stride, long index, const strix_detection *d,
-                const int *ids, int n);
+                const int *ids, int n, const task_frame *task);
 void print_notice(void *ctx, const char *line);
 /* The videos, up to o->jobs at a time through one pipeline (frames of
  * several inputs batched into one detect call); an exit code (the first
@@ -439,10 +483,12 @@ strix_status detector_collect(void *ctx, void *ticket, strix_detections *out, st
 void detector_finish(void *ctx, void *ticket);
 
 /* writers.c */
-int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const char *path);
+int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const task_frame *task,
+                 const char *path);
 const char *name_of(const char *const *names, int n_names, int id);
 int report_open(report *r, const report_config *c); /* an exit code (printed) */
-void report_image(report *r, const char *name, int width, int height, const strix_detections *d);
+void report_image(report *r, const char *name, int width, int height, const strix_detections *d,
+                  const task_frame *task);
 int report_failure(report *r, const char *name, const char *why); /* 0 or EXIT_NOMEM */
 int report_finish(report *r); /* publish: an exit code (printed) */
 void report_close(report *r); /* an unpublished report's temporary file goes */
@@ -455,13 +501,14 @@ void still_source_open(still_source *s, const still_source_config *c);
 int still_source_read(still_source *s, still *out);
 void still_free(still *s);
 void still_sink_init(still_sink *s, const still_sink_config *c);
-/* Draw d on the image and write it to path (a temporary file renamed) */
+/* Draw d (and a task model's outputs, task; NULL: none) on the image and
+ * write it to path (a temporary file renamed) */
 strix_status still_sink_write(still_sink *s, const char *path, still *img, const strix_detection *d, int n,
-                              strix_error *err);
+                              const task_frame *task, strix_error *err);
 const char *class_name_of(const vrun *v, int id);
 /* latency: seconds from the frame at the source to this line (live runs), < 0: none */
 void jsonl_frame(const vrun *v, long index, double pts, double latency, int inferred, const strix_detection *dets,
-                 const strix_detection *raw, const int *ids, int n, int n_cross);
+                 const strix_detection *raw, const int *ids, int n, int n_cross, const task_frame *task);
 void mot_frame(FILE *mot, long index, const strix_detection *dets, const int *ids, int n);
 int write_tracks_json(vrun *v, long frames, double fps);
 int write_highlights(vrun *v, double end_time);

@@ -320,14 +320,17 @@ static int run_call(pipe *p, dstage *d, int n)
     for (int i = 0; i < n; i++) d->call[i]->detect_ms = ms / n;
     if (!st)
         for (int i = 0; i < n; i++) copy_dets(c, d->call[i], d->out[i].items, d->out[i].count);
+    for (int i = 0; i < n && !st && c->take; i++)
+        if (c->take(c->ctx, i, d->call[i], NULL, &e)) st = e.status ? e.status : STRIX_E_INTERNAL;
     if (ticket) c->finish(c->ctx, ticket);
     return st ? detect_failed(p, &e, st) : 0;
 }
 
 /* Give every frame of the streams' lists (pend, or prev) its detections in
  * its stream's order (a frame --vid-stride skips carries the last detected
- * one's), hand them to the writers, empty the lists. */
-static void fill_and_hand_over(pipe *p, int prev)
+ * one's, task outputs included), hand them to the writers, empty the lists.
+ * 0, or -1 when a task output could not be copied (every stream aborted). */
+static int fill_and_hand_over(pipe *p, int prev)
 {
     const strix_pipe_config *c = p->c;
     int total = 0;
@@ -339,6 +342,8 @@ static void fill_and_hand_over(pipe *p, int prev)
         int n = prev ? s->n_prev : s->n_pend;
         for (int i = 0; i < n; i++) {
             strix_pipe_frame *f = list[i];
+            strix_pipe_frame *to = f->inferred ? s->last : f;
+            const strix_pipe_frame *from = f->skip ? NULL : f->inferred ? f : s->last;
             if (f->skip) {
                 f->n_dets = 0;
             } else if (f->inferred) {
@@ -348,6 +353,10 @@ static void fill_and_hand_over(pipe *p, int prev)
                 memcpy(f->dets, s->last->dets, sizeof *f->dets * (size_t)s->last->n_dets);
                 f->n_dets = s->last->n_dets;
             }
+            strix_error e;
+            strix_error_clear(&e);
+            if (c->take && c->take(c->ctx, -1, to, from, &e))
+                return detect_failed(p, &e, e.status ? e.status : STRIX_E_NOMEM);
         }
     }
     double ms = now_ms() - t0;
@@ -363,6 +372,7 @@ static void fill_and_hand_over(pipe *p, int prev)
         else s->n_pend = s->n_inf = 0;
     }
     pthread_mutex_unlock(&p->mu);
+    return 0;
 }
 
 /* Detect the pending frames that need it (one call per frame size), fill
@@ -373,8 +383,7 @@ static int flush_sync(pipe *p, dstage *d)
     mark_pending(p);
     for (int n; (n = next_group(p, d));)
         if (run_call(p, d, n)) return -1;
-    fill_and_hand_over(p, 0);
-    return 0;
+    return fill_and_hand_over(p, 0);
 }
 
 /* With submit/collect: collect the previous flush and hand it over. */
@@ -397,8 +406,7 @@ static int complete_prev(pipe *p, dstage *d)
         d->prev_ticket = NULL;
         if (st) return detect_failed(p, &e, st);
     }
-    fill_and_hand_over(p, 1);
-    return 0;
+    return fill_and_hand_over(p, 1);
 }
 
 /* With submit/collect: submit this flush (one frame size: one call), then
@@ -533,12 +541,12 @@ strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats,
 {
     strix_error_clear(err);
     int async = c && !c->detect && c->submit && c->collect && c->finish;
-    int ok = c && (c->detect || async) && c->batch >= 1 && c->max_det >= 1 && c->n_streams >= 1 && c->streams;
+    int ok = c && (c->detect || async) && (!c->take || (c->detect && c->task_free)) && c->batch >= 1 && c->max_det >= 1 && c->n_streams >= 1 && c->streams;
     for (int k = 0; ok && k < c->n_streams; k++)
         ok = c->streams[k].read && c->streams[k].write && c->streams[k].vid_stride >= 1;
     if (!ok)
-        return strix_fail(err, STRIX_E_ARG, "pipeline: missing callback or stream, or batch, vid_stride or "
-                          "max_det below 1");
+        return strix_fail(err, STRIX_E_ARG, "pipeline: missing callback or stream (take needs detect and "
+                          "task_free), or batch, vid_stride or max_det below 1");
     double t_start = now_ms();
     int S = c->n_streams;
     memset(stats, 0, sizeof *stats * (size_t)S);
@@ -644,6 +652,8 @@ strix_status strix_pipe_run(const strix_pipe_config *c, strix_pipe_stats *stats,
         if (s->s->release)
             for (int i = 0; i < stats[k].slots; i++)
                 if (fr[i].user) s->s->release(s->s->ctx, fr[i].user);
+        for (int i = 0; c->task_free && i <= stats[k].slots; i++) /* <=: `last` too */
+            if (fr[i].task) c->task_free(c->ctx, fr[i].task);
         fr += stats[k].slots + 1;
         stats[k].wall_ms = wall;
         pthread_cond_destroy(&s->cv_free);

@@ -61,6 +61,8 @@ typedef struct strix_pipe_frame {
                          (0 when not detected) */
     int n_dets;
     strix_detection *dets; /* [n_dets], owned by the pipeline (capacity max_det), by score */
+    void *task;     /* config.take's per-slot state (a task model's masks, keypoints, ...;
+                       NULL at first), kept across reuse, freed by config.task_free */
 } strix_pipe_frame;
 
 typedef enum strix_pipe_stage {
@@ -114,6 +116,15 @@ typedef struct strix_pipe_config {
     strix_status (*submit)(void *ctx, const strix_image *im, int n, void **ticket, strix_error *err);
     strix_status (*collect)(void *ctx, void *ticket, strix_detections *out, strix_error *err);
     void (*finish)(void *ctx, void *ticket);
+    /* calling thread, may be NULL (detect only, not submit/collect): what a
+     * task model gives beside the boxes, into f->task.  image >= 0: right
+     * after the detect call, from its image `image`, which is f; it may drop
+     * detections (f->n_dets, f->dets: a segment box whose mask is empty).
+     * image < 0: a copy of from->task (a frame --vid-stride skips, and the
+     * stream's store of its last detected frame), or, from NULL, none (a
+     * skipped frame).  0, or -1 with err filled (stops every stream). */
+    int (*take)(void *ctx, int image, strix_pipe_frame *f, const strix_pipe_frame *from, strix_error *err);
+    void (*task_free)(void *ctx, void *task);
     strix_pixel_format format; /* of the pixels read() delivers */
     /* calling thread, may be NULL: polled (with the pipeline's lock held:
      * a flag's read) as frames arrive; once nonzero

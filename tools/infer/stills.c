@@ -7,6 +7,7 @@
 
 #include "annotate.h"
 #include "job.h"
+#include "util.h"
 
 void still_source_open(still_source *s, const still_source_config *c)
 {
@@ -35,12 +36,16 @@ void still_sink_init(still_sink *s, const still_sink_config *c)
 }
 
 strix_status still_sink_write(still_sink *s, const char *path, still *img, const strix_detection *d, int n,
-                              strix_error *err)
+                              const task_frame *task, strix_error *err)
 {
     double t0 = now_ms();
     strix_annotate_style style;
     strix_annotate_style_init(&style);
-    strix_annotate(img->img.data, img->img.width, img->img.height, 0, d, n, s->c.names, s->c.n_names, &style);
+    if (task && task_draw(task, img->img.data, img->img.width, img->img.height, 3 * img->img.width, d, n, NULL,
+                          s->c.names, s->c.n_names))
+        return strix_fail(err, STRIX_E_NOMEM, "%s: out of memory drawing the masks", path);
+    if (!task)
+        strix_annotate(img->img.data, img->img.width, img->img.height, 0, d, n, s->c.names, s->c.n_names, &style);
     double t1 = now_ms();
     strix_status st = strix_image_write(path, img->img.data, img->img.width, img->img.height, 0, 0, s->c.overwrite,
                                         err);

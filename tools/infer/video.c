@@ -197,11 +197,13 @@ static void progress(vrun *v, long done, int final)
     fflush(stderr);
 }
 
-/* Trails, boxes, labels and the counting line with its totals: one frame's
- * drawing, shared by the annotated video and the highlight reel. */
+/* Trails, boxes, labels (with a task model's masks, keypoints, rotated
+ * boxes or top-5: task, NULL for none) and the counting line with its
+ * totals: one frame's drawing, shared by the annotated video and the
+ * highlight reel. */
 void draw_frame(const options *o, strix_counter *counter, const char *const *names, int n_names,
                 uint8_t *rgb, int w, int h, int stride, long index, const strix_detection *d,
-                const int *ids, int n)
+                const int *ids, int n, const task_frame *task)
 {
     strix_annotate_style style;
     strix_annotate_style_init(&style);
@@ -215,7 +217,8 @@ void draw_frame(const options *o, strix_counter *counter, const char *const *nam
         strix_track_color(ids[i], c);
         if (k > 1) strix_draw_trail(rgb, w, h, stride, xy, k, lw, c);
     }
-    strix_annotate(rgb, w, h, stride, d, n, names, n_names, &style);
+    if (task) task_draw(task, rgb, w, h, stride, d, n, ids, names, n_names);
+    else strix_annotate(rgb, w, h, stride, d, n, names, n_names, &style);
     if (o->has_line) {
         static const uint8_t white[3] = {255, 255, 255}, black[3] = {0, 0, 0};
         strix_draw_line(rgb, w, h, stride, o->line[0], o->line[1], o->line[2], o->line[3], lw, white, 1);
@@ -371,7 +374,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     if (v->vs.wr) {
         stage_push(o->nvtx, "annotate");
         draw_frame(o, v->trk.counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index, dets, ids,
-                   n);
+                   n, f->task);
         stage_pop(o->nvtx);
     }
     double t1 = now_ms();
@@ -390,7 +393,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         v->lat_n++;
         metrics_latency(o->metrics, lat);
     }
-    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_cross);
+    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_cross, f->task);
     v->jl_frames++;
     long late = f->index + 1 - v->jl_frames; /* --realtime's holes in the frame numbers */
     metrics_dropped(o->metrics, late - v->late);
@@ -419,7 +422,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     if (v->label_path) {
         snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
-        if (write_labels(o, f->width, f->height, dets, n, v->label_path)) {
+        if (write_labels(o, f->width, f->height, dets, n, f->task, v->label_path)) {
             v->reported = 1;
             set_error(err, STRIX_E_IO, "%s: cannot write labels", v->label_path);
             return -1;
@@ -837,6 +840,10 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
             cfg.submit = detector_submit;
             cfg.collect = detector_collect;
             cfg.finish = detector_finish;
+        }
+        if (!o->detections && det->task != STRIX_TASK_DETECT) {
+            cfg.take = task_take;
+            cfg.task_free = task_frame_free;
         }
         cfg.format = STRIX_RGB;
         int tty = open == 1 && isatty(STDERR_FILENO); /* one bar; several inputs print lines */

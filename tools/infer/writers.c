@@ -13,8 +13,9 @@
 #include "job.h"
 #include "outfile.h"
 
-/* YOLO txt labels for a w x h image or frame. */
-int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const char *path)
+/* YOLO txt labels for a w x h image or frame, per task as save_txt writes them (task NULL: detect). */
+int write_labels(const options *o, int w_px, int h_px, const strix_detection *d, int n, const task_frame *task,
+                 const char *path)
 {
     char *tmp = NULL;
     FILE *t = strix_temp_open(path, &tmp);
@@ -23,14 +24,10 @@ int write_labels(const options *o, int w_px, int h_px, const strix_detection *d,
                 strerror(errno));
         return EXIT_OUTPUT;
     }
-    float w = (float)w_px, h = (float)h_px;
+    task_txt_probs(t, task);
     for (int i = 0; i < n; i++) {
-        const strix_detection *b = &d[i];
-        /* Ultralytics: xyxy2xywh in float32, then divided by the image size */
-        float cx = (b->x1 + b->x2) / 2 / w, cy = (b->y1 + b->y2) / 2 / h;
-        float bw = (b->x2 - b->x1) / w, bh = (b->y2 - b->y1) / h;
-        fprintf(t, "%d %g %g %g %g", b->class_id, (double)cx, (double)cy, (double)bw, (double)bh);
-        if (o->save_conf) fprintf(t, " %g", (double)b->score);
+        if (!task_txt(t, task, i, &d[i], w_px, h_px)) continue;
+        if (o->save_conf) fprintf(t, " %g", (double)d[i].score);
         fputc('\n', t);
     }
     return commit_temp(t, tmp, path, o->overwrite);
@@ -57,7 +54,8 @@ static void json_box(FILE *j, const strix_detection *b)
  * 0) has its "track_id" and, with raw, its own box as "detection_box" (its
  * "box" is then the tracker's). */
 static void json_dets(FILE *j, const char *const *names, int n_names, const strix_detection *d,
-                      const strix_detection *raw, const int *ids, int n, const char *first, const char *next)
+                      const strix_detection *raw, const int *ids, int n, const task_frame *task, const char *first,
+                      const char *next)
 {
     for (int i = 0; i < n; i++) {
         const strix_detection *b = &d[i];
@@ -68,6 +66,7 @@ static void json_dets(FILE *j, const char *const *names, int n_names, const stri
         fputs(", \"box\": [", j);
         json_box(j, b);
         fputs("]", j);
+        task_json(j, task, i);
         if (ids && ids[i] >= 0) {
             fprintf(j, ", \"track_id\": %d", ids[i]);
             if (raw) {
@@ -107,7 +106,8 @@ int report_open(report *r, const report_config *c)
     return 0;
 }
 
-void report_image(report *r, const char *name, int width, int height, const strix_detections *d)
+void report_image(report *r, const char *name, int width, int height, const strix_detections *d,
+                  const task_frame *task)
 {
     FILE *j = r->json;
     fputs(r->first_image ? "\n    " : ",\n    ", j);
@@ -115,8 +115,10 @@ void report_image(report *r, const char *name, int width, int height, const stri
     fputs("{\"image\": ", j);
     strix_json_str(j, name);
     fprintf(j, ", \"width\": %d, \"height\": %d, \"detections\": [", width, height);
-    json_dets(j, r->c.names, r->c.n_names, d->items, NULL, NULL, d->count, "\n      ", ",\n      ");
-    fputs(d->count ? "\n    ]}" : "]}", j);
+    json_dets(j, r->c.names, r->c.n_names, d->items, NULL, NULL, d->count, task, "\n      ", ",\n      ");
+    fputs(d->count ? "\n    ]" : "]", j);
+    task_json_probs(j, task);
+    fputs("}", j);
 }
 
 int report_failure(report *r, const char *name, const char *why)
@@ -162,15 +164,16 @@ const char *class_name_of(const vrun *v, int id) { return name_of(v->names, v->n
  * tracked ones, their own boxes (raw: NULL without), then the --line
  * crossings, the first n_cross of v->trk.cross. */
 void jsonl_frame(const vrun *v, long index, double pts, double latency, int inferred, const strix_detection *dets,
-                 const strix_detection *raw, const int *ids, int n, int n_cross)
+                 const strix_detection *raw, const int *ids, int n, int n_cross, const task_frame *task)
 {
     FILE *j = v->jl;
     fprintf(j, "{\"frame\": %ld, \"pts\": ", index);
     strix_json_double(j, pts);
     if (latency >= 0) fprintf(j, ", \"latency_s\": %.3f", latency);
     fprintf(j, ", \"inferred\": %s, \"detections\": [", inferred ? "true" : "false");
-    json_dets(j, v->names, v->n_names, dets, raw, ids, n, "", ", ");
+    json_dets(j, v->names, v->n_names, dets, raw, ids, n, task, "", ", ");
     fputs("]", j);
+    task_json_probs(j, task);
     for (int i = 0; i < n_cross; i++)
         fprintf(j, "%s{\"track_id\": %d, \"direction\": \"%s\"}", i ? ", " : ", \"crossings\": [", v->trk.cross[i].id,
                 v->trk.cross[i].in ? "in" : "out");
@@ -379,7 +382,7 @@ static int reel_draw(void *ctx, strix_video_frame *f, strix_error *err)
         if (rec.frame == f->index) break;
     }
     draw_frame(r->v->o, r->counter, r->v->names, r->v->n_names, f->rgb, f->width, f->height, f->stride, f->index,
-               rec.dets, rec.track_ids, rec.n);
+               rec.dets, rec.track_ids, rec.n, NULL); /* the reel: boxes (the JSON Lines keep no masks) */
     return 0;
 }
 

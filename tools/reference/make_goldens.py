@@ -13,6 +13,9 @@ very safetensors file `build/mkweights` writes (same seed), runs
       computes the relative L2 error over exactly these rows),
   (c) the final detections per image (x1 y1 x2 y2 score class, source pixels).
 
+With --tasks it writes instead the task-head goldens (TASK_CASES:
+segment, pose, obb, classify): the raw head outputs on a computed picture.
+
 Usage (from the repo root, after `make`):
   python3 -m venv /opt/strix-ref && /opt/strix-ref/bin/pip install ultralytics safetensors
   /opt/strix-ref/bin/python tools/reference/make_goldens.py --build build --data ../shared/data
@@ -44,6 +47,26 @@ CASES = [
 ]
 SAMPLE_EVERY = 32
 
+# Task heads (--tasks): name, yaml, scale, seed.  The raw head outputs of the
+# model in eval mode (one-to-many head for YOLO26) on a computed 256 x 256
+# picture: pixel (x, y) channel c (RGB) = ((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255) / 255,
+# which tests/test_golden.c builds the same way.
+TASK_CASES = [
+    ("task_yolov8n_seg", "weights/yolov8-seg.yaml", "n", 21),
+    ("task_yolo26n_seg", "weights/yolo26-seg.yaml", "n", 22),
+    ("task_yolo11n_pose", "weights/yolo11-pose.yaml", "n", 23),
+    ("task_yolo26n_pose", "weights/yolo26-pose.yaml", "n", 24),
+    ("task_yolov8n_obb", "weights/yolov8-obb.yaml", "n", 25),
+    ("task_yolo26n_obb", "weights/yolo26-obb.yaml", "n", 26),
+    ("task_yolo11n_cls", "weights/yolo11-cls.yaml", "n", 27),
+]
+TASK_SIZE = 256
+TASK_ROW_EVERY = 8     # head rows kept: every 8th anchor and the 16 best-scoring ones
+TASK_PROTO_EVERY = 9   # proto pixels kept: every 9th (row-major)
+# tensors a checkpoint of these models holds that strix's synthetic weights
+# leave out: the other head (YOLO26's one-to-one), training-only modules
+TASK_UNSYNTHESISED = ("one2one_", "flow_model", "cv4_sigma", "proto.semseg", "num_batches_tracked")
+
 
 def sha256(path):
     h = hashlib.sha256()
@@ -73,6 +96,90 @@ def build_model(yaml_path, scale, weights):
     y = YOLO("yolov8n.yaml", verbose=False)  # a packaged YAML: no download; the model is replaced
     y.model = model
     return y
+
+
+def task_picture():
+    y, x = np.mgrid[0:TASK_SIZE, 0:TASK_SIZE]
+    chans = [((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255) for c in range(3)]
+    return torch.from_numpy(np.stack(chans)[None].astype(np.float32) / 255.0)  # [1, 3, H, W] RGB
+
+
+def run_task_case(args, case, tmp):
+    from ultralytics.nn.tasks import ClassificationModel, OBBModel, PoseModel, SegmentationModel
+    import yaml as pyyaml
+
+    name, yaml_path, scale, seed = case
+    wpath = os.path.join(tmp, f"{name}.safetensors")
+    subprocess.run([os.path.join(args.build, "mkweights"), "--model", yaml_path, "--scale", scale,
+                    "--seed", str(seed), "--out", wpath, "--overwrite"], check=True)
+    with open(yaml_path) as f:
+        d = pyyaml.safe_load(f)
+    d["scale"] = scale
+    task = {"Segment": "segment", "Segment26": "segment", "Pose": "pose", "Pose26": "pose", "OBB": "obb",
+            "OBB26": "obb", "Classify": "classify"}[d["head"][-1][2]]
+    cls = {"segment": SegmentationModel, "pose": PoseModel, "obb": OBBModel, "classify": ClassificationModel}[task]
+    model = cls(d, verbose=False)
+    sd = load_file(wpath)
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    assert not unexpected, unexpected
+    assert all(any(t in k for t in TASK_UNSYNTHESISED) for k in missing), missing
+    model.eval()
+    head = model.model[-1]
+    if getattr(head, "one2one_cv2", None) is not None:
+        head.end2end = False  # the one-to-many head, as strix runs it by default
+    with torch.no_grad():
+        out = model(task_picture())
+    tensors = {}
+    if task == "classify":
+        tensors["probs"] = out[0][0].numpy().astype(np.float32)
+    else:
+        y = out[0][0] if task == "segment" else out[0]
+        rows = y[0].transpose(0, 1).contiguous().numpy()  # [A, 4 + nc + extra]
+        nc = head.nc
+        best = np.argsort(-rows[:, 4:4 + nc].max(axis=1), kind="stable")[:16]
+        keep = np.union1d(np.arange(0, rows.shape[0], TASK_ROW_EVERY), best)
+        tensors["head_rows"] = keep.astype(np.int32)
+        tensors["head"] = rows[keep].astype(np.float32)
+        if task == "segment":
+            proto = out[0][1][0].permute(1, 2, 0).reshape(-1, head.nm).numpy()  # [H/4 * W/4, nm] NHWC
+            pix = np.arange(0, proto.shape[0], TASK_PROTO_EVERY)
+            tensors["proto_pixels"] = pix.astype(np.int32)
+            tensors["proto"] = proto[pix].astype(np.float32)
+    pred_meta = {}
+    if task != "classify" and "26" not in name:
+        # YOLO.predict on the computed picture at 200 x 150 (letterboxed to 256 x 192): boxes after NMS (rotated
+        # for obb) in source pixels, and the keypoints or xywhr of each
+        pic = task_picture()[0, :, :150, :200]  # [3, 150, 200] RGB
+        bgr = np.ascontiguousarray((pic.permute(1, 2, 0).numpy()[:, :, ::-1] * 255).round().astype(np.uint8))
+        yolo = YOLO({"segment": "yolov8n-seg.yaml", "pose": "yolov8n-pose.yaml", "obb": "yolov8n-obb.yaml"}[task],
+                    verbose=False)
+        yolo.model = model
+        opts = dict(imgsz=TASK_SIZE, iou=0.7, max_det=300, verbose=False, device="cpu")
+        r = yolo.predict(bgr, conf=0.001, **opts)[0]  # conf: about 30 boxes after NMS
+        confs = np.sort((r.obb if task == "obb" else r.boxes).conf.numpy())[::-1]
+        conf = round(float(confs[min(30, len(confs) - 1)]), 4)
+        r = yolo.predict(bgr, conf=conf, **opts)[0]
+        if task == "obb":
+            o = r.obb
+            dets = np.concatenate([o.xyxy.numpy(), o.conf.numpy()[:, None], o.cls.numpy()[:, None]], axis=1)
+            tensors["xywhr"] = o.xywhr.numpy().astype(np.float32).reshape(-1, 5)
+        else:
+            b = r.boxes
+            dets = np.concatenate([b.xyxy.numpy(), b.conf.numpy()[:, None], b.cls.numpy()[:, None]], axis=1)
+        if task == "pose":
+            tensors["keypoints"] = r.keypoints.data.numpy().astype(np.float32).reshape(len(dets), -1)
+        tensors["dets"] = dets.astype(np.float32).reshape(-1, 6)
+        pred_meta = {"conf": str(conf), "iou": "0.7", "picture": "200x150"}
+    meta = {"case": name, "yaml": yaml_path, "scale": scale, "seed": str(seed), "task": task, **pred_meta,
+            "size": str(TASK_SIZE), "nc": str(d["nc"]), "weights_sha256": sha256(wpath),
+            "synthetic_version": json.loads(open(wpath, "rb").read(8 + int.from_bytes(open(wpath, "rb").read(8), "little"))[8:])
+            ["__metadata__"]["strix_synthetic_version"],
+            "ultralytics": ultralytics.__version__, "torch": torch.__version__,
+            "regenerate": "/opt/strix-ref/bin/python tools/reference/make_goldens.py --tasks --build build"}
+    out_path = os.path.join(args.out, f"{name}.safetensors")
+    save_file(tensors, out_path, metadata=meta)
+    print(f"{name}: {', '.join(f'{k} {list(v.shape)}' for k, v in tensors.items())}, "
+          f"{os.path.getsize(out_path) / 1e3:.0f} kB")
 
 
 def fnv1a64(data):
@@ -162,8 +269,16 @@ def main():
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--out", default="tests/golden")
     ap.add_argument("--only", default="")
+    ap.add_argument("--tasks", action="store_true", help="only the task-head goldens (TASK_CASES)")
     args = ap.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
+    if args.tasks:
+        with tempfile.TemporaryDirectory() as tmp:
+            for case in TASK_CASES:
+                if not args.only or args.only in case[0]:
+                    run_task_case(args, case, tmp)
+        write_readme(args)
+        return 0
     inputs = {}
     with tempfile.TemporaryDirectory() as tmp:
         for case in CASES:
@@ -178,11 +293,18 @@ def main():
                 "libjpeg-turbo decodes them\n")
         for key in sorted(inputs):
             f.write("%s %016x\n" % (key, fnv1a64(inputs[key].tobytes())))
+    write_readme(args)
+
+
+def write_readme(args):
     with open(os.path.join(args.out, "README.md"), "w") as f:
         f.write(GOLDEN_README.format(ul=ultralytics.__version__, torch=torch.__version__, cv=cv2.__version__,
                                      cases="\n".join(f"- `{c[0]}.safetensors`: {c[1]} scale {c[2]}, seed {c[3]}, "
                                                      f"images {', '.join(c[4])}, imgsz {c[5]}, batch {c[6]}, "
-                                                     f"iou {c[7]}" for c in CASES)))
+                                                     f"iou {c[7]}" for c in CASES),
+                                     tasks="\n".join(f"- `{c[0]}.safetensors`: {c[1]} scale {c[2]}, seed {c[3]}"
+                                                      for c in TASK_CASES), size=TASK_SIZE,
+                                     rows=TASK_ROW_EVERY, protos=TASK_PROTO_EVERY))
 
 
 GOLDEN_README = """# Goldens from Ultralytics
@@ -194,8 +316,8 @@ metadata; tests/test_golden.c regenerates the weights and checks the hash first)
 
 `inputs.txt` holds, for each letterboxed tensor Ultralytics fed the network
 (`lb.<name>.<H>x<W>`, uint8 NHWC RGB, its input x 255), the FNV-1a 64 hash of
-its bytes.  The C test decodes ../shared/data/<name>.jpg with libjpeg-turbo
-(bit-identical to OpenCV's decode; stb_image differs by up to 3 levels),
+its bytes.  The C test loads ../shared/data/<name>.jpg with strix_image_load
+(libjpeg-turbo set up as OpenCV sets it up: bit-identical to OpenCV's decode),
 letterboxes it and must hash the same.  Each case file holds per image i: `img<i>.head_rows` /
 `img<i>.head` (rows of the Detect output [A, 4 + nc] for every candidate anchor
 and every 32nd anchor) and `img<i>.dets` (final detections: x1 y1 x2 y2 score
@@ -203,10 +325,25 @@ class); its metadata names the inputs, conf, iou, imgsz, batch and weights.
 
 {cases}
 
+The task heads (`task_*.safetensors`, `--tasks`) hold the raw eval-mode head
+output of a segment, pose, obb or classify model (YOLO26's one-to-many head)
+on a computed {size} x {size} picture (pixel (x, y) channel c =
+((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255) / 255, RGB): `head_rows` /
+`head` (every {rows}th row of [A, 4 + nc + extra] and the 16 best-scoring),
+for segment `proto_pixels` / `proto` (every {protos}th pixel of the protos,
+[H/4 * W/4, 32] NHWC), for classify `probs` ([nc]); for the YOLOv8/YOLO11
+segment, pose and obb cases also YOLO.predict's results on the same picture
+cut to 200 x 150 (imgsz {size}, conf about 30 boxes, iou 0.7): `dets` (x1 y1
+x2 y2 score class in source pixels; obb: OBB.xyxy) and `keypoints` ([k, 17 x 3])
+or `xywhr` ([k, 5]).
+
+{tasks}
+
 Regenerate (dev machines only; needs PyPI):
 
     python3 -m venv /opt/strix-ref && /opt/strix-ref/bin/pip install ultralytics safetensors
     make && /opt/strix-ref/bin/python tools/reference/make_goldens.py --build build --data ../shared/data
+    /opt/strix-ref/bin/python tools/reference/make_goldens.py --tasks --build build
 """
 
 if __name__ == "__main__":

@@ -27,6 +27,9 @@ Outputs (tests/loaders/):
   tiny-26.yaml, f-26.pt, f-26.onnx, f-26-e2e.onnx  YOLO26 the same way, its ONNX exports
                   (default and nms=False) and goldens of both heads (see yolo26(); `--only 26`
                   makes these alone)
+  t-seg.pt, t-pose.pt, t-obb.pt, t-cls.pt, t-seg.onnx, t-cls.onnx, tiny-seg.yaml, tiny-cls.yaml,
+  t-cls.probs     the task models (segment, pose, obb, classify) the same way (see tasks();
+                  `--only tasks` makes these alone)
   v8_op12.onnx    opset 12, static 160x160, not simplified
   v8_op17_dyn.onnx opset 17, dynamic batch/size, simplified (onnxslim)
   11_op17.onnx    opset 17, static 160x160, simplified
@@ -125,9 +128,9 @@ def picture():
     return ((x[..., None] * 7 + y[..., None] * 13 + c * 50 + (x[..., None] * y[..., None]) % 31) & 255).astype(np.uint8)
 
 
-def make_model(cfg, seed):
+def make_model(cfg, seed, cls=DetectionModel):
     torch.manual_seed(seed)
-    m = DetectionModel(cfg, verbose=False)
+    m = cls(cfg, verbose=False)
     m.names = {0: "red", 1: "green", 2: "blue car"}
     for mod in m.modules():  # BatchNorm statistics from data: O(1) activations
         if isinstance(mod, torch.nn.BatchNorm2d):
@@ -212,7 +215,7 @@ def hostile():
 FAMILIES = ["v8/yolov8-p2.yaml", "v5/yolov5.yaml", "v5/yolov5-p6.yaml", "v3/yolov3.yaml"]
 
 
-def family_model(rel, seed):
+def family_model(rel, seed, cls=DetectionModel):
     import yaml as pyyaml
     from ultralytics.cfg import ROOT
     d = pyyaml.safe_load(open(os.path.join(ROOT, "cfg/models", rel)))
@@ -222,7 +225,7 @@ def family_model(rel, seed):
     else:
         d["depth_multiple"], d["width_multiple"] = 0.33, 0.0625
     d["yaml_file"] = os.path.basename(rel)
-    return make_model(d, seed)
+    return make_model(d, seed, cls)
 
 
 def yolo26(yo):
@@ -265,6 +268,76 @@ def yolo26(yo):
                    "ONNX Runtime (Ultralytics AutoBackend)")
 
 
+def tasks():
+    """The task models, from Ultralytics' YAMLs the same way (nc 3, width 1/16):
+    t-seg.pt (yolov8-seg), t-pose.pt (yolo11-pose), t-obb.pt (yolov8-obb), each
+    with the boxes of YOLO.predict (.dets; obb: OBB.xyxy clipped to the image,
+    as strix clips every box); t-seg.onnx and t-cls.onnx (opset 17, static,
+    not simplified: ConvTranspose and Gemm nodes) with tiny-seg.yaml and
+    tiny-cls.yaml, their graphs; t-cls.pt (yolo11-cls) and t-cls.probs: the
+    probabilities of the eval-mode model on the picture at 160 x 160 (the
+    docstring's formula, / 255: classification does not letterbox)."""
+    import copy
+    import yaml as pyyaml
+    from ultralytics.nn.tasks import ClassificationModel, OBBModel, PoseModel, SegmentationModel
+    tmp = tempfile.mkdtemp()
+    try:
+        for name, rel, cls, task, onnx in (("t-seg", "v8/yolov8-seg.yaml", SegmentationModel, "segment", True),
+                                           ("t-pose", "11/yolo11-pose.yaml", PoseModel, "pose", False),
+                                           ("t-obb", "v8/yolov8-obb.yaml", OBBModel, "obb", False),
+                                           ("t-cls", "11/yolo11-cls.yaml", ClassificationModel, "classify", True)):
+            m = family_model(rel, 31, cls)
+            yo = YOLO(os.path.basename(rel).replace("-", "n-", 1), verbose=False)  # yolov8n-seg.yaml: the task
+            m.args, m.task = yo.model.args, task  # what the checkpoint records, as a YAML-built model has them
+            yo.model = m
+            pt = os.path.join(OUT, name + ".pt")
+            yo.save(pt)
+            if onnx:
+                with open(os.path.join(OUT, "tiny-" + name[2:] + ".yaml"), "w") as f:
+                    f.write(f"# tiny {os.path.basename(rel)} for the loader tests: nc 3, width 1/16 "
+                            "(tools/reference/make_loader_fixtures.py)\n")
+                    pyyaml.safe_dump({k: v for k, v in m.yaml.items() if k != "yaml_file"}, f, sort_keys=False,
+                                     default_flow_style=None)
+                src = os.path.join(tmp, name + ".pt")
+                yo.model = copy.deepcopy(m)
+                yo.save(src)
+                f = YOLO(src, verbose=False).export(format="onnx", imgsz=IMGSZ, batch=1, device="cpu", opset=17,
+                                                     simplify=False, dynamic=False)
+                shutil.move(f, os.path.join(OUT, name + ".onnx"))
+            if task == "classify":
+                y, x = np.mgrid[0:IMGSZ, 0:IMGSZ]
+                pic = np.stack([((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255) for c in range(3)])
+                with torch.no_grad():
+                    probs = YOLO(pt, verbose=False).model.float().eval()(
+                        torch.from_numpy(pic[None].astype(np.float32) / 255.0))[0][0].numpy()
+                with open(os.path.join(OUT, name + ".probs"), "w") as f:
+                    f.write(f"# eval-mode probabilities of {name}.pt (fp16 weights) on the picture at {IMGSZ} x "
+                            f"{IMGSZ}; ultralytics {ultralytics.__version__}, torch {torch.__version__}\n")
+                    f.write(f"size {IMGSZ}\n" + "".join("%.7f\n" % v for v in probs))
+                continue
+            bgr = np.ascontiguousarray(picture()[..., ::-1])
+            yp = YOLO(pt, task=task, verbose=False)
+            opts = dict(imgsz=IMGSZ, iou=IOU, max_det=300, verbose=False, device="cpu")
+            b0 = yp.predict(bgr, conf=0.001, **opts)[0]
+            scores = np.sort((b0.obb if task == "obb" else b0.boxes).conf.numpy())[::-1]
+            conf = round(float(scores[min(19, len(scores) - 1)]), 4)
+            r = yp.predict(bgr, conf=conf, **opts)[0]
+            b = r.obb if task == "obb" else r.boxes
+            xyxy = b.xyxy.numpy().copy()
+            xyxy[:, 0::2] = xyxy[:, 0::2].clip(0, 200)
+            xyxy[:, 1::2] = xyxy[:, 1::2].clip(0, 150)
+            dets = np.concatenate([xyxy, b.conf.numpy()[:, None], b.cls.numpy()[:, None]], axis=1)
+            write_dets(name + ".pt", dets, conf, True, f"Ultralytics YOLO.predict ({task})")
+            if onnx:
+                r = YOLO(os.path.join(OUT, name + ".onnx"), task=task, verbose=False).predict(bgr, conf=conf,
+                                                                                               **opts)[0]
+                b = r.boxes
+                dets = np.concatenate([b.xyxy.numpy(), b.conf.numpy()[:, None], b.cls.numpy()[:, None]], axis=1)
+                write_dets(name + ".onnx", dets, conf, False, f"ONNX Runtime (Ultralytics AutoBackend, {task})")
+    finally:
+        shutil.rmtree(tmp)
+
+
 def seeds():
     """Small valid inputs for fuzz_pt (tests/fuzz/corpus/pt): a DetectionModel
     record holding one Conv (fp16 unfused, fp32 fused).  fuzz_onnx's seeds are
@@ -297,6 +370,8 @@ def main():
         return yolo26(YOLO("yolov8n.yaml", verbose=False))
     if sys.argv[1:] == ["--only", "hostile"]:
         return hostile()
+    if sys.argv[1:] == ["--only", "tasks"]:
+        return tasks()
     hostile()
     seeds()
     torch.set_num_threads(2)

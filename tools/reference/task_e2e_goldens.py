@@ -1,0 +1,67 @@
+"""task_e2e_goldens.py — end-to-end goldens of the task models for
+tests/cli_tasks.sh: Ultralytics' YOLO.predict (8.4.190, torch) with the
+loader fixtures tests/loaders/t-seg.pt, t-pose.pt, t-obb.pt and t-cls.pt
+(synthetic weights, tools/reference/make_loader_fixtures.py) on sample
+pictures of ../shared/data at imgsz 320, each result as Results.summary()
+gives it (5 decimals): segments (masks.xy), keypoints, an obb's 4 corners,
+classify's top-5.  t-seg also with retina_masks=True on horses.jpg (one
+picture: the goldens stay under 300 kB).
+
+conf is put in the widest gap between the scores ranked 3rd to 8th, so a
+box near the threshold cannot flip in or out between Ultralytics and strix.
+
+Dev-time only, in a venv with ultralytics and torch:
+    /tmp/coldref/bin/python tools/reference/task_e2e_goldens.py
+writes tests/golden/tasks_e2e/<model>-<picture>[-retina].json."""
+import json
+import os
+
+import cv2
+import numpy as np
+import ultralytics
+from ultralytics import YOLO
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+DATA = os.path.join(ROOT, "..", "shared", "data")
+OUT = os.path.join(ROOT, "tests", "golden", "tasks_e2e")
+IMGSZ = 320
+PICTURES = ("dog.jpg", "horses.jpg")
+CASES = (("t-seg", "segment", False), ("t-seg", "segment", True), ("t-pose", "pose", False),
+         ("t-obb", "obb", False), ("t-cls", "classify", False))
+
+
+def pick_conf(scores):
+    """The middle of the widest gap between the scores ranked 3rd to 8th."""
+    s = np.sort(np.asarray(scores, dtype=np.float64))[::-1]
+    if len(s) < 4:
+        return 0.001
+    ks = range(2, min(8, len(s) - 1))
+    k = max(ks, key=lambda i: s[i] - s[i + 1])
+    return round(float((s[k] + s[k + 1]) / 2), 5)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for name, task, retina in CASES:
+        model = YOLO(os.path.join(ROOT, "tests", "loaders", name + ".pt"), task=task, verbose=False)
+        for pic in PICTURES[1:] if retina else PICTURES:
+            img = cv2.imread(os.path.join(DATA, pic))
+            opts = dict(imgsz=IMGSZ, iou=0.7, verbose=False, device="cpu", retina_masks=retina)
+            conf = 0.25
+            if task != "classify":
+                r0 = model.predict(img, conf=0.001, max_det=300, **opts)[0]
+                conf = pick_conf((r0.obb if task == "obb" else r0.boxes).conf.numpy())
+            r = model.predict(img, conf=conf, max_det=300, **opts)[0]
+            out = {"made_by": f"tools/reference/task_e2e_goldens.py, ultralytics {ultralytics.__version__}",
+                   "model": name + ".pt", "task": task, "picture": pic, "imgsz": IMGSZ, "conf": conf,
+                   "retina_masks": retina, "width": img.shape[1], "height": img.shape[0],
+                   "results": r.summary(decimals=5)}
+            path = os.path.join(OUT, f"{name}-{os.path.splitext(pic)[0]}{'-retina' if retina else ''}.json")
+            with open(path, "w") as f:
+                json.dump(out, f, separators=(",", ":"))
+                f.write("\n")
+            print(path, len(out["results"]), "results, conf", conf)
+
+
+if __name__ == "__main__":
+    main()
