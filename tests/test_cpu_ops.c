@@ -998,7 +998,11 @@ static void test_add_pool_softmax(void)
             for (int y = 0; y < h; y++)
                 for (int x = 0; x < w; x++) {
                     double mx = -INFINITY, z = 0;
-                    for (int ch = 0; ch < c; ch++) mx = fmax(mx, view_get(&va, bi, y, x, ch));
+                    /* a comparison, not fmax: aarch64 gcc 12 -O3 crashes (ICE) vectorising that reduction */
+                    for (int ch = 0; ch < c; ch++) {
+                        double v = view_get(&va, bi, y, x, ch);
+                        if (v > mx) mx = v;
+                    }
                     for (int ch = 0; ch < c; ch++) z += exp(view_get(&va, bi, y, x, ch) - mx);
                     for (int ch = 0; ch < c; ch++) {
                         size_t i = (((size_t)bi * h + y) * w + x) * c + ch;
