@@ -29,7 +29,7 @@ static int frame(tracking *t, long *index, const strix_detection *d, int n, int 
     return 0;
 }
 
-/* identities of A and B after `missed` frames without frames; ids0: theirs before */
+/* the identities of A and B before a gap of `missed` frames (ids0) and after it (ids1) */
 static int gap_run(strix_tracker_type type, long missed, int ids0[2], int ids1[2])
 {
     strix_track_options o;
