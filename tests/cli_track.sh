@@ -422,7 +422,8 @@ done
 # real_footage: real video with the detections strix's synthetic weights made on it
 # (tools/reference/track_goldens.py --real), replayed through each tracker: every detection's identity equals the one
 # Ultralytics 8.4.190's tracker gave it (NAME.real.txt: ByteTrack, BoT-SORT with GMC, OC-SORT, TrackTrack, which with
-# its defaults tracks few of these ~0.5-score boxes, and TrackTrack with lower thresholds), and that last one's tracked
+# its defaults tracks few of these ~0.5-score boxes, TrackTrack with lower thresholds, FastTrack, Deep OC-SORT, and Deep
+# OC-SORT with gmc_method: sparseOptFlow), and TrackTrack-with-lower-thresholds' tracked
 # boxes equal Ultralytics' (clipped to the frame) within 0.01 px (GMC's transforms differ from OpenCV's in the last
 # fractions of a pixel). Two clips of the sample video vtest.avi (a street, static camera): vtest, its first 150
 # frames; hand, its first 28 frames seen through a 640x480 window that moves like a handheld camera (lossless FFV1, so
@@ -431,7 +432,7 @@ V=$DATA/vtest.avi
 # real_clip NAME VIDEO DETECTIONS MIN_BOXES: the clip made against $G/NAME.{jsonl,real.txt}; 0 when all agree
 real_clip() {
     name=$1 video=$2 ndet=$3 minb=$4 rc=0
-    for c in 3:bytetrack 4:botsort 5:ocsort 6:tracktrack "7:$T/ttlow.yaml"; do
+    for c in 3:bytetrack 4:botsort 5:ocsort 6:tracktrack "7:$T/ttlow.yaml" 8:fasttrack 9:deepocsort "10:$T/docgmc.yaml"; do
         col=${c%%:*} trk=${c#*:}
         if ! infer_rc 0 --detections "$G/$name.jsonl" --track --tracker "$trk" --no-save --out "$T/real/$name.$col" \
             "$video"; then
@@ -447,10 +448,10 @@ real_clip() {
                 print fr, i - 2, id, box } }' "$T/real/$name.$col/$name.jsonl" >"$T/real/$name.$col.ids"
         res=$(grep -v '^#' "$G/$name.real.txt" | paste -d' ' - "$T/real/$name.$col.ids" | awk -v c="$col" -v box="$([ "$col" = 7 ] && echo 1)" '
             function off(a, b) { return a > b ? a - b : b - a }
-            { n++; if ($1 != $12 || $2 != $13) { bad = "out of step at line " n; exit }
+            { n++; if ($1 != $15 || $2 != $16) { bad = "out of step at line " n; exit }
               if ($c >= 0) t++
-              if ($c != $14) d++
-              if (box && $c >= 0 && $c == $14) { b++; for (q = 0; q < 4; q++) if (!(off($(8 + q), $(15 + q)) <= 0.01)) { o++; break } } }
+              if ($c != $17) d++
+              if (box && $c >= 0 && $c == $17) { b++; for (q = 0; q < 4; q++) if (!(off($(11 + q), $(18 + q)) <= 0.01)) { o++; break } } }
             END { if (bad) print bad; else printf "%d %d %d %d %d\n", n, t, d, b, o }')
         echo "    $name ${trk##*/}: $res (detections, tracked by Ultralytics, identities differing, boxes compared, boxes off)"
         # shellcheck disable=SC2086 # $res: five numbers
@@ -468,6 +469,7 @@ elif ! ffmpeg -v error -y -i "$V" -frames:v 150 -c copy "$T/vtest.avi" 2>"$T/ffm
     fail real_footage "ffmpeg could not make the clips of $V: $(head -c 200 "$T/ffmpeg.err")"
 else
     printf 'tracker_type: tracktrack\ntrack_high_thresh: 0.3\ntrack_low_thresh: 0.2\nnew_track_thresh: 0.4\n' >"$T/ttlow.yaml"
+    printf 'tracker_type: deepocsort\ngmc_method: sparseOptFlow\n' >"$T/docgmc.yaml"
     ok=1
     real_clip vtest "$T/vtest.avi" 1017 150 || ok=0
     real_clip hand "$T/hand.mkv" 863 50 || ok=0

@@ -461,12 +461,20 @@ strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *e
  * (for camera-motion compensation; NULL without pixels); grey:
  * its grey half-size image when the reader made it (strix_track_grey),
  * which GMC then reads instead, else NULL. */
+/* The updates without detections after which a track of this tracker may
+ * still be found again after one more (tests/test_tracking_gap.c checks
+ * both sides): track_buffer (a lost track is dropped after track_buffer
+ * updates and stays matchable one more); for FastTrack at least
+ * occ_reappear_window (an occluded track, once lost, is kept that long
+ * after its occlusion even past track_buffer) and the updates an unmatched
+ * track stays tracked before it goes lost (two more, or
+ * active_occ_to_lost_thresh + 1 while occluded) plus one. */
+long tracking_gap_span(const strix_track_options *o);
 /* A live source's gap of `missed` frames: as many updates without
- * detections, at most track_buffer + 2 (a lost track is dropped after
- * track_buffer updates and stays matchable one more), so a gap longer than
- * track_buffer frames ends every track and a shorter one leaves them lost,
- * to be found again. */
-strix_status tracking_gap(tracking *t, long missed, int track_buffer, strix_error *err);
+ * detections, at most tracking_gap_span + 2 (more change nothing: no track
+ * is left), so a gap longer than the span + 1 ends every track and a
+ * shorter one leaves them lost, to be found again. */
+strix_status tracking_gap(tracking *t, long missed, const strix_track_options *o, strix_error *err);
 strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, int w, int h, long index,
                             double time, int inferred, const strix_detection *d, int n, int *n_cross,
                             strix_error *err);

@@ -21,9 +21,21 @@ strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *e
     return st;
 }
 
-strix_status tracking_gap(tracking *t, long missed, int track_buffer, strix_error *err)
+long tracking_gap_span(const strix_track_options *o)
 {
-    long k = missed < track_buffer + 2L ? missed : track_buffer + 2L;
+    long span = o->track_buffer;
+    if (o->tracker_type == STRIX_TRACKER_FASTTRACK) {
+        long tracked = o->active_occ_to_lost_thresh + 2L > 3 ? o->active_occ_to_lost_thresh + 2L : 3;
+        if (o->occ_reappear_window > span) span = o->occ_reappear_window;
+        if (tracked > span) span = tracked;
+    }
+    return span;
+}
+
+strix_status tracking_gap(tracking *t, long missed, const strix_track_options *o, strix_error *err)
+{
+    long cap = tracking_gap_span(o) + 2;
+    long k = missed < cap ? missed : cap;
     strix_status st = STRIX_OK;
     for (long i = 0; i < k && !st; i++) st = strix_tracker_update(t->tracker, NULL, NULL, 0, NULL, err);
     return st;

@@ -346,7 +346,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         double fps = strix_video_reader_info(v->src.rd)->fps;
         double k = v->jl_frames ? (slot->read_ms - v->last_read_ms) / 1e3 * (fps > 0 ? fps : 30) - 1 : 0;
         missed = k < 0 ? 0 : k > 1e9 ? 1000000000 : (int)(k + 0.5);
-        strix_status tst = tracking_gap(&v->trk, missed, o->track_opts.track_buffer, err);
+        strix_status tst = tracking_gap(&v->trk, missed, &o->track_opts, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
@@ -380,7 +380,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     double t1 = now_ms();
     v->annotate_ms += t1 - t_track;
     if (gap) {
-        jsonl_gap(v->jl, &slot->gap, f->index, vf->time, missed, missed > o->track_opts.track_buffer);
+        jsonl_gap(v->jl, &slot->gap, f->index, vf->time, missed, missed > tracking_gap_span(&o->track_opts) + 1);
         v->gap_written = slot->gap_seq;
         v->reconnects++;
     }

@@ -84,10 +84,12 @@ synthetic weights (`mkweights --model weights/yolov8.yaml --scale n --seed
          weights: 300 boxes scoring 1, whose ties decide identities)
   NAME.jsonl     those detections, as NAME.jsonl above
   NAME.real.txt  per detection: "frame index bytetrack botsort ocsort
-                tracktrack tracktrack_low x1 y1 x2 y2", the identity each
-                Ultralytics tracker (its YAML's defaults; BOTSORT and
-                TRACKTRACK with their sparseOptFlow GMC on the frames)
-                returned for it, TRACKTRACK's with REAL_TT_LOW (with its
+                tracktrack tracktrack_low fasttrack deepocsort deepocsort_gmc
+                x1 y1 x2 y2", the identity each Ultralytics tracker (its
+                YAML's defaults; BOTSORT and TRACKTRACK with their
+                sparseOptFlow GMC on the frames) returned for it, DeepOCSORT's
+                also with gmc_method: sparseOptFlow, TRACKTRACK's with
+                REAL_TT_LOW (with its
                 defaults it tracks few or none of these detections: few
                 score above its 0.6 / 0.7 frames running), then the latter's
                 row box clipped to the frame as Results.update clips it
@@ -574,6 +576,9 @@ def real_footage(outdir, name, video, dets_path, min_score=0.2):
     ids.append(run_tracker(TRACKTRACK(cfg("tracktrack")), frames, images)[0])
     t, tb = run_tracker(TRACKTRACK(cfg("tracktrack", **REAL_TT_LOW)), frames, images)
     ids.append(t)
+    ids.append(run_tracker(FASTTracker(cfg("fasttrack")), frames, images)[0])
+    ids.append(run_tracker(DeepOCSORT(cfg("deepocsort")), frames, images)[0])
+    ids.append(run_tracker(DeepOCSORT(cfg("deepocsort", gmc_method="sparseOptFlow")), frames, images)[0])
     with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
         for i, dets in enumerate(frames):
             items = ['{"class_id": %d, "score": %s, "box": [%s]}' % (c, fmt(s), ", ".join(fmt(v) for v in b))
@@ -582,8 +587,9 @@ def real_footage(outdir, name, video, dets_path, min_score=0.2):
                     % (i, json.dumps(round(i / 10.0, 6)), ", ".join(items)))
     lim = np.array([w, h, w, h], np.float32)
     with open(os.path.join(outdir, name + ".real.txt"), "w") as f:
-        f.write("# frame index bytetrack botsort ocsort tracktrack tracktrack_low x1 y1 x2 y2  (ultralytics %s, numpy %s, "
-                "opencv %s, lap %s; the YAMLs' defaults, tracktrack_low with %s; GMC sparseOptFlow on the frames; "
+        f.write("# frame index bytetrack botsort ocsort tracktrack tracktrack_low fasttrack deepocsort deepocsort_gmc "
+                "x1 y1 x2 y2  (ultralytics %s, numpy %s, opencv %s, lap %s; the YAMLs' defaults, tracktrack_low with "
+                "%s, deepocsort_gmc with gmc_method: sparseOptFlow; GMC sparseOptFlow on the frames; "
                 "%s, %d frames)\n"
                 % (ultralytics.__version__, np.__version__, cv2.__version__, __import__("lap").__version__,
                    ", ".join("%s: %s" % kv for kv in REAL_TT_LOW.items()), os.path.basename(video), n_frames))
@@ -594,7 +600,8 @@ def real_footage(outdir, name, video, dets_path, min_score=0.2):
                     b = np.clip(np.array(b, np.float32), np.float32(0), lim)
                 f.write("%d %d %s %s\n" % (i, k, " ".join("%d" % c[i][k] for c in ids),
                                           " ".join(fmt(v) for v in b) if b is not None else "- - - -"))
-    for name_, col in zip(("bytetrack", "botsort", "ocsort", "tracktrack", "tracktrack_low"), ids):
+    for name_, col in zip(("bytetrack", "botsort", "ocsort", "tracktrack", "tracktrack_low", "fasttrack", "deepocsort",
+                           "deepocsort_gmc"), ids):
         print("%s %-10s %5d tracked of %5d detections, %3d identities" % (
             name, name_, sum(i >= 0 for fr in col for i in fr), sum(len(fr) for fr in col),
             len({i for fr in col for i in fr if i >= 0})))
