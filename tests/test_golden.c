@@ -475,7 +475,11 @@ static void run_task_case(const char *name)
         float *pv = malloc(sizeof(float) * (size_t)nc);
         TL_CHECK(gp && gp->numel == (size_t)nc, "%s: probs missing or not %d long", name, nc);
         strix_st_to_f32(pv, gp, NULL);
-        for (int c = 0; c < nc; c++) prob = fmax(prob, fabs(head[c] - pv[c]));
+        /* comparisons, not fmax: aarch64 gcc 12 -O3 crashes (ICE) vectorising fmax reductions */
+        for (int c = 0; c < nc; c++) {
+            double d = fabs(head[c] - pv[c]);
+            if (d > prob) prob = d;
+        }
         free(pv);
     } else if (!st) {
         const strix_st_tensor *rows = strix_st_find(g, "head_rows"), *gh = strix_st_find(g, "head");
@@ -492,7 +496,10 @@ static void run_task_case(const char *name)
             l2_add(&score, ours, theirs, 4, 4 + nc);
             l2_add(&extra, ours, theirs, 4 + nc, (int)row);
             for (int k = 0; kd && k < t; k++)
-                if (k % kd < 2) kpt_px = fmax(kpt_px, fabs(ours[4 + nc + k] - theirs[4 + nc + k]));
+                if (k % kd < 2) {
+                    double d = fabs(ours[4 + nc + k] - theirs[4 + nc + k]);
+                    if (d > kpt_px) kpt_px = d;
+                }
         }
         free(ghv);
         if (task == STRIX_TASK_SEGMENT) {
