@@ -18,17 +18,14 @@ NAME=cli_multi
 
 ALL="same_as_alone jobs_batch track_stride async_path one_bad sigint bad_jobs"
 if [ ! -x "$B/infer" ] || [ ! -x "$B/mkweights" ]; then
-    for t in $ALL; do skip "$t" "$B/infer or $B/mkweights is not built"; done
-    exit 0
+    skip_all "$B/infer or $B/mkweights is not built"
 fi
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
-    for t in $ALL; do skip "$t" "ffmpeg/ffprobe not installed (sh tools/deps.sh)"; done
-    exit 0
+    skip_all "ffmpeg/ffprobe not installed (sh tools/deps.sh)"
 fi
 W=$T/w.safetensors
 if ! "$B/mkweights" --model "$YAML" --scale n --seed 7 --out "$W" >/dev/null 2>&1; then
-    for t in $ALL; do skip "$t" "mkweights failed"; done
-    exit 0
+    skip_all "mkweights failed"
 fi
 M="--model $YAML --scale n --weights $W --imgsz 64 --threads 1 --device cpu --conf 0.05 --preset ultrafast"
 ff() { ffmpeg -v error -nostdin -y "$@"; }
@@ -39,7 +36,7 @@ ff -f lavfi -i mandelbrot=size=160x120:rate=25 -t 1.2 -c:v libx264 -preset ultra
 ff -f lavfi -i testsrc=size=128x96:rate=10 -t 2 -c:v mjpeg "$T/c.avi"
 printf 'this is not a video\n' >"$T/bad.mp4"
 for v in a.mp4 b.mp4 c.avi; do
-    [ -s "$T/$v" ] || { for t in $ALL; do skip "$t" "ffmpeg could not make $v"; done; exit 0; }
+    [ -s "$T/$v" ] || skip_all "ffmpeg could not make $v"
 done
 
 no_temps() {

@@ -20,17 +20,14 @@ decoder_errors not_a_video empty_file audio_only zero_frames unsupported_codec m
 full_disk refuse_overwrite no_audio classes classes_images vid_stride batch nv12 txt sequence file_url codec_fallback
 bad_encoder_options json_option mixed_inputs sigint memory_flat vtest temps"
 if [ ! -x "$B/infer" ] || [ ! -x "$B/mkweights" ]; then
-    for t in $ALL; do skip "$t" "$B/infer or $B/mkweights is not built"; done
-    exit 0
+    skip_all "$B/infer or $B/mkweights is not built"
 fi
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
-    for t in $ALL; do skip "$t" "ffmpeg/ffprobe not installed (sh tools/deps.sh)"; done
-    exit 0
+    skip_all "ffmpeg/ffprobe not installed (sh tools/deps.sh)"
 fi
 W=$T/w.safetensors
 if ! "$B/mkweights" --model "$YAML" --scale n --seed 7 --out "$W" >/dev/null 2>&1; then
-    for t in $ALL; do skip "$t" "mkweights failed"; done
-    exit 0
+    skip_all "mkweights failed"
 fi
 # an AddressSanitizer build runs slower and its memory figures mean nothing
 ASAN=0
@@ -138,8 +135,7 @@ echo "not a video" >"$T/notvideo.mp4"
 echo plain >"$T/afile"
 for f in a.mp4 b.mkv c.avi odd.mkv rot.mp4 vfr.mp4 full.ts seq/img_001.png audio.m4a; do
     if [ ! -s "$T/$f" ]; then
-        for t in $ALL; do skip "$t" "ffmpeg could not make the test media ($f): encoders missing?"; done
-        exit 0
+        skip_all "ffmpeg could not make the test media ($f): encoders missing?"
     fi
 done
 

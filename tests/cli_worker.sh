@@ -16,17 +16,14 @@ NAME=cli_worker
 
 ALL="shards_union same_as_alone rerun_skips redo_changed failures_list sigterm_retry engine_env lock_wait usage"
 if [ ! -x "$B/infer" ] || [ ! -x "$B/mkweights" ]; then
-    for t in $ALL; do skip "$t" "$B/infer or $B/mkweights is not built"; done
-    exit 0
+    skip_all "$B/infer or $B/mkweights is not built"
 fi
 if ! command -v ffmpeg >/dev/null 2>&1; then
-    for t in $ALL; do skip "$t" "ffmpeg not installed (sh tools/deps.sh)"; done
-    exit 0
+    skip_all "ffmpeg not installed (sh tools/deps.sh)"
 fi
 W=$T/w.safetensors
 if ! "$B/mkweights" --model "$YAML" --scale n --seed 7 --out "$W" >/dev/null 2>&1; then
-    for t in $ALL; do skip "$t" "mkweights failed"; done
-    exit 0
+    skip_all "mkweights failed"
 fi
 M="--model $YAML --scale n --weights $W --imgsz 64 --threads 1 --device cpu --conf 0.05 --preset ultrafast"
 ff() { ffmpeg -v error -nostdin -y "$@"; }
@@ -38,7 +35,7 @@ done
 cp "$DATA/dog.jpg" "$T/in/dog.jpg" 2>/dev/null ||
     ff -f lavfi -i testsrc=size=64x48 -frames:v 1 "$T/in/dog.jpg"
 for f in clip1.mp4 clip5.mp4 dog.jpg; do
-    [ -s "$T/in/$f" ] || { for t in $ALL; do skip "$t" "ffmpeg could not make $f"; done; exit 0; }
+    [ -s "$T/in/$f" ] || skip_all "ffmpeg could not make $f"
 done
 # 6 items: plain lines and JSON Lines with an output name
 {

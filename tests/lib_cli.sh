@@ -2,8 +2,8 @@
 # tests/run.sh runs only tests/cli_*.sh).  Before sourcing, set NAME (the
 # test-name prefix, e.g. cli_video) and pass the script's arguments; it sets
 # B (build dir), ROOT, DATA (sample media), YAML, a temporary directory T
-# removed on exit, FAILED, pass/fail/skip printing one line per test, and
-# run (below).
+# removed on exit, FAILED, pass/fail/skip printing one line per test,
+# skip_all, and run (below).
 set -u
 B=${1:?usage: sh tests/$NAME.sh BUILD_DIR}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +17,12 @@ FAILED=0
 pass() { echo "PASS ${NAME}_$1"; }
 fail() { echo "FAIL ${NAME}_$1: $2"; FAILED=1; }
 skip() { echo "SKIP ${NAME}_$1: $2"; }
+# skip_all REASON: every test the script names in ALL skipped for REASON, and
+# the script ends (a missing tool or fixture that all of them need)
+skip_all() {
+    for t in $ALL; do skip "$t" "$1"; done
+    exit 0
+}
 
 # run NAME WANT_RC ARGS...: infer with stdout/stderr in $T/out, $T/err; a
 # failure of test NAME when the exit status is not WANT_RC.

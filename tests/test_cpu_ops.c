@@ -854,6 +854,20 @@ static double *decode_reference(const strix_decode_params *p, int n, const float
     return ref;
 }
 
+/* strides 8, 16, 32 and random level sizes up to max_side for p->levels
+ * levels; returns the anchors over all levels */
+static size_t random_levels(strix_decode_params *p, int max_side)
+{
+    size_t anchors = 0;
+    for (int l = 0; l < p->levels; l++) {
+        p->level_stride[l] = 8 << l;
+        p->level_h[l] = tl_int(1, max_side);
+        p->level_w[l] = tl_int(1, max_side);
+        anchors += (size_t)p->level_h[l] * p->level_w[l];
+    }
+    return anchors;
+}
+
 static void test_decode(void)
 {
     for (int it = 0; it < 10; it++) {
@@ -862,13 +876,7 @@ static void test_decode(void)
         p.levels = tl_int(1, 3);
         p.reg_max = it % 2 ? 16 : tl_int(1, 17);
         p.nc = tl_int(1, 7);
-        size_t anchors = 0;
-        for (int l = 0; l < p.levels; l++) {
-            p.level_stride[l] = 8 << l;
-            p.level_h[l] = tl_int(1, 6);
-            p.level_w[l] = tl_int(1, 6);
-            anchors += (size_t)p.level_h[l] * p.level_w[l];
-        }
+        size_t anchors = random_levels(&p, 6);
         int n = tl_int(1, 3), rm = p.reg_max, nc = p.nc;
         size_t iw = (size_t)4 * rm + nc, ow = (size_t)4 + nc;
         /* logits up to +-100 on some runs: exp without the max overflows */
@@ -1044,13 +1052,7 @@ static void test_decode_tasks(void)
         p.v26 = tl_int(0, 1);
         p.kpt_d = tl_int(2, 3);
         p.extra = p.kind == STRIX_EXTRA_COPY ? tl_int(1, 33) : p.kind == STRIX_EXTRA_KPT ? p.kpt_d * tl_int(1, 5) : 1;
-        size_t anchors = 0;
-        for (int l = 0; l < p.levels; l++) {
-            p.level_stride[l] = 8 << l;
-            p.level_h[l] = tl_int(1, 5);
-            p.level_w[l] = tl_int(1, 5);
-            anchors += (size_t)p.level_h[l] * p.level_w[l];
-        }
+        size_t anchors = random_levels(&p, 5);
         int n = tl_int(1, 2), rm = p.reg_max, nc = p.nc, ne = p.extra;
         size_t iw = (size_t)4 * rm + nc + ne, ow = (size_t)4 + nc + ne;
         gbuf head = gbuf_new(n * anchors * iw, 4.0f);
