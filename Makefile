@@ -162,11 +162,12 @@ tools: $(TOOLS)
 tests: $(TESTS) $(TOOLS) $(PERF) $(KERNEL_LAB)
 
 # Every object depends on the build's configuration (compilers, flags, CUDA,
-# SAN, OPENMP): switching one of them in the same BUILD directory rebuilds
+# SAN, OPENMP, and FFmpeg's: a dist build's tools/ffmpeg.sh prefix names its
+# configuration): switching one of them in the same BUILD directory rebuilds
 # instead of mixing objects of two configurations.  The stamp is rewritten
 # only when the configuration changed, so make's timestamps do the rest.
 CONFIG_STAMP = $(BUILD)/config.stamp
-CONFIG_LINE  = $(CC) $(CFLAGS) | $(NVCC) $(NVCCFLAGS) | $(LDLIBS)
+CONFIG_LINE  = $(CC) $(CFLAGS) | $(NVCC) $(NVCCFLAGS) | $(LDLIBS) | $(FFMPEG_CFLAGS) $(FFMPEG_LIBS)
 .PHONY: FORCE
 $(CONFIG_STAMP): FORCE
 	@mkdir -p $(dir $@)

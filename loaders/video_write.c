@@ -464,11 +464,16 @@ static strix_status open_writer(strix_video_writer **out, const char *path, cons
     /* segments: FFmpeg's segment muxer cuts at the first keyframe past each
      * boundary (one is forced there, see strix_video_write) into
      * fragmented MP4s, which need no index at the end to play */
-    int ret = avformat_alloc_output_context2(&w->oc, NULL, w->segment > 0 ? "segment" : "mp4", path);
-    w->mp4 = av_guess_format(w->segment > 0 && o->segment_ts ? "mpegts" : "mp4", NULL, NULL);
+    const char *outer = w->segment > 0 ? "segment" : "mp4", *inner = w->segment > 0 && o->segment_ts ? "mpegts" : "mp4";
+    w->mp4 = av_guess_format(inner, NULL, NULL);
     w->container = w->segment > 0 && o->segment_ts ? "MPEG-TS" : "MP4";
-    if (ret >= 0 && !w->mp4) ret = AVERROR_MUXER_NOT_FOUND;
-    strix_status st = ret < 0 ? strix_fail(err, STRIX_E_NOMEM, "%s: %s", w->name, strix_video_averr(ret, eb))
+    /* a minimal FFmpeg (a custom static build) may lack the muxer */
+    const char *lacks = !av_guess_format(outer, NULL, NULL) ? outer : !w->mp4 ? inner : NULL;
+    int ret = lacks ? 0 : avformat_alloc_output_context2(&w->oc, NULL, outer, path);
+    strix_status st = lacks ? strix_fail(err, STRIX_E_UNSUPPORTED, "%s: the FFmpeg infer is linked with has no %s muxer "
+                                         "(build it with --enable-muxer=%s, or write one file without --segment)",
+                                         w->name, lacks, lacks)
+                    : ret < 0 ? strix_fail(err, STRIX_E_NOMEM, "%s: %s", w->name, strix_video_averr(ret, eb))
                               : open_video(w, src, o, err);
     if (!st && pcm && dec) st = open_pcm_audio(w, ist, dec, err);
     else if (!st && !pcm && o->audio) st = open_audio(w, src, err);

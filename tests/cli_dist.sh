@@ -8,7 +8,8 @@
 # chroot (plain chroot as root when user namespaces are off) and runs infer
 # there on ../shared/data/vtest.avi and on two clips with audio (AAC in MP4:
 # copied; PCM in AVI: re-encoded to AAC).  Each run's JSON Lines must equal
-# BUILD's infer's byte for byte, and its MP4 must hold the same streams.
+# BUILD's infer's byte for byte, and its MP4 must hold the same streams;
+# --segment's pieces (fragmented MP4 and MPEG-TS) must be those BUILD writes.
 # Then the aarch64 tarball (CC=aarch64-linux-gnu-gcc, CPU-only) and its
 # checks under qemu-user-static: the CPU test programs of the same build (the
 # whole-network ones only with STRIX_DIST_ARM=full) and one infer run.
@@ -131,6 +132,37 @@ else
             fail "bare_infer_$stem" "no AAC audio in the MP4: $(streams "$R/work/dist/$stem.mp4")"
         else
             pass "bare_infer_$stem ($(streams "$R/work/dist/$stem.mp4"))"
+        fi
+    done
+    # --segment (live sources' rolling output) needs the static FFmpeg's
+    # segment and mpegts muxers: 1 s pieces of the 3 s clip with its audio,
+    # as fragmented MP4 and as MPEG-TS, the same pieces as BUILD's infer writes
+    for fmt in mp4 ts; do
+        args="--model work/yolov8.yaml --scale n --weights work/w.safetensors --conf 0.1 --imgsz 320 --preset ultrafast"
+        args="$args --segment 1s --segment-format $fmt"
+        # shellcheck disable=SC2086 # $args: words
+        if ! $enter "$R" "$D/bin/infer" --device cpu $args --out "work/seg-dist-$fmt" work/aac.mp4 >"$T/out" 2>"$T/err"; then
+            fail "bare_segment_$fmt" "in the bare root: $(head -c 400 "$T/err")"
+            continue
+        fi
+        # shellcheck disable=SC2086
+        (cd "$R" && "$B/infer" --device cpu $args --out "work/seg-normal-$fmt" work/aac.mp4) >"$T/out" 2>"$T/err" ||
+            fail "bare_segment_$fmt" "BUILD's infer: $(head -c 400 "$T/err")"
+        pieces=$(cd "$R/work/seg-dist-$fmt" && ls aac-*."$fmt" 2>/dev/null | tr '\n' ' ')
+        want=$(cd "$R/work/seg-normal-$fmt" && ls aac-*."$fmt" 2>/dev/null | tr '\n' ' ')
+        bad=""
+        for p in $pieces; do
+            streams "$R/work/seg-dist-$fmt/$p" | grep -q 'h264,video' && streams "$R/work/seg-dist-$fmt/$p" | grep -q 'aac,audio' ||
+                bad="$bad $p"
+        done
+        if [ -z "$pieces" ] || [ "$pieces" != "$want" ]; then
+            fail "bare_segment_$fmt" "pieces '$pieces', BUILD's infer wrote '$want'"
+        elif [ -n "$bad" ]; then
+            fail "bare_segment_$fmt" "without H.264 video and AAC audio:$bad"
+        elif ! cmp -s "$R/work/seg-dist-$fmt/aac.jsonl" "$R/work/seg-normal-$fmt/aac.jsonl"; then
+            fail "bare_segment_$fmt" "JSON Lines differ from BUILD's infer"
+        else
+            pass "bare_segment_$fmt ($pieces)"
         fi
     done
 fi

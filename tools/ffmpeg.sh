@@ -36,7 +36,8 @@
 #              annex-B/extradata filters the muxer and NVDEC use
 #   encoders   libx264 (Debian's static libx264.a), aac, mpeg4 and
 #              h264/hevc_nvenc (driver loaded at run time)
-#   muxer      mp4 (mov)
+#   muxers     mp4 (mov); segment and mpegts for `infer --segment`'s rolling
+#              fragmented-MP4 or MPEG-TS pieces (live sources)
 #   protocols  file, pipe, http, https (tls), tcp, udp, rtp, hls's crypto
 #   TLS        mbedTLS: Debian ships static archives (libmbedtls-dev), it is
 #              small (~0.5 MB linked) and needs no further libraries; OpenSSL's
@@ -87,7 +88,7 @@ flags() { # ARCH -> the configure line (without --prefix)
     echo "--enable-parser=aac,aac_latm,mpegaudio,ac3,opus,vorbis,flac"
     echo "--enable-bsf=aac_adtstoasc,h264_mp4toannexb,hevc_mp4toannexb,extract_extradata,vp9_superframe_split,av1_frame_split"
     echo "--enable-encoder=libx264,aac,mpeg4"
-    echo "--enable-muxer=mp4"
+    echo "--enable-muxer=mp4,segment,mpegts"
     echo "--enable-protocol=file,pipe,http,https,tls,tcp,udp,rtp,crypto"
 }
 
