@@ -191,12 +191,19 @@ if ! command -v ffmpeg >/dev/null 2>&1 || [ ! -f "$DATA/vtest.avi" ]; then
 fi
 ffmpeg -v error -i "$DATA/vtest.avi" -frames:v 12 -c:v libx264 -pix_fmt yuv420p "$T/clip.mp4" 2>"$T/ffmpeg.err"
 
-# video: every frame line of each task carries its fields (vid-stride 2: the carried frames too)
+# video: every frame line of each task carries its fields (vid-stride 2: the carried frames too);
+# YOLO26's task models with their one-to-one heads (--nms-free; conf 0.9: their synthetic scores run
+# high, and a few masks a frame keep the case under a second)
 bad=""
-for m in t-seg:segments t-pose:keypoints t-obb:obb t-cls:probs; do
-    mod=${m%%:*} key=${m#*:}
-    run video 0 --weights "$ROOT/tests/loaders/$mod.pt" --device cpu --imgsz 160 --conf 0.55 --vid-stride 2 \
-        --quiet --out "$T/v$mod" "$T/clip.mp4" || { bad=1; break; }
+for m in t-seg:segments:0.55 t-pose:keypoints:0.55 t-obb:obb:0.55 t-cls:probs:0.55 t26-seg:segments:0.9:--nms-free \
+    t26-pose:keypoints:0.9:--nms-free t26-obb:obb:0.9:--nms-free; do
+    mod=${m%%:*} r=${m#*:}
+    key=${r%%:*} r=${r#*:}
+    conf=${r%%:*} flag=""
+    [ "$r" != "$conf" ] && flag=${r#*:}
+    # shellcheck disable=SC2086
+    run video 0 --weights "$ROOT/tests/loaders/$mod.pt" --device cpu --imgsz 160 --conf "$conf" --vid-stride 2 \
+        $flag --quiet --out "$T/v$mod" "$T/clip.mp4" || { bad=1; break; }
     j="$T/v$mod/clip.jsonl"
     if [ "$key" = probs ]; then
         got=$(jq -s '[.[] | select(.frame != null) | (.probs | length)] | unique' "$j" | tr -d ' \n')
