@@ -351,12 +351,12 @@ def tasks():
 
 def tasks26():
     """YOLO26's task models the same way (nc 3, width 1/16, both heads, fp16,
-    unfused; the one-to-one head perturbed, make_model's o2o_noise): t26-seg.pt (yolo26-seg: Segment26, Proto26), t26-pose.pt
-    (yolo26-pose: Pose26, without its training-only RealNVP flow model, a
-    megabyte at this size, as Pose26.fuse drops it), t26-obb.pt (yolo26-obb:
-    OBB26).  Their goldens are
-    tools/reference/task_e2e_goldens.py's (the default one-to-many head with
-    NMS, and nms=False: the one-to-one head)."""
+    unfused; the one-to-one head perturbed, make_model's o2o_noise):
+    t26-seg.pt (yolo26-seg: Segment26, Proto26), t26-pose.pt (yolo26-pose:
+    Pose26, without its training-only RealNVP flow model, a megabyte at this
+    size, as Pose26.fuse drops it), t26-obb.pt (yolo26-obb: OBB26).  Their
+    goldens are tools/reference/task_e2e_goldens.py's (the default
+    one-to-many head with NMS, and nms=False: the one-to-one head)."""
     from ultralytics.nn.tasks import OBBModel, PoseModel, SegmentationModel
     for name, rel, cls, task in (("t26-seg", "26/yolo26-seg.yaml", SegmentationModel, "segment"),
                                  ("t26-pose", "26/yolo26-pose.yaml", PoseModel, "pose"),
