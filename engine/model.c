@@ -260,10 +260,6 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     if (!st) st = strix_graph_build(&m->graph, &m->yaml, scale, nc, err);
     if (!st) st = choose_head(&m->graph, o, ck.tensors, err);
     if (!st) st = strix_program_build(&m->prog, &m->graph, err);
-    if (!st && m->prog.end2end && m->graph.task != STRIX_TASK_DETECT)
-        st = strix_fail(err, STRIX_E_UNSUPPORTED, "%s: the one-to-one (NMS-free) head of a %s model is not wired yet: "
-                        "drop --nms-free (its one-to-many head with NMS runs)", m->graph.path,
-                        strix_task_name(m->graph.task));
     m->threads = o->threads ? o->threads : online_cpus();
     if (!st) {
         /* strides as Ultralytics derives them: level sizes of a 256x256 pass */

@@ -2,7 +2,10 @@
 # cli_tasks.sh — `infer` end to end on segment, pose, obb and classify models
 # against Ultralytics' YOLO.predict (tests/golden/tasks_e2e/, made by
 # tools/reference/task_e2e_goldens.py: the loader fixtures
-# tests/loaders/t-*.pt on ../shared/data's dog.jpg and horses.jpg, imgsz 320).
+# tests/loaders/t-*.pt on ../shared/data's dog.jpg and horses.jpg, imgsz 320;
+# YOLO26's t26-seg.pt, t26-pose.pt, t26-obb.pt on dog.jpg with the default
+# one-to-many head and, `"nms": false` goldens, with --nms-free: the
+# one-to-one head, as YOLO.predict(nms=False)).
 #   sh tests/cli_tasks.sh BUILD
 # Per golden, infer's detections.json against Results.summary(): the same
 # number of results, classes in the same order, scores within 2e-4, and
@@ -28,7 +31,7 @@ NAME=cli_tasks
 . "$(dirname "$0")/lib_cli.sh"
 
 GOLD=$ROOT/tests/golden/tasks_e2e
-ALL="segment pose obb classify labels video track obb_track line_highlights"
+ALL="segment pose obb classify yolo26_segment yolo26_pose yolo26_obb labels video track obb_track line_highlights"
 if [ ! -x "$B/infer" ]; then
     for t in $ALL; do skip "$t" "$B/infer is not built"; done
     exit 0
@@ -134,31 +137,34 @@ compare() {
     }' "$1" "$2"
 }
 
-for task in segment pose obb classify; do
-    case $task in segment) m=t-seg ;; pose) m=t-pose ;; obb) m=t-obb ;; classify) m=t-cls ;; esac
+for case in segment:t-seg pose:t-pose obb:t-obb classify:t-cls yolo26_segment:t26-seg yolo26_pose:t26-pose \
+    yolo26_obb:t26-obb; do
+    tn=${case%%:*} m=${case#*:}
+    task=${tn#yolo26_}
     bad="" seen=""
     for g in "$GOLD/$m"-*.json; do
         pic=$(jq -r .picture "$g")
         conf=$(jq -r .conf "$g")
         w=$(jq -r .width "$g")
         h=$(jq -r .height "$g")
-        retina=""
+        retina="" nmsfree=""
         [ "$(jq -r .retina_masks "$g")" = true ] && retina=--retina-masks
+        [ "$(jq -r .nms "$g")" = false ] && nmsfree=--nms-free
         label=$(basename "$g" .json)
         # shellcheck disable=SC2086
-        run "$task" 0 --weights "$ROOT/tests/loaders/$m.pt" --device cpu --imgsz 320 --conf "$conf" --iou 0.7 \
-            $retina --no-save --quiet --out "$T/$label" "$DATA/$pic" || { bad=1; break; }
+        run "$tn" 0 --weights "$ROOT/tests/loaders/$m.pt" --device cpu --imgsz 320 --conf "$conf" --iou 0.7 \
+            $retina $nmsfree --no-save --quiet --out "$T/$label" "$DATA/$pic" || { bad=1; break; }
         gold_lines "$g" $task >"$T/gold"
         as_summary "$T/$label/detections.json" >"$T/summary.json"
         gold_lines "$T/summary.json" $task >"$T/strix"
         got=$(compare "$T/gold" "$T/strix" $task "$w" "$h")
         case $got in
         ok*) seen="$seen $label: ${got#ok }" ;;
-        *) fail "$task" "$label: $got"; bad=1; break ;;
+        *) fail "$tn" "$label: $got"; bad=1; break ;;
         esac
     done
     if [ -z "$bad" ]; then
-        pass "$task"
+        pass "$tn"
         echo "    worst ($([ $task = segment ] && echo "polygon IoU" || echo "abs diff")):$seen"
     fi
 done
@@ -185,12 +191,19 @@ if ! command -v ffmpeg >/dev/null 2>&1 || [ ! -f "$DATA/vtest.avi" ]; then
 fi
 ffmpeg -v error -i "$DATA/vtest.avi" -frames:v 12 -c:v libx264 -pix_fmt yuv420p "$T/clip.mp4" 2>"$T/ffmpeg.err"
 
-# video: every frame line of each task carries its fields (vid-stride 2: the carried frames too)
+# video: every frame line of each task carries its fields (vid-stride 2: the carried frames too);
+# YOLO26's task models with their one-to-one heads (--nms-free; conf 0.9: their synthetic scores run
+# high, and a few masks a frame keep the case under a second)
 bad=""
-for m in t-seg:segments t-pose:keypoints t-obb:obb t-cls:probs; do
-    mod=${m%%:*} key=${m#*:}
-    run video 0 --weights "$ROOT/tests/loaders/$mod.pt" --device cpu --imgsz 160 --conf 0.55 --vid-stride 2 \
-        --quiet --out "$T/v$mod" "$T/clip.mp4" || { bad=1; break; }
+for m in t-seg:segments:0.55 t-pose:keypoints:0.55 t-obb:obb:0.55 t-cls:probs:0.55 t26-seg:segments:0.9:--nms-free \
+    t26-pose:keypoints:0.9:--nms-free t26-obb:obb:0.9:--nms-free; do
+    mod=${m%%:*} r=${m#*:}
+    key=${r%%:*} r=${r#*:}
+    conf=${r%%:*} flag=""
+    [ "$r" != "$conf" ] && flag=${r#*:}
+    # shellcheck disable=SC2086
+    run video 0 --weights "$ROOT/tests/loaders/$mod.pt" --device cpu --imgsz 160 --conf "$conf" --vid-stride 2 \
+        $flag --quiet --out "$T/v$mod" "$T/clip.mp4" || { bad=1; break; }
     j="$T/v$mod/clip.jsonl"
     if [ "$key" = probs ]; then
         got=$(jq -s '[.[] | select(.frame != null) | (.probs | length)] | unique' "$j" | tr -d ' \n')

@@ -61,6 +61,14 @@ expect infer_task_model 0 "$B/infer" --model weights/yolo11-pose.yaml --scale n 
     --device cpu --imgsz 160 --conf 0.05 --no-save tests/golden/inputs.txt --json "$T/pose.json"
 grep -q '"keypoints": {"x": \[' "$T/pose.json" && pass infer_task_model_keypoints ||
     fail infer_task_model_keypoints "no keypoints in $T/pose.json: $(head -c 300 "$T/pose.json")"
+# --nms-free: YOLO26's one-to-one head alone (which infer and inspect then take); refused without one
+expect mkweights_nms_free 0 "$B/mkweights" --model weights/yolo26-obb.yaml --scale n --nms-free --out "$T/o2o.safetensors"
+expect inspect_nms_free_tensors 0 "$B/inspect" --model weights/yolo26-obb.yaml --scale n --weights "$T/o2o.safetensors" \
+    --tensors
+grep -q "model.23.one2one_cv4.0.0.conv.weight" "$T/out" && ! grep -q "model.23.cv[234]\." "$T/out" &&
+    pass mkweights_nms_free_one_head || fail mkweights_nms_free_one_head "$(grep "model.23" "$T/out" | head -3)"
+expect mkweights_nms_free_v8 2 "$B/mkweights" --model weights/yolov8.yaml --scale n --nms-free --out "$T/nf.safetensors"
+grep -q "no one-to-one head" "$T/err" && pass mkweights_nms_free_v8_says_why || fail mkweights_nms_free_v8_says_why "$(cat "$T/err")"
 left=$(find "$T" -name '*.tmp*' | wc -l)
 [ "$left" -eq 0 ] && pass no_temp_files_left || fail no_temp_files_left "$left temporary files"
 expect inspect_bad_device 2 "$B/inspect" --model weights/yolov8.yaml --scale n --device tpu

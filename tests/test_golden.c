@@ -13,7 +13,8 @@
  *       NMS chain or the max_det cut, so (c) is the exact check; the
  *       fraction is printed).
  * The task heads (segment, pose, obb, classify; tests/golden/task_*) are
- * compared as raw head outputs on a computed picture (run_task_case).
+ * compared as raw head outputs on a computed picture (run_task_case;
+ * YOLO26's one-to-one heads in the task_*_e2e cases).
  * Run from the repository root (make test does); SKIPs without the sample
  * images. */
 #include <math.h>
@@ -94,12 +95,17 @@ static const strix_st_tensor *tensor(strix_st_file *f, const char *fmt, int i)
     return strix_st_find(f, name);
 }
 
-static float iou(const strix_detection *a, const float *b)
+/* Of the boxes with their corners sorted: YOLO26's one-to-one head on
+ * synthetic weights gives some with x2 < x1 (its distances are raw, reg_max
+ * 1), as Ultralytics does. */
+static float iou(const strix_detection *d, const float *g)
 {
-    float ix = fminf(a->x2, b[2]) - fmaxf(a->x1, b[0]), iy = fminf(a->y2, b[3]) - fmaxf(a->y1, b[1]);
+    float a[4] = {fminf(d->x1, d->x2), fminf(d->y1, d->y2), fmaxf(d->x1, d->x2), fmaxf(d->y1, d->y2)};
+    float b[4] = {fminf(g[0], g[2]), fminf(g[1], g[3]), fmaxf(g[0], g[2]), fmaxf(g[1], g[3])};
+    float ix = fminf(a[2], b[2]) - fmaxf(a[0], b[0]), iy = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
     if (ix <= 0 || iy <= 0) return 0;
     float in = ix * iy;
-    return in / ((a->x2 - a->x1) * (a->y2 - a->y1) + (b[2] - b[0]) * (b[3] - b[1]) - in);
+    return in / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - in);
 }
 
 static int same_box(const strix_detection *d, const float *r)
@@ -432,7 +438,10 @@ static void task_detect(strix_st_file *g, strix_model *m, const char *name)
  * (mask coefficients, keypoints, angles) of the stored rows and over the
  * stored proto pixels (YOLOv8 and YOLO11 heads come within 3e-5, YOLO26's,
  * behind more attention blocks, within 2.5e-4: fp32 summation order); every
- * keypoint within 0.05 pixel; classify's probabilities within 1e-5. */
+ * keypoint within 0.05 pixel; classify's probabilities within 1e-5.  A case
+ * with nms_free in its metadata runs YOLO26's one-to-one head (weights of
+ * that head alone, as mkweights --nms-free writes them), whose boxes
+ * Ultralytics decodes as x1 y1 x2 y2 (obb: cx cy w h as ours). */
 static void run_task_case(const char *name)
 {
     char path[256], wpath[128];
@@ -445,6 +454,7 @@ static void run_task_case(const char *name)
     o.yaml_path = meta(g, "yaml");
     o.scale = meta(g, "scale")[0];
     o.threads = 2;
+    o.nms_free = !strcmp(meta(g, "nms_free"), "1");
     strix_model *m = NULL;
     snprintf(wpath, sizeof wpath, "%s/%s.safetensors", g_tmpdir, name);
     strix_status st = strix_model_load(&m, &o, &e);
@@ -492,7 +502,9 @@ static void run_task_case(const char *name)
             int32_t a;
             memcpy(&a, (const int32_t *)rows->data + r, sizeof a);
             const float *ours = head + (size_t)a * row, *theirs = ghv + r * row;
-            l2_add(&box, ours, theirs, 0, 4);
+            float xyxy[4] = {ours[0] - ours[2] / 2, ours[1] - ours[3] / 2, ours[0] + ours[2] / 2,
+                             ours[1] + ours[3] / 2};
+            l2_add(&box, o.nms_free && task != STRIX_TASK_OBB ? xyxy : ours, theirs, 0, 4);
             l2_add(&score, ours, theirs, 4, 4 + nc);
             l2_add(&extra, ours, theirs, 4 + nc, (int)row);
             for (int k = 0; kd && k < t; k++)
@@ -545,6 +557,9 @@ static void golden_task_yolo26n_pose(void) { run_task_case("task_yolo26n_pose");
 static void golden_task_yolov8n_obb(void) { run_task_case("task_yolov8n_obb"); }
 static void golden_task_yolo26n_obb(void) { run_task_case("task_yolo26n_obb"); }
 static void golden_task_yolo11n_cls(void) { run_task_case("task_yolo11n_cls"); }
+static void golden_task_yolo26n_seg_e2e(void) { run_task_case("task_yolo26n_seg_e2e"); }
+static void golden_task_yolo26n_pose_e2e(void) { run_task_case("task_yolo26n_pose_e2e"); }
+static void golden_task_yolo26n_obb_e2e(void) { run_task_case("task_yolo26n_obb_e2e"); }
 
 static void golden_yolov8n_rect(void) { run_case("yolov8n_rect"); }
 static void golden_yolov8s_batch2(void) { run_case("yolov8s_batch2"); }
@@ -570,6 +585,9 @@ int main(int argc, char **argv)
     TL_RUN(golden_task_yolov8n_obb);
     TL_RUN(golden_task_yolo26n_obb);
     TL_RUN(golden_task_yolo11n_cls);
+    TL_RUN(golden_task_yolo26n_seg_e2e);
+    TL_RUN(golden_task_yolo26n_pose_e2e);
+    TL_RUN(golden_task_yolo26n_obb_e2e);
     rmdir(g_tmpdir);
     for (int i = 0; i < g_n_src; i++) strix_image_free(&g_src[i].img);
     TL_MAIN_END();

@@ -10,7 +10,8 @@
  * it equals the golden one; probiou 2e-6; rotated NMS kept sets exactly (their order
  * too, but among equal scores);
  * obb corners and scaled boxes 1e-4 px; keypoints 1e-3 px; top-5 exactly
- * (values where torch orders ties arbitrarily). */
+ * (values where torch orders ties arbitrarily); the one-to-one selection
+ * exactly (boxes 1e-4 px). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -709,6 +710,88 @@ static void test_topk_random(void)
     }
 }
 
+/* ------------------------------------------ one-to-one selection golden */
+
+/* task_goldens.py's topk_inputs: rows [a, 4 + nc + extra] */
+static void topk_inputs(gen *g, int a, int nc, int extra, float *rows)
+{
+    int w = 4 + nc + extra, n = a * nc;
+    for (int i = 0; i < a; i++) {
+        float *r = rows + (size_t)i * w;
+        r[0] = (float)(g_u24(g) % 2048) / 8.f;
+        r[1] = (float)(g_u24(g) % 2048) / 8.f;
+        r[2] = 1 + (float)(g_u24(g) % 512) / 8.f;
+        r[3] = 1 + (float)(g_u24(g) % 512) / 8.f;
+    }
+    int *perm = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++) perm[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)(g_u64(g) % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    for (int i = 0; i < n; i++) rows[(size_t)(i / nc) * w + 4 + i % nc] = (float)(perm[i] + 1) / (float)(n + 1);
+    free(perm);
+    for (int i = 0; extra && i < a; i++) {
+        float *x = rows + (size_t)i * w + 4 + nc;
+        x[0] = (float)i;
+        for (int k = 1; k < extra; k++) x[k] = g_unit(g);
+    }
+}
+
+/* strix_topk with rows_out (YOLO26's one-to-one head feeding a task's
+ * values) against Ultralytics' Detect.postprocess + non_max_suppression
+ * (end2end): the same detections in order, boxes within 1e-4 px (x1 y1 x2
+ * y2 of eighths: exact), scores and classes exactly, each carrying its
+ * anchor's whole row. */
+static void test_topk_golden(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "topk.txt", &l)) {
+        tl_fail("cannot read " GOLDEN "topk.txt");
+        return;
+    }
+    int cases = 0;
+    for (int li = 0; li < l.n && !tl_g.failed; li++) {
+        if (!starts(l.v[li], "case")) continue;
+        int k = numbers(l.v[li], nums, MAXN), id = (int)nums[0], a = (int)nums[1], nc = (int)nums[2];
+        int w = 4 + nc + (int)nums[3];
+        unsigned char *cls = NULL;
+        if (k > 8) { /* the classes kept */
+            cls = calloc((size_t)nc, 1);
+            for (int j = 8; j < k; j++) cls[(int)nums[j]] = 1;
+        }
+        strix_nms_params p = {(float)nums[5], 0.7f, (int)nums[4], 0, (int)nums[6], nc, cls, w, NULL};
+        gen g = {(uint64_t)nums[7]};
+        float *rows = malloc(sizeof(float) * (size_t)a * w), *out_rows = malloc(sizeof(float) * (size_t)p.max_det * w);
+        strix_detection *d = malloc(sizeof *d * (size_t)p.max_det);
+        void *ws = malloc(strix_topk_workspace((size_t)a, &p));
+        topk_inputs(&g, a, nc, (int)nums[3], rows);
+        p.rows_out = out_rows;
+        int n = strix_topk(d, rows, (size_t)a, &p, ws), want = 0;
+        for (int lj = li + 1; lj < l.n && starts(l.v[lj], "det") && !tl_g.failed; lj++, want++) {
+            numbers(l.v[lj], nums, MAXN);
+            int i = (int)nums[0], anchor = (int)nums[7];
+            if (i >= n) continue; /* the count is checked below */
+            const strix_detection *q = &d[i];
+            if (fabs(q->x1 - nums[1]) > 1e-4 || fabs(q->y1 - nums[2]) > 1e-4 || fabs(q->x2 - nums[3]) > 1e-4 ||
+                fabs(q->y2 - nums[4]) > 1e-4 || q->score != (float)nums[5] || q->class_id != (int)nums[6])
+                tl_fail("topk case %d, detection %d: box %.4f %.4f %.4f %.4f, score %.9g, class %d; Ultralytics: %s",
+                        id, i, q->x1, q->y1, q->x2, q->y2, (double)q->score, q->class_id, l.v[lj]);
+            else if (memcmp(out_rows + (size_t)i * w, rows + (size_t)anchor * w, sizeof(float) * (size_t)w))
+                tl_fail("topk case %d, detection %d: its row is not anchor %d's", id, i, anchor);
+        }
+        if (!tl_g.failed && n != want) tl_fail("topk case %d: %d detections, Ultralytics %d", id, n, want);
+        free(cls);
+        free(rows);
+        free(out_rows);
+        free(d);
+        free(ws);
+        cases++;
+    }
+    if (!tl_g.failed && cases != 4) tl_fail(GOLDEN "topk.txt: %d cases, want 4", cases);
+    free_lines(&l);
+}
+
 static void test_scale_coords_random(void)
 {
     /* source -> letterbox (the geometry's forward map) -> back: the same point, within the clip */
@@ -1151,6 +1234,7 @@ int main(int argc, char **argv)
     TL_RUN(test_nms_rotated_random);
     TL_RUN(test_rboxes_random);
     TL_RUN(test_topk_random);
+    TL_RUN(test_topk_golden);
     TL_RUN(test_scale_coords_random);
     TL_RUN(test_bad_shapes);
     TL_RUN(test_writers_summary);

@@ -16,10 +16,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: mkweights --model YAML [--scale n|s|m|l|x] [--nc N] --out FILE\n"
-            "                 [--seed N] [--fused] [--f16] [--overwrite]\n"
+            "                 [--seed N] [--fused] [--f16] [--nms-free] [--overwrite]\n"
             "  --seed N      generator seed (default 1); the same seed gives the same file everywhere\n"
             "  --fused       convolution + bias (BatchNorm already folded) instead of conv + bn.*\n"
-            "  --f16         store F16 instead of F32\n" STRIX_EXIT_CODES_HELP);
+            "  --f16         store F16 instead of F32\n"
+            "  --nms-free    YOLO26 (two heads): the one-to-one head's weights (one2one_*) instead of the\n"
+            "                one-to-many head's; infer runs the one head such a file holds\n" STRIX_EXIT_CODES_HELP);
 }
 
 int main(int argc, char **argv)
@@ -35,6 +37,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         if (!strcmp(a, "--fused")) { fused = 1; continue; }
         if (!strcmp(a, "--f16")) { f16 = 1; continue; }
+        if (!strcmp(a, "--nms-free")) { o.nms_free = 1; continue; }
         if (!strcmp(a, "--overwrite")) { overwrite = 1; continue; }
         if (!v) {
             fprintf(stderr, "mkweights: %s: needs a value (see --help)\n", a);

@@ -189,7 +189,7 @@ static strix_status synth_conv(synth *s, rng *r, const strix_node *n, float *d, 
     if (n->plain) {
         /* Detect's last convs: box logits N(~0, 2), class logits N(~-4, 1.5):
          * a few per cent of anchors score above 0.25 */
-        int cls = strstr(n->wname, ".cv3.") != NULL;
+        int cls = strstr(n->wname, ".cv3.") || strstr(n->wname, ".one2one_cv3."); /* either head of YOLO26 */
         float sd = cls ? 1.5f : 2.0f;
         for (int k = 0; k < co; k++) {
             float scale = fminf(sd / (float)sqrt(s->var[k]), 2.0f); /* bounded gain: no saturation */

@@ -14,7 +14,8 @@ very safetensors file `build/mkweights` writes (same seed), runs
   (c) the final detections per image (x1 y1 x2 y2 score class, source pixels).
 
 With --tasks it writes instead the task-head goldens (TASK_CASES:
-segment, pose, obb, classify): the raw head outputs on a computed picture.
+segment, pose, obb, classify): the raw head outputs on a computed picture
+(YOLO26's `_e2e` cases: its one-to-one head, weights from mkweights --nms-free).
 
 Usage (from the repo root, after `make`):
   python3 -m venv /opt/strix-ref && /opt/strix-ref/bin/pip install ultralytics safetensors
@@ -48,7 +49,8 @@ CASES = [
 SAMPLE_EVERY = 32
 
 # Task heads (--tasks): name, yaml, scale, seed.  The raw head outputs of the
-# model in eval mode (one-to-many head for YOLO26) on a computed 256 x 256
+# model in eval mode (one-to-many head for YOLO26; its one-to-one head for the
+# `_e2e` cases) on a computed 256 x 256
 # picture: pixel (x, y) channel c (RGB) = ((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255) / 255,
 # which tests/test_golden.c builds the same way.
 TASK_CASES = [
@@ -59,6 +61,9 @@ TASK_CASES = [
     ("task_yolov8n_obb", "weights/yolov8-obb.yaml", "n", 25),
     ("task_yolo26n_obb", "weights/yolo26-obb.yaml", "n", 26),
     ("task_yolo11n_cls", "weights/yolo11-cls.yaml", "n", 27),
+    ("task_yolo26n_seg_e2e", "weights/yolo26-seg.yaml", "n", 28),
+    ("task_yolo26n_pose_e2e", "weights/yolo26-pose.yaml", "n", 29),
+    ("task_yolo26n_obb_e2e", "weights/yolo26-obb.yaml", "n", 30),
 ]
 TASK_SIZE = 256
 TASK_ROW_EVERY = 8     # head rows kept: every 8th anchor and the 16 best-scoring ones
@@ -109,9 +114,10 @@ def run_task_case(args, case, tmp):
     import yaml as pyyaml
 
     name, yaml_path, scale, seed = case
+    e2e = name.endswith("_e2e")  # YOLO26's one-to-one head: its weights alone (mkweights --nms-free)
     wpath = os.path.join(tmp, f"{name}.safetensors")
     subprocess.run([os.path.join(args.build, "mkweights"), "--model", yaml_path, "--scale", scale,
-                    "--seed", str(seed), "--out", wpath, "--overwrite"], check=True)
+                    "--seed", str(seed), "--out", wpath, "--overwrite"] + (["--nms-free"] if e2e else []), check=True)
     with open(yaml_path) as f:
         d = pyyaml.safe_load(f)
     d["scale"] = scale
@@ -122,18 +128,22 @@ def run_task_case(args, case, tmp):
     sd = load_file(wpath)
     missing, unexpected = model.load_state_dict(sd, strict=False)
     assert not unexpected, unexpected
-    assert all(any(t in k for t in TASK_UNSYNTHESISED) for k in missing), missing
+    idx = len(model.model) - 1
+    other = tuple(f"model.{idx}.{h}." for h in ("cv2", "cv3", "cv4", "cv4_kpts")) if e2e else ("one2one_",)
+    assert all(any(t in k for t in TASK_UNSYNTHESISED[1:] + other) for k in missing), missing
     model.eval()
     head = model.model[-1]
     if getattr(head, "one2one_cv2", None) is not None:
-        head.end2end = False  # the one-to-many head, as strix runs it by default
+        head.end2end = e2e  # the one-to-many head, as strix runs it by default; the one-to-one with nms_free
     with torch.no_grad():
         out = model(task_picture())
+        if e2e:  # the one-to-one head's rows before its top-k: x1 y1 x2 y2 (obb: xywh), scores, the task's
+            y1 = head._inference(out[1]["one2one"])
     tensors = {}
     if task == "classify":
         tensors["probs"] = out[0][0].numpy().astype(np.float32)
     else:
-        y = out[0][0] if task == "segment" else out[0]
+        y = y1 if e2e else out[0][0] if task == "segment" else out[0]
         rows = y[0].transpose(0, 1).contiguous().numpy()  # [A, 4 + nc + extra]
         nc = head.nc
         best = np.argsort(-rows[:, 4:4 + nc].max(axis=1), kind="stable")[:16]
@@ -146,15 +156,15 @@ def run_task_case(args, case, tmp):
             tensors["proto_pixels"] = pix.astype(np.int32)
             tensors["proto"] = proto[pix].astype(np.float32)
     pred_meta = {}
-    if task != "classify" and "26" not in name:
+    if task != "classify" and ("26" not in name or e2e):
         # YOLO.predict on the computed picture at 200 x 150 (letterboxed to 256 x 192): boxes after NMS (rotated
-        # for obb) in source pixels, and the keypoints or xywhr of each
+        # for obb; e2e: the one-to-one head's top-k, nms=False) in source pixels, and the keypoints or xywhr of each
         pic = task_picture()[0, :, :150, :200]  # [3, 150, 200] RGB
         bgr = np.ascontiguousarray((pic.permute(1, 2, 0).numpy()[:, :, ::-1] * 255).round().astype(np.uint8))
         yolo = YOLO({"segment": "yolov8n-seg.yaml", "pose": "yolov8n-pose.yaml", "obb": "yolov8n-obb.yaml"}[task],
                     verbose=False)
         yolo.model = model
-        opts = dict(imgsz=TASK_SIZE, iou=0.7, max_det=300, verbose=False, device="cpu")
+        opts = dict(imgsz=TASK_SIZE, iou=0.7, max_det=300, verbose=False, device="cpu", **({"nms": False} if e2e else {}))
         r = yolo.predict(bgr, conf=0.001, **opts)[0]  # conf: about 30 boxes after NMS
         confs = np.sort((r.obb if task == "obb" else r.boxes).conf.numpy())[::-1]
         conf = round(float(confs[min(30, len(confs) - 1)]), 4)
@@ -169,7 +179,7 @@ def run_task_case(args, case, tmp):
         if task == "pose":
             tensors["keypoints"] = r.keypoints.data.numpy().astype(np.float32).reshape(len(dets), -1)
         tensors["dets"] = dets.astype(np.float32).reshape(-1, 6)
-        pred_meta = {"conf": str(conf), "iou": "0.7", "picture": "200x150"}
+        pred_meta = {"conf": str(conf), "iou": "0.7", "picture": "200x150", **({"nms_free": "1"} if e2e else {})}
     meta = {"case": name, "yaml": yaml_path, "scale": scale, "seed": str(seed), "task": task, **pred_meta,
             "size": str(TASK_SIZE), "nc": str(d["nc"]), "weights_sha256": sha256(wpath),
             "synthetic_version": json.loads(open(wpath, "rb").read(8 + int.from_bytes(open(wpath, "rb").read(8), "little"))[8:])
@@ -297,14 +307,18 @@ def main():
 
 
 def write_readme(args):
-    with open(os.path.join(args.out, "README.md"), "w") as f:
+    path = os.path.join(args.out, "README.md")
+    # the sections other scripts' goldens added (## tasks/, ## gmc/, ...) stay
+    old = open(path).read() if os.path.exists(path) else ""
+    rest = old[old.index("\n## ") :] if "\n## " in old else ""
+    with open(path, "w") as f:
         f.write(GOLDEN_README.format(ul=ultralytics.__version__, torch=torch.__version__, cv=cv2.__version__,
                                      cases="\n".join(f"- `{c[0]}.safetensors`: {c[1]} scale {c[2]}, seed {c[3]}, "
                                                      f"images {', '.join(c[4])}, imgsz {c[5]}, batch {c[6]}, "
                                                      f"iou {c[7]}" for c in CASES),
                                      tasks="\n".join(f"- `{c[0]}.safetensors`: {c[1]} scale {c[2]}, seed {c[3]}"
                                                       for c in TASK_CASES), size=TASK_SIZE,
-                                     rows=TASK_ROW_EVERY, protos=TASK_PROTO_EVERY))
+                                     rows=TASK_ROW_EVERY, protos=TASK_PROTO_EVERY) + rest)
 
 
 GOLDEN_README = """# Goldens from Ultralytics
@@ -326,13 +340,15 @@ class); its metadata names the inputs, conf, iou, imgsz, batch and weights.
 {cases}
 
 The task heads (`task_*.safetensors`, `--tasks`) hold the raw eval-mode head
-output of a segment, pose, obb or classify model (YOLO26's one-to-many head)
-on a computed {size} x {size} picture (pixel (x, y) channel c =
+output of a segment, pose, obb or classify model (YOLO26's one-to-many head;
+the `_e2e` cases its one-to-one head, from `mkweights --nms-free` weights, whose
+boxes are x1 y1 x2 y2 except obb's) on a computed {size} x {size} picture (pixel (x, y) channel c =
 ((x * 7 + y * 13 + c * 50 + (x * y) % 31) & 255) / 255, RGB): `head_rows` /
 `head` (every {rows}th row of [A, 4 + nc + extra] and the 16 best-scoring),
 for segment `proto_pixels` / `proto` (every {protos}th pixel of the protos,
 [H/4 * W/4, 32] NHWC), for classify `probs` ([nc]); for the YOLOv8/YOLO11
-segment, pose and obb cases also YOLO.predict's results on the same picture
+segment, pose and obb cases and YOLO26's `_e2e` cases (`nms=False`) also
+YOLO.predict's results on the same picture
 cut to 200 x 150 (imgsz {size}, conf about 30 boxes, iou 0.7): `dets` (x1 y1
 x2 y2 score class in source pixels; obb: OBB.xyxy) and `keypoints` ([k, 17 x 3])
 or `xywhr` ([k, 5]).

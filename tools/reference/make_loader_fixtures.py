@@ -30,6 +30,8 @@ Outputs (tests/loaders/):
   t-seg.pt, t-pose.pt, t-obb.pt, t-cls.pt, t-seg.onnx, t-cls.onnx, tiny-seg.yaml, tiny-cls.yaml,
   t-cls.probs     the task models (segment, pose, obb, classify) the same way (see tasks();
                   `--only tasks` makes these alone)
+  t26-seg.pt, t26-pose.pt, t26-obb.pt  YOLO26's task models, both heads (see tasks26();
+                  `--only tasks26` makes these alone)
   v8_op12.onnx    opset 12, static 160x160, not simplified
   v8_op17_dyn.onnx opset 17, dynamic batch/size, simplified (onnxslim)
   11_op17.onnx    opset 17, static 160x160, simplified
@@ -128,10 +130,19 @@ def picture():
     return ((x[..., None] * 7 + y[..., None] * 13 + c * 50 + (x[..., None] * y[..., None]) % 31) & 255).astype(np.uint8)
 
 
-def make_model(cfg, seed, cls=DetectionModel):
+def make_model(cfg, seed, cls=DetectionModel, o2o_noise=0.0):
+    """o2o_noise: each convolution weight of YOLO26's one-to-one head (a copy
+    of the one-to-many head at initialisation) times 1 + o2o_noise N(0, 1),
+    so the two heads' outputs differ, as after training."""
     torch.manual_seed(seed)
     m = cls(cfg, verbose=False)
     m.names = {0: "red", 1: "green", 2: "blue car"}
+    if o2o_noise:
+        g = torch.Generator().manual_seed(seed + 1)
+        with torch.no_grad():
+            for name, p in m.named_parameters():
+                if ".one2one_" in name and p.dim() == 4:
+                    p.mul_(1 + o2o_noise * torch.randn(p.shape, generator=g))
     for mod in m.modules():  # BatchNorm statistics from data: O(1) activations
         if isinstance(mod, torch.nn.BatchNorm2d):
             mod.momentum = None
@@ -215,7 +226,7 @@ def hostile():
 FAMILIES = ["v8/yolov8-p2.yaml", "v5/yolov5.yaml", "v5/yolov5-p6.yaml", "v3/yolov3.yaml"]
 
 
-def family_model(rel, seed, cls=DetectionModel):
+def family_model(rel, seed, cls=DetectionModel, o2o_noise=0.0):
     import yaml as pyyaml
     from ultralytics.cfg import ROOT
     d = pyyaml.safe_load(open(os.path.join(ROOT, "cfg/models", rel)))
@@ -225,7 +236,7 @@ def family_model(rel, seed, cls=DetectionModel):
     else:
         d["depth_multiple"], d["width_multiple"] = 0.33, 0.0625
     d["yaml_file"] = os.path.basename(rel)
-    return make_model(d, seed, cls)
+    return make_model(d, seed, cls, o2o_noise)
 
 
 def yolo26(yo):
@@ -338,6 +349,29 @@ def tasks():
         shutil.rmtree(tmp)
 
 
+def tasks26():
+    """YOLO26's task models the same way (nc 3, width 1/16, both heads, fp16,
+    unfused; the one-to-one head perturbed, make_model's o2o_noise):
+    t26-seg.pt (yolo26-seg: Segment26, Proto26), t26-pose.pt (yolo26-pose:
+    Pose26, without its training-only RealNVP flow model, a megabyte at this
+    size, as Pose26.fuse drops it), t26-obb.pt (yolo26-obb: OBB26).  Their
+    goldens are tools/reference/task_e2e_goldens.py's (the default
+    one-to-many head with NMS, and nms=False: the one-to-one head)."""
+    from ultralytics.nn.tasks import OBBModel, PoseModel, SegmentationModel
+    for name, rel, cls, task in (("t26-seg", "26/yolo26-seg.yaml", SegmentationModel, "segment"),
+                                 ("t26-pose", "26/yolo26-pose.yaml", PoseModel, "pose"),
+                                 ("t26-obb", "26/yolo26-obb.yaml", OBBModel, "obb")):
+        m = family_model(rel, 32, cls, o2o_noise=0.5)
+        if task == "pose":
+            m.model[-1].flow_model = None
+        yo = YOLO(os.path.basename(rel).replace("-", "n-", 1), verbose=False)  # yolo26n-seg.yaml: the task
+        m.args, m.task = yo.model.args, task
+        yo.model = m
+        pt = os.path.join(OUT, name + ".pt")
+        yo.save(pt)
+        print(f"{name}.pt: {os.path.getsize(pt) / 1e3:.0f} KB")
+
+
 def seeds():
     """Small valid inputs for fuzz_pt (tests/fuzz/corpus/pt): a DetectionModel
     record holding one Conv (fp16 unfused, fp32 fused).  fuzz_onnx's seeds are
@@ -372,6 +406,8 @@ def main():
         return hostile()
     if sys.argv[1:] == ["--only", "tasks"]:
         return tasks()
+    if sys.argv[1:] == ["--only", "tasks26"]:
+        return tasks26()
     hostile()
     seeds()
     torch.set_num_threads(2)

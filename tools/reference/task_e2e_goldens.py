@@ -5,14 +5,17 @@ loader fixtures tests/loaders/t-seg.pt, t-pose.pt, t-obb.pt and t-cls.pt
 pictures of ../shared/data at imgsz 320, each result as Results.summary()
 gives it (5 decimals): segments (masks.xy), keypoints, an obb's 4 corners,
 classify's top-5.  t-seg also with retina_masks=True on horses.jpg (one
-picture: the goldens stay under 300 kB).
+picture: the goldens stay under 300 kB).  YOLO26's task fixtures t26-seg.pt,
+t26-pose.pt and t26-obb.pt on dog.jpg, with the default one-to-many head
+(NMS) and with nms=False (the one-to-one head, top-k without NMS:
+<name>-dog-e2e.json, "nms": false).
 
 conf is put in the widest gap between the scores ranked 3rd to 8th, so a
 box near the threshold cannot flip in or out between Ultralytics and strix.
 
 Dev-time only, in a venv with ultralytics and torch:
     /tmp/coldref/bin/python tools/reference/task_e2e_goldens.py
-writes tests/golden/tasks_e2e/<model>-<picture>[-retina].json."""
+writes tests/golden/tasks_e2e/<model>-<picture>[-retina][-e2e].json."""
 import json
 import os
 
@@ -26,8 +29,12 @@ DATA = os.path.join(ROOT, "..", "shared", "data")
 OUT = os.path.join(ROOT, "tests", "golden", "tasks_e2e")
 IMGSZ = 320
 PICTURES = ("dog.jpg", "horses.jpg")
-CASES = (("t-seg", "segment", False), ("t-seg", "segment", True), ("t-pose", "pose", False),
-         ("t-obb", "obb", False), ("t-cls", "classify", False))
+# model, task, retina_masks, nms=False (YOLO26's one-to-one head), pictures
+CASES = (("t-seg", "segment", False, False, PICTURES), ("t-seg", "segment", True, False, PICTURES[1:]),
+         ("t-pose", "pose", False, False, PICTURES), ("t-obb", "obb", False, False, PICTURES),
+         ("t-cls", "classify", False, False, PICTURES)) + tuple(
+    (m, task, False, e2e, PICTURES[:1]) for m, task in (("t26-seg", "segment"), ("t26-pose", "pose"),
+                                                        ("t26-obb", "obb")) for e2e in (False, True))
 
 
 def pick_conf(scores):
@@ -42,11 +49,13 @@ def pick_conf(scores):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for name, task, retina in CASES:
+    for name, task, retina, e2e, pictures in CASES:
         model = YOLO(os.path.join(ROOT, "tests", "loaders", name + ".pt"), task=task, verbose=False)
-        for pic in PICTURES[1:] if retina else PICTURES:
+        for pic in pictures:
             img = cv2.imread(os.path.join(DATA, pic))
             opts = dict(imgsz=IMGSZ, iou=0.7, verbose=False, device="cpu", retina_masks=retina)
+            if e2e:
+                opts["nms"] = False
             conf = 0.25
             if task != "classify":
                 r0 = model.predict(img, conf=0.001, max_det=300, **opts)[0]
@@ -55,8 +64,9 @@ def main():
             out = {"made_by": f"tools/reference/task_e2e_goldens.py, ultralytics {ultralytics.__version__}",
                    "model": name + ".pt", "task": task, "picture": pic, "imgsz": IMGSZ, "conf": conf,
                    "retina_masks": retina, "width": img.shape[1], "height": img.shape[0],
-                   "results": r.summary(decimals=5)}
-            path = os.path.join(OUT, f"{name}-{os.path.splitext(pic)[0]}{'-retina' if retina else ''}.json")
+                   **({"nms": False} if e2e else {}), "results": r.summary(decimals=5)}
+            path = os.path.join(OUT, f"{name}-{os.path.splitext(pic)[0]}{'-retina' if retina else ''}"
+                                f"{'-e2e' if e2e else ''}.json")
             with open(path, "w") as f:
                 json.dump(out, f, separators=(",", ":"))
                 f.write("\n")

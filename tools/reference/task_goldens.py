@@ -35,6 +35,11 @@ arithmetic), so the files hold only Ultralytics' outputs:
                 the lines Results.save_txt writes for each
   draw_masks.txt "draw H W bytes...": Annotator.masks of 3 masks over a
                 random RGB image (classes 0, 5, 7; alpha 0.5), the RGB result
+  topk.txt      YOLO26's one-to-one selection of task rows (Detect.postprocess,
+                then non_max_suppression(end2end=True) as the predictors call
+                it): per case "case ID A nc extra max_det conf agnostic seed
+                classes...", then "det i x1 y1 x2 y2 score class anchor" (the
+                first extra channel, the anchor index: the rest of the row follows)
 
 Run: /tmp/coldref/bin/python tools/reference/task_goldens.py tests/golden/tasks
 """
@@ -328,6 +333,64 @@ def make_drawing(out):
         "draw %d %d %s\n" % (h, w, " ".join(str(int(v)) for v in res.reshape(-1))))
 
 
+# id, anchors, nc, extra channels, max_det, conf, agnostic, seed, classes (empty: all)
+TOPK_CASES = [
+    (0, 500, 7, 3, 300, 0.25, 0, 61, []),
+    (1, 200, 80, 1, 20, 0.5, 0, 62, [1, 3, 5, 40]),
+    (2, 900, 3, 51, 500, 0.1, 1, 63, []),
+    (3, 50, 4, 32, 300, 0.0, 0, 64, [2]),
+]
+
+
+def topk_inputs(g, a, nc, extra):
+    """Rows [A, 4 + nc + extra]: cx, cy, w, h in eighths of a pixel (their
+    x1 y1 x2 y2 exact in float32), scores (p + 1) / (A nc + 1) for p a
+    Fisher-Yates permutation of 0..A nc - 1 (distinct: torch.topk orders
+    ties arbitrarily), then the anchor index and unit()s."""
+    rows = np.zeros((a, 4 + nc + extra), np.float32)
+    for i in range(a):
+        rows[i, 0] = g.u24() % 2048 / 8.0
+        rows[i, 1] = g.u24() % 2048 / 8.0
+        rows[i, 2] = 1 + g.u24() % 512 / 8.0
+        rows[i, 3] = 1 + g.u24() % 512 / 8.0
+    n = a * nc
+    perm = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = g.u64() % (i + 1)
+        perm[i], perm[j] = perm[j], perm[i]
+    rows[:, 4:4 + nc] = (np.array(perm, np.float32).reshape(a, nc) + np.float32(1)) / np.float32(n + 1)
+    if extra:
+        rows[:, 4 + nc] = np.arange(a, dtype=np.float32)
+        for i in range(a):
+            for k in range(1, extra):
+                rows[i, 4 + nc + k] = g.unit()
+    return rows
+
+
+def make_topk(out):
+    from ultralytics.nn.modules.head import Detect
+    from ultralytics.utils.nms import non_max_suppression
+
+    lines = []
+    for cid, a, nc, extra, max_det, conf, agnostic, seed, classes in TOPK_CASES:
+        rows = topk_inputs(Gen(seed), a, nc, extra)
+        xyxy = rows.copy()  # the one-to-one head decodes x1 y1 x2 y2 (dist2bbox xywh=False)
+        xyxy[:, 0] = rows[:, 0] - rows[:, 2] / 2
+        xyxy[:, 1] = rows[:, 1] - rows[:, 3] / 2
+        xyxy[:, 2] = rows[:, 0] + rows[:, 2] / 2
+        xyxy[:, 3] = rows[:, 1] + rows[:, 3] / 2
+        head = Detect(nc=nc, reg_max=1, end2end=True, ch=(16,))
+        head.max_det, head.agnostic_nms = max(max_det, 300), bool(agnostic)  # as the predictor sets them
+        sel = head.postprocess(torch.from_numpy(xyxy)[None])
+        det = non_max_suppression(sel, conf, 0.7, classes or None, bool(agnostic), max_det=max_det, nc=nc,
+                                  end2end=True)[0]
+        lines.append("case %d %d %d %d %d %s %d %d %s" % (cid, a, nc, extra, max_det, g9(np.float32(conf)), agnostic,
+                                                          seed, " ".join(map(str, classes))))
+        for i, r in enumerate(det):
+            lines.append("det %d %s" % (i, " ".join(g9(v) for v in r[:7])))
+    open(os.path.join(out, "topk.txt"), "w").write("\n".join(lines) + "\n")
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/golden/tasks"
     os.makedirs(out, exist_ok=True)
@@ -339,6 +402,7 @@ def main():
     r = make_probs(out)
     make_summary(out, b, s, k, r)
     make_drawing(out)
+    make_topk(out)
 
 
 if __name__ == "__main__":
