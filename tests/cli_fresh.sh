@@ -17,7 +17,7 @@
 # cli_fresh_dist (make dist), cli_fresh_aarch64 (make dist
 # CC=aarch64-linux-gnu-gcc, and its inspect run under qemu-aarch64-static),
 # cli_fresh_tools (every program the tests start, clang's libFuzzer link, an
-# x264 encode), cli_fresh_embed (make install, examples/detect.c built with
+# x264 encode, the live tests' RTSP server and SRT), cli_fresh_embed (make install, examples/detect.c built with
 # pkg-config and run, pip install ./python in a venv and a detection from
 # numpy).  The two dist builds are -O0: they prove headers and
 # libraries, not speed.
@@ -113,9 +113,16 @@ aarch64() {
 tools() {
     for p in make cc pkg-config ffmpeg ffprobe clang qemu-aarch64-static aarch64-linux-gnu-gcc \
         slurmctld slurmd sbatch squeue prometheus curl mmdebstrap skopeo podman runc dpkg-source \
-        dpkg-scanpackages nasm; do
+        dpkg-scanpackages nasm jq busybox perl; do
         command -v $p >/dev/null || { echo "missing program: $p"; return 1; }
     done
+    # the live tests' servers: gst-rtsp-server through Perl GI with the elements
+    # tests/rtsp_server.pl launches, FFmpeg's srt protocol
+    perl -MGlib::Object::Introspection -e 'for (["Gst", "Gst"], ["GstRtspServer", "GstRtspServer"]) {
+            Glib::Object::Introspection->setup(basename => $_->[0], version => "1.0", package => $_->[1]) }
+        Gst::init([]);
+        for (qw(videotestsrc x264enc rtph264pay)) { Gst::ElementFactory::find($_) or die "no GStreamer element $_\n" }' &&
+        ffmpeg -hide_banner -protocols | grep -qx " *srt" || return 1
     printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return d && n > 1 && d[0] == 1; }\n' >/tmp/f.c
     clang -fsanitize=fuzzer,address,undefined /tmp/f.c -o /tmp/f && /tmp/f -runs=10 &&
         ffmpeg -v error -f lavfi -i testsrc=size=64x64:rate=5 -frames:v 3 -c:v libx264 -y /tmp/x.mp4 &&

@@ -1,8 +1,9 @@
 #!/bin/sh
 # cli_live.sh — infer on live sources served by local ffmpeg processes this
-# script starts (and always kills): an HTTP MPEG-TS stream and UDP read to
-# their end; a server killed and restarted mid-stream, and one stopped
-# (SIGSTOP: it sends nothing and does not close) with another started in
+# script starts (and always kills): an HTTP MPEG-TS stream, UDP and SRT read
+# to their end; live HLS over HTTP (busybox httpd); a server killed and
+# restarted mid-stream, and one stopped (SIGSTOP: it sends nothing and does
+# not close) with another started in
 # its place, each followed by a reconnect with its event line in the JSON
 # Lines and frame numbers going on 0, 1, 2, ...; the JSON Lines read while
 # the run goes on, every line whole JSON; SIGTERM mid-stream (exit 130,
@@ -56,6 +57,51 @@ elif ! c=$(check "$T/u/$PORT.jsonl" 2>&1); then fail udp_stream "$c"
 elif [ "$(frames_of "$c")" -lt 25 ]; then fail udp_stream "too few frames: $c"
 else pass udp_stream; fi
 stop $SRV
+
+# 2b. SRT (where FFmpeg has libsrt): the server listens, infer calls, to the end
+if ! ffmpeg -hide_banner -protocols 2>/dev/null | grep -qx ' *srt'; then
+    skip srt_stream "this FFmpeg has no srt protocol (Debian's links libsrt)"
+else
+    serve 3 "srt://127.0.0.1:$((PORT + 1))?mode=listener&pkt_size=1316"
+    sleep 0.5
+    infer_bg --out "$T/srt" --no-reconnect "srt://127.0.0.1:$((PORT + 1))?mode=caller"
+    finish 20
+    if [ $RC -ne 0 ]; then fail srt_stream "exit $RC: $(head -c 300 "$T/err")"
+    elif ! c=$(check "$(ls "$T"/srt/*.jsonl 2>/dev/null | head -n 1)" 2>&1); then fail srt_stream "$c"
+    elif [ "$(frames_of "$c")" -lt 50 ]; then fail srt_stream "too few frames: $c"
+    else pass srt_stream; fi
+    stop $SRV
+fi
+
+# 2c. HLS over HTTP: ffmpeg writes a live playlist (1 s pieces, a window of 4,
+# older pieces deleted) that busybox's httpd serves; infer reads it as a live
+# source until SIGTERM (exit 130, the JSON Lines whole)
+if ! command -v busybox >/dev/null 2>&1; then
+    skip hls_stream "busybox (its httpd serves the playlist) not installed (sh tools/deps.sh)"
+else
+    mkdir -p "$T/hls"
+    ffmpeg -v error -nostdin -re -f lavfi -i testsrc=size=160x120:rate=25 -t 30 -c:v libx264 -preset ultrafast \
+        -g 25 -pix_fmt yuv420p -f hls -hls_time 1 -hls_list_size 4 -hls_flags delete_segments \
+        "$T/hls/live.m3u8" >>"$T/srv.log" 2>&1 &
+    A=$!
+    busybox httpd -f -p "127.0.0.1:$((PORT + 2))" -h "$T/hls" >>"$T/srv.log" 2>&1 &
+    WEB=$!
+    PIDS="$PIDS $A $WEB"
+    i=0
+    while [ ! -s "$T/hls/live.m3u8" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    infer_bg --out "$T/hls-out" "http://127.0.0.1:$((PORT + 2))/live.m3u8"
+    sleep 5
+    kill -TERM $RUN
+    finish 10
+    stop $A
+    stop $WEB
+    if [ $RC -ne 130 ]; then fail hls_stream "exit $RC, want 130: $(head -c 300 "$T/err")"
+    elif ! c=$(check "$T/hls-out/live.jsonl" 2>&1); then fail hls_stream "$c"
+    elif [ "$(frames_of "$c")" -lt 25 ]; then fail hls_stream "too few frames in 5 s: $c"
+    elif ! head -1 "$T/hls-out/live.jsonl" | grep -q '"frames": null'; then
+        fail hls_stream "not read as a live source: $(head -c 200 "$T/hls-out/live.jsonl")"
+    else pass hls_stream; fi
+fi
 
 # 3. the server killed and restarted mid-stream; the JSON Lines read while the
 # run goes on; after the second server's end the reconnects are used up (exit 3)

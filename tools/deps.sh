@@ -24,7 +24,8 @@
 # GStreamer's gst-rtsp-server driven from Perl (tests/rtsp_server.pl:
 # libglib-object-introspection-perl, gir1.2-gst-rtsp-server-1.0, with
 # videotestsrc from gstreamer1.0-plugins-base, rtph264pay from -good and
-# x264enc from -ugly; tests/cli_live_rtsp.sh).
+# x264enc from -ugly; tests/cli_live_rtsp.sh); busybox's httpd serves the live
+# HLS playlist of tests/cli_live.sh (a plain binary: no service is started).
 # `make image` (tools/image.sh) builds its base root with mmdebstrap from
 # .debs downloaded here once (tools/image.sh fetch); its test
 # (tests/cli_image.sh) reads the images with skopeo and runs them with
@@ -40,7 +41,7 @@ for p in make gcc libc6-dev libyaml-dev libstb-dev libjpeg62-turbo-dev pkg-confi
     libx264-dev libmbedtls-dev zlib1g-dev nasm libffmpeg-nvenc-dev dpkg-dev \
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static slurm-wlm prometheus curl mmdebstrap skopeo podman runc \
     help2man python3 python3-numpy python3-venv jq libglib-object-introspection-perl gir1.2-gst-rtsp-server-1.0 \
-    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly; do
+    gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly busybox; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need="$need $p"
 done
 if [ -n "$need" ]; then
