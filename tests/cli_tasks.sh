@@ -20,9 +20,9 @@
 # and the txt labels as save_txt lays them out per task (fields per line).
 # Then the task outputs on a video (seg, pose, obb, cls JSON Lines: every
 # frame's detections carry their task field, classify's frames "probs"),
-# --track on seg and pose (track ids beside the masks and keypoints), obb
-# --track refused in one line, and --line/--highlights from a pose model's
-# boxes.  SKIPs with the reason when ../shared/data or the build's infer is
+# --track on seg and pose (track ids beside the masks and keypoints) and on
+# obb (the tracker's rotated boxes beside the detections' own), and
+# --line/--highlights from a pose model's boxes.  SKIPs with the reason when ../shared/data or the build's infer is
 # missing.
 NAME=cli_tasks
 . "$(dirname "$0")/lib_cli.sh"
@@ -221,9 +221,29 @@ for m in t-seg:segments t-pose:keypoints; do
 done
 [ -z "$bad" ] && pass track
 
-run obb_track 2 --weights "$ROOT/tests/loaders/t-obb.pt" --device cpu --track --no-save --out "$T/ot" "$T/clip.mp4" &&
-    if [ "$(wc -l <"$T/err")" = 1 ] && grep -q "obb model" "$T/err"; then pass obb_track
-    else fail obb_track "want one line naming the obb model, got: $(cat "$T/err")"; fi
+# --track on an obb model: tracked on the rotated boxes (strix_tracker_update_obb); a tracked detection's "obb"
+# is the tracker's rotated box and its "box" those corners' bounds (clipped to the 768x576 frame), its own boxes
+# in "detection_obb" and "detection_box" (none on an untracked one); identities last from frame to frame; the
+# txt labels are the corners (class + 8 values)
+run obb_track 0 --weights "$ROOT/tests/loaders/t-obb.pt" --device cpu --imgsz 160 --conf 0.5 --track --tracker botsort \
+    --txt --quiet --out "$T/ot" "$T/clip.mp4" &&
+    got=$(jq -s -r 'def clip(v; hi): if v < 0 then 0 elif v > hi then hi else v end;
+                    def abs: if . < 0 then -. else . end;
+                    [.[] | select(.frame != null) | .detections[]] as $d | [$d[] | select(.track_id != null)] as $t
+                    | [($t | length), ([$t[].track_id] | unique | length),
+                       ([$t[] | has("obb") and has("detection_obb") and has("detection_box")] | all),
+                       ([$d[] | select(.track_id == null) | has("detection_obb")] | any),
+                       ([$t[] | .obb != .detection_obb] | any),
+                       ([$t[] | .obb as $o | .box as $b | [$o.x1, $o.x2, $o.x3, $o.x4] as $x | [$o.y1, $o.y2, $o.y3, $o.y4] as $y
+                         | (clip($x | min; 768) - $b[0] | abs), (clip($y | min; 576) - $b[1] | abs),
+                           (clip($x | max; 768) - $b[2] | abs), (clip($y | max; 576) - $b[3] | abs)] | max < 0.001)]
+                    | map(tostring) | join(" ")' "$T/ot/clip.jsonl") &&
+    fields=$(awk '{ print NF }' "$T/ot/labels/clip_6.txt" | sort -u | tr '\n' ' ') &&
+    set -- $got &&
+    if [ "$#" = 6 ] && [ "$1" -ge 100 ] && [ $(($2 * 3)) -lt "$1" ] && [ "$3 $4 $5 $6" = "true false true true" ] &&
+        [ "$fields" = "9 " ] && [ -s "$T/ot/clip.mp4" ]; then pass obb_track
+    else fail obb_track "tracked, identities, own boxes, untracked with one, tracker's box differs, bounds: $got;" \
+        "label fields: $fields"; fi
 
 # counting and highlights from a pose model's boxes
 run line_highlights 0 --weights "$ROOT/tests/loaders/t-pose.pt" --device cpu --imgsz 160 --conf 0.5 --track \
