@@ -290,6 +290,7 @@ typedef struct tracking {
     strix_detection *boxes;           /* [cap]: its detections with the tracker's boxes where tracked */
     strix_crossing *cross;            /* [cap]: its line crossings */
     float *corners;                   /* [cap][4][2]: obb: its corners, the tracker's where tracked */
+    int obb;                          /* the last frame's detections were tracked as oriented boxes (corners) */
     int cap, nvtx;
     int n_last;                       /* detections of the last frame tracked (ids and boxes hold them) */
 } tracking;

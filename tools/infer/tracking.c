@@ -52,6 +52,7 @@ strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *
 {
     const int obb = task && task->task == STRIX_TASK_OBB && task->stride == 5 && task->n >= n;
     *n_cross = 0;
+    t->obb = obb;
     if (n > t->cap) {
         int cap = n > 2 * t->cap ? n : 2 * t->cap;
         int *ids = realloc(t->ids, sizeof *ids * (size_t)cap); /* keeps the last frame's identities */

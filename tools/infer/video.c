@@ -372,7 +372,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
          * them for a frame --vid-stride skips) */
         raw = dets;
         dets = v->trk.boxes;
-        if (task && task->task == STRIX_TASK_OBB) {
+        if (v->trk.obb) {
             tracked = *task;
             tracked.raw_corners = task->corners;
             tracked.corners = v->trk.corners;
