@@ -20,8 +20,12 @@
  * of Ultralytics in MOTA and IDF1 with the project's evaluator
  * (engine/eval/moteval.c) against the ground truth; NAME.boxes.txt (six of
  * the streams) holds the box of each of BYTETracker's and BOTSORT's output
- * rows, which strix_tracker_box must equal.  tests/golden/gmc/: OpenCV 5's
- * grey of a real frame (tools/reference/grey_golden.py).
+ * rows, which strix_tracker_box must equal.  NAME.obb.txt (obb_cross,
+ * obb_crowd, obb_pan; tools/reference/track_obb_goldens.py): rotated boxes
+ * through all six of Ultralytics' trackers, whose identities and xywhr
+ * rows strix_tracker_update_obb and strix_tracker_box_xywhr must equal.
+ * tests/golden/gmc/: OpenCV 5's grey of a real frame
+ * (tools/reference/grey_golden.py).
  */
 #include <math.h>
 #include <stdint.h>
