@@ -232,21 +232,20 @@ done
 [ -z "$bad" ] && pass track
 
 # --track on an obb model: tracked on the rotated boxes (strix_tracker_update_obb); a tracked detection's "obb"
-# is the tracker's rotated box and its "box" those corners' bounds (clipped to the 768x576 frame), its own boxes
+# is the tracker's rotated box and its "box" those corners' bounds (not clipped: OBB.xyxy), its own boxes
 # in "detection_obb" and "detection_box" (none on an untracked one); identities last from frame to frame; the
 # txt labels are the corners (class + 8 values)
 run obb_track 0 --weights "$ROOT/tests/loaders/t-obb.pt" --device cpu --imgsz 160 --conf 0.5 --track --tracker botsort \
     --txt --quiet --out "$T/ot" "$T/clip.mp4" &&
-    got=$(jq -s -r 'def clip(v; hi): if v < 0 then 0 elif v > hi then hi else v end;
-                    def abs: if . < 0 then -. else . end;
+    got=$(jq -s -r 'def abs: if . < 0 then -. else . end;
                     [.[] | select(.frame != null) | .detections[]] as $d | [$d[] | select(.track_id != null)] as $t
                     | [($t | length), ([$t[].track_id] | unique | length),
                        ([$t[] | has("obb") and has("detection_obb") and has("detection_box")] | all),
                        ([$d[] | select(.track_id == null) | has("detection_obb")] | any),
                        ([$t[] | .obb != .detection_obb] | any),
                        ([$t[] | .obb as $o | .box as $b | [$o.x1, $o.x2, $o.x3, $o.x4] as $x | [$o.y1, $o.y2, $o.y3, $o.y4] as $y
-                         | (clip($x | min; 768) - $b[0] | abs), (clip($y | min; 576) - $b[1] | abs),
-                           (clip($x | max; 768) - $b[2] | abs), (clip($y | max; 576) - $b[3] | abs)] | max < 0.001)]
+                         | ($x | min) - $b[0], ($y | min) - $b[1], ($x | max) - $b[2], ($y | max) - $b[3] | abs]
+                        | max < 0.001)]
                     | map(tostring) | join(" ")' "$T/ot/clip.jsonl") &&
     fields=$(awk '{ print NF }' "$T/ot/labels/clip_6.txt" | sort -u | tr '\n' ' ') &&
     set -- $got &&

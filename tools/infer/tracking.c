@@ -3,7 +3,9 @@
  * BoT-SORT, OC-SORT, FastTrack, Deep OC-SORT or TrackTrack,
  * engine/analytics/track.c) gives each
  * detection an identity and a tracked detection the tracker's box (an obb
- * model's: its rotated box, and as box the bounds of its corners), the counter
+ * model's: its rotated box, and as box the bounds of its corners, not
+ * clipped, as Ultralytics' OBB.xyxy: counted from the rotated box's
+ * centre, as its ObjectCounter counts), the counter
  * (engine/analytics/count.c) keeps each track's totals and trail and counts
  * --line crossings. */
 #include <stdlib.h>
@@ -82,7 +84,11 @@ strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *
         if (!inferred) t->ids[i] = -1;
         if (!inferred || !strix_tracker_box(t->tracker, i, xyxy)) continue;
         float r[5];
-        if (obb && strix_tracker_box_xywhr(t->tracker, i, r)) strix_xywhr_corners(r, 1, t->corners + 8 * (size_t)i);
+        if (obb && strix_tracker_box_xywhr(t->tracker, i, r)) { /* OBB.xyxy, not clipped: centred on the box */
+            strix_xywhr_corners(r, 1, t->corners + 8 * (size_t)i);
+            b->x1 = xyxy[0], b->y1 = xyxy[1], b->x2 = xyxy[2], b->y2 = xyxy[3];
+            continue;
+        }
         b->x1 = clip(xyxy[0], w);
         b->y1 = clip(xyxy[1], h);
         b->x2 = clip(xyxy[2], w);
