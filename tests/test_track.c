@@ -872,6 +872,45 @@ static void obb_matches_ultralytics(void)
     }
 }
 
+/* One box turning at a random rate, each frame given in a random one of its
+ * equivalent forms (r + k pi, or the sides swapped and a quarter turn
+ * more): the track keeps one identity, its long-edge sides, and an angle
+ * that is the true one plus the same multiple of pi on every frame (the
+ * half-turn form nearest the track's: it never flips). */
+static void obb_angle_follows_turns(void)
+{
+    const double pi = 3.14159265358979323846;
+    strix_track_options o;
+    strix_track_options_init(&o, STRIX_TRACKER_BYTETRACK);
+    strix_tracker *t = NULL;
+    strix_error e;
+    TL_CHECK(!strix_tracker_create(&t, &o, &e), "create");
+    const double theta = tl_uniform(-3, 3), spin = tl_uniform(-0.15f, 0.15f);
+    long turns = 0;
+    for (int f = 0; f < 60 && !tl_g.failed; f++) {
+        const double th = theta + spin * f;
+        const int k = tl_int(-2, 2), swap = tl_int(0, 1);
+        float r[5] = {300.0f + 2 * f, 200.0f + f, swap ? 40 : 120, swap ? 120 : 40,
+                      (float)(th + k * pi + (swap ? pi / 2 : 0))};
+        strix_detection d = {.score = 0.9f};
+        int id = -2;
+        float b[5] = {0};
+        if (strix_tracker_update_obb(t, NULL, NULL, 0, 0, &d, r, 1, &id, &e) || id != 1 ||
+            !strix_tracker_box_xywhr(t, 0, b)) {
+            tl_fail("frame %d: identity %d (%s)", f, id, e.message);
+            break;
+        }
+        double q = (b[4] - th) / pi;
+        long m = lround(q);
+        if (!f) turns = m;
+        if (fabs(q - (double)m) > 1e-4 || m != turns || fabsf(b[2] - 120) > 5 || fabsf(b[3] - 40) > 5)
+            tl_fail("frame %d (spin %.3f, given with %d half turns%s): w %g h %g, angle %.6f = the true %.6f + %.4f pi "
+                    "(frame 0: + %ld pi)", f, spin, k, swap ? ", sides swapped" : "", (double)b[2], (double)b[3],
+                    (double)b[4], th, q, turns);
+    }
+    strix_tracker_free(t);
+}
+
 /* A tracker takes one kind of box: oriented detections after axis-aligned
  * ones (and the reverse) are refused; updates without detections fit both. */
 static void obb_kind_is_fixed(void)
@@ -1909,6 +1948,7 @@ int main(int argc, char **argv)
     TL_RUN(tracktrack_matches_ultralytics);
     TL_RUN(obb_matches_ultralytics);
     TL_RUN(obb_kind_is_fixed);
+    TL_RUN(obb_angle_follows_turns);
     TL_RUN(gmc_beats_no_gmc);
     TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(gmc_corner_guess_redone);
