@@ -709,6 +709,7 @@ static const obb_column obb_columns[] = {
 
 typedef struct obb_row {
     long frame;
+    int index; /* in its frame */
     float box[5], score;
     int id[OBB_COLS];
     float ref[OBB_COLS][5]; /* the row's x y w h r (NaN: none) */
@@ -732,9 +733,9 @@ static obb_row *obb_read(const char *name, long *n)
             v = g;
         }
         obb_row *r = &v[*n];
-        int k, used;
+        int used;
         char *p = line;
-        if (sscanf(p, "%ld %d %f %f %f %f %f %f%n", &r->frame, &k, &r->box[0], &r->box[1], &r->box[2], &r->box[3],
+        if (sscanf(p, "%ld %d %f %f %f %f %f %f%n", &r->frame, &r->index, &r->box[0], &r->box[1], &r->box[2], &r->box[3],
                    &r->box[4], &r->score, &used) != 8)
             break;
         p += used;
@@ -793,7 +794,15 @@ static int obb_column_run(const char *name, int camera, const obb_row *rows, lon
     float far = 0;
     for (long i = 0, f = 0; i < n; f++) {
         long j = i;
+        if (rows[i].frame < f) {
+            tl_fail("%s.obb.txt: frame %ld out of order", name, rows[i].frame);
+            goto out;
+        }
         for (; j < n && rows[j].frame == f; j++) {
+            if (rows[j].index != j - i) {
+                tl_fail("%s.obb.txt: frame %ld detection %d out of step", name, f, rows[j].index);
+                goto out;
+            }
             memset(&d[j - i], 0, sizeof *d);
             d[j - i].score = rows[j].score;
             memcpy(xywhr + 5 * (j - i), rows[j].box, sizeof rows[j].box);
