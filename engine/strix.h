@@ -625,6 +625,27 @@ strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8
  * strix_tracker_update on that frame does. */
 strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, int width, int height,
                                        const strix_detection *dets, int n, int *ids, strix_error *err);
+/* Oriented boxes (an obb model's detections), tracked as Ultralytics tracks
+ * them (STrack with an angle, the rows [x, y, w, h, angle, id, ...]):
+ * strix_tracker_update with detection i's rotated box xywhr[5 i .. 5 i + 4]
+ * = (cx, cy, w, h, r in radians; strix_model_task_values' obb values) in
+ * place of its axis-aligned one (dets give the scores; their x1 .. y2 are
+ * not read).  grey: the frame's half-size grey image (width x height the
+ * frame's; as strix_tracker_update_grey), else frame (as
+ * strix_tracker_update; both NULL: no camera motion).  A box is held in its
+ * long-edge form (w < h: the sides swapped, r + pi/2); a track's angle
+ * takes its detection's in the half-turn form (r or r +- pi) nearest its
+ * own, so it never flips, and turns with the camera; tracks and detections
+ * match on 1 - probiou of the rotated boxes (OC-SORT's recovery on the
+ * tracks' predicted ones, as Ultralytics'), while FastTrack's occlusions
+ * and TrackTrack's HMIoU, corner motion and track-aware initialisation use
+ * the unrotated long-edge boxes, as Ultralytics' do.  A tracker's updates
+ * with detections are all oriented or all axis-aligned (STRIX_E_ARG
+ * otherwise); a box whose w, h are not > 0 or with a non-finite value is
+ * ignored (id -1) and counted, as in strix_tracker_update. */
+strix_status strix_tracker_update_obb(strix_tracker *t, const strix_image *frame, const uint8_t *grey, int width,
+                                     int height, const strix_detection *dets, const float *xywhr, int n, int *ids,
+                                     strix_error *err);
 /* Short name of a tracker type ("botsort", "bytetrack", "ocsort", "fasttrack", "deepocsort", "tracktrack"). */
 const char *strix_tracker_type_name(strix_tracker_type t);
 /* The tracker's box of detection i of the last update, as Ultralytics'
@@ -634,6 +655,14 @@ const char *strix_tracker_type_name(strix_tracker_type t);
  * detection i got no identity (xyxy untouched).  Not clipped: Ultralytics'
  * results clip it to the image (Results.update), as `infer` does. */
 int strix_tracker_box(const strix_tracker *t, int i, float xyxy[4]);
+/* After strix_tracker_update_obb: the tracker's rotated box of detection i,
+ * as Ultralytics' row for it (x, y, w, h, angle: the Kalman state's
+ * centre and long-edge sides after this frame's update, x = (cx - w / 2)
+ * + w / 2 in double, and the track's angle, stored as float32), into
+ * xywhr: 1; 0 when detection i got no identity (xywhr untouched).
+ * strix_tracker_box gives the bounds of its 4 corners (Ultralytics'
+ * OBB.xyxy from xywhr2xyxyxyxy in float32). */
+int strix_tracker_box_xywhr(const strix_tracker *t, int i, float xywhr[5]);
 /* Detections ignored so far for a degenerate box (see strix_tracker_update). */
 long strix_tracker_degenerate(const strix_tracker *t);
 void strix_tracker_free(strix_tracker *t);

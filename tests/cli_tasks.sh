@@ -23,9 +23,9 @@
 # and the txt labels as save_txt lays them out per task (fields per line).
 # Then the task outputs on a video (seg, pose, obb, cls JSON Lines: every
 # frame's detections carry their task field, classify's frames "probs"),
-# --track on seg and pose (track ids beside the masks and keypoints), obb
-# --track refused in one line, and --line/--highlights from a pose model's
-# boxes.  SKIPs with the reason when ../shared/data or the build's infer is
+# --track on seg and pose (track ids beside the masks and keypoints) and on
+# obb (the tracker's rotated boxes beside the detections' own), and
+# --line/--highlights from a pose model's boxes.  SKIPs with the reason when ../shared/data or the build's infer is
 # missing.
 NAME=cli_tasks
 . "$(dirname "$0")/lib_cli.sh"
@@ -219,24 +219,53 @@ done
 [ -z "$bad" ] && pass video
 
 # --track: masks and keypoints stay beside their detection's track id (BoT-SORT:
-# the synthetic weights score about 0.5, under TrackTrack's new_track_thresh 0.7)
+# the synthetic weights score about 0.5, under TrackTrack's new_track_thresh 0.7):
+# each tracked detection's polygon or keypoints are those the untracked run gives
+# the detection with its box ("detection_box"), score and class on that frame
 bad=""
 for m in t-seg:segments t-pose:keypoints; do
     mod=${m%%:*} key=${m#*:}
-    run track 0 --weights "$ROOT/tests/loaders/$mod.pt" --device cpu --imgsz 160 --conf 0.5 --track --tracker botsort \
-        --no-save --quiet --out "$T/t$mod" "$T/clip.mp4" || { bad=1; break; }
-    j="$T/t$mod/clip.jsonl"
-    ids=$(jq -s --arg k "$key" '[.[] | select(.frame != null) | .detections[] | select(.track_id != null) | has($k)]
-                                 | [length, (unique | tostring)] | @tsv' "$j" | tr -d '"')
+    for tr in --track ""; do
+        run track 0 --weights "$ROOT/tests/loaders/$mod.pt" --device cpu --imgsz 160 --conf 0.5 $tr --tracker botsort \
+            --no-save --quiet --out "$T/t$mod$tr" "$T/clip.mp4" || { bad=1; break 2; }
+    done
+    j="$T/t$mod--track/clip.jsonl"
+    ids=$(jq -n -r --arg k "$key" --slurpfile a "$j" --slurpfile b "$T/t$mod/clip.jsonl" '
+            [$b[] | select(.frame != null) | {key: (.frame | tostring),
+                value: ([.detections[] | {key: ([.box, .score, .class_id] | tostring), value: .[$k]}] | from_entries)}]
+            | from_entries
+            | . as $plain
+            | [$a[] | select(.frame != null) | .frame as $f | .detections[] | select(.track_id != null)
+               | has($k) and .[$k] == $plain[$f | tostring][[.detection_box, .score, .class_id] | tostring]]
+            | [length, (unique | tostring)] | @tsv' | tr -d '"')
     case $ids in
-    0*|*false*) fail track "$mod: $j: tracked detections and whether each has $key: $ids"; bad=1; break ;;
+    0*|*false*) fail track "$mod: $j: tracked detections and whether each has its detection's $key: $ids"; bad=1; break ;;
     esac
 done
 [ -z "$bad" ] && pass track
 
-run obb_track 2 --weights "$ROOT/tests/loaders/t-obb.pt" --device cpu --track --no-save --out "$T/ot" "$T/clip.mp4" &&
-    if [ "$(wc -l <"$T/err")" = 1 ] && grep -q "obb model" "$T/err"; then pass obb_track
-    else fail obb_track "want one line naming the obb model, got: $(cat "$T/err")"; fi
+# --track on an obb model: tracked on the rotated boxes (strix_tracker_update_obb); a tracked detection's "obb"
+# is the tracker's rotated box and its "box" those corners' bounds (not clipped: OBB.xyxy), its own boxes
+# in "detection_obb" and "detection_box" (none on an untracked one); identities last from frame to frame; the
+# txt labels are the corners (class + 8 values)
+run obb_track 0 --weights "$ROOT/tests/loaders/t-obb.pt" --device cpu --imgsz 160 --conf 0.5 --track --tracker botsort \
+    --txt --quiet --out "$T/ot" "$T/clip.mp4" &&
+    got=$(jq -s -r 'def abs: if . < 0 then -. else . end;
+                    [.[] | select(.frame != null) | .detections[]] as $d | [$d[] | select(.track_id != null)] as $t
+                    | [($t | length), ([$t[].track_id] | unique | length),
+                       ([$t[] | has("obb") and has("detection_obb") and has("detection_box")] | all),
+                       ([$d[] | select(.track_id == null) | has("detection_obb")] | any),
+                       ([$t[] | .obb != .detection_obb] | any),
+                       ([$t[] | .obb as $o | .box as $b | [$o.x1, $o.x2, $o.x3, $o.x4] as $x | [$o.y1, $o.y2, $o.y3, $o.y4] as $y
+                         | ($x | min) - $b[0], ($y | min) - $b[1], ($x | max) - $b[2], ($y | max) - $b[3] | abs]
+                        | max < 0.001)]
+                    | map(tostring) | join(" ")' "$T/ot/clip.jsonl") &&
+    fields=$(awk '{ print NF }' "$T/ot/labels/clip_6.txt" | sort -u | tr '\n' ' ') &&
+    set -- $got &&
+    if [ "$#" = 6 ] && [ "$1" -ge 100 ] && [ $(($2 * 3)) -lt "$1" ] && [ "$3 $4 $5 $6" = "true false true true" ] &&
+        [ "$fields" = "9 " ] && [ -s "$T/ot/clip.mp4" ]; then pass obb_track
+    else fail obb_track "tracked, identities, own boxes, untracked with one, tracker's box differs, bounds: $got;" \
+        "label fields: $fields"; fi
 
 # counting and highlights from a pose model's boxes
 run line_highlights 0 --weights "$ROOT/tests/loaders/t-pose.pt" --device cpu --imgsz 160 --conf 0.5 --track \

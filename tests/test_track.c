@@ -20,8 +20,12 @@
  * of Ultralytics in MOTA and IDF1 with the project's evaluator
  * (engine/eval/moteval.c) against the ground truth; NAME.boxes.txt (six of
  * the streams) holds the box of each of BYTETracker's and BOTSORT's output
- * rows, which strix_tracker_box must equal.  tests/golden/gmc/: OpenCV 5's
- * grey of a real frame (tools/reference/grey_golden.py).
+ * rows, which strix_tracker_box must equal.  NAME.obb.txt (obb_cross,
+ * obb_crowd, obb_pan; tools/reference/track_obb_goldens.py): rotated boxes
+ * through all six of Ultralytics' trackers, whose identities and xywhr
+ * rows strix_tracker_update_obb and strix_tracker_box_xywhr must equal.
+ * tests/golden/gmc/: OpenCV 5's grey of a real frame
+ * (tools/reference/grey_golden.py).
  */
 #include <math.h>
 #include <stdint.h>
@@ -674,6 +678,277 @@ static void ocsort_matches_ultralytics(void) { golden_matches_ultralytics(&golde
 static void fasttrack_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[1]); }
 static void deepocsort_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[2]); }
 static void tracktrack_matches_ultralytics(void) { golden_matches_ultralytics(&goldens[3]); }
+
+/* ------------------------------------------------------- oriented boxes */
+
+/* tests/golden/track/NAME.obb.txt (tools/reference/track_obb_goldens.py):
+ * rotated boxes through Ultralytics' six trackers; per column its tracker,
+ * its options (a golden's configure and column) and whether it read the
+ * frames (GMC). */
+typedef struct obb_column {
+    const char *name;
+    strix_tracker_type type;
+    void (*configure)(strix_track_options *o, int col);
+    int col, frames;
+} obb_column;
+
+static void no_columns(strix_track_options *o, int col) { (void)o, (void)col; }
+
+static const obb_column obb_columns[] = {
+    {"bytetrack", STRIX_TRACKER_BYTETRACK, no_columns, 0, 0},
+    {"botsort", STRIX_TRACKER_BOTSORT, no_columns, 0, 1},
+    {"ocsort", STRIX_TRACKER_OCSORT, ocsort_columns, 0, 0},
+    {"deepocsort", STRIX_TRACKER_DEEPOCSORT, deepocsort_columns, 0, 0},
+    {"deepocsort_gmc", STRIX_TRACKER_DEEPOCSORT, deepocsort_columns, 1, 1},
+    {"fasttrack", STRIX_TRACKER_FASTTRACK, fasttrack_columns, 0, 0},
+    {"tracktrack", STRIX_TRACKER_TRACKTRACK, tracktrack_columns, 0, 1},
+};
+#define OBB_COLS (int)(sizeof obb_columns / sizeof obb_columns[0])
+/* the angle's tolerance where camera motion was estimated (GMC_BOX_TOL's, in radians) */
+#define GMC_ANGLE_TOL 1e-4f
+
+typedef struct obb_row {
+    long frame;
+    int index; /* in its frame */
+    float box[5], score;
+    int id[OBB_COLS];
+    float ref[OBB_COLS][5]; /* the row's x y w h r (NaN: none) */
+} obb_row;
+
+/* The rows of NAME.obb.txt (*n of them, malloc'd), or NULL (test failed). */
+static obb_row *obb_read(const char *name, long *n)
+{
+    char path[256], line[2048];
+    snprintf(path, sizeof path, GOLDEN "%s.obb.txt", name);
+    FILE *f = fopen(path, "r");
+    obb_row *v = NULL;
+    long cap = 0;
+    *n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (line[0] == '#') continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            obb_row *g = realloc(v, sizeof *g * (size_t)cap);
+            if (!g) break;
+            v = g;
+        }
+        obb_row *r = &v[*n];
+        int used;
+        char *p = line;
+        if (sscanf(p, "%ld %d %f %f %f %f %f %f%n", &r->frame, &r->index, &r->box[0], &r->box[1], &r->box[2], &r->box[3],
+                   &r->box[4], &r->score, &used) != 8)
+            break;
+        p += used;
+        int ok = 1;
+        for (int c = 0; c < OBB_COLS && ok; c++) {
+            char tok[5][32];
+            ok = sscanf(p, "%d %31s %31s %31s %31s %31s%n", &r->id[c], tok[0], tok[1], tok[2], tok[3], tok[4],
+                        &used) == 6;
+            p += used;
+            for (int q = 0; q < 5; q++) r->ref[c][q] = strcmp(tok[q], "-") ? strtof(tok[q], NULL) : NAN;
+        }
+        if (!ok) break;
+        (*n)++;
+    }
+    int bad = !f || !feof(f);
+    if (f) fclose(f);
+    if (bad || !*n) {
+        tl_fail("%s: cannot open it, a bad line, or out of memory", path);
+        free(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* Column c of stream name (camera: its frames are pan.scene.txt's): strix's
+ * identities and rotated boxes (strix_tracker_box_xywhr) against
+ * Ultralytics' rows: identities equal, boxes bit-equal (within GMC_BOX_TOL
+ * and GMC_ANGLE_TOL where camera motion was estimated).  0, or -1. */
+static int obb_column_run(const char *name, int camera, const obb_row *rows, long n, int c)
+{
+    const obb_column *col = &obb_columns[c];
+    strix_track_options o;
+    strix_track_options_init(&o, col->type);
+    col->configure(&o, col->col);
+    strix_tracker *t = NULL;
+    strix_error e;
+    FILE *scene = NULL;
+    uint8_t *rgb = NULL;
+    int w = 0, h = 0, rc = -1;
+    strix_detection *d = malloc(sizeof *d * (size_t)n);
+    float *xywhr = malloc(sizeof *xywhr * 5 * (size_t)n);
+    int *ids = malloc(sizeof *ids * (size_t)n);
+    if (camera && col->frames) {
+        scene = fopen(GOLDEN "pan.scene.txt", "r");
+        if (!scene || fscanf(scene, "# %d x %d", &w, &h) != 2 || w < 16 || h < 16 ||
+            !(rgb = malloc((size_t)w * (size_t)h * 3))) {
+            tl_fail("pan.scene.txt: cannot open it, bad header or out of memory");
+            goto out;
+        }
+    }
+    if (!d || !xywhr || !ids || strix_tracker_create(&t, &o, &e)) {
+        tl_fail("out of memory");
+        goto out;
+    }
+    long differ = 0, boxes = 0, off = 0;
+    float far = 0;
+    for (long i = 0, f = 0; i < n; f++) {
+        long j = i;
+        if (rows[i].frame < f) {
+            tl_fail("%s.obb.txt: frame %ld out of order", name, rows[i].frame);
+            goto out;
+        }
+        for (; j < n && rows[j].frame == f; j++) {
+            if (rows[j].index != j - i) {
+                tl_fail("%s.obb.txt: frame %ld detection %d out of step", name, f, rows[j].index);
+                goto out;
+            }
+            memset(&d[j - i], 0, sizeof *d);
+            d[j - i].score = rows[j].score;
+            memcpy(xywhr + 5 * (j - i), rows[j].box, sizeof rows[j].box);
+        }
+        strix_image img = {.data = rgb, .width = w, .height = h, .format = STRIX_RGB};
+        if (scene && draw_scene(scene, f, rgb, w, h)) {
+            tl_fail("%s: scene out of step at frame %ld", name, f);
+            goto out;
+        }
+        if (strix_tracker_update_obb(t, scene ? &img : NULL, NULL, 0, 0, d, xywhr, (int)(j - i), ids, &e)) {
+            tl_fail("%s frame %ld: %s", name, f, e.message);
+            goto out;
+        }
+        for (long k = i; k < j; k++) {
+            const obb_row *r = &rows[k];
+            int got = ids[k - i];
+            float sb[5], xyxy[4];
+            if (got != r->id[c] && differ++ < 3)
+                printf("  %s %s frame %ld detection %ld: identity %d, Ultralytics %d\n", name, col->name, f, k - i,
+                       got, r->id[c]);
+            int has = strix_tracker_box_xywhr(t, (int)(k - i), sb);
+            if (has != (got >= 0) || has != strix_tracker_box(t, (int)(k - i), xyxy) || has == isnan(r->ref[c][0])) {
+                if (got == r->id[c])
+                    tl_fail("%s %s frame %ld detection %ld: identity %d, a box %d (Ultralytics' %s)", name, col->name,
+                            f, k - i, got, has, isnan(r->ref[c][0]) ? "none" : "one");
+                continue;
+            }
+            if (!has) continue;
+            float apart = 0;
+            for (int q = 0; q < 4; q++) apart = fmaxf(apart, fabsf(sb[q] - r->ref[c][q]));
+            boxes++;
+            far = fmaxf(far, apart);
+            int bad = scene ? !(apart <= GMC_BOX_TOL) || !(fabsf(sb[4] - r->ref[c][4]) <= GMC_ANGLE_TOL)
+                            : memcmp(sb, r->ref[c], sizeof sb) != 0;
+            if (bad && off++ < 3)
+                printf("  %s %s frame %ld detection %ld: box %.9g %.9g %.9g %.9g %.9g, Ultralytics %.9g %.9g %.9g "
+                       "%.9g %.9g\n", name, col->name, f, k - i, (double)sb[0], (double)sb[1], (double)sb[2],
+                       (double)sb[3], (double)sb[4], (double)r->ref[c][0], (double)r->ref[c][1],
+                       (double)r->ref[c][2], (double)r->ref[c][3], (double)r->ref[c][4]);
+        }
+        i = j;
+    }
+    printf("  %-14s %-9s %5ld detections, %ld identities differ; %ld boxes, %ld off, at most %g px apart\n",
+           col->name, name, n, differ, boxes, off, (double)far);
+    if (differ) tl_fail("%s %s: %ld of %ld identities differ from Ultralytics'", col->name, name, differ, n);
+    if (off) tl_fail("%s %s: %ld of %ld tracked boxes differ from Ultralytics'", col->name, name, off, boxes);
+    if (boxes < 50) tl_fail("%s %s: only %ld tracked boxes compared", col->name, name, boxes);
+    rc = 0;
+out:
+    if (scene) fclose(scene);
+    free(rgb);
+    free(d);
+    free(xywhr);
+    free(ids);
+    strix_tracker_free(t);
+    return rc;
+}
+
+/* Every tracker on oriented boxes (strix_tracker_update_obb): identities
+ * and rotated boxes equal to Ultralytics' on crossing, spinning (the
+ * regularised angle wrapping at a quarter turn, the track's angle kept in
+ * the nearest half-turn form), crowded and camera-panned (GMC turning the
+ * angles) streams. */
+static void obb_matches_ultralytics(void)
+{
+    static const struct {
+        const char *name;
+        int camera;
+    } s[] = {{"obb_cross", 0}, {"obb_crowd", 0}, {"obb_pan", 1}};
+    for (size_t i = 0; i < sizeof s / sizeof s[0] && !tl_g.failed; i++) {
+        long n;
+        obb_row *rows = obb_read(s[i].name, &n);
+        for (int c = 0; rows && c < OBB_COLS; c++)
+            if (obb_column_run(s[i].name, s[i].camera, rows, n, c)) break;
+        free(rows);
+    }
+}
+
+/* One box turning at a random rate, each frame given in a random one of its
+ * equivalent forms (r + k pi, or the sides swapped and a quarter turn
+ * more): the track keeps one identity, its long-edge sides, and an angle
+ * that is the true one plus the same multiple of pi on every frame (the
+ * half-turn form nearest the track's: it never flips). */
+static void obb_angle_follows_turns(void)
+{
+    const double pi = 3.14159265358979323846;
+    strix_track_options o;
+    strix_track_options_init(&o, STRIX_TRACKER_BYTETRACK);
+    strix_tracker *t = NULL;
+    strix_error e;
+    TL_CHECK(!strix_tracker_create(&t, &o, &e), "create");
+    const double theta = tl_uniform(-3, 3), spin = tl_uniform(-0.15f, 0.15f);
+    long turns = 0;
+    for (int f = 0; f < 60 && !tl_g.failed; f++) {
+        const double th = theta + spin * f;
+        const int k = tl_int(-2, 2), swap = tl_int(0, 1);
+        float r[5] = {300.0f + 2 * f, 200.0f + f, swap ? 40 : 120, swap ? 120 : 40,
+                      (float)(th + k * pi + (swap ? pi / 2 : 0))};
+        strix_detection d = {.score = 0.9f};
+        int id = -2;
+        float b[5] = {0};
+        if (strix_tracker_update_obb(t, NULL, NULL, 0, 0, &d, r, 1, &id, &e) || id != 1 ||
+            !strix_tracker_box_xywhr(t, 0, b)) {
+            tl_fail("frame %d: identity %d (%s)", f, id, e.message);
+            break;
+        }
+        double q = (b[4] - th) / pi;
+        long m = lround(q);
+        if (!f) turns = m;
+        if (fabs(q - (double)m) > 1e-4 || m != turns || fabsf(b[2] - 120) > 5 || fabsf(b[3] - 40) > 5)
+            tl_fail("frame %d (spin %.3f, given with %d half turns%s): w %g h %g, angle %.6f = the true %.6f + %.4f pi "
+                    "(frame 0: + %ld pi)", f, spin, k, swap ? ", sides swapped" : "", (double)b[2], (double)b[3],
+                    (double)b[4], th, q, turns);
+    }
+    strix_tracker_free(t);
+}
+
+/* A tracker takes one kind of box: oriented detections after axis-aligned
+ * ones (and the reverse) are refused; updates without detections fit both. */
+static void obb_kind_is_fixed(void)
+{
+    strix_track_options o;
+    strix_track_options_init(&o, STRIX_TRACKER_BYTETRACK);
+    strix_tracker *t = NULL;
+    strix_error e;
+    strix_detection d = {.x1 = 10, .y1 = 10, .x2 = 50, .y2 = 90, .score = 0.9f};
+    float r[5] = {30, 50, 40, 80, 0.3f};
+    int id;
+    TL_CHECK(!strix_tracker_create(&t, &o, &e), "create");
+    if (!t) return;
+    TL_CHECK(!strix_tracker_update_obb(t, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, &e) &&
+             !strix_tracker_update(t, NULL, &d, 1, &id, &e), "an empty oriented update, then axis-aligned boxes");
+    TL_CHECK(strix_tracker_update_obb(t, NULL, NULL, 0, 0, &d, r, 1, &id, &e) == STRIX_E_ARG,
+             "oriented boxes after axis-aligned ones must be refused");
+    strix_tracker_free(t);
+    TL_CHECK(!strix_tracker_create(&t, &o, &e), "create");
+    if (!t) return;
+    TL_CHECK(!strix_tracker_update_obb(t, NULL, NULL, 0, 0, &d, r, 1, &id, &e) && id == 1, "an oriented track: %d",
+             id);
+    float b[5];
+    TL_CHECK(strix_tracker_box_xywhr(t, 0, b) && b[2] == 80 && b[3] == 40 && fabsf(b[4] - (0.3f + 1.5707963f)) < 1e-6f,
+             "the long-edge form: %g %g %g", (double)b[2], (double)b[3], (double)b[4]);
+    TL_CHECK(strix_tracker_update(t, NULL, &d, 1, &id, &e) == STRIX_E_ARG,
+             "axis-aligned boxes after oriented ones must be refused");
+    strix_tracker_free(t);
+}
 
 /* The handheld clip (jumps of up to 20 px a frame): camera-motion
  * compensation keeps identities that the Kalman prediction alone loses. */
@@ -1680,6 +1955,9 @@ int main(int argc, char **argv)
     TL_RUN(fasttrack_matches_ultralytics);
     TL_RUN(deepocsort_matches_ultralytics);
     TL_RUN(tracktrack_matches_ultralytics);
+    TL_RUN(obb_matches_ultralytics);
+    TL_RUN(obb_kind_is_fixed);
+    TL_RUN(obb_angle_follows_turns);
     TL_RUN(gmc_beats_no_gmc);
     TL_RUN(gmc_recovers_camera_shift);
     TL_RUN(gmc_corner_guess_redone);

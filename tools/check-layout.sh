@@ -18,7 +18,7 @@ engine/cpu: engine/cpu engine
 engine/cuda: engine/cuda engine kernels/kernels.h
 kernels: kernels engine/ops.h engine/tensor.h
 loaders: loaders engine/strix.h engine/util.h engine/tensor.h
-engine/analytics: engine/analytics engine/strix.h engine/util.h engine/tensor.h
+engine/analytics: engine/analytics engine/strix.h engine/util.h engine/tensor.h engine/tasks.h
 engine/eval: engine/eval engine engine/cpu engine/analytics loaders/safetensors.h loaders/fileread.h
 tools: tools tools/infer engine/strix.h engine/util.h engine/tasks.h engine/analytics engine/eval loaders
 tests: tests tests/fuzz engine engine/cpu engine/cuda engine/analytics engine/eval kernels loaders tools tools/infer

@@ -690,11 +690,6 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     if (task == STRIX_TASK_CLASSIFY && (o->track || o->highlights || o->has_line))
         return usage_error("%s: a classify model finds no boxes to track, count or cut highlights from: drop "
                            "--track, --line and --highlights", o->weights ? o->weights : o->model);
-    if (task == STRIX_TASK_OBB && o->track)
-        /* Ultralytics tracks oriented boxes on xywhr (STrack with an angle); strix's trackers take axis-aligned
-         * boxes, which would match rotated objects by their bounds instead */
-        return usage_error("%s: --track on an obb model: strix's trackers follow axis-aligned boxes, not "
-                           "Ultralytics' rotated xywhr ones; drop --track", o->weights ? o->weights : o->model);
     if (o->retina && task != STRIX_TASK_SEGMENT)
         return usage_error("--retina-masks: %s is a %s model; it applies to segment models only",
                            o->weights ? o->weights : o->model, strix_task_name(task));

@@ -30,6 +30,15 @@
  * when a tracked and a lost track overlap (IoU > 0.85) the younger one goes,
  * the tracked one on a tie.  Unmatched tracks and detections are visited in
  * ascending order (lap.lapjv's np.where).
+ *
+ * Oriented boxes (strix_tracker_update_obb; STrack built from xywha): the
+ * Kalman state is that of the unrotated long-edge box (det's tlwh), each
+ * track keeps its angle beside it (double), and every iou_distance between
+ * tracks and detections is 1 - probiou of their xywha in float32
+ * (tasks.c's strix_probiou, Ultralytics' batch_probiou); OC-SORT's
+ * recovery compares the tracks' predicted xywha (its last observations are
+ * unrotated); FastTrack's cover and suppression stay on the unrotated
+ * boxes, as the reference's xyxy.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -38,6 +47,7 @@
 #include "assign.h"
 #include "gmc.h"
 #include "strix.h"
+#include "tasks.h"
 #include "track_fasttrack.h"
 #include "track_kalman.h"
 #include "track_ocsort.h"
@@ -55,6 +65,8 @@ enum { NEW, TRACKED, LOST, REMOVED };
 #define REMOVED_KEEP 1000
 /* OC-SORT's delta_t, bounded so its observations stay a few kB a track */
 #define OCSORT_MAX_DELTA_T 10000
+/* floats per detection in the tracker's boxes: xyxy, or xywhr for oriented ones */
+#define BOX 5
 
 typedef struct track {
     double mean[8], cov[64];
@@ -62,6 +74,7 @@ typedef struct track {
     long frame_id, start_frame, tracklet_len, id;
     float score;
     int idx; /* the detection of its last update (index in the caller's array) */
+    double angle; /* oriented boxes: radians */
 } track;
 
 typedef strix_track_det det;
@@ -85,7 +98,10 @@ struct strix_tracker {
     strix_ocsort *oc;            /* OC-SORT's and Deep OC-SORT's per-slot state */
     strix_fasttrack *ft;         /* FastTrack's per-slot state */
     strix_tracktrack *tt;        /* TrackTrack: its own tracks and update (track_tracktrack.c) */
-    float *boxes;                /* [n_boxes][4]: the tracker's box of each detection of the last update (NaN: none) */
+    int obb;                     /* 1: oriented boxes (strix_tracker_update_obb), 0: axis-aligned, -1: no detections
+                                  * yet */
+    float *boxes;                /* [n_boxes][BOX]: the tracker's box of each detection of the last update, x1 y1 x2
+                                  * y2 or (oriented) x y w h r (NaN: none) */
     int n_boxes, boxes_cap;
     int broken;                  /* an update ran out of memory half way */
     long degenerate;             /* detections ignored for an empty or non-finite box */
@@ -203,6 +219,7 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
     t->o = *o;
     t->xywh = o->tracker_type == STRIX_TRACKER_BOTSORT;
     t->next_id = 1;
+    t->obb = -1;
     const int deep = o->tracker_type == STRIX_TRACKER_DEEPOCSORT;
     const int gmc = t->xywh || deep || o->tracker_type == STRIX_TRACKER_TRACKTRACK;
     if (gmc && o->gmc_method == STRIX_GMC_SPARSE_OPTFLOW && !(t->gmc = strix_gmc_create())) {
@@ -254,6 +271,19 @@ static void track_xyxy(const track *k, int xywh, float b[4]) { strix_kf_xyxy(k->
 /* 1 - IoU in float32, as matching.iou_distance */
 static inline float iou_dist(const float a[4], const float b[4]) { return 1 - strix_box_iou(a, b); }
 
+/* A track's box as iou_distance compares it: xyxy, or xywha for oriented boxes. */
+static void track_geom(const strix_tracker *t, const track *k, float g[5])
+{
+    if (t->obb == 1) strix_kf_xywha(k->mean, t->xywh, k->angle, g);
+    else track_xyxy(k, t->xywh, g);
+}
+
+/* iou_distance of two boxes of track_geom's kind (a detection's: det_xyxy or strix_det_xywha). */
+static float geom_dist(const strix_tracker *t, const float a[5], const float b[5])
+{
+    return t->obb == 1 ? 1 - strix_probiou(a, b) : iou_dist(a, b);
+}
+
 /* ------------------------------------------------------------------ update */
 
 /* A free slot of the pool (growing it); -1 on OOM. */
@@ -293,6 +323,7 @@ static void track_update(strix_tracker *t, track *k, const det *d)
     k->activated = 1;
     k->score = d->score;
     k->idx = d->index;
+    if (t->obb == 1) k->angle = strix_obb_angle(k->angle, d->angle);
     if (t->oc) strix_ocsort_settle(t->oc, (int)(k - t->pool), k->mean, k->cov);
     if (t->ft) strix_fasttrack_updated(t->ft, (int)(k - t->pool), 0, k->mean, k->cov);
 }
@@ -309,6 +340,7 @@ static void track_reactivate(strix_tracker *t, track *k, const det *d)
     k->frame_id = t->frame_id;
     k->score = d->score;
     k->idx = d->index;
+    if (t->obb == 1) k->angle = strix_obb_angle(k->angle, d->angle);
     if (t->oc) strix_ocsort_settle(t->oc, (int)(k - t->pool), k->mean, k->cov);
     if (t->ft) strix_fasttrack_updated(t->ft, (int)(k - t->pool), 1, k->mean, k->cov);
 }
@@ -387,13 +419,16 @@ static int associate(strix_tracker *t, scratch *s, const int *ta, int na, const 
     }
     const int fuse = kind != COST_IOU && t->o.fuse_score, ocm = kind == COST_DISTS && t->oc;
     for (int i = 0; i < na; i++) {
-        float a[4];
-        if (kind != COST_OCR || !strix_ocsort_last(t->oc, ta[i], a)) track_xyxy(&t->pool[ta[i]], t->xywh, a);
+        float a[5];
+        /* OC-SORT's recovery: the last observation (oriented boxes: the predicted box, the reference keeps no
+         * rotated observation) */
+        if (kind != COST_OCR || t->obb == 1 || !strix_ocsort_last(t->oc, ta[i], a)) track_geom(t, &t->pool[ta[i]], a);
         for (int j = 0; j < nb; j++) {
             const det *d = &s->d[db[j]];
-            float b[4];
+            float b[4], g[5];
             det_xyxy(d, b);
-            float c = iou_dist(a, b);
+            if (t->obb == 1) strix_det_xywha(d, g);
+            float c = geom_dist(t, a, t->obb == 1 ? g : b);
             if (fuse) c = 1 - (1 - c) * d->score;
             if (ocm) c = c + t->o.inertia * strix_ocsort_direction_cost(t->oc, ta[i], b);
             s->cost[i * nb + j] = isfinite(c) ? (double)c : 1;
@@ -560,13 +595,13 @@ static int remove_duplicates(strix_tracker *t)
     }
     for (int i = 0; i < a->n; i++) {
         const track *x = &t->pool[a->v[i]];
-        float p[4];
-        track_xyxy(x, t->xywh, p);
+        float p[5];
+        track_geom(t, x, p);
         for (int j = 0; j < b->n; j++) {
             const track *y = &t->pool[b->v[j]];
-            float q[4];
-            track_xyxy(y, t->xywh, q);
-            if (!(iou_dist(p, q) < DUPLICATE_IOU_DIST)) continue;
+            float q[5];
+            track_geom(t, y, q);
+            if (!(geom_dist(t, p, q) < DUPLICATE_IOU_DIST)) continue;
             if (x->frame_id - x->start_frame > y->frame_id - y->start_frame) drop_b[j] = 1;
             else drop_a[i] = 1;
         }
@@ -606,21 +641,40 @@ static int camera_motion(strix_tracker *t, const gmc_input *in, double H[6])
     return 1;
 }
 
-/* One frame; 0, or -1 when memory ran out (the tracker is then unusable). */
-static int update(strix_tracker *t, const gmc_input *in, const strix_detection *dets, int n, int *ids,
-                  scratch *s)
+/* Oriented detection r (cx, cy, w, h, angle) as STrack holds it: in its
+ * long-edge form (w < h: the sides swapped and the angle + pi/2, in
+ * double), tlwh = xywh2ltwh in double stored as float32.  1 when it is
+ * degenerate (w or h not > 0, or a value not finite). */
+static int obb_det(const float r[5], det *d)
+{
+    const int swap = r[2] < r[3];
+    float w = swap ? r[3] : r[2], h = swap ? r[2] : r[3];
+    d->tlwh[0] = (float)((double)r[0] - (double)w / 2);
+    d->tlwh[1] = (float)((double)r[1] - (double)h / 2);
+    d->tlwh[2] = w;
+    d->tlwh[3] = h;
+    d->angle = (double)r[4] + (swap ? 3.141592653589793 / 2 : 0);
+    for (int k = 0; k < 5; k++)
+        if (!isfinite(r[k])) return 1;
+    return !(r[2] > 0) || !(r[3] > 0);
+}
+
+/* One frame (xywhr: the oriented boxes, or NULL); 0, or -1 when memory ran
+ * out (the tracker is then unusable). */
+static int update(strix_tracker *t, const gmc_input *in, const strix_detection *dets, const float *xywhr, int n,
+                  int *ids, scratch *s)
 {
     t->frame_id++;
     size_t nn = (size_t)(n > 0 ? n : 1);
     t->n_boxes = 0;
     if (n > t->boxes_cap) {
-        float *b = realloc(t->boxes, sizeof *b * 4 * (size_t)n);
+        float *b = realloc(t->boxes, sizeof *b * BOX * (size_t)n);
         if (!b) return -1;
         t->boxes = b;
         t->boxes_cap = n;
     }
     t->n_boxes = n;
-    for (size_t i = 0; i < 4 * (size_t)n; i++) t->boxes[i] = NAN;
+    for (size_t i = 0; i < BOX * (size_t)n; i++) t->boxes[i] = NAN;
     s->d = malloc(sizeof *s->d * nn);
     s->high = malloc(sizeof *s->high * nn);
     s->low = malloc(sizeof *s->low * nn);
@@ -632,16 +686,23 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     for (int i = 0; i < n; i++) {
         const strix_detection *x = &dets[i];
         det *d = &s->d[i];
-        /* Boxes.xywh in float32, then x1 = cx - w / 2 in double, stored as float32 */
-        float cx = (x->x1 + x->x2) / 2, cy = (x->y1 + x->y2) / 2, w = x->x2 - x->x1, h = x->y2 - x->y1;
-        d->tlwh[0] = (float)((double)cx - (double)w / 2);
-        d->tlwh[1] = (float)((double)cy - (double)h / 2);
-        d->tlwh[2] = w;
-        d->tlwh[3] = h;
+        int bad;
+        if (xywhr) {
+            bad = obb_det(xywhr + 5 * (size_t)i, d);
+        } else {
+            /* Boxes.xywh in float32, then x1 = cx - w / 2 in double, stored as float32 */
+            float cx = (x->x1 + x->x2) / 2, cy = (x->y1 + x->y2) / 2, w = x->x2 - x->x1, h = x->y2 - x->y1;
+            d->tlwh[0] = (float)((double)cx - (double)w / 2);
+            d->tlwh[1] = (float)((double)cy - (double)h / 2);
+            d->tlwh[2] = w;
+            d->tlwh[3] = h;
+            d->angle = 0;
+            bad = degenerate(x, d);
+        }
         d->score = x->score;
         d->index = i;
         ids[i] = -1;
-        if (degenerate(x, d)) { /* never matched, never starts a track */
+        if (bad) { /* never matched, never starts a track */
             t->degenerate++;
             continue;
         }
@@ -654,7 +715,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         int moved = camera_motion(t, in, H);
         return moved < 0 ? -1
                          : strix_tracktrack_update(t->tt, moved ? H : NULL, s->d, s->high, n_high, s->low, n_low, ids,
-                                                   t->boxes);
+                                                   t->boxes, t->obb == 1);
     }
 
     /* tracked tracks split into confirmed (with the lost ones: the pool) and unconfirmed */
@@ -676,7 +737,11 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         const list *l[] = {&s->pool, &s->unconfirmed};
         for (int q = 0; q < 2; q++)
             for (int i = 0; i < l[q]->n; i++) {
-                warp(&t->pool[l[q]->v[i]], H, !t->xywh);
+                track *k = &t->pool[l[q]->v[i]];
+                /* BoT-SORT's oriented tracks scale and turn (Deep OC-SORT's keep their size and angle) */
+                const int turn = t->xywh && t->obb == 1;
+                warp(k, H, turn ? STRIX_KF_WARP_OBB : !t->xywh);
+                if (turn) k->angle += strix_kf_warp_angle(H);
                 if (t->oc) strix_ocsort_warp(t->oc, l[q]->v[i], H); /* Deep OC-SORT's: its last detection too */
             }
     }
@@ -778,6 +843,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         k->frame_id = k->start_frame = t->frame_id;
         k->score = d->score;
         k->idx = d->index;
+        k->angle = d->angle;
     }
 
     /* lost tracks past the buffer */
@@ -820,7 +886,8 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         const track *k = &t->pool[t->tracked.v[i]];
         if (!k->activated || k->frame_id != t->frame_id) continue;
         ids[k->idx] = (int)k->id;
-        track_xyxy(k, t->xywh, &t->boxes[4 * k->idx]);
+        if (t->obb == 1) strix_kf_xywha(k->mean, t->xywh, k->angle, &t->boxes[BOX * k->idx]);
+        else track_xyxy(k, t->xywh, &t->boxes[BOX * k->idx]);
     }
     /* slots no list holds any more are free (state NEW) */
     for (int i = 0; i < t->n_pool; i++)
@@ -832,20 +899,26 @@ out:
     return rc;
 }
 
-/* The checks every update makes of its detections, then the update. */
-static strix_status run_update(strix_tracker *t, const gmc_input *in, const strix_detection *dets, int n, int *ids,
-                               strix_error *err)
+/* The checks every update makes of its detections (xywhr: oriented
+ * boxes, or NULL), then the update. */
+static strix_status run_update(strix_tracker *t, const gmc_input *in, const strix_detection *dets, const float *xywhr,
+                               int obb, int n, int *ids, strix_error *err)
 {
-    if (n < 0 || (n && (!dets || !ids))) return strix_fail(err, STRIX_E_ARG, "tracker: bad detection array");
+    if (n < 0 || (n && (!dets || !ids || (obb && !xywhr))))
+        return strix_fail(err, STRIX_E_ARG, "tracker: bad detection array");
+    if (n && t->obb >= 0 && t->obb != obb)
+        return strix_fail(err, STRIX_E_ARG, "tracker: %s detections for a tracker of %s ones (one tracker per kind)",
+                          obb ? "oriented" : "axis-aligned", obb ? "axis-aligned" : "oriented");
     for (int i = 0; i < n; i++) {
         const strix_detection *x = &dets[i];
         if (!(x->score >= 0 && x->score <= 1))
             return strix_fail(err, STRIX_E_ARG, "tracker: detection %d has a score outside 0..1", i);
     }
     if (t->broken) return strix_fail(err, STRIX_E_NOMEM, "tracker: unusable after running out of memory");
+    if (n) t->obb = obb;
     scratch s;
     memset(&s, 0, sizeof s);
-    int rc = update(t, in, dets, n, ids, &s);
+    int rc = update(t, in, dets, obb ? xywhr : NULL, n, ids, &s);
     scratch_free(&s);
     if (rc) {
         t->broken = 1;
@@ -870,7 +943,7 @@ strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, co
 {
     strix_status st = frame ? check_frame(frame, err) : STRIX_OK;
     gmc_input in = {frame, NULL, 0, 0};
-    return st ? st : run_update(t, &in, dets, n, ids, err);
+    return st ? st : run_update(t, &in, dets, NULL, 0, n, ids, err);
 }
 
 strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, int width, int height,
@@ -879,7 +952,18 @@ strix_status strix_tracker_update_grey(strix_tracker *t, const uint8_t *grey, in
     if (!grey || width < 1 || height < 1)
         return strix_fail(err, STRIX_E_ARG, "tracker: bad grey frame (%dx%d%s)", width, height, grey ? "" : ", no pixels");
     gmc_input in = {NULL, grey, width, height};
-    return run_update(t, &in, dets, n, ids, err);
+    return run_update(t, &in, dets, NULL, 0, n, ids, err);
+}
+
+strix_status strix_tracker_update_obb(strix_tracker *t, const strix_image *frame, const uint8_t *grey, int width,
+                                     int height, const strix_detection *dets, const float *xywhr, int n, int *ids,
+                                     strix_error *err)
+{
+    if (grey && (width < 1 || height < 1))
+        return strix_fail(err, STRIX_E_ARG, "tracker: bad grey frame (%dx%d)", width, height);
+    strix_status st = !grey && frame ? check_frame(frame, err) : STRIX_OK;
+    gmc_input in = {grey ? NULL : frame, grey, width, height};
+    return st ? st : run_update(t, &in, dets, xywhr, 1, n, ids, err);
 }
 
 strix_status strix_track_grey(const strix_image *frame, int *done, int y1, uint8_t *grey, strix_grey_rounding kind,
@@ -906,7 +990,27 @@ long strix_tracker_degenerate(const strix_tracker *t) { return t->degenerate; }
 
 int strix_tracker_box(const strix_tracker *t, int i, float xyxy[4])
 {
-    if (i < 0 || i >= t->n_boxes || isnan(t->boxes[4 * i])) return 0;
-    memcpy(xyxy, &t->boxes[4 * i], sizeof(float) * 4);
+    if (i < 0 || i >= t->n_boxes || isnan(t->boxes[BOX * i])) return 0;
+    if (t->obb != 1) {
+        memcpy(xyxy, &t->boxes[BOX * i], sizeof(float) * 4);
+        return 1;
+    }
+    float c[8]; /* OBB.xyxy: the corners' bounds */
+    strix_xywhr_corners(&t->boxes[BOX * i], 1, c);
+    xyxy[0] = xyxy[2] = c[0];
+    xyxy[1] = xyxy[3] = c[1];
+    for (int k = 1; k < 4; k++) {
+        xyxy[0] = c[2 * k] < xyxy[0] ? c[2 * k] : xyxy[0];
+        xyxy[2] = c[2 * k] > xyxy[2] ? c[2 * k] : xyxy[2];
+        xyxy[1] = c[2 * k + 1] < xyxy[1] ? c[2 * k + 1] : xyxy[1];
+        xyxy[3] = c[2 * k + 1] > xyxy[3] ? c[2 * k + 1] : xyxy[3];
+    }
+    return 1;
+}
+
+int strix_tracker_box_xywhr(const strix_tracker *t, int i, float xywhr[5])
+{
+    if (t->obb != 1 || i < 0 || i >= t->n_boxes || isnan(t->boxes[BOX * i])) return 0;
+    memcpy(xywhr, &t->boxes[BOX * i], sizeof(float) * 5);
     return 1;
 }

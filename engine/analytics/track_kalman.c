@@ -171,13 +171,15 @@ void strix_kf_update(double *mean, double *cov, int xywh, const float m[4], doub
 
 /* The camera-motion warp of stracks.py's multi_gmc: centre and its velocity
  * rotate with R and shift by t, sizes and their velocities scale by |R|
- * (xyah: stay, I): x := R8 x + (t, 0...), P := R8 P R8^T. */
+ * (xyah: stay, I; oriented boxes: by np.linalg.norm(R[:, 0]) I): x := R8 x
+ * + (t, 0...), P := R8 P R8^T. */
 void strix_kf_warp(double *mean, double *cov, const double H[6], int xyah)
 {
     double r8[64] = {0};
     double R[4] = {H[0], H[1], H[3], H[4]}, A[4] = {fabs(H[0]), fabs(H[1]), fabs(H[3]), fabs(H[4])}, I[4] = {1, 0, 0, 1};
+    const double s = sqrt(H[0] * H[0] + H[3] * H[3]), N[4] = {s, 0, 0, s};
     for (int b = 0; b < 4; b++) {
-        const double *m = b & 1 ? xyah ? I : A : R;
+        const double *m = b & 1 ? xyah == STRIX_KF_WARP_OBB ? N : xyah ? I : A : R;
         int o = 2 * b;
         r8[o * 8 + o] = m[0];
         r8[o * 8 + o + 1] = m[1];
@@ -215,4 +217,15 @@ void strix_kf_xyxy(const double *mean, int xywh, float b[4])
     b[1] = (float)y1;
     b[2] = (float)(w + x1);
     b[3] = (float)(h + y1);
+}
+
+void strix_kf_xywha(const double *mean, int xywh, double angle, float r[5])
+{
+    double w = xywh ? mean[2] : mean[2] * mean[3], h = mean[3];
+    double x1 = mean[0] - w / 2, y1 = mean[1] - h / 2;
+    r[0] = (float)(x1 + w / 2);
+    r[1] = (float)(y1 + h / 2);
+    r[2] = (float)w;
+    r[3] = (float)h;
+    r[4] = (float)angle;
 }

@@ -11,6 +11,8 @@
 #ifndef STRIX_TRACK_KALMAN_H
 #define STRIX_TRACK_KALMAN_H
 
+#include <math.h>
+
 /* A list of track slots (indices into a tracker's pool).  A live track has
  * one slot, so slots stand for identities. */
 typedef struct strix_slots {
@@ -26,11 +28,14 @@ int strix_slots_join(strix_slots *a, const strix_slots *b);
 /* a := a without the slots of b (sub_stracks). */
 void strix_slots_sub(strix_slots *a, const strix_slots *b);
 
-/* A detection as the reference holds it. */
+/* A detection as the reference holds it.  An oriented box (STrack from
+ * xywha) is held in its long-edge form: w < h swapped, the angle + pi/2,
+ * and tlwh its unrotated (cx - w / 2, cy - h / 2, w, h). */
 typedef struct strix_track_det {
     float tlwh[4]; /* x1, y1, w, h, float32 */
     float score;
     int index;     /* in the caller's array */
+    double angle;  /* oriented boxes: radians (float64, as the reference's); else unused */
 } strix_track_det;
 
 /* The measurement of a detection, float32 as the reference's convert_coords:
@@ -64,11 +69,40 @@ void strix_kf_predict_one(double *mean, double *cov);
 void strix_kf_update(double *mean, double *cov, int xywh, const float m[4], double r_scale);
 /* multi_gmc's warp by the 2x3 affine H (row-major); xyah 1: Deep OC-SORT's,
  * which moves only the centre and its velocity (aspect, height and their
- * velocities stay). */
+ * velocities stay); xyah STRIX_KF_WARP_OBB: multi_gmc's for oriented boxes,
+ * the sizes and their velocities scaled by |R's first column| (the angle,
+ * the caller's, turns by strix_kf_warp_angle). */
+#define STRIX_KF_WARP_OBB 2
 void strix_kf_warp(double *mean, double *cov, const double H[6], int xyah);
+/* The rotation multi_gmc adds to an oriented track's angle: atan2(R10, R00). */
+static inline double strix_kf_warp_angle(const double H[6]) { return atan2(H[3], H[0]); }
 /* The state's box as the reference's xyxy, in float32 (x1 = cx - w / 2 and
  * x2 = w + x1 in double, then stored). */
 void strix_kf_xyxy(const double *mean, int xywh, float b[4]);
+/* An oriented track's box as the reference's xywha, in float32: the
+ * state's (x1 + w / 2, y1 + h / 2, w, h) in double (x1 = cx - w / 2), and
+ * its angle. */
+void strix_kf_xywha(const double *mean, int xywh, double angle, float r[5]);
+
+/* A detection's oriented box as the reference's xywha, in float32 (its
+ * centre x1 + w / 2 in float32). */
+static inline void strix_det_xywha(const strix_track_det *d, float r[5])
+{
+    r[0] = d->tlwh[0] + d->tlwh[2] / 2;
+    r[1] = d->tlwh[1] + d->tlwh[3] / 2;
+    r[2] = d->tlwh[2];
+    r[3] = d->tlwh[3];
+    r[4] = (float)d->angle;
+}
+
+/* The angle an oriented track takes from detection angle a (update and
+ * re_activate): the half-turn form of a (a or a +- pi) nearest the track's
+ * angle old, so it never flips; Python's round, halves to even. */
+static inline double strix_obb_angle(double old, double a)
+{
+    const double pi = 3.141592653589793;
+    return a - pi * nearbyint((a - old) / pi);
+}
 /* The intersection of two float32 boxes, as metrics.bbox_ioa.  The boxes
  * are finite, so plain comparisons stand for fminf/fmaxf (not inlined). */
 static inline float strix_box_inter(const float a[4], const float b[4])

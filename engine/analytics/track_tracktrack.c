@@ -27,13 +27,19 @@
  * this: a track's box history mixes the detections' float32 boxes (updates)
  * with its state's double boxes (start and re-activation), and the angle
  * cost runs in double for all pairs of a cost matrix as soon as one of
- * their history boxes is double (np.stack promotes the whole array). */
+ * their history boxes is double (np.stack promotes the whole array).
+ *
+ * Oriented boxes: the tracks and detections are their unrotated long-edge
+ * boxes for everything (HMIoU, corner motion, track-aware initialisation:
+ * the reference's xyxy), but a track keeps its angle, turned by the camera
+ * motion, and the duplicate test runs on probiou of the xywha. */
 #include "track_tracktrack.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tasks.h"
 #include "util.h"
 
 enum { T_FREE, T_NEW, T_TRACKED, T_LOST, T_REMOVED };
@@ -62,6 +68,7 @@ typedef struct tt_track {
     float vel[4][2]; /* per-corner unit velocity, float32 */
     hbox hist[HIST]; /* oldest first */
     int n_hist;
+    double angle;    /* oriented boxes: radians */
 } tt_track;
 
 struct strix_tracktrack {
@@ -74,6 +81,7 @@ struct strix_tracktrack {
     strix_slots tracked, lost;
     long *removed; /* identities of the last REMOVED_KEEP removed tracks, oldest first */
     int n_removed;
+    int obb;       /* this update's detections are oriented boxes */
 };
 
 strix_tracktrack *strix_tracktrack_create(const strix_track_options *o)
@@ -186,6 +194,7 @@ static void track_update(const strix_tracktrack *t, tt_track *k, const strix_tra
         k->activated = 1;
     }
     k->idx = d->index;
+    if (t->obb) k->angle = strix_obb_angle(k->angle, d->angle);
 }
 
 /* TTSTrack.re_activate: a lost track found again, same identity. */
@@ -202,6 +211,7 @@ static void track_reactivate(const strix_tracktrack *t, tt_track *k, const strix
     k->activated = 1;
     k->frame_id = t->frame_id;
     k->idx = d->index;
+    if (t->obb) k->angle = strix_obb_angle(k->angle, d->angle);
 }
 
 /* ------------------------------------------------------------------- cost */
@@ -461,6 +471,7 @@ static void track_start(strix_tracktrack *t, int slot, const strix_track_det *d)
     k->frame_id = k->start_frame = t->frame_id;
     k->score = k->prev_score = d->score;
     k->idx = d->index;
+    k->angle = d->angle;
 }
 
 static int removed_has(const strix_tracktrack *t, long id)
@@ -476,6 +487,21 @@ static void unmark(strix_tracktrack *t)
     if (t->n_pool) memset(t->mark, 0, (size_t)t->n_pool);
 }
 
+/* The duplicate test's 1 - IoU of two tracks (iou_distance: probiou of the
+ * xywha for oriented boxes). */
+static float track_dist(const strix_tracktrack *t, const tt_track *x, const tt_track *y)
+{
+    float p[5], q[5];
+    if (!t->obb) {
+        track_box(x, p);
+        track_box(y, q);
+        return 1 - strix_box_iou(p, q);
+    }
+    strix_kf_xywha(x->mean, 1, x->angle, p);
+    strix_kf_xywha(y->mean, 1, y->angle, q);
+    return 1 - strix_probiou(p, q);
+}
+
 /* remove_duplicate_stracks over tracked x lost: of two tracks with IoU >
  * 0.85 the younger goes, the tracked one on a tie. */
 static void remove_duplicates(strix_tracktrack *t)
@@ -485,13 +511,9 @@ static void remove_duplicates(strix_tracktrack *t)
     enum { DROP_A = 1, DROP_B = 2 };
     for (int i = 0; i < a->n; i++) {
         const tt_track *x = &t->pool[a->v[i]];
-        float p[4];
-        track_box(x, p);
         for (int j = 0; j < b->n; j++) {
             const tt_track *y = &t->pool[b->v[j]];
-            float q[4];
-            track_box(y, q);
-            if (!(1 - strix_box_iou(p, q) < DUPLICATE_IOU_DIST)) continue;
+            if (!(track_dist(t, x, y) < DUPLICATE_IOU_DIST)) continue;
             if (x->frame_id - x->start_frame > y->frame_id - y->start_frame) t->mark[b->v[j]] |= DROP_B;
             else t->mark[a->v[i]] |= DROP_A;
         }
@@ -529,7 +551,8 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < moved[l]->n && H; i++) {
             tt_track *k = &t->pool[moved[l]->v[i]];
-            strix_kf_warp(k->mean, k->cov, H, 0);
+            strix_kf_warp(k->mean, k->cov, H, t->obb ? STRIX_KF_WARP_OBB : 0);
+            if (t->obb) k->angle += strix_kf_warp_angle(H);
         }
     for (int l = 0; l < 2; l++)
         for (int i = 0; i < moved[l]->n; i++) {
@@ -663,7 +686,8 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
         const tt_track *k = &t->pool[t->tracked.v[i]];
         if (!k->activated || k->frame_id != f) continue;
         ids[k->idx] = (int)k->id;
-        track_box(k, &boxes[4 * k->idx]);
+        if (t->obb) strix_kf_xywha(k->mean, 1, k->angle, &boxes[5 * k->idx]);
+        else track_box(k, &boxes[5 * k->idx]);
     }
     /* slots no list holds any more are free */
     unmark(t);
@@ -675,8 +699,9 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
 }
 
 int strix_tracktrack_update(strix_tracktrack *t, const double *H, const strix_track_det *d, const int *high,
-                            int n_high, const int *low, int n_low, int *ids, float *boxes)
+                            int n_high, const int *low, int n_low, int *ids, float *boxes, int obb)
 {
+    t->obb = obb;
     scratch s;
     memset(&s, 0, sizeof s);
     int rc = update(t, &s, H, d, high, n_high, low, n_low, ids, boxes);

@@ -22,11 +22,13 @@ void strix_tracktrack_free(strix_tracktrack *tt);
  * scoring >= track_high_thresh, low [n_low] of those in (track_low_thresh,
  * track_high_thresh), both ascending; H: the camera motion from the last
  * frame (2x3 affine, row-major), NULL for none.  ids [d's count], preset to
- * -1, and boxes [4 x d's count] receive, for each detection a confirmed
+ * -1, and boxes [5 x d's count] receive, for each detection a confirmed
  * track took this frame, the track's identity and its box (the reference's
- * row: the Kalman state after the update, float32 x1 y1 x2 y2).  0, or -1
- * when memory ran out (the tracker is then unusable). */
+ * row: the Kalman state after the update, float32 x1 y1 x2 y2 and a fifth
+ * float unused, or with obb, the detections' oriented boxes, x y w h and
+ * the track's angle).  0, or -1 when memory ran out (the tracker is then
+ * unusable). */
 int strix_tracktrack_update(strix_tracktrack *tt, const double *H, const strix_track_det *d, const int *high,
-                            int n_high, const int *low, int n_low, int *ids, float *boxes);
+                            int n_high, const int *low, int n_low, int *ids, float *boxes, int obb);
 
 #endif

@@ -5,11 +5,14 @@
  * `infer --track` drives it with a model's or a replayed (--detections)
  * stream: ByteTrack, OC-SORT, FastTrack, TrackTrack, BoT-SORT and Deep OC-SORT and their
  * camera-motion compensation on small frames of any size, by the frame and by the grey half frame
- * in bands.
+ * in bands, on axis-aligned or oriented boxes (strix_tracker_update_obb, as
+ * for an obb model).
  *
  * Input: the YAML text up to the first NUL byte; after it, frames, each
  *   1 byte   bit 0-3: detections n (0..15); bit 4-5: the pixels given to
- *            GMC (0, 1: the frame; 2: grey bands; 3: none); bit 6: BGR
+ *            GMC (0, 1: the frame; 2: grey bands; 3: none); bit 6: BGR;
+ *            bit 7: oriented boxes (a tracker that had the other kind
+ *            must refuse them)
  *   2 bytes  frame width and height - 1 (mod 128), when pixels are given
  *   1 byte   pattern seed (the pixels are a texture shifted by the frame
  *            index, so consecutive frames look like a panning camera)
@@ -17,7 +20,9 @@
  *   n x 11   per detection: 4 x int16 corners / 4 (pixels), score byte /
  *            255, class byte, flags byte (bit 0: the first corner's raw
  *            float bits from the next 4 bytes: NaN, inf, denormals; bit 1:
- *            score byte / 64, up to 4, which the tracker must refuse)
+ *            score byte / 64, up to 4, which the tracker must refuse);
+ *            oriented: the 4 values are cx, cy, w, h and 2 more bytes
+ *            follow, an int16 angle / 1024 (radians)
  * until the input ends, 64 frames at most.  The API promises no crash on any box (a box
  * without area or with a non-finite corner is ignored) and an error, not
  * a crash, for anything else; and each accepted frame gives every
@@ -60,11 +65,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cursor c = {nul + 1, size - yaml_len - 1};
     strix_detection dets[15];
     int ids[15];
+    float xywhr[15 * 5];
     static uint8_t px[128 * 128 * 3], grey[64 * 64];
     for (int frame = 0; frame < 64; frame++) { /* 64 frames at most: an input stays fast */
         uint8_t head, wh[2], seed, band = 0;
         if (!take(&c, &head, 1)) break;
-        int n = head & 15, mode = (head >> 4) & 3, bgr = (head >> 6) & 1;
+        int n = head & 15, mode = (head >> 4) & 3, bgr = (head >> 6) & 1, obb = head >> 7;
         strix_image img = {0};
         if (mode != 3) {
             if (!take(&c, wh, 2) || !take(&c, &seed, 1) || (mode == 2 && !take(&c, &band, 1))) break;
@@ -85,6 +91,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             *d = (strix_detection){q[0] / 4.0f, q[1] / 4.0f, q[2] / 4.0f, q[3] / 4.0f,
                                    sc[2] & 2 ? sc[0] / 64.0f : sc[0] / 255.0f, sc[1]};
             if (sc[2] & 1 && !take(&c, &d->x1, sizeof d->x1)) break;
+            int16_t a = 0;
+            if (obb && !take(&c, &a, sizeof a)) break;
+            float *r = xywhr + 5 * got;
+            r[0] = d->x1, r[1] = d->y1, r[2] = d->x2, r[3] = d->y2, r[4] = a / 1024.0f;
         }
         for (int i = 0; i < got; i++) ids[i] = -2; /* not an answer the tracker gives */
         strix_status st;
@@ -96,9 +106,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 y1 = y1 + rows < img.height ? y1 + rows : img.height;
                 st = strix_track_grey(&img, &done, y1, grey, o.gmc_grey, &err);
             }
-            if (!st) st = strix_tracker_update_grey(t, grey, img.width, img.height, dets, got, ids, &err);
+            if (!st) st = obb ? strix_tracker_update_obb(t, NULL, grey, img.width, img.height, dets, xywhr, got, ids, &err)
+                              : strix_tracker_update_grey(t, grey, img.width, img.height, dets, got, ids, &err);
         } else {
-            st = strix_tracker_update(t, mode == 3 ? NULL : &img, dets, got, ids, &err);
+            st = obb ? strix_tracker_update_obb(t, mode == 3 ? NULL : &img, NULL, 0, 0, dets, xywhr, got, ids, &err)
+                     : strix_tracker_update(t, mode == 3 ? NULL : &img, dets, got, ids, &err);
         }
         if (st != STRIX_OK && st != STRIX_E_ARG) break; /* out of memory: the tracker refuses from then on */
         if (st == STRIX_OK)
@@ -109,6 +121,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
     }
     (void)strix_tracker_degenerate(t);
+    float b[5];
+    for (int i = 0; i < 15; i++) /* the last frame's boxes, of either kind */
+        (void)(strix_tracker_box(t, i, b) + strix_tracker_box_xywhr(t, i, b));
     strix_tracker_free(t);
     return 0;
 }

@@ -11,6 +11,8 @@
  *   fasttrack.bin FastTrack, no pixels
  *   deepocsort.bin Deep OC-SORT, GMC sparseOptFlow, GMC on the frame
  *   tracktrack.bin TrackTrack, GMC sparseOptFlow, GMC on the frame
+ *   obb_botsort.bin, obb_tracktrack.bin, obb_ocsort.bin the same on
+ *                 oriented boxes (the boxes' centres and sides, turning)
  *   seeds_tracker DIR */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,23 +45,27 @@ static const char *deepocsort = "tracker_type: deepocsort\ntrack_high_thresh: 0.
 
 /* mode: fuzz_tracker's pixel mode (0 the frame, 2 grey bands, 3 none).
  * The seed is made in memory, then written at once. */
-static int write_seed(const char *dir, const char *name, const char *yaml, int mode)
+static int write_seed(const char *dir, const char *name, const char *yaml, int mode, int obb)
 {
     static uint8_t b[4096];
     size_t n = strlen(yaml) + 1; /* with its NUL */
     memcpy(b, yaml, n);
     for (int fr = 0; fr < 24; fr++) {
-        const uint8_t head[5] = {(uint8_t)(3 | mode << 4), 95, 63, 0x21, 15}; /* 3 boxes, 96x64, seed, bands of 16 rows */
+        /* 3 boxes (oriented: bit 7), 96x64, seed, bands of 16 rows */
+        const uint8_t head[5] = {(uint8_t)(3 | mode << 4 | obb << 7), 95, 63, 0x21, 15};
         size_t k = mode == 3 ? 1 : mode == 2 ? 5 : 4;
         memcpy(b + n, head, k);
         n += k;
         for (int i = 0; i < 3; i++) {
             int x = 4 + 30 * i + 3 * fr / 4, y = 8 + 10 * i; /* pixels */
-            const int16_t q[4] = {(int16_t)(4 * x), (int16_t)(4 * y), (int16_t)(4 * (x + 20)), (int16_t)(4 * (y + 30))};
+            const int v[4] = {obb ? x + 10 : x, obb ? y + 15 : y, obb ? 20 : x + 20, obb ? 30 : y + 30}; /* or cx cy w h */
+            const int16_t q[4] = {(int16_t)(4 * v[0]), (int16_t)(4 * v[1]), (int16_t)(4 * v[2]), (int16_t)(4 * v[3])};
             for (int c = 0; c < 4; c++) b[n++] = (uint8_t)q[c], b[n++] = (uint8_t)((uint16_t)q[c] >> 8); /* little-endian */
             b[n++] = (uint8_t)(200 + 20 * i); /* score */
             b[n++] = (uint8_t)i;              /* class */
             b[n++] = 0;                       /* flags */
+            const int16_t a = (int16_t)(100 * fr + 300 * i); /* radians x 1024 */
+            if (obb) b[n++] = (uint8_t)a, b[n++] = (uint8_t)((uint16_t)a >> 8);
         }
     }
     char path[4096];
@@ -77,9 +83,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: seeds_tracker DIR\n");
         return 2;
     }
-    int ok = write_seed(argv[1], "botsort.bin", botsort, 0) && write_seed(argv[1], "bands.bin", botsort, 2) &&
-             write_seed(argv[1], "bytetrack.bin", bytetrack, 3) && write_seed(argv[1], "ocsort.bin", ocsort, 3) &&
-             write_seed(argv[1], "fasttrack.bin", fasttrack, 3) && write_seed(argv[1], "deepocsort.bin", deepocsort, 0) &&
-             write_seed(argv[1], "tracktrack.bin", tracktrack, 0);
+    int ok = write_seed(argv[1], "botsort.bin", botsort, 0, 0) && write_seed(argv[1], "bands.bin", botsort, 2, 0) &&
+             write_seed(argv[1], "bytetrack.bin", bytetrack, 3, 0) && write_seed(argv[1], "ocsort.bin", ocsort, 3, 0) &&
+             write_seed(argv[1], "fasttrack.bin", fasttrack, 3, 0) &&
+             write_seed(argv[1], "deepocsort.bin", deepocsort, 0, 0) &&
+             write_seed(argv[1], "tracktrack.bin", tracktrack, 0, 0) &&
+             write_seed(argv[1], "obb_botsort.bin", botsort, 0, 1) &&
+             write_seed(argv[1], "obb_tracktrack.bin", tracktrack, 2, 1) &&
+             write_seed(argv[1], "obb_ocsort.bin", ocsort, 3, 1);
     return ok ? 0 : 1;
 }

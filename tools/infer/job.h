@@ -206,6 +206,8 @@ typedef struct task_frame {
     const char *const *names; /* the class names (the detector's) */
     int n_names;
     size_t values_cap, corners_cap, masks_cap, xy_cap, poly_cap, probs_cap;
+    const float *raw_corners; /* obb, tracked (a view, see write_frame): the detections' own corners, corners the
+                                 tracker's; else NULL */
 } task_frame;
 
 /* The source stage (media.c): one video's demux and decode, on its reader thread. */
@@ -287,6 +289,8 @@ typedef struct tracking {
     int *ids;                         /* [cap]: the identities of the last frame's detections */
     strix_detection *boxes;           /* [cap]: its detections with the tracker's boxes where tracked */
     strix_crossing *cross;            /* [cap]: its line crossings */
+    float *corners;                   /* [cap][4][2]: obb: its corners, the tracker's where tracked */
+    int obb;                          /* the last frame's detections were tracked as oriented boxes (corners) */
     int cap, nvtx;
     int n_last;                       /* detections of the last frame tracked (ids and boxes hold them) */
 } tracking;
@@ -384,6 +388,7 @@ int task_take(void *ctx, int image, struct strix_pipe_frame *f, const struct str
               strix_error *err);
 void task_frame_free(void *ctx, void *task);
 void task_json(FILE *j, const task_frame *t, int i);
+void task_json_detection(FILE *j, const task_frame *t, int i);
 void task_json_probs(FILE *j, const task_frame *t);
 void task_txt_probs(FILE *f, const task_frame *t);
 int task_txt(FILE *f, const task_frame *t, int i, const strix_detection *b, int w, int h);
@@ -475,9 +480,12 @@ long tracking_gap_span(const strix_track_options *o);
  * is left), so a gap longer than the span + 1 ends every track and a
  * shorter one leaves them lost, to be found again. */
 strix_status tracking_gap(tracking *t, long missed, const strix_track_options *o, strix_error *err);
+/* task: the frame's task outputs (NULL: detect); an obb model's
+ * detections are tracked on their rotated boxes (strix_tracker_update_obb),
+ * t->corners then the tracker's corners where tracked. */
 strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, int w, int h, long index,
-                            double time, int inferred, const strix_detection *d, int n, int *n_cross,
-                            strix_error *err);
+                            double time, int inferred, const strix_detection *d, int n, const task_frame *task,
+                            int *n_cross, strix_error *err);
 void tracking_close(tracking *t);
 
 /* detector.c */

@@ -37,9 +37,10 @@ void strix_json_keypoints(FILE *f, const float *kpts, int nk, int ndim)
     fputc('}', f);
 }
 
-void strix_json_obb(FILE *f, const float corners[8])
+/* "key": {"x1": .., "y1": .., ..., "y4": ..} */
+static void json_corners(FILE *f, const char *key, const float corners[8])
 {
-    fputs("\"obb\": {", f);
+    fprintf(f, "\"%s\": {", key);
     for (int k = 0; k < 4; k++) {
         fprintf(f, "%s\"x%d\": ", k ? ", " : "", k + 1);
         strix_json_float(f, corners[2 * k]);
@@ -48,6 +49,10 @@ void strix_json_obb(FILE *f, const float corners[8])
     }
     fputc('}', f);
 }
+
+void strix_json_obb(FILE *f, const float corners[8]) { json_corners(f, "obb", corners); }
+
+void strix_json_detection_obb(FILE *f, const float corners[8]) { json_corners(f, "detection_obb", corners); }
 
 static const char *class_name(int c, const char *const *names, int n_names, char *fallback, size_t size)
 {

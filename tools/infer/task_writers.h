@@ -21,6 +21,9 @@ void strix_json_keypoints(FILE *f, const float *kpts, int nk, int ndim);
 /* "obb": {"x1": ., "y1": ., ..., "x4": ., "y4": .}: the 4 corners [4, 2]
  * of an oriented box in source pixels (summary's "box" of an OBB result). */
 void strix_json_obb(FILE *f, const float corners[8]);
+/* "detection_obb": {...}, the same of a tracked detection's own box (its
+ * "obb" is then the tracker's). */
+void strix_json_detection_obb(FILE *f, const float corners[8]);
 
 /* "probs": [{"name": ., "class": ., "confidence": .}, ...]: the k classes
  * top[k] (strix_topk_probs, k = 5 as summary) and their probs[class];

@@ -380,6 +380,14 @@ void task_json(FILE *j, const task_frame *t, int i)
     }
 }
 
+/* A tracked obb detection's own rotated box (its "obb" is the tracker's). */
+void task_json_detection(FILE *j, const task_frame *t, int i)
+{
+    if (!t || i >= t->n || !t->raw_corners) return;
+    fputs(", ", j);
+    strix_json_detection_obb(j, t->raw_corners + 8 * (size_t)i);
+}
+
 /* Classify: ", \"probs\": [top-5]" of an image or frame record. */
 void task_json_probs(FILE *j, const task_frame *t)
 {

@@ -2,13 +2,17 @@
  * writer thread with the frames in order: the tracker (--tracker: ByteTrack,
  * BoT-SORT, OC-SORT, FastTrack, Deep OC-SORT or TrackTrack,
  * engine/analytics/track.c) gives each
- * detection an identity and a tracked detection the tracker's box, the counter
+ * detection an identity and a tracked detection the tracker's box (an obb
+ * model's: its rotated box, and as box the bounds of its corners, not
+ * clipped, as Ultralytics' OBB.xyxy: counted from the rotated box's
+ * centre, as its ObjectCounter counts), the counter
  * (engine/analytics/count.c) keeps each track's totals and trail and counts
  * --line crossings. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "job.h"
+#include "tasks.h"
 #include "trace.h"
 #include "util.h"
 
@@ -45,10 +49,12 @@ strix_status tracking_gap(tracking *t, long missed, const strix_track_options *o
 static float clip(float v, int size) { return v < 0 ? 0 : v > (float)size ? (float)size : v; }
 
 strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, int w, int h, long index,
-                            double time, int inferred, const strix_detection *d, int n, int *n_cross,
-                            strix_error *err)
+                            double time, int inferred, const strix_detection *d, int n, const task_frame *task,
+                            int *n_cross, strix_error *err)
 {
+    const int obb = task && task->task == STRIX_TASK_OBB && task->stride == 5 && task->n >= n;
     *n_cross = 0;
+    t->obb = obb;
     if (n > t->cap) {
         int cap = n > 2 * t->cap ? n : 2 * t->cap;
         int *ids = realloc(t->ids, sizeof *ids * (size_t)cap); /* keeps the last frame's identities */
@@ -57,12 +63,15 @@ strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *
         if (bx) t->boxes = bx;
         strix_crossing *cr = realloc(t->cross, sizeof *cr * (size_t)cap);
         if (cr) t->cross = cr;
-        if (!ids || !bx || !cr) return strix_fail(err, STRIX_E_NOMEM, "out of memory for %d tracked detections", n);
+        float *co = realloc(t->corners, sizeof *co * 8 * (size_t)cap);
+        if (co) t->corners = co;
+        if (!ids || !bx || !cr || !co) return strix_fail(err, STRIX_E_NOMEM, "out of memory for %d tracked detections", n);
         t->cap = cap;
     }
     /* a frame --vid-stride skipped repeats the last detections: same identities */
     stage_push(t->nvtx, "tracking");
     strix_status st = !inferred ? STRIX_OK
+                      : obb     ? strix_tracker_update_obb(t->tracker, img, grey, w, h, d, task->values, n, t->ids, err)
                       : grey    ? strix_tracker_update_grey(t->tracker, grey, w, h, d, n, t->ids, err)
                                 : strix_tracker_update(t->tracker, img, d, n, t->ids, err);
     /* a skipped frame keeps the last frame's; detections past those (a replayed file can skip a frame with more,
@@ -71,8 +80,15 @@ strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *
         strix_detection *b = &t->boxes[i];
         float xyxy[4];
         *b = d[i];
+        if (obb) memcpy(t->corners + 8 * (size_t)i, task->corners + 8 * (size_t)i, sizeof(float) * 8);
         if (!inferred) t->ids[i] = -1;
         if (!inferred || !strix_tracker_box(t->tracker, i, xyxy)) continue;
+        float r[5];
+        if (obb && strix_tracker_box_xywhr(t->tracker, i, r)) { /* OBB.xyxy, not clipped: centred on the box */
+            strix_xywhr_corners(r, 1, t->corners + 8 * (size_t)i);
+            b->x1 = xyxy[0], b->y1 = xyxy[1], b->x2 = xyxy[2], b->y2 = xyxy[3];
+            continue;
+        }
         b->x1 = clip(xyxy[0], w);
         b->y1 = clip(xyxy[1], h);
         b->x2 = clip(xyxy[2], w);
@@ -91,5 +107,6 @@ void tracking_close(tracking *t)
     free(t->ids);
     free(t->boxes);
     free(t->cross);
+    free(t->corners);
     memset(t, 0, sizeof *t);
 }

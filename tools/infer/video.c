@@ -333,6 +333,8 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     double t0 = now_ms();
     const strix_detection *dets = f->dets, *raw = NULL; /* raw: the detections' own boxes, when dets are tracked */
     const int *ids = NULL;
+    const task_frame *task = f->task;
+    task_frame tracked;
     int n = f->n_dets, inferred = f->inferred;
     if (v->replay && replay_frame(v, f, vf->time, &dets, &raw, &n, &ids, &inferred, err)) return -1;
     if (grow_frame_buffers(v, n)) {
@@ -359,22 +361,30 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         strix_image img = {.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
         const uint8_t *grey = f->rgb && slot->grey_rows == f->height ? slot->grey : NULL;
         strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, grey, f->width, f->height, f->index, vf->time,
-                                          inferred, dets, n, &n_cross, err);
+                                          inferred, dets, n, f->task, &n_cross, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
         }
         ids = v->trk.ids;
-        /* from here on, as Ultralytics' tracked results: the tracker's boxes (drawn, written, counted) */
+        /* from here on, as Ultralytics' tracked results: the tracker's boxes (drawn, written, counted); an obb
+         * model's rotated ones too (a view of the frame's task outputs: the detection thread may be copying
+         * them for a frame --vid-stride skips) */
         raw = dets;
         dets = v->trk.boxes;
+        if (v->trk.obb) {
+            tracked = *task;
+            tracked.raw_corners = task->corners;
+            tracked.corners = v->trk.corners;
+            task = &tracked;
+        }
     }
     double t_track = now_ms();
     v->track_ms += t_track - t0;
     if (v->vs.wr) {
         stage_push(o->nvtx, "annotate");
         draw_frame(o, v->trk.counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index, dets, ids,
-                   n, f->task);
+                   n, task);
         stage_pop(o->nvtx);
     }
     double t1 = now_ms();
@@ -393,7 +403,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         v->lat_n++;
         metrics_latency(o->metrics, lat);
     }
-    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_cross, f->task);
+    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_cross, task);
     v->jl_frames++;
     long late = f->index + 1 - v->jl_frames; /* --realtime's holes in the frame numbers */
     metrics_dropped(o->metrics, late - v->late);
@@ -422,7 +432,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     if (v->label_path) {
         snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
-        if (write_labels(o, f->width, f->height, dets, n, f->task, v->label_path)) {
+        if (write_labels(o, f->width, f->height, dets, n, task, v->label_path)) {
             v->reported = 1;
             set_error(err, STRIX_E_IO, "%s: cannot write labels", v->label_path);
             return -1;

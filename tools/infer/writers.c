@@ -73,6 +73,7 @@ static void json_dets(FILE *j, const char *const *names, int n_names, const stri
                 fputs(", \"detection_box\": [", j);
                 json_box(j, &raw[i]);
                 fputs("]", j);
+                task_json_detection(j, task, i);
             }
         }
         fputs("}", j);
