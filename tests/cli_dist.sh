@@ -9,7 +9,8 @@
 # there on ../shared/data/vtest.avi and on two clips with audio (AAC in MP4:
 # copied; PCM in AVI: re-encoded to AAC).  Each run's JSON Lines must equal
 # BUILD's infer's byte for byte, and its MP4 must hold the same streams;
-# --segment's pieces (fragmented MP4 and MPEG-TS) must be those BUILD writes.
+# --segment's pieces (fragmented MP4 and MPEG-TS) must be those BUILD writes,
+# and an HTTP MPEG-TS stream served from outside is read.
 # Then the aarch64 tarball (CC=aarch64-linux-gnu-gcc, CPU-only) and its
 # checks under qemu-user-static: the CPU test programs of the same build (the
 # whole-network ones only with STRIX_DIST_ARM=full) and one infer run.
@@ -165,6 +166,23 @@ else
             pass "bare_segment_$fmt ($pieces)"
         fi
     done
+    # a live network source through the static FFmpeg's http protocol and
+    # mpegts demuxer: 2 s of stream served here by ffmpeg, read to its end
+    port=$((20000 + $$ % 20000))
+    ffmpeg -v error -nostdin -re -f lavfi -i testsrc=size=160x120:rate=25 -t 2 -c:v libx264 -preset ultrafast \
+        -g 25 -pix_fmt yuv420p -f mpegts -listen 1 "http://127.0.0.1:$port/live.ts" >"$T/srv.log" 2>&1 &
+    srv=$!
+    sleep 0.5
+    if ! $enter "$R" "$D/bin/infer" --device cpu --model work/yolov8.yaml --scale n --weights work/w.safetensors \
+        --imgsz 64 --no-reconnect --out work/http "http://127.0.0.1:$port/live.ts" >"$T/out" 2>"$T/err"; then
+        fail bare_http_stream "in the bare root: $(head -c 400 "$T/err")"
+    elif [ "$(grep -c '"frame"' "$R/work/http/live.jsonl")" -lt 25 ]; then
+        fail bare_http_stream "$(grep -c '"frame"' "$R/work/http/live.jsonl") frames of 50 read"
+    else
+        pass "bare_http_stream ($(grep -c '"frame"' "$R/work/http/live.jsonl") frames)"
+    fi
+    kill "$srv" 2>/dev/null
+    wait "$srv" 2>/dev/null
 fi
 
 # --- aarch64 (cross-built, run under qemu-user-static) -------------------------
