@@ -19,7 +19,7 @@ static int frame(tracking *t, long *index, const strix_detection *d, int n, int 
 {
     strix_error err;
     int n_cross = 0;
-    strix_status st = tracking_frame(t, NULL, NULL, W, H, *index, *index / 30.0, 1, d, n, &n_cross, &err);
+    strix_status st = tracking_frame(t, NULL, NULL, W, H, *index, *index / 30.0, 1, d, n, NULL, 0, &n_cross, &err);
     if (st) {
         tl_fail("tracking_frame: %s", err.message);
         return -1;

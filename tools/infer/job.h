@@ -184,6 +184,7 @@ typedef struct detector {
     strix_task task;             /* the model's (detect with --detections) */
     int retina;                  /* --retina-masks: segment masks at the source's size */
     int kpt_n, kpt_dims;         /* pose: kpt_shape */
+    int reid;                    /* the tracker's with_reid: each frame takes its detections' ReID features */
     struct task_scratch *scratch; /* a task model's buffers on the detection thread (taskframe.c) */
 } detector;
 
@@ -205,7 +206,9 @@ typedef struct task_frame {
     int nc;
     const char *const *names; /* the class names (the detector's) */
     int n_names;
-    size_t values_cap, corners_cap, masks_cap, xy_cap, poly_cap, probs_cap;
+    float *feats;        /* with_reid: [n, feat_dim] the detections' ReID features (strix_model_features) */
+    int feat_dim;        /* 0: none */
+    size_t values_cap, corners_cap, masks_cap, xy_cap, poly_cap, probs_cap, feats_cap;
 } task_frame;
 
 /* The source stage (media.c): one video's demux and decode, on its reader thread. */
@@ -476,8 +479,8 @@ long tracking_gap_span(const strix_track_options *o);
  * shorter one leaves them lost, to be found again. */
 strix_status tracking_gap(tracking *t, long missed, const strix_track_options *o, strix_error *err);
 strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, int w, int h, long index,
-                            double time, int inferred, const strix_detection *d, int n, int *n_cross,
-                            strix_error *err);
+                            double time, int inferred, const strix_detection *d, int n, const float *feats,
+                            int feat_dim, int *n_cross, strix_error *err);
 void tracking_close(tracking *t);
 
 /* detector.c */

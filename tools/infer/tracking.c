@@ -45,8 +45,8 @@ strix_status tracking_gap(tracking *t, long missed, const strix_track_options *o
 static float clip(float v, int size) { return v < 0 ? 0 : v > (float)size ? (float)size : v; }
 
 strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, int w, int h, long index,
-                            double time, int inferred, const strix_detection *d, int n, int *n_cross,
-                            strix_error *err)
+                            double time, int inferred, const strix_detection *d, int n, const float *feats,
+                            int feat_dim, int *n_cross, strix_error *err)
 {
     *n_cross = 0;
     if (n > t->cap) {
@@ -62,9 +62,11 @@ strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *
     }
     /* a frame --vid-stride skipped repeats the last detections: same identities */
     stage_push(t->nvtx, "tracking");
-    strix_status st = !inferred ? STRIX_OK
-                      : grey    ? strix_tracker_update_grey(t->tracker, grey, w, h, d, n, t->ids, err)
-                                : strix_tracker_update(t->tracker, img, d, n, t->ids, err);
+    strix_status st = inferred && feats ? strix_tracker_features(t->tracker, feats, n, feat_dim, err) : STRIX_OK;
+    if (!st)
+        st = !inferred ? STRIX_OK
+             : grey    ? strix_tracker_update_grey(t->tracker, grey, w, h, d, n, t->ids, err)
+                       : strix_tracker_update(t->tracker, img, d, n, t->ids, err);
     /* a skipped frame keeps the last frame's; detections past those (a replayed file can skip a frame with more,
      * or its first) have none */
     for (int i = inferred ? 0 : t->n_last; !st && i < n; i++) {

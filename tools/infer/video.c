@@ -334,6 +334,8 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     const strix_detection *dets = f->dets, *raw = NULL; /* raw: the detections' own boxes, when dets are tracked */
     const int *ids = NULL;
     int n = f->n_dets, inferred = f->inferred;
+    /* f->task: a task model's outputs, or a detect model's ReID features only (with_reid) */
+    const task_frame *tf = f->task, *task = tf && tf->task != STRIX_TASK_DETECT ? tf : NULL;
     if (v->replay && replay_frame(v, f, vf->time, &dets, &raw, &n, &ids, &inferred, err)) return -1;
     if (grow_frame_buffers(v, n)) {
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
@@ -359,7 +361,8 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         strix_image img = {.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
         const uint8_t *grey = f->rgb && slot->grey_rows == f->height ? slot->grey : NULL;
         strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, grey, f->width, f->height, f->index, vf->time,
-                                          inferred, dets, n, &n_cross, err);
+                                          inferred, dets, n, tf && tf->feat_dim ? tf->feats : NULL,
+                                          tf ? tf->feat_dim : 0, &n_cross, err);
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
@@ -374,7 +377,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     if (v->vs.wr) {
         stage_push(o->nvtx, "annotate");
         draw_frame(o, v->trk.counter, v->names, v->n_names, f->rgb, f->width, f->height, f->stride, f->index, dets, ids,
-                   n, f->task);
+                   n, task);
         stage_pop(o->nvtx);
     }
     double t1 = now_ms();
@@ -393,7 +396,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         v->lat_n++;
         metrics_latency(o->metrics, lat);
     }
-    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_cross, f->task);
+    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_cross, task);
     v->jl_frames++;
     long late = f->index + 1 - v->jl_frames; /* --realtime's holes in the frame numbers */
     metrics_dropped(o->metrics, late - v->late);
@@ -422,7 +425,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     }
     if (v->label_path) {
         snprintf(v->label_path, strlen(v->p->label_base) + 32, "%s_%ld.txt", v->p->label_base, f->index + 1);
-        if (write_labels(o, f->width, f->height, dets, n, f->task, v->label_path)) {
+        if (write_labels(o, f->width, f->height, dets, n, task, v->label_path)) {
             v->reported = 1;
             set_error(err, STRIX_E_IO, "%s: cannot write labels", v->label_path);
             return -1;
@@ -841,7 +844,7 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
             cfg.collect = detector_collect;
             cfg.finish = detector_finish;
         }
-        if (!o->detections && det->task != STRIX_TASK_DETECT) {
+        if (!o->detections && (det->task != STRIX_TASK_DETECT || det->reid)) {
             cfg.take = task_take;
             cfg.task_free = task_frame_free;
         }
