@@ -676,7 +676,10 @@ static strix_status wait_all(strix_model *m)
  * each, their anchors in m->feat_anchor), as Ultralytics' get_obj_feats:
  * s = the fewest channels of Detect's inputs; at a detection's anchor cell
  * of its level's map (C channels), feature j is the mean of channels
- * j*g .. j*g+g-1, g = C / s (torch's sum in channel order, then / g). */
+ * j*g .. j*g+g-1, g = C / s: the float32 sum in channel order, then / g, as
+ * torch's mean sums groups of up to 4 (g is at most 4 at every YOLOv8 and
+ * YOLO11 scale; wider groups torch sums in another order, a last-bit
+ * difference). */
 static strix_status native_features(strix_model *m, int n, int max_det, const int *counts, strix_error *err)
 {
     const strix_program *p = &m->prog;
@@ -797,7 +800,19 @@ strix_status strix_model_keep_features(strix_model *m, int keep, strix_error *er
                               "model: auto then runs a separate ReID model (yolo26n-cls.pt), which strix does not; "
                               "use a model with an NMS head (YOLOv8, YOLO11) or set with_reid: False",
                               m->graph.path);
-        if (!m->backend || !m->backend->ops->read_value)
+        int fewest = 0; /* get_obj_feats' reshape: each level's channels a multiple of the fewest */
+        for (int l = 0; l < m->prog.levels; l++) {
+            int c = m->prog.values[m->prog.level_in[l]].c;
+            if (!fewest || c < fewest) fewest = c;
+        }
+        for (int l = 0; l < m->prog.levels; l++)
+            if (m->prog.values[m->prog.level_in[l]].c % fewest)
+                return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: Detect's input %d has %d channels, not a multiple "
+                                  "of %d, which Ultralytics' native ReID features cannot average; set with_reid: "
+                                  "False", m->graph.path, l, m->prog.values[m->prog.level_in[l]].c, fewest);
+        if (!m->backend)
+            return strix_fail(err, STRIX_E_ARG, "%s: the model was loaded without weights", m->graph.path);
+        if (!m->backend->ops->read_value)
             return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: native ReID features are taken on the CPU backend only "
                               "(its maps are read from host memory); use the cpu device or set with_reid: False",
                               m->graph.path);

@@ -1,8 +1,8 @@
 /* track_tracktrack.h — TrackTrack (Shim et al., "Focusing on Tracks for
  * Online Multi-Object Tracking", CVPR 2025) as Ultralytics 8.4.190's
  * trackers/track_tracker.py TRACKTRACK runs it (ReID with model: auto's
- * native features; without loose-NMS detections): its own track pool, associations and track-aware
- * initialisation, behind the strix_tracker of engine/analytics/track.c,
+ * native features; without loose-NMS detections): its own track pool,
+ * associations and track-aware initialisation, behind the strix_tracker of engine/analytics/track.c,
  * which reads the detections, splits them by score and estimates the
  * camera motion. */
 #ifndef STRIX_TRACK_TRACKTRACK_H
