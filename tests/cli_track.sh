@@ -516,6 +516,8 @@ else
         # shellcheck disable=SC2086 # $res: three numbers
         set -- $res
         if [ "$#" != 3 ] || [ "$1" != 284 ] || [ "$2" -lt 30 ] || [ "$3" != 0 ]; then ok=0; fi
+        grep -q '"with_reid": true, "model": "auto", "proximity_thresh": 0.5, "appearance_thresh": 0.8, "conf": 0.3' \
+            "$T/reid/bot/vtest30.tracks.json" || { ok=0; echo "    $(grep -o '"tracker": {[^}]*}' "$T/reid/bot/vtest30.tracks.json")"; }
     else ok=0; fi
     SEG=${YAML%/*}/yolov8-seg.yaml
     if ! "$B/mkweights" --model "$SEG" --scale n --seed 7 --out "$T/seg7.safetensors" --overwrite >/dev/null 2>&1 ||

@@ -9,7 +9,9 @@
  *
  * Input: the YAML text up to the first NUL byte; after it, frames, each
  *   1 byte   bit 0-3: detections n (0..15); bit 4-5: the pixels given to
- *            GMC (0, 1: the frame; 2: grey bands; 3: none); bit 6: BGR
+ *            GMC (0, 1: the frame; 2: grey bands; 3: none); bit 6: BGR;
+ *            bit 7: ReID features given (strix_tracker_features: per
+ *            detection its 4 corners as a feature, all zero included)
  *   2 bytes  frame width and height - 1 (mod 128), when pixels are given
  *   1 byte   pattern seed (the pixels are a texture shifted by the frame
  *            index, so consecutive frames look like a panning camera)
@@ -59,6 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (strix_tracker_create(&t, &o, &err) != STRIX_OK) return 0;
     cursor c = {nul + 1, size - yaml_len - 1};
     strix_detection dets[15];
+    float feats[15 * 4];
     int ids[15];
     static uint8_t px[128 * 128 * 3], grey[64 * 64];
     for (int frame = 0; frame < 64; frame++) { /* 64 frames at most: an input stays fast */
@@ -84,8 +87,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             strix_detection *d = &dets[got];
             *d = (strix_detection){q[0] / 4.0f, q[1] / 4.0f, q[2] / 4.0f, q[3] / 4.0f,
                                    sc[2] & 2 ? sc[0] / 64.0f : sc[0] / 255.0f, sc[1]};
+            for (int k = 0; k < 4; k++) feats[4 * got + k] = q[k] / 4.0f;
             if (sc[2] & 1 && !take(&c, &d->x1, sizeof d->x1)) break;
         }
+        /* refused without with_reid; with it, this frame's detections carry these features */
+        if (head & 128) (void)strix_tracker_features(t, feats, got, 4, &err);
         for (int i = 0; i < got; i++) ids[i] = -2; /* not an answer the tracker gives */
         strix_status st;
         if (mode == 2) {

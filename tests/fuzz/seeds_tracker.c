@@ -11,6 +11,8 @@
  *   fasttrack.bin FastTrack, no pixels
  *   deepocsort.bin Deep OC-SORT, GMC sparseOptFlow, GMC on the frame
  *   tracktrack.bin TrackTrack, GMC sparseOptFlow, GMC on the frame
+ *   reid.bin      BoT-SORT with_reid, ReID features each frame, no pixels
+ *   ttreid.bin    TrackTrack with_reid, ReID features each frame, no pixels
  *   seeds_tracker DIR */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,15 +43,19 @@ static const char *deepocsort = "tracker_type: deepocsort\ntrack_high_thresh: 0.
                                 "with_reid: False\nmodel: auto\nproximity_thresh: 0.5\nappearance_thresh: 0.9\n"
                                 "alpha_fixed_emb: 0.95\n";
 
-/* mode: fuzz_tracker's pixel mode (0 the frame, 2 grey bands, 3 none).
- * The seed is made in memory, then written at once. */
-static int write_seed(const char *dir, const char *name, const char *yaml, int mode)
+static const char *botsort_reid = "tracker_type: botsort\ngmc_method: none\nwith_reid: True\nmodel: auto\n";
+static const char *tracktrack_reid = "tracker_type: tracktrack\nmin_track_len: 1\nwith_reid: True\nmodel: auto\n";
+
+/* mode: fuzz_tracker's pixel mode (0 the frame, 2 grey bands, 3 none);
+ * reid: each frame gives ReID features.  The seed is made in memory, then
+ * written at once. */
+static int write_seed(const char *dir, const char *name, const char *yaml, int mode, int reid)
 {
     static uint8_t b[4096];
     size_t n = strlen(yaml) + 1; /* with its NUL */
     memcpy(b, yaml, n);
     for (int fr = 0; fr < 24; fr++) {
-        const uint8_t head[5] = {(uint8_t)(3 | mode << 4), 95, 63, 0x21, 15}; /* 3 boxes, 96x64, seed, bands of 16 rows */
+        const uint8_t head[5] = {(uint8_t)(3 | mode << 4 | reid << 7), 95, 63, 0x21, 15}; /* 3 boxes, 96x64, seed, bands of 16 rows */
         size_t k = mode == 3 ? 1 : mode == 2 ? 5 : 4;
         memcpy(b + n, head, k);
         n += k;
@@ -77,9 +83,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: seeds_tracker DIR\n");
         return 2;
     }
-    int ok = write_seed(argv[1], "botsort.bin", botsort, 0) && write_seed(argv[1], "bands.bin", botsort, 2) &&
-             write_seed(argv[1], "bytetrack.bin", bytetrack, 3) && write_seed(argv[1], "ocsort.bin", ocsort, 3) &&
-             write_seed(argv[1], "fasttrack.bin", fasttrack, 3) && write_seed(argv[1], "deepocsort.bin", deepocsort, 0) &&
-             write_seed(argv[1], "tracktrack.bin", tracktrack, 0);
+    int ok = write_seed(argv[1], "botsort.bin", botsort, 0, 0) && write_seed(argv[1], "bands.bin", botsort, 2, 0) &&
+             write_seed(argv[1], "bytetrack.bin", bytetrack, 3, 0) && write_seed(argv[1], "ocsort.bin", ocsort, 3, 0) &&
+             write_seed(argv[1], "fasttrack.bin", fasttrack, 3, 0) &&
+             write_seed(argv[1], "deepocsort.bin", deepocsort, 0, 0) &&
+             write_seed(argv[1], "tracktrack.bin", tracktrack, 0, 0) &&
+             write_seed(argv[1], "reid.bin", botsort_reid, 3, 1) &&
+             write_seed(argv[1], "ttreid.bin", tracktrack_reid, 3, 1);
     return ok ? 0 : 1;
 }
