@@ -15,10 +15,16 @@
  *     model: auto) gave each detection fed them: strix's must be the same,
  *     exactly, and BOTSORT's tracked boxes bit-equal (the columns without
  *     camera-motion compensation; tests/cli_track.sh runs the GMC ones
- *     through infer).
+ *     through infer);
+ *   tests/golden/track/reid_cross.{jsonl,ids.txt}: a synthetic stream of
+ *     look-alike boxes walking through each other, each detection's
+ *     feature computed from its class_id (the object), frame and index
+ *     (synth_feature, as the script computes it), with the same three
+ *     trackers' identities.
  * Run from the repository root; dog.jpg from $STRIX_DATA or ../shared/data
  * (skipped when absent). */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,37 +35,105 @@
 #include "testlib.h"
 
 #define GOLDEN "tests/golden/track/"
-#define DIM 64          /* yolov8n's: min(64, 128, 256) */
+#define DIM 64          /* yolov8n's features: min(64, 128, 256) */
 #define FEAT_TOL 1e-4f  /* |strix - Ultralytics| <= FEAT_TOL x (1 + |Ultralytics|) */
 
 /* ---------------------------------------------------- trackers vs golden */
 
+/* A golden stream: NAME.jsonl, NAME.ids.txt with cols identity columns (the
+ * first bot_box of them followed by its box), and the features from
+ * NAME.feat.txt (dim floats a line) or, without one, synth_feature's. */
+typedef struct stream {
+    const char *name;
+    int cols, dim, has_feat, bot_box;
+} stream;
+
+static const stream real = {"reid", 6, 64, 1, 1}, cross = {"reid_cross", 4, 16, 0, 0};
+
 typedef struct column {
     const char *name;
-    int col; /* in reid.ids.txt, after frame and index */
+    const stream *s;
+    int col; /* in NAME.ids.txt, after frame and index */
     strix_tracker_type type;
     int reid, tt_low;
 } column;
 
 /* the columns without GMC (the golden's frames are not here) */
 static const column columns[] = {
-    {"botsort reid, gmc none", 1, STRIX_TRACKER_BOTSORT, 1, 0},
-    {"deepocsort reid", 2, STRIX_TRACKER_DEEPOCSORT, 1, 0},
-    {"tracktrack reid low thresholds, gmc none", 4, STRIX_TRACKER_TRACKTRACK, 1, 1},
-    {"botsort, gmc none, no reid", 5, STRIX_TRACKER_BOTSORT, 0, 0},
+    {"botsort reid, gmc none", &real, 1, STRIX_TRACKER_BOTSORT, 1, 0},
+    {"deepocsort reid", &real, 2, STRIX_TRACKER_DEEPOCSORT, 1, 0},
+    {"tracktrack reid low thresholds, gmc none", &real, 4, STRIX_TRACKER_TRACKTRACK, 1, 1},
+    {"botsort, gmc none, no reid", &real, 5, STRIX_TRACKER_BOTSORT, 0, 0},
+    {"cross: botsort reid", &cross, 0, STRIX_TRACKER_BOTSORT, 1, 0},
+    {"cross: deepocsort reid", &cross, 1, STRIX_TRACKER_DEEPOCSORT, 1, 0},
+    {"cross: tracktrack reid", &cross, 2, STRIX_TRACKER_TRACKTRACK, 1, 0},
+    {"cross: botsort, no reid", &cross, 3, STRIX_TRACKER_BOTSORT, 0, 0},
 };
-#define N_COLS 6
 
-/* One column over the golden stream: 0, or -1 (failed). */
+/* reid_goldens.py's hash and synth_feature: an object's look from its
+ * class_id plus per-detection noise, every term exact in float32 */
+static uint32_t hash32(uint32_t x)
+{
+    x *= 0x9E3779B1u;
+    x ^= x >> 15;
+    x *= 0x85EBCA77u;
+    x ^= x >> 13;
+    return x;
+}
+
+static void synth_feature(int cls, long frame, int k, int dim, float *f)
+{
+    for (int j = 0; j < dim; j++) {
+        float base = (float)(hash32((uint32_t)(cls * 64 + j)) >> 8) / 16777216.0f - 0.5f;
+        float noise = (float)(hash32((uint32_t)(frame * 4096 + k * 64 + j + 0x5BD1E995)) >> 8) / 16777216.0f - 0.5f;
+        f[j] = base + 0.25f * noise;
+    }
+}
+
+/* The features of frame rec's detections into feats: from NAME.feat.txt
+ * ("frame index f0 ..") or synth_feature.  0, or -1 (failed). */
+static int frame_features(const stream *s, FILE *feat_f, const strix_jsonl_record *rec, float *feats)
+{
+    char line[2048];
+    for (int i = 0; i < rec->n; i++) {
+        if (!s->has_feat) {
+            synth_feature(rec->dets[i].class_id, rec->frame, i, s->dim, feats + (size_t)i * s->dim);
+            continue;
+        }
+        long fr;
+        int k, n;
+        const char *p = line;
+        int ok = fgets(line, sizeof line, feat_f) && sscanf(p, "%ld %d%n", &fr, &k, &n) == 2 && fr == rec->frame &&
+                 k == i;
+        for (int q = 0; q < s->dim && ok; q++) {
+            p += n;
+            ok = sscanf(p, "%f%n", &feats[(size_t)i * s->dim + q], &n) == 1;
+        }
+        if (!ok) {
+            tl_fail("%s.feat.txt: out of step at frame %ld detection %d", s->name, rec->frame, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* One column over its golden stream: 0, or -1 (failed). */
 static int run_column(const column *c, long *compared, long *differ, long *boxes, long *tracked)
 {
+    const stream *s = c->s;
     strix_error e;
     strix_jsonl_reader *rd = NULL;
-    FILE *ids_f = fopen(GOLDEN "reid.ids.txt", "r"), *feat_f = fopen(GOLDEN "reid.feat.txt", "r");
+    char path[256], line[2048];
+    snprintf(path, sizeof path, GOLDEN "%s.ids.txt", s->name);
+    FILE *ids_f = fopen(path, "r"), *feat_f = NULL;
+    if (s->has_feat) {
+        snprintf(path, sizeof path, GOLDEN "%s.feat.txt", s->name);
+        feat_f = fopen(path, "r");
+    }
+    snprintf(path, sizeof path, GOLDEN "%s.jsonl", s->name);
     strix_tracker *t = NULL;
     int *ids = NULL, ids_cap = 0, rc = -1, got;
     float *feats = NULL;
-    char line[2048];
     *compared = *differ = *boxes = *tracked = 0;
     strix_track_options o;
     strix_track_options_init(&o, c->type);
@@ -70,8 +144,8 @@ static int run_column(const column *c, long *compared, long *differ, long *boxes
         o.track_low_thresh = 0.2f;
         o.new_track_thresh = 0.4f;
     }
-    if (!ids_f || !feat_f || strix_jsonl_open(&rd, GOLDEN "reid.jsonl", &e) || strix_tracker_create(&t, &o, &e) ||
-        !fgets(line, sizeof line, ids_f) || !fgets(line, sizeof line, feat_f)) {
+    if (!ids_f || (s->has_feat && (!feat_f || !fgets(line, sizeof line, feat_f))) ||
+        strix_jsonl_open(&rd, path, &e) || strix_tracker_create(&t, &o, &e) || !fgets(line, sizeof line, ids_f)) {
         tl_fail("%s: cannot open the goldens or make the tracker", c->name);
         goto out;
     }
@@ -79,7 +153,7 @@ static int run_column(const column *c, long *compared, long *differ, long *boxes
     while ((got = strix_jsonl_next(rd, &rec, &e)) > 0) {
         if (rec.n > ids_cap) {
             int *v = realloc(ids, sizeof *v * (size_t)rec.n);
-            float *f = realloc(feats, sizeof *f * DIM * (size_t)rec.n);
+            float *f = realloc(feats, sizeof *f * (size_t)s->dim * (size_t)rec.n);
             if (v) ids = v;
             if (f) feats = f;
             if (!v || !f) {
@@ -88,41 +162,27 @@ static int run_column(const column *c, long *compared, long *differ, long *boxes
             }
             ids_cap = rec.n;
         }
-        for (int i = 0; i < rec.n; i++) { /* "frame index f0 .. f63" */
-            long fr;
-            int k, n;
-            const char *p = line;
-            int ok = fgets(line, sizeof line, feat_f) && sscanf(p, "%ld %d%n", &fr, &k, &n) == 2 && fr == rec.frame &&
-                     k == i;
-            for (int q = 0; q < DIM && ok; q++) {
-                p += n;
-                ok = sscanf(p, "%f%n", &feats[i * DIM + q], &n) == 1;
-            }
-            if (!ok) {
-                tl_fail("reid.feat.txt: out of step at frame %ld detection %d", rec.frame, i);
-                goto out;
-            }
-        }
-        if ((c->reid && strix_tracker_features(t, feats, rec.n, DIM, &e)) ||
+        if (frame_features(s, feat_f, &rec, feats)) goto out;
+        if ((c->reid && strix_tracker_features(t, feats, rec.n, s->dim, &e)) ||
             strix_tracker_update(t, NULL, rec.dets, rec.n, ids, &e)) {
             tl_fail("%s frame %ld: %s", c->name, rec.frame, e.message);
             goto out;
         }
-        for (int i = 0; i < rec.n; i++) { /* "frame index id x N_COLS x1 y1 x2 y2" */
+        for (int i = 0; i < rec.n; i++) { /* "frame index id x cols [x1 y1 x2 y2]" */
             long fr;
             int k, n, want = -2, v;
             const char *p = line;
             int ok = fgets(line, sizeof line, ids_f) && sscanf(p, "%ld %d%n", &fr, &k, &n) == 2 && fr == rec.frame &&
                      k == i;
-            for (int q = 0; q < N_COLS && ok; q++) {
+            for (int q = 0; q < s->cols && ok; q++) {
                 p += n;
                 ok = sscanf(p, "%d%n", &v, &n) == 1;
                 if (q == c->col) want = v;
             }
             char tok[4][32];
             p += n;
-            if (!ok || sscanf(p, "%31s %31s %31s %31s", tok[0], tok[1], tok[2], tok[3]) != 4) {
-                tl_fail("reid.ids.txt: out of step at frame %ld detection %d", rec.frame, i);
+            if (!ok || (s->bot_box && sscanf(p, "%31s %31s %31s %31s", tok[0], tok[1], tok[2], tok[3]) != 4)) {
+                tl_fail("%s.ids.txt: out of step at frame %ld detection %d", s->name, rec.frame, i);
                 goto out;
             }
             (*compared)++;
@@ -131,7 +191,9 @@ static int run_column(const column *c, long *compared, long *differ, long *boxes
                 printf("  %s frame %ld detection %d (score %.3f): identity %d, Ultralytics %d\n", c->name, rec.frame,
                        i, (double)rec.dets[i].score, ids[i], want);
             float sb[4];
-            if (c->col != 1 || ids[i] != want || !strix_tracker_box(t, i, sb) || !strcmp(tok[0], "-")) continue;
+            if (!s->bot_box || c->col != s->bot_box || ids[i] != want || !strix_tracker_box(t, i, sb) ||
+                !strcmp(tok[0], "-"))
+                continue;
             (*boxes)++;
             for (int q = 0; q < 4; q++)
                 if (sb[q] != strtof(tok[q], NULL)) {
@@ -154,7 +216,7 @@ out:
     return rc;
 }
 
-/* Every identity (and BoT-SORT's tracked boxes) equal to Ultralytics'. */
+/* Every identity (and BoT-SORT's tracked boxes on the real footage) equal to Ultralytics'. */
 static void trackers_match_ultralytics(void)
 {
     for (size_t i = 0; i < sizeof columns / sizeof columns[0]; i++) {
@@ -164,6 +226,8 @@ static void trackers_match_ultralytics(void)
                columns[i].name, n, tracked, d, b);
         TL_CHECK(!d, "%s: %ld of %ld identities differ from Ultralytics'", columns[i].name, d, n);
         TL_CHECK(tracked >= 30, "%s: only %ld tracked detections: a weak golden", columns[i].name, tracked);
+        TL_CHECK(!columns[i].s->bot_box || columns[i].col != columns[i].s->bot_box || b >= 30,
+                 "%s: only %ld boxes compared", columns[i].name, b);
     }
 }
 

@@ -30,6 +30,19 @@ with_reid: True, model: auto.  Writes:
                  GMC and without ReID (plain: what ReID changes); then
                  BOTSORT-without-GMC's row box ("- - - -": none)
 
+A synthetic stream (same mode), reid_cross: track_goldens.py's detection
+stream machinery on a scenario of its own (two pairs of look-alike boxes
+that walk through each other, one object lost a while later; jitter, missed
+detections, false positives), each object's class_id 100 + its number, and
+each detection's feature (SYNTH_DIM floats) computed from its class_id, frame
+and index by synth_feature below, which tests/test_reid.c computes the same
+way (unsigned 32-bit hashes; float32 sums of exact terms):
+  reid_cross.jsonl    the detections, in infer's video JSON Lines format
+  reid_cross.ids.txt  per detection "frame index botsort deepocsort
+                      tracktrack plain": BOTSORT, DeepOCSORT and TRACKTRACK
+                      with with_reid: True (no frames: no GMC), BOTSORT
+                      without ReID (plain)
+
 Feature check (--features OUT): Ultralytics' predictor (needs PyTorch: run
 with /tmp/coldref's venv) with the same weights on dog.jpg, its Detect
 input captured by a forward pre-hook as `yolo track` captures it, and
@@ -58,7 +71,40 @@ FRAMES = 30
 CONF = 0.3
 TT_LOW = dict(track_high_thresh=0.3, track_low_thresh=0.2, new_track_thresh=0.4)
 FEAT_CONF = 0.1
-MAX_FEAT_DETS = 30
+SYNTH_DIM = 16
+
+
+def hash32(x):
+    """tests/test_reid.c's hash: unsigned 32-bit arithmetic"""
+    x = (x * 0x9E3779B1) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x85EBCA77) & 0xFFFFFFFF
+    x ^= x >> 13
+    return x
+
+
+def synth_feature(cls, frame, k):
+    """an object's look (from its class_id) plus per-detection noise, float32: each term exact"""
+    f = np.zeros(SYNTH_DIM, np.float32)
+    for j in range(SYNTH_DIM):
+        base = np.float32(hash32(cls * 64 + j) >> 8) / np.float32(16777216) - np.float32(0.5)
+        noise = np.float32(hash32((frame * 4096 + k * 64 + j + 0x5BD1E995) & 0xFFFFFFFF) >> 8) / np.float32(16777216) \
+            - np.float32(0.5)
+        f[j] = base + np.float32(0.25) * noise
+    return f
+
+
+def cross_scenario(tg, rng):
+    """two pairs of look-alike boxes walking through each other, one object
+    lost a while later (class_id 100 + number)"""
+    n, objs, hidden = 70, [], {}
+    for p, (y, t0) in enumerate(((150, 0), (400, 5))):
+        objs.append(tg.Obj(2 * p + 1, 0, 100, y, 70, 160, 8.0, 0.1, t0, n))
+        objs.append(tg.Obj(2 * p + 2, 0, 660, y + 4, 70, 160, -8.0, 0.0, t0, n))
+    hidden[3] = set(range(50, 58))
+    for o in objs:
+        o.cls = 100 + o.oid
+    return objs, n, 30.0, hidden, {}
 
 
 def weights(tmp):
@@ -177,6 +223,48 @@ def tracker_goldens(outdir):
             sum(a != b for fa, fb in zip(c, cols[5][0]) for a, b in zip(fa, fb))))
 
 
+def synthetic_golden(outdir):
+    sys.argv = sys.argv[:1]
+    sys.path.insert(0, os.path.dirname(__file__))
+    import track_goldens as tg
+
+    scenario = tg.scenario
+    tg.scenario = lambda name, rng: cross_scenario(tg, rng) if name == "reid_cross" else scenario(name, rng)
+    frames, _, _ = tg.simulate("reid_cross", 3000)
+    feats = [np.array([synth_feature(c, f, k) for k, (_, _, c) in enumerate(fd)], np.float32).reshape(-1, SYNTH_DIM)
+             for f, fd in enumerate(frames)]
+
+    def run(tracker):
+        ids = []
+        for fd, ff in zip(frames, feats):
+            b = tg.Boxes([bx for bx, _, _ in fd], [s for _, s, _ in fd], [c for _, _, c in fd])
+            i = [-1] * len(fd)
+            for r in tracker.update(b, None, feats=ff):
+                i[int(r[-1])] = int(r[4])
+            ids.append(i)
+        return ids, None
+
+    reid = dict(with_reid=True, model="auto", gmc_method="none")
+    cols = [run(tg.BOTSORT(tg.cfg("botsort", **reid))), run(tg.DeepOCSORT(tg.cfg("deepocsort", **reid))),
+            run(tg.TRACKTRACK(tg.cfg("tracktrack", **reid))), run(tg.BOTSORT(tg.cfg("botsort", gmc_method="none")))]
+    with open(os.path.join(outdir, "reid_cross.jsonl"), "w") as f:
+        for i, fd in enumerate(frames):
+            items = ['{"class_id": %d, "score": %s, "box": [%s]}' % (c, fmt(s), ", ".join(fmt(v) for v in b))
+                     for b, s, c in fd]
+            f.write('{"frame": %d, "pts": %s, "inferred": true, "detections": [%s]}\n'
+                    % (i, json.dumps(round(i / 30.0, 6)), ", ".join(items)))
+    with open(os.path.join(outdir, "reid_cross.ids.txt"), "w") as f:
+        f.write("# frame index botsort deepocsort tracktrack plain  (with_reid: True, model: auto, the features of "
+                "synth_feature, %d floats; no frames: no GMC; plain: botsort without ReID)\n" % SYNTH_DIM)
+        for i in range(len(frames)):
+            for k in range(len(frames[i])):
+                f.write("%d %d %s\n" % (i, k, " ".join("%d" % c[0][i][k] for c in cols)))
+    for n, (c, _) in zip(("botsort", "deepocsort", "tracktrack", "plain"), cols):
+        print("reid_cross %-10s %4d tracked of %4d, %3d identities, %4d differ from plain" % (
+            n, sum(i >= 0 for fr in c for i in fr), sum(len(fr) for fr in c), len({i for fr in c for i in fr if i >= 0}),
+            sum(a != b for fa, fb in zip(c, cols[3][0]) for a, b in zip(fa, fb))))
+
+
 def feature_golden(out):
     import cv2
     import torch
@@ -216,7 +304,9 @@ def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--features":
         feature_golden(sys.argv[2])
         return
-    tracker_goldens(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "golden", "track"))
+    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "tests", "golden", "track")
+    synthetic_golden(outdir)
+    tracker_goldens(outdir)
 
 
 if __name__ == "__main__":
