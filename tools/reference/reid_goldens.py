@@ -4,7 +4,7 @@ tracker goldens of tests/golden/track/, and the check of strix's native
 features against Ultralytics' own.
 
 Tracker goldens (default mode): real footage, the first FRAMES frames of
-/work/shared/data/vtest.avi (a street, static camera; `ffmpeg -i vtest.avi
+../shared/data/vtest.avi (or $STRIX_DATA; a street, static camera; `ffmpeg -i vtest.avi
 -frames:v 30 -c copy vtest30.avi`), decoded by the ffmpeg CLI with
 swscale's bilinear conversion to RGB as strix's reader decodes them.  strix
 itself (libstrix.so through ctypes and python/strix) detects on each frame
@@ -66,11 +66,12 @@ import numpy as np
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build", "dev")
-DATA = os.environ.get("STRIX_DATA", "/work/shared/data")
+DATA = os.environ.get("STRIX_DATA", os.path.join(ROOT, "..", "shared", "data"))
 FRAMES = 30
 CONF = 0.3
 TT_LOW = dict(track_high_thresh=0.3, track_low_thresh=0.2, new_track_thresh=0.4)
 FEAT_CONF = 0.1
+MAX_FEAT_DETS = 30
 SYNTH_DIM = 16
 
 
