@@ -153,10 +153,48 @@ def strix_detect(frames, wpath):
     return out
 
 
-def tracker_goldens(outdir):
+def import_track_goldens():
+    """track_goldens.py: torch stubbed, Ultralytics' trackers, its Boxes and cfg"""
     sys.argv = sys.argv[:1]
     sys.path.insert(0, os.path.dirname(__file__))
-    import track_goldens as tg  # torch stubbed; Ultralytics' trackers
+    import track_goldens
+
+    return track_goldens
+
+
+def run(tg, tracker, frames, feats, images=None):
+    """identity (-1: none) and row box (None: none) per detection, as `yolo track` feeds the tracker"""
+    ids, boxes = [], []
+    for f, (fd, ff) in enumerate(zip(frames, feats)):
+        b = tg.Boxes([bx for bx, _, _ in fd], [s for _, s, _ in fd], [c for _, _, c in fd])
+        i, bx = [-1] * len(fd), [None] * len(fd)
+        for r in tracker.update(b, images(f) if images else None, feats=ff):
+            i[int(r[-1])] = int(r[4])
+            bx[int(r[-1])] = [np.float32(v) for v in r[:4]]
+        ids.append(i)
+        boxes.append(bx)
+    return ids, boxes
+
+
+def write_jsonl(path, frames, fps):
+    """the detections as infer writes its video JSON Lines"""
+    with open(path, "w") as f:
+        for i, fd in enumerate(frames):
+            items = ['{"class_id": %d, "score": %s, "box": [%s]}' % (c, fmt(s), ", ".join(fmt(v) for v in b))
+                     for b, s, c in fd]
+            f.write('{"frame": %d, "pts": %s, "inferred": true, "detections": [%s]}\n'
+                    % (i, json.dumps(round(i / fps, 6)), ", ".join(items)))
+
+
+def summary(prefix, names, cols, plain):
+    for n, (c, _) in zip(names, cols):
+        print("%s%-16s %4d tracked of %4d, %3d identities, %4d differ from plain" % (
+            prefix, n, sum(i >= 0 for fr in c for i in fr), sum(len(fr) for fr in c),
+            len({i for fr in c for i in fr if i >= 0}), sum(a != b for fa, fb in zip(c, plain) for a, b in zip(fa, fb))))
+
+
+def tracker_goldens(outdir):
+    tg = import_track_goldens()
 
     video = os.path.join(DATA, "vtest.avi")
     with tempfile.TemporaryDirectory() as tmp:
@@ -170,32 +208,14 @@ def tracker_goldens(outdir):
     feats = [f for _, f in dets]
     images = lambda f: np.ascontiguousarray(rgb[f][:, :, ::-1])  # noqa: E731
 
-    def run(tracker, with_images):
-        ids, boxes = [], []
-        for f, (fd, ff) in enumerate(zip(frames, feats)):
-            b = tg.Boxes([bx for bx, _, _ in fd], [s for _, s, _ in fd], [c for _, _, c in fd])
-            rows = tracker.update(b, images(f) if with_images else None, feats=ff)
-            i, bx = [-1] * len(fd), [None] * len(fd)
-            for r in rows:
-                i[int(r[-1])] = int(r[4])
-                bx[int(r[-1])] = [np.float32(v) for v in r[:4]]
-            ids.append(i)
-            boxes.append(bx)
-        return ids, boxes
-
     reid = dict(with_reid=True, model="auto")
-    cols = [run(tg.BOTSORT(tg.cfg("botsort", **reid)), True)]
-    cols.append(run(tg.BOTSORT(tg.cfg("botsort", gmc_method="none", **reid)), False))
-    cols.append(run(tg.DeepOCSORT(tg.cfg("deepocsort", **reid)), False))
-    cols.append(run(tg.TRACKTRACK(tg.cfg("tracktrack", **TT_LOW, **reid)), True))
-    cols.append(run(tg.TRACKTRACK(tg.cfg("tracktrack", gmc_method="none", **TT_LOW, **reid)), False))
-    cols.append(run(tg.BOTSORT(tg.cfg("botsort", gmc_method="none")), False))
-    with open(os.path.join(outdir, "reid.jsonl"), "w") as f:
-        for i, fd in enumerate(frames):
-            items = ['{"class_id": %d, "score": %s, "box": [%s]}' % (c, fmt(s), ", ".join(fmt(v) for v in b))
-                     for b, s, c in fd]
-            f.write('{"frame": %d, "pts": %s, "inferred": true, "detections": [%s]}\n'
-                    % (i, json.dumps(round(i / 10.0, 6)), ", ".join(items)))
+    cols = [run(tg, tg.BOTSORT(tg.cfg("botsort", **reid)), frames, feats, images),
+            run(tg, tg.BOTSORT(tg.cfg("botsort", gmc_method="none", **reid)), frames, feats),
+            run(tg, tg.DeepOCSORT(tg.cfg("deepocsort", **reid)), frames, feats),
+            run(tg, tg.TRACKTRACK(tg.cfg("tracktrack", **TT_LOW, **reid)), frames, feats, images),
+            run(tg, tg.TRACKTRACK(tg.cfg("tracktrack", gmc_method="none", **TT_LOW, **reid)), frames, feats),
+            run(tg, tg.BOTSORT(tg.cfg("botsort", gmc_method="none")), frames, feats)]
+    write_jsonl(os.path.join(outdir, "reid.jsonl"), frames, 10.0)
     with open(os.path.join(outdir, "reid.feat.txt"), "w") as f:
         f.write("# frame index f0 .. f%d  (strix's native features, yolov8n synthetic seed 7, vtest.avi's first %d "
                 "frames, conf %s)\n" % (feats[0].shape[1] - 1, FRAMES, CONF))
@@ -217,17 +237,12 @@ def tracker_goldens(outdir):
                 b = cols[1][1][i][k]
                 f.write("%d %d %s %s\n" % (i, k, " ".join("%d" % c[0][i][k] for c in cols),
                                           " ".join(fmt(v) for v in b) if b is not None else "- - - -"))
-    names = ("botsort", "botsort_nogmc", "deepocsort", "tracktrack", "tracktrack_nogmc", "plain")
-    for n, (c, _) in zip(names, cols):
-        print("%-16s %4d tracked of %4d, %3d identities, %4d differ from plain" % (
-            n, sum(i >= 0 for fr in c for i in fr), sum(len(fr) for fr in c), len({i for fr in c for i in fr if i >= 0}),
-            sum(a != b for fa, fb in zip(c, cols[5][0]) for a, b in zip(fa, fb))))
+    summary("", ("botsort", "botsort_nogmc", "deepocsort", "tracktrack", "tracktrack_nogmc", "plain"), cols,
+            cols[5][0])
 
 
 def synthetic_golden(outdir):
-    sys.argv = sys.argv[:1]
-    sys.path.insert(0, os.path.dirname(__file__))
-    import track_goldens as tg
+    tg = import_track_goldens()
 
     scenario = tg.scenario
     tg.scenario = lambda name, rng: cross_scenario(tg, rng) if name == "reid_cross" else scenario(name, rng)
@@ -235,35 +250,19 @@ def synthetic_golden(outdir):
     feats = [np.array([synth_feature(c, f, k) for k, (_, _, c) in enumerate(fd)], np.float32).reshape(-1, SYNTH_DIM)
              for f, fd in enumerate(frames)]
 
-    def run(tracker):
-        ids = []
-        for fd, ff in zip(frames, feats):
-            b = tg.Boxes([bx for bx, _, _ in fd], [s for _, s, _ in fd], [c for _, _, c in fd])
-            i = [-1] * len(fd)
-            for r in tracker.update(b, None, feats=ff):
-                i[int(r[-1])] = int(r[4])
-            ids.append(i)
-        return ids, None
-
     reid = dict(with_reid=True, model="auto", gmc_method="none")
-    cols = [run(tg.BOTSORT(tg.cfg("botsort", **reid))), run(tg.DeepOCSORT(tg.cfg("deepocsort", **reid))),
-            run(tg.TRACKTRACK(tg.cfg("tracktrack", **reid))), run(tg.BOTSORT(tg.cfg("botsort", gmc_method="none")))]
-    with open(os.path.join(outdir, "reid_cross.jsonl"), "w") as f:
-        for i, fd in enumerate(frames):
-            items = ['{"class_id": %d, "score": %s, "box": [%s]}' % (c, fmt(s), ", ".join(fmt(v) for v in b))
-                     for b, s, c in fd]
-            f.write('{"frame": %d, "pts": %s, "inferred": true, "detections": [%s]}\n'
-                    % (i, json.dumps(round(i / 30.0, 6)), ", ".join(items)))
+    cols = [run(tg, tg.BOTSORT(tg.cfg("botsort", **reid)), frames, feats),
+            run(tg, tg.DeepOCSORT(tg.cfg("deepocsort", **reid)), frames, feats),
+            run(tg, tg.TRACKTRACK(tg.cfg("tracktrack", **reid)), frames, feats),
+            run(tg, tg.BOTSORT(tg.cfg("botsort", gmc_method="none")), frames, feats)]
+    write_jsonl(os.path.join(outdir, "reid_cross.jsonl"), frames, 30.0)
     with open(os.path.join(outdir, "reid_cross.ids.txt"), "w") as f:
         f.write("# frame index botsort deepocsort tracktrack plain  (with_reid: True, model: auto, the features of "
                 "synth_feature, %d floats; no frames: no GMC; plain: botsort without ReID)\n" % SYNTH_DIM)
         for i in range(len(frames)):
             for k in range(len(frames[i])):
                 f.write("%d %d %s\n" % (i, k, " ".join("%d" % c[0][i][k] for c in cols)))
-    for n, (c, _) in zip(("botsort", "deepocsort", "tracktrack", "plain"), cols):
-        print("reid_cross %-10s %4d tracked of %4d, %3d identities, %4d differ from plain" % (
-            n, sum(i >= 0 for fr in c for i in fr), sum(len(fr) for fr in c), len({i for fr in c for i in fr if i >= 0}),
-            sum(a != b for fa, fb in zip(c, cols[3][0]) for a, b in zip(fa, fb))))
+    summary("reid_cross ", ("botsort", "deepocsort", "tracktrack", "plain"), cols, cols[3][0])
 
 
 def feature_golden(out):
