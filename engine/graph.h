@@ -184,6 +184,8 @@ typedef struct strix_program {
     int kpt_n, kpt_d;   /* Pose */
     int v26;            /* the head is YOLO26's (Segment26, Pose26, OBB26) */
     int proto;          /* Segment: value id of the protos [N, H/4, W/4, nm]; -1 otherwise */
+    int level_in[STRIX_MAX_LEVELS]; /* Detect's inputs, value ids (the maps native ReID reads) */
+    int keep_levels;    /* 1: the plan keeps level_in alive to the end of a run (strix_model_keep_features) */
 } strix_program;
 
 strix_status strix_program_build(strix_program *p, const strix_graph *g, strix_error *err);

@@ -99,6 +99,10 @@ void strix_model_free(strix_model *m)
     free(m->task_rows);
     free(m->task_vals);
     free(m->task_counts);
+    free(m->feat_anchor);
+    free(m->feat_counts);
+    free(m->feat_vals);
+    free(m->feat_maps);
     free(m);
 }
 
@@ -637,7 +641,7 @@ static strix_status detect_check(const strix_model *m, const strix_image *im, in
         c->tw = m->input_w;
         c->rect = 0;
     } else if (c->rect) strix_letterbox_shape(im[0].width, im[0].height, c->sz, s, 1, &c->tw, &c->th);
-    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes, 0, NULL};
+    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes, 0, NULL, NULL};
     return STRIX_OK;
 }
 
@@ -662,6 +666,61 @@ static strix_status wait_all(strix_model *m)
             if (!st) st = m->batches[i].status;
         }
     return st;
+}
+
+/* Native ReID features of the last detect's n images (counts[i] detections
+ * each, their anchors in m->feat_anchor), as Ultralytics' get_obj_feats:
+ * s = the fewest channels of Detect's inputs; at a detection's anchor cell
+ * of its level's map (C channels), feature j is the mean of channels
+ * j*g .. j*g+g-1, g = C / s: the float32 sum in channel order, then / g, as
+ * torch's mean sums groups of up to 4 (g is at most 4 at every YOLOv8 and
+ * YOLO11 scale; wider groups torch sums in another order, a last-bit
+ * difference). */
+static strix_status native_features(strix_model *m, int n, int max_det, const int *counts, strix_error *err)
+{
+    const strix_program *p = &m->prog;
+    size_t total = 0;
+    int s = 0;
+    for (int l = 0; l < p->levels; l++) {
+        int v = p->level_in[l], c = p->values[v].c;
+        total += (size_t)m->plan.val_h[v] * m->plan.val_w[v] * c;
+        if (!s || c < s) s = c;
+    }
+    size_t nd = (size_t)n * max_det;
+    if (!strix_reserve((void **)&m->feat_maps, &m->feat_maps_cap, sizeof(float) * total * (size_t)n) ||
+        !strix_reserve((void **)&m->feat_vals, &m->feat_vals_cap, sizeof(float) * nd * (size_t)s))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for the ReID features");
+    /* each level's map, dense [n, h, w, C], one after the other */
+    float *map[STRIX_MAX_LEVELS];
+    size_t off = 0;
+    for (int l = 0; l < p->levels; l++) {
+        int v = p->level_in[l];
+        map[l] = m->feat_maps + off;
+        off += (size_t)n * m->plan.val_h[v] * m->plan.val_w[v] * p->values[v].c;
+        strix_status st = m->backend->ops->read_value(m->backend, v, map[l], err);
+        if (st) return st;
+    }
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < counts[i]; k++) {
+            size_t a = (size_t)m->feat_anchor[(size_t)i * max_det + k];
+            int l = p->levels - 1;
+            while (l > 0 && a < m->plan.level_anchor0[l]) l--;
+            int v = p->level_in[l], c = p->values[v].c, g = c / s;
+            size_t cells = (size_t)m->plan.val_h[v] * m->plan.val_w[v];
+            const float *x = map[l] + ((size_t)i * cells + (a - m->plan.level_anchor0[l])) * c;
+            float *f = m->feat_vals + ((size_t)i * max_det + k) * s;
+            for (int j = 0; j < s; j++) {
+                float sum = x[j * g];
+                for (int q = 1; q < g; q++) sum += x[j * g + q];
+                f[j] = sum / (float)g;
+            }
+        }
+        m->feat_counts[i] = counts[i];
+    }
+    m->feat_n = n;
+    m->feat_max_det = max_det;
+    m->feat_dim = s;
+    return STRIX_OK;
 }
 
 strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
@@ -700,8 +759,16 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
     int *counts = (int *)((char *)m->scratch + info_bytes);
     for (int i = 0; i < n; i++) plan_image(m, &c, &im[i], &info[i]);
     if (task) c.np.rows_out = m->task_rows;
+    m->feat_n = 0;
+    if (m->keep_feats) {
+        if (!strix_reserve((void **)&m->feat_anchor, &m->feat_anchor_cap, sizeof(int) * nd) ||
+            !strix_reserve((void **)&m->feat_counts, &m->feat_counts_cap, sizeof(int) * (size_t)n))
+            return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
+        c.np.anchors_out = m->feat_anchor;
+    }
     st = m->backend->ops->detect(m->backend, im, n, info, &c.np, m->dets, counts, err);
     if (st) return st;
+    if (m->keep_feats && (st = native_features(m, n, o->max_det, counts, err))) return st;
     for (int i = 0; i < n; i++) {
         strix_detection *d = m->dets + (size_t)i * o->max_det;
         strix_scale_boxes(d, counts[i], &info[i]);
@@ -714,6 +781,62 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
         out[i].items = d;
     }
     if (task) m->task_n = n, m->task_max_det = o->max_det;
+    return STRIX_OK;
+}
+
+strix_status strix_model_keep_features(strix_model *m, int keep, strix_error *err)
+{
+    strix_error_clear(err);
+    if (keep) {
+        if (m->graph.task == STRIX_TASK_CLASSIFY)
+            return strix_fail(err, STRIX_E_ARG, "%s: a classify model has no detections to take ReID features of",
+                              m->graph.path);
+        if (m->prog.two_heads)
+            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: an end-to-end (YOLO26-style) head: Ultralytics' "
+                              "model: auto then runs a separate ReID model (yolo26n-cls.pt), which strix does not; "
+                              "use a model with an NMS head (YOLOv8, YOLO11) or set with_reid: False",
+                              m->graph.path);
+        int fewest = 0; /* get_obj_feats' reshape: each level's channels a multiple of the fewest */
+        for (int l = 0; l < m->prog.levels; l++) {
+            int c = m->prog.values[m->prog.level_in[l]].c;
+            if (!fewest || c < fewest) fewest = c;
+        }
+        for (int l = 0; l < m->prog.levels; l++)
+            if (m->prog.values[m->prog.level_in[l]].c % fewest)
+                return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: Detect's input %d has %d channels, not a multiple "
+                                  "of %d, which Ultralytics' native ReID features cannot average; set with_reid: "
+                                  "False", m->graph.path, l, m->prog.values[m->prog.level_in[l]].c, fewest);
+        if (!m->backend)
+            return strix_fail(err, STRIX_E_ARG, "%s: the model was loaded without weights", m->graph.path);
+        if (!m->backend->ops->read_value)
+            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: native ReID features are taken on the CPU backend only "
+                              "(its maps are read from host memory); use the cpu device or set with_reid: False",
+                              m->graph.path);
+    }
+    keep = !!keep;
+    if (keep != m->keep_feats) { /* the maps' lifetimes change: plan again */
+        wait_all(m);
+        m->keep_feats = m->prog.keep_levels = keep;
+        strix_plan_free(&m->plan);
+        m->planned = 0;
+        m->feat_n = 0;
+    }
+    return STRIX_OK;
+}
+
+strix_status strix_model_features(const strix_model *m, int image, strix_task_values *out, strix_error *err)
+{
+    strix_error_clear(err);
+    memset(out, 0, sizeof *out);
+    if (!m->keep_feats)
+        return strix_fail(err, STRIX_E_ARG, "%s: no ReID features kept: call strix_model_keep_features first",
+                          m->graph.path);
+    if (image < 0 || image >= m->feat_n)
+        return strix_fail(err, STRIX_E_ARG, "%s: image %d is not one of the last strix_model_detect's %d",
+                          m->graph.path, image, m->feat_n);
+    out->stride = m->feat_dim;
+    out->count = m->feat_counts[image];
+    out->values = m->feat_vals + (size_t)image * m->feat_max_det * m->feat_dim;
     return STRIX_OK;
 }
 
@@ -768,6 +891,9 @@ strix_status strix_model_submit(strix_model *m, const strix_image *im, int n, co
     if (m->graph.task != STRIX_TASK_DETECT)
         return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: a %s model: submit runs detect models only so far; use "
                           "strix_model_detect", m->graph.path, strix_task_name(m->graph.task));
+    if (m->keep_feats)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: ReID features are kept by strix_model_detect only; use it "
+                          "(or strix_model_keep_features(m, 0))", m->graph.path);
     detect_call c;
     strix_status st = detect_check(m, im, n, o, &c, err);
     if (st) return st;

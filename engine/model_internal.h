@@ -50,6 +50,12 @@ struct strix_model {
     int *task_counts;
     size_t task_counts_cap;
     int task_n, task_max_det;
+    /* native ReID (strix_model_keep_features): the last strix_model_detect's anchor of each detection
+     * (feat_anchor, per image max_det), their features (feat_vals, feat_dim floats each), the maps read back */
+    int keep_feats, feat_dim, feat_n, feat_max_det;
+    int *feat_anchor, *feat_counts;
+    float *feat_vals, *feat_maps;
+    size_t feat_anchor_cap, feat_counts_cap, feat_vals_cap, feat_maps_cap;
     int async;               /* cuda_async: batches run on the backend's lanes */
     strix_batch batches[STRIX_MAX_IN_FLIGHT];
 };

@@ -212,6 +212,8 @@ strix_status strix_plan_build(strix_plan *pl, const strix_program *p, int n, int
     }
     last[p->out_buf] = p->n_nodes; /* read by the host after the run */
     if (p->proto >= 0) last[p->values[p->proto].buf] = p->n_nodes; /* so are the protos (strix_model_protos) */
+    for (int l = 0; p->keep_levels && l < p->levels; l++) /* and Detect's inputs, for native ReID */
+        last[p->values[p->level_in[l]].buf] = p->n_nodes;
 
     /* 4. arena: largest first, each at the lowest offset clear of every
      * already-placed buffer alive at the same time */

@@ -102,6 +102,7 @@ int strix_topk(strix_detection *out, const float *head, size_t anchors, const st
         if (!(pairs[i].score > p->conf) || (p->classes && !p->classes[cls])) continue;
         const float *h = head + (size_t)anchor * w;
         if (p->rows_out) memcpy(p->rows_out + (size_t)n * w, h, sizeof(float) * w);
+        if (p->anchors_out) p->anchors_out[n] = anchor;
         out[n++] = (strix_detection){h[0] - h[2] / 2, h[1] - h[3] / 2, h[0] + h[2] / 2, h[1] + h[3] / 2,
                                      pairs[i].score, cls};
     }
@@ -198,6 +199,7 @@ int strix_nms(strix_detection *out, const float *head, size_t anchors, const str
         out[nk].score = c[i].score;
         out[nk].class_id = c[i].cls;
         if (p->rows_out) memcpy(p->rows_out + (size_t)nk * row, head + (size_t)c[i].anchor * row, sizeof(float) * row);
+        if (p->anchors_out) p->anchors_out[nk] = c[i].anchor;
         nk++;
     }
     return nk;
@@ -239,6 +241,7 @@ int strix_nms_obb(strix_detection *out, const float *head, size_t anchors, const
         float ex = fabsf(r[2] / 2 * cs) + fabsf(r[3] / 2 * sn), ey = fabsf(r[2] / 2 * sn) + fabsf(r[3] / 2 * cs);
         out[j] = (strix_detection){r[0] - ex, r[1] - ey, r[0] + ex, r[1] + ey, q->score, q->cls};
         if (p->rows_out) memcpy(p->rows_out + (size_t)j * row, r, sizeof(float) * row);
+        if (p->anchors_out) p->anchors_out[j] = q->anchor;
     }
     return k;
 }

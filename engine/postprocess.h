@@ -19,6 +19,8 @@ typedef struct strix_nms_params {
     int row;         /* floats per anchor of head: 4 + nc + the task's channels; 0 means 4 + nc */
     float *rows_out; /* NULL, or room for max_det rows of `row` floats: each detection's whole
                         head row (its mask coefficients, keypoints or angle), in output order */
+    int *anchors_out; /* NULL, or room for max_det ints: each detection's anchor (its row in head),
+                         in output order (Ultralytics' return_idxs) */
 } strix_nms_params;
 
 /* Workspace bytes for strix_nms with A anchors and p->max_det. */

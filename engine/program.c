@@ -370,6 +370,7 @@ static void detect(lctx *c, const strix_layer *L, const int *lv, int out)
     p->levels = L->n_from;
     for (int i = 0; i < L->n_from; i++) {
         int x = lv[i], cx = p->values[x].c;
+        p->level_in[i] = x;
         int box = new_value(c, p->head_buf, 0, nb, i), cls = new_value(c, p->head_buf, nb, L->nc, i);
         int t1 = tmp(c, c2), t2 = tmp(c, c2);
         snprintf(nm, sizeof nm, "model.%d.%s.%d.0", L->index, bx, i);

@@ -389,6 +389,24 @@ typedef struct strix_task_values {
 } strix_task_values;
 strix_status strix_model_task_values(const strix_model *m, int image, strix_task_values *out, strix_error *err);
 
+/* Native ReID features (Ultralytics' with_reid with model: auto, which the
+ * trackers' strix_tracker_features take).  keep = 1: from the next
+ * strix_model_detect on, each detection's feature vector is kept (the
+ * Detect head's input maps then stay in memory to the end of a run); 0
+ * (the default) stops it.  STRIX_E_ARG for a classify model;
+ * STRIX_E_UNSUPPORTED for an end-to-end head (YOLO26: Ultralytics then
+ * runs a separate ReID model) and on the CUDA backend. */
+strix_status strix_model_keep_features(strix_model *m, int keep, strix_error *err);
+/* The features of the last strix_model_detect's detections of image
+ * `image`: values[k * stride + j] is feature j of detection k of
+ * out[image].items (count of them), as Ultralytics' get_obj_feats: stride =
+ * s, the fewest channels among Detect's input maps (P3, P4, P5); at the
+ * cell of the detection's anchor in its level's map of C channels, feature
+ * j is the mean of channels j*(C/s) .. j*(C/s) + C/s - 1.  Not normalised.
+ * Valid until the next detect or free.  STRIX_E_ARG when none are kept or
+ * for an image outside the last batch. */
+strix_status strix_model_features(const strix_model *m, int image, strix_task_values *out, strix_error *err);
+
 /* Asynchronous detection: submit a batch now, collect its detections later,
  * with up to STRIX_MAX_IN_FLIGHT batches submitted and not yet released.
  * Host images may be reused as soon as submit returns (their pixels are
@@ -500,8 +518,19 @@ typedef struct strix_tracker strix_tracker;
  * Deep OC-SORT (deep_oc_sort.py) is OC-SORT plus camera-motion
  * compensation (gmc_method, default none; it moves the positions, their
  * velocities and the last detections, not the aspect and height) and,
- * with ReID, appearance; strix has no ReID (with_reid must be False), and
- * without it Ultralytics' Deep OC-SORT is exactly this. */
+ * with ReID, appearance.
+ *
+ * ReID (with_reid, Ultralytics' model: auto): BoT-SORT, Deep OC-SORT and
+ * TrackTrack take each detection's native feature from the detector
+ * (strix_model_features, handed over with strix_tracker_features).  A
+ * track keeps a smoothed, unit-length feature (BoT-SORT: 0.9 x old + 0.1 x
+ * new; Deep OC-SORT: alpha_fixed_emb, less for confident detections above
+ * track_high_thresh, unchanged at or below it; TrackTrack: 0.95 + 0.05 x
+ * (1 - score)).  BoT-SORT and Deep OC-SORT take for each pair the smaller
+ * of the motion cost and half the cosine distance (1 where that is above 1
+ * - appearance_thresh or the IoU distance above 1 - proximity_thresh);
+ * TrackTrack weighs 1 - HMIoU by iou_weight and the cosine distance by
+ * reid_weight, for its high-score detections. */
 typedef enum strix_tracker_type {
     STRIX_TRACKER_BOTSORT = 0,
     STRIX_TRACKER_BYTETRACK = 1,
@@ -520,7 +549,7 @@ typedef enum strix_tracker_type {
      * 0) a looser pass for lost tracks; a new track only from a leftover
      * scoring above new_track_thresh that overlaps (IoU > tai_thr) no
      * confirmed track and no better leftover; confirmed after
-     * min_track_len updates.  Without ReID, and without Ultralytics'
+     * min_track_len updates.  Without Ultralytics'
      * loose-NMS extra detections (what `--detections` replays has none). */
     STRIX_TRACKER_TRACKTRACK = 5
 } strix_tracker_type;
@@ -537,10 +566,9 @@ typedef enum strix_grey_rounding { STRIX_GREY_OPENCV5 = 0, STRIX_GREY_OPENCV4 = 
 
 /* The keys of Ultralytics' botsort.yaml / bytetrack.yaml / ocsort.yaml /
  * fasttrack.yaml / deepocsort.yaml / tracktrack.yaml, same names, same
- * defaults (strix_track_options_init).  The ReID branch (with_reid) of
- * BoT-SORT, Deep OC-SORT and TrackTrack is not implemented; without it, as
- * in Ultralytics, proximity_thresh, appearance_thresh, alpha_fixed_emb,
- * iou_weight and reid_weight are accepted and change nothing. */
+ * defaults (strix_track_options_init).  Without with_reid, as in
+ * Ultralytics, proximity_thresh, appearance_thresh, alpha_fixed_emb,
+ * iou_weight and reid_weight change nothing. */
 typedef struct strix_track_options {
     strix_tracker_type tracker_type; /* the type given to strix_track_options_init */
     float track_high_thresh;         /* first association, default 0.25 (tracktrack 0.6) */
@@ -553,6 +581,7 @@ typedef struct strix_track_options {
     strix_grey_rounding gmc_grey;    /* its grey frame, default OpenCV 5's (strix's key, not Ultralytics') */
     float proximity_thresh;          /* BoT-SORT ReID gate, default 0.5 */
     float appearance_thresh;         /* ReID gate, default 0.8 (Deep OC-SORT 0.9) */
+    int with_reid;                   /* 1: ReID (BoT-SORT, Deep OC-SORT, TrackTrack), default 0 */
     int delta_t;                     /* OC-SORT: frames between the detections a direction is taken from, 0..10000,
                                       * default 3 */
     float inertia;                   /* OC-SORT: weight of the direction cost, >= 0, default 0.2 */
@@ -600,6 +629,13 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
  * score outside 0..1 is an error. */
 strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, const strix_detection *dets, int n,
                                   int *ids, strix_error *err);
+/* With with_reid: the native ReID features of the detections of the next
+ * update (strix_model_features' values), feats [n][dim], n the update's
+ * detection count, dim the same for the whole stream; copied.  An update
+ * without them treats its detections as featureless (as Ultralytics' given
+ * no feats).  STRIX_E_ARG for a tracker without with_reid, a non-finite
+ * value or another dim; the update refuses another n. */
+strix_status strix_tracker_features(strix_tracker *t, const float *feats, int n, int dim, strix_error *err);
 /* BoT-SORT's motion compensation reads each frame as a grey image of half
  * its size, (width / 2) x (height / 2) bytes (Ultralytics' GMC input:
  * OpenCV's grey, then INTER_LINEAR to half size).  strix_tracker_update

@@ -2,7 +2,8 @@
  * scalars, as the files in ultralytics/cfg/trackers) with libyaml's document API.
  * Strict: a key the file names must be one Ultralytics' botsort.yaml,
  * bytetrack.yaml, ocsort.yaml, fasttrack.yaml, deepocsort.yaml or
- * tracktrack.yaml defines, with a value of its type. */
+ * tracktrack.yaml defines, with a value of its type; with_reid's model must
+ * be auto (the detector's features; strix runs no separate ReID model). */
 #include "tracker_yaml.h"
 
 #include <errno.h>
@@ -136,14 +137,13 @@ static strix_status read_value(const char *path, const struct key *k, const yaml
         else
             return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown gmc_grey '%s' (opencv5 or opencv4)", path, line, s);
         return STRIX_OK;
-    case K_REID:
+    case K_REID: /* Ultralytics reads it for botsort, deepocsort and tracktrack only */
         if (!parse_bool(s, &b))
             return strix_fail(err, STRIX_E_ARG, "%s:%d: with_reid must be True or False, not '%s'", path, line, s);
-        if (b)
-            return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: with_reid: True is not supported (strix's trackers "
-                              "have no ReID branch, not even model: auto); set it to False", path, line);
+        o->with_reid = b && (o->tracker_type == STRIX_TRACKER_BOTSORT || o->tracker_type == STRIX_TRACKER_DEEPOCSORT ||
+                             o->tracker_type == STRIX_TRACKER_TRACKTRACK);
         return STRIX_OK;
-    case K_MODEL: /* the ReID model: unused without ReID */
+    case K_MODEL: /* the ReID model: checked by read_map once with_reid is known */
     case K_TYPE: return STRIX_OK;
     }
     return STRIX_OK;
@@ -173,6 +173,7 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
     if (ti == sizeof types / sizeof types[0])
         return strix_fail(err, STRIX_E_ARG, "%s:%d: unknown tracker_type '%s' (" TYPES ")", path, line_of(type), ts);
     strix_track_options_init(o, types[ti]);
+    yaml_node_t *model = NULL;
 #undef TYPES
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
@@ -197,7 +198,13 @@ static strix_status read_map(const char *path, yaml_document_t *doc, yaml_node_t
             return strix_fail(err, STRIX_E_ARG, "%s:%d: %s must be a single value", path, line_of(v), name);
         strix_status st = read_value(path, key, v, o, err);
         if (st) return st;
+        if (key->k == K_MODEL) model = v;
     }
+    /* ReID's model: auto, the detector's own features; Ultralytics' default when the key is absent */
+    const char *ms = model ? (const char *)model->data.scalar.value : "auto";
+    if (o->with_reid && strcmp(ms, "auto"))
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s:%d: model '%s': strix runs no separate ReID model; set model: "
+                          "auto (the detector's own features) or with_reid: False", path, line_of(model), ms);
     return STRIX_OK;
 }
 

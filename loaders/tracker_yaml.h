@@ -9,8 +9,8 @@
 /* Every key those five define is read;
  * tracker_type is required and picks the defaults of the keys the file
  * leaves out.  An unknown key, a value of the wrong type, a tracker or GMC
- * method strix lacks (tracktrack, orb, ...) or with_reid: true is an error
- * naming the file and line: STRIX_E_ARG (STRIX_E_UNSUPPORTED for what strix
+ * method strix lacks (orb, sift, ecc) or with_reid: True with a model other
+ * than auto (a separate ReID model) is an error naming the file and line: STRIX_E_ARG (STRIX_E_UNSUPPORTED for what strix
  * lacks), STRIX_E_IO when the file cannot be read.  One key is strix's own,
  * not Ultralytics': gmc_grey, opencv5 (the default) or opencv4, the grey
  * frame BoT-SORT's GMC follows (strix_grey_rounding). */

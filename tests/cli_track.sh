@@ -20,7 +20,7 @@ NAME=cli_track
 . "$(dirname "$0")/lib_cli.sh"
 
 ALL="help segments_exact reel_durations mot_file counts_and_line tracked_boxes pad_gap_defaults min_frames max_len no_match
-rerender_keeps_ids retrack skipped_frames tracker_choice fasttrack_deepocsort default_tracktrack real_footage degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
+rerender_keeps_ids retrack skipped_frames tracker_choice fasttrack_deepocsort default_tracktrack real_footage reid degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
 if [ ! -x "$B/infer" ]; then
     for t in $ALL; do skip "$t" "$B/infer is not built"; done
     exit 0
@@ -233,7 +233,8 @@ infer_rc 0 --detections "$T/exact/clip.jsonl" --track --no-save --out "$O/g5" "$
 sed 's/^gmc_method: none/gmc_method: sparseOptFlow\ngmc_grey: opencv4/' "$T/mybot.yaml" >"$T/grey4.yaml"
 infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$T/grey4.yaml" --no-save --out "$O/g4" "$T/clip.mp4" &&
     grep -q '"gmc_method": "sparseOptFlow", "gmc_grey": "opencv4"' "$O/g4/clip.tracks.json" || ok=0
-for bad in "unknown key 'lost_thresh'@lost_thresh: 0.3" "with_reid: True is not supported@with_reid: True" \
+for bad in "unknown key 'lost_thresh'@lost_thresh: 0.3" \
+    "model 'osnet.pt': strix runs no separate ReID model@model: osnet.pt\nwith_reid: True" \
     "gmc_method orb is not implemented@gmc_method: orb" "match_thresh must be a number in 0..1@match_thresh: 1.5" \
     "unknown gmc_grey 'opencv3'@gmc_grey: opencv3"; do
     sed "s/^tracker_type: botsort.*/&\n${bad#*@}/" "$T/mybot.yaml" | awk '!seen[$1]++' >"$T/bad.yaml"
@@ -276,7 +277,8 @@ infer_rc 3 --detections "$T/exact/clip.jsonl" --track --tracker "$T/none.yaml" -
 
 # fasttrack_deepocsort: Ultralytics 8.4.190's fasttrack.yaml and deepocsort.yaml, their text as shipped, and
 # the names fasttrack / deepocsort run and name themselves and their keys in tracks.json; Deep OC-SORT's
-# sparseOptFlow GMC runs on the clip's frames; with_reid: True is refused (exit 2, one line naming file:line)
+# sparseOptFlow GMC runs on the clip's frames; with_reid: True with a replay (--detections: no features) is refused
+# (exit 2, one line)
 O=$T/new
 mkdir -p "$T/ul"
 cat >"$T/ul/fasttrack.yaml" <<'YAML'
@@ -354,7 +356,14 @@ sed 's/^gmc_method: none/gmc_method: sparseOptFlow/' "$T/ul/deepocsort.yaml" >"$
 infer_rc 0 --detections "$T/exact/clip.jsonl" --track --tracker "$T/dogmc.yaml" --no-save --out "$O/g" "$T/clip.mp4" &&
     grep -q '"name": "deepocsort", .*"gmc_method": "sparseOptFlow", "gmc_grey": "opencv5", "delta_t": 3' \
         "$O/g/clip.tracks.json" || ok=0
-for bad in "with_reid: True is not supported@with_reid: True@22" "occ_cover_thresh must be a number in 0..1@occ_cover_thresh: 2@22" \
+sed "s/^with_reid: [^ ]*/with_reid: True/" "$T/ul/deepocsort.yaml" >"$T/docreid.yaml"
+if ! infer_rc 2 --detections "$T/exact/clip.jsonl" --track --tracker "$T/docreid.yaml" --no-save --out "$O/x" \
+    "$T/clip.mp4" || ! grep -q "docreid.yaml sets with_reid: True, whose ReID features come from the model" "$T/err" ||
+    [ "$(wc -l <"$T/err")" != 1 ]; then
+    ok=0
+    echo "    with_reid: True with --detections: $(cat "$T/err")"
+fi
+for bad in "occ_cover_thresh must be a number in 0..1@occ_cover_thresh: 2@22" \
     "enlarge_bbox_occ must be a number >= 0@enlarge_bbox_occ: -1@19"; do
     msg=${bad%%@*} line=${bad##*@} set=${bad#*@}
     set=${set%@*}
@@ -373,7 +382,8 @@ done
 # default_tracktrack: --track alone is TrackTrack (Ultralytics' default, tracktrack.yaml): tracks start above 0.7 (the
 # 0.7 person never does) and are confirmed on their third frame (dogs on frames 52-99 and 202-224: 71 MOT rows); a
 # YAML with every key of Ultralytics' tracktrack.yaml, min_track_len 1 and new_track_thresh 0.6, tracks the person too,
-# each object from its first frame (50 + 30 + 25 rows); ReID and an unknown key are refused (exit 2, one line)
+# each object from its first frame (50 + 30 + 25 rows); a separate ReID model and an unknown key are refused (exit 2,
+# one line)
 O=$T/tt
 cat >"$T/mytt.yaml" <<'YAML'
 tracker_type: tracktrack # (str) Tracker backend: tracktrack
@@ -408,7 +418,8 @@ if infer_rc 0 $R --track --tracker "$T/mytt.yaml" --no-save --out "$O/y" "$T/cli
     grep -q '"counts": {"person": 1, "dog": 2}' "$O/y/clip.tracks.json" && grep -q '"min_track_len": 1' "$O/y/clip.tracks.json" &&
         [ "$(wc -l <"$O/y/clip.mot.txt")" = 105 ] || { ok=0; echo "    yaml: $(wc -l <"$O/y/clip.mot.txt") MOT rows, $(grep -o '"counts": [^}]*}' "$O/y/clip.tracks.json")"; }
 else ok=0; fi
-for bad in "with_reid: True is not supported@with_reid: True" "unknown key 'penalty_r'@penalty_r: 0.1" \
+for bad in "model 'osnet.pt': strix runs no separate ReID model@model: osnet.pt\nwith_reid: True" \
+    "unknown key 'penalty_r'@penalty_r: 0.1" \
     "tai_thr must be a number in 0..1@tai_thr: 2"; do
     sed "s/^tracker_type: tracktrack.*/&\n${bad#*@}/" "$T/mytt.yaml" | awk '!seen[$1]++' >"$T/badtt.yaml"
     if ! infer_rc 2 $R --track --tracker "$T/badtt.yaml" --no-save --out "$O/x" "$T/clip.mp4" ||
@@ -474,6 +485,55 @@ else
     real_clip vtest "$T/vtest.avi" 1017 150 || ok=0
     real_clip hand "$T/hand.mkv" 863 50 || ok=0
     [ $ok = 1 ] && pass real_footage || fail real_footage "see above"
+fi
+
+# reid: with_reid: True, model: auto end to end: infer detects on vtest.avi's first 30 frames (yolov8n, the synthetic
+# weights of seed 7, conf 0.3), takes each detection's native features and tracks with BoT-SORT (sparseOptFlow GMC on
+# the frames): every identity equals the one Ultralytics 8.4.190's BOTSORT gave strix's detections and features
+# (tests/golden/track/reid.ids.txt, tools/reference/reid_goldens.py; tests/test_reid.c checks the other trackers'
+# columns); a segment model is refused (exit 2, one line).  The sanitizer build runs the same pipeline on a few small
+# frames instead, without the identities: its -O2 convolutions round the features differently in the last bits, which
+# moves near-tied identities, and its model runs a minute on the clip (tests/test_reid.c checks the trackers there)
+if [ ! -f "$V" ]; then skip reid "$V is absent (the project's sample media, ../shared/data)"
+elif ! [ -x "$B/mkweights" ] || ! "$B/mkweights" --model "$YAML" --scale n --seed 7 --out "$T/w7.safetensors" \
+    --overwrite >/dev/null 2>&1; then skip reid "mkweights is not built or failed"
+elif ! ffmpeg -v error -y -i "$V" -frames:v 30 -c copy "$T/vtest30.avi" 2>"$T/ffmpeg.err"; then
+    fail reid "ffmpeg could not cut $V: $(head -c 200 "$T/ffmpeg.err")"
+else
+    ok=1
+    mkdir -p "$T/reid" && grep -v '^#' "$G/reid.ids.txt" >"$T/reid/golden.ids"
+    printf 'tracker_type: botsort\nwith_reid: True\nmodel: auto\n' >"$T/botreid.yaml"
+    if [ $ASAN = 1 ]; then
+        infer_rc 0 --model "$YAML" --scale n --weights "$T/w7.safetensors" --device cpu --imgsz 64 --conf 0.01 \
+            --vid-stride 6 --track --tracker "$T/botreid.yaml" --no-save --out "$T/reid/bot" "$T/vtest30.avi" &&
+            grep -q '"with_reid": true' "$T/reid/bot/vtest30.tracks.json" || ok=0
+    elif infer_rc 0 --model "$YAML" --scale n --weights "$T/w7.safetensors" --device cpu --conf 0.3 --track \
+        --tracker "$T/botreid.yaml" --no-save --out "$T/reid/bot" "$T/vtest30.avi"; then
+        # per detection: frame index identity, beside the golden's line (botsort: its third column)
+        res=$(awk '/"detections"/ { match($0, /"frame": [0-9]+/); fr = substr($0, RSTART + 9, RLENGTH - 9)
+            n = split($0, seg, /\{"class_id"/)
+            for (i = 2; i <= n; i++) { id = -1; if (match(seg[i], /"track_id": [0-9]+/)) id = substr(seg[i], RSTART + 12, RLENGTH - 12)
+                print fr, i - 2, id } }' "$T/reid/bot/vtest30.jsonl" |
+            paste -d' ' - "$T/reid/golden.ids" | awk '
+            { n++; if ($1 != $4 || $2 != $5) { bad = "out of step at line " n; exit }
+                if ($6 >= 0) t++; if ($3 != $6) d++ }
+            END { if (bad) print bad; else printf "%d %d %d\n", n, t, d }')
+        echo "    botsort with_reid: $res (detections, tracked by Ultralytics, identities differing)"
+        # shellcheck disable=SC2086 # $res: three numbers
+        set -- $res
+        if [ "$#" != 3 ] || [ "$1" != 284 ] || [ "$2" -lt 30 ] || [ "$3" != 0 ]; then ok=0; fi
+        grep -q '"with_reid": true, "model": "auto", "proximity_thresh": 0.5, "appearance_thresh": 0.8, "conf": 0.3' \
+            "$T/reid/bot/vtest30.tracks.json" || { ok=0; echo "    $(grep -o '"tracker": {[^}]*}' "$T/reid/bot/vtest30.tracks.json")"; }
+    else ok=0; fi
+    SEG=${YAML%/*}/yolov8-seg.yaml
+    if ! "$B/mkweights" --model "$SEG" --scale n --seed 7 --out "$T/seg7.safetensors" --overwrite >/dev/null 2>&1 ||
+        ! infer_rc 2 --model "$SEG" --scale n --weights "$T/seg7.safetensors" --device cpu --track \
+            --tracker "$T/botreid.yaml" --no-save --out "$T/reid/seg" "$T/vtest30.avi" ||
+        ! grep -q "with a segment model is not supported" "$T/err" || [ "$(wc -l <"$T/err")" != 1 ]; then
+        ok=0
+        echo "    segment: $(cat "$T/err")"
+    fi
+    [ $ok = 1 ] && pass reid || fail reid "see above"
 fi
 
 # degenerate_boxes: a box clipped to zero width and an inverted box (replayed) are not tracked, counted,

@@ -261,7 +261,8 @@ static void usage(FILE *f)
             "                    with it too), bytetrack, ocsort, fasttrack, deepocsort, or\n"
             "                    an Ultralytics tracker YAML (the keys of tracktrack/botsort/\n"
             "                    bytetrack/ocsort/fasttrack/deepocsort.yaml; orb/sift/ecc GMC\n"
-            "                    and with_reid: True are not supported).\n"
+            "                    and a separate ReID model are not supported; with_reid:\n"
+            "                    True with model: auto takes the detector's features).\n"
             "                    Defaults are Ultralytics': track_high_thresh 0.25,\n"
             "                    track_low_thresh 0.1, new_track_thresh 0.25, track_buffer 30,\n"
             "                    match_thresh 0.8; OC-SORT's delta_t 3, inertia 0.2,\n"
@@ -347,9 +348,34 @@ static int tracker_options(options *o)
             return st == STRIX_E_IO ? EXIT_INPUT : EXIT_USAGE;
         }
     }
+    if (t->with_reid && o->detections)
+        return usage_error("--detections: %s sets with_reid: True, whose ReID features come from the model, which a "
+                           "replay does not run; set with_reid: False or drop --detections", o->tracker);
     if (o->track_thresh >= 0) t->track_high_thresh = (float)o->track_thresh;
     if (o->match_thresh >= 0) t->match_thresh = (float)o->match_thresh;
     if (o->track_buffer >= 0) t->track_buffer = o->track_buffer;
+    return 0;
+}
+
+/* with_reid (model: auto): the model keeps each detection's native
+ * features, taken with each frame on the detection thread (so no
+ * submit/collect); an exit code. */
+static int reid_setup(const options *o, detector *d)
+{
+    if (d->task == STRIX_TASK_SEGMENT) {
+        fprintf(stderr, "infer: %s: with_reid with a segment model is not supported (its empty-mask detections are "
+                "dropped, Ultralytics keeps them under ReID); use a detect, pose or obb model or set with_reid: "
+                "False\n", o->tracker);
+        return EXIT_USAGE;
+    }
+    strix_error e;
+    strix_status st = strix_model_keep_features(d->model, 1, &e);
+    if (st) {
+        fprintf(stderr, "infer: %s (with_reid in %s)\n", e.message, o->tracker);
+        return st == STRIX_E_UNSUPPORTED ? EXIT_USAGE : strix_exit_code(st);
+    }
+    d->reid = 1;
+    d->async = d->pinned = 0;
     return 0;
 }
 
@@ -841,6 +867,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "infer: out of memory\n");
         goto out;
     }
+    if (o.track && o.track_opts.with_reid && model && (rc = reid_setup(&o, &det))) goto out;
     if (o.manifest) rc = worker_run(&w, &o, &det, hl_mask);
     if (n_img) {
         rc = run_images(&o, &in.images, plan, &det, json_path, t_start);

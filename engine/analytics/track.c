@@ -1,7 +1,8 @@
 /* track.c — the trackers of strix.h, step for step as Ultralytics 8.4.190
  * defines them (ultralytics/trackers: byte_tracker.py BYTETracker,
- * bot_sort.py BOTSORT without ReID, oc_sort.py OCSORT and deep_oc_sort.py
- * DeepOCSORT without ReID, whose own per-track state is track_ocsort.c's,
+ * bot_sort.py BOTSORT, oc_sort.py OCSORT and deep_oc_sort.py
+ * DeepOCSORT, whose own per-track state is track_ocsort.c's, with_reid's
+ * appearance state track_reid.c's (model: auto: the detector's features),
  * fast_tracker.py FASTTracker, whose own is track_fasttrack.c's,
  * utils/kalman_filter.py, utils/matching.py,
  * utils/stracks.py), so identities match it (tests/test_track.c checks them
@@ -51,6 +52,7 @@
 #include "track_fasttrack.h"
 #include "track_kalman.h"
 #include "track_ocsort.h"
+#include "track_reid.h"
 #include "track_tracktrack.h"
 #include "util.h"
 
@@ -102,6 +104,9 @@ struct strix_tracker {
                                   * yet */
     float *boxes;                /* [n_boxes][BOX]: the tracker's box of each detection of the last update, x1 y1 x2
                                   * y2 or (oriented) x y w h r (NaN: none) */
+    strix_reid *reid;            /* with_reid: the tracks' and detections' features (track_reid.c) */
+    int feat_n, feat_dim;        /* the features given for the next update (strix_tracker_features): how many
+                                  * (-1: none), and their length (fixed by the first) */
     int n_boxes, boxes_cap;
     int broken;                  /* an update ran out of memory half way */
     long degenerate;             /* detections ignored for an empty or non-finite box */
@@ -120,6 +125,7 @@ void strix_track_options_init(strix_track_options *o, strix_tracker_type type)
     o->gmc_grey = STRIX_GREY_OPENCV5;
     o->proximity_thresh = 0.5f;
     o->appearance_thresh = 0.8f;
+    o->with_reid = 0;
     o->delta_t = 3;
     o->inertia = 0.2f;
     o->use_byte = 0;
@@ -193,6 +199,12 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
         return strix_fail(err, STRIX_E_ARG, "tracker: min_track_len %d must be >= 0", o->min_track_len);
     if (o->track_buffer < 0)
         return strix_fail(err, STRIX_E_ARG, "tracker: track_buffer %d must be >= 0", o->track_buffer);
+    if (o->with_reid != 0 && o->with_reid != 1)
+        return strix_fail(err, STRIX_E_ARG, "tracker: with_reid %d must be 0 or 1", o->with_reid);
+    if (o->with_reid && o->tracker_type != STRIX_TRACKER_BOTSORT && o->tracker_type != STRIX_TRACKER_DEEPOCSORT &&
+        o->tracker_type != STRIX_TRACKER_TRACKTRACK)
+        return strix_fail(err, STRIX_E_ARG, "tracker: with_reid is for botsort, deepocsort and tracktrack, not %s",
+                          strix_tracker_type_name(o->tracker_type));
     if (o->fuse_score != 0 && o->fuse_score != 1)
         return strix_fail(err, STRIX_E_ARG, "tracker: fuse_score %d must be 0 or 1", o->fuse_score);
     /* OC-SORT keeps delta_t + 2 observations per track */
@@ -220,6 +232,7 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
     t->xywh = o->tracker_type == STRIX_TRACKER_BOTSORT;
     t->next_id = 1;
     t->obb = -1;
+    t->feat_n = -1;
     const int deep = o->tracker_type == STRIX_TRACKER_DEEPOCSORT;
     const int gmc = t->xywh || deep || o->tracker_type == STRIX_TRACKER_TRACKTRACK;
     if (gmc && o->gmc_method == STRIX_GMC_SPARSE_OPTFLOW && !(t->gmc = strix_gmc_create())) {
@@ -227,9 +240,10 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     }
     if (t->gmc) strix_gmc_set_grey(t->gmc, o->gmc_grey == STRIX_GREY_OPENCV4);
-    if (((o->tracker_type == STRIX_TRACKER_OCSORT || deep) && !(t->oc = strix_ocsort_create(o->delta_t))) ||
+    if ((o->with_reid && !(t->reid = strix_reid_create())) ||
+        ((o->tracker_type == STRIX_TRACKER_OCSORT || deep) && !(t->oc = strix_ocsort_create(o->delta_t))) ||
         (o->tracker_type == STRIX_TRACKER_FASTTRACK && !(t->ft = strix_fasttrack_create(o))) ||
-        (o->tracker_type == STRIX_TRACKER_TRACKTRACK && !(t->tt = strix_tracktrack_create(o)))) {
+        (o->tracker_type == STRIX_TRACKER_TRACKTRACK && !(t->tt = strix_tracktrack_create(o, t->reid)))) {
         strix_tracker_free(t);
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
     }
@@ -244,6 +258,7 @@ void strix_tracker_free(strix_tracker *t)
     strix_ocsort_free(t->oc);
     strix_fasttrack_free(t->ft);
     strix_tracktrack_free(t->tt);
+    strix_reid_free(t->reid);
     free(t->pool);
     free(t->tracked.v);
     free(t->lost.v);
@@ -292,7 +307,9 @@ static int new_slot(strix_tracker *t)
     for (int i = 0; i < t->n_pool; i++)
         if (t->pool[i].state == NEW) return i;
     int n = t->n_pool ? 2 * t->n_pool : 32;
-    if ((t->oc && strix_ocsort_reserve(t->oc, n)) || (t->ft && strix_fasttrack_reserve(t->ft, n))) return -1;
+    if ((t->oc && strix_ocsort_reserve(t->oc, n)) || (t->ft && strix_fasttrack_reserve(t->ft, n)) ||
+        (t->reid && strix_reid_reserve(t->reid, n)))
+        return -1;
     track *p = realloc(t->pool, sizeof *p * (size_t)n);
     if (!p) return -1;
     memset(p + t->n_pool, 0, sizeof *p * (size_t)(n - t->n_pool));
@@ -311,8 +328,29 @@ static void ocsort_observe(strix_tracker *t, track *k, const det *d)
     strix_ocsort_observe(t->oc, (int)(k - t->pool), t->frame_id, b);
 }
 
+/* update_features of the track in k with detection d's feature (BOTrack:
+ * alpha 0.9; DeepOCSortTrack: alpha_fixed_emb + (1 - alpha_fixed_emb) x
+ * (1 - trust) above det_thresh (track_high_thresh), else 1, in float32 as
+ * numpy computes it from the float32 score). */
+static void reid_update(strix_tracker *t, track *k, const det *d)
+{
+    float a = 0.9f, b = (float)(1 - 0.9);
+    if (t->oc) {
+        const double th = strix_typed_double(t->o.track_high_thresh), afe = strix_typed_double(t->o.alpha_fixed_emb);
+        a = 1;
+        b = 0;
+        if (d->score > (float)th) {
+            float trust = (d->score - (float)th) / (float)(1 - th > 1e-9 ? 1 - th : 1e-9);
+            a = (float)afe + (float)(1 - afe) * (1 - trust);
+            b = 1 - a;
+        }
+    }
+    strix_reid_update(t->reid, (int)(k - t->pool), d->index, a, b);
+}
+
 static void track_update(strix_tracker *t, track *k, const det *d)
 {
+    if (t->reid) reid_update(t, k, d);
     float m[4];
     det_measure(d, t->xywh, m);
     if (t->oc) ocsort_observe(t, k, d);
@@ -330,6 +368,7 @@ static void track_update(strix_tracker *t, track *k, const det *d)
 
 static void track_reactivate(strix_tracker *t, track *k, const det *d)
 {
+    if (t->reid) reid_update(t, k, d);
     float m[4];
     det_measure(d, t->xywh, m);
     if (t->oc) ocsort_observe(t, k, d);
@@ -397,7 +436,12 @@ static void scratch_free(scratch *s)
 /* The costs of an association: plain iou_distance; the reference's
  * get_dists (with the score fusion when fuse_score; OC-SORT adds inertia x
  * its direction cost); OC-SORT's recovery (_ocr_associate: the IoU with the
- * track's last observation, score fused when fuse_score). */
+ * track's last observation, score fused when fuse_score).  With ReID
+ * (BoT-SORT, Deep OC-SORT) the last two take the smaller of that cost and
+ * the appearance cost: half the embedding distance, 1 where it is above
+ * 1 - appearance_thresh or the pair's plain IoU distance is above 1 -
+ * proximity_thresh (those thresholds as float32, numpy comparing a float32
+ * array with a Python float). */
 enum { COST_IOU, COST_DISTS, COST_OCR };
 
 /* The costs (a COST_*) of tracks ta [na] (pool slots) against detections
@@ -418,6 +462,9 @@ static int associate(strix_tracker *t, scratch *s, const int *ta, int na, const 
         s->cost_cap = need;
     }
     const int fuse = kind != COST_IOU && t->o.fuse_score, ocm = kind == COST_DISTS && t->oc;
+    const int app = kind != COST_IOU && t->reid;
+    const float app_gate = (float)(1 - strix_typed_double(t->o.appearance_thresh)),
+                prox_gate = (float)(1 - strix_typed_double(t->o.proximity_thresh));
     for (int i = 0; i < na; i++) {
         float a[5];
         /* OC-SORT's recovery: the last observation (oriented boxes: the predicted box, the reference keeps no
@@ -428,9 +475,15 @@ static int associate(strix_tracker *t, scratch *s, const int *ta, int na, const 
             float b[4], g[5];
             det_xyxy(d, b);
             if (t->obb == 1) strix_det_xywha(d, g);
-            float c = geom_dist(t, a, t->obb == 1 ? g : b);
+            const float iou_c = geom_dist(t, a, t->obb == 1 ? g : b); /* IoU (oriented: probiou) distance */
+            float c = iou_c;
             if (fuse) c = 1 - (1 - c) * d->score;
             if (ocm) c = c + t->o.inertia * strix_ocsort_direction_cost(t->oc, ta[i], b);
+            if (app) {
+                float e = strix_reid_embedding_distance(t->reid, ta[i], d->index) / 2;
+                if (e > app_gate || iou_c > prox_gate) e = 1;
+                c = e < c ? e : c; /* np.minimum: a NaN cost stays NaN */
+            }
             s->cost[i * nb + j] = isfinite(c) ? (double)c : 1;
         }
     }
@@ -710,6 +763,9 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         else if (d->score > tl) s->low[n_low++] = i;
     }
 
+    if (t->tt && t->reid) /* TrackTrack encodes its high-score detections only */
+        for (int i = 0; i < n; i++)
+            if (!(s->d[i].score >= th)) strix_reid_drop_det(t->reid, i);
     if (t->tt) { /* TrackTrack: its camera motion comes before its own predict */
         double H[6];
         int moved = camera_motion(t, in, H);
@@ -828,6 +884,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         float m[4];
         det_measure(d, t->xywh, m);
         kalman_initiate(k, t->xywh, m);
+        if (t->reid) strix_reid_start(t->reid, slot, d->index);
         if (t->oc) { /* its first observation: its box from the new state */
             float b[4];
             track_xyxy(k, 0, b);
@@ -916,10 +973,21 @@ static strix_status run_update(strix_tracker *t, const gmc_input *in, const stri
     }
     if (t->broken) return strix_fail(err, STRIX_E_NOMEM, "tracker: unusable after running out of memory");
     if (n) t->obb = obb;
+    if (t->feat_n >= 0 && t->feat_n != n) {
+        int given = t->feat_n;
+        t->feat_n = -1;
+        strix_reid_set_dets(t->reid, NULL, 0, 0);
+        return strix_fail(err, STRIX_E_ARG, "tracker: %d ReID features were given for an update of %d detections",
+                          given, n);
+    }
     scratch s;
     memset(&s, 0, sizeof s);
     int rc = update(t, in, dets, obb ? xywhr : NULL, n, ids, &s);
     scratch_free(&s);
+    if (t->reid) { /* the features were this update's */
+        t->feat_n = -1;
+        strix_reid_set_dets(t->reid, NULL, 0, 0);
+    }
     if (rc) {
         t->broken = 1;
         return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
@@ -935,6 +1003,28 @@ static strix_status check_frame(const strix_image *f, strix_error *err)
                           "memory (got %s)", f->memory == STRIX_DEVICE ? "device memory" : "NV12");
     if (!f->data || f->width < 1 || f->height < 1 || (f->stride && f->stride < 3 * f->width))
         return strix_fail(err, STRIX_E_ARG, "tracker: bad frame (%dx%d, stride %d)", f->width, f->height, f->stride);
+    return STRIX_OK;
+}
+
+strix_status strix_tracker_features(strix_tracker *t, const float *feats, int n, int dim, strix_error *err)
+{
+    if (!t->reid)
+        return strix_fail(err, STRIX_E_ARG, "tracker: ReID features given to a tracker without with_reid");
+    if (n < 0 || dim < 1 || (n && !feats))
+        return strix_fail(err, STRIX_E_ARG, "tracker: bad feature array (%d x %d)", n, dim);
+    if (t->feat_dim && dim != t->feat_dim)
+        return strix_fail(err, STRIX_E_ARG, "tracker: ReID features of length %d, earlier ones of %d", dim,
+                          t->feat_dim);
+    for (size_t i = 0; i < (size_t)n * (size_t)dim; i++)
+        if (!isfinite(feats[i]))
+            return strix_fail(err, STRIX_E_ARG, "tracker: ReID feature %zu of detection %zu is not finite",
+                              i % (size_t)dim, i / (size_t)dim);
+    if (strix_reid_set_dets(t->reid, feats, n, dim)) {
+        t->broken = 1;
+        return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory");
+    }
+    t->feat_dim = dim;
+    t->feat_n = n;
     return STRIX_OK;
 }
 

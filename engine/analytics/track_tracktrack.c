@@ -19,6 +19,11 @@
  * above new_track_thresh starts a track unless it overlaps (IoU >
  * tai_thr) a confirmed track or a better leftover (track-aware
  * initialisation).  A track is confirmed after min_track_len updates.
+ * With ReID (with_reid, model: auto), 1 - HMIoU becomes iou_weight x (1 -
+ * HMIoU) + reid_weight x the cosine distance of the track's smoothed
+ * feature and the high-score detection's (where both have one), and a
+ * track's feature is smoothed with beta = 0.95 + 0.05 x (1 - score) of the
+ * detection it takes (track_reid.c).
  *
  * Number types follow the reference where they change results: boxes and
  * costs float32; the Kalman filter and the camera-motion warp double; the
@@ -40,6 +45,7 @@
 #include <string.h>
 
 #include "tasks.h"
+#include "track_reid.h"
 #include "util.h"
 
 enum { T_FREE, T_NEW, T_TRACKED, T_LOST, T_REMOVED };
@@ -82,13 +88,15 @@ struct strix_tracktrack {
     long *removed; /* identities of the last REMOVED_KEEP removed tracks, oldest first */
     int n_removed;
     int obb;       /* this update's detections are oriented boxes */
+    strix_reid *reid; /* with_reid: the tracker's (track.c), its slots these tracks' */
 };
 
-strix_tracktrack *strix_tracktrack_create(const strix_track_options *o)
+strix_tracktrack *strix_tracktrack_create(const strix_track_options *o, strix_reid *reid)
 {
     strix_tracktrack *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->o = *o;
+    t->reid = reid;
     t->match_thr = strix_typed_double(o->match_thresh);
     t->lost_match_thr = strix_typed_double(o->lost_match_thr);
     t->reduce_step = strix_typed_double(o->reduce_step);
@@ -153,6 +161,16 @@ static void nsa_update(tt_track *k, const strix_track_det *d)
     strix_kf_update(k->mean, k->cov, 1, m, r > 0.05 ? r : 0.05);
 }
 
+/* TTSTrack.update_features with detection d's feature, the track's score
+ * already d's: beta = _alpha + (1 - _alpha) x (1 - score), float32 as numpy
+ * computes it from the float32 score. */
+static void reid_update(const strix_tracktrack *t, const tt_track *k, const strix_track_det *d)
+{
+    if (!t->reid) return;
+    float beta = 0.95f + (float)(1 - 0.95) * (1 - k->score);
+    strix_reid_update(t->reid, (int)(k - t->pool), d->index, beta, 1 - beta);
+}
+
 /* TTSTrack.update: a matched track takes detection d. */
 static void track_update(const strix_tracktrack *t, tt_track *k, const strix_track_det *d)
 {
@@ -189,6 +207,7 @@ static void track_update(const strix_tracktrack *t, tt_track *k, const strix_tra
         k->vel[c][1] = v[c][1] / (float)DELTA_T;
     }
     k->score = d->score;
+    reid_update(t, k, d);
     if (k->state == T_TRACKED || k->tracklet_len + 1 >= t->o.min_track_len) {
         k->state = T_TRACKED;
         k->activated = 1;
@@ -206,6 +225,7 @@ static void track_reactivate(const strix_tracktrack *t, tt_track *k, const strix
     state_box(k, b);
     hist_push(k, t->frame_id, b, 1);
     k->score = d->score;
+    reid_update(t, k, d);
     k->tracklet_len = 0;
     k->state = T_TRACKED;
     k->activated = 1;
@@ -269,7 +289,12 @@ static void cost_matrix(const strix_tracktrack *t, const int *tr, int nt, const 
             float uni = (a[3] > b[3] ? a[3] : b[3]) - (a[1] < b[1] ? a[1] : b[1]);
             float hiou = over / (uni + 1e-9f);
             hiou = hiou < 0 ? 0 : hiou > 1 ? 1 : hiou;
-            cost[i * nd + j] = (1 - hiou * s) + t->o.conf_weight * fabsf(proj - d[dj[j]].score);
+            float c = 1 - hiou * s;
+            if (t->reid) { /* np.where(isnan(cos), hmiou, iou_weight * hmiou + reid_weight * cos) */
+                float cos = strix_reid_cosine_distance(t->reid, tr[i], d[dj[j]].index);
+                if (!isnan(cos)) c = t->o.iou_weight * c + t->o.reid_weight * cos;
+            }
+            cost[i * nd + j] = c + t->o.conf_weight * fabsf(proj - d[dj[j]].score);
             iou[i * nd + j] = s;
             if (s > ANGLE_MIN_IOU) any64 |= f64;
         }
@@ -442,6 +467,7 @@ static int new_slot(strix_tracktrack *t)
     for (int i = 0; i < t->n_pool; i++)
         if (t->pool[i].state == T_FREE) return i;
     int n = t->n_pool ? 2 * t->n_pool : 32;
+    if (t->reid && strix_reid_reserve(t->reid, n)) return -1;
     tt_track *p = realloc(t->pool, sizeof *p * (size_t)n);
     if (!p) return -1;
     t->pool = p;
@@ -472,6 +498,7 @@ static void track_start(strix_tracktrack *t, int slot, const strix_track_det *d)
     k->score = k->prev_score = d->score;
     k->idx = d->index;
     k->angle = d->angle;
+    if (t->reid) strix_reid_start(t->reid, slot, d->index);
 }
 
 static int removed_has(const strix_tracktrack *t, long id)

@@ -1,8 +1,8 @@
 /* track_tracktrack.h — TrackTrack (Shim et al., "Focusing on Tracks for
  * Online Multi-Object Tracking", CVPR 2025) as Ultralytics 8.4.190's
- * trackers/track_tracker.py TRACKTRACK runs it without ReID and without
- * loose-NMS detections: its own track pool, associations and track-aware
- * initialisation, behind the strix_tracker of engine/analytics/track.c,
+ * trackers/track_tracker.py TRACKTRACK runs it (ReID with model: auto's
+ * native features; without loose-NMS detections): its own track pool,
+ * associations and track-aware initialisation, behind the strix_tracker of engine/analytics/track.c,
  * which reads the detections, splits them by score and estimates the
  * camera motion. */
 #ifndef STRIX_TRACK_TRACKTRACK_H
@@ -10,12 +10,15 @@
 
 #include "strix.h"
 #include "track_kalman.h"
+#include "track_reid.h"
 
 typedef struct strix_tracktrack strix_tracktrack;
 
-/* o: checked options of type STRIX_TRACKER_TRACKTRACK.  NULL when memory
- * runs out. */
-strix_tracktrack *strix_tracktrack_create(const strix_track_options *o);
+/* o: checked options of type STRIX_TRACKER_TRACKTRACK; reid: the
+ * tracker's appearance state with with_reid (its detections set for each
+ * update, the high-score ones only), NULL without.  NULL when memory runs
+ * out. */
+strix_tracktrack *strix_tracktrack_create(const strix_track_options *o, strix_reid *reid);
 void strix_tracktrack_free(strix_tracktrack *tt);
 
 /* One frame.  d: the frame's detections; high [n_high] the indices of those

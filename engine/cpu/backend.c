@@ -288,9 +288,10 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
     const float *head = head_ptr(b);
     size_t row = 4 + (size_t)b->prog->nc + b->prog->extra, per = pl->anchors * row;
     for (int i = 0; i < n; i++) {
-        strix_nms_params pi = *np; /* image i's rows_out */
+        strix_nms_params pi = *np; /* image i's rows_out and anchors_out */
         pi.row = (int)row;
         if (np->rows_out) pi.rows_out = np->rows_out + (size_t)i * np->max_det * row;
+        if (np->anchors_out) pi.anchors_out = np->anchors_out + (size_t)i * np->max_det;
         strix_detection *d = dets + (size_t)i * np->max_det;
         counts[i] = e2e ? strix_topk(d, head + per * i, pl->anchors, &pi, b->scratch)
                   : obb ? strix_nms_obb(d, head + per * i, pl->anchors, &pi, b->scratch)

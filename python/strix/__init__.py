@@ -95,7 +95,7 @@ class _TrackOptions(ctypes.Structure):
                 ("track_buffer", ctypes.c_int), ("match_thresh", ctypes.c_float),
                 ("fuse_score", ctypes.c_int), ("gmc_method", ctypes.c_int), ("gmc_grey", ctypes.c_int),
                 ("proximity_thresh", ctypes.c_float), ("appearance_thresh", ctypes.c_float),
-                ("delta_t", ctypes.c_int), ("inertia", ctypes.c_float), ("use_byte", ctypes.c_int),
+                ("with_reid", ctypes.c_int), ("delta_t", ctypes.c_int), ("inertia", ctypes.c_float), ("use_byte", ctypes.c_int),
                 ("reset_velocity_offset_occ", ctypes.c_int), ("reset_pos_offset_occ", ctypes.c_int),
                 ("enlarge_bbox_occ", ctypes.c_double), ("dampen_motion_occ", ctypes.c_double),
                 ("active_occ_to_lost_thresh", ctypes.c_int), ("occ_cover_thresh", ctypes.c_float),

@@ -20,7 +20,10 @@
  *   n x 11   per detection: 4 x int16 corners / 4 (pixels), score byte /
  *            255, class byte, flags byte (bit 0: the first corner's raw
  *            float bits from the next 4 bytes: NaN, inf, denormals; bit 1:
- *            score byte / 64, up to 4, which the tracker must refuse);
+ *            score byte / 64, up to 4, which the tracker must refuse; bit
+ *            2 of the frame's first detection: ReID features given
+ *            (strix_tracker_features: per detection its 4 values as a
+ *            feature, all zero included));
  *            oriented: the 4 values are cx, cy, w, h and 2 more bytes
  *            follow, an int16 angle / 1024 (radians)
  * until the input ends, 64 frames at most.  The API promises no crash on any box (a box
@@ -64,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (strix_tracker_create(&t, &o, &err) != STRIX_OK) return 0;
     cursor c = {nul + 1, size - yaml_len - 1};
     strix_detection dets[15];
+    float feats[15 * 4];
     int ids[15];
     float xywhr[15 * 5];
     static uint8_t px[128 * 128 * 3], grey[64 * 64];
@@ -82,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 }
             img = (strix_image){.data = px, .width = w, .height = h, .format = bgr ? STRIX_BGR : STRIX_RGB};
         }
-        int got = 0;
+        int got = 0, reid = 0;
         for (; got < n; got++) {
             int16_t q[4];
             uint8_t sc[3];
@@ -90,12 +94,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             strix_detection *d = &dets[got];
             *d = (strix_detection){q[0] / 4.0f, q[1] / 4.0f, q[2] / 4.0f, q[3] / 4.0f,
                                    sc[2] & 2 ? sc[0] / 64.0f : sc[0] / 255.0f, sc[1]};
+            for (int k = 0; k < 4; k++) feats[4 * got + k] = q[k] / 4.0f;
+            if (!got) reid = sc[2] & 4;
             if (sc[2] & 1 && !take(&c, &d->x1, sizeof d->x1)) break;
             int16_t a = 0;
             if (obb && !take(&c, &a, sizeof a)) break;
             float *r = xywhr + 5 * got;
             r[0] = d->x1, r[1] = d->y1, r[2] = d->x2, r[3] = d->y2, r[4] = a / 1024.0f;
         }
+        /* refused without with_reid; with it, this frame's detections carry these features */
+        if (reid) (void)strix_tracker_features(t, feats, got, 4, &err);
         for (int i = 0; i < got; i++) ids[i] = -2; /* not an answer the tracker gives */
         strix_status st;
         if (mode == 2) {

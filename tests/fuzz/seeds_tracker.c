@@ -13,6 +13,8 @@
  *   tracktrack.bin TrackTrack, GMC sparseOptFlow, GMC on the frame
  *   obb_botsort.bin, obb_tracktrack.bin, obb_ocsort.bin the same on
  *                 oriented boxes (the boxes' centres and sides, turning)
+ *   reid.bin      BoT-SORT with_reid, ReID features each frame, no pixels
+ *   ttreid.bin    TrackTrack with_reid, ReID features each frame, no pixels
  *   seeds_tracker DIR */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,9 +45,13 @@ static const char *deepocsort = "tracker_type: deepocsort\ntrack_high_thresh: 0.
                                 "with_reid: False\nmodel: auto\nproximity_thresh: 0.5\nappearance_thresh: 0.9\n"
                                 "alpha_fixed_emb: 0.95\n";
 
-/* mode: fuzz_tracker's pixel mode (0 the frame, 2 grey bands, 3 none).
- * The seed is made in memory, then written at once. */
-static int write_seed(const char *dir, const char *name, const char *yaml, int mode, int obb)
+static const char *botsort_reid = "tracker_type: botsort\ngmc_method: none\nwith_reid: True\nmodel: auto\n";
+static const char *tracktrack_reid = "tracker_type: tracktrack\nmin_track_len: 1\nwith_reid: True\nmodel: auto\n";
+
+/* mode: fuzz_tracker's pixel mode (0 the frame, 2 grey bands, 3 none);
+ * obb: oriented boxes; reid: each frame gives ReID features.  The seed is made in memory, then
+ * written at once. */
+static int write_seed(const char *dir, const char *name, const char *yaml, int mode, int obb, int reid)
 {
     static uint8_t b[4096];
     size_t n = strlen(yaml) + 1; /* with its NUL */
@@ -63,7 +69,7 @@ static int write_seed(const char *dir, const char *name, const char *yaml, int m
             for (int c = 0; c < 4; c++) b[n++] = (uint8_t)q[c], b[n++] = (uint8_t)((uint16_t)q[c] >> 8); /* little-endian */
             b[n++] = (uint8_t)(200 + 20 * i); /* score */
             b[n++] = (uint8_t)i;              /* class */
-            b[n++] = 0;                       /* flags */
+            b[n++] = (uint8_t)(reid && !i ? 4 : 0); /* flags: the first's bit 2, ReID features */
             const int16_t a = (int16_t)(100 * fr + 300 * i); /* radians x 1024 */
             if (obb) b[n++] = (uint8_t)a, b[n++] = (uint8_t)((uint16_t)a >> 8);
         }
@@ -83,13 +89,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: seeds_tracker DIR\n");
         return 2;
     }
-    int ok = write_seed(argv[1], "botsort.bin", botsort, 0, 0) && write_seed(argv[1], "bands.bin", botsort, 2, 0) &&
-             write_seed(argv[1], "bytetrack.bin", bytetrack, 3, 0) && write_seed(argv[1], "ocsort.bin", ocsort, 3, 0) &&
-             write_seed(argv[1], "fasttrack.bin", fasttrack, 3, 0) &&
-             write_seed(argv[1], "deepocsort.bin", deepocsort, 0, 0) &&
-             write_seed(argv[1], "tracktrack.bin", tracktrack, 0, 0) &&
-             write_seed(argv[1], "obb_botsort.bin", botsort, 0, 1) &&
-             write_seed(argv[1], "obb_tracktrack.bin", tracktrack, 2, 1) &&
-             write_seed(argv[1], "obb_ocsort.bin", ocsort, 3, 1);
+    int ok = write_seed(argv[1], "botsort.bin", botsort, 0, 0, 0) && write_seed(argv[1], "bands.bin", botsort, 2, 0, 0) &&
+             write_seed(argv[1], "bytetrack.bin", bytetrack, 3, 0, 0) && write_seed(argv[1], "ocsort.bin", ocsort, 3, 0, 0) &&
+             write_seed(argv[1], "fasttrack.bin", fasttrack, 3, 0, 0) &&
+             write_seed(argv[1], "deepocsort.bin", deepocsort, 0, 0, 0) &&
+             write_seed(argv[1], "tracktrack.bin", tracktrack, 0, 0, 0) &&
+             write_seed(argv[1], "obb_botsort.bin", botsort, 0, 1, 0) &&
+             write_seed(argv[1], "obb_tracktrack.bin", tracktrack, 2, 1, 0) &&
+             write_seed(argv[1], "obb_ocsort.bin", ocsort, 3, 1, 0) &&
+             write_seed(argv[1], "reid.bin", botsort_reid, 3, 0, 1) &&
+             write_seed(argv[1], "ttreid.bin", tracktrack_reid, 3, 0, 1);
     return ok ? 0 : 1;
 }

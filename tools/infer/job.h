@@ -184,6 +184,7 @@ typedef struct detector {
     strix_task task;             /* the model's (detect with --detections) */
     int retina;                  /* --retina-masks: segment masks at the source's size */
     int kpt_n, kpt_dims;         /* pose: kpt_shape */
+    int reid;                    /* the tracker's with_reid: each frame takes its detections' ReID features */
     struct task_scratch *scratch; /* a task model's buffers on the detection thread (taskframe.c) */
 } detector;
 
@@ -205,7 +206,9 @@ typedef struct task_frame {
     int nc;
     const char *const *names; /* the class names (the detector's) */
     int n_names;
-    size_t values_cap, corners_cap, masks_cap, xy_cap, poly_cap, probs_cap;
+    float *feats;        /* with_reid: [n, feat_dim] the detections' ReID features (strix_model_features) */
+    int feat_dim;        /* 0: none */
+    size_t values_cap, corners_cap, masks_cap, xy_cap, poly_cap, probs_cap, feats_cap;
     const float *raw_corners; /* obb, tracked (a view, see write_frame): the detections' own corners, corners the
                                  tracker's; else NULL */
 } task_frame;
@@ -480,9 +483,10 @@ long tracking_gap_span(const strix_track_options *o);
  * is left), so a gap longer than the span + 1 ends every track and a
  * shorter one leaves them lost, to be found again. */
 strix_status tracking_gap(tracking *t, long missed, const strix_track_options *o, strix_error *err);
-/* task: the frame's task outputs (NULL: detect); an obb model's
+/* task: the frame's task outputs (NULL: none); an obb model's
  * detections are tracked on their rotated boxes (strix_tracker_update_obb),
- * t->corners then the tracker's corners where tracked. */
+ * t->corners then the tracker's corners where tracked; its feats (with_reid)
+ * go to strix_tracker_features first. */
 strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *grey, int w, int h, long index,
                             double time, int inferred, const strix_detection *d, int n, const task_frame *task,
                             int *n_cross, strix_error *err);

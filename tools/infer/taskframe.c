@@ -1,5 +1,6 @@
 /* taskframe.c — what a segment, pose, obb or classify model gives beside
- * the boxes, per frame (task_frame, job.h): taken on the detection thread
+ * the boxes, and the detections' ReID features with the tracker's
+ * with_reid, per frame (task_frame, job.h): taken on the detection thread
  * right after each detect call (the model's task values are valid only
  * until the next one), then written (JSON, JSON Lines, txt labels) and
  * drawn on the writer thread.  Classify has no boxes: its detect call is
@@ -55,6 +56,7 @@ void task_frame_free(void *ctx, void *task)
     free(t->xy);
     free(t->poly_at);
     free(t->probs);
+    free(t->feats);
     free(t);
 }
 
@@ -240,12 +242,14 @@ static int task_copy(task_frame *t, const task_frame *f)
     t->mh = f->mh;
     t->mw = f->mw;
     t->nc = f->nc;
+    t->feat_dim = f->feat_dim;
     int seg = f->task == STRIX_TASK_SEGMENT;
     size_t masks = (size_t)f->n * f->mh * f->mw, pts = seg ? (size_t)f->poly_at[f->n] : 0;
     int ok = copy_floats(&t->values, &t->values_cap, f->values, (size_t)f->n * f->stride) &&
              copy_floats(&t->corners, &t->corners_cap, f->corners, f->task == STRIX_TASK_OBB ? (size_t)f->n * 8 : 0) &&
              copy_floats(&t->xy, &t->xy_cap, f->xy, 2 * pts) &&
              copy_floats(&t->probs, &t->probs_cap, f->probs, f->task == STRIX_TASK_CLASSIFY ? (size_t)f->nc : 0) &&
+             copy_floats(&t->feats, &t->feats_cap, f->feats, (size_t)f->n * f->feat_dim) &&
              grow(&t->masks, &t->masks_cap, masks, 1) && grow(&t->poly_at, &t->poly_cap, (size_t)f->n + 1, sizeof(int));
     if (!ok) return 0;
     if (masks) memcpy(t->masks, f->masks, masks);
@@ -332,7 +336,7 @@ int task_take(void *ctx, int image, strix_pipe_frame *f, const strix_pipe_frame 
             return -1;
         }
         t->task = d->task;
-        t->n = t->mh = t->mw = t->nc = 0;
+        t->n = t->mh = t->mw = t->nc = t->feat_dim = 0;
         return 0;
     }
     t->task = d->task;
@@ -340,7 +344,17 @@ int task_take(void *ctx, int image, strix_pipe_frame *f, const strix_pipe_frame 
     t->kd = d->kpt_dims;
     t->names = d->names;
     t->n_names = d->n_names;
-    t->mh = t->mw = t->nc = 0;
+    t->mh = t->mw = t->nc = t->feat_dim = 0;
+    if (d->reid) {
+        strix_task_values fv;
+        if (strix_model_features(d->model, image, &fv, err)) return -1;
+        if (!copy_floats(&t->feats, &t->feats_cap, fv.values, (size_t)fv.count * fv.stride)) {
+            strix_fail(err, STRIX_E_NOMEM, "out of memory for a frame's ReID features");
+            return -1;
+        }
+        t->feat_dim = fv.stride;
+        if (d->task == STRIX_TASK_DETECT) return 0;
+    }
     if (d->task == STRIX_TASK_CLASSIFY) {
         t->nc = strix_model_class_count(d->model);
         if (copy_floats(&t->probs, &t->probs_cap, d->scratch->probs + (size_t)image * t->nc, (size_t)t->nc)) return 0;

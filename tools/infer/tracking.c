@@ -70,10 +70,14 @@ strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *
     }
     /* a frame --vid-stride skipped repeats the last detections: same identities */
     stage_push(t->nvtx, "tracking");
-    strix_status st = !inferred ? STRIX_OK
-                      : obb     ? strix_tracker_update_obb(t->tracker, img, grey, w, h, d, task->values, n, t->ids, err)
-                      : grey    ? strix_tracker_update_grey(t->tracker, grey, w, h, d, n, t->ids, err)
-                                : strix_tracker_update(t->tracker, img, d, n, t->ids, err);
+    strix_status st = inferred && task && task->feat_dim
+                          ? strix_tracker_features(t->tracker, task->feats, n, task->feat_dim, err)
+                          : STRIX_OK;
+    if (!st)
+        st = !inferred ? STRIX_OK
+             : obb     ? strix_tracker_update_obb(t->tracker, img, grey, w, h, d, task->values, n, t->ids, err)
+             : grey    ? strix_tracker_update_grey(t->tracker, grey, w, h, d, n, t->ids, err)
+                       : strix_tracker_update(t->tracker, img, d, n, t->ids, err);
     /* a skipped frame keeps the last frame's; detections past those (a replayed file can skip a frame with more,
      * or its first) have none */
     for (int i = inferred ? 0 : t->n_last; !st && i < n; i++) {

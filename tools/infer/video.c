@@ -333,9 +333,10 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     double t0 = now_ms();
     const strix_detection *dets = f->dets, *raw = NULL; /* raw: the detections' own boxes, when dets are tracked */
     const int *ids = NULL;
-    const task_frame *task = f->task;
     task_frame tracked;
     int n = f->n_dets, inferred = f->inferred;
+    /* f->task: a task model's outputs, or a detect model's ReID features only (with_reid) */
+    const task_frame *tf = f->task, *task = tf && tf->task != STRIX_TASK_DETECT ? tf : NULL;
     if (v->replay && replay_frame(v, f, vf->time, &dets, &raw, &n, &ids, &inferred, err)) return -1;
     if (grow_frame_buffers(v, n)) {
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
@@ -851,7 +852,7 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
             cfg.collect = detector_collect;
             cfg.finish = detector_finish;
         }
-        if (!o->detections && det->task != STRIX_TASK_DETECT) {
+        if (!o->detections && (det->task != STRIX_TASK_DETECT || det->reid)) {
             cfg.take = task_take;
             cfg.task_free = task_frame_free;
         }

@@ -258,6 +258,18 @@ int write_tracks_json(vrun *v, long frames, double fps)
         }
         fprintf(j, ", \"min_track_len\": %d", to->min_track_len);
     }
+    if (to->with_reid) { /* ReID's keys, as the tracker reads them */
+        const int tt = to->tracker_type == STRIX_TRACKER_TRACKTRACK;
+        const char *key[] = {tt ? "iou_weight" : "proximity_thresh", tt ? "reid_weight" : "appearance_thresh",
+                             "alpha_fixed_emb"};
+        const float val[] = {tt ? to->iou_weight : to->proximity_thresh, tt ? to->reid_weight : to->appearance_thresh,
+                             to->alpha_fixed_emb};
+        fputs(", \"with_reid\": true, \"model\": \"auto\"", j);
+        for (int i = 0; i < (to->tracker_type == STRIX_TRACKER_DEEPOCSORT ? 3 : 2); i++) {
+            fprintf(j, ", \"%s\": ", key[i]);
+            strix_json_float(j, val[i]);
+        }
+    }
     fputs(", \"conf\": ", j);
     strix_json_double(j, o->conf);
     fputs("},\n  \"counts\": {", j);
