@@ -122,7 +122,7 @@ static int scratch_reserve(gmc_scratch *s, int width, int w, int h)
     s->rows = malloc(sizeof *s->rows * 2 * (size_t)width);
     s->row = malloc(sizeof *s->row * ((size_t)w + 4));
     s->sch = malloc(sizeof *s->sch * 2 * ((size_t)w + 2));
-    s->cs = malloc(sizeof *s->cs * 19 * GMC_CS_ROW(w));
+    s->cs = malloc(sizeof *s->cs * GMC_CS_ROWS * GMC_CS_ROW(w));
     s->ok = malloc((size_t)w + 8);
     s->cand = malloc(sizeof *s->cand * GMC_CAND_CAP);
     if (!s->grey || !s->rows || !s->row || !s->sch || !s->cs || !s->ok || !s->cand) {

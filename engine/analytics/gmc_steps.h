@@ -49,8 +49,10 @@ typedef struct gmc_cand {
     int at; /* y * w + x */
 } gmc_cand;
 
-/* floats in one of corners' row buffers: whole 16-lane blocks and one more */
+/* doubles in one of corners' row buffers (w + 2 at least: whole 16-lane
+ * blocks and one more), and how many rows (gmc_kernels.h, corner_rows) */
 #define GMC_CS_ROW(w) ((size_t)((w) + 15) / 16 * 16 + 16)
+#define GMC_CS_ROWS 19
 
 /* Scratch sized by the frame (grown when a larger one comes, never
  * per frame): the grey frame and everything the steps work in. */
@@ -63,7 +65,7 @@ typedef struct gmc_scratch {
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
     int *row;             /* pyrDown's vertical sums [w + 4] */
     int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
-    float *cs;            /* corners' row buffers [19][GMC_CS_ROW(w)] */
+    double *cs;           /* corners' row buffers [GMC_CS_ROWS][GMC_CS_ROW(w)] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
     gmc_cand *cand;       /* corner candidates [GMC_CAND_CAP] */
     float hint;           /* where the next frame's corners start their floor (corners) */
