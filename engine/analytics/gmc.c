@@ -54,7 +54,7 @@ int strix_gmc_best_isa(void)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512vnni"))
         return GMC_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2")) return GMC_ISA_AVX2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GMC_ISA_AVX2;
 #endif
     return GMC_ISA_GENERIC;
 }

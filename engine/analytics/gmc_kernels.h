@@ -365,6 +365,18 @@ static void cands_add(cands *b, gmc_cand k)
  * corners (low-texture frames). */
 #define SOBEL_K ((float)(1.0 / (4 * 3 * 255.0)))
 
+/* fma(a, b, c), rounded once, for the corner pass's operands (exact in
+ * double: see above): the instruction where the build has it (AVX2,
+ * AVX-512), the double sum elsewhere; the same float either way. */
+static GMC_INLINE float fused(float a, float b, float c)
+{
+#if defined(__FMA__)
+    return fmaf(a, b, c);
+#else
+    return (float)((double)a * (double)b + (double)c);
+#endif
+}
+
 /* Dy's row filter of grey row g [w] into o [w]: fused on the columns
  * before nv (the whole 32-column blocks), rounded step by step after. */
 static void sobel_dy_row(const uint8_t *restrict g, int w, float *restrict o)
@@ -372,31 +384,27 @@ static void sobel_dy_row(const uint8_t *restrict g, int w, float *restrict o)
     const float k = SOBEL_K, k2 = 2 * SOBEL_K;
     int nv = w - w % 32;
     for (int x = 0; x < w; x += w - 1) { /* the edges: g[-1] = g[1], g[w] = g[w - 2] */
-        int l = g[x ? x - 1 : 1], m = g[x], r = g[x + 1 < w ? x + 1 : w - 2];
-        if (x < nv)
-            o[x] = (float)((double)r * k + (double)(float)((double)m * k2 + (double)((float)l * k)));
-        else
-            o[x] = ((float)l * k + (float)m * k2) + (float)r * k;
+        float l = g[x ? x - 1 : 1], m = g[x], r = g[x + 1 < w ? x + 1 : w - 2];
+        o[x] = x < nv ? fused(r, k, fused(m, k2, l * k)) : (l * k + m * k2) + r * k;
     }
     int a = nv < w - 1 ? nv : w - 1;
-    for (int x = 1; x < a; x++)
-        o[x] = (float)((double)g[x + 1] * k + (double)(float)((double)g[x] * k2 + (double)((float)g[x - 1] * k)));
+    for (int x = 1; x < a; x++) o[x] = fused((float)g[x + 1], k, fused((float)g[x], k2, (float)g[x - 1] * k));
     for (int x = a > 1 ? a : 1; x < w - 1; x++) o[x] = ((float)g[x - 1] * k + (float)g[x] * k2) + (float)g[x + 1] * k;
 }
 
 /* Row y's Sobel products, each row's 3-sums in double: grey rows g0, g1,
  * g2 (above, at, below, reflected), Dy's row filters r0 (above) and r2
- * (below); p: [3][w + 2] scratch; sa, sb, sc [w] the 3-sums of Dx^2,
- * Dx Dy, Dy^2. */
+ * (below); p: [3][w + 2] scratch (the products, reflected one column
+ * beyond each edge); sa, sb, sc [w] the 3-sums of Dx^2, Dx Dy, Dy^2. */
 static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, const uint8_t *restrict g2,
-                      const float *restrict r0, const float *restrict r2, int w, float *restrict p,
+                      const float *restrict r0, const float *restrict r2, int w, double *restrict p,
                       double *restrict sa, double *restrict sb, double *restrict sc)
 {
     const float k = SOBEL_K, k2 = 2 * SOBEL_K;
-    float *restrict pa = p, *restrict pb = p + w + 2, *restrict pc = p + 2 * (w + 2);
+    double *restrict pa = p, *restrict pb = p + w + 2, *restrict pc = p + 2 * (w + 2);
     for (int x = 1; x < w - 1; x++) {
         int s = (g0[x + 1] - g0[x - 1]) + (g2[x + 1] - g2[x - 1]), m = g1[x + 1] - g1[x - 1];
-        float dx = (float)((double)s * k + (double)((float)m * k2)), dy = r2[x] - r0[x];
+        float dx = fused((float)s, k, (float)m * k2), dy = r2[x] - r0[x];
         pa[x + 1] = dx * dx;
         pb[x + 1] = dx * dy;
         pc[x + 1] = dy * dy;
@@ -408,14 +416,14 @@ static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, co
         pc[x + 1] = dy * dy;
     }
     for (int c = 0; c < 3; c++) {
-        float *q = p + c * (w + 2);
+        double *q = p + c * (w + 2);
         q[0] = q[2];
         q[w + 1] = q[w - 1];
     }
     for (int x = 0; x < w; x++) {
-        sa[x] = ((double)pa[x] + (double)pa[x + 1]) + (double)pa[x + 2];
-        sb[x] = ((double)pb[x] + (double)pb[x + 1]) + (double)pb[x + 2];
-        sc[x] = ((double)pc[x] + (double)pc[x + 1]) + (double)pc[x + 2];
+        sa[x] = (pa[x] + pa[x + 1]) + pa[x + 2];
+        sb[x] = (pb[x] + pb[x + 1]) + pb[x + 2];
+        sc[x] = (pc[x] + pc[x + 1]) + pc[x + 2];
     }
 }
 
@@ -478,8 +486,8 @@ static void peaks_row(cands *b, const float *restrict v, const float *restrict h
 static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cands *bs)
 {
     size_t rs = GMC_CS_ROW(w);
-    double *d = sc->cs, *sp[3][3], *sum[3];
-    float *f = (float *)(d + 12 * rs), *rp[3], *eig[3], *hm[3], *p = f + 9 * rs, *rmax = f + 12 * rs;
+    double *d = sc->cs, *sp[3][3], *sum[3], *p = d + 12 * rs;
+    float *f = (float *)(d + 15 * rs), *rp[3], *eig[3], *hm[3], *rmax = f + 9 * rs;
     int rp_row[3] = {-1, -1, -1}; /* which image row's Dy row filter rp[k] holds */
     for (int r = 0; r < 3; r++) {
         for (int k = 0; k < 3; k++) sp[r][k] = d + (3 * (size_t)r + (size_t)k) * rs;

@@ -52,7 +52,7 @@ typedef struct gmc_cand {
 /* doubles in one of corners' row buffers (w + 2 at least: whole 16-lane
  * blocks and one more), and how many rows (gmc_kernels.h, corner_rows) */
 #define GMC_CS_ROW(w) ((size_t)((w) + 15) / 16 * 16 + 16)
-#define GMC_CS_ROWS 19
+#define GMC_CS_ROWS 20
 
 /* Scratch sized by the frame (grown when a larger one comes, never
  * per frame): the grey frame and everything the steps work in. */
