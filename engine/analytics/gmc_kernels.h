@@ -5,8 +5,10 @@
  *   size is OpenCV's 2x2 area average), fixed point as OpenCV rounds;
  *   goodFeaturesToTrack(maxCorners 400, qualityLevel 0.01, minDistance 0,
  *   blockSize 3): minimum eigenvalue of the 3x3-summed Sobel structure
- *   tensor, kept above 1% of the maximum and at 3x3 local maxima, strongest
- *   400 (ties: later pixel first, as OpenCV's sort);
+ *   tensor with every rounding of OpenCV's (its AVX2 Sobel's fused
+ *   multiply-adds, its box filter's double running sums: corner_rows), kept
+ *   above 1% of the maximum and at 3x3 local maxima, strongest 400 (ties:
+ *   later pixel first, as OpenCV's sort): OpenCV's corners in its order;
  *   calcOpticalFlowPyrLK(winSize 21, maxLevel 3, 30 iterations, eps 0.01,
  *   minEigThreshold 1e-4): Gaussian pyramid (pyrDown), Scharr gradients,
  *   iterative Lucas-Kanade per level in OpenCV's fixed point (14-bit
@@ -15,17 +17,12 @@
  *   OpenCV's SSE2 code, scaled by 2^-20), and its last test (a point whose
  *   final window lies too far outside the frame is lost): the points and
  *   their status equal OpenCV's to the bit.
- * The corner strengths are OpenCV's formula, but OpenCV's dispatched AVX2
- * Sobel rounds through fused multiply-adds and its box filter's double
- * sums are not exactly rounded, so a strength can differ in its last bit,
- * and two corners of (nearly) equal strength come in the other order (seen
- * on low-texture frames; docs/tracking-and-highlights.md).
  * Included by gmc_generic.c, gmc_avx2.c and gmc_avx512.c (gmc_steps.h),
  * each defining GMC_SUFFIX: the one entry is strix_gmc_steps_<suffix>;
  * everything else is static.  The float loops are written for the
  * vectoriser (restrict helpers, per-lane sums, no border logic in the
- * interiors) or in a thin vector layer (the AVX2 and AVX-512 corner pass),
- * and keep the order of the float operations; Lucas-Kanade's vector paths
+ * interiors) and keep the order of the float operations (the corner pass's
+ * fused multiply-adds: fused()); Lucas-Kanade's vector paths
  * (AVX-512, AVX2, SSE2, scalar) compute integers exactly: so every build
  * computes the same numbers.
  *
@@ -355,19 +352,20 @@ static void cands_add(cands *b, gmc_cand k)
  *     (float)s; SUM = s - S(rc - 2) (0 for rc < 2);
  *   the minimum eigenvalue (a + c) - sqrt(b^2 + (a - c)^2) with a, c half
  *     the box sums, in float.
- * The fused multiply-adds are done in double and rounded once: their
- * products (an integer below 2^11 times K or 2K) are exact there, and so
- * is the sum (all terms multiples of 2^-35 below 1), so the one rounding
- * to float is the fused multiply-add's.  The box filter's double sums are
+ * A fused multiply-add (fused()) is the FMA instruction where the build
+ * has one, else done in double and rounded once: its product (an integer
+ * below 2^11 times K or 2K) is exact there, and so is the sum (all terms
+ * multiples of 2^-35 below 1), so the one rounding to float is the fused
+ * multiply-add's.  The box filter's double sums are
  * not exact where a product is tiny (Dy's two row filters can differ in
  * the last bit where the true difference is 0), which is where rounding
  * each row differently from OpenCV changes the order of near-equal
  * corners (low-texture frames). */
 #define SOBEL_K ((float)(1.0 / (4 * 3 * 255.0)))
 
-/* fma(a, b, c), rounded once, for the corner pass's operands (exact in
- * double: see above): the instruction where the build has it (AVX2,
- * AVX-512), the double sum elsewhere; the same float either way. */
+/* fma(a, b, c), rounded once, for the corner pass's operands (see
+ * above): the instruction where the build has it (AVX2, AVX-512), the
+ * double sum elsewhere; the same float either way. */
 static GMC_INLINE float fused(float a, float b, float c)
 {
 #if defined(__FMA__)

@@ -6,10 +6,11 @@
  * gmc_avx512.c with AVX-512 F/BW/VL/VNNI (twice those widths, a window
  * row of Lucas-Kanade in one 32-lane vector); gmc.c picks the
  * widest the CPU runs when it is created.  Every build gives the same
- * numbers to the last bit (no fused multiply-add: C11 mode keeps the
- * compiler from contracting; float lanes never change an order of
- * summation; integer sums are exact in any order; test_track pins them),
- * so the choice only changes the speed.  Internal to
+ * numbers to the last bit (no multiply-add is fused but where the corner
+ * pass asks, whose operands make the fused one equal to the generic
+ * build's double sum: -ffp-contract=off; float lanes never change an order
+ * of summation; integer sums are exact in any order; test_track pins
+ * them), so the choice only changes the speed.  Internal to
  * engine/analytics and its tests. */
 #ifndef STRIX_GMC_STEPS_H
 #define STRIX_GMC_STEPS_H
