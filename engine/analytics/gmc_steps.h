@@ -1,7 +1,7 @@
 /* gmc_steps.h — the per-frame steps of GMC (engine/analytics/gmc.c), built
  * once per instruction set: gmc_kernels.h compiled by gmc_generic.c (the
  * compiler's default target: SSE2 on x86-64, NEON on aarch64) and, on
- * x86-64, by gmc_avx2.c with -mavx2 (8-wide float vectors, 16-wide int16
+ * x86-64, by gmc_avx2.c with -mavx2 -mfma (8-wide float vectors, 16-wide int16
  * ones for Lucas-Kanade, and the grey pass's byte shuffles) and by
  * gmc_avx512.c with AVX-512 F/BW/VL/VNNI (twice those widths, a window
  * row of Lucas-Kanade in one 32-lane vector); gmc.c picks the
