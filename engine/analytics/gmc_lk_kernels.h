@@ -538,18 +538,6 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
  * 2^24); the lanes summed as (l0 + l2) + (l1 + l3), added to the columns
  * 16..20's sum.  Float additions one at a time, in that order. */
 #if !defined(__SSE2__)
-/* The numbers of the loops above (other builds), fast where they can be had from integer sums: a
- * chain of float additions of integer terms gives their exact sum as long
- * as no partial sum passes 2^24 (every float up to 2^24 is an integer),
- * which the sum of the terms' magnitudes bounds.  Each of OpenCV's five
- * chains per sum (four lanes, the last columns) is summed here in integers
- * with a bound on its magnitudes (|d_k g_k| + |d_k+4 g_k+4| for a lane's
- * pair; any order: exact; the bounds in unsigned 32 bits, at most 42
- * pairs below 2^27 each).  A chain within 2^24 is its integer sum, which
- * is then also what adding it as OpenCV does gives; past that, the lanes
- * (or the last columns) of both sums are added as OpenCV adds them (the
- * lanes in float vectors, the last columns one by one).  Near convergence the mismatch J - I is small
- * and the bounds hold. */
 static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
                          const int16_t *restrict gy, float b[2])
 {
@@ -688,6 +676,18 @@ static GMC_INLINE int32_t hsum32(__m128i v)
     return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1)));
 }
 
+/* The numbers of the loops above (other builds), fast where they can be had from integer sums: a
+ * chain of float additions of integer terms gives their exact sum as long
+ * as no partial sum passes 2^24 (every float up to 2^24 is an integer),
+ * which the sum of the terms' magnitudes bounds.  Each of OpenCV's five
+ * chains per sum (four lanes, the last columns) is summed here in integers
+ * with a bound on its magnitudes (|d_k g_k| + |d_k+4 g_k+4| for a lane's
+ * pair; any order: exact; the bounds in unsigned 32 bits, at most 42
+ * pairs below 2^27 each).  A chain within 2^24 is its integer sum, which
+ * is then also what adding it as OpenCV does gives; past that, the lanes
+ * (or the last columns) of both sums are added as OpenCV adds them (the
+ * lanes in float vectors, the last columns one by one).  Near convergence the mismatch J - I is small
+ * and the bounds hold. */
 static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
                    const int16_t *restrict gy, const lk_grad *restrict pg, float b[2])
 {
