@@ -181,15 +181,17 @@ ifeq ($(ARCH),x86_64)
 # prerequisites too, the configuration stamp among them.)
 $(BUILD)/obj/engine/cpu/conv_avx2.o: ISA_FLAGS = -mavx2 -mfma
 $(BUILD)/obj/engine/cpu/conv_avx512.o $(BUILD)/obj/engine/cpu/conv_avx512_n16.o: ISA_FLAGS = -mavx512f -mavx2 -mfma
-# GMC's steps (engine/analytics/gmc_steps.h): AVX2 without FMA, so the
-# numbers stay those of the generic build
-$(BUILD)/obj/engine/analytics/gmc_avx2.o: ISA_FLAGS = -mavx2 -fno-math-errno
-$(BUILD)/obj/engine/analytics/gmc_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mprefer-vector-width=512 -fno-math-errno
+# GMC's steps (engine/analytics/gmc_steps.h): FMA only where the code asks
+# for it (fmaf, whose operands there make it equal to the generic build's
+# double sum), never contracted by the compiler, so the numbers stay those
+# of the generic build
+$(BUILD)/obj/engine/analytics/gmc_avx2.o: ISA_FLAGS = -mavx2 -mfma -ffp-contract=off -fno-math-errno
+$(BUILD)/obj/engine/analytics/gmc_avx512.o: ISA_FLAGS = -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma -ffp-contract=off -mprefer-vector-width=512 -fno-math-errno
 endif
 # GMC's corner response takes a square root per pixel; with errno semantics
 # the compiler keeps it scalar (it must call sqrtf for negative inputs,
 # which cannot occur there).  Correctly rounded either way.
-$(BUILD)/obj/engine/analytics/gmc_generic.o: ISA_FLAGS = -fno-math-errno
+$(BUILD)/obj/engine/analytics/gmc_generic.o: ISA_FLAGS = -ffp-contract=off -fno-math-errno
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@

@@ -54,7 +54,7 @@ int strix_gmc_best_isa(void)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512vnni"))
         return GMC_ISA_AVX512;
-    if (__builtin_cpu_supports("avx2")) return GMC_ISA_AVX2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return GMC_ISA_AVX2;
 #endif
     return GMC_ISA_GENERIC;
 }
@@ -122,7 +122,7 @@ static int scratch_reserve(gmc_scratch *s, int width, int w, int h)
     s->rows = malloc(sizeof *s->rows * 2 * (size_t)width);
     s->row = malloc(sizeof *s->row * ((size_t)w + 4));
     s->sch = malloc(sizeof *s->sch * 2 * ((size_t)w + 2));
-    s->cs = malloc(sizeof *s->cs * 19 * GMC_CS_ROW(w));
+    s->cs = malloc(sizeof *s->cs * GMC_CS_ROWS * GMC_CS_ROW(w));
     s->ok = malloc((size_t)w + 8);
     s->cand = malloc(sizeof *s->cand * GMC_CAND_CAP);
     if (!s->grey || !s->rows || !s->row || !s->sch || !s->cs || !s->ok || !s->cand) {

@@ -5,8 +5,10 @@
  *   size is OpenCV's 2x2 area average), fixed point as OpenCV rounds;
  *   goodFeaturesToTrack(maxCorners 400, qualityLevel 0.01, minDistance 0,
  *   blockSize 3): minimum eigenvalue of the 3x3-summed Sobel structure
- *   tensor, kept above 1% of the maximum and at 3x3 local maxima, strongest
- *   400 (ties: later pixel first, as OpenCV's sort);
+ *   tensor with every rounding of OpenCV's (its AVX2 Sobel's fused
+ *   multiply-adds, its box filter's double running sums: corner_rows), kept
+ *   above 1% of the maximum and at 3x3 local maxima, strongest 400 (ties:
+ *   later pixel first, as OpenCV's sort): OpenCV's corners in its order;
  *   calcOpticalFlowPyrLK(winSize 21, maxLevel 3, 30 iterations, eps 0.01,
  *   minEigThreshold 1e-4): Gaussian pyramid (pyrDown), Scharr gradients,
  *   iterative Lucas-Kanade per level in OpenCV's fixed point (14-bit
@@ -15,17 +17,12 @@
  *   OpenCV's SSE2 code, scaled by 2^-20), and its last test (a point whose
  *   final window lies too far outside the frame is lost): the points and
  *   their status equal OpenCV's to the bit.
- * The corner strengths are OpenCV's formula, but OpenCV's dispatched AVX2
- * Sobel rounds through fused multiply-adds and its box filter's double
- * sums are not exactly rounded, so a strength can differ in its last bit,
- * and two corners of (nearly) equal strength come in the other order (seen
- * on low-texture frames; docs/tracking-and-highlights.md).
  * Included by gmc_generic.c, gmc_avx2.c and gmc_avx512.c (gmc_steps.h),
  * each defining GMC_SUFFIX: the one entry is strix_gmc_steps_<suffix>;
  * everything else is static.  The float loops are written for the
  * vectoriser (restrict helpers, per-lane sums, no border logic in the
- * interiors) or in a thin vector layer (the AVX2 and AVX-512 corner pass),
- * and keep the order of the float operations; Lucas-Kanade's vector paths
+ * interiors) and keep the order of the float operations (the corner pass's
+ * fused multiply-adds: fused()); Lucas-Kanade's vector paths
  * (AVX-512, AVX2, SSE2, scalar) compute integers exactly: so every build
  * computes the same numbers.
  *
@@ -332,70 +329,119 @@ static void cands_add(cands *b, gmc_cand k)
     b->floor = b->c[GMC_MAX_CORNERS - 1].v;
 }
 
-#if !defined(__AVX2__)
-/* Sum of three neighbours along a row with reflected ends: o[x] = r[x-1] + r[x] + r[x+1]. */
-static void sum3(const float *r, float *o, int w)
+/* cornerMinEigenVal(blockSize 3, ksize 3) as OpenCV 5 computes it on an
+ * x86-64 CPU with AVX2 and FMA (the dispatch its wheels take there, also
+ * on AVX-512 CPUs: its filters have no wider build), every rounding
+ * included, so that corners of (nearly) equal strength come in OpenCV's
+ * order.  Checked against cv2.Sobel, cv2.boxFilter and
+ * cv2.cornerMinEigenVal of opencv-python-headless 5.0.0.93 to the bit
+ * (docs/tracking-and-highlights.md).  K = (float)(1 / (4 * 3 * 255)), the
+ * Sobel kernels' scale, rows and columns reflected (BORDER_REFLECT_101):
+ *   Dx: the row filter [-1 0 1] (exact integers d), then the column filter
+ *     fma(d[y-1] + d[y+1], K, d[y] * 2K) (SymmColumnSmallVec_32f; its
+ *     scalar tail compiles to the same fused multiply-add);
+ *   Dy: the row filter [K 2K K] r = fma(g[x+1], K, fma(g[x], 2K, g[x-1] K))
+ *     on the 32-column blocks of RowVec_8u32f, and on the columns after the
+ *     last whole block (RowFilter's scalar tail) the products rounded
+ *     before each addition; then the column filter r[y+1] - r[y-1];
+ *   the products Dx^2, Dx Dy, Dy^2 in float;
+ *   boxFilter 3x3 in place (BlockSum<double, float>): each row's 3-sums in
+ *     double, ((p[x-1] + p[x]) + p[x+1]), then a running sum down the rows
+ *     in double, not the sum of the three rows: at source row rc (image row
+ *     reflect(rc - 1), rc = 0..h+1) s = SUM + S(rc); output row rc - 2 is
+ *     (float)s; SUM = s - S(rc - 2) (0 for rc < 2);
+ *   the minimum eigenvalue (a + c) - sqrt(b^2 + (a - c)^2) with a, c half
+ *     the box sums, in float.
+ * A fused multiply-add (fused()) is the FMA instruction where the build
+ * has one, else done in double and rounded once: its product (an integer
+ * below 2^11 times K or 2K) is exact there, and so is the sum (all terms
+ * multiples of 2^-35 below 1), so the one rounding to float is the fused
+ * multiply-add's.  The box filter's double sums are
+ * not exact where a product is tiny (Dy's two row filters can differ in
+ * the last bit where the true difference is 0), which is where rounding
+ * each row differently from OpenCV changes the order of near-equal
+ * corners (low-texture frames). */
+#define SOBEL_K ((float)(1.0 / (4 * 3 * 255.0)))
+
+/* fma(a, b, c), rounded once, for the corner pass's operands (see
+ * above): the instruction where the build has it (AVX2, AVX-512), the
+ * double sum elsewhere; the same float either way. */
+static GMC_INLINE float fused(float a, float b, float c)
 {
-    o[0] = r[1] + r[0] + r[1];
-    for (int x = 1; x < w - 1; x++) o[x] = r[x - 1] + r[x] + r[x + 1];
-    o[w - 1] = r[w - 2] + r[w - 1] + r[w - 2];
+#if defined(__FMA__)
+    return fmaf(a, b, c);
+#else
+    return (float)((double)a * (double)b + (double)c);
+#endif
 }
 
-/* Sobel products of one row from its image rows r0, r1, r2 (above, at,
- * below; reflected at the image border): pa, pb, pc [w] = dx^2, dx dy,
- * dy^2 at OpenCV's scale.  The pointers are restrict parameters: with the
- * six of them unqualified the compiler gives up on run-time overlap checks
- * and stays scalar. */
-static void sobel_products(const uint8_t *restrict r0, const uint8_t *restrict r1, const uint8_t *restrict r2, int w,
-                           float *restrict pa, float *restrict pb, float *restrict pc)
+/* Dy's row filter of grey row g [w] into o [w]: fused on the columns
+ * before nv (the whole 32-column blocks), rounded step by step after. */
+static void sobel_dy_row(const uint8_t *restrict g, int w, float *restrict o)
 {
-    const float scale = (float)(1.0 / (4 * 3 * 255.0)); /* OpenCV: 1 / (2^(ksize-1) blockSize 255) */
-    /* interior columns without border logic (vectorised), then the two edges */
+    const float k = SOBEL_K, k2 = 2 * SOBEL_K;
+    int nv = w - w % 32;
+    for (int x = 0; x < w; x += w - 1) { /* the edges: g[-1] = g[1], g[w] = g[w - 2] */
+        float l = g[x ? x - 1 : 1], m = g[x], r = g[x + 1 < w ? x + 1 : w - 2];
+        o[x] = x < nv ? fused(r, k, fused(m, k2, l * k)) : (l * k + m * k2) + r * k;
+    }
+    int a = nv < w - 1 ? nv : w - 1;
+    for (int x = 1; x < a; x++) o[x] = fused((float)g[x + 1], k, fused((float)g[x], k2, (float)g[x - 1] * k));
+    for (int x = a > 1 ? a : 1; x < w - 1; x++) o[x] = ((float)g[x - 1] * k + (float)g[x] * k2) + (float)g[x + 1] * k;
+}
+
+/* Row y's Sobel products, each row's 3-sums in double: grey rows g0, g1,
+ * g2 (above, at, below, reflected), Dy's row filters r0 (above) and r2
+ * (below); p: [3][w + 2] scratch (the products, reflected one column
+ * beyond each edge); sa, sb, sc [w] the 3-sums of Dx^2, Dx Dy, Dy^2. */
+static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, const uint8_t *restrict g2,
+                      const float *restrict r0, const float *restrict r2, int w, double *restrict p,
+                      double *restrict sa, double *restrict sb, double *restrict sc)
+{
+    const float k = SOBEL_K, k2 = 2 * SOBEL_K;
+    double *restrict pa = p, *restrict pb = p + w + 2, *restrict pc = p + 2 * (w + 2);
     for (int x = 1; x < w - 1; x++) {
-        int dx = (r0[x + 1] - r0[x - 1]) + 2 * (r1[x + 1] - r1[x - 1]) + (r2[x + 1] - r2[x - 1]);
-        int dy = (r2[x - 1] + 2 * r2[x] + r2[x + 1]) - (r0[x - 1] + 2 * r0[x] + r0[x + 1]);
-        float fx = (float)dx * scale, fy = (float)dy * scale;
-        pa[x] = fx * fx;
-        pb[x] = fx * fy;
-        pc[x] = fy * fy;
+        int s = (g0[x + 1] - g0[x - 1]) + (g2[x + 1] - g2[x - 1]), m = g1[x + 1] - g1[x - 1];
+        float dx = fused((float)s, k, (float)m * k2), dy = r2[x] - r0[x];
+        pa[x + 1] = dx * dx;
+        pb[x + 1] = dx * dy;
+        pc[x + 1] = dy * dy;
     }
-    for (int x = 0; x < w; x += w - 1) {
-        int xl = x ? x - 1 : 1, xr = x + 1 < w ? x + 1 : w - 2;
-        int dx = (r0[xr] - r0[xl]) + 2 * (r1[xr] - r1[xl]) + (r2[xr] - r2[xl]);
-        int dy = (r2[xl] + 2 * r2[x] + r2[xr]) - (r0[xl] + 2 * r0[x] + r0[xr]);
-        float fx = (float)dx * scale, fy = (float)dy * scale;
-        pa[x] = fx * fx;
-        pb[x] = fx * fy;
-        pc[x] = fy * fy;
+    for (int x = 0; x < w; x += w - 1) { /* Dx is 0 at the edges (the row filter's reflected ends cancel) */
+        float dy = r2[x] - r0[x];
+        pa[x + 1] = 0;
+        pb[x + 1] = 0 * dy;
+        pc[x + 1] = dy * dy;
+    }
+    for (int c = 0; c < 3; c++) {
+        double *q = p + c * (w + 2);
+        q[0] = q[2];
+        q[w + 1] = q[w - 1];
+    }
+    for (int x = 0; x < w; x++) {
+        sa[x] = (pa[x] + pa[x + 1]) + pa[x + 2];
+        sb[x] = (pb[x] + pb[x + 1]) + pb[x + 2];
+        sc[x] = (pc[x] + pc[x + 1]) + pc[x + 2];
     }
 }
 
-/* Row y of the structure tensor's products, summed along the row: sa, sb,
- * sc [w] = 3-sums of dx^2, dx dy, dy^2 (Sobel 3x3 on img [h][w], reflected
- * borders).  p: [3][w] scratch. */
-static void tensor_row(const uint8_t *img, int w, int h, int y, float *p, float *sa, float *sb, float *sc)
-{
-    sobel_products(img + (size_t)reflect(y - 1, h) * (size_t)w, img + (size_t)y * (size_t)w,
-                   img + (size_t)reflect(y + 1, h) * (size_t)w, w, p, p + w, p + 2 * w);
-    sum3(p, sa, w);
-    sum3(p + w, sb, w);
-    sum3(p + 2 * w, sc, w);
-}
-
-/* Minimum eigenvalue of one row from the tensor's row sums of the rows
- * above, at and below (a*, b*, c*: dx^2, dx dy, dy^2), summed in that
- * order: e [w]; rmax [w] keeps the column-wise maximum (vectorises; the
- * maximum is exact in any order); hm [w] = e's 3-wide maxima (1..w-2). */
-static void eig_row(const float *restrict a0, const float *restrict a1, const float *restrict a2,
-                    const float *restrict b0, const float *restrict b1, const float *restrict b2,
-                    const float *restrict c0, const float *restrict c1, const float *restrict c2, int w,
-                    float *restrict e, float *restrict rmax, float *restrict hm)
+/* One output row of the box filter's running sums and its minimum
+ * eigenvalues: n* the new source row's 3-sums, o* the ones leaving
+ * (source row rc - 2), s* the running sums (updated), e [w] the row's
+ * minimum eigenvalues; rmax [w] keeps the column-wise maximum; hm [w] =
+ * e's 3-wide maxima (1..w-2). */
+static void eig_row(const double *restrict na, const double *restrict nb, const double *restrict nc,
+                    const double *restrict oa, const double *restrict ob, const double *restrict oc,
+                    double *restrict sa, double *restrict sb, double *restrict sc, int w, float *restrict e,
+                    float *restrict rmax, float *restrict hm)
 {
     for (int x = 0; x < w; x++) {
-        float a = (a0[x] + a1[x] + a2[x]) * 0.5f;
-        float b = b0[x] + b1[x] + b2[x];
-        float c = (c0[x] + c1[x] + c2[x]) * 0.5f;
-        e[x] = (a + c) - sqrtf((a - c) * (a - c) + b * b);
+        double a = sa[x] + na[x], b = sb[x] + nb[x], c = sc[x] + nc[x];
+        sa[x] = a - oa[x];
+        sb[x] = b - ob[x];
+        sc[x] = c - oc[x];
+        float fa = (float)a * 0.5f, fb = (float)b, fc = (float)c * 0.5f, t = fa - fc;
+        e[x] = (fa + fc) - sqrtf(fb * fb + t * t);
     }
     for (int x = 0; x < w; x++) rmax[x] = e[x] > rmax[x] ? e[x] : rmax[x];
     /* as two maxima of two: one maxps each (a zero's sign may differ from a
@@ -428,245 +474,60 @@ static void peaks_row(cands *b, const float *restrict v, const float *restrict h
 }
 
 /* corners' pass over the rows (w, h >= 3): candidates into bs, returns the
- * maximum of the minimum eigenvalue.  One pass down the rows, all in row
- * buffers that stay in cache (sc->cs, [19][w] of its rows): the tensor's
- * row sums (a ring of 3 rows), summed down the columns into the minimum
- * eigenvalue (a ring of 3 rows), its row-wise 3-maxima (a ring of 3), then
- * the 3x3 peak test of the row above. */
+ * maximum of the minimum eigenvalue.  One pass down the box filter's
+ * source rows rc = 0..h+1, all in row buffers that stay in cache (sc->cs,
+ * GMC_CS_ROWS rows of GMC_CS_ROW(w) doubles): Dy's row filters (a ring of
+ * 3, by image row), the rows' 3-sums (a ring of 3 by image row, 3
+ * products each) and the running sums, the minimum eigenvalue and its
+ * row-wise 3-maxima (rings of 3 by output row), then the 3x3 peak test of
+ * the output row above. */
 static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cands *bs)
 {
-    float *s = sc->cs, *ring[3][3], *eig[3], *hm[3], *p = s + 15 * (size_t)w, *rmax = s + 18 * (size_t)w;
+    size_t rs = GMC_CS_ROW(w);
+    double *d = sc->cs, *sp[3][3], *sum[3], *p = d + 12 * rs;
+    float *f = (float *)(d + 15 * rs), *rp[3], *eig[3], *hm[3], *rmax = f + 9 * rs;
+    int rp_row[3] = {-1, -1, -1}; /* which image row's Dy row filter rp[k] holds */
     for (int r = 0; r < 3; r++) {
-        for (int k = 0; k < 3; k++) ring[r][k] = s + (size_t)(3 * r + k) * (size_t)w;
-        eig[r] = s + (size_t)(9 + r) * (size_t)w;
-        hm[r] = s + (size_t)(12 + r) * (size_t)w;
+        for (int k = 0; k < 3; k++) sp[r][k] = d + (3 * (size_t)r + (size_t)k) * rs;
+        sum[r] = d + (9 + (size_t)r) * rs;
+        rp[r] = f + (size_t)r * rs;
+        eig[r] = f + (3 + (size_t)r) * rs;
+        hm[r] = f + (6 + (size_t)r) * rs;
     }
     for (int x = 0; x < w; x++) rmax[x] = 0;
-    tensor_row(img, w, h, 0, p, ring[0][0], ring[0][1], ring[0][2]);
-    for (int y = 0; y < h; y++) {
-        if (y + 1 < h) {
-            float **t = ring[(y + 1) % 3];
-            tensor_row(img, w, h, y + 1, p, t[0], t[1], t[2]);
+    for (int rc = 0; rc <= h + 1; rc++) {
+        int r = reflect(rc - 1, h);
+        if (rc <= 1 || (rc >= 3 && rc <= h)) { /* image row r's 3-sums, first needed now */
+            int ra = reflect(r - 1, h), rb = reflect(r + 1, h);
+            for (int k = 0; k < 2; k++) {
+                int q = k ? rb : ra;
+                if (rp_row[q % 3] != q) {
+                    sobel_dy_row(img + (size_t)q * (size_t)w, w, rp[q % 3]);
+                    rp_row[q % 3] = q;
+                }
+            }
+            double **s = sp[r % 3];
+            sobel_row(img + (size_t)ra * (size_t)w, img + (size_t)r * (size_t)w, img + (size_t)rb * (size_t)w,
+                      rp[ra % 3], rp[rb % 3], w, p, s[0], s[1], s[2]);
         }
-        /* minimum eigenvalue of row y: rows y-1, y, y+1 reflected */
-        float *const *t0 = ring[reflect(y - 1, h) % 3], *const *t1 = ring[y % 3], *const *t2 = ring[reflect(y + 1, h) % 3];
-        float *hd = hm[y % 3];
-        eig_row(t0[0], t1[0], t2[0], t0[1], t1[1], t2[1], t0[2], t1[2], t2[2], w, eig[y % 3], rmax, hd);
+        double **n = sp[r % 3];
+        if (rc < 2) { /* the running sums start at 0; nothing leaves yet */
+            for (int k = 0; k < 3; k++)
+                for (int x = 0; x < w; x++) sum[k][x] = rc ? sum[k][x] + n[k][x] : n[k][x];
+            continue;
+        }
+        int y = rc - 2;
+        double **o = sp[reflect(rc - 3, h) % 3];
+        eig_row(n[0], n[1], n[2], o[0], o[1], o[2], sum[0], sum[1], sum[2], w, eig[y % 3], rmax, hm[y % 3]);
         /* the peak test of row c = y - 1 (image border excluded) */
         int c = y - 1;
         if (c < 1 || c > h - 2) continue;
-        peaks_row(bs, eig[c % 3], hm[(c - 1) % 3], hm[c % 3], hd, w, c, sc->ok);
+        peaks_row(bs, eig[c % 3], hm[(c - 1) % 3], hm[c % 3], hm[y % 3], w, c, sc->ok);
     }
     float maxv = 0;
     for (int x = 0; x < w; x++) maxv = rmax[x] > maxv ? rmax[x] : maxv;
     return maxv;
 }
-#endif
-
-#if defined(__AVX2__)
-/* ------------------------------------ corners, AVX2 and AVX-512 builds */
-
-/* The vector layer the fused corner pass is written in: VN float lanes
- * (8: AVX2, 16: AVX-512), each operation the C one of the generic pass
- * (+ - * on the vector types are GCC's lane-wise operators; C11 mode fuses
- * no multiply-add), compares into lane bit masks. */
-#if defined(__AVX512BW__)
-#define VN 16
-typedef __m512 vf;
-typedef int32_t vi __attribute__((vector_size(64))); /* int32 lanes: + - * act per lane */
-static GMC_INLINE vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
-static GMC_INLINE void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
-static GMC_INLINE vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
-static GMC_INLINE vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); } /* a > b ? a : b */
-static GMC_INLINE vf vf_set1(float x) { return _mm512_set1_ps(x); }
-static GMC_INLINE vf vf_from(vi v) { return _mm512_cvtepi32_ps((__m512i)v); }
-/* lanes one column to the left (lane 0: prev's last) and to the right (last lane: next's first) */
-static GMC_INLINE vf vf_left1(vf cur, vf prev)
-{
-    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15));
-}
-static GMC_INLINE vf vf_right1(vf next, vf cur)
-{
-    return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), 1));
-}
-/* the lanes of b where bits has a 1, of a elsewhere */
-static GMC_INLINE vf vf_pick(unsigned bits, vf a, vf b) { return _mm512_mask_blend_ps(_cvtu32_mask16(bits), a, b); }
-static GMC_INLINE unsigned vf_gt(vf a, vf b) { return _cvtmask16_u32(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ)); }
-static GMC_INLINE unsigned vf_ge(vf a, vf b) { return _cvtmask16_u32(_mm512_cmp_ps_mask(a, b, _CMP_GE_OQ)); }
-static GMC_INLINE vi vi_u8(const uint8_t *p) { return (vi)_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p)); }
-#else
-#define VN 8
-typedef __m256 vf;
-typedef int32_t vi __attribute__((vector_size(32)));
-static GMC_INLINE vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
-static GMC_INLINE void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
-static GMC_INLINE vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
-static GMC_INLINE vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); } /* a > b ? a : b */
-static GMC_INLINE vf vf_set1(float x) { return _mm256_set1_ps(x); }
-static GMC_INLINE vf vf_from(vi v) { return _mm256_cvtepi32_ps((__m256i)v); }
-static GMC_INLINE vf vf_left1(vf cur, vf prev)
-{
-    /* (prev's last, cur's first 7): rotate cur up by one, then lane 0 from prev rotated the same way */
-    const __m256i up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
-    return _mm256_blend_ps(_mm256_permutevar8x32_ps(cur, up), _mm256_permutevar8x32_ps(prev, up), 1);
-}
-static GMC_INLINE vf vf_right1(vf next, vf cur)
-{
-    const __m256i down = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 0);
-    return _mm256_blend_ps(_mm256_permutevar8x32_ps(cur, down), _mm256_permutevar8x32_ps(next, down), 0x80);
-}
-static GMC_INLINE vf vf_pick(unsigned bits, vf a, vf b)
-{
-    const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)bits), lane), lane);
-    return _mm256_blendv_ps(a, b, _mm256_castsi256_ps(m));
-}
-static GMC_INLINE unsigned vf_gt(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ)); }
-static GMC_INLINE unsigned vf_ge(vf a, vf b) { return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_GE_OQ)); }
-static GMC_INLINE vi vi_u8(const uint8_t *p) { return (vi)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p)); }
-#endif
-#define VALL ((1u << VN) - 1) /* every lane's bit */
-
-/* Grey row r [w] as corner_rows reads it: g[0] = r[1], g[1..w] = r,
- * g[w + 1] = r[w - 2] (OpenCV's BORDER_REFLECT_101), zeros to g[gn - 1]. */
-static void grey_pad_row(const uint8_t *r, int w, uint8_t *g, int gn)
-{
-    g[0] = r[1];
-    memcpy(g + 1, r, (size_t)w);
-    g[w + 1] = r[w - 2];
-    memset(g + w + 2, 0, (size_t)(gn - w - 2));
-}
-
-/* sobel_products of VN columns from x (padded rows g0, g1, g2: column c at
- * g[c + 1]): the same integers, the same float steps. */
-static GMC_INLINE void prod_block(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, int x, vf *pa, vf *pb, vf *pc)
-{
-    vi l0 = vi_u8(g0 + x), r0 = vi_u8(g0 + x + 2), l2 = vi_u8(g2 + x), r2 = vi_u8(g2 + x + 2);
-    vi dx = (r0 - l0) + 2 * (vi_u8(g1 + x + 2) - vi_u8(g1 + x)) + (r2 - l2);
-    vi dy = (l2 + 2 * vi_u8(g2 + x + 1) + r2) - (l0 + 2 * vi_u8(g0 + x + 1) + r0);
-    vf scale = vf_set1((float)(1.0 / (4 * 3 * 255.0)));
-    vf fx = vf_from(dx) * scale, fy = vf_from(dy) * scale;
-    *pa = fx * fx;
-    *pb = fx * fy;
-    *pc = fy * fy;
-}
-
-/* tensor_row from padded rows: the products of block k + 1 are made before
- * block k's 3-sums, which take their neighbours from registers; columns 0
- * and w - 1 (whose neighbours are reflected products) are redone after in
- * scalar.  sa, sb, sc: [VN * nb] (lanes past w hold anything). */
-static void tensor_row_vec(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, int w, float *sa, float *sb, float *sc)
-{
-    int nb = (w + VN - 1) / VN;
-    vf z = vf_set1(0), a0 = z, b0 = z, c0 = z, a1, b1, c1;
-    prod_block(g0, g1, g2, 0, &a1, &b1, &c1);
-    for (int k = 0; k < nb; k++) {
-        vf a2 = z, b2 = z, c2 = z;
-        if (k + 1 < nb) prod_block(g0, g1, g2, VN * (k + 1), &a2, &b2, &c2);
-        vf_store(sa + VN * k, vf_left1(a1, a0) + a1 + vf_right1(a2, a1));
-        vf_store(sb + VN * k, vf_left1(b1, b0) + b1 + vf_right1(b2, b1));
-        vf_store(sc + VN * k, vf_left1(c1, c0) + c1 + vf_right1(c2, c1));
-        a0 = a1, b0 = b1, c0 = c1;
-        a1 = a2, b1 = b2, c1 = c2;
-    }
-    /* the two edge columns: sum3's reflected ends, products as sobel_products makes them */
-    const float scale = (float)(1.0 / (4 * 3 * 255.0));
-    float p[4][3];
-    int xs[4] = {0, 1, w - 2, w - 1};
-    for (int i = 0; i < 4; i++) {
-        int x = xs[i] + 1; /* in the padded rows */
-        int dx = (g0[x + 1] - g0[x - 1]) + 2 * (g1[x + 1] - g1[x - 1]) + (g2[x + 1] - g2[x - 1]);
-        int dy = (g2[x - 1] + 2 * g2[x] + g2[x + 1]) - (g0[x - 1] + 2 * g0[x] + g0[x + 1]);
-        float fx = (float)dx * scale, fy = (float)dy * scale;
-        p[i][0] = fx * fx;
-        p[i][1] = fx * fy;
-        p[i][2] = fy * fy;
-    }
-    float *o[3] = {sa, sb, sc};
-    for (int k = 0; k < 3; k++) {
-        o[k][0] = p[1][k] + p[0][k] + p[1][k];
-        o[k][w - 1] = p[2][k] + p[3][k] + p[2][k];
-    }
-}
-
-/* The minimum eigenvalue of VN columns from the tensor's row sums of the
- * rows above, at and below (eig_row's arithmetic). */
-static GMC_INLINE vf eig_block(float *const *t0, float *const *t1, float *const *t2, int x)
-{
-    vf half = vf_set1(0.5f);
-    vf a = (vf_load(t0[0] + x) + vf_load(t1[0] + x) + vf_load(t2[0] + x)) * half;
-    vf b = vf_load(t0[1] + x) + vf_load(t1[1] + x) + vf_load(t2[1] + x);
-    vf c = (vf_load(t0[2] + x) + vf_load(t1[2] + x) + vf_load(t2[2] + x)) * half;
-    vf d = a - c;
-    return a + c - vf_sqrt(d * d + b * b);
-}
-
-/* corners' pass for the AVX2 and AVX-512 builds, the same numbers as the
- * generic one in fewer passes over memory: per row y the tensor row y + 1
- * from three padded grey rows, then one loop over VN-column blocks that
- * makes row y's minimum eigenvalues (their maximum kept in a register),
- * their 3-wide maxima (neighbours from the next block, made one ahead)
- * and the peak test of row y - 1, whose few set lanes go to bs.  Buffers:
- * sc->cs, rows of GMC_CS_ROW(w) floats: the tensor ring [3][3],
- * eigenvalues [3], 3-maxima [3], and the padded grey rows [3] in the place
- * of three more.  Returns the maximum eigenvalue. */
-static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cands *bs)
-{
-    size_t rs = GMC_CS_ROW(w);
-    float *s = sc->cs, *ring[3][3], *eig[3], *hm[3];
-    uint8_t *gp[3];
-    for (int r = 0; r < 3; r++) {
-        for (int k = 0; k < 3; k++) ring[r][k] = s + (3 * (size_t)r + (size_t)k) * rs;
-        eig[r] = s + (9 + (size_t)r) * rs;
-        hm[r] = s + (12 + (size_t)r) * rs;
-        gp[r] = (uint8_t *)(s + (15 + (size_t)r) * rs);
-    }
-    int gn = (int)(rs * sizeof(float)), nb = (w + VN - 1) / VN;
-    /* padded grey rows: row r in gp[r % 3]; rows 0 and 1 to start (row -1 is row 1) */
-    grey_pad_row(img, w, gp[0], gn);
-    grey_pad_row(img + w, w, gp[1], gn);
-    tensor_row_vec(gp[1], gp[0], gp[1], w, ring[0][0], ring[0][1], ring[0][2]);
-    vf z = vf_set1(0), rmax = z;
-    for (int y = 0; y < h; y++) {
-        if (y + 1 < h) {
-            int t = y + 1, tn = reflect(t + 1, h);
-            if (t + 1 < h) grey_pad_row(img + (size_t)tn * (size_t)w, w, gp[tn % 3], gn);
-            float **o = ring[t % 3];
-            tensor_row_vec(gp[(t - 1) % 3], gp[t % 3], gp[tn % 3], w, o[0], o[1], o[2]);
-        }
-        float *const *t0 = ring[reflect(y - 1, h) % 3], *const *t1 = ring[y % 3], *const *t2 = ring[reflect(y + 1, h) % 3];
-        float *e = eig[y % 3], *hd = hm[y % 3];
-        int c = y - 1, peaks = c >= 1 && c <= h - 2;
-        const float *v = eig[(c + 3) % 3], *hu = hm[(c + 2) % 3], *hc = hm[(c + 3) % 3];
-        vf ep = z, ec = eig_block(t0, t1, t2, 0);
-        for (int k = 0; k < nb; k++) {
-            int x = VN * k;
-            vf en = k + 1 < nb ? eig_block(t0, t1, t2, x + VN) : z;
-            unsigned in = w - x >= VN ? VALL : (1u << (w - x)) - 1; /* lanes inside the row */
-            rmax = vf_pick(in, rmax, vf_max(ec, rmax));
-            vf_store(e + x, ec);
-            vf m = vf_max(vf_max(vf_left1(ec, ep), ec), vf_right1(en, ec)); /* eig_row's two maxima of two */
-            vf_store(hd + x, m);
-            if (peaks) { /* peaks_row's test of columns 1..w-2 */
-                unsigned t = (w - 1 - x >= VN ? VALL : (1u << (w - 1 - x)) - 1) & (x ? VALL : VALL - 1);
-                vf pv = vf_load(v + x);
-                t &= vf_gt(pv, z) & vf_ge(pv, vf_set1(bs->floor));
-                if (t) t &= vf_ge(pv, vf_load(hu + x)) & vf_ge(pv, vf_load(hc + x)) & vf_ge(pv, m);
-                for (; t; t &= t - 1) {
-                    int xk = x + __builtin_ctz(t);
-                    cands_add(bs, (gmc_cand){v[xk], c * w + xk});
-                }
-            }
-            ep = ec;
-            ec = en;
-        }
-    }
-    float r[VN], maxv = 0;
-    vf_store(r, rmax);
-    for (int i = 0; i < VN; i++) maxv = r[i] > maxv ? r[i] : maxv;
-    return maxv;
-}
-#endif
 
 /* goodFeaturesToTrack on img [h][w] (w, h >= 3): up to GMC_MAX_CORNERS (x, y)
  * into pts; returns the count.  OpenCV keeps the peaks above 1% of the

@@ -568,7 +568,7 @@ static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const
  * each block of 8 columns k and k + 4 side by side (gx, gy), with their
  * magnitudes (ax, ay); the magnitudes of columns 16..23 (tx, ty). */
 typedef struct lk_grad {
-    _Alignas(16) int16_t gx[WIN * 16], gy[WIN * 16], ax[WIN * 16], ay[WIN * 16], tx[WIN * 8], ty[WIN * 8];
+    _Alignas(32) int16_t gx[WIN * 16], gy[WIN * 16], ax[WIN * 16], ay[WIN * 16], tx[WIN * 8], ty[WIN * 8];
 } lk_grad;
 
 /* |v| of int16 lanes (SSE2 has no abs; no lane here is -32768) */
@@ -593,21 +593,57 @@ static void grad_pairs(const int16_t *restrict gx, const int16_t *restrict gy, l
     }
 }
 
-/* The numbers of the loops above (other builds), fast where they can be had from integer sums: a
- * chain of float additions of integer terms gives their exact sum as long
- * as no partial sum passes 2^24 (every float up to 2^24 is an integer),
- * which the sum of the terms' magnitudes bounds.  Each of OpenCV's five
- * chains per sum (four lanes, the last columns) is summed here in integers
- * with a bound on its magnitudes (|d_k g_k| + |d_k+4 g_k+4| for a lane's
- * pair; any order: exact; the bounds in unsigned 32 bits, at most 42
- * pairs below 2^27 each).  A chain within 2^24 is its integer sum, which
- * is then also what adding it as OpenCV does gives; past that, the lanes
- * (or the last columns) of both sums are added as OpenCV adds them (the
- * lanes in float vectors, the last columns one by one).  Near convergence the mismatch J - I is small
- * and the bounds hold. */
-static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
-                   const int16_t *restrict gy, const lk_grad *restrict pg, float b[2])
+#if defined(__AVX2__)
+/* The 32-bit lanes of v's two halves added: the AVX2 loop below holds
+ * block 0..7 (and even tail rows) in the low half, block 8..15 (odd tail
+ * rows) in the high one; the sum is the SSE2 loop's lane, to the bit
+ * (integers). */
+static GMC_INLINE __m128i fold(__m256i v) { return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)); }
+#endif
+
+/* sums_b's integer sums and bounds (see there): i[0..7] = the lanes'
+ * sums lx, ly, their bounds ax, ay, the last columns' sums tx, ty and
+ * their bounds bx, by.  AVX2 and AVX-512 take a row's columns 0..15 in one
+ * 16-lane vector and the last columns of two rows in one. */
+static GMC_INLINE void sums_b_int(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
+                                  const int16_t *restrict gy, const lk_grad *restrict pg, __m128i i[8])
 {
+#if defined(__AVX2__)
+    const __m256i z = _mm256_setzero_si256();
+    __m256i lx = z, ly = z, ax = z, ay = z, tx = z, ty = z, bx = z, by = z;
+    for (int r = 0; r < WIN; r++) {
+        __m256i d = _mm256_sub_epi16(_mm256_loadu_si256((const __m256i *)(jw + MAIN(r))),
+                                     _mm256_loadu_si256((const __m256i *)(iw + MAIN(r))));
+        __m256i dd = _mm256_unpacklo_epi16(d, _mm256_srli_si256(d, 8)), ad = _mm256_abs_epi16(dd); /* pairs per block */
+        lx = _mm256_add_epi32(lx, _mm256_madd_epi16(dd, _mm256_loadu_si256((const __m256i *)(pg->gx + r * 16))));
+        ly = _mm256_add_epi32(ly, _mm256_madd_epi16(dd, _mm256_loadu_si256((const __m256i *)(pg->gy + r * 16))));
+        ax = _mm256_add_epi32(ax, _mm256_madd_epi16(ad, _mm256_loadu_si256((const __m256i *)(pg->ax + r * 16))));
+        ay = _mm256_add_epi32(ay, _mm256_madd_epi16(ad, _mm256_loadu_si256((const __m256i *)(pg->ay + r * 16))));
+    }
+    for (int r = 0; r + 1 < WIN; r += 2) { /* columns 16..23 of rows r, r + 1 */
+        __m256i d = _mm256_sub_epi16(_mm256_loadu2_m128i((const __m128i *)(jw + TAIL(r + 1)), (const __m128i *)(jw + TAIL(r))),
+                                     _mm256_loadu2_m128i((const __m128i *)(iw + TAIL(r + 1)), (const __m128i *)(iw + TAIL(r))));
+        __m256i ad = _mm256_abs_epi16(d);
+        tx = _mm256_add_epi32(tx, _mm256_madd_epi16(d, _mm256_loadu2_m128i((const __m128i *)(gx + TAIL(r + 1)),
+                                                                         (const __m128i *)(gx + TAIL(r)))));
+        ty = _mm256_add_epi32(ty, _mm256_madd_epi16(d, _mm256_loadu2_m128i((const __m128i *)(gy + TAIL(r + 1)),
+                                                                         (const __m128i *)(gy + TAIL(r)))));
+        bx = _mm256_add_epi32(bx, _mm256_madd_epi16(ad, _mm256_loadu_si256((const __m256i *)(pg->tx + r * 8))));
+        by = _mm256_add_epi32(by, _mm256_madd_epi16(ad, _mm256_loadu_si256((const __m256i *)(pg->ty + r * 8))));
+    }
+    /* the last row's (WIN is odd) */
+    __m128i d = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)(jw + TAIL(WIN - 1))),
+                              _mm_loadu_si128((const __m128i *)(iw + TAIL(WIN - 1))));
+    __m128i ad = _mm_abs_epi16(d);
+    i[0] = fold(lx);
+    i[1] = fold(ly);
+    i[2] = fold(ax);
+    i[3] = fold(ay);
+    i[4] = _mm_add_epi32(fold(tx), _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gx + TAIL(WIN - 1)))));
+    i[5] = _mm_add_epi32(fold(ty), _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(gy + TAIL(WIN - 1)))));
+    i[6] = _mm_add_epi32(fold(bx), _mm_madd_epi16(ad, _mm_loadu_si128((const __m128i *)(pg->tx + (WIN - 1) * 8))));
+    i[7] = _mm_add_epi32(fold(by), _mm_madd_epi16(ad, _mm_loadu_si128((const __m128i *)(pg->ty + (WIN - 1) * 8))));
+#else
     const __m128i z = _mm_setzero_si128();
     __m128i lx = z, ly = z, ax = z, ay = z, tx = z, ty = z, bx = z, by = z;
     for (int r = 0; r < WIN; r++) {
@@ -629,27 +665,47 @@ static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const
         bx = _mm_add_epi32(bx, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->tx + r * 8))));
         by = _mm_add_epi32(by, _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(pg->ty + r * 8))));
     }
-    uint32_t a[4][4];
-    int32_t v[4][4];
-    _mm_storeu_si128((__m128i *)a[0], ax);
-    _mm_storeu_si128((__m128i *)a[1], ay);
-    _mm_storeu_si128((__m128i *)a[2], bx);
-    _mm_storeu_si128((__m128i *)a[3], by);
-    _mm_storeu_si128((__m128i *)v[0], lx);
-    _mm_storeu_si128((__m128i *)v[1], ly);
-    _mm_storeu_si128((__m128i *)v[2], tx);
-    _mm_storeu_si128((__m128i *)v[3], ty);
-    const uint32_t lim = 1u << 24;
-    float l[2][4], t[2];
-    int lanes = 0, tail = 0; /* chains past their bound: those of both sums added one by one, side by side */
+    i[0] = lx, i[1] = ly, i[2] = ax, i[3] = ay, i[4] = tx, i[5] = ty, i[6] = bx, i[7] = by;
+#endif
+}
+
+/* The sum of v's four int32 lanes (wrapping as the lanes do). */
+static GMC_INLINE int32_t hsum32(__m128i v)
+{
+    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4E));
+    return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1)));
+}
+
+/* The numbers of the loops above (other builds), fast where they can be had from integer sums: a
+ * chain of float additions of integer terms gives their exact sum as long
+ * as no partial sum passes 2^24 (every float up to 2^24 is an integer),
+ * which the sum of the terms' magnitudes bounds.  Each of OpenCV's five
+ * chains per sum (four lanes, the last columns) is summed here in integers
+ * with a bound on its magnitudes (|d_k g_k| + |d_k+4 g_k+4| for a lane's
+ * pair; any order: exact; the bounds in unsigned 32 bits, at most 42
+ * pairs below 2^27 each).  A chain within 2^24 is its integer sum, which
+ * is then also what adding it as OpenCV does gives; past that, the lanes
+ * (or the last columns) of both sums are added as OpenCV adds them (the
+ * lanes in float vectors, the last columns one by one).  Near convergence the mismatch J - I is small
+ * and the bounds hold. */
+static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
+                   const int16_t *restrict gy, const lk_grad *restrict pg, float b[2])
+{
+    __m128i in[8];
+    sums_b_int(jw, iw, gx, gy, pg, in);
+    /* a bound past 2^24: unsigned lanes compared as signed ones with their sign bits flipped */
+    const __m128i sgn = _mm_set1_epi32(INT32_MIN), lim = _mm_set1_epi32((int32_t)(0x80000000u | (1u << 24)));
+#define GMC_OVER(v) _mm_movemask_epi8(_mm_cmpgt_epi32(_mm_xor_si128(v, sgn), lim))
+    /* chains past their bound: those of both sums added one by one, side by side */
+    int lanes = GMC_OVER(in[2]) | GMC_OVER(in[3]), tail = 0;
+    __m128 l[2] = {_mm_cvtepi32_ps(in[0]), _mm_cvtepi32_ps(in[1])};
+    float t[2];
     for (int i = 0; i < 2; i++) {
-        for (int k = 0; k < 4; k++) {
-            lanes |= a[i][k] > lim;
-            l[i][k] = (float)v[i][k];
-        }
-        tail |= (uint64_t)a[2 + i][0] + a[2 + i][1] + a[2 + i][2] + a[2 + i][3] > lim;
-        t[i] = (float)(v[2 + i][0] + v[2 + i][1] + v[2 + i][2] + v[2 + i][3]);
+        /* the last columns' bound is the sum of the four lanes': past 2^24 if one lane is, else summed exactly */
+        tail |= GMC_OVER(in[6 + i]) || (uint32_t)hsum32(in[6 + i]) > 1u << 24;
+        t[i] = (float)hsum32(in[4 + i]);
     }
+#undef GMC_OVER
     if (lanes) { /* the four lanes as OpenCV adds them */
         __m128 f = _mm_setzero_ps(), h = _mm_setzero_ps();
         for (int r = 0; r < WIN; r++)
@@ -661,8 +717,8 @@ static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const
                 f = _mm_add_ps(f, _mm_cvtepi32_ps(px));
                 h = _mm_add_ps(h, _mm_cvtepi32_ps(py));
             }
-        _mm_storeu_ps(l[0], f);
-        _mm_storeu_ps(l[1], h);
+        l[0] = f;
+        l[1] = h;
     }
     if (tail) { /* the last columns one by one */
         float c0 = 0, c1 = 0;
@@ -675,7 +731,10 @@ static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const
         t[0] = c0;
         t[1] = c1;
     }
-    for (int i = 0; i < 2; i++) b[i] = t[i] + ((l[i][0] + l[i][2]) + (l[i][1] + l[i][3]));
+    for (int i = 0; i < 2; i++) { /* t + ((l0 + l2) + (l1 + l3)) */
+        __m128 p = _mm_add_ps(l[i], _mm_movehl_ps(l[i], l[i]));
+        b[i] = t[i] + _mm_cvtss_f32(_mm_add_ss(p, _mm_shuffle_ps(p, p, 1)));
+    }
 }
 #endif
 

@@ -1,15 +1,16 @@
 /* gmc_steps.h — the per-frame steps of GMC (engine/analytics/gmc.c), built
  * once per instruction set: gmc_kernels.h compiled by gmc_generic.c (the
  * compiler's default target: SSE2 on x86-64, NEON on aarch64) and, on
- * x86-64, by gmc_avx2.c with -mavx2 (8-wide float vectors, 16-wide int16
+ * x86-64, by gmc_avx2.c with -mavx2 -mfma (8-wide float vectors, 16-wide int16
  * ones for Lucas-Kanade, and the grey pass's byte shuffles) and by
  * gmc_avx512.c with AVX-512 F/BW/VL/VNNI (twice those widths, a window
  * row of Lucas-Kanade in one 32-lane vector); gmc.c picks the
  * widest the CPU runs when it is created.  Every build gives the same
- * numbers to the last bit (no fused multiply-add: C11 mode keeps the
- * compiler from contracting; float lanes never change an order of
- * summation; integer sums are exact in any order; test_track pins them),
- * so the choice only changes the speed.  Internal to
+ * numbers to the last bit (no multiply-add is fused but where the corner
+ * pass asks, whose operands make the fused one equal to the generic
+ * build's double sum: -ffp-contract=off; float lanes never change an order
+ * of summation; integer sums are exact in any order; test_track pins
+ * them), so the choice only changes the speed.  Internal to
  * engine/analytics and its tests. */
 #ifndef STRIX_GMC_STEPS_H
 #define STRIX_GMC_STEPS_H
@@ -49,8 +50,10 @@ typedef struct gmc_cand {
     int at; /* y * w + x */
 } gmc_cand;
 
-/* floats in one of corners' row buffers: whole 16-lane blocks and one more */
+/* doubles in one of corners' row buffers (w + 2 at least: whole 16-lane
+ * blocks and one more), and how many rows (gmc_kernels.h, corner_rows) */
 #define GMC_CS_ROW(w) ((size_t)((w) + 15) / 16 * 16 + 16)
+#define GMC_CS_ROWS 20
 
 /* Scratch sized by the frame (grown when a larger one comes, never
  * per frame): the grey frame and everything the steps work in. */
@@ -63,7 +66,7 @@ typedef struct gmc_scratch {
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
     int *row;             /* pyrDown's vertical sums [w + 4] */
     int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
-    float *cs;            /* corners' row buffers [19][GMC_CS_ROW(w)] */
+    double *cs;           /* corners' row buffers [GMC_CS_ROWS][GMC_CS_ROW(w)] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
     gmc_cand *cand;       /* corner candidates [GMC_CAND_CAP] */
     float hint;           /* where the next frame's corners start their floor (corners) */
