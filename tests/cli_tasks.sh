@@ -23,6 +23,7 @@
 # and the txt labels as save_txt lays them out per task (fields per line).
 # Then the task outputs on a video (seg, pose, obb, cls JSON Lines: every
 # frame's detections carry their task field, classify's frames "probs"),
+# from the .pt fixtures, their ONNX exports and --model YAML + safetensors,
 # --track on seg and pose (track ids beside the masks and keypoints) and on
 # obb (the tracker's rotated boxes beside the detections' own), and
 # --line/--highlights from a pose model's boxes.  SKIPs with the reason when ../shared/data or the build's infer is
@@ -191,9 +192,28 @@ if ! command -v ffmpeg >/dev/null 2>&1 || [ ! -f "$DATA/vtest.avi" ]; then
 fi
 ffmpeg -v error -i "$DATA/vtest.avi" -frames:v 12 -c:v libx264 -pix_fmt yuv420p "$T/clip.mp4" 2>"$T/ffmpeg.err"
 
-# video: every frame line of each task carries its fields (vid-stride 2: the carried frames too);
-# YOLO26's task models with their one-to-one heads (--nms-free; conf 0.9: their synthetic scores run
-# high, and a few masks a frame keep the case under a second)
+# video_case LABEL KEY ARGS...: infer ARGS on the clip (vid-stride 2: the carried frames too); every
+# frame line carries KEY (detections' field, or the frame's probs), and the annotated video is there
+video_case() {
+    label=$1 key=$2
+    shift 2
+    run video 0 "$@" --device cpu --imgsz 160 --vid-stride 2 --quiet --out "$T/v$label" "$T/clip.mp4" || return 1
+    j="$T/v$label/clip.jsonl"
+    if [ "$key" = probs ]; then
+        got=$(jq -s '[.[] | select(.frame != null) | (.probs | length)] | unique' "$j" | tr -d ' \n')
+        want="[3]"
+        [ "${label#yolo}" != "$label" ] && want="[5]" # Ultralytics' cls YAML: nc 1000, the top 5
+    else
+        got=$(jq -s --arg k "$key" '[.[] | select(.frame != null) | .detections[] | has($k)] | unique' "$j" | tr -d ' \n')
+        want="[true]"
+    fi
+    frames=$(jq -s '[.[] | select(.frame != null)] | length' "$j")
+    [ "$got" = "$want" ] && [ "$frames" = 12 ] || { fail video "$label: $j: $frames frames, $key per line $got"; return 1; }
+    [ -s "$T/v$label/clip.mp4" ] || { fail video "$label: no annotated video"; return 1; }
+}
+
+# the .pt fixtures; YOLO26's task models with their one-to-one heads (--nms-free; conf 0.9: their synthetic
+# scores run high, and a few masks a frame keep the case under a second)
 bad=""
 for m in t-seg:segments:0.55 t-pose:keypoints:0.55 t-obb:obb:0.55 t-cls:probs:0.55 t26-seg:segments:0.9:--nms-free \
     t26-pose:keypoints:0.9:--nms-free t26-obb:obb:0.9:--nms-free; do
@@ -202,19 +222,26 @@ for m in t-seg:segments:0.55 t-pose:keypoints:0.55 t-obb:obb:0.55 t-cls:probs:0.
     conf=${r%%:*} flag=""
     [ "$r" != "$conf" ] && flag=${r#*:}
     # shellcheck disable=SC2086
-    run video 0 --weights "$ROOT/tests/loaders/$mod.pt" --device cpu --imgsz 160 --conf "$conf" --vid-stride 2 \
-        $flag --quiet --out "$T/v$mod" "$T/clip.mp4" || { bad=1; break; }
-    j="$T/v$mod/clip.jsonl"
-    if [ "$key" = probs ]; then
-        got=$(jq -s '[.[] | select(.frame != null) | (.probs | length)] | unique' "$j" | tr -d ' \n')
-        want="[3]"
-    else
-        got=$(jq -s --arg k "$key" '[.[] | select(.frame != null) | .detections[] | has($k)] | unique' "$j" | tr -d ' \n')
-        want="[true]"
+    video_case "$mod" "$key" --weights "$ROOT/tests/loaders/$mod.pt" --conf "$conf" $flag || { bad=1; break; }
+done
+# their ONNX exports (static 160 x 160), with the YAML each was exported from
+for m in seg:segments pose:keypoints obb:obb cls:probs; do
+    [ -z "$bad" ] || break
+    video_case "t-$m.onnx" "${m#*:}" --weights "$ROOT/tests/loaders/t-${m%%:*}.onnx" \
+        --model "$ROOT/tests/loaders/tiny-${m%%:*}.yaml" --scale n --conf 0.55 || bad=1
+done
+# --model YAML + safetensors: mkweights' synthetic weights of Ultralytics' own task YAMLs (their
+# scores run about 0.5 on this clip: --max-det 5 keeps the masks few)
+for m in yolov8-seg:segments yolo11-pose:keypoints yolov8-obb:obb yolo11-cls:probs; do
+    [ -z "$bad" ] || break
+    y=${m%%:*}
+    if ! "$B/mkweights" --model "$ROOT/weights/$y.yaml" --scale n --seed 3 --out "$T/$y.safetensors" >"$T/mkw" 2>&1; then
+        fail video "mkweights $y: $(head -c 300 "$T/mkw")"
+        bad=1
+        break
     fi
-    frames=$(jq -s '[.[] | select(.frame != null)] | length' "$j")
-    [ "$got" = "$want" ] && [ "$frames" = 12 ] || { fail video "$mod: $j: $frames frames, $key per line $got"; bad=1; break; }
-    [ -s "$T/v$mod/clip.mp4" ] || { fail video "$mod: no annotated video"; bad=1; break; }
+    video_case "$y" "${m#*:}" --model "$ROOT/weights/$y.yaml" --scale n --weights "$T/$y.safetensors" --conf 0.55 \
+        --max-det 5 || bad=1
 done
 [ -z "$bad" ] && pass video
 

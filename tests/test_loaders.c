@@ -188,6 +188,8 @@ static void test_task_segment_pt(void) { check_fixture("t-seg.pt", NULL); }
 static void test_task_pose_pt(void) { check_fixture("t-pose.pt", NULL); }
 static void test_task_obb_pt(void) { check_fixture("t-obb.pt", NULL); }
 static void test_task_segment_onnx(void) { check_fixture("t-seg.onnx", DIR "tiny-seg.yaml"); }
+static void test_task_pose_onnx(void) { check_fixture("t-pose.onnx", DIR "tiny-pose.yaml"); }
+static void test_task_obb_onnx(void) { check_fixture("t-obb.onnx", DIR "tiny-obb.yaml"); }
 
 /* Classify, .pt and ONNX: the probabilities of t-cls.probs on the picture
  * at its size (no letterbox), within 1e-5. */
@@ -708,6 +710,8 @@ int main(int argc, char **argv)
     TL_RUN(test_task_pose_pt);
     TL_RUN(test_task_obb_pt);
     TL_RUN(test_task_segment_onnx);
+    TL_RUN(test_task_pose_onnx);
+    TL_RUN(test_task_obb_onnx);
     TL_RUN(test_task_classify_pt);
     TL_RUN(test_task_classify_onnx);
     TL_RUN(test_family_yolov8_p2);

@@ -283,9 +283,10 @@ def tasks():
     """The task models, from Ultralytics' YAMLs the same way (nc 3, width 1/16):
     t-seg.pt (yolov8-seg), t-pose.pt (yolo11-pose), t-obb.pt (yolov8-obb), each
     with the boxes of YOLO.predict (.dets; obb: OBB.xyxy clipped to the image,
-    as strix clips every box); t-seg.onnx and t-cls.onnx (opset 17, static,
-    not simplified: ConvTranspose and Gemm nodes) with tiny-seg.yaml and
-    tiny-cls.yaml, their graphs; t-cls.pt (yolo11-cls) and t-cls.probs: the
+    as strix clips every box); t-seg.onnx, t-pose.onnx, t-obb.onnx and
+    t-cls.onnx (opset 17, static, not simplified: ConvTranspose and Gemm
+    nodes) with tiny-seg.yaml, tiny-pose.yaml, tiny-obb.yaml and tiny-cls.yaml,
+    their graphs, and each ONNX's boxes from ONNX Runtime (.onnx.dets); t-cls.pt (yolo11-cls) and t-cls.probs: the
     probabilities of the eval-mode model on the picture at 160 x 160 (the
     docstring's formula, / 255: classification does not letterbox)."""
     import copy
@@ -294,8 +295,8 @@ def tasks():
     tmp = tempfile.mkdtemp()
     try:
         for name, rel, cls, task, onnx in (("t-seg", "v8/yolov8-seg.yaml", SegmentationModel, "segment", True),
-                                           ("t-pose", "11/yolo11-pose.yaml", PoseModel, "pose", False),
-                                           ("t-obb", "v8/yolov8-obb.yaml", OBBModel, "obb", False),
+                                           ("t-pose", "11/yolo11-pose.yaml", PoseModel, "pose", True),
+                                           ("t-obb", "v8/yolov8-obb.yaml", OBBModel, "obb", True),
                                            ("t-cls", "11/yolo11-cls.yaml", ClassificationModel, "classify", True)):
             m = family_model(rel, 31, cls)
             yo = YOLO(os.path.basename(rel).replace("-", "n-", 1), verbose=False)  # yolov8n-seg.yaml: the task
@@ -342,8 +343,12 @@ def tasks():
             if onnx:
                 r = YOLO(os.path.join(OUT, name + ".onnx"), task=task, verbose=False).predict(bgr, conf=conf,
                                                                                                **opts)[0]
-                b = r.boxes
-                dets = np.concatenate([b.xyxy.numpy(), b.conf.numpy()[:, None], b.cls.numpy()[:, None]], axis=1)
+                b = r.obb if task == "obb" else r.boxes
+                xyxy = b.xyxy.numpy().copy()
+                if task == "obb":  # as for the .pt: the bounds clipped to the image
+                    xyxy[:, 0::2] = xyxy[:, 0::2].clip(0, 200)
+                    xyxy[:, 1::2] = xyxy[:, 1::2].clip(0, 150)
+                dets = np.concatenate([xyxy, b.conf.numpy()[:, None], b.cls.numpy()[:, None]], axis=1)
                 write_dets(name + ".onnx", dets, conf, False, f"ONNX Runtime (Ultralytics AutoBackend, {task})")
     finally:
         shutil.rmtree(tmp)
