@@ -372,6 +372,9 @@ strix_status strix_model_detect(strix_model *m, const strix_image *images, int n
  *   segment: stride = nm (32): the mask coefficients; the masks are
  *            sigmoid(coefficients . protos) (strix_model_protos, in tensor
  *            space: crop to the box and undo the letterbox to use them);
+ *            Ultralytics' predictor then drops the detections whose mask
+ *            is empty, as infer does: out keeps them (no masks are made
+ *            here), so a caller that builds the masks drops them too;
  *   pose:    stride = keypoints x dims: per keypoint x, y in source pixels
  *            (clipped to the image) and, with dims 3, its visibility;
  *   obb:     stride = 5: cx, cy, w, h in source pixels (not clipped) and the
