@@ -353,10 +353,9 @@ void strix_polygon_fill(const float *xy, int n, float *xs, uint8_t *mask, int h,
             for (; k > 0 && xs[k - 1] > x; k--) xs[k] = xs[k - 1];
             xs[k] = x;
         }
-        for (int k = 0; k + 1 < m; k += 2) {
-            float a = ceilf(xs[k]), b = floorf(xs[k + 1]);
-            int x0 = a < 0 ? 0 : (int)a, x1 = b > (float)(w - 1) ? w - 1 : (int)b;
-            if (x0 <= x1) memset(mask + (size_t)y * w + x0, 1, (size_t)(x1 - x0 + 1));
+        for (int k = 0; k + 1 < m; k += 2) { /* fmaxf, fminf: in the row even for an overflowed (NaN) crossing */
+            float a = fmaxf(ceilf(xs[k]), 0), b = fminf(floorf(xs[k + 1]), (float)(w - 1));
+            if (a <= b) memset(mask + (size_t)y * w + (size_t)a, 1, (size_t)(b - a + 1));
         }
     }
     /* the edges themselves, a pixel per row they cross (a horizontal one whole): a contour runs through its
