@@ -699,9 +699,8 @@ static void test_rboxes_random(void)
     }
 }
 
-/* strix_polygon_fill gives back the mask whose largest contour the polygon
- * is, for convex shapes (rectangles and discs, every pixel), and nothing
- * outside the polygon's bounds. */
+/* strix_polygon_fill gives back, pixel for pixel, the mask whose largest
+ * contour the polygon is, for convex shapes (random rectangles and discs). */
 static void test_polygon_fill_random(void)
 {
     strix_polygon poly = {0};
