@@ -38,7 +38,7 @@ struct strix_jsonl_reader {
     /* the task fields (jsonl.h), grown like dets: every one is bounded by the line's length */
     int *seg_at;      /* [det_cap + 1] */
     float *seg_xy;
-    int seg_cap;      /* points */
+    int seg_cap;      /* floats */
     float *kpts;
     int kpt_cap;      /* floats */
     float *obb, *raw_obb; /* [det_cap, 8] */
