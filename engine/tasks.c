@@ -339,6 +339,39 @@ static float remainder_f(float a, float b)
     return m;
 }
 
+void strix_polygon_fill(const float *xy, int n, float *xs, uint8_t *mask, int h, int w)
+{
+    memset(mask, 0, (size_t)h * (size_t)w);
+    for (int y = 0; y < h; y++) {
+        int m = 0; /* the row's crossings in xs, in order (insertion: a row has few) */
+        for (int i = 0; i < n; i++) {
+            float x0 = xy[2 * i], y0 = xy[2 * i + 1];
+            float x1 = xy[2 * ((i + 1) % n)], y1 = xy[2 * ((i + 1) % n) + 1];
+            if ((y0 <= (float)y) == (y1 <= (float)y)) continue; /* half-open: a vertex counts once */
+            float x = x0 + ((float)y - y0) * (x1 - x0) / (y1 - y0);
+            int k = m++;
+            for (; k > 0 && xs[k - 1] > x; k--) xs[k] = xs[k - 1];
+            xs[k] = x;
+        }
+        for (int k = 0; k + 1 < m; k += 2) { /* fmaxf, fminf: in the row even for an overflowed (NaN) crossing */
+            float a = fmaxf(ceilf(xs[k]), 0), b = fminf(floorf(xs[k + 1]), (float)(w - 1));
+            if (a <= b) memset(mask + (size_t)y * w + (size_t)a, 1, (size_t)(b - a + 1));
+        }
+    }
+    /* the edges themselves, a pixel per row they cross (a horizontal one whole): a contour runs through its
+     * boundary pixels, the bottom rows and one-pixel spurs that the spans leave out among them */
+    for (int i = 0; i < n; i++) {
+        float x0 = xy[2 * i], y0 = xy[2 * i + 1], x1 = xy[2 * ((i + 1) % n)], y1 = xy[2 * ((i + 1) % n) + 1];
+        float ya = fmaxf(ceilf(fminf(y0, y1)), 0), yb = fminf(floorf(fmaxf(y0, y1)), (float)(h - 1));
+        for (float y = ya; y <= yb; y++) {
+            float xa = y1 != y0 ? x0 + (y - y0) * (x1 - x0) / (y1 - y0) : fminf(x0, x1);
+            float xb = y1 != y0 ? xa : fmaxf(x0, x1);
+            float a = fmaxf(nearbyintf(xa), 0), b = fminf(nearbyintf(xb), (float)(w - 1));
+            if (a <= b) memset(mask + (size_t)y * w + (size_t)a, 1, (size_t)(b - a + 1));
+        }
+    }
+}
+
 void strix_regularize_rboxes(float *xywhr, int n)
 {
     const double pi = 3.14159265358979323846;
@@ -370,6 +403,21 @@ void strix_xywhr_corners(const float *xywhr, int n, float *corners)
         o[5] = r[1] - v1y - v2y;
         o[6] = r[0] - v1x + v2x;
         o[7] = r[1] - v1y + v2y;
+    }
+}
+
+void strix_corners_xywhr(const float *corners, int n, float *xywhr)
+{
+    for (int i = 0; corners && xywhr && i < n; i++) {
+        const float *o = corners + 8 * (size_t)i;
+        float *r = xywhr + 5 * (size_t)i;
+        /* corners c + v1 + v2, c + v1 - v2, c - v1 - v2, c - v1 + v2 (strix_xywhr_corners) */
+        float v1x = (o[2] - o[4]) / 2, v1y = (o[3] - o[5]) / 2, v2x = (o[0] - o[2]) / 2, v2y = (o[1] - o[3]) / 2;
+        r[0] = (o[0] + o[4]) / 2;
+        r[1] = (o[1] + o[5]) / 2;
+        r[2] = 2 * hypotf(v1x, v1y);
+        r[3] = 2 * hypotf(v2x, v2y);
+        r[4] = atan2f(v1y, v1x);
     }
 }
 

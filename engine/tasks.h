@@ -81,6 +81,15 @@ strix_status strix_mask_segment(const uint8_t *mask, int h, int w, strix_segment
 strix_status strix_mask_contours(const uint8_t *mask, int h, int w, strix_polygon *all, int **starts,
                                  int *starts_cap, int *n_contours, strix_error *err);
 
+/* A mask [h, w] (0/1) from a polygon of n points xy[2 * n] in mask
+ * pixels, the inverse of strix_mask_segment for masks redrawn from the
+ * JSON Lines: a pixel is in when its integer coordinates lie between two
+ * of the polygon's crossings of its row (even-odd rule, ends included) or
+ * an edge passes it (rounded), so a contour traced through a mask's
+ * boundary pixels fills them back (a polygon of 1 or 2 points, a
+ * one-pixel-thin mask's, is its dot or line).  xs: scratch of n floats. */
+void strix_polygon_fill(const float *xy, int n, float *xs, uint8_t *mask, int h, int w);
+
 /* ---- coordinates ---------------------------------------------------- */
 
 /* scale_coords(img1=(in_h, in_w), coords, img0=(src_h, src_w)): n points
@@ -104,6 +113,12 @@ void strix_regularize_rboxes(float *xywhr, int n);
  * c + v1 + v2, pt2 = c + v1 - v2, pt3 = c - v1 - v2, pt4 = c - v1 + v2,
  * v1 = w/2 (cos r, sin r), v2 = h/2 (-sin r, cos r)). */
 void strix_xywhr_corners(const float *xywhr, int n, float *corners);
+
+/* The inverse of strix_xywhr_corners for a rectangle's corners [n, 4, 2]
+ * (read back from the JSON Lines): xywhr [n, 5], the angle in [-pi, pi]
+ * (atan2 of the first edge): the box the corners came from up to float
+ * rounding, its angle mod 2 pi (the OBB head's, [-pi/4, 3pi/4), as it was). */
+void strix_corners_xywhr(const float *corners, int n, float *xywhr);
 
 /* The OBB predictor's scale_boxes(xywh=True): cx cy w h of xywhr [n, 5]
  * from the input (in_w x in_h) to the source, in place, not clipped; the

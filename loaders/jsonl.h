@@ -21,6 +21,21 @@
  *     detection_box  optional, as box: a tracked detection's own box when
  *                 box is the tracker's (infer --track writes both); the
  *                 record's raw has it, dets the box
+ *     segments    optional {"x": [...], "y": [...]}: a segment model's polygon
+ *                 (Results.masks.xy), x and y of equal length
+ *     keypoints   optional {"x": [...], "y": [...], "visible": [...]}: a pose
+ *                 model's keypoints ("visible" optional), the columns of equal
+ *                 length >= 1; every detection of the file has as many, with
+ *                 or without "visible" alike
+ *     obb         optional {"x1": ., "y1": ., ..., "x4": ., "y4": .}: an obb
+ *                 model's rotated box, its 4 corners
+ *     detection_obb  optional, as obb (only beside it): a tracked one's own
+ *                 corners when obb is the tracker's (infer --track)
+ *   probs       optional array of {"name": "cat", "class": 3, "confidence":
+ *               0.9} (name optional, or null): a classify model's top-5
+ * One task per file: all detections of a file carry the same one of
+ * segments, keypoints and obb (or none), and probs comes only where they
+ * carry none; numbers in them must be finite.
  * The first line may instead be the run's header, an object with one key
  *   {"header": {"video": "clip.mp4", "frames": 300, "damage": {...}, ...}}
  * (written by infer, see docs/videos-and-outputs.md); it is checked as JSON and skipped.
@@ -59,6 +74,18 @@ typedef struct strix_jsonl_record {
     strix_detection *dets;  /* [n], reader-owned, valid until the next call */
     int *track_ids;         /* [n], -1 when a detection has none; same lifetime */
     strix_detection *raw;   /* [n], dets with "detection_box" as the box where given; same lifetime */
+    /* The task fields, same lifetime; task says which the record has (STRIX_TASK_DETECT: none; the
+     * arrays of the others are then not set) */
+    strix_task task;
+    int *seg_at;            /* segment: [n + 1], polygon i is points seg_at[i] .. seg_at[i + 1] - 1 */
+    float *seg_xy;          /* segment: [seg_at[n], 2] x y */
+    float *kpts;            /* pose: [n, nk, kd] */
+    int nk, kd;             /* pose: keypoints per detection; 2 (x y) or 3 (x y visible) values each */
+    float *obb;             /* obb: [n, 4, 2] the corners, "obb" */
+    float *raw_obb;         /* obb: [n, 4, 2] "detection_obb" where given, else "obb" */
+    int n_probs;            /* classify: entries of "probs" */
+    int *prob_class;        /* classify: [n_probs] their class ids */
+    float *prob_conf;       /* classify: [n_probs] their confidences */
 } strix_jsonl_record;
 
 strix_status strix_jsonl_open(strix_jsonl_reader **out, const char *path, strix_error *err);

@@ -26,13 +26,16 @@
 # from the .pt fixtures, their ONNX exports and --model YAML + safetensors,
 # --track on seg and pose (track ids beside the masks and keypoints) and on
 # obb (the tracker's rotated boxes beside the detections' own), and
-# --line/--highlights from a pose model's boxes.  SKIPs with the reason when ../shared/data or the build's infer is
-# missing.
+# --line/--highlights from a pose model's boxes; the highlight reels of a seg and an obb model drawing the
+# masks and rotated boxes (reels), and --detections replaying them (replay: an obb run re-tracked on its
+# rotated boxes, a seg run's polygons passed through).  SKIPs with the reason when ../shared/data or the
+# build's infer is missing.
 NAME=cli_tasks
 . "$(dirname "$0")/lib_cli.sh"
 
 GOLD=$ROOT/tests/golden/tasks_e2e
-ALL="segment pose obb classify yolo26_segment yolo26_pose yolo26_obb labels video track obb_track line_highlights"
+ALL="segment pose obb classify yolo26_segment yolo26_pose yolo26_obb labels video track obb_track line_highlights reels
+replay"
 if [ ! -x "$B/infer" ]; then
     for t in $ALL; do skip "$t" "$B/infer is not built"; done
     exit 0
@@ -186,7 +189,7 @@ done
 [ -z "$bad" ] && pass labels
 
 if ! command -v ffmpeg >/dev/null 2>&1 || [ ! -f "$DATA/vtest.avi" ]; then
-    for t in video track obb_track line_highlights; do skip "$t" "ffmpeg or $DATA/vtest.avi missing"; done
+    for t in video track obb_track line_highlights reels replay; do skip "$t" "ffmpeg or $DATA/vtest.avi missing"; done
     [ "$FAILED" = 0 ]
     exit $?
 fi
@@ -276,7 +279,7 @@ done
 # in "detection_obb" and "detection_box" (none on an untracked one); identities last from frame to frame; the
 # txt labels are the corners (class + 8 values)
 run obb_track 0 --weights "$ROOT/tests/loaders/t-obb.pt" --device cpu --imgsz 160 --conf 0.5 --track --tracker botsort \
-    --txt --quiet --out "$T/ot" "$T/clip.mp4" &&
+    --txt --highlights "blue car" --quiet --out "$T/ot" "$T/clip.mp4" &&
     got=$(jq -s -r 'def abs: if . < 0 then -. else . end;
                     [.[] | select(.frame != null) | .detections[]] as $d | [$d[] | select(.track_id != null)] as $t
                     | [($t | length), ([$t[].track_id] | unique | length),
@@ -300,5 +303,50 @@ run line_highlights 0 --weights "$ROOT/tests/loaders/t-pose.pt" --device cpu --i
     if jq -e '.segments | type == "array"' "$T/lh/clip.highlights.json" >/dev/null 2>&1 &&
         [ -s "$T/lh/clip.tracks.json" ]; then pass line_highlights
     else fail line_highlights "no highlights JSON or tracks: $(ls "$T/lh")"; fi
+
+# the PSNR (dB, the psnr filter's average over the frames; "inf" for identical videos) of video $1 against $2
+psnr() { ffmpeg -i "$1" -i "$2" -lavfi "[0:v][1:v]psnr" -f null - 2>&1 | sed -n 's/.*PSNR .* average:\([0-9.inf]*\) .*/\1/p'; }
+# at_least PSNR BOUND: whether PSNR >= BOUND
+at_least() { [ "$1" = inf ] || awk -v p="$1" -v b="$2" 'BEGIN { exit !(p != "" && p + 0 >= b + 0) }'; }
+
+# --highlights redraws the task's fields: a seg model's reel (every frame of the clip: "blue car" is on
+# each) shows the masks, filled from the polygons the JSON Lines keep (masks.xy: no holes, so not the
+# main video's pixels exactly): against the main annotated video its PSNR is >= 21.5 dB (seen 25.7), where
+# the same boxes without masks (a replay of the JSON Lines less "segments") stay under it (seen 17.4);
+# the obb reel, its rotated boxes drawn from the corners written, is >= 40 dB (seen: identical)
+run reels 0 --weights "$ROOT/tests/loaders/t-seg.pt" --device cpu --imgsz 160 --conf 0.6 --highlights "blue car" --quiet \
+    --out "$T/rs" "$T/clip.mp4" &&
+    jq -c 'if .detections then .detections |= map(del(.segments)) else . end' "$T/rs/clip.jsonl" >"$T/boxes.jsonl" &&
+    run reels 0 --detections "$T/boxes.jsonl" --quiet --out "$T/rb" "$T/clip.mp4" &&
+    reel=$(psnr "$T/rs/clip.highlights.mp4" "$T/rs/clip.mp4") && boxes=$(psnr "$T/rb/clip.mp4" "$T/rs/clip.mp4") &&
+    obb=$(psnr "$T/ot/clip.highlights.mp4" "$T/ot/clip.mp4") &&
+    if at_least "$reel" 21.5 && ! at_least "$boxes" 21.5 && at_least "$obb" 40; then pass reels
+    else fail reels "PSNR against the main video: seg reel $reel (want >= 21.5), boxes only $boxes (want < 21.5)," \
+        "obb reel $obb (want >= 40)"; fi
+
+# --detections replays a task model's fields: a tracked obb run re-tracked on its detections' own rotated
+# boxes ("detection_obb") gives the live run's identities, its "obb" and "box" within 0.01 px (float
+# rounding of the corners read back; seen 0.0006) and its "detection_obb" exactly; a seg run's replay
+# writes every frame's detections with their polygons as they were
+run replay 0 --detections "$T/ot/clip.jsonl" --track --tracker botsort --no-save --quiet --out "$T/or" "$T/clip.mp4" &&
+    run replay 0 --detections "$T/rs/clip.jsonl" --no-save --quiet --out "$T/sr" "$T/clip.mp4" &&
+    got=$(jq -n -r --slurpfile a "$T/ot/clip.jsonl" --slurpfile b "$T/or/clip.jsonl" '
+          def abs: if . < 0 then -. else . end;
+          [$a[] | select(.frame != null) | .detections[]] as $x | [$b[] | select(.frame != null) | .detections[]] as $y
+          | [range(0; [$x, $y | length] | min)] as $r
+          | def gap(k): [$r[] as $i | ($x[$i][k] // {}) | to_entries[] | (.value - $y[$i][k][.key]) | abs] | max // 0;
+          [($x | length) - ($y | length), ([$x[].track_id | select(. != null)] | length),
+           ([$r[] | select($x[.].track_id != $y[.].track_id or $x[.].class_id != $y[.].class_id or
+                           ($x[.] | has("detection_obb")) != ($y[.] | has("detection_obb")))] | length),
+           (gap("obb") < 0.01), (gap("detection_obb") == 0),
+           ([$r[] as $i | [$x[$i].box, $y[$i].box] | transpose[] | (.[0] - .[1]) | abs] | max < 0.01)]
+          | map(tostring) | join(" ")') &&
+    seg=$(jq -n --slurpfile a "$T/rs/clip.jsonl" --slurpfile b "$T/sr/clip.jsonl" \
+          '[$a[] | select(.frame != null)] == [$b[] | select(.frame != null)]') &&
+    set -- $got &&
+    if [ "$#" = 6 ] && [ "$1" = 0 ] && [ "$2" -ge 100 ] && [ "$3 $4 $5 $6 $seg" = "0 true true true true" ]; then
+        pass replay
+    else fail replay "obb: detections live - replayed, tracked, differing ids, obb, detection_obb, box: $got;" \
+        "seg polygons as written: $seg"; fi
 
 [ "$FAILED" = 0 ]

@@ -4,7 +4,8 @@
  * backslashes, control characters, UTF-8 and invalid bytes; every \u
  * escape form; compact JSON and whitespace everywhere; unknown keys with
  * nested values; key order; track_id present, absent, null; empty
- * detections; CRLF, blank lines, a byte order mark, a missing final newline;
+ * detections; the task fields (segments, keypoints, obb, detection_obb,
+ * probs) and their errors; CRLF, blank lines, a byte order mark, a missing final newline;
  * 5000 detections on one line; every error with its exact "path:line: "
  * (and the detection or the column where there is one); and random files
  * (random formatting, key order, escapes and unknown keys) read back
@@ -160,6 +161,147 @@ static void test_infer_format(void)
     TL_CHECK(count == 8, "class_count %d", count);
     TL_CHECK(names_ok, "class names differ");
     TL_CHECK(out_of_range, "names out of range");
+}
+
+/* A column "k": [v0, v1, ...] of n floats stride apart, as infer writes it. */
+static void put_column(FILE *f, const char *key, const float *v, int n, int stride)
+{
+    fprintf(f, "\"%s\": [", key);
+    for (int i = 0; i < n; i++) {
+        if (i) fputs(", ", f);
+        strix_json_float(f, v[i * stride]);
+    }
+    fputc(']', f);
+}
+
+static void put_corners(FILE *f, const char *key, const float *c)
+{
+    fprintf(f, ", \"%s\": {", key);
+    for (int k = 0; k < 8; k++) {
+        fprintf(f, "%s\"%c%d\": ", k ? ", " : "", k % 2 ? 'y' : 'x', k / 2 + 1);
+        strix_json_float(f, c[k]);
+    }
+    fputc('}', f);
+}
+
+/* The task fields as infer's task_writers.c writes them, random values read
+ * back bit-exactly: segments (a polygon of 0 points too), keypoints (a
+ * frame without detections between), obb with and without
+ * "detection_obb", classify's probs (their names join the class names);
+ * then the keypoint shape (with "visible" or without) held across
+ * detections and lines. */
+static void test_task_fields(void)
+{
+    enum { N = 3, P = 6 };
+    float v[N][3 * P], ob[N][8], rob[N][8], conf[5];
+    int np[N] = {P, 0, 4};
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < 3 * P; k++) v[i][k] = tl_uniform(-100, 900);
+        for (int k = 0; k < 8; k++) ob[i][k] = tl_uniform(-50, 700), rob[i][k] = tl_uniform(-50, 700);
+    }
+    for (int k = 0; k < 5; k++) conf[k] = tl_uniform(0, 1);
+    static const char *const tasks[4] = {"seg", "pose", "obb", "cls"};
+    for (int t = 0; t < 4 && !tl_g.failed; t++) {
+        snprintf(g_path, sizeof g_path, "%s/t.jsonl", g_dir);
+        FILE *f = fopen(g_path, "wb");
+        TL_CHECK(f, "cannot write %s", g_path);
+        for (int line = 0; line < 3; line++) {
+            int nd = t == 3 || line == 1 ? 0 : N;
+            fprintf(f, "{\"frame\": %d, \"pts\": %d, \"detections\": [", line, line);
+            for (int i = 0; i < nd; i++) {
+                fprintf(f, "%s{\"class_id\": %d, \"score\": 0.5, \"box\": [1, 2, 3, 4]", i ? ", " : "", i);
+                if (t == 0) {
+                    fputs(", \"segments\": {", f);
+                    put_column(f, "x", v[i], np[i], 2);
+                    fputs(", \"junk\": [{}], ", f);
+                    put_column(f, "y", v[i] + 1, np[i], 2);
+                    fputs("}", f);
+                } else if (t == 1) {
+                    int kd = 3;
+                    fputs(", \"keypoints\": {", f);
+                    put_column(f, "x", v[i], P, kd);
+                    fputs(", ", f);
+                    put_column(f, "y", v[i] + 1, P, kd);
+                    if (kd == 3) {
+                        fputs(", ", f);
+                        put_column(f, "visible", v[i] + 2, P, kd);
+                    }
+                    fputs("}", f);
+                } else {
+                    put_corners(f, "obb", ob[i]);
+                    if (i != 1) put_corners(f, "detection_obb", rob[i]);
+                }
+                fputs("}", f);
+            }
+            fputs("]", f);
+            if (t == 3) {
+                fputs(", \"probs\": [", f);
+                for (int k = 0; k < 5; k++) {
+                    fprintf(f, "%s{\"name\": \"c%d\", \"class\": %d, \"confidence\": ", k ? ", " : "", 7 - k, 7 - k);
+                    strix_json_float(f, conf[k]);
+                    fputs("}", f);
+                }
+                fputs("]", f);
+            }
+            fputs("}\n", f);
+        }
+        TL_CHECK(fclose(f) == 0, "write failed");
+        strix_jsonl_reader *r;
+        strix_error e = {STRIX_OK, ""};
+        TL_CHECK(strix_jsonl_open(&r, g_path, &e) == STRIX_OK, "%s", e.message);
+        for (int line = 0; line < 3 && !tl_g.failed; line++) {
+            strix_jsonl_record rec;
+            int rc = strix_jsonl_next(r, &rec, &e), nd = t == 3 || line == 1 ? 0 : N, ok = rc == 1 && rec.n == nd;
+            strix_task want = nd == 0 && t != 3 ? STRIX_TASK_DETECT
+                              : (strix_task[]){STRIX_TASK_SEGMENT, STRIX_TASK_POSE, STRIX_TASK_OBB, STRIX_TASK_CLASSIFY}[t];
+            ok = ok && rec.task == want;
+            int kd = 3;
+            if (ok && t == 1 && nd) ok = rec.nk == P && rec.kd == kd;
+            for (int i = 0; ok && i < nd; i++) {
+                if (t == 0) {
+                    ok = rec.seg_at[i + 1] - rec.seg_at[i] == np[i];
+                    for (int k = 0; ok && k < 2 * np[i]; k++) ok = same_float(rec.seg_xy[2 * rec.seg_at[i] + k], v[i][k]);
+                } else if (t == 1) {
+                    for (int k = 0; ok && k < P * kd; k++) ok = same_float(rec.kpts[i * P * kd + k], v[i][k]);
+                } else {
+                    for (int k = 0; ok && k < 8; k++)
+                        ok = same_float(rec.obb[8 * i + k], ob[i][k]) &&
+                             same_float(rec.raw_obb[8 * i + k], i == 1 ? ob[i][k] : rob[i][k]);
+                }
+            }
+            if (ok && t == 3) {
+                ok = rec.n_probs == 5;
+                for (int k = 0; ok && k < 5; k++) ok = rec.prob_class[k] == 7 - k && same_float(rec.prob_conf[k], conf[k]);
+                const char *n3 = strix_jsonl_class_name(r, 3);
+                ok = ok && n3 && !strcmp(n3, "c3") && strix_jsonl_class_count(r) == 8;
+            }
+            if (!ok) tl_fail("%s line %d differs (rc %d: %s)", tasks[t], line + 1, rc, rc < 0 ? e.message : "");
+        }
+        strix_jsonl_close(r);
+    }
+    /* pose: the keypoint shape, detection to detection and line to line */
+    static const struct {
+        const char *text, *want;
+    } shape[2] = {
+        {"{\"frame\": 0, \"pts\": 0, \"detections\": ["
+         "{\"class_id\": 0, \"score\": 1, \"box\": [1, 2, 3, 4], \"keypoints\": {\"x\": [1], \"y\": [2], \"visible\": [1]}}, "
+         "{\"class_id\": 0, \"score\": 1, \"box\": [1, 2, 3, 4], \"keypoints\": {\"x\": [1, 2], \"y\": [2, 3]}}]}\n",
+         ":1: detection 1: \"keypoints\" has 2 points of 2 values but detection 0 has 1 of 3 (one shape per file)"},
+        {"{\"frame\": 0, \"pts\": 0, \"detections\": ["
+         "{\"class_id\": 0, \"score\": 1, \"box\": [1, 2, 3, 4], \"keypoints\": {\"x\": [1], \"y\": [2]}}]}\n"
+         "{\"frame\": 1, \"pts\": 0, \"detections\": ["
+         "{\"class_id\": 0, \"score\": 1, \"box\": [1, 2, 3, 4], \"keypoints\": {\"x\": [1, 2], \"y\": [2, 3]}}]}\n",
+         ":2: \"keypoints\" have 2 points of 2 values but 1 of 2 on line 1 (one shape per file)"},
+    };
+    for (int c = 0; c < 2 && !tl_g.failed; c++) {
+        got g[2];
+        strix_error e = {STRIX_OK, ""};
+        int rc = read_n(shape[c].text, g, 2, NULL, &e);
+        char want[512];
+        snprintf(want, sizeof want, "%s%s", g_path, shape[c].want);
+        TL_CHECK(rc == -1 && !strcmp(e.message, want), "keypoint shape %d: rc %d, '%s', want '%s'", c, rc, e.message,
+                 want);
+    }
 }
 
 static void test_escapes(void)
@@ -455,6 +597,63 @@ static const bad_case bad_cases[] = {
      "detection 1: \"track_id\" 2147483648 is out of range"},
     {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"track_id\": \"7\"}"),
      "detection 1: \"track_id\" must be an integer or null"},
+    /* task fields */
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": [1, 2]}"),
+     "detection 1: \"segments\" must be an object {\"x\": [...], \"y\": [...]}"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": {\"x\": [1]}}"),
+     "detection 1: \"segments\" needs both \"x\" and \"y\""},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": {\"x\": [1, 2], \"y\": [1]}}"),
+     "detection 1: \"segments\" has columns of different lengths (2 x, 1 y)"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": {\"x\": [1e39], \"y\": [1]}}"),
+     "detection 1: \"segments.x\" number 1e39 is not finite"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": {\"x\": [null], \"y\": [1]}}"),
+     "detection 1: \"segments.x\" must be a number"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": {\"x\": 1, \"y\": [1]}}"),
+     "detection 1: \"segments.x\" must be an array of numbers"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": {\"y\": [1], \"y\": [1]}}"),
+     "detection 1: \"segments.y\" appears twice"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": {\"x\": [1, 2,], \"y\": [1]}}"),
+     "detection 1: \"segments.x\" must be a number"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"keypoints\": {\"x\": [], \"y\": []}}"),
+     "detection 1: \"keypoints\" has no points"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], "
+             "\"keypoints\": {\"x\": [1], \"y\": [1], \"visible\": [1, 0]}}"),
+     "detection 1: \"keypoints\" has columns of different lengths (1 x, 1 y, 2 visible)"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], "
+             "\"obb\": {\"x1\": 1, \"y1\": 1, \"x2\": 1, \"y2\": 1, \"x3\": 1, \"y3\": 1, \"x4\": 1}}"),
+     "detection 1: \"obb\" needs the 4 corners x1 y1 ... x4 y4"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"obb\": {\"x1\": \"1\"}}"),
+     "detection 1: \"obb.x1\" must be a number"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"obb\": {\"y3\": 1, \"y3\": 2}}"),
+     "detection 1: \"obb.y3\" appears twice"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"obb\": 5}"),
+     "detection 1: \"obb\" must be an object {\"x1\": ., \"y1\": ., ..., \"y4\": .}"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"detection_obb\": {\"x1\": 1, \"y1\": 1, "
+             "\"x2\": 1, \"y2\": 1, \"x3\": 1, \"y3\": 1, \"x4\": 1, \"y4\": 1}}"),
+     "detection 1: \"detection_obb\" without \"obb\""},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": {\"x\": [], \"y\": []}, "
+             "\"keypoints\": {\"x\": [1], \"y\": [1]}}"),
+     "detection 1: a detection carries one of \"segments\", \"keypoints\" and \"obb\""},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"segments\": {\"x\": [], \"y\": []}}"),
+     "detection 1: carries \"segments\" but detection 0 carries no task field (one task per file)"},
+    {PREFIX "{\"frame\": 2, \"pts\": 1, \"detections\": [{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], "
+            "\"segments\": {\"x\": [], \"y\": []}}]}\n",
+     "this frame carries \"segments\" but line 1 carries no task field (one task per file)"},
+    {BAD_TOP(", \"probs\": {}"), "\"probs\" must be an array"},
+    {BAD_TOP(", \"probs\": [1]"), "\"probs\" entry 0 must be an object"},
+    {BAD_TOP(", \"probs\": [{\"class\": 1}]"), "\"probs\" entry 0 needs \"class\" and \"confidence\""},
+    {BAD_TOP(", \"probs\": [{\"class\": 1, \"confidence\": 2}]"), "\"probs.confidence\" 2 is outside [0, 1]"},
+    {BAD_TOP(", \"probs\": [{\"class\": -1, \"confidence\": 1}]"), "\"probs.class\" -1 is out of range (0..999999)"},
+    {BAD_TOP(", \"probs\": [{\"class\": 0, \"name\": 7, \"confidence\": 1}]"),
+     "\"probs.name\" must be a string or null"},
+    {BAD_TOP(", \"probs\": [{\"class\": 0, \"name\": \"dog\", \"confidence\": 1}]"),
+     "class_id 0 is \"dog\" here but \"person\" on line 1"},
+    {BAD_TOP(", \"probs\": [{\"class\": 1, \"confidence\": 0.5}]"),
+     "this frame carries \"probs\" but line 1 carries no task field (one task per file)"},
+    {PREFIX "{\"frame\": 2, \"pts\": 1, \"detections\": [{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], "
+            "\"obb\": {\"x1\": 1, \"y1\": 1, \"x2\": 1, \"y2\": 1, \"x3\": 1, \"y3\": 1, \"x4\": 1, \"y4\": 1}}], "
+            "\"probs\": []}\n",
+     "\"probs\" beside detections that carry \"obb\" (one task per file)"},
     /* JSON syntax, with the column (1-based bytes) */
     {PREFIX "{\"frame\": 2,}\n", "column 13: expected a string"},
     {PREFIX "{\"frame\": 2 \"pts\": 1}\n", "column 13: expected ',' or '}'"},
@@ -831,6 +1030,7 @@ int main(int argc, char **argv)
         return 1;
     }
     TL_RUN(test_infer_format);
+    TL_RUN(test_task_fields);
     TL_RUN(test_escapes);
     TL_RUN(test_compact_and_spacing);
     TL_RUN(test_unknown_keys_and_order);

@@ -687,7 +687,51 @@ static void test_rboxes_random(void)
                 tl_fail("box (%g %g %g %g %g): corner %d moved %g after regularizing", (double)r[0], (double)r[1],
                         (double)r[2], (double)r[3], (double)r[4], i, best);
         }
+        /* and back from its corners (as the JSON Lines give them): the same box up to rounding, the angle mod
+         * 2 pi (away from +-pi, where it may wrap) */
+        float back[5];
+        strix_corners_xywhr(a, 1, back);
+        double tol = 1e-4 * (1 + fabs(r[0]) + fabs(r[1]) + r[2] + r[3]), t = remainder(r[4], 2 * 3.14159265358979323846);
+        for (int k = 0; k < 5 && fabs(t) < 3.14; k++)
+            if (fabs(back[k] - (k == 4 ? t : r[k])) > (k == 4 ? 1e-4 : tol))
+                tl_fail("box (%g %g %g %g %g): value %d back from its corners is %.9g", (double)r[0], (double)r[1],
+                        (double)r[2], (double)r[3], (double)r[4], k, (double)back[k]);
     }
+}
+
+/* strix_polygon_fill gives back, pixel for pixel, the mask whose largest
+ * contour the polygon is, for convex shapes (random rectangles and discs). */
+static void test_polygon_fill_random(void)
+{
+    strix_polygon poly = {0};
+    strix_error err;
+    for (int it = 0; it < 200 && !tl_g.failed; it++) {
+        int h = tl_int(3, 48), w = tl_int(3, 48);
+        uint8_t *m = calloc((size_t)(h * w), 1), *back = malloc((size_t)(h * w));
+        float cx = tl_uniform(0, (float)w), cy = tl_uniform(0, (float)h), rx = tl_uniform(1, (float)w / 2),
+              ry = tl_uniform(1, (float)h / 2);
+        int disc = it % 2;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                float dx = ((float)x - cx) / rx, dy = ((float)y - cy) / ry;
+                m[y * w + x] = disc ? dx * dx + dy * dy <= 1 : fabsf(dx) <= 1 && fabsf(dy) <= 1;
+            }
+        if (strix_mask_segment(m, h, w, STRIX_SEGMENT_LARGEST, &poly, &err)) tl_fail("%s", err.message);
+        float *xs = malloc(sizeof *xs * (size_t)(poly.n + 1));
+        strix_polygon_fill(poly.xy, poly.n, xs, back, h, w);
+        int diff = 0, any = 0;
+        for (int p = 0; p < h * w; p++) {
+            diff += m[p] != back[p];
+            any += m[p];
+        }
+        if (diff)
+            tl_fail("%dx%d %s at (%g, %g) radii (%g, %g): %d of %d pixels differ after the round trip (%d points)", w,
+                    h, disc ? "disc" : "rectangle", (double)cx, (double)cy, (double)rx, (double)ry, diff, any, poly.n);
+        free(xs);
+        free(m);
+        free(back);
+    }
+    strix_polygon_free(&poly);
 }
 
 static void test_topk_random(void)
@@ -1233,6 +1277,7 @@ int main(int argc, char **argv)
     TL_RUN(test_masks_random);
     TL_RUN(test_nms_rotated_random);
     TL_RUN(test_rboxes_random);
+    TL_RUN(test_polygon_fill_random);
     TL_RUN(test_topk_random);
     TL_RUN(test_topk_golden);
     TL_RUN(test_scale_coords_random);

@@ -363,6 +363,8 @@ typedef struct vrun {
     strix_jsonl_reader *replay;
     strix_detection *rdets, *rraw;
     int *rids, rcap;
+    int *rsel;                   /* [rcap] the record's detections kept by the filters */
+    task_frame *rtask;           /* the record's task fields (NULL until one has them) */
     tracking trk;                /* --track */
     FILE *mot;
     char *mot_tmp;
@@ -390,6 +392,14 @@ strix_status detector_task_run(const detector *d, const strix_image *im, int n, 
 int task_take(void *ctx, int image, struct strix_pipe_frame *f, const struct strix_pipe_frame *from,
               strix_error *err);
 void task_frame_free(void *ctx, void *task);
+/* A frame's task outputs (w x h) from a JSON Lines record, its detections
+ * sel[0 .. n) (sel NULL: the first n): its task fields as the writers and
+ * task_draw take them (with masks, for drawing, a segment's mask filled
+ * from its polygon); an obb's corners its "obb" and raw_corners its
+ * "detection_obb", or with retrack (the replay tracks again) the corners
+ * its "detection_obb".  0 or EXIT_NOMEM. */
+int task_from_record(task_frame *t, const strix_jsonl_record *rec, const int *sel, int n, int retrack, int w,
+                     int h, int masks, const char *const *names, int n_names);
 void task_json(FILE *j, const task_frame *t, int i);
 void task_json_detection(FILE *j, const task_frame *t, int i);
 void task_json_probs(FILE *j, const task_frame *t);

@@ -375,6 +375,79 @@ int task_take(void *ctx, int image, strix_pipe_frame *f, const strix_pipe_frame 
     return 0;
 }
 
+/* ---- from the JSON Lines: a --detections replay, a reel ---- */
+
+int task_from_record(task_frame *t, const strix_jsonl_record *rec, const int *sel, int n, int retrack, int w, int h,
+                     int masks, const char *const *names, int n_names)
+{
+    t->task = rec->task;
+    t->n = n;
+    t->names = names;
+    t->n_names = n_names;
+    t->mh = t->mw = t->nc = t->stride = t->kd = 0;
+    t->raw_corners = NULL;
+    if (!grow(&t->poly_at, &t->poly_cap, (size_t)n + 1, sizeof(int))) return EXIT_NOMEM;
+    t->poly_at[0] = 0;
+    if (rec->task == STRIX_TASK_CLASSIFY) { /* the top-5 in a probability vector, the other classes 0 */
+        t->nc = n_names;
+        for (int k = 0; k < rec->n_probs; k++)
+            if (rec->prob_class[k] >= t->nc) t->nc = rec->prob_class[k] + 1;
+        if (!grow(&t->probs, &t->probs_cap, (size_t)t->nc, sizeof *t->probs)) return EXIT_NOMEM;
+        memset(t->probs, 0, sizeof *t->probs * (size_t)t->nc);
+        for (int k = 0; k < rec->n_probs; k++) t->probs[rec->prob_class[k]] = rec->prob_conf[k];
+        return 0;
+    }
+    if (rec->task == STRIX_TASK_POSE) {
+        t->kd = rec->kd;
+        t->stride = rec->nk * rec->kd;
+        if (!grow(&t->values, &t->values_cap, (size_t)n * t->stride, sizeof *t->values)) return EXIT_NOMEM;
+        for (int i = 0; i < n; i++)
+            memcpy(t->values + (size_t)i * t->stride, rec->kpts + (size_t)(sel ? sel[i] : i) * t->stride,
+                   sizeof *t->values * (size_t)t->stride);
+    } else if (rec->task == STRIX_TASK_OBB) {
+        /* corners [n, 4, 2] then, in the same buffer, the detections' own [n, 4, 2] (raw_corners); re-tracking
+         * starts from the detections' own, as the live run's tracker did */
+        t->stride = 5;
+        if (!grow(&t->corners, &t->corners_cap, (size_t)n * 16 + 1, sizeof *t->corners) ||
+            !grow(&t->values, &t->values_cap, (size_t)n * 5 + 1, sizeof *t->values))
+            return EXIT_NOMEM;
+        for (int i = 0; i < n; i++) {
+            size_t j = (size_t)(sel ? sel[i] : i);
+            memcpy(t->corners + 8 * (size_t)i, (retrack ? rec->raw_obb : rec->obb) + 8 * j, 8 * sizeof(float));
+            memcpy(t->corners + 8 * ((size_t)n + i), rec->raw_obb + 8 * j, 8 * sizeof(float));
+        }
+        strix_corners_xywhr(t->corners, n, t->values);
+        if (!retrack) t->raw_corners = t->corners + 8 * (size_t)n;
+    } else if (rec->task == STRIX_TASK_SEGMENT) {
+        /* the polygon (Results.masks.xy: the mask's outer contours, merge_multi_segment joining them by
+         * there-and-back bridges, which the even-odd fill cancels) filled at the frame's size: the mask the live
+         * run drew less its holes, which the polygon does not hold */
+        size_t area = (size_t)w * h, pts = 0, most = 1;
+        for (int i = 0; i < n; i++) {
+            int j = sel ? sel[i] : i, k = rec->seg_at[j + 1] - rec->seg_at[j];
+            pts += (size_t)k;
+            most = (size_t)k > most ? (size_t)k : most;
+            t->poly_at[i + 1] = (int)pts;
+        }
+        float *xs = masks ? malloc(sizeof *xs * most) : NULL;
+        if ((masks && !xs) || !grow(&t->xy, &t->xy_cap, 2 * pts + 1, sizeof *t->xy) ||
+            (masks && !grow(&t->masks, &t->masks_cap, area * (size_t)n + 1, 1))) {
+            free(xs);
+            return EXIT_NOMEM;
+        }
+        for (int i = 0; i < n; i++) {
+            int j = sel ? sel[i] : i, k = rec->seg_at[j + 1] - rec->seg_at[j];
+            float *xy = t->xy + 2 * (size_t)t->poly_at[i];
+            memcpy(xy, rec->seg_xy + 2 * (size_t)rec->seg_at[j], sizeof *xy * 2 * (size_t)k);
+            if (masks) strix_polygon_fill(xy, k, xs, t->masks + area * i, h, w);
+        }
+        free(xs);
+        t->mh = masks ? h : 0;
+        t->mw = masks ? w : 0;
+    }
+    return 0;
+}
+
 /* ---- writing and drawing, on the writer thread ---- */
 
 /* The task field of detection i of a "detections" array (none for detect

@@ -247,7 +247,9 @@ static int grow_frame_buffers(vrun *v, int n)
     if (r) v->rids = r;
     strix_frame_item *hi = realloc(v->hl_items, sizeof *hi * (size_t)cap);
     if (hi) v->hl_items = hi;
-    if (!d || !raw || !r || !hi) return -1;
+    int *sel = realloc(v->rsel, sizeof *sel * (size_t)cap);
+    if (sel) v->rsel = sel;
+    if (!d || !raw || !r || !hi || !sel) return -1;
     v->rcap = cap;
     return 0;
 }
@@ -256,9 +258,12 @@ static int grow_frame_buffers(vrun *v, int n)
  * filtered by --classes (and --conf when given); 0 or -1 with err.  *dets:
  * the boxes as written ("box"), or with --track the detections' own
  * ("detection_box" where a tracked run wrote it: re-tracking starts from
- * what the detector gave); *raw: the detections' own boxes. */
+ * what the detector gave; an obb's "detection_obb" likewise); *raw: the
+ * detections' own boxes; *task: the task fields of a segment, pose, obb or
+ * classify run's record (else NULL), passed through to the outputs. */
 static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_detection **dets,
-                        const strix_detection **raw, int *n, const int **rec_ids, int *inferred, strix_error *err)
+                        const strix_detection **raw, int *n, const int **rec_ids, int *inferred,
+                        const task_frame **task, strix_error *err)
 {
     strix_jsonl_record rec;
     int r = strix_jsonl_next(v->replay, &rec, err);
@@ -287,8 +292,19 @@ static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_d
         if (v->mask && (d->class_id >= v->n_names || !v->mask[d->class_id])) continue;
         v->rdets[m] = *d;
         v->rraw[m] = rec.raw[i];
+        v->rsel[m] = i;
         v->rids[m++] = rec.track_ids[i];
         any_id |= rec.track_ids[i] >= 0;
+    }
+    *task = NULL;
+    if (rec.task != STRIX_TASK_DETECT) {
+        if ((!v->rtask && !(v->rtask = calloc(1, sizeof *v->rtask))) ||
+            task_from_record(v->rtask, &rec, v->rsel, m, v->trk.tracker != NULL, f->width, f->height,
+                             v->vs.wr != NULL, v->names, v->n_names)) {
+            set_error(err, STRIX_E_NOMEM, "%s: out of memory for a frame's task fields", v->shown);
+            return -1;
+        }
+        *task = v->rtask;
     }
     *dets = v->trk.tracker ? v->rraw : v->rdets;
     *raw = v->rraw;
@@ -335,9 +351,10 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     const int *ids = NULL;
     task_frame tracked;
     int n = f->n_dets, inferred = f->inferred;
-    /* f->task: a task model's outputs, or a detect model's ReID features only (with_reid) */
+    /* f->task: a task model's outputs, or a detect model's ReID features only (with_reid); a replay's task
+     * fields come from its records */
     const task_frame *tf = f->task, *task = tf && tf->task != STRIX_TASK_DETECT ? tf : NULL;
-    if (v->replay && replay_frame(v, f, vf->time, &dets, &raw, &n, &ids, &inferred, err)) return -1;
+    if (v->replay && replay_frame(v, f, vf->time, &dets, &raw, &n, &ids, &inferred, &task, err)) return -1;
     if (grow_frame_buffers(v, n)) {
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
@@ -362,7 +379,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         strix_image img = {.data = f->rgb, .width = f->width, .height = f->height, .stride = f->stride};
         const uint8_t *grey = f->rgb && slot->grey_rows == f->height ? slot->grey : NULL;
         strix_status tst = tracking_frame(&v->trk, f->rgb ? &img : NULL, grey, f->width, f->height, f->index, vf->time,
-                                          inferred, dets, n, f->task, &n_cross, err);
+                                          inferred, dets, n, task ? task : tf, &n_cross, err); /* tf: ReID */
         if (tst) {
             v->fail_rc = track_exit_code(v, tst);
             return -1;
@@ -636,6 +653,8 @@ static void video_close(vrun *v)
     free(v->rdets);
     free(v->rids);
     free(v->rraw);
+    free(v->rsel);
+    if (v->rtask) task_frame_free(NULL, v->rtask);
     strix_frame_log_free(v->hl);
     free(v->hl_items);
     reels_free(&v->reels);

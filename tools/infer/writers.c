@@ -372,11 +372,15 @@ static strix_status segment_appeared(const vrun *v, const strix_highlight_segmen
 }
 
 /* The reel's frames are drawn as the annotated video's: from the JSON Lines
- * just written, every record fed to a counter of its own for the trails. */
+ * just written, every record fed to a counter of its own for the trails,
+ * a task model's fields drawn as task_draw draws them (a segment's mask is
+ * its polygon filled, task_from_record: without the holes the live mask
+ * has). */
 typedef struct reel {
     vrun *v;
     strix_jsonl_reader *rd;
     strix_counter *counter;
+    task_frame *task; /* the record's task fields, NULL until one has them */
 } reel;
 
 static int reel_draw(void *ctx, strix_video_frame *f, strix_error *err)
@@ -394,8 +398,14 @@ static int reel_draw(void *ctx, strix_video_frame *f, strix_error *err)
             return -1;
         if (rec.frame == f->index) break;
     }
+    if (rec.task != STRIX_TASK_DETECT &&
+        ((!r->task && !(r->task = calloc(1, sizeof *r->task))) ||
+         task_from_record(r->task, &rec, NULL, rec.n, 0, f->width, f->height, 1, r->v->names, r->v->n_names))) {
+        set_error(err, STRIX_E_NOMEM, "%s: out of memory for a frame's task fields", r->v->p->jsonl);
+        return -1;
+    }
     draw_frame(r->v->o, r->counter, r->v->names, r->v->n_names, f->rgb, f->width, f->height, f->stride, f->index,
-               rec.dets, rec.track_ids, rec.n, NULL); /* the reel: boxes (the JSON Lines keep no masks) */
+               rec.dets, rec.track_ids, rec.n, rec.task != STRIX_TASK_DETECT ? r->task : NULL);
     return 0;
 }
 
@@ -615,6 +625,7 @@ out:
         free(tmp_v);
     }
     strix_jsonl_close(rl.rd);
+    if (rl.task) task_frame_free(NULL, rl.task);
     strix_counter_free(rl.counter);
     free(pts);
     free(activity);
