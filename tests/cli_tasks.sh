@@ -37,16 +37,13 @@ GOLD=$ROOT/tests/golden/tasks_e2e
 ALL="segment pose obb classify yolo26_segment yolo26_pose yolo26_obb labels video track obb_track line_highlights reels
 replay"
 if [ ! -x "$B/infer" ]; then
-    for t in $ALL; do skip "$t" "$B/infer is not built"; done
-    exit 0
+    skip_all "$B/infer is not built"
 fi
 if [ ! -f "$DATA/dog.jpg" ] || [ ! -f "$DATA/horses.jpg" ]; then
-    for t in $ALL; do skip "$t" "dog.jpg and horses.jpg not in $DATA (see ../shared/data/README.md)"; done
-    exit 0
+    skip_all "dog.jpg and horses.jpg not in $DATA (see ../shared/data/README.md)"
 fi
 if ! command -v jq >/dev/null 2>&1; then
-    for t in $ALL; do skip "$t" "jq not installed (sh tools/deps.sh)"; done
-    exit 0
+    skip_all "jq not installed (sh tools/deps.sh)"
 fi
 
 # geometry of each result of a summary, one line "class score values..." per result
