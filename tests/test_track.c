@@ -1950,23 +1950,30 @@ static void counter_line_and_tracks(void)
 
 #define LOOSE_MAX 64 /* detections a frame of loose.tracktrack.txt has at most */
 
-/* One frame's rows of loose.tracktrack.txt from line li: detections (tag
- * "det") into d, ref ids, ids without recovered (nodel) and row boxes; then
- * the recovered ones ("rec") after them.  The next frame's line index. */
-static int loose_frame(char **v, int nl, int li, strix_detection *d, int *nd, int *nr, int *ref, int *nodel,
-                       float (*box)[4])
+/* One frame's rows of loose[_obb].tracktrack.txt from line li: detections
+ * (tag "det") into d (obb: their xywhr into x), ref ids, ids without
+ * recovered (nodel) and row boxes; then the recovered ones ("rec") after
+ * them.  The next frame's line index, or -1. */
+static int loose_frame(char **v, int nl, int li, int obb, strix_detection *d, float (*x)[5], int *nd, int *nr,
+                       int *ref, int *nodel, float (*box)[5])
 {
     *nd = *nr = 0;
     for (; li < nl && strncmp(v[li], "frame", 5); li++) {
-        int rec = !strncmp(v[li], "rec", 3), k = *nd + *nr;
-        char nod[16], b[4][32];
-        strix_detection *x = &d[k];
-        if (k == LOOSE_MAX || sscanf(v[li] + 4, "%f %f %f %f %f %d %15s %31s %31s %31s %31s", &x->x1, &x->y1, &x->x2,
-                                     &x->y2, &x->score, &ref[k], nod, b[0], b[1], b[2], b[3]) != 11)
-            return -1;
-        x->class_id = 0;
+        int rec = !strncmp(v[li], "rec", 3), k = *nd + *nr, nv = obb ? 5 : 4, used;
+        char nod[16], b[32];
+        const char *p = v[li] + 4;
+        if (k == LOOSE_MAX) return -1;
+        for (int q = 0; q < nv; q++, p += used)
+            if (sscanf(p, "%f%n", &x[k][q], &used) != 1) return -1;
+        if (sscanf(p, "%f %d %15s%n", &d[k].score, &ref[k], nod, &used) != 3) return -1;
+        p += used;
+        for (int q = 0; q < nv; q++, p += used) {
+            if (sscanf(p, "%31s%n", b, &used) != 1) return -1;
+            box[k][q] = strcmp(b, "-") ? strtof(b, NULL) : NAN;
+        }
+        d[k].x1 = x[k][0], d[k].y1 = x[k][1], d[k].x2 = x[k][2], d[k].y2 = x[k][3]; /* obb: unread */
+        d[k].class_id = 0;
         nodel[k] = rec ? -1 : atoi(nod);
-        for (int q = 0; q < 4; q++) box[k][q] = strcmp(b[q], "-") ? strtof(b[q], NULL) : NAN;
         if (rec) ++*nr;
         else if (*nr) return -1; /* detections first */
         else ++*nd;
@@ -1977,19 +1984,20 @@ static int loose_frame(char **v, int nl, int li, strix_detection *d, int *nd, in
 /* TRACKTRACK given the boxes a looser NMS recovered (dets_del), on a stream
  * of people crossing whose detections and recovered boxes come from
  * Ultralytics' non_max_suppression (tests/golden/track/loose.tracktrack.txt,
- * tools/reference/loose_goldens.py): strix_tracker_recovered then the
- * update give every detection, and every recovered one
- * (strix_tracker_recovered_id, strix_tracker_box at n + j), Ultralytics'
- * identity and row box exactly; without them, Ultralytics' identities
- * without them (which differ: the recovered boxes matter here). */
-static void tracktrack_recovered_matches_ultralytics(void)
+ * loose_obb.tracktrack.txt with rotated boxes; tools/reference/loose_goldens.py):
+ * strix_tracker_recovered then the update give every detection, and every
+ * recovered one (strix_tracker_recovered_id, strix_tracker_box or _xywhr
+ * at n + j), Ultralytics' identity and row box exactly; without them,
+ * Ultralytics' identities without them (which differ: the recovered boxes
+ * matter here). */
+static void loose_stream(const char *path, int obb)
 {
-    FILE *f = fopen(GOLDEN "loose.tracktrack.txt", "r");
+    FILE *f = fopen(path, "r");
     static char buf[1 << 17];
     size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
     if (f) fclose(f);
     if (!len || len == sizeof buf - 1) {
-        tl_fail(GOLDEN "loose.tracktrack.txt: cannot read it (or larger than %zu bytes)", sizeof buf - 1);
+        tl_fail("%s: cannot read it (or larger than %zu bytes)", path, sizeof buf - 1);
         return;
     }
     buf[len] = 0;
@@ -2005,31 +2013,33 @@ static void tracktrack_recovered_matches_ultralytics(void)
         return;
     }
     strix_detection d[LOOSE_MAX];
-    int ref[LOOSE_MAX], nodel[LOOSE_MAX], ids[LOOSE_MAX], frames = 0, recovered_ids = 0, differ = 0;
-    float box[LOOSE_MAX][4];
+    int ref[LOOSE_MAX], nodel[LOOSE_MAX], ids[LOOSE_MAX], frames = 0, recovered_ids = 0, differ = 0, nv = obb ? 5 : 4;
+    float box[LOOSE_MAX][5], x[LOOSE_MAX][5];
     for (int li = 0; li < nl && !tl_g.failed; frames++) {
-        int nd, nr, next = loose_frame(v, nl, li + 1, d, &nd, &nr, ref, nodel, box);
+        int nd, nr, next = loose_frame(v, nl, li + 1, obb, d, x, &nd, &nr, ref, nodel, box);
         if (next < 0 || strncmp(v[li], "frame", 5)) {
-            tl_fail(GOLDEN "loose.tracktrack.txt: a bad line after line %d", li + 1);
+            tl_fail("%s: a bad line after line %d", path, li + 1);
             break;
         }
         li = next;
-        if ((nr && strix_tracker_recovered(t, d + nd, NULL, nr, &e)) || strix_tracker_update(t, NULL, d, nd, ids, &e)) {
+        if ((nr && strix_tracker_recovered(t, d + nd, obb ? x[nd] : NULL, nr, &e)) ||
+            (obb ? strix_tracker_update_obb(t, NULL, NULL, 0, 0, d, x[0], nd, ids, &e)
+                 : strix_tracker_update(t, NULL, d, nd, ids, &e))) {
             tl_fail("frame %d: %s", frames, e.message);
             break;
         }
         for (int i = 0; i < nd + nr && !tl_g.failed; i++) {
             int id = i < nd ? ids[i] : strix_tracker_recovered_id(t, i - nd);
-            float b[4] = {NAN, NAN, NAN, NAN};
-            int has = strix_tracker_box(t, i, b);
+            float b[5] = {NAN, NAN, NAN, NAN, NAN};
+            int has = obb ? strix_tracker_box_xywhr(t, i, b) : strix_tracker_box(t, i, b);
             recovered_ids += i >= nd && id >= 0;
-            if (id != ref[i] || has != !isnan(box[i][0]) ||
-                (has && memcmp(b, box[i], sizeof b)))
-                tl_fail("frame %d, %s %d: id %d box %.9g %.9g %.9g %.9g; Ultralytics id %d box %.9g %.9g %.9g %.9g",
-                        frames, i < nd ? "detection" : "recovered", i < nd ? i : i - nd, id, b[0], b[1], b[2], b[3],
-                        ref[i], box[i][0], box[i][1], box[i][2], box[i][3]);
+            if (id != ref[i] || has != !isnan(box[i][0]) || (has && memcmp(b, box[i], sizeof(float) * nv)))
+                tl_fail("%s frame %d, %s %d: id %d box %.9g %.9g %.9g %.9g %.9g; Ultralytics id %d box %.9g %.9g "
+                        "%.9g %.9g %.9g", path, frames, i < nd ? "detection" : "recovered", i < nd ? i : i - nd, id,
+                        b[0], b[1], b[2], b[3], b[4], ref[i], box[i][0], box[i][1], box[i][2], box[i][3], box[i][4]);
         }
-        if (strix_tracker_update(plain, NULL, d, nd, ids, &e)) {
+        if (obb ? strix_tracker_update_obb(plain, NULL, NULL, 0, 0, d, x[0], nd, ids, &e)
+                : strix_tracker_update(plain, NULL, d, nd, ids, &e)) {
             tl_fail("frame %d: %s", frames, e.message);
             break;
         }
@@ -2040,10 +2050,16 @@ static void tracktrack_recovered_matches_ultralytics(void)
         }
     }
     TL_CHECK(frames == 80 && recovered_ids > 0 && differ > 0,
-             "%d frames (want 80), %d recovered with an identity, %d identities changed by them (want > 0 each)",
-             frames, recovered_ids, differ);
+             "%s: %d frames (want 80), %d recovered with an identity, %d identities changed by them (want > 0 each)",
+             path, frames, recovered_ids, differ);
     strix_tracker_free(t);
     strix_tracker_free(plain);
+}
+
+static void tracktrack_recovered_matches_ultralytics(void)
+{
+    loose_stream(GOLDEN "loose.tracktrack.txt", 0);
+    if (!tl_g.failed) loose_stream(GOLDEN "loose_obb.tracktrack.txt", 1);
 }
 
 /* Only TrackTrack takes recovered detections; they are the next update's

@@ -14,7 +14,8 @@ and TRACKTRACK.update's dets_del).
                             the next field, "rec i cx cy w h r score cls")
       as the predictor's postprocess makes them, in tensor pixels (no
       letterbox to undo), then box_iou against the tight ones < 0.97.
-  tests/golden/track/loose.tracktrack.txt  TRACKTRACK (tracktrack.yaml) on a
+  tests/golden/track/loose.tracktrack.txt, loose_obb.tracktrack.txt
+      TRACKTRACK (tracktrack.yaml) on a
       synthetic stream of people crossing: the candidates of each frame go
       through non_max_suppression at IoU 0.7 (the detections) and 0.95
       (then deduplicated as compute_dets_del: the recovered ones); per
@@ -22,7 +23,9 @@ and TRACKTRACK.update's dets_del).
       id_nodel bx1 by1 bx2 by2" and per recovered detection "rec x1 y1 x2
       y2 score id - bx1 by1 bx2 by2": the identity TRACKTRACK returned for
       it given dets_del, then (detections) without them, then the row's box
-      ("- - - -": none; -1: no identity).  A row whose idx is -1 (a track a
+      ("- - - -": none; -1: no identity); loose_obb the same people as
+      turning rotated boxes (rotated NMS, dedup on OBB.xyxy), the boxes
+      "cx cy w h r" (the rows' x y w h angle).  A row whose idx is -1 (a track a
       recovered detection updated) is attributed to that detection.
 
 Needs PyTorch (non_max_suppression): /tmp/coldref (ultralytics 8.4.190 +
@@ -147,52 +150,62 @@ def make_engine(out):
 FRAMES = 80
 
 
-def stream_candidates(f, rng):
+def stream_candidates(f, rng, obb):
     """frame f's candidate boxes: four people walking in two pairs that
     cross (their boxes overlapping with IoU up to ~0.9 while they pass),
-    each box with two jittered copies scoring less (what NMS removes)"""
+    each box with two jittered copies scoring less (what NMS removes); obb:
+    turning slowly, rows cx cy w h score angle"""
     people = [(60 + 9.0 * f, 200, 70, 170, 0.9), (780 - 9.0 * f, 206, 68, 166, 0.85),
               (100 + 7.5 * f, 470, 64, 150, 0.8), (700 - 7.5 * f, 474, 62, 148, 0.88)]
-    boxes = []
-    for x, y, w, h, s in people:
+    rows = []
+    for k, (x, y, w, h, s) in enumerate(people):
         x = x + rng.normal(0, 1.0)
         y = y + rng.normal(0, 1.0)
         sc = min(max(s + rng.normal(0, 0.04), 0.3), 0.99)
-        boxes.append((x, y, x + w, y + h, sc))
+        r = 0.2 * k + 0.01 * f
+        boxes = [(x, y, x + w, y + h, sc, r)]
         for _ in range(2):
             d = rng.normal(0, 2.5, 4)
-            boxes.append((x + d[0], y + d[1], x + w + d[2], y + h + d[3], sc * rng.uniform(0.6, 0.97)))
-    return boxes
+            boxes.append((x + d[0], y + d[1], x + w + d[2], y + h + d[3], sc * rng.uniform(0.6, 0.97),
+                          r + rng.normal(0, 0.03)))
+        for x1, y1, x2, y2, sc, r in boxes:
+            x1, y1, x2, y2 = np.float32(x1), np.float32(y1), np.float32(x2), np.float32(y2)
+            rows.append([(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1, sc] + ([r] if obb else []))
+    return np.array(rows, np.float32)
 
 
-def stream(out):
-    rng = np.random.default_rng(36)
+class Boxes:
+    """What TRACKTRACK reads of Boxes (xyxy, conf, cls, xywh in float32) or,
+    obb, of OBB (xywhr) after .cpu().numpy(), from data rows as
+    non_max_suppression (and the obb predictor) leave them"""
+
+    def __init__(self, data, obb):
+        self.data, self.obb = data, obb
+        self.conf = data[:, -2].astype(np.float32)
+        self.cls = data[:, -1].astype(np.float32)
+        if obb:
+            self.xywhr = data[:, :5].astype(np.float32)
+            return
+        x = data[:, :4].astype(np.float32)
+        self.xywh = np.stack([(x[:, 0] + x[:, 2]) / np.float32(2), (x[:, 1] + x[:, 3]) / np.float32(2),
+                              x[:, 2] - x[:, 0], x[:, 3] - x[:, 1]], axis=1).astype(np.float32)
+
+    def __len__(self):
+        return len(self.conf)
+
+    def __getitem__(self, m):
+        return Boxes(self.data[m], self.obb)
+
+
+def stream(out, obb):
+    rng = np.random.default_rng(36 + obb)
     frames = []
     for f in range(FRAMES):
-        cand = stream_candidates(f, rng)
-        rows = np.zeros((len(cand), 5), np.float32)  # one class: cx cy w h score
-        for i, (x1, y1, x2, y2, s) in enumerate(cand):
-            x1, y1, x2, y2 = np.float32(x1), np.float32(y1), np.float32(x2), np.float32(y2)
-            rows[i] = [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1, s]
-        tight, txy = nms(rows, 0.25, 0.7, 300, 1, 0, 0)
-        loose, lxy = nms(rows, 0.25, LOOSE, 300, 1, 0, 0)
+        rows = stream_candidates(f, rng, obb)
+        tight, txy = nms(rows, 0.25, 0.7, 300, 1, 0, obb)
+        loose, lxy = nms(rows, 0.25, LOOSE, 300, 1, 0, obb)
         frames.append((tight.numpy(), dets_del(loose, lxy, txy).numpy()))
     assert sum(len(d) for _, d in frames) > 10
-
-    class Boxes:
-        def __init__(self, data):
-            self.xyxy = data[:, :4].astype(np.float32)
-            self.conf = data[:, 4].astype(np.float32)
-            self.cls = data[:, 5].astype(np.float32)
-            x = self.xyxy
-            self.xywh = np.stack([(x[:, 0] + x[:, 2]) / np.float32(2), (x[:, 1] + x[:, 3]) / np.float32(2),
-                                  x[:, 2] - x[:, 0], x[:, 3] - x[:, 1]], axis=1).astype(np.float32)
-
-        def __len__(self):
-            return len(self.conf)
-
-        def __getitem__(self, m):
-            return Boxes(np.concatenate([self.xyxy[m], self.conf[m, None], self.cls[m, None]], 1))
 
     # attribute a row of idx -1 to the recovered detection that updated its track
     created = []
@@ -219,11 +232,11 @@ def stream(out):
         res = []
         for tight, rec in frames:
             created.clear()
-            b = Boxes(tight)
+            b = Boxes(tight, obb)
             dd = None
             if with_del and len(rec):
-                rb = Boxes(rec)
-                dd = (rb.xywh, rb.conf, rb.cls)
+                rb = Boxes(rec, obb)
+                dd = (rb.xywhr if obb else rb.xywh, rb.conf, rb.cls)
             rows = tr.update(b, None, dets_del=dd)
             ids, boxes = [-1] * (len(tight) + len(rec)), [None] * (len(tight) + len(rec))
             rec_objs = []
@@ -236,8 +249,8 @@ def stream(out):
                 i = int(r[-1])
                 if i < 0:
                     i = len(tight) + [j for o, j in rec_objs if o is t.src][0]
-                ids[i] = int(r[4])
-                boxes[i] = r[:4]
+                ids[i] = int(r[5 if obb else 4])
+                boxes[i] = r[:5 if obb else 4]
             res.append((ids, boxes))
         return res
 
@@ -246,22 +259,25 @@ def stream(out):
     differ = sum(a != b for (x, _), (y, _) in zip(with_del, without) for a, b in zip(x, y))
     assert differ > 0, "the recovered detections change nothing"
     lines = []
+    k = 5 if obb else 4
     for f, ((tight, rec), (ids, boxes), (ids0, _)) in enumerate(zip(frames, with_del, without)):
         lines.append("frame %d" % f)
         for i, r in enumerate(list(tight) + list(rec)):
             det = i < len(tight)
-            bx = " ".join(g9(v) for v in boxes[i]) if boxes[i] is not None else "- - - -"
-            lines.append("%s %s %s %d %s %s" % ("det" if det else "rec", " ".join(g9(v) for v in r[:4]), g9(r[4]),
+            bx = " ".join(g9(v) for v in boxes[i]) if boxes[i] is not None else " ".join("-" * k)
+            lines.append("%s %s %s %d %s %s" % ("det" if det else "rec", " ".join(g9(v) for v in r[:k]), g9(r[k]),
                                                 ids[i], str(ids0[i]) if det else "-", bx))
-    open(os.path.join(out, "track", "loose.tracktrack.txt"), "w").write("\n".join(lines) + "\n")
-    print("loose.tracktrack.txt: %d frames, %d recovered, %d identities differ without them" %
-          (FRAMES, sum(len(d) for _, d in frames), differ))
+    name = "loose_obb.tracktrack.txt" if obb else "loose.tracktrack.txt"
+    open(os.path.join(out, "track", name), "w").write("\n".join(lines) + "\n")
+    print("%s: %d frames, %d recovered, %d identities differ without them" %
+          (name, FRAMES, sum(len(d) for _, d in frames), differ))
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "tests/golden"
     make_engine(out)
-    stream(out)
+    stream(out, 0)
+    stream(out, 1)
 
 
 if __name__ == "__main__":
