@@ -355,6 +355,21 @@ out:
     strix_model_free(m);
 }
 
+enum { PW = 96, PH = 64 }; /* the random pictures' size */
+
+/* Two random PW x PH pictures, fresh each run, in px, as im; d: the
+ * default options at conf 0.05 and imgsz 96 (random weights find boxes). */
+static void random_pictures(uint8_t (*px)[PW * PH * 3], strix_image im[2], strix_detect_options *d)
+{
+    for (int i = 0; i < 2; i++) {
+        for (int q = 0; q < PW * PH * 3; q++) px[i][q] = (uint8_t)tl_int(0, 255);
+        im[i] = (strix_image){.data = px[i], .width = PW, .height = PH};
+    }
+    strix_detect_options_init(d);
+    d->conf = 0.05f;
+    d->imgsz = 96;
+}
+
 /* The features of a batch are each image's alone, count for count; off
  * again, none; the calls' refusals. */
 static void feature_calls(void)
@@ -364,16 +379,10 @@ static void feature_calls(void)
     strix_error e;
     strix_task_values tv;
     TL_CHECK(strix_model_features(m, 0, &tv, &e) == STRIX_E_ARG, "features before keep_features: not refused");
-    /* two random pictures of one size, fresh each run */
-    enum { W = 96, H = 64 };
-    static uint8_t px[2][W * H * 3];
-    for (int i = 0; i < 2; i++)
-        for (int q = 0; q < W * H * 3; q++) px[i][q] = (uint8_t)tl_int(0, 255);
-    strix_image im[2] = {{.data = px[0], .width = W, .height = H}, {.data = px[1], .width = W, .height = H}};
+    static uint8_t px[2][PW * PH * 3];
+    strix_image im[2];
     strix_detect_options d;
-    strix_detect_options_init(&d);
-    d.conf = 0.05f;
-    d.imgsz = 96;
+    random_pictures(px, im, &d);
     strix_detections r[2];
     float *one = NULL;
     int n1 = 0;
@@ -406,7 +415,7 @@ static void feature_calls(void)
     if (strix_model_keep_features(m, 0, &e) || strix_model_detect(m, im, 1, &d, r, &e) ||
         strix_model_features(m, 0, &tv, &e) != STRIX_E_ARG)
         tl_fail("features after keep_features(0): not refused");
-    printf("  %d detections with features in a %dx%d picture\n", n1, W, H);
+    printf("  %d detections with features in a %dx%d picture\n", n1, PW, PH);
 out:
     free(one);
     strix_model_free(m);
@@ -433,8 +442,8 @@ out:
 static void recovered_calls(void)
 {
     const char *models[] = {"yolov8", "yolov8-obb"};
-    enum { W = 96, H = 64, MAXD = 300 };
-    static uint8_t px[2][W * H * 3];
+    enum { MAXD = 300 };
+    static uint8_t px[2][PW * PH * 3];
     static strix_detection tight[2][MAXD], loose[2][MAXD];
     static float tx[2][MAXD * 5], lx[2][MAXD * 5];
     int total = 0;
@@ -443,13 +452,9 @@ static void recovered_calls(void)
         if (!m) return;
         const int obb = mi == 1;
         strix_error e;
-        for (int i = 0; i < 2; i++)
-            for (int q = 0; q < W * H * 3; q++) px[i][q] = (uint8_t)tl_int(0, 255);
-        strix_image im[2] = {{.data = px[0], .width = W, .height = H}, {.data = px[1], .width = W, .height = H}};
+        strix_image im[2];
         strix_detect_options d;
-        strix_detect_options_init(&d);
-        d.conf = 0.05f;
-        d.imgsz = 96;
+        random_pictures(px, im, &d);
         strix_detections r[2], rec;
         strix_task_values tv, rv;
         int nt[2], nl[2];
@@ -557,9 +562,12 @@ int main(int argc, char **argv)
     TL_RUN(feature_calls);
     TL_RUN(recovered_calls);
     TL_RUN(tracker_feature_checks);
-    char wpath[128];
-    snprintf(wpath, sizeof wpath, "%s/w.safetensors", g_tmpdir);
-    unlink(wpath);
+    const char *written[] = {"yolov8", "yolov8-obb"}; /* load_synthetic's weights */
+    for (int i = 0; i < 2; i++) {
+        char wpath[128];
+        snprintf(wpath, sizeof wpath, "%s/%s.safetensors", g_tmpdir, written[i]);
+        unlink(wpath);
+    }
     rmdir(g_tmpdir);
     TL_MAIN_END();
 }

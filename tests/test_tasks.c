@@ -712,18 +712,12 @@ static void test_topk_random(void)
 
 /* ------------------------------------------ one-to-one selection golden */
 
-/* task_goldens.py's topk_inputs: rows [a, 4 + nc + extra] */
-static void topk_inputs(gen *g, int a, int nc, int extra, float *rows)
+/* The class scores of rows [a, w] (from column 4): (p + 1) / (a nc + 1)
+ * for p a Fisher-Yates permutation of 0 .. a nc - 1, all distinct
+ * (task_goldens.py's distinct_scores). */
+static void distinct_scores(gen *g, int a, int nc, int w, float *rows)
 {
-    int w = 4 + nc + extra, n = a * nc;
-    for (int i = 0; i < a; i++) {
-        float *r = rows + (size_t)i * w;
-        r[0] = (float)(g_u24(g) % 2048) / 8.f;
-        r[1] = (float)(g_u24(g) % 2048) / 8.f;
-        r[2] = 1 + (float)(g_u24(g) % 512) / 8.f;
-        r[3] = 1 + (float)(g_u24(g) % 512) / 8.f;
-    }
-    int *perm = malloc(sizeof(int) * (size_t)n);
+    int n = a * nc, *perm = malloc(sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++) perm[i] = i;
     for (int i = n - 1; i > 0; i--) {
         int j = (int)(g_u64(g) % (uint64_t)(i + 1)), t = perm[i];
@@ -731,6 +725,20 @@ static void topk_inputs(gen *g, int a, int nc, int extra, float *rows)
     }
     for (int i = 0; i < n; i++) rows[(size_t)(i / nc) * w + 4 + i % nc] = (float)(perm[i] + 1) / (float)(n + 1);
     free(perm);
+}
+
+/* task_goldens.py's topk_inputs: rows [a, 4 + nc + extra] */
+static void topk_inputs(gen *g, int a, int nc, int extra, float *rows)
+{
+    int w = 4 + nc + extra;
+    for (int i = 0; i < a; i++) {
+        float *r = rows + (size_t)i * w;
+        r[0] = (float)(g_u24(g) % 2048) / 8.f;
+        r[1] = (float)(g_u24(g) % 2048) / 8.f;
+        r[2] = 1 + (float)(g_u24(g) % 512) / 8.f;
+        r[3] = 1 + (float)(g_u24(g) % 512) / 8.f;
+    }
+    distinct_scores(g, a, nc, w, rows);
     for (int i = 0; extra && i < a; i++) {
         float *x = rows + (size_t)i * w + 4 + nc;
         x[0] = (float)i;
@@ -798,9 +806,8 @@ static void test_topk_golden(void)
  * jittered boxes */
 static void recovered_inputs(gen *g, int a, int nc, int obb, float *rows)
 {
-    int k = a / 8 > 1 ? a / 8 : 1, w = 4 + nc + obb, n = a * nc;
+    int k = a / 8 > 1 ? a / 8 : 1, w = 4 + nc + obb;
     float *cl = malloc(sizeof(float) * 4 * (size_t)k);
-    int *perm = malloc(sizeof(int) * (size_t)n);
     for (int c = 0; c < k; c++) {
         cl[4 * c] = (float)(g_u24(g) % 2048) / 8.f;
         cl[4 * c + 1] = (float)(g_u24(g) % 2048) / 8.f;
@@ -811,15 +818,9 @@ static void recovered_inputs(gen *g, int a, int nc, int obb, float *rows)
         const float *c = cl + 4 * (g_u24(g) % (uint32_t)k);
         for (int q = 0; q < 4; q++) rows[(size_t)i * w + q] = c[q] + (float)((int)(g_u24(g) % 33) - 16) / 8.f;
     }
-    for (int i = 0; i < n; i++) perm[i] = i;
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)(g_u64(g) % (uint64_t)(i + 1)), t = perm[i];
-        perm[i] = perm[j], perm[j] = t;
-    }
-    for (int i = 0; i < n; i++) rows[(size_t)(i / nc) * w + 4 + i % nc] = (float)(perm[i] + 1) / (float)(n + 1);
+    distinct_scores(g, a, nc, w, rows);
     for (int i = 0; obb && i < a; i++) rows[(size_t)i * w + 4 + nc] = (g_unit(g) - 0.5f) * 1.5f;
     free(cl);
-    free(perm);
 }
 
 /* The NMS of rows at iou (strix_nms, or strix_nms_obb with the detections'

@@ -43,32 +43,15 @@ from ultralytics.utils import YAML, IterableSimpleNamespace, ops
 from ultralytics.utils.metrics import box_iou
 from ultralytics.utils.nms import non_max_suppression
 
-M64 = (1 << 64) - 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from task_goldens import Gen, distinct_scores  # noqa: E402  (splitmix64, as tests/test_tasks.c)
+
 LOOSE = track_tracker._LOOSE_NMS_IOU
 DEDUP = track_tracker._LOOSE_NMS_DEDUP_IOU
 
 
-class Gen:
-    """splitmix64, as tests/test_tasks.c."""
-
-    def __init__(self, seed):
-        self.x = seed & M64
-
-    def u64(self):
-        self.x = (self.x + 0x9E3779B97F4A7C15) & M64
-        z = self.x
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-        return z ^ (z >> 31)
-
-    def u24(self):
-        return self.u64() >> 40
-
-    def unit(self):
-        return np.float32(self.u24() / 16777216.0)
-
-
 def g9(x):
+    """the shortest decimal that reads back as the same float32"""
     return np.format_float_positional(np.float32(x), unique=True, trim="-")
 
 
@@ -95,12 +78,7 @@ def recovered_inputs(g, a, nc, obb):
         c = cl[g.u24() % k]
         for q in range(4):
             rows[i, q] = c[q] + (int(g.u24() % 33) - 16) / 8.0
-    n = a * nc
-    perm = list(range(n))
-    for i in range(n - 1, 0, -1):
-        j = g.u64() % (i + 1)
-        perm[i], perm[j] = perm[j], perm[i]
-    rows[:, 4:4 + nc] = (np.array(perm, np.float32).reshape(a, nc) + np.float32(1)) / np.float32(n + 1)
+    distinct_scores(g, rows, a, nc)
     if obb:
         for i in range(a):
             rows[i, 4 + nc] = (g.unit() - np.float32(0.5)) * np.float32(1.5)
