@@ -808,8 +808,8 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
             float *rv = obb ? m->rec_vals + k0 * stride : NULL;
             strix_scale_boxes(r, m->rec_counts[i], &info[i]);
             if (obb) strix_scale_task_values(rv, r, m->rec_rows + k0 * row, m->rec_counts[i], &tl, &info[i]);
-            m->rec_counts[i] = strix_recovered_dedup(r, rv, m->rec_counts[i], d, obb ? m->task_vals + k0 * stride : NULL,
-                                                     counts[i]);
+            const float *tv = obb ? m->task_vals + k0 * stride : NULL;
+            m->rec_counts[i] = strix_recovered_dedup(r, rv, m->rec_counts[i], d, tv, counts[i]);
         }
         out[i].count = counts[i];
         out[i].items = d;

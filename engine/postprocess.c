@@ -381,7 +381,8 @@ int strix_recovered_dedup(strix_detection *loose, float *loose_xywhr, int n_loos
             if (iou > most) most = iou;
         }
         if (!(most < 0.97f)) continue;
-        if (loose_xywhr && n_kept != i) memmove(loose_xywhr + 5 * (size_t)n_kept, loose_xywhr + 5 * (size_t)i, sizeof(float) * 5);
+        if (loose_xywhr && n_kept != i)
+            memmove(loose_xywhr + 5 * (size_t)n_kept, loose_xywhr + 5 * (size_t)i, sizeof(float) * 5);
         loose[n_kept++] = loose[i];
     }
     return n_kept;

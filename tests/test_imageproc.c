@@ -428,7 +428,8 @@ static void test_nms_vs_naive(void)
         unsigned char keep[12];
         for (int c = 0; c < nc; c++) keep[c] = tl_int(0, 1);
         const unsigned char *classes = it % 3 == 1 ? keep : NULL;
-        strix_nms_params p = {conf, (float)iou, max_det, 30000, agnostic, nc, classes, 0, NULL, NULL, NULL, NULL, NULL, 0};
+        strix_nms_params p = {conf, (float)iou, max_det, 30000, agnostic, nc, classes, 0, NULL, NULL,
+                              NULL, NULL, NULL, 0};
         void *ws = malloc(strix_nms_workspace((size_t)A, &p));
         int n = strix_nms(got, head, (size_t)A, &p, ws);
         int m = naive_nms(want, head, A, nc, conf, iou, max_det, agnostic, classes);

@@ -768,7 +768,8 @@ static void test_topk_golden(void)
             cls = calloc((size_t)nc, 1);
             for (int j = 8; j < k; j++) cls[(int)nums[j]] = 1;
         }
-        strix_nms_params p = {(float)nums[5], 0.7f, (int)nums[4], 0, (int)nums[6], nc, cls, w, NULL, NULL, NULL, NULL, NULL, 0};
+        strix_nms_params p = {(float)nums[5], 0.7f, (int)nums[4], 0, (int)nums[6], nc, cls, w, NULL, NULL,
+                              NULL, NULL, NULL, 0};
         gen g = {(uint64_t)nums[7]};
         float *rows = malloc(sizeof(float) * (size_t)a * w), *out_rows = malloc(sizeof(float) * (size_t)p.max_det * w);
         strix_detection *d = malloc(sizeof *d * (size_t)p.max_det);

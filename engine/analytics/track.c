@@ -796,7 +796,7 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
                                                  n_rec, out, t->boxes, t->obb == 1))
             return -1;
         if (n) memcpy(ids, out, sizeof *ids * (size_t)n);
-        t->rec_ids = out + n;
+        t->rec_ids = n_given ? out + n : NULL;
         t->n_rec_ids = n_given;
         return 0;
     }
