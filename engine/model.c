@@ -103,6 +103,10 @@ void strix_model_free(strix_model *m)
     free(m->feat_counts);
     free(m->feat_vals);
     free(m->feat_maps);
+    free(m->rec);
+    free(m->rec_rows);
+    free(m->rec_vals);
+    free(m->rec_counts);
     free(m);
 }
 
@@ -631,6 +635,13 @@ static strix_status detect_check(const strix_model *m, const strix_image *im, in
                                   : "unknown memory kind (STRIX_HOST, STRIX_PINNED or STRIX_DEVICE)");
         same &= g->width == im[0].width && g->height == im[0].height;
     }
+    if (o->recovered && m->graph.task != STRIX_TASK_DETECT && m->graph.task != STRIX_TASK_OBB)
+        return strix_fail(err, STRIX_E_ARG, "%s: recovered detections are for detect and obb models (Ultralytics' "
+                          "TrackTrack takes none from a %s model): set recovered = 0", m->graph.path,
+                          strix_task_name(m->graph.task));
+    if (o->recovered && m->device >= 0)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: recovered detections are computed on the CPU backend only; "
+                          "use the cpu device or set recovered = 0", m->graph.path);
     int s = m->graph.max_stride;
     c->sz = (o->imgsz + s - 1) / s * s;
     c->th = c->tw = c->sz;
@@ -641,7 +652,8 @@ static strix_status detect_check(const strix_model *m, const strix_image *im, in
         c->tw = m->input_w;
         c->rect = 0;
     } else if (c->rect) strix_letterbox_shape(im[0].width, im[0].height, c->sz, s, 1, &c->tw, &c->th);
-    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes, 0, NULL, NULL};
+    c->np = (strix_nms_params){o->conf, o->iou, o->max_det, 30000, o->agnostic, m->graph.nc, o->classes, 0, NULL, NULL,
+                                 NULL, NULL, NULL, 0};
     return STRIX_OK;
 }
 
@@ -766,6 +778,19 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
             return strix_fail(err, STRIX_E_NOMEM, "out of memory for detection scratch");
         c.np.anchors_out = m->feat_anchor;
     }
+    m->rec_n = 0;
+    int obb = m->graph.task == STRIX_TASK_OBB;
+    if (o->recovered) {
+        if (!strix_reserve((void **)&m->rec, &m->rec_cap, sizeof(strix_detection) * nd) ||
+            !strix_reserve((void **)&m->rec_counts, &m->rec_counts_cap, sizeof(int) * (size_t)n) ||
+            (obb && (!strix_reserve((void **)&m->rec_rows, &m->rec_rows_cap, sizeof(float) * nd * row) ||
+                     !strix_reserve((void **)&m->rec_vals, &m->rec_vals_cap, sizeof(float) * nd * stride))))
+            return strix_fail(err, STRIX_E_NOMEM, "out of memory for the recovered detections");
+        c.np.loose_out = m->rec;
+        c.np.loose_rows = obb ? m->rec_rows : NULL;
+        c.np.loose_counts = m->rec_counts;
+        c.np.loose_iou = 0.95f; /* track_tracker.py's _LOOSE_NMS_IOU */
+    }
     st = m->backend->ops->detect(m->backend, im, n, info, &c.np, m->dets, counts, err);
     if (st) return st;
     if (m->keep_feats && (st = native_features(m, n, o->max_det, counts, err))) return st;
@@ -777,10 +802,20 @@ strix_status strix_model_detect(strix_model *m, const strix_image *im, int n,
             strix_scale_task_values(m->task_vals + k0 * stride, d, m->task_rows + k0 * row, counts[i], &tl, &info[i]);
             m->task_counts[i] = counts[i];
         }
+        if (o->recovered) {
+            size_t k0 = (size_t)i * o->max_det;
+            strix_detection *r = m->rec + k0;
+            float *rv = obb ? m->rec_vals + k0 * stride : NULL;
+            strix_scale_boxes(r, m->rec_counts[i], &info[i]);
+            if (obb) strix_scale_task_values(rv, r, m->rec_rows + k0 * row, m->rec_counts[i], &tl, &info[i]);
+            const float *tv = obb ? m->task_vals + k0 * stride : NULL;
+            m->rec_counts[i] = strix_recovered_dedup(r, rv, m->rec_counts[i], d, tv, counts[i]);
+        }
         out[i].count = counts[i];
         out[i].items = d;
     }
     if (task) m->task_n = n, m->task_max_det = o->max_det;
+    if (o->recovered) m->rec_n = n, m->rec_max_det = o->max_det;
     return STRIX_OK;
 }
 
@@ -840,6 +875,27 @@ strix_status strix_model_features(const strix_model *m, int image, strix_task_va
     return STRIX_OK;
 }
 
+strix_status strix_model_recovered(const strix_model *m, int image, strix_detections *out, strix_task_values *obb,
+                                   strix_error *err)
+{
+    strix_error_clear(err);
+    memset(out, 0, sizeof *out);
+    if (obb) memset(obb, 0, sizeof *obb);
+    if (image < 0 || image >= m->rec_n)
+        return strix_fail(err, STRIX_E_ARG, "%s: image %d is not one of the last strix_model_detect's %d with "
+                          "recovered detections (set the detect options' recovered = 1)", m->graph.path, image,
+                          m->rec_n);
+    size_t k0 = (size_t)image * m->rec_max_det;
+    out->count = m->rec_counts[image];
+    out->items = m->rec + k0;
+    if (obb && m->graph.task == STRIX_TASK_OBB) {
+        obb->count = out->count;
+        obb->stride = 5;
+        obb->values = m->rec_vals + k0 * 5;
+    }
+    return STRIX_OK;
+}
+
 strix_status strix_model_task_values(const strix_model *m, int image, strix_task_values *out, strix_error *err)
 {
     strix_error_clear(err);
@@ -894,6 +950,9 @@ strix_status strix_model_submit(strix_model *m, const strix_image *im, int n, co
     if (m->keep_feats)
         return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: ReID features are kept by strix_model_detect only; use it "
                           "(or strix_model_keep_features(m, 0))", m->graph.path);
+    if (o->recovered)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "%s: recovered detections come from strix_model_detect only; use "
+                          "it (or set recovered = 0)", m->graph.path);
     detect_call c;
     strix_status st = detect_check(m, im, n, o, &c, err);
     if (st) return st;

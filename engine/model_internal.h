@@ -56,6 +56,13 @@ struct strix_model {
     int *feat_anchor, *feat_counts;
     float *feat_vals, *feat_maps;
     size_t feat_anchor_cap, feat_counts_cap, feat_vals_cap, feat_maps_cap;
+    /* TrackTrack's recovered detections (strix_detect_options.recovered) of the last strix_model_detect: per
+     * image max_det of them (rec), obb: their head rows and xywhr in source pixels */
+    strix_detection *rec;
+    float *rec_rows, *rec_vals;
+    int *rec_counts;
+    size_t rec_cap, rec_rows_cap, rec_vals_cap, rec_counts_cap;
+    int rec_n, rec_max_det;
     int async;               /* cuda_async: batches run on the backend's lanes */
     strix_batch batches[STRIX_MAX_IN_FLIGHT];
 };

@@ -342,3 +342,48 @@ int strix_task_stride(const strix_task_layout *t)
 {
     return t->task == STRIX_TASK_OBB ? 5 : t->task == STRIX_TASK_SEGMENT || t->task == STRIX_TASK_POSE ? t->extra : 0;
 }
+
+/* Box i's xyxy for the recovered detections' test: the detection's, or
+ * with xywhr the bounds of its corners (OBB.xyxy). */
+static void dedup_box(const strix_detection *d, const float *xywhr, int i, float b[4])
+{
+    if (!xywhr) {
+        b[0] = d[i].x1, b[1] = d[i].y1, b[2] = d[i].x2, b[3] = d[i].y2;
+        return;
+    }
+    float c[8];
+    strix_xywhr_corners(xywhr + 5 * (size_t)i, 1, c);
+    b[0] = b[2] = c[0];
+    b[1] = b[3] = c[1];
+    for (int k = 1; k < 4; k++) {
+        b[0] = fminf(b[0], c[2 * k]);
+        b[2] = fmaxf(b[2], c[2 * k]);
+        b[1] = fminf(b[1], c[2 * k + 1]);
+        b[3] = fmaxf(b[3], c[2 * k + 1]);
+    }
+}
+
+int strix_recovered_dedup(strix_detection *loose, float *loose_xywhr, int n_loose, const strix_detection *tight,
+                          const float *tight_xywhr, int n_tight)
+{
+    if (!n_tight) return 0;
+    int n_kept = 0;
+    for (int i = 0; i < n_loose; i++) {
+        float a[4], most = 0;
+        dedup_box(loose, loose_xywhr, i, a);
+        for (int j = 0; j < n_tight; j++) {
+            float b[4];
+            dedup_box(tight, tight_xywhr, j, b);
+            float iw = fminf(a[2], b[2]) - fmaxf(a[0], b[0]), ih = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
+            float inter = (iw > 0 ? iw : 0) * (ih > 0 ? ih : 0);
+            float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+            float iou = inter / (area_a + area_b - inter + 1e-7f);
+            if (iou > most) most = iou;
+        }
+        if (!(most < 0.97f)) continue;
+        if (loose_xywhr && n_kept != i)
+            memmove(loose_xywhr + 5 * (size_t)n_kept, loose_xywhr + 5 * (size_t)i, sizeof(float) * 5);
+        loose[n_kept++] = loose[i];
+    }
+    return n_kept;
+}

@@ -21,6 +21,14 @@ typedef struct strix_nms_params {
                         head row (its mask coefficients, keypoints or angle), in output order */
     int *anchors_out; /* NULL, or room for max_det ints: each detection's anchor (its row in head),
                          in output order (Ultralytics' return_idxs) */
+    /* NULL, or a second selection of the same candidates at IoU loose_iou (TrackTrack's recovered
+     * detections, strix_recovered_dedup): per image max_det detections in loose_out, their rows in
+     * loose_rows (NULL: not wanted), the count in loose_counts[image]; a one-to-one head, whose selection
+     * ignores the IoU, gives none */
+    strix_detection *loose_out;
+    float *loose_rows;
+    int *loose_counts;
+    float loose_iou;
 } strix_nms_params;
 
 /* Workspace bytes for strix_nms with A anchors and p->max_det. */
@@ -72,6 +80,16 @@ void strix_scale_geometry(int dst_w, int dst_h, int src_w, int src_h, strix_scal
  * let dropped boxes stop suppressing).  keep [n] gets the kept indices in
  * that order; returns their count (-1 when out of memory). */
 int strix_nms_rotated(const float *xywhr, const float *scores, int n, float iou_thr, int *keep);
+
+/* Ultralytics' compute_dets_del (trackers/track_tracker.py): of the n_loose
+ * detections a looser NMS kept (source pixels, by decreasing score), keep
+ * those whose largest box_iou (float32, inter / (area_loose + area_tight -
+ * inter + 1e-7)) with the n_tight detections is below 0.97, in order;
+ * none when n_tight is 0.  Oriented boxes (loose_xywhr, tight_xywhr not
+ * NULL, 5 floats each): the IoU of their corners' bounds (OBB.xyxy, not
+ * clipped), loose_xywhr compacted with loose.  Returns the count kept. */
+int strix_recovered_dedup(strix_detection *loose, float *loose_xywhr, int n_loose, const strix_detection *tight,
+                          const float *tight_xywhr, int n_tight);
 
 /* A task head's row layout: [4 + nc + extra], the task's channels last. */
 typedef struct strix_task_layout {

@@ -344,6 +344,7 @@ typedef struct strix_detect_options {
     const unsigned char *classes; /* NULL (default) keeps every class; otherwise nc flags: an
                                      anchor whose best class c has classes[c] == 0 is dropped
                                      before NMS and max_det, as Ultralytics' classes= */
+    int recovered;    /* 1: also TrackTrack's recovered detections (strix_model_recovered); default 0 */
 } strix_detect_options;
 
 typedef struct strix_detection {
@@ -409,6 +410,26 @@ strix_status strix_model_keep_features(strix_model *m, int keep, strix_error *er
  * Valid until the next detect or free.  STRIX_E_ARG when none are kept or
  * for an image outside the last batch. */
 strix_status strix_model_features(const strix_model *m, int image, strix_task_values *out, strix_error *err);
+
+/* TrackTrack's recovered detections (Ultralytics' compute_dets_del, its
+ * TRACKTRACK's dets_del; strix_tracker_recovered takes them): with the
+ * detect options' recovered = 1, strix_model_detect of a detect or obb
+ * model also selects its candidates again (the same conf, classes,
+ * agnostic and max_det) with NMS at IoU 0.95, and keeps those boxes whose
+ * largest IoU (float32; obb: of the bounds of the rotated boxes' corners,
+ * not clipped) with the image's detections is below 0.97: the boxes the
+ * NMS at the asked IoU dropped.  None for an image without detections,
+ * nor from an end-to-end head (its selection ignores the IoU).  out:
+ * image `image`'s, by decreasing score, boxes as strix_model_detect's
+ * (source pixels, clipped); obb (may be NULL): an obb model's xywhr of
+ * them, stride 5, as strix_model_task_values'.  Valid until the next
+ * detect or free.  recovered = 1 is STRIX_E_ARG for segment, pose and
+ * classify models (Ultralytics recovers none for them) and
+ * STRIX_E_UNSUPPORTED on the CUDA backend and in strix_model_submit;
+ * strix_model_recovered is STRIX_E_ARG for an image outside the last
+ * detect or when it did not compute them. */
+strix_status strix_model_recovered(const strix_model *m, int image, strix_detections *out, strix_task_values *obb,
+                                   strix_error *err);
 
 /* Asynchronous detection: submit a batch now, collect its detections later,
  * with up to STRIX_MAX_IN_FLIGHT batches submitted and not yet released.
@@ -552,8 +573,9 @@ typedef enum strix_tracker_type {
      * 0) a looser pass for lost tracks; a new track only from a leftover
      * scoring above new_track_thresh that overlaps (IoU > tai_thr) no
      * confirmed track and no better leftover; confirmed after
-     * min_track_len updates.  Without Ultralytics'
-     * loose-NMS extra detections (what `--detections` replays has none). */
+     * min_track_len updates.  Ultralytics' loose-NMS extra detections
+     * come through strix_tracker_recovered (what `--detections` replays
+     * has none). */
     STRIX_TRACKER_TRACKTRACK = 5
 } strix_tracker_type;
 /* The camera-motion compensation of BoT-SORT, Deep OC-SORT and TrackTrack:
@@ -606,7 +628,7 @@ typedef struct strix_track_options {
     float conf_weight;    /* weight of the confidence distance, >= 0, default 0.1 */
     float angle_weight;   /* weight of the corner-angle distance, >= 0, default 0.05 */
     float penalty_p;      /* added to the cost of low-score detections, >= 0, default 0.2 */
-    float penalty_q;      /* Ultralytics' for loose-NMS detections, which strix has none of; default 0.4 */
+    float penalty_q;      /* added to the cost of recovered detections (strix_tracker_recovered), >= 0, default 0.4 */
     float reduce_step;    /* threshold reduction per assignment round, 0..1, default 0.05 */
     float tai_thr;        /* track-aware initialisation's IoU, 0..1, default 0.55 */
     int min_track_len;    /* updates before a track is confirmed (<= 1: at once), default 3 */
@@ -639,6 +661,26 @@ strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, co
  * no feats).  STRIX_E_ARG for a tracker without with_reid, a non-finite
  * value or another dim; the update refuses another n. */
 strix_status strix_tracker_features(strix_tracker *t, const float *feats, int n, int dim, strix_error *err);
+/* TrackTrack only: the recovered detections of the next update
+ * (strix_model_recovered's, Ultralytics' dets_del), n of them; xywhr [n][5]
+ * their oriented boxes when that update is strix_tracker_update_obb (dets
+ * then give the scores), else NULL; copied.  As Ultralytics' TRACKTRACK
+ * takes them: those scoring above track_high_thresh join the tracked and
+ * lost tracks' association after the high- and low-score detections, at
+ * penalty_q more cost; they never start a track, never go to the
+ * unconfirmed tracks and carry no ReID feature.  A box is ignored and
+ * counted as a detection's is.  After that update, recovered detection j
+ * is detection n_update + j for strix_tracker_box and
+ * strix_tracker_box_xywhr (a track it updated is one of Ultralytics'
+ * output rows, its idx -1) and strix_tracker_recovered_id gives its
+ * identity.  An update without them has none.  STRIX_E_ARG for another
+ * tracker type (Ultralytics' other trackers take none), a score outside
+ * 0..1, or oriented ones for an axis-aligned update (and the reverse). */
+strix_status strix_tracker_recovered(strix_tracker *t, const strix_detection *dets, const float *xywhr, int n,
+                                     strix_error *err);
+/* The identity of recovered detection j of the last update (as ids[] of
+ * strix_tracker_update), -1 when none or j is not one of them. */
+int strix_tracker_recovered_id(const strix_tracker *t, int j);
 /* BoT-SORT's motion compensation reads each frame as a grey image of half
  * its size, (width / 2) x (height / 2) bytes (Ultralytics' GMC input:
  * OpenCV's grey, then INTER_LINEAR to half size).  strix_tracker_update

@@ -198,7 +198,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_nms: --candidates %ld exceeds --anchors %ld\n", cands[i], anchors);
             return EXIT_USAGE;
         }
-    strix_nms_params p = {conf, (float)iou, (int)max_det, 30000, agnostic, (int)nc, NULL, 0, NULL, NULL};
+    strix_nms_params p = {conf, (float)iou, (int)max_det, 30000, agnostic, (int)nc, NULL, 0, NULL, NULL,
+                          NULL, NULL, NULL, 0};
     size_t row = 4 + (size_t)nc, head_floats = (size_t)anchors * row;
     float *heads = malloc(sizeof(float) * head_floats * HEADS);
     void *ws = malloc(strix_nms_workspace((size_t)anchors, &p));

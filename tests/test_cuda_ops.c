@@ -1286,7 +1286,8 @@ static void op_nms(void)
         CK(strix_cuda_nms(tb_data(&dets), tb_data(&counts), tb_data(&dec), &gp, ws, (strix_stream)T.s));
         void *draw, *craw;
         if (!tb_fetch(&dets, &draw, "nms dets") || !tb_fetch(&counts, &craw, "nms counts")) return;
-        strix_nms_params np = {gp.conf, gp.iou, gp.max_det, gp.max_nms, gp.agnostic, gp.nc, gp.classes, 0, NULL, NULL};
+        strix_nms_params np = {gp.conf, gp.iou, gp.max_det, gp.max_nms, gp.agnostic, gp.nc, gp.classes, 0, NULL, NULL,
+                               NULL, NULL, NULL, 0};
         void *cws = hmalloc(strix_nms_workspace((size_t)gp.anchors, &np));
         strix_detection *want = hmalloc(sizeof *want * (size_t)gp.max_det);
         if (!cws || !want) return;

@@ -283,7 +283,7 @@ static void run_case(const char *name)
                 double l2 = sqrt(num / (den + 1e-30));
                 if (l2 > worst_l2) worst_l2 = l2;
                 /* (c) our NMS on Ultralytics' output (absent rows score 0: not candidates) */
-                strix_nms_params np = {conf, iouth, 300, 30000, 0, nc, NULL, 0, NULL, NULL};
+                strix_nms_params np = {conf, iouth, 300, 30000, 0, nc, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0};
                 void *ws = malloc(strix_nms_workspace(A, &np) + 1);
                 strix_detection *d = malloc(sizeof *d * 300);
                 int k = strix_nms(d, ghead, A, &np, ws);

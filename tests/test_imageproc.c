@@ -428,7 +428,8 @@ static void test_nms_vs_naive(void)
         unsigned char keep[12];
         for (int c = 0; c < nc; c++) keep[c] = tl_int(0, 1);
         const unsigned char *classes = it % 3 == 1 ? keep : NULL;
-        strix_nms_params p = {conf, (float)iou, max_det, 30000, agnostic, nc, classes, 0, NULL, NULL};
+        strix_nms_params p = {conf, (float)iou, max_det, 30000, agnostic, nc, classes, 0, NULL, NULL,
+                              NULL, NULL, NULL, 0};
         void *ws = malloc(strix_nms_workspace((size_t)A, &p));
         int n = strix_nms(got, head, (size_t)A, &p, ws);
         int m = naive_nms(want, head, A, nc, conf, iou, max_det, agnostic, classes);
@@ -461,7 +462,7 @@ static void test_nms_edges(void)
     enum { NC = 3 };
     float h[8 * (4 + NC)];
     strix_detection d[8];
-    strix_nms_params p = {0.25f, 0.7f, 300, 30000, 0, NC, NULL, 0, NULL, NULL};
+    strix_nms_params p = {0.25f, 0.7f, 300, 30000, 0, NC, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0};
     char ws[16384];
     TL_CHECK(strix_nms_workspace(8, &p) <= sizeof ws, "workspace");
 
@@ -520,7 +521,7 @@ static void test_nms_classes_before_max_det(void)
         r[5] = a < 6 ? 0.05f : 0.6f - 0.1f * (float)(a - 6);
     }
     const unsigned char keep[NC] = {0, 1};
-    strix_nms_params p = {0.25f, 0.7f, 3, 30000, 0, NC, keep, 0, NULL, NULL};
+    strix_nms_params p = {0.25f, 0.7f, 3, 30000, 0, NC, keep, 0, NULL, NULL, NULL, NULL, NULL, 0};
     strix_detection d[3];
     void *ws = malloc(strix_nms_workspace(A, &p));
     int n = strix_nms(d, head, A, &p, ws);
@@ -545,7 +546,7 @@ static void test_nms_many_candidates(void)
     for (int a = 0; a < A; a++)
         for (int c = 0; c < NC; c++) head[(size_t)a * (4 + NC) + 4 + c] *= 0.3f;
     strix_detection *d = malloc(sizeof *d * 1000);
-    strix_nms_params p = {0.25f, 0.7f, 1000, 30000, 0, NC, NULL, 0, NULL, NULL};
+    strix_nms_params p = {0.25f, 0.7f, 1000, 30000, 0, NC, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0};
     void *ws = malloc(strix_nms_workspace(A, &p));
     p.max_det = 300;
     int weak = strix_nms(d, head, A, &p, ws);

@@ -21,6 +21,8 @@
  *     feature computed from its class_id (the object), frame and index
  *     (synth_feature, as the script computes it), with the same three
  *     trackers' identities.
+ * Also TrackTrack's recovered detections from strix_model_detect
+ * (strix_model_recovered) against its NMS at IoU 0.95.
  * Run from the repository root; dog.jpg from $STRIX_DATA or ../shared/data
  * (skipped when absent). */
 #include <math.h>
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 #include "jsonl.h"
+#include "postprocess.h"
 #include "strix.h"
 #include "testlib.h"
 
@@ -236,17 +239,19 @@ static void trackers_match_ultralytics(void)
 static char g_tmpdir[64];
 
 /* yolov8n with the goldens' synthetic weights (seed 7); NULL after tl_fail. */
-static strix_model *load_yolov8n(void)
+/* weights/NAME.yaml at scale n with strix's synthetic weights (seed 7). */
+static strix_model *load_synthetic(const char *name)
 {
     strix_model_options o;
     strix_model_options_init(&o);
-    o.yaml_path = "weights/yolov8.yaml";
+    char ypath[128], wpath[128];
+    snprintf(ypath, sizeof ypath, "weights/%s.yaml", name);
+    o.yaml_path = ypath;
     o.scale = 'n';
     o.threads = 2;
     strix_model *m = NULL;
     strix_error e;
-    char wpath[128];
-    snprintf(wpath, sizeof wpath, "%s/w.safetensors", g_tmpdir);
+    snprintf(wpath, sizeof wpath, "%s/%s.safetensors", g_tmpdir, name);
     if (access(wpath, F_OK)) {
         strix_status st = strix_model_load(&m, &o, &e);
         if (!st) st = strix_model_write_synthetic_weights(m, wpath, 7, 0, 0, 1, &e);
@@ -261,6 +266,8 @@ static strix_model *load_yolov8n(void)
     if (strix_model_load(&m, &o, &e)) tl_fail("%s", e.message);
     return m;
 }
+
+static strix_model *load_yolov8n(void) { return load_synthetic("yolov8"); }
 
 /* strix's features of the golden detections of dog.jpg equal Ultralytics'
  * get_obj_feats within FEAT_TOL. */
@@ -348,6 +355,21 @@ out:
     strix_model_free(m);
 }
 
+enum { PW = 96, PH = 64 }; /* the random pictures' size */
+
+/* Two random PW x PH pictures, fresh each run, in px, as im; d: the
+ * default options at conf 0.05 and imgsz 96 (random weights find boxes). */
+static void random_pictures(uint8_t (*px)[PW * PH * 3], strix_image im[2], strix_detect_options *d)
+{
+    for (int i = 0; i < 2; i++) {
+        for (int q = 0; q < PW * PH * 3; q++) px[i][q] = (uint8_t)tl_int(0, 255);
+        im[i] = (strix_image){.data = px[i], .width = PW, .height = PH};
+    }
+    strix_detect_options_init(d);
+    d->conf = 0.05f;
+    d->imgsz = 96;
+}
+
 /* The features of a batch are each image's alone, count for count; off
  * again, none; the calls' refusals. */
 static void feature_calls(void)
@@ -357,16 +379,10 @@ static void feature_calls(void)
     strix_error e;
     strix_task_values tv;
     TL_CHECK(strix_model_features(m, 0, &tv, &e) == STRIX_E_ARG, "features before keep_features: not refused");
-    /* two random pictures of one size, fresh each run */
-    enum { W = 96, H = 64 };
-    static uint8_t px[2][W * H * 3];
-    for (int i = 0; i < 2; i++)
-        for (int q = 0; q < W * H * 3; q++) px[i][q] = (uint8_t)tl_int(0, 255);
-    strix_image im[2] = {{.data = px[0], .width = W, .height = H}, {.data = px[1], .width = W, .height = H}};
+    static uint8_t px[2][PW * PH * 3];
+    strix_image im[2];
     strix_detect_options d;
-    strix_detect_options_init(&d);
-    d.conf = 0.05f;
-    d.imgsz = 96;
+    random_pictures(px, im, &d);
     strix_detections r[2];
     float *one = NULL;
     int n1 = 0;
@@ -399,7 +415,7 @@ static void feature_calls(void)
     if (strix_model_keep_features(m, 0, &e) || strix_model_detect(m, im, 1, &d, r, &e) ||
         strix_model_features(m, 0, &tv, &e) != STRIX_E_ARG)
         tl_fail("features after keep_features(0): not refused");
-    printf("  %d detections with features in a %dx%d picture\n", n1, W, H);
+    printf("  %d detections with features in a %dx%d picture\n", n1, PW, PH);
 out:
     free(one);
     strix_model_free(m);
@@ -416,6 +432,91 @@ out:
     strix_model_free(m);
     TL_CHECK(st == STRIX_E_UNSUPPORTED && strstr(e.message, "separate ReID model"),
              "YOLO26's end-to-end head: %s", st ? e.message : "not refused");
+}
+
+/* TrackTrack's recovered detections through strix_model_detect (detect
+ * and obb models, two fresh random pictures in one batch): each image's
+ * are its detections at IoU 0.95 less those within IoU 0.97 of its
+ * detections at 0.7 (strix_recovered_dedup, checked against Ultralytics
+ * in test_tasks), boxes and obb xywhr as the detections'; the refusals. */
+static void recovered_calls(void)
+{
+    const char *models[] = {"yolov8", "yolov8-obb"};
+    enum { MAXD = 300 };
+    static uint8_t px[2][PW * PH * 3];
+    static strix_detection tight[2][MAXD], loose[2][MAXD];
+    static float tx[2][MAXD * 5], lx[2][MAXD * 5];
+    int total = 0;
+    for (int mi = 0; mi < 2 && !tl_g.failed; mi++) {
+        strix_model *m = load_synthetic(models[mi]);
+        if (!m) return;
+        const int obb = mi == 1;
+        strix_error e;
+        strix_image im[2];
+        strix_detect_options d;
+        random_pictures(px, im, &d);
+        strix_detections r[2], rec;
+        strix_task_values tv, rv;
+        int nt[2], nl[2];
+        d.iou = 0.95f;
+        if (strix_model_detect(m, im, 2, &d, r, &e)) goto fail;
+        for (int i = 0; i < 2; i++) {
+            nl[i] = r[i].count;
+            memcpy(loose[i], r[i].items, sizeof *r[i].items * (size_t)nl[i]);
+            if (obb && strix_model_task_values(m, i, &tv, &e)) goto fail;
+            if (obb) memcpy(lx[i], tv.values, sizeof(float) * 5 * (size_t)nl[i]);
+        }
+        TL_CHECK(strix_model_recovered(m, 0, &rec, NULL, &e) == STRIX_E_ARG, "recovered without asking: not refused");
+        d.iou = 0.7f;
+        d.recovered = 1;
+        if (strix_model_detect(m, im, 2, &d, r, &e)) goto fail;
+        for (int i = 0; i < 2 && !tl_g.failed; i++) {
+            nt[i] = r[i].count;
+            memcpy(tight[i], r[i].items, sizeof *r[i].items * (size_t)nt[i]);
+            if (obb && strix_model_task_values(m, i, &tv, &e)) goto fail;
+            if (obb) memcpy(tx[i], tv.values, sizeof(float) * 5 * (size_t)nt[i]);
+            int want = strix_recovered_dedup(loose[i], obb ? lx[i] : NULL, nl[i], tight[i], obb ? tx[i] : NULL, nt[i]);
+            if (strix_model_recovered(m, i, &rec, &rv, &e)) goto fail;
+            total += rec.count;
+            TL_CHECK(rec.count == want && !memcmp(rec.items, loose[i], sizeof *rec.items * (size_t)want) &&
+                         (obb ? rv.count == want && rv.stride == 5 &&
+                                    !memcmp(rv.values, lx[i], sizeof(float) * 5 * (size_t)want)
+                              : !rv.values),
+                     "%s image %d: %d recovered of %d at IoU 0.95 (%d at 0.7); want %d", models[mi], i, rec.count,
+                     nl[i], nt[i], want);
+        }
+        TL_CHECK(strix_model_recovered(m, 2, &rec, NULL, &e) == STRIX_E_ARG, "image 2 of a batch of 2: not refused");
+        strix_batch *b = NULL;
+        TL_CHECK(strix_model_submit(m, im, 1, &d, &b, &e) == STRIX_E_UNSUPPORTED,
+                 "submit with recovered: not refused");
+        strix_batch_release(b);
+        strix_model_free(m);
+        continue;
+    fail:
+        tl_fail("%s: %s", models[mi], e.message);
+        strix_model_free(m);
+    }
+    TL_CHECK(total > 0, "no recovered detections in any picture: nothing was compared");
+    printf("  %d recovered detections compared\n", total);
+    strix_model_options o;
+    strix_model_options_init(&o);
+    o.yaml_path = "weights/yolov8-seg.yaml";
+    o.scale = 'n';
+    strix_model *m = NULL;
+    strix_error e;
+    if (tl_g.failed || strix_model_load(&m, &o, &e)) {
+        if (!tl_g.failed) tl_fail("%s", e.message);
+        return;
+    }
+    uint8_t p[32 * 32 * 3] = {0};
+    strix_image one = {.data = p, .width = 32, .height = 32};
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    d.recovered = 1;
+    strix_detections r;
+    strix_status st = strix_model_detect(m, &one, 1, &d, &r, &e);
+    strix_model_free(m);
+    TL_CHECK(st == STRIX_E_ARG, "recovered from a segment model: not refused");
 }
 
 /* What the tracker refuses of the features it is given. */
@@ -459,10 +560,14 @@ int main(int argc, char **argv)
     TL_RUN(trackers_match_ultralytics);
     TL_RUN(features_match_ultralytics);
     TL_RUN(feature_calls);
+    TL_RUN(recovered_calls);
     TL_RUN(tracker_feature_checks);
-    char wpath[128];
-    snprintf(wpath, sizeof wpath, "%s/w.safetensors", g_tmpdir);
-    unlink(wpath);
+    const char *written[] = {"yolov8", "yolov8-obb"}; /* load_synthetic's weights */
+    for (int i = 0; i < 2; i++) {
+        char wpath[128];
+        snprintf(wpath, sizeof wpath, "%s/%s.safetensors", g_tmpdir, written[i]);
+        unlink(wpath);
+    }
     rmdir(g_tmpdir);
     TL_MAIN_END();
 }

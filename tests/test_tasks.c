@@ -756,18 +756,12 @@ static void test_topk_random(void)
 
 /* ------------------------------------------ one-to-one selection golden */
 
-/* task_goldens.py's topk_inputs: rows [a, 4 + nc + extra] */
-static void topk_inputs(gen *g, int a, int nc, int extra, float *rows)
+/* The class scores of rows [a, w] (from column 4): (p + 1) / (a nc + 1)
+ * for p a Fisher-Yates permutation of 0 .. a nc - 1, all distinct
+ * (task_goldens.py's distinct_scores). */
+static void distinct_scores(gen *g, int a, int nc, int w, float *rows)
 {
-    int w = 4 + nc + extra, n = a * nc;
-    for (int i = 0; i < a; i++) {
-        float *r = rows + (size_t)i * w;
-        r[0] = (float)(g_u24(g) % 2048) / 8.f;
-        r[1] = (float)(g_u24(g) % 2048) / 8.f;
-        r[2] = 1 + (float)(g_u24(g) % 512) / 8.f;
-        r[3] = 1 + (float)(g_u24(g) % 512) / 8.f;
-    }
-    int *perm = malloc(sizeof(int) * (size_t)n);
+    int n = a * nc, *perm = malloc(sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++) perm[i] = i;
     for (int i = n - 1; i > 0; i--) {
         int j = (int)(g_u64(g) % (uint64_t)(i + 1)), t = perm[i];
@@ -775,6 +769,20 @@ static void topk_inputs(gen *g, int a, int nc, int extra, float *rows)
     }
     for (int i = 0; i < n; i++) rows[(size_t)(i / nc) * w + 4 + i % nc] = (float)(perm[i] + 1) / (float)(n + 1);
     free(perm);
+}
+
+/* task_goldens.py's topk_inputs: rows [a, 4 + nc + extra] */
+static void topk_inputs(gen *g, int a, int nc, int extra, float *rows)
+{
+    int w = 4 + nc + extra;
+    for (int i = 0; i < a; i++) {
+        float *r = rows + (size_t)i * w;
+        r[0] = (float)(g_u24(g) % 2048) / 8.f;
+        r[1] = (float)(g_u24(g) % 2048) / 8.f;
+        r[2] = 1 + (float)(g_u24(g) % 512) / 8.f;
+        r[3] = 1 + (float)(g_u24(g) % 512) / 8.f;
+    }
+    distinct_scores(g, a, nc, w, rows);
     for (int i = 0; extra && i < a; i++) {
         float *x = rows + (size_t)i * w + 4 + nc;
         x[0] = (float)i;
@@ -804,7 +812,8 @@ static void test_topk_golden(void)
             cls = calloc((size_t)nc, 1);
             for (int j = 8; j < k; j++) cls[(int)nums[j]] = 1;
         }
-        strix_nms_params p = {(float)nums[5], 0.7f, (int)nums[4], 0, (int)nums[6], nc, cls, w, NULL, NULL};
+        strix_nms_params p = {(float)nums[5], 0.7f, (int)nums[4], 0, (int)nums[6], nc, cls, w, NULL, NULL,
+                              NULL, NULL, NULL, 0};
         gen g = {(uint64_t)nums[7]};
         float *rows = malloc(sizeof(float) * (size_t)a * w), *out_rows = malloc(sizeof(float) * (size_t)p.max_det * w);
         strix_detection *d = malloc(sizeof *d * (size_t)p.max_det);
@@ -833,6 +842,105 @@ static void test_topk_golden(void)
         cases++;
     }
     if (!tl_g.failed && cases != 4) tl_fail(GOLDEN "topk.txt: %d cases, want 4", cases);
+    free_lines(&l);
+}
+
+/* ------------------------------------ TrackTrack's recovered detections */
+
+/* loose_goldens.py's recovered_inputs: rows [a, 4 + nc + obb], clusters of
+ * jittered boxes */
+static void recovered_inputs(gen *g, int a, int nc, int obb, float *rows)
+{
+    int k = a / 8 > 1 ? a / 8 : 1, w = 4 + nc + obb;
+    float *cl = malloc(sizeof(float) * 4 * (size_t)k);
+    for (int c = 0; c < k; c++) {
+        cl[4 * c] = (float)(g_u24(g) % 2048) / 8.f;
+        cl[4 * c + 1] = (float)(g_u24(g) % 2048) / 8.f;
+        cl[4 * c + 2] = 8 + (float)(g_u24(g) % 512) / 8.f;
+        cl[4 * c + 3] = 8 + (float)(g_u24(g) % 512) / 8.f;
+    }
+    for (int i = 0; i < a; i++) {
+        const float *c = cl + 4 * (g_u24(g) % (uint32_t)k);
+        for (int q = 0; q < 4; q++) rows[(size_t)i * w + q] = c[q] + (float)((int)(g_u24(g) % 33) - 16) / 8.f;
+    }
+    distinct_scores(g, a, nc, w, rows);
+    for (int i = 0; obb && i < a; i++) rows[(size_t)i * w + 4 + nc] = (g_unit(g) - 0.5f) * 1.5f;
+    free(cl);
+}
+
+/* The NMS of rows at iou (strix_nms, or strix_nms_obb with the detections'
+ * regularised xywhr into x): the count. */
+static int recovered_nms(const float *rows, int a, strix_nms_params *p, float iou, int obb, strix_detection *d,
+                         float *out_rows, float *x)
+{
+    p->iou = iou;
+    p->rows_out = out_rows;
+    void *ws = malloc(obb ? strix_nms_obb_workspace((size_t)a, p) : strix_nms_workspace((size_t)a, p));
+    int n = obb ? strix_nms_obb(d, rows, (size_t)a, p, ws) : strix_nms(d, rows, (size_t)a, p, ws);
+    free(ws);
+    for (int i = 0; obb && i < n; i++) {
+        memcpy(x + 5 * (size_t)i, out_rows + (size_t)i * p->row, sizeof(float) * 4);
+        x[5 * (size_t)i + 4] = out_rows[(size_t)i * p->row + p->row - 1];
+    }
+    if (obb) strix_regularize_rboxes(x, n);
+    return n;
+}
+
+/* strix_recovered_dedup after NMS at 0.7 and at 0.95 (what
+ * strix_model_detect does with recovered = 1, in tensor pixels) against
+ * Ultralytics' compute_dets_del on the same rows
+ * (tests/golden/tasks/recovered.txt, tools/reference/loose_goldens.py):
+ * the same detections in order, boxes (obb: xywhr) within 1e-4, scores and
+ * classes exactly. */
+static void test_recovered_golden(void)
+{
+    lines l;
+    if (!read_lines(GOLDEN "recovered.txt", &l)) {
+        tl_fail("cannot read " GOLDEN "recovered.txt");
+        return;
+    }
+    int cases = 0;
+    for (int li = 0; li + 1 < l.n && !tl_g.failed; li++) {
+        if (!starts(l.v[li], "case")) continue;
+        numbers(l.v[li], nums, MAXN);
+        int id = (int)nums[0], a = (int)nums[1], nc = (int)nums[2], obb = (int)nums[3], w = 4 + nc + obb;
+        strix_nms_params p = {(float)nums[5], 0.7f, (int)nums[4], 30000, (int)nums[6], nc, NULL, w,
+                              NULL, NULL, NULL, NULL, NULL, 0};
+        gen g = {(uint64_t)nums[7]};
+        size_t md = (size_t)p.max_det;
+        float *rows = malloc(sizeof(float) * (size_t)a * w), *out_rows = malloc(sizeof(float) * md * w);
+        float *tx = malloc(sizeof(float) * 5 * md), *lx = malloc(sizeof(float) * 5 * md);
+        strix_detection *td = malloc(sizeof *td * md), *ld = malloc(sizeof *ld * md);
+        recovered_inputs(&g, a, nc, obb, rows);
+        int nt = recovered_nms(rows, a, &p, 0.7f, obb, td, out_rows, tx);
+        int nl = recovered_nms(rows, a, &p, 0.95f, obb, ld, out_rows, lx);
+        int n = strix_recovered_dedup(ld, obb ? lx : NULL, nl, td, obb ? tx : NULL, nt), want = 0;
+        numbers(l.v[li + 1], nums, MAXN);
+        if (nt != (int)nums[0]) tl_fail("recovered case %d: %d detections at IoU 0.7, Ultralytics %d", id, nt,
+                                        (int)nums[0]);
+        for (int lj = li + 2; lj < l.n && starts(l.v[lj], "rec") && !tl_g.failed; lj++, want++) {
+            numbers(l.v[lj], nums, MAXN);
+            int i = (int)nums[0], k = obb ? 5 : 4;
+            if (i >= n) continue; /* the count is checked below */
+            float v[5] = {ld[i].x1, ld[i].y1, ld[i].x2, ld[i].y2, 0};
+            if (obb) memcpy(v, lx + 5 * (size_t)i, sizeof v);
+            int bad = ld[i].score != (float)nums[1 + k] || ld[i].class_id != (int)nums[2 + k];
+            for (int q = 0; q < k; q++) bad |= fabs(v[q] - nums[1 + q]) > 1e-4;
+            if (bad)
+                tl_fail("recovered case %d, detection %d: %.4f %.4f %.4f %.4f %.4f, score %.9g, class %d; "
+                        "Ultralytics: %s", id, i, v[0], v[1], v[2], v[3], v[4], (double)ld[i].score, ld[i].class_id,
+                        l.v[lj]);
+        }
+        if (!tl_g.failed && n != want) tl_fail("recovered case %d: %d recovered, Ultralytics %d", id, n, want);
+        free(rows);
+        free(out_rows);
+        free(tx);
+        free(lx);
+        free(td);
+        free(ld);
+        cases++;
+    }
+    if (!tl_g.failed && cases != 4) tl_fail(GOLDEN "recovered.txt: %d cases, want 4", cases);
     free_lines(&l);
 }
 
@@ -1280,6 +1388,7 @@ int main(int argc, char **argv)
     TL_RUN(test_polygon_fill_random);
     TL_RUN(test_topk_random);
     TL_RUN(test_topk_golden);
+    TL_RUN(test_recovered_golden);
     TL_RUN(test_scale_coords_random);
     TL_RUN(test_bad_shapes);
     TL_RUN(test_writers_summary);

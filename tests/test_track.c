@@ -1946,6 +1946,149 @@ static void counter_line_and_tracks(void)
     TL_CHECK(strix_counter_create(&c, same, 0, &e) == STRIX_E_ARG, "a line with two equal points must be refused");
 }
 
+/* ------------------------------------- TrackTrack's recovered detections */
+
+#define LOOSE_MAX 64 /* detections a frame of loose.tracktrack.txt has at most */
+
+/* One frame's rows of loose[_obb].tracktrack.txt from line li: detections
+ * (tag "det") into d (obb: their xywhr into x), ref ids, ids without
+ * recovered (nodel) and row boxes; then the recovered ones ("rec") after
+ * them.  The next frame's line index, or -1. */
+static int loose_frame(char **v, int nl, int li, int obb, strix_detection *d, float (*x)[5], int *nd, int *nr,
+                       int *ref, int *nodel, float (*box)[5])
+{
+    *nd = *nr = 0;
+    for (; li < nl && strncmp(v[li], "frame", 5); li++) {
+        int rec = !strncmp(v[li], "rec", 3), k = *nd + *nr, nv = obb ? 5 : 4, used;
+        char nod[16], b[32];
+        const char *p = v[li] + 4;
+        if (k == LOOSE_MAX) return -1;
+        for (int q = 0; q < nv; q++, p += used)
+            if (sscanf(p, "%f%n", &x[k][q], &used) != 1) return -1;
+        if (sscanf(p, "%f %d %15s%n", &d[k].score, &ref[k], nod, &used) != 3) return -1;
+        p += used;
+        for (int q = 0; q < nv; q++, p += used) {
+            if (sscanf(p, "%31s%n", b, &used) != 1) return -1;
+            box[k][q] = strcmp(b, "-") ? strtof(b, NULL) : NAN;
+        }
+        d[k].x1 = x[k][0], d[k].y1 = x[k][1], d[k].x2 = x[k][2], d[k].y2 = x[k][3]; /* obb: unread */
+        d[k].class_id = 0;
+        nodel[k] = rec ? -1 : atoi(nod);
+        if (rec) ++*nr;
+        else if (*nr) return -1; /* detections first */
+        else ++*nd;
+    }
+    return li;
+}
+
+/* TRACKTRACK given the boxes a looser NMS recovered (dets_del), on a stream
+ * of people crossing whose detections and recovered boxes come from
+ * Ultralytics' non_max_suppression (tests/golden/track/loose.tracktrack.txt,
+ * loose_obb.tracktrack.txt with rotated boxes; tools/reference/loose_goldens.py):
+ * strix_tracker_recovered then the update give every detection, and every
+ * recovered one (strix_tracker_recovered_id, strix_tracker_box or _xywhr
+ * at n + j), Ultralytics' identity and row box exactly; without them,
+ * Ultralytics' identities without them (which differ: the recovered boxes
+ * matter here). */
+static void loose_stream(const char *path, int obb)
+{
+    FILE *f = fopen(path, "r");
+    static char buf[1 << 17];
+    size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    if (!len || len == sizeof buf - 1) {
+        tl_fail("%s: cannot read it (or larger than %zu bytes)", path, sizeof buf - 1);
+        return;
+    }
+    buf[len] = 0;
+    static char *v[8192];
+    int nl = 0;
+    for (char *p = strtok(buf, "\n"); p && nl < 8192; p = strtok(NULL, "\n")) v[nl++] = p;
+    strix_track_options o;
+    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK);
+    strix_tracker *t = NULL, *plain = NULL;
+    strix_error e;
+    if (strix_tracker_create(&t, &o, &e) || strix_tracker_create(&plain, &o, &e)) {
+        tl_fail("tracker: %s", e.message);
+        return;
+    }
+    strix_detection d[LOOSE_MAX];
+    int ref[LOOSE_MAX], nodel[LOOSE_MAX], ids[LOOSE_MAX], frames = 0, recovered_ids = 0, differ = 0, nv = obb ? 5 : 4;
+    float box[LOOSE_MAX][5], x[LOOSE_MAX][5];
+    for (int li = 0; li < nl && !tl_g.failed; frames++) {
+        int nd, nr, next = loose_frame(v, nl, li + 1, obb, d, x, &nd, &nr, ref, nodel, box);
+        if (next < 0 || strncmp(v[li], "frame", 5)) {
+            tl_fail("%s: a bad line after line %d", path, li + 1);
+            break;
+        }
+        li = next;
+        if ((nr && strix_tracker_recovered(t, d + nd, obb ? x[nd] : NULL, nr, &e)) ||
+            (obb ? strix_tracker_update_obb(t, NULL, NULL, 0, 0, d, x[0], nd, ids, &e)
+                 : strix_tracker_update(t, NULL, d, nd, ids, &e))) {
+            tl_fail("frame %d: %s", frames, e.message);
+            break;
+        }
+        for (int i = 0; i < nd + nr && !tl_g.failed; i++) {
+            int id = i < nd ? ids[i] : strix_tracker_recovered_id(t, i - nd);
+            float b[5] = {NAN, NAN, NAN, NAN, NAN};
+            int has = obb ? strix_tracker_box_xywhr(t, i, b) : strix_tracker_box(t, i, b);
+            recovered_ids += i >= nd && id >= 0;
+            if (id != ref[i] || has != !isnan(box[i][0]) || (has && memcmp(b, box[i], sizeof(float) * nv)))
+                tl_fail("%s frame %d, %s %d: id %d box %.9g %.9g %.9g %.9g %.9g; Ultralytics id %d box %.9g %.9g "
+                        "%.9g %.9g %.9g", path, frames, i < nd ? "detection" : "recovered", i < nd ? i : i - nd, id,
+                        b[0], b[1], b[2], b[3], b[4], ref[i], box[i][0], box[i][1], box[i][2], box[i][3], box[i][4]);
+        }
+        if (obb ? strix_tracker_update_obb(plain, NULL, NULL, 0, 0, d, x[0], nd, ids, &e)
+                : strix_tracker_update(plain, NULL, d, nd, ids, &e)) {
+            tl_fail("frame %d: %s", frames, e.message);
+            break;
+        }
+        for (int i = 0; i < nd && !tl_g.failed; i++) {
+            differ += ids[i] != ref[i];
+            TL_CHECK(ids[i] == nodel[i], "frame %d, detection %d without recovered: id %d, Ultralytics %d", frames,
+                     i, ids[i], nodel[i]);
+        }
+    }
+    TL_CHECK(frames == 80 && recovered_ids > 0 && differ > 0,
+             "%s: %d frames (want 80), %d recovered with an identity, %d identities changed by them (want > 0 each)",
+             path, frames, recovered_ids, differ);
+    strix_tracker_free(t);
+    strix_tracker_free(plain);
+}
+
+static void tracktrack_recovered_matches_ultralytics(void)
+{
+    loose_stream(GOLDEN "loose.tracktrack.txt", 0);
+    if (!tl_g.failed) loose_stream(GOLDEN "loose_obb.tracktrack.txt", 1);
+}
+
+/* Only TrackTrack takes recovered detections; they are the next update's
+ * only, and of that update's kind. */
+static void recovered_arguments(void)
+{
+    strix_track_options o;
+    strix_error e;
+    strix_tracker *t = NULL;
+    strix_detection r = {10, 10, 50, 90, 0.9f, 0};
+    float xywhr[5] = {30, 50, 40, 80, 0};
+    int ids[1];
+    strix_track_options_init(&o, STRIX_TRACKER_BYTETRACK);
+    TL_CHECK(!strix_tracker_create(&t, &o, &e), "bytetrack: %s", e.message);
+    TL_CHECK(t && strix_tracker_recovered(t, &r, NULL, 1, &e) == STRIX_E_ARG, "bytetrack must refuse them");
+    strix_tracker_free(t);
+    strix_track_options_init(&o, STRIX_TRACKER_TRACKTRACK);
+    TL_CHECK(!strix_tracker_create(&t, &o, &e), "tracktrack: %s", e.message);
+    if (!t) return;
+    r.score = 1.5f;
+    TL_CHECK(strix_tracker_recovered(t, &r, NULL, 1, &e) == STRIX_E_ARG, "a score outside 0..1 must be refused");
+    r.score = 0.9f;
+    TL_CHECK(!strix_tracker_recovered(t, &r, xywhr, 1, &e), "%s", e.message);
+    TL_CHECK(strix_tracker_update(t, NULL, &r, 1, ids, &e) == STRIX_E_ARG, "oriented ones for an axis-aligned update");
+    TL_CHECK(!strix_tracker_update(t, NULL, &r, 1, ids, &e) && strix_tracker_recovered_id(t, 0) == -1,
+             "the refused update's recovered detections must not carry over: %s", e.message);
+    strix_tracker_free(t);
+}
+
 int main(int argc, char **argv)
 {
     tl_init();
@@ -1956,6 +2099,8 @@ int main(int argc, char **argv)
     TL_RUN(fasttrack_matches_ultralytics);
     TL_RUN(deepocsort_matches_ultralytics);
     TL_RUN(tracktrack_matches_ultralytics);
+    TL_RUN(tracktrack_recovered_matches_ultralytics);
+    TL_RUN(recovered_arguments);
     TL_RUN(obb_matches_ultralytics);
     TL_RUN(obb_kind_is_fixed);
     TL_RUN(obb_angle_follows_turns);

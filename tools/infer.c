@@ -379,6 +379,24 @@ static int reid_setup(const options *o, detector *d)
     return 0;
 }
 
+/* TrackTrack: the detector also computes each frame's recovered
+ * detections (Ultralytics' dets_del) for the tracker, on the detection
+ * thread (so no submit/collect); Ultralytics recovers none for segment and
+ * pose models.  On CUDA, where the library computes none, one line says
+ * the tracking goes without them. */
+static void recovered_setup(const options *o, detector *d)
+{
+    if (d->task != STRIX_TASK_DETECT && d->task != STRIX_TASK_OBB) return;
+    if (!o->cpu) {
+        if (!o->quiet)
+            fprintf(stderr, "infer: TrackTrack's recovered detections (Ultralytics' loose NMS) are computed on the "
+                    "cpu only: tracking without them (--device cpu to have them)\n");
+        return;
+    }
+    d->recovered = d->dopt.recovered = 1;
+    d->async = d->pinned = 0;
+}
+
 /* Returns -1 when the run should stop with status 0 (help, version). */
 static int parse_args(int argc, char **argv, options *o)
 {
@@ -699,6 +717,7 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     }
     mo.half = o->half;
     mo.nms_free = o->nms_free;
+    o->cpu = !strcmp(mo.device, "cpu");
     if (o->nvdec >= 0) {
         if (strncmp(mo.device, "cuda", 4))
             return usage_error("--decode nvdec needs the model on a CUDA device (--device cuda or cuda:N): its "
@@ -868,6 +887,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (o.track && o.track_opts.with_reid && model && (rc = reid_setup(&o, &det))) goto out;
+    if (o.track && o.track_opts.tracker_type == STRIX_TRACKER_TRACKTRACK && model) recovered_setup(&o, &det);
     if (o.manifest) rc = worker_run(&w, &o, &det, hl_mask);
     if (n_img) {
         rc = run_images(&o, &in.images, plan, &det, json_path, t_start);

@@ -108,6 +108,12 @@ struct strix_tracker {
     int feat_n, feat_dim;        /* the features given for the next update (strix_tracker_features): how many
                                   * (-1: none), and their length (fixed by the first) */
     int n_boxes, boxes_cap;
+    /* TrackTrack: the recovered detections given for the next update (strix_tracker_recovered; rec_n -1: none),
+     * xywhr when rec_obb; ids: every detection's identity in the update, then the recovered ones' (rec_ids) */
+    strix_detection *rec;
+    float *rec_xywhr;
+    int rec_n, rec_obb, rec_cap;
+    int *all_ids, all_ids_cap, *rec_ids, n_rec_ids;
     int broken;                  /* an update ran out of memory half way */
     long degenerate;             /* detections ignored for an empty or non-finite box */
 };
@@ -233,6 +239,7 @@ strix_status strix_tracker_create(strix_tracker **out, const strix_track_options
     t->next_id = 1;
     t->obb = -1;
     t->feat_n = -1;
+    t->rec_n = -1;
     const int deep = o->tracker_type == STRIX_TRACKER_DEEPOCSORT;
     const int gmc = t->xywh || deep || o->tracker_type == STRIX_TRACKER_TRACKTRACK;
     if (gmc && o->gmc_method == STRIX_GMC_SPARSE_OPTFLOW && !(t->gmc = strix_gmc_create())) {
@@ -264,6 +271,9 @@ void strix_tracker_free(strix_tracker *t)
     free(t->lost.v);
     free(t->removed);
     free(t->boxes);
+    free(t->rec);
+    free(t->rec_xywhr);
+    free(t->all_ids);
     free(t);
 }
 
@@ -407,7 +417,7 @@ static void track_reupdate(strix_tracker *t, track *k, const det *d)
 /* Scratch of one update, freed together. */
 typedef struct scratch {
     det *d;
-    int *high, *low, *left, *match, *u_rows, *u_cols, *u_track;
+    int *high, *low, *rec, *left, *match, *u_rows, *u_cols, *u_track;
     double *cost;
     size_t cost_cap;
     list unconfirmed, pool, activated, refind, lost_now, removed_now, r_tracked, ocr;
@@ -420,6 +430,7 @@ static void scratch_free(scratch *s)
     free(s->d);
     free(s->high);
     free(s->low);
+    free(s->rec);
     free(s->left);
     free(s->match);
     free(s->u_rows);
@@ -712,36 +723,46 @@ static int obb_det(const float r[5], det *d)
     return !(r[2] > 0) || !(r[3] > 0);
 }
 
-/* One frame (xywhr: the oriented boxes, or NULL); 0, or -1 when memory ran
- * out (the tracker is then unusable). */
+/* One frame (xywhr: the oriented boxes, or NULL) and n_given recovered
+ * detections (TrackTrack's: t->rec, detections n .. n + n_given - 1); 0, or -1
+ * when memory ran out (the tracker is then unusable). */
 static int update(strix_tracker *t, const gmc_input *in, const strix_detection *dets, const float *xywhr, int n,
-                  int *ids, scratch *s)
+                  int n_given, int *ids, scratch *s)
 {
     t->frame_id++;
-    size_t nn = (size_t)(n > 0 ? n : 1);
-    t->n_boxes = 0;
-    if (n > t->boxes_cap) {
-        float *b = realloc(t->boxes, sizeof *b * BOX * (size_t)n);
+    const int nt = n + n_given;
+    size_t nn = (size_t)(nt > 0 ? nt : 1);
+    t->n_boxes = t->n_rec_ids = 0;
+    if (nt > t->boxes_cap) {
+        float *b = realloc(t->boxes, sizeof *b * BOX * (size_t)nt);
         if (!b) return -1;
         t->boxes = b;
-        t->boxes_cap = n;
+        t->boxes_cap = nt;
     }
-    t->n_boxes = n;
-    for (size_t i = 0; i < BOX * (size_t)n; i++) t->boxes[i] = NAN;
+    if (t->tt && nt > t->all_ids_cap) {
+        int *a = realloc(t->all_ids, sizeof *a * (size_t)nt);
+        if (!a) return -1;
+        t->all_ids = a;
+        t->all_ids_cap = nt;
+    }
+    t->n_boxes = nt;
+    for (size_t i = 0; i < BOX * (size_t)nt; i++) t->boxes[i] = NAN;
     s->d = malloc(sizeof *s->d * nn);
     s->high = malloc(sizeof *s->high * nn);
     s->low = malloc(sizeof *s->low * nn);
+    s->rec = malloc(sizeof *s->rec * nn);
     s->left = malloc(sizeof *s->left * nn);
     s->u_cols = malloc(sizeof *s->u_cols * nn);
-    if (!s->d || !s->high || !s->low || !s->left || !s->u_cols) return -1;
-    int n_high = 0, n_low = 0;
+    if (!s->d || !s->high || !s->low || !s->rec || !s->left || !s->u_cols) return -1;
+    int n_high = 0, n_low = 0, n_rec = 0;
     float th = t->o.track_high_thresh, tl = t->o.track_low_thresh;
-    for (int i = 0; i < n; i++) {
-        const strix_detection *x = &dets[i];
+    int *out = t->tt ? t->all_ids : ids;
+    for (int i = 0; i < nt; i++) {
+        const strix_detection *x = i < n ? &dets[i] : &t->rec[i - n];
         det *d = &s->d[i];
         int bad;
         if (xywhr) {
-            bad = obb_det(xywhr + 5 * (size_t)i, d);
+            bad = obb_det(i < n ? xywhr + 5 * (size_t)i : t->rec_xywhr + 5 * (size_t)(i - n), d);
         } else {
             /* Boxes.xywh in float32, then x1 = cx - w / 2 in double, stored as float32 */
             float cx = (x->x1 + x->x2) / 2, cy = (x->y1 + x->y2) / 2, w = x->x2 - x->x1, h = x->y2 - x->y1;
@@ -754,12 +775,14 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
         }
         d->score = x->score;
         d->index = i;
-        ids[i] = -1;
+        out[i] = -1;
         if (bad) { /* never matched, never starts a track */
             t->degenerate++;
             continue;
         }
-        if (d->score >= th) s->high[n_high++] = i;
+        if (i >= n) { /* recovered: only those above track_high_thresh */
+            if (d->score > th) s->rec[n_rec++] = i;
+        } else if (d->score >= th) s->high[n_high++] = i;
         else if (d->score > tl) s->low[n_low++] = i;
     }
 
@@ -769,9 +792,13 @@ static int update(strix_tracker *t, const gmc_input *in, const strix_detection *
     if (t->tt) { /* TrackTrack: its camera motion comes before its own predict */
         double H[6];
         int moved = camera_motion(t, in, H);
-        return moved < 0 ? -1
-                         : strix_tracktrack_update(t->tt, moved ? H : NULL, s->d, s->high, n_high, s->low, n_low, ids,
-                                                   t->boxes, t->obb == 1);
+        if (moved < 0 || strix_tracktrack_update(t->tt, moved ? H : NULL, s->d, s->high, n_high, s->low, n_low, s->rec,
+                                                 n_rec, out, t->boxes, t->obb == 1))
+            return -1;
+        if (n) memcpy(ids, out, sizeof *ids * (size_t)n);
+        t->rec_ids = n_given ? out + n : NULL;
+        t->n_rec_ids = n_given;
+        return 0;
     }
 
     /* tracked tracks split into confirmed (with the lost ones: the pool) and unconfirmed */
@@ -972,7 +999,12 @@ static strix_status run_update(strix_tracker *t, const gmc_input *in, const stri
             return strix_fail(err, STRIX_E_ARG, "tracker: detection %d has a score outside 0..1", i);
     }
     if (t->broken) return strix_fail(err, STRIX_E_NOMEM, "tracker: unusable after running out of memory");
-    if (n) t->obb = obb;
+    const int m = t->rec_n > 0 ? t->rec_n : 0; /* the recovered detections are this update's */
+    t->rec_n = -1;
+    if (m && t->rec_obb != obb)
+        return strix_fail(err, STRIX_E_ARG, "tracker: %s recovered detections for an update of %s ones",
+                          t->rec_obb ? "oriented" : "axis-aligned", obb ? "oriented" : "axis-aligned");
+    if (n || m) t->obb = obb;
     if (t->feat_n >= 0 && t->feat_n != n) {
         int given = t->feat_n;
         t->feat_n = -1;
@@ -982,7 +1014,7 @@ static strix_status run_update(strix_tracker *t, const gmc_input *in, const stri
     }
     scratch s;
     memset(&s, 0, sizeof s);
-    int rc = update(t, in, dets, obb ? xywhr : NULL, n, ids, &s);
+    int rc = update(t, in, dets, obb ? xywhr : NULL, n, m, ids, &s);
     scratch_free(&s);
     if (t->reid) { /* the features were this update's */
         t->feat_n = -1;
@@ -1026,6 +1058,36 @@ strix_status strix_tracker_features(strix_tracker *t, const float *feats, int n,
     t->feat_dim = dim;
     t->feat_n = n;
     return STRIX_OK;
+}
+
+strix_status strix_tracker_recovered(strix_tracker *t, const strix_detection *dets, const float *xywhr, int n,
+                                     strix_error *err)
+{
+    if (!t->tt)
+        return strix_fail(err, STRIX_E_ARG, "tracker: recovered detections are TrackTrack's; Ultralytics' %s takes "
+                          "none (give them to a tracktrack tracker only)", strix_tracker_type_name(t->o.tracker_type));
+    if (n < 0 || (n && !dets)) return strix_fail(err, STRIX_E_ARG, "tracker: bad recovered detection array");
+    for (int i = 0; i < n; i++)
+        if (!(dets[i].score >= 0 && dets[i].score <= 1))
+            return strix_fail(err, STRIX_E_ARG, "tracker: recovered detection %d has a score outside 0..1", i);
+    if (n > t->rec_cap) {
+        strix_detection *r = realloc(t->rec, sizeof *r * (size_t)n);
+        if (r) t->rec = r;
+        float *x = r ? realloc(t->rec_xywhr, sizeof *x * 5 * (size_t)n) : NULL;
+        if (x) t->rec_xywhr = x;
+        if (!x) return strix_fail(err, STRIX_E_NOMEM, "tracker: out of memory for %d recovered detections", n);
+        t->rec_cap = n;
+    }
+    if (n) memcpy(t->rec, dets, sizeof *dets * (size_t)n);
+    if (n && xywhr) memcpy(t->rec_xywhr, xywhr, sizeof(float) * 5 * (size_t)n);
+    t->rec_n = n;
+    t->rec_obb = xywhr != NULL;
+    return STRIX_OK;
+}
+
+int strix_tracker_recovered_id(const strix_tracker *t, int j)
+{
+    return j >= 0 && j < t->n_rec_ids ? t->rec_ids[j] : -1;
 }
 
 strix_status strix_tracker_update(strix_tracker *t, const strix_image *frame, const strix_detection *dets, int n,

@@ -13,7 +13,9 @@
  * the detection's| + angle_weight x score x the mean angle between the
  * track's corner velocities and the corners' motion from the track's box
  * three frames back, 1 where the IoU is <= 0.1, low-score detections
- * penalty_p dearer; the unconfirmed tracks take leftover high detections
+ * penalty_p dearer, and the recovered detections (the boxes a looser NMS
+ * kept, strix_tracker_recovered) scoring above track_high_thresh with
+ * them, penalty_q dearer; the unconfirmed tracks take leftover high detections
  * the same way (the others are removed); optionally (lost_match_thr > 0)
  * lost tracks take what remains under that looser gate; a leftover scoring
  * above new_track_thresh starts a track unless it overlaps (IoU >
@@ -382,12 +384,13 @@ static void scratch_free(scratch *s)
     for (size_t i = 0; i < sizeof l / sizeof l[0]; i++) free(l[i]->v);
 }
 
-/* Cost of tracks tr [nt] against detections dj [nd] (the ones from n_high
- * on penalty_p dearer), then the iterative assignment under thr: s->mr
+/* Cost of tracks tr [nt] against detections dj [nd] (those from n_high
+ * on penalty_p dearer, those from n_rec on, the recovered ones, penalty_q
+ * dearer instead), then the iterative assignment under thr: s->mr
  * (column of each row or -1), s->order [*n_order] (matched rows in match
  * order). */
 static void associate(const strix_tracktrack *t, scratch *s, const int *tr, int nt, const strix_track_det *d,
-                      const int *dj, int nd, int n_high, double thr, int *n_order)
+                      const int *dj, int nd, int n_high, int n_rec, double thr, int *n_order)
 {
     *n_order = 0;
     for (int i = 0; i < nt; i++) s->mr[i] = -1;
@@ -396,7 +399,7 @@ static void associate(const strix_tracktrack *t, scratch *s, const int *tr, int 
     for (int i = 0; i < nt; i++)
         for (int j = n_high; j < nd; j++) {
             float *c = &s->cost[i * nd + j];
-            *c = *c + t->o.penalty_p;
+            *c = *c + (j < n_rec ? t->o.penalty_p : t->o.penalty_q);
             *c = *c > 1 ? 1 : *c;
         }
     iterate(s->cost, nt, nd, thr, t->reduce_step, s->mr, s->order, n_order, s->near);
@@ -556,10 +559,10 @@ static void remove_duplicates(strix_tracktrack *t)
 }
 
 static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_track_det *d, const int *high,
-                  int n_high, const int *low, int n_low, int *ids, float *boxes)
+                  int n_high, const int *low, int n_low, const int *rec, int n_rec, int *ids, float *boxes)
 {
     const long f = ++t->frame_id;
-    const int na = n_high + n_low;
+    const int na = n_high + n_low + n_rec;
     const size_t nn = (size_t)na + 1;
     s->all = malloc(sizeof *s->all * nn);
     s->left = malloc(sizeof *s->left * nn);
@@ -568,6 +571,7 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
     if (!s->all || !s->left || !s->allow || !s->taken) return -1;
     memcpy(s->all, high, sizeof *high * (size_t)n_high);
     memcpy(s->all + n_high, low, sizeof *low * (size_t)n_low);
+    memcpy(s->all + n_high + n_low, rec, sizeof *rec * (size_t)n_rec);
 
     /* confirmed tracks with the lost ones (the pool), and the unconfirmed */
     for (int i = 0; i < t->tracked.n; i++)
@@ -597,9 +601,9 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
     s->iou = malloc(sizeof *s->iou * cells);
     if (!s->mr || !s->order || !s->near || !s->cost || !s->iou) return -1;
 
-    /* the pool with every detection, the low-score ones penalised */
+    /* the pool with every detection, the low-score and recovered ones penalised */
     int n_order, nd = na;
-    associate(t, s, s->pool.v, s->pool.n, d, s->all, nd, n_high, t->match_thr, &n_order);
+    associate(t, s, s->pool.v, s->pool.n, d, s->all, nd, n_high, n_high + n_low, t->match_thr, &n_order);
     for (int q = 0; q < n_order; q++) {
         int r = s->order[q];
         tt_track *k = &t->pool[s->pool.v[r]];
@@ -627,7 +631,7 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
 
     /* the unconfirmed tracks with them; the unconfirmed left are removed */
     if (s->unconf.n && nl) {
-        associate(t, s, s->unconf.v, s->unconf.n, d, s->left, nl, nl, t->match_thr, &n_order);
+        associate(t, s, s->unconf.v, s->unconf.n, d, s->left, nl, nl, nl, t->match_thr, &n_order);
         for (int q = 0; q < n_order; q++) {
             int r = s->order[q];
             track_update(t, &t->pool[s->unconf.v[r]], &d[s->left[s->mr[r]]]);
@@ -653,7 +657,7 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
                 strix_slots_push(&s->uc, s->pool.v[i]))
                 return -1;
         if (s->uc.n) {
-            associate(t, s, s->uc.v, s->uc.n, d, s->left, nl, nl, t->lost_match_thr, &n_order);
+            associate(t, s, s->uc.v, s->uc.n, d, s->left, nl, nl, nl, t->lost_match_thr, &n_order);
             for (int q = 0; q < n_order; q++) {
                 int r = s->order[q];
                 track_reactivate(t, &t->pool[s->uc.v[r]], &d[s->left[s->mr[r]]]);
@@ -726,12 +730,13 @@ static int update(strix_tracktrack *t, scratch *s, const double *H, const strix_
 }
 
 int strix_tracktrack_update(strix_tracktrack *t, const double *H, const strix_track_det *d, const int *high,
-                            int n_high, const int *low, int n_low, int *ids, float *boxes, int obb)
+                            int n_high, const int *low, int n_low, const int *rec, int n_rec, int *ids, float *boxes,
+                            int obb)
 {
     t->obb = obb;
     scratch s;
     memset(&s, 0, sizeof s);
-    int rc = update(t, &s, H, d, high, n_high, low, n_low, ids, boxes);
+    int rc = update(t, &s, H, d, high, n_high, low, n_low, rec, n_rec, ids, boxes);
     scratch_free(&s);
     return rc;
 }

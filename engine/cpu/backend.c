@@ -297,6 +297,16 @@ static strix_status cpu_detect(strix_backend *base, const strix_image *imgs, int
                   : obb ? strix_nms_obb(d, head + per * i, pl->anchors, &pi, b->scratch)
                         : strix_nms(d, head + per * i, pl->anchors, &pi, b->scratch);
         if (counts[i] < 0) return strix_fail(err, STRIX_E_NOMEM, "out of memory for rotated NMS");
+        if (!np->loose_out) continue;
+        /* TrackTrack's recovered detections: the same candidates at the looser IoU */
+        pi.iou = np->loose_iou;
+        pi.rows_out = np->loose_rows ? np->loose_rows + (size_t)i * np->max_det * row : NULL;
+        pi.anchors_out = NULL;
+        d = np->loose_out + (size_t)i * np->max_det;
+        np->loose_counts[i] = e2e ? 0
+                            : obb ? strix_nms_obb(d, head + per * i, pl->anchors, &pi, b->scratch)
+                                  : strix_nms(d, head + per * i, pl->anchors, &pi, b->scratch);
+        if (np->loose_counts[i] < 0) return strix_fail(err, STRIX_E_NOMEM, "out of memory for rotated NMS");
     }
     return STRIX_OK;
 }

@@ -23,13 +23,16 @@
  *            score byte / 64, up to 4, which the tracker must refuse; bit
  *            2 of the frame's first detection: ReID features given
  *            (strix_tracker_features: per detection its 4 values as a
- *            feature, all zero included));
+ *            feature, all zero included); bit 3 of it: the same
+ *            detections given as the update's recovered ones too
+ *            (strix_tracker_recovered, which only TrackTrack takes));
  *            oriented: the 4 values are cx, cy, w, h and 2 more bytes
  *            follow, an int16 angle / 1024 (radians)
  * until the input ends, 64 frames at most.  The API promises no crash on any box (a box
  * without area or with a non-finite corner is ignored) and an error, not
  * a crash, for anything else; and each accepted frame gives every
- * detection -1 or an identity >= 1, no identity twice: all checked here. */
+ * detection (recovered ones included) -1 or an identity >= 1, no identity
+ * twice: all checked here. */
 #define _GNU_SOURCE /* memfd_create */
 #include <string.h>
 
@@ -68,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cursor c = {nul + 1, size - yaml_len - 1};
     strix_detection dets[15];
     float feats[15 * 4];
-    int ids[15];
+    int ids[2 * 15];
     float xywhr[15 * 5];
     static uint8_t px[128 * 128 * 3], grey[64 * 64];
     for (int frame = 0; frame < 64; frame++) { /* 64 frames at most: an input stays fast */
@@ -86,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 }
             img = (strix_image){.data = px, .width = w, .height = h, .format = bgr ? STRIX_BGR : STRIX_RGB};
         }
-        int got = 0, reid = 0;
+        int got = 0, reid = 0, rec = 0;
         for (; got < n; got++) {
             int16_t q[4];
             uint8_t sc[3];
@@ -95,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             *d = (strix_detection){q[0] / 4.0f, q[1] / 4.0f, q[2] / 4.0f, q[3] / 4.0f,
                                    sc[2] & 2 ? sc[0] / 64.0f : sc[0] / 255.0f, sc[1]};
             for (int k = 0; k < 4; k++) feats[4 * got + k] = q[k] / 4.0f;
-            if (!got) reid = sc[2] & 4;
+            if (!got) reid = sc[2] & 4, rec = sc[2] & 8;
             if (sc[2] & 1 && !take(&c, &d->x1, sizeof d->x1)) break;
             int16_t a = 0;
             if (obb && !take(&c, &a, sizeof a)) break;
@@ -104,6 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         /* refused without with_reid; with it, this frame's detections carry these features */
         if (reid) (void)strix_tracker_features(t, feats, got, 4, &err);
+        if (rec) (void)strix_tracker_recovered(t, dets, obb ? xywhr : NULL, got, &err);
         for (int i = 0; i < got; i++) ids[i] = -2; /* not an answer the tracker gives */
         strix_status st;
         if (mode == 2) {
@@ -121,8 +125,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                      : strix_tracker_update(t, mode == 3 ? NULL : &img, dets, got, ids, &err);
         }
         if (st != STRIX_OK && st != STRIX_E_ARG) break; /* out of memory: the tracker refuses from then on */
+        for (int i = 0; st == STRIX_OK && i < got; i++) /* the recovered ones' identities after the update's */
+            ids[got + i] = strix_tracker_recovered_id(t, i);
         if (st == STRIX_OK)
-            for (int i = 0; i < got; i++) {
+            for (int i = 0; i < 2 * got; i++) {
                 if (ids[i] != -1 && ids[i] < 1) __builtin_trap(); /* not written, or not an identity */
                 for (int j = 0; j < i; j++)
                     if (ids[i] > 0 && ids[j] == ids[i]) __builtin_trap(); /* one track, two detections */
@@ -130,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     (void)strix_tracker_degenerate(t);
     float b[5];
-    for (int i = 0; i < 15; i++) /* the last frame's boxes, of either kind */
+    for (int i = 0; i < 2 * 15; i++) /* the last frame's boxes, of either kind (recovered ones from n on) */
         (void)(strix_tracker_box(t, i, b) + strix_tracker_box_xywhr(t, i, b));
     strix_tracker_free(t);
     return 0;

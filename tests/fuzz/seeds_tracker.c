@@ -15,6 +15,8 @@
  *                 oriented boxes (the boxes' centres and sides, turning)
  *   reid.bin      BoT-SORT with_reid, ReID features each frame, no pixels
  *   ttreid.bin    TrackTrack with_reid, ReID features each frame, no pixels
+ *   ttrec.bin, obb_ttrec.bin TrackTrack given each frame's boxes as its
+ *                 recovered detections too, no pixels
  *   seeds_tracker DIR */
 #include <stdint.h>
 #include <stdio.h>
@@ -49,9 +51,9 @@ static const char *botsort_reid = "tracker_type: botsort\ngmc_method: none\nwith
 static const char *tracktrack_reid = "tracker_type: tracktrack\nmin_track_len: 1\nwith_reid: True\nmodel: auto\n";
 
 /* mode: fuzz_tracker's pixel mode (0 the frame, 2 grey bands, 3 none);
- * obb: oriented boxes; reid: each frame gives ReID features.  The seed is made in memory, then
- * written at once. */
-static int write_seed(const char *dir, const char *name, const char *yaml, int mode, int obb, int reid)
+ * obb: oriented boxes; first: the first detection's flags (4: each frame gives ReID features, 8: its boxes
+ * as recovered detections too).  The seed is made in memory, then written at once. */
+static int write_seed(const char *dir, const char *name, const char *yaml, int mode, int obb, int first)
 {
     static uint8_t b[4096];
     size_t n = strlen(yaml) + 1; /* with its NUL */
@@ -69,7 +71,7 @@ static int write_seed(const char *dir, const char *name, const char *yaml, int m
             for (int c = 0; c < 4; c++) b[n++] = (uint8_t)q[c], b[n++] = (uint8_t)((uint16_t)q[c] >> 8); /* little-endian */
             b[n++] = (uint8_t)(200 + 20 * i); /* score */
             b[n++] = (uint8_t)i;              /* class */
-            b[n++] = (uint8_t)(reid && !i ? 4 : 0); /* flags: the first's bit 2, ReID features */
+            b[n++] = (uint8_t)(i ? 0 : first); /* flags: the first's bits 2 and 3 */
             const int16_t a = (int16_t)(100 * fr + 300 * i); /* radians x 1024 */
             if (obb) b[n++] = (uint8_t)a, b[n++] = (uint8_t)((uint16_t)a >> 8);
         }
@@ -97,7 +99,9 @@ int main(int argc, char **argv)
              write_seed(argv[1], "obb_botsort.bin", botsort, 0, 1, 0) &&
              write_seed(argv[1], "obb_tracktrack.bin", tracktrack, 2, 1, 0) &&
              write_seed(argv[1], "obb_ocsort.bin", ocsort, 3, 1, 0) &&
-             write_seed(argv[1], "reid.bin", botsort_reid, 3, 0, 1) &&
-             write_seed(argv[1], "ttreid.bin", tracktrack_reid, 3, 0, 1);
+             write_seed(argv[1], "reid.bin", botsort_reid, 3, 0, 4) &&
+             write_seed(argv[1], "ttreid.bin", tracktrack_reid, 3, 0, 4) &&
+             write_seed(argv[1], "ttrec.bin", tracktrack_reid, 3, 0, 8) &&
+             write_seed(argv[1], "obb_ttrec.bin", tracktrack, 3, 1, 8);
     return ok ? 0 : 1;
 }

@@ -42,6 +42,7 @@ typedef struct options {
     int jobs;                            /* --jobs: videos decoded and detected at once */
     int nvtx;                            /* STRIX_CUDA_NVTX=1: NVTX ranges per stage (infer/trace.h) */
     int async;                           /* STRIX_CUDA_ASYNC=1: two batches in flight */
+    int cpu;                             /* the model runs on the cpu (load_model) */
     double conf, iou;
     int txt, save_conf, save, overwrite, quiet, audio, half, nms_free;
     int nv12;                            /* --nv12: videos reach the model as NV12 planes */
@@ -185,6 +186,7 @@ typedef struct detector {
     int retina;                  /* --retina-masks: segment masks at the source's size */
     int kpt_n, kpt_dims;         /* pose: kpt_shape */
     int reid;                    /* the tracker's with_reid: each frame takes its detections' ReID features */
+    int recovered;               /* TrackTrack: each frame takes its recovered detections (strix_model_recovered) */
     struct task_scratch *scratch; /* a task model's buffers on the detection thread (taskframe.c) */
 } detector;
 
@@ -208,6 +210,11 @@ typedef struct task_frame {
     int n_names;
     float *feats;        /* with_reid: [n, feat_dim] the detections' ReID features (strix_model_features) */
     int feat_dim;        /* 0: none */
+    strix_detection *rec; /* the detector's recovered: [n_rec] TrackTrack's recovered detections, rec_xywhr
+                             [n_rec, 5] (obb) their rotated boxes; n_rec -1: none taken */
+    float *rec_xywhr;
+    int n_rec;
+    size_t rec_cap, rec_xywhr_cap;
     size_t values_cap, corners_cap, masks_cap, xy_cap, poly_cap, probs_cap, feats_cap;
     const float *raw_corners; /* obb, tracked (a view, see write_frame): the detections' own corners, corners the
                                  tracker's; else NULL */

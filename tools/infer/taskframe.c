@@ -57,6 +57,8 @@ void task_frame_free(void *ctx, void *task)
     free(t->poly_at);
     free(t->probs);
     free(t->feats);
+    free(t->rec);
+    free(t->rec_xywhr);
     free(t);
 }
 
@@ -243,6 +245,7 @@ static int task_copy(task_frame *t, const task_frame *f)
     t->mw = f->mw;
     t->nc = f->nc;
     t->feat_dim = f->feat_dim;
+    t->n_rec = -1; /* a repeated frame does not update the tracker */
     int seg = f->task == STRIX_TASK_SEGMENT;
     size_t masks = (size_t)f->n * f->mh * f->mw, pts = seg ? (size_t)f->poly_at[f->n] : 0;
     int ok = copy_floats(&t->values, &t->values_cap, f->values, (size_t)f->n * f->stride) &&
@@ -337,6 +340,7 @@ int task_take(void *ctx, int image, strix_pipe_frame *f, const strix_pipe_frame 
         }
         t->task = d->task;
         t->n = t->mh = t->mw = t->nc = t->feat_dim = 0;
+        t->n_rec = -1;
         return 0;
     }
     t->task = d->task;
@@ -345,6 +349,21 @@ int task_take(void *ctx, int image, strix_pipe_frame *f, const strix_pipe_frame 
     t->names = d->names;
     t->n_names = d->n_names;
     t->mh = t->mw = t->nc = t->feat_dim = 0;
+    t->n_rec = -1;
+    if (d->recovered) {
+        strix_detections r;
+        strix_task_values rv;
+        const int obb = d->task == STRIX_TASK_OBB;
+        if (strix_model_recovered(d->model, image, &r, &rv, err)) return -1;
+        if (!grow(&t->rec, &t->rec_cap, (size_t)r.count, sizeof *t->rec) ||
+            !copy_floats(&t->rec_xywhr, &t->rec_xywhr_cap, rv.values, obb ? (size_t)r.count * 5 : 0)) {
+            strix_fail(err, STRIX_E_NOMEM, "out of memory for a frame's recovered detections");
+            return -1;
+        }
+        if (r.count) memcpy(t->rec, r.items, sizeof *t->rec * (size_t)r.count);
+        t->n_rec = r.count;
+        if (d->task == STRIX_TASK_DETECT && !d->reid) return 0;
+    }
     if (d->reid) {
         strix_task_values fv;
         if (strix_model_features(d->model, image, &fv, err)) return -1;

@@ -73,6 +73,8 @@ strix_status tracking_frame(tracking *t, const strix_image *img, const uint8_t *
     strix_status st = inferred && task && task->feat_dim
                           ? strix_tracker_features(t->tracker, task->feats, n, task->feat_dim, err)
                           : STRIX_OK;
+    if (!st && inferred && task && task->n_rec >= 0) /* TrackTrack's recovered detections */
+        st = strix_tracker_recovered(t->tracker, task->rec, obb ? task->rec_xywhr : NULL, task->n_rec, err);
     if (!st)
         st = !inferred ? STRIX_OK
              : obb     ? strix_tracker_update_obb(t->tracker, img, grey, w, h, d, task->values, n, t->ids, err)

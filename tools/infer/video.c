@@ -871,7 +871,7 @@ int run_videos(const options *o, const video_plan *vp, int n, const detector *de
             cfg.collect = detector_collect;
             cfg.finish = detector_finish;
         }
-        if (!o->detections && (det->task != STRIX_TASK_DETECT || det->reid)) {
+        if (!o->detections && (det->task != STRIX_TASK_DETECT || det->reid || det->recovered)) {
             cfg.take = task_take;
             cfg.task_free = task_frame_free;
         }

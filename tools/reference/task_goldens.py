@@ -342,6 +342,17 @@ TOPK_CASES = [
 ]
 
 
+def distinct_scores(g, rows, a, nc):
+    """rows[:, 4:4 + nc] = (p + 1) / (A nc + 1) for p a Fisher-Yates
+    permutation of 0..A nc - 1: all distinct"""
+    n = a * nc
+    perm = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = g.u64() % (i + 1)
+        perm[i], perm[j] = perm[j], perm[i]
+    rows[:, 4:4 + nc] = (np.array(perm, np.float32).reshape(a, nc) + np.float32(1)) / np.float32(n + 1)
+
+
 def topk_inputs(g, a, nc, extra):
     """Rows [A, 4 + nc + extra]: cx, cy, w, h in eighths of a pixel (their
     x1 y1 x2 y2 exact in float32), scores (p + 1) / (A nc + 1) for p a
@@ -353,12 +364,7 @@ def topk_inputs(g, a, nc, extra):
         rows[i, 1] = g.u24() % 2048 / 8.0
         rows[i, 2] = 1 + g.u24() % 512 / 8.0
         rows[i, 3] = 1 + g.u24() % 512 / 8.0
-    n = a * nc
-    perm = list(range(n))
-    for i in range(n - 1, 0, -1):
-        j = g.u64() % (i + 1)
-        perm[i], perm[j] = perm[j], perm[i]
-    rows[:, 4:4 + nc] = (np.array(perm, np.float32).reshape(a, nc) + np.float32(1)) / np.float32(n + 1)
+    distinct_scores(g, rows, a, nc)
     if extra:
         rows[:, 4 + nc] = np.arange(a, dtype=np.float32)
         for i in range(a):

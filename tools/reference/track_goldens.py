@@ -50,7 +50,7 @@ deepocsort.yaml and tracktrack.yaml) and writes for each stream NAME:
                 returned), then the default TRACKTRACK's row box as in
                 NAME.boxes.txt ("- - - -": none); every stream.  No
                 loose-NMS detections (dets_del): what `infer --detections`
-                replays
+                replays (loose_goldens.py feeds them)
 
 Two kinds of stream:
 - detection streams (cross, occlusion, crowd, enter_exit, slow_fps, burst):
