@@ -441,9 +441,10 @@ static void eig_row(const double *restrict na, const double *restrict nb, const 
         sb[x] = b - ob[x];
         sc[x] = c - oc[x];
         float fa = (float)a * 0.5f, fb = (float)b, fc = (float)c * 0.5f, t = fa - fc;
-        e[x] = (fa + fc) - sqrtf(fb * fb + t * t);
+        float v = (fa + fc) - sqrtf(fb * fb + t * t);
+        e[x] = v;
+        rmax[x] = v > rmax[x] ? v : rmax[x];
     }
-    for (int x = 0; x < w; x++) rmax[x] = e[x] > rmax[x] ? e[x] : rmax[x];
     /* as two maxima of two: one maxps each (a zero's sign may differ from a
      * three-way select, which no comparison below can see) */
     for (int x = 1; x < w - 1; x++) {
@@ -461,6 +462,28 @@ static void peaks_row(cands *b, const float *restrict v, const float *restrict h
                       const float *restrict hd, int w, int c, unsigned char *restrict ok)
 {
     float floor = b->floor;
+#if defined(__AVX2__)
+    /* the five tests of 8 columns as one bit mask (ordered compares: NaN
+     * fails them as the scalar ones do); the columns past the last whole 8
+     * below */
+    const __m256 vz = _mm256_setzero_ps(), vf = _mm256_set1_ps(floor);
+    int x = 1;
+    for (; x + 8 <= w - 1; x += 8) {
+        __m256 vv = _mm256_loadu_ps(v + x);
+        __m256 m = _mm256_and_ps(_mm256_cmp_ps(vv, vz, _CMP_GT_OQ), _mm256_cmp_ps(vv, vf, _CMP_GE_OQ));
+        m = _mm256_and_ps(m, _mm256_cmp_ps(vv, _mm256_loadu_ps(hu + x), _CMP_GE_OQ));
+        m = _mm256_and_ps(m, _mm256_cmp_ps(vv, _mm256_loadu_ps(hc + x), _CMP_GE_OQ));
+        m = _mm256_and_ps(m, _mm256_cmp_ps(vv, _mm256_loadu_ps(hd + x), _CMP_GE_OQ));
+        for (unsigned bits = (unsigned)_mm256_movemask_ps(m); bits; bits &= bits - 1) {
+            int k = x + __builtin_ctz(bits);
+            cands_add(b, (gmc_cand){v[k], c * w + k});
+        }
+    }
+    for (; x < w - 1; x++)
+        if ((v[x] > 0) & (v[x] >= floor) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]))
+            cands_add(b, (gmc_cand){v[x], c * w + x});
+    (void)ok;
+#else
     for (int x = 1; x < w - 1; x++)
         ok[x] = (v[x] > 0) & (v[x] >= floor) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
     ok[w - 1] = 0;
@@ -471,6 +494,7 @@ static void peaks_row(cands *b, const float *restrict v, const float *restrict h
         for (int k = x; k < x + 8 && k < w - 1; k++)
             if (ok[k]) cands_add(b, (gmc_cand){v[k], c * w + k});
     }
+#endif
 }
 
 /* corners' pass over the rows (w, h >= 3): candidates into bs, returns the
