@@ -659,9 +659,47 @@ static void pyr_down_row(const gmc_level *L, int y, int16_t *restrict o, int *re
     int w = L->w, ow = (w + 1) / 2;
     const int16_t *r0 = L->img + (size_t)(2 * y - 2 + PAD) * (size_t)L->pw + PAD - 2;
     const int16_t *restrict r1 = r0 + L->pw, *restrict r2 = r1 + L->pw, *restrict r3 = r2 + L->pw, *restrict r4 = r3 + L->pw;
+#if defined(__AVX2__)
+    /* On the grey values g = IMG >> 7 the vertical sums G (<= 4080) fit
+     * int16 lanes, and the row's [1 4 6 4 1] at every second column is
+     * three multiply-adds of neighbouring pairs ((1, 4), (6, 4), (1, 0))
+     * into 32-bit lanes: the same S, (S + 128) >> 8 as above.  v holds the
+     * G as int16 [w + 4]. */
+    int16_t *restrict g = (int16_t *)v;
+    int x = 0;
+    for (; x + 16 <= w + 4; x += 16) {
+#define GMC_G(r) _mm256_srai_epi16(_mm256_loadu_si256((const __m256i *)((r) + x)), 7)
+        __m256i a = _mm256_add_epi16(GMC_G(r0), GMC_G(r4)), b = _mm256_add_epi16(GMC_G(r1), GMC_G(r3)), c = GMC_G(r2);
+#undef GMC_G
+        __m256i s = _mm256_add_epi16(_mm256_add_epi16(a, _mm256_slli_epi16(b, 2)),
+                                     _mm256_add_epi16(_mm256_slli_epi16(c, 2), _mm256_slli_epi16(c, 1)));
+        _mm256_storeu_si256((__m256i *)(g + x), s);
+    }
+    for (; x < w + 4; x++)
+        g[x] = (int16_t)((r0[x] >> 7) + 4 * (r1[x] >> 7) + 6 * (r2[x] >> 7) + 4 * (r3[x] >> 7) + (r4[x] >> 7));
+    const __m256i k0 = _mm256_set1_epi32(1 | 4 << 16), k1 = _mm256_set1_epi32(6 | 4 << 16), k2 = _mm256_set1_epi32(1);
+    const __m256i rnd = _mm256_set1_epi32(128);
+    x = 0;
+    for (; x + 16 <= ow && 2 * x + 40 <= w + 4; x += 16) { /* reads g[2x .. 2x + 39] */
+        __m256i h[2];
+        for (int k = 0; k < 2; k++) {
+            const int16_t *q = g + 2 * x + 16 * k;
+            __m256i t = _mm256_add_epi32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)q), k0),
+                                         _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(q + 2)), k1));
+            t = _mm256_add_epi32(t, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(q + 4)), k2));
+            h[k] = _mm256_srai_epi32(_mm256_add_epi32(t, rnd), 8);
+        }
+        /* packing interleaves the 128-bit halves: the permute restores the order */
+        __m256i r = _mm256_permute4x64_epi64(_mm256_packs_epi32(h[0], h[1]), 0xD8);
+        _mm256_storeu_si256((__m256i *)(o + x), _mm256_add_epi16(_mm256_slli_epi16(r, 7), _mm256_set1_epi16(2)));
+    }
+    for (; x < ow; x++)
+        o[x] = (int16_t)IMG((g[2 * x] + 4 * g[2 * x + 1] + 6 * g[2 * x + 2] + 4 * g[2 * x + 3] + g[2 * x + 4] + 128) >> 8);
+#else
     for (int x = 0; x < w + 4; x++) v[x] = r0[x] + 4 * r1[x] + 6 * r2[x] + 4 * r3[x] + r4[x];
     for (int x = 0; x < ow; x++) /* v[c + 2] is column c */
         o[x] = (int16_t)IMG((v[2 * x] + 4 * v[2 * x + 1] + 6 * v[2 * x + 2] + 4 * v[2 * x + 3] + v[2 * x + 4] + 15872) >> 15);
+#endif
 }
 
 /* Scharr's first pass over one row, columns -1..w (n = w + 2): vs = [3 10 3]
