@@ -394,11 +394,78 @@ static void sobel_dy_row(const uint8_t *restrict g, int w, float *restrict o)
  * g2 (above, at, below, reflected), Dy's row filters r0 (above) and r2
  * (below); p: [3][w + 2] scratch (the products, reflected one column
  * beyond each edge); sa, sb, sc [w] the 3-sums of Dx^2, Dx Dy, Dy^2. */
+#if defined(__AVX2__)
+/* sobel_row's three products at column j (-1..w: reflected), as it
+ * computes them: the columns its vector loop leaves. */
+static void sobel_px(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, const float *r0, const float *r2,
+                     int w, int j, double q[3])
+{
+    j = j < 0 ? 1 : j >= w ? w - 2 : j;
+    float dy = r2[j] - r0[j], dx = 0;
+    if (j > 0 && j < w - 1) {
+        int s = (g0[j + 1] - g0[j - 1]) + (g2[j + 1] - g2[j - 1]), m = g1[j + 1] - g1[j - 1];
+        dx = fused((float)s, SOBEL_K, (float)m * (2 * SOBEL_K));
+    }
+    q[0] = dx * dx;
+    q[1] = dx * dy;
+    q[2] = dy * dy;
+}
+
+/* The 3-sums of one product's two double vectors lo (columns x..x+3) and
+ * hi (x+4..x+7), prev the vector before lo: columns x-1..x+6 into o + x - 1,
+ * each ((p[j-1] + p[j]) + p[j+1]) as below.  The shifted neighbours come
+ * from lane shuffles, not from a product row stored and read back. */
+static GMC_INLINE void sum3_avx2(__m256d prev, __m256d lo, __m256d hi, double *o)
+{
+    __m256d a = _mm256_permute2f128_pd(prev, lo, 0x21), b = _mm256_permute2f128_pd(lo, hi, 0x21); /* x-2.., x+2.. */
+    _mm256_storeu_pd(o - 1, _mm256_add_pd(_mm256_add_pd(a, _mm256_shuffle_pd(a, lo, 5)), lo));
+    _mm256_storeu_pd(o + 3, _mm256_add_pd(_mm256_add_pd(b, _mm256_shuffle_pd(b, hi, 5)), hi));
+}
+#endif
+
 static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, const uint8_t *restrict g2,
                       const float *restrict r0, const float *restrict r2, int w, double *restrict p,
                       double *restrict sa, double *restrict sb, double *restrict sc)
 {
     const float k = SOBEL_K, k2 = 2 * SOBEL_K;
+#if defined(__AVX2__)
+    /* 8 columns a step, all inside (1..w-2); each product's 3-sums follow
+     * in registers (sum3_avx2), a step behind: the columns before x-1 are
+     * done.  prev starts as columns -3..0 (only -1 and 0 are read). */
+    (void)p;
+    double q0[3], q1[3];
+    sobel_px(g0, g1, g2, r0, r2, w, 0, q0);
+    sobel_px(g0, g1, g2, r0, r2, w, 1, q1);
+    __m256d pv[3];
+    for (int i = 0; i < 3; i++) pv[i] = _mm256_set_pd(q0[i], q1[i], 0, 0);
+    const __m256 vk = _mm256_set1_ps(k), vk2 = _mm256_set1_ps(k2);
+    int x = 1;
+    for (; x + 8 <= w - 1; x += 8) {
+#define GMC_U8(g, o) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)((g) + x + (o))))
+        __m256i si = _mm256_add_epi32(_mm256_sub_epi32(GMC_U8(g0, 1), GMC_U8(g0, -1)),
+                                      _mm256_sub_epi32(GMC_U8(g2, 1), GMC_U8(g2, -1)));
+        __m256i mi = _mm256_sub_epi32(GMC_U8(g1, 1), GMC_U8(g1, -1));
+#undef GMC_U8
+        __m256 dx = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), vk, _mm256_mul_ps(_mm256_cvtepi32_ps(mi), vk2));
+        __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(r2 + x), _mm256_loadu_ps(r0 + x));
+        __m256 pr[3] = {_mm256_mul_ps(dx, dx), _mm256_mul_ps(dx, dy), _mm256_mul_ps(dy, dy)};
+        double *o[3] = {sa, sb, sc};
+        for (int i = 0; i < 3; i++) {
+            __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(pr[i])), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(pr[i], 1));
+            sum3_avx2(pv[i], lo, hi, o[i] + x);
+            pv[i] = hi;
+        }
+    }
+    for (int j = x - 1; j < w; j++) { /* the last columns' 3-sums */
+        double u[3], v[3], t[3];
+        sobel_px(g0, g1, g2, r0, r2, w, j - 1, u);
+        sobel_px(g0, g1, g2, r0, r2, w, j, v);
+        sobel_px(g0, g1, g2, r0, r2, w, j + 1, t);
+        sa[j] = (u[0] + v[0]) + t[0];
+        sb[j] = (u[1] + v[1]) + t[1];
+        sc[j] = (u[2] + v[2]) + t[2];
+    }
+#else
     double *restrict pa = p, *restrict pb = p + w + 2, *restrict pc = p + 2 * (w + 2);
     for (int x = 1; x < w - 1; x++) {
         int s = (g0[x + 1] - g0[x - 1]) + (g2[x + 1] - g2[x - 1]), m = g1[x + 1] - g1[x - 1];
@@ -423,6 +490,7 @@ static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, co
         sb[x] = (pb[x] + pb[x + 1]) + pb[x + 2];
         sc[x] = (pc[x] + pc[x + 1]) + pc[x + 2];
     }
+#endif
 }
 
 /* One output row of the box filter's running sums and its minimum
