@@ -390,10 +390,6 @@ static void sobel_dy_row(const uint8_t *restrict g, int w, float *restrict o)
     for (int x = a > 1 ? a : 1; x < w - 1; x++) o[x] = ((float)g[x - 1] * k + (float)g[x] * k2) + (float)g[x + 1] * k;
 }
 
-/* Row y's Sobel products, each row's 3-sums in double: grey rows g0, g1,
- * g2 (above, at, below, reflected), Dy's row filters r0 (above) and r2
- * (below); p: [3][w + 2] scratch (the products, reflected one column
- * beyond each edge); sa, sb, sc [w] the 3-sums of Dx^2, Dx Dy, Dy^2. */
 #if defined(__AVX2__)
 /* sobel_row's three products at column j (-1..w: reflected), as it
  * computes them: the columns its vector loop leaves. */
@@ -423,6 +419,11 @@ static GMC_INLINE void sum3_avx2(__m256d prev, __m256d lo, __m256d hi, double *o
 }
 #endif
 
+/* Row y's Sobel products, each row's 3-sums in double: grey rows g0, g1,
+ * g2 (above, at, below, reflected), Dy's row filters r0 (above) and r2
+ * (below); p: [3][w + 2] scratch (the products, reflected one column
+ * beyond each edge; the AVX2 build keeps them in registers); sa, sb, sc
+ * [w] the 3-sums of Dx^2, Dx Dy, Dy^2. */
 static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, const uint8_t *restrict g2,
                       const float *restrict r0, const float *restrict r2, int w, double *restrict p,
                       double *restrict sa, double *restrict sb, double *restrict sc)
@@ -525,7 +526,8 @@ static void eig_row(const double *restrict na, const double *restrict nb, const 
  * the 3-wide maxima of the rows above, at and below (hu, hc, hd: columns
  * 1..w-2): each peak at 1..w-2 above 0 and at least b's floor goes to b.
  * Peaks are sparse: the flags ok [w + 8] are set in a vectorised loop and
- * the scan skips 8 clear ones at a time. */
+ * the scan skips 8 clear ones at a time (the AVX2 build tests 8 columns
+ * into one bit mask instead; ok unused). */
 static void peaks_row(cands *b, const float *restrict v, const float *restrict hu, const float *restrict hc,
                       const float *restrict hd, int w, int c, unsigned char *restrict ok)
 {
