@@ -390,15 +390,83 @@ static void sobel_dy_row(const uint8_t *restrict g, int w, float *restrict o)
     for (int x = a > 1 ? a : 1; x < w - 1; x++) o[x] = ((float)g[x - 1] * k + (float)g[x] * k2) + (float)g[x + 1] * k;
 }
 
+#if defined(__AVX2__)
+/* sobel_row's three products at column j (-1..w: reflected), as it
+ * computes them: the columns its vector loop leaves. */
+static void sobel_px(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, const float *r0, const float *r2,
+                     int w, int j, double q[3])
+{
+    j = j < 0 ? 1 : j >= w ? w - 2 : j;
+    float dy = r2[j] - r0[j], dx = 0;
+    if (j > 0 && j < w - 1) {
+        int s = (g0[j + 1] - g0[j - 1]) + (g2[j + 1] - g2[j - 1]), m = g1[j + 1] - g1[j - 1];
+        dx = fused((float)s, SOBEL_K, (float)m * (2 * SOBEL_K));
+    }
+    q[0] = dx * dx;
+    q[1] = dx * dy;
+    q[2] = dy * dy;
+}
+
+/* The 3-sums of one product's two double vectors lo (columns x..x+3) and
+ * hi (x+4..x+7), prev the vector before lo: columns x-1..x+6 into o + x - 1,
+ * each ((p[j-1] + p[j]) + p[j+1]) as below.  The shifted neighbours come
+ * from lane shuffles, not from a product row stored and read back. */
+static GMC_INLINE void sum3_avx2(__m256d prev, __m256d lo, __m256d hi, double *o)
+{
+    __m256d a = _mm256_permute2f128_pd(prev, lo, 0x21), b = _mm256_permute2f128_pd(lo, hi, 0x21); /* x-2.., x+2.. */
+    _mm256_storeu_pd(o - 1, _mm256_add_pd(_mm256_add_pd(a, _mm256_shuffle_pd(a, lo, 5)), lo));
+    _mm256_storeu_pd(o + 3, _mm256_add_pd(_mm256_add_pd(b, _mm256_shuffle_pd(b, hi, 5)), hi));
+}
+#endif
+
 /* Row y's Sobel products, each row's 3-sums in double: grey rows g0, g1,
  * g2 (above, at, below, reflected), Dy's row filters r0 (above) and r2
  * (below); p: [3][w + 2] scratch (the products, reflected one column
- * beyond each edge); sa, sb, sc [w] the 3-sums of Dx^2, Dx Dy, Dy^2. */
+ * beyond each edge; the AVX2 build keeps them in registers); sa, sb, sc
+ * [w] the 3-sums of Dx^2, Dx Dy, Dy^2. */
 static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, const uint8_t *restrict g2,
                       const float *restrict r0, const float *restrict r2, int w, double *restrict p,
                       double *restrict sa, double *restrict sb, double *restrict sc)
 {
     const float k = SOBEL_K, k2 = 2 * SOBEL_K;
+#if defined(__AVX2__)
+    /* 8 columns a step, all inside (1..w-2); each product's 3-sums follow
+     * in registers (sum3_avx2), a step behind: the columns before x-1 are
+     * done.  prev starts as columns -3..0 (only -1 and 0 are read). */
+    (void)p;
+    double q0[3], q1[3];
+    sobel_px(g0, g1, g2, r0, r2, w, 0, q0);
+    sobel_px(g0, g1, g2, r0, r2, w, 1, q1);
+    __m256d pv[3];
+    for (int i = 0; i < 3; i++) pv[i] = _mm256_set_pd(q0[i], q1[i], 0, 0);
+    const __m256 vk = _mm256_set1_ps(k), vk2 = _mm256_set1_ps(k2);
+    int x = 1;
+    for (; x + 8 <= w - 1; x += 8) {
+#define GMC_U8(g, o) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)((g) + x + (o))))
+        __m256i si = _mm256_add_epi32(_mm256_sub_epi32(GMC_U8(g0, 1), GMC_U8(g0, -1)),
+                                      _mm256_sub_epi32(GMC_U8(g2, 1), GMC_U8(g2, -1)));
+        __m256i mi = _mm256_sub_epi32(GMC_U8(g1, 1), GMC_U8(g1, -1));
+#undef GMC_U8
+        __m256 dx = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), vk, _mm256_mul_ps(_mm256_cvtepi32_ps(mi), vk2));
+        __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(r2 + x), _mm256_loadu_ps(r0 + x));
+        __m256 pr[3] = {_mm256_mul_ps(dx, dx), _mm256_mul_ps(dx, dy), _mm256_mul_ps(dy, dy)};
+        double *o[3] = {sa, sb, sc};
+        for (int i = 0; i < 3; i++) {
+            __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(pr[i])), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(pr[i], 1));
+            sum3_avx2(pv[i], lo, hi, o[i] + x);
+            pv[i] = hi;
+        }
+    }
+    for (int j = x - 1; j < w; j++) { /* the last columns' 3-sums */
+        double u[3], v[3], t[3];
+        sobel_px(g0, g1, g2, r0, r2, w, j - 1, u);
+        sobel_px(g0, g1, g2, r0, r2, w, j, v);
+        sobel_px(g0, g1, g2, r0, r2, w, j + 1, t);
+        sa[j] = (u[0] + v[0]) + t[0];
+        sb[j] = (u[1] + v[1]) + t[1];
+        sc[j] = (u[2] + v[2]) + t[2];
+    }
+#else
     double *restrict pa = p, *restrict pb = p + w + 2, *restrict pc = p + 2 * (w + 2);
     for (int x = 1; x < w - 1; x++) {
         int s = (g0[x + 1] - g0[x - 1]) + (g2[x + 1] - g2[x - 1]), m = g1[x + 1] - g1[x - 1];
@@ -423,6 +491,7 @@ static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, co
         sb[x] = (pb[x] + pb[x + 1]) + pb[x + 2];
         sc[x] = (pc[x] + pc[x + 1]) + pc[x + 2];
     }
+#endif
 }
 
 /* One output row of the box filter's running sums and its minimum
@@ -441,9 +510,10 @@ static void eig_row(const double *restrict na, const double *restrict nb, const 
         sb[x] = b - ob[x];
         sc[x] = c - oc[x];
         float fa = (float)a * 0.5f, fb = (float)b, fc = (float)c * 0.5f, t = fa - fc;
-        e[x] = (fa + fc) - sqrtf(fb * fb + t * t);
+        float v = (fa + fc) - sqrtf(fb * fb + t * t);
+        e[x] = v;
+        rmax[x] = v > rmax[x] ? v : rmax[x];
     }
-    for (int x = 0; x < w; x++) rmax[x] = e[x] > rmax[x] ? e[x] : rmax[x];
     /* as two maxima of two: one maxps each (a zero's sign may differ from a
      * three-way select, which no comparison below can see) */
     for (int x = 1; x < w - 1; x++) {
@@ -456,11 +526,34 @@ static void eig_row(const double *restrict na, const double *restrict nb, const 
  * the 3-wide maxima of the rows above, at and below (hu, hc, hd: columns
  * 1..w-2): each peak at 1..w-2 above 0 and at least b's floor goes to b.
  * Peaks are sparse: the flags ok [w + 8] are set in a vectorised loop and
- * the scan skips 8 clear ones at a time. */
+ * the scan skips 8 clear ones at a time (the AVX2 build tests 8 columns
+ * into one bit mask instead; ok unused). */
 static void peaks_row(cands *b, const float *restrict v, const float *restrict hu, const float *restrict hc,
                       const float *restrict hd, int w, int c, unsigned char *restrict ok)
 {
     float floor = b->floor;
+#if defined(__AVX2__)
+    /* the five tests of 8 columns as one bit mask (ordered compares: NaN
+     * fails them as the scalar ones do); the columns past the last whole 8
+     * below */
+    const __m256 vz = _mm256_setzero_ps(), vf = _mm256_set1_ps(floor);
+    int x = 1;
+    for (; x + 8 <= w - 1; x += 8) {
+        __m256 vv = _mm256_loadu_ps(v + x);
+        __m256 m = _mm256_and_ps(_mm256_cmp_ps(vv, vz, _CMP_GT_OQ), _mm256_cmp_ps(vv, vf, _CMP_GE_OQ));
+        m = _mm256_and_ps(m, _mm256_cmp_ps(vv, _mm256_loadu_ps(hu + x), _CMP_GE_OQ));
+        m = _mm256_and_ps(m, _mm256_cmp_ps(vv, _mm256_loadu_ps(hc + x), _CMP_GE_OQ));
+        m = _mm256_and_ps(m, _mm256_cmp_ps(vv, _mm256_loadu_ps(hd + x), _CMP_GE_OQ));
+        for (unsigned bits = (unsigned)_mm256_movemask_ps(m); bits; bits &= bits - 1) {
+            int k = x + __builtin_ctz(bits);
+            cands_add(b, (gmc_cand){v[k], c * w + k});
+        }
+    }
+    for (; x < w - 1; x++)
+        if ((v[x] > 0) & (v[x] >= floor) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]))
+            cands_add(b, (gmc_cand){v[x], c * w + x});
+    (void)ok;
+#else
     for (int x = 1; x < w - 1; x++)
         ok[x] = (v[x] > 0) & (v[x] >= floor) & (v[x] >= hu[x]) & (v[x] >= hc[x]) & (v[x] >= hd[x]);
     ok[w - 1] = 0;
@@ -471,6 +564,7 @@ static void peaks_row(cands *b, const float *restrict v, const float *restrict h
         for (int k = x; k < x + 8 && k < w - 1; k++)
             if (ok[k]) cands_add(b, (gmc_cand){v[k], c * w + k});
     }
+#endif
 }
 
 /* corners' pass over the rows (w, h >= 3): candidates into bs, returns the
@@ -635,9 +729,47 @@ static void pyr_down_row(const gmc_level *L, int y, int16_t *restrict o, int *re
     int w = L->w, ow = (w + 1) / 2;
     const int16_t *r0 = L->img + (size_t)(2 * y - 2 + PAD) * (size_t)L->pw + PAD - 2;
     const int16_t *restrict r1 = r0 + L->pw, *restrict r2 = r1 + L->pw, *restrict r3 = r2 + L->pw, *restrict r4 = r3 + L->pw;
+#if defined(__AVX2__)
+    /* On the grey values g = IMG >> 7 the vertical sums G (<= 4080) fit
+     * int16 lanes, and the row's [1 4 6 4 1] at every second column is
+     * three multiply-adds of neighbouring pairs ((1, 4), (6, 4), (1, 0))
+     * into 32-bit lanes: the same S, (S + 128) >> 8 as above.  v holds the
+     * G as int16 [w + 4]. */
+    int16_t *restrict g = (int16_t *)v;
+    int x = 0;
+    for (; x + 16 <= w + 4; x += 16) {
+#define GMC_G(r) _mm256_srai_epi16(_mm256_loadu_si256((const __m256i *)((r) + x)), 7)
+        __m256i a = _mm256_add_epi16(GMC_G(r0), GMC_G(r4)), b = _mm256_add_epi16(GMC_G(r1), GMC_G(r3)), c = GMC_G(r2);
+#undef GMC_G
+        __m256i s = _mm256_add_epi16(_mm256_add_epi16(a, _mm256_slli_epi16(b, 2)),
+                                     _mm256_add_epi16(_mm256_slli_epi16(c, 2), _mm256_slli_epi16(c, 1)));
+        _mm256_storeu_si256((__m256i *)(g + x), s);
+    }
+    for (; x < w + 4; x++)
+        g[x] = (int16_t)((r0[x] >> 7) + 4 * (r1[x] >> 7) + 6 * (r2[x] >> 7) + 4 * (r3[x] >> 7) + (r4[x] >> 7));
+    const __m256i k0 = _mm256_set1_epi32(1 | 4 << 16), k1 = _mm256_set1_epi32(6 | 4 << 16), k2 = _mm256_set1_epi32(1);
+    const __m256i rnd = _mm256_set1_epi32(128);
+    x = 0;
+    for (; x + 16 <= ow && 2 * x + 40 <= w + 4; x += 16) { /* reads g[2x .. 2x + 39] */
+        __m256i h[2];
+        for (int k = 0; k < 2; k++) {
+            const int16_t *q = g + 2 * x + 16 * k;
+            __m256i t = _mm256_add_epi32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)q), k0),
+                                         _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(q + 2)), k1));
+            t = _mm256_add_epi32(t, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(q + 4)), k2));
+            h[k] = _mm256_srai_epi32(_mm256_add_epi32(t, rnd), 8);
+        }
+        /* packing interleaves the 128-bit halves: the permute restores the order */
+        __m256i r = _mm256_permute4x64_epi64(_mm256_packs_epi32(h[0], h[1]), 0xD8);
+        _mm256_storeu_si256((__m256i *)(o + x), _mm256_add_epi16(_mm256_slli_epi16(r, 7), _mm256_set1_epi16(2)));
+    }
+    for (; x < ow; x++)
+        o[x] = (int16_t)IMG((g[2 * x] + 4 * g[2 * x + 1] + 6 * g[2 * x + 2] + 4 * g[2 * x + 3] + g[2 * x + 4] + 128) >> 8);
+#else
     for (int x = 0; x < w + 4; x++) v[x] = r0[x] + 4 * r1[x] + 6 * r2[x] + 4 * r3[x] + r4[x];
     for (int x = 0; x < ow; x++) /* v[c + 2] is column c */
         o[x] = (int16_t)IMG((v[2 * x] + 4 * v[2 * x + 1] + 6 * v[2 * x + 2] + 4 * v[2 * x + 3] + v[2 * x + 4] + 15872) >> 15);
+#endif
 }
 
 /* Scharr's first pass over one row, columns -1..w (n = w + 2): vs = [3 10 3]

@@ -457,10 +457,26 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
     const __m128i z = _mm_setzero_si128();
     __m128 l[3] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
     __m128i t[3] = {z, z, z}, m = z; /* the last columns' sums, |gx gy|'s */
+#if defined(__AVX2__)
+    /* the gx^2 and gy^2 lanes side by side in one 8-lane vector (l02: gx^2
+     * low, gy^2 high), each 8 columns' products made in one multiply-add
+     * (columns c..c+3 low, c+4..c+7 high) and added half after half: each
+     * lane's chain as above */
+    __m256 l02 = _mm256_setzero_ps();
+#endif
     for (int r = 0; r < WIN; r++) {
         for (int c = 0; c < WMAIN; c += 8) {
             __m128i X = _mm_loadu_si128((const __m128i *)(gx + MAIN(r) + c));
             __m128i Y = _mm_loadu_si128((const __m128i *)(gy + MAIN(r) + c));
+#if defined(__AVX2__)
+            __m256i px = _mm256_cvtepu16_epi32(X), py = _mm256_cvtepu16_epi32(Y); /* (v, 0) pairs, as below */
+            __m256 sx = _mm256_cvtepi32_ps(_mm256_madd_epi16(px, px)), sy = _mm256_cvtepi32_ps(_mm256_madd_epi16(py, py));
+            __m256 xy = _mm256_cvtepi32_ps(_mm256_madd_epi16(px, py));
+            l02 = _mm256_add_ps(l02, _mm256_permute2f128_ps(sx, sy, 0x20));
+            l02 = _mm256_add_ps(l02, _mm256_permute2f128_ps(sx, sy, 0x31));
+            l[1] = _mm_add_ps(l[1], _mm256_castps256_ps128(xy));
+            l[1] = _mm_add_ps(l[1], _mm256_extractf128_ps(xy, 1));
+#else
             for (int h = 0; h < 2; h++) { /* columns c..c+3, then c+4..c+7 */
                 __m128i x = h ? _mm_unpackhi_epi16(X, z) : _mm_unpacklo_epi16(X, z);
                 __m128i y = h ? _mm_unpackhi_epi16(Y, z) : _mm_unpacklo_epi16(Y, z);
@@ -468,6 +484,7 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
                 l[1] = _mm_add_ps(l[1], _mm_cvtepi32_ps(_mm_madd_epi16(x, y)));
                 l[2] = _mm_add_ps(l[2], _mm_cvtepi32_ps(_mm_madd_epi16(y, y)));
             }
+#endif
         }
         __m128i X = _mm_loadu_si128((const __m128i *)(gx + TAIL(r)));
         __m128i Y = _mm_loadu_si128((const __m128i *)(gy + TAIL(r)));
@@ -479,6 +496,10 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
         t[2] = _mm_add_epi32(t[2], _mm_add_epi32(_mm_madd_epi16(yl, yl), _mm_madd_epi16(yh, yh)));
         m = _mm_add_epi32(m, _mm_add_epi32(abs32(pl), abs32(ph)));
     }
+#if defined(__AVX2__)
+    l[0] = _mm256_castps256_ps128(l02);
+    l[2] = _mm256_extractf128_ps(l02, 1);
+#endif
     float lf[3][4];
     uint32_t tv[4][4];
     for (int i = 0; i < 3; i++) {

@@ -64,7 +64,7 @@ typedef struct gmc_scratch {
     const uint8_t *img;   /* the half-size grey frame the steps after grey read: grey, or the
                              caller's (strix_gmc_apply_grey) */
     uint16_t *rows;       /* grey rows of the full frame [2][width] */
-    int *row;             /* pyrDown's vertical sums [w + 4] */
+    int *row;             /* pyrDown's vertical sums [w + 4] (the AVX2 build's: int16) */
     int16_t *sch;         /* the Scharr pass's column sums and differences [2][w + 2] */
     double *cs;           /* corners' row buffers [GMC_CS_ROWS][GMC_CS_ROW(w)] */
     unsigned char *ok;    /* corners' peak flags [w + 8] */
