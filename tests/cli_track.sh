@@ -22,12 +22,10 @@ NAME=cli_track
 ALL="help segments_exact reel_durations mot_file counts_and_line tracked_boxes pad_gap_defaults min_frames max_len no_match
 rerender_keeps_ids retrack skipped_frames tracker_choice fasttrack_deepocsort default_tracktrack real_footage reid degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
 if [ ! -x "$B/infer" ]; then
-    for t in $ALL; do skip "$t" "$B/infer is not built"; done
-    exit 0
+    skip_all "$B/infer is not built"
 fi
 if ! command -v ffmpeg >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
-    for t in $ALL; do skip "$t" "ffmpeg/ffprobe not installed (sh tools/deps.sh)"; done
-    exit 0
+    skip_all "ffmpeg/ffprobe not installed (sh tools/deps.sh)"
 fi
 ASAN=0
 grep -q __asan_init "$B/infer" 2>/dev/null && ASAN=1
@@ -53,10 +51,8 @@ near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d
 
 ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25:duration=12 \
     -f lavfi -i sine=frequency=440:sample_rate=48000:duration=12 \
-    -c:v libx264 -preset ultrafast -pix_fmt yuv420p -c:a aac -shortest "$T/clip.mp4" 2>"$T/ffmpeg.err" || {
-    for t in $ALL; do skip "$t" "ffmpeg could not make the test clip: $(head -c 200 "$T/ffmpeg.err")"; done
-    exit 0
-}
+    -c:v libx264 -preset ultrafast -pix_fmt yuv420p -c:a aac -shortest "$T/clip.mp4" 2>"$T/ffmpeg.err" ||
+    skip_all "ffmpeg could not make the test clip: $(head -c 200 "$T/ffmpeg.err")"
 # the detections, in infer's JSON Lines format
 awk 'BEGIN { for (f = 0; f < 300; f++) { d = ""
     if (f >= 50 && f < 100) { x = 20 + 2 * (f - 50)
