@@ -77,7 +77,7 @@ class _OwnedImage(ctypes.Structure):
 class _DetectOptions(ctypes.Structure):
     _fields_ = [("conf", ctypes.c_float), ("iou", ctypes.c_float), ("max_det", ctypes.c_int),
                 ("imgsz", ctypes.c_int), ("rect", ctypes.c_int), ("agnostic", ctypes.c_int),
-                ("classes", ctypes.c_void_p)]
+                ("classes", ctypes.c_void_p), ("recovered", ctypes.c_int)]
 
 
 class _Detection(ctypes.Structure):

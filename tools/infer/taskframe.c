@@ -403,7 +403,8 @@ int task_from_record(task_frame *t, const strix_jsonl_record *rec, const int *se
     t->n = n;
     t->names = names;
     t->n_names = n_names;
-    t->mh = t->mw = t->nc = t->stride = t->kd = 0;
+    t->mh = t->mw = t->nc = t->stride = t->kd = t->feat_dim = 0;
+    t->n_rec = -1; /* a replay carries no ReID features and no recovered detections */
     t->raw_corners = NULL;
     if (!grow(&t->poly_at, &t->poly_cap, (size_t)n + 1, sizeof(int))) return EXIT_NOMEM;
     t->poly_at[0] = 0;
