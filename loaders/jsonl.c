@@ -34,6 +34,7 @@ struct strix_jsonl_reader {
     strix_detection *dets;
     int *track_ids;
     strix_detection *raw; /* the detections with "detection_box" where given */
+    unsigned char *recovered;
     int det_cap;
     /* the task fields (jsonl.h), grown like dets: every one is bounded by the line's length */
     int *seg_at;      /* [det_cap + 1] */
@@ -150,12 +151,13 @@ static int num_value(parser *P, const char *name, const char **tok, int *len)
 }
 
 enum { K_CLASS = 1, K_NAME = 2, K_SCORE = 4, K_BOX = 8, K_TRACK = 16, K_DBOX = 32, K_SEG = 64, K_KPT = 128,
-       K_OBB = 256, K_DOBB = 512 };
+       K_OBB = 256, K_DOBB = 512, K_REC = 1024 };
 
 typedef struct det_ctx {
     int seen; /* K_ flags */
     strix_detection d;
     int track;
+    int recovered; /* "recovered" */
     float dbox[4]; /* "detection_box", when K_DBOX */
     const char *name; /* NULL: none given */
     int n_pts, kd;    /* segments, keypoints: the columns' length (in r->col); keypoints: 2 or 3 columns */
@@ -339,6 +341,9 @@ static int det_member(parser *P, const char *key, size_t len, void *vctx)
     } else if (key_is(key, len, "track_id")) {
         if (twice(P, &c->seen, K_TRACK, "track_id") || integer(P, "track_id", 0, INT_MAX, 1, &v)) return -1;
         c->track = (int)v;
+    } else if (key_is(key, len, "recovered")) {
+        if (twice(P, &c->seen, K_REC, "recovered")) return -1;
+        if (!strix_json_bool(&P->j, &c->recovered)) return FAIL(P, "\"recovered\" must be true or false");
     } else if (key_is(key, len, "segments")) {
         return points(P, "segments", &c->seen, K_SEG, c);
     } else if (key_is(key, len, "keypoints")) {
@@ -449,7 +454,9 @@ static int detections(parser *P, strix_jsonl_record *rec)
             if (t) r->track_ids = t;
             strix_detection *raw = t ? realloc(r->raw, (size_t)cap * sizeof *raw) : NULL;
             if (raw) r->raw = raw;
-            int *at = raw ? realloc(r->seg_at, ((size_t)cap + 1) * sizeof *at) : NULL;
+            unsigned char *rc = raw ? realloc(r->recovered, (size_t)cap) : NULL;
+            if (rc) r->recovered = rc;
+            int *at = rc ? realloc(r->seg_at, ((size_t)cap + 1) * sizeof *at) : NULL;
             if (at) r->seg_at = at;
             float *obb = at ? realloc(r->obb, (size_t)cap * 8 * sizeof *obb) : NULL;
             if (obb) r->obb = obb;
@@ -459,7 +466,7 @@ static int detections(parser *P, strix_jsonl_record *rec)
             r->det_cap = cap;
         }
         P->det = n - 1;
-        det_ctx c = {0, {0, 0, 0, 0, 0, 0}, -1, {0, 0, 0, 0}, NULL, 0, 0, {0}, {0}};
+        det_ctx c = {0, {0, 0, 0, 0, 0, 0}, -1, 0, {0, 0, 0, 0}, NULL, 0, 0, {0}, {0}};
         if (peek(P) != '{') return FAIL(P, "must be an object");
         if (object(P, det_member, &c)) return -1;
         const char *missing = !(c.seen & K_CLASS) ? "class_id" : !(c.seen & K_SCORE) ? "score"
@@ -471,6 +478,7 @@ static int detections(parser *P, strix_jsonl_record *rec)
         if (det_task(P, rec, n - 1, &c)) return -1;
         r->dets[n - 1] = c.d;
         r->track_ids[n - 1] = c.track;
+        r->recovered[n - 1] = (unsigned char)c.recovered;
         r->raw[n - 1] = c.d;
         if (c.seen & K_DBOX)
             r->raw[n - 1] = (strix_detection){c.dbox[0], c.dbox[1], c.dbox[2], c.dbox[3], c.d.score, c.d.class_id};
@@ -649,6 +657,7 @@ static int parse_line(strix_jsonl_reader *r, char *line, size_t len, strix_jsonl
     rec->dets = r->dets;
     rec->track_ids = r->track_ids;
     rec->raw = r->raw;
+    rec->recovered = r->recovered;
     rec->seg_at = r->seg_at;
     rec->seg_xy = r->seg_xy;
     rec->kpts = r->kpts;
@@ -731,6 +740,7 @@ void strix_jsonl_close(strix_jsonl_reader *r)
     free(r->dets);
     free(r->track_ids);
     free(r->raw);
+    free(r->recovered);
     free(r->seg_at);
     free(r->seg_xy);
     free(r->kpts);

@@ -21,6 +21,11 @@
  *     detection_box  optional, as box: a tracked detection's own box when
  *                 box is the tracker's (infer --track writes both); the
  *                 record's raw has it, dets the box
+ *     recovered   optional true/false (default false): infer --track with
+ *                 TrackTrack writes true on a row that is not one of the
+ *                 frame's detections but a recovered one (the looser NMS's)
+ *                 a track took, after the detections, as Ultralytics'
+ *                 tracked results hold it
  *     segments    optional {"x": [...], "y": [...]}: a segment model's polygon
  *                 (Results.masks.xy), x and y of equal length
  *     keypoints   optional {"x": [...], "y": [...], "visible": [...]}: a pose
@@ -74,6 +79,8 @@ typedef struct strix_jsonl_record {
     strix_detection *dets;  /* [n], reader-owned, valid until the next call */
     int *track_ids;         /* [n], -1 when a detection has none; same lifetime */
     strix_detection *raw;   /* [n], dets with "detection_box" as the box where given; same lifetime */
+    unsigned char *recovered; /* [n], 1: "recovered": true (a TrackTrack row from a recovered detection, not a
+                               * detection of the frame); same lifetime */
     /* The task fields, same lifetime; task says which the record has (STRIX_TASK_DETECT: none; the
      * arrays of the others are then not set) */
     strix_task task;

@@ -20,7 +20,7 @@ NAME=cli_track
 . "$(dirname "$0")/lib_cli.sh"
 
 ALL="help segments_exact reel_durations mot_file counts_and_line tracked_boxes pad_gap_defaults min_frames max_len no_match
-rerender_keeps_ids retrack skipped_frames tracker_choice fasttrack_deepocsort default_tracktrack real_footage reid degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
+rerender_keeps_ids retrack skipped_frames tracker_choice fasttrack_deepocsort default_tracktrack recovered_rows real_footage reid degenerate_boxes bad_detections mismatched_video usage_errors refuse_overwrite live_model temps"
 if [ ! -x "$B/infer" ]; then
     skip_all "$B/infer is not built"
 fi
@@ -425,6 +425,64 @@ for bad in "model 'osnet.pt': strix runs no separate ReID model@model: osnet.pt\
     fi
 done
 [ $ok = 1 ] && pass default_tracktrack || fail default_tracktrack "see above"
+
+# recovered_rows: TrackTrack's recovered detections (the boxes a looser NMS kept, Ultralytics' dets_del) replayed from
+# a file's "recovered": true rows: tests/golden/track/loose.tracktrack.txt (tools/reference/loose_goldens.py: 80 frames
+# of people crossing, Ultralytics 8.4.190's TRACKTRACK given its detections and dets_del) as JSON Lines; every
+# detection gets Ultralytics' identity and tracked box, and each recovered detection that updated a track (a row of
+# idx -1 there) becomes a row "recovered": true after the frame's detections, with that identity and the tracker's
+# box, and none other does; a replay of that output without --track passes those rows through, and one with
+# ByteTrack drops them (only TrackTrack takes recovered detections)
+O=$T/rec
+L=$G/loose.tracktrack.txt
+ok=1
+mkdir -p "$O"
+ffmpeg -v error -y -f lavfi -i color=c=gray:size=864x640:rate=25:duration=3.2 -c:v libx264 -preset ultrafast \
+    -pix_fmt yuv420p "$O/people.mp4" 2>"$T/ffmpeg.err" || { ok=0; echo "    ffmpeg: $(head -c 200 "$T/ffmpeg.err")"; }
+printf 'tracker_type: tracktrack\ngmc_method: none\n' >"$T/tt_nogmc.yaml"
+# the golden as JSON Lines (detections, then the recovered ones), and what infer should write: per row "frame kind
+# index-or-r id x1 y1 x2 y2" (untracked: id -1, no box)
+awk -v jl="$O/loose.jsonl" '
+    function flush() { if (f >= 0) printf "{\"frame\": %d, \"pts\": %s, \"detections\": [%s]}\n", f, f / 25, d >jl }
+    BEGIN { f = -1 }
+    $1 == "frame" { flush(); f = $2; d = ""; k = 0 }
+    $1 == "det" || $1 == "rec" {
+        d = d (d == "" ? "" : ", ") sprintf("{\"class_id\": 0, \"score\": %s, \"box\": [%s, %s, %s, %s]%s}", $6, $2, $3,
+            $4, $5, $1 == "rec" ? ", \"recovered\": true" : "")
+        if ($1 == "det") print f, "d", k++, $7, ($7 >= 0 ? $9 " " $10 " " $11 " " $12 : "")
+        else if ($7 >= 0) print f, "r", "r", $7, $9, $10, $11, $12 }
+    END { flush() }' "$L" >"$O/want.txt"
+# rows_of FILE: the same from infer's JSON Lines
+rows_of() {
+    awk '{ match($0, /"frame": [0-9]+/); fr = substr($0, RSTART + 9, RLENGTH - 9)
+        n = split($0, seg, /\{"class_id"/)
+        for (i = 2; i <= n; i++) { id = -1; box = ""
+            if (match(seg[i], /"track_id": [0-9]+/)) { id = substr(seg[i], RSTART + 12, RLENGTH - 12)
+                match(seg[i], /"box": \[[^]]*\]/); box = substr(seg[i], RSTART + 8, RLENGTH - 9); gsub(/,/, "", box) }
+            if (seg[i] ~ /"recovered": true/) print fr, "r", "r", id, box; else print fr, "d", i - 2, id, box } }' "$1"
+}
+if [ $ok = 1 ] && infer_rc 0 --detections "$O/loose.jsonl" --track --tracker "$T/tt_nogmc.yaml" --no-save \
+    --out "$O/t" "$O/people.mp4"; then
+    rows_of "$O/t/people.jsonl" >"$O/got.txt"
+    # numbers compared as numbers (awk's doubles: the shortest decimals of the same float32 read back equal)
+    res=$(awk 'NR == FNR { w[NR] = $0; n = NR; next }
+        { m++; if (split(w[FNR], a, " ") != NF) { bad++; next }
+          for (i = 1; i <= NF; i++) if (i <= 3 ? $i != a[i] : $i + 0 != a[i] + 0) { bad++; if (!first) first = FNR ": " $0 " / " w[FNR]; break }
+          if ($2 == "r") r++ }
+        END { printf "%d %d %d %d %s\n", n, m, bad, r, first }' "$O/want.txt" "$O/got.txt")
+    echo "    rows wanted, written, differing, recovered rows: $res"
+    # shellcheck disable=SC2086 # $res: four numbers, then the first difference
+    set -- $res
+    [ "$1" = "$2" ] && [ "$3" = 0 ] && [ "$4" -ge 2 ] || ok=0
+    # the rows pass through a replay without --track; ByteTrack drops them
+    if infer_rc 0 --detections "$O/t/people.jsonl" --no-save --out "$O/p" "$O/people.mp4"; then
+        rows_of "$O/p/people.jsonl" | cmp -s - "$O/got.txt" || { ok=0; echo "    the replay without --track changed rows"; }
+    else ok=0; fi
+    if infer_rc 0 --detections "$O/t/people.jsonl" --track --tracker bytetrack --no-save --out "$O/b" "$O/people.mp4"; then
+        ! grep -q '"recovered"' "$O/b/people.jsonl" || { ok=0; echo "    ByteTrack wrote recovered rows"; }
+    else ok=0; fi
+else ok=0; fi
+[ $ok = 1 ] && pass recovered_rows || fail recovered_rows "see above"
 
 # real_footage: real video with the detections strix's synthetic weights made on it
 # (tools/reference/track_goldens.py --real), replayed through each tracker: every detection's identity equals the one

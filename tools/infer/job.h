@@ -296,13 +296,18 @@ typedef struct tracking_config {
 typedef struct tracking {
     strix_tracker *tracker;           /* NULL: no --track */
     strix_counter *counter;           /* totals, trails, --line crossings */
-    int *ids;                         /* [cap]: the identities of the last frame's detections */
-    strix_detection *boxes;           /* [cap]: its detections with the tracker's boxes where tracked */
+    /* The last frame's rows: its n_last detections in their order, then n_rows - n_last recovered detections
+     * (TrackTrack's) that a track took, as Ultralytics' tracked results hold them (rows of idx -1) */
+    int *ids;                         /* [cap]: the rows' identities (-1: none) */
+    strix_detection *boxes;           /* [cap]: the rows, the tracker's boxes where tracked */
+    strix_detection *raw;             /* [cap]: the rows' own boxes (the detections') */
     strix_crossing *cross;            /* [cap]: its line crossings */
-    float *corners;                   /* [cap][4][2]: obb: its corners, the tracker's where tracked */
+    float *corners;                   /* [cap][4][2]: obb: the rows' corners, the tracker's where tracked */
+    float *raw_corners;               /* [cap][4][2]: obb: the detections' own corners */
     int obb;                          /* the last frame's detections were tracked as oriented boxes (corners) */
     int cap, nvtx;
-    int n_last;                       /* detections of the last frame tracked (ids and boxes hold them) */
+    int n_last;                       /* detections of the last frame tracked */
+    int n_rows;                       /* its rows (n_last + recovered ones) */
 } tracking;
 
 /* --highlights with --segment (reels.c): a piece whose reel is not cut yet:
@@ -372,6 +377,8 @@ typedef struct vrun {
     int *rids, rcap;
     int *rsel;                   /* [rcap] the record's detections kept by the filters */
     task_frame *rtask;           /* the record's task fields (NULL until one has them) */
+    task_frame *rrec;            /* a detect record's recovered rows, for TrackTrack (NULL until one has them) */
+    int r_own;                   /* the record's kept rows before its recovered ones */
     tracking trk;                /* --track */
     FILE *mot;
     char *mot_tmp;
@@ -407,6 +414,9 @@ void task_frame_free(void *ctx, void *task);
  * its "detection_obb".  0 or EXIT_NOMEM. */
 int task_from_record(task_frame *t, const strix_jsonl_record *rec, const int *sel, int n, int retrack, int w,
                      int h, int masks, const char *const *names, int n_names);
+/* TrackTrack's recovered detections of a re-tracked replay (t->rec, rec_xywhr, n_rec): the record's rows
+ * sel[0 .. n), its "recovered" ones.  0 or EXIT_NOMEM. */
+int task_recovered_rows(task_frame *t, const strix_jsonl_record *rec, const int *sel, int n);
 void task_json(FILE *j, const task_frame *t, int i);
 void task_json_detection(FILE *j, const task_frame *t, int i);
 void task_json_probs(FILE *j, const task_frame *t);
@@ -478,8 +488,10 @@ void reels_free(reels *r);
 strix_status tracking_open(tracking *t, const tracking_config *c, strix_error *err);
 /* One frame, in order: the identities of its n detections into t->ids and
  * the detections as tracked into t->boxes (a frame --vid-stride skipped,
- * inferred 0, keeps the last ones), then the counter (on t->boxes), its
- * crossings in t->cross[0..*n_cross).  A tracked detection's box there is
+ * inferred 0, keeps the last ones), after them (t->n_rows) the recovered
+ * detections of task->rec a track took this frame (with their identity and
+ * the tracker's box: Ultralytics writes them, idx -1), then the counter (on
+ * those rows), its crossings in t->cross[0..*n_cross).  A tracked detection's box there is
  * the tracker's, as Ultralytics' tracked results carry it: the Kalman
  * state after the update (strix_tracker_box), clipped to the w x h frame
  * (Results.update's clip_boxes); the others keep theirs.  img: the frame
@@ -543,9 +555,10 @@ void still_sink_init(still_sink *s, const still_sink_config *c);
 strix_status still_sink_write(still_sink *s, const char *path, still *img, const strix_detection *d, int n,
                               const task_frame *task, strix_error *err);
 const char *class_name_of(const vrun *v, int id);
-/* latency: seconds from the frame at the source to this line (live runs), < 0: none */
+/* latency: seconds from the frame at the source to this line (live runs), < 0: none; rows n_own .. n - 1 are
+ * recovered detections ("recovered": true) */
 void jsonl_frame(const vrun *v, long index, double pts, double latency, int inferred, const strix_detection *dets,
-                 const strix_detection *raw, const int *ids, int n, int n_cross, const task_frame *task);
+                 const strix_detection *raw, const int *ids, int n, int n_own, int n_cross, const task_frame *task);
 void mot_frame(FILE *mot, long index, const strix_detection *dets, const int *ids, int n);
 int write_tracks_json(vrun *v, long frames, double fps);
 int write_highlights(vrun *v, double end_time);

@@ -468,6 +468,22 @@ int task_from_record(task_frame *t, const strix_jsonl_record *rec, const int *se
     return 0;
 }
 
+/* TrackTrack's recovered detections from a record's recovered rows: their own boxes (an obb's xywhr from its
+ * own corners), as strix_model_recovered gives them. */
+int task_recovered_rows(task_frame *t, const strix_jsonl_record *rec, const int *sel, int n)
+{
+    int obb = rec->task == STRIX_TASK_OBB;
+    if (!grow(&t->rec, &t->rec_cap, (size_t)n + 1, sizeof *t->rec) ||
+        !grow(&t->rec_xywhr, &t->rec_xywhr_cap, obb ? (size_t)n * 5 + 1 : 1, sizeof *t->rec_xywhr))
+        return EXIT_NOMEM;
+    for (int i = 0; i < n; i++) {
+        t->rec[i] = rec->raw[sel[i]];
+        if (obb) strix_corners_xywhr(rec->raw_obb + 8 * (size_t)sel[i], 1, t->rec_xywhr + 5 * (size_t)i);
+    }
+    t->n_rec = n;
+    return 0;
+}
+
 /* ---- writing and drawing, on the writer thread ---- */
 
 /* The task field of detection i of a "detections" array (none for detect

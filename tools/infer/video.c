@@ -260,10 +260,13 @@ static int grow_frame_buffers(vrun *v, int n)
  * ("detection_box" where a tracked run wrote it: re-tracking starts from
  * what the detector gave; an obb's "detection_obb" likewise); *raw: the
  * detections' own boxes; *task: the task fields of a segment, pose, obb or
- * classify run's record (else NULL), passed through to the outputs. */
+ * classify run's record (else NULL), passed through to the outputs;
+ * *track_task: for TrackTrack, a detect record's recovered detections (else
+ * NULL: *task holds them).  v->r_own: the rows before the recovered ones
+ * passed through. */
 static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_detection **dets,
                         const strix_detection **raw, int *n, const int **rec_ids, int *inferred,
-                        const task_frame **task, strix_error *err)
+                        const task_frame **task, const task_frame **track_task, strix_error *err)
 {
     strix_jsonl_record rec;
     int r = strix_jsonl_next(v->replay, &rec, err);
@@ -285,26 +288,51 @@ static int replay_frame(vrun *v, strix_pipe_frame *f, double time, const strix_d
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
     }
-    int m = 0, any_id = 0;
-    for (int i = 0; i < rec.n; i++) {
-        const strix_detection *d = &rec.dets[i];
-        if (v->o->conf_set && d->score < v->o->conf) continue;
-        if (v->mask && (d->class_id >= v->n_names || !v->mask[d->class_id])) continue;
-        v->rdets[m] = *d;
-        v->rraw[m] = rec.raw[i];
-        v->rsel[m] = i;
-        v->rids[m++] = rec.track_ids[i];
-        any_id |= rec.track_ids[i] >= 0;
+    /* the detections, then the rows of recovered detections: passed through after them, or re-tracked by
+     * TrackTrack as its recovered detections (their record indices after the kept ones in rsel); the other
+     * trackers take none */
+    const int retrack = v->trk.tracker != NULL;
+    const int tt = retrack && v->o->track_opts.tracker_type == STRIX_TRACKER_TRACKTRACK;
+    int m = 0, any_id = 0, nr = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) v->r_own = m;
+        for (int i = 0; i < rec.n; i++) {
+            const strix_detection *d = &rec.dets[i];
+            if (rec.recovered[i] != pass) continue;
+            if (v->o->conf_set && d->score < v->o->conf) continue;
+            if (v->mask && (d->class_id >= v->n_names || !v->mask[d->class_id])) continue;
+            if (pass && retrack) {
+                if (tt) v->rsel[v->r_own + nr++] = i;
+                continue;
+            }
+            v->rdets[m] = *d;
+            v->rraw[m] = rec.raw[i];
+            v->rsel[m] = i;
+            v->rids[m++] = rec.track_ids[i];
+            any_id |= rec.track_ids[i] >= 0;
+        }
     }
-    *task = NULL;
+    *task = *track_task = NULL;
     if (rec.task != STRIX_TASK_DETECT) {
         if ((!v->rtask && !(v->rtask = calloc(1, sizeof *v->rtask))) ||
-            task_from_record(v->rtask, &rec, v->rsel, m, v->trk.tracker != NULL, f->width, f->height,
-                             v->vs.wr != NULL, v->names, v->n_names)) {
+            task_from_record(v->rtask, &rec, v->rsel, m, retrack, f->width, f->height, v->vs.wr != NULL, v->names,
+                             v->n_names)) {
             set_error(err, STRIX_E_NOMEM, "%s: out of memory for a frame's task fields", v->shown);
             return -1;
         }
         *task = v->rtask;
+    } else if (tt) {
+        if (!v->rrec && !(v->rrec = calloc(1, sizeof *v->rrec))) {
+            set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
+            return -1;
+        }
+        v->rrec->task = STRIX_TASK_DETECT;
+        *track_task = v->rrec;
+    }
+    task_frame *rt = *task ? v->rtask : v->rrec;
+    if (tt && task_recovered_rows(rt, &rec, v->rsel + m, nr)) {
+        set_error(err, STRIX_E_NOMEM, "%s: out of memory for a frame's recovered detections", v->shown);
+        return -1;
     }
     *dets = v->trk.tracker ? v->rraw : v->rdets;
     *raw = v->rraw;
@@ -354,7 +382,13 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
     /* f->task: a task model's outputs, or a detect model's ReID features only (with_reid); a replay's task
      * fields come from its records */
     const task_frame *tf = f->task, *task = tf && tf->task != STRIX_TASK_DETECT ? tf : NULL;
-    if (v->replay && replay_frame(v, f, vf->time, &dets, &raw, &n, &ids, &inferred, &task, err)) return -1;
+    int n_own = n; /* the rows after those are recovered detections */
+    if (v->replay) {
+        const task_frame *rtf = NULL;
+        if (replay_frame(v, f, vf->time, &dets, &raw, &n, &ids, &inferred, &task, &rtf, err)) return -1;
+        tf = rtf;
+        n_own = v->r_own;
+    }
     if (grow_frame_buffers(v, n)) {
         set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
         return -1;
@@ -385,16 +419,23 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
             return -1;
         }
         ids = v->trk.ids;
-        /* from here on, as Ultralytics' tracked results: the tracker's boxes (drawn, written, counted); an obb
-         * model's rotated ones too (a view of the frame's task outputs: the detection thread may be copying
-         * them for a frame --vid-stride skips) */
-        raw = dets;
+        /* from here on, as Ultralytics' tracked results: the tracker's boxes (drawn, written, counted), the
+         * recovered detections a track took after the frame's; an obb model's rotated ones too (a view of the
+         * frame's task outputs: the detection thread may be copying them for a frame --vid-stride skips) */
+        n_own = n;
+        n = v->trk.n_rows;
+        raw = v->trk.raw;
         dets = v->trk.boxes;
         if (v->trk.obb) {
             tracked = *task;
-            tracked.raw_corners = task->corners;
+            tracked.n = n;
+            tracked.raw_corners = v->trk.raw_corners;
             tracked.corners = v->trk.corners;
             task = &tracked;
+        }
+        if (grow_frame_buffers(v, n)) {
+            set_error(err, STRIX_E_NOMEM, "%s: out of memory", v->shown);
+            return -1;
         }
     }
     double t_track = now_ms();
@@ -421,7 +462,7 @@ static int write_frame(vrun *v, strix_pipe_frame *f, strix_error *err)
         v->lat_n++;
         metrics_latency(o->metrics, lat);
     }
-    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_cross, task);
+    jsonl_frame(v, f->index, vf->time, lat, inferred, dets, raw, ids, n, n_own, n_cross, task);
     v->jl_frames++;
     long late = f->index + 1 - v->jl_frames; /* --realtime's holes in the frame numbers */
     metrics_dropped(o->metrics, late - v->late);
@@ -655,6 +696,7 @@ static void video_close(vrun *v)
     free(v->rraw);
     free(v->rsel);
     if (v->rtask) task_frame_free(NULL, v->rtask);
+    if (v->rrec) task_frame_free(NULL, v->rrec);
     strix_frame_log_free(v->hl);
     free(v->hl_items);
     reels_free(&v->reels);

@@ -54,8 +54,8 @@ static void json_box(FILE *j, const strix_detection *b)
  * 0) has its "track_id" and, with raw, its own box as "detection_box" (its
  * "box" is then the tracker's). */
 static void json_dets(FILE *j, const char *const *names, int n_names, const strix_detection *d,
-                      const strix_detection *raw, const int *ids, int n, const task_frame *task, const char *first,
-                      const char *next)
+                      const strix_detection *raw, const int *ids, int n, int n_own, const task_frame *task,
+                      const char *first, const char *next)
 {
     for (int i = 0; i < n; i++) {
         const strix_detection *b = &d[i];
@@ -76,6 +76,7 @@ static void json_dets(FILE *j, const char *const *names, int n_names, const stri
                 task_json_detection(j, task, i);
             }
         }
+        if (i >= n_own) fputs(", \"recovered\": true", j);
         fputs("}", j);
     }
 }
@@ -116,7 +117,7 @@ void report_image(report *r, const char *name, int width, int height, const stri
     fputs("{\"image\": ", j);
     strix_json_str(j, name);
     fprintf(j, ", \"width\": %d, \"height\": %d, \"detections\": [", width, height);
-    json_dets(j, r->c.names, r->c.n_names, d->items, NULL, NULL, d->count, task, "\n      ", ",\n      ");
+    json_dets(j, r->c.names, r->c.n_names, d->items, NULL, NULL, d->count, d->count, task, "\n      ", ",\n      ");
     fputs(d->count ? "\n    ]" : "]", j);
     task_json_probs(j, task);
     fputs("}", j);
@@ -165,14 +166,14 @@ const char *class_name_of(const vrun *v, int id) { return name_of(v->names, v->n
  * tracked ones, their own boxes (raw: NULL without), then the --line
  * crossings, the first n_cross of v->trk.cross. */
 void jsonl_frame(const vrun *v, long index, double pts, double latency, int inferred, const strix_detection *dets,
-                 const strix_detection *raw, const int *ids, int n, int n_cross, const task_frame *task)
+                 const strix_detection *raw, const int *ids, int n, int n_own, int n_cross, const task_frame *task)
 {
     FILE *j = v->jl;
     fprintf(j, "{\"frame\": %ld, \"pts\": ", index);
     strix_json_double(j, pts);
     if (latency >= 0) fprintf(j, ", \"latency_s\": %.3f", latency);
     fprintf(j, ", \"inferred\": %s, \"detections\": [", inferred ? "true" : "false");
-    json_dets(j, v->names, v->n_names, dets, raw, ids, n, task, "", ", ");
+    json_dets(j, v->names, v->n_names, dets, raw, ids, n, n_own, task, "", ", ");
     fputs("]", j);
     task_json_probs(j, task);
     for (int i = 0; i < n_cross; i++)
