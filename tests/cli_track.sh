@@ -484,13 +484,15 @@ if [ $ok = 1 ] && infer_rc 0 --detections "$O/loose.jsonl" --track --tracker "$T
 else ok=0; fi
 [ $ok = 1 ] && pass recovered_rows || fail recovered_rows "see above"
 
-# real_footage: real video with the detections strix's synthetic weights made on it
+# real_footage: real video with the detections strix's synthetic weights made on it and, as "recovered": true rows,
+# its recovered detections (the looser NMS's, TrackTrack's dets_del; the other trackers take none)
 # (tools/reference/track_goldens.py --real), replayed through each tracker: every detection's identity equals the one
 # Ultralytics 8.4.190's tracker gave it (NAME.real.txt: ByteTrack, BoT-SORT with GMC, OC-SORT, TrackTrack, which with
 # its defaults tracks few of these ~0.5-score boxes, TrackTrack with lower thresholds, FastTrack, Deep OC-SORT, and Deep
 # OC-SORT with gmc_method: sparseOptFlow), and TrackTrack-with-lower-thresholds' tracked
 # boxes equal Ultralytics' (clipped to the frame) within 0.01 px (GMC's transforms differ from OpenCV's in the last
-# fractions of a pixel). Two clips of the sample video vtest.avi (a street, static camera): vtest, its first 150
+# fractions of a pixel); the rows TrackTrack makes of recovered detections equal its idx -1 rows (NAME.rec.txt; none
+# on these clips: a recovered box takes a track only where the frame's detections leave it). Two clips of the sample video vtest.avi (a street, static camera): vtest, its first 150
 # frames; hand, its first 28 frames seen through a 640x480 window that moves like a handheld camera (lossless FFV1, so
 # the pixels are the decoder's everywhere)
 V=$DATA/vtest.avi
@@ -504,13 +506,21 @@ real_clip() {
             rc=1
             continue
         fi
-        # per detection of the output: frame index identity box (the tracker's, "- - - -" untracked)
-        awk '/"detections"/ { match($0, /"frame": [0-9]+/); fr = substr($0, RSTART + 9, RLENGTH - 9)
+        # per detection of the output: frame index identity box (the tracker's, "- - - -" untracked); the rows of
+        # recovered detections (TrackTrack's) apart, as NAME.rec.txt has them
+        awk -v col="$col" -v rec="$T/real/$name.$col.rec" '/"detections"/ {
+            match($0, /"frame": [0-9]+/); fr = substr($0, RSTART + 9, RLENGTH - 9)
             n = split($0, seg, /\{"class_id"/)
             for (i = 2; i <= n; i++) { id = -1; box = "- - - -"
                 if (match(seg[i], /"track_id": [0-9]+/)) { id = substr(seg[i], RSTART + 12, RLENGTH - 12)
                     match(seg[i], /"box": \[[^]]*\]/); box = substr(seg[i], RSTART + 8, RLENGTH - 9); gsub(/, /, " ", box) }
-                print fr, i - 2, id, box } }' "$T/real/$name.$col/$name.jsonl" >"$T/real/$name.$col.ids"
+                if (seg[i] ~ /"recovered": true/) print fr, col, id, box >rec; else print fr, i - 2, id, box } }' \
+            "$T/real/$name.$col/$name.jsonl" >"$T/real/$name.$col.ids"
+        touch "$T/real/$name.$col.rec"
+        if ! grep -v '^#' "$G/$name.rec.txt" | awk -v c="$col" '$2 == c' | cmp -s - "$T/real/$name.$col.rec"; then
+            rc=1
+            echo "    $name ${trk##*/}: the rows of recovered detections differ from $G/$name.rec.txt's"
+        fi
         res=$(grep -v '^#' "$G/$name.real.txt" | paste -d' ' - "$T/real/$name.$col.ids" | awk -v c="$col" -v box="$([ "$col" = 7 ] && echo 1)" '
             function off(a, b) { return a > b ? a - b : b - a }
             { n++; if ($1 != $15 || $2 != $16) { bad = "out of step at line " n; exit }

@@ -123,8 +123,8 @@ class TaskValues(ctypes.Structure):
     _fields_ = [("count", ctypes.c_int), ("stride", ctypes.c_int), ("values", ctypes.POINTER(ctypes.c_float))]
 
 
-def strix_detect(frames, wpath):
-    """strix's detections (x1 y1 x2 y2, score, class) and native features of each RGB frame"""
+def load_strix():
+    """python/strix on build/dev's libstrix.so"""
     lib = sorted(f for f in os.listdir(BUILD) if f.startswith("libstrix.so."))[-1]
     ctypes.util.find_library = lambda name: os.path.join(BUILD, lib)  # python/strix loads this build's library
     sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -133,6 +133,12 @@ def strix_detect(frames, wpath):
     sys.modules["strix._version"] = version
     import strix
 
+    return strix
+
+
+def strix_detect(frames, wpath):
+    """strix's detections (x1 y1 x2 y2, score, class) and native features of each RGB frame"""
+    strix = load_strix()
     m = strix.Model(wpath, model=os.path.join(ROOT, "weights", "yolov8.yaml"), scale="n", conf=CONF, device="cpu")
     L = strix._lib
     L.strix_model_keep_features.restype = L.strix_model_features.restype = ctypes.c_int

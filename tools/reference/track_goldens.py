@@ -82,7 +82,12 @@ synthetic weights (`mkweights --model weights/yolov8.yaml --scale n --seed
          /2)'" -c:v ffv1 hand.mkv`: a window moving like a handheld camera,
          lossless (later frames of this window saturate the synthetic
          weights: 300 boxes scoring 1, whose ties decide identities)
-  NAME.jsonl     those detections, as NAME.jsonl above
+  NAME.jsonl     those detections, as NAME.jsonl above, then the frame's
+                recovered detections (strix_recovered: strix's
+                strix_model_recovered, Ultralytics' compute_dets_del, at conf
+                0.1, kept from 0.2), "recovered": true
+  NAME.rec.txt   the rows of idx -1 (from recovered detections) the two
+                TRACKTRACKs returned, "frame column id x1 y1 x2 y2"
   NAME.real.txt  per detection: "frame index bytetrack botsort ocsort
                 tracktrack tracktrack_low fasttrack deepocsort deepocsort_gmc
                 x1 y1 x2 y2", the identity each Ultralytics tracker (its
@@ -93,7 +98,8 @@ synthetic weights (`mkweights --model weights/yolov8.yaml --scale n --seed
                 defaults it tracks few or none of these detections: few
                 score above its 0.6 / 0.7 frames running), then the latter's
                 row box clipped to the frame as Results.update clips it
-                ("- - - -": none)
+                ("- - - -": none); TRACKTRACK given the recovered detections
+                as dets_del (`yolo track` computes them each frame)
 The frames the trackers see are decoded by the ffmpeg CLI with swscale's
 bilinear conversion to RGB, as strix's reader decodes them (then BGR, as
 OpenCV's), so GMC reads the same pixels on both sides.
@@ -323,23 +329,71 @@ def cfg(name, **over):
     return IterableSimpleNamespace(**d)
 
 
-def run_tracker(tracker, frames, images=None):
+def run_tracker(tracker, frames, images=None, recovered=None, extra=None):
     """identity per detection (-1: not returned) for each frame, and the
-    row's box (float32 x1 y1 x2 y2, None: not returned)"""
+    row's box (float32 x1 y1 x2 y2, None: not returned); recovered
+    (TRACKTRACK): per frame the recovered detections, its dets_del, and the
+    rows of idx -1 they make go to extra, per frame [(identity, box)]"""
     out, boxes = [], []
     for f, dets in enumerate(frames):
         n = len(dets)
         b = Boxes([[float(v) for v in bx] for bx, _, _ in dets], [float(s) for _, s, _ in dets],
                   [c for _, _, c in dets])
         img = images(f) if images else None
-        rows = tracker.update(b, img)
-        ids, bx = [-1] * n, [None] * n
+        kw = {}
+        if recovered is not None and recovered[f]:
+            r = Boxes([bx for bx, _, _ in recovered[f]], [s for _, s, _ in recovered[f]], [c for _, _, c in recovered[f]])
+            kw["dets_del"] = (r.xywh, r.conf, r.cls)
+        rows = tracker.update(b, img, **kw)
+        ids, bx, ex = [-1] * n, [None] * n, []
         for r in rows:
+            if int(r[-1]) < 0:
+                ex.append((int(r[4]), [np.float32(v) for v in r[:4]]))
+                continue
             ids[int(r[-1])] = int(r[4])
             bx[int(r[-1])] = [np.float32(v) for v in r[:4]]
         out.append(ids)
         boxes.append(bx)
+        if extra is not None:
+            extra.append(ex)
     return out, boxes
+
+
+def strix_recovered(rgb, frames, conf, min_score):
+    """TrackTrack's recovered detections of each RGB frame as strix finds them (strix_model_recovered, through
+    python/strix on build/dev's libstrix.so: Ultralytics' compute_dets_del), from its synthetic weights (mkweights
+    --model weights/yolov8.yaml --scale n --seed 7) at conf; those scoring >= min_score, as the detections were
+    kept.  The detections it finds must be the file's (frames)."""
+    import ctypes
+    import tempfile
+
+    import reid_goldens as rg
+
+    class Detections(ctypes.Structure):
+        _fields_ = [("count", ctypes.c_int), ("items", ctypes.c_void_p)]
+
+    strix = rg.load_strix()
+    with tempfile.TemporaryDirectory() as tmp:
+        m = strix.Model(rg.weights(tmp), model=os.path.join(rg.ROOT, "weights", "yolov8.yaml"), scale="n", conf=conf,
+                        device="cpu")
+    m._dopts.recovered = 1
+    L = strix._lib
+    L.strix_model_recovered.restype = ctypes.c_int
+    L.strix_model_recovered.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(Detections), ctypes.c_void_p,
+                                        ctypes.c_void_p]
+    err, out = strix._Error(), []
+    for f, img in enumerate(rgb):
+        d = m._detect(m._frames([img], True))[0]
+        got = [(list(x["box"]), np.float32(x["score"]), int(x["class_id"])) for x in d if x["score"] >= min_score]
+        assert [(list(map(np.float32, b)), s, c) for b, s, c in got] == \
+            [(list(map(np.float32, b)), s, c) for b, s, c in frames[f]], "frame %d: not the file's detections" % f
+        rd = Detections()
+        assert L.strix_model_recovered(m._m, 0, ctypes.byref(rd), None, ctypes.byref(err)) == 0, err.message
+        raw = ctypes.string_at(rd.items, rd.count * strix._DET_DTYPE.itemsize) if rd.count else b""
+        out.append([(list(x["box"]), np.float32(x["score"]), int(x["class_id"]))
+                    for x in np.frombuffer(raw, strix._DET_DTYPE) if x["score"] >= min_score])
+    m.close()
+    return out
 
 
 def references(frames, images=None):
@@ -557,7 +611,8 @@ def real_footage(outdir, name, video, dets_path, min_score=0.2):
         if "detections" not in r:
             continue
         frames.append([([float(v) for v in d["box"]], np.float32(d["score"]), d["class_id"])
-                       for d in r["detections"] if np.float32(d["score"]) >= np.float32(min_score)])
+                       for d in r["detections"]
+                       if np.float32(d["score"]) >= np.float32(min_score) and not d.get("recovered")])
     for dets in frames:
         dets.sort(key=lambda d: -float(d[1]))
     w, h = (int(v) for v in subprocess.run(
@@ -573,19 +628,29 @@ def real_footage(outdir, name, video, dets_path, min_score=0.2):
     ids = [run_tracker(BYTETracker(cfg("bytetrack")), frames, images)[0],
            run_tracker(BOTSORT(cfg("botsort")), frames, images)[0],
            run_tracker(OCSORT(cfg("ocsort")), frames, images)[0]]
-    ids.append(run_tracker(TRACKTRACK(cfg("tracktrack")), frames, images)[0])
-    t, tb = run_tracker(TRACKTRACK(cfg("tracktrack", **REAL_TT_LOW)), frames, images)
+    rec = strix_recovered(rgb, frames, 0.1, min_score)
+    extra = [[], []]  # the rows of idx -1 of the two TRACKTRACKs
+    ids.append(run_tracker(TRACKTRACK(cfg("tracktrack")), frames, images, rec, extra[0])[0])
+    t, tb = run_tracker(TRACKTRACK(cfg("tracktrack", **REAL_TT_LOW)), frames, images, rec, extra[1])
     ids.append(t)
     ids.append(run_tracker(FASTTracker(cfg("fasttrack")), frames, images)[0])
     ids.append(run_tracker(DeepOCSORT(cfg("deepocsort")), frames, images)[0])
     ids.append(run_tracker(DeepOCSORT(cfg("deepocsort", gmc_method="sparseOptFlow")), frames, images)[0])
     with open(os.path.join(outdir, name + ".jsonl"), "w") as f:
         for i, dets in enumerate(frames):
-            items = ['{"class_id": %d, "score": %s, "box": [%s]}' % (c, fmt(s), ", ".join(fmt(v) for v in b))
-                     for b, s, c in dets]
+            items = ['{"class_id": %d, "score": %s, "box": [%s]%s}' % (c, fmt(s), ", ".join(fmt(v) for v in b), more)
+                     for dd, more in ((dets, ""), (rec[i], ', "recovered": true')) for b, s, c in dd]
             f.write('{"frame": %d, "pts": %s, "inferred": true, "detections": [%s]}\n'
                     % (i, json.dumps(round(i / 10.0, 6)), ", ".join(items)))
     lim = np.array([w, h, w, h], np.float32)
+    with open(os.path.join(outdir, name + ".rec.txt"), "w") as f:
+        f.write("# frame column id x1 y1 x2 y2  (the rows of idx -1, from recovered detections, of the tracktrack and "
+                "tracktrack_low columns of %s.real.txt, boxes clipped as there)\n" % name)
+        for col, ex in zip((6, 7), extra):
+            for i, rows in enumerate(ex):
+                for tid, b in rows:
+                    f.write("%d %d %d %s\n" % (i, col, tid, " ".join(fmt(v) for v in np.clip(np.array(b, np.float32),
+                                                                                              np.float32(0), lim))))
     with open(os.path.join(outdir, name + ".real.txt"), "w") as f:
         f.write("# frame index bytetrack botsort ocsort tracktrack tracktrack_low fasttrack deepocsort deepocsort_gmc "
                 "x1 y1 x2 y2  (ultralytics %s, numpy %s, opencv %s, lap %s; the YAMLs' defaults, tracktrack_low with "
@@ -600,6 +665,8 @@ def real_footage(outdir, name, video, dets_path, min_score=0.2):
                     b = np.clip(np.array(b, np.float32), np.float32(0), lim)
                 f.write("%d %d %s %s\n" % (i, k, " ".join("%d" % c[i][k] for c in ids),
                                           " ".join(fmt(v) for v in b) if b is not None else "- - - -"))
+    print("%s: %d recovered detections, %d and %d rows from them (tracktrack, tracktrack_low)" % (
+        name, sum(map(len, rec)), sum(map(len, extra[0])), sum(map(len, extra[1]))))
     for name_, col in zip(("bytetrack", "botsort", "ocsort", "tracktrack", "tracktrack_low", "fasttrack", "deepocsort",
                            "deepocsort_gmc"), ids):
         print("%s %-10s %5d tracked of %5d detections, %3d identities" % (
