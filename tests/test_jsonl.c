@@ -367,14 +367,15 @@ static void test_unknown_keys_and_order(void)
 
 /* "detection_box" (infer --track's detection's own box beside the
  * tracker's "box"): the record's raw has it, dets the box; without it raw
- * is dets. */
+ * is dets.  "recovered" (a TrackTrack row from a recovered detection):
+ * recovered[k] 1 only where true. */
 static void test_detection_box(void)
 {
     const char *text = "{\"frame\": 0, \"pts\": 0, \"detections\": ["
                        "{\"class_id\": 3, \"score\": 0.5, \"box\": [1.5, 2, 3, 4], \"track_id\": 7, "
-                       "\"detection_box\": [1.25, 2.5, 3.75, 4.125]},"
+                       "\"detection_box\": [1.25, 2.5, 3.75, 4.125], \"recovered\": false},"
                        "{\"detection_box\": [9, 9, 19, 19], \"class_id\": 1, \"score\": 0.25, \"box\": [10, 10, 20, 20]},"
-                       "{\"class_id\": 0, \"score\": 0.75, \"box\": [5, 6, 7, 8]}]}\n";
+                       "{\"class_id\": 0, \"score\": 0.75, \"recovered\": true, \"box\": [5, 6, 7, 8]}]}\n";
     const char *path = put_file("t.jsonl", text, strlen(text));
     strix_jsonl_reader *r;
     strix_error e = {STRIX_OK, ""};
@@ -384,9 +385,10 @@ static void test_detection_box(void)
     const strix_detection want[3] = {{1.5f, 2, 3, 4, 0.5f, 3}, {10, 10, 20, 20, 0.25f, 1}, {5, 6, 7, 8, 0.75f, 0}},
                           raw[3] = {{1.25f, 2.5f, 3.75f, 4.125f, 0.5f, 3}, {9, 9, 19, 19, 0.25f, 1}, {5, 6, 7, 8, 0.75f, 0}};
     int ok = rc == 1 && rec.n == 3;
-    for (int k = 0; ok && k < 3; k++) ok = same_det(&rec.dets[k], &want[k]) && same_det(&rec.raw[k], &raw[k]);
+    for (int k = 0; ok && k < 3; k++)
+        ok = same_det(&rec.dets[k], &want[k]) && same_det(&rec.raw[k], &raw[k]) && rec.recovered[k] == (k == 2);
     strix_jsonl_close(r);
-    TL_CHECK(ok, "rc %d (%s): the boxes and detection boxes read back wrong", rc, e.message);
+    TL_CHECK(ok, "rc %d (%s): the boxes, detection boxes or recovered flags read back wrong", rc, e.message);
 }
 
 static void test_track_ids(void)
@@ -569,6 +571,10 @@ static const bad_case bad_cases[] = {
     {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"detection_box\": [1, 2, 3, 4], "
              "\"detection_box\": [1, 2, 3, 4]}"),
      "detection 1: \"detection_box\" appears twice"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"recovered\": 1}"),
+     "detection 1: \"recovered\" must be true or false"},
+    {BAD_DET("{\"class_id\": 0, \"score\": 0.5, \"box\": [1, 2, 3, 4], \"recovered\": true, \"recovered\": true}"),
+     "detection 1: \"recovered\" appears twice"},
     {BAD_DET("{\"class_id\": -1, \"score\": 0.5, \"box\": [1, 2, 3, 4]}"),
      "detection 1: \"class_id\" -1 is out of range (0..999999)"},
     {BAD_DET("{\"class_id\": 1000000, \"score\": 0.5, \"box\": [1, 2, 3, 4]}"),
