@@ -34,7 +34,7 @@ NAME=cli_tasks
 . "$(dirname "$0")/lib_cli.sh"
 
 GOLD=$ROOT/tests/golden/tasks_e2e
-ALL="segment pose obb classify yolo26_segment yolo26_pose yolo26_obb labels video track obb_track line_highlights reels
+ALL="segment pose obb classify yolo26_segment yolo26_pose yolo26_obb labels video track obb_track obb_recovered line_highlights reels
 replay"
 if [ ! -x "$B/infer" ]; then
     skip_all "$B/infer is not built"
@@ -186,7 +186,7 @@ done
 [ -z "$bad" ] && pass labels
 
 if ! command -v ffmpeg >/dev/null 2>&1 || [ ! -f "$DATA/vtest.avi" ]; then
-    for t in video track obb_track line_highlights reels replay; do skip "$t" "ffmpeg or $DATA/vtest.avi missing"; done
+    for t in video track obb_track obb_recovered line_highlights reels replay; do skip "$t" "ffmpeg or $DATA/vtest.avi missing"; done
     [ "$FAILED" = 0 ]
     exit $?
 fi
@@ -293,6 +293,26 @@ run obb_track 0 --weights "$ROOT/tests/loaders/t-obb.pt" --device cpu --imgsz 16
         [ "$fields" = "9 " ] && [ -s "$T/ot/clip.mp4" ]; then pass obb_track
     else fail obb_track "tracked, identities, own boxes, untracked with one, tracker's box differs, bounds: $got;" \
         "label fields: $fields"; fi
+
+# TrackTrack on an obb model with its recovered detections (lower thresholds: these synthetic boxes score ~0.5): a
+# recovered detection a track took is a row after the frame's detections, "recovered": true, with the tracker's
+# rotated box and its own ("detection_obb", "detection_box"); a replay without --track passes the rows through
+printf 'tracker_type: tracktrack\ntrack_high_thresh: 0.3\ntrack_low_thresh: 0.2\nnew_track_thresh: 0.35\nmin_track_len: 1\n' \
+    >"$T/ttobb.yaml"
+run obb_recovered 0 --weights "$ROOT/tests/loaders/t-obb.pt" --device cpu --imgsz 160 --conf 0.3 --track \
+    --tracker "$T/ttobb.yaml" --no-save --quiet --out "$T/orec" "$T/clip.mp4" &&
+    run obb_recovered 0 --detections "$T/orec/clip.jsonl" --no-save --quiet --out "$T/orep" "$T/clip.mp4" &&
+    got=$(jq -s -r '[.[] | select(.frame != null) | .detections] as $f | [$f[][] | select(.recovered)] as $r
+                    | [($r | length),
+                       ([$r[] | has("track_id") and has("obb") and has("detection_obb") and has("detection_box")] | all),
+                       ([$f[] | [.[].recovered // false] | . == sort] | all)]
+                    | map(tostring) | join(" ")' "$T/orec/clip.jsonl") &&
+    set -- $got &&
+    jq -c '.detections // empty' "$T/orec/clip.jsonl" >"$T/orec.dets" && jq -c '.detections // empty' "$T/orep/clip.jsonl" >"$T/orep.dets" &&
+    if [ "$#" = 3 ] && [ "$1" -gt 0 ] && [ "$2 $3" = "true true" ] && cmp -s "$T/orec.dets" "$T/orep.dets"; then
+        pass obb_recovered
+    else fail obb_recovered "recovered rows, each tracked with both boxes, after the detections: $got;" \
+        "replay $(cmp "$T/orec.dets" "$T/orep.dets" 2>&1 | head -c 100)"; fi
 
 # counting and highlights from a pose model's boxes
 run line_highlights 0 --weights "$ROOT/tests/loaders/t-pose.pt" --device cpu --imgsz 160 --conf 0.5 --track \
