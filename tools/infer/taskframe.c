@@ -268,10 +268,9 @@ static int task_copy(task_frame *t, const task_frame *f)
 /* Segment: the masks of f's detections (process_mask, or process_mask_native
  * with --retina-masks), the detections whose mask is empty dropped as
  * Ultralytics drops them, and each kept mask's polygon (Results.masks.xy).
- * values [n, 4 + nm]: strix_model_task_values' box (input pixels, not
+ * t->values [n, 4 + nm]: strix_model_task_values' box (input pixels, not
  * clipped) and coefficients. */
-static strix_status take_masks(const detector *d, int image, strix_pipe_frame *f, task_frame *t, const float *values,
-                               strix_error *err)
+static strix_status take_masks(const detector *d, int image, strix_pipe_frame *f, task_frame *t, strix_error *err)
 {
     struct task_scratch *s = d->scratch;
     int nm = t->stride - 4, n = f->n_dets, in_h = 4 * s->ph, in_w = 4 * s->pw;
@@ -286,11 +285,11 @@ static strix_status take_masks(const detector *d, int image, strix_pipe_frame *f
     const float *p = s->protos + hw * nm * image;
     for (size_t k = 0; k < hw; k++) /* NHWC -> NCHW */
         for (int c = 0; c < nm; c++) s->chw[(size_t)c * hw + k] = p[k * nm + c];
-    /* the crop boxes: process_mask's the input's pixels before scale_boxes; process_mask_native's the
-     * detection's, scale_boxes' (clipped) */
+    /* the crop boxes: process_mask's in the input's pixels, before scale_boxes clips them; process_mask_native's
+     * the detections' own (scale_boxes', clipped: the same source pixels) */
     for (int i = 0; i < n; i++) {
         const strix_detection *b = &f->dets[i];
-        const float *v = values + (size_t)i * t->stride;
+        const float *v = t->values + (size_t)i * t->stride;
         float *o = s->boxes + 4 * i;
         if (d->retina) o[0] = b->x1, o[1] = b->y1, o[2] = b->x2, o[3] = b->y2;
         else memcpy(o, v, 4 * sizeof *o);
@@ -397,7 +396,7 @@ int task_take(void *ctx, int image, strix_pipe_frame *f, const strix_pipe_frame 
         return -1;
     }
     if (d->task == STRIX_TASK_OBB) strix_xywhr_corners(t->values, t->n, t->corners);
-    if (d->task == STRIX_TASK_SEGMENT && take_masks(d, image, f, t, t->values, err)) return -1;
+    if (d->task == STRIX_TASK_SEGMENT && take_masks(d, image, f, t, err)) return -1;
     return 0;
 }
 
