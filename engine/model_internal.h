@@ -44,7 +44,7 @@ struct strix_model {
     strix_detection *dets;
     size_t dets_cap;
     /* the task values of the last strix_model_detect (segment, pose, obb): per image max_det rows of the head
-     * (task_rows) and their values in source pixels (task_vals, strix_task_stride floats each) */
+     * (task_rows) and their values as strix_model_task_values gives them (task_vals, strix_task_stride floats each) */
     float *task_rows, *task_vals;
     size_t task_rows_cap, task_vals_cap;
     int *task_counts;

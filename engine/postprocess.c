@@ -313,7 +313,13 @@ void strix_scale_task_values(float *vals, strix_detection *dets, const float *ro
         const float *r = rows + (size_t)i * row, *x = r + 4 + t->nc;
         float *v = vals + (size_t)i * stride;
         if (t->task == STRIX_TASK_SEGMENT) {
-            memcpy(v, x, sizeof(float) * (size_t)t->extra);
+            /* process_mask crops with NMS's xyxy (xywh2xyxy, in the tensor's pixels) before scale_boxes
+             * clips it: a box reaching into the padding keeps that part of its mask */
+            v[0] = r[0] - r[2] / 2;
+            v[1] = r[1] - r[3] / 2;
+            v[2] = r[0] + r[2] / 2;
+            v[3] = r[1] + r[3] / 2;
+            memcpy(v + 4, x, sizeof(float) * (size_t)t->extra);
         } else if (t->task == STRIX_TASK_POSE) {
             /* scale_coords: the letterbox undone, clipped to the source */
             for (int k = 0; k + t->kpt_d <= t->extra; k += t->kpt_d) {
@@ -340,7 +346,8 @@ void strix_scale_task_values(float *vals, strix_detection *dets, const float *ro
 
 int strix_task_stride(const strix_task_layout *t)
 {
-    return t->task == STRIX_TASK_OBB ? 5 : t->task == STRIX_TASK_SEGMENT || t->task == STRIX_TASK_POSE ? t->extra : 0;
+    if (t->task == STRIX_TASK_SEGMENT) return 4 + t->extra;
+    return t->task == STRIX_TASK_OBB ? 5 : t->task == STRIX_TASK_POSE ? t->extra : 0;
 }
 
 /* Box i's xyxy for the recovered detections' test: the detection's, or

@@ -97,13 +97,15 @@ typedef struct strix_task_layout {
     int nc, extra, kpt_d;
 } strix_task_layout;
 
-/* Floats per detection of strix_scale_task_values: segment extra (the mask
- * coefficients), pose extra (keypoints x dims), obb 5 (xywhr); 0 otherwise. */
+/* Floats per detection of strix_scale_task_values: segment 4 + extra (the
+ * box, then the mask coefficients), pose extra (keypoints x dims), obb 5
+ * (xywhr); 0 otherwise. */
 int strix_task_stride(const strix_task_layout *t);
 
 /* The task values of n detections in source pixels, from their head rows
  * (rows_out, tensor pixels) as Ultralytics' predictors make them: segment's
- * coefficients as they are; pose's keypoints through scale_coords (the
+ * box x1 y1 x2 y2 in tensor pixels (not clipped: process_mask's crop), then
+ * its coefficients as they are; pose's keypoints through scale_coords (the
  * letterbox undone, clipped to the source; visibility as it is); obb's
  * xywhr through scale_boxes(xywh=True) (not clipped), whose corners' bounds
  * (clipped) then replace dets[i]'s box.  vals: n x strix_task_stride. */

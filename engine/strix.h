@@ -370,12 +370,19 @@ strix_status strix_model_detect(strix_model *m, const strix_image *images, int n
  * last strix_model_detect, image `image` of its batch: values[k * stride +
  * j] belongs to detection k of out[image].items (count of them), as
  * Ultralytics' predictors give them:
- *   segment: stride = nm (32): the mask coefficients; the masks are
- *            sigmoid(coefficients . protos) (strix_model_protos, in tensor
- *            space: crop to the box and undo the letterbox to use them);
- *            Ultralytics' predictor then drops the detections whose mask
- *            is empty, as infer does: out keeps them (no masks are made
- *            here), so a caller that builds the masks drops them too;
+ *   segment: stride = 4 + nm (nm = strix_model_task_channels, 32): the
+ *            box x1, y1, x2, y2 in the letterboxed input's pixels, not
+ *            clipped (the box NMS gave, before it is mapped to the source
+ *            and clipped into out's), then the nm mask coefficients; the
+ *            masks are sigmoid(coefficients . protos) (strix_model_protos:
+ *            the letterboxed input at a quarter of its size), upsampled to
+ *            the input and cropped to this box as Ultralytics' process_mask
+ *            does, the letterbox then undone (retina masks,
+ *            process_mask_native: upsampled to the source and cropped to
+ *            out's box); Ultralytics' predictor then drops the detections
+ *            whose mask is empty, as infer does: out keeps them (no masks
+ *            are made here), so a caller that builds the masks drops them
+ *            too;
  *   pose:    stride = keypoints x dims: per keypoint x, y in source pixels
  *            (clipped to the image) and, with dims 3, its visibility;
  *   obb:     stride = 5: cx, cy, w, h in source pixels (not clipped) and the

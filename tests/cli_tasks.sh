@@ -2,20 +2,21 @@
 # cli_tasks.sh — `infer` end to end on segment, pose, obb and classify models
 # against Ultralytics' YOLO.predict (tests/golden/tasks_e2e/, made by
 # tools/reference/task_e2e_goldens.py: the loader fixtures
-# tests/loaders/t-*.pt on ../shared/data's dog.jpg and horses.jpg, imgsz 320;
+# tests/loaders/t-*.pt on ../shared/data's dog.jpg and horses.jpg, imgsz 320,
+# t-cls also at imgsz 100 and 250 (rounded up to a multiple of 32);
 # YOLO26's t26-seg.pt, t26-pose.pt, t26-obb.pt on dog.jpg with the default
 # one-to-many head and, `"nms": false` goldens, with --nms-free: the
-# one-to-one head, as YOLO.predict(nms=False)).
+# one-to-one head, as YOLO.predict(nms=False); t26-seg also on eagle.jpg,
+# whose best boxes reach into the letterbox padding).
 #   sh tests/cli_tasks.sh BUILD
 # Per golden, infer's detections.json against Results.summary(): the same
 # number of results, classes in the same order, scores within 2e-4, and
 #   segment   each polygon (masks.xy, --retina-masks too) by its IoU with
 #             Ultralytics' (both filled even-odd, rasterised per pixel row),
-#             >= 0.97 each (seen: 1 with --retina-masks, >= 0.995 without:
-#             process_mask crops to the unclipped box in the input's pixels,
-#             strix to its clipped box mapped back, the library giving no
-#             unclipped box; Ultralytics fed the clipped boxes gives strix's
-#             polygons exactly, checked once on t-seg-dog by hand)
+#             >= 0.99 each (seen >= 0.99999; a pixel whose logit is near 0
+#             may flip on another instruction set); the boxes are cropped
+#             before they are clipped (t26-seg-eagle-e2e: two boxes in the
+#             padding would lose their masks otherwise)
 #   pose      keypoints x, y within 0.05 px, visibility within 1e-4
 #   obb       the 4 corners within 0.05 px, the angle (the first edge's
 #             direction) within 1e-3 rad
@@ -39,8 +40,8 @@ replay"
 if [ ! -x "$B/infer" ]; then
     skip_all "$B/infer is not built"
 fi
-if [ ! -f "$DATA/dog.jpg" ] || [ ! -f "$DATA/horses.jpg" ]; then
-    skip_all "dog.jpg and horses.jpg not in $DATA (see ../shared/data/README.md)"
+if [ ! -f "$DATA/dog.jpg" ] || [ ! -f "$DATA/horses.jpg" ] || [ ! -f "$DATA/eagle.jpg" ]; then
+    skip_all "dog.jpg, horses.jpg and eagle.jpg not in $DATA (see ../shared/data/README.md)"
 fi
 if ! command -v jq >/dev/null 2>&1; then
     skip_all "jq not installed (sh tools/deps.sh)"
@@ -115,7 +116,7 @@ compare() {
                 for (i = 1; i <= N[1]; i++) { X[1, i] = a[2 * i + 1]; Y[1, i] = a[2 * i + 2] }
                 for (i = 1; i <= N[2]; i++) { X[2, i] = b[2 * i + 1]; Y[2, i] = b[2 * i + 2] }
                 v = iou()
-                if (v < 0.97) { print "result " r ": polygon IoU " v " (" N[2] " points, Ultralytics " N[1] ")"; exit }
+                if (v < 0.99) { print "result " r ": polygon IoU " v " (" N[2] " points, Ultralytics " N[1] ")"; exit }
                 if (v < worst) worst = v
                 continue
             }
@@ -146,6 +147,7 @@ for case in segment:t-seg pose:t-pose obb:t-obb classify:t-cls yolo26_segment:t2
     for g in "$GOLD/$m"-*.json; do
         pic=$(jq -r .picture "$g")
         conf=$(jq -r .conf "$g")
+        imgsz=$(jq -r .imgsz "$g")
         w=$(jq -r .width "$g")
         h=$(jq -r .height "$g")
         retina="" nmsfree=""
@@ -153,7 +155,7 @@ for case in segment:t-seg pose:t-pose obb:t-obb classify:t-cls yolo26_segment:t2
         [ "$(jq -r .nms "$g")" = false ] && nmsfree=--nms-free
         label=$(basename "$g" .json)
         # shellcheck disable=SC2086
-        run "$tn" 0 --weights "$ROOT/tests/loaders/$m.pt" --device cpu --imgsz 320 --conf "$conf" --iou 0.7 \
+        run "$tn" 0 --weights "$ROOT/tests/loaders/$m.pt" --device cpu --imgsz "$imgsz" --conf "$conf" --iou 0.7 \
             $retina $nmsfree --no-save --quiet --out "$T/$label" "$DATA/$pic" || { bad=1; break; }
         gold_lines "$g" $task >"$T/gold"
         as_summary "$T/$label/detections.json" >"$T/summary.json"

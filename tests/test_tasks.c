@@ -963,6 +963,47 @@ static void test_scale_coords_random(void)
     }
 }
 
+static void test_segment_values_random(void)
+{
+    /* a segment model's task values: NMS's box in the tensor's pixels, not clipped (process_mask crops with
+     * it before scale_boxes clips the detection's), then the coefficients; the detection's box is left as
+     * strix_scale_boxes made it */
+    enum { NC = 3, NM = 5, ROW = 4 + NC + NM, N = 40 };
+    strix_task_layout t = {STRIX_TASK_SEGMENT, NC, NM, 0};
+    if (strix_task_stride(&t) != 4 + NM) tl_fail("stride %d, want %d", strix_task_stride(&t), 4 + NM);
+    int outside = 0;
+    for (int it = 0; it < 50 && !tl_g.failed; it++) {
+        strix_letterbox_info li;
+        strix_letterbox_plan(tl_int(16, 1500), tl_int(16, 1500), 32 * tl_int(2, 20), 32, tl_int(0, 1), &li);
+        float rows[N * ROW], vals[N * (4 + NM)];
+        strix_detection d[N], before[N];
+        for (int i = 0; i < N; i++) {
+            float *r = rows + i * ROW;
+            for (int c = 0; c < ROW; c++) r[c] = tl_uniform(-1, 1);
+            /* centres anywhere in the tensor, sides up to its size: many boxes reach into the padding */
+            r[0] = tl_uniform(0, (float)li.dst_w), r[1] = tl_uniform(0, (float)li.dst_h);
+            r[2] = tl_uniform(0, (float)li.dst_w), r[3] = tl_uniform(0, (float)li.dst_h);
+            d[i] = (strix_detection){r[0] - r[2] / 2, r[1] - r[3] / 2, r[0] + r[2] / 2, r[1] + r[3] / 2, 0.5f, 0};
+        }
+        strix_scale_boxes(d, N, &li);
+        memcpy(before, d, sizeof d);
+        strix_scale_task_values(vals, d, rows, N, &t, &li);
+        for (int i = 0; i < N && !tl_g.failed; i++) {
+            const float *r = rows + i * ROW, *v = vals + i * (4 + NM);
+            float want[4] = {r[0] - r[2] / 2, r[1] - r[3] / 2, r[0] + r[2] / 2, r[1] + r[3] / 2};
+            if (memcmp(v, want, sizeof want) || memcmp(v + 4, r + 4 + NC, sizeof(float) * NM))
+                tl_fail("%dx%d in %dx%d, box %d: values (%g %g %g %g) %g..., want (%g %g %g %g) %g...", li.src_w,
+                        li.src_h, li.dst_w, li.dst_h, i, (double)v[0], (double)v[1], (double)v[2], (double)v[3],
+                        (double)v[4], (double)want[0], (double)want[1], (double)want[2], (double)want[3],
+                        (double)r[4 + NC]);
+            if (memcmp(&d[i], &before[i], sizeof d[i])) tl_fail("box %d: the detection changed", i);
+            outside += want[0] < li.left || want[2] > li.left + li.new_w || want[1] < li.top ||
+                       want[3] > li.top + li.new_h;
+        }
+    }
+    if (!tl_g.failed && outside < 100) tl_fail("only %d boxes reached into the padding", outside);
+}
+
 static void test_bad_shapes(void)
 {
     /* hostile shapes: refused with an error, never a crash */
@@ -1390,6 +1431,7 @@ int main(int argc, char **argv)
     TL_RUN(test_topk_golden);
     TL_RUN(test_recovered_golden);
     TL_RUN(test_scale_coords_random);
+    TL_RUN(test_segment_values_random);
     TL_RUN(test_bad_shapes);
     TL_RUN(test_writers_summary);
     TL_RUN(test_draw_masks_golden);

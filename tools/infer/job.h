@@ -197,7 +197,8 @@ typedef struct task_frame {
     strix_task task;
     int n;               /* detections it holds outputs for */
     int stride, kd;      /* floats per detection in values; pose: dims per keypoint (2 or 3) */
-    float *values;       /* [n, stride]: pose keypoints [nk, kd] and obb xywhr, in source pixels */
+    float *values;       /* [n, stride]: pose keypoints [nk, kd] and obb xywhr, in source pixels; segment
+                            strix_model_task_values' box (input pixels) and mask coefficients */
     float *corners;      /* obb: [n, 4, 2] corners in source pixels */
     uint8_t *masks;      /* segment: [n, mh, mw] 0/1, at the letterboxed input (or the source with
                             --retina-masks) */

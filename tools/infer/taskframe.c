@@ -4,9 +4,9 @@
  * right after each detect call (the model's task values are valid only
  * until the next one), then written (JSON, JSON Lines, txt labels) and
  * drawn on the writer thread.  Classify has no boxes: its detect call is
- * the preprocessing of Ultralytics' ClassificationPredictor (Pillow's
- * bilinear resize of the shortest side to imgsz, a centre crop) and a
- * forward. */
+ * the preprocessing of Ultralytics' ClassificationPredictor (imgsz rounded
+ * up to a multiple of 32, Pillow's bilinear resize of the shortest side to
+ * it, a centre crop) and a forward. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +24,10 @@ struct task_scratch {
     size_t protos_cap;
     int ph, pw;
     float *chw;      /* one image's protos [nm, ph, pw] */
-    float *boxes;    /* [n, 4] the boxes in input pixels */
+    float *boxes;    /* [n, 4] the boxes the masks are cropped to */
+    float *coeffs;   /* [n, nm] their mask coefficients */
     uint8_t *keep;   /* [n] nonempty masks */
-    size_t chw_cap, boxes_cap, keep_cap;
+    size_t chw_cap, boxes_cap, coeffs_cap, keep_cap;
     float *input;    /* classify: [n, s, s, 3] */
     uint8_t *rows;   /* classify: Pillow's intermediate image */
     size_t input_cap, rows_cap;
@@ -69,6 +70,7 @@ void detector_free(detector *d)
     free(s->protos);
     free(s->chw);
     free(s->boxes);
+    free(s->coeffs);
     free(s->keep);
     free(s->input);
     free(s->rows);
@@ -187,7 +189,9 @@ static strix_status classify_run(const detector *d, const strix_image *im, int n
                                  strix_error *err)
 {
     struct task_scratch *s = d->scratch;
-    int size = d->dopt.imgsz, nc = strix_model_class_count(d->model);
+    /* the predictor's check_imgsz: imgsz up to a multiple of AutoBackend's stride, max(model stride, 32), a
+     * classify model's own stride being 1 */
+    int size = (d->dopt.imgsz + 31) / 32 * 32, nc = strix_model_class_count(d->model);
     size_t per = (size_t)size * size * 3;
     if (!grow(&s->input, &s->input_cap, per * (size_t)n, sizeof *s->input) ||
         !grow(&s->probs, &s->probs_cap, (size_t)nc * n, sizeof *s->probs))
@@ -263,39 +267,37 @@ static int task_copy(task_frame *t, const task_frame *f)
 
 /* Segment: the masks of f's detections (process_mask, or process_mask_native
  * with --retina-masks), the detections whose mask is empty dropped as
- * Ultralytics drops them, and each kept mask's polygon (Results.masks.xy). */
-static strix_status take_masks(const detector *d, int image, strix_pipe_frame *f, task_frame *t, const float *coeffs,
-                               strix_error *err)
+ * Ultralytics drops them, and each kept mask's polygon (Results.masks.xy).
+ * t->values [n, 4 + nm]: strix_model_task_values' box (input pixels, not
+ * clipped) and coefficients. */
+static strix_status take_masks(const detector *d, int image, strix_pipe_frame *f, task_frame *t, strix_error *err)
 {
     struct task_scratch *s = d->scratch;
-    int nm = t->stride, n = f->n_dets, in_h = 4 * s->ph, in_w = 4 * s->pw;
+    int nm = t->stride - 4, n = f->n_dets, in_h = 4 * s->ph, in_w = 4 * s->pw;
     int mh = d->retina ? f->height : in_h, mw = d->retina ? f->width : in_w;
     size_t hw = (size_t)s->ph * s->pw;
     if (!grow(&s->chw, &s->chw_cap, hw * nm, sizeof *s->chw) ||
         !grow(&s->boxes, &s->boxes_cap, (size_t)n + 1, 4 * sizeof *s->boxes) ||
+        !grow(&s->coeffs, &s->coeffs_cap, (size_t)n * nm + 1, sizeof *s->coeffs) ||
         !grow(&s->keep, &s->keep_cap, (size_t)n + 1, 1) || !grow(&t->masks, &t->masks_cap, (size_t)n * mh * mw, 1) ||
         !grow(&t->poly_at, &t->poly_cap, (size_t)n + 1, sizeof(int)))
         return strix_fail(err, STRIX_E_NOMEM, "segment: out of memory for %d masks of %dx%d", n, mw, mh);
     const float *p = s->protos + hw * nm * image;
     for (size_t k = 0; k < hw; k++) /* NHWC -> NCHW */
         for (int c = 0; c < nm; c++) s->chw[(size_t)c * hw + k] = p[k * nm + c];
-    /* the boxes in the tensor's pixels (scale_boxes undone: Ultralytics crops before scaling) */
-    double gain = fmin((double)in_h / f->height, (double)in_w / f->width);
-    int nh = (int)nearbyint(f->height * gain), nw = (int)nearbyint(f->width * gain);
-    float gx = (float)((double)nw / f->width), gy = (float)((double)nh / f->height);
-    float px = (float)nearbyint((in_w - nw) / 2.0 - 0.1), py = (float)nearbyint((in_h - nh) / 2.0 - 0.1);
+    /* the crop boxes: process_mask's in the input's pixels, before scale_boxes clips them; process_mask_native's
+     * the detections' own (scale_boxes', clipped: the same source pixels) */
     for (int i = 0; i < n; i++) {
         const strix_detection *b = &f->dets[i];
+        const float *v = t->values + (size_t)i * t->stride;
         float *o = s->boxes + 4 * i;
-        if (d->retina) {
-            o[0] = b->x1, o[1] = b->y1, o[2] = b->x2, o[3] = b->y2;
-        } else {
-            o[0] = b->x1 * gx + px, o[1] = b->y1 * gy + py, o[2] = b->x2 * gx + px, o[3] = b->y2 * gy + py;
-        }
+        if (d->retina) o[0] = b->x1, o[1] = b->y1, o[2] = b->x2, o[3] = b->y2;
+        else memcpy(o, v, 4 * sizeof *o);
+        memcpy(s->coeffs + (size_t)i * nm, v + 4, sizeof *s->coeffs * (size_t)nm);
     }
-    strix_status st = d->retina ? strix_process_mask_native(s->chw, nm, s->ph, s->pw, coeffs, s->boxes, n, mh, mw,
-                                                            t->masks, s->keep, err)
-                                : strix_process_mask(s->chw, nm, s->ph, s->pw, coeffs, s->boxes, n, in_h, in_w,
+    strix_status st = d->retina ? strix_process_mask_native(s->chw, nm, s->ph, s->pw, s->coeffs, s->boxes, n, mh,
+                                                            mw, t->masks, s->keep, err)
+                                : strix_process_mask(s->chw, nm, s->ph, s->pw, s->coeffs, s->boxes, n, in_h, in_w,
                                                      t->masks, s->keep, err);
     if (st) return st;
     size_t area = (size_t)mh * mw;
@@ -305,7 +307,11 @@ static strix_status take_masks(const detector *d, int image, strix_pipe_frame *f
     for (int i = 0; i < n && !st; i++) {
         if (!s->keep[i]) continue;
         f->dets[k] = f->dets[i];
-        if (k != i) memmove(t->masks + area * k, t->masks + area * i, area);
+        if (k != i) {
+            memmove(t->masks + area * k, t->masks + area * i, area);
+            memmove(t->values + (size_t)k * t->stride, t->values + (size_t)i * t->stride,
+                    sizeof *t->values * (size_t)t->stride);
+        }
         st = strix_mask_segment(t->masks + area * k, mh, mw, STRIX_SEGMENT_ALL, &poly, err);
         if (st) break;
         strix_scale_coords(poly.xy, poly.n, 2, mw, mh, f->width, f->height, 0);
@@ -390,7 +396,7 @@ int task_take(void *ctx, int image, strix_pipe_frame *f, const strix_pipe_frame 
         return -1;
     }
     if (d->task == STRIX_TASK_OBB) strix_xywhr_corners(t->values, t->n, t->corners);
-    if (d->task == STRIX_TASK_SEGMENT && take_masks(d, image, f, t, t->values, err)) return -1;
+    if (d->task == STRIX_TASK_SEGMENT && take_masks(d, image, f, t, err)) return -1;
     return 0;
 }
 
