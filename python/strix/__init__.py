@@ -155,6 +155,7 @@ _tracker_free = _fn("strix_tracker_free", None, ctypes.c_void_p)
 _tracker_box = _fn("strix_tracker_box", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(ctypes.c_float))
 _model_task = _fn("strix_model_task", ctypes.c_int, ctypes.c_void_p)
 _task_channels = _fn("strix_model_task_channels", ctypes.c_int, ctypes.c_void_p)
+_fixed_input = _fn("strix_model_fixed_input", ctypes.c_int, ctypes.c_void_p, _P(ctypes.c_int), _P(ctypes.c_int))
 _kpt_shape = _fn("strix_model_kpt_shape", None, ctypes.c_void_p, _P(ctypes.c_int), _P(ctypes.c_int))
 _task_values = _fn("strix_model_task_values", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(_TaskValues),
                    _P(_Error))
@@ -428,6 +429,9 @@ class Model:
         kpts, dims = ctypes.c_int(), ctypes.c_int()
         _kpt_shape(self._m, kpts, dims)
         self._kpt_shape, self._nm = (kpts.value, dims.value), _task_channels(self._m)
+        if self.retina_masks and self.task != "segment":
+            raise ValueError("strix: retina_masks applies to segment models only; %s is a %s model"
+                             % (weights, self.task))
 
     def close(self):
         """Free the model now (also done when it is garbage-collected)."""
@@ -541,9 +545,13 @@ class Model:
         """Ultralytics' ClassificationPredictor on prepared images: the
         shortest side resized to imgsz as Pillow does, a centre crop, then
         the network: (n, nc) probabilities."""
-        size = self._dopts.imgsz
+        fh, fw, err = ctypes.c_int(), ctypes.c_int(), _Error()
+        # a static ONNX export runs at its own size, as detect letterboxes to it
+        size = max(fh.value, fw.value) if _fixed_input(self._m, fh, fw) else self._dopts.imgsz
+        if not 32 <= size <= 8192:  # strix_model_detect's bounds, with its status and words
+            raise StrixError(_Error(1, b"imgsz must be in 32..8192"))
         x = np.stack([_classify_input(f if img.format == _STRIX_RGB else f[:, :, ::-1], size) for img, f in chunk])
-        probs, err = np.empty((len(chunk), len(self.names)), np.float32), _Error()
+        probs = np.empty((len(chunk), len(self.names)), np.float32)
         _check(_model_forward(self._m, x.ctypes.data, len(chunk), size, size, probs.ctypes.data,
                               ctypes.byref(err)), err)
         return probs

@@ -7,7 +7,8 @@ REF.json is `infer --json` on the IMAGEs with WEIGHTS; TASKS a folder of
 `infer --json --imgsz 320` on the first IMAGE with the task models
 tests/loaders/t-seg.pt (t-seg.json; t-seg-retina.json with
 --retina-masks), t-pose.pt, t-obb.pt and t-cls.pt, each at the conf its
-JSON records.  Prints one PASS/FAIL/SKIP line per check (cli_python_NAME)
+JSON records, and t-cls.onnx (t-cls-onnx.json: a static export, at its
+own 160).  Prints one PASS/FAIL/SKIP line per check (cli_python_NAME)
 and exits 1 on a failure.
 """
 import json
@@ -274,17 +275,20 @@ def same_task(r, ref, task, retina=False):
 names_cls = None
 task_models = {}
 for name, task in [("seg", "segment"), ("seg-retina", "segment"), ("pose", "pose"), ("obb", "obb"),
-                   ("cls", "classify")]:
+                   ("cls", "classify"), ("cls-onnx", "classify")]:
     tref = json.load(open(os.path.join(TASKS, "t-%s.json" % name)))
-    retina = name.endswith("retina")
-    m = strix.Model(os.path.join(ROOT, "tests/loaders/t-%s.pt" % name.split("-")[0]), imgsz=320,
-                    conf=tref["conf"], retina_masks=retina)
-    task_models[task] = m
+    retina, loaders = name.endswith("retina"), os.path.join(ROOT, "tests/loaders")
+    if name.endswith("onnx"):
+        m = strix.Model(os.path.join(loaders, "t-cls.onnx"), model=os.path.join(loaders, "tiny-cls.yaml"), scale="n")
+    else:
+        m = strix.Model(os.path.join(loaders, "t-%s.pt" % name.split("-")[0]), imgsz=320, conf=tref["conf"],
+                        retina_masks=retina)
+        task_models[task] = m
     if task == "classify":
         names_cls = m.names
     img = tref["images"][0]
-    # one frame, then a batch of two (the second image's task values and protos) in RGB
-    bad = [same_task(r, img, task, retina) for r in m(frames[0]) + m([rgb[0], rgb[0]], rgb=True)]
+    # one frame, then the second of a batch of two (its own task values and protos: the first is mirrored), RGB
+    bad = [same_task(r, img, task, retina) for r in m(frames[0]) + m([rgb[0][:, ::-1], rgb[0]], rgb=True)[1:]]
     bad = [b for b in bad if b]
     check("task_" + name, not bad and (task == "classify" or len(img["detections"]) > 0 or IMAGES[0][-4:] != ".jpg"),
           "%s: %s" % (img["image"], "; ".join(bad[:2]) or "no detections"))
