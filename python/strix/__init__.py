@@ -342,8 +342,8 @@ def _as_image(frame, rgb):
 
 def _pil_coeffs(n_in, n_out):
     """Pillow's precompute_coeffs + normalize_coeffs_8bpc for its bilinear
-    (triangle) filter: out pixel i reads in[first[i] + k] times w[i, k]
-    (22-bit fixed point; indices clamped where the weight is 0)."""
+    (triangle) filter: (idx, w), out pixel i the sum over k of in[idx[i, k]]
+    times w[i, k] (22-bit fixed point; idx clamped where the weight is 0)."""
     scale = n_in / n_out
     fs = max(scale, 1.0)
     support, ksize = fs, int(np.ceil(fs)) * 2 + 1
@@ -594,6 +594,7 @@ class Model:
         return results
 
     def _track_frame(self, img, dets, extra):
+        """One frame through the tracker: its Results with identities and the tracker's boxes."""
         ids, err = np.full(len(dets), -1, np.int32), _Error()
         cdets, cids = dets.ctypes.data_as(_P(_Detection)), ids.ctypes.data_as(_P(ctypes.c_int))
         obb = self.task == "obb"
