@@ -293,6 +293,16 @@ for name, task in [("seg", "segment"), ("seg-retina", "segment"), ("pose", "pose
     check("task_" + name, not bad and (task == "classify" or len(img["detections"]) > 0 or IMAGES[0][-4:] != ".jpg"),
           "%s: %s" % (img["image"], "; ".join(bad[:2]) or "no detections"))
 
+# a frame with nothing in it: each task's arrays empty, with their shapes (these synthetic weights score
+# every box of a black frame below 0.95)
+black, shapes = np.zeros((240, 320, 3), np.uint8), []
+for task, weights in [("segment", "t-seg.pt"), ("pose", "t-pose.pt"), ("obb", "t-obb.pt")]:
+    r = strix.Model(os.path.join(ROOT, "tests/loaders", weights), conf=0.95)(black)[0]
+    shapes.append((len(r), r.masks.data.shape if r.masks is not None else r.keypoints.data.shape
+                   if r.keypoints is not None else r.obb.xyxyxyxy.shape, len(r.masks.xy) if r.masks is not None else 0))
+check("task_zero_detections", shapes == [(0, (0, 480, 640), 0), (0, (0, 17, 3), 0), (0, (0, 4, 2), 0)],
+      "(detections, shape, polygons) per task: %s" % shapes)
+
 # tracking keeps each detection's masks and keypoints; an obb model tracks its rotated boxes: a tracked
 # detection's xywhr is the tracker's, its box those corners' bounds (not clipped), its own in detection_xywhr
 for task in ("segment", "pose", "obb"):
