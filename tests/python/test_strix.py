@@ -66,7 +66,7 @@ def abi():
                  '(int)STRIX_TRACKER_BOTSORT, (int)STRIX_TRACKER_BYTETRACK, (int)STRIX_TRACKER_OCSORT);')
     lines.append('printf("tracker.fasttrack %d\\ntracker.deepocsort %d\\ntracker.tracktrack %d\\n", '
                  '(int)STRIX_TRACKER_FASTTRACK, (int)STRIX_TRACKER_DEEPOCSORT, (int)STRIX_TRACKER_TRACKTRACK);')
-    for i, t in enumerate(strix._TASKS):
+    for t in strix._TASKS:
         lines.append('printf("task.%s %%d\\n", (int)STRIX_TASK_%s);' % (t, t.upper()))
     lines.append('printf("segment.all %d\\n", (int)STRIX_SEGMENT_ALL);')
     lines.append('return 0; }')
