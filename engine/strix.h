@@ -755,6 +755,74 @@ int strix_tracker_box_xywhr(const strix_tracker *t, int i, float xywhr[5]);
 long strix_tracker_degenerate(const strix_tracker *t);
 void strix_tracker_free(strix_tracker *t);
 
+/* ---------------------------------------------------- task post-processing */
+
+/* Ultralytics 8.4's post-processing of a segment or obb model's task values
+ * (strix_model_task_values) on plain host arrays, as infer runs it
+ * (engine/tasks.c; the Python binding calls these).  Every array is
+ * row-major. */
+
+/* Masks at the letterboxed input, as SegmentationPredictor's default path:
+ * process_mask(protos, coeffs, boxes, (in_h, in_w), upsample=True).
+ *   protos [c, mh, mw] fp32: one image of the Proto output (NCHW, mh = in_h/4;
+ *          strix_model_protos gives NHWC: transpose it)
+ *   coeffs [n, c]: each kept box's mask coefficients
+ *   boxes  [n, 4]: x1 y1 x2 y2 in input (tensor) pixels, before scale_boxes
+ *          (a source box times gain = min(in_h / src_h, in_w / src_w), plus
+ *          the padding round((in - round(src * gain)) / 2 - 0.1) per axis)
+ *   masks  [n, in_h, in_w] uint8 out: 1 inside the mask, else 0
+ * Per box: logits = coeffs x protos, bilinear upsample to the input
+ * (F.interpolate, align_corners=False), > 0, then cropped to the box
+ * (columns x1 <= x < x2, rows likewise).  Ultralytics then drops the
+ * boxes whose mask came out empty; nonempty (may be NULL) gets a 0/1 per box
+ * for that.  Errors: STRIX_E_ARG, STRIX_E_NOMEM. */
+strix_status strix_process_mask(const float *protos, int c, int mh, int mw, const float *coeffs,
+                                const float *boxes, int n, int in_h, int in_w, uint8_t *masks,
+                                uint8_t *nonempty, strix_error *err);
+
+/* Masks at the source image (--retina-masks): process_mask_native.
+ *   boxes [n, 4]: x1 y1 x2 y2 already in source pixels (the detections')
+ *   masks [n, src_h, src_w] uint8 out
+ * The logits are upsampled by f (1, 2 or 4, the smallest that crops the
+ * letterbox padding on whole pixels), the padding cropped and the rest
+ * resized to the source (scale_masks), > 0, cropped to the box. */
+strix_status strix_process_mask_native(const float *protos, int c, int mh, int mw, const float *coeffs,
+                                       const float *boxes, int n, int src_h, int src_w, uint8_t *masks,
+                                       uint8_t *nonempty, strix_error *err);
+
+/* Contours or polygons: n points xy[2 * n] (growable, owned; zero it before
+ * the first use, free it with strix_polygon_free). */
+typedef struct strix_polygon {
+    float *xy;
+    int n, cap;
+} strix_polygon;
+void strix_polygon_free(strix_polygon *p);
+
+typedef enum strix_segment_strategy {
+    STRIX_SEGMENT_ALL = 0, /* Results.masks.xy: every contour, merged by merge_multi_segment */
+    STRIX_SEGMENT_LARGEST  /* the contour with the most points */
+} strix_segment_strategy;
+
+/* masks2segments of one mask [h, w] (nonzero = inside): the external
+ * contours as cv2.findContours(RETR_EXTERNAL, CHAIN_APPROX_SIMPLE) finds
+ * them, then one polygon per strategy, in mask pixels (integers).  No
+ * contour: out->n = 0.  Errors: STRIX_E_ARG, STRIX_E_NOMEM. */
+strix_status strix_mask_segment(const uint8_t *mask, int h, int w, strix_segment_strategy strategy,
+                                strix_polygon *out, strix_error *err);
+
+/* scale_coords(img1=(in_h, in_w), coords, img0=(src_h, src_w)): n points
+ * of stride floats each (x, y first: polygons stride 2, keypoints 2 or 3),
+ * in place: minus the letterbox padding, divided by the per-axis gain,
+ * clipped to [0, src_w] x [0, src_h]; other channels (visibility) kept.
+ * normalize: then divided by src_w, src_h (the xyn of save_txt). */
+void strix_scale_coords(float *coords, int n, int stride, int in_w, int in_h, int src_w, int src_h,
+                        int normalize);
+
+/* xywhr2xyxyxyxy: the 4 corners of each box, corners [n, 4, 2] (pt1 =
+ * c + v1 + v2, pt2 = c + v1 - v2, pt3 = c - v1 - v2, pt4 = c - v1 + v2,
+ * v1 = w/2 (cos r, sin r), v2 = h/2 (-sin r, cos r)). */
+void strix_xywhr_corners(const float *xywhr, int n, float *corners);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,9 @@
 # bundles BUILD_DIR's libstrix.so), then tests/python/test_strix.py (the
 # same detections as `infer --json`, a frame with none, wrong frames, bad
 # weights, two models in two threads, tracking, the ctypes structures
-# against strix.h) and README.md's "Use from Python" example, run verbatim.
+# against strix.h; the task models' masks and polygons, keypoints, oriented
+# boxes and top-5 as `infer --json` gives them, and tracked) and README.md's
+# "Use from Python" example, run verbatim.
 # The plain build only: under a sanitizer build it prints one SKIP.
 #   sh tests/cli_python.sh BUILD_DIR
 NAME=cli_python
@@ -44,10 +46,25 @@ else
         ffmpeg -v error -f lavfi -i "mandelbrot=size=500x400" -frames:v 1 "$T/b.png" || fail inputs "ffmpeg lavfi"
     imgs="$T/a.png $T/b.png"
 fi
+# The task models' references: infer on the first image at imgsz 320 (the conf of each: a few to a hundred
+# results), and a static ONNX export of the classify model (at its own size); the loop stops at a failure.
+mkdir -p "$T/tasks"
 # shellcheck disable=SC2086 # $imgs: paths without spaces (DATA, T)
-if run reference 0 --device cpu --weights "$W" --json "$T/ref.json" --out "$T/runs" $imgs; then
+set -- $imgs
+for m in seg:0.6 seg-retina:0.6:--retina-masks pose:0.55 obb:0.55 cls:0.25; do
+    name=${m%%:*} r=${m#*:}
+    conf=${r%%:*} flag=""
+    [ "$r" != "$conf" ] && flag=${r#*:}
+    # shellcheck disable=SC2086 # $flag: one word or none
+    run reference 0 --device cpu --weights "$ROOT/tests/loaders/t-${name%-retina}.pt" --imgsz 320 --conf "$conf" \
+        $flag --no-save --quiet --json "$T/tasks/t-$name.json" --out "$T/truns" "$1" || break
+done
+[ -s "$T/tasks/t-cls.json" ] && run reference 0 --device cpu --weights "$ROOT/tests/loaders/t-cls.onnx" --model "$ROOT/tests/loaders/tiny-cls.yaml" \
+    --scale n --no-save --quiet --json "$T/tasks/t-cls-onnx.json" --out "$T/truns" "$1"
+# shellcheck disable=SC2086
+if [ -s "$T/tasks/t-cls-onnx.json" ] && run reference 0 --device cpu --weights "$W" --json "$T/ref.json" --out "$T/runs" $imgs; then
     # shellcheck disable=SC2086
-    (cd "$T" && "$T/venv/bin/python" "$ROOT/tests/python/test_strix.py" "$ROOT" "$W" "$T/ref.json" $imgs) ||
+    (cd "$T" && "$T/venv/bin/python" "$ROOT/tests/python/test_strix.py" "$ROOT" "$W" "$T/ref.json" "$T/tasks" $imgs) ||
         FAILED=1
 fi
 

@@ -1,4 +1,5 @@
-"""strix — YOLO object detection and tracking from numpy frames, in C.
+"""strix — YOLO detection, segmentation, pose, oriented boxes, classification
+and tracking from numpy frames, in C.
 
 A thin binding of libstrix (strix's C library, engine/strix.h in its
 source tree) through ctypes: ctypes is in Python's standard
@@ -10,6 +11,10 @@ threads run in parallel.  numpy is the only dependency.
     model = strix.Model("yolov8n.pt")
     for r in model(strix.imread("dog.jpg")):
         print(r.boxes, r.scores, r.classes, r.names)
+
+A segment, pose, obb or classify model's Results also carry, as
+Ultralytics' do, masks (data, xy), keypoints (data, xy, conf), obb (xywhr,
+xyxyxyxy) or probs (data, top1, top5, top1conf, top5conf).
 
 Frames are numpy uint8 arrays of shape (height, width, 3), BGR as OpenCV
 gives them (rgb=True for RGB).  Errors from the library raise StrixError,
@@ -26,7 +31,7 @@ import numpy as np
 
 from ._version import __version__  # written by the build (python/_backend), from strix.h
 
-__all__ = ["Model", "Results", "StrixError", "imread", "__version__"]
+__all__ = ["Model", "Results", "Masks", "Keypoints", "OBB", "Probs", "StrixError", "imread", "__version__"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -89,6 +94,14 @@ class _Detections(ctypes.Structure):
     _fields_ = [("count", ctypes.c_int), ("items", ctypes.POINTER(_Detection))]
 
 
+class _TaskValues(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_int), ("stride", ctypes.c_int), ("values", ctypes.POINTER(ctypes.c_float))]
+
+
+class _Polygon(ctypes.Structure):
+    _fields_ = [("xy", ctypes.POINTER(ctypes.c_float)), ("n", ctypes.c_int), ("cap", ctypes.c_int)]
+
+
 class _TrackOptions(ctypes.Structure):
     _fields_ = [("tracker_type", ctypes.c_int), ("track_high_thresh", ctypes.c_float),
                 ("track_low_thresh", ctypes.c_float), ("new_track_thresh", ctypes.c_float),
@@ -110,9 +123,10 @@ class _TrackOptions(ctypes.Structure):
 _STRUCTS = {"strix_error": _Error, "strix_model_options": _ModelOptions, "strix_image": _Image,
             "strix_owned_image": _OwnedImage, "strix_detect_options": _DetectOptions,
             "strix_detection": _Detection, "strix_detections": _Detections,
-            "strix_track_options": _TrackOptions}
+            "strix_track_options": _TrackOptions, "strix_task_values": _TaskValues, "strix_polygon": _Polygon}
 
 _STRIX_BGR, _STRIX_RGB = 1, 0
+_TASKS = ["detect", "segment", "pose", "obb", "classify"]  # strix_task, in the header's order
 _TRACKERS = {"tracktrack": 5, "botsort": 0, "bytetrack": 1, "ocsort": 2, "fasttrack": 3, "deepocsort": 4}
 _DET_DTYPE = np.dtype([("box", "<f4", 4), ("score", "<f4"), ("class_id", "<i4")])
 
@@ -139,6 +153,30 @@ _tracker_update = _fn("strix_tracker_update", ctypes.c_int, ctypes.c_void_p, _P(
                       ctypes.c_int, _P(ctypes.c_int), _P(_Error))
 _tracker_free = _fn("strix_tracker_free", None, ctypes.c_void_p)
 _tracker_box = _fn("strix_tracker_box", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(ctypes.c_float))
+_model_task = _fn("strix_model_task", ctypes.c_int, ctypes.c_void_p)
+_task_channels = _fn("strix_model_task_channels", ctypes.c_int, ctypes.c_void_p)
+_fixed_input = _fn("strix_model_fixed_input", ctypes.c_int, ctypes.c_void_p, _P(ctypes.c_int), _P(ctypes.c_int))
+_kpt_shape = _fn("strix_model_kpt_shape", None, ctypes.c_void_p, _P(ctypes.c_int), _P(ctypes.c_int))
+_task_values = _fn("strix_model_task_values", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(_TaskValues),
+                   _P(_Error))
+_model_protos = _fn("strix_model_protos", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                    _P(ctypes.c_int), _P(ctypes.c_int), _P(_Error))
+_model_forward = _fn("strix_model_forward", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                     ctypes.c_int, ctypes.c_int, ctypes.c_void_p, _P(_Error))
+_process_mask = _fn("strix_process_mask", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                    ctypes.c_void_p, _P(_Error))
+_process_mask_native = _fn("strix_process_mask_native", ctypes.c_int, *_process_mask.argtypes)  # the same arguments
+_mask_segment = _fn("strix_mask_segment", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                    _P(_Polygon), _P(_Error))
+_polygon_free = _fn("strix_polygon_free", None, _P(_Polygon))
+_scale_coords = _fn("strix_scale_coords", None, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                    ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int)
+_xywhr_corners = _fn("strix_xywhr_corners", None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
+_tracker_update_obb = _fn("strix_tracker_update_obb", ctypes.c_int, ctypes.c_void_p, _P(_Image), ctypes.c_void_p,
+                          ctypes.c_int, ctypes.c_int, _P(_Detection), ctypes.c_void_p, ctypes.c_int, _P(ctypes.c_int),
+                          _P(_Error))
+_tracker_box_xywhr = _fn("strix_tracker_box_xywhr", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(ctypes.c_float))
 _image_load = _fn("strix_image_load", ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, _P(_OwnedImage), _P(_Error))
 _image_free = _fn("strix_image_free", None, _P(_OwnedImage))
 
@@ -185,29 +223,103 @@ def imread(path, rgb=False):
         _image_free(ctypes.byref(img))
 
 
+class Masks:
+    """A segment model's masks, as Ultralytics' Results.masks: `data` (n, h,
+    w) uint8, 1 inside, at the letterboxed input (h, w: the model's input,
+    its padding included) or, with Model(retina_masks=True), at the frame;
+    `xy` n (k, 2) float32 arrays, each mask's polygon in the frame's pixels
+    (its outer contours, merged as Ultralytics merges them)."""
+
+    __slots__ = ("data", "xy")
+
+    def __init__(self, data, xy):
+        self.data, self.xy = data, xy
+
+    def __len__(self):
+        return len(self.data)
+
+
+class Keypoints:
+    """A pose model's keypoints, as Ultralytics' Results.keypoints: `data`
+    (n, k, 2 or 3) float32, `xy` (n, k, 2) in the frame's pixels (clipped to
+    it) and `conf` (n, k) their visibility, or None for a kpt_shape of [k, 2]."""
+
+    __slots__ = ("data", "xy", "conf")
+
+    def __init__(self, data):
+        self.data, self.xy = data, data[..., :2]
+        self.conf = data[..., 2] if data.shape[2] == 3 else None
+
+    def __len__(self):
+        return len(self.data)
+
+
+class OBB:
+    """An obb model's oriented boxes, as Ultralytics' Results.obb: `xywhr`
+    (n, 5) float32, centre, sides in the frame's pixels and the angle in
+    radians (not clipped), and `xyxyxyxy` (n, 4, 2) their corners.  From
+    Model.track a tracked box is the tracker's and `detection_xywhr` holds
+    the detector's own (None from a plain call)."""
+
+    __slots__ = ("xywhr", "xyxyxyxy", "detection_xywhr")
+
+    def __init__(self, xywhr, detection_xywhr=None):
+        self.xywhr, self.detection_xywhr = xywhr, detection_xywhr
+        self.xyxyxyxy = np.empty((len(xywhr), 4, 2), np.float32)
+        _xywhr_corners(np.ascontiguousarray(xywhr).ctypes.data, len(xywhr), self.xyxyxyxy.ctypes.data)
+
+    def __len__(self):
+        return len(self.xywhr)
+
+
+class Probs:
+    """A classify model's probabilities, as Ultralytics' Results.probs:
+    `data` (nc,) float32, `top1` the best class, `top5` the five best (ties
+    by lower id), `top1conf` and `top5conf` their probabilities."""
+
+    __slots__ = ("data", "top1", "top5", "top1conf", "top5conf")
+
+    def __init__(self, data):
+        self.data = data
+        order = np.argsort(-data, kind="stable")[:5]
+        self.top5, self.top1 = order.tolist(), int(order[0])
+        self.top1conf, self.top5conf = data[self.top1], data[order]
+
+
 class Results:
-    """One frame's detections, best first: `boxes` (n, 4) float32 xyxy in the
+    """One frame's results, best first: `boxes` (n, 4) float32 xyxy in the
     frame's pixels, `scores` (n,) float32, `classes` (n,) int32, `names` (n,)
     the class names, and `track_ids` (n,) int32 from Model.track (-1: no
     confirmed track) or None.  From Model.track a tracked detection's box is
     the tracker's, as Ultralytics' tracked results carry it (the Kalman
-    state after the update, clipped to the frame), and `detection_boxes`
-    (n, 4) holds the detector's own boxes (None from Model.detect)."""
+    state after the update, clipped to the frame; an obb model's: the
+    bounds of its rotated box, not clipped), and `detection_boxes` (n, 4)
+    holds the detector's own boxes (None from Model.__call__).  `task` is the
+    model's ("detect", "segment", "pose", "obb", "classify"); `masks`,
+    `keypoints`, `obb` and `probs` are its Masks, Keypoints, OBB or Probs,
+    None for the other tasks.  A classify model's results have no boxes."""
 
-    __slots__ = ("boxes", "scores", "classes", "names", "track_ids", "detection_boxes")
+    __slots__ = ("boxes", "scores", "classes", "names", "track_ids", "detection_boxes", "task", "masks",
+                 "keypoints", "obb", "probs")
 
-    def __init__(self, dets, names, track_ids=None, tracked_boxes=None):
+    def __init__(self, dets, names, task="detect", extra=None, track_ids=None, tracked_boxes=None):
         self.boxes = dets["box"].copy() if tracked_boxes is None else tracked_boxes
         self.scores = dets["score"].copy()
         self.classes = dets["class_id"].copy()
         self.names = np.array([names[c] for c in self.classes.tolist()], dtype=str)
         self.track_ids = track_ids
         self.detection_boxes = None if tracked_boxes is None else dets["box"].copy()
+        self.task = task
+        self.masks = self.keypoints = self.obb = self.probs = None
+        if extra is not None:
+            setattr(self, {"segment": "masks", "pose": "keypoints", "obb": "obb", "classify": "probs"}[task], extra)
 
     def __len__(self):
         return len(self.scores)
 
     def __repr__(self):
+        if self.probs is not None:
+            return "<strix.Results: classify, top1 %d (%.3f)>" % (self.probs.top1, self.probs.top1conf)
         return "<strix.Results: %d detections>" % len(self)
 
 
@@ -228,19 +340,70 @@ def _as_image(frame, rgb):
     return img, frame
 
 
+def _pil_coeffs(n_in, n_out):
+    """Pillow's precompute_coeffs + normalize_coeffs_8bpc for its bilinear
+    (triangle) filter: (idx, w), out pixel i the sum over k of in[idx[i, k]]
+    times w[i, k] (22-bit fixed point; idx clamped where the weight is 0)."""
+    scale = n_in / n_out
+    fs = max(scale, 1.0)
+    support, ksize = fs, int(np.ceil(fs)) * 2 + 1
+    first, w = np.zeros(n_out, np.int64), np.zeros((n_out, ksize), np.int64)
+    for i in range(n_out):
+        center = (i + 0.5) * scale
+        lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), n_in)
+        t = np.abs((np.arange(lo, hi) - center + 0.5) / fs)
+        k, total = np.where(t < 1, 1 - t, 0.0), 0.0
+        for v in k.tolist():  # summed in order, as Pillow does (numpy's sum is pairwise)
+            total += v
+        k = k / total if total != 0 else k
+        w[i, :hi - lo] = np.where(k < 0, -0.5 + k * (1 << 22), 0.5 + k * (1 << 22)).astype(np.int64)
+        first[i] = lo
+    return np.minimum(first[:, None] + np.arange(ksize), n_in - 1), w
+
+
+def _pil_pass(x, axis, n_out):
+    """One pass of Pillow's 8-bit resize along axis (0: rows, 1: columns) of
+    an (h, w, 3) uint8 image, rounded to 8 bits as Pillow rounds."""
+    idx, w = _pil_coeffs(x.shape[axis], n_out)
+    acc = np.full((n_out, x.shape[1], 3) if axis == 0 else (x.shape[0], n_out, 3), 1 << 21, np.int64)
+    for k in range(w.shape[1]):
+        if axis == 0:
+            acc += x[idx[:, k]].astype(np.int64) * w[:, k, None, None]
+        else:
+            acc += x[:, idx[:, k]].astype(np.int64) * w[None, :, k, None]
+    return np.clip(acc >> 22, 0, 255).astype(np.uint8)
+
+
+def _classify_input(rgb, size):
+    """classify_transforms(size) as Ultralytics runs it on a PIL image:
+    torchvision's Resize(size) (the shortest side to size, the other
+    int(size * long / short), Pillow's bilinear), CenterCrop(size) (zeros
+    beyond the image), /255: (size, size, 3) float32 RGB, as infer makes it
+    (tools/infer/taskframe.c)."""
+    h, w = rgb.shape[:2]
+    rw, rh = (size, int(size * h / w)) if w <= h else (int(size * w / h), size)
+    x = rgb if (rw, rh) == (w, h) else _pil_pass(_pil_pass(rgb, 1, rw), 0, rh)
+    top, left = round((rh - size) / 2), round((rw - size) / 2)
+    out = np.zeros((size, size, 3), np.uint8)
+    ys, xs = slice(max(top, 0), min(top + size, rh)), slice(max(left, 0), min(left + size, rw))
+    out[ys.start - top:ys.stop - top, xs.start - left:xs.stop - left] = x[ys, xs]
+    return out.astype(np.float32) / np.float32(255)
+
+
 class Model:
-    """A YOLO detector.
+    """A YOLO model of any task: detect, segment, pose, obb or classify (the
+    task comes from the model: `task`).
 
     weights: an Ultralytics .pt checkpoint or ONNX export (the model comes
     from it), or .safetensors with model= its Ultralytics YAML.  model: a
     model YAML (yolov8.yaml; the scale from its name, or scale=).  device:
-    "cpu", "cuda" or "cuda:N".  conf, iou, imgsz, max_det: Ultralytics'
-    predict arguments, with its defaults.  One model runs one call at a time
-    (calls from several threads take turns); use a model per thread to run
-    in parallel."""
+    "cpu", "cuda" or "cuda:N".  conf, iou, imgsz, max_det, retina_masks:
+    Ultralytics' predict arguments, with its defaults.  One model runs one
+    call at a time (calls from several threads take turns); use a model per
+    thread to run in parallel."""
 
     def __init__(self, weights, model=None, device="cpu", imgsz=640, conf=0.25, iou=0.7, max_det=300,
-                 scale=None, threads=0, half=False, batch=16):
+                 scale=None, threads=0, half=False, batch=16, retina_masks=False):
         self._m = ctypes.c_void_p()
         self._tracker, self._tracker_name = ctypes.c_void_p(), None
         self._lock = threading.Lock()
@@ -262,6 +425,13 @@ class Model:
         self._dopts.conf, self._dopts.iou = float(conf), float(iou)
         self._dopts.imgsz, self._dopts.max_det = int(imgsz), int(max_det)
         self.batch = max(1, int(batch))
+        self.task, self.retina_masks = _TASKS[_model_task(self._m)], bool(retina_masks)
+        kpts, dims = ctypes.c_int(), ctypes.c_int()
+        _kpt_shape(self._m, kpts, dims)
+        self._kpt_shape, self._nm = (kpts.value, dims.value), _task_channels(self._m)
+        if self.retina_masks and self.task != "segment":
+            raise ValueError("strix: retina_masks applies to segment models only; %s is a %s model"
+                             % (weights, self.task))
 
     def close(self):
         """Free the model now (also done when it is garbage-collected)."""
@@ -290,39 +460,124 @@ class Model:
             return []
         return [_as_image(f, rgb) for f in items]
 
-    def _detect(self, imgs):
-        """Raw detections of prepared images, batch by batch: a list of structured arrays."""
+    def _run(self, imgs):
+        """Each prepared image's raw detections (a structured array) and its
+        task's Masks, Keypoints, OBB or Probs (None for detect), batch by
+        batch."""
         if not self._m:
             raise ValueError("strix: the model is closed")
         out = []
         for i in range(0, len(imgs), self.batch):
             chunk = imgs[i:i + self.batch]
+            if self.task == "classify":
+                out += [(np.zeros(0, _DET_DTYPE), Probs(p)) for p in self._classify(chunk)]
+                continue
             arr = (_Image * len(chunk))(*[c[0] for c in chunk])
             dets, err = (_Detections * len(chunk))(), _Error()
             _check(_model_detect(self._m, arr, len(chunk), ctypes.byref(self._dopts), dets, ctypes.byref(err)), err)
-            for d in dets:  # the model owns the items until its next call: copy them now
+            protos = self._protos(len(chunk)) if self.task == "segment" else None
+            for k, d in enumerate(dets):  # the model owns the items until its next call: copy them now
                 raw = ctypes.string_at(d.items, d.count * _DET_DTYPE.itemsize) if d.count else b""
-                out.append(np.frombuffer(raw, _DET_DTYPE).copy())
+                out.append(self._task_fields(k, np.frombuffer(raw, _DET_DTYPE).copy(), chunk[k][0], protos))
         return out
 
+    def _protos(self, n):
+        """The last detect call's prototype masks, (n, ph, pw, nm) float32."""
+        ph, pw, err = ctypes.c_int(), ctypes.c_int(), _Error()
+        _model_protos(self._m, None, 0, ph, pw, ctypes.byref(err))  # ph, pw (the empty buffer: STRIX_E_ARG)
+        if not ph.value:
+            raise StrixError(err)
+        protos = np.empty((n, ph.value, pw.value, self._nm), np.float32)
+        _check(_model_protos(self._m, protos.ctypes.data, protos.size, ph, pw, ctypes.byref(err)), err)
+        return protos
+
+    def _task_fields(self, k, dets, img, protos):
+        """Image k of the last detect call: its detections and its task's fields."""
+        if self.task == "detect":
+            return dets, None
+        tv, err = _TaskValues(), _Error()
+        _check(_task_values(self._m, k, ctypes.byref(tv), ctypes.byref(err)), err)
+        n = min(len(dets), tv.count)
+        raw = ctypes.string_at(tv.values, n * tv.stride * 4) if n else b""
+        values, dets = np.frombuffer(raw, np.float32).reshape(n, tv.stride).copy(), dets[:n]
+        if self.task == "pose":
+            return dets, Keypoints(values.reshape(n, *self._kpt_shape))
+        if self.task == "obb":
+            return dets, OBB(values[:, :5].copy())
+        return self._masks(dets, values[:, tv.stride - self._nm:], img, protos[k])
+
+    def _masks(self, dets, coeffs, img, protos):
+        """Segment, as infer does: the masks of one image's detections
+        (process_mask, or process_mask_native with retina_masks), the
+        detections whose mask is empty dropped as Ultralytics drops them, and
+        each kept mask's polygon in the frame's pixels (Results.masks.xy).
+        coeffs: (n, nm), the last nm task values (the mask coefficients);
+        protos: (ph, pw, nm)."""
+        n, (ph, pw, nm), h, w = len(dets), protos.shape, img.height, img.width
+        in_h, in_w = 4 * ph, 4 * pw
+        mh, mw = (h, w) if self.retina_masks else (in_h, in_w)
+        if self.retina_masks:
+            boxes = dets["box"].copy()
+        else:  # the boxes in the input's pixels: Ultralytics crops before it scales them to the frame
+            gain = min(in_h / h, in_w / w)
+            nh, nw = round(h * gain), round(w * gain)
+            boxes = (dets["box"] * np.array([nw / w, nh / h] * 2, np.float32) +
+                     np.array([round((in_w - nw) / 2 - 0.1), round((in_h - nh) / 2 - 0.1)] * 2, np.float32))
+        masks, keep, err = np.zeros((n, mh, mw), np.uint8), np.zeros(n, np.uint8), _Error()
+        if n:
+            chw, coeffs = np.ascontiguousarray(protos.transpose(2, 0, 1)), np.ascontiguousarray(coeffs)
+            process = _process_mask_native if self.retina_masks else _process_mask
+            _check(process(chw.ctypes.data, nm, ph, pw, coeffs.ctypes.data, boxes.ctypes.data, n, mh, mw,
+                           masks.ctypes.data, keep.ctypes.data, ctypes.byref(err)), err)
+        kept = keep.astype(bool)
+        dets, masks, xy, poly = dets[kept], masks[kept], [], _Polygon()
+        try:
+            for m in masks:
+                _check(_mask_segment(m.ctypes.data, mh, mw, 0, ctypes.byref(poly), ctypes.byref(err)), err)
+                pts = np.ctypeslib.as_array(poly.xy, (poly.n, 2)).copy() if poly.n else np.zeros((0, 2), np.float32)
+                _scale_coords(pts.ctypes.data, poly.n, 2, mw, mh, w, h, 0)
+                xy.append(pts)
+        finally:
+            _polygon_free(ctypes.byref(poly))
+        return dets, Masks(masks, xy)
+
+    def _classify(self, chunk):
+        """Ultralytics' ClassificationPredictor on prepared images: the
+        shortest side resized to imgsz as Pillow does, a centre crop, then
+        the network: (n, nc) probabilities."""
+        fh, fw, err = ctypes.c_int(), ctypes.c_int(), _Error()
+        # a static ONNX export runs at its own size, as detect letterboxes to it
+        size = max(fh.value, fw.value) if _fixed_input(self._m, fh, fw) else self._dopts.imgsz
+        if not 32 <= size <= 8192:  # strix_model_detect's bounds, with its status and words
+            raise StrixError(_Error(1, b"imgsz must be in 32..8192"))
+        x = np.stack([_classify_input(f if img.format == _STRIX_RGB else f[:, :, ::-1], size) for img, f in chunk])
+        probs = np.empty((len(chunk), len(self.names)), np.float32)
+        _check(_model_forward(self._m, x.ctypes.data, len(chunk), size, size, probs.ctypes.data,
+                              ctypes.byref(err)), err)
+        return probs
+
     def __call__(self, frames, rgb=False):
-        """Detect objects in one frame or a list of frames: a list of Results,
+        """Run the model on one frame or a list of frames: a list of Results,
         one per frame.  A list runs in batches of `batch` frames; frames of
         one size get the minimal letterbox a single frame gets, frames of
         different sizes in one batch a square imgsz one, as in Ultralytics."""
         imgs = self._frames(frames, rgb)
         with self._lock:
-            return [Results(d, self.names) for d in self._detect(imgs)]
+            return [Results(d, self.names, self.task, extra) for d, extra in self._run(imgs)]
 
     def track(self, frames, rgb=False, tracker="tracktrack"):
         """Detect and track, frame after frame of one stream, as `yolo track`
         does (tracker: "tracktrack", Ultralytics' default, "botsort",
         "bytetrack", "ocsort", "fasttrack" or "deepocsort", with Ultralytics'
         YAML defaults; TrackTrack and BoT-SORT compensate camera motion from
-        the frames, Deep OC-SORT's YAML leaves it off).  The
-        tracker persists across calls; reset_tracker() starts a new stream."""
+        the frames, Deep OC-SORT's YAML leaves it off).  Masks and keypoints
+        stay with their detections; an obb model tracks the rotated boxes.
+        The tracker persists across calls; reset_tracker() starts a new
+        stream.  A classify model has nothing to track (ValueError)."""
         if tracker not in _TRACKERS:
             raise ValueError("strix: tracker must be one of %s, not %r" % (", ".join(_TRACKERS), tracker))
+        if self.task == "classify":
+            raise ValueError("strix: a classify model finds no boxes to track: call the model instead")
         imgs = self._frames(frames, rgb)
         results = []
         with self._lock:
@@ -334,18 +589,32 @@ class Model:
                 _track_options_init(ctypes.byref(topts), _TRACKERS[tracker])
                 _check(_tracker_create(ctypes.byref(self._tracker), ctypes.byref(topts), ctypes.byref(err)), err)
                 self._tracker_name = tracker
-            for (img, keep), dets in zip(imgs, self._detect(imgs)):
-                ids, err = np.full(len(dets), -1, np.int32), _Error()
-                cdets = dets.ctypes.data_as(_P(_Detection))
-                _check(_tracker_update(self._tracker, ctypes.byref(img), cdets, len(dets),
-                                       ids.ctypes.data_as(_P(ctypes.c_int)), ctypes.byref(err)), err)
-                boxes, box = dets["box"].copy(), (ctypes.c_float * 4)()
-                for i in np.nonzero(ids >= 0)[0].tolist():  # Ultralytics' Results.update clips them
-                    if _tracker_box(self._tracker, i, box):
-                        boxes[i] = np.clip(np.array(box, np.float32), 0,
-                                           np.array([img.width, img.height] * 2, np.float32))
-                results.append(Results(dets, self.names, ids, boxes))
+            for (img, keep), (dets, extra) in zip(imgs, self._run(imgs)):
+                results.append(self._track_frame(img, dets, extra))
         return results
+
+    def _track_frame(self, img, dets, extra):
+        """One frame through the tracker: its Results with identities and the tracker's boxes."""
+        ids, err = np.full(len(dets), -1, np.int32), _Error()
+        cdets, cids = dets.ctypes.data_as(_P(_Detection)), ids.ctypes.data_as(_P(ctypes.c_int))
+        obb = self.task == "obb"
+        if obb:  # tracked on the rotated boxes; no grey image: the tracker makes it from the frame
+            _check(_tracker_update_obb(self._tracker, ctypes.byref(img), None, img.width, img.height, cdets,
+                                       extra.xywhr.ctypes.data, len(dets), cids, ctypes.byref(err)), err)
+        else:
+            _check(_tracker_update(self._tracker, ctypes.byref(img), cdets, len(dets), cids, ctypes.byref(err)), err)
+        boxes, box, r = dets["box"].copy(), (ctypes.c_float * 4)(), (ctypes.c_float * 5)()
+        xywhr = extra.xywhr.copy() if obb else None
+        for i in np.nonzero(ids >= 0)[0].tolist():
+            if not _tracker_box(self._tracker, i, box):
+                continue
+            if obb and _tracker_box_xywhr(self._tracker, i, r):  # OBB.xyxy: its corners' bounds, not clipped
+                boxes[i], xywhr[i] = np.array(box, np.float32), np.array(r, np.float32)
+            else:  # Ultralytics' Results.update clips them
+                boxes[i] = np.clip(np.array(box, np.float32), 0, np.array([img.width, img.height] * 2, np.float32))
+        if obb:
+            extra = OBB(xywhr, extra.xywhr)
+        return Results(dets, self.names, self.task, extra, ids, boxes)
 
     def reset_tracker(self):
         """Forget the tracks: the next track() call starts a new stream."""

@@ -1,10 +1,15 @@
 """test_strix.py — the strix Python package (python/) against the C build:
 run by tests/cli_python.sh with the venv the package was installed into.
 
-    python test_strix.py ROOT WEIGHTS REF.json IMAGE...
+    python test_strix.py ROOT WEIGHTS REF.json TASKS IMAGE...
 
-REF.json is `infer --json` on the IMAGEs with WEIGHTS.  Prints one
-PASS/FAIL/SKIP line per check (cli_python_NAME) and exits 1 on a failure.
+REF.json is `infer --json` on the IMAGEs with WEIGHTS; TASKS a folder of
+`infer --json --imgsz 320` on the first IMAGE with the task models
+tests/loaders/t-seg.pt (t-seg.json; t-seg-retina.json with
+--retina-masks), t-pose.pt, t-obb.pt and t-cls.pt, each at the conf its
+JSON records, and t-cls.onnx (t-cls-onnx.json: a static export, at its
+own 160).  Prints one PASS/FAIL/SKIP line per check (cli_python_NAME)
+and exits 1 on a failure.
 """
 import json
 import os
@@ -18,8 +23,8 @@ import numpy as np
 
 import strix
 
-ROOT, WEIGHTS, REF = sys.argv[1:4]
-IMAGES = sys.argv[4:]
+ROOT, WEIGHTS, REF, TASKS = sys.argv[1:5]
+IMAGES = sys.argv[5:]
 failed = False
 
 
@@ -61,6 +66,9 @@ def abi():
                  '(int)STRIX_TRACKER_BOTSORT, (int)STRIX_TRACKER_BYTETRACK, (int)STRIX_TRACKER_OCSORT);')
     lines.append('printf("tracker.fasttrack %d\\ntracker.deepocsort %d\\ntracker.tracktrack %d\\n", '
                  '(int)STRIX_TRACKER_FASTTRACK, (int)STRIX_TRACKER_DEEPOCSORT, (int)STRIX_TRACKER_TRACKTRACK);')
+    for t in strix._TASKS:
+        lines.append('printf("task.%s %%d\\n", (int)STRIX_TASK_%s);' % (t, t.upper()))
+    lines.append('printf("segment.all %d\\n", (int)STRIX_SEGMENT_ALL);')
     lines.append('return 0; }')
     want = {}
     for cname, cls in strix._STRUCTS.items():
@@ -72,7 +80,9 @@ def abi():
     want.update({"format.bgr": strix._STRIX_BGR, "format.rgb": strix._STRIX_RGB,
                  "tracker.botsort": strix._TRACKERS["botsort"], "tracker.bytetrack": strix._TRACKERS["bytetrack"],
                  "tracker.ocsort": strix._TRACKERS["ocsort"], "tracker.fasttrack": strix._TRACKERS["fasttrack"],
-                 "tracker.deepocsort": strix._TRACKERS["deepocsort"], "tracker.tracktrack": strix._TRACKERS["tracktrack"]})
+                 "tracker.deepocsort": strix._TRACKERS["deepocsort"], "tracker.tracktrack": strix._TRACKERS["tracktrack"],
+                 "segment.all": 0})  # the strategy _masks passes
+    want.update({"task." + t: i for i, t in enumerate(strix._TASKS)})
     with tempfile.TemporaryDirectory() as d:
         src, exe = os.path.join(d, "abi.c"), os.path.join(d, "abi")
         with open(src, "w") as f:
@@ -212,6 +222,111 @@ k = int((ti[0] >= 0).sum())
 check("track_tracktrack", all(np.array_equal(ti[0], i) for i in ti[1:]) and not (ti[0][~hi] >= 0).any() and
       sorted(ti[0][ti[0] >= 0].tolist()) == list(range(1, k + 1)) and (k > 0) == bool(hi.any()),
       "tracktrack ids %s, scores %s" % ([i[:6].tolist() for i in ti], tt[0].scores[:6]))
+
+# --- every task: the same results as infer ----------------------------------
+def same_task(r, ref, task, retina=False):
+    """Results r of a task model against one image of infer's JSON report:
+    the boxes as same_dets, then the task's fields (polygons and keypoints
+    within 1e-3 px, visibility and probabilities within 1e-6, the obb
+    corners within 1e-3 px): "" when they agree."""
+    if r.task != task:
+        return "task %s, want %s" % (r.task, task)
+    if task == "classify":
+        want = [(p["class"], p["name"], p["confidence"]) for p in ref["probs"]]
+        got = [(c, names_cls[c], float(r.probs.data[c])) for c in r.probs.top5]
+        if (len(r) or len(got) != len(want) or [g[:2] for g in got] != [w[:2] for w in want] or r.probs.top1 != want[0][0]
+                or max(abs(g[2] - w[2]) for g, w in zip(got, want)) > 1e-6 or r.probs.top1conf != r.probs.top5conf[0]):
+            return "top5 %s (top1 %s), infer: %s" % (got, r.probs.top1, want)
+        return ""
+    dets = ref["detections"]
+    bad = same_dets(r, dets)
+    if bad:
+        return bad
+    for i, d in enumerate(dets):
+        if task == "segment":
+            want = np.array([d["segments"]["x"], d["segments"]["y"]], np.float32).T
+            got = r.masks.xy[i]
+            if got.shape != want.shape or (len(want) and np.abs(got - want).max() > 1e-3) or not r.masks.data[i].any():
+                return "mask %d: polygon of %d points, infer's %d" % (i, len(got), len(want))
+        elif task == "pose":
+            k = d["keypoints"]
+            if (np.abs(r.keypoints.xy[i] - np.array([k["x"], k["y"]], np.float32).T).max() > 1e-3 or
+                    np.abs(r.keypoints.conf[i] - np.array(k["visible"], np.float32)).max() > 1e-6):
+                return "keypoints %d: %s, infer: %s" % (i, r.keypoints.data[i][:2].tolist(), k)
+        else:
+            o = d["obb"]
+            want = np.array([[o["x%d" % j], o["y%d" % j]] for j in range(1, 5)], np.float32)
+            if np.abs(r.obb.xyxyxyxy[i] - want).max() > 1e-3:
+                return "obb %d: %s, infer: %s" % (i, r.obb.xyxyxyxy[i].tolist(), o)
+    n = len(r)
+    if task == "segment":
+        h, w = frames[0].shape[:2]
+        g = 320 / max(h, w)  # the minimal letterbox at imgsz 320: each side rounded up to the stride, 32
+        want = (n, h, w) if retina else (n, -(-round(h * g) // 32) * 32, -(-round(w * g) // 32) * 32)
+        if len(r.masks.xy) != n or r.masks.data.dtype != np.uint8 or r.masks.data.shape != want:
+            return "masks %s %s, %d polygons, want %s" % (r.masks.data.shape, r.masks.data.dtype, len(r.masks.xy), want)
+    if task == "pose" and (r.keypoints.data.shape != (n, 17, 3) or r.keypoints.xy.shape != (n, 17, 2)):
+        return "keypoints %s" % (r.keypoints.data.shape,)
+    if task == "obb" and (r.obb.xywhr.shape != (n, 5) or r.obb.xyxyxyxy.shape != (n, 4, 2)):
+        return "obb %s %s" % (r.obb.xywhr.shape, r.obb.xyxyxyxy.shape)
+    return ""
+
+
+names_cls = None
+task_models = {}
+for name, task in [("seg", "segment"), ("seg-retina", "segment"), ("pose", "pose"), ("obb", "obb"),
+                   ("cls", "classify"), ("cls-onnx", "classify")]:
+    tref = json.load(open(os.path.join(TASKS, "t-%s.json" % name)))
+    retina, loaders = name.endswith("retina"), os.path.join(ROOT, "tests/loaders")
+    if name.endswith("onnx"):
+        m = strix.Model(os.path.join(loaders, "t-cls.onnx"), model=os.path.join(loaders, "tiny-cls.yaml"), scale="n")
+    else:
+        m = strix.Model(os.path.join(loaders, "t-%s.pt" % name.split("-")[0]), imgsz=320, conf=tref["conf"],
+                        retina_masks=retina)
+        task_models[task] = m
+    if task == "classify":
+        names_cls = m.names
+    img = tref["images"][0]
+    # one frame, then the second of a batch of two (its own task values and protos: the first is mirrored), RGB
+    bad = [same_task(r, img, task, retina) for r in m(frames[0]) + m([rgb[0][:, ::-1], rgb[0]], rgb=True)[1:]]
+    bad = [b for b in bad if b]
+    check("task_" + name, not bad and (task == "classify" or len(img["detections"]) > 0 or IMAGES[0][-4:] != ".jpg"),
+          "%s: %s" % (img["image"], "; ".join(bad[:2]) or "no detections"))
+
+# a frame with nothing in it: each task's arrays empty, with their shapes (these synthetic weights score
+# every box of a black frame below 0.95)
+black, shapes = np.zeros((240, 320, 3), np.uint8), []
+for task, weights in [("segment", "t-seg.pt"), ("pose", "t-pose.pt"), ("obb", "t-obb.pt")]:
+    r = strix.Model(os.path.join(ROOT, "tests/loaders", weights), conf=0.95)(black)[0]
+    shapes.append((len(r), r.masks.data.shape if r.masks is not None else r.keypoints.data.shape
+                   if r.keypoints is not None else r.obb.xyxyxyxy.shape, len(r.masks.xy) if r.masks is not None else 0))
+check("task_zero_detections", shapes == [(0, (0, 480, 640), 0), (0, (0, 17, 3), 0), (0, (0, 4, 2), 0)],
+      "(detections, shape, polygons) per task: %s" % shapes)
+
+# tracking keeps each detection's masks and keypoints; an obb model tracks its rotated boxes: a tracked
+# detection's xywhr is the tracker's, its box those corners' bounds (not clipped), its own in detection_xywhr
+for task in ("segment", "pose", "obb"):
+    m = task_models[task]
+    plain = m(frames[0])[0]
+    tr = m.track([frames[0]] * 3, tracker="botsort")[2]
+    on = tr.track_ids > 0
+    ok = len(tr) == len(plain) > 0 and on.all() and np.array_equal(tr.detection_boxes, plain.boxes)
+    if task == "segment":
+        ok = ok and all(np.array_equal(a, b) for a, b in zip(tr.masks.xy, plain.masks.xy)) and \
+            np.array_equal(tr.masks.data, plain.masks.data)
+    elif task == "pose":
+        ok = ok and np.array_equal(tr.keypoints.data, plain.keypoints.data)
+    else:
+        c = tr.obb.xyxyxyxy
+        bounds = np.concatenate([c.min(1), c.max(1)], 1)
+        a, b = tr.obb.xywhr, plain.obb.xywhr  # the tracker holds a box with its long edge as w
+        ok = (ok and np.array_equal(tr.obb.detection_xywhr, b) and plain.obb.detection_xywhr is None
+              and np.abs(tr.boxes - bounds).max() < 1e-3 and np.abs(a[:, :2] - b[:, :2]).max() < 2
+              and np.abs(np.sort(a[:, 2:4], 1) - np.sort(b[:, 2:4], 1)).max() < 2 and not np.array_equal(a, b))
+    check("track_" + task, ok, "%d tracked of %d (untracked %d): ids %s" % (on.sum(), len(tr), len(plain),
+                                                                            tr.track_ids[:6].tolist()))
+ok, why = raises(lambda: task_models["classify"].track(frames[0]), ValueError, ["classify"])
+check("track_classify", ok, why)
 
 # --- closed model -----------------------------------------------------------
 second.close()
