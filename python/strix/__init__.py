@@ -504,25 +504,22 @@ class Model:
             return dets, Keypoints(values.reshape(n, *self._kpt_shape))
         if self.task == "obb":
             return dets, OBB(values[:, :5].copy())
-        return self._masks(dets, values[:, tv.stride - self._nm:], img, protos[k])
+        return self._masks(dets, values[:, :4], values[:, 4:], img, protos[k])
 
-    def _masks(self, dets, coeffs, img, protos):
+    def _masks(self, dets, unclipped, coeffs, img, protos):
         """Segment, as infer does: the masks of one image's detections
         (process_mask, or process_mask_native with retina_masks), the
         detections whose mask is empty dropped as Ultralytics drops them, and
         each kept mask's polygon in the frame's pixels (Results.masks.xy).
-        coeffs: (n, nm), the last nm task values (the mask coefficients);
+        unclipped, coeffs: (n, 4) and (n, nm), the segment task values (the
+        box in the input's pixels, not clipped, then the mask coefficients);
         protos: (ph, pw, nm)."""
         n, (ph, pw, nm), h, w = len(dets), protos.shape, img.height, img.width
         in_h, in_w = 4 * ph, 4 * pw
         mh, mw = (h, w) if self.retina_masks else (in_h, in_w)
-        if self.retina_masks:
-            boxes = dets["box"].copy()
-        else:  # the boxes in the input's pixels: Ultralytics crops before it scales them to the frame
-            gain = min(in_h / h, in_w / w)
-            nh, nw = round(h * gain), round(w * gain)
-            boxes = (dets["box"] * np.array([nw / w, nh / h] * 2, np.float32) +
-                     np.array([round((in_w - nw) / 2 - 0.1), round((in_h - nh) / 2 - 0.1)] * 2, np.float32))
+        # process_mask crops with NMS's box in the input's pixels, before scale_boxes clips it; with retina_masks
+        # the predictor scales (and clips) first: the detection's own box
+        boxes = dets["box"].copy() if self.retina_masks else np.ascontiguousarray(unclipped)
         masks, keep, err = np.zeros((n, mh, mw), np.uint8), np.zeros(n, np.uint8), _Error()
         if n:
             chw, coeffs = np.ascontiguousarray(protos.transpose(2, 0, 1)), np.ascontiguousarray(coeffs)
