@@ -320,6 +320,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     }
     m->input_h = ck.input_h;
     m->input_w = ck.input_w;
+    m->meta_stride = ck.stride;
     strix_checkpoint_close(&ck);
     if (!st && !m->n_names && m->graph.nc != STRIX_COCO_CLASSES) st = numbered_names(m, err);
     if (st) {

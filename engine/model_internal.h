@@ -36,6 +36,7 @@ struct strix_model {
     char **names;
     int n_names;
     int input_h, input_w;    /* a static ONNX export's input size (strix_model_fixed_input); 0 otherwise */
+    int meta_stride;         /* an ONNX export's `stride` metadata (classify rounds imgsz to it); 0 otherwise */
     /* run state for the current (n, h, w); the backend holds the memory */
     strix_plan plan;
     int planned;

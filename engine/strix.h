@@ -366,6 +366,20 @@ strix_status strix_model_detect(strix_model *m, const strix_image *images, int n
                                 const strix_detect_options *o, strix_detections *out,
                                 strix_error *err);
 
+/* Classify n images (any sizes; RGB or BGR in host or pinned memory) with a
+ * classify model, as Ultralytics' ClassificationPredictor: its
+ * classify_transforms(size) (torchvision's Resize: the shortest side to size
+ * by Pillow's 8-bit bilinear resize; CenterCrop(size); /255), the network,
+ * its softmax: probs[i * nc + c], nc = strix_model_class_count(m).  size =
+ * strix_model_classify_size(m, imgsz): imgsz rounded up as the predictor's
+ * check_imgsz rounds it, to a multiple of 32 (AutoBackend's stride,
+ * max(model stride, 32)) or of an ONNX export's `stride` metadata; a static
+ * ONNX export's own size.  STRIX_E_ARG for a model of another task, an
+ * image in device memory or NV12, a size outside 32..8192. */
+strix_status strix_model_classify(strix_model *m, const strix_image *images, int n, int imgsz, float *probs,
+                                  strix_error *err);
+int strix_model_classify_size(const strix_model *m, int imgsz);
+
 /* The task values of a segment, pose or obb model's detections from the
  * last strix_model_detect, image `image` of its batch: values[k * stride +
  * j] belongs to detection k of out[image].items (count of them), as
@@ -392,7 +406,8 @@ strix_status strix_model_detect(strix_model *m, const strix_image *images, int n
  * Valid until the next detect or free.  STRIX_E_ARG for detect and classify
  * models and for an image outside the last batch.  strix_model_submit runs
  * detect models only so far (STRIX_E_UNSUPPORTED for the others), and a
- * classify model finds no boxes (strix_model_detect: STRIX_E_ARG). */
+ * classify model finds no boxes (strix_model_detect: STRIX_E_ARG; it runs
+ * through strix_model_classify). */
 typedef struct strix_task_values {
     int count;            /* detections of the image */
     int stride;           /* floats per detection */

@@ -27,6 +27,7 @@ typedef struct strix_checkpoint {
     char *description;      /* ONNX: its `description` metadata ("Ultralytics YOLOv8n model"), or NULL */
     char producer[64];      /* ONNX: its producer_name and producer_version ("pytorch 2.3.0"), or "" */
     int input_h, input_w;   /* ONNX: a static export's fixed input height and width; 0 when dynamic */
+    int stride;             /* ONNX: its `stride` metadata (Ultralytics' int(max(model.stride))), 1..1024; 0: none */
 } strix_checkpoint;
 
 /* Errors: STRIX_E_IO (missing, unreadable), STRIX_E_WEIGHTS (malformed, or

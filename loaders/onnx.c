@@ -687,7 +687,13 @@ strix_status strix_onnx_read(strix_checkpoint *c, const char *path, const uint8_
             else if (span_eq(k, "description") && !c->description && (c->description = strdup(text))) {
                 for (char *d = c->description; *d; d++)
                     if ((unsigned char)*d < 32) *d = '?'; /* it goes into one-line messages */
-            } else if (span_eq(k, "task")) snprintf(task, sizeof task, "%s", text);
+            } else if (span_eq(k, "task")) {
+                snprintf(task, sizeof task, "%s", text);
+            } else if (span_eq(k, "stride")) {
+                char *end;
+                long sv = strtol(text, &end, 10);
+                if (end != text && !*end && sv >= 1 && sv <= 1024) c->stride = (int)sv;
+            }
         }
     }
     if (r < 0 || graphs != 1) {

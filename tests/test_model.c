@@ -681,6 +681,78 @@ static int small_detector(const char *name, int seed, strix_model **m, strix_det
     return 0;
 }
 
+/* strix_model_classify on fresh random pictures (the Pillow resize and crop
+ * against Ultralytics: tests/cli_tasks.sh's classify goldens): imgsz
+ * rounded up to a multiple of 32 as check_imgsz does; a BGR picture gives
+ * its RGB twin's probabilities to the bit, a batch each picture's alone;
+ * each row a softmax; a detect model, NV12 pixels and a size past 8192
+ * refused. */
+static void classify_api(void)
+{
+    const char *p = tmp_path("cls.safetensors");
+    make_weights("weights/yolov8-cls.yaml", 'n', p, 5, 0, 0);
+    strix_model *m, *det;
+    strix_error e;
+    if (tl_g.failed || load(&m, "weights/yolov8-cls.yaml", 'n', p, &e)) {
+        unlink(p);
+        tl_fail("%s", e.message);
+        return;
+    }
+    unlink(p);
+    TL_CHECK(strix_model_classify_size(m, 100) == 128 && strix_model_classify_size(m, 224) == 224 &&
+                 strix_model_classify_size(m, 250) == 256,
+             "sizes %d %d %d", strix_model_classify_size(m, 100), strix_model_classify_size(m, 224),
+             strix_model_classify_size(m, 250));
+    int nc = strix_model_class_count(m), w[2], h[2];
+    uint8_t *rgb[2], *bgr[2];
+    strix_image im[2], imb[2];
+    for (int k = 0; k < 2; k++) {
+        w[k] = tl_int(20, 160);
+        h[k] = tl_int(20, 160);
+        rgb[k] = malloc((size_t)w[k] * h[k] * 3);
+        bgr[k] = malloc((size_t)w[k] * h[k] * 3);
+        for (size_t i = 0; rgb[k] && bgr[k] && i < (size_t)w[k] * h[k] * 3; i++) rgb[k][i] = (uint8_t)tl_u64();
+        for (size_t i = 0; rgb[k] && bgr[k] && i < (size_t)w[k] * h[k]; i++)
+            for (int c = 0; c < 3; c++) bgr[k][3 * i + c] = rgb[k][3 * i + 2 - c];
+        im[k] = (strix_image){.data = rgb[k], .width = w[k], .height = h[k], .format = STRIX_RGB};
+        imb[k] = im[k];
+        imb[k].data = bgr[k];
+        imb[k].format = STRIX_BGR;
+    }
+    float *pa = malloc(sizeof *pa * 2 * (size_t)nc), *pb = malloc(sizeof *pb * 2 * (size_t)nc),
+          *p1 = malloc(sizeof *p1 * (size_t)nc);
+    TL_CHECK(pa && pb && p1 && rgb[0] && rgb[1] && bgr[0] && bgr[1], "out of memory");
+    strix_status st = tl_g.failed ? STRIX_OK : strix_model_classify(m, im, 2, 100, pa, &e);
+    if (!st && !tl_g.failed) st = strix_model_classify(m, imb, 2, 100, pb, &e);
+    TL_CHECK(st == STRIX_OK, "%s", e.message);
+    for (int k = 0; k < 2 && !tl_g.failed; k++) {
+        st = strix_model_classify(m, &im[k], 1, 100, p1, &e);
+        TL_CHECK(st == STRIX_OK, "%s", e.message);
+        double sum = 0;
+        for (int c = 0; c < nc; c++) sum += pa[k * nc + c];
+        TL_CHECK(!memcmp(pa + (size_t)k * nc, pb + (size_t)k * nc, sizeof *pa * (size_t)nc) &&
+                     !memcmp(pa + (size_t)k * nc, p1, sizeof *pa * (size_t)nc) && fabs(sum - 1) < 1e-4,
+                 "picture %d (%dx%d): BGR, batched and alone differ, or the row sums to %g", k, w[k], h[k], sum);
+    }
+    im[1].format = STRIX_NV12;
+    TL_CHECK(strix_model_classify(m, im, 2, 100, pa, &e) == STRIX_E_ARG && strstr(e.message, "image 1"),
+             "NV12: %s", e.message);
+    TL_CHECK(strix_model_classify(m, im, 1, 8200, pa, &e) == STRIX_E_ARG, "imgsz 8200 accepted");
+    if (!tl_g.failed && small_detector("clsdet.safetensors", 3, &det, &(strix_detect_options){0}) == 0) {
+        TL_CHECK(strix_model_classify(det, im, 1, 100, pa, &e) == STRIX_E_ARG && strstr(e.message, "a detect model"),
+                 "a detect model: %s", e.message);
+        strix_model_free(det);
+    }
+    for (int k = 0; k < 2; k++) {
+        free(rgb[k]);
+        free(bgr[k]);
+    }
+    free(pa);
+    free(pb);
+    free(p1);
+    strix_model_free(m);
+}
+
 /* The asynchronous API: batches submitted together and collected in any
  * order give what detect gives; at most STRIX_MAX_IN_FLIGHT out at once;
  * a batch's results survive later detect calls until it is released. */
@@ -1086,6 +1158,7 @@ int main(int argc, char **argv)
     TL_RUN(batch_equals_single_and_bad_shapes);
     TL_RUN(fusions_match_unfused_ops);
     TL_RUN(upsample_folds_set3);
+    TL_RUN(classify_api);
     TL_RUN(submit_collect_equals_detect);
     TL_RUN(nv12_detects_as_converted_rgb);
     TL_RUN(pinned_alloc_on_cpu);

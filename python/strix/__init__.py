@@ -155,14 +155,13 @@ _tracker_free = _fn("strix_tracker_free", None, ctypes.c_void_p)
 _tracker_box = _fn("strix_tracker_box", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(ctypes.c_float))
 _model_task = _fn("strix_model_task", ctypes.c_int, ctypes.c_void_p)
 _task_channels = _fn("strix_model_task_channels", ctypes.c_int, ctypes.c_void_p)
-_fixed_input = _fn("strix_model_fixed_input", ctypes.c_int, ctypes.c_void_p, _P(ctypes.c_int), _P(ctypes.c_int))
 _kpt_shape = _fn("strix_model_kpt_shape", None, ctypes.c_void_p, _P(ctypes.c_int), _P(ctypes.c_int))
 _task_values = _fn("strix_model_task_values", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(_TaskValues),
                    _P(_Error))
 _model_protos = _fn("strix_model_protos", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
                     _P(ctypes.c_int), _P(ctypes.c_int), _P(_Error))
-_model_forward = _fn("strix_model_forward", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
-                     ctypes.c_int, ctypes.c_int, ctypes.c_void_p, _P(_Error))
+_model_classify = _fn("strix_model_classify", ctypes.c_int, ctypes.c_void_p, _P(_Image), ctypes.c_int, ctypes.c_int,
+                      ctypes.c_void_p, _P(_Error))
 _process_mask = _fn("strix_process_mask", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
                     ctypes.c_void_p, _P(_Error))
@@ -340,56 +339,6 @@ def _as_image(frame, rgb):
     return img, frame
 
 
-def _pil_coeffs(n_in, n_out):
-    """Pillow's precompute_coeffs + normalize_coeffs_8bpc for its bilinear
-    (triangle) filter: (idx, w), out pixel i the sum over k of in[idx[i, k]]
-    times w[i, k] (22-bit fixed point; idx clamped where the weight is 0)."""
-    scale = n_in / n_out
-    fs = max(scale, 1.0)
-    support, ksize = fs, int(np.ceil(fs)) * 2 + 1
-    first, w = np.zeros(n_out, np.int64), np.zeros((n_out, ksize), np.int64)
-    for i in range(n_out):
-        center = (i + 0.5) * scale
-        lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), n_in)
-        t = np.abs((np.arange(lo, hi) - center + 0.5) / fs)
-        k, total = np.where(t < 1, 1 - t, 0.0), 0.0
-        for v in k.tolist():  # summed in order, as Pillow does (numpy's sum is pairwise)
-            total += v
-        k = k / total if total != 0 else k
-        w[i, :hi - lo] = np.where(k < 0, -0.5 + k * (1 << 22), 0.5 + k * (1 << 22)).astype(np.int64)
-        first[i] = lo
-    return np.minimum(first[:, None] + np.arange(ksize), n_in - 1), w
-
-
-def _pil_pass(x, axis, n_out):
-    """One pass of Pillow's 8-bit resize along axis (0: rows, 1: columns) of
-    an (h, w, 3) uint8 image, rounded to 8 bits as Pillow rounds."""
-    idx, w = _pil_coeffs(x.shape[axis], n_out)
-    acc = np.full((n_out, x.shape[1], 3) if axis == 0 else (x.shape[0], n_out, 3), 1 << 21, np.int64)
-    for k in range(w.shape[1]):
-        if axis == 0:
-            acc += x[idx[:, k]].astype(np.int64) * w[:, k, None, None]
-        else:
-            acc += x[:, idx[:, k]].astype(np.int64) * w[None, :, k, None]
-    return np.clip(acc >> 22, 0, 255).astype(np.uint8)
-
-
-def _classify_input(rgb, size):
-    """classify_transforms(size) as Ultralytics runs it on a PIL image:
-    torchvision's Resize(size) (the shortest side to size, the other
-    int(size * long / short), Pillow's bilinear), CenterCrop(size) (zeros
-    beyond the image), /255: (size, size, 3) float32 RGB, as infer makes it
-    (tools/infer/taskframe.c)."""
-    h, w = rgb.shape[:2]
-    rw, rh = (size, int(size * h / w)) if w <= h else (int(size * w / h), size)
-    x = rgb if (rw, rh) == (w, h) else _pil_pass(_pil_pass(rgb, 1, rw), 0, rh)
-    top, left = round((rh - size) / 2), round((rw - size) / 2)
-    out = np.zeros((size, size, 3), np.uint8)
-    ys, xs = slice(max(top, 0), min(top + size, rh)), slice(max(left, 0), min(left + size, rw))
-    out[ys.start - top:ys.stop - top, xs.start - left:xs.stop - left] = x[ys, xs]
-    return out.astype(np.float32) / np.float32(255)
-
-
 class Model:
     """A YOLO model of any task: detect, segment, pose, obb or classify (the
     task comes from the model: `task`).
@@ -539,18 +488,12 @@ class Model:
         return dets, Masks(masks, xy)
 
     def _classify(self, chunk):
-        """Ultralytics' ClassificationPredictor on prepared images: the
-        shortest side resized to imgsz as Pillow does, a centre crop, then
-        the network: (n, nc) probabilities."""
-        fh, fw, err = ctypes.c_int(), ctypes.c_int(), _Error()
-        # a static ONNX export runs at its own size, as detect letterboxes to it
-        size = max(fh.value, fw.value) if _fixed_input(self._m, fh, fw) else self._dopts.imgsz
-        if not 32 <= size <= 8192:  # strix_model_detect's bounds, with its status and words
-            raise StrixError(_Error(1, b"imgsz must be in 32..8192"))
-        x = np.stack([_classify_input(f if img.format == _STRIX_RGB else f[:, :, ::-1], size) for img, f in chunk])
+        """Ultralytics' ClassificationPredictor on prepared images
+        (strix_model_classify: the shortest side resized to imgsz as Pillow
+        does, a centre crop, the network): (n, nc) probabilities."""
+        arr, err = (_Image * len(chunk))(*[c[0] for c in chunk]), _Error()
         probs = np.empty((len(chunk), len(self.names)), np.float32)
-        _check(_model_forward(self._m, x.ctypes.data, len(chunk), size, size, probs.ctypes.data,
-                              ctypes.byref(err)), err)
+        _check(_model_classify(self._m, arr, len(chunk), self._dopts.imgsz, probs.ctypes.data, ctypes.byref(err)), err)
         return probs
 
     def __call__(self, frames, rgb=False):

@@ -4,10 +4,7 @@
  * right after each detect call (the model's task values are valid only
  * until the next one), then written (JSON, JSON Lines, txt labels) and
  * drawn on the writer thread.  Classify has no boxes: its detect call is
- * the preprocessing of Ultralytics' ClassificationPredictor (imgsz rounded
- * up to a multiple of 32, Pillow's bilinear resize of the shortest side to
- * it, a centre crop) and a forward. */
-#include <math.h>
+ * strix_model_classify (Ultralytics' ClassificationPredictor). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,9 +25,6 @@ struct task_scratch {
     float *coeffs;   /* [n, nm] their mask coefficients */
     uint8_t *keep;   /* [n] nonempty masks */
     size_t chw_cap, boxes_cap, coeffs_cap, keep_cap;
-    float *input;    /* classify: [n, s, s, 3] */
-    uint8_t *rows;   /* classify: Pillow's intermediate image */
-    size_t input_cap, rows_cap;
     float *probs;    /* classify: [n, nc] */
     size_t probs_cap;
 };
@@ -72,8 +66,6 @@ void detector_free(detector *d)
     free(s->boxes);
     free(s->coeffs);
     free(s->keep);
-    free(s->input);
-    free(s->rows);
     free(s->probs);
     free(s);
     d->scratch = NULL;
@@ -89,124 +81,21 @@ int detector_task_init(detector *d, int retina)
     return (d->scratch = calloc(1, sizeof *d->scratch)) ? 0 : EXIT_NOMEM;
 }
 
-/* ---- classify: Pillow's resize (Image.resize, BILINEAR, 8 bits) ---- */
-
-enum { PREC = 22 }; /* Pillow's PRECISION_BITS for 8-bit images: 32 - 8 - 2 */
-
-/* Pillow's precompute_coeffs + normalize_coeffs_8bpc for the triangle
- * filter: out pixel i reads bounds[2i] .. + bounds[2i + 1] of the input. */
-static int coeffs(int in, int out, int **bounds, int **kk, int *ksize)
-{
-    double scale = (double)in / out, fs = scale < 1 ? 1 : scale, support = fs;
-    *ksize = (int)ceil(support) * 2 + 1;
-    *bounds = malloc(sizeof **bounds * 2 * (size_t)out);
-    *kk = malloc(sizeof **kk * (size_t)out * (size_t)*ksize);
-    double *w = malloc(sizeof *w * (size_t)*ksize);
-    if (!*bounds || !*kk || !w) {
-        free(w);
-        return 0;
-    }
-    for (int i = 0; i < out; i++) {
-        double center = (i + 0.5) * scale, ww = 0;
-        int lo = (int)(center - support + 0.5), hi = (int)(center + support + 0.5);
-        if (lo < 0) lo = 0;
-        if (hi > in) hi = in;
-        hi -= lo;
-        for (int x = 0; x < hi; x++) {
-            double t = fabs((x + lo - center + 0.5) / fs);
-            w[x] = t < 1 ? 1 - t : 0;
-            ww += w[x];
-        }
-        int *k = *kk + (size_t)i * *ksize;
-        for (int x = 0; x < *ksize; x++) {
-            double v = x < hi && ww != 0 ? w[x] / ww : 0;
-            k[x] = (int)(v < 0 ? -0.5 + v * (1 << PREC) : 0.5 + v * (1 << PREC));
-        }
-        (*bounds)[2 * i] = lo;
-        (*bounds)[2 * i + 1] = hi;
-    }
-    free(w);
-    return 1;
-}
-
-static uint8_t clip8(int v) { return v >= (1 << PREC << 8) ? 255 : v <= 0 ? 0 : (uint8_t)(v >> PREC); }
-
-/* One RGB image [h, w] (row stride) resized to [oh, ow] as Pillow does: the
- * horizontal pass (rounded to 8 bits), then the vertical one.  tmp: h x ow x 3. */
-static int pil_resize(const uint8_t *in, int w, int h, int stride, uint8_t *tmp, uint8_t *out, int ow, int oh)
-{
-    int *hb = NULL, *hk = NULL, *vb = NULL, *vk = NULL, hs, vs;
-    int ok = coeffs(w, ow, &hb, &hk, &hs) && coeffs(h, oh, &vb, &vk, &vs);
-    for (int y = 0; ok && y < h; y++)
-        for (int x = 0; x < ow; x++)
-            for (int c = 0; c < 3; c++) {
-                int ss = 1 << (PREC - 1);
-                for (int k = 0; k < hb[2 * x + 1]; k++)
-                    ss += in[(size_t)y * stride + (size_t)(hb[2 * x] + k) * 3 + c] * hk[(size_t)x * hs + k];
-                tmp[((size_t)y * ow + x) * 3 + c] = clip8(ss);
-            }
-    for (int y = 0; ok && y < oh; y++)
-        for (int x = 0; x < ow; x++)
-            for (int c = 0; c < 3; c++) {
-                int ss = 1 << (PREC - 1);
-                for (int k = 0; k < vb[2 * y + 1]; k++)
-                    ss += tmp[((size_t)(vb[2 * y] + k) * ow + x) * 3 + c] * vk[(size_t)y * vs + k];
-                out[((size_t)y * ow + x) * 3 + c] = clip8(ss);
-            }
-    free(hb);
-    free(hk);
-    free(vb);
-    free(vk);
-    return ok;
-}
-
-/* classify_transforms(imgsz): torchvision's Resize(imgsz) (the shortest
- * side to imgsz, the other int(imgsz * long / short)), CenterCrop(imgsz),
- * then /255: the model input [s, s, 3] RGB in [0, 1]. */
-static int classify_input(struct task_scratch *s, const strix_image *im, int size, float *x)
-{
-    int w = im->width, h = im->height, stride = im->stride ? im->stride : 3 * w;
-    int rw = w <= h ? size : (int)((double)size * w / h), rh = w <= h ? (int)((double)size * h / w) : size;
-    size_t need = (size_t)h * rw * 3 + (size_t)rh * rw * 3;
-    if (!grow(&s->rows, &s->rows_cap, need, 1)) return 0;
-    uint8_t *tmp = s->rows, *rs = s->rows + (size_t)h * rw * 3;
-    if (rw == w && rh == h) { /* torchvision returns the image as it is */
-        for (int y = 0; y < h; y++) memcpy(rs + (size_t)y * w * 3, im->data + (size_t)y * stride, (size_t)w * 3);
-    } else if (!pil_resize(im->data, w, h, stride, tmp, rs, rw, rh)) {
-        return 0;
-    }
-    int top = (int)nearbyint((rh - size) / 2.0), left = (int)nearbyint((rw - size) / 2.0);
-    for (int y = 0; y < size; y++)
-        for (int xx = 0; xx < size * 3; xx++) {
-            int sy = y + top, sx = xx / 3 + left; /* CenterCrop pads with 0 beyond the image */
-            int v = sy >= 0 && sy < rh && sx >= 0 && sx < rw ? rs[((size_t)sy * rw + sx) * 3 + xx % 3] : 0;
-            x[(size_t)y * size * 3 + xx] = (float)v / 255.0f;
-        }
-    return 1;
-}
-
 static strix_status classify_run(const detector *d, const strix_image *im, int n, strix_detections *out,
                                  strix_error *err)
 {
     struct task_scratch *s = d->scratch;
-    /* the predictor's check_imgsz: imgsz up to a multiple of AutoBackend's stride, max(model stride, 32), a
-     * classify model's own stride being 1 */
-    int size = (d->dopt.imgsz + 31) / 32 * 32, nc = strix_model_class_count(d->model);
-    size_t per = (size_t)size * size * 3;
-    if (!grow(&s->input, &s->input_cap, per * (size_t)n, sizeof *s->input) ||
-        !grow(&s->probs, &s->probs_cap, (size_t)nc * n, sizeof *s->probs))
-        return strix_fail(err, STRIX_E_NOMEM, "classify: out of memory for %d images of %dx%d", n, size, size);
+    int nc = strix_model_class_count(d->model);
+    if (!grow(&s->probs, &s->probs_cap, (size_t)nc * n, sizeof *s->probs))
+        return strix_fail(err, STRIX_E_NOMEM, "classify: out of memory for %d images' probabilities", n);
     for (int i = 0; i < n; i++) {
         if (im[i].format != STRIX_RGB || im[i].memory == STRIX_DEVICE)
             return strix_fail(err, STRIX_E_ARG, "classify: its preprocessing reads RGB frames in host memory; "
                               "drop --nv12 and --decode nvdec");
-        if (!classify_input(s, &im[i], size, s->input + per * i))
-            return strix_fail(err, STRIX_E_NOMEM, "classify: out of memory resizing a %dx%d image", im[i].width,
-                              im[i].height);
         out[i].count = 0;
         out[i].items = NULL;
     }
-    return strix_model_forward(d->model, s->input, n, size, size, s->probs, err);
+    return strix_model_classify(d->model, im, n, d->dopt.imgsz, s->probs, err);
 }
 
 strix_status detector_task_run(const detector *d, const strix_image *im, int n, strix_detections *out,
