@@ -44,6 +44,7 @@ struct strix_gmc {
     float *pts, *next;    /* [GMC_MAX_CORNERS][2] */
     unsigned char *status, *mask; /* [GMC_MAX_CORNERS], RANSAC's inlier masks [2][GMC_MAX_CORNERS] */
     double *pq;           /* followed pairs for RANSAC: [2][GMC_MAX_CORNERS][2] */
+    double *work;         /* RANSAC's refinement: [8 * GMC_MAX_CORNERS] */
     gmc_scratch s;
 };
 
@@ -83,7 +84,8 @@ strix_gmc *strix_gmc_create_isa(int isa)
     g->status = malloc(GMC_MAX_CORNERS);
     g->mask = malloc(2 * GMC_MAX_CORNERS);
     g->pq = malloc(sizeof(double) * 4 * GMC_MAX_CORNERS);
-    if (!g->prev_pts || !g->pts || !g->next || !g->status || !g->mask || !g->pq) {
+    g->work = malloc(sizeof(double) * 8 * GMC_MAX_CORNERS);
+    if (!g->prev_pts || !g->pts || !g->next || !g->status || !g->mask || !g->pq || !g->work) {
         strix_gmc_free(g);
         return NULL;
     }
@@ -147,48 +149,263 @@ void strix_gmc_free(strix_gmc *g)
     free(g->status);
     free(g->mask);
     free(g->pq);
+    free(g->work);
     scratch_free(&g->s);
     free(g);
 }
 
 /* ----------------------------------------------------------------- RANSAC */
 
-/* Least-squares similarity q = [a -b; b a] p + t over the pairs flagged in
- * use (NULL: all).  Returns -1 when the points coincide. */
-static int fit_similarity(const double *p, const double *q, int n, const unsigned char *use, double H[6])
+/* OpenCV 5.0.0's refinement at the end of estimateAffinePartial2D
+ * (modules/geometry/src/ptsetreg.cpp and levmarq.cpp, the sources
+ * opencv-python 5.0.0.93 is built from): LevMarq, dense backend, 10
+ * iterations, geodesic acceleration, over the inliers in their order, the
+ * parameters h = (a, b, tx, ty) of q = [a -b; b a] p + t.  Each step is
+ * OpenCV's in its arithmetic order, as the library in that wheel computes
+ * it on an x86-64 CPU with AVX2 and FMA: the residuals, J^T J and the 4x4
+ * solve in plain double (OpenCV's baseline build); the squared norm and
+ * J^T r by the routines it dispatches to (its AVX2 norm, its own gemm below
+ * 100 rows of J, OpenBLAS 0.3.15's dgemm from there), with their fused
+ * multiply-adds and summation orders.  The residuals are not linear-in-h
+ * exact, so a least-squares solve lands a few 1e-6 px off; this lands on
+ * OpenCV's bits.  J's rows for point i (x, y) are (x, -y, 1, 0) and
+ * (y, x, 0, 1); r, J^T r: [2m] and [4]. */
+
+enum { LM_ITERS = 10, LM_BLAS_ROWS = 100, LM_BLAS_Q = 256 };
+#define LM_HGEO 1e-4 /* LevMarq::Settings' geodesic step, hGeo */
+
+/* J[k][c] for row k of J over the points src [m][2] */
+static double lm_jac(const double *src, int k, int c)
 {
-    double mpx = 0, mpy = 0, mqx = 0, mqy = 0;
+    double x = src[k & ~1], y = src[(k & ~1) + 1];
+    if (k & 1) return c == 0 ? y : c == 1 ? x : c == 3;
+    return c == 0 ? x : c == 1 ? -y : c == 2;
+}
+
+/* The residuals r [2m] of h: the callback's xi - qx, yi - qy. */
+static void lm_residuals(const double *src, const double *dst, int m, const double h[4], double *r)
+{
+    for (int i = 0; i < m; i++) {
+        double x = src[2 * i], y = src[2 * i + 1];
+        r[2 * i] = h[0] * x - h[1] * y + h[2] - dst[2 * i];
+        r[2 * i + 1] = h[1] * x + h[0] * y + h[3] - dst[2 * i + 1];
+    }
+}
+
+/* cv::norm(r, NORM_L2SQR) of OpenCV's AVX2 build: four 4-lane
+ * fused-multiply-add accumulators over blocks of 16, summed lane-wise
+ * and reduced pairwise, then the tail one by one. */
+static double lm_sqnorm(const double *r, int len)
+{
+    double acc[16] = {0}, t[4];
     int k = 0;
-    for (int i = 0; i < n; i++) {
-        if (use && !use[i]) continue;
-        mpx += p[2 * i];
-        mpy += p[2 * i + 1];
-        mqx += q[2 * i];
-        mqy += q[2 * i + 1];
-        k++;
+    for (; k <= len - 16; k += 16)
+        for (int l = 0; l < 16; l++) acc[l] = fma(r[k + l], r[k + l], acc[l]);
+    for (int l = 0; l < 4; l++) t[l] = acc[l] + acc[4 + l] + acc[8 + l] + acc[12 + l];
+    double s = (t[0] + t[1]) + (t[2] + t[3]);
+    for (; k < len; k++) s = fma(r[k], r[k], s);
+    return s;
+}
+
+/* J^T r as cv::gemm(J, r, GEMM_1_T) gives it: OpenCV's own loop below
+ * LM_BLAS_ROWS rows (four partial sums k mod 4, no fused multiply-add),
+ * OpenBLAS's dgemm from there (fused multiply-adds in K blocks of its
+ * level-3 driver, each block's sum added to the result). */
+static void lm_jtr(const double *src, const double *r, int m, double out[4])
+{
+    int len = 2 * m;
+    for (int c = 0; c < 4; c++) {
+        if (len < LM_BLAS_ROWS) {
+            double s[4] = {0, 0, 0, 0};
+            int k = 0;
+            for (; k < (len & ~3); k++) s[k & 3] += lm_jac(src, k, c) * r[k];
+            for (; k < len; k++) s[0] += lm_jac(src, k, c) * r[k];
+            out[c] = s[0] + s[1] + s[2] + s[3];
+            continue;
+        }
+        double sum = 0;
+        for (int ls = 0, bl; ls < len; ls += bl) {
+            bl = len - ls;
+            if (bl >= 2 * LM_BLAS_Q) bl = LM_BLAS_Q;
+            else if (bl > LM_BLAS_Q) bl = (bl / 2 + 3) / 4 * 4;
+            double acc = 0;
+            for (int k = ls; k < ls + bl; k++) acc = fma(r[k], lm_jac(src, k, c), acc);
+            sum += acc;
+        }
+        out[c] = sum;
     }
-    if (k < 2) return -1;
-    mpx /= k;
-    mpy /= k;
-    mqx /= k;
-    mqy /= k;
-    double sa = 0, sb = 0, sp = 0;
-    for (int i = 0; i < n; i++) {
-        if (use && !use[i]) continue;
-        double px = p[2 * i] - mpx, py = p[2 * i + 1] - mpy, qx = q[2 * i] - mqx, qy = q[2 * i + 1] - mqy;
-        sa += px * qx + py * qy;
-        sb += px * qy - py * qx;
-        sp += px * px + py * py;
+}
+
+/* OpenCV's hypot (lapack.cpp's own, not libm's) */
+static double cv_hypot(double a, double b)
+{
+    a = fabs(a);
+    b = fabs(b);
+    if (a > b) {
+        b /= a;
+        return a * sqrt(1 + b * b);
     }
-    if (!(sp > DBL_EPSILON)) return -1;
-    double a = sa / sp, b = sb / sp;
-    H[0] = a;
-    H[1] = -b;
-    H[2] = mqx - (a * mpx - b * mpy);
-    H[3] = b;
-    H[4] = a;
-    H[5] = mqy - (b * mpx + a * mpy);
+    if (b > 0) {
+        a /= b;
+        return b * sqrt(1 + a * a);
+    }
     return 0;
+}
+
+/* cv::solve(A, b, x, DECOMP_SVD) for the symmetric positive definite 4x4
+ * A: OpenCV's one-sided Jacobi SVD of A^T (JacobiSVDImpl_, its rotations,
+ * its sort) and its back-substitution (SVBkSbImpl_).  A is damped
+ * (LevMarq clamps the added diagonal to >= 1e-6), so no singular value is
+ * zero and OpenCV's random completion of a null space never runs. */
+static void lm_solve(const double A[4][4], const double b[4], double x[4])
+{
+    double At[4][4], Vt[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}, W[4];
+    for (int i = 0; i < 4; i++) {
+        double sd = 0;
+        for (int k = 0; k < 4; k++) {
+            At[i][k] = A[k][i];
+            sd += At[i][k] * At[i][k];
+        }
+        W[i] = sd;
+    }
+    for (int iter = 0; iter < 30; iter++) {
+        int changed = 0;
+        for (int i = 0; i < 3; i++)
+            for (int j = i + 1; j < 4; j++) {
+                double a = W[i], bb = W[j], p = 0, c, s;
+                for (int k = 0; k < 4; k++) p += At[i][k] * At[j][k];
+                if (fabs(p) <= DBL_EPSILON * 10 * sqrt(a * bb)) continue;
+                p *= 2;
+                double beta = a - bb, gamma = cv_hypot(p, beta);
+                if (beta < 0) {
+                    s = sqrt((gamma - beta) * 0.5 / gamma);
+                    c = p / (gamma * s * 2);
+                } else {
+                    c = sqrt((gamma + beta) / (gamma * 2));
+                    s = p / (gamma * c * 2);
+                }
+                a = bb = 0;
+                for (int k = 0; k < 4; k++) {
+                    double t0 = c * At[i][k] + s * At[j][k], t1 = -s * At[i][k] + c * At[j][k];
+                    At[i][k] = t0;
+                    At[j][k] = t1;
+                    a += t0 * t0;
+                    bb += t1 * t1;
+                }
+                W[i] = a;
+                W[j] = bb;
+                changed = 1;
+                for (int k = 0; k < 4; k++) {
+                    double t0 = c * Vt[i][k] + s * Vt[j][k], t1 = -s * Vt[i][k] + c * Vt[j][k];
+                    Vt[i][k] = t0;
+                    Vt[j][k] = t1;
+                }
+            }
+        if (!changed) break;
+    }
+    for (int i = 0; i < 4; i++) {
+        double sd = 0;
+        for (int k = 0; k < 4; k++) sd += At[i][k] * At[i][k];
+        W[i] = sqrt(sd);
+    }
+    for (int i = 0; i < 3; i++) {
+        int j = i;
+        for (int k = i + 1; k < 4; k++)
+            if (W[j] < W[k]) j = k;
+        if (i != j) {
+            double t = W[i], r[4];
+            W[i] = W[j], W[j] = t;
+            memcpy(r, At[i], sizeof r), memcpy(At[i], At[j], sizeof r), memcpy(At[j], r, sizeof r);
+            memcpy(r, Vt[i], sizeof r), memcpy(Vt[i], Vt[j], sizeof r), memcpy(Vt[j], r, sizeof r);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        double s = 1 / W[i];
+        for (int k = 0; k < 4; k++) At[i][k] *= s;
+    }
+    double threshold = 0;
+    for (int i = 0; i < 4; i++) threshold += W[i];
+    threshold *= DBL_EPSILON * 2;
+    memset(x, 0, 4 * sizeof *x);
+    for (int i = 0; i < 4; i++) {
+        if (fabs(W[i]) <= threshold) continue;
+        double s = 0;
+        for (int j = 0; j < 4; j++) s += At[i][j] * b[j];
+        s *= 1 / W[i];
+        for (int j = 0; j < 4; j++) x[j] = x[j] + s * Vt[i][j];
+    }
+}
+
+/* LevMarq::optimize from h (RANSAC's model) over the m pairs src -> dst
+ * [m][2]; r, rv: [2m] scratch (the probe's and the geodesic point's
+ * residuals). */
+static void lm_refine(const double *src, const double *dst, int m, double h[4], double *r, double *rv)
+{
+    const double hinv = 1. / (LM_HGEO * LM_HGEO);
+    double jtj[4][4], jtb[4];
+    for (int i = 0; i < 4; i++) /* mulTransposed: row by row of J */
+        for (int j = i; j < 4; j++) {
+            double s = 0;
+            for (int k = 0; k < 2 * m; k++) s += lm_jac(src, k, i) * lm_jac(src, k, j);
+            jtj[i][j] = jtj[j][i] = s;
+        }
+    lm_residuals(src, dst, m, h, r);
+    double old = lm_sqnorm(r, 2 * m), lambda = 1e-4, up = 2;
+    lm_jtr(src, r, m, jtb);
+    int iter = 0, done = 0;
+    while (!done) {
+        double gmax = 0;
+        for (int i = 0; i < 4; i++) gmax = fmax(gmax, fabs(jtb[i]));
+        int small = 0, enough = 0;
+        while (!enough && !done) {
+            double A[4][4], lmd[4], nb[4], x[4], t[4];
+            memcpy(A, jtj, sizeof A);
+            for (int i = 0; i < 4; i++) {
+                lmd[i] = fmin(fmax(jtj[i][i] * lambda, 1e-6), 1e32);
+                A[i][i] = lmd[i] + jtj[i][i];
+                nb[i] = -jtb[i];
+            }
+            lm_solve(A, nb, x);
+            for (int i = 0; i < 4; i++) t[i] = x[i] * (jtb[i] - lmd[i] * x[i]);
+            double jcc = -0.5 * (t[0] + t[1] + t[2] + t[3]), xnorm = 0;
+            for (int i = 0; i < 4; i++) xnorm = fma(x[i], x[i], xnorm);
+            /* the geodesic correction: J^T of the second directional derivative along x */
+            double g[4], jtbv[4], xg[4];
+            for (int i = 0; i < 4; i++) g[i] = h[i] + x[i] * LM_HGEO;
+            lm_residuals(src, dst, m, g, rv);
+            lm_jtr(src, rv, m, jtbv);
+            for (int i = 0; i < 4; i++) { /* scaleAdd, multiply by a scale, addWeighted: OpenCV's MatExpr order */
+                double m1 = fma(jtb[i], LM_HGEO - 1.0, jtbv[i]), m2 = lmd[i] * LM_HGEO * x[i];
+                nb[i] = -fma(m1, hinv, m2 * hinv);
+            }
+            lm_solve(A, nb, xg);
+            double xx = 0, gg = 0;
+            for (int i = 0; i < 4; i++) xx += x[i] * x[i], gg += xg[i] * xg[i];
+            if (sqrt(gg / xx) < 1.0)
+                for (int i = 0; i < 4; i++) x[i] += xg[i] * 0.5;
+            double probe[4];
+            for (int i = 0; i < 4; i++) probe[i] = h[i] + x[i];
+            lm_residuals(src, dst, m, probe, r);
+            double energy = lm_sqnorm(r, 2 * m);
+            if (energy < 0 || isnan(energy)) return;
+            double cost = old - energy, quality = cost / jcc;
+            if (cost < 0) {
+                lambda *= up;
+                up *= 2;
+            } else {
+                enough = 1;
+                double f = 1.0 - pow(2.0 * quality - 1.0, 3);
+                lambda *= 1.0 / 3.0 < f ? f : 1.0 / 3.0;
+                up = 2;
+                small = gmax < 1e-6 || xnorm < 1e-6 || cost / energy < 1e-6;
+                memcpy(h, probe, sizeof probe);
+                old = energy;
+            }
+            iter++;
+            done = iter >= LM_ITERS || lambda >= 1e32 || small;
+        }
+        if (!done) lm_jtr(src, r, m, jtb);
+    }
 }
 
 /* OpenCV's AffinePartial2DEstimatorCallback::runKernel: the similarity
@@ -246,12 +463,14 @@ static int rng_uniform(uint64_t *rng, int n)
     return (int)((uint32_t)*rng % (uint32_t)n);
 }
 
-/* estimateAffinePartial2D(p -> q, RANSAC), n >= 2.  Returns -1 when no
- * model.  Samples as OpenCV's RANSACPointSetRegistrator::getSubset: the
- * first index, then the second drawn again until it differs (redrawing
- * both would shift the generator: other samples, another best model). */
+/* estimateAffinePartial2D(p -> q, RANSAC), n >= 2; work: [8n] scratch.
+ * Returns -1 when no model.  Samples as OpenCV's
+ * RANSACPointSetRegistrator::getSubset: the first index, then the second
+ * drawn again until it differs (redrawing both would shift the generator:
+ * other samples, another best model).  Then OpenCV's refinement over the
+ * inliers, moved to the front in their order as its compressElems does. */
 static int ransac_similarity(const double *p, const double *q, int n, unsigned char *best, unsigned char *mask,
-                             double H[6])
+                             double *work, double H[6])
 {
     uint64_t rng = (uint64_t)-1; /* OpenCV's RNG state */
     int best_k = -1, iters = RANSAC_ITERS;
@@ -271,16 +490,31 @@ static int ransac_similarity(const double *p, const double *q, int n, unsigned c
         }
     }
     if (best_k < 2) return -1;
-    double h[6];
-    if (!fit_similarity(p, q, n, best, h)) memcpy(H, h, sizeof h);
+    double *src = work, *dst = work + 2 * n;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (best[i]) {
+            memcpy(src + 2 * m, p + 2 * i, 2 * sizeof *p);
+            memcpy(dst + 2 * m, q + 2 * i, 2 * sizeof *q);
+            m++;
+        }
+    double h[4] = {H[0], H[3], H[2], H[5]};
+    lm_refine(src, dst, m, h, work + 4 * n, work + 6 * n);
+    H[0] = H[4] = h[0];
+    H[1] = -h[1];
+    H[2] = h[2];
+    H[3] = h[1];
+    H[5] = h[3];
     return 0;
 }
 
 int strix_gmc_ransac(const double *p, const double *q, int n, unsigned char *inl, double H[6])
 {
     unsigned char *mask = n > 1 ? malloc((size_t)n) : NULL;
-    int r = mask ? ransac_similarity(p, q, n, inl, mask, H) : -1;
+    double *work = n > 1 ? malloc(sizeof(double) * 8 * (size_t)n) : NULL;
+    int r = mask && work ? ransac_similarity(p, q, n, inl, mask, work, H) : -1;
     free(mask);
+    free(work);
     return r;
 }
 
@@ -337,7 +571,7 @@ static int apply_img(strix_gmc *g, int width, int height, double H[6])
             k++;
         }
         double e[6];
-        if (k > 4 && !ransac_similarity(pq, pq + 2 * GMC_MAX_CORNERS, k, m, m + GMC_MAX_CORNERS, e)) {
+        if (k > 4 && !ransac_similarity(pq, pq + 2 * GMC_MAX_CORNERS, k, m, m + GMC_MAX_CORNERS, g->work, e)) {
             memcpy(H, e, sizeof e);
             H[2] *= 2; /* back to full-size pixels */
             H[5] *= 2;
