@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ransac_golden.py — dev-time only: tests/golden/gmc/ransac.txt.
+"""ransac_golden.py — dev-time only: tests/golden/gmc/ransac.txt, and a check of strix against it.
 
 BoT-SORT's GMC ends with cv2.estimateAffinePartial2D(prev, cur,
 cv2.RANSAC): 2-point samples drawn by OpenCV's RNG (seeded with -1), the
@@ -14,13 +14,28 @@ what the installed OpenCV (opencv-python-headless 5.0.0.93) returns:
   n
   n lines "px py qx qy" (float32, shortest decimals)
   the inlier mask, n characters 0/1
-  the 2x3 transform, 6 numbers (%.17g)
+  the 2x3 transform, 6 numbers (%.17g: every double back)
 
 tests/test_track.c (gmc_ransac_matches_opencv) checks strix's RANSAC gives
-the same inliers and the transform within 1e-5 px.
+the same inliers and the same transform, to the bit.
 
   /tmp/ulref/bin/python tools/reference/ransac_golden.py tests/golden/gmc/ransac.txt
+
+--check BUILD [FILE] runs strix's own code from BUILD/libstrix.a (its GMC
+objects linked into a temporary shared library, called through ctypes) on
+every point set of FILE (default tests/golden/gmc/ransac.txt) and prints,
+per set where they differ and then overall, the largest difference between
+strix's transform and OpenCV's: of the six entries, and in pixels over the
+300 x 300 px the points span.  Point it at a build of another commit to see
+a change's effect (e.g. the least-squares fit strix had before it took
+OpenCV's refinement step for step).
+
+  /tmp/ulref/bin/python tools/reference/ransac_golden.py --check build/dev
 """
+import ctypes
+import os
+import subprocess
+import tempfile
 import sys
 
 import cv2
@@ -49,7 +64,65 @@ def cases(rng):
         yield P, (P + np.float32(5) + np.c_[r * np.cos(ang), r * np.sin(ang)]).astype(np.float32)
 
 
+def load_strix(build):
+    """strix's GMC (engine/analytics/gmc*.c) from BUILD/libstrix.a, through ctypes."""
+    lib = os.path.abspath(os.path.join(build, "libstrix.a"))
+    members = subprocess.run(["ar", "t", lib], check=True, capture_output=True, text=True).stdout.split()
+    objs = [m for m in members if m.startswith("gmc") and m.endswith(".o")]
+    tmp = tempfile.mkdtemp(prefix="strix_gmc_")
+    subprocess.run(["ar", "x", lib] + objs, cwd=tmp, check=True)
+    subprocess.run(["cc", "-shared", "-o", "gmc.so"] + objs + ["-lm"], cwd=tmp, check=True)
+    so = ctypes.CDLL(os.path.join(tmp, "gmc.so"))
+    dp, u8 = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_uint8)
+    so.strix_gmc_ransac.argtypes = [dp, dp, ctypes.c_int, u8, dp]
+    so.strix_gmc_create.restype = ctypes.c_void_p
+    so.strix_gmc_free.argtypes = [ctypes.c_void_p]
+    so.strix_gmc_apply.argtypes = [ctypes.c_void_p, u8, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, dp]
+    return so
+
+
+def read_cases(path):
+    """The point sets of a ransac.txt: (P, Q, inlier mask, H) each."""
+    lines = [x for x in open(path).read().split("\n") if x and not x.startswith("#")]
+    i = 0
+    while i < len(lines):
+        n = int(lines[i])
+        pq = np.array([[float(v) for v in lines[i + 1 + j].split()] for j in range(n)], dtype=np.float32)
+        yield np.ascontiguousarray(pq[:, :2]), np.ascontiguousarray(pq[:, 2:]), lines[i + 1 + n], np.array([float(v) for v in lines[i + 2 + n].split()])
+        i += n + 3
+
+
+def check(build, path):
+    so = load_strix(build)
+    worst, worst_px, exact, k = 0.0, 0.0, 0, 0
+    for P, Q, _, _ in read_cases(path):
+        k += 1
+        Hw, inl = cv2.estimateAffinePartial2D(P.reshape(-1, 1, 2), Q.reshape(-1, 1, 2), cv2.RANSAC)
+        p, q = np.ascontiguousarray(P, np.float64), np.ascontiguousarray(Q, np.float64)
+        m, H = np.zeros(len(P), np.uint8), np.zeros(6)
+        c = lambda a, t: a.ctypes.data_as(ctypes.POINTER(t))
+        if so.strix_gmc_ransac(c(p, ctypes.c_double), c(q, ctypes.c_double), len(P), c(m, ctypes.c_uint8),
+                               c(H, ctypes.c_double)) or Hw is None:
+            print("set %d: %s has no model" % (k, "strix" if Hw is not None else "OpenCV"))
+            continue
+        if (m != inl.ravel()).any():
+            print("set %d: other inliers" % k)
+            continue
+        D = H - Hw.ravel()
+        d = np.abs(D).max()
+        px = max(np.hypot(D[0] * x + D[1] * y + D[2], D[3] * x + D[4] * y + D[5])
+                 for x in (0, 300) for y in (0, 300))
+        exact += d == 0
+        if d:
+            print("set %d (%d points, %d inliers): entries %.3g apart, %.3g px" % (k, len(P), m.sum(), d, px))
+        worst, worst_px = max(worst, d), max(worst_px, px)
+    print("%d point sets, %d transforms bit-equal; at most %.3g apart (entries), %.3g px" % (k, exact, worst, worst_px))
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--check":
+        check(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "tests/golden/gmc/ransac.txt")
+        return
     rng = np.random.default_rng(36)
     with open(sys.argv[1], "w") as f:
         f.write("# cv2.estimateAffinePartial2D(p, q, cv2.RANSAC), opencv %s (tools/reference/ransac_golden.py)\n"
