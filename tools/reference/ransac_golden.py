@@ -62,6 +62,14 @@ def cases(rng):
         ang = rng.uniform(0, 2 * np.pi, n)
         r = np.where(rng.random(n) < 0.5, 3.0 + rng.normal(0, 2e-6, n), 0)
         yield P, (P + np.float32(5) + np.c_[r * np.cos(ang), r * np.sin(ang)]).astype(np.float32)
+    for n in (70, 150, 200, 400):  # >= 50 inliers: OpenCV hands J^T r to OpenBLAS (one K block, two, three)
+        P = rng.uniform(0, 480, (n, 2)).astype(np.float32)
+        a, s = rng.uniform(-0.05, 0.05), rng.uniform(0.95, 1.05)
+        R = s * np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+        Q = (P @ R.T + rng.uniform(-20, 20, 2) + rng.normal(0, 0.5, (n, 2))).astype(np.float32)
+        out = rng.random(n) < 0.15
+        Q[out] += rng.uniform(-40, 40, (int(out.sum()), 2)).astype(np.float32)
+        yield P, Q
 
 
 def load_strix(build):
