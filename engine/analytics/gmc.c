@@ -3,16 +3,17 @@
  * grey half-size frame, corners, pyramid and pyramidal Lucas-Kanade
  * (gmc_kernels.h, built per instruction set: gmc_steps.h), then here
  * estimateAffinePartial2D(RANSAC, threshold 3, confidence 0.99, 2000
- * iterations) and the least-squares similarity over the inliers (what
- * OpenCV's Levenberg-Marquardt refinement converges to: the residuals are
- * linear in the four parameters).
+ * iterations, 10 refinement iterations) as OpenCV 5.0.0 computes it.
  * Written here rather than linked: the runtime has no OpenCV, and these
  * steps are a few hundred lines.  RANSAC is OpenCV's step for step (its
  * generator, its way of drawing a sample, its closed-form 2-point model,
  * its float32 errors), so it picks OpenCV's inliers from the same points;
- * the least-squares fit over them is what OpenCV's refinement converges to,
- * within a few 1e-6 px (the one step not bit-equal on frames whose corners
- * and points are; gmc_kernels.h says where the corners can differ).
+ * the Levenberg-Marquardt refinement over them is OpenCV's step for step
+ * too, in the arithmetic its x86-64 wheel runs on an AVX2 + FMA CPU, so the
+ * transform is OpenCV's to the bit (where the corners and points are:
+ * gmc_kernels.h says where the corners can differ).  This file relies on
+ * the compiler not fusing multiply-adds (-std=c11: -ffp-contract=off); it
+ * asks for the fused ones OpenCV does with fma().
  *
  * The frame's buffers live in the handle and grow with the frame, never per
  * frame; the current frame's pyramid becomes the previous one by a swap.
@@ -157,30 +158,28 @@ void strix_gmc_free(strix_gmc *g)
 /* ----------------------------------------------------------------- RANSAC */
 
 /* OpenCV 5.0.0's refinement at the end of estimateAffinePartial2D
- * (modules/geometry/src/ptsetreg.cpp and levmarq.cpp, the sources
- * opencv-python 5.0.0.93 is built from): LevMarq, dense backend, 10
- * iterations, geodesic acceleration, over the inliers in their order, the
- * parameters h = (a, b, tx, ty) of q = [a -b; b a] p + t.  Each step is
- * OpenCV's in its arithmetic order, as the library in that wheel computes
- * it on an x86-64 CPU with AVX2 and FMA: the residuals, J^T J and the 4x4
- * solve in plain double (OpenCV's baseline build); the squared norm and
- * J^T r by the routines it dispatches to (its AVX2 norm, its own gemm below
- * 100 rows of J, OpenBLAS 0.3.15's dgemm from there), with their fused
- * multiply-adds and summation orders.  The residuals are not linear-in-h
- * exact, so a least-squares solve lands a few 1e-6 px off; this lands on
- * OpenCV's bits.  J's rows for point i (x, y) are (x, -y, 1, 0) and
- * (y, x, 0, 1); r, J^T r: [2m] and [4]. */
+ * (modules/geometry/src/ptsetreg.cpp and levmarq.cpp in the sources of
+ * opencv-python 5.0.0.93): LevMarq with its dense backend, 10 iterations
+ * and geodesic acceleration, over the inliers in their order, on the
+ * parameters h = (a, b, tx, ty) of q = [a -b; b a] p + t.  The residuals
+ * are linear in h, so the steps head for the least-squares optimum, but
+ * they stop after a few (relative energy change under 1e-6) and the
+ * geodesic term is rounding noise scaled by 1e8: where they stop, a few
+ * 1e-6 px from the optimum, follows from OpenCV's arithmetic to the bit.
+ * So each step is OpenCV's in its order, as that wheel computes it on an
+ * x86-64 CPU with AVX2 and FMA: the residuals, J^T J and the 4x4 solve in
+ * plain double (its baseline build; the solve's hypot is OpenCV's own);
+ * J^T r by its own gemm below 100 rows of J (a baseline-only build where
+ * OpenCV has LAPACK) and by OpenBLAS 0.3.15's dgemm from there; the
+ * geodesic term by its AVX2 scaleAdd and addWeighted (fused); the squared
+ * norm by its AVX2 norm (fused).  The norms and the dot products of the
+ * geodesic term's check only steer decisions (a step taken or not, the
+ * stop); their bits changed none on 2300 random point sets, where every
+ * other order here, done otherwise, changed hundreds.  J's rows for point i (x, y) are
+ * (x, -y, 1, 0) and (y, x, 0, 1); r, J^T r: [2m] and [4]. */
 
 enum { LM_ITERS = 10, LM_BLAS_ROWS = 100, LM_BLAS_Q = 256 };
 #define LM_HGEO 1e-4 /* LevMarq::Settings' geodesic step, hGeo */
-
-/* J[k][c] for row k of J over the points src [m][2] */
-static double lm_jac(const double *src, int k, int c)
-{
-    double x = src[k & ~1], y = src[(k & ~1) + 1];
-    if (k & 1) return c == 0 ? y : c == 1 ? x : c == 3;
-    return c == 0 ? x : c == 1 ? -y : c == 2;
-}
 
 /* The residuals r [2m] of h: the callback's xi - qx, yi - qy. */
 static void lm_residuals(const double *src, const double *dst, int m, const double h[4], double *r)
@@ -208,31 +207,44 @@ static double lm_sqnorm(const double *r, int len)
 }
 
 /* J^T r as cv::gemm(J, r, GEMM_1_T) gives it: OpenCV's own loop below
- * LM_BLAS_ROWS rows (four partial sums k mod 4, no fused multiply-add),
- * OpenBLAS's dgemm from there (fused multiply-adds in K blocks of its
- * level-3 driver, each block's sum added to the result). */
+ * LM_BLAS_ROWS rows of J (four partial sums over the rows k mod 4, the
+ * rows past the last multiple of 4 on the first, no fused multiply-add),
+ * OpenBLAS's dgemm from there (fused multiply-adds down the rows in the K
+ * blocks of its level-3 driver, each block's sum added to the result).
+ * J's zeros are left out: their products add an exact +-0 to a sum that
+ * is never -0, which changes nothing. */
 static void lm_jtr(const double *src, const double *r, int m, double out[4])
 {
     int len = 2 * m;
-    for (int c = 0; c < 4; c++) {
-        if (len < LM_BLAS_ROWS) {
-            double s[4] = {0, 0, 0, 0};
-            int k = 0;
-            for (; k < (len & ~3); k++) s[k & 3] += lm_jac(src, k, c) * r[k];
-            for (; k < len; k++) s[0] += lm_jac(src, k, c) * r[k];
-            out[c] = s[0] + s[1] + s[2] + s[3];
-            continue;
+    if (len < LM_BLAS_ROWS) {
+        double s[4][4] = {{0}};
+        for (int i = 0; i < m; i++) {
+            double x = src[2 * i], y = src[2 * i + 1], r0 = r[2 * i], r1 = r[2 * i + 1];
+            int body = 2 * i < (len & ~3), w0 = body ? (2 * i) & 3 : 0, w1 = body ? w0 + 1 : 0; /* rows 2i, 2i + 1 */
+            s[0][w0] += x * r0;
+            s[0][w1] += y * r1;
+            s[1][w0] += -y * r0;
+            s[1][w1] += x * r1;
+            s[2][w0] += r0;
+            s[3][w1] += r1;
         }
-        double sum = 0;
-        for (int ls = 0, bl; ls < len; ls += bl) {
-            bl = len - ls;
-            if (bl >= 2 * LM_BLAS_Q) bl = LM_BLAS_Q;
-            else if (bl > LM_BLAS_Q) bl = (bl / 2 + 3) / 4 * 4;
-            double acc = 0;
-            for (int k = ls; k < ls + bl; k++) acc = fma(r[k], lm_jac(src, k, c), acc);
-            sum += acc;
+        for (int c = 0; c < 4; c++) out[c] = s[c][0] + s[c][1] + s[c][2] + s[c][3];
+        return;
+    }
+    memset(out, 0, 4 * sizeof *out);
+    for (int ls = 0, bl; ls < len; ls += bl) {
+        bl = len - ls;
+        if (bl >= 2 * LM_BLAS_Q) bl = LM_BLAS_Q;
+        else if (bl > LM_BLAS_Q) bl = (bl / 2 + 3) / 4 * 4; /* even, as every block start */
+        double acc[4] = {0, 0, 0, 0};
+        for (int i = ls / 2; i < (ls + bl) / 2; i++) {
+            double x = src[2 * i], y = src[2 * i + 1], r0 = r[2 * i], r1 = r[2 * i + 1];
+            acc[0] = fma(r1, y, fma(r0, x, acc[0]));
+            acc[1] = fma(r1, x, fma(r0, -y, acc[1]));
+            acc[2] += r0;
+            acc[3] += r1;
         }
-        out[c] = sum;
+        for (int c = 0; c < 4; c++) out[c] += acc[c];
     }
 }
 
@@ -252,16 +264,19 @@ static double cv_hypot(double a, double b)
     return 0;
 }
 
-/* cv::solve(A, b, x, DECOMP_SVD) for the symmetric positive definite 4x4
- * A: OpenCV's one-sided Jacobi SVD of A^T (JacobiSVDImpl_, its rotations,
- * its sort) and its back-substitution (SVBkSbImpl_).  A is damped
- * (LevMarq clamps the added diagonal to >= 1e-6), so no singular value is
- * zero and OpenCV's random completion of a null space never runs. */
-static void lm_solve(const double A[4][4], const double b[4], double x[4])
+/* cv::solve(A, b, x, DECOMP_SVD) for a symmetric positive definite 4x4 A
+ * comes in two parts: OpenCV's one-sided Jacobi SVD of A^T (JacobiSVDImpl_:
+ * its rotations, its sort), here At = U^T, W, Vt, and its back-substitution
+ * (SVBkSbImpl_, lm_backsub).  LevMarq solves twice a step with the same A,
+ * so the decomposition is made once (it is deterministic: the same bits).
+ * A is damped (LevMarq clamps the added diagonal to >= 1e-6), so no singular
+ * value is zero and OpenCV's random completion of a null space never runs. */
+static void lm_svd(const double A[4][4], double At[4][4], double W[4], double Vt[4][4])
 {
-    double At[4][4], Vt[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}, W[4];
+    memset(Vt, 0, 16 * sizeof **Vt);
     for (int i = 0; i < 4; i++) {
         double sd = 0;
+        Vt[i][i] = 1;
         for (int k = 0; k < 4; k++) {
             At[i][k] = A[k][i];
             sd += At[i][k] * At[i][k];
@@ -323,6 +338,10 @@ static void lm_solve(const double A[4][4], const double b[4], double x[4])
         double s = 1 / W[i];
         for (int k = 0; k < 4; k++) At[i][k] *= s;
     }
+}
+
+static void lm_backsub(const double U[4][4], const double W[4], const double Vt[4][4], const double b[4], double x[4])
+{
     double threshold = 0;
     for (int i = 0; i < 4; i++) threshold += W[i];
     threshold *= DBL_EPSILON * 2;
@@ -330,7 +349,7 @@ static void lm_solve(const double A[4][4], const double b[4], double x[4])
     for (int i = 0; i < 4; i++) {
         if (fabs(W[i]) <= threshold) continue;
         double s = 0;
-        for (int j = 0; j < 4; j++) s += At[i][j] * b[j];
+        for (int j = 0; j < 4; j++) s += U[i][j] * b[j];
         s *= 1 / W[i];
         for (int j = 0; j < 4; j++) x[j] = x[j] + s * Vt[i][j];
     }
@@ -342,13 +361,21 @@ static void lm_solve(const double A[4][4], const double b[4], double x[4])
 static void lm_refine(const double *src, const double *dst, int m, double h[4], double *r, double *rv)
 {
     const double hinv = 1. / (LM_HGEO * LM_HGEO);
-    double jtj[4][4], jtb[4];
-    for (int i = 0; i < 4; i++) /* mulTransposed: row by row of J */
-        for (int j = i; j < 4; j++) {
-            double s = 0;
-            for (int k = 0; k < 2 * m; k++) s += lm_jac(src, k, i) * lm_jac(src, k, j);
-            jtj[i][j] = jtj[j][i] = s;
-        }
+    double jtb[4], s[10] = {0}; /* J^T J by mulTransposed: sums down the rows of J (exact products: float points) */
+    for (int i = 0; i < m; i++) {
+        double x = src[2 * i], y = src[2 * i + 1];
+        s[0] += x * x, s[0] += y * y;
+        s[1] += x * -y, s[1] += y * x;
+        s[2] += x;
+        s[3] += y;
+        s[4] += -y * -y, s[4] += x * x;
+        s[5] += -y;
+        s[6] += x;
+        s[7] += 1;
+        s[8] += 1;
+    }
+    const double jtj[4][4] = {{s[0], s[1], s[2], s[3]}, {s[1], s[4], s[5], s[6]}, {s[2], s[5], s[7], s[9]},
+                              {s[3], s[6], s[9], s[8]}};
     lm_residuals(src, dst, m, h, r);
     double old = lm_sqnorm(r, 2 * m), lambda = 1e-4, up = 2;
     lm_jtr(src, r, m, jtb);
@@ -360,12 +387,15 @@ static void lm_refine(const double *src, const double *dst, int m, double h[4], 
         while (!enough && !done) {
             double A[4][4], lmd[4], nb[4], x[4], t[4];
             memcpy(A, jtj, sizeof A);
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < 4; i++) { /* J^T J + the clamped damping diagonal; the right side -J^T r */
                 lmd[i] = fmin(fmax(jtj[i][i] * lambda, 1e-6), 1e32);
                 A[i][i] = lmd[i] + jtj[i][i];
                 nb[i] = -jtb[i];
             }
-            lm_solve(A, nb, x);
+            double U[4][4], W[4], Vt[4][4];
+            lm_svd(A, U, W, Vt);
+            lm_backsub(U, W, Vt, nb, x);
+            /* the energy change the linear model predicts (calcJacCostChangeLm) and |x|^2 */
             for (int i = 0; i < 4; i++) t[i] = x[i] * (jtb[i] - lmd[i] * x[i]);
             double jcc = -0.5 * (t[0] + t[1] + t[2] + t[3]), xnorm = 0;
             for (int i = 0; i < 4; i++) xnorm = fma(x[i], x[i], xnorm);
@@ -378,7 +408,7 @@ static void lm_refine(const double *src, const double *dst, int m, double h[4], 
                 double m1 = fma(jtb[i], LM_HGEO - 1.0, jtbv[i]), m2 = lmd[i] * LM_HGEO * x[i];
                 nb[i] = -fma(m1, hinv, m2 * hinv);
             }
-            lm_solve(A, nb, xg);
+            lm_backsub(U, W, Vt, nb, xg);
             double xx = 0, gg = 0;
             for (int i = 0; i < 4; i++) xx += x[i] * x[i], gg += xg[i] * xg[i];
             if (sqrt(gg / xx) < 1.0)
@@ -389,11 +419,12 @@ static void lm_refine(const double *src, const double *dst, int m, double h[4], 
             double energy = lm_sqnorm(r, 2 * m);
             if (energy < 0 || isnan(energy)) return;
             double cost = old - energy, quality = cost / jcc;
-            if (cost < 0) {
+            if (cost < 0) { /* refused: more damping, the factor doubling each time */
                 lambda *= up;
                 up *= 2;
             } else {
-                enough = 1;
+                enough = 1; /* taken: less damping by the step's quality (OpenCV's energy is |r|^2, the
+                             * model's change half of it, so about 2 here: lambda / 3) */
                 double f = 1.0 - pow(2.0 * quality - 1.0, 3);
                 lambda *= 1.0 / 3.0 < f ? f : 1.0 / 3.0;
                 up = 2;
