@@ -155,7 +155,7 @@ void strix_gmc_free(strix_gmc *g)
     free(g);
 }
 
-/* ----------------------------------------------------------------- RANSAC */
+/* ------------------------------------------------------------- refinement */
 
 /* OpenCV 5.0.0's refinement at the end of estimateAffinePartial2D
  * (modules/geometry/src/ptsetreg.cpp and levmarq.cpp in the sources of
@@ -174,9 +174,10 @@ void strix_gmc_free(strix_gmc *g)
  * geodesic term by its AVX2 scaleAdd and addWeighted (fused); the squared
  * norm by its AVX2 norm (fused).  The norms and the dot products of the
  * geodesic term's check only steer decisions (a step taken or not, the
- * stop); their bits changed none on 2300 random point sets, where every
- * other order here, done otherwise, changed hundreds.  J's rows for point i (x, y) are
- * (x, -y, 1, 0) and (y, x, 0, 1); r, J^T r: [2m] and [4]. */
+ * stop): done otherwise, their bits changed none of 2300 random point
+ * sets, where every other order here, done otherwise, changed hundreds.
+ * J's rows for point i (x, y) are (x, -y, 1, 0) and (y, x, 0, 1); r, J^T r:
+ * [2m] and [4]. */
 
 enum { LM_ITERS = 10, LM_BLAS_ROWS = 100, LM_BLAS_Q = 256 };
 #define LM_HGEO 1e-4 /* LevMarq::Settings' geodesic step, hGeo */
@@ -340,6 +341,8 @@ static void lm_svd(const double A[4][4], double At[4][4], double W[4], double Vt
     }
 }
 
+/* SVBkSbImpl_ for one right side: x = V diag(1 / W) U^T b, skipping
+ * singular values at or under its threshold. */
 static void lm_backsub(const double U[4][4], const double W[4], const double Vt[4][4], const double b[4], double x[4])
 {
     double threshold = 0;
@@ -439,9 +442,10 @@ static void lm_refine(const double *src, const double *dst, int m, double h[4], 
     }
 }
 
+/* ----------------------------------------------------------------- RANSAC */
+
 /* OpenCV's AffinePartial2DEstimatorCallback::runKernel: the similarity
- * through two pairs, in its closed form (the same model as fit_similarity
- * on the two, rounded differently). */
+ * through two pairs, in its closed form. */
 static void kernel2(const double *p, const double *q, int i0, int i1, double H[6])
 {
     double x1 = p[2 * i0], y1 = p[2 * i0 + 1], x2 = p[2 * i1], y2 = p[2 * i1 + 1];

@@ -25,8 +25,8 @@ the same inliers and the same transform, to the bit.
 objects linked into a temporary shared library, called through ctypes) on
 every point set of FILE (default tests/golden/gmc/ransac.txt) and prints,
 per set where they differ and then overall, the largest difference between
-strix's transform and OpenCV's: of the six entries, and in pixels over the
-300 x 300 px the points span.  Point it at a build of another commit to see
+strix's transform and OpenCV's: of the six entries, and in pixels at the
+corners of the points' bounding box.  Point it at a build of another commit to see
 a change's effect (e.g. the least-squares fit strix had before it took
 OpenCV's refinement step for step).
 
@@ -35,8 +35,8 @@ OpenCV's refinement step for step).
 import ctypes
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 
 import cv2
 import numpy as np
@@ -77,10 +77,10 @@ def load_strix(build):
     lib = os.path.abspath(os.path.join(build, "libstrix.a"))
     members = subprocess.run(["ar", "t", lib], check=True, capture_output=True, text=True).stdout.split()
     objs = [m for m in members if m.startswith("gmc") and m.endswith(".o")]
-    tmp = tempfile.mkdtemp(prefix="strix_gmc_")
-    subprocess.run(["ar", "x", lib] + objs, cwd=tmp, check=True)
-    subprocess.run(["cc", "-shared", "-o", "gmc.so"] + objs + ["-lm"], cwd=tmp, check=True)
-    so = ctypes.CDLL(os.path.join(tmp, "gmc.so"))
+    with tempfile.TemporaryDirectory(prefix="strix_gmc_") as tmp:  # loaded, the file may go
+        subprocess.run(["ar", "x", lib] + objs, cwd=tmp, check=True)
+        subprocess.run(["cc", "-shared", "-o", "gmc.so"] + objs + ["-lm"], cwd=tmp, check=True)
+        so = ctypes.CDLL(os.path.join(tmp, "gmc.so"))
     dp, u8 = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_uint8)
     so.strix_gmc_ransac.argtypes = [dp, dp, ctypes.c_int, u8, dp]
     so.strix_gmc_create.restype = ctypes.c_void_p
@@ -89,28 +89,31 @@ def load_strix(build):
     return so
 
 
-def read_cases(path):
-    """The point sets of a ransac.txt: (P, Q, inlier mask, H) each."""
+def read_sets(path):
+    """The point sets of a ransac.txt: (P, Q) float32 [n, 2] each."""
     lines = [x for x in open(path).read().split("\n") if x and not x.startswith("#")]
     i = 0
     while i < len(lines):
         n = int(lines[i])
         pq = np.array([[float(v) for v in lines[i + 1 + j].split()] for j in range(n)], dtype=np.float32)
-        yield np.ascontiguousarray(pq[:, :2]), np.ascontiguousarray(pq[:, 2:]), lines[i + 1 + n], np.array([float(v) for v in lines[i + 2 + n].split()])
+        yield np.ascontiguousarray(pq[:, :2]), np.ascontiguousarray(pq[:, 2:])
         i += n + 3
+
+
+def ptr(a, t):
+    return a.ctypes.data_as(ctypes.POINTER(t))
 
 
 def check(build, path):
     so = load_strix(build)
     worst, worst_px, exact, k = 0.0, 0.0, 0, 0
-    for P, Q, _, _ in read_cases(path):
+    for P, Q in read_sets(path):
         k += 1
         Hw, inl = cv2.estimateAffinePartial2D(P.reshape(-1, 1, 2), Q.reshape(-1, 1, 2), cv2.RANSAC)
         p, q = np.ascontiguousarray(P, np.float64), np.ascontiguousarray(Q, np.float64)
         m, H = np.zeros(len(P), np.uint8), np.zeros(6)
-        c = lambda a, t: a.ctypes.data_as(ctypes.POINTER(t))
-        if so.strix_gmc_ransac(c(p, ctypes.c_double), c(q, ctypes.c_double), len(P), c(m, ctypes.c_uint8),
-                               c(H, ctypes.c_double)) or Hw is None:
+        if so.strix_gmc_ransac(ptr(p, ctypes.c_double), ptr(q, ctypes.c_double), len(P), ptr(m, ctypes.c_uint8),
+                               ptr(H, ctypes.c_double)) or Hw is None:
             print("set %d: %s has no model" % (k, "strix" if Hw is not None else "OpenCV"))
             continue
         if (m != inl.ravel()).any():
@@ -119,7 +122,7 @@ def check(build, path):
         D = H - Hw.ravel()
         d = np.abs(D).max()
         px = max(np.hypot(D[0] * x + D[1] * y + D[2], D[3] * x + D[4] * y + D[5])
-                 for x in (0, 300) for y in (0, 300))
+                 for x in (P[:, 0].min(), P[:, 0].max()) for y in (P[:, 1].min(), P[:, 1].max()))
         exact += d == 0
         if d:
             print("set %d (%d points, %d inliers): entries %.3g apart, %.3g px" % (k, len(P), m.sum(), d, px))
