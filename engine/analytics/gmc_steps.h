@@ -104,7 +104,7 @@ int strix_gmc_best_isa(void);
 
 /* GMC's last step alone, for tests: estimateAffinePartial2D(p -> q,
  * RANSAC) over n >= 2 pairs (p, q: [n][2], float values): inl[n] the
- * inliers, H the least-squares similarity over them; 0, or -1 (no model,
+ * inliers, H after OpenCV's refinement over them; 0, or -1 (no model,
  * or out of memory). */
 int strix_gmc_ransac(const double *p, const double *q, int n, unsigned char *inl, double H[6]);
 

@@ -35,7 +35,17 @@ gmc.py imports ultralytics.utils, which imports torch: run it in a venv that has
 ultralytics 8.4.190, torch and opencv-python-headless 5.0.0.93:
 
   /tmp/coldref/bin/python tools/reference/gmc_wild_golden.py ../shared/data tests/golden/gmc
+
+--check BUILD PHOTO_DIR [GOLDEN_DIR] replays the clips through strix's GMC
+from BUILD/libstrix.a (ransac_golden.py's load_strix; no torch needed) and
+prints, per clip, how many frames' transforms equal the golden's to the bit
+and the largest difference (linear part: largest |difference| of the four
+entries; translation: length of the difference, full-size pixels), with the
+frame:
+
+  /tmp/ulref/bin/python tools/reference/gmc_wild_golden.py --check build/dev ../shared/data
 """
+import ctypes
 import os
 import sys
 
@@ -43,6 +53,7 @@ import cv2
 import numpy as np
 
 from gmc_peer import load_gmc  # Ultralytics' GMC class from its installed gmc.py (same folder)
+from ransac_golden import load_strix  # strix's GMC through ctypes (same folder)
 
 W, H = 480, 320
 
@@ -102,7 +113,35 @@ def inliers(prev, cur, pk):
     return -1 if m is None else int(inl.sum())
 
 
+def check(build, photo_dir, golden_dir):
+    so = load_strix(build)
+    for name, photo, seed, n, shake, blur, flat in CLIPS:
+        img = cv2.imread(os.path.join(photo_dir, photo))
+        if img is None:
+            sys.exit("gmc_wild_golden: cannot read %s" % os.path.join(photo_dir, photo))
+        rows = [x for x in open(os.path.join(golden_dir, "wild_%s.txt" % name)).read().split("\n")[1:n + 1]]
+        g = so.strix_gmc_create()
+        exact, lin, tr, worst_f = 0, 0.0, 0.0, -1
+        for f, x in enumerate(frames(img, seed, n, shake, blur, flat)):
+            h, want = np.zeros(6), np.array([float(v) for v in rows[f].split()])
+            x = np.ascontiguousarray(x)
+            so.strix_gmc_apply(g, x.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), W, H, 3 * W, 1,
+                               h.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+            D = h - want
+            exact += not D.any()
+            t = float(np.hypot(D[2], D[5]))
+            if t > tr:
+                worst_f = f
+            lin, tr = max(lin, float(np.abs(D[[0, 1, 3, 4]]).max())), max(tr, t)
+        so.strix_gmc_free(g)
+        print("%s: %d frames, %d bit-equal; at most %.3g (linear) and %.3g px (translation, frame %d)" % (
+            name, n, exact, lin, tr, worst_f))
+
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "--check":
+        check(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "tests/golden/gmc")
+        return
     if len(sys.argv) != 3:
         sys.exit("usage: gmc_wild_golden.py PHOTO_DIR OUT_DIR")
     cv2.setNumThreads(1)
