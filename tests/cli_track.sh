@@ -490,10 +490,10 @@ else ok=0; fi
 # Ultralytics 8.4.190's tracker gave it (NAME.real.txt: ByteTrack, BoT-SORT with GMC, OC-SORT, TrackTrack, which with
 # its defaults tracks few of these ~0.5-score boxes, TrackTrack with lower thresholds, FastTrack, Deep OC-SORT, and Deep
 # OC-SORT with gmc_method: sparseOptFlow), and TrackTrack-with-lower-thresholds' tracked
-# boxes equal Ultralytics' (clipped to the frame) within 0.01 px (GMC's transforms differ from OpenCV's in the last
-# fractions of a pixel); the rows TrackTrack makes of recovered detections equal its idx -1 rows (NAME.rec.txt; none
-# on these clips: a recovered box takes a track only where the frame's detections leave it). Two clips of the sample video vtest.avi (a street, static camera): vtest, its first 150
-# frames; hand, its first 28 frames seen through a 640x480 window that moves like a handheld camera (lossless FFV1, so
+# boxes equal Ultralytics' (clipped to the frame) to the bit (GMC's transforms are OpenCV's); the rows TrackTrack makes
+# of recovered detections equal its idx -1 rows (NAME.rec.txt; none on these clips: a recovered box takes a track only
+# where the frame's detections leave it). Two clips of the sample video vtest.avi (a street, static camera): vtest, its
+# first 150 frames; hand, its first 28 frames seen through a 640x480 window that moves like a handheld camera (lossless FFV1, so
 # the pixels are the decoder's everywhere)
 V=$DATA/vtest.avi
 # real_clip NAME VIDEO DETECTIONS MIN_BOXES: the clip made against $G/NAME.{jsonl,real.txt}; 0 when all agree
@@ -526,7 +526,7 @@ real_clip() {
             { n++; if ($1 != $15 || $2 != $16) { bad = "out of step at line " n; exit }
               if ($c >= 0) t++
               if ($c != $17) d++
-              if (box && $c >= 0 && $c == $17) { b++; for (q = 0; q < 4; q++) if (!(off($(11 + q), $(18 + q)) <= 0.01)) { o++; break } } }
+              if (box && $c >= 0 && $c == $17) { b++; for (q = 0; q < 4; q++) if ($(11 + q) + 0 != $(18 + q) + 0) { o++; break } } }
             END { if (bad) print bad; else printf "%d %d %d %d %d\n", n, t, d, b, o }')
         echo "    $name ${trk##*/}: $res (detections, tracked by Ultralytics, identities differing, boxes compared, boxes off)"
         # shellcheck disable=SC2086 # $res: five numbers
