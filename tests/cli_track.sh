@@ -493,8 +493,8 @@ else ok=0; fi
 # boxes equal Ultralytics' (clipped to the frame) to the bit (GMC's transforms are OpenCV's); the rows TrackTrack makes
 # of recovered detections equal its idx -1 rows (NAME.rec.txt; none on these clips: a recovered box takes a track only
 # where the frame's detections leave it). Two clips of the sample video vtest.avi (a street, static camera): vtest, its
-# first 150 frames; hand, its first 28 frames seen through a 640x480 window that moves like a handheld camera (lossless FFV1, so
-# the pixels are the decoder's everywhere)
+# first 150 frames; hand, its first 28 frames seen through a 640x480 window that moves like a handheld camera
+# (lossless FFV1, so the pixels are the decoder's everywhere)
 V=$DATA/vtest.avi
 # real_clip NAME VIDEO DETECTIONS MIN_BOXES: the clip made against $G/NAME.{jsonl,real.txt}; 0 when all agree
 real_clip() {
