@@ -40,7 +40,10 @@ ARCH_FLAGS ?=
 
 # -Wno-format-truncation: every snprintf into a fixed buffer here truncates on
 # purpose (bounded names and messages); gcc's heuristic flags them all.
-CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow \
+# -ffp-contract=off: no multiply-add the source does not write (gcc's default
+# under -std=c11, not clang's): code that equals OpenCV's or Ultralytics' to
+# the bit (GMC's fit, the trackers) rounds each product.
+CFLAGS_BASE = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -Wshadow -ffp-contract=off \
               -Wno-unused-parameter -Wno-format-truncation \
               -Iengine -Iengine/analytics -Iengine/eval -Iloaders -I. -I$(SYSROOT)/usr/include/stb -MMD -MP
 ifeq ($(SAN),1)
