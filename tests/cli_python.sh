@@ -59,6 +59,15 @@ for m in seg:0.6 seg-retina:0.6:--retina-masks pose:0.55 obb:0.55 cls:0.25; do
     run reference 0 --device cpu --weights "$ROOT/tests/loaders/t-${name%-retina}.pt" --imgsz 320 --conf "$conf" \
         $flag --no-save --quiet --json "$T/tasks/t-$name.json" --out "$T/truns" "$1" || break
 done
+# TrackTrack with its recovered detections on a real clip (an obb model, thresholds low enough for these synthetic
+# boxes): the frames as infer decodes them, for Model.track to compare with infer --track
+if [ -f "$DATA/vtest.avi" ] && ffmpeg -v error -y -i "$DATA/vtest.avi" -frames:v 12 -c copy "$T/tasks/clip.avi" &&
+    ffmpeg -v error -y -i "$T/tasks/clip.avi" -f rawvideo -pix_fmt rgb24 -sws_flags bilinear "$T/tasks/clip.rgb"; then
+    printf 'tracker_type: tracktrack\ntrack_high_thresh: 0.3\ntrack_low_thresh: 0.2\nnew_track_thresh: 0.35\nmin_track_len: 1\n' \
+        >"$T/tasks/tt.yaml"
+    run reference 0 --device cpu --weights "$ROOT/tests/loaders/t-obb.pt" --imgsz 160 --conf 0.3 --track \
+        --tracker "$T/tasks/tt.yaml" --no-save --quiet --out "$T/tasks/obbtrack" "$T/tasks/clip.avi" || rm -f "$T/tasks/clip.rgb"
+fi
 [ -s "$T/tasks/t-cls.json" ] && run reference 0 --device cpu --weights "$ROOT/tests/loaders/t-cls.onnx" --model "$ROOT/tests/loaders/tiny-cls.yaml" \
     --scale n --no-save --quiet --json "$T/tasks/t-cls-onnx.json" --out "$T/truns" "$1"
 # shellcheck disable=SC2086

@@ -152,12 +152,17 @@ _tracker_create = _fn("strix_tracker_create", ctypes.c_int, _P(ctypes.c_void_p),
 _tracker_update = _fn("strix_tracker_update", ctypes.c_int, ctypes.c_void_p, _P(_Image), _P(_Detection),
                       ctypes.c_int, _P(ctypes.c_int), _P(_Error))
 _tracker_free = _fn("strix_tracker_free", None, ctypes.c_void_p)
+_tracker_recovered = _fn("strix_tracker_recovered", ctypes.c_int, ctypes.c_void_p, _P(_Detection), ctypes.c_void_p,
+                         ctypes.c_int, _P(_Error))
+_tracker_recovered_id = _fn("strix_tracker_recovered_id", ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
 _tracker_box = _fn("strix_tracker_box", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(ctypes.c_float))
 _model_task = _fn("strix_model_task", ctypes.c_int, ctypes.c_void_p)
 _task_channels = _fn("strix_model_task_channels", ctypes.c_int, ctypes.c_void_p)
 _kpt_shape = _fn("strix_model_kpt_shape", None, ctypes.c_void_p, _P(ctypes.c_int), _P(ctypes.c_int))
 _task_values = _fn("strix_model_task_values", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(_TaskValues),
                    _P(_Error))
+_model_recovered = _fn("strix_model_recovered", ctypes.c_int, ctypes.c_void_p, ctypes.c_int, _P(_Detections),
+                       _P(_TaskValues), _P(_Error))
 _model_protos = _fn("strix_model_protos", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
                     _P(ctypes.c_int), _P(ctypes.c_int), _P(_Error))
 _model_classify = _fn("strix_model_classify", ctypes.c_int, ctypes.c_void_p, _P(_Image), ctypes.c_int, ctypes.c_int,
@@ -293,21 +298,25 @@ class Results:
     the tracker's, as Ultralytics' tracked results carry it (the Kalman
     state after the update, clipped to the frame; an obb model's: the
     bounds of its rotated box, not clipped), and `detection_boxes` (n, 4)
-    holds the detector's own boxes (None from Model.__call__).  `task` is the
+    holds the detector's own boxes (None from Model.__call__); with
+    TrackTrack, the rows after the frame's detections are recovered ones a
+    track took (Ultralytics' rows of idx -1: the boxes a looser NMS kept),
+    `recovered` (n,) bool marking them (None from Model.__call__).  `task` is the
     model's ("detect", "segment", "pose", "obb", "classify"); `masks`,
     `keypoints`, `obb` and `probs` are its Masks, Keypoints, OBB or Probs,
     None for the other tasks.  A classify model's results have no boxes."""
 
-    __slots__ = ("boxes", "scores", "classes", "names", "track_ids", "detection_boxes", "task", "masks",
+    __slots__ = ("boxes", "scores", "classes", "names", "track_ids", "detection_boxes", "recovered", "task", "masks",
                  "keypoints", "obb", "probs")
 
-    def __init__(self, dets, names, task="detect", extra=None, track_ids=None, tracked_boxes=None):
+    def __init__(self, dets, names, task="detect", extra=None, track_ids=None, tracked_boxes=None, recovered=None):
         self.boxes = dets["box"].copy() if tracked_boxes is None else tracked_boxes
         self.scores = dets["score"].copy()
         self.classes = dets["class_id"].copy()
         self.names = np.array([names[c] for c in self.classes.tolist()], dtype=str)
         self.track_ids = track_ids
         self.detection_boxes = None if tracked_boxes is None else dets["box"].copy()
+        self.recovered = recovered
         self.task = task
         self.masks = self.keypoints = self.obb = self.probs = None
         if extra is not None:
@@ -337,6 +346,12 @@ def _as_image(frame, rgb):
     img = _Image(data=frame.ctypes.data, width=frame.shape[1], height=frame.shape[0], stride=frame.strides[0],
                  format=_STRIX_RGB if rgb else _STRIX_BGR)
     return img, frame
+
+
+def _copy_dets(d):
+    """A strix_detections' items as a structured array (the model owns them until its next call: copied now)."""
+    raw = ctypes.string_at(d.items, d.count * _DET_DTYPE.itemsize) if d.count else b""
+    return np.frombuffer(raw, _DET_DTYPE).copy()
 
 
 class Model:
@@ -409,26 +424,43 @@ class Model:
             return []
         return [_as_image(f, rgb) for f in items]
 
-    def _run(self, imgs):
-        """Each prepared image's raw detections (a structured array) and its
-        task's Masks, Keypoints, OBB or Probs (None for detect), batch by
-        batch."""
+    def _run(self, imgs, recovered=False):
+        """Each prepared image's raw detections (a structured array), its
+        task's Masks, Keypoints, OBB or Probs (None for detect), and with
+        recovered (TrackTrack; detect and obb models) its recovered
+        detections and their xywhr (obb; else None), batch by batch."""
         if not self._m:
             raise ValueError("strix: the model is closed")
         out = []
         for i in range(0, len(imgs), self.batch):
             chunk = imgs[i:i + self.batch]
             if self.task == "classify":
-                out += [(np.zeros(0, _DET_DTYPE), Probs(p)) for p in self._classify(chunk)]
+                out += [(np.zeros(0, _DET_DTYPE), Probs(p), None) for p in self._classify(chunk)]
                 continue
             arr = (_Image * len(chunk))(*[c[0] for c in chunk])
             dets, err = (_Detections * len(chunk))(), _Error()
-            _check(_model_detect(self._m, arr, len(chunk), ctypes.byref(self._dopts), dets, ctypes.byref(err)), err)
+            self._dopts.recovered = int(recovered)
+            try:
+                _check(_model_detect(self._m, arr, len(chunk), ctypes.byref(self._dopts), dets, ctypes.byref(err)),
+                       err)
+            finally:
+                self._dopts.recovered = 0
             protos = self._protos(len(chunk)) if self.task == "segment" else None
             for k, d in enumerate(dets):  # the model owns the items until its next call: copy them now
-                raw = ctypes.string_at(d.items, d.count * _DET_DTYPE.itemsize) if d.count else b""
-                out.append(self._task_fields(k, np.frombuffer(raw, _DET_DTYPE).copy(), chunk[k][0], protos))
+                fields = self._task_fields(k, _copy_dets(d), chunk[k][0], protos)
+                out.append(fields + (self._recovered(k) if recovered else None,))
         return out
+
+    def _recovered(self, k):
+        """Image k of the last detect call's recovered detections and, obb,
+        their xywhr (n, 5)."""
+        rd, tv, err = _Detections(), _TaskValues(), _Error()
+        _check(_model_recovered(self._m, k, ctypes.byref(rd), ctypes.byref(tv), ctypes.byref(err)), err)
+        xywhr = None
+        if self.task == "obb":
+            raw = ctypes.string_at(tv.values, rd.count * 5 * 4) if rd.count else b""
+            xywhr = np.frombuffer(raw, np.float32).reshape(rd.count, 5).copy()
+        return _copy_dets(rd), xywhr
 
     def _protos(self, n):
         """The last detect call's prototype masks, (n, ph, pw, nm) float32."""
@@ -503,58 +535,86 @@ class Model:
         different sizes in one batch a square imgsz one, as in Ultralytics."""
         imgs = self._frames(frames, rgb)
         with self._lock:
-            return [Results(d, self.names, self.task, extra) for d, extra in self._run(imgs)]
+            return [Results(d, self.names, self.task, extra) for d, extra, _ in self._run(imgs)]
 
-    def track(self, frames, rgb=False, tracker="tracktrack"):
+    def track(self, frames, rgb=False, tracker="tracktrack", **options):
         """Detect and track, frame after frame of one stream, as `yolo track`
         does (tracker: "tracktrack", Ultralytics' default, "botsort",
         "bytetrack", "ocsort", "fasttrack" or "deepocsort", with Ultralytics'
-        YAML defaults; TrackTrack and BoT-SORT compensate camera motion from
-        the frames, Deep OC-SORT's YAML leaves it off).  Masks and keypoints
-        stay with their detections; an obb model tracks the rotated boxes.
-        The tracker persists across calls; reset_tracker() starts a new
-        stream.  A classify model has nothing to track (ValueError)."""
+        YAML defaults; options: that YAML's keys to change, e.g.
+        track_high_thresh=0.3; TrackTrack and BoT-SORT compensate camera
+        motion from the frames, Deep OC-SORT's YAML leaves it off).  Masks
+        and keypoints stay with their detections; an obb model tracks the
+        rotated boxes; TrackTrack also takes a detect or obb model's
+        recovered detections (the boxes a looser NMS kept), as Ultralytics
+        does, and those a track took are rows after the frame's detections
+        (Results.recovered).  The tracker persists across calls with the
+        same tracker and options; reset_tracker() starts a new stream.  A
+        classify model has nothing to track (ValueError)."""
         if tracker not in _TRACKERS:
             raise ValueError("strix: tracker must be one of %s, not %r" % (", ".join(_TRACKERS), tracker))
         if self.task == "classify":
             raise ValueError("strix: a classify model finds no boxes to track: call the model instead")
+        keys = {f for f, _ in _TrackOptions._fields_} - {"tracker_type"}
+        bad = sorted(set(options) - keys)
+        if bad:
+            raise ValueError("strix: unknown tracker option %s (the tracker YAML's keys: %s)"
+                             % (", ".join(bad), ", ".join(sorted(keys))))
         imgs = self._frames(frames, rgb)
         results = []
         with self._lock:
-            if self._tracker and self._tracker_name != tracker:
+            config = (tracker, tuple(sorted(options.items())))
+            if self._tracker and self._tracker_name != config:
                 _tracker_free(self._tracker)
                 self._tracker = ctypes.c_void_p()
             if not self._tracker:
                 topts, err = _TrackOptions(), _Error()
                 _track_options_init(ctypes.byref(topts), _TRACKERS[tracker])
+                for k, v in options.items():
+                    setattr(topts, k, v)
                 _check(_tracker_create(ctypes.byref(self._tracker), ctypes.byref(topts), ctypes.byref(err)), err)
-                self._tracker_name = tracker
-            for (img, keep), (dets, extra) in zip(imgs, self._run(imgs)):
-                results.append(self._track_frame(img, dets, extra))
+                self._tracker_name = config
+            recovered = tracker == "tracktrack" and self.task in ("detect", "obb")
+            for (img, keep), (dets, extra, rec) in zip(imgs, self._run(imgs, recovered)):
+                results.append(self._track_frame(img, dets, extra, rec))
         return results
 
-    def _track_frame(self, img, dets, extra):
-        """One frame through the tracker: its Results with identities and the tracker's boxes."""
+    def _track_frame(self, img, dets, extra, rec):
+        """One frame through the tracker (rec: TrackTrack's recovered
+        detections and their xywhr, or None): its Results with identities and
+        the tracker's boxes, the recovered detections a track took after the
+        frame's own."""
         ids, err = np.full(len(dets), -1, np.int32), _Error()
         cdets, cids = dets.ctypes.data_as(_P(_Detection)), ids.ctypes.data_as(_P(ctypes.c_int))
         obb = self.task == "obb"
+        if rec is not None:
+            rd, rx = rec
+            _check(_tracker_recovered(self._tracker, rd.ctypes.data_as(_P(_Detection)), rx.ctypes.data if obb else None,
+                                      len(rd), ctypes.byref(err)), err)
         if obb:  # tracked on the rotated boxes; no grey image: the tracker makes it from the frame
             _check(_tracker_update_obb(self._tracker, ctypes.byref(img), None, img.width, img.height, cdets,
                                        extra.xywhr.ctypes.data, len(dets), cids, ctypes.byref(err)), err)
         else:
             _check(_tracker_update(self._tracker, ctypes.byref(img), cdets, len(dets), cids, ctypes.byref(err)), err)
+        n, taken = len(dets), []
+        if rec is not None:  # Ultralytics' rows of idx -1
+            taken = [j for j in range(len(rd)) if _tracker_recovered_id(self._tracker, j) >= 0]
+            ids = np.concatenate([ids, np.array([_tracker_recovered_id(self._tracker, j) for j in taken], np.int32)])
+            dets = np.concatenate([dets, rd[taken]])
+        xywhr = (np.concatenate([extra.xywhr, rx[taken]]) if taken else extra.xywhr.copy()) if obb else None
         boxes, box, r = dets["box"].copy(), (ctypes.c_float * 4)(), (ctypes.c_float * 5)()
-        xywhr = extra.xywhr.copy() if obb else None
+        own_xywhr = xywhr.copy() if obb else None
         for i in np.nonzero(ids >= 0)[0].tolist():
-            if not _tracker_box(self._tracker, i, box):
+            j = i if i < n else n + taken[i - n]  # the tracker's index of a recovered one: after the update's
+            if not _tracker_box(self._tracker, j, box):
                 continue
-            if obb and _tracker_box_xywhr(self._tracker, i, r):  # OBB.xyxy: its corners' bounds, not clipped
+            if obb and _tracker_box_xywhr(self._tracker, j, r):  # OBB.xyxy: its corners' bounds, not clipped
                 boxes[i], xywhr[i] = np.array(box, np.float32), np.array(r, np.float32)
             else:  # Ultralytics' Results.update clips them
                 boxes[i] = np.clip(np.array(box, np.float32), 0, np.array([img.width, img.height] * 2, np.float32))
         if obb:
-            extra = OBB(xywhr, extra.xywhr)
-        return Results(dets, self.names, self.task, extra, ids, boxes)
+            extra = OBB(xywhr, own_xywhr)
+        return Results(dets, self.names, self.task, extra, ids, boxes, np.arange(len(dets)) >= n)
 
     def reset_tracker(self):
         """Forget the tracks: the next track() call starts a new stream."""

@@ -328,6 +328,32 @@ for task in ("segment", "pose", "obb"):
 ok, why = raises(lambda: task_models["classify"].track(frames[0]), ValueError, ["classify"])
 check("track_classify", ok, why)
 
+# TrackTrack takes an obb (or detect) model's recovered detections: on 12 frames of a real clip (TASKS/clip.rgb,
+# decoded as infer decodes it) Model.track gives infer --track's rows (TASKS/obbtrack/clip.jsonl, the same YAML
+# keys): identities, boxes, and the rows of recovered detections a track took, after each frame's own
+clip = os.path.join(TASKS, "clip.rgb")
+if os.path.exists(clip):
+    rgbs = np.fromfile(clip, np.uint8).reshape(-1, 576, 768, 3)
+    want = [json.loads(x)["detections"] for x in open(os.path.join(TASKS, "obbtrack", "clip.jsonl")) if '"frame"' in x]
+    m = strix.Model(os.path.join(ROOT, "tests/loaders/t-obb.pt"), imgsz=160, conf=0.3)
+    got = m.track(list(rgbs), rgb=True, track_high_thresh=0.3, track_low_thresh=0.2, new_track_thresh=0.35,
+                  min_track_len=1)
+    bad, rows = [], 0
+    for f, (r, w) in enumerate(zip(got, want)):
+        wi = [d.get("track_id", -1) for d in w]
+        wr = [d.get("recovered", False) for d in w]
+        wb = np.array([d["box"] for d in w], np.float32).reshape(-1, 4)
+        if r.track_ids.tolist() != wi or r.recovered.tolist() != wr or not np.array_equal(r.boxes, wb):
+            bad.append("frame %d: ids %s recovered %d, infer's %s recovered %d" % (
+                f, r.track_ids[:8].tolist(), r.recovered.sum(), wi[:8], sum(wr)))
+        rows += int(r.recovered.sum())
+    ok, why = raises(lambda: m.track(rgbs[0], rgb=True, track_hi=0.3), ValueError, ["track_hi", "track_high_thresh"])
+    check("track_recovered", len(got) == len(want) == 12 and not bad and rows > 0 and ok,
+          "%d frames, infer %d, %d recovered rows; %s %s" % (len(got), len(want), rows, "; ".join(bad[:2]), why))
+    m.close()
+else:
+    print("SKIP cli_python_track_recovered: %s is absent (../shared/data/vtest.avi, or ffmpeg failed)" % clip)
+
 # --- closed model -----------------------------------------------------------
 second.close()
 ok, why = raises(lambda: second(frames[0]), ValueError, ["closed"])
