@@ -39,5 +39,8 @@
 #define CONV_DIRECT
 #define DIRECT_FITS(pl, out, p)                                                                    \
     ((p)->kh * (p)->kw > 1 && (out)->w >= 40 && (out)->c <= 64 && ((p)->sh == 1 || (pl)->k <= 288))
+#define CONV_WINOGRAD
+#define WINO_PACKS(cin, cout) 1
+#define WINO_FITS(out, pl) 1
 #include "conv_kernels.h"
 #endif

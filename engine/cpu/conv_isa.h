@@ -45,10 +45,11 @@
     void strix_cpu_conv2d_##suffix(const strix_view *out, const strix_view *in, const float *w,   \
                                    const float *packed, const float *bias,                        \
                                    const strix_view *residual, const strix_conv_params *p,        \
-                                   void *workspace, strix_cpu_team *team);                        \
-    size_t strix_cpu_conv2d_packed_floats_##suffix(int cin, int cout, const strix_conv_params *p); \
+                                   int wino, void *workspace, strix_cpu_team *team);              \
+    size_t strix_cpu_conv2d_packed_floats_##suffix(int cin, int cout, const strix_conv_params *p,  \
+                                                   int wino);                                     \
     void strix_cpu_conv2d_pack_##suffix(float *packed, const float *w, int cin, int cout,          \
-                                        const strix_conv_params *p);                              \
+                                        const strix_conv_params *p, int wino);                    \
     void strix_cpu_conv_epilogue_##suffix(float *out, size_t ldo, const float *acc, size_t lda,    \
                                           const float *bias, const float *res, size_t ldr,         \
                                           int rows, int n, strix_act act);
