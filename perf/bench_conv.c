@@ -253,7 +253,7 @@ int main(int argc, char **argv)
         printf(" %12s ms %6s", col, "GF/s");
     }
     printf("\n");
-    double total_ms[MAX_LIST] = {0}, total_flop = 0;
+    double total_ms[MAX_LIST] = {0}, total_flop = 0, packed_mb[MAX_LIST] = {0};
     int failed = 0;
     uint64_t rng = seed * 0x9E3779B97F4A7C15ULL | 1;
     for (int si = 0; si < n_shapes && !rc; si++) {
@@ -271,9 +271,11 @@ int main(int argc, char **argv)
             size_t b = strix_cpu_conv2d_workspace(&vout, &vin, &s->p, threads[t]);
             if (b > ws_bytes) ws_bytes = b;
         }
-        for (int k = 0; k < n_isas; k++)
-            ok &= (packed[k] = malloc(strix_cpu_conv2d_packed_floats(isas[k], s->cin, s->cout, &s->p) *
-                                      sizeof(float))) != NULL;
+        for (int k = 0; k < n_isas; k++) {
+            size_t floats = strix_cpu_conv2d_packed_floats(isas[k], s->cin, s->cout, &s->p);
+            packed_mb[k] += (double)floats * sizeof(float) * s->uses / 1e6;
+            ok &= (packed[k] = malloc(floats * sizeof(float))) != NULL;
+        }
         void *ws = malloc(ws_bytes);
         double *times = malloc(sizeof(double) * (size_t)runs * n_cols);
         if (!ok || !in || !w || !bias || !out || (s->residual && !res) || !ws || !times) {
@@ -338,6 +340,8 @@ int main(int argc, char **argv)
             printf("; %s %d thread%s %.2f ms, %.1f GFLOP/s", isa_label(isas[c / n_threads]),
                    threads[c % n_threads], threads[c % n_threads] > 1 ? "s" : "", total_ms[c],
                    total_flop / (total_ms[c] / 1e3) / 1e9);
+        printf("\npacked weights (strix_cpu_conv2d_packed_floats, every convolution):");
+        for (int k = 0; k < n_isas; k++) printf(" %s %.2f MB", isa_label(isas[k]), packed_mb[k]);
         printf("\n%s: %d of %d shapes checked against the naive reference\n", failed ? "FAIL" : "ok",
                n_shapes - failed, n_shapes);
     }

@@ -40,7 +40,7 @@
 #define DIRECT_FITS(pl, out, p)                                                                    \
     ((p)->kh * (p)->kw > 1 && (out)->w >= 40 && (out)->c <= 64 && ((p)->sh == 1 || (pl)->k <= 288))
 #define CONV_WINOGRAD
-#define WINO_PACKS(cin, cout) 1
-#define WINO_FITS(out, pl) 1
+#define WINO_PACKS(cin, cout) ((cin) >= 8 && (cout) >= 8)
+#define WINO_FITS(out, pl) ((out)->w >= 10 && (out)->h >= 10)
 #include "conv_kernels.h"
 #endif
