@@ -569,8 +569,8 @@ static void test_conv_winograd(void)
 {
     static const int chans[] = {8, 9, 15, 16, 17, 24, 32, 33, 48, 64};
     int ran = 0;
-    for (int it = 0; it < 12; it++) {
-        conv_case cc = conv_make(tl_int(1, 2), tl_int(10, 27), tl_int(10, 27), 0, 0, 3, 1, 1, 1, 1,
+    for (int it = 0; it < 10; it++) {
+        conv_case cc = conv_make(tl_int(1, 2), tl_int(10, 26), tl_int(10, 26), 0, 0, 3, 1, 1, 1, 1,
                                  tl_int(0, 1) ? STRIX_ACT_SILU : STRIX_ACT_NONE, tl_int(0, 2));
         cc.cin = tl_int(0, 1) ? pick(chans, 10) : tl_int(8, 70);
         cc.cout = tl_int(0, 1) ? pick(chans, 10) : tl_int(8, 70);

@@ -25,6 +25,11 @@
  *   - a build that defines CONV_DIRECT (AVX2) runs the shapes its rule
  *     DIRECT_FITS picks (thin 3x3 layers at >= 40 pixels a row, the stem)
  *     as a direct convolution instead: same packed B, no A at all (below).
+ *   - a build that defines CONV_WINOGRAD (AVX2) runs 3x3 stride-1 layers
+ *     its rules WINO_PACKS / WINO_FITS pick as Winograd F(4x4, 3x3) when
+ *     the weights were packed beforehand (conv_winograd.h: transformed
+ *     weights after the packed B, the same micro-kernel over the 36
+ *     transformed points; not bit-equal to the GEMM).
  * The GEMM is blocked GotoBLAS-style: B is packed into NR-wide panels, once
  * at load (strix_cpu_conv2d_pack, the CPU backend does it for every conv) or
  * else once per call and group (shared by all threads); blocks of MC rows
