@@ -17,8 +17,12 @@
  * thread count given (the columns; their runs interleaved, so a shared
  * machine's load swings hit them alike): the checked call warms up, then the
  * median of --runs calls; GFLOP/s = 2 x MACs / time.
+ * --exact-too adds a column per instruction set without its Winograd path
+ * (STRIX_CPU_CONV_EXACT, engine/cpu/ops.h): the kernel it replaces, timed in
+ * the same interleaved runs.
  * The last lines add up a whole forward pass (each shape times the number of
- * times the network uses it).  Exit status 1 if any check fails.
+ * times the network uses it) and the packed weights' size.  Exit status 1 if
+ * any check fails.
  */
 #include <math.h>
 #include <stdint.h>

@@ -284,11 +284,14 @@ static conv_plan make_plan(const strix_view *out, const strix_view *in, const st
 size_t CONV_FN(strix_cpu_conv2d_workspace_)(const strix_view *out, const strix_view *in,
                                   const strix_conv_params *p, int threads)
 {
-    conv_plan pl = make_plan(out, in, p, threads);
-    size_t floats = pl.b_floats + (size_t)pl.threads * (pl.a_floats + pl.t_floats);
+    /* per thread the blocks of a 1-thread run, the largest: a team of fewer
+     * threads than `threads` may run on this workspace, and its row blocks
+     * are larger (strix_cpu_row_block) */
+    conv_plan pl = make_plan(out, in, p, threads), one = make_plan(out, in, p, 1);
+    size_t floats = pl.b_floats + (size_t)pl.threads * (one.a_floats + one.t_floats);
 #if defined(CONV_WINOGRAD)
     if (!pl.depthwise && wino_packs(in->c, out->c, p) && WINO_FITS(out, &pl)) {
-        wino_job j = wino_plan(out, &pl);
+        wino_job j = wino_plan(out, &one);
         size_t wf = (size_t)pl.threads * (j.v_floats + j.m_floats);
         if (wf > floats) floats = wf;
     }
