@@ -17,8 +17,12 @@
  * thread count given (the columns; their runs interleaved, so a shared
  * machine's load swings hit them alike): the checked call warms up, then the
  * median of --runs calls; GFLOP/s = 2 x MACs / time.
+ * --exact-too adds a column per instruction set without its Winograd path
+ * (STRIX_CPU_CONV_EXACT, engine/cpu/ops.h): the kernel it replaces, timed in
+ * the same interleaved runs.
  * The last lines add up a whole forward pass (each shape times the number of
- * times the network uses it).  Exit status 1 if any check fails.
+ * times the network uses it) and the packed weights' size.  Exit status 1 if
+ * any check fails.
  */
 #include <math.h>
 #include <stdint.h>
@@ -111,11 +115,21 @@ static double cpu_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* A column's instruction set, "-exact" with STRIX_CPU_CONV_EXACT. */
+static const char *isa_label(strix_cpu_isa isa)
+{
+    static char label[STRIX_CPU_ISA_COUNT][24];
+    strix_cpu_isa base = (strix_cpu_isa)(isa & ~STRIX_CPU_CONV_EXACT);
+    if (!(isa & STRIX_CPU_CONV_EXACT)) return strix_cpu_isa_name(base);
+    snprintf(label[base], sizeof label[base], "%s-exact", strix_cpu_isa_name(base));
+    return label[base];
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench_conv [--model YAML] [--scale n|s|m|l|x] [--imgsz N] [--threads LIST]\n"
-            "                  [--runs N] [--seed N] [--isa LIST] [--cpu-time]\n"
+            "                  [--runs N] [--seed N] [--isa LIST] [--cpu-time] [--exact-too]\n"
             "  --model YAML   default weights/yolov8.yaml with --scale n\n"
             "  --imgsz N      square network input (default 640)\n"
             "  --threads LIST thread counts to time side by side, e.g. 1,2 (default: all CPUs)\n"
@@ -124,7 +138,9 @@ static void usage(FILE *f)
             "                 avx2, avx512, neon (default: the widest this CPU runs)\n"
             "  --cpu-time     time with the process's CPU time instead of the wall clock: on a\n"
             "                 shared machine the time other processes hold the core is not\n"
-            "                 counted (meaningful with --threads 1 only)\n");
+            "                 counted (meaningful with --threads 1 only)\n"
+            "  --exact-too    each instruction set also without its Winograd path (STRIX_CPU_CONV_EXACT:\n"
+            "                 the GEMM or direct kernel it replaces), as a column 'ISA-exact'\n");
 }
 
 int main(int argc, char **argv)
@@ -136,7 +152,7 @@ int main(int argc, char **argv)
     int imgsz = 640, runs = 20, threads[MAX_LIST] = {0}, n_threads = 1, n_isas = 0;
     strix_cpu_isa isas[MAX_LIST];
     unsigned long long seed = 1;
-    int cpu_time = 0;
+    int cpu_time = 0, exact_too = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -146,6 +162,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--cpu-time")) {
             cpu_time = 1;
+            continue;
+        }
+        if (!strcmp(a, "--exact-too")) {
+            exact_too = 1;
             continue;
         }
         if (!v) {
@@ -200,6 +220,11 @@ int main(int argc, char **argv)
     }
     if (!threads[0]) threads[0] = m->threads; /* the library's default: all online CPUs */
     if (!n_isas) isas[n_isas++] = strix_model_cpu_isa(m); /* the library's choice */
+    if (exact_too) {
+        int k0 = n_isas;
+        for (int k = 0; k < k0 && n_isas < MAX_LIST; k++)
+            isas[n_isas++] = (strix_cpu_isa)(isas[k] | STRIX_CPU_CONV_EXACT);
+    }
     if (n_isas * n_threads > MAX_LIST) {
         fprintf(stderr, "bench_conv: at most %d instruction set x thread count columns\n", MAX_LIST);
         strix_model_free(m);
@@ -228,11 +253,11 @@ int main(int argc, char **argv)
     printf("%5s %-30s %4s %4s %8s %7s", "layer", "in HxWxC -> out HxWxC", "k/s", "uses", "MFLOP", "check");
     for (int c = 0; c < n_cols; c++) {
         char col[32];
-        snprintf(col, sizeof col, "%s %dT", strix_cpu_isa_name(isas[c / n_threads]), threads[c % n_threads]);
+        snprintf(col, sizeof col, "%s %dT", isa_label(isas[c / n_threads]), threads[c % n_threads]);
         printf(" %12s ms %6s", col, "GF/s");
     }
     printf("\n");
-    double total_ms[MAX_LIST] = {0}, total_flop = 0;
+    double total_ms[MAX_LIST] = {0}, total_flop = 0, packed_mb[MAX_LIST] = {0};
     int failed = 0;
     uint64_t rng = seed * 0x9E3779B97F4A7C15ULL | 1;
     for (int si = 0; si < n_shapes && !rc; si++) {
@@ -250,9 +275,11 @@ int main(int argc, char **argv)
             size_t b = strix_cpu_conv2d_workspace(&vout, &vin, &s->p, threads[t]);
             if (b > ws_bytes) ws_bytes = b;
         }
-        for (int k = 0; k < n_isas; k++)
-            ok &= (packed[k] = malloc(strix_cpu_conv2d_packed_floats(isas[k], s->cin, s->cout, &s->p) *
-                                      sizeof(float))) != NULL;
+        for (int k = 0; k < n_isas; k++) {
+            size_t floats = strix_cpu_conv2d_packed_floats(isas[k], s->cin, s->cout, &s->p);
+            packed_mb[k] += (double)floats * sizeof(float) * s->uses / 1e6;
+            ok &= (packed[k] = malloc(floats * sizeof(float))) != NULL;
+        }
         void *ws = malloc(ws_bytes);
         double *times = malloc(sizeof(double) * (size_t)runs * n_cols);
         if (!ok || !in || !w || !bias || !out || (s->residual && !res) || !ws || !times) {
@@ -314,9 +341,11 @@ int main(int argc, char **argv)
     if (!rc) {
         printf("all convolutions of one forward pass: %.2f GFLOP", total_flop / 1e9);
         for (int c = 0; c < n_cols; c++)
-            printf("; %s %d thread%s %.2f ms, %.1f GFLOP/s", strix_cpu_isa_name(isas[c / n_threads]),
+            printf("; %s %d thread%s %.2f ms, %.1f GFLOP/s", isa_label(isas[c / n_threads]),
                    threads[c % n_threads], threads[c % n_threads] > 1 ? "s" : "", total_ms[c],
                    total_flop / (total_ms[c] / 1e3) / 1e9);
+        printf("\npacked weights (strix_cpu_conv2d_packed_floats, every convolution):");
+        for (int k = 0; k < n_isas; k++) printf(" %s %.2f MB", isa_label(isas[k]), packed_mb[k]);
         printf("\n%s: %d of %d shapes checked against the naive reference\n", failed ? "FAIL" : "ok",
                n_shapes - failed, n_shapes);
     }

@@ -102,6 +102,7 @@ typedef enum build {
 
 static build pick(strix_cpu_isa isa, int cout, const strix_conv_params *p)
 {
+    isa = (strix_cpu_isa)(isa & ~STRIX_CPU_CONV_EXACT);
     if (isa == STRIX_CPU_ISA_AUTO) isa = strix_cpu_isa_best();
     assert(strix_cpu_isa_supported(isa));
     int ng = cout / p->groups;
@@ -113,6 +114,9 @@ static build pick(strix_cpu_isa isa, int cout, const strix_conv_params *p)
     default: return BUILD_GENERIC;
     }
 }
+
+/* Whether a call may take a build's Winograd path (STRIX_CPU_CONV_EXACT). */
+static int wino_allowed(strix_cpu_isa isa) { return !(isa & STRIX_CPU_CONV_EXACT); }
 
 /* One switch for the three per-build entry points. */
 #if defined(__x86_64__)
@@ -129,7 +133,7 @@ static build pick(strix_cpu_isa isa, int cout, const strix_conv_params *p)
 size_t strix_cpu_conv2d_packed_floats(strix_cpu_isa isa, int cin, int cout, const strix_conv_params *p)
 {
     size_t n = 0;
-#define PACKED_FLOATS(s) n = strix_cpu_conv2d_packed_floats_##s(cin, cout, p)
+#define PACKED_FLOATS(s) n = strix_cpu_conv2d_packed_floats_##s(cin, cout, p, wino_allowed(isa))
     switch (pick(isa, cout, p)) {
         ISA_CASES(PACKED_FLOATS)
     default: PACKED_FLOATS(generic); break;
@@ -140,7 +144,7 @@ size_t strix_cpu_conv2d_packed_floats(strix_cpu_isa isa, int cin, int cout, cons
 void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int cin, int cout,
                            const strix_conv_params *p)
 {
-#define PACK(s) strix_cpu_conv2d_pack_##s(packed, w, cin, cout, p)
+#define PACK(s) strix_cpu_conv2d_pack_##s(packed, w, cin, cout, p, wino_allowed(isa))
     switch (pick(isa, cout, p)) {
         ISA_CASES(PACK)
     default: PACK(generic); break;
@@ -151,7 +155,7 @@ static void conv(strix_cpu_isa isa, const strix_view *out, const strix_view *in,
                  const float *packed, const float *bias, const strix_view *residual,
                  const strix_conv_params *p, void *workspace, strix_cpu_team *team)
 {
-#define CONV(s) strix_cpu_conv2d_##s(out, in, w, packed, bias, residual, p, workspace, team)
+#define CONV(s) strix_cpu_conv2d_##s(out, in, w, packed, bias, residual, p, wino_allowed(isa), workspace, team)
     switch (pick(isa, out->c, p)) {
         ISA_CASES(CONV)
     default: CONV(generic); break;

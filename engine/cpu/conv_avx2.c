@@ -30,7 +30,37 @@
  * block, where the GEMM keeps one in L1 across all rows), stride 2 at
  * K = 576 (160x160x64 -> 80x80x64 s2: 5.92 -> 6.00, 8 alternating rounds),
  * and every 1x1 (4-5% slower: 160x160x32 -> 32 1.25 -> 1.31; the GEMM
- * already reads their A in place). */
+ * already reads their A in place).
+ *
+ * CONV_WINOGRAD: and conv_winograd.h's Winograd F(4x4, 3x3) for 3x3
+ * stride-1 pad-1 one-group layers on weights packed beforehand (the
+ * backend's), taken before the direct kernel by the rules WINO_PACKS (at
+ * least 8 input and 8 output channels: the thinnest measured, so thinner
+ * layers keep only their GEMM weights) and WINO_FITS (outputs at least
+ * 10 x 10).  Measured as the table above but with perf/bench_conv
+ * --exact-too (the path it replaces, STRIX_CPU_CONV_EXACT, interleaved in
+ * the same process; medians of 3 rounds x 25 runs, CPU time, 1 thread; raw
+ * logs in perf/results/2026-11-29-amd-epyc-2c-winograd/), direct or GEMM
+ * -> Winograd, ms:
+ *   160x160x16 -> 160x160x16                   1.70 -> 1.19
+ *   160x160x16 -> 160x160x8                    1.71 -> 0.94
+ *   160x160x8 -> 160x160x16                    1.17 -> 0.91
+ *   80x80x32 -> 80x80x32                       1.49 -> 0.71
+ *   80x80x32 -> 80x80x16                       0.76 -> 0.45
+ *   80x80x64 -> 80x80x64                       5.51 -> 2.27
+ *   80x80x80 -> 80x80x80                       8.54 -> 3.15
+ *   40x40x64 -> 40x40x64                       1.34 -> 0.56
+ *   40x40x32 -> 40x40x32                       0.37 -> 0.18
+ *   40x40x128 -> 40x40x80                      3.36 -> 1.18
+ *   20x20x128 -> 20x20x128                     1.32 -> 0.52
+ *   20x20x256 -> 20x20x64                      1.36 -> 0.55
+ *   20x20x64 -> 20x20x64                       0.35 -> 0.15
+ * so every 3x3 stride-1 shape of yolov8n and yolo11n at 640 (1.29x-2.84x;
+ * all convolutions of a yolov8n forward 107.7 -> 67.9 ms).  At --imgsz 160
+ * without WINO_FITS (conv_yolov8n_160_nofits_*.txt there) 10 x 10 outputs
+ * still won (10x10x64 -> 10x10x64: 0.090 -> 0.058) but 5 x 5 ones ranged
+ * from a tie to a loss (5x5x128 -> 5x5x128 0.097 -> 0.092, 5x5x256 ->
+ * 5x5x64 0.101 -> 0.117: 4 tiles compute 64 pixels for 25). */
 #if defined(__x86_64__)
 #define CONV_SUFFIX avx2
 #define VL 8
@@ -39,5 +69,8 @@
 #define CONV_DIRECT
 #define DIRECT_FITS(pl, out, p)                                                                    \
     ((p)->kh * (p)->kw > 1 && (out)->w >= 40 && (out)->c <= 64 && ((p)->sh == 1 || (pl)->k <= 288))
+#define CONV_WINOGRAD
+#define WINO_PACKS(cin, cout) ((cin) >= 8 && (cout) >= 8)
+#define WINO_FITS(out, pl) ((out)->w >= 10 && (out)->h >= 10)
 #include "conv_kernels.h"
 #endif

@@ -3,13 +3,16 @@
  * their ISA's flags, engine/cpu/conv.c picks one at run time
  * (strix_cpu_conv2d's isa argument, see ops.h).  Same arguments, layouts and
  * results (to the last bits of rounding) as strix_cpu_conv2d_packed (packed
- * NULL: strix_cpu_conv2d) and strix_cpu_conv2d_pack.
+ * NULL: strix_cpu_conv2d) and strix_cpu_conv2d_pack, plus wino: whether the
+ * build may take its Winograd path (0 for STRIX_CPU_CONV_EXACT).
  *
  *   generic  4-wide vectors, MR x NR = 6 x 8: SSE2 on any x86-64, NEON on
  *            aarch64, scalar code elsewhere;
  *   avx2     x86-64 AVX2 + FMA, 6 x 16 (12 of the 16 ymm registers), and
  *            a direct (no im2col) kernel of the same block for the stem and
- *            the thin 3x3 layers (conv_avx2.c says which, and why);
+ *            the thin 3x3 layers, and Winograd F(4x4, 3x3) for the 3x3
+ *            stride-1 layers on packed weights (conv_avx2.c says which, and
+ *            why; conv_winograd.h);
  *   avx512   x86-64 AVX-512F, 14 x 32 (28 of the 32 zmm registers), and
  *            14 x 16 (avx512_n16) for layers whose channels per group are
  *            not a multiple of 32;
@@ -45,10 +48,11 @@
     void strix_cpu_conv2d_##suffix(const strix_view *out, const strix_view *in, const float *w,   \
                                    const float *packed, const float *bias,                        \
                                    const strix_view *residual, const strix_conv_params *p,        \
-                                   void *workspace, strix_cpu_team *team);                        \
-    size_t strix_cpu_conv2d_packed_floats_##suffix(int cin, int cout, const strix_conv_params *p); \
+                                   int wino, void *workspace, strix_cpu_team *team);              \
+    size_t strix_cpu_conv2d_packed_floats_##suffix(int cin, int cout, const strix_conv_params *p,  \
+                                                   int wino);                                     \
     void strix_cpu_conv2d_pack_##suffix(float *packed, const float *w, int cin, int cout,          \
-                                        const strix_conv_params *p);                              \
+                                        const strix_conv_params *p, int wino);                    \
     void strix_cpu_conv_epilogue_##suffix(float *out, size_t ldo, const float *acc, size_t lda,    \
                                           const float *bias, const float *res, size_t ldr,         \
                                           int rows, int n, strix_act act);

@@ -25,6 +25,11 @@
  *   - a build that defines CONV_DIRECT (AVX2) runs the shapes its rule
  *     DIRECT_FITS picks (thin 3x3 layers at >= 40 pixels a row, the stem)
  *     as a direct convolution instead: same packed B, no A at all (below).
+ *   - a build that defines CONV_WINOGRAD (AVX2) runs 3x3 stride-1 layers
+ *     its rules WINO_PACKS / WINO_FITS pick as Winograd F(4x4, 3x3) when
+ *     the weights were packed beforehand (conv_winograd.h: transformed
+ *     weights after the packed B, the same micro-kernel over the 36
+ *     transformed points; not bit-equal to the GEMM).
  * The GEMM is blocked GotoBLAS-style: B is packed into NR-wide panels, once
  * at load (strix_cpu_conv2d_pack, the CPU backend does it for every conv) or
  * else once per call and group (shared by all threads); blocks of MC rows
@@ -272,11 +277,25 @@ static conv_plan make_plan(const strix_view *out, const strix_view *in, const st
     return pl;
 }
 
+#if defined(CONV_WINOGRAD)
+#include "conv_winograd.h"
+#endif
+
 size_t CONV_FN(strix_cpu_conv2d_workspace_)(const strix_view *out, const strix_view *in,
                                   const strix_conv_params *p, int threads)
 {
-    conv_plan pl = make_plan(out, in, p, threads);
-    size_t floats = pl.b_floats + (size_t)pl.threads * (pl.a_floats + pl.t_floats);
+    /* per thread the blocks of a 1-thread run, the largest: a team of fewer
+     * threads than `threads` may run on this workspace, and its row blocks
+     * are larger (strix_cpu_row_block) */
+    conv_plan pl = make_plan(out, in, p, threads), one = make_plan(out, in, p, 1);
+    size_t floats = pl.b_floats + (size_t)pl.threads * (one.a_floats + one.t_floats);
+#if defined(CONV_WINOGRAD)
+    if (!pl.depthwise && wino_packs(in->c, out->c, p) && WINO_FITS(out, &pl)) {
+        wino_job j = wino_plan(out, &one);
+        size_t wf = (size_t)pl.threads * (j.v_floats + j.m_floats);
+        if (wf > floats) floats = wf;
+    }
+#endif
     return floats * sizeof(float) + WS_ALIGN;
 }
 
@@ -745,14 +764,18 @@ static void conv_direct(const strix_view *out, const strix_view *in, const float
 }
 #endif
 
-size_t CONV_FN(strix_cpu_conv2d_packed_floats_)(int cin, int cout, const strix_conv_params *p)
+size_t CONV_FN(strix_cpu_conv2d_packed_floats_)(int cin, int cout, const strix_conv_params *p, int wino)
 {
     conv_plan pl = weight_plan(cin, cout, p);
+#if defined(CONV_WINOGRAD)
+    if (wino && !pl.depthwise && wino_packs(cin, cout, p)) return pl.b_floats + wino_u_floats(&pl);
+#endif
+    (void)wino;
     return pl.depthwise ? pl.b_floats : (size_t)p->groups * pl.b_floats;
 }
 
 void CONV_FN(strix_cpu_conv2d_pack_)(float *packed, const float *w, int cin, int cout,
-                                     const strix_conv_params *p)
+                                     const strix_conv_params *p, int wino)
 {
     conv_plan pl = weight_plan(cin, cout, p);
     if (pl.depthwise) {
@@ -761,11 +784,17 @@ void CONV_FN(strix_cpu_conv2d_pack_)(float *packed, const float *w, int cin, int
     }
     for (int g = 0; g < p->groups; g++)
         for (int s = 0; s < pl.npad / NR; s++) pack_b_panel(packed + (size_t)g * pl.b_floats, w, &pl, g, s);
+#if defined(CONV_WINOGRAD)
+    /* after the GEMM's panels, which WINO_FITS may still pick at run time */
+    if (wino && wino_packs(cin, cout, p))
+        for (int s = 0; s < pl.npad / NR; s++) wino_pack_panel(packed + pl.b_floats, w, &pl, s);
+#endif
+    (void)wino;
 }
 
 void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, const float *w,
                                 const float *packed, const float *bias, const strix_view *residual,
-                                const strix_conv_params *p, void *workspace, strix_cpu_team *team)
+                                const strix_conv_params *p, int wino, void *workspace, strix_cpu_team *team)
 {
     assert(p->groups >= 1 && in->c % p->groups == 0 && out->c % p->groups == 0);
     assert(in->n == out->n);
@@ -785,6 +814,15 @@ void CONV_FN(strix_cpu_conv2d_)(const strix_view *out, const strix_view *in, con
         conv_depthwise(out, in, packed, bias, residual, p, team);
         return;
     }
+#if defined(CONV_WINOGRAD)
+    /* only with weights packed beforehand: U is 4x the weights, too much to
+     * transform per call (and the unpacked path stays the exact reference) */
+    if (wino && packed && wino_packs(in->c, out->c, p) && WINO_FITS(out, &pl)) {
+        conv_winograd(out, in, packed + pl.b_floats, bias, residual, p, &pl, ws, team);
+        return;
+    }
+#endif
+    (void)wino;
 #if defined(CONV_DIRECT)
     if (direct_fits(&pl, out, p)) {
         if (!packed) {

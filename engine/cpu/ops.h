@@ -28,6 +28,12 @@
  *   isa:      the micro-kernels' instruction set, one this CPU runs
  *             (strix_cpu_isa_supported); AUTO means strix_cpu_isa_best().
  * The workspace size covers every instruction set. */
+/* OR'ed into the isa argument of the convolution entry points: never the
+ * Winograd path, so the packed path gives the GEMM's results to the bit
+ * (exact comparisons; timing the paths against each other).  strix_cpu_conv2d,
+ * whose weights are not packed beforehand, never takes it anyway. */
+#define STRIX_CPU_CONV_EXACT 0x100
+
 size_t strix_cpu_conv2d_workspace(const strix_view *out, const strix_view *in,
                                   const strix_conv_params *p, int threads);
 void strix_cpu_conv2d(strix_cpu_isa isa, const strix_view *out, const strix_view *in, const float *w,
@@ -36,7 +42,11 @@ void strix_cpu_conv2d(strix_cpu_isa isa, const strix_view *out, const strix_view
 
 /* The same with the weights packed beforehand for isa's micro-kernels
  * (strix_cpu_conv2d_pack, e.g. once at load): the per-call packing is
- * skipped; results are bit-identical to strix_cpu_conv2d's with that isa.
+ * skipped; results are bit-identical to strix_cpu_conv2d's with that isa,
+ * except where the build's Winograd path takes the layer (the AVX2 build's
+ * 3x3 stride-1 layers, conv_avx2.c): there the packed weights also hold the
+ * transformed ones (4x their size) and the results differ in rounding
+ * (engine/cpu/conv_winograd.h).  Pack and run with the same isa value.
  * packed: strix_cpu_conv2d_packed_floats(isa, in.c, out.c, p) floats. */
 size_t strix_cpu_conv2d_packed_floats(strix_cpu_isa isa, int cin, int cout, const strix_conv_params *p);
 void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int cin, int cout,
