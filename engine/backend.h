@@ -29,6 +29,7 @@ typedef struct strix_backend_config {
     int kernels; /* CUDA: kernel set, 1, 2 or 3 (strix_model_options.cuda_kernels) */
     strix_cpu_isa cpu_isa; /* CPU: the convolution's instruction set, one the CPU runs (not AUTO) */
     int cpu_spin_us;       /* CPU: how long idle threads poll before blocking (engine/cpu/team.h) */
+    int cpu_exact_conv;    /* CPU: no Winograd (strix_model_options.cpu_exact_conv) */
 } strix_backend_config;
 
 typedef struct strix_backend_ops {

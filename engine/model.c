@@ -296,7 +296,7 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     }
     if (!st && m->weights) {
         strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,
-                                  o->cuda_kernels, m->cpu_isa, o->cpu_spin_us};
+                                  o->cuda_kernels, m->cpu_isa, o->cpu_spin_us, o->cpu_exact_conv};
         m->async = device >= 0 && o->cuda_async;
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }

@@ -146,6 +146,13 @@ typedef struct strix_model_options {
                                  (default) never spins; N > 0 polls up to N microseconds first,
                                  saving the wake-ups between an inference's ops at the price of
                                  that much CPU time per thread after each */
+    int cpu_exact_conv;       /* CPU: 0 (default) 3x3 stride-1 convolutions through Winograd
+                                 F(4,3) where this CPU's build has it and it is faster (AVX2:
+                                 engine/cpu/conv_avx2.c; its transformed weights are kept beside
+                                 the packed ones, about 3x the packed weights' memory: yolov8n
+                                 12.6 -> 41.5 MB; results within docs/performance.md's bound of
+                                 the exact ones); 1 the im2col GEMM and direct kernels only (less
+                                 memory and load time, strix's numbers before Winograd) */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);

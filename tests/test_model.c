@@ -681,6 +681,55 @@ static int small_detector(const char *name, int seed, strix_model **m, strix_det
     return 0;
 }
 
+/* cpu_exact_conv: the same synthetic yolov8n on a fresh random input with
+ * and without Winograd agree within the fp32 bound (relative L2 1e-5, as
+ * fused and unfused weights); on an AVX2 CPU, whose build has Winograd, the
+ * default differs in the last bits (the option does something), and two
+ * exact loads agree to the bit. */
+static void exact_conv_option(void)
+{
+    const char *p = tmp_path("wx.safetensors");
+    make_weights("weights/yolov8.yaml", 'n', p, 13, 0, 0);
+    if (tl_g.failed) return;
+    int h = 96, w = 128;
+    strix_model *m[3] = {0};
+    strix_error e;
+    float *x = malloc(sizeof(float) * h * w * 3), *y[3] = {0};
+    for (int i = 0; x && i < h * w * 3; i++) x[i] = tl_uniform(0, 1);
+    size_t n = 0;
+    for (int k = 0; k < 3 && x && !tl_g.failed; k++) {
+        strix_model_options o;
+        strix_model_options_init(&o);
+        o.yaml_path = "weights/yolov8.yaml";
+        o.scale = 'n';
+        o.weights_path = p;
+        o.threads = 2;
+        o.cpu_exact_conv = k > 0;
+        TL_CHECK(strix_model_load(&m[k], &o, &e) == STRIX_OK, "%s", e.message);
+        if (tl_g.failed) break;
+        n = strix_model_anchor_count(m[k], h, w) * (4 + 80);
+        y[k] = malloc(sizeof(float) * n);
+        TL_CHECK(y[k] && strix_model_forward(m[k], x, 1, h, w, y[k], &e) == STRIX_OK, "%s", e.message);
+    }
+    double d = 0, ref = 0;
+    for (size_t i = 0; !tl_g.failed && i < n; i++) {
+        d += (double)(y[0][i] - y[1][i]) * (y[0][i] - y[1][i]);
+        ref += (double)y[1][i] * y[1][i];
+    }
+    int avx2 = m[0] && strix_model_cpu_isa(m[0]) == STRIX_CPU_ISA_AVX2;
+    if (!tl_g.failed) {
+        TL_CHECK(sqrt(d / ref) < 1e-5, "Winograd vs exact relative L2 %.3g", sqrt(d / ref));
+        TL_CHECK(!avx2 || d > 0, "an AVX2 CPU: Winograd gave the exact path's bits");
+        TL_CHECK(!memcmp(y[1], y[2], sizeof(float) * n), "two exact loads differ");
+    }
+    for (int k = 0; k < 3; k++) {
+        strix_model_free(m[k]);
+        free(y[k]);
+    }
+    free(x);
+    unlink(p);
+}
+
 /* strix_model_classify on fresh random pictures (the Pillow resize and crop
  * against Ultralytics: tests/cli_tasks.sh's classify goldens): imgsz
  * rounded up to a multiple of 32 as check_imgsz does; a BGR picture gives
@@ -1158,6 +1207,7 @@ int main(int argc, char **argv)
     TL_RUN(batch_equals_single_and_bad_shapes);
     TL_RUN(fusions_match_unfused_ops);
     TL_RUN(upsample_folds_set3);
+    TL_RUN(exact_conv_option);
     TL_RUN(classify_api);
     TL_RUN(submit_collect_equals_detect);
     TL_RUN(nv12_detects_as_converted_rgb);

@@ -177,6 +177,9 @@ static void usage(FILE *f)
             "                    letterbox converts them). RGB is still made for the annotated video\n"
             "                    and BoT-SORT's motion compensation. Boxes may differ slightly from\n"
             "                    the default (strix's colour conversion, not swscale's)\n"
+            "  --exact-conv      CPU: no Winograd for 3x3 convolutions (the default takes it where\n"
+            "                    faster, with 3x the packed weights' memory; results within\n"
+            "                    docs/performance.md's bound): less memory and load time\n"
             "  --int8            CPU: run the convolutions in int8 (opt-in; faster, boxes drift\n"
             "                    from fp32: README \"int8 on the CPU\"); needs --calibrate\n"
             "  --calibrate SRC   --int8's calibration images: an image, a directory (its images,\n"
@@ -456,6 +459,7 @@ static int parse_args(int argc, char **argv, options *o)
                   : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track
                   : !strcmp(a, "--nms-free") ? &o->nms_free : !strcmp(a, "--nv12") ? &o->nv12
                   : !strcmp(a, "--int8") ? &o->int8 : !strcmp(a, "--live") ? &o->live
+                  : !strcmp(a, "--exact-conv") ? &o->exact_conv
                   : !strcmp(a, "--realtime") ? &o->realtime : !strcmp(a, "--retina-masks") ? &o->retina
                   : NULL;
         if (flag) {
@@ -717,6 +721,7 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     }
     mo.half = o->half;
     mo.nms_free = o->nms_free;
+    mo.cpu_exact_conv = o->exact_conv;
     o->cpu = !strcmp(mo.device, "cpu");
     if (o->nvdec >= 0) {
         if (strncmp(mo.device, "cuda", 4))

@@ -403,7 +403,8 @@ strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *
     b->prog = p;
     b->weights = weights;
     b->spin_us = c->cpu_spin_us;
-    strix_status st = strix_cpu_packed_build(&b->packed, c->cpu_isa, p, weights, err);
+    strix_cpu_isa isa = (strix_cpu_isa)(c->cpu_isa | (c->cpu_exact_conv ? STRIX_CPU_CONV_EXACT : 0));
+    strix_status st = strix_cpu_packed_build(&b->packed, isa, p, weights, err);
     if (st) {
         free(b);
         return st;

@@ -65,7 +65,7 @@ class _ModelOptions(ctypes.Structure):
                 ("threads", ctypes.c_int), ("device", ctypes.c_char_p), ("half", ctypes.c_int),
                 ("nvtx", ctypes.c_int), ("cuda_graphs", ctypes.c_int), ("cuda_sync", ctypes.c_int),
                 ("cuda_async", ctypes.c_int), ("nms_free", ctypes.c_int), ("cuda_kernels", ctypes.c_int),
-                ("cpu_isa", ctypes.c_int), ("cpu_spin_us", ctypes.c_int)]
+                ("cpu_isa", ctypes.c_int), ("cpu_spin_us", ctypes.c_int), ("cpu_exact_conv", ctypes.c_int)]
 
 
 class _Image(ctypes.Structure):
@@ -362,12 +362,13 @@ class Model:
     from it), or .safetensors with model= its Ultralytics YAML.  model: a
     model YAML (yolov8.yaml; the scale from its name, or scale=).  device:
     "cpu", "cuda" or "cuda:N".  conf, iou, imgsz, max_det, retina_masks:
-    Ultralytics' predict arguments, with its defaults.  One model runs one
+    Ultralytics' predict arguments, with its defaults.  exact_conv: no
+    Winograd on the CPU (strix_model_options.cpu_exact_conv: less memory).  One model runs one
     call at a time (calls from several threads take turns); use a model per
     thread to run in parallel."""
 
     def __init__(self, weights, model=None, device="cpu", imgsz=640, conf=0.25, iou=0.7, max_det=300,
-                 scale=None, threads=0, half=False, batch=16, retina_masks=False):
+                 scale=None, threads=0, half=False, batch=16, retina_masks=False, exact_conv=False):
         self._m = ctypes.c_void_p()
         self._tracker, self._tracker_name = ctypes.c_void_p(), None
         self._lock = threading.Lock()
@@ -380,7 +381,7 @@ class Model:
             opts.yaml_dir = keep[3]  # the family YAMLs bundled in the package, for ONNX exports
         if scale:
             opts.scale = str(scale).encode()[:1]
-        opts.threads, opts.half = int(threads), int(bool(half))
+        opts.threads, opts.half, opts.cpu_exact_conv = int(threads), int(bool(half)), int(bool(exact_conv))
         err = _Error()
         _check(_model_load(ctypes.byref(self._m), ctypes.byref(opts), ctypes.byref(err)), err)
         self.names = {i: _class_name(self._m, i).decode() for i in range(_class_count(self._m))}

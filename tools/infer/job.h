@@ -48,6 +48,7 @@ typedef struct options {
     int nv12;                            /* --nv12: videos reach the model as NV12 planes */
     int nvdec;                           /* --decode nvdec: the CUDA device NVDEC decodes on, else -1 */
     int int8;                            /* --int8: calibrate on --calibrate, then run int8 (CPU) */
+    int exact_conv;                      /* --exact-conv: no Winograd (CPU) */
     const char *calibrate;               /* --calibrate: images, a directory or a quoted glob */
     int conf_set;                        /* --conf given (tracking lowers the default) */
     int imgsz_set;                       /* --imgsz given (a static ONNX export has its own) */
