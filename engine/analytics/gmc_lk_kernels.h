@@ -18,6 +18,16 @@
  * gradient, <= 2 x 8160 x 4080, fits int32. */
 #define W_BITS 14
 
+/* The AVX2 build sets a window up in one pass (window_begin: the window,
+ * A's sums and sums_b's gradient pairs row by row, level 0's gradients
+ * made in registers); the other builds in steps (window_gradients,
+ * window_setup, sums_A, grad_pairs). */
+#if defined(__AVX2__) && !defined(__AVX512BW__)
+#define LK_AVX2 1
+#else
+#define LK_AVX2 0
+#endif
+
 /* COPY: at a whole pixel the weights are (2^14, 0, 0, 0), and interpolating
  * there gives the values themselves: IMG(p) >> 2 = 32 p and
  * (g 2^14 + 2^13) >> 14 = g for every integer p, g (the rounding term is
@@ -178,17 +188,9 @@ static GMC_INLINE void setup_row(int16_t *iw, int16_t *gx, int16_t *gy, int r, _
     _mm512_store_si512(gx + r * 32, X);
     _mm512_store_si512(gy + r * 32, Y);
 }
-#elif defined(__AVX2__)
-/* Window row r's columns 0..15 of the image (x 32) and the gradients, stored. */
-static GMC_INLINE void setup_main(int16_t *iw, int16_t *gx, int16_t *gy, int r, __m256i I, __m256i X, __m256i Y)
-{
-    _mm256_storeu_si256((__m256i *)(iw + r * WMAIN), I);
-    _mm256_storeu_si256((__m256i *)(gx + r * WMAIN), X);
-    _mm256_storeu_si256((__m256i *)(gy + r * WMAIN), Y);
-}
 #endif
 
-#if defined(__SSE2__) && !defined(__AVX512BW__)
+#if defined(__SSE2__) && !defined(__AVX2__)
 /* Window row y's columns 16..23 (the gradients' 21..23 0), stored. */
 static GMC_INLINE void setup_tail(int16_t *iw, int16_t *gx, int16_t *gy, int y, __m128i I, __m128i X, __m128i Y)
 {
@@ -198,6 +200,7 @@ static GMC_INLINE void setup_tail(int16_t *iw, int16_t *gx, int16_t *gy, int y, 
 }
 #endif
 
+#if !LK_AVX2
 /* One row of window_gradients, all 32 columns: the Scharr sums of image
  * rows a, b, c (above, at, below; IMG values) at columns 0..31 (reading
  * -1..32), each and-ed with its column's mask m (0 or -1).  Its own
@@ -288,18 +291,12 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
     if (copy) {
         for (int r = 0; r < WIN; r++) {
             size_t k = (size_t)r * (size_t)st, kg = (size_t)r * (size_t)gs;
-#if defined(__AVX2__)
-            setup_main(iw, gx, gy, r, _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(pl[0] + k)), 2),
-                       _mm256_loadu_si256((const __m256i *)(pl[1] + kg)),
-                       _mm256_loadu_si256((const __m256i *)(pl[2] + kg)));
-#else
             for (int x = 0; x < WMAIN; x += 8) {
                 _mm_storeu_si128((__m128i *)(iw + r * WMAIN + x),
                                  _mm_srli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k + x)), 2));
                 _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), _mm_loadu_si128((const __m128i *)(pl[1] + kg + x)));
                 _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), _mm_loadu_si128((const __m128i *)(pl[2] + kg + x)));
             }
-#endif
             k += WMAIN;
             kg += WMAIN;
             setup_tail(iw, gx, gy, r, _mm_srli_epi16(_mm_loadu_si128((const __m128i *)(pl[0] + k)), 2),
@@ -308,37 +305,6 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
         }
     } else {
         __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
-        int y = 0;
-#if defined(__AVX2__)
-        __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
-        /* columns 0..15: each plane's image row is the bottom row of one window row and the top row of the
-         * next: loaded once */
-        __m256i u[3][2];
-        for (int k = 0; k < 3; k++) {
-            u[k][0] = _mm256_loadu_si256((const __m256i *)pl[k]);
-            u[k][1] = _mm256_loadu_si256((const __m256i *)(pl[k] + 1));
-        }
-        for (int r = 0; r < WIN; r++) {
-            __m256i v[3];
-            for (int k = 0; k < 3; k++) {
-                const int16_t *q = pl[k] + (size_t)(r + 1) * (size_t)st;
-                __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
-                v[k] = bil16(u[k][0], u[k][1], n0, n1, v0, v1, k == 0);
-                u[k][0] = n0;
-                u[k][1] = n1;
-            }
-            setup_main(iw, gx, gy, r, v[0], v[1], v[2]);
-        }
-        const __m256i keep2 = _mm256_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1, -1, 0, 0, 0);
-        for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
-            size_t k = (size_t)y * (size_t)st + WMAIN;
-            _mm256_storeu_si256((__m256i *)(iw + WTAIL + y * 8), bil_pair(pl[0] + k, st, v0, v1, 1));
-            _mm256_storeu_si256((__m256i *)(gx + WTAIL + y * 8),
-                                _mm256_and_si256(bil_pair(pl[1] + k, st, v0, v1, 0), keep2));
-            _mm256_storeu_si256((__m256i *)(gy + WTAIL + y * 8),
-                                _mm256_and_si256(bil_pair(pl[2] + k, st, v0, v1, 0), keep2));
-        }
-#else
         for (int r = 0; r < WIN; r++)
             for (int x = 0; x < WMAIN; x += 8) {
                 size_t k = (size_t)r * (size_t)st + (size_t)x;
@@ -346,8 +312,7 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
                 _mm_storeu_si128((__m128i *)(gx + r * WMAIN + x), bil8(pl[1] + k, st, w0, w1, 0));
                 _mm_storeu_si128((__m128i *)(gy + r * WMAIN + x), bil8(pl[2] + k, st, w0, w1, 0));
             }
-#endif
-        for (; y < WIN; y++) { /* the last columns row by row (AVX2: the last row) */
+        for (int y = 0; y < WIN; y++) { /* the last columns row by row */
             size_t k = (size_t)y * (size_t)st + WMAIN;
             setup_tail(iw, gx, gy, y, bil8(pl[0] + k, st, w0, w1, 1),
                        _mm_and_si128(bil8(pl[1] + k, st, w0, w1, 0), keep),
@@ -366,7 +331,9 @@ static void window_setup(const gmc_level *L, int ix, int iy, const int wt[4], co
     }
 #endif
 }
+#endif
 
+#if !LK_AVX2
 /* The current frame's window at (jx, jy) of level J with weights wt,
  * interpolated as window_setup's image (x 32), into jw (the layout above). */
 static void window_next(const gmc_level *J, int jx, int jy, const int wt[4], int16_t *restrict jw)
@@ -386,34 +353,17 @@ static void window_next(const gmc_level *J, int jx, int jy, const int wt[4], int
     }
 #elif defined(__SSE2__)
     __m128i w0 = _mm_set1_epi32(wpair(wt[0], wt[1])), w1 = _mm_set1_epi32(wpair(wt[2], wt[3]));
-    int y = 0;
-#if defined(__AVX2__)
-    __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
-    /* columns 0..15: each image row is the bottom row of one window row and the top row of the next:
-     * loaded once */
-    __m256i t0 = _mm256_loadu_si256((const __m256i *)jp), t1 = _mm256_loadu_si256((const __m256i *)(jp + 1));
-    for (int r = 0; r < WIN; r++) {
-        const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
-        __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
-        _mm256_storeu_si256((__m256i *)(jw + r * WMAIN), bil16(t0, t1, n0, n1, v0, v1, 1));
-        t0 = n0;
-        t1 = n1;
-    }
-    for (; y + 1 < WIN; y += 2) /* the last columns, two rows at a time */
-        _mm256_storeu_si256((__m256i *)(jw + WTAIL + y * 8),
-                            bil_pair(jp + (size_t)y * (size_t)st + WMAIN, st, v0, v1, 1));
-#else
     for (int r = 0; r < WIN; r++)
         for (int x = 0; x < WMAIN; x += 8)
             _mm_storeu_si128((__m128i *)(jw + r * WMAIN + x),
                              bil8(jp + (size_t)r * (size_t)st + (size_t)x, st, w0, w1, 1));
-#endif
-    for (; y < WIN; y++) /* the last columns row by row (AVX2: the last row) */
+    for (int y = 0; y < WIN; y++) /* the last columns row by row */
         _mm_storeu_si128((__m128i *)(jw + WTAIL + y * 8), bil8(jp + (size_t)y * (size_t)st + WMAIN, st, w0, w1, 1));
 #else
     for (int y = 0; y < WIN; y++) bil_row(jp + (size_t)y * (size_t)st, st, wt, 1, jw + y * WINP);
 #endif
 }
+#endif
 
 /* Where window row r's columns 0..15 (MAIN) and 16..20 (TAIL) lie in the
  * layout above. */
@@ -448,58 +398,32 @@ static GMC_INLINE __m128i abs32(__m128i v)
     return _mm_sub_epi32(_mm_xor_si128(v, m), m);
 }
 
-/* The lanes as four float lanes (the products exact in integers first);
- * the last columns' chains one addition at a time, or, where the sum of
- * their magnitudes stays within 2^24 (every partial sum then an integer a
- * float holds), as their integer sums (see sums_b). */
-static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float A[3])
+#if defined(__AVX2__)
+/* One block of 8 columns of a window row (X, Y: its gx, gy) added to A's
+ * lanes: the gx^2 and gy^2 lanes side by side in one 8-lane vector (l02:
+ * gx^2 low, gy^2 high), the 8 columns' products made in one multiply-add
+ * (columns c..c+3 low, c+4..c+7 high) and added half after half, the
+ * gx gy lanes in l1: each lane's chain as above. */
+static GMC_INLINE void a_block(__m128i X, __m128i Y, __m256 *l02, __m128 *l1)
 {
-    const __m128i z = _mm_setzero_si128();
-    __m128 l[3] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
-    __m128i t[3] = {z, z, z}, m = z; /* the last columns' sums, |gx gy|'s */
-#if defined(__AVX2__)
-    /* the gx^2 and gy^2 lanes side by side in one 8-lane vector (l02: gx^2
-     * low, gy^2 high), each 8 columns' products made in one multiply-add
-     * (columns c..c+3 low, c+4..c+7 high) and added half after half: each
-     * lane's chain as above */
-    __m256 l02 = _mm256_setzero_ps();
+    __m256i px = _mm256_cvtepu16_epi32(X), py = _mm256_cvtepu16_epi32(Y); /* (v, 0) pairs: v^2 from a multiply-add */
+    __m256 sx = _mm256_cvtepi32_ps(_mm256_madd_epi16(px, px)), sy = _mm256_cvtepi32_ps(_mm256_madd_epi16(py, py));
+    __m256 xy = _mm256_cvtepi32_ps(_mm256_madd_epi16(px, py));
+    *l02 = _mm256_add_ps(*l02, _mm256_permute2f128_ps(sx, sy, 0x20));
+    *l02 = _mm256_add_ps(*l02, _mm256_permute2f128_ps(sx, sy, 0x31));
+    *l1 = _mm_add_ps(*l1, _mm256_castps256_ps128(xy));
+    *l1 = _mm_add_ps(*l1, _mm256_extractf128_ps(xy, 1));
+}
 #endif
-    for (int r = 0; r < WIN; r++) {
-        for (int c = 0; c < WMAIN; c += 8) {
-            __m128i X = _mm_loadu_si128((const __m128i *)(gx + MAIN(r) + c));
-            __m128i Y = _mm_loadu_si128((const __m128i *)(gy + MAIN(r) + c));
-#if defined(__AVX2__)
-            __m256i px = _mm256_cvtepu16_epi32(X), py = _mm256_cvtepu16_epi32(Y); /* (v, 0) pairs, as below */
-            __m256 sx = _mm256_cvtepi32_ps(_mm256_madd_epi16(px, px)), sy = _mm256_cvtepi32_ps(_mm256_madd_epi16(py, py));
-            __m256 xy = _mm256_cvtepi32_ps(_mm256_madd_epi16(px, py));
-            l02 = _mm256_add_ps(l02, _mm256_permute2f128_ps(sx, sy, 0x20));
-            l02 = _mm256_add_ps(l02, _mm256_permute2f128_ps(sx, sy, 0x31));
-            l[1] = _mm_add_ps(l[1], _mm256_castps256_ps128(xy));
-            l[1] = _mm_add_ps(l[1], _mm256_extractf128_ps(xy, 1));
-#else
-            for (int h = 0; h < 2; h++) { /* columns c..c+3, then c+4..c+7 */
-                __m128i x = h ? _mm_unpackhi_epi16(X, z) : _mm_unpacklo_epi16(X, z);
-                __m128i y = h ? _mm_unpackhi_epi16(Y, z) : _mm_unpacklo_epi16(Y, z);
-                l[0] = _mm_add_ps(l[0], _mm_cvtepi32_ps(_mm_madd_epi16(x, x)));
-                l[1] = _mm_add_ps(l[1], _mm_cvtepi32_ps(_mm_madd_epi16(x, y)));
-                l[2] = _mm_add_ps(l[2], _mm_cvtepi32_ps(_mm_madd_epi16(y, y)));
-            }
-#endif
-        }
-        __m128i X = _mm_loadu_si128((const __m128i *)(gx + TAIL(r)));
-        __m128i Y = _mm_loadu_si128((const __m128i *)(gy + TAIL(r)));
-        __m128i xl = _mm_unpacklo_epi16(X, z), xh = _mm_unpackhi_epi16(X, z);
-        __m128i yl = _mm_unpacklo_epi16(Y, z), yh = _mm_unpackhi_epi16(Y, z);
-        __m128i pl = _mm_madd_epi16(xl, yl), ph = _mm_madd_epi16(xh, yh);
-        t[0] = _mm_add_epi32(t[0], _mm_add_epi32(_mm_madd_epi16(xl, xl), _mm_madd_epi16(xh, xh)));
-        t[1] = _mm_add_epi32(t[1], _mm_add_epi32(pl, ph));
-        t[2] = _mm_add_epi32(t[2], _mm_add_epi32(_mm_madd_epi16(yl, yl), _mm_madd_epi16(yh, yh)));
-        m = _mm_add_epi32(m, _mm_add_epi32(abs32(pl), abs32(ph)));
-    }
-#if defined(__AVX2__)
-    l[0] = _mm256_castps256_ps128(l02);
-    l[2] = _mm256_extractf128_ps(l02, 1);
-#endif
+
+/* A from its float lanes l (gx^2, gx gy, gy^2) and the last columns'
+ * integer sums t with the sum m of their |gx gy|'s: those columns' chains
+ * one addition at a time, or, where the sum of their magnitudes stays
+ * within 2^24 (every partial sum then an integer a float holds), as their
+ * integer sums (see sums_b). */
+static void sums_A_end(const __m128 l[3], const __m128i t[3], __m128i m, const int16_t *restrict gx,
+                       const int16_t *restrict gy, float A[3])
+{
     float lf[3][4];
     uint32_t tv[4][4];
     for (int i = 0; i < 3; i++) {
@@ -528,6 +452,51 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
     }
     for (int i = 0; i < 3; i++) A[i] = t3[i] + ((lf[i][0] + lf[i][2]) + (lf[i][1] + lf[i][3]));
 }
+
+#if !LK_AVX2
+/* The lanes as four float lanes (the products exact in integers first),
+ * the last columns in integers, then sums_A_end. */
+static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float A[3])
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128 l[3] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
+    __m128i t[3] = {z, z, z}, m = z; /* the last columns' sums, |gx gy|'s */
+#if defined(__AVX2__)
+    __m256 l02 = _mm256_setzero_ps(); /* a_block's */
+#endif
+    for (int r = 0; r < WIN; r++) {
+        for (int c = 0; c < WMAIN; c += 8) {
+            __m128i X = _mm_loadu_si128((const __m128i *)(gx + MAIN(r) + c));
+            __m128i Y = _mm_loadu_si128((const __m128i *)(gy + MAIN(r) + c));
+#if defined(__AVX2__)
+            a_block(X, Y, &l02, &l[1]);
+#else
+            for (int h = 0; h < 2; h++) { /* columns c..c+3, then c+4..c+7 */
+                __m128i x = h ? _mm_unpackhi_epi16(X, z) : _mm_unpacklo_epi16(X, z);
+                __m128i y = h ? _mm_unpackhi_epi16(Y, z) : _mm_unpacklo_epi16(Y, z);
+                l[0] = _mm_add_ps(l[0], _mm_cvtepi32_ps(_mm_madd_epi16(x, x)));
+                l[1] = _mm_add_ps(l[1], _mm_cvtepi32_ps(_mm_madd_epi16(x, y)));
+                l[2] = _mm_add_ps(l[2], _mm_cvtepi32_ps(_mm_madd_epi16(y, y)));
+            }
+#endif
+        }
+        __m128i X = _mm_loadu_si128((const __m128i *)(gx + TAIL(r)));
+        __m128i Y = _mm_loadu_si128((const __m128i *)(gy + TAIL(r)));
+        __m128i xl = _mm_unpacklo_epi16(X, z), xh = _mm_unpackhi_epi16(X, z);
+        __m128i yl = _mm_unpacklo_epi16(Y, z), yh = _mm_unpackhi_epi16(Y, z);
+        __m128i pl = _mm_madd_epi16(xl, yl), ph = _mm_madd_epi16(xh, yh);
+        t[0] = _mm_add_epi32(t[0], _mm_add_epi32(_mm_madd_epi16(xl, xl), _mm_madd_epi16(xh, xh)));
+        t[1] = _mm_add_epi32(t[1], _mm_add_epi32(pl, ph));
+        t[2] = _mm_add_epi32(t[2], _mm_add_epi32(_mm_madd_epi16(yl, yl), _mm_madd_epi16(yh, yh)));
+        m = _mm_add_epi32(m, _mm_add_epi32(abs32(pl), abs32(ph)));
+    }
+#if defined(__AVX2__)
+    l[0] = _mm256_castps256_ps128(l02);
+    l[2] = _mm256_extractf128_ps(l02, 1);
+#endif
+    sums_A_end(l, t, m, gx, gy, A);
+}
+#endif
 #else
 static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float A[3])
 {
@@ -598,6 +567,7 @@ static GMC_INLINE __m128i abs16(__m128i v) { return _mm_max_epi16(v, _mm_sub_epi
 /* columns (k, k + 4) of a block of 8 side by side */
 static GMC_INLINE __m128i pairs(__m128i v) { return _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8)); }
 
+#if !LK_AVX2
 static void grad_pairs(const int16_t *restrict gx, const int16_t *restrict gy, lk_grad *restrict pg)
 {
     for (int r = 0; r < WIN; r++) {
@@ -613,6 +583,7 @@ static void grad_pairs(const int16_t *restrict gx, const int16_t *restrict gy, l
         _mm_store_si128((__m128i *)(pg->ty + r * 8), abs16(_mm_loadu_si128((const __m128i *)(gy + TAIL(r)))));
     }
 }
+#endif
 
 #if defined(__AVX2__)
 /* The 32-bit lanes of v's two halves added: the AVX2 loop below holds
@@ -622,10 +593,12 @@ static void grad_pairs(const int16_t *restrict gx, const int16_t *restrict gy, l
 static GMC_INLINE __m128i fold(__m256i v) { return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)); }
 #endif
 
-/* sums_b's integer sums and bounds (see there): i[0..7] = the lanes'
+#if !LK_AVX2
+/* sums_b's integer sums and bounds (see sums_b_end): i[0..7] = the lanes'
  * sums lx, ly, their bounds ax, ay, the last columns' sums tx, ty and
- * their bounds bx, by.  AVX2 and AVX-512 take a row's columns 0..15 in one
- * 16-lane vector and the last columns of two rows in one. */
+ * their bounds bx, by.  AVX-512 takes a row's columns 0..15 in one
+ * 16-lane vector and the last columns of two rows in one.  (The AVX2
+ * build makes them with the window: next_sums.) */
 static GMC_INLINE void sums_b_int(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
                                   const int16_t *restrict gy, const lk_grad *restrict pg, __m128i i[8])
 {
@@ -689,6 +662,7 @@ static GMC_INLINE void sums_b_int(const int16_t *restrict jw, const int16_t *res
     i[0] = lx, i[1] = ly, i[2] = ax, i[3] = ay, i[4] = tx, i[5] = ty, i[6] = bx, i[7] = by;
 #endif
 }
+#endif
 
 /* The sum of v's four int32 lanes (wrapping as the lanes do). */
 static GMC_INLINE int32_t hsum32(__m128i v)
@@ -697,7 +671,9 @@ static GMC_INLINE int32_t hsum32(__m128i v)
     return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xB1)));
 }
 
-/* The numbers of the loops above (other builds), fast where they can be had from integer sums: a
+/* b from sums_b_int's integer sums and bounds in[8] (the AVX2 build:
+ * next_sums'): the numbers of the loops above (other builds), fast where
+ * they can be had from integer sums: a
  * chain of float additions of integer terms gives their exact sum as long
  * as no partial sum passes 2^24 (every float up to 2^24 is an integer),
  * which the sum of the terms' magnitudes bounds.  Each of OpenCV's five
@@ -709,11 +685,9 @@ static GMC_INLINE int32_t hsum32(__m128i v)
  * (or the last columns) of both sums are added as OpenCV adds them (the
  * lanes in float vectors, the last columns one by one).  Near convergence the mismatch J - I is small
  * and the bounds hold. */
-static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
-                   const int16_t *restrict gy, const lk_grad *restrict pg, float b[2])
+static void sums_b_end(const __m128i in[8], const int16_t *restrict jw, const int16_t *restrict iw,
+                       const int16_t *restrict gx, const int16_t *restrict gy, const lk_grad *restrict pg, float b[2])
 {
-    __m128i in[8];
-    sums_b_int(jw, iw, gx, gy, pg, in);
     /* a bound past 2^24: unsigned lanes compared as signed ones with their sign bits flipped */
     const __m128i sgn = _mm_set1_epi32(INT32_MIN), lim = _mm_set1_epi32((int32_t)(0x80000000u | (1u << 24)));
 #define GMC_OVER(v) _mm_movemask_epi8(_mm_cmpgt_epi32(_mm_xor_si128(v, sgn), lim))
@@ -757,6 +731,16 @@ static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const
         b[i] = t[i] + _mm_cvtss_f32(_mm_add_ss(p, _mm_shuffle_ps(p, p, 1)));
     }
 }
+
+#if !LK_AVX2
+static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const int16_t *restrict gx,
+                   const int16_t *restrict gy, const lk_grad *restrict pg, float b[2])
+{
+    __m128i in[8];
+    sums_b_int(jw, iw, gx, gy, pg, in);
+    sums_b_end(in, jw, iw, gx, gy, pg, b);
+}
+#endif
 #endif
 
 /* Ask for the rows of a window (WIN + 1 rows from (ix, iy)) of a plane
@@ -797,6 +781,249 @@ typedef struct lk_track {
     float nx, ny, pdx, pdy, A11, A12, A22, D;
 } lk_track;
 
+#if LK_AVX2
+/* window_begin's sums as it goes: A's float lanes (a_block's l02 and l1),
+ * the last columns' integer sums of gx^2, gx gy, gy^2 (t) and of |gx gy|
+ * (m), two window rows a vector (folded at the end: integers, any order). */
+typedef struct a_acc {
+    __m256 l02;
+    __m128 l1;
+    __m256i t[3], m;
+} a_acc;
+
+/* Window row r's columns 0..15 (I: the image x 32, X, Y: the gradients):
+ * the image stored, A's lanes, sums_b's pairs (grad_pairs' layout; their
+ * magnitudes ax, ay are not needed: next_sums).  The gradients' columns
+ * 0..15 are not stored: only their pairs are read. */
+static GMC_INLINE void begin_main(lk_track *t, int r, __m256i I, __m256i X, __m256i Y, a_acc *a)
+{
+    _mm256_storeu_si256((__m256i *)(t->iw + r * WMAIN), I);
+    a_block(_mm256_castsi256_si128(X), _mm256_castsi256_si128(Y), &a->l02, &a->l1);
+    a_block(_mm256_extracti128_si256(X, 1), _mm256_extracti128_si256(Y, 1), &a->l02, &a->l1);
+    /* columns (k, k + 4) of each block of 8 side by side, as grad_pairs' pairs() */
+    __m256i xp = _mm256_unpacklo_epi16(X, _mm256_srli_si256(X, 8)), yp = _mm256_unpacklo_epi16(Y, _mm256_srli_si256(Y, 8));
+    _mm256_store_si256((__m256i *)(t->pg.gx + r * 16), xp);
+    _mm256_store_si256((__m256i *)(t->pg.gy + r * 16), yp);
+}
+
+/* Window rows y and y + 1's columns 16..23 (low and high halves; two 0:
+ * row y alone, the high halves 0), the gradients' 21..23 0: stored, their
+ * magnitudes for sums_b, A's integer sums. */
+static GMC_INLINE void begin_tail(lk_track *t, int y, __m256i I, __m256i X, __m256i Y, int two, a_acc *a)
+{
+    __m256i AX = _mm256_abs_epi16(X), AY = _mm256_abs_epi16(Y);
+    if (two) {
+        _mm256_storeu_si256((__m256i *)(t->iw + TAIL(y)), I);
+        _mm256_storeu_si256((__m256i *)(t->gx + TAIL(y)), X);
+        _mm256_storeu_si256((__m256i *)(t->gy + TAIL(y)), Y);
+        _mm256_storeu_si256((__m256i *)(t->pg.tx + y * 8), AX);
+        _mm256_storeu_si256((__m256i *)(t->pg.ty + y * 8), AY);
+    } else {
+        _mm_storeu_si128((__m128i *)(t->iw + TAIL(y)), _mm256_castsi256_si128(I));
+        _mm_storeu_si128((__m128i *)(t->gx + TAIL(y)), _mm256_castsi256_si128(X));
+        _mm_storeu_si128((__m128i *)(t->gy + TAIL(y)), _mm256_castsi256_si128(Y));
+        _mm_storeu_si128((__m128i *)(t->pg.tx + y * 8), _mm256_castsi256_si128(AX));
+        _mm_storeu_si128((__m128i *)(t->pg.ty + y * 8), _mm256_castsi256_si128(AY));
+    }
+    const __m256i z = _mm256_setzero_si256();
+    __m256i xl = _mm256_unpacklo_epi16(X, z), xh = _mm256_unpackhi_epi16(X, z); /* (v, 0) pairs */
+    __m256i yl = _mm256_unpacklo_epi16(Y, z), yh = _mm256_unpackhi_epi16(Y, z);
+    __m256i pl = _mm256_madd_epi16(xl, yl), ph = _mm256_madd_epi16(xh, yh);
+    a->t[0] = _mm256_add_epi32(a->t[0], _mm256_add_epi32(_mm256_madd_epi16(xl, xl), _mm256_madd_epi16(xh, xh)));
+    a->t[1] = _mm256_add_epi32(a->t[1], _mm256_add_epi32(pl, ph));
+    a->t[2] = _mm256_add_epi32(a->t[2], _mm256_add_epi32(_mm256_madd_epi16(yl, yl), _mm256_madd_epi16(yh, yh)));
+    a->m = _mm256_add_epi32(a->m, _mm256_add_epi32(_mm256_abs_epi32(pl), _mm256_abs_epi32(ph)));
+}
+
+/* Level 0's gradients at 16 columns (from image row b at pb, a above,
+ * c below; IMG values, whose differences >> 7 are the grey values'
+ * differences, exact in int16), and-ed with m: OpenCV's calcSharrDeriv
+ * sums (window_gradients'): gx = [3 10 3] down the rows' horizontal
+ * differences da, db, dc (hdiff), gy = [3 10 3] along the vertical
+ * differences c - a.  Only the differences stay in registers; the rows
+ * are read again where needed (in cache). */
+static GMC_INLINE __m256i hdiff(const int16_t *p)
+{
+    return _mm256_srai_epi16(
+        _mm256_sub_epi16(_mm256_loadu_si256((const __m256i *)(p + 1)), _mm256_loadu_si256((const __m256i *)(p - 1))), 7);
+}
+
+static GMC_INLINE __m256i vdiff(const int16_t *a, const int16_t *c)
+{
+    return _mm256_srai_epi16(_mm256_sub_epi16(_mm256_loadu_si256((const __m256i *)c), _mm256_loadu_si256((const __m256i *)a)), 7);
+}
+
+static GMC_INLINE void grad_scharr(const int16_t *pb, ptrdiff_t st, __m256i da, __m256i db, __m256i dc, __m256i m,
+                                   __m256i *X, __m256i *Y)
+{
+    const __m256i k3 = _mm256_set1_epi16(3), k10 = _mm256_set1_epi16(10);
+    const int16_t *a = pb - st, *c = pb + st;
+    __m256i sy = _mm256_add_epi16(vdiff(a - 1, c - 1), vdiff(a + 1, c + 1));
+    *X = _mm256_and_si256(_mm256_add_epi16(_mm256_mullo_epi16(_mm256_add_epi16(da, dc), k3), _mm256_mullo_epi16(db, k10)), m);
+    *Y = _mm256_and_si256(_mm256_add_epi16(_mm256_mullo_epi16(sy, k3), _mm256_mullo_epi16(vdiff(a, c), k10)), m);
+}
+
+/* window_setup, sums_A and grad_pairs in one pass over the window at
+ * (ix, iy) of level L with weights wt: each row's vectors go to the
+ * window, A's lanes (each lane's chain in its order: OpenCV's) and the
+ * pairs while in registers, and the chains of A's float additions overlap
+ * the rows' other work.  Level 0 (no gradient planes; its windows start at
+ * whole pixels) makes its gradients here from the image rows as they come
+ * (window_gradients' sums, masks and reads: 34 values from column ix - 1,
+ * inside the planes as the AVX-512 build's window rows are). */
+static void window_begin(const gmc_level *L, int ix, int iy, const int wt[4], lk_track *t, float A[3])
+{
+    ptrdiff_t st = L->pw;
+    size_t o = (size_t)(iy + PAD) * (size_t)st + (size_t)(ix + PAD);
+    const int16_t *pl[3] = {L->img + o, L->dx + o, L->dy + o}; /* image, gx, gy (level 0: image only) */
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i keep2 = _mm256_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1, -1, 0, 0, 0); /* 16..20 */
+    a_acc a = {_mm256_setzero_ps(), _mm_setzero_ps(), {z, z, z}, z};
+    int y = 0;
+    if (!L->dx) {
+        /* the columns inside the image (c0..c1 - 1) as masks of columns 0..15 and 16..31 */
+        int c0 = ix < 0 ? -ix : 0, c1 = L->w - ix < WIN ? L->w - ix : WIN;
+        const __m256i col = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        __m256i m[2];
+        for (int h = 0; h < 2; h++) {
+            __m256i c = _mm256_add_epi16(col, _mm256_set1_epi16((short)(16 * h)));
+            m[h] = _mm256_andnot_si256(_mm256_cmpgt_epi16(_mm256_set1_epi16((short)c0), c),
+                                       _mm256_cmpgt_epi16(_mm256_set1_epi16((short)c1), c));
+        }
+        const int16_t *p = pl[0];
+        __m256i da[2] = {hdiff(p - st), hdiff(p - st + 16)}, db[2] = {hdiff(p), hdiff(p + 16)}; /* rows iy - 1, iy */
+        __m256i ti = z, tx = z, ty = z; /* row r - 1's columns 16..31 */
+        for (int r = 0; r < WIN; r++, p += st) {
+            __m256i dc[2] = {hdiff(p + st), hdiff(p + st + 16)};
+            int in = iy + r >= 0 && iy + r < L->h; /* rows outside the image: gradients 0 */
+            __m256i X, Y, HX, HY;
+            grad_scharr(p, st, da[0], db[0], dc[0], in ? m[0] : z, &X, &Y);
+            begin_main(t, r, _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)p), 2), X, Y, &a);
+            grad_scharr(p + 16, st, da[1], db[1], dc[1], in ? m[1] : z, &HX, &HY);
+            __m256i HI = _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(p + 16)), 2);
+            if (r & 1) /* rows r - 1 and r's columns 16..23 */
+                begin_tail(t, r - 1, _mm256_permute2x128_si256(ti, HI, 0x20), _mm256_permute2x128_si256(tx, HX, 0x20),
+                           _mm256_permute2x128_si256(ty, HY, 0x20), 1, &a);
+            ti = HI, tx = HX, ty = HY;
+            for (int h = 0; h < 2; h++) da[h] = db[h], db[h] = dc[h];
+        }
+        /* the last row's (WIN is odd), its high half 0 */
+        begin_tail(t, WIN - 1, _mm256_permute2x128_si256(ti, ti, 0x80), _mm256_permute2x128_si256(tx, tx, 0x80),
+                   _mm256_permute2x128_si256(ty, ty, 0x80), 0, &a);
+    } else if (!wt[1] && !wt[2] && !wt[3]) { /* COPY */
+        for (int r = 0; r < WIN; r++) {
+            size_t k = (size_t)r * (size_t)st;
+            begin_main(t, r, _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(pl[0] + k)), 2),
+                       _mm256_loadu_si256((const __m256i *)(pl[1] + k)), _mm256_loadu_si256((const __m256i *)(pl[2] + k)), &a);
+        }
+        for (; y < WIN; y += 2) { /* the last columns, two rows at a time (the last row alone: high half 0) */
+            const int16_t *q[3];
+            for (int k = 0; k < 3; k++) q[k] = pl[k] + (size_t)y * (size_t)st + WMAIN;
+#define GMC_TAIL2(p) (y + 1 < WIN ? _mm256_loadu2_m128i((const __m128i *)((p) + st), (const __m128i *)(p)) \
+                                  : _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)(p))))
+            begin_tail(t, y, _mm256_srli_epi16(GMC_TAIL2(q[0]), 2), _mm256_and_si256(GMC_TAIL2(q[1]), keep2),
+                       _mm256_and_si256(GMC_TAIL2(q[2]), keep2), y + 1 < WIN, &a);
+#undef GMC_TAIL2
+        }
+    } else {
+        __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
+        /* columns 0..15: each plane's image row is the bottom row of one window row and the top row of the
+         * next: loaded once */
+        __m256i u[3][2];
+        for (int k = 0; k < 3; k++) {
+            u[k][0] = _mm256_loadu_si256((const __m256i *)pl[k]);
+            u[k][1] = _mm256_loadu_si256((const __m256i *)(pl[k] + 1));
+        }
+        for (int r = 0; r < WIN; r++) {
+            __m256i v[3];
+            for (int k = 0; k < 3; k++) {
+                const int16_t *q = pl[k] + (size_t)(r + 1) * (size_t)st;
+                __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
+                v[k] = bil16(u[k][0], u[k][1], n0, n1, v0, v1, k == 0);
+                u[k][0] = n0;
+                u[k][1] = n1;
+            }
+            begin_main(t, r, v[0], v[1], v[2], &a);
+        }
+        for (; y + 1 < WIN; y += 2) { /* the last columns, two rows at a time */
+            size_t k = (size_t)y * (size_t)st + WMAIN;
+            begin_tail(t, y, bil_pair(pl[0] + k, st, v0, v1, 1), _mm256_and_si256(bil_pair(pl[1] + k, st, v0, v1, 0), keep2),
+                       _mm256_and_si256(bil_pair(pl[2] + k, st, v0, v1, 0), keep2), 1, &a);
+        }
+        /* the last row's */
+        __m128i w0 = _mm256_castsi256_si128(v0), w1 = _mm256_castsi256_si128(v1), keep = _mm256_castsi256_si128(keep2);
+        size_t k = (size_t)y * (size_t)st + WMAIN;
+        begin_tail(t, y, _mm256_zextsi128_si256(bil8(pl[0] + k, st, w0, w1, 1)),
+                   _mm256_zextsi128_si256(_mm_and_si128(bil8(pl[1] + k, st, w0, w1, 0), keep)),
+                   _mm256_zextsi128_si256(_mm_and_si128(bil8(pl[2] + k, st, w0, w1, 0), keep)), 0, &a);
+    }
+    __m128 l[3] = {_mm256_castps256_ps128(a.l02), a.l1, _mm256_extractf128_ps(a.l02, 1)};
+    __m128i ts[3] = {fold(a.t[0]), fold(a.t[1]), fold(a.t[2])};
+    sums_A_end(l, ts, fold(a.m), t->gx, t->gy, A);
+}
+
+/* window_next and sums_b_int in one pass over the current frame's window
+ * at (jx, jy) of level J with weights wt: each row of J interpolated
+ * (stored in jw for sums_b_end's slow paths), its difference from t's I
+ * multiplied with the gradient pairs while in registers; in[8] as
+ * sums_b_int's.  The lanes' bounds are the sums of the pairs' |products|
+ * (|d_k g_k + d_k+4 g_k+4|), not of |d_k g_k| + |d_k+4 g_k+4|: OpenCV's
+ * float chains add whole pairs, so a chain whose pairs' magnitudes sum
+ * within 2^24 is exact as well, and the bound costs no multiply-add.  The
+ * last columns are added one product at a time: their bounds stay
+ * sums_b_int's. */
+static void next_sums(const gmc_level *J, int jx, int jy, const int wt[4], const lk_track *t, int16_t *restrict jw,
+                      __m128i in[8])
+{
+    ptrdiff_t st = J->pw;
+    const int16_t *jp = J->img + (size_t)(jy + PAD) * (size_t)st + (size_t)(jx + PAD);
+    __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
+    const __m256i z = _mm256_setzero_si256();
+    __m256i lx = z, ly = z, ax = z, ay = z, tx = z, ty = z, bx = z, by = z;
+    /* columns 0..15: each image row is the bottom row of one window row and the top row of the next */
+    __m256i t0 = _mm256_loadu_si256((const __m256i *)jp), t1 = _mm256_loadu_si256((const __m256i *)(jp + 1));
+    for (int r = 0; r < WIN; r++) {
+        const int16_t *q = jp + (size_t)(r + 1) * (size_t)st;
+        __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
+        __m256i j = bil16(t0, t1, n0, n1, v0, v1, 1);
+        t0 = n0;
+        t1 = n1;
+        _mm256_storeu_si256((__m256i *)(jw + MAIN(r)), j);
+        __m256i d = _mm256_sub_epi16(j, _mm256_loadu_si256((const __m256i *)(t->iw + MAIN(r))));
+        __m256i dd = _mm256_unpacklo_epi16(d, _mm256_srli_si256(d, 8)); /* pairs per block */
+        __m256i px = _mm256_madd_epi16(dd, _mm256_load_si256((const __m256i *)(t->pg.gx + r * 16)));
+        __m256i py = _mm256_madd_epi16(dd, _mm256_load_si256((const __m256i *)(t->pg.gy + r * 16)));
+        lx = _mm256_add_epi32(lx, px);
+        ly = _mm256_add_epi32(ly, py);
+        ax = _mm256_add_epi32(ax, _mm256_abs_epi32(px));
+        ay = _mm256_add_epi32(ay, _mm256_abs_epi32(py));
+    }
+    int y = 0;
+    for (; y + 1 < WIN; y += 2) { /* columns 16..23 of rows y, y + 1 */
+        __m256i j = bil_pair(jp + (size_t)y * (size_t)st + WMAIN, st, v0, v1, 1);
+        _mm256_storeu_si256((__m256i *)(jw + TAIL(y)), j);
+        __m256i d = _mm256_sub_epi16(j, _mm256_loadu_si256((const __m256i *)(t->iw + TAIL(y))));
+        __m256i ad = _mm256_abs_epi16(d);
+        tx = _mm256_add_epi32(tx, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(t->gx + TAIL(y)))));
+        ty = _mm256_add_epi32(ty, _mm256_madd_epi16(d, _mm256_loadu_si256((const __m256i *)(t->gy + TAIL(y)))));
+        bx = _mm256_add_epi32(bx, _mm256_madd_epi16(ad, _mm256_load_si256((const __m256i *)(t->pg.tx + y * 8))));
+        by = _mm256_add_epi32(by, _mm256_madd_epi16(ad, _mm256_load_si256((const __m256i *)(t->pg.ty + y * 8))));
+    }
+    /* the last row's (WIN is odd) */
+    __m128i j = bil8(jp + (size_t)y * (size_t)st + WMAIN, st, _mm256_castsi256_si128(v0), _mm256_castsi256_si128(v1), 1);
+    _mm_storeu_si128((__m128i *)(jw + TAIL(y)), j);
+    __m128i d = _mm_sub_epi16(j, _mm_loadu_si128((const __m128i *)(t->iw + TAIL(y)))), ad = _mm_abs_epi16(d);
+    in[0] = fold(lx);
+    in[1] = fold(ly);
+    in[2] = fold(ax);
+    in[3] = fold(ay);
+    in[4] = _mm_add_epi32(fold(tx), _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(t->gx + TAIL(y)))));
+    in[5] = _mm_add_epi32(fold(ty), _mm_madd_epi16(d, _mm_loadu_si128((const __m128i *)(t->gy + TAIL(y)))));
+    in[6] = _mm_add_epi32(fold(bx), _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(t->pg.tx + y * 8))));
+    in[7] = _mm_add_epi32(fold(by), _mm_madd_epi16(ad, _mm_load_si128((const __m128i *)(t->pg.ty + y * 8))));
+}
+#endif
+
 /* Start point i on level L (see lk_level): its guess into next, its window
  * set up into t; 0 when it ends there (outside, or too flat to track). */
 static int lk_begin(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
@@ -826,13 +1053,17 @@ static int lk_begin(const gmc_level *L, const gmc_level *J, int lv, int top, con
         if (lv == 0) status[i] = 0;
         return 0;
     }
+    float A[3];
+#if LK_AVX2
+    window_begin(L, ix, iy, wt, t, A);
+#else
     _Alignas(64) int16_t g[2 * WIN * 32];
     if (!L->dx) window_gradients(L, ix, iy, g, g + WIN * 32);
     window_setup(L, ix, iy, wt, L->dx ? NULL : g, t->iw, t->gx, t->gy);
-    float A[3];
     sums_A(t->gx, t->gy, A);
 #if defined(__SSE2__)
     grad_pairs(t->gx, t->gy, &t->pg);
+#endif
 #endif
     float A11 = A[0] * fscale, A12 = A[1] * fscale, A22 = A[2] * fscale;
     float D = A11 * A22 - A12 * A12;
@@ -864,12 +1095,18 @@ static int lk_iterate(const gmc_level *J, int lv, float *next, unsigned char *st
         return 0;
     }
     _Alignas(64) int16_t jw[WSTORE];
-    window_next(J, jx, jy, wt, jw);
     float b[2];
+#if LK_AVX2
+    __m128i in[8];
+    next_sums(J, jx, jy, wt, t, jw, in);
+    sums_b_end(in, jw, t->iw, t->gx, t->gy, &t->pg, b);
+#else
+    window_next(J, jx, jy, wt, jw);
 #if defined(__SSE2__)
     sums_b(jw, t->iw, t->gx, t->gy, &t->pg, b);
 #else
     sums_b(jw, t->iw, t->gx, t->gy, b);
+#endif
 #endif
     float B1 = b[0] * fscale, B2 = b[1] * fscale;
     float ddx = (t->A12 * B2 - t->A22 * B1) * t->D, ddy = (t->A12 * B1 - t->A11 * B2) * t->D;
