@@ -416,46 +416,18 @@ static GMC_INLINE void a_block(__m128i X, __m128i Y, __m256 *l02, __m128 *l1)
 }
 #endif
 
-/* A from its float lanes l (gx^2, gx gy, gy^2) and the last columns'
- * integer sums t with the sum m of their |gx gy|'s: those columns' chains
- * one addition at a time, or, where the sum of their magnitudes stays
- * within 2^24 (every partial sum then an integer a float holds), as their
- * integer sums (see sums_b). */
-static void sums_A_end(const __m128 l[3], const __m128i t[3], __m128i m, const int16_t *restrict gx,
-                       const int16_t *restrict gy, float A[3])
+/* OpenCV's sum of four float lanes: (l0 + l2) + (l1 + l3) */
+static GMC_INLINE float lane_sum(__m128 l)
 {
-    float lf[3][4];
-    uint32_t tv[4][4];
-    for (int i = 0; i < 3; i++) {
-        _mm_storeu_ps(lf[i], l[i]);
-        _mm_storeu_si128((__m128i *)tv[i], t[i]);
-    }
-    _mm_storeu_si128((__m128i *)tv[3], m);
-    const uint64_t lim = (uint64_t)1 << 24;
-    float t3[3];
-    int chain = 0; /* a last-columns sum past the bound: all three added one by one, side by side */
-    for (int i = 0; i < 3; i++) {
-        const uint32_t *mag = tv[i == 1 ? 3 : i]; /* gx^2 and gy^2 are their own magnitudes */
-        chain |= (uint64_t)mag[0] + mag[1] + mag[2] + mag[3] > lim;
-        t3[i] = (float)((int32_t)tv[i][0] + (int32_t)tv[i][1] + (int32_t)tv[i][2] + (int32_t)tv[i][3]);
-    }
-    if (chain) {
-        float c[3] = {0, 0, 0};
-        for (int r = 0; r < WIN; r++)
-            for (int k = 0; k < WIN - WMAIN; k++) {
-                int x = gx[TAIL(r) + k], y = gy[TAIL(r) + k];
-                c[0] += (float)(x * x);
-                c[1] += (float)(x * y);
-                c[2] += (float)(y * y);
-            }
-        for (int i = 0; i < 3; i++) t3[i] = c[i]; /* the chains are the sums: the same where within the bound */
-    }
-    for (int i = 0; i < 3; i++) A[i] = t3[i] + ((lf[i][0] + lf[i][2]) + (lf[i][1] + lf[i][3]));
+    __m128 p = _mm_add_ps(l, _mm_movehl_ps(l, l));
+    return _mm_cvtss_f32(_mm_add_ss(p, _mm_shuffle_ps(p, p, 1)));
 }
 
 #if !LK_AVX2
-/* The lanes as four float lanes (the products exact in integers first),
- * the last columns in integers, then sums_A_end. */
+/* The lanes as four float lanes (the products exact in integers first);
+ * the last columns' chains one addition at a time, or, where the sum of
+ * their magnitudes stays within 2^24 (every partial sum then an integer a
+ * float holds), as their integer sums (see sums_b_end). */
 static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float A[3])
 {
     const __m128i z = _mm_setzero_si128();
@@ -494,7 +466,29 @@ static void sums_A(const int16_t *restrict gx, const int16_t *restrict gy, float
     l[0] = _mm256_castps256_ps128(l02);
     l[2] = _mm256_extractf128_ps(l02, 1);
 #endif
-    sums_A_end(l, t, m, gx, gy, A);
+    uint32_t tv[4][4];
+    for (int i = 0; i < 3; i++) _mm_storeu_si128((__m128i *)tv[i], t[i]);
+    _mm_storeu_si128((__m128i *)tv[3], m);
+    const uint64_t lim = (uint64_t)1 << 24;
+    float t3[3];
+    int chain = 0; /* a last-columns sum past the bound: all three added one by one, side by side */
+    for (int i = 0; i < 3; i++) {
+        const uint32_t *mag = tv[i == 1 ? 3 : i]; /* gx^2 and gy^2 are their own magnitudes */
+        chain |= (uint64_t)mag[0] + mag[1] + mag[2] + mag[3] > lim;
+        t3[i] = (float)((int32_t)tv[i][0] + (int32_t)tv[i][1] + (int32_t)tv[i][2] + (int32_t)tv[i][3]);
+    }
+    if (chain) {
+        float c[3] = {0, 0, 0};
+        for (int r = 0; r < WIN; r++)
+            for (int k = 0; k < WIN - WMAIN; k++) {
+                int x = gx[TAIL(r) + k], y = gy[TAIL(r) + k];
+                c[0] += (float)(x * x);
+                c[1] += (float)(x * y);
+                c[2] += (float)(y * y);
+            }
+        for (int i = 0; i < 3; i++) t3[i] = c[i]; /* the chains are the sums: the same where within the bound */
+    }
+    for (int i = 0; i < 3; i++) A[i] = t3[i] + lane_sum(l[i]);
 }
 #endif
 #else
@@ -726,10 +720,7 @@ static void sums_b_end(const __m128i in[8], const int16_t *restrict jw, const in
         t[0] = c0;
         t[1] = c1;
     }
-    for (int i = 0; i < 2; i++) { /* t + ((l0 + l2) + (l1 + l3)) */
-        __m128 p = _mm_add_ps(l[i], _mm_movehl_ps(l[i], l[i]));
-        b[i] = t[i] + _mm_cvtss_f32(_mm_add_ss(p, _mm_shuffle_ps(p, p, 1)));
-    }
+    for (int i = 0; i < 2; i++) b[i] = t[i] + lane_sum(l[i]);
 }
 
 #if !LK_AVX2
@@ -782,14 +773,30 @@ typedef struct lk_track {
 } lk_track;
 
 #if LK_AVX2
-/* window_begin's sums as it goes: A's float lanes (a_block's l02 and l1),
- * the last columns' integer sums of gx^2, gx gy, gy^2 (t) and of |gx gy|
- * (m), two window rows a vector (folded at the end: integers, any order). */
+/* window_begin's sums as it goes: A's float lanes (a_block's l02 and l1)
+ * and the last columns' chains (c: gx^2, gx gy, gy^2 and a lane unused;
+ * OpenCV adds those columns one at a time, row after row: begin_tail). */
 typedef struct a_acc {
     __m256 l02;
-    __m128 l1;
-    __m256i t[3], m;
+    __m128 l1, c;
 } a_acc;
+
+/* One window row's columns 16..20 added to the chains c, one column at a
+ * time (an addition of three float lanes is the three additions): sx, xy,
+ * sy the row's gx^2, gx gy, gy^2 as floats (exact: integers below 2^24),
+ * columns 16..19 (lo) and 20.. (hi), transposed to (gx^2, gx gy, gy^2, 0)
+ * a column. */
+static GMC_INLINE __m128 tail_chain(__m128 c, __m128 sx, __m128 xy, __m128 sy, __m128 hx, __m128 hxy, __m128 hy)
+{
+    const __m128 z = _mm_setzero_ps();
+    __m128 p0 = _mm_unpacklo_ps(sx, xy), p1 = _mm_unpackhi_ps(sx, xy); /* columns 16, 17 | 18, 19 */
+    __m128 q0 = _mm_unpacklo_ps(sy, z), q1 = _mm_unpackhi_ps(sy, z);
+    c = _mm_add_ps(c, _mm_movelh_ps(p0, q0));
+    c = _mm_add_ps(c, _mm_movehl_ps(q0, p0));
+    c = _mm_add_ps(c, _mm_movelh_ps(p1, q1));
+    c = _mm_add_ps(c, _mm_movehl_ps(q1, p1));
+    return _mm_add_ps(c, _mm_movelh_ps(_mm_unpacklo_ps(hx, hxy), _mm_unpacklo_ps(hy, z)));
+}
 
 /* Window row r's columns 0..15 (I: the image x 32, X, Y: the gradients):
  * the image stored, A's lanes, sums_b's pairs (grad_pairs' layout; their
@@ -828,11 +835,15 @@ static GMC_INLINE void begin_tail(lk_track *t, int y, __m256i I, __m256i X, __m2
     const __m256i z = _mm256_setzero_si256();
     __m256i xl = _mm256_unpacklo_epi16(X, z), xh = _mm256_unpackhi_epi16(X, z); /* (v, 0) pairs */
     __m256i yl = _mm256_unpacklo_epi16(Y, z), yh = _mm256_unpackhi_epi16(Y, z);
-    __m256i pl = _mm256_madd_epi16(xl, yl), ph = _mm256_madd_epi16(xh, yh);
-    a->t[0] = _mm256_add_epi32(a->t[0], _mm256_add_epi32(_mm256_madd_epi16(xl, xl), _mm256_madd_epi16(xh, xh)));
-    a->t[1] = _mm256_add_epi32(a->t[1], _mm256_add_epi32(pl, ph));
-    a->t[2] = _mm256_add_epi32(a->t[2], _mm256_add_epi32(_mm256_madd_epi16(yl, yl), _mm256_madd_epi16(yh, yh)));
-    a->m = _mm256_add_epi32(a->m, _mm256_add_epi32(_mm256_abs_epi32(pl), _mm256_abs_epi32(ph)));
+    __m256 sx = _mm256_cvtepi32_ps(_mm256_madd_epi16(xl, xl)), xy = _mm256_cvtepi32_ps(_mm256_madd_epi16(xl, yl));
+    __m256 sy = _mm256_cvtepi32_ps(_mm256_madd_epi16(yl, yl)), hx = _mm256_cvtepi32_ps(_mm256_madd_epi16(xh, xh));
+    __m256 hxy = _mm256_cvtepi32_ps(_mm256_madd_epi16(xh, yh)), hy = _mm256_cvtepi32_ps(_mm256_madd_epi16(yh, yh));
+#define GMC_LO(v) _mm256_castps256_ps128(v)
+#define GMC_HI(v) _mm256_extractf128_ps(v, 1)
+    a->c = tail_chain(a->c, GMC_LO(sx), GMC_LO(xy), GMC_LO(sy), GMC_LO(hx), GMC_LO(hxy), GMC_LO(hy));
+    if (two) a->c = tail_chain(a->c, GMC_HI(sx), GMC_HI(xy), GMC_HI(sy), GMC_HI(hx), GMC_HI(hxy), GMC_HI(hy));
+#undef GMC_LO
+#undef GMC_HI
 }
 
 /* Level 0's gradients at 16 columns (from image row b at pb, a above,
@@ -878,7 +889,7 @@ static void window_begin(const gmc_level *L, int ix, int iy, const int wt[4], lk
     const int16_t *pl[3] = {L->img + o, L->dx + o, L->dy + o}; /* image, gx, gy (level 0: image only) */
     const __m256i z = _mm256_setzero_si256();
     const __m256i keep2 = _mm256_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1, -1, 0, 0, 0); /* 16..20 */
-    a_acc a = {_mm256_setzero_ps(), _mm_setzero_ps(), {z, z, z}, z};
+    a_acc a = {_mm256_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
     int y = 0;
     if (!L->dx) {
         /* the columns inside the image (c0..c1 - 1) as masks of columns 0..15 and 16..31 */
@@ -958,8 +969,9 @@ static void window_begin(const gmc_level *L, int ix, int iy, const int wt[4], lk
                    _mm256_zextsi128_si256(_mm_and_si128(bil8(pl[2] + k, st, w0, w1, 0), keep)), 0, &a);
     }
     __m128 l[3] = {_mm256_castps256_ps128(a.l02), a.l1, _mm256_extractf128_ps(a.l02, 1)};
-    __m128i ts[3] = {fold(a.t[0]), fold(a.t[1]), fold(a.t[2])};
-    sums_A_end(l, ts, fold(a.m), t->gx, t->gy, A);
+    float c[4];
+    _mm_storeu_ps(c, a.c);
+    for (int i = 0; i < 3; i++) A[i] = c[i] + lane_sum(l[i]);
 }
 
 /* window_next and sums_b_int in one pass over the current frame's window
