@@ -1037,16 +1037,17 @@ static void next_sums(const gmc_level *J, int jx, int jy, const int wt[4], const
 #endif
 
 /* Start point i on level L (see lk_level): its guess into next, its window
- * set up into t; 0 when it ends there (outside, or too flat to track). */
-static int lk_begin(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
-                    unsigned char *status, int i, lk_track *t)
+ * set up into t; 0 when it ends there (outside, or too flat to track).
+ * ahead: the point that starts next (its windows are fetched), or -1. */
+static int lk_begin(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, float *next,
+                    unsigned char *status, int i, int ahead, lk_track *t)
 {
     const float fscale = 1.0f / (1 << 20); /* OpenCV's FLT_SCALE: the sums in its units */
     float px, py, nx, ny;
     lk_guess(pts, next, i, lv, top, &px, &py, &nx, &ny);
-    if (L->w * L->h > 40000 && i + 1 < n) { /* prefetch where the level outgrows the caches */
+    if (L->w * L->h > 40000 && ahead >= 0) { /* prefetch where the level outgrows the caches */
         float qx, qy, mx, my;
-        lk_guess(pts, next, i + 1, lv, top, &qx, &qy, &mx, &my);
+        lk_guess(pts, next, ahead, lv, top, &qx, &qy, &mx, &my);
         int ax = (int)floorf(qx - HALF_WIN), ay = (int)floorf(qy - HALF_WIN);
         int bx = (int)floorf(mx - HALF_WIN), by = (int)floorf(my - HALF_WIN);
         if (ax >= -WIN && ax < L->w && ay >= -WIN && ay < L->h) {
@@ -1146,28 +1147,49 @@ static int lk_iterate(const gmc_level *J, int lv, float *next, unsigned char *st
  * point's windows be fetched ahead; two of them are tracked at a time,
  * their iterations alternating, so that one's vector work overlaps the
  * other's chain of scalar steps (each iteration's window waits on the one
- * before).  The float steps are OpenCV's, in its types (float, compared
- * with its double constants). */
-static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, int n, float *next,
-                     unsigned char *status)
+ * before).  They start in the order ord [n] (lk's).  The float steps are
+ * OpenCV's, in its types (float, compared with its double constants). */
+static void lk_level(const gmc_level *L, const gmc_level *J, int lv, int top, const float *pts, const short *ord, int n,
+                     float *next, unsigned char *status)
 {
     lk_track t[2];
-    int on[2] = {0, 0}, i = 0;
+    int on[2] = {0, 0}, k = 0;
     for (;;) {
-        for (int k = 0; k < 2; k++) {
-            while (!on[k] && i < n) on[k] = lk_begin(L, J, lv, top, pts, n, next, status, i++, &t[k]);
-            if (on[k]) on[k] = lk_iterate(J, lv, next, status, &t[k]);
+        for (int s = 0; s < 2; s++) {
+            while (!on[s] && k < n) {
+                k++;
+                on[s] = lk_begin(L, J, lv, top, pts, next, status, ord[k - 1], k < n ? ord[k] : -1, &t[s]);
+            }
+            if (on[s]) on[s] = lk_iterate(J, lv, next, status, &t[s]);
         }
-        if (!on[0] && !on[1] && i >= n) break;
+        if (!on[0] && !on[1] && k >= n) break;
     }
 }
 
-/* Track prev's points pts [n][2] into cur: next [n][2], status[n]. */
+/* Bands of rows lk takes the points in (the frame's top to bottom) */
+#define LK_BANDS 256
+
+/* Track prev's points pts [n][2] (n <= GMC_MAX_CORNERS) into cur: next
+ * [n][2], status[n].  The points go in bands of rows down the frame, not
+ * in corner order: their windows on the previous frame's levels (out of
+ * cache by now) then come in the order of memory, neighbours sharing cache
+ * lines; the order changes no number (each point's steps use its own
+ * data only). */
 static void lk(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n, float *next, unsigned char *status)
 {
     memset(status, 1, (size_t)n);
+    short ord[GMC_MAX_CORNERS];
+    int count[LK_BANDS + 1] = {0}, band[GMC_MAX_CORNERS];
+    float bs = (float)LK_BANDS / (float)prev->lv[0].h;
+    for (int i = 0; i < n; i++) {
+        float b = pts[2 * i + 1] * bs; /* outside the frame (or NaN): the first or the last band */
+        band[i] = b >= 0 ? (b < LK_BANDS - 1 ? (int)b : LK_BANDS - 1) : 0;
+        count[band[i] + 1]++;
+    }
+    for (int b = 0; b < LK_BANDS; b++) count[b + 1] += count[b];
+    for (int i = 0; i < n; i++) ord[count[band[i]]++] = (short)i;
     int top = prev->n - 1;
-    for (int lv = top; lv >= 0; lv--) lk_level(&prev->lv[lv], &cur->lv[lv], lv, top, pts, n, next, status);
+    for (int lv = top; lv >= 0; lv--) lk_level(&prev->lv[lv], &cur->lv[lv], lv, top, pts, ord, n, next, status);
     /* OpenCV's last test, made where it computes the error (always, from Python): a point whose final
      * window lies too far outside level 0 is lost, whatever its iterations said */
     const gmc_level *J = &cur->lv[0];
