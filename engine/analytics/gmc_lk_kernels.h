@@ -846,32 +846,38 @@ static GMC_INLINE void begin_tail(lk_track *t, int y, __m256i I, __m256i X, __m2
 #undef GMC_HI
 }
 
-/* Level 0's gradients at 16 columns (from image row b at pb, a above,
+/* Level 0's gradients at 16 lanes (from image row b at pb, a above,
  * c below; IMG values, whose differences >> 7 are the grey values'
  * differences, exact in int16), and-ed with m: OpenCV's calcSharrDeriv
  * sums (window_gradients'): gx = [3 10 3] down the rows' horizontal
  * differences da, db, dc (hdiff), gy = [3 10 3] along the vertical
- * differences c - a.  Only the differences stay in registers; the rows
- * are read again where needed (in cache). */
-static GMC_INLINE __m256i hdiff(const int16_t *p)
+ * differences c - a.  The lanes: 16 columns of a row (pair 0), or 8
+ * columns of a row and of the one pair values on (low, high half).  Only
+ * the differences stay in registers; the rows are read again where needed
+ * (in cache). */
+static GMC_INLINE __m256i lanes_at(const int16_t *q, ptrdiff_t pair)
 {
-    return _mm256_srai_epi16(
-        _mm256_sub_epi16(_mm256_loadu_si256((const __m256i *)(p + 1)), _mm256_loadu_si256((const __m256i *)(p - 1))), 7);
+    return pair ? _mm256_loadu2_m128i((const __m128i *)(q + pair), (const __m128i *)q) : _mm256_loadu_si256((const __m256i *)q);
 }
 
-static GMC_INLINE __m256i vdiff(const int16_t *a, const int16_t *c)
+static GMC_INLINE __m256i hdiff(const int16_t *p, ptrdiff_t pair)
 {
-    return _mm256_srai_epi16(_mm256_sub_epi16(_mm256_loadu_si256((const __m256i *)c), _mm256_loadu_si256((const __m256i *)a)), 7);
+    return _mm256_srai_epi16(_mm256_sub_epi16(lanes_at(p + 1, pair), lanes_at(p - 1, pair)), 7);
 }
 
-static GMC_INLINE void grad_scharr(const int16_t *pb, ptrdiff_t st, __m256i da, __m256i db, __m256i dc, __m256i m,
-                                   __m256i *X, __m256i *Y)
+static GMC_INLINE __m256i vdiff(const int16_t *a, const int16_t *c, ptrdiff_t pair)
+{
+    return _mm256_srai_epi16(_mm256_sub_epi16(lanes_at(c, pair), lanes_at(a, pair)), 7);
+}
+
+static GMC_INLINE void grad_scharr(const int16_t *pb, ptrdiff_t st, ptrdiff_t pair, __m256i da, __m256i db, __m256i dc,
+                                   __m256i m, __m256i *X, __m256i *Y)
 {
     const __m256i k3 = _mm256_set1_epi16(3), k10 = _mm256_set1_epi16(10);
     const int16_t *a = pb - st, *c = pb + st;
-    __m256i sy = _mm256_add_epi16(vdiff(a - 1, c - 1), vdiff(a + 1, c + 1));
+    __m256i sy = _mm256_add_epi16(vdiff(a - 1, c - 1, pair), vdiff(a + 1, c + 1, pair));
     *X = _mm256_and_si256(_mm256_add_epi16(_mm256_mullo_epi16(_mm256_add_epi16(da, dc), k3), _mm256_mullo_epi16(db, k10)), m);
-    *Y = _mm256_and_si256(_mm256_add_epi16(_mm256_mullo_epi16(sy, k3), _mm256_mullo_epi16(vdiff(a, c), k10)), m);
+    *Y = _mm256_and_si256(_mm256_add_epi16(_mm256_mullo_epi16(sy, k3), _mm256_mullo_epi16(vdiff(a, c, pair), k10)), m);
 }
 
 /* window_setup, sums_A and grad_pairs in one pass over the window at
@@ -901,26 +907,27 @@ static void window_begin(const gmc_level *L, int ix, int iy, const int wt[4], lk
             m[h] = _mm256_andnot_si256(_mm256_cmpgt_epi16(_mm256_set1_epi16((short)c0), c),
                                        _mm256_cmpgt_epi16(_mm256_set1_epi16((short)c1), c));
         }
+        /* columns 0..15 row by row (image rows iy - 1, iy, iy + 1 around window row 0) */
         const int16_t *p = pl[0];
-        __m256i da[2] = {hdiff(p - st), hdiff(p - st + 16)}, db[2] = {hdiff(p), hdiff(p + 16)}; /* rows iy - 1, iy */
-        __m256i ti = z, tx = z, ty = z; /* row r - 1's columns 16..31 */
+        __m256i da = hdiff(p - st, 0), db = hdiff(p, 0);
         for (int r = 0; r < WIN; r++, p += st) {
-            __m256i dc[2] = {hdiff(p + st), hdiff(p + st + 16)};
+            __m256i dc = hdiff(p + st, 0), X, Y;
             int in = iy + r >= 0 && iy + r < L->h; /* rows outside the image: gradients 0 */
-            __m256i X, Y, HX, HY;
-            grad_scharr(p, st, da[0], db[0], dc[0], in ? m[0] : z, &X, &Y);
+            grad_scharr(p, st, 0, da, db, dc, in ? m[0] : z, &X, &Y);
             begin_main(t, r, _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)p), 2), X, Y, &a);
-            grad_scharr(p + 16, st, da[1], db[1], dc[1], in ? m[1] : z, &HX, &HY);
-            __m256i HI = _mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(p + 16)), 2);
-            if (r & 1) /* rows r - 1 and r's columns 16..23 */
-                begin_tail(t, r - 1, _mm256_permute2x128_si256(ti, HI, 0x20), _mm256_permute2x128_si256(tx, HX, 0x20),
-                           _mm256_permute2x128_si256(ty, HY, 0x20), 1, &a);
-            ti = HI, tx = HX, ty = HY;
-            for (int h = 0; h < 2; h++) da[h] = db[h], db[h] = dc[h];
+            da = db, db = dc;
         }
-        /* the last row's (WIN is odd), its high half 0 */
-        begin_tail(t, WIN - 1, _mm256_permute2x128_si256(ti, ti, 0x80), _mm256_permute2x128_si256(tx, tx, 0x80),
-                   _mm256_permute2x128_si256(ty, ty, 0x80), 0, &a);
+        /* columns 16..23, rows y and y + 1 a vector (the last row alone: its high half 0; the row after it,
+         * read, is masked) */
+        const __m128i m8 = _mm256_castsi256_si128(m[1]), z8 = _mm_setzero_si128();
+        for (; y < WIN; y += 2) {
+            const int16_t *b = pl[0] + (size_t)y * (size_t)st + WMAIN;
+            int in0 = iy + y >= 0 && iy + y < L->h, in1 = y + 1 < WIN && iy + y + 1 >= 0 && iy + y + 1 < L->h;
+            __m256i X, Y;
+            grad_scharr(b, st, st, hdiff(b - st, st), hdiff(b, st), hdiff(b + st, st),
+                        _mm256_set_m128i(in1 ? m8 : z8, in0 ? m8 : z8), &X, &Y);
+            begin_tail(t, y, _mm256_srli_epi16(lanes_at(b, st), 2), X, Y, y + 1 < WIN, &a);
+        }
     } else if (!wt[1] && !wt[2] && !wt[3]) { /* COPY */
         for (int r = 0; r < WIN; r++) {
             size_t k = (size_t)r * (size_t)st;
@@ -938,21 +945,16 @@ static void window_begin(const gmc_level *L, int ix, int iy, const int wt[4], lk
         }
     } else {
         __m256i v0 = _mm256_set1_epi32(wpair(wt[0], wt[1])), v1 = _mm256_set1_epi32(wpair(wt[2], wt[3]));
-        /* columns 0..15: each plane's image row is the bottom row of one window row and the top row of the
-         * next: loaded once */
-        __m256i u[3][2];
-        for (int k = 0; k < 3; k++) {
-            u[k][0] = _mm256_loadu_si256((const __m256i *)pl[k]);
-            u[k][1] = _mm256_loadu_si256((const __m256i *)(pl[k] + 1));
-        }
+        /* columns 0..15, each row's pixels loaded again (in cache) rather than kept from the row before:
+         * kept, they crowd A's accumulators out of the registers, and the chains of additions then go
+         * through memory */
         for (int r = 0; r < WIN; r++) {
             __m256i v[3];
             for (int k = 0; k < 3; k++) {
-                const int16_t *q = pl[k] + (size_t)(r + 1) * (size_t)st;
-                __m256i n0 = _mm256_loadu_si256((const __m256i *)q), n1 = _mm256_loadu_si256((const __m256i *)(q + 1));
-                v[k] = bil16(u[k][0], u[k][1], n0, n1, v0, v1, k == 0);
-                u[k][0] = n0;
-                u[k][1] = n1;
+                const int16_t *q = pl[k] + (size_t)r * (size_t)st;
+#define GMC_LD(o) _mm256_loadu_si256((const __m256i *)(q + (o)))
+                v[k] = bil16(GMC_LD(0), GMC_LD(1), GMC_LD(st), GMC_LD(st + 1), v0, v1, k == 0);
+#undef GMC_LD
             }
             begin_main(t, r, v[0], v[1], v[2], &a);
         }
