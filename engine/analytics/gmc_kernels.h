@@ -32,7 +32,8 @@
  * checks bounds.  A level's image holds IMG(v) = 128 v + 2 for the grey
  * value v: Lucas-Kanade's bilinear sums over it come out with OpenCV's
  * rounding in their high 16 bits (gmc_lk_kernels.h).  Level 0 has no gradient planes: Lucas-Kanade makes its
- * gradients inside each window it reads (window_gradients). */
+ * gradients inside each window it reads (window_gradients; the AVX2
+ * build's window_begin). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -411,8 +412,8 @@ static void sobel_px(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, co
 }
 
 /* The 3-sums of one product's two double vectors lo (columns x..x+3) and
- * hi (x+4..x+7), prev the vector before lo: columns x-1..x+6 into o + x - 1,
- * each ((p[j-1] + p[j]) + p[j+1]) as below.  The shifted neighbours come
+ * hi (x+4..x+7), prev the vector before lo: columns x-1..x+6 into o + x - 1
+ * and s (x-1..x+2, x+3..x+6), each ((p[j-1] + p[j]) + p[j+1]) as below.  The shifted neighbours come
  * from lane shuffles, not from a product row stored and read back. */
 static GMC_INLINE void sum3_avx2(__m256d prev, __m256d lo, __m256d hi, double *o, __m256d s[2])
 {
@@ -457,9 +458,7 @@ static void sobel_tail(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, 
         sc[j] = (u[2] + v[2]) + t[2];
     }
 }
-#endif
 
-#if defined(__AVX2__)
 /* The vector loop's first prev (columns -3..0; only -1 and 0 are read). */
 static void sobel_start(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, const float *r0, const float *r2,
                         int w, __m256d pv[3])
@@ -471,6 +470,7 @@ static void sobel_start(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2,
 }
 #endif
 
+
 /* Row y's Sobel products, each row's 3-sums in double: grey rows g0, g1,
  * g2 (above, at, below, reflected), Dy's row filters r0 (above) and r2
  * (below); p: [3][w + 2] scratch (the products, reflected one column
@@ -480,12 +480,11 @@ static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, co
                       const float *restrict r0, const float *restrict r2, int w, double *restrict p,
                       double *restrict sa, double *restrict sb, double *restrict sc)
 {
-    const float k = SOBEL_K, k2 = 2 * SOBEL_K;
 #if defined(__AVX2__)
     /* 8 columns a step, all inside (1..w-2); each product's 3-sums follow
      * in registers (sum3_avx2), a step behind: the columns before x-1 are
      * done.  prev starts as columns -3..0 (only -1 and 0 are read). */
-    (void)p, (void)k, (void)k2;
+    (void)p;
     __m256d pv[3];
     sobel_start(g0, g1, g2, r0, r2, w, pv);
     int x = 1;
@@ -500,6 +499,7 @@ static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, co
     }
     sobel_tail(g0, g1, g2, r0, r2, w, x - 1, sa, sb, sc); /* the last columns' 3-sums */
 #else
+    const float k = SOBEL_K, k2 = 2 * SOBEL_K;
     double *restrict pa = p, *restrict pb = p + w + 2, *restrict pc = p + 2 * (w + 2);
     for (int x = 1; x < w - 1; x++) {
         int s = (g0[x + 1] - g0[x - 1]) + (g2[x + 1] - g2[x - 1]), m = g1[x + 1] - g1[x - 1];

@@ -548,9 +548,11 @@ static void sums_b(const int16_t *restrict jw, const int16_t *restrict iw, const
 }
 #else
 /* A window's gradients rearranged for sums_b, made once per point and
- * level (grad_pairs): columns 0..15 of each row as OpenCV pairs them, in
- * each block of 8 columns k and k + 4 side by side (gx, gy), with their
- * magnitudes (ax, ay); the magnitudes of columns 16..23 (tx, ty). */
+ * level (grad_pairs; the AVX2 build: window_begin): columns 0..15 of each
+ * row as OpenCV pairs them, in each block of 8 columns k and k + 4 side by
+ * side (gx, gy), with their magnitudes (ax, ay; not made by the AVX2
+ * build, whose bounds need none: next_sums); the magnitudes of columns
+ * 16..23 (tx, ty). */
 typedef struct lk_grad {
     _Alignas(32) int16_t gx[WIN * 16], gy[WIN * 16], ax[WIN * 16], ay[WIN * 16], tx[WIN * 8], ty[WIN * 8];
 } lk_grad;
@@ -761,7 +763,7 @@ static void lk_guess(const float *pts, const float *next, int i, int lv, int top
     else *nx = next[2 * i] * 2, *ny = next[2 * i + 1] * 2;
 }
 
-/* A point being tracked on a level: its window (window_setup's), A and
+/* A point being tracked on a level: its window (window_setup's or window_begin's), A and
  * its inverse determinant D, where its iterations stand. */
 typedef struct lk_track {
     _Alignas(64) int16_t iw[WSTORE], gx[WSTORE], gy[WSTORE];
