@@ -32,7 +32,8 @@
  * checks bounds.  A level's image holds IMG(v) = 128 v + 2 for the grey
  * value v: Lucas-Kanade's bilinear sums over it come out with OpenCV's
  * rounding in their high 16 bits (gmc_lk_kernels.h).  Level 0 has no gradient planes: Lucas-Kanade makes its
- * gradients inside each window it reads (window_gradients). */
+ * gradients inside each window it reads (window_gradients; the AVX2
+ * build's window_begin). */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -150,8 +151,11 @@ static int grey_half_avx2(const uint8_t *r0, const uint8_t *r1, int w, int bgr, 
     __m256i w01 = _mm256_set1_epi32(w0 | k->g << 16), w2r = _mm256_set1_epi32(w2 | k->round32 << 16);
     __m128i sh = _mm_cvtsi32_si128(k->shift32);
     int x = 0;
-    /* 32 pixels of each row a step; the last load reads 4 bytes past them, so stop inside the row */
+    /* 32 pixels of each row a step; the last load reads 4 bytes past them, so stop inside the row.  The
+     * rows are asked for 1 KiB ahead (the frame is seldom in cache: 0.68 -> 0.66 ms a 1080p frame) */
     for (; x + 16 <= ow && 6 * x + 100 <= 3 * w; x += 16) {
+        __builtin_prefetch(r0 + 6 * x + 1024);
+        __builtin_prefetch(r1 + 6 * x + 1024);
         __m256i s0 = _mm256_add_epi16(grey16_avx2(r0 + 6 * x, w01, w2r, sh), grey16_avx2(r1 + 6 * x, w01, w2r, sh));
         __m256i s1 = _mm256_add_epi16(grey16_avx2(r0 + 6 * x + 48, w01, w2r, sh),
                                      grey16_avx2(r1 + 6 * x + 48, w01, w2r, sh));
@@ -408,16 +412,64 @@ static void sobel_px(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, co
 }
 
 /* The 3-sums of one product's two double vectors lo (columns x..x+3) and
- * hi (x+4..x+7), prev the vector before lo: columns x-1..x+6 into o + x - 1,
- * each ((p[j-1] + p[j]) + p[j+1]) as below.  The shifted neighbours come
+ * hi (x+4..x+7), prev the vector before lo: columns x-1..x+6 into o + x - 1
+ * and s (x-1..x+2, x+3..x+6), each ((p[j-1] + p[j]) + p[j+1]) as below.  The shifted neighbours come
  * from lane shuffles, not from a product row stored and read back. */
-static GMC_INLINE void sum3_avx2(__m256d prev, __m256d lo, __m256d hi, double *o)
+static GMC_INLINE void sum3_avx2(__m256d prev, __m256d lo, __m256d hi, double *o, __m256d s[2])
 {
     __m256d a = _mm256_permute2f128_pd(prev, lo, 0x21), b = _mm256_permute2f128_pd(lo, hi, 0x21); /* x-2.., x+2.. */
-    _mm256_storeu_pd(o - 1, _mm256_add_pd(_mm256_add_pd(a, _mm256_shuffle_pd(a, lo, 5)), lo));
-    _mm256_storeu_pd(o + 3, _mm256_add_pd(_mm256_add_pd(b, _mm256_shuffle_pd(b, hi, 5)), hi));
+    s[0] = _mm256_add_pd(_mm256_add_pd(a, _mm256_shuffle_pd(a, lo, 5)), lo);
+    s[1] = _mm256_add_pd(_mm256_add_pd(b, _mm256_shuffle_pd(b, hi, 5)), hi);
+    _mm256_storeu_pd(o - 1, s[0]);
+    _mm256_storeu_pd(o + 3, s[1]);
+}
+
+/* sobel_row's products of columns x..x+7 (all inside) as double vectors:
+ * pd[i][0] columns x..x+3, pd[i][1] x+4..x+7 (Dx^2, Dx Dy, Dy^2). */
+static GMC_INLINE void sobel8(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, const float *r0,
+                              const float *r2, int x, __m256d pd[3][2])
+{
+    const __m256 vk = _mm256_set1_ps(SOBEL_K), vk2 = _mm256_set1_ps(2 * SOBEL_K);
+#define GMC_U8(g, o) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)((g) + x + (o))))
+    __m256i si = _mm256_add_epi32(_mm256_sub_epi32(GMC_U8(g0, 1), GMC_U8(g0, -1)),
+                                  _mm256_sub_epi32(GMC_U8(g2, 1), GMC_U8(g2, -1)));
+    __m256i mi = _mm256_sub_epi32(GMC_U8(g1, 1), GMC_U8(g1, -1));
+#undef GMC_U8
+    __m256 dx = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), vk, _mm256_mul_ps(_mm256_cvtepi32_ps(mi), vk2));
+    __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(r2 + x), _mm256_loadu_ps(r0 + x));
+    __m256 pr[3] = {_mm256_mul_ps(dx, dx), _mm256_mul_ps(dx, dy), _mm256_mul_ps(dy, dy)};
+    for (int i = 0; i < 3; i++) {
+        pd[i][0] = _mm256_cvtps_pd(_mm256_castps256_ps128(pr[i]));
+        pd[i][1] = _mm256_cvtps_pd(_mm256_extractf128_ps(pr[i], 1));
+    }
+}
+
+/* sobel_row's 3-sums of the columns its vector loop leaves (j0..w-1). */
+static void sobel_tail(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, const float *r0, const float *r2,
+                       int w, int j0, double *sa, double *sb, double *sc)
+{
+    for (int j = j0; j < w; j++) {
+        double u[3], v[3], t[3];
+        sobel_px(g0, g1, g2, r0, r2, w, j - 1, u);
+        sobel_px(g0, g1, g2, r0, r2, w, j, v);
+        sobel_px(g0, g1, g2, r0, r2, w, j + 1, t);
+        sa[j] = (u[0] + v[0]) + t[0];
+        sb[j] = (u[1] + v[1]) + t[1];
+        sc[j] = (u[2] + v[2]) + t[2];
+    }
+}
+
+/* The vector loop's first prev (columns -3..0; only -1 and 0 are read). */
+static void sobel_start(const uint8_t *g0, const uint8_t *g1, const uint8_t *g2, const float *r0, const float *r2,
+                        int w, __m256d pv[3])
+{
+    double q0[3], q1[3];
+    sobel_px(g0, g1, g2, r0, r2, w, 0, q0);
+    sobel_px(g0, g1, g2, r0, r2, w, 1, q1);
+    for (int i = 0; i < 3; i++) pv[i] = _mm256_set_pd(q0[i], q1[i], 0, 0);
 }
 #endif
+
 
 /* Row y's Sobel products, each row's 3-sums in double: grey rows g0, g1,
  * g2 (above, at, below, reflected), Dy's row filters r0 (above) and r2
@@ -428,45 +480,26 @@ static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, co
                       const float *restrict r0, const float *restrict r2, int w, double *restrict p,
                       double *restrict sa, double *restrict sb, double *restrict sc)
 {
-    const float k = SOBEL_K, k2 = 2 * SOBEL_K;
 #if defined(__AVX2__)
     /* 8 columns a step, all inside (1..w-2); each product's 3-sums follow
      * in registers (sum3_avx2), a step behind: the columns before x-1 are
      * done.  prev starts as columns -3..0 (only -1 and 0 are read). */
     (void)p;
-    double q0[3], q1[3];
-    sobel_px(g0, g1, g2, r0, r2, w, 0, q0);
-    sobel_px(g0, g1, g2, r0, r2, w, 1, q1);
     __m256d pv[3];
-    for (int i = 0; i < 3; i++) pv[i] = _mm256_set_pd(q0[i], q1[i], 0, 0);
-    const __m256 vk = _mm256_set1_ps(k), vk2 = _mm256_set1_ps(k2);
+    sobel_start(g0, g1, g2, r0, r2, w, pv);
     int x = 1;
     for (; x + 8 <= w - 1; x += 8) {
-#define GMC_U8(g, o) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)((g) + x + (o))))
-        __m256i si = _mm256_add_epi32(_mm256_sub_epi32(GMC_U8(g0, 1), GMC_U8(g0, -1)),
-                                      _mm256_sub_epi32(GMC_U8(g2, 1), GMC_U8(g2, -1)));
-        __m256i mi = _mm256_sub_epi32(GMC_U8(g1, 1), GMC_U8(g1, -1));
-#undef GMC_U8
-        __m256 dx = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), vk, _mm256_mul_ps(_mm256_cvtepi32_ps(mi), vk2));
-        __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(r2 + x), _mm256_loadu_ps(r0 + x));
-        __m256 pr[3] = {_mm256_mul_ps(dx, dx), _mm256_mul_ps(dx, dy), _mm256_mul_ps(dy, dy)};
+        __m256d pd[3][2], s3[2];
         double *o[3] = {sa, sb, sc};
+        sobel8(g0, g1, g2, r0, r2, x, pd);
         for (int i = 0; i < 3; i++) {
-            __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(pr[i])), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(pr[i], 1));
-            sum3_avx2(pv[i], lo, hi, o[i] + x);
-            pv[i] = hi;
+            sum3_avx2(pv[i], pd[i][0], pd[i][1], o[i] + x, s3);
+            pv[i] = pd[i][1];
         }
     }
-    for (int j = x - 1; j < w; j++) { /* the last columns' 3-sums */
-        double u[3], v[3], t[3];
-        sobel_px(g0, g1, g2, r0, r2, w, j - 1, u);
-        sobel_px(g0, g1, g2, r0, r2, w, j, v);
-        sobel_px(g0, g1, g2, r0, r2, w, j + 1, t);
-        sa[j] = (u[0] + v[0]) + t[0];
-        sb[j] = (u[1] + v[1]) + t[1];
-        sc[j] = (u[2] + v[2]) + t[2];
-    }
+    sobel_tail(g0, g1, g2, r0, r2, w, x - 1, sa, sb, sc); /* the last columns' 3-sums */
 #else
+    const float k = SOBEL_K, k2 = 2 * SOBEL_K;
     double *restrict pa = p, *restrict pb = p + w + 2, *restrict pc = p + 2 * (w + 2);
     for (int x = 1; x < w - 1; x++) {
         int s = (g0[x + 1] - g0[x - 1]) + (g2[x + 1] - g2[x - 1]), m = g1[x + 1] - g1[x - 1];
@@ -495,16 +528,15 @@ static void sobel_row(const uint8_t *restrict g0, const uint8_t *restrict g1, co
 }
 
 /* One output row of the box filter's running sums and its minimum
- * eigenvalues: n* the new source row's 3-sums, o* the ones leaving
- * (source row rc - 2), s* the running sums (updated), e [w] the row's
- * minimum eigenvalues; rmax [w] keeps the column-wise maximum; hm [w] =
- * e's 3-wide maxima (1..w-2). */
-static void eig_row(const double *restrict na, const double *restrict nb, const double *restrict nc,
-                    const double *restrict oa, const double *restrict ob, const double *restrict oc,
-                    double *restrict sa, double *restrict sb, double *restrict sc, int w, float *restrict e,
-                    float *restrict rmax, float *restrict hm)
+ * eigenvalues, columns x0..w-1: n* the new source row's 3-sums, o* the
+ * ones leaving (source row rc - 2), s* the running sums (updated), e [w]
+ * the row's minimum eigenvalues; rmax [w] keeps the column-wise maximum. */
+static void eig_span(const double *restrict na, const double *restrict nb, const double *restrict nc,
+                     const double *restrict oa, const double *restrict ob, const double *restrict oc,
+                     double *restrict sa, double *restrict sb, double *restrict sc, int x0, int w, float *restrict e,
+                     float *restrict rmax)
 {
-    for (int x = 0; x < w; x++) {
+    for (int x = x0; x < w; x++) {
         double a = sa[x] + na[x], b = sb[x] + nb[x], c = sc[x] + nc[x];
         sa[x] = a - oa[x];
         sb[x] = b - ob[x];
@@ -514,13 +546,58 @@ static void eig_row(const double *restrict na, const double *restrict nb, const 
         e[x] = v;
         rmax[x] = v > rmax[x] ? v : rmax[x];
     }
-    /* as two maxima of two: one maxps each (a zero's sign may differ from a
-     * three-way select, which no comparison below can see) */
+}
+
+/* hm [w] = e's 3-wide maxima (1..w-2), as two maxima of two: one maxps
+ * each (a zero's sign may differ from a three-way select, which no
+ * comparison below can see). */
+static void hmax_row(const float *restrict e, int w, float *restrict hm)
+{
     for (int x = 1; x < w - 1; x++) {
         float m = e[x - 1] > e[x] ? e[x - 1] : e[x];
         hm[x] = m > e[x + 1] ? m : e[x + 1];
     }
 }
+
+#if defined(__AVX2__) && !defined(__AVX512BW__)
+/* The AVX2 build's sobel_row and eig_span in one pass, for a source row
+ * whose 3-sums are new (n [3]: stored for when the row leaves): each 8
+ * columns' 3-sums go into the running sums (s [3]; o [3] the row leaving)
+ * and the minimum eigenvalues (e, rmax) while in registers, with
+ * eig_span's operations (the float ones 8 lanes wide). */
+static void sobel_eig_row(const uint8_t *restrict g0, const uint8_t *restrict g1, const uint8_t *restrict g2,
+                          const float *restrict r0, const float *restrict r2, int w, double *const n[3],
+                          double *const o[3], double *const s[3], float *restrict e, float *restrict rmax)
+{
+    __m256d pv[3];
+    sobel_start(g0, g1, g2, r0, r2, w, pv);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    int x = 1;
+    for (; x + 8 <= w - 1; x += 8) { /* columns x - 1..x + 6 */
+        __m256d pd[3][2];
+        __m256 f[3];
+        sobel8(g0, g1, g2, r0, r2, x, pd);
+        for (int i = 0; i < 3; i++) {
+            __m256d s3[2], a[2];
+            sum3_avx2(pv[i], pd[i][0], pd[i][1], n[i] + x, s3);
+            pv[i] = pd[i][1];
+            for (int h = 0; h < 2; h++) {
+                size_t c = (size_t)(x - 1 + 4 * h);
+                a[h] = _mm256_add_pd(_mm256_loadu_pd(s[i] + c), s3[h]);
+                _mm256_storeu_pd(s[i] + c, _mm256_sub_pd(a[h], _mm256_loadu_pd(o[i] + c)));
+            }
+            f[i] = _mm256_set_m128(_mm256_cvtpd_ps(a[1]), _mm256_cvtpd_ps(a[0]));
+        }
+        __m256 fa = _mm256_mul_ps(f[0], half), fc = _mm256_mul_ps(f[2], half), t = _mm256_sub_ps(fa, fc);
+        __m256 v = _mm256_sub_ps(_mm256_add_ps(fa, fc),
+                                 _mm256_sqrt_ps(_mm256_add_ps(_mm256_mul_ps(f[1], f[1]), _mm256_mul_ps(t, t))));
+        _mm256_storeu_ps(e + x - 1, v);
+        _mm256_storeu_ps(rmax + x - 1, _mm256_max_ps(v, _mm256_loadu_ps(rmax + x - 1))); /* v > rmax ? v : rmax */
+    }
+    sobel_tail(g0, g1, g2, r0, r2, w, x - 1, n[0], n[1], n[2]); /* the last columns */
+    eig_span(n[0], n[1], n[2], o[0], o[1], o[2], s[0], s[1], s[2], x - 1, w, e, rmax);
+}
+#endif
 
 /* OpenCV's peak test (threshold, 3x3 dilate, equal) of row c, v [w], with
  * the 3-wide maxima of the rows above, at and below (hu, hc, hd: columns
@@ -590,7 +667,7 @@ static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cand
     }
     for (int x = 0; x < w; x++) rmax[x] = 0;
     for (int rc = 0; rc <= h + 1; rc++) {
-        int r = reflect(rc - 1, h);
+        int r = reflect(rc - 1, h), fused_row = 0;
         if (rc <= 1 || (rc >= 3 && rc <= h)) { /* image row r's 3-sums, first needed now */
             int ra = reflect(r - 1, h), rb = reflect(r + 1, h);
             for (int k = 0; k < 2; k++) {
@@ -601,8 +678,16 @@ static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cand
                 }
             }
             double **s = sp[r % 3];
-            sobel_row(img + (size_t)ra * (size_t)w, img + (size_t)r * (size_t)w, img + (size_t)rb * (size_t)w,
-                      rp[ra % 3], rp[rb % 3], w, p, s[0], s[1], s[2]);
+            const uint8_t *ga = img + (size_t)ra * (size_t)w, *gr = img + (size_t)r * (size_t)w,
+                          *gb = img + (size_t)rb * (size_t)w;
+#if defined(__AVX2__) && !defined(__AVX512BW__)
+            fused_row = rc >= 3; /* output row rc - 2's eigenvalues with these 3-sums */
+            if (fused_row)
+                sobel_eig_row(ga, gr, gb, rp[ra % 3], rp[rb % 3], w, s, sp[reflect(rc - 3, h) % 3], sum,
+                              eig[(rc - 2) % 3], rmax);
+            else
+#endif
+                sobel_row(ga, gr, gb, rp[ra % 3], rp[rb % 3], w, p, s[0], s[1], s[2]);
         }
         double **n = sp[r % 3];
         if (rc < 2) { /* the running sums start at 0; nothing leaves yet */
@@ -612,7 +697,9 @@ static float corner_rows(gmc_scratch *sc, const uint8_t *img, int w, int h, cand
         }
         int y = rc - 2;
         double **o = sp[reflect(rc - 3, h) % 3];
-        eig_row(n[0], n[1], n[2], o[0], o[1], o[2], sum[0], sum[1], sum[2], w, eig[y % 3], rmax, hm[y % 3]);
+        if (!fused_row)
+            eig_span(n[0], n[1], n[2], o[0], o[1], o[2], sum[0], sum[1], sum[2], 0, w, eig[y % 3], rmax);
+        hmax_row(eig[y % 3], w, hm[y % 3]);
         /* the peak test of row c = y - 1 (image border excluded) */
         int c = y - 1;
         if (c < 1 || c > h - 2) continue;

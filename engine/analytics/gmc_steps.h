@@ -86,7 +86,7 @@ typedef struct gmc_steps {
     int (*corners)(gmc_scratch *s, int w, int h, float *pts);
     /* s->img's pyramid into cur; -1 when memory runs out */
     int (*pyramid)(gmc_scratch *s, gmc_pyramid *cur, int w, int h);
-    /* pyramidal Lucas-Kanade of prev's points pts [n][2] into cur: next
+    /* pyramidal Lucas-Kanade of prev's points pts [n][2] (n <= GMC_MAX_CORNERS) into cur: next
      * [n][2] and status[n] (0: lost) */
     void (*lk)(const gmc_pyramid *prev, const gmc_pyramid *cur, const float *pts, int n, float *next,
                unsigned char *status);
