@@ -894,7 +894,8 @@ static void window_begin(const gmc_level *L, int ix, int iy, const int wt[4], lk
 {
     ptrdiff_t st = L->pw;
     size_t o = (size_t)(iy + PAD) * (size_t)st + (size_t)(ix + PAD);
-    const int16_t *pl[3] = {L->img + o, L->dx + o, L->dy + o}; /* image, gx, gy (level 0: image only) */
+    /* image, gx, gy (level 0: image only, no gradient planes) */
+    const int16_t *pl[3] = {L->img + o, L->dx ? L->dx + o : NULL, L->dy ? L->dy + o : NULL};
     const __m256i z = _mm256_setzero_si256();
     const __m256i keep2 = _mm256_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0, -1, -1, -1, -1, -1, 0, 0, 0); /* 16..20 */
     a_acc a = {_mm256_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};
