@@ -77,68 +77,7 @@
 #define CONV_CAT(a, b) CONV_CAT_(a, b)
 #define CONV_FN(name) CONV_CAT(name, CONV_SUFFIX)
 
-typedef float vf __attribute__((vector_size(VL * sizeof(float))));
-typedef int32_t vi __attribute__((vector_size(VL * sizeof(float))));
-typedef uint32_t vu __attribute__((vector_size(VL * sizeof(float))));
-
-/* Fused multiply-add where the hardware has it (ISO C mode forbids the
- * compiler from contracting a*b+c itself); gcc turns the lane loop into one
- * vfmadd instruction. */
-static inline vf v_fma(vf a, vf b, vf c)
-{
-#ifdef FP_FAST_FMAF
-    vf r;
-#pragma GCC unroll 16
-    for (int l = 0; l < VL; l++) r[l] = fmaf(a[l], b[l], c[l]);
-    return r;
-#else
-    return a * b + c;
-#endif
-}
-
-/* s in every lane: a vector of ones times the scalar (which the extensions
- * broadcast; x * 1 is exact, so compilers fold the multiply away and emit
- * one broadcast; filling the lanes one by one made gcc build SSE2
- * broadcasts out of four shuffles each). */
-static inline vf v_splat(float s)
-{
-    return ((vf){0} + 1.0f) * s;
-}
-
-static inline vf v_load(const float *p)
-{
-    vf r;
-    memcpy(&r, p, sizeof r);
-    return r;
-}
-
-static inline void v_store(float *p, vf v) { memcpy(p, &v, sizeof v); }
-
-/* m ? a : b lane by lane (m lanes are all-ones or zero). */
-static inline vf v_select(vi m, vf a, vf b) { return (vf)(((vi)a & m) | ((vi)b & ~m)); }
-
-/* exp(x), vectorised, relative error ~2e-7 (Cephes expf: Cody-Waite range
- * reduction x = n ln2 + r, |r| <= ln2/2, degree-7 polynomial, 2^n built in
- * the exponent bits).  x is clamped to [-87, 88] so 2^n stays a normal
- * float; that saturates exp but not SiLU, whose result there is x or ~0. */
-static inline vf v_exp(vf x)
-{
-    x = v_select(x < v_splat(-87.0f), v_splat(-87.0f), x);
-    x = v_select(x > v_splat(88.0f), v_splat(88.0f), x);
-    /* round(x / ln2): adding 1.5 * 2^23 pushes the fraction bits out */
-    vf fn = v_fma(x, v_splat(1.44269504088896341f), v_splat(12582912.0f)) - v_splat(12582912.0f);
-    vf r = v_fma(fn, v_splat(-0.693359375f), x);
-    r = v_fma(fn, v_splat(2.12194440e-4f), r);
-    vf p = v_splat(1.9875691500e-4f);
-    p = v_fma(p, r, v_splat(1.3981999507e-3f));
-    p = v_fma(p, r, v_splat(8.3334519073e-3f));
-    p = v_fma(p, r, v_splat(4.1665795894e-2f));
-    p = v_fma(p, r, v_splat(1.6666665459e-1f));
-    p = v_fma(p, r, v_splat(5.0000001201e-1f));
-    p = v_fma(p * r, r, r + v_splat(1.0f));
-    vu e = ((vu)__builtin_convertvector(fn, vi) + 127u) << 23;
-    return p * (vf)e;
-}
+#include "vmath.h"
 
 /* One vector of the epilogue: act(acc + bias) [+ res]. */
 /* The SiLU divides: a reciprocal estimate refined by a Newton step (vrcp14ps,
