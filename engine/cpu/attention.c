@@ -38,14 +38,96 @@ size_t strix_cpu_attention_workspace(const strix_view *qkv, const strix_attn_par
  * compiler also makes AVX2 and AVX-512F versions of the one hot loop nest
  * here and the loader picks one for the CPU (ifunc).  The arithmetic is the
  * same in every version (no FMA contraction in ISO C mode, madd decided for
- * the whole file), so the results are too. */
+ * the whole file), so the results are too.  The loops run on 8-float
+ * vectors (vmath.h; the baseline clone splits each in two SSE halves), with
+ * the running sums of a block of scores or of an output row in registers:
+ * each sum still adds its terms in the scalar order (d ascending for a
+ * score, j ascending for an output), and the softmax's exps are vmath.h's
+ * (libm's scalar expf took half of this block's time). */
 #if defined(__x86_64__) && defined(__linux__)
 #define HOT_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
 #else
 #define HOT_CLONES
 #endif
+/* vmath.h's vectors never cross a non-inline call, so gcc's note about
+ * their ABI without AVX is moot. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#define VL 8
+#include "vmath.h"
 
-/* Query rows [i0, i0 + rows) of head h of image n; kt: kd x P, s: P floats. */
+/* Score vectors / output vectors summed in registers at a time. */
+#define ATT_SV 4
+#define ATT_OV 8
+
+/* Loads and stores of n <= VL floats (a tail through a zero-padded copy). */
+static inline __attribute__((always_inline)) vf load_n(const float *p, int n)
+{
+    if (n == VL) return v_load(p);
+    vf v = v_splat(0.0f);
+    memcpy(&v, p, (size_t)n * sizeof(float));
+    return v;
+}
+
+static inline __attribute__((always_inline)) void store_n(float *p, vf v, int n)
+{
+    if (n == VL) v_store(p, v);
+    else memcpy(p, &v, (size_t)n * sizeof(float));
+}
+
+/* nv vectors (nv <= ATT_SV) of scores j0 .. j0 + nv * VL - 1, or one
+ * vector of m < VL scores (nv 1): scale * sum_d q[d] kt[d][j] into s, their
+ * maximum into *mxv (lanes past the row never win it). */
+static inline __attribute__((always_inline)) void score_vecs(float *s, vf *mxv, const float *q, const float *kt,
+                                                              int pixels, int kd, float scale, int j0, int nv, int m)
+{
+    vf acc[ATT_SV] = {0};
+    for (int d = 0; d < kd; d++) {
+        const float *kr = kt + (size_t)d * pixels + j0;
+        vf qd = v_splat(q[d]);
+        if (m < VL) {
+            acc[0] = v_fma(qd, load_n(kr, m), acc[0]);
+            continue;
+        }
+#pragma GCC unroll 4
+        for (int v = 0; v < ATT_SV; v++)
+            if (v < nv) acc[v] = v_fma(qd, v_load(kr + v * VL), acc[v]);
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < ATT_SV; v++) {
+        if (v >= nv) break;
+        vf sc = acc[v] * v_splat(scale);
+        for (int l = m; l < VL; l++) sc[l] = -INFINITY;
+        *mxv = v_select(sc > *mxv, sc, *mxv);
+        store_n(s + j0 + v * VL, sc, m);
+    }
+}
+
+/* nv vectors (nv <= ATT_OV) of output channels d0 .. d0 + nv * VL - 1, or
+ * one vector of m < VL (nv 1): o[d] = sum_j (s[j] * inv) v_j[d]. */
+static inline __attribute__((always_inline)) void out_vecs(float *o, const float *vb, size_t ps, const float *s,
+                                                            float inv, int pixels, int d0, int nv, int m)
+{
+    vf acc[ATT_OV] = {0};
+    for (int j = 0; j < pixels; j++) {
+        const float *v = vb + (size_t)j * ps + d0;
+        vf pj = v_splat(s[j] * inv);
+        if (m < VL) {
+            acc[0] = v_fma(pj, load_n(v, m), acc[0]);
+            continue;
+        }
+#pragma GCC unroll 8
+        for (int u = 0; u < ATT_OV; u++)
+            if (u < nv) acc[u] = v_fma(pj, v_load(v + u * VL), acc[u]);
+    }
+#pragma GCC unroll 8
+    for (int u = 0; u < ATT_OV; u++)
+        if (u < nv) store_n(o + d0 + u * VL, acc[u], m);
+}
+
+/* Query rows [i0, i0 + rows) of head h of image n; kt: kd x P, s: P floats.
+ * Full blocks of ATT_SV score / ATT_OV output vectors first (constant
+ * counts: the accumulators stay in registers), then the rest a vector at a
+ * time. */
 HOT_CLONES static void attend_block(const strix_view *out, const strix_view *qkv, const strix_attn_params *p,
                          int n, int h, int i0, int rows, float *kt, float *s)
 {
@@ -57,31 +139,26 @@ HOT_CLONES static void attend_block(const strix_view *out, const strix_view *qkv
         for (int d = 0; d < kd; d++) kt[(size_t)d * pixels + j] = base[(size_t)j * ps + kd + d];
     for (int i = 0; i < rows; i++) {
         const float *q = base + (size_t)(i0 + i) * ps;
-        for (int j = 0; j < pixels; j++) s[j] = 0.0f;
-        for (int d = 0; d < kd; d++) {
-            const float *kr = kt + (size_t)d * pixels;
-            float qd = q[d];
-            for (int j = 0; j < pixels; j++) s[j] = strix_cpu_madd(qd, kr[j], s[j]);
-        }
-        float mx = -INFINITY;
-        for (int j = 0; j < pixels; j++) {
-            s[j] *= p->scale;
-            mx = s[j] > mx ? s[j] : mx;
-        }
-        float sum = 0.0f;
-        for (int j = 0; j < pixels; j++) {
-            s[j] = expf(s[j] - mx);
-            sum += s[j];
+        vf mxv = v_splat(-INFINITY);
+        int j0 = 0;
+        for (; j0 + ATT_SV * VL <= pixels; j0 += ATT_SV * VL)
+            score_vecs(s, &mxv, q, kt, pixels, kd, p->scale, j0, ATT_SV, VL);
+        for (; j0 < pixels; j0 += VL)
+            score_vecs(s, &mxv, q, kt, pixels, kd, p->scale, j0, 1, pixels - j0 < VL ? pixels - j0 : VL);
+        float mx = v_hmax(mxv), sum = 0.0f;
+        for (j0 = 0; j0 < pixels; j0 += VL) {
+            int m = pixels - j0 < VL ? pixels - j0 : VL;
+            vf e = v_exp(load_n(s + j0, m) - v_splat(mx));
+            store_n(s + j0, e, m);
+            for (int l = 0; l < m; l++) sum += e[l];
         }
         float inv = 1.0f / sum;
         float *o = out->data + (size_t)n * out->batch_stride + (size_t)(i0 + i) * out->pix_stride +
                    (size_t)h * hd;
-        for (int d = 0; d < hd; d++) o[d] = 0.0f;
-        for (int j = 0; j < pixels; j++) {
-            const float *v = base + (size_t)j * ps + 2 * kd;
-            float pj = s[j] * inv;
-            for (int d = 0; d < hd; d++) o[d] = strix_cpu_madd(pj, v[d], o[d]);
-        }
+        const float *vb = base + 2 * kd;
+        int d0 = 0;
+        for (; d0 + ATT_OV * VL <= hd; d0 += ATT_OV * VL) out_vecs(o, vb, ps, s, inv, pixels, d0, ATT_OV, VL);
+        for (; d0 < hd; d0 += VL) out_vecs(o, vb, ps, s, inv, pixels, d0, 1, hd - d0 < VL ? hd - d0 : VL);
     }
 }
 

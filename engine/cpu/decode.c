@@ -36,7 +36,7 @@
 /* sum_i i * softmax(l)_i over reg_max bins, max subtracted for safety;
  * with one bin (reg_max 1, YOLO26: no DFL) the output is the distance.
  * Bins past the last vector's end are zero-weighted lanes of a padded copy. */
-static inline float dfl_distance(const float *l, int bins)
+static inline __attribute__((always_inline)) float dfl_distance(const float *l, int bins)
 {
     if (bins == 1) return l[0];
     vf mx = v_splat(-INFINITY), sum = v_splat(0.0f), wsum = sum;
@@ -58,7 +58,7 @@ static inline float dfl_distance(const float *l, int bins)
 }
 
 /* dst[c] = sigmoid(src[c]) for c < n; the tail through a padded vector. */
-static inline void sigmoid_run(float *dst, const float *src, int n)
+static inline __attribute__((always_inline)) void sigmoid_run(float *dst, const float *src, int n)
 {
     int c = 0;
     for (; c + VL <= n; c += VL) v_store(dst + c, v_sigmoid(v_load(src + c)));
