@@ -24,11 +24,12 @@ matched pairs, the largest and mean score difference; --json FILE gets it all
 with the command lines.  Synthetic weights saturate the class scores: many
 boxes score 1.0 and most images reach max_det (300), so which boxes survive
 the cut depends on how each engine orders equal scores.  The fp32 control
-row measures that floor; read the reduced precisions against it.
+row measures that floor; read the reduced precisions against it.  The
+default seed, 6, saturates least of seeds 1-16 on the sample inputs.
 
 Usage (from the repo root, after `make`):
   /opt/strix-ref/bin/python tools/reference/precision_fidelity.py --build build
-      [--model yolov8n] [--seed 1] [--precisions fp32,int8] [--frames 100]
+      [--model yolov8n] [--seed 6] [--precisions fp32,int8] [--frames 100]
       [--calibrate dog.jpg,horses.jpg] [--json build/fidelity/yolov8n.json]
 """
 import argparse
@@ -196,7 +197,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
     ap.add_argument("--model", default="yolov8n", choices=sorted(bench_peers.MODELS))
-    ap.add_argument("--seed", type=int, default=1, help="mkweights seed (bench_peers.py's default)")
+    ap.add_argument("--seed", type=int, default=6,
+                    help="mkweights seed: 6 gives boxes on every sample input with almost no score at 1.0 (of seeds "
+                         "1-16); bench_peers.py's 1 scores nearly every box 1.0")
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--video", default="", help="default: DATA/vtest.avi")
     ap.add_argument("--frames", type=int, default=100, help="video frames, evenly spaced over the clip")
