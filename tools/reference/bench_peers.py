@@ -89,6 +89,7 @@ MODELS = {"yolov8n": ("weights/yolov8.yaml", "n"), "yolo11n": ("weights/yolo11.y
           "yolov8s": ("weights/yolov8.yaml", "s"), "yolo11s": ("weights/yolo11.yaml", "s")}
 ROTATE = 4  # input batches cycled through, as perf/bench --rotate
 DEBIAN_PY = "/usr/bin/python3"
+GNU_TIME = "/usr/bin/time"  # Debian package time: the peak RSS of each process (run_rss)
 # The CPU flags that decide which kernels an engine can run: x86 (AVX2/FMA,
 # AVX-512, its BF16/VNNI/FP16 parts, AMX) and their aarch64 counterparts
 # (/proc/cpuinfo "Features": NEON, dot product, fp16, bf16, int8 matrix, SVE, SME).
@@ -101,7 +102,6 @@ def strix_int8_flags(images):
     """build/perf/bench's int8 options, calibrated on images: spelled here
     only (perf/bench.c is moving to `--precision int8 --calibrate IMG,IMG`)."""
     return ["--int8", ",".join(images)]
-GNU_TIME = "/usr/bin/time"  # Debian package time: the peak RSS of each process (run_rss)
 
 
 def loadavg():

@@ -88,6 +88,12 @@ def notes(res):
     return out
 
 
+def why_no_time(r):
+    """A row's cell instead of a time: a reason written for the row
+    (ncnn-int8's "not run: ...") whole, a failure's last line cut."""
+    return r["error"] if r["error"].startswith("not run:") else "failed: " + r["error"][:90]
+
+
 def fmt_ratio(a, b):
     return "%.2f" % (a / b) if a and b else "n/a"
 
@@ -123,9 +129,7 @@ def tables(res, reldir):
     for r in rows:
         prec = r.get("precision", "")  # not recorded before 2026-11-29 (all ran fp32 then)
         if "error" in r:
-            # a reason written for the row (ncnn-int8's) is kept whole; a failure's last line is cut
-            why = r["error"] if r["error"].startswith("not run:") else "failed: " + r["error"][:90]
-            out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {prec} | {why} | | | | | |")
+            out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {prec} | {why_no_time(r)} | | | | | |")
             continue
         h = headline_strix(rows, r["model"], r["batch"])
         ratio = fmt_ratio(h["images_per_s"], r["images_per_s"]) if h else "n/a"
@@ -207,7 +211,7 @@ def rss_table(res, reldir):
         if r["tool"] == "strix" and "peak_gemm_gflops" in r and "rss_run" not in r:
             out.append(f"| {r['model']} | {label(r)} | n/a: its run held the roofline probes' 512 MB of buffers | |")
             continue
-        if r["tool"] == "strix":
+        if r["tool"].startswith("strix"):
             beyond = "%.1f (binary %.1f MB)" % (mb - r["binary_bytes"] / 2**20, r["binary_bytes"] / 2**20) \
                 if "binary_bytes" in r else ""
         else:
@@ -380,8 +384,7 @@ def reduced_table(rows):
     for r in red:
         h = headline_strix(rows, r["model"], r["batch"])
         if "error" in r:
-            why = r["error"] if r["error"].startswith("not run:") else "failed: " + r["error"][:90]
-            out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {r.get('precision', '')} | {why} | | |")
+            out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {r.get('precision', '')} | {why_no_time(r)} | | |")
             continue
         l2 = r.get("rel_l2_vs_ultralytics")
         out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {r.get('precision', '')} | {r['images_per_s']:.2f} | "
