@@ -7,8 +7,15 @@ needs Python.
 
 What it measures (model only: input tensor in, decoded head out):
   strix           build/perf/bench, once per OMP_WAIT_POLICY asked for
+  strix-int8      build/perf/bench calibrated on the calibration images
+                  (strix_int8_flags) and run in int8
   onnxruntime     the ONNX export (opset 17, static shape), CPU EP,
                   intra_op_num_threads = N, inter_op = 1
+  onnxruntime-int8  the same export quantised by onnxruntime.quantization's
+                  quantize_static (QDQ, uint8 activations, per-channel int8
+                  weights, MinMax over the calibration images letterboxed as
+                  the inputs are; only Conv/Gemm/MatMul quantised, as
+                  Ultralytics' own ONNX int8 export does), run as onnxruntime
   opencv          cv2.dnn of the venv's opencv-python on the same ONNX file
   opencv-debian   cv2.dnn of Debian's python3-opencv (run with /usr/bin/python3),
                   when it is installed; if it cannot import the export, its
@@ -19,12 +26,21 @@ What it measures (model only: input tensor in, decoded head out):
                   INFERENCE_NUM_THREADS = N, PERFORMANCE_HINT LATENCY and
                   INFERENCE_PRECISION_HINT f32 (its default on CPUs with
                   AVX-512 BF16 / AMX is bf16: not the fp32 network the others run)
+  openvino-default  the same without INFERENCE_PRECISION_HINT: what a user
+                  gets; the row records the precision the compiled model chose
   ncnn            ncnn (PyPI ncnn) on a model converted from the batch-1 ONNX
                   export by pnnx (PyPI pnnx, ncnn's converter: `pnnx model.onnx
                   inputshape=[1,3,S,S]` writes model.ncnn.param/.bin),
                   opt.num_threads = N, no Vulkan, fp16/bf16 storage and
                   arithmetic off (fp32 throughout); ncnn has no batch dimension,
                   so a batch is its images one after the other
+  ncnn-bf16       the same model with use_bf16_storage, use_bf16_packed and
+                  use_packing_layout on (ncnn's bf16 path)
+  ncnn-int8       not run: the row records why (ncnn_int8_reason)
+The calibration images (dog.jpg and horses.jpg of --data; two seeded-noise
+PNGs without them) are the same for strix-int8 and onnxruntime-int8.
+Every row records the CPU model, the CPU's ISA flags of note (ISA_FLAGS) and
+what the engine reports of the ISA it uses (engine_isa), and its precision.
 Peak memory: each process (strix's perf/bench and every peer, same inputs) runs
 under GNU time (/usr/bin/time -f %M: its wait4() ru_maxrss, the kernel's peak
 resident set size of that process); the floor of a Python peer (the interpreter with numpy imported, no
@@ -49,7 +65,7 @@ Usage (from the repo root, after `make all` and the perf programs):
   /opt/strix-ref/bin/python tools/reference/bench_peers.py --build build
       [--configs "yolov8n:1,8 yolo11n:1"] [--threads N] [--runs 20] [--warmup 3]
       [--omp-policies default,passive,active] [--wait-load 1.0 --wait-max 1200]
-      [--machine NAME] [--out perf/results]
+      [--machine NAME] [--out perf/results] [--peers strix-int8,onnxruntime,...]
 Venv: perf/setup.sh (ultralytics safetensors onnx onnxruntime onnxslim
       opencv-python matplotlib openvino ncnn pnnx from PyPI)
 """
@@ -74,6 +90,18 @@ MODELS = {"yolov8n": ("weights/yolov8.yaml", "n"), "yolo11n": ("weights/yolo11.y
 ROTATE = 4  # input batches cycled through, as perf/bench --rotate
 DEBIAN_PY = "/usr/bin/python3"
 GNU_TIME = "/usr/bin/time"  # Debian package time: the peak RSS of each process (run_rss)
+# The CPU flags that decide which kernels an engine can run: x86 (AVX2/FMA,
+# AVX-512, its BF16/VNNI/FP16 parts, AMX) and their aarch64 counterparts
+# (/proc/cpuinfo "Features": NEON, dot product, fp16, bf16, int8 matrix, SVE, SME).
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "amx_bf16", "amx_int8",
+             "avx512_fp16", "asimd", "asimddp", "asimdhp", "bf16", "i8mm", "sve", "sve2", "sme")
+CALIB_IMAGES = ("dog.jpg", "horses.jpg")  # what strix-int8 and onnxruntime-int8 calibrate on (of --data)
+
+
+def strix_int8_flags(images):
+    """build/perf/bench's int8 options, calibrated on images: spelled here
+    only (perf/bench.c is moving to `--precision int8 --calibrate IMG,IMG`)."""
+    return ["--int8", ",".join(images)]
 
 
 def loadavg():
@@ -109,7 +137,7 @@ def peer_main(args):
 
     xs = peer_batches(args)
     info = {"tool": args.peer}
-    if args.peer == "onnxruntime":
+    if args.peer in ("onnxruntime", "onnxruntime-int8"):
         import onnxruntime as ort
 
         so = ort.SessionOptions()
@@ -121,7 +149,10 @@ def peer_main(args):
         name = sess.get_inputs()[0].name
         run = lambda x: sess.run(None, {name: x})[0]  # noqa: E731
         info["version"] = ort.__version__
-        info["detail"] = "CPUExecutionProvider, ORT_ENABLE_ALL, intra_op=%d, inter_op=1" % args.threads
+        info["detail"] = "CPUExecutionProvider, ORT_ENABLE_ALL, intra_op=%d, inter_op=1%s" % (
+            args.threads, ", the QDQ int8 model of quantize_static" if args.peer == "onnxruntime-int8" else "")
+        info["precision"] = "int8 (QDQ)" if args.peer == "onnxruntime-int8" else "fp32"
+        info["engine_isa"] = "not reported (MLAS picks its kernels from cpuid)"
     elif args.peer in ("opencv", "opencv-debian"):
         import cv2
 
@@ -136,6 +167,8 @@ def peer_main(args):
         info["version"] = cv2.__version__
         info["detail"] = "cv2.dnn.readNetFromONNX, DNN_BACKEND_OPENCV, setNumThreads(%d), %s" % (
             args.threads, "Debian python3-opencv" if args.peer == "opencv-debian" else "PyPI opencv-python")
+        info["precision"] = "fp32"
+        info["engine_isa"] = "build: " + cv2.getCPUFeaturesLine() + " (* dispatched at run time, ? not on this CPU)"
     elif args.peer == "ultralytics":
         import torch
 
@@ -153,27 +186,37 @@ def peer_main(args):
             return (y[0] if isinstance(y, (list, tuple)) else y).numpy()
         info["version"] = "ultralytics %s, torch %s" % (ultralytics.__version__, torch.__version__)
         info["detail"] = "fused DetectionModel, eager fp32, inference_mode, set_num_threads(%d)" % args.threads
-    elif args.peer == "openvino":
+        info["precision"] = "fp32"
+        info["engine_isa"] = "torch cpu capability " + torch.backends.cpu.get_cpu_capability()
+    elif args.peer in ("openvino", "openvino-default"):
         import openvino as ov
 
         core = ov.Core()
-        cfg = {"INFERENCE_NUM_THREADS": args.threads, "PERFORMANCE_HINT": "LATENCY",
-               "INFERENCE_PRECISION_HINT": "f32"}
+        cfg = {"INFERENCE_NUM_THREADS": args.threads, "PERFORMANCE_HINT": "LATENCY"}
+        if args.peer == "openvino":  # forced to f32; openvino-default leaves the precision to OpenVINO
+            cfg["INFERENCE_PRECISION_HINT"] = "f32"
         compiled = core.compile_model(core.read_model(args.onnx), "CPU", cfg)
         req = compiled.create_infer_request()
         out0 = compiled.output(0)
         run = lambda x: req.infer({0: x})[out0]  # noqa: E731
         info["version"] = ov.__version__
-        info["detail"] = "device CPU, INFERENCE_NUM_THREADS=%d, PERFORMANCE_HINT=LATENCY, " \
-                         "INFERENCE_PRECISION_HINT=f32" % args.threads
-    elif args.peer == "ncnn":
+        info["detail"] = "device CPU, INFERENCE_NUM_THREADS=%d, PERFORMANCE_HINT=LATENCY, %s" % (
+            args.threads, "INFERENCE_PRECISION_HINT=f32" if args.peer == "openvino" else
+            "no INFERENCE_PRECISION_HINT (OpenVINO's default)")
+        # what the compiled model runs in: f32, or bf16 / f16 where OpenVINO's default picks it
+        info["precision"] = compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
+        info["engine_isa"] = "OPTIMIZATION_CAPABILITIES " + " ".join(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    elif args.peer in ("ncnn", "ncnn-bf16"):
         import ncnn
 
+        bf16 = args.peer == "ncnn-bf16"
         net = ncnn.Net()
         net.opt.num_threads = args.threads
         net.opt.use_vulkan_compute = False
         net.opt.use_fp16_storage = net.opt.use_fp16_packed = net.opt.use_fp16_arithmetic = False
-        net.opt.use_bf16_storage = False
+        # ncnn's bf16 path: bf16 blobs and weights, packed, in the packing layout (fp32 arithmetic)
+        net.opt.use_bf16_storage = net.opt.use_bf16_packed = bf16
+        net.opt.use_packing_layout = True
         net.load_param(args.ncnn + ".ncnn.param")
         net.load_model(args.ncnn + ".ncnn.bin")
 
@@ -186,8 +229,12 @@ def peer_main(args):
                 outs.append(np.array(y))
             return np.stack(outs)
         info["version"] = ncnn.__version__
-        info["detail"] = "pnnx-converted from the batch-1 ONNX export, num_threads=%d, no Vulkan, fp32 " \
-                         "(fp16/bf16 storage and arithmetic off), images of a batch one after the other" % args.threads
+        info["detail"] = "pnnx-converted from the batch-1 ONNX export (fp32 weights), num_threads=%d, no Vulkan, %s, " \
+                         "images of a batch one after the other" % (args.threads, "use_bf16_storage, use_bf16_packed, " \
+                         "use_packing_layout (fp16 off)" if bf16 else "fp32 (fp16/bf16 storage and arithmetic off)")
+        info["precision"] = "bf16 storage" if bf16 else "fp32"
+        info["engine_isa"] = "ncnn " + " ".join(
+            n[len("cpu_support_"):] for n in sorted(dir(ncnn)) if n.startswith("cpu_support_") and getattr(ncnn, n)())
     elif args.peer == "floor":  # the interpreter and numpy alone: what a Python peer costs before its framework
         run = lambda x: x  # noqa: E731
         info["version"] = "Python %s, numpy %s" % (platform.python_version(), np.__version__)
@@ -255,25 +302,30 @@ def first_line(cmd):
         return "unavailable"
 
 
-def machine_info(args):
-    cpu = "unknown"
+def cpu_model_isa():
+    """(CPU model, the ISA_FLAGS it has) from /proc/cpuinfo ("flags" on x86,
+    "Features" on aarch64, whose model name comes from lscpu)."""
+    cpu, have = "unknown", set()
     with open("/proc/cpuinfo") as f:
         for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+            k, _, v = line.partition(":")
+            if k.strip() == "model name" and cpu == "unknown":
+                cpu = v.strip()
+            elif k.strip() in ("flags", "Features") and not have:
+                have = set(v.split())
+    if cpu == "unknown":
+        cpu = next((l.split(":", 1)[1].strip() for l in sh(["lscpu"]).splitlines() if l.startswith("Model name")),
+                   "unknown")
+    return cpu, " ".join(x for x in ISA_FLAGS if x in have)
+
+
+def machine_info(args):
+    cpu, flags = cpu_model_isa()
     mem = "unknown"
     with open("/proc/meminfo") as f:
         for line in f:
             if line.startswith("MemTotal"):
                 mem = "%.1f GiB" % (int(line.split()[1]) / 1048576)
-    flags = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("flags"):
-                have = set(line.split(":", 1)[1].split())
-                flags = " ".join(x for x in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile") if x in have)
-                break
     import numpy
     import onnx
     import onnxruntime
@@ -327,11 +379,7 @@ def make_inputs(args, s, path):
 
     files = sorted(glob.glob(os.path.join(args.data, "*.jpg")))[:ROTATE]
     if files:
-        import cv2
-        from ultralytics.data.augment import LetterBox
-
-        lb = LetterBox((s, s), auto=False, stride=32)
-        imgs = [lb(image=cv2.imread(f))[:, :, ::-1].astype(np.float32) / 255.0 for f in files]
+        imgs = letterbox_files(files, s)
         desc = "letterboxed " + ", ".join(os.path.basename(f) for f in files)
     else:
         rng = np.random.default_rng(args.seed)
@@ -339,6 +387,88 @@ def make_inputs(args, s, path):
         desc = "uniform noise, seed %d" % args.seed
     np.ascontiguousarray(np.stack(imgs), dtype=np.float32).tofile(path)
     return desc
+
+
+def letterbox_files(files, s):
+    """Image files letterboxed to s x s by Ultralytics' LetterBox: float32
+    [len(files), s, s, 3], RGB, /255 (every framework's input)."""
+    import cv2
+    import numpy as np
+    from ultralytics.data.augment import LetterBox
+
+    lb = LetterBox((s, s), auto=False, stride=32)
+    return np.stack([lb(image=cv2.imread(f))[:, :, ::-1].astype(np.float32) / 255.0 for f in files])
+
+
+def calib_images(args, work):
+    """The int8 rows' calibration images: CALIB_IMAGES of --data, or two
+    seeded-noise 640x480 PNGs written to work without them; (files, words)."""
+    files = [os.path.join(args.data, f) for f in CALIB_IMAGES]
+    if all(os.path.exists(f) for f in files):
+        return files, " and ".join(CALIB_IMAGES) + " of " + args.data
+    import cv2
+    import numpy as np
+
+    rng = np.random.default_rng(args.seed)
+    files = [os.path.join(work, f"calib_noise_{i}.png") for i in range(2)]
+    for f in files:
+        cv2.imwrite(f, rng.integers(0, 256, (480, 640, 3), dtype=np.uint8))
+    return files, "two 640x480 uniform-noise PNGs, seed %d" % args.seed
+
+
+def quantize_ort(onnx_path, calib, batch, s, dst):
+    """The onnxruntime-int8 model: quantize_static of the fp32 export to dst,
+    calibrated on the calibration images letterboxed as the inputs are (in
+    batches of `batch`, the export's static shape; MinMax ranges do not depend
+    on how they are batched); returns the settings for the row."""
+    import numpy as np
+    import onnx
+    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
+
+    imgs = letterbox_files(calib, s).transpose(0, 3, 1, 2)
+    n = len(imgs)
+    batches = [np.ascontiguousarray(imgs[[(k * batch + i) % n for i in range(batch)]]) for k in range(-(-n // batch))]
+    graph = onnx.load(onnx_path).graph
+    name = graph.input[0].name
+    # Only the weighted ops in int8, as Ultralytics' own ONNX int8 export
+    # (utils/export/onnx.py): one int8 scale over the Detect decode's output
+    # would span box pixels (0-640) and class scores (0-1) and zero every score.
+    exclude = [nd.name for nd in graph.node if nd.op_type not in ("Conv", "Gemm", "MatMul")]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(batches)
+
+        def get_next(self):
+            x = next(self.it, None)
+            return None if x is None else {name: x}
+
+    # Activations unsigned (U8S8), as strix's: ONNX Runtime's documented fast
+    # path on x86 (vpmaddubsw / VNNI); with its default signed activations
+    # (S8S8) yolov8n ran slower than fp32 on an AVX2 machine (160 against 119 ms).
+    quantize_static(onnx_path, dst, Reader(), quant_format=QuantFormat.QDQ, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8, per_channel=True, calibrate_method=CalibrationMethod.MinMax,
+                    nodes_to_exclude=exclude)
+    return {"function": "onnxruntime.quantization.quantize_static", "quant_format": "QDQ",
+            "activation_type": "QUInt8", "weight_type": "QInt8", "per_channel": True, "calibrate_method": "MinMax",
+            "quantized_ops": "Conv, Gemm, MatMul (the %d other nodes stay fp32)" % len(exclude),
+            "calibration": ", ".join(os.path.basename(f) for f in calib) + " letterboxed to %d" % s}
+
+
+def ncnn_int8_reason():
+    """Why there is no ncnn int8 time: ncnn makes int8 models with its
+    ncnn2table (calibration) and ncnn2int8 (conversion) programs; pnnx writes
+    fp32 or fp16 weights only."""
+    import ncnn
+
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    found = [t for t in ("ncnn2table", "ncnn2int8") if shutil.which(t, path=path)]
+    if found:
+        return "not run: %s found, but bench_peers.py does not drive ncnn's int8 conversion" % ", ".join(found)
+    return ("not run: the PyPI wheels (ncnn %s, pnnx %s) cannot make an int8 model: ncnn's ncnn2table and "
+            "ncnn2int8 are not in them (built from ncnn's source tree only) and pnnx writes fp32 or fp16 weights"
+            % (ncnn.__version__, importlib.metadata.version("pnnx")))
 
 
 def prepare_model(args, name, work):
@@ -370,11 +500,12 @@ def export_onnx(pt, batch, s, dst):
 def convert_ncnn(onnx_path, s, dst):
     """ncnn's own converter on the batch-1 ONNX export: pnnx (PyPI) writes
     <stem>.ncnn.param / .ncnn.bin (and its own intermediates) beside the
-    .onnx; returns the stem the peer loads."""
+    .onnx; returns the stem the peer loads.  fp16=0: pnnx stores the weights
+    in fp16 unless told not to, and the ncnn rows are to run the fp32 weights."""
     onnx_path = os.path.abspath(onnx_path)
     stem = os.path.splitext(onnx_path)[0]
     pnnx = os.path.join(os.path.dirname(sys.executable), "pnnx")
-    sh([pnnx, onnx_path, f"inputshape=[1,3,{s},{s}]"], cwd=os.path.dirname(onnx_path))
+    sh([pnnx, onnx_path, f"inputshape=[1,3,{s},{s}]", "fp16=0"], cwd=os.path.dirname(onnx_path))
     for ext in (".ncnn.param", ".ncnn.bin"):
         shutil.move(stem + ext, dst + ext)
     return dst
@@ -438,7 +569,7 @@ def merge_rounds(parts):
     row["images_per_s"] = row["batch"] / (row["median_ms"] / 1e3)
     if all(p.get("max_rss_kb") for p in parts):
         row["max_rss_kb"] = max(p["max_rss_kb"] for p in parts)
-    if row["tool"] == "strix":
+    if row["tool"].startswith("strix"):
         row["achieved_gflops"] = row["gflops_per_image"] * row["images_per_s"]
         if "peak_gemm_gflops" in row:
             row["peak_gemm_gflops"] = max(p["peak_gemm_gflops"] for p in parts)
@@ -448,12 +579,15 @@ def merge_rounds(parts):
     return row
 
 
-def run_strix(args, work, cfg, st, inputs, policy, raw, table, runs):
+def run_strix(args, work, cfg, st, inputs, policy, raw, table, runs, calib=None):
+    """One round of build/perf/bench: fp32, or int8 calibrated on the files
+    calib (the strix-int8 row, without the roofline probes)."""
     import numpy as np
 
     name, batch = cfg
+    tool = "strix-int8" if calib else "strix"
     yaml_path, scale = MODELS[name]
-    head = os.path.join(work, f"out_strix_{name}_b{batch}.f32")
+    head = os.path.join(work, f"out_{tool}_{name}_b{batch}.f32")
     jl = os.path.join(work, "strix.jsonl")
     if os.path.exists(jl):
         os.remove(jl)
@@ -465,24 +599,35 @@ def run_strix(args, work, cfg, st, inputs, policy, raw, table, runs):
            "--inputs", inputs, "--imgsz", str(args.imgsz), "--batch", str(batch), "--threads", str(args.threads),
            "--runs", str(runs), "--warmup", str(args.warmup), "--rotate", str(ROTATE), "--json", jl,
            "--label", f"OMP_WAIT_POLICY={policy}", "--save-head", head]
+    if calib:
+        cmd += strix_int8_flags(calib) + ["--no-roofline"]
     r, rss = run_rss(cmd, env=env)
     table.write(f"$ {'OMP_WAIT_POLICY=' + policy + ' ' if policy != 'default' else ''}{' '.join(cmd)}\n")
     table.write(r.stdout + r.stderr + "\n")
     table.flush()
-    row = {"tool": "strix", "model": name, "batch": batch, "imgsz": args.imgsz, "threads": args.threads,
+    row = {"tool": tool, "model": name, "batch": batch, "imgsz": args.imgsz, "threads": args.threads,
            "omp_wait_policy": policy, "max_rss_kb": rss, "binary_bytes": os.path.getsize(cmd[0])}
     if r.returncode:
         row["error"] = last_error(r.stderr, r.returncode)
-        log(f"  strix {policy:8s} {name} b{batch}: failed: {row['error']}")
+        log(f"  {tool} {policy:8s} {name} b{batch}: failed: {row['error']}")
     else:
         with open(jl) as f:
             row.update(json.loads(f.readline()))
-        row.update({"tool": "strix", "yaml": row["model"], "model": name})
-        # the timed run's RSS holds the roofline probes' 512 MB of buffers:
-        # the peak memory comes from a run without them (same inputs, threads)
-        r2, rss = run_rss([c for c in cmd if c not in ("--save-head", head)] + ["--no-roofline"], env=env)
-        row["max_rss_kb"] = rss if r2.returncode == 0 else None
-        row["rss_run"] = "bench --no-roofline, same inputs and threads"
+        row.update({"tool": tool, "yaml": row["model"], "model": name})
+        # bench's header line names the fp32 convolution's micro-kernels ("cpu avx2 int8")
+        isa = re.search(r"\bcpu (\S+) (?:fp32|fp16|int8)\b", r.stdout)
+        row["engine_isa"] = "fp32 convolution micro-kernels " + (isa.group(1) if isa else "not printed") + \
+            ("; int8 kernels not reported (engine/cpu/conv_int8.c picks AVX-512 VNNI, AVX2, NEON sdot or C)"
+             if calib else "")
+        if calib:
+            row["calibration"] = ", ".join(os.path.basename(f) for f in calib)
+            row["rss_run"] = "the timed run (no roofline probes)"
+        else:
+            # the timed run's RSS holds the roofline probes' 512 MB of buffers:
+            # the peak memory comes from a run without them (same inputs, threads)
+            r2, rss = run_rss([c for c in cmd if c not in ("--save-head", head)] + ["--no-roofline"], env=env)
+            row["max_rss_kb"] = rss if r2.returncode == 0 else None
+            row["rss_run"] = "bench --no-roofline, same inputs and threads"
         row["_out"] = np.fromfile(head, dtype=np.float32)
     raw.write(json.dumps({k: v for k, v in row.items() if k != "_out"}) + "\n")
     raw.flush()
@@ -569,7 +714,8 @@ def main():
                     help="split each tool's runs over this many rounds, tools alternating (load fairness)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--omp-policies", default="default,passive,active")
-    ap.add_argument("--peers", default="onnxruntime,openvino,ncnn,opencv,opencv-debian,ultralytics")
+    ap.add_argument("--peers", default="strix-int8,onnxruntime,onnxruntime-int8,openvino,openvino-default,ncnn,"
+                                        "ncnn-bf16,ncnn-int8,opencv,opencv-debian,ultralytics")
     ap.add_argument("--cold-reps", type=int, default=5)
     ap.add_argument("--wait-load", type=float, default=0.0,
                     help="first wait (polling each minute) for the 1-minute load average to drop below this")
@@ -627,6 +773,7 @@ def main():
                "models": {}, "rows": [], "cold_start": [], "harness": {}, "notes": []}
     inputs = os.path.join(work, f"inputs_{args.imgsz}.f32")
     results["settings"]["inputs"] = make_inputs(args, args.imgsz, inputs)
+    calib, results["settings"]["int8_calibration"] = calib_images(args, work)
 
     raw = open(os.path.join(outdir, "peers.jsonl"), "w")
     table = open(os.path.join(outdir, "strix_bench.txt"), "w")
@@ -641,8 +788,11 @@ def main():
         st, pt = prepared[name]
         onnx_path = os.path.join(work, f"{name}_b{batch}_{args.imgsz}.onnx")
         export_onnx(pt, batch, args.imgsz, onnx_path)
+        onnx_int8, quant = os.path.join(work, f"{name}_b{batch}_{args.imgsz}_int8.onnx"), None
+        if "onnxruntime-int8" in peers:
+            quant = quantize_ort(onnx_path, calib, batch, args.imgsz, onnx_int8)
         ncnn_stem = ""
-        if "ncnn" in peers:
+        if "ncnn" in peers or "ncnn-bf16" in peers:
             one = os.path.join(work, f"{name}_b1_{args.imgsz}.onnx")
             if not os.path.exists(one):
                 export_onnx(pt, 1, args.imgsz, one)
@@ -652,7 +802,7 @@ def main():
                 log(f"  pnnx could not convert {one}: {last_error(e.stderr or '', e.returncode)}")
         # rounds: every tool runs once per round, the order rotating, so a
         # burst of load from elsewhere falls on all of them alike
-        tools = [("strix", p) for p in args.omp_policies.split(",")] + [(p, None) for p in peers]
+        tools = [("strix", p) for p in args.omp_policies.split(",")] + [(p, None) for p in peers if p != "ncnn-int8"]
         per_round = -(-args.runs // args.rounds)
         parts = {t: [] for t in tools}
         for rnd in range(args.rounds):
@@ -662,21 +812,33 @@ def main():
                     continue  # failed once (e.g. cannot import the export): no retry
                 if t[0] == "strix":
                     parts[t].append(run_strix(args, work, (name, batch), st, inputs, t[1], raw, table, per_round))
+                elif t[0] == "strix-int8":
+                    parts[t].append(run_strix(args, work, (name, batch), st, inputs, "default", raw, table, per_round,
+                                              calib=calib))
                 else:
-                    parts[t].append(run_peer(args, peer=t[0], work=work, cfg=(name, batch), onnx_path=onnx_path,
+                    parts[t].append(run_peer(args, peer=t[0], work=work, cfg=(name, batch),
+                                             onnx_path=onnx_int8 if t[0] == "onnxruntime-int8" else onnx_path,
                                              pt=pt, inputs=inputs, raw=raw, runs=per_round, ncnn_stem=ncnn_stem))
         rows = [merge_rounds(parts[t]) for t in tools]
+        if "ncnn-int8" in peers:
+            rows.append({"tool": "ncnn-int8", "model": name, "batch": batch, "imgsz": args.imgsz,
+                         "threads": args.threads, "precision": "int8", "error": ncnn_int8_reason()})
+        for r in rows:
+            r["cpu"], r["cpu_isa"] = info["cpu"], info["cpu_flags"]
+            if r["tool"] == "onnxruntime-int8":
+                r["quantization"] = quant
         ref = next((r["_out"] for r in rows if r["tool"] == "ultralytics" and "_out" in r), None)
         for r in rows:
             y = r.pop("_out", None)
             if y is not None and ref is not None:
-                if r["tool"] == "strix":  # [n, A, 4 + nc] -> [n, 4 + nc, A], the peers' layout
+                if r["tool"].startswith("strix"):  # [n, A, 4 + nc] -> [n, 4 + nc, A], the peers' layout
                     n, c, a = ref.shape
                     y = y.reshape(n, a, c).transpose(0, 2, 1)
                 r["rel_l2_vs_ultralytics"] = rel_l2(y, ref)
             if "error" not in r:
                 label = r["tool"] + (f" ({r['omp_wait_policy']})" if r["tool"] == "strix" else "")
-                log(f"  {label:22s} {name} b{batch}: median {r['median_ms']:8.2f} ms, p90 {r['p90_ms']:8.2f} ms, "
+                label += f" {r.get('precision', '')}"
+                log(f"  {label:30s} {name} b{batch}: median {r['median_ms']:8.2f} ms, p90 {r['p90_ms']:8.2f} ms, "
                     f"{r['images_per_s']:7.2f} images/s, rel L2 vs Ultralytics "
                     f"{r.get('rel_l2_vs_ultralytics', float('nan')):.1e}")
             results["rows"].append(r)

@@ -17,16 +17,24 @@ import os
 import sys
 
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
-ORDER = ["strix", "onnxruntime", "openvino", "ncnn", "opencv", "opencv-debian", "ultralytics"]
-NAMES = {"strix": "strix (C, this repo)", "onnxruntime": "ONNX Runtime (CPU EP)",
+ORDER = ["strix", "strix-int8", "onnxruntime", "onnxruntime-int8", "openvino", "openvino-default", "ncnn",
+         "ncnn-bf16", "ncnn-int8", "opencv", "opencv-debian", "ultralytics"]
+NAMES = {"strix": "strix (C, this repo)", "strix-int8": "strix int8 (calibrated)",
+         "onnxruntime": "ONNX Runtime (CPU EP)", "onnxruntime-int8": "ONNX Runtime int8 (QDQ, quantize_static)",
          "openvino": "OpenVINO (CPU, f32)", "ncnn": "ncnn (pnnx-converted, fp32)",
+         "ncnn-bf16": "ncnn (pnnx-converted, bf16 storage)", "ncnn-int8": "ncnn int8",
          "opencv": "OpenCV DNN (PyPI opencv-python)", "opencv-debian": "OpenCV DNN (Debian python3-opencv)",
          "ultralytics": "Ultralytics / PyTorch eager"}
+# the rows that do not run the fp32 network (or, for openvino-default, need
+# not: it runs what OpenVINO picks on the CPU)
+REDUCED = ["strix-int8", "onnxruntime-int8", "openvino-default", "ncnn-bf16", "ncnn-int8"]
 
 
 def label(r):
     if r["tool"] == "strix":
         return "strix, OMP_WAIT_POLICY=" + r.get("omp_wait_policy", "default")
+    if r["tool"] == "openvino-default":
+        return "OpenVINO (CPU, its default precision: %s)" % r.get("precision", "failed")
     return NAMES.get(r["tool"], r["tool"])
 
 
@@ -80,6 +88,12 @@ def notes(res):
     return out
 
 
+def why_no_time(r):
+    """A row's cell instead of a time: a reason written for the row
+    (ncnn-int8's "not run: ...") whole, a failure's last line cut."""
+    return r["error"] if r["error"].startswith("not run:") else "failed: " + r["error"][:90]
+
+
 def fmt_ratio(a, b):
     return "%.2f" % (a / b) if a and b else "n/a"
 
@@ -109,19 +123,21 @@ def tables(res, reldir):
         out.append(f"**Note:** {n}.")
     out.append("")
     gflop = {r["model"]: r["gflops_per_image"] for r in rows if r["tool"] == "strix" and "gflops_per_image" in r}
-    out.append("| model | batch | framework | median ms | p90 ms | images/s | GFLOP/s | strix ÷ this | "
+    out.append("| model | batch | framework | precision | median ms | p90 ms | images/s | GFLOP/s | strix ÷ this | "
                "rel. L2 vs Ultralytics |")
-    out.append("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    out.append("|---|---:|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
+        prec = r.get("precision", "")  # not recorded before 2026-11-29 (all ran fp32 then)
         if "error" in r:
-            out.append(f"| {r['model']} | {r['batch']} | {label(r)} | failed: {r['error'][:90]} | | | | | |")
+            out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {prec} | {why_no_time(r)} | | | | | |")
             continue
         h = headline_strix(rows, r["model"], r["batch"])
         ratio = fmt_ratio(h["images_per_s"], r["images_per_s"]) if h else "n/a"
         l2 = r.get("rel_l2_vs_ultralytics")
         gf = "%.1f" % (gflop[r["model"]] * r["images_per_s"]) if r["model"] in gflop else ""
-        out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {r['median_ms']:.1f} | {r['p90_ms']:.1f} | "
+        out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {prec} | {r['median_ms']:.1f} | {r['p90_ms']:.1f} | "
                    f"{r['images_per_s']:.2f} | {gf} | {ratio} | {'%.1e' % l2 if l2 is not None else ''} |")
+    out += precision_notes(res)
     out.append("")
     out.append("strix against the machine (roofline: peak GEMM rate of strix's own convolution on a 1x1 "
                "512→512 layer over 80x80, memcpy bandwidth counted as bytes read + written; minimal bytes: every "
@@ -156,6 +172,30 @@ def tables(res, reldir):
     return "\n".join(out)
 
 
+def precision_notes(res):
+    """How the reduced-precision rows were made, and what each engine says
+    of the instruction set it runs (one line per framework)."""
+    rows = sorted(res["rows"], key=key)
+    out = []
+    q = next((r for r in rows if r["tool"] == "onnxruntime-int8" and r.get("quantization")), None)
+    if q:
+        out += ["", "ONNX Runtime int8: " + ", ".join(f"{k} {v}" for k, v in q["quantization"].items()) + "."]
+    c = next((r for r in rows if r["tool"] == "strix-int8" and r.get("calibration")), None)
+    if c:
+        out += ["", f"strix int8: `build/perf/bench` calibrated on {c['calibration']} (its own letterbox)."]
+    seen, isa = set(), []
+    for r in rows:
+        if r.get("engine_isa") and label(r) not in seen:
+            seen.add(label(r))
+            isa.append(f"| {label(r)} | {r.get('precision', '')} | {r['engine_isa']} |")
+    if isa:
+        m = res["machine"]
+        out += ["", f"What each engine reports of the instruction set it runs (CPU: {m['cpu']}; its flags of note: "
+                f"{m['cpu_flags'] or 'none'}; every row of results.json records both):", "",
+                "| framework | precision | the engine's own report |", "|---|---|---|"] + isa
+    return out
+
+
 def rss_table(res, reldir):
     """Peak resident memory at batch 1 (kernel's ru_maxrss of each process)."""
     rows = [r for r in sorted(res["rows"], key=key) if r["batch"] == 1 and r.get("max_rss_kb") and "error" not in r]
@@ -171,7 +211,7 @@ def rss_table(res, reldir):
         if r["tool"] == "strix" and "peak_gemm_gflops" in r and "rss_run" not in r:
             out.append(f"| {r['model']} | {label(r)} | n/a: its run held the roofline probes' 512 MB of buffers | |")
             continue
-        if r["tool"] == "strix":
+        if r["tool"].startswith("strix"):
             beyond = "%.1f (binary %.1f MB)" % (mb - r["binary_bytes"] / 2**20, r["binary_bytes"] / 2**20) \
                 if "binary_bytes" in r else ""
         else:
@@ -188,9 +228,10 @@ def rss_table(res, reldir):
     return out
 
 
-def goals(res):
+def goals(res, gpu_page):
     """The CPU goals (issue 6, raised by issue 18: 1.2x ONNX Runtime, ahead
-    of OpenVINO and ncnn) with the measured ratios."""
+    of OpenVINO and ncnn; issue 30's reduced precision) with the measured
+    ratios; gpu_page: the link to docs/gpu-cpu-precision.md from the page."""
     rows = res["rows"]
     lines = []
     for model, batch in sorted({(r["model"], r["batch"]) for r in rows}):
@@ -216,12 +257,39 @@ def goals(res):
         if len(pol) > 1:
             lines.append(f"- {model} batch {batch}: strix by OMP_WAIT_POLICY: " + ", ".join(
                 f"{r['omp_wait_policy']} {r['images_per_s']:.2f}" for r in sorted(pol, key=key)) + " images/s")
+        lines += precision_goals(res, model, batch, h)
     cs = {c["tool"]: c for c in res.get("cold_start", [])}
     if "strix" in cs and "ultralytics" in cs:
         a, b = cs["strix"]["median_s"], cs["ultralytics"]["median_s"]
         lines.append(f"- cold start to the first detection written (CPU): strix {a:.3f} s vs Ultralytics {b:.3f} s "
-                     f"= **{b / a:.1f}×** faster (the GPU's: docs/gpu-cpu-precision.md)")
+                     f"= **{b / a:.1f}×** faster (the GPU's: [GPU, CPU and precision]({gpu_page}))")
     return "\n".join(lines)
+
+
+def precision_goals(res, model, batch, h):
+    """Issue 30's reduced-precision goals for one configuration: strix's best
+    against OpenVINO at its default precision (>= 1.5x, on an AMX machine)
+    and strix int8 against strix fp32 (>= 3x with AMX-INT8, >= 2x with VNNI)."""
+    rows, flags = res["rows"], res["machine"]["cpu_flags"].split()
+    lines = []
+    i8 = peer(rows, "strix-int8", model, batch)
+    ov = peer(rows, "openvino-default", model, batch)
+    best = max([h] + ([i8] if i8 else []), key=lambda r: r["images_per_s"])
+    if ov:
+        ratio = best["images_per_s"] / ov["images_per_s"]
+        judged = f"({'met' if ratio >= 1.5 else 'not met'})" if "amx_tile" in flags else \
+            "(the goal is set for AMX machines; this CPU has no AMX)"
+        lines.append(f"- {model} batch {batch}: strix's best ({best.get('precision', 'fp32')}) against OpenVINO at "
+                     f"its default precision ({ov.get('precision')}) (goal on AMX: ratio ≥ 1.5): measured "
+                     f"{best['images_per_s']:.2f} vs {ov['images_per_s']:.2f} images/s = **{ratio:.2f}×** {judged}")
+    if i8:
+        want = 3.0 if "amx_int8" in flags else 2.0 if "avx512_vnni" in flags else None
+        ratio = i8["images_per_s"] / h["images_per_s"]
+        judged = f"(goal ≥ {want:.0f}×: {'met' if ratio >= want else 'not met'})" if want else \
+            "(no goal for this CPU: neither AMX-INT8 nor AVX-512 VNNI)"
+        lines.append(f"- {model} batch {batch}: strix int8 against strix fp32: {i8['images_per_s']:.2f} vs "
+                     f"{h['images_per_s']:.2f} images/s = **{ratio:.2f}×** {judged}")
+    return lines
 
 
 def plot(res, path):
@@ -255,7 +323,7 @@ def plot(res, path):
     ax.invert_yaxis()
     m, s = res["machine"], res["settings"]
     ax.set_xlabel(f"images/s (median of {s['runs']} runs; higher is better)")
-    ax.set_title(f"{s['imgsz']}x{s['imgsz']} fp32, {s['threads']} threads — {m['cpu']}, {res['date'][:10]}, "
+    ax.set_title(f"{s['imgsz']}x{s['imgsz']}, fp32 unless named, {s['threads']} threads — {m['cpu']}, {res['date'][:10]}, "
                  f"load {res['load_start'].split()[0]}", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, never on them
     fig.tight_layout()
@@ -267,9 +335,10 @@ def readme_section(res, reldir, readme):
     m, s = res["machine"], res["settings"]
     rows = res["rows"]
     up = os.path.relpath("perf/README.md", os.path.dirname(os.path.abspath(readme)) or ".")
+    shown = os.path.normpath(os.path.join(os.path.dirname(readme), reldir))  # the directory as the repo names it
     lines = [BEGIN,
              "Generated by `make bench` (`tools/reference/bench_report.py`) from "
-             f"[`{reldir}/results.json`]({reldir}/results.json); every figure has its raw log in that directory. "
+             f"[`{shown}/results.json`]({reldir}/results.json); every figure has its raw log in that directory. "
              f"How to run it and what each column means: [perf/README.md]({up}).", "",
              f"**CPU** — {m['cpu']}, {m['affinity']} CPUs, {res['date'][:10]}, {s['threads']} threads for every "
              f"framework, {s['imgsz']}x{s['imgsz']} fp32, model only, same synthetic weights and inputs, "
@@ -290,13 +359,38 @@ def readme_section(res, reldir, readme):
             cells.append(f"{p['images_per_s']:.2f} (strix {h['images_per_s'] / p['images_per_s']:.2f}×)" if p
                          else "n/a")
         lines.append(f"| {model} | {batch} | {h['images_per_s']:.2f} ({h['median_ms']:.1f} ms) | " + " | ".join(cells) + " |")
-    lines += ["", f"Goals (issues 6 and 18) against the measurement, {res['settings']['threads']} thread(s):", "", goals(res), "",
+    lines += reduced_table(rows)
+    lines += ["", f"Goals (issues 6, 18 and 30) against the measurement, {res['settings']['threads']} thread(s):", "",
+              goals(res, os.path.relpath("docs/gpu-cpu-precision.md", os.path.dirname(os.path.abspath(readme)) or ".")), "",
               f"![images/s per framework]({reldir}/plot.png)", "",
               "Full tables (p90, roofline fraction, OMP_WAIT_POLICY variants, cold start, per-kernel harnesses): "
-              f"[`{reldir}/table.md`]({reldir}/table.md).", "",
+              f"[`{shown}/table.md`]({reldir}/table.md).", "",
               "**GPU** — the GPU check's runs (`tools/gpu-check.sh`) are in `perf/results/*-nvidia-*/`; "
               "[GPU, CPU and precision](gpu-cpu-precision.md) has their figures.", END]
     return "\n".join(lines)
+
+
+def reduced_table(rows):
+    """The reduced-precision rows (and OpenVINO at its default) beside strix
+    fp32: none of them runs exactly the fp32 network, so each shows how far
+    its head is from Ultralytics' fp32 one."""
+    red = [r for r in sorted(rows, key=key) if r["tool"] in REDUCED]
+    if not red:
+        return []
+    out = ["", "Reduced precision, same run (each its own calibration or conversion; rel. L2: its decoded head "
+           "against Ultralytics' fp32 one on the first batch; box-level fidelity: `tools/reference/precision_fidelity.py`):",
+           "", "| model | batch | engine | precision | images/s | strix fp32 ÷ this | rel. L2 vs Ultralytics fp32 |",
+           "|---|---:|---|---|---:|---:|---:|"]
+    for r in red:
+        h = headline_strix(rows, r["model"], r["batch"])
+        if "error" in r:
+            out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {r.get('precision', '')} | {why_no_time(r)} | | |")
+            continue
+        l2 = r.get("rel_l2_vs_ultralytics")
+        out.append(f"| {r['model']} | {r['batch']} | {label(r)} | {r.get('precision', '')} | {r['images_per_s']:.2f} | "
+                   f"{fmt_ratio(h['images_per_s'], r['images_per_s']) if h else 'n/a'} | "
+                   f"{'%.1e' % l2 if l2 is not None else ''} |")
+    return out
 
 
 def update_readme(readme, section):
@@ -318,8 +412,8 @@ def report(outdir, readme="docs/performance.md"):
     reldir = os.path.relpath(outdir, os.path.dirname(os.path.abspath(readme)) or ".")
     body = tables(res, reldir)
     with open(os.path.join(outdir, "table.md"), "w") as f:
-        f.write(f"# strix benchmark — {res['date']}\n\n{tables(res, '.')}\n\n## Goals (issues 6 and 18)\n\n"
-                f"{goals(res)}\n\nGPU: the GPU check's runs (`tools/gpu-check.sh`) are in `perf/results/*-nvidia-*/`.\n")
+        f.write(f"# strix benchmark — {res['date']}\n\n{tables(res, '.')}\n\n## Goals (issues 6, 18 and 30)\n\n"
+                f"{goals(res, os.path.relpath('docs/gpu-cpu-precision.md', outdir))}\n\nGPU: the GPU check's runs (`tools/gpu-check.sh`) are in `perf/results/*-nvidia-*/`.\n")
     plot(res, os.path.join(outdir, "plot.png"))
     if readme:
         update_readme(readme, readme_section(res, reldir, readme))
