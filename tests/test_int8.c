@@ -1,4 +1,6 @@
-/* test_int8.c — the int8 path (engine/cpu/conv_int8.h, strix_model_quantize):
+/* test_int8.c — the reduced-precision paths: int8 (engine/cpu/conv_int8.h,
+ * strix_model_quantize) and bf16 (engine/cpu/conv_bf16.h), and the
+ * precision option (strix_model_options.precision):
  *   - every int8 convolution path this CPU runs (C, AVX2, AVX-512 VNNI,
  *     NEON SDOT)
  *     against a naive reference on the same quantised weights and inputs,
@@ -11,7 +13,16 @@
  *   - the detection drift of int8 against fp32 on the sample images
  *     (../shared/data or $STRIX_DATA; SKIP without them), yolov8n with
  *     synthetic weights, calibrated on the four images and on two of them:
- *     matched boxes' IoU and score differences, printed and bounded.
+ *     matched boxes' IoU and score differences, printed and bounded;
+ *   - every bf16 convolution path this CPU runs (C everywhere, NEON BFDOT
+ *     on aarch64 with FEAT_BF16, under qemu in tests/cli_dist.sh) against a
+ *     double reference on the unrounded fp32 inputs and weights, the
+ *     random shapes above, within bf16's bound (bf16_bound), and threads 1
+ *     and 2 bit-identical; fp32 -> bf16 rounding on hand-made values;
+ *   - the precision option: names, what this CPU supports, the refusals
+ *     (fp16 on the CPU, bf16 without bf16 dot products, an unknown value),
+ *     AUTO's choice, and int8's states (an uncalibrated or failed
+ *     calibration refuses to run; fp32 models refuse calibration).
  * Random inputs from the run's seed (printed on failure). */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu/conv_bf16.h"
 #include "cpu/conv_int8.h"
 #include "image.h"
 #include "ops.h"
@@ -208,6 +220,143 @@ static void test_int8_conv_paths(void)
                ran & 4 ? " avx512-vnni" : "", ran & 8 ? " neon-sdot" : "");
 }
 
+/* ------------------------------------------------------------- bf16 */
+
+/* bf16's error bound on one output, against the exact sum of x*w over its
+ * taps: each operand rounds to 8 significant bits (relative error <= 2^-8
+ * each, so <= 2^-7 + 2^-16 on a product, which is then exact in fp32), and
+ * the k products are summed in fp32 (BFDOT rounds to odd: <= 2^-23 of the
+ * partial sum per addition, k + 2 additions with the bias), all against
+ * s = sum |x*w|; SiLU's slope is at most 1.0998; the epilogue's own
+ * rounding (expf, the residual add) gets the int8 test's 1e-5 (1 + |y|). */
+static double bf16_bound(double s, int k, int silu, double y)
+{
+    return (silu ? 1.1 : 1.0) * (0x1p-7 + 0x1p-16 + (k + 2) * 0x1p-23) * s + 1e-5 * (1.0 + fabs(y));
+}
+
+/* Runs case c on bf16 path isa; the output in *outp (caller frees); 0 on a
+ * mismatch against the double reference (tl_fail set). */
+static int run_bf16(const qcase *c, strix_bf16_isa isa, const float *x, const float *w, const float *bias,
+                    const float *resv, float **outp)
+{
+    int oh = out_dim(c->h, c), ow = out_dim(c->w, c), kk = c->k * c->k * c->cin;
+    size_t on = (size_t)c->n * oh * ow * c->cout, ps = (size_t)c->cin + c->in_pad, pix = (size_t)c->n * c->h * c->w;
+    strix_bconv q;
+    float *out = malloc(sizeof(float) * on), *res = NULL, *xs = malloc(sizeof(float) * pix * ps);
+    if (strix_bconv_init(&q, w, c->cout, kk, isa) || !out || !xs) {
+        tl_fail("out of memory");
+        free(out);
+        free(xs);
+        return 0;
+    }
+    for (size_t i = 0; i < on; i++) out[i] = NAN;
+    if (c->res == 1) {
+        res = malloc(sizeof(float) * on);
+        memcpy(res, resv, sizeof(float) * on);
+    } else if (c->res == 2) {
+        memcpy(out, resv, sizeof(float) * on);
+    }
+    for (size_t i = 0; i < pix; i++) {
+        memcpy(xs + i * ps, x + i * c->cin, sizeof(float) * (size_t)c->cin);
+        for (int j = c->cin; j < (int)ps; j++) xs[i * ps + j] = 1e6f; /* must not be read */
+    }
+    strix_view vin = strix_view_slice(strix_view_dense(xs, c->n, c->h, c->w, (int)ps), 0, c->cin);
+    strix_view vout = strix_view_dense(out, c->n, oh, ow, c->cout);
+    strix_view vres = strix_view_dense(c->res == 2 ? out : res, c->n, oh, ow, c->cout);
+    strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, 1, c->act};
+    void *ws = malloc(strix_cpu_conv2d_bf16_workspace(&vout, &vin, &p, &q, c->threads));
+    strix_cpu_team *team = NULL;
+    strix_error e;
+    if (strix_cpu_team_create(&team, c->threads, 0, &e)) tl_fail("%s", e.message);
+    strix_cpu_conv2d_bf16(&vout, &vin, &q, bias, c->res ? &vres : NULL, &p, STRIX_CPU_ISA_AUTO, ws, team);
+    strix_cpu_team_free(team);
+    free(ws);
+    free(xs);
+    strix_bconv_free(&q);
+    int ok = 1;
+    for (int n = 0; n < c->n && ok; n++)
+        for (int oy = 0; oy < oh && ok; oy++)
+            for (int ox = 0; ox < ow && ok; ox++)
+                for (int co = 0; co < c->cout && ok; co++) {
+                    double acc = 0, sabs = 0;
+                    for (int ky = 0; ky < c->k; ky++)
+                        for (int kx = 0; kx < c->k; kx++) {
+                            int iy = oy * c->s - c->pad + ky * c->d, ix = ox * c->s - c->pad + kx * c->d;
+                            if (iy < 0 || iy >= c->h || ix < 0 || ix >= c->w) continue;
+                            for (int ci = 0; ci < c->cin; ci++) {
+                                double t = (double)x[(((size_t)n * c->h + iy) * c->w + ix) * c->cin + ci] *
+                                           w[(size_t)co * kk + (ky * c->k + kx) * c->cin + ci];
+                                acc += t;
+                                sabs += fabs(t);
+                            }
+                        }
+                    double y = acc + bias[co];
+                    if (c->act == STRIX_ACT_SILU) y = y / (1.0 + exp(-y));
+                    size_t o = (((size_t)n * oh + oy) * ow + ox) * c->cout + co;
+                    if (c->res) y += resv[o];
+                    double tol = bf16_bound(sabs, kk, c->act == STRIX_ACT_SILU, y);
+                    if (!(fabs(out[o] - y) <= tol)) {
+                        tl_fail("bf16 %s: n%d %dx%dx%d -> %d k%d s%d p%d d%d act%d res%d: out[%d,%d,%d,%d] = %.7g, "
+                                "reference %.7g, bound %.3g", strix_bf16_isa_name(isa), c->n, c->h, c->w, c->cin,
+                                c->cout, c->k, c->s, c->pad, c->d, (int)c->act, c->res, n, oy, ox, co, out[o], y, tol);
+                        ok = 0;
+                    }
+                }
+    free(res);
+    if (!ok) {
+        free(out);
+        return 0;
+    }
+    *outp = out;
+    return 1;
+}
+
+static void test_bf16_conv_paths(void)
+{
+    /* fp32 -> bf16: to nearest, ties to even, NaN kept (BFCVT's rounding) */
+    static const struct { float x; uint16_t b; } conv[] = {
+        {1.0f, 0x3f80}, {1.0f + 0x1p-8f, 0x3f80} /* tie: to even */, {1.0f + 3 * 0x1p-8f, 0x3f82} /* tie: up */,
+        {1.0f + 0x1p-8f + 0x1p-20f, 0x3f81}, {-2.0f, 0xc000}, {0x1p-130f, 0x0008} /* denormal */,
+        {3.4e38f, 0x7f80} /* rounds past the largest bf16 */, {INFINITY, 0x7f80}};
+    for (size_t i = 0; i < sizeof conv / sizeof conv[0]; i++)
+        TL_CHECK(strix_bf16_from_f32(conv[i].x) == conv[i].b, "bf16(%a) = 0x%04x, want 0x%04x", conv[i].x,
+                 strix_bf16_from_f32(conv[i].x), conv[i].b);
+    TL_CHECK(isnan(strix_bf16_to_f32(strix_bf16_from_f32(NAN))), "NaN did not stay NaN in bf16");
+    int ran = 0;
+    for (int t = 0; t < 40 && !tl_g.failed; t++) {
+        qcase c = random_case();
+        if (t == 0) c = (qcase){1, 40, 40, 32, 64, 3, 1, 1, 1, STRIX_ACT_SILU, 2, 2, 0}; /* many row blocks */
+        int oh = out_dim(c.h, &c), ow = out_dim(c.w, &c), kk = c.k * c.k * c.cin;
+        size_t xn = (size_t)c.n * c.h * c.w * c.cin, on = (size_t)c.n * oh * ow * c.cout;
+        float *x = malloc(sizeof(float) * xn), *w = malloc(sizeof(float) * (size_t)c.cout * kk);
+        float *bias = malloc(sizeof(float) * (size_t)c.cout), *res = malloc(sizeof(float) * on);
+        fill(x, xn, -0.5f, 3.0f);
+        fill(w, (size_t)c.cout * kk, -0.3f, 0.3f);
+        fill(bias, (size_t)c.cout, -1.0f, 1.0f);
+        fill(res, on, -2.0f, 2.0f);
+        for (int isa = 0; isa < STRIX_BF16_ISAS && !tl_g.failed; isa++) {
+            if (!strix_bf16_isa_supported((strix_bf16_isa)isa)) continue;
+            ran |= 1 << isa;
+            float *a = NULL, *b = NULL;
+            qcase c1 = c;
+            c1.threads = 3 - c.threads;
+            if (run_bf16(&c, (strix_bf16_isa)isa, x, w, bias, res, &a) &&
+                run_bf16(&c1, (strix_bf16_isa)isa, x, w, bias, res, &b) && memcmp(a, b, sizeof(float) * on))
+                tl_fail("bf16 %s: threads 1 and 2 differ (case %d)", strix_bf16_isa_name((strix_bf16_isa)isa), t);
+            free(a);
+            free(b);
+        }
+        free(x);
+        free(w);
+        free(bias);
+        free(res);
+    }
+    if (!tl_g.failed) printf("  bf16 paths checked:%s%s\n", ran & 1 ? " c" : "", ran & 2 ? " neon-bfdot" : "");
+    if (!tl_g.failed && !strix_bf16_supported())
+        tl_skip("no NEON BFDOT path here: this CPU has no bf16 dot products (aarch64 FEAT_BF16; tests/cli_dist.sh "
+                "runs it under qemu); the C path was checked");
+}
+
 /* ------------------------------------------------------------- drift */
 
 static float box_iou(const strix_detection *a, const strix_detection *b)
@@ -323,20 +472,23 @@ static void test_int8_drift(void)
         if (!st) match(&dn, ref + i * MAX_DET, nref[i], r.items, r.count);
     }
     /* calibrated on two of the images, measured on all four */
-    if (m && !st) st = strix_model_quantize(m, view, 2, &d, &e);
-    for (int i = 0; i < N_IMG && m && !st; i++) {
+    strix_model *m8 = NULL;
+    mo.precision = STRIX_PRECISION_INT8;
+    if (m && !st) st = strix_model_load(&m8, &mo, &e);
+    if (m8 && !st) st = strix_model_quantize(m8, view, 2, &d, &e);
+    for (int i = 0; i < N_IMG && m8 && !st; i++) {
         strix_detections r;
-        st = strix_model_detect(m, &view[i], 1, &d, &r, &e);
+        st = strix_model_detect(m8, &view[i], 1, &d, &r, &e);
         if (st) break;
         int before = dq.matched;
         match(&dq, ref + i * MAX_DET, nref[i], r.items, r.count);
         printf("  %s: fp32 %d boxes, int8 %d, matched %d\n", names[i], nref[i], r.count, dq.matched - before);
     }
     /* recalibrated on all four: the images run are the ones calibrated on */
-    if (m && !st) st = strix_model_quantize(m, view, N_IMG, &d, &e);
-    for (int i = 0; i < N_IMG && m && !st; i++) {
+    if (m8 && !st) st = strix_model_quantize(m8, view, N_IMG, &d, &e);
+    for (int i = 0; i < N_IMG && m8 && !st; i++) {
         strix_detections r;
-        st = strix_model_detect(m, &view[i], 1, &d, &r, &e);
+        st = strix_model_detect(m8, &view[i], 1, &d, &r, &e);
         if (!st) match(&da, ref + i * MAX_DET, nref[i], r.items, r.count);
     }
     if (st) tl_fail("%s", e.message);
@@ -360,14 +512,106 @@ static void test_int8_drift(void)
     }
     free(ref);
     strix_model_free(m);
+    strix_model_free(m8);
     unlink(wpath);
     for (int i = 0; i < loaded; i++) strix_image_free(&img[i]), free(noise_px[i]);
+}
+
+/* ---------------------------------------------------------- precision */
+
+static void test_precision_option(void)
+{
+    static const char *const names[STRIX_PRECISION_COUNT] = {"fp32", "bf16", "fp16", "int8", "auto"};
+    for (int p = 0; p < STRIX_PRECISION_COUNT; p++)
+        TL_CHECK(!strcmp(strix_precision_name((strix_precision)p), names[p]), "precision %d is named %s", p,
+                 strix_precision_name((strix_precision)p));
+    TL_CHECK(!strix_precision_name(STRIX_PRECISION_COUNT) && !strix_precision_name((strix_precision)-1),
+             "a precision out of range has a name");
+    TL_CHECK(strix_precision_supported(STRIX_PRECISION_FP32, "cpu") && strix_precision_supported(STRIX_PRECISION_AUTO, NULL) &&
+                 strix_precision_supported(STRIX_PRECISION_INT8, "cpu") && !strix_precision_supported(STRIX_PRECISION_FP16, "cpu") &&
+                 strix_precision_supported(STRIX_PRECISION_BF16, "cpu") == strix_bf16_supported() &&
+                 !strix_precision_supported(STRIX_PRECISION_FP32, "gpu") &&
+                 !strix_precision_supported(STRIX_PRECISION_COUNT, "cpu"),
+             "strix_precision_supported disagrees with what the CPU paths run");
+    TL_CHECK(strix_precision_supported(STRIX_PRECISION_FP16, "cuda") == (strix_device_count() > 0) &&
+                 !strix_precision_supported(STRIX_PRECISION_BF16, "cuda") &&
+                 !strix_precision_supported(STRIX_PRECISION_INT8, "cuda:0"),
+             "strix_precision_supported disagrees with what a CUDA device runs");
+    char wpath[64];
+    snprintf(wpath, sizeof wpath, "/tmp/strix-prec-%ld.safetensors", (long)getpid());
+    strix_model_options mo;
+    strix_model_options_init(&mo);
+    mo.yaml_path = "weights/yolov8.yaml";
+    mo.scale = 'n';
+    mo.threads = 1;
+    strix_model *m = NULL, *m8 = NULL;
+    strix_error e;
+    strix_status st = strix_model_load(&m, &mo, &e);
+    if (!st) st = strix_model_write_synthetic_weights(m, wpath, 3, 1, 0, 1, &e);
+    strix_model_free(m);
+    m = NULL;
+    TL_CHECK(!st, "%s", e.message);
+    mo.weights_path = wpath;
+    /* refusals: one line each, naming what to use */
+    mo.precision = (strix_precision)9;
+    st = strix_model_load(&m, &mo, &e);
+    if (st != STRIX_E_ARG) tl_fail("precision 9: status %d, want STRIX_E_ARG", (int)st);
+    mo.precision = STRIX_PRECISION_FP16;
+    st = strix_model_load(&m, &mo, &e);
+    if (!tl_g.failed && (st != STRIX_E_UNSUPPORTED || !strstr(e.message, "fp32") || strchr(e.message, '\n')))
+        tl_fail("fp16 on the cpu: status %d, '%s'", (int)st, e.message);
+    mo.precision = STRIX_PRECISION_BF16;
+    st = strix_model_load(&m, &mo, &e);
+    if (!tl_g.failed && !strix_bf16_supported() && (st != STRIX_E_UNSUPPORTED || !strstr(e.message, "auto")))
+        tl_fail("bf16 without bf16 dot products: status %d, '%s'", (int)st, e.message);
+    strix_model_free(m);
+    m = NULL;
+    /* AUTO: bf16 where the CPU has it, else fp32 */
+    mo.precision = STRIX_PRECISION_AUTO;
+    if (!tl_g.failed && !(st = strix_model_load(&m, &mo, &e)) &&
+        strix_model_precision(m) != (strix_bf16_supported() ? STRIX_PRECISION_BF16 : STRIX_PRECISION_FP32))
+        tl_fail("auto resolved to %s", strix_precision_name(strix_model_precision(m)));
+    if (st) tl_fail("%s", e.message);
+    /* int8: refuses to run until calibrated, and again after a failed calibration */
+    uint8_t px[48 * 64 * 3];
+    for (size_t i = 0; i < sizeof px; i++) px[i] = (uint8_t)tl_int(0, 255);
+    strix_image im = {px, 64, 48, 0, STRIX_RGB, NULL, 0, STRIX_BT601, 0, STRIX_HOST}, bad = im;
+    bad.width = 0;
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    d.imgsz = 64;
+    strix_detections r;
+    mo.precision = STRIX_PRECISION_INT8;
+    if (!tl_g.failed && (st = strix_model_load(&m8, &mo, &e))) tl_fail("%s", e.message);
+    float *in = calloc(64 * 64 * 3, sizeof(float)), *head = malloc(sizeof(float) * 64 * 84 * 84);
+    if (!tl_g.failed) {
+        if (strix_model_quantize(m, &im, 1, &d, &e) != STRIX_E_ARG)
+            tl_fail("an auto model accepted int8 calibration");
+        else if (strix_model_precision(m8) != STRIX_PRECISION_INT8)
+            tl_fail("an int8 model runs %s", strix_precision_name(strix_model_precision(m8)));
+        else if (strix_model_detect(m8, &im, 1, &d, &r, &e) != STRIX_E_ARG || !strstr(e.message, "not calibrated") ||
+                 strix_model_forward(m8, in, 1, 64, 64, head, &e) != STRIX_E_ARG)
+            tl_fail("an uncalibrated int8 model ran");
+        else if ((st = strix_model_quantize(m8, &im, 1, &d, &e)) || (st = strix_model_detect(m8, &im, 1, &d, &r, &e)))
+            tl_fail("%s", e.message);
+        else if (strix_model_quantize(m8, &bad, 1, &d, &e) == STRIX_OK)
+            tl_fail("calibration on an empty image succeeded");
+        else if (strix_model_detect(m8, &im, 1, &d, &r, &e) != STRIX_E_ARG)
+            tl_fail("an int8 model ran after a failed calibration");
+    }
+    free(in);
+    free(head);
+    strix_model_free(m);
+    strix_model_free(m8);
+    unlink(wpath);
 }
 
 int main(int argc, char **argv)
 {
     tl_init();
     TL_RUN(test_int8_conv_paths);
+    TL_RUN(test_bf16_conv_paths);
+    TL_RUN(test_precision_option);
     TL_RUN(test_int8_drift);
     TL_MAIN_END();
 }

@@ -377,18 +377,15 @@ size_t strix_cpu_conv2d_int8_workspace(const strix_view *out, const strix_view *
     return pl.img_bytes + (size_t)pl.threads * (pl.a_bytes + 2 * pl.t_bytes) + WS_ALIGN;
 }
 
-/* Byte im2col of rows [m0, m0 + rows) of image n into ap ([rows_pad][kpad]);
- * padding taps, rows past `rows` and depth past k hold zero, the byte of
- * x = 0. */
-static void pack_a(uint8_t *ap, const uint8_t *img, const strix_view *in,
-                   const strix_conv_params *p, const qplan *pl, int ow, int m0, int rows,
-                   int rows_pad, int k, uint8_t zero)
+void strix_cpu_im2col_bytes(uint8_t *ap, const uint8_t *img, size_t esize, const strix_view *in,
+                            const strix_conv_params *p, int kpad, int ow, int m0, int rows, int rows_pad, int k,
+                            uint8_t fill)
 {
-    int cin = in->c;
+    size_t cin = (size_t)in->c * esize, row = (size_t)kpad * esize;
     for (int i = 0; i < rows_pad; i++) {
-        uint8_t *dst = ap + (size_t)i * pl->kpad;
+        uint8_t *dst = ap + (size_t)i * row;
         if (i >= rows) {
-            memset(dst, zero, (size_t)pl->kpad);
+            memset(dst, fill, row);
             continue;
         }
         int m = m0 + i;
@@ -399,12 +396,12 @@ static void pack_a(uint8_t *ap, const uint8_t *img, const strix_view *in,
                 int ix = ix0 + kx * p->dw;
                 uint8_t *d = dst + (size_t)(ky * p->kw + kx) * cin;
                 if (iy >= 0 && iy < in->h && ix >= 0 && ix < in->w)
-                    memcpy(d, img + ((size_t)iy * in->w + ix) * cin, (size_t)cin);
+                    memcpy(d, img + ((size_t)iy * in->w + ix) * cin, cin);
                 else
-                    memset(d, zero, (size_t)cin);
+                    memset(d, fill, cin);
             }
         }
-        memset(dst + k, zero, (size_t)(pl->kpad - k));
+        memset(dst + (size_t)k * esize, fill, (size_t)(kpad - k) * esize);
     }
 }
 
@@ -435,7 +432,8 @@ static void qgemm_block(const strix_view *out, const strix_view *in, const strix
     int full = pl->direct ? rows / mr * mr : 0; /* rows read in place */
     int rest = rows - full, rest_pad = STRIX_CEIL_DIV(rest, mr) * mr;
     if (rest)
-        pack_a(ap, img, in, p, pl, out->w, m0 + full, rest, rest_pad, q->k, (uint8_t)q->in_zero);
+        strix_cpu_im2col_bytes(ap, img, 1, in, p, pl->kpad, out->w, m0 + full, rest, rest_pad, q->k,
+                               (uint8_t)q->in_zero);
     size_t bstride = (size_t)q->kq * QNR * 4;
     for (int jr = 0; jr < q->npad;) {
         int np = jr + 2 * QNR <= q->npad ? max_np : 1;
