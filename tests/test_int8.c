@@ -234,10 +234,41 @@ static double bf16_bound(double s, int k, int silu, double y)
     return (silu ? 1.1 : 1.0) * (0x1p-7 + 0x1p-16 + (k + 2) * 0x1p-23) * s + 1e-5 * (1.0 + fabs(y));
 }
 
+/* The double reference of case c on the unrounded x and w, and bf16's
+ * bound on each output: ref and tol [N, OH, OW, Cout]. */
+static void bf16_reference(const qcase *c, const float *x, const float *w, const float *bias, const float *resv,
+                           double *ref, double *tol)
+{
+    int oh = out_dim(c->h, c), ow = out_dim(c->w, c), kk = c->k * c->k * c->cin;
+    for (int n = 0; n < c->n; n++)
+        for (int oy = 0; oy < oh; oy++)
+            for (int ox = 0; ox < ow; ox++)
+                for (int co = 0; co < c->cout; co++) {
+                    double acc = 0, sabs = 0;
+                    for (int ky = 0; ky < c->k; ky++)
+                        for (int kx = 0; kx < c->k; kx++) {
+                            int iy = oy * c->s - c->pad + ky * c->d, ix = ox * c->s - c->pad + kx * c->d;
+                            if (iy < 0 || iy >= c->h || ix < 0 || ix >= c->w) continue;
+                            for (int ci = 0; ci < c->cin; ci++) {
+                                double t = (double)x[(((size_t)n * c->h + iy) * c->w + ix) * c->cin + ci] *
+                                           w[(size_t)co * kk + (ky * c->k + kx) * c->cin + ci];
+                                acc += t;
+                                sabs += fabs(t);
+                            }
+                        }
+                    double y = acc + bias[co];
+                    if (c->act == STRIX_ACT_SILU) y = y / (1.0 + exp(-y));
+                    size_t o = (((size_t)n * oh + oy) * ow + ox) * c->cout + co;
+                    if (c->res) y += resv[o];
+                    ref[o] = y;
+                    tol[o] = bf16_bound(sabs, kk, c->act == STRIX_ACT_SILU, y);
+                }
+}
+
 /* Runs case c on bf16 path isa; the output in *outp (caller frees); 0 on a
- * mismatch against the double reference (tl_fail set). */
+ * mismatch against the reference (tl_fail set). */
 static int run_bf16(const qcase *c, strix_bf16_isa isa, const float *x, const float *w, const float *bias,
-                    const float *resv, float **outp)
+                    const float *resv, const double *ref, const double *tol, float **outp)
 {
     int oh = out_dim(c->h, c), ow = out_dim(c->w, c), kk = c->k * c->k * c->cin;
     size_t on = (size_t)c->n * oh * ow * c->cout, ps = (size_t)c->cin + c->in_pad, pix = (size_t)c->n * c->h * c->w;
@@ -272,41 +303,16 @@ static int run_bf16(const qcase *c, strix_bf16_isa isa, const float *x, const fl
     strix_cpu_team_free(team);
     free(ws);
     free(xs);
-    strix_bconv_free(&q);
-    int ok = 1;
-    for (int n = 0; n < c->n && ok; n++)
-        for (int oy = 0; oy < oh && ok; oy++)
-            for (int ox = 0; ox < ow && ok; ox++)
-                for (int co = 0; co < c->cout && ok; co++) {
-                    double acc = 0, sabs = 0;
-                    for (int ky = 0; ky < c->k; ky++)
-                        for (int kx = 0; kx < c->k; kx++) {
-                            int iy = oy * c->s - c->pad + ky * c->d, ix = ox * c->s - c->pad + kx * c->d;
-                            if (iy < 0 || iy >= c->h || ix < 0 || ix >= c->w) continue;
-                            for (int ci = 0; ci < c->cin; ci++) {
-                                double t = (double)x[(((size_t)n * c->h + iy) * c->w + ix) * c->cin + ci] *
-                                           w[(size_t)co * kk + (ky * c->k + kx) * c->cin + ci];
-                                acc += t;
-                                sabs += fabs(t);
-                            }
-                        }
-                    double y = acc + bias[co];
-                    if (c->act == STRIX_ACT_SILU) y = y / (1.0 + exp(-y));
-                    size_t o = (((size_t)n * oh + oy) * ow + ox) * c->cout + co;
-                    if (c->res) y += resv[o];
-                    double tol = bf16_bound(sabs, kk, c->act == STRIX_ACT_SILU, y);
-                    if (!(fabs(out[o] - y) <= tol)) {
-                        tl_fail("bf16 %s: n%d %dx%dx%d -> %d k%d s%d p%d d%d act%d res%d: out[%d,%d,%d,%d] = %.7g, "
-                                "reference %.7g, bound %.3g", strix_bf16_isa_name(isa), c->n, c->h, c->w, c->cin,
-                                c->cout, c->k, c->s, c->pad, c->d, (int)c->act, c->res, n, oy, ox, co, out[o], y, tol);
-                        ok = 0;
-                    }
-                }
     free(res);
-    if (!ok) {
-        free(out);
-        return 0;
-    }
+    strix_bconv_free(&q);
+    for (size_t o = 0; o < on; o++)
+        if (!(fabs(out[o] - ref[o]) <= tol[o])) {
+            tl_fail("bf16 %s: n%d %dx%dx%d -> %d k%d s%d p%d d%d act%d res%d: out[%zu] = %.7g, reference %.7g, "
+                    "bound %.3g", strix_bf16_isa_name(isa), c->n, c->h, c->w, c->cin, c->cout, c->k, c->s, c->pad,
+                    c->d, (int)c->act, c->res, o, out[o], ref[o], tol[o]);
+            free(out);
+            return 0;
+        }
     *outp = out;
     return 1;
 }
@@ -334,18 +340,22 @@ static void test_bf16_conv_paths(void)
         fill(w, (size_t)c.cout * kk, -0.3f, 0.3f);
         fill(bias, (size_t)c.cout, -1.0f, 1.0f);
         fill(res, on, -2.0f, 2.0f);
+        double *ref = malloc(sizeof(double) * on), *tol = malloc(sizeof(double) * on);
+        bf16_reference(&c, x, w, bias, res, ref, tol);
         for (int isa = 0; isa < STRIX_BF16_ISAS && !tl_g.failed; isa++) {
             if (!strix_bf16_isa_supported((strix_bf16_isa)isa)) continue;
             ran |= 1 << isa;
             float *a = NULL, *b = NULL;
             qcase c1 = c;
             c1.threads = 3 - c.threads;
-            if (run_bf16(&c, (strix_bf16_isa)isa, x, w, bias, res, &a) &&
-                run_bf16(&c1, (strix_bf16_isa)isa, x, w, bias, res, &b) && memcmp(a, b, sizeof(float) * on))
+            if (run_bf16(&c, (strix_bf16_isa)isa, x, w, bias, res, ref, tol, &a) &&
+                run_bf16(&c1, (strix_bf16_isa)isa, x, w, bias, res, ref, tol, &b) && memcmp(a, b, sizeof(float) * on))
                 tl_fail("bf16 %s: threads 1 and 2 differ (case %d)", strix_bf16_isa_name((strix_bf16_isa)isa), t);
             free(a);
             free(b);
         }
+        free(ref);
+        free(tol);
         free(x);
         free(w);
         free(bias);
