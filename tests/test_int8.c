@@ -419,24 +419,19 @@ static void print_drift(const char *what, const drift *d)
            d->matched ? d->iou_min : 0.0, d->ds_sum / m, d->ds_max);
 }
 
-/* int8 against fp32 on the sample images, beside fp32 against itself on
- * the same images with +-1 grey level of noise: synthetic weights make a
- * network far more sensitive to any perturbation than a trained one (no
- * training has made it robust), so the noise row says what a drift means
- * for this network. */
-static void test_int8_drift(void)
+/* The four sample images into img/view; how many loaded (N_IMG, or fewer
+ * with a SKIP or FAIL set). */
+static const char *const sample_names[N_IMG] = {"dog", "horses", "person", "eagle"};
+
+static int load_samples(strix_owned_image *img, strix_image *view)
 {
-    static const char *const names[N_IMG] = {"dog", "horses", "person", "eagle"};
     const char *dir = getenv("STRIX_DATA") ? getenv("STRIX_DATA") : "../shared/data";
-    strix_owned_image img[N_IMG];
-    strix_image view[N_IMG], noisy[N_IMG];
-    uint8_t *noise_px[N_IMG] = {0};
-    memset(img, 0, sizeof img);
+    memset(img, 0, sizeof *img * N_IMG);
     strix_error e;
     int loaded = 0;
     for (; loaded < N_IMG; loaded++) {
         char path[512];
-        snprintf(path, sizeof path, "%s/%s.jpg", dir, names[loaded]);
+        snprintf(path, sizeof path, "%s/%s.jpg", dir, sample_names[loaded]);
         if (access(path, R_OK) != 0) {
             tl_skip("the sample image %s is missing (set STRIX_DATA)", path);
             break;
@@ -445,29 +440,55 @@ static void test_int8_drift(void)
             tl_fail("%s", e.message);
             break;
         }
-        view[loaded] = noisy[loaded] = strix_image_view(&img[loaded]);
-        size_t nb = (size_t)view[loaded].height * view[loaded].width * 3;
-        noise_px[loaded] = malloc(nb);
+        view[loaded] = strix_image_view(&img[loaded]);
+    }
+    return loaded;
+}
+
+/* yolov8n's synthetic weights (seed 7) written to wpath, mo set up to load
+ * them (2 threads, fp32). */
+static strix_status synthetic_yolov8n(strix_model_options *mo, const char *wpath, strix_error *e)
+{
+    strix_model_options_init(mo);
+    mo->yaml_path = "weights/yolov8.yaml";
+    mo->scale = 'n';
+    mo->threads = 2;
+    strix_model *m = NULL;
+    strix_status st = strix_model_load(&m, mo, e);
+    if (!st) st = strix_model_write_synthetic_weights(m, wpath, 7, 1, 0, 1, e);
+    strix_model_free(m);
+    mo->weights_path = wpath;
+    return st;
+}
+
+/* int8 against fp32 on the sample images, beside fp32 against itself on
+ * the same images with +-1 grey level of noise: synthetic weights make a
+ * network far more sensitive to any perturbation than a trained one (no
+ * training has made it robust), so the noise row says what a drift means
+ * for this network. */
+static void test_int8_drift(void)
+{
+    strix_owned_image img[N_IMG];
+    strix_image view[N_IMG], noisy[N_IMG];
+    uint8_t *noise_px[N_IMG] = {0};
+    strix_error e;
+    int loaded = load_samples(img, view);
+    for (int i = 0; i < loaded; i++) {
+        noisy[i] = view[i];
+        size_t nb = (size_t)view[i].height * view[i].width * 3;
+        noise_px[i] = malloc(nb);
         for (size_t k = 0; k < nb; k++) {
-            int v = view[loaded].data[k] + tl_int(-1, 1);
-            noise_px[loaded][k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            int v = view[i].data[k] + tl_int(-1, 1);
+            noise_px[i][k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
         }
-        noisy[loaded].data = noise_px[loaded];
-        noisy[loaded].stride = 0;
+        noisy[i].data = noise_px[i];
+        noisy[i].stride = 0;
     }
     char wpath[64];
     snprintf(wpath, sizeof wpath, "/tmp/strix-int8-%ld.safetensors", (long)getpid());
     strix_model_options mo;
-    strix_model_options_init(&mo);
-    mo.yaml_path = "weights/yolov8.yaml";
-    mo.scale = 'n';
-    mo.threads = 2;
     strix_model *m = NULL;
-    strix_status st = loaded < N_IMG ? STRIX_OK : strix_model_load(&m, &mo, &e);
-    if (!st && m) st = strix_model_write_synthetic_weights(m, wpath, 7, 1, 0, 1, &e);
-    strix_model_free(m);
-    m = NULL;
-    mo.weights_path = wpath;
+    strix_status st = loaded < N_IMG ? STRIX_OK : synthetic_yolov8n(&mo, wpath, &e);
     if (!st && loaded == N_IMG) st = strix_model_load(&m, &mo, &e);
     strix_detection *ref = malloc(sizeof *ref * N_IMG * MAX_DET);
     int nref[N_IMG] = {0};
@@ -492,7 +513,7 @@ static void test_int8_drift(void)
         if (st) break;
         int before = dq.matched;
         match(&dq, ref + i * MAX_DET, nref[i], r.items, r.count);
-        printf("  %s: fp32 %d boxes, int8 %d, matched %d\n", names[i], nref[i], r.count, dq.matched - before);
+        printf("  %s: fp32 %d boxes, int8 %d, matched %d\n", sample_names[i], nref[i], r.count, dq.matched - before);
     }
     /* recalibrated on all four: the images run are the ones calibrated on */
     if (m8 && !st) st = strix_model_quantize(m8, view, N_IMG, &d, &e);
@@ -525,6 +546,57 @@ static void test_int8_drift(void)
     strix_model_free(m8);
     unlink(wpath);
     for (int i = 0; i < loaded; i++) strix_image_free(&img[i]), free(noise_px[i]);
+}
+
+/* bf16 (precision AUTO, which is bf16 on such a CPU) against fp32 on the
+ * sample images, yolov8n 640 with the int8 test's synthetic weights: the
+ * fidelity docs/gpu-cpu-precision.md "Precision" states, bounded.  Whole
+ * networks: under qemu (tests/cli_dist.sh) with STRIX_DIST_ARM=full only. */
+static void test_bf16_drift(void)
+{
+    if (!strix_bf16_supported()) {
+        tl_skip("this CPU has no bf16 dot products (aarch64 FEAT_BF16): no bf16 network to run");
+        return;
+    }
+    strix_owned_image img[N_IMG];
+    strix_image view[N_IMG];
+    strix_error e;
+    int loaded = load_samples(img, view);
+    char wpath[64];
+    snprintf(wpath, sizeof wpath, "/tmp/strix-bf16-%ld.safetensors", (long)getpid());
+    strix_model_options mo;
+    strix_model *m = NULL, *mb = NULL;
+    strix_status st = loaded < N_IMG ? STRIX_OK : synthetic_yolov8n(&mo, wpath, &e);
+    if (!st && loaded == N_IMG) st = strix_model_load(&m, &mo, &e);
+    mo.precision = STRIX_PRECISION_AUTO;
+    if (!st && m) st = strix_model_load(&mb, &mo, &e);
+    if (!st && mb && strix_model_precision(mb) != STRIX_PRECISION_BF16)
+        tl_fail("auto runs %s on a CPU with bf16", strix_precision_name(strix_model_precision(mb)));
+    strix_detect_options d;
+    strix_detect_options_init(&d);
+    drift db = {0, 0, 0, 0, 1, 0, 0};
+    static strix_detection ref[MAX_DET];
+    for (int i = 0; i < N_IMG && mb && !st && !tl_g.failed; i++) {
+        strix_detections r;
+        st = strix_model_detect(m, &view[i], 1, &d, &r, &e);
+        int nref = st ? 0 : r.count;
+        if (!st) memcpy(ref, r.items, sizeof *ref * (size_t)nref);
+        if (!st) st = strix_model_detect(mb, &view[i], 1, &d, &r, &e);
+        if (st) break;
+        int before = db.matched;
+        match(&db, ref, nref, r.items, r.count);
+        printf("  %s: fp32 %d boxes, bf16 %d, matched %d\n", sample_names[i], nref, r.count, db.matched - before);
+    }
+    if (st) tl_fail("%s", e.message);
+    if (mb && !st && !tl_g.failed) {
+        printf("  yolov8n, synthetic weights (seed 7), 640, conf 0.25, bf16 (%s) against fp32 on dog, horses, person, "
+               "eagle:\n", strix_bf16_isa_name(STRIX_BF16_NEON_BFDOT));
+        print_drift("bf16", &db);
+    }
+    strix_model_free(m);
+    strix_model_free(mb);
+    unlink(wpath);
+    for (int i = 0; i < loaded; i++) strix_image_free(&img[i]);
 }
 
 /* ---------------------------------------------------------- precision */
@@ -623,5 +695,6 @@ int main(int argc, char **argv)
     TL_RUN(test_bf16_conv_paths);
     TL_RUN(test_precision_option);
     TL_RUN(test_int8_drift);
+    TL_RUN(test_bf16_drift);
     TL_MAIN_END();
 }
