@@ -1,31 +1,18 @@
 /* conv_bf16.c — the CPU bf16 convolution (see conv_bf16.h for the rounding
  * and the packed weight layout): weight packing, the activation
- * conversion, and the GEMM per path.
- *
- * Layouts as strix_cpu_conv2d: in [N, H, W, Cin], out/residual
- * [N, OH, OW, Cout] strided NHWC views, weights OHWI.  Per image the
- * convolution is C[M][Cout] = A[M][K] * B[K][Cout], M = OH*OW pixels,
- * K = KH*KW*Cin in (ky, kx, ci) order, the int8 convolution's scheme
- * (conv_int8.c) with 2-byte elements:
- *   1. the whole input is converted once into the workspace, dense
- *      [N][H][W][Cin] bf16;
- *   2. a 1x1 stride-1 unpadded convolution with Cin even reads A straight
- *      from it (row stride Cin = K); any other shape builds A for one block
- *      of rows at a time (im2col, row stride kp*2, zero for padding taps and
- *      past K);
- *   3. blocks of rows are the team's tasks; the thread running one runs
- *      the 4 x 16 micro-kernel over the whole depth into its fp32 tile and
- *      hands that to the fp32 convolution's epilogue (conv_isa.h).
- * Each output's sum runs over the depth in order whatever the blocking, so
- * the result does not depend on threads. */
+ * conversion, and the GEMM per path, over the reduced-precision driver
+ * (conv_lowp.h, int8's scheme with 2-byte elements: the input converted
+ * once, 1x1 convolutions with Cin even read in place, the others through an
+ * im2col with zero for padding, blocks of rows as the team's tasks).  A
+ * block runs the path's 4 x 16 micro-kernel over the whole depth into the
+ * fp32 tile the epilogue reads; each output's sum runs over the depth in
+ * order whatever the blocking, so the result does not depend on threads. */
 #include "conv_bf16.h"
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv_int8.h"
-#include "conv_isa.h"
+#include "conv_lowp.h"
 
 #if defined(__aarch64__) && defined(__linux__)
 #define STRIX_BFDOT 1
@@ -38,7 +25,6 @@
 
 #define BNR 16    /* output channels per packed panel */
 #define BMR 4     /* rows per micro-kernel call (both paths): 4 x 4 q accumulators */
-#define MC_MAX 96 /* rows per block at most */
 
 /* ---------------------------------------------------------------- ISA */
 
@@ -170,136 +156,60 @@ BF16_TARGET static void convert_row_bfcvt(uint16_t *dst, const float *src, int n
 }
 #endif
 
-static void convert_row(uint16_t *dst, const float *src, int n)
+/* fp32 -> bf16 as conv_lowp's conversion (BFCVTN on the BFDOT path). */
+static void convert_b(const void *op, uint8_t *dst, const float *src, int n)
 {
-    for (int i = 0; i < n; i++) dst[i] = strix_bf16_from_f32(src[i]);
+    const strix_bconv *q = op;
+    uint16_t *d = (uint16_t *)dst; /* the workspace's elements are 2-byte aligned */
+#ifdef STRIX_BFDOT
+    if (q->isa == STRIX_BF16_NEON_BFDOT) {
+        convert_row_bfcvt(d, src, n);
+        return;
+    }
+#endif
+    (void)q;
+    for (int i = 0; i < n; i++) d[i] = strix_bf16_from_f32(src[i]);
 }
 
-/* ----------------------------------------------------------- the conv */
-
-typedef struct bplan {
-    int threads;
-    int m;      /* output pixels per image */
-    int kpad;   /* kp * 2 */
-    int mc;     /* rows per block, a multiple of BMR */
-    int direct; /* A is the converted input itself */
-    size_t img_bytes, a_bytes, t_bytes; /* converted input; per thread: A block, one tile */
-} bplan;
-
-static size_t round_up(size_t n) { return STRIX_CEIL_DIV(n, WS_ALIGN) * WS_ALIGN; }
-
-static bplan make_bplan(const strix_view *out, const strix_view *in, const strix_conv_params *p,
-                        const strix_bconv *q, int threads)
+/* One block (strix_lowp_gemm): panel by panel, the path's 4 x 16 kernel
+ * over the whole depth straight into ft. */
+static void gemm_b(const void *op, const uint8_t *a_in, size_t lda_in, int full, const uint8_t *a_im, int rest_pad,
+                   void *scratch, float *ft)
 {
-    bplan pl;
-    memset(&pl, 0, sizeof pl);
-    pl.threads = threads < 1 ? 1 : threads;
-    pl.m = out->h * out->w;
-    pl.kpad = q->kp * 2;
-    pl.direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 && p->pw == 0 && in->c % 2 == 0;
-    pl.mc = strix_cpu_row_block(pl.m, out->n, pl.threads, BMR, MC_MAX);
-    pl.img_bytes = round_up((size_t)in->n * in->h * in->w * in->c * sizeof(uint16_t));
-    pl.a_bytes = round_up((size_t)pl.mc * pl.kpad * sizeof(uint16_t));
-    pl.t_bytes = round_up((size_t)pl.mc * q->npad * sizeof(float));
-    return pl;
+    (void)scratch;
+    const strix_bconv *q = op;
+    bkernel kern = kernel_c;
+#ifdef STRIX_BFDOT
+    if (q->isa == STRIX_BF16_NEON_BFDOT) kern = kernel_bfdot;
+#endif
+    const uint16_t *in = (const uint16_t *)a_in, *im = (const uint16_t *)a_im;
+    size_t bstride = (size_t)q->kp * BNR * 2, kpad = (size_t)q->kp * 2;
+    for (int jr = 0; jr < q->npad; jr += BNR)
+        for (int ir = 0; ir < full + rest_pad; ir += BMR) {
+            const uint16_t *a = ir < full ? in + (size_t)ir * lda_in : im + (size_t)(ir - full) * kpad;
+            kern(q->kp, a, ir < full ? lda_in : kpad, q->wp + (size_t)(jr / BNR) * bstride, ft + (size_t)ir * q->npad + jr,
+                 (size_t)q->npad);
+        }
+}
+
+static strix_lowp lowp_of(const strix_bconv *q)
+{
+    /* bf16 zero is two zero bytes; no scratch besides the fp32 tile */
+    strix_lowp lp = {q, sizeof(uint16_t), q->k, q->kp * 2, q->cout, q->npad, BMR, 2, 0, 0, convert_b, gemm_b};
+    return lp;
 }
 
 size_t strix_cpu_conv2d_bf16_workspace(const strix_view *out, const strix_view *in, const strix_conv_params *p,
                                        const strix_bconv *q, int threads)
 {
-    bplan pl = make_bplan(out, in, p, q, threads);
-    return pl.img_bytes + (size_t)pl.threads * (pl.a_bytes + pl.t_bytes) + WS_ALIGN;
-}
-
-/* Rows [m0, m0 + rows) of image n: the GEMM into the fp32 tile, then the
- * epilogue into out. */
-static void bgemm_block(const strix_view *out, const strix_view *in, const strix_bconv *q, const float *bias,
-                        const strix_view *residual, const strix_conv_params *p, const bplan *pl,
-                        strix_cpu_isa epi_isa, const uint16_t *bimg, uint16_t *ap, float *ct, int n, int m0, int rows)
-{
-    bkernel kern = kernel_c;
-#ifdef STRIX_BFDOT
-    if (q->isa == STRIX_BF16_NEON_BFDOT) kern = kernel_bfdot;
-#endif
-    const uint16_t *img = bimg + (size_t)n * in->h * in->w * in->c;
-    int full = pl->direct ? rows / BMR * BMR : 0; /* rows read in place */
-    int rest = rows - full, rest_pad = STRIX_CEIL_DIV(rest, BMR) * BMR;
-    if (rest) /* bf16 zero is two zero bytes: the byte im2col with 2-byte elements */
-        strix_cpu_im2col_bytes((uint8_t *)ap, (const uint8_t *)img, sizeof(uint16_t), in, p, pl->kpad, out->w,
-                               m0 + full, rest, rest_pad, q->k, 0);
-    size_t bstride = (size_t)q->kp * BNR * 2;
-    for (int jr = 0; jr < q->npad; jr += BNR)
-        for (int ir = 0; ir < full + rest_pad; ir += BMR) {
-            const uint16_t *a = ir < full ? img + (size_t)(m0 + ir) * in->c : ap + (size_t)(ir - full) * pl->kpad;
-            size_t lda = ir < full ? (size_t)in->c : (size_t)pl->kpad;
-            kern(q->kp, a, lda, q->wp + (size_t)(jr / BNR) * bstride, ct + (size_t)ir * q->npad + jr,
-                 (size_t)q->npad);
-        }
-    float *o = out->data + (size_t)n * out->batch_stride + (size_t)m0 * out->pix_stride;
-    const float *r = NULL;
-    size_t ldr = 0;
-    if (residual) {
-        r = residual->data + (size_t)n * residual->batch_stride + (size_t)m0 * residual->pix_stride;
-        ldr = residual->pix_stride;
-    }
-    strix_cpu_conv_epilogue(epi_isa, o, out->pix_stride, ct, (size_t)q->npad, bias, r, ldr, rows, q->cout, p->act);
-}
-
-/* What the team's tasks share. */
-typedef struct brun {
-    const strix_view *out, *in, *residual;
-    const strix_bconv *q;
-    const float *bias;
-    const strix_conv_params *p;
-    strix_cpu_isa epi_isa;
-    bplan pl;
-    uint16_t *bimg;
-    int blocks;
-} brun;
-
-/* Task: image row `row` of the input converted into bimg. */
-static void convert_task(void *ctx, int row, int worker)
-{
-    (void)worker;
-    const brun *r = ctx;
-    const strix_view *in = r->in;
-    int n = row / in->h, y = row % in->h, cin = in->c;
-    void (*row_fn)(uint16_t *, const float *, int) = convert_row;
-#ifdef STRIX_BFDOT
-    if (r->q->isa == STRIX_BF16_NEON_BFDOT) row_fn = convert_row_bfcvt;
-#endif
-    uint16_t *dst = r->bimg + ((size_t)n * in->h + y) * in->w * cin;
-    if (in->pix_stride == (size_t)cin) /* dense: the whole image row at once */
-        row_fn(dst, strix_view_at(in, n, y, 0), in->w * cin);
-    else
-        for (int x = 0; x < in->w; x++) row_fn(dst + (size_t)x * cin, strix_view_at(in, n, y, x), cin);
-}
-
-/* Task: one block of rows of one image, in the worker's scratch. */
-static void gemm_task(void *ctx, int t, int worker)
-{
-    const brun *r = ctx;
-    const bplan *pl = &r->pl;
-    uint8_t *scratch = (uint8_t *)r->bimg + pl->img_bytes + (size_t)worker * (pl->a_bytes + pl->t_bytes);
-    int n = t / r->blocks, m0 = (t % r->blocks) * pl->mc;
-    int rows = pl->m - m0 < pl->mc ? pl->m - m0 : pl->mc;
-    bgemm_block(r->out, r->in, r->q, r->bias, r->residual, r->p, pl, r->epi_isa, r->bimg, (uint16_t *)scratch,
-                (float *)(scratch + pl->a_bytes), n, m0, rows);
+    strix_lowp lp = lowp_of(q);
+    return strix_lowp_workspace(out, in, p, &lp, threads);
 }
 
 void strix_cpu_conv2d_bf16(const strix_view *out, const strix_view *in, const strix_bconv *q, const float *bias,
                            const strix_view *residual, const strix_conv_params *p, strix_cpu_isa epi_isa,
                            void *workspace, strix_cpu_team *team)
 {
-    assert(p->groups == 1 && in->n == out->n && out->c == q->cout);
-    assert(q->k == p->kh * p->kw * in->c);
-    if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0) return;
-    brun r = {out, in, residual, q, bias, p, epi_isa, make_bplan(out, in, p, q, strix_cpu_team_threads(team)),
-              NULL, 0};
-    uintptr_t base = ((uintptr_t)workspace + WS_ALIGN - 1) & ~(uintptr_t)(WS_ALIGN - 1);
-    r.bimg = (uint16_t *)base;
-    r.blocks = STRIX_CEIL_DIV(r.pl.m, r.pl.mc);
-    /* every element is converted before any block reads it: the first loop returns first */
-    strix_cpu_team_run(team, in->n * in->h, convert_task, &r);
-    strix_cpu_team_run(team, out->n * r.blocks, gemm_task, &r);
+    strix_lowp lp = lowp_of(q);
+    strix_lowp_conv2d(out, in, &lp, bias, residual, p, epi_isa, workspace, team);
 }

@@ -84,15 +84,6 @@ int strix_qconv_weight(const strix_qconv *q, int co, int kk);
  * inv_step = 1 / step. */
 uint8_t strix_quantize_u8(float x, float inv_step, int zero);
 
-/* im2col of rows [m0, m0 + rows) of one image, img dense [H][W][Cin] of
- * esize-byte elements (the int8 and the bf16 convolution's converted
- * input), into ap [rows_pad][kpad] elements in (ky, kx, ci) order: padding
- * taps, rows past `rows` and depth past k hold `fill` in every byte (int8:
- * the zero point; bf16: 0, the bytes of +0). */
-void strix_cpu_im2col_bytes(uint8_t *ap, const uint8_t *img, size_t esize, const strix_view *in,
-                            const strix_conv_params *p, int kpad, int ow, int m0, int rows, int rows_pad, int k,
-                            uint8_t fill);
-
 /* out = act(conv(in, q) + bias) [+ residual], as strix_cpu_conv2d (views,
  * residual aliasing, layouts), for groups == 1 only; the bias + SiLU +
  * residual epilogue is that of the fp32 convolution's build for epi_isa.
