@@ -63,6 +63,110 @@ static void fill(float *p, size_t n, float lo, float hi)
     for (size_t i = 0; i < n; i++) p[i] = tl_uniform(lo, hi);
 }
 
+static qcase random_case(void)
+{
+    static const int chans[] = {1, 3, 4, 8, 16, 17, 32, 33, 48, 64};
+    static const int couts[] = {1, 5, 16, 17, 32, 33, 48, 64, 80};
+    qcase c;
+    c.n = tl_int(1, 2);
+    c.h = tl_int(1, 14);
+    c.w = tl_int(1, 14);
+    c.cin = chans[tl_int(0, 9)];
+    c.cout = couts[tl_int(0, 8)];
+    c.k = tl_int(0, 1) ? 3 : 1;
+    c.s = tl_int(1, 2);
+    c.pad = c.k == 3 ? tl_int(0, 1) : 0;
+    c.d = c.k == 3 && tl_int(0, 3) == 0 ? 2 : 1;
+    if (tl_int(0, 2) == 0) c.s = 1, c.pad = 0, c.k = 1, c.d = 1; /* the direct 1x1 path */
+    while (out_dim(c.h, &c) < 1) c.h++;
+    while (out_dim(c.w, &c) < 1) c.w++;
+    c.act = tl_int(0, 1) ? STRIX_ACT_SILU : STRIX_ACT_NONE;
+    c.res = tl_int(0, 2);
+    c.threads = tl_int(1, 2);
+    c.in_pad = tl_int(0, 1) ? tl_int(1, 5) : 0;
+    return c;
+}
+
+/* A case's inputs: x [N, H, W, Cin], w [Cout][KH*KW*Cin], bias, res
+ * [N, OH, OW, Cout], drawn from the run's seed. */
+typedef struct qdata {
+    float *x, *w, *bias, *res;
+    size_t on; /* output elements */
+} qdata;
+
+/* Case t of a paths test (case 0: a fixed one of many row blocks) and its
+ * inputs. */
+static qcase draw_case(int t, qdata *d)
+{
+    qcase c = random_case();
+    if (t == 0) c = (qcase){1, 40, 40, 32, 64, 3, 1, 1, 1, STRIX_ACT_SILU, 2, 2, 0};
+    int kk = c.k * c.k * c.cin;
+    size_t xn = (size_t)c.n * c.h * c.w * c.cin;
+    d->on = (size_t)c.n * out_dim(c.h, &c) * out_dim(c.w, &c) * c.cout;
+    d->x = malloc(sizeof(float) * xn);
+    d->w = malloc(sizeof(float) * (size_t)c.cout * kk);
+    d->bias = malloc(sizeof(float) * (size_t)c.cout);
+    d->res = malloc(sizeof(float) * d->on);
+    fill(d->x, xn, -0.5f, 3.0f);
+    fill(d->w, (size_t)c.cout * kk, -0.3f, 0.3f);
+    fill(d->bias, (size_t)c.cout, -1.0f, 1.0f);
+    fill(d->res, d->on, -2.0f, 2.0f);
+    return c;
+}
+
+static void qdata_free(qdata *d)
+{
+    free(d->x);
+    free(d->w);
+    free(d->bias);
+    free(d->res);
+}
+
+/* What a convolution of case c runs on: out (NaN, or the residual when it
+ * aliases out), a separate residual, the input with in_pad floats per pixel
+ * that must not be read; their views, the parameters and the team. */
+typedef struct qbufs {
+    float *out, *res, *xs;
+    strix_view vin, vout, vres;
+    strix_conv_params p;
+    strix_cpu_team *team;
+} qbufs;
+
+/* Everything but out (the caller's). */
+static void case_buffers_free(qbufs *b)
+{
+    strix_cpu_team_free(b->team);
+    free(b->xs);
+    free(b->res);
+}
+
+static void case_buffers(const qcase *c, const float *x, const float *resv, size_t on, qbufs *b)
+{
+    b->out = malloc(sizeof(float) * on);
+    b->res = NULL;
+    for (size_t i = 0; i < on; i++) b->out[i] = NAN;
+    if (c->res == 1) {
+        b->res = malloc(sizeof(float) * on);
+        memcpy(b->res, resv, sizeof(float) * on);
+    } else if (c->res == 2) {
+        memcpy(b->out, resv, sizeof(float) * on);
+    }
+    size_t ps = (size_t)c->cin + c->in_pad, pix = (size_t)c->n * c->h * c->w;
+    b->xs = malloc(sizeof(float) * pix * ps);
+    for (size_t i = 0; i < pix; i++) {
+        memcpy(b->xs + i * ps, x + i * c->cin, sizeof(float) * (size_t)c->cin);
+        for (int j = c->cin; j < (int)ps; j++) b->xs[i * ps + j] = 1e6f; /* must not be read */
+    }
+    int oh = out_dim(c->h, c), ow = out_dim(c->w, c);
+    b->vin = strix_view_slice(strix_view_dense(b->xs, c->n, c->h, c->w, (int)ps), 0, c->cin);
+    b->vout = strix_view_dense(b->out, c->n, oh, ow, c->cout);
+    b->vres = strix_view_dense(c->res == 2 ? b->out : b->res, c->n, oh, ow, c->cout);
+    b->p = (strix_conv_params){c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, 1, c->act};
+    b->team = NULL;
+    strix_error e;
+    if (strix_cpu_team_create(&b->team, c->threads, 0, &e)) tl_fail("%s", e.message);
+}
+
 /* Runs case c on path isa; the output in *outp (caller frees); 0 on a
  * mismatch against the naive reference (tl_fail set). */
 static int run_case(const qcase *c, strix_int8_isa isa, const float *x, const float *w,
@@ -77,33 +181,14 @@ static int run_case(const qcase *c, strix_int8_isa isa, const float *x, const fl
         tl_fail("out of memory");
         return 0;
     }
-    float *out = malloc(sizeof(float) * on), *res = NULL;
-    for (size_t i = 0; i < on; i++) out[i] = NAN;
-    if (c->res == 1) {
-        res = malloc(sizeof(float) * on);
-        memcpy(res, resv, sizeof(float) * on);
-    } else if (c->res == 2) {
-        memcpy(out, resv, sizeof(float) * on);
-    }
-    size_t ps = (size_t)c->cin + c->in_pad, pix = (size_t)c->n * c->h * c->w;
-    float *xs = malloc(sizeof(float) * pix * ps);
-    for (size_t i = 0; i < pix; i++) {
-        memcpy(xs + i * ps, x + i * c->cin, sizeof(float) * (size_t)c->cin);
-        for (int j = c->cin; j < (int)ps; j++) xs[i * ps + j] = 1e6f; /* must not be read */
-    }
-    strix_view vin = strix_view_dense(xs, c->n, c->h, c->w, (int)ps), vout = strix_view_dense(out, c->n, oh, ow, c->cout);
-    vin = strix_view_slice(vin, 0, c->cin);
-    strix_view vres = strix_view_dense(c->res == 2 ? out : res, c->n, oh, ow, c->cout);
-    strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, 1, c->act};
-    size_t wsz = strix_cpu_conv2d_int8_workspace(&vout, &vin, &p, &q, c->threads);
-    void *ws = malloc(wsz);
-    strix_cpu_team *team = NULL;
-    strix_error e;
-    if (strix_cpu_team_create(&team, c->threads, 0, &e)) tl_fail("%s", e.message);
-    strix_cpu_conv2d_int8(&vout, &vin, &q, bias, c->res ? &vres : NULL, &p, STRIX_CPU_ISA_AUTO, ws, team);
-    strix_cpu_team_free(team);
+    qbufs bb;
+    case_buffers(c, x, resv, on, &bb);
+    float *out = bb.out;
+    void *ws = malloc(strix_cpu_conv2d_int8_workspace(&bb.vout, &bb.vin, &bb.p, &q, c->threads));
+    strix_cpu_conv2d_int8(&bb.vout, &bb.vin, &q, bias, c->res ? &bb.vres : NULL, &bb.p, STRIX_CPU_ISA_AUTO, ws,
+                          bb.team);
     free(ws);
-    free(xs);
+    case_buffers_free(&bb);
     /* weights: each within half a step of the float weight */
     int ok = 1;
     float inv = 1.0f / q.in_step;
@@ -144,7 +229,6 @@ static int run_case(const qcase *c, strix_int8_isa isa, const float *x, const fl
                     }
                 }
     strix_qconv_free(&q);
-    free(res);
     if (!ok) {
         free(out);
         return 0;
@@ -153,44 +237,15 @@ static int run_case(const qcase *c, strix_int8_isa isa, const float *x, const fl
     return 1;
 }
 
-static qcase random_case(void)
-{
-    static const int chans[] = {1, 3, 4, 8, 16, 17, 32, 33, 48, 64};
-    static const int couts[] = {1, 5, 16, 17, 32, 33, 48, 64, 80};
-    qcase c;
-    c.n = tl_int(1, 2);
-    c.h = tl_int(1, 14);
-    c.w = tl_int(1, 14);
-    c.cin = chans[tl_int(0, 9)];
-    c.cout = couts[tl_int(0, 8)];
-    c.k = tl_int(0, 1) ? 3 : 1;
-    c.s = tl_int(1, 2);
-    c.pad = c.k == 3 ? tl_int(0, 1) : 0;
-    c.d = c.k == 3 && tl_int(0, 3) == 0 ? 2 : 1;
-    if (tl_int(0, 2) == 0) c.s = 1, c.pad = 0, c.k = 1, c.d = 1; /* the direct 1x1 path */
-    while (out_dim(c.h, &c) < 1) c.h++;
-    while (out_dim(c.w, &c) < 1) c.w++;
-    c.act = tl_int(0, 1) ? STRIX_ACT_SILU : STRIX_ACT_NONE;
-    c.res = tl_int(0, 2);
-    c.threads = tl_int(1, 2);
-    c.in_pad = tl_int(0, 1) ? tl_int(1, 5) : 0;
-    return c;
-}
 
 static void test_int8_conv_paths(void)
 {
     int ran = 0;
     for (int t = 0; t < 60 && !tl_g.failed; t++) {
-        qcase c = random_case();
-        if (t == 0) c = (qcase){1, 40, 40, 32, 64, 3, 1, 1, 1, STRIX_ACT_SILU, 2, 2, 0}; /* many row blocks */
-        int oh = out_dim(c.h, &c), ow = out_dim(c.w, &c), kk = c.k * c.k * c.cin;
-        size_t xn = (size_t)c.n * c.h * c.w * c.cin, on = (size_t)c.n * oh * ow * c.cout;
-        float *x = malloc(sizeof(float) * xn), *w = malloc(sizeof(float) * (size_t)c.cout * kk);
-        float *bias = malloc(sizeof(float) * (size_t)c.cout), *res = malloc(sizeof(float) * on);
-        fill(x, xn, -0.5f, 3.0f);
-        fill(w, (size_t)c.cout * kk, -0.3f, 0.3f);
-        fill(bias, (size_t)c.cout, -1.0f, 1.0f);
-        fill(res, on, -2.0f, 2.0f);
+        qdata dd;
+        qcase c = draw_case(t, &dd);
+        const float *x = dd.x, *w = dd.w, *bias = dd.bias, *res = dd.res;
+        size_t on = dd.on;
         float *out[STRIX_INT8_ISAS] = {0};
         for (int isa = 0; isa < STRIX_INT8_ISAS && !tl_g.failed; isa++) {
             if (!strix_int8_isa_supported((strix_int8_isa)isa)) continue;
@@ -210,10 +265,7 @@ static void test_int8_conv_paths(void)
             tl_fail("%s: threads 1 and 2 differ (case %d)", strix_int8_isa_name(best), t);
         free(other);
         for (int i = 0; i < STRIX_INT8_ISAS; i++) free(out[i]);
-        free(x);
-        free(w);
-        free(bias);
-        free(res);
+        qdata_free(&dd);
     }
     if (!tl_g.failed)
         printf("  int8 paths checked:%s%s%s%s\n", ran & 1 ? " c" : "", ran & 2 ? " avx2" : "",
@@ -270,40 +322,21 @@ static void bf16_reference(const qcase *c, const float *x, const float *w, const
 static int run_bf16(const qcase *c, strix_bf16_isa isa, const float *x, const float *w, const float *bias,
                     const float *resv, const double *ref, const double *tol, float **outp)
 {
-    int oh = out_dim(c->h, c), ow = out_dim(c->w, c), kk = c->k * c->k * c->cin;
-    size_t on = (size_t)c->n * oh * ow * c->cout, ps = (size_t)c->cin + c->in_pad, pix = (size_t)c->n * c->h * c->w;
+    int kk = c->k * c->k * c->cin;
+    size_t on = (size_t)c->n * out_dim(c->h, c) * out_dim(c->w, c) * c->cout;
     strix_bconv q;
-    float *out = malloc(sizeof(float) * on), *res = NULL, *xs = malloc(sizeof(float) * pix * ps);
-    if (strix_bconv_init(&q, w, c->cout, kk, isa) || !out || !xs) {
+    if (strix_bconv_init(&q, w, c->cout, kk, isa)) {
         tl_fail("out of memory");
-        free(out);
-        free(xs);
         return 0;
     }
-    for (size_t i = 0; i < on; i++) out[i] = NAN;
-    if (c->res == 1) {
-        res = malloc(sizeof(float) * on);
-        memcpy(res, resv, sizeof(float) * on);
-    } else if (c->res == 2) {
-        memcpy(out, resv, sizeof(float) * on);
-    }
-    for (size_t i = 0; i < pix; i++) {
-        memcpy(xs + i * ps, x + i * c->cin, sizeof(float) * (size_t)c->cin);
-        for (int j = c->cin; j < (int)ps; j++) xs[i * ps + j] = 1e6f; /* must not be read */
-    }
-    strix_view vin = strix_view_slice(strix_view_dense(xs, c->n, c->h, c->w, (int)ps), 0, c->cin);
-    strix_view vout = strix_view_dense(out, c->n, oh, ow, c->cout);
-    strix_view vres = strix_view_dense(c->res == 2 ? out : res, c->n, oh, ow, c->cout);
-    strix_conv_params p = {c->k, c->k, c->s, c->s, c->pad, c->pad, c->d, c->d, 1, c->act};
-    void *ws = malloc(strix_cpu_conv2d_bf16_workspace(&vout, &vin, &p, &q, c->threads));
-    strix_cpu_team *team = NULL;
-    strix_error e;
-    if (strix_cpu_team_create(&team, c->threads, 0, &e)) tl_fail("%s", e.message);
-    strix_cpu_conv2d_bf16(&vout, &vin, &q, bias, c->res ? &vres : NULL, &p, STRIX_CPU_ISA_AUTO, ws, team);
-    strix_cpu_team_free(team);
+    qbufs bb;
+    case_buffers(c, x, resv, on, &bb);
+    float *out = bb.out;
+    void *ws = malloc(strix_cpu_conv2d_bf16_workspace(&bb.vout, &bb.vin, &bb.p, &q, c->threads));
+    strix_cpu_conv2d_bf16(&bb.vout, &bb.vin, &q, bias, c->res ? &bb.vres : NULL, &bb.p, STRIX_CPU_ISA_AUTO, ws,
+                          bb.team);
     free(ws);
-    free(xs);
-    free(res);
+    case_buffers_free(&bb);
     strix_bconv_free(&q);
     for (size_t o = 0; o < on; o++)
         if (!(fabs(out[o] - ref[o]) <= tol[o])) {
@@ -330,16 +363,10 @@ static void test_bf16_conv_paths(void)
     TL_CHECK(isnan(strix_bf16_to_f32(strix_bf16_from_f32(NAN))), "NaN did not stay NaN in bf16");
     int ran = 0;
     for (int t = 0; t < 40 && !tl_g.failed; t++) {
-        qcase c = random_case();
-        if (t == 0) c = (qcase){1, 40, 40, 32, 64, 3, 1, 1, 1, STRIX_ACT_SILU, 2, 2, 0}; /* many row blocks */
-        int oh = out_dim(c.h, &c), ow = out_dim(c.w, &c), kk = c.k * c.k * c.cin;
-        size_t xn = (size_t)c.n * c.h * c.w * c.cin, on = (size_t)c.n * oh * ow * c.cout;
-        float *x = malloc(sizeof(float) * xn), *w = malloc(sizeof(float) * (size_t)c.cout * kk);
-        float *bias = malloc(sizeof(float) * (size_t)c.cout), *res = malloc(sizeof(float) * on);
-        fill(x, xn, -0.5f, 3.0f);
-        fill(w, (size_t)c.cout * kk, -0.3f, 0.3f);
-        fill(bias, (size_t)c.cout, -1.0f, 1.0f);
-        fill(res, on, -2.0f, 2.0f);
+        qdata dd;
+        qcase c = draw_case(t, &dd);
+        const float *x = dd.x, *w = dd.w, *bias = dd.bias, *res = dd.res;
+        size_t on = dd.on;
         double *ref = malloc(sizeof(double) * on), *tol = malloc(sizeof(double) * on);
         bf16_reference(&c, x, w, bias, res, ref, tol);
         for (int isa = 0; isa < STRIX_BF16_ISAS && !tl_g.failed; isa++) {
@@ -356,10 +383,7 @@ static void test_bf16_conv_paths(void)
         }
         free(ref);
         free(tol);
-        free(x);
-        free(w);
-        free(bias);
-        free(res);
+        qdata_free(&dd);
     }
     if (!tl_g.failed) printf("  bf16 paths checked:%s%s\n", ran & 1 ? " c" : "", ran & 2 ? " neon-bfdot" : "");
     if (!tl_g.failed && !strix_bf16_supported())
