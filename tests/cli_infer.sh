@@ -111,8 +111,8 @@ run json_dir_missing 7 --model "$YAML" --weights "$W" --out "$T/o_jd" --json "$T
 
 # ------------------------------------------------------- with weights
 if [ ! -x "$B/mkweights" ] || ! "$B/mkweights" --model "$YAML" --scale n --seed 1 --out "$W" >/dev/null 2>&1; then
-    for t in bad_yaml bad_weights precision_usage precision_unsupported int8_calibrate_missing int8 run_samples refuse_overwrite overwrite bad_images labels dir_and_glob \
-        no_save batch mixed_batch png_out temps; do
+    for t in bad_yaml bad_weights precision_usage precision_unsupported int8_calibrate_missing int8 run_samples \
+        refuse_overwrite overwrite bad_images labels dir_and_glob no_save batch mixed_batch png_out temps; do
         skip $t "no weights ($B/mkweights missing or failed)"
     done
     [ $FAILED -eq 0 ]

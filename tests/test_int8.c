@@ -640,8 +640,10 @@ static void test_precision_option(void)
                  strix_precision_name((strix_precision)p));
     TL_CHECK(!strix_precision_name(STRIX_PRECISION_COUNT) && !strix_precision_name((strix_precision)-1),
              "a precision out of range has a name");
-    TL_CHECK(strix_precision_supported(STRIX_PRECISION_FP32, "cpu") && strix_precision_supported(STRIX_PRECISION_AUTO, NULL) &&
-                 strix_precision_supported(STRIX_PRECISION_INT8, "cpu") && !strix_precision_supported(STRIX_PRECISION_FP16, "cpu") &&
+    TL_CHECK(strix_precision_supported(STRIX_PRECISION_FP32, "cpu") &&
+                 strix_precision_supported(STRIX_PRECISION_AUTO, NULL) &&
+                 strix_precision_supported(STRIX_PRECISION_INT8, "cpu") &&
+                 !strix_precision_supported(STRIX_PRECISION_FP16, "cpu") &&
                  strix_precision_supported(STRIX_PRECISION_BF16, "cpu") == strix_bf16_supported() &&
                  !strix_precision_supported(STRIX_PRECISION_FP32, "gpu") &&
                  !strix_precision_supported(STRIX_PRECISION_COUNT, "cpu"),

@@ -505,8 +505,8 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--trail", "--line", "--detections", "--highlights", "--hl-score",
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len", "--manifest", "--shard", "--shards",
-                                                 "--metrics-port", "--metrics-file", "--decode", "--calibrate", "--precision",
-                                                 "--stall-timeout", "--max-reconnects", "--segment",
+                                                 "--metrics-port", "--metrics-file", "--decode", "--calibrate",
+                                                 "--precision", "--stall-timeout", "--max-reconnects", "--segment",
                                                  "--segment-format", "--rtsp-transport"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);

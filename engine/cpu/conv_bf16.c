@@ -187,8 +187,8 @@ static void gemm_b(const void *op, const uint8_t *a_in, size_t lda_in, int full,
     for (int jr = 0; jr < q->npad; jr += BNR)
         for (int ir = 0; ir < full + rest_pad; ir += BMR) {
             const uint16_t *a = ir < full ? in + (size_t)ir * lda_in : im + (size_t)(ir - full) * kpad;
-            kern(q->kp, a, ir < full ? lda_in : kpad, q->wp + (size_t)(jr / BNR) * bstride, ft + (size_t)ir * q->npad + jr,
-                 (size_t)q->npad);
+            kern(q->kp, a, ir < full ? lda_in : kpad, q->wp + (size_t)(jr / BNR) * bstride,
+                 ft + (size_t)ir * q->npad + jr, (size_t)q->npad);
         }
 }
 

@@ -98,7 +98,8 @@ static void convert_task(void *ctx, int row, int worker)
     if (in->pix_stride == (size_t)cin) /* dense: the whole image row at once */
         r->lp->convert(r->lp->op, dst, strix_view_at(in, n, y, 0), in->w * cin);
     else
-        for (int x = 0; x < in->w; x++) r->lp->convert(r->lp->op, dst + (size_t)x * cin * es, strix_view_at(in, n, y, x), cin);
+        for (int x = 0; x < in->w; x++)
+            r->lp->convert(r->lp->op, dst + (size_t)x * cin * es, strix_view_at(in, n, y, x), cin);
 }
 
 /* Task: one block of rows of one image, in the worker's scratch: the GEMM
