@@ -260,16 +260,20 @@ static void drop_bf16(strix_cpu_backend *b)
     b->bq = NULL;
 }
 
-/* Precision BF16: the reduced_eligible convolutions' weights in bf16, once. */
+/* Precision BF16: the reduced_eligible convolutions' weights in bf16, once,
+ * for BFDOT; for the C path on a CPU without it (strix_model_load refuses
+ * bf16 there: only tests create such a backend, to run the bf16 network on
+ * every machine). */
 static strix_status build_bf16(strix_cpu_backend *b, strix_error *err)
 {
     const strix_program *p = b->prog;
+    strix_bf16_isa isa = strix_bf16_supported() ? STRIX_BF16_NEON_BFDOT : STRIX_BF16_C;
     if (!(b->bq = calloc((size_t)p->n_nodes + 1, sizeof *b->bq)))
         return strix_fail(err, STRIX_E_NOMEM, "out of memory for bf16 weights");
     for (int i = 0; i < p->n_nodes; i++) {
         const strix_node *nd = &p->nodes[i];
         if (reduced_eligible(nd) && strix_bconv_init(&b->bq[i], b->weights + nd->woff, nd->cout,
-                                                     nd->conv.kh * nd->conv.kw * nd->cin, STRIX_BF16_NEON_BFDOT)) {
+                                                     nd->conv.kh * nd->conv.kw * nd->cin, isa)) {
             drop_bf16(b);
             return strix_fail(err, STRIX_E_NOMEM, "out of memory for bf16 weights");
         }
