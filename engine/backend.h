@@ -30,6 +30,7 @@ typedef struct strix_backend_config {
     strix_cpu_isa cpu_isa; /* CPU: the convolution's instruction set, one the CPU runs (not AUTO) */
     int cpu_spin_us;       /* CPU: how long idle threads poll before blocking (engine/cpu/team.h) */
     int cpu_exact_conv;    /* CPU: no Winograd (strix_model_options.cpu_exact_conv) */
+    int cpu_bf16;          /* CPU: the dense SiLU convolutions in bf16 (conv_bf16.h: BFDOT, else its C path) */
 } strix_backend_config;
 
 typedef struct strix_backend_ops {

@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "checkpoint.h"
 #include "coco.h"
+#include "cpu/conv_bf16.h"
 #include "cpu/ops.h"
 #include "fileread.h"
 #include "graph.h"
@@ -224,6 +225,43 @@ static char scale_from_shapes(const strix_yaml_model *y, int nc, const strix_mod
     return 0;
 }
 
+const char *strix_precision_name(strix_precision p)
+{
+    static const char *const names[STRIX_PRECISION_COUNT] = {"fp32", "bf16", "fp16", "int8", "auto"};
+    return p >= 0 && p < STRIX_PRECISION_COUNT ? names[p] : NULL;
+}
+
+/* Why this build and machine cannot run precision p on device d (-1 the
+ * CPU), as the end of a sentence; NULL when they can. */
+static const char *precision_missing(strix_precision p, int d)
+{
+    switch (p) {
+    case STRIX_PRECISION_FP32:
+    case STRIX_PRECISION_AUTO: return NULL;
+    case STRIX_PRECISION_BF16:
+        if (d >= 0) return "runs on the CPU only (the CUDA backend has fp32 and fp16): use --precision fp16 or fp32 "
+                           "on cuda, or --device cpu";
+        return strix_bf16_supported() ? NULL
+               : "needs bf16 dot products (aarch64 FEAT_BF16; strix has no x86 bf16 path yet) and this CPU has "
+                 "none: use --precision fp32 or auto";
+    case STRIX_PRECISION_FP16:
+        return d >= 0 ? NULL
+                      : "runs on CUDA devices only (strix has no CPU fp16 path yet): use --precision fp32 or auto "
+                        "on the cpu";
+    case STRIX_PRECISION_INT8:
+        return d >= 0 ? "runs on the CPU only: use --precision fp16 or fp32 on cuda, or --device cpu" : NULL;
+    }
+    return "is not a precision strix knows";
+}
+
+int strix_precision_supported(strix_precision p, const char *device)
+{
+    int d = parse_device(device);
+    if (d == -2 || !strix_precision_name(p)) return 0;
+    if (d >= 0 && d >= strix_device_count()) return 0;
+    return precision_missing(p, d) == NULL;
+}
+
 strix_status strix_model_load(strix_model **out, const strix_model_options *o, strix_error *err)
 {
     strix_error_clear(err);
@@ -237,6 +275,12 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
         strix_status dst = strix_backend_check_device(o->device, device, err);
         if (dst) return dst;
     }
+    if (!strix_precision_name(o->precision))
+        return strix_fail(err, STRIX_E_ARG, "unknown precision %d: use one of STRIX_PRECISION_FP32, BF16, FP16, "
+                          "INT8, AUTO", (int)o->precision);
+    const char *missing = precision_missing(o->precision, device);
+    if (missing)
+        return strix_fail(err, STRIX_E_UNSUPPORTED, "precision %s %s", strix_precision_name(o->precision), missing);
     if (o->nc < 0 || o->threads < 0 || o->cpu_spin_us < 0)
         return strix_fail(err, STRIX_E_ARG, "nc, threads and cpu_spin_us must not be negative");
     if (o->nc > STRIX_MAX_CLASSES)
@@ -252,7 +296,12 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     m->device = device;
     /* chosen once here; the backend keeps it (no global state) */
     m->cpu_isa = o->cpu_isa == STRIX_CPU_ISA_AUTO ? strix_cpu_isa_best() : o->cpu_isa;
-    m->half = device >= 0 && o->half;
+    m->half = device >= 0 && (o->half || o->precision == STRIX_PRECISION_FP16);
+    /* AUTO: bf16 where the CPU has a bf16 path (its drift is bounded in docs/gpu-cpu-precision.md), else fp32 */
+    m->precision = m->half ? STRIX_PRECISION_FP16
+                 : o->precision == STRIX_PRECISION_AUTO ? (device < 0 && strix_bf16_supported() ? STRIX_PRECISION_BF16
+                                                                                                 : STRIX_PRECISION_FP32)
+                                                        : o->precision;
     strix_checkpoint ck = {0};
     strix_status st = o->weights_path ? strix_checkpoint_open(&ck, o->weights_path, err) : STRIX_OK;
     char scale = o->scale, picked[1100] = "";
@@ -296,7 +345,8 @@ strix_status strix_model_load(strix_model **out, const strix_model_options *o, s
     }
     if (!st && m->weights) {
         strix_backend_config c = {device, m->half, o->nvtx, o->cuda_graphs, o->cuda_sync, o->cuda_async,
-                                  o->cuda_kernels, m->cpu_isa, o->cpu_spin_us, o->cpu_exact_conv};
+                                  o->cuda_kernels, m->cpu_isa, o->cpu_spin_us, o->cpu_exact_conv,
+                                  m->precision == STRIX_PRECISION_BF16};
         m->async = device >= 0 && o->cuda_async;
         st = strix_backend_create(&m->backend, &m->prog, m->weights, &c, err);
     }
@@ -354,6 +404,7 @@ void strix_model_kpt_shape(const strix_model *m, int *keypoints, int *dims)
 }
 int strix_model_stride(const strix_model *m) { return m->graph.max_stride; }
 strix_cpu_isa strix_model_cpu_isa(const strix_model *m) { return m->cpu_isa; }
+strix_precision strix_model_precision(const strix_model *m) { return m->precision; }
 
 int strix_model_fixed_input(const strix_model *m, int *height, int *width)
 {
@@ -549,6 +600,10 @@ static strix_status prepare(strix_model *m, int n, int h, int w, strix_error *er
 {
     if (!m->weights)
         return strix_fail(err, STRIX_E_ARG, "%s: the model was loaded without weights", m->graph.path);
+    if (m->precision == STRIX_PRECISION_INT8 && m->int8_state == 0)
+        return strix_fail(err, STRIX_E_ARG, "%s: loaded with precision int8 but not calibrated: call "
+                          "strix_model_quantize first (infer: --calibrate SRC), or load with precision fp32",
+                          m->graph.path);
     if (!m->planned || m->plan.n != n || m->plan.h != h || m->plan.w != w) {
         strix_plan_free(&m->plan);
         m->planned = 0;
@@ -920,17 +975,20 @@ strix_status strix_model_quantize(strix_model *m, const strix_image *im, int n, 
     strix_error_clear(err);
     if (!m->backend)
         return strix_fail(err, STRIX_E_ARG, "%s: the model was loaded without weights", m->graph.path);
-    const strix_backend_ops *ops = m->backend->ops;
-    if (!ops->int8_begin)
-        return strix_fail(err, STRIX_E_UNSUPPORTED, "int8 runs on the CPU only: drop int8 or use the cpu device");
+    if (m->precision != STRIX_PRECISION_INT8)
+        return strix_fail(err, STRIX_E_ARG, "%s: int8 calibration needs a model loaded with precision int8 (this "
+                          "one runs %s)", m->graph.path, strix_precision_name(m->precision));
+    const strix_backend_ops *ops = m->backend->ops; /* int8 loads only on the CPU, whose backend has int8 */
     if (n < 1 || !im) return strix_fail(err, STRIX_E_ARG, "int8 calibration needs at least one image");
     wait_all(m); /* the submitted batches keep their own failures */
+    m->int8_state = 1; /* fp32 passes while the ranges are recorded */
     strix_status st = ops->int8_begin(m->backend, err);
     for (int i = 0; i < n && !st; i++) {
         strix_detections r;
         st = strix_model_detect(m, &im[i], 1, o, &r, err);
     }
     strix_status end = ops->int8_end(m->backend, !st, st ? NULL : err);
+    m->int8_state = st || end ? 0 : 2; /* a failed calibration leaves nothing that runs fp32 as int8 */
     return st ? st : end;
 }
 

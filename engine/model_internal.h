@@ -32,6 +32,9 @@ struct strix_model {
     strix_cpu_isa cpu_isa; /* the CPU convolution's instruction set (never AUTO) */
     int device;              /* CUDA device index, -1 for the CPU */
     int half;                /* fp16 on the CUDA device */
+    strix_precision precision; /* what it runs (never AUTO; FP16 with half) */
+    int int8_state;          /* precision INT8: 0 not calibrated (it refuses to run), 1 calibrating (fp32
+                                passes recording ranges), 2 calibrated */
     strix_backend *backend;  /* CPU or CUDA (per device); NULL without weights */
     char **names;
     int n_names;

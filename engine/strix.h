@@ -78,6 +78,33 @@ int strix_cpu_isa_supported(strix_cpu_isa isa);
 /* "auto", "generic", "avx2", "avx512", "neon"; NULL for another value. */
 const char *strix_cpu_isa_name(strix_cpu_isa isa);
 
+/* The arithmetic of a model's convolutions (strix_model_options.precision;
+ * docs/gpu-cpu-precision.md "Precision": what runs where, and the drift).
+ * Everything that is not a dense convolution ending in SiLU (depthwise,
+ * the head's last 1x1 convolutions, attention, pooling, decode) stays fp32
+ * on the CPU whatever the precision. */
+typedef enum strix_precision {
+    STRIX_PRECISION_FP32 = 0, /* the default: fp32 everywhere, Ultralytics' numbers */
+    STRIX_PRECISION_BF16 = 1, /* CPU: bf16 weights and activations, fp32 sums (aarch64 with
+                                 FEAT_BF16: BFDOT); refused on CUDA */
+    STRIX_PRECISION_FP16 = 2, /* CUDA: the same as half = 1; the CPU has no fp16 path yet */
+    STRIX_PRECISION_INT8 = 3, /* CPU: int8 after strix_model_quantize; until then detect and
+                                 forward fail (STRIX_E_ARG), never running fp32 instead; refused on
+                                 CUDA */
+    STRIX_PRECISION_AUTO = 4, /* the fastest path whose drift the docs bound: bf16 where this CPU
+                                 has a bf16 path, else fp32; on CUDA fp32 (or half's fp16).  Never
+                                 int8: it needs calibration images and drifts further */
+} strix_precision;
+#define STRIX_PRECISION_COUNT 5
+
+/* "fp32", "bf16", "fp16", "int8", "auto"; NULL for another value. */
+const char *strix_precision_name(strix_precision p);
+/* 1 when this build and this machine can load a model on `device` (as
+ * strix_model_options.device: "cpu", NULL, "cuda", "cuda:N") with precision
+ * p (AUTO and FP32: always), else 0.  A load with an unsupported one fails
+ * with STRIX_E_UNSUPPORTED and a line naming what is missing. */
+int strix_precision_supported(strix_precision p, const char *device);
+
 typedef struct strix_model_options {
     const char *yaml_path;    /* Ultralytics model YAML; NULL: the one a .pt weights file embeds */
     const char *weights_path; /* .safetensors, Ultralytics .pt (read without running any of its
@@ -153,6 +180,9 @@ typedef struct strix_model_options {
                                  12.6 -> 41.5 MB; results within docs/performance.md's bound of
                                  the exact ones); 1 the im2col GEMM and direct kernels only (less
                                  memory and load time, strix's numbers before Winograd) */
+    strix_precision precision; /* FP32 (default), BF16, FP16, INT8 or AUTO: see strix_precision;
+                                  one this build and device cannot run fails the load with
+                                  STRIX_E_UNSUPPORTED */
 } strix_model_options;
 
 void strix_model_options_init(strix_model_options *o);
@@ -203,6 +233,8 @@ int strix_model_fixed_input(const strix_model *m, int *height, int *width);
 /* The CPU convolution's instruction set this model runs with (never AUTO);
  * meaningful on the CPU device only. */
 strix_cpu_isa strix_model_cpu_isa(const strix_model *m);
+/* The precision m runs (AUTO resolved; FP16 for a CUDA model with half). */
+strix_precision strix_model_precision(const strix_model *m);
 
 /* Write deterministic synthetic weights for m's graph (tests, benchmarks):
  * Ultralytics state_dict names and shapes, seeded uniform convolution weights,
@@ -492,19 +524,21 @@ strix_status strix_model_submit(strix_model *m, const strix_image *images, int n
 strix_status strix_batch_collect(strix_batch *b, strix_detections *out, strix_error *err);
 void strix_batch_release(strix_batch *b);
 
-/* int8 (CPU only, opt-in, never the default): calibrate on n images, then
- * run the model's convolutions in int8 from then on.  The images go through
- * strix_model_detect with o (their letterbox, in fp32) while the largest |x|
- * at each convolution's input is recorded; then every dense convolution
- * ending in SiLU is quantised: weights per output channel, symmetric, at
- * this call; activations per tensor, symmetric, step absmax / 127, from the
- * calibration.  The int8 GEMM accumulates in int32 (AVX-512 VNNI, AVX2 or
- * portable C, whichever this CPU runs best); bias, SiLU and residual stay
- * fp32, as do depthwise convolutions, the head's last convolutions and
- * everything that is not a convolution.  Calling it again recalibrates from
+/* int8 (CPU only, opt-in, never the default): for a model loaded with
+ * precision STRIX_PRECISION_INT8 (another: STRIX_E_ARG), calibrate on n
+ * images, then run the model's convolutions in int8 from then on.  The
+ * images go through strix_model_detect with o (their letterbox, in fp32)
+ * while the range of x at each convolution's input is recorded; then every
+ * dense convolution ending in SiLU is quantised: weights per output
+ * channel, symmetric, at this call; activations per tensor, unsigned bytes
+ * with a zero point, from the range calibration saw.  The int8 GEMM
+ * accumulates in int32 (AVX-512 VNNI, AVX2, NEON SDOT or portable C,
+ * whichever this CPU runs best); bias, SiLU and residual stay fp32, as do
+ * depthwise convolutions, the head's last convolutions and everything that
+ * is not a convolution.  Calling it again recalibrates from
  * fp32.  The images must cover what will be run: activations beyond the
  * ranges they show are clamped (README "int8 on the CPU": the drift).
- * STRIX_E_UNSUPPORTED on a CUDA device. */
+ * A failed calibration leaves the model uncalibrated: it refuses to run. */
 strix_status strix_model_quantize(strix_model *m, const strix_image *images, int n,
                                   const strix_detect_options *o, strix_error *err);
 /* Lower-level stages, for tools, tests and benchmarks.

@@ -26,8 +26,11 @@
  * median wall time of each YAML layer printed and written to FILE as JSON
  * lines (tools/reference/layer_peers.py sets them beside ONNX Runtime's).
  *
- * --int8 IMG[,IMG...] calibrates on those images (strix_model_quantize) and
- * times the int8 path (CPU only); "precision" in the JSON says which ran.
+ * --precision P passes strix_model_options.precision through (fp32, bf16,
+ * fp16, int8, auto; one the CPU or device cannot run: the library's line,
+ * exit status 9); int8 needs --calibrate IMG[,IMG...], the images
+ * strix_model_quantize calibrates on.  "precision" in the JSON says which
+ * ran (auto resolved).
  *
  * --device cuda[:N] / --half / --cuda-graphs 0 pass through to the library
  * (a CPU-only build refuses the device with exit status 9); times are then
@@ -68,7 +71,7 @@ typedef struct bench_opts {
     const char *inputs;     /* raw f32 NHWC images, or NULL for random ones */
     const char *label;      /* free text copied into each JSON object */
     const char *save_head;  /* write the first configuration's head for input batch 0 here */
-    const char *int8;       /* --int8: comma-separated calibration images, or NULL (fp32) */
+    const char *calibrate;  /* --calibrate: comma-separated calibration images (--precision int8) */
     const char *layers;     /* --layers: per-layer medians (JSON lines) here, or NULL */
     int on_cpu;             /* --device is the cpu */
     int cuda_graphs;        /* CUDA graph replay on a CUDA device */
@@ -132,13 +135,23 @@ static int parse_isa(const char *v, strix_cpu_isa *isa)
     return 0;
 }
 
+static int parse_precision(const char *v, strix_precision *p)
+{
+    for (int i = 0; i < STRIX_PRECISION_COUNT; i++)
+        if (!strcmp(v, strix_precision_name((strix_precision)i))) {
+            *p = (strix_precision)i;
+            return 1;
+        }
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: bench --model YAML [--scale n|s|m|l|x] [--nc N] [--weights FILE | --seed N]\n"
             "             [--batch LIST] [--imgsz LIST] [--threads N] [--runs N] [--warmup N]\n"
             "             [--rotate K] [--inputs FILE] [--json FILE] [--label TEXT] [--no-roofline]\n"
-            "             [--save-head FILE] [--int8 IMG[,IMG...]] [--layers FILE]\n"
+            "             [--save-head FILE] [--precision P [--calibrate IMG[,IMG...]]] [--layers FILE]\n"
             "             [--device NAME] [--half] [--cuda-graphs 0|1] [--cpu-isa NAME] [--cpu-spin-us N]\n"
             "  --weights F    safetensors; without it synthetic weights from --seed (default 1)\n"
             "  --batch LIST   batch sizes, e.g. 1,8,32 (default 1)\n"
@@ -152,8 +165,9 @@ static void usage(FILE *f)
             "  --json FILE    append one JSON object per configuration ('-': stdout)\n"
             "  --label TEXT   copied into each JSON object (e.g. the OMP_WAIT_POLICY tried)\n"
             "  --no-roofline  skip the peak GEMM and copy bandwidth probes\n"
-            "  --int8 IMGS    calibrate on these images (comma-separated) and time the int8\n"
-            "                 path (CPU only; strix_model_quantize)\n"
+            "  --precision P  fp32 (default), bf16, fp16, int8 or auto (strix_model_options.precision)\n"
+            "  --calibrate IMGS  --precision int8: calibrate on these images (comma-separated;\n"
+            "                 strix_model_quantize)\n"
             "  --layers FILE  CPU: also time each YAML layer of the first configuration (--runs\n"
             "                 node-by-node passes, medians) and write them to FILE as JSON lines\n"
             "  --save-head F  write the first configuration's output for its first input batch\n"
@@ -206,7 +220,8 @@ static int parse_args(int argc, char **argv, bench_opts *b)
         else if (!strcmp(a, "--label")) b->label = v;
         else if (!strcmp(a, "--cuda-graphs") && parse_int(v, 0, 1, &b->cuda_graphs)) {}
         else if (!strcmp(a, "--save-head")) b->save_head = v;
-        else if (!strcmp(a, "--int8")) b->int8 = v;
+        else if (!strcmp(a, "--calibrate")) b->calibrate = v;
+        else if (!strcmp(a, "--precision") && parse_precision(v, &b->model.precision)) {}
         else if (!strcmp(a, "--layers")) b->layers = v;
         else if (!strcmp(a, "--cpu-isa") && parse_isa(v, &b->model.cpu_isa)) {}
         else if (!strcmp(a, "--cpu-spin-us") && parse_int(v, 0, 1000000, &b->model.cpu_spin_us)) {}
@@ -240,8 +255,9 @@ static int parse_args(int argc, char **argv, bench_opts *b)
     }
     b->model.cuda_graphs = b->cuda_graphs;
     if (!b->on_cpu) b->roofline = 0;
-    if (b->int8 && !b->on_cpu) {
-        fprintf(stderr, "bench: --int8: the int8 path runs on the cpu only\n");
+    if ((b->model.precision == STRIX_PRECISION_INT8) != (b->calibrate != NULL)) {
+        fprintf(stderr, "bench: %s\n", b->calibrate ? "--calibrate sets up --precision int8: add it"
+                                                    : "--precision int8 needs --calibrate IMG[,IMG...]");
         return EXIT_USAGE;
     }
     if (b->layers && !b->on_cpu) {
@@ -296,7 +312,7 @@ static int load_model(const bench_opts *b, strix_model **m)
     return 0;
 }
 
-/* --int8: load the comma-separated images and calibrate m on them. */
+/* --calibrate: load the comma-separated images and calibrate m on them. */
 static int quantize(const bench_opts *b, strix_model *m)
 {
     enum { MAX_CALIB = 16 };
@@ -304,17 +320,17 @@ static int quantize(const bench_opts *b, strix_model *m)
     strix_image view[MAX_CALIB];
     int n = 0, rc = 0;
     strix_error e;
-    char *list = strdup(b->int8), *save = NULL;
+    char *list = strdup(b->calibrate), *save = NULL;
     if (!list) {
         fprintf(stderr, "bench: out of memory\n");
         return EXIT_NOMEM;
     }
     for (char *t = strtok_r(list, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
         if (n == MAX_CALIB) {
-            fprintf(stderr, "bench: --int8: at most %d calibration images\n", MAX_CALIB);
+            fprintf(stderr, "bench: --calibrate: at most %d calibration images\n", MAX_CALIB);
             rc = EXIT_USAGE;
         } else if (strix_image_load(t, 0, &img[n], &e)) {
-            fprintf(stderr, "bench: --int8: %s\n", e.message);
+            fprintf(stderr, "bench: --calibrate: %s\n", e.message);
             rc = strix_exit_code(e.status);
         } else {
             view[n] = strix_image_view(&img[n]);
@@ -508,7 +524,7 @@ static void write_json(FILE *f, const bench_opts *b, const strix_model *m, const
 #endif
     );
     json_str(f, wait ? wait : "default");
-    fprintf(f, ", \"precision\": \"%s\"", b->model.half ? "fp16" : b->int8 ? "int8" : "fp32");
+    fprintf(f, ", \"precision\": \"%s\"", strix_precision_name(strix_model_precision(m)));
     fprintf(f, ", \"label\": ");
     json_str(f, b->label ? b->label : "");
     fprintf(f, ", \"warmup\": %d, \"runs\": %d, \"rotate\": %d", b->warmup, r->runs, b->rotate);
@@ -682,7 +698,7 @@ int main(int argc, char **argv)
     FILE *table = json == stdout ? stderr : stdout;
     strix_model *m = NULL;
     if ((rc = load_model(&b, &m))) goto out;
-    if (b.int8 && (rc = quantize(&b, m))) goto out;
+    if (b.calibrate && (rc = quantize(&b, m))) goto out;
 
     char load[64];
     loadavg(load, sizeof load);
@@ -690,7 +706,7 @@ int main(int argc, char **argv)
             STRIX_VERSION, b.model.yaml_path, m->graph.scale,
             b.model.weights_path ? b.model.weights_path : "synthetic", b.on_cpu ? "cpu" : b.model.device,
             b.on_cpu ? " " : "", b.on_cpu ? strix_cpu_isa_name(strix_model_cpu_isa(m)) : "",
-            b.model.half ? "fp16" : b.int8 ? "int8" : "fp32", m->threads,
+            strix_precision_name(strix_model_precision(m)), m->threads,
             getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "default", load);
     roofline rl = {0, 0};
     if (b.roofline) {

@@ -1,8 +1,9 @@
 #!/bin/sh
 # int8_speed.sh — strix int8 against strix fp32: same machine, same synthetic
 # weights (perf/bench --seed), same inputs, same thread count.  perf/bench runs
-# without and with --int8 alternately (fp32, int8, fp32, int8, ...), REPS pairs
-# per thread count, so that load from elsewhere falls on both alike.  Each run
+# with --precision fp32 and --precision int8 (--calibrate) alternately (fp32,
+# int8, fp32, int8, ...), REPS pairs per thread count, so that load from
+# elsewhere falls on both alike.  Each run
 # appends its JSON line (with "precision") to OUT/int8_speed.jsonl and its
 # table to OUT/int8_speed.txt; the summary (median images/s of each, the ratio
 # of the medians, every pair's ratio, and the fastest single run of each: on a
@@ -32,7 +33,8 @@ for t in $threads; do
         for p in fp32 int8; do
             set -- "$B/perf/bench" --model "$model" --scale "$scale" --threads "$t" --runs "$runs" --no-roofline \
                 --json "$jl" --label "$p pair $r"
-            [ "$p" = int8 ] && set -- "$@" --int8 "$calib"
+            set -- "$@" --precision "$p"
+            [ "$p" = int8 ] && set -- "$@" --calibrate "$calib"
             { echo "\$ $*"; echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; "$@"; echo; } >>"$out/int8_speed.txt" 2>&1
         done
         r=$((r + 1))

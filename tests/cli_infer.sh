@@ -111,8 +111,8 @@ run json_dir_missing 7 --model "$YAML" --weights "$W" --out "$T/o_jd" --json "$T
 
 # ------------------------------------------------------- with weights
 if [ ! -x "$B/mkweights" ] || ! "$B/mkweights" --model "$YAML" --scale n --seed 1 --out "$W" >/dev/null 2>&1; then
-    for t in bad_yaml bad_weights int8_usage int8_calibrate_missing int8 run_samples refuse_overwrite overwrite bad_images labels dir_and_glob \
-        no_save batch mixed_batch png_out temps; do
+    for t in bad_yaml bad_weights precision_usage precision_unsupported int8_calibrate_missing int8 run_samples \
+        refuse_overwrite overwrite bad_images labels dir_and_glob no_save batch mixed_batch png_out temps; do
         skip $t "no weights ($B/mkweights missing or failed)"
     done
     [ $FAILED -eq 0 ]
@@ -127,20 +127,39 @@ echo "not safetensors" >"$T/bad.safetensors"
 run bad_weights 5 --model "$YAML" --scale n --weights "$T/bad.safetensors" --out "$T/o_bw" "$T/in/small.ppm" &&
     pass bad_weights
 
-# --int8 (CPU, opt-in): its usage errors, a calibration source that does not
-# exist, and a run calibrated on a directory whose JSON is complete
+# --precision: its usage errors (exit 2, one line), a precision this CPU
+# cannot run (exit 9, one line naming what is missing), int8's calibration
+# source that does not exist, and an int8 run calibrated on a directory
+# whose JSON is complete
 ok=1
-for args in "$M --int8 $T/in/small.ppm" "$M --calibrate $T/in $T/in/small.ppm"; do
+for args in "$M --precision int9 $T/in/small.ppm" "$M --precision int8 $T/in/small.ppm" \
+    "$M --calibrate $T/in $T/in/small.ppm" "$M --precision bf16 --calibrate $T/in $T/in/small.ppm"; do
     # shellcheck disable=SC2086
-    run int8_usage 2 $args || { ok=0; break; }
-    [ "$(wc -l <"$T/err")" -eq 1 ] || { fail int8_usage "not one line on stderr for '$args'"; ok=0; break; }
+    run precision_usage 2 $args || { ok=0; break; }
+    [ "$(wc -l <"$T/err")" -eq 1 ] || { fail precision_usage "not one line on stderr for '$args'"; ok=0; break; }
 done
-[ $ok -eq 1 ] && pass int8_usage
+[ $ok -eq 1 ] && pass precision_usage
+# fp16 has no CPU path anywhere; bf16 none on x86-64
+unsup=fp16
+[ "$(uname -m)" = x86_64 ] && unsup="fp16 bf16"
+ok=1
+for p in $unsup; do
+    case $p in fp16) why="runs on CUDA devices only" ;; *) why="needs bf16 dot products" ;; esac
+    # shellcheck disable=SC2086
+    run precision_unsupported 9 $M --device cpu --precision "$p" --out "$T/o_pu" "$T/in/small.ppm" || { ok=0; break; }
+    if [ "$(wc -l <"$T/err")" -ne 1 ] || ! grep -q "precision $p $why" "$T/err"; then
+        fail precision_unsupported "--precision $p: want one line saying '$why', got: $(cat "$T/err")"
+        ok=0
+        break
+    fi
+done
+[ $ok -eq 1 ] && pass "precision_unsupported ($unsup)"
 # shellcheck disable=SC2086
-run int8_calibrate_missing 3 $M --int8 --calibrate "$T/nope" --out "$T/o_i8m" "$T/in/small.ppm" &&
+run int8_calibrate_missing 3 $M --precision int8 --calibrate "$T/nope" --out "$T/o_i8m" "$T/in/small.ppm" &&
     pass int8_calibrate_missing
 # shellcheck disable=SC2086
-if run int8 0 $M --int8 --calibrate "$T/in" --out "$T/o_i8" --no-save --quiet "$T/in/small.ppm" "$T/in/wide.ppm"; then
+if run int8 0 $M --precision int8 --calibrate "$T/in" --out "$T/o_i8" --no-save --quiet "$T/in/small.ppm" \
+    "$T/in/wide.ppm"; then
     if why=$(json_ok "$T/o_i8/detections.json" 2 0); then pass int8; else fail int8 "$why"; fi
 fi
 

@@ -180,11 +180,16 @@ static void usage(FILE *f)
             "  --exact-conv      CPU: no Winograd for 3x3 convolutions (the default takes it where\n"
             "                    faster, with 3x the packed weights' memory; results within\n"
             "                    docs/performance.md's bound): less memory and load time\n"
-            "  --int8            CPU: run the convolutions in int8 (opt-in; faster, boxes drift\n"
-            "                    from fp32: README \"int8 on the CPU\"); needs --calibrate\n"
-            "  --calibrate SRC   --int8's calibration images: an image, a directory (its images,\n"
-            "                    sorted) or a quoted glob; the first %d are used. They must cover\n"
-            "                    the inputs: activations beyond the ranges they show are clamped\n"
+            "  --precision P     the convolutions' arithmetic: fp32 (default, Ultralytics' numbers),\n"
+            "                    bf16 (CPU with bf16 dot products: aarch64 FEAT_BF16), fp16 (CUDA:\n"
+            "                    as --half), int8 (CPU, needs --calibrate; README \"int8 on the CPU\")\n"
+            "                    or auto (bf16 where the CPU has it, else fp32; never int8). Reduced\n"
+            "                    precisions move boxes: docs/gpu-cpu-precision.md \"Precision\". One\n"
+            "                    this build or CPU cannot run: exit 9\n"
+            "  --calibrate SRC   --precision int8's calibration images: an image, a directory\n"
+            "                    (its images, sorted) or a quoted glob; the first %d are used. They\n"
+            "                    must cover the inputs: activations beyond the ranges they show are\n"
+            "                    clamped\n"
             "  --out DIR         output directory (default runs/infer; created, not emptied)\n"
             "  --json FILE       JSON report (default OUT/detections.json; for a video,\n"
             "                    JSON Lines, default OUT/NAME.jsonl)\n"
@@ -458,7 +463,7 @@ static int parse_args(int argc, char **argv, options *o)
                   : !strcmp(a, "--overwrite") ? &o->overwrite : !strcmp(a, "--quiet") ? &o->quiet
                   : !strcmp(a, "--half") ? &o->half : !strcmp(a, "--track") ? &o->track
                   : !strcmp(a, "--nms-free") ? &o->nms_free : !strcmp(a, "--nv12") ? &o->nv12
-                  : !strcmp(a, "--int8") ? &o->int8 : !strcmp(a, "--live") ? &o->live
+                  : !strcmp(a, "--live") ? &o->live
                   : !strcmp(a, "--exact-conv") ? &o->exact_conv
                   : !strcmp(a, "--realtime") ? &o->realtime : !strcmp(a, "--retina-masks") ? &o->retina
                   : NULL;
@@ -501,7 +506,7 @@ static int parse_args(int argc, char **argv, options *o)
                                                  "--hl-min-frames", "--hl-gap", "--hl-pad", "--hl-min-len",
                                                  "--hl-max-len", "--manifest", "--shard", "--shards",
                                                  "--metrics-port", "--metrics-file", "--decode", "--calibrate",
-                                                 "--stall-timeout", "--max-reconnects", "--segment",
+                                                 "--precision", "--stall-timeout", "--max-reconnects", "--segment",
                                                  "--segment-format", "--rtsp-transport"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++) known |= !strcmp(name, with_value[k]);
@@ -581,6 +586,13 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(name, "--shard")) o->shard = val;
         else if (!strcmp(name, "--metrics-file")) o->metrics_file = val;
         else if (!strcmp(name, "--calibrate")) o->calibrate = val;
+        else if (!strcmp(name, "--precision")) {
+            int k = 0;
+            while (k < STRIX_PRECISION_COUNT && strcmp(val, strix_precision_name((strix_precision)k))) k++;
+            if (k == STRIX_PRECISION_COUNT)
+                return usage_error("--precision %s: unknown: use fp32, bf16, fp16, int8 or auto", val);
+            o->precision = k;
+        }
         else if (!strcmp(name, "--metrics-port")) rc = parse_int(name, val, 0, 65535, &o->metrics_port);
         else if (!strcmp(name, "--shards")) {
             int n;
@@ -605,11 +617,13 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->segment_format_set && o->segment <= 0) return usage_error("--segment-format needs --segment D");
     if (o->segment > 0 && o->hl_min_frames > 1)
         return usage_error("--hl-min-frames: a piece's reel (--segment) is cut before its tracks end: leave it out");
-    if (o->int8 && !o->calibrate)
-        return usage_error("--int8 needs --calibrate SRC: a few images like the inputs (an image, a directory or a "
-                           "quoted glob) to set the activation ranges");
-    if (o->calibrate && !o->int8) return usage_error("--calibrate sets up --int8: add --int8");
-    if (o->int8 && o->detections) return usage_error("--int8 runs the model: --detections replays without one");
+    int int8 = o->precision == STRIX_PRECISION_INT8;
+    if (int8 && !o->calibrate)
+        return usage_error("--precision int8 needs --calibrate SRC: a few images like the inputs (an image, a "
+                           "directory or a quoted glob) to set the activation ranges");
+    if (o->calibrate && !int8) return usage_error("--calibrate sets up --precision int8: add it");
+    if (o->precision && o->detections)
+        return usage_error("--precision runs the model: --detections replays without one");
     if (o->has_line && !o->track) return usage_error("--line counts tracks: add --track");
     if (o->trail && !o->track) return usage_error("--trail draws tracks: add --track");
     if (o->hl_min_frames > 1 && !o->track) return usage_error("--hl-min-frames counts track lengths: add --track");
@@ -653,7 +667,7 @@ static int parse_classes(const char *opt, const char *list, const char *const *n
     return rc;
 }
 
-/* --int8: quantise the model, calibrated on the first CALIB_MAX images of
+/* --precision int8: quantise the model, calibrated on the first CALIB_MAX images of
  * --calibrate (expanded as an INPUT is); an exit code. */
 static int calibrate_int8(const options *o, strix_model *m)
 {
@@ -686,7 +700,7 @@ static int calibrate_int8(const options *o, strix_model *m)
         d.imgsz = o->imgsz;
         strix_status st = strix_model_quantize(m, view, n, &d, &e);
         if (st) {
-            fprintf(stderr, "infer: --int8: %s\n", e.message);
+            fprintf(stderr, "infer: --precision int8: %s\n", e.message);
             rc = strix_exit_code(st);
         } else if (!o->quiet) {
             fprintf(stderr, "infer: int8: calibrated on %d image%s of %s\n", n, n == 1 ? "" : "s", o->calibrate);
@@ -722,6 +736,7 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
     mo.half = o->half;
     mo.nms_free = o->nms_free;
     mo.cpu_exact_conv = o->exact_conv;
+    mo.precision = (strix_precision)o->precision;
     o->cpu = !strcmp(mo.device, "cpu");
     if (o->nvdec >= 0) {
         if (strncmp(mo.device, "cuda", 4))
@@ -752,7 +767,7 @@ static int load_model(options *o, strix_model **model, const char ***names, int 
                                fh, fw, o->imgsz);
         o->imgsz = side;
     }
-    int rc = o->int8 ? calibrate_int8(o, *model) : 0;
+    int rc = o->precision == STRIX_PRECISION_INT8 ? calibrate_int8(o, *model) : 0;
     if (rc) return rc;
     *nc = strix_model_class_count(*model);
     if (!(*names = malloc(sizeof **names * (size_t)(*nc > 0 ? *nc : 1)))) {

@@ -8,12 +8,15 @@
  *   team     the plan's threads, blocking when idle (team.h);
  *   packed   every conv's weights packed at load for the micro-kernels of
  *            the instruction set chosen then (strix_cpu_packed);
- *   qws      the int8 convolutions' workspace (after strix_model_quantize).
+ *   qws      the int8 or bf16 convolutions' workspace.
  *
  * int8 (opt-in, conv_int8.h): while calibrating, range[2i] and range[2i+1]
  * are the smallest and largest x seen at conv node i's input; once
  * quantised, q[i] holds node i's int8 weights (q[i].wp NULL: the node stays
- * fp32). */
+ * fp32).
+ * bf16 (precision BF16, conv_bf16.h): bq[i] holds node i's bf16 weights,
+ * packed at load (bq[i].wp NULL: the node stays fp32).  The same nodes as
+ * int8's (reduced_eligible). */
 #include "backend.h"
 
 #include <math.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "conv_bf16.h"
 #include "conv_int8.h"
 #include "exec.h"
 #include "ops.h"
@@ -42,6 +46,7 @@ typedef struct strix_cpu_backend {
     size_t scratch_cap;
     float *range;     /* [2 n_nodes] while calibrating, else NULL */
     strix_qconv *q;   /* [n_nodes] once quantised, else NULL */
+    strix_bconv *bq;  /* [n_nodes] with precision BF16, else NULL */
     void *qws;
     size_t qws_cap;
 } strix_cpu_backend;
@@ -171,18 +176,25 @@ static strix_status cpu_run_op(strix_backend *base, int i, strix_error *err)
         strix_view in = strix_plan_view(b->plan, p, b->arena, nd->in);
         view_range(&in, b->range + 2 * i);
     }
-    if (nd->op != STRIX_OP_CONV || !b->q || !b->q[i].wp) {
+    const strix_qconv *q = nd->op == STRIX_OP_CONV && b->q && b->q[i].wp ? &b->q[i] : NULL;
+    const strix_bconv *bq = nd->op == STRIX_OP_CONV && b->bq && b->bq[i].wp ? &b->bq[i] : NULL;
+    if (!q && !bq) {
         strix_cpu_execute_node(&b->packed, b->team, p, b->plan, b->weights, b->arena, b->ws, i);
         return STRIX_OK;
     }
     const strix_plan *pl = b->plan;
     strix_view out = strix_plan_view(pl, p, b->arena, nd->out), in = strix_plan_view(pl, p, b->arena, nd->in), res;
     if (nd->res >= 0) res = strix_plan_view(pl, p, b->arena, nd->res);
-    if (!strix_reserve(&b->qws, &b->qws_cap,
-                       strix_cpu_conv2d_int8_workspace(&out, &in, &nd->conv, &b->q[i], pl->threads)))
-        return strix_fail(err, STRIX_E_NOMEM, "out of memory for an int8 convolution's workspace");
-    strix_cpu_conv2d_int8(&out, &in, &b->q[i], b->weights + nd->boff, nd->res >= 0 ? &res : NULL, &nd->conv,
-                          b->packed.isa, b->qws, b->team);
+    size_t need = q ? strix_cpu_conv2d_int8_workspace(&out, &in, &nd->conv, q, pl->threads)
+                    : strix_cpu_conv2d_bf16_workspace(&out, &in, &nd->conv, bq, pl->threads);
+    if (!strix_reserve(&b->qws, &b->qws_cap, need))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for an %s convolution's workspace", q ? "int8" : "bf16");
+    if (q)
+        strix_cpu_conv2d_int8(&out, &in, q, b->weights + nd->boff, nd->res >= 0 ? &res : NULL, &nd->conv,
+                              b->packed.isa, b->qws, b->team);
+    else
+        strix_cpu_conv2d_bf16(&out, &in, bq, b->weights + nd->boff, nd->res >= 0 ? &res : NULL, &nd->conv,
+                              b->packed.isa, b->qws, b->team);
     return STRIX_OK;
 }
 
@@ -205,11 +217,17 @@ static strix_status cpu_int8_begin(strix_backend *base, strix_error *err)
     return STRIX_OK;
 }
 
-/* Quantised: every convolution that is not grouped (the int8 GEMM is a
- * dense one; depthwise stays fp32), ends in SiLU (the head's last 1x1
- * convolutions, whose outputs are box distances and class logits, and the
- * attention projections stay fp32: cheap, and where a step of error moves
- * a box) and ran during calibration. */
+/* The convolutions int8 and bf16 run: every one that is not grouped (their
+ * GEMMs are dense ones; depthwise stays fp32) and ends in SiLU (the head's
+ * last 1x1 convolutions, whose outputs are box distances and class logits,
+ * and the attention projections stay fp32: cheap, and where a step of
+ * error moves a box). */
+static int reduced_eligible(const strix_node *nd)
+{
+    return nd->op == STRIX_OP_CONV && !nd->fused && nd->conv.groups == 1 && nd->conv.act == STRIX_ACT_SILU;
+}
+
+/* Quantised: the reduced_eligible convolutions that ran during calibration. */
 static strix_status cpu_int8_end(strix_backend *base, int apply, strix_error *err)
 {
     strix_cpu_backend *b = (strix_cpu_backend *)base;
@@ -225,9 +243,7 @@ static strix_status cpu_int8_end(strix_backend *base, int apply, strix_error *er
     strix_status st = b->q ? STRIX_OK : strix_fail(err, STRIX_E_NOMEM, "out of memory for int8 weights");
     for (int i = 0; !st && i < p->n_nodes; i++) {
         const strix_node *nd = &p->nodes[i];
-        if (nd->op != STRIX_OP_CONV || nd->fused || nd->conv.groups != 1 || nd->conv.act != STRIX_ACT_SILU ||
-            !(range[2 * i] <= range[2 * i + 1]))
-            continue;
+        if (!reduced_eligible(nd) || !(range[2 * i] <= range[2 * i + 1])) continue;
         int k = nd->conv.kh * nd->conv.kw * nd->cin;
         if (strix_qconv_init(&b->q[i], b->weights + nd->woff, nd->cout, k, range[2 * i], range[2 * i + 1], isa))
             st = strix_fail(err, STRIX_E_NOMEM, "out of memory for int8 weights");
@@ -235,6 +251,34 @@ static strix_status cpu_int8_end(strix_backend *base, int apply, strix_error *er
     free(range);
     if (st) drop_int8(b);
     return st;
+}
+
+static void drop_bf16(strix_cpu_backend *b)
+{
+    for (int i = 0; b->bq && i < b->prog->n_nodes; i++) strix_bconv_free(&b->bq[i]);
+    free(b->bq);
+    b->bq = NULL;
+}
+
+/* Precision BF16: the reduced_eligible convolutions' weights in bf16, once,
+ * for BFDOT; for the C path on a CPU without it (strix_model_load refuses
+ * bf16 there: only tests create such a backend, to run the bf16 network on
+ * every machine). */
+static strix_status build_bf16(strix_cpu_backend *b, strix_error *err)
+{
+    const strix_program *p = b->prog;
+    strix_bf16_isa isa = strix_bf16_supported() ? STRIX_BF16_NEON_BFDOT : STRIX_BF16_C;
+    if (!(b->bq = calloc((size_t)p->n_nodes + 1, sizeof *b->bq)))
+        return strix_fail(err, STRIX_E_NOMEM, "out of memory for bf16 weights");
+    for (int i = 0; i < p->n_nodes; i++) {
+        const strix_node *nd = &p->nodes[i];
+        if (reduced_eligible(nd) && strix_bconv_init(&b->bq[i], b->weights + nd->woff, nd->cout,
+                                                     nd->conv.kh * nd->conv.kw * nd->cin, isa)) {
+            drop_bf16(b);
+            return strix_fail(err, STRIX_E_NOMEM, "out of memory for bf16 weights");
+        }
+    }
+    return STRIX_OK;
 }
 
 static float *input_ptr(const strix_cpu_backend *b)
@@ -331,6 +375,7 @@ static void cpu_free(strix_backend *base)
     strix_cpu_packed_free(&b->packed);
     strix_cpu_team_free(b->team);
     drop_int8(b);
+    drop_bf16(b);
     free(b->qws);
     free(b);
 }
@@ -405,7 +450,9 @@ strix_status strix_cpu_backend_create(strix_backend **out, const strix_program *
     b->spin_us = c->cpu_spin_us;
     strix_cpu_isa isa = (strix_cpu_isa)(c->cpu_isa | (c->cpu_exact_conv ? STRIX_CPU_CONV_EXACT : 0));
     strix_status st = strix_cpu_packed_build(&b->packed, isa, p, weights, err);
+    if (!st && c->cpu_bf16) st = build_bf16(b, err);
     if (st) {
+        strix_cpu_packed_free(&b->packed);
         free(b);
         return st;
     }

@@ -1,24 +1,13 @@
 /* conv_int8.c — the CPU int8 convolution (see conv_int8.h for the
  * quantisation and the packed weight layout): weight quantisation, the
- * activation quantiser, and the GEMM per path.
- *
- * Layouts as strix_cpu_conv2d: in [N, H, W, Cin], out/residual
- * [N, OH, OW, Cout] strided NHWC views, weights OHWI.  Per image the
- * convolution is C[M][Cout] = A[M][K] * B[K][Cout], M = OH*OW pixels,
- * K = KH*KW*Cin in (ky, kx, ci) order:
- *   1. the whole input is quantised once into the workspace, dense
- *      [N][H][W][Cin] unsigned bytes;
- *   2. a 1x1 stride-1 unpadded convolution with Cin a multiple of 4 reads A
- *      straight from those bytes (row stride Cin = K); any other shape builds
- *      A for one block of rows at a time (byte im2col, row stride kq*4,
- *      the zero point for padding taps and past K);
- *   3. blocks of rows are the team's tasks (team.h); the thread running one
- *      runs the path's MR x 16 (or 12 x 32) register-blocked micro-kernel
- *      over the whole depth into its int32 tile, dequantises that into an
- *      fp32 tile and hands it to the fp32 convolution's bias + SiLU +
- *      residual epilogue (conv_isa.h).
- * Integer sums are exact, so the result does not depend on threads or
- * blocking. */
+ * activation quantiser, and the GEMM per path, over the reduced-precision
+ * driver (conv_lowp.h: the input quantised once into unsigned bytes, the
+ * 1x1 convolutions with Cin a multiple of 4 read in place, the others
+ * through a byte im2col with the zero point for padding, blocks of rows as
+ * the team's tasks).  A block runs the path's MR x 16 (or 12 x 32)
+ * register-blocked micro-kernel over the whole depth into its int32 tile
+ * and dequantises that into the fp32 tile the epilogue reads.  Integer sums
+ * are exact, so the result does not depend on threads or blocking. */
 #include "conv_int8.h"
 
 #include <assert.h>
@@ -26,6 +15,7 @@
 #include <string.h>
 
 #include "conv_isa.h"
+#include "conv_lowp.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define STRIX_X86 1
@@ -45,8 +35,6 @@
 #define MR_AVX2 4   /* AVX2: 4 rows x 2 ymm accumulators + B, ones, A, temporaries */
 #define MR_VNNI 12  /* AVX-512: 12 rows x 2 zmm accumulators (24 of 32 registers) */
 #define MR_SDOT 4   /* NEON: 4 rows x 4 q accumulators, one q register holds 4 rows' A */
-#define MR_LCM 12   /* row blocks are multiples of every MR */
-#define MC_MAX 96   /* rows per block at most */
 
 /* ---------------------------------------------------------------- ISA */
 
@@ -341,73 +329,6 @@ static qkernel isa_kernel(strix_int8_isa isa)
 
 /* ----------------------------------------------------------- the conv */
 
-typedef struct qplan {
-    int threads;
-    int m;        /* output pixels per image */
-    int kpad;     /* kq * 4 */
-    int mc;       /* rows per block, a multiple of MR_LCM */
-    int direct;   /* A is the quantised input itself */
-    size_t img_bytes, a_bytes, t_bytes; /* quantised input; per thread: A block, one tile */
-} qplan;
-
-static size_t round_up(size_t n) { return STRIX_CEIL_DIV(n, WS_ALIGN) * WS_ALIGN; }
-
-static qplan make_qplan(const strix_view *out, const strix_view *in, const strix_conv_params *p,
-                        const strix_qconv *q, int threads)
-{
-    qplan pl;
-    memset(&pl, 0, sizeof pl);
-    pl.threads = threads < 1 ? 1 : threads;
-    pl.m = out->h * out->w;
-    pl.kpad = q->kq * 4;
-    pl.direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->ph == 0 &&
-                p->pw == 0 && in->c % 4 == 0;
-    pl.mc = strix_cpu_row_block(pl.m, out->n, pl.threads, MR_LCM, MC_MAX);
-    pl.img_bytes = round_up((size_t)in->n * in->h * in->w * in->c);
-    pl.a_bytes = round_up((size_t)pl.mc * pl.kpad);
-    pl.t_bytes = round_up((size_t)pl.mc * q->npad * sizeof(int32_t));
-    return pl;
-}
-
-size_t strix_cpu_conv2d_int8_workspace(const strix_view *out, const strix_view *in,
-                                       const strix_conv_params *p, const strix_qconv *q,
-                                       int threads)
-{
-    qplan pl = make_qplan(out, in, p, q, threads);
-    return pl.img_bytes + (size_t)pl.threads * (pl.a_bytes + 2 * pl.t_bytes) + WS_ALIGN;
-}
-
-/* Byte im2col of rows [m0, m0 + rows) of image n into ap ([rows_pad][kpad]);
- * padding taps, rows past `rows` and depth past k hold zero, the byte of
- * x = 0. */
-static void pack_a(uint8_t *ap, const uint8_t *img, const strix_view *in,
-                   const strix_conv_params *p, const qplan *pl, int ow, int m0, int rows,
-                   int rows_pad, int k, uint8_t zero)
-{
-    int cin = in->c;
-    for (int i = 0; i < rows_pad; i++) {
-        uint8_t *dst = ap + (size_t)i * pl->kpad;
-        if (i >= rows) {
-            memset(dst, zero, (size_t)pl->kpad);
-            continue;
-        }
-        int m = m0 + i;
-        int iy0 = (m / ow) * p->sh - p->ph, ix0 = (m % ow) * p->sw - p->pw;
-        for (int ky = 0; ky < p->kh; ky++) {
-            int iy = iy0 + ky * p->dh;
-            for (int kx = 0; kx < p->kw; kx++) {
-                int ix = ix0 + kx * p->dw;
-                uint8_t *d = dst + (size_t)(ky * p->kw + kx) * cin;
-                if (iy >= 0 && iy < in->h && ix >= 0 && ix < in->w)
-                    memcpy(d, img + ((size_t)iy * in->w + ix) * cin, (size_t)cin);
-                else
-                    memset(d, zero, (size_t)cin);
-            }
-        }
-        memset(dst + k, zero, (size_t)(pl->kpad - k));
-    }
-}
-
 /* f[i][j] = (c[i][j] - comp[j]) * dq[j] for i < rows, j < n (row stride ld);
  * cloned for the vector widths the loader picks from. */
 #ifdef STRIX_X86
@@ -420,86 +341,55 @@ static void dequantize(float *f, const int32_t *c, const int32_t *comp, const fl
         for (int j = 0; j < n; j++) f[i * ld + j] = (float)(c[i * ld + j] - comp[j]) * dq[j];
 }
 
-/* Rows [m0, m0 + rows) of image n: GEMM into the int32 tile, then the
- * dequantising epilogue into out. */
-static void qgemm_block(const strix_view *out, const strix_view *in, const strix_qconv *q,
-                        const float *bias, const strix_view *residual,
-                        const strix_conv_params *p, const qplan *pl, strix_cpu_isa epi_isa,
-                        const uint8_t *qimg, uint8_t *ap, int32_t *ct, float *ft, int n, int m0,
-                        int rows)
+/* The activation quantiser as conv_lowp's conversion. */
+static void convert_q(const void *op, uint8_t *dst, const float *src, int n)
 {
-    const int mr = isa_mr(q->isa);
+    const strix_qconv *q = op;
+    float inv = 1.0f / q->in_step, zero = (float)q->in_zero;
+#ifdef STRIX_X86
+    if (q->isa == STRIX_INT8_AVX2 || q->isa == STRIX_INT8_AVX512_VNNI) {
+        quantize_row_avx2(dst, src, n, inv, zero);
+        return;
+    }
+#endif
+    quantize_row(dst, src, n, inv, zero);
+}
+
+/* One block (strix_lowp_gemm): panel by panel, the path's micro-kernel over
+ * the whole depth into the int32 tile (scratch), then dequantised into ft. */
+static void gemm_q(const void *op, const uint8_t *a_in, size_t lda_in, int full, const uint8_t *a_im, int rest_pad,
+                   void *scratch, float *ft)
+{
+    const strix_qconv *q = op;
+    const int mr = isa_mr(q->isa), max_np = q->isa == STRIX_INT8_AVX512_VNNI ? 2 : 1;
     const qkernel kern = isa_kernel(q->isa);
-    const int max_np = q->isa == STRIX_INT8_AVX512_VNNI ? 2 : 1;
-    const uint8_t *img = qimg + (size_t)n * in->h * in->w * in->c;
-    int full = pl->direct ? rows / mr * mr : 0; /* rows read in place */
-    int rest = rows - full, rest_pad = STRIX_CEIL_DIV(rest, mr) * mr;
-    if (rest)
-        pack_a(ap, img, in, p, pl, out->w, m0 + full, rest, rest_pad, q->k, (uint8_t)q->in_zero);
-    size_t bstride = (size_t)q->kq * QNR * 4;
+    int32_t *ct = scratch;
+    size_t bstride = (size_t)q->kq * QNR * 4, kpad = (size_t)q->kq * 4;
     for (int jr = 0; jr < q->npad;) {
         int np = jr + 2 * QNR <= q->npad ? max_np : 1;
         const int8_t *b = q->wp + (size_t)(jr / QNR) * bstride;
         for (int ir = 0; ir < full + rest_pad; ir += mr) {
-            const uint8_t *a = ir < full ? img + (size_t)(m0 + ir) * in->c : ap + (size_t)(ir - full) * pl->kpad;
-            size_t lda = ir < full ? (size_t)in->c : (size_t)pl->kpad;
-            kern(q->kq, a, lda, b, bstride, np, ct + (size_t)ir * q->npad + jr, (size_t)q->npad);
+            const uint8_t *a = ir < full ? a_in + (size_t)ir * lda_in : a_im + (size_t)(ir - full) * kpad;
+            kern(q->kq, a, ir < full ? lda_in : kpad, b, bstride, np, ct + (size_t)ir * q->npad + jr, (size_t)q->npad);
         }
         jr += np * QNR;
     }
-    dequantize(ft, ct, q->comp, q->dq, rows, q->cout, (size_t)q->npad);
-    float *o = out->data + (size_t)n * out->batch_stride + (size_t)m0 * out->pix_stride;
-    const float *r = NULL;
-    size_t ldr = 0;
-    if (residual) {
-        r = residual->data + (size_t)n * residual->batch_stride + (size_t)m0 * residual->pix_stride;
-        ldr = residual->pix_stride;
-    }
-    strix_cpu_conv_epilogue(epi_isa, o, out->pix_stride, ft, (size_t)q->npad, bias, r, ldr, rows,
-                            q->cout, p->act);
+    dequantize(ft, ct, q->comp, q->dq, full + rest_pad, q->cout, (size_t)q->npad);
 }
 
-/* What the team's tasks share. */
-typedef struct qrun {
-    const strix_view *out, *in, *residual;
-    const strix_qconv *q;
-    const float *bias;
-    const strix_conv_params *p;
-    strix_cpu_isa epi_isa;
-    qplan pl;
-    uint8_t *qimg;
-    int blocks;
-} qrun;
-
-/* Task: image row `row` of the input quantised into qimg. */
-static void quantize_task(void *ctx, int row, int worker)
+static strix_lowp lowp_of(const strix_qconv *q)
 {
-    (void)worker;
-    const qrun *r = ctx;
-    const strix_view *in = r->in;
-    int n = row / in->h, y = row % in->h, cin = in->c;
-    float inv = 1.0f / r->q->in_step, zero = (float)r->q->in_zero;
-    void (*row_fn)(uint8_t *, const float *, int, float, float) = quantize_row;
-#ifdef STRIX_X86
-    if (r->q->isa == STRIX_INT8_AVX2 || r->q->isa == STRIX_INT8_AVX512_VNNI) row_fn = quantize_row_avx2;
-#endif
-    uint8_t *dst = r->qimg + ((size_t)n * in->h + y) * in->w * cin;
-    if (in->pix_stride == (size_t)cin) /* dense: the whole image row at once */
-        row_fn(dst, strix_view_at(in, n, y, 0), in->w * cin, inv, zero);
-    else
-        for (int x = 0; x < in->w; x++) row_fn(dst + (size_t)x * cin, strix_view_at(in, n, y, x), cin, inv, zero);
+    strix_lowp lp = {q, 1, q->k, q->kq * 4, q->cout, q->npad, isa_mr(q->isa), 4, (uint8_t)q->in_zero,
+                     (size_t)q->npad * sizeof(int32_t), convert_q, gemm_q};
+    return lp;
 }
 
-/* Task: one block of rows of one image, in the worker's scratch. */
-static void gemm_task(void *ctx, int t, int worker)
+size_t strix_cpu_conv2d_int8_workspace(const strix_view *out, const strix_view *in,
+                                       const strix_conv_params *p, const strix_qconv *q,
+                                       int threads)
 {
-    const qrun *r = ctx;
-    const qplan *pl = &r->pl;
-    uint8_t *ap = r->qimg + pl->img_bytes + (size_t)worker * (pl->a_bytes + 2 * pl->t_bytes);
-    int n = t / r->blocks, m0 = (t % r->blocks) * pl->mc;
-    int rows = pl->m - m0 < pl->mc ? pl->m - m0 : pl->mc;
-    qgemm_block(r->out, r->in, r->q, r->bias, r->residual, r->p, pl, r->epi_isa, r->qimg, ap,
-                (int32_t *)(ap + pl->a_bytes), (float *)(ap + pl->a_bytes + pl->t_bytes), n, m0, rows);
+    strix_lowp lp = lowp_of(q);
+    return strix_lowp_workspace(out, in, p, &lp, threads);
 }
 
 void strix_cpu_conv2d_int8(const strix_view *out, const strix_view *in, const strix_qconv *q,
@@ -507,15 +397,6 @@ void strix_cpu_conv2d_int8(const strix_view *out, const strix_view *in, const st
                            const strix_conv_params *p, strix_cpu_isa epi_isa, void *workspace,
                            strix_cpu_team *team)
 {
-    assert(p->groups == 1 && in->n == out->n && out->c == q->cout);
-    assert(q->k == p->kh * p->kw * in->c);
-    if (out->n == 0 || out->h == 0 || out->w == 0 || out->c == 0) return;
-    qrun r = {out, in, residual, q, bias, p, epi_isa, make_qplan(out, in, p, q, strix_cpu_team_threads(team)),
-              NULL, 0};
-    uintptr_t base = ((uintptr_t)workspace + WS_ALIGN - 1) & ~(uintptr_t)(WS_ALIGN - 1);
-    r.qimg = (uint8_t *)base;
-    r.blocks = STRIX_CEIL_DIV(r.pl.m, r.pl.mc);
-    /* every byte is quantised before any block reads it: the first loop returns first */
-    strix_cpu_team_run(team, in->n * in->h, quantize_task, &r);
-    strix_cpu_team_run(team, out->n * r.blocks, gemm_task, &r);
+    strix_lowp lp = lowp_of(q);
+    strix_lowp_conv2d(out, in, &lp, bias, residual, p, epi_isa, workspace, team);
 }

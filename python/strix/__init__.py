@@ -65,7 +65,8 @@ class _ModelOptions(ctypes.Structure):
                 ("threads", ctypes.c_int), ("device", ctypes.c_char_p), ("half", ctypes.c_int),
                 ("nvtx", ctypes.c_int), ("cuda_graphs", ctypes.c_int), ("cuda_sync", ctypes.c_int),
                 ("cuda_async", ctypes.c_int), ("nms_free", ctypes.c_int), ("cuda_kernels", ctypes.c_int),
-                ("cpu_isa", ctypes.c_int), ("cpu_spin_us", ctypes.c_int), ("cpu_exact_conv", ctypes.c_int)]
+                ("cpu_isa", ctypes.c_int), ("cpu_spin_us", ctypes.c_int), ("cpu_exact_conv", ctypes.c_int),
+                ("precision", ctypes.c_int)]
 
 
 class _Image(ctypes.Structure):

@@ -47,7 +47,7 @@ typedef struct options {
     int txt, save_conf, save, overwrite, quiet, audio, half, nms_free;
     int nv12;                            /* --nv12: videos reach the model as NV12 planes */
     int nvdec;                           /* --decode nvdec: the CUDA device NVDEC decodes on, else -1 */
-    int int8;                            /* --int8: calibrate on --calibrate, then run int8 (CPU) */
+    int precision;                       /* --precision: a strix_precision (int8: calibrated on --calibrate) */
     int exact_conv;                      /* --exact-conv: no Winograd (CPU) */
     const char *calibrate;               /* --calibrate: images, a directory or a quoted glob */
     int conf_set;                        /* --conf given (tracking lowers the default) */
