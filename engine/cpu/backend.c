@@ -227,7 +227,22 @@ static int reduced_eligible(const strix_node *nd)
     return nd->op == STRIX_OP_CONV && !nd->fused && nd->conv.groups == 1 && nd->conv.act == STRIX_ACT_SILU;
 }
 
-/* Quantised: the reduced_eligible convolutions that ran during calibration. */
+/* Without VNNI (AVX2's vpmaddubsw + vpmaddwd: about fp32's multiply-add
+ * rate) int8 loses to fp32 where fp32 has a cheaper algorithm or int8 a
+ * fixed cost: the 3x3 layers fp32 runs as Winograd, and thin inputs, whose
+ * quantisation pass and byte im2col cost as much as their GEMM.  Those stay
+ * fp32 there (INT8_THIN_CIN: measured in perf/results/...-int8-avx2/). */
+#ifndef INT8_THIN_CIN
+#define INT8_THIN_CIN 32
+#endif
+static int int8_wins(const strix_cpu_backend *b, const strix_node *nd, strix_int8_isa isa)
+{
+    if (isa != STRIX_INT8_AVX2) return 1;
+    return nd->cin >= INT8_THIN_CIN && !strix_cpu_conv2d_winograd(b->packed.isa, nd->cin, nd->cout, &nd->conv);
+}
+
+/* Quantised: the reduced_eligible convolutions that ran during calibration
+ * (and that int8_wins on this CPU). */
 static strix_status cpu_int8_end(strix_backend *base, int apply, strix_error *err)
 {
     strix_cpu_backend *b = (strix_cpu_backend *)base;
@@ -243,7 +258,7 @@ static strix_status cpu_int8_end(strix_backend *base, int apply, strix_error *er
     strix_status st = b->q ? STRIX_OK : strix_fail(err, STRIX_E_NOMEM, "out of memory for int8 weights");
     for (int i = 0; !st && i < p->n_nodes; i++) {
         const strix_node *nd = &p->nodes[i];
-        if (!reduced_eligible(nd) || !(range[2 * i] <= range[2 * i + 1])) continue;
+        if (!reduced_eligible(nd) || !int8_wins(b, nd, isa) || !(range[2 * i] <= range[2 * i + 1])) continue;
         int k = nd->conv.kh * nd->conv.kw * nd->cin;
         if (strix_qconv_init(&b->q[i], b->weights + nd->woff, nd->cout, k, range[2 * i], range[2 * i + 1], isa))
             st = strix_fail(err, STRIX_E_NOMEM, "out of memory for int8 weights");

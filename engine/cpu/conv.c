@@ -141,6 +141,14 @@ size_t strix_cpu_conv2d_packed_floats(strix_cpu_isa isa, int cin, int cout, cons
     return n;
 }
 
+int strix_cpu_conv2d_winograd(strix_cpu_isa isa, int cin, int cout, const strix_conv_params *p)
+{
+    /* a build packs the transformed weights exactly when it may run them */
+    return wino_allowed(isa) &&
+           strix_cpu_conv2d_packed_floats(isa, cin, cout, p) >
+               strix_cpu_conv2d_packed_floats((strix_cpu_isa)(isa | STRIX_CPU_CONV_EXACT), cin, cout, p);
+}
+
 void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int cin, int cout,
                            const strix_conv_params *p)
 {

@@ -49,6 +49,9 @@ void strix_cpu_conv2d(strix_cpu_isa isa, const strix_view *out, const strix_view
  * (engine/cpu/conv_winograd.h).  Pack and run with the same isa value.
  * packed: strix_cpu_conv2d_packed_floats(isa, in.c, out.c, p) floats. */
 size_t strix_cpu_conv2d_packed_floats(strix_cpu_isa isa, int cin, int cout, const strix_conv_params *p);
+/* 1 when isa's build runs this convolution's packed weights as Winograd
+ * (outputs of at least 10 x 10 on AVX2; conv_avx2.c), else 0. */
+int strix_cpu_conv2d_winograd(strix_cpu_isa isa, int cin, int cout, const strix_conv_params *p);
 void strix_cpu_conv2d_pack(strix_cpu_isa isa, float *packed, const float *w, int cin, int cout,
                            const strix_conv_params *p);
 void strix_cpu_conv2d_packed(strix_cpu_isa isa, const strix_view *out, const strix_view *in,

@@ -100,8 +100,8 @@ CALIB_IMAGES = ("dog.jpg", "horses.jpg")  # what strix-int8 and onnxruntime-int8
 
 def strix_int8_flags(images):
     """build/perf/bench's int8 options, calibrated on images: spelled here
-    only (perf/bench.c is moving to `--precision int8 --calibrate IMG,IMG`)."""
-    return ["--int8", ",".join(images)]
+    only."""
+    return ["--precision", "int8", "--calibrate", ",".join(images)]
 
 
 def loadavg():

@@ -52,8 +52,8 @@ MAX_DET = 300  # Ultralytics' default, given to both engines
 
 def strix_int8_flags(src):
     """build/infer's int8 options, calibrated on SRC (an image, a directory
-    or a glob): spelled here only, as the flag may be renamed."""
-    return ["--int8", "--calibrate", src]
+    or a glob): spelled here only."""
+    return ["--precision", "int8", "--calibrate", src]
 
 
 PRECISION_FLAGS = {"fp32": lambda calib: [], "fp32-exact": lambda calib: ["--exact-conv"],
