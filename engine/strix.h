@@ -535,9 +535,11 @@ void strix_batch_release(strix_batch *b);
  * accumulates in int32 (AVX-512 VNNI, AVX2, NEON SDOT or portable C,
  * whichever this CPU runs best); bias, SiLU and residual stay fp32, as do
  * depthwise convolutions, the head's last convolutions and everything that
- * is not a convolution.  Calling it again recalibrates from
- * fp32.  The images must cover what will be run: activations beyond the
- * ranges they show are clamped (README "int8 on the CPU": the drift).
+ * is not a convolution, and on the AVX2 path (no VNNI) the layers fp32 runs
+ * as Winograd and those with fewer than 32 input channels (slower in int8
+ * there).  Calling it again recalibrates from fp32.  The images must cover
+ * what will be run: activations beyond the ranges they show are clamped
+ * (docs/gpu-cpu-precision.md "int8 on the CPU": the drift).
  * A failed calibration leaves the model uncalibrated: it refuses to run. */
 strix_status strix_model_quantize(strix_model *m, const strix_image *images, int n,
                                   const strix_detect_options *o, strix_error *err);
