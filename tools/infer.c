@@ -182,7 +182,7 @@ static void usage(FILE *f)
             "                    docs/performance.md's bound): less memory and load time\n"
             "  --precision P     the convolutions' arithmetic: fp32 (default, Ultralytics' numbers),\n"
             "                    bf16 (CPU with bf16 dot products: aarch64 FEAT_BF16), fp16 (CUDA:\n"
-            "                    as --half), int8 (CPU, needs --calibrate; README \"int8 on the CPU\")\n"
+            "                    as --half), int8 (CPU, needs --calibrate; README \"Precision\")\n"
             "                    or auto (bf16 where the CPU has it, else fp32; never int8). Reduced\n"
             "                    precisions move boxes: docs/gpu-cpu-precision.md \"Precision\". One\n"
             "                    this build or CPU cannot run: exit 9\n"
