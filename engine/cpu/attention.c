@@ -74,6 +74,19 @@ static inline __attribute__((always_inline)) void store_n(float *p, vf v, int n)
     else memcpy(p, &v, (size_t)n * sizeof(float));
 }
 
+/* acc[v] += a * x[v * VL ..] for the nv (<= max) vectors of a full block,
+ * or acc[0] += a * the m < VL floats at x (a tail). */
+static inline __attribute__((always_inline)) void fma_vecs(vf *acc, vf a, const float *x, int nv, int m, int max)
+{
+    if (m < VL) {
+        acc[0] = v_fma(a, load_n(x, m), acc[0]);
+        return;
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < max; v++)
+        if (v < nv) acc[v] = v_fma(a, v_load(x + v * VL), acc[v]);
+}
+
 /* nv vectors (nv <= ATT_SV) of scores j0 .. j0 + nv * VL - 1, or one
  * vector of m < VL scores (nv 1): scale * sum_d q[d] kt[d][j] into s, their
  * maximum into *mxv (lanes past the row never win it). */
@@ -81,17 +94,7 @@ static inline __attribute__((always_inline)) void score_vecs(float *s, vf *mxv, 
                                                               int pixels, int kd, float scale, int j0, int nv, int m)
 {
     vf acc[ATT_SV] = {0};
-    for (int d = 0; d < kd; d++) {
-        const float *kr = kt + (size_t)d * pixels + j0;
-        vf qd = v_splat(q[d]);
-        if (m < VL) {
-            acc[0] = v_fma(qd, load_n(kr, m), acc[0]);
-            continue;
-        }
-#pragma GCC unroll 4
-        for (int v = 0; v < ATT_SV; v++)
-            if (v < nv) acc[v] = v_fma(qd, v_load(kr + v * VL), acc[v]);
-    }
+    for (int d = 0; d < kd; d++) fma_vecs(acc, v_splat(q[d]), kt + (size_t)d * pixels + j0, nv, m, ATT_SV);
 #pragma GCC unroll 4
     for (int v = 0; v < ATT_SV; v++) {
         if (v >= nv) break;
@@ -108,17 +111,7 @@ static inline __attribute__((always_inline)) void out_vecs(float *o, const float
                                                             float inv, int pixels, int d0, int nv, int m)
 {
     vf acc[ATT_OV] = {0};
-    for (int j = 0; j < pixels; j++) {
-        const float *v = vb + (size_t)j * ps + d0;
-        vf pj = v_splat(s[j] * inv);
-        if (m < VL) {
-            acc[0] = v_fma(pj, load_n(v, m), acc[0]);
-            continue;
-        }
-#pragma GCC unroll 8
-        for (int u = 0; u < ATT_OV; u++)
-            if (u < nv) acc[u] = v_fma(pj, v_load(v + u * VL), acc[u]);
-    }
+    for (int j = 0; j < pixels; j++) fma_vecs(acc, v_splat(s[j] * inv), vb + (size_t)j * ps + d0, nv, m, ATT_OV);
 #pragma GCC unroll 8
     for (int u = 0; u < ATT_OV; u++)
         if (u < nv) store_n(o + d0 + u * VL, acc[u], m);
